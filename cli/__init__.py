@@ -1,0 +1,1 @@
+"""kruise.cli: the ``kruise`` command line (sandbox, crds, ...)."""

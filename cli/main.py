@@ -1,0 +1,22 @@
+"""The ``kruise`` command: one typer app, one sub-app per concern."""
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, help="kruise-py: OpenKruise in Python.")
+
+
+@app.callback()
+def main() -> None:
+    """kruise-py: OpenKruise in Python."""
+
+
+@app.command()
+def version() -> None:
+    """Print the kruise-py version."""
+    from importlib.metadata import version as dist_version
+
+    typer.echo(dist_version("kruise-py"))
+
+
+if __name__ == "__main__":
+    app()

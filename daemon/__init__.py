@@ -1,0 +1,1 @@
+"""kruise.daemon: the per-node agent (``kruise-daemon``) that acts through the CRI."""

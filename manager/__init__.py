@@ -1,0 +1,1 @@
+"""kruise.manager: the leader-elected controller process (``kruise-manager``)."""

@@ -1,0 +1,1 @@
+"""kruise.webhook: the stateless HTTPS admission process (``kruise-webhook``)."""
