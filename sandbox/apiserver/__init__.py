@@ -1,0 +1,1 @@
+"""The API emulator: an HTTP server that speaks the Kubernetes REST API."""
