@@ -1,0 +1,516 @@
+"""``FakeRuntime``: one node's container runtime, held in memory.
+
+The simulated kubelet drives it in-process (plain method calls), and ``CriServer`` exposes the
+same state over CRI gRPC, so a container the kubelet runs is the very container kruise-daemon
+or crictl sees and can stop. Every state change is published as a ``ContainerEvent`` carrying
+its cause, which is how the kubelet learns that something else stopped one of its containers.
+
+Behaviour follows containerd's CRI plugin where callers can tell the difference: ids are 64
+hex characters and may be shortened to a unique prefix; stopping an already stopped container
+and removing unknown sandboxes, containers or images succeed; creating a container needs its
+image present; a sandbox or container name+attempt can be reserved only once.
+
+Timing: the only simulated duration is the image pull delay, ``pull_delay / speed`` seconds
+(``speed`` > 1 makes the node faster, which tests use to keep delays tiny).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from kruise.sandbox.cri.errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    ImagePullError,
+    InvalidArgumentError,
+    NotFoundError,
+)
+from kruise.sandbox.cri.events import EventHub, Subscription
+from kruise.sandbox.cri.images import (
+    ImageReference,
+    InvalidReferenceError,
+    image_id_for,
+    image_size_for,
+    manifest_digest_for,
+    parse_reference,
+)
+from kruise.sandbox.cri.model import (
+    CAUSE_KUBELET,
+    CONTAINER_NAME_LABEL,
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
+    Container,
+    ContainerEvent,
+    ContainerEventType,
+    ContainerState,
+    ExecResult,
+    Image,
+    PodSandbox,
+    SandboxState,
+)
+
+if TYPE_CHECKING:
+    from kruise.sandbox.cri.server import CriServer
+
+RUNTIME_NAME = "containerd"
+RUNTIME_VERSION = "v1.7.0-kruise-sandbox"
+RUNTIME_API_VERSION = "v1"
+KUBELET_API_VERSION = "0.1.0"
+
+# Exit status of a process killed by SIGKILL, which is how a sandbox stop ends its containers.
+KILLED_EXIT_CODE = 137
+
+ExecHandler = Callable[[Container, Sequence[str]], ExecResult]
+
+
+def _new_id() -> str:
+    return secrets.token_hex(32)
+
+
+def _resolve(table: Mapping[str, object], key: str) -> str | None:
+    """Exact id, else a unique id prefix (containerd's truncated-id lookup)."""
+    if key in table:
+        return key
+    if not key:
+        return None
+    matches = [candidate for candidate in table if candidate.startswith(key)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _exit_reason(exit_code: int) -> str:
+    return "Completed" if exit_code == 0 else "Error"
+
+
+def _labels_match(labels: Mapping[str, str], selector: Mapping[str, str] | None) -> bool:
+    return not selector or all(labels.get(k) == v for k, v in selector.items())
+
+
+class FakeRuntime:
+    """In-memory images, pod sandboxes and containers of one node.
+
+    Args:
+        node_name: the node this runtime belongs to (shown in logs and ``Version``).
+        speed: simulated-time factor; durations are divided by it.
+        pull_delay: seconds a pull takes at speed 1, or a function of the normalized reference.
+        fail_images: glob patterns; pulling a reference that matches (raw or normalized) fails.
+        fail_image_if: a predicate on the normalized reference; True makes the pull fail.
+        clock: Unix-nanosecond clock for timestamps (injectable for deterministic tests).
+    """
+
+    def __init__(
+        self,
+        node_name: str,
+        *,
+        speed: float = 1.0,
+        pull_delay: float | Callable[[str], float] = 0.0,
+        fail_images: Iterable[str] = (),
+        fail_image_if: Callable[[str], bool] | None = None,
+        clock: Callable[[], int] = time.time_ns,
+        runtime_name: str = RUNTIME_NAME,
+        runtime_version: str = RUNTIME_VERSION,
+    ) -> None:
+        if speed <= 0:
+            raise ValueError(f"speed: must be > 0, got {speed}")
+        self.node_name = node_name
+        self.speed = speed
+        self.pull_delay = pull_delay
+        self.fail_images: set[str] = set(fail_images)
+        self.fail_image_if = fail_image_if
+        self.clock = clock
+        self.runtime_name = runtime_name
+        self.runtime_version = runtime_version
+        self.exec_handler: ExecHandler = lambda container, cmd: ExecResult()
+        self._images: dict[str, Image] = {}
+        self._sandboxes: dict[str, PodSandbox] = {}
+        self._containers: dict[str, Container] = {}
+        self._pulls: dict[str, asyncio.Future[str]] = {}
+        self._hub = EventHub()
+
+    # ------------------------------------------------------------------ images
+
+    async def pull_image(self, image: str, auth: Mapping[str, str] | None = None) -> str:
+        """Pull ``image`` and return its image id (``sha256:<hex>``), as CRI PullImage does.
+
+        Concurrent pulls of one reference share a single simulated download. ``auth`` is
+        accepted for API parity; the fake has no registry that could reject it.
+        """
+        ref = self._parse(image)
+        if self._failing(image, ref):
+            raise ImagePullError(
+                f'failed to pull and unpack image "{ref}": '
+                f'failed to resolve reference "{ref}": {ref}: not found'
+            )
+        existing = self._find_image(ref)
+        if existing is not None:
+            return existing.id
+        key = str(ref)
+        pending = self._pulls.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._download(ref))
+            self._pulls[key] = pending
+            pending.add_done_callback(lambda _: self._pulls.pop(key, None))
+        return await asyncio.shield(pending)
+
+    async def _download(self, ref: ImageReference) -> str:
+        delay = self.pull_delay(str(ref)) if callable(self.pull_delay) else self.pull_delay
+        if delay > 0:
+            await asyncio.sleep(delay / self.speed)
+        return self._store(ref).id
+
+    def preload(self, *images: str) -> list[str]:
+        """Make images present at once (like a node image preloaded at boot); returns their ids."""
+        return [self._store(self._parse(image)).id for image in images]
+
+    def _store(self, ref: ImageReference) -> Image:
+        existing = self._find_image(ref)
+        if existing is not None:
+            return existing
+        digest = manifest_digest_for(ref)
+        record = Image(
+            id=image_id_for(ref),
+            repo_tags=(ref.tagged,) if ref.tagged else (),
+            repo_digests=(f"{ref.repository}@{digest}",),
+            size=image_size_for(ref),
+        )
+        self._images[record.id] = record
+        return record
+
+    def has_image(self, image: str) -> bool:
+        return self._lookup_image(image) is not None
+
+    def image_ref(self, image: str) -> str:
+        """The image id of a present image; ``NotFoundError`` if it is absent."""
+        record = self._lookup_image(image)
+        if record is None:
+            raise NotFoundError(f'failed to get image "{image}": not found')
+        return record.id
+
+    def image_status(self, image: str) -> Image | None:
+        """The image, or None when absent (containerd answers ImageStatus that way, not with an error)."""
+        return self._lookup_image(image)
+
+    def list_images(self, image: str | None = None) -> list[Image]:
+        """All images, or only the one ``image`` names; ordered by id for stable output."""
+        if image:
+            record = self._lookup_image(image)
+            return [record] if record else []
+        return sorted(self._images.values(), key=lambda record: record.id)
+
+    def remove_image(self, image: str) -> None:
+        """Remove the image with all its names; removing an absent image succeeds."""
+        record = self._lookup_image(image)
+        if record is not None:
+            del self._images[record.id]
+
+    def _parse(self, image: str) -> ImageReference:
+        try:
+            return parse_reference(image)
+        except InvalidReferenceError as err:
+            raise InvalidArgumentError(f'failed to parse image reference "{image}": {err}') from None
+
+    def _failing(self, raw: str, ref: ImageReference) -> bool:
+        names = {raw, str(ref), ref.tagged, ref.digested} - {""}
+        if any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in self.fail_images):
+            return True
+        return self.fail_image_if is not None and bool(self.fail_image_if(str(ref)))
+
+    def _lookup_image(self, image: str) -> Image | None:
+        if image in self._images:
+            return self._images[image]
+        if image.startswith("sha256:") or len(image) == 64:
+            by_id = self._images.get(image if image.startswith("sha256:") else "sha256:" + image)
+            if by_id is not None:
+                return by_id
+        try:
+            ref = parse_reference(image)
+        except InvalidReferenceError:
+            return None
+        return self._find_image(ref)
+
+    def _find_image(self, ref: ImageReference) -> Image | None:
+        for record in self._images.values():
+            if (ref.tagged and ref.tagged in record.repo_tags) or (
+                ref.digested and ref.digested in record.repo_digests
+            ):
+                return record
+        return None
+
+    # ---------------------------------------------------------------- sandboxes
+
+    def run_pod_sandbox(
+        self,
+        name: str,
+        namespace: str,
+        uid: str,
+        labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
+        *,
+        attempt: int = 0,
+        ip: str = "",
+        runtime_handler: str = "",
+        kubelet_labels: bool = True,
+    ) -> str:
+        """Create a READY sandbox and return its id.
+
+        With ``kubelet_labels`` (the default, as the kubelet does) the pod name/namespace/uid
+        labels are added; the gRPC server passes False and keeps the caller's labels as given.
+        """
+        for field_name, value in (("metadata.name", name), ("metadata.namespace", namespace)):
+            if not value:
+                raise InvalidArgumentError(f"sandbox config must include {field_name}")
+        for other in self._sandboxes.values():
+            if (other.name, other.namespace, other.uid, other.attempt) == (name, namespace, uid, attempt):
+                raise AlreadyExistsError(
+                    f'failed to reserve sandbox name "{name}_{namespace}_{uid}_{attempt}": '
+                    f'name "{name}_{namespace}_{uid}_{attempt}" is reserved for "{other.id}"'
+                )
+        all_labels = dict(labels or {})
+        if kubelet_labels:
+            all_labels.update({POD_NAME_LABEL: name, POD_NAMESPACE_LABEL: namespace, POD_UID_LABEL: uid})
+        sandbox = PodSandbox(
+            id=_new_id(),
+            name=name,
+            namespace=namespace,
+            uid=uid,
+            attempt=attempt,
+            state=SandboxState.READY,
+            created_at=self.clock(),
+            labels=all_labels,
+            annotations=dict(annotations or {}),
+            runtime_handler=runtime_handler,
+            ip=ip,
+        )
+        self._sandboxes[sandbox.id] = sandbox
+        return sandbox.id
+
+    def stop_pod_sandbox(self, sandbox_id: str, *, cause: str = CAUSE_KUBELET) -> None:
+        """Kill the sandbox's running containers (exit 137) and mark it NOTREADY; idempotent."""
+        sandbox = self.pod_sandbox(sandbox_id)
+        for container in self._containers_of(sandbox.id):
+            if container.state in (ContainerState.RUNNING, ContainerState.UNKNOWN):
+                self._finish(container, KILLED_EXIT_CODE, cause)
+        if sandbox.state != SandboxState.NOTREADY:
+            self._sandboxes[sandbox.id] = replace(sandbox, state=SandboxState.NOTREADY)
+
+    def remove_pod_sandbox(self, sandbox_id: str, *, cause: str = CAUSE_KUBELET) -> None:
+        """Force-remove the sandbox and its containers; an unknown id succeeds (idempotent)."""
+        resolved = _resolve(self._sandboxes, sandbox_id)
+        if resolved is None:
+            return
+        for container in self._containers_of(resolved):
+            self.remove_container(container.id, cause=cause)
+        del self._sandboxes[resolved]
+
+    def pod_sandbox(self, sandbox_id: str) -> PodSandbox:
+        resolved = _resolve(self._sandboxes, sandbox_id)
+        if resolved is None:
+            raise NotFoundError(f'an error occurred when try to find sandbox "{sandbox_id}": not found')
+        return self._sandboxes[resolved]
+
+    def list_pod_sandboxes(
+        self,
+        *,
+        id: str | None = None,
+        state: SandboxState | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[PodSandbox]:
+        """Sandboxes matching every given filter (``id`` may be a unique prefix), oldest first."""
+        candidates = self._sandboxes.values()
+        if id:
+            resolved = _resolve(self._sandboxes, id)
+            candidates = [self._sandboxes[resolved]] if resolved else []
+        found = [
+            s for s in candidates if (state is None or s.state == state) and _labels_match(s.labels, labels)
+        ]
+        return sorted(found, key=lambda s: (s.created_at, s.id))
+
+    # --------------------------------------------------------------- containers
+
+    def create_container(
+        self,
+        sandbox_id: str,
+        name: str,
+        image: str,
+        attempt: int = 0,
+        labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
+        *,
+        command: Sequence[str] = (),
+        args: Sequence[str] = (),
+        log_path: str = "",
+        kubelet_labels: bool = True,
+        cause: str = CAUSE_KUBELET,
+    ) -> str:
+        """Create a CREATED container in a READY sandbox and return its id.
+
+        The image must already be present (pull it first). With ``kubelet_labels`` the
+        ``io.kubernetes.pod.*`` labels of the sandbox's pod and ``io.kubernetes.container.name``
+        are added, exactly as the kubelet labels the containers it creates.
+        """
+        sandbox = self.pod_sandbox(sandbox_id)
+        if not name:
+            raise InvalidArgumentError("container config must include metadata.name")
+        if not image:
+            raise InvalidArgumentError("container config must include image.image")
+        if sandbox.state != SandboxState.READY:
+            raise FailedPreconditionError(f'sandbox container "{sandbox.id}" is not running')
+        record = self._lookup_image(image)
+        if record is None:
+            raise NotFoundError(f'failed to resolve image "{image}": not found')
+        reserved = f"{name}_{sandbox.name}_{sandbox.namespace}_{sandbox.uid}_{attempt}"
+        for other in self._containers_of(sandbox.id):
+            if (other.name, other.attempt) == (name, attempt):
+                raise AlreadyExistsError(
+                    f'failed to reserve container name "{reserved}": '
+                    f'name "{reserved}" is reserved for "{other.id}"'
+                )
+        all_labels = dict(labels or {})
+        if kubelet_labels:
+            all_labels.update(
+                {
+                    POD_NAME_LABEL: sandbox.name,
+                    POD_NAMESPACE_LABEL: sandbox.namespace,
+                    POD_UID_LABEL: sandbox.uid,
+                    CONTAINER_NAME_LABEL: name,
+                }
+            )
+        container = Container(
+            id=_new_id(),
+            sandbox_id=sandbox.id,
+            name=name,
+            attempt=attempt,
+            image=image,
+            image_tag=record.repo_tags[0] if record.repo_tags else "",
+            image_id=record.id,
+            image_ref=record.repo_digests[0] if record.repo_digests else record.id,
+            state=ContainerState.CREATED,
+            created_at=self.clock(),
+            labels=all_labels,
+            annotations=dict(annotations or {}),
+            command=tuple(command),
+            args=tuple(args),
+            log_path=log_path,
+        )
+        self._containers[container.id] = container
+        self._publish(ContainerEventType.CREATED, container, cause)
+        return container.id
+
+    def start_container(self, container_id: str, *, cause: str = CAUSE_KUBELET) -> None:
+        """CREATED -> RUNNING; any other state is a FAILED_PRECONDITION, as in containerd."""
+        container = self.container(container_id)
+        if container.state != ContainerState.CREATED:
+            raise FailedPreconditionError(f"container is in {_cri_state_name(container.state)} state")
+        started = replace(container, state=ContainerState.RUNNING, started_at=self.clock())
+        self._containers[container.id] = started
+        self._publish(ContainerEventType.STARTED, started, cause)
+
+    def stop_container(
+        self,
+        container_id: str,
+        timeout: int = 0,
+        *,
+        exit_code: int = 0,
+        cause: str = CAUSE_KUBELET,
+    ) -> None:
+        """Stop a running container: EXITED with ``exit_code`` (reason Completed/Error).
+
+        The fake process honours SIGTERM at once, so ``timeout`` (the grace period in seconds)
+        never elapses. Stopping a CREATED or EXITED container is a no-op, like containerd.
+        """
+        if timeout < 0:
+            raise InvalidArgumentError(f"timeout: must be >= 0, got {timeout}")
+        container = self.container(container_id)
+        if container.state in (ContainerState.RUNNING, ContainerState.UNKNOWN):
+            self._finish(container, exit_code, cause)
+
+    def remove_container(self, container_id: str, *, cause: str = CAUSE_KUBELET) -> None:
+        """Force-remove a container (stopping it first if running); unknown ids succeed."""
+        resolved = _resolve(self._containers, container_id)
+        if resolved is None:
+            return
+        container = self._containers[resolved]
+        if container.state in (ContainerState.RUNNING, ContainerState.UNKNOWN):
+            container = self._finish(container, KILLED_EXIT_CODE, cause)
+        del self._containers[resolved]
+        self._publish(ContainerEventType.DELETED, container, cause)
+
+    def container(self, container_id: str) -> Container:
+        resolved = _resolve(self._containers, container_id)
+        if resolved is None:
+            raise NotFoundError(f'an error occurred when try to find container "{container_id}": not found')
+        return self._containers[resolved]
+
+    def list_containers(
+        self,
+        *,
+        id: str | None = None,
+        sandbox_id: str | None = None,
+        state: ContainerState | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[Container]:
+        """Containers matching every given filter (ids may be unique prefixes), oldest first."""
+        candidates = self._containers.values()
+        if id:
+            resolved = _resolve(self._containers, id)
+            candidates = [self._containers[resolved]] if resolved else []
+        if sandbox_id:
+            resolved_sandbox = _resolve(self._sandboxes, sandbox_id)
+            candidates = [c for c in candidates if c.sandbox_id == resolved_sandbox]
+        found = [
+            c for c in candidates if (state is None or c.state == state) and _labels_match(c.labels, labels)
+        ]
+        return sorted(found, key=lambda c: (c.created_at, c.id))
+
+    def exec_sync(self, container_id: str, cmd: Sequence[str], timeout: int = 0) -> ExecResult:
+        """Run ``cmd`` through ``exec_handler`` (default: exit 0, no output); needs a RUNNING container."""
+        container = self.container(container_id)
+        if not cmd:
+            raise InvalidArgumentError("cmd: must not be empty")
+        if container.state != ContainerState.RUNNING:
+            raise FailedPreconditionError(f"container is in {_cri_state_name(container.state)} state")
+        return self.exec_handler(container, list(cmd))
+
+    # ------------------------------------------------------------------- events
+
+    def subscribe(self) -> Subscription:
+        """Container events from now on; call ``close()`` (or use ``with``) when done."""
+        return self._hub.subscribe()
+
+    def _containers_of(self, sandbox_id: str) -> list[Container]:
+        return [c for c in self._containers.values() if c.sandbox_id == sandbox_id]
+
+    def _finish(self, container: Container, exit_code: int, cause: str) -> Container:
+        finished = replace(
+            container,
+            state=ContainerState.EXITED,
+            finished_at=self.clock(),
+            exit_code=exit_code,
+            reason=_exit_reason(exit_code),
+        )
+        self._containers[container.id] = finished
+        self._publish(ContainerEventType.STOPPED, finished, cause)
+        return finished
+
+    def _publish(self, kind: ContainerEventType, container: Container, cause: str) -> None:
+        self._hub.publish(ContainerEvent(type=kind, container=container, cause=cause, at=self.clock()))
+
+    # ------------------------------------------------------------------ serving
+
+    async def serve(self, socket_path: str) -> CriServer:
+        """Serve this runtime over CRI gRPC on a unix socket; returns the started ``CriServer``."""
+        from kruise.sandbox.cri.server import CriServer  # lazy: grpc is only needed to serve
+
+        server = CriServer(self, socket_path)
+        await server.start()
+        return server
+
+
+def _cri_state_name(state: ContainerState) -> str:
+    return f"CONTAINER_{state.name}"
