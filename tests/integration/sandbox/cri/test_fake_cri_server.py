@@ -231,3 +231,11 @@ async def test_stop_removes_the_socket_and_restart_reuses_the_path(
     assert not path.exists()
     async with CriServer(runtime, str(path)), CriClient(path) as client:
         assert (await client.Version(messages.VersionRequest())).runtime_api_version == "v1"
+
+
+async def test_rpcs_outside_the_subset_are_unimplemented(server: CriServer) -> None:
+    async with grpc.aio.insecure_channel(server.endpoint) as channel:
+        status = channel.unary_unary("/runtime.v1.RuntimeService/Status")
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await status(b"", timeout=5)
+    assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
