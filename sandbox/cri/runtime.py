@@ -16,8 +16,6 @@ Timing: the only simulated duration is the image pull delay, ``pull_delay / spee
 
 from __future__ import annotations
 
-import asyncio
-import fnmatch
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,19 +25,12 @@ from typing import TYPE_CHECKING
 from kruise.sandbox.cri.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
-    ImagePullError,
     InvalidArgumentError,
     NotFoundError,
 )
 from kruise.sandbox.cri.events import EventHub, Subscription
-from kruise.sandbox.cri.images import (
-    ImageReference,
-    InvalidReferenceError,
-    image_id_for,
-    image_size_for,
-    manifest_digest_for,
-    parse_reference,
-)
+from kruise.sandbox.cri.image_store import ImageStore, PullDelay
+from kruise.sandbox.cri.image_store import parse as parse_image
 from kruise.sandbox.cri.model import (
     CAUSE_KUBELET,
     CONTAINER_NAME_LABEL,
@@ -109,138 +100,98 @@ class FakeRuntime:
         node_name: str,
         *,
         speed: float = 1.0,
-        pull_delay: float | Callable[[str], float] = 0.0,
+        pull_delay: PullDelay = 0.0,
         fail_images: Iterable[str] = (),
         fail_image_if: Callable[[str], bool] | None = None,
         clock: Callable[[], int] = time.time_ns,
         runtime_name: str = RUNTIME_NAME,
         runtime_version: str = RUNTIME_VERSION,
     ) -> None:
-        if speed <= 0:
-            raise ValueError(f"speed: must be > 0, got {speed}")
         self.node_name = node_name
-        self.speed = speed
-        self.pull_delay = pull_delay
-        self.fail_images: set[str] = set(fail_images)
-        self.fail_image_if = fail_image_if
+        self.images = ImageStore(
+            speed=speed, pull_delay=pull_delay, fail_images=fail_images, fail_image_if=fail_image_if
+        )
         self.clock = clock
         self.runtime_name = runtime_name
         self.runtime_version = runtime_version
         self.exec_handler: ExecHandler = lambda container, cmd: ExecResult()
-        self._images: dict[str, Image] = {}
         self._sandboxes: dict[str, PodSandbox] = {}
         self._containers: dict[str, Container] = {}
-        self._pulls: dict[str, asyncio.Future[str]] = {}
         self._hub = EventHub()
 
     # ------------------------------------------------------------------ images
 
+    @property
+    def speed(self) -> float:
+        return self.images.speed
+
+    @speed.setter
+    def speed(self, value: float) -> None:
+        if value <= 0:
+            raise ValueError(f"speed: must be > 0, got {value}")
+        self.images.speed = value
+
+    @property
+    def pull_delay(self) -> PullDelay:
+        return self.images.pull_delay
+
+    @pull_delay.setter
+    def pull_delay(self, value: PullDelay) -> None:
+        self.images.pull_delay = value
+
+    @property
+    def fail_images(self) -> set[str]:
+        """Glob patterns of references whose pull fails; mutate the set in place to change them."""
+        return self.images.fail_images
+
+    @property
+    def fail_image_if(self) -> Callable[[str], bool] | None:
+        return self.images.fail_image_if
+
+    @fail_image_if.setter
+    def fail_image_if(self, value: Callable[[str], bool] | None) -> None:
+        self.images.fail_image_if = value
+
     async def pull_image(self, image: str, auth: Mapping[str, str] | None = None) -> str:
         """Pull ``image`` and return its image id (``sha256:<hex>``), as CRI PullImage does.
 
-        Concurrent pulls of one reference share a single simulated download. ``auth`` is
-        accepted for API parity; the fake has no registry that could reject it.
+        ``auth`` is accepted for API parity; the fake has no registry that could reject it.
         """
-        ref = self._parse(image)
-        if self._failing(image, ref):
-            raise ImagePullError(
-                f'failed to pull and unpack image "{ref}": '
-                f'failed to resolve reference "{ref}": {ref}: not found'
-            )
-        existing = self._find_image(ref)
-        if existing is not None:
-            return existing.id
-        key = str(ref)
-        pending = self._pulls.get(key)
-        if pending is None:
-            pending = asyncio.ensure_future(self._download(ref))
-            self._pulls[key] = pending
-            pending.add_done_callback(lambda _: self._pulls.pop(key, None))
-        return await asyncio.shield(pending)
-
-    async def _download(self, ref: ImageReference) -> str:
-        delay = self.pull_delay(str(ref)) if callable(self.pull_delay) else self.pull_delay
-        if delay > 0:
-            await asyncio.sleep(delay / self.speed)
-        return self._store(ref).id
+        return (await self.images.pull(image)).id
 
     def preload(self, *images: str) -> list[str]:
         """Make images present at once (like a node image preloaded at boot); returns their ids."""
-        return [self._store(self._parse(image)).id for image in images]
-
-    def _store(self, ref: ImageReference) -> Image:
-        existing = self._find_image(ref)
-        if existing is not None:
-            return existing
-        digest = manifest_digest_for(ref)
-        record = Image(
-            id=image_id_for(ref),
-            repo_tags=(ref.tagged,) if ref.tagged else (),
-            repo_digests=(f"{ref.repository}@{digest}",),
-            size=image_size_for(ref),
-        )
-        self._images[record.id] = record
-        return record
+        return [self.images.add(parse_image(image)).id for image in images]
 
     def has_image(self, image: str) -> bool:
-        return self._lookup_image(image) is not None
+        return self.images.get(image) is not None
 
     def image_ref(self, image: str) -> str:
         """The image id of a present image; ``NotFoundError`` if it is absent."""
-        record = self._lookup_image(image)
-        if record is None:
-            raise NotFoundError(f'failed to get image "{image}": not found')
-        return record.id
+        return self.images.require(image).id
 
     def image_status(self, image: str) -> Image | None:
         """The image, or None when absent (containerd answers ImageStatus that way, not with an error)."""
-        return self._lookup_image(image)
+        return self.images.get(image)
 
     def list_images(self, image: str | None = None) -> list[Image]:
         """All images, or only the one ``image`` names; ordered by id for stable output."""
         if image:
-            record = self._lookup_image(image)
+            record = self.images.get(image)
             return [record] if record else []
-        return sorted(self._images.values(), key=lambda record: record.id)
+        return self.images.list()
 
     def remove_image(self, image: str) -> None:
         """Remove the image with all its names; removing an absent image succeeds."""
-        record = self._lookup_image(image)
-        if record is not None:
-            del self._images[record.id]
+        self.images.remove(image)
 
-    def _parse(self, image: str) -> ImageReference:
-        try:
-            return parse_reference(image)
-        except InvalidReferenceError as err:
-            raise InvalidArgumentError(f'failed to parse image reference "{image}": {err}') from None
+    async def wait_images_changed(self, since: int) -> int:
+        """Block until the image set changes after generation ``since``; returns the new generation.
 
-    def _failing(self, raw: str, ref: ImageReference) -> bool:
-        names = {raw, str(ref), ref.tagged, ref.digested} - {""}
-        if any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in self.fail_images):
-            return True
-        return self.fail_image_if is not None and bool(self.fail_image_if(str(ref)))
-
-    def _lookup_image(self, image: str) -> Image | None:
-        if image in self._images:
-            return self._images[image]
-        if image.startswith("sha256:") or len(image) == 64:
-            by_id = self._images.get(image if image.startswith("sha256:") else "sha256:" + image)
-            if by_id is not None:
-                return by_id
-        try:
-            ref = parse_reference(image)
-        except InvalidReferenceError:
-            return None
-        return self._find_image(ref)
-
-    def _find_image(self, ref: ImageReference) -> Image | None:
-        for record in self._images.values():
-            if (ref.tagged and ref.tagged in record.repo_tags) or (
-                ref.digested and ref.digested in record.repo_digests
-            ):
-                return record
-        return None
+        The kubelet uses it to refresh ``node.status.images`` when a CRI client pulls or removes
+        an image: ``gen = await runtime.wait_images_changed(gen)`` (start from ``images.generation``).
+        """
+        return await self.images.wait_changed(since)
 
     # ---------------------------------------------------------------- sandboxes
 
@@ -361,7 +312,7 @@ class FakeRuntime:
             raise InvalidArgumentError("container config must include image.image")
         if sandbox.state != SandboxState.READY:
             raise FailedPreconditionError(f'sandbox container "{sandbox.id}" is not running')
-        record = self._lookup_image(image)
+        record = self.images.get(image)
         if record is None:
             raise NotFoundError(f'failed to resolve image "{image}": not found')
         reserved = f"{name}_{sandbox.name}_{sandbox.namespace}_{sandbox.uid}_{attempt}"

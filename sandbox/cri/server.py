@@ -24,6 +24,11 @@ from kruise.sandbox.cri.schema import PACKAGE, SERVICES, messages, rpcs
 
 IMAGE_FS_MOUNTPOINT = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"
 
+# proto3 enums are open: a newer client may filter by a state this subset does not know,
+# which matches nothing rather than failing the call.
+SANDBOX_STATES = frozenset(int(state) for state in SandboxState)
+CONTAINER_STATES = frozenset(int(state) for state in ContainerState)
+
 Handler = Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]
 
 
@@ -87,6 +92,8 @@ class CriServicer:
 
     async def ListPodSandbox(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
         flt = request.filter
+        if flt.HasField("state") and flt.state.state not in SANDBOX_STATES:
+            return messages.ListPodSandboxResponse()
         sandboxes = self.runtime.list_pod_sandboxes(
             id=flt.id or None,
             state=SandboxState(flt.state.state) if flt.HasField("state") else None,
@@ -127,6 +134,8 @@ class CriServicer:
 
     async def ListContainers(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
         flt = request.filter
+        if flt.HasField("state") and flt.state.state not in CONTAINER_STATES:
+            return messages.ListContainersResponse()
         containers = self.runtime.list_containers(
             id=flt.id or None,
             sandbox_id=flt.pod_sandbox_id or None,

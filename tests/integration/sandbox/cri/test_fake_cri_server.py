@@ -122,6 +122,7 @@ async def test_list_containers_with_filters(cri: CriClient, runtime: FakeRuntime
     ]
     assert await names(state=messages.ContainerStateValue(state=EXITED)) == [("web-0", "sidecar")]
     assert await names(label_selector={"io.kubernetes.pod.name": "web-1"}) == [("web-1", "app")]
+    assert await names(state=messages.ContainerStateValue(state=42)) == []
     sandboxes = await cri.ListPodSandbox(messages.ListPodSandboxRequest())
     assert [s.metadata.name for s in sandboxes.items] == ["web-0", "web-1"]
 

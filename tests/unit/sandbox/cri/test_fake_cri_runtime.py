@@ -161,6 +161,28 @@ async def test_remove_image_is_idempotent(runtime: FakeRuntime) -> None:
         runtime.image_ref("nginx")
 
 
+async def test_waiters_learn_of_image_changes(runtime: FakeRuntime) -> None:
+    start = runtime.images.generation
+    waiter = asyncio.ensure_future(runtime.wait_images_changed(start))
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    await runtime.pull_image("nginx")
+    after_pull = await asyncio.wait_for(waiter, timeout=5)
+    assert after_pull > start
+    await runtime.pull_image("nginx")  # already present: nothing changes
+    assert runtime.images.generation == after_pull
+    runtime.remove_image("nginx")
+    assert await asyncio.wait_for(runtime.wait_images_changed(after_pull), timeout=5) > after_pull
+
+
+def test_pull_settings_can_change_at_run_time(runtime: FakeRuntime) -> None:
+    runtime.speed = 2.0
+    runtime.pull_delay = 5.0
+    assert (runtime.images.speed, runtime.images.pull_delay) == (2.0, 5.0)
+    with pytest.raises(ValueError, match="speed: must be > 0"):
+        runtime.speed = -1
+
+
 def test_preload_makes_images_present_without_delay() -> None:
     runtime = FakeRuntime("n", pull_delay=3600)
     (image_id,) = runtime.preload("registry.k8s.io/pause:3.10")
