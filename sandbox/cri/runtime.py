@@ -87,12 +87,14 @@ class FakeRuntime:
     """In-memory images, pod sandboxes and containers of one node.
 
     Args:
-        node_name: the node this runtime belongs to (shown in logs and ``Version``).
+        node_name: the node this runtime belongs to (kept for the simulator's bookkeeping).
         speed: simulated-time factor; durations are divided by it.
         pull_delay: seconds a pull takes at speed 1, or a function of the normalized reference.
         fail_images: glob patterns; pulling a reference that matches (raw or normalized) fails.
         fail_image_if: a predicate on the normalized reference; True makes the pull fail.
         clock: Unix-nanosecond clock for timestamps (injectable for deterministic tests).
+        runtime_name, runtime_version: what ``Version`` reports (containerd's name by default,
+            so the kubelet shows ``containerd://...`` as the node's container runtime).
     """
 
     def __init__(
@@ -118,6 +120,12 @@ class FakeRuntime:
         self._sandboxes: dict[str, PodSandbox] = {}
         self._containers: dict[str, Container] = {}
         self._hub = EventHub()
+
+    def __repr__(self) -> str:
+        return (
+            f"FakeRuntime({self.node_name!r}, images={len(self.images.list())}, "
+            f"sandboxes={len(self._sandboxes)}, containers={len(self._containers)})"
+        )
 
     # ------------------------------------------------------------------ images
 
