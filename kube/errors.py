@@ -214,3 +214,9 @@ def is_conflict(err: BaseException) -> bool:
 
 def is_already_exists(err: BaseException) -> bool:
     return isinstance(err, AlreadyExists)
+
+
+class TransportError(ApiError):
+    """No HTTP answer at all: connection refused or reset, TLS failure, or a client-side timeout."""
+
+    code, reason = 0, "TransportError"

@@ -1,0 +1,212 @@
+"""The informer cache: objects by key, plus indexes for the lookups controllers make.
+
+Cached objects are SHARED and READ-ONLY: every controller and handler sees the same dict. Mutating
+one corrupts everyone's view and the next diff. To change an object, take `mutable_copy(obj)`,
+edit the copy and write it to the apiserver; the cache will follow through the watch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from kruise.kube.resources import object_key
+
+Obj = dict[str, Any]
+IndexFunc = Callable[[Obj], Iterable[str]]
+
+NAMESPACE_INDEX = "namespace"
+OWNER_UID_INDEX = "ownerRefUID"
+NODE_NAME_INDEX = "spec.nodeName"
+
+
+def index_by_namespace(obj: Obj) -> list[str]:
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    return [namespace] if namespace else []
+
+
+def index_by_owner_uid(obj: Obj) -> list[str]:
+    return [ref["uid"] for ref in (obj.get("metadata") or {}).get("ownerReferences") or [] if ref.get("uid")]
+
+
+def index_by_node_name(obj: Obj) -> list[str]:
+    node = (obj.get("spec") or {}).get("nodeName")
+    return [node] if node else []
+
+
+def index_by_controller_uid(obj: Obj) -> list[str]:
+    """Only the owner marked `controller: true` (kruise's `.metadata.controller` index)."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("uid"):
+            return [ref["uid"]]
+    return []
+
+
+STANDARD_INDEXERS: dict[str, IndexFunc] = {
+    NAMESPACE_INDEX: index_by_namespace,
+    OWNER_UID_INDEX: index_by_owner_uid,
+    NODE_NAME_INDEX: index_by_node_name,
+}
+
+
+def mutable_copy(obj: Obj) -> Obj:
+    """A private deep copy of a cached object, via orjson (several times faster than copy.deepcopy)."""
+    return orjson.loads(orjson.dumps(obj))
+
+
+@dataclass(frozen=True)
+class DeletedFinalStateUnknown:
+    """A delete the informer inferred on relist: `obj` is the last state it saw, possibly stale."""
+
+    key: str
+    obj: Obj
+
+
+def unwrap_tombstone(obj: Obj | DeletedFinalStateUnknown) -> Obj:
+    """The object a delete handler should use, whether it got the final state or a tombstone."""
+    return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+
+
+class Store:
+    """Objects by `namespace/name` key with named secondary indexes (value -> set of keys)."""
+
+    def __init__(self, indexers: dict[str, IndexFunc] | None = None) -> None:
+        self._items: dict[str, Obj] = {}
+        self._indexers: dict[str, IndexFunc] = dict(indexers or {})
+        self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+
+    # ---- indexers ----------------------------------------------------------------------------
+
+    def add_indexers(self, indexers: dict[str, IndexFunc]) -> None:
+        """Register more indexes; existing objects are indexed at once."""
+        for name, fn in indexers.items():
+            if name in self._indexers:
+                if self._indexers[name] is fn:
+                    continue
+                raise ValueError(f"indexer {name!r}: already registered with a different function")
+            self._indexers[name] = fn
+            index: dict[str, set[str]] = {}
+            for key, obj in self._items.items():
+                for value in fn(obj):
+                    index.setdefault(value, set()).add(key)
+            self._indices[name] = index
+
+    @property
+    def indexer_names(self) -> list[str]:
+        return list(self._indexers)
+
+    def _unindex(self, key: str, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            index = self._indices[name]
+            for value in fn(obj):
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+
+    def _index(self, key: str, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            index = self._indices[name]
+            for value in fn(obj):
+                index.setdefault(value, set()).add(key)
+
+    # ---- writes (informer only) --------------------------------------------------------------
+
+    def upsert(self, obj: Obj) -> Obj | None:
+        """Insert or replace; return the previous object under the same key."""
+        key = object_key(obj)
+        old = self._items.get(key)
+        if old is not None:
+            self._unindex(key, old)
+        self._items[key] = obj
+        self._index(key, obj)
+        return old
+
+    def remove(self, key: str) -> Obj | None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._unindex(key, old)
+        return old
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    def get(self, key: str) -> Obj | None:
+        return self._items.get(key)
+
+    def get_by_name(self, namespace: str | None, name: str) -> Obj | None:
+        return self._items.get(f"{namespace}/{name}" if namespace else name)
+
+    def snapshot(self) -> dict[str, Obj]:
+        """A shallow copy of the key -> object map (the objects themselves stay shared)."""
+        return dict(self._items)
+
+    def keys(self) -> list[str]:
+        return list(self._items)
+
+    def list(self) -> list[Obj]:
+        return list(self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[Obj]:
+        return iter(list(self._items.values()))
+
+    def index_keys(self, index: str, value: str) -> list[str]:
+        if index not in self._indices:
+            raise KeyError(f"index {index!r} does not exist (have: {', '.join(self._indexers) or 'none'})")
+        return sorted(self._indices[index].get(value, ()))
+
+    def by_index(self, index: str, value: str) -> list[Obj]:
+        return [self._items[k] for k in self.index_keys(index, value)]
+
+    def index_values(self, index: str) -> list[str]:
+        return list(self._indices.get(index, {}))
+
+
+@dataclass
+class RelistDiff:
+    """What changed between the cache and a fresh list: the events a relist must deliver."""
+
+    added: list[Obj]
+    updated: list[tuple[Obj, Obj]]
+    deleted: list[DeletedFinalStateUnknown]
+
+
+def diff_relist(cached: dict[str, Obj], fresh: Iterable[Obj]) -> RelistDiff:
+    """Compare by key, uid and resourceVersion; unchanged objects produce no event (nothing phantom).
+
+    Deliver `deleted` before `added`: a recreated object appears in both.
+
+    Objects missing from the fresh list were deleted while we were not watching; their final
+    state is unknown, so they are reported as tombstones carrying the last state we saw.
+    """
+    added: list[Obj] = []
+    updated: list[tuple[Obj, Obj]] = []
+    deleted: list[DeletedFinalStateUnknown] = []
+    seen: set[str] = set()
+    for obj in fresh:
+        key = object_key(obj)
+        seen.add(key)
+        old = cached.get(key)
+        if old is None:
+            added.append(obj)
+            continue
+        old_meta, new_meta = old.get("metadata") or {}, obj.get("metadata") or {}
+        if old_meta.get("uid") != new_meta.get("uid"):
+            # Deleted and recreated under the same name while we were away: the old incarnation
+            # goes as a tombstone, the new one arrives as an add.
+            deleted.append(DeletedFinalStateUnknown(key, old))
+            added.append(obj)
+            continue
+        if old_meta.get("resourceVersion") != new_meta.get("resourceVersion"):
+            updated.append((old, obj))
+    deleted.extend(DeletedFinalStateUnknown(key, obj) for key, obj in cached.items() if key not in seen)
+    return RelistDiff(added, updated, deleted)
