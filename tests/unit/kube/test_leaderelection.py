@@ -1,0 +1,115 @@
+import asyncio
+import re
+
+import pytest
+from prometheus_client import REGISTRY
+
+from kruise.kube.leaderelection import LeaderElectionConfig, LeaderElector, LeadershipLost, default_identity
+
+FAST = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
+MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+
+
+def config(identity, name="kruise-manager"):
+    return LeaderElectionConfig(identity=identity, name=name, **FAST)
+
+
+def lease(api, name="kruise-manager"):
+    return api.objects[("kruise-system", name)]["spec"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"lease_duration": 10, "renew_deadline": 10}, "leaseDuration"),
+        ({"renew_deadline": 2.4, "retry_period": 2}, "renewDeadline"),
+        ({"identity": ""}, "identity"),
+    ],
+)
+def test_config_validation(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LeaderElectionConfig(**kwargs)
+
+
+def test_defaults_match_kruise_manager():
+    cfg = LeaderElectionConfig()
+    assert (cfg.namespace, cfg.name) == ("kruise-system", "kruise-manager")
+    assert (cfg.lease_duration, cfg.renew_deadline, cfg.retry_period) == (15.0, 10.0, 2.0)
+    assert re.match(r"^.+_[0-9a-f-]{36}$", default_identity())
+
+
+async def test_first_candidate_creates_and_leads(fake_objects):
+    started = asyncio.Event()
+    elector = LeaderElector(fake_objects, config("a"), on_started_leading=started.set)
+    task = asyncio.ensure_future(elector.run())
+    await asyncio.wait_for(started.wait(), 5)
+    spec = lease(fake_objects)
+    assert (
+        spec["holderIdentity"] == "a" and spec["leaseTransitions"] == 0 and spec["leaseDurationSeconds"] == 1
+    )
+    assert MICRO.match(spec["acquireTime"]) and MICRO.match(spec["renewTime"])
+    assert REGISTRY.get_sample_value("kruise_manager_is_leader", {"name": "kruise-manager"}) == 1
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    released = lease(fake_objects)
+    assert released["holderIdentity"] == "" and released["leaseDurationSeconds"] == 1
+    assert REGISTRY.get_sample_value("kruise_manager_is_leader", {"name": "kruise-manager"}) == 0
+
+
+async def test_renew_keeps_acquire_time(fake_objects):
+    elector = LeaderElector(fake_objects, config("a"))
+    task = asyncio.ensure_future(elector.run())
+    await asyncio.wait_for(elector.started_leading.wait(), 5)
+    first = dict(lease(fake_objects))
+    rv = fake_objects.rv
+    async with asyncio.timeout(5):
+        while fake_objects.rv == rv:  # noqa: ASYNC110 - waiting for the next renew write
+            await asyncio.sleep(0.02)
+    second = lease(fake_objects)
+    assert second["acquireTime"] == first["acquireTime"] and second["leaseTransitions"] == 0
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_standby_takes_over_after_release_and_counts_transition(fake_objects):
+    leaders: list[str] = []
+    a = LeaderElector(fake_objects, config("a"), on_new_leader=leaders.append)
+    b = LeaderElector(fake_objects, config("b"), on_new_leader=leaders.append)
+    ta = asyncio.ensure_future(a.run())
+    await asyncio.wait_for(a.started_leading.wait(), 5)
+    tb = asyncio.ensure_future(b.run())
+    await asyncio.sleep(0.3)
+    assert not b.is_leader()
+    ta.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await ta
+    await asyncio.wait_for(b.started_leading.wait(), 5)
+    assert lease(fake_objects)["holderIdentity"] == "b"
+    assert lease(fake_objects)["leaseTransitions"] == 1
+    assert leaders[:2] == ["a", "a"] and "b" in leaders
+    tb.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await tb
+
+
+async def test_failed_renew_stops_leading(fake_objects):
+    stopped = asyncio.Event()
+    work_cancelled = asyncio.Event()
+
+    async def work():
+        try:
+            await asyncio.Event().wait()
+        finally:
+            work_cancelled.set()
+
+    elector = LeaderElector(
+        fake_objects, config("a"), on_started_leading=work, on_stopped_leading=stopped.set
+    )
+    task = asyncio.ensure_future(elector.run())
+    await asyncio.wait_for(elector.started_leading.wait(), 5)
+    fake_objects.down = True
+    with pytest.raises(LeadershipLost):
+        await asyncio.wait_for(task, 5)
+    assert stopped.is_set() and work_cancelled.is_set() and not elector.is_leader()
