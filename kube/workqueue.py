@@ -61,6 +61,12 @@ class WorkQueue(Generic[T]):
         self._waiter_wake: asyncio.Event | None = None
         if name:
             metrics.IN_FLIGHT.track(self)
+            # Resolve the labelled children once: `.labels()` per call dominates the queue's cost.
+            self._m_adds = metrics.WORKQUEUE_ADDS.labels(name)
+            self._m_depth = metrics.WORKQUEUE_DEPTH.labels(name)
+            self._m_queue_duration = metrics.WORKQUEUE_QUEUE_DURATION.labels(name)
+            self._m_work_duration = metrics.WORKQUEUE_WORK_DURATION.labels(name)
+            self._m_retries = metrics.WORKQUEUE_RETRIES.labels(name)
 
     # ---- plain queue -------------------------------------------------------------------------
 
@@ -82,7 +88,7 @@ class WorkQueue(Generic[T]):
         if self._shutting_down or item in self._dirty:
             return
         if self.name:
-            metrics.WORKQUEUE_ADDS.labels(self.name).inc()
+            self._m_adds.inc()
         self._dirty.add(item)
         if item in self._processing:
             return
@@ -115,7 +121,7 @@ class WorkQueue(Generic[T]):
         if self.name:
             self._depth_changed()
             if added is not None:
-                metrics.WORKQUEUE_QUEUE_DURATION.labels(self.name).observe(max(0.0, now - added))
+                self._m_queue_duration.observe(max(0.0, now - added))
         self._started_at[item] = now
         self._processing.add(item)
         self._dirty.discard(item)
@@ -125,7 +131,7 @@ class WorkQueue(Generic[T]):
         """The worker finished `item`; if it was re-added meanwhile, queue it again."""
         started = self._started_at.pop(item, None)
         if self.name and started is not None:
-            metrics.WORKQUEUE_WORK_DURATION.labels(self.name).observe(max(0.0, self.clock.now() - started))
+            self._m_work_duration.observe(max(0.0, self.clock.now() - started))
         self._processing.discard(item)
         if item in self._dirty:
             self._added_at.setdefault(item, self.clock.now())
@@ -169,7 +175,7 @@ class WorkQueue(Generic[T]):
 
     def _depth_changed(self) -> None:
         if self.name:
-            metrics.WORKQUEUE_DEPTH.labels(self.name).set(len(self._queue))
+            self._m_depth.set(len(self._queue))
 
     # ---- delaying queue ----------------------------------------------------------------------
 
@@ -239,7 +245,7 @@ class WorkQueue(Generic[T]):
     def add_rate_limited(self, item: T) -> None:
         """Add after the delay the rate limiter assigns (a failure is recorded for `item`)."""
         if self.name:
-            metrics.WORKQUEUE_RETRIES.labels(self.name).inc()
+            self._m_retries.inc()
         self.add_after(item, self.rate_limiter.when(item))
 
     def forget(self, item: T) -> None:

@@ -1,0 +1,1 @@
+"""On-demand benchmarks (`python -m benchmarks [name ...]`); not collected by pytest."""
