@@ -203,6 +203,7 @@ class EventRecorder:
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=queue_size)
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
+        self._last_nanos = 0
 
     # ---- callers -----------------------------------------------------------------------------
 
@@ -227,7 +228,10 @@ class EventRecorder:
     def _make_event(self, obj: dict[str, Any], type: str, reason: str, message: str) -> dict[str, Any]:
         ref = object_reference(obj)
         now = rfc3339(self.clock.wall())
-        name = f"{ref.get('name', '')}.{int(self.clock.wall().timestamp() * 1e9):x}"
+        # Unix nanoseconds, made strictly increasing so two events in one clock tick get two names.
+        nanos = max(int(self.clock.wall().timestamp() * 1e9), self._last_nanos + 1)
+        self._last_nanos = nanos
+        name = f"{ref.get('name', '')}.{nanos:x}"
         if not _DNS1123_SUBDOMAIN.match(name) or len(name) > 253:
             name = str(uuid.uuid4())
         return {

@@ -1,6 +1,8 @@
 import asyncio
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kruise.kube.clock import FakeClock
 from kruise.kube.ratelimit import ItemExponentialFailureRateLimiter
@@ -234,3 +236,51 @@ async def test_metrics_recorded_under_name():
     assert REGISTRY.get_sample_value("workqueue_queue_duration_seconds_count", {"name": "unit-metrics"}) == 1
     assert REGISTRY.get_sample_value("workqueue_work_duration_seconds_sum", {"name": "unit-metrics"}) == 3
     q.shutdown()
+
+
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.sampled_from("abcd")),
+        st.tuples(st.just("get"), st.just("")),
+        st.tuples(st.just("done"), st.sampled_from("abcd")),
+    ),
+    max_size=60,
+)
+
+
+@given(ops)
+def test_queue_matches_client_go_model(operations):
+    """Against a direct model of client-go's Type: queue, dirty and processing evolve identically."""
+
+    async def run():
+        q: WorkQueue[str] = WorkQueue()
+        queue: list[str] = []
+        dirty: set[str] = set()
+        processing: set[str] = set()
+        for op, key in operations:
+            if op == "add":
+                q.add(key)
+                if key not in dirty:
+                    dirty.add(key)
+                    if key not in processing:
+                        queue.append(key)
+            elif op == "get":
+                if not queue:
+                    continue
+                got = await q.get()
+                expected = queue.pop(0)
+                assert got == expected
+                processing.add(got)
+                dirty.discard(got)
+            elif op == "done":
+                if key not in processing:
+                    continue
+                q.done(key)
+                processing.discard(key)
+                if key in dirty:
+                    queue.append(key)
+            assert len(q) == len(queue)
+            assert q.processing() == frozenset(processing)
+            assert not set(queue) & processing
+
+    asyncio.run(run())
