@@ -261,24 +261,28 @@ class LeaderElector:
                     task.add_done_callback(self._callbacks.discard)
 
     async def release(self) -> bool:
-        """Give the lease up: empty holder and a 1 s duration, keeping leaseTransitions."""
-        if (
-            self._lease is None
-            or (self._lease.get("spec") or {}).get("holderIdentity") != self.config.identity
-        ):
-            return False
-        spec = self._lease.get("spec") or {}
-        now_text = rfc3339_micro(self.clock.wall())
-        record = {
-            "holderIdentity": "",
-            "leaseDurationSeconds": 1,
-            "acquireTime": now_text,
-            "renewTime": now_text,
-            "leaseTransitions": int(spec.get("leaseTransitions") or 0),
-        }
+        """Give the lease up: empty holder and a 1 s duration, keeping leaseTransitions.
+
+        Reads the Lease first: a renew cancelled mid-flight may have changed it after our last
+        answer, and writing with a stale resourceVersion would just conflict.
+        """
+        cfg = self.config
         try:
-            self._lease = await self.client.update(LEASES, {**self._lease, "spec": record})
-        except ApiError as exc:
+            async with asyncio.timeout(cfg.renew_deadline):
+                lease = await self.client.get(LEASES, cfg.name, cfg.namespace)
+                spec = lease.get("spec") or {}
+                if spec.get("holderIdentity") != cfg.identity:
+                    return False
+                now_text = rfc3339_micro(self.clock.wall())
+                record = {
+                    "holderIdentity": "",
+                    "leaseDurationSeconds": 1,
+                    "acquireTime": now_text,
+                    "renewTime": now_text,
+                    "leaseTransitions": int(spec.get("leaseTransitions") or 0),
+                }
+                self._lease = await self.client.update(LEASES, {**lease, "spec": record})
+        except (ApiError, TimeoutError) as exc:
             self._log.error("failed to release lock", error=str(exc))
             return False
         self._log.info("released leader lease")

@@ -1,0 +1,339 @@
+"""kruise.kube over real HTTP against an apiserver stand-in: resourceVersions, watches, forced 410s."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from kruise.kube import errors
+from kruise.kube.client import Client, PatchType
+from kruise.kube.controller import Controller, enqueue_owner
+from kruise.kube.events import EventRecorder
+from kruise.kube.informer import InformerOptions, SharedInformer
+from kruise.kube.leaderelection import LeaderElectionConfig, LeaderElector
+from kruise.kube.resources import CONFIGMAPS, EVENTS, LEASES, PODS, REPLICASETS
+from kruise.kube.store import OWNER_UID_INDEX, DeletedFinalStateUnknown
+
+NS = "default"
+
+
+@pytest.fixture
+async def client(apiserver):
+    c = await Client.from_kubeconfig(
+        apiserver.kubeconfig, user_agent="kruise-manager/test", qps=1000, burst=1000
+    )
+    yield c
+    await c.close()
+
+
+def cm(name, **data):
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": NS},
+        "data": data,
+    }
+
+
+async def until(predicate, timeout=10.0):
+    async with asyncio.timeout(timeout):
+        while not predicate():  # noqa: ASYNC110 - informer state lives in plain attributes
+            await asyncio.sleep(0.01)
+
+
+async def test_client_crud_patch_and_errors(client):
+    created = await client.create(CONFIGMAPS, cm("a", k="1"))
+    assert created["metadata"]["uid"] and created["metadata"]["resourceVersion"]
+    with pytest.raises(errors.AlreadyExists):
+        await client.create(CONFIGMAPS, cm("a"))
+
+    got = await client.get(CONFIGMAPS, "a", NS)
+    updated = await client.update(CONFIGMAPS, {**got, "data": {"k": "2"}})
+    with pytest.raises(errors.Conflict):
+        await client.update(CONFIGMAPS, {**got, "data": {"k": "stale"}})
+
+    merged = await client.patch(CONFIGMAPS, "a", {"data": {"m": "x"}}, NS, patch_type=PatchType.MERGE)
+    assert merged["data"] == {"k": "2", "m": "x"}
+    jsoned = await client.patch(
+        CONFIGMAPS, "a", [{"op": "remove", "path": "/data/m"}], NS, patch_type=PatchType.JSON
+    )
+    assert jsoned["data"] == {"k": "2"}
+    smp = await client.patch(
+        CONFIGMAPS, "a", {"metadata": {"labels": {"app": "web"}}}, NS, patch_type=PatchType.STRATEGIC
+    )
+    assert smp["metadata"]["labels"] == {"app": "web"}
+    applied = await client.patch(
+        CONFIGMAPS,
+        "b",
+        cm("b", via="apply"),
+        NS,
+        patch_type=PatchType.APPLY,
+        field_manager="kruise",
+        force=True,
+    )
+    assert applied["data"] == {"via": "apply"}
+
+    listed = await client.list(CONFIGMAPS, NS, label_selector={"app": "web"})
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["a"]
+
+    dry = await client.create(CONFIGMAPS, cm("dry"), dry_run=True)
+    assert dry["metadata"]["name"] == "dry"
+    with pytest.raises(errors.NotFound):
+        await client.get(CONFIGMAPS, "dry", NS)
+
+    with pytest.raises(errors.Conflict):
+        await client.delete(CONFIGMAPS, "a", NS, uid="not-the-uid")
+    await client.delete(CONFIGMAPS, "a", NS, uid=updated["metadata"]["uid"])
+    with pytest.raises(errors.NotFound) as caught:
+        await client.get(CONFIGMAPS, "a", NS)
+    assert caught.value.message == 'configmaps "a" not found'
+
+    with pytest.raises(errors.Invalid) as caught:
+        await client.create(CONFIGMAPS, cm("Not_A_Valid_Name"))
+    assert any(c.field == "metadata.name" for c in caught.value.causes)
+
+
+class Log:
+    def __init__(self, informer):
+        self.events: list[tuple[str, str, str]] = []
+        informer.add_event_handler(self.add, self.update, self.delete)
+
+    def add(self, o):
+        self.events.append(("add", o["metadata"]["name"], o["metadata"]["resourceVersion"]))
+
+    def update(self, old, new):
+        self.events.append(("update", new["metadata"]["name"], new["metadata"]["resourceVersion"]))
+
+    def delete(self, o):
+        kind = "tombstone" if isinstance(o, DeletedFinalStateUnknown) else "delete"
+        obj = o.obj if isinstance(o, DeletedFinalStateUnknown) else o
+        self.events.append((kind, obj["metadata"]["name"], obj["metadata"]["resourceVersion"]))
+
+
+async def test_informer_list_then_watch(client):
+    await client.create(CONFIGMAPS, cm("pre"))
+    informer = SharedInformer(client, CONFIGMAPS, NS)
+    log = Log(informer)
+    informer.start()
+    assert await informer.wait_for_sync(10)
+    assert [e[:2] for e in log.events] == [("add", "pre")]
+    a = await client.create(CONFIGMAPS, cm("a"))
+    a2 = await client.patch(CONFIGMAPS, "a", {"data": {"x": "1"}}, NS)
+    await client.delete(CONFIGMAPS, "pre", NS)
+    await until(lambda: len(log.events) == 4)
+    assert log.events[1:3] == [
+        ("add", "a", a["metadata"]["resourceVersion"]),
+        ("update", "a", a2["metadata"]["resourceVersion"]),
+    ]
+    assert log.events[3][:2] == ("delete", "pre")
+    assert informer.store.keys() == ["default/a"]
+    assert "managedFields" not in informer.get("default/a")["metadata"]
+    await informer.stop()
+
+
+async def server_state(client):
+    items, _ = await client.list_all(CONFIGMAPS, NS)
+    return {i["metadata"]["name"]: i["metadata"]["resourceVersion"] for i in items}
+
+
+async def test_relist_after_gap_delivers_exact_difference(client):
+    for name in ("keep", "change", "drop"):
+        await client.create(CONFIGMAPS, cm(name))
+    informer = SharedInformer(client, CONFIGMAPS, NS)
+    log = Log(informer)
+    informer.start()
+    await informer.wait_for_sync(10)
+    await informer.stop()
+    log.events.clear()
+    # Changes happen while the informer is not watching.
+    await client.patch(CONFIGMAPS, "change", {"data": {"v": "2"}}, NS)
+    await client.delete(CONFIGMAPS, "drop", NS)
+    await client.create(CONFIGMAPS, cm("new"))
+    informer.start()
+    state = await server_state(client)
+    await until(lambda: len(log.events) >= 3)
+    # Events arrive in order: once a later sentinel is seen, no stray event can still be coming.
+    await client.create(CONFIGMAPS, cm("sentinel"))
+    await until(lambda: informer.get("default/sentinel") is not None)
+    assert sorted(e[:2] for e in log.events) == [
+        ("add", "new"),
+        ("add", "sentinel"),
+        ("tombstone", "drop"),
+        ("update", "change"),
+    ]
+    state = await server_state(client)
+    assert {
+        k.split("/")[1]: v["metadata"]["resourceVersion"] for k, v in informer.store.snapshot().items()
+    } == state
+    await informer.stop()
+
+
+async def test_forced_410_relists_without_missing_or_phantom_events(client, apiserver, monkeypatch):
+    names = [f"cm-{i}" for i in range(6)]
+    for name in names:
+        await client.create(CONFIGMAPS, cm(name))
+    # The informer gets its own client whose requests we can hold, to open a gap deterministically.
+    informer_client = await Client.from_kubeconfig(apiserver.kubeconfig, qps=1000, burst=1000)
+    try:
+        await _gap_then_410(client, apiserver, informer_client, monkeypatch)
+    finally:
+        await informer_client.close()
+
+
+async def _gap_then_410(client, apiserver, informer_client, monkeypatch):
+    gate = asyncio.Event()
+    gate.set()
+    acquire = informer_client.limiter.acquire
+
+    async def gated_acquire():
+        await gate.wait()
+        await acquire()
+
+    monkeypatch.setattr(informer_client.limiter, "acquire", gated_acquire)
+    informer = SharedInformer(informer_client, CONFIGMAPS, NS, options=InformerOptions(backoff_initial=0.05))
+    log = Log(informer)
+    informer.start()
+    await informer.wait_for_sync(10)
+    synced_at = len(log.events)
+    await until(lambda: len(apiserver.server.watchers) == 1)
+    # Cut the watch and hold the reconnect; change things; compact history so resuming is 410.
+    gate.clear()
+    apiserver.server.drop_watches()
+    await client.patch(CONFIGMAPS, "cm-0", {"data": {"v": "2"}}, NS)
+    await client.delete(CONFIGMAPS, "cm-1", NS)
+    await client.create(CONFIGMAPS, cm("cm-new"))
+    apiserver.server.compact_watch_history()
+    state = await server_state(client)
+    gate.set()
+
+    def cache_state():
+        return {
+            k.split("/")[1]: v["metadata"]["resourceVersion"] for k, v in informer.store.snapshot().items()
+        }
+
+    await until(lambda: cache_state() == state)
+    assert informer.relists == 1
+    # Events arrive in order: once a later object is seen, no stray event can still be coming.
+    await client.create(CONFIGMAPS, cm("after"))
+    await until(lambda: "after" in cache_state())
+    later = log.events[synced_at:]
+    touched = {"cm-0", "cm-1", "cm-new", "after"}
+    assert not [e for e in later if e[1] not in touched], "phantom events for untouched objects"
+    assert [e[0] for e in later if e[1] == "cm-1"] == ["tombstone"]
+    assert [e[0] for e in later if e[1] == "cm-new"] == ["add"]
+    assert [e[0] for e in later if e[1] == "cm-0"] == ["update"]
+    assert [e[0] for e in later if e[1] == "after"] == ["add"]
+    await informer.stop()
+
+
+async def test_controller_reconciles_owner_of_changed_pods(client):
+    rs = await client.create(
+        REPLICASETS,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web", "namespace": NS},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
+            },
+        },
+    )
+    pods = SharedInformer(client, PODS, NS)
+    seen: dict[str, int] = {}
+    reconciled = asyncio.Event()
+
+    async def reconcile(key):
+        owner = await client.get(REPLICASETS, key.split("/")[1], NS)
+        count = len(pods.by_index(OWNER_UID_INDEX, owner["metadata"]["uid"]))
+        seen[key] = count
+        await client.patch(
+            REPLICASETS, "web", {"metadata": {"annotations": {"observed-pods": str(count)}}}, NS
+        )
+        if count == 2:
+            reconciled.set()
+
+    ctrl = Controller("it-owner", reconcile, workers=2)
+    ctrl.watch(pods, enqueue_owner("ReplicaSet", "apps"))
+    pods.start()
+    await pods.wait_for_sync(10)
+    ctrl.start()
+    owner_ref = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "web",
+        "uid": rs["metadata"]["uid"],
+        "controller": True,
+    }
+    for i in range(2):
+        await client.create(
+            PODS,
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"web-{i}", "namespace": NS, "ownerReferences": [owner_ref]},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        )
+    await asyncio.wait_for(reconciled.wait(), 10)
+    assert set(seen) == {"default/web"}
+    got = await client.get(REPLICASETS, "web", NS)
+    assert got["metadata"]["annotations"]["observed-pods"] == "2"
+    await ctrl.stop()
+    await pods.stop()
+
+
+FAST = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1, "namespace": NS}
+
+
+async def test_competing_electors_failover_within_one_lease(client):
+    a = LeaderElector(client, LeaderElectionConfig(identity="a", release_on_cancel=False, **FAST))
+    b = LeaderElector(client, LeaderElectionConfig(identity="b", **FAST))
+    ta = asyncio.ensure_future(a.run())
+    await asyncio.wait_for(a.started_leading.wait(), 10)
+    tb = asyncio.ensure_future(b.run())
+    await asyncio.sleep(0.3)
+    assert not b.is_leader() and b.observed_holder == "a"
+    # "Kill" the leader: it stops renewing and does not release.
+    ta.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await ta
+    killed = time.monotonic()
+    await asyncio.wait_for(b.started_leading.wait(), 10)
+    took = time.monotonic() - killed
+    # Bound: one lease duration after b last saw a renew, plus b's jittered poll.
+    assert took <= FAST["lease_duration"] + FAST["retry_period"] * 2.2 + 0.5
+    lease = await client.get(LEASES, "kruise-manager", NS)
+    assert lease["spec"]["holderIdentity"] == "b"
+    assert lease["spec"]["leaseTransitions"] == 1
+    assert lease["spec"]["renewTime"].endswith("Z") and len(lease["spec"]["renewTime"]) == 27
+    tb.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await tb
+    released = await client.get(LEASES, "kruise-manager", NS)
+    assert not released["spec"].get("holderIdentity")
+    assert released["spec"]["leaseDurationSeconds"] == 1
+
+
+async def test_event_recorder_creates_then_counts(client):
+    target = await client.create(CONFIGMAPS, cm("evented"))
+    target = {**target, "kind": "ConfigMap", "apiVersion": "v1"}
+    recorder = EventRecorder(client, "it-controller")
+    recorder.event(target, "Normal", "Synced", "all good")
+    recorder.event(target, "Normal", "Synced", "all good")
+    await recorder.flush()
+    events = await client.list(EVENTS, NS, field_selector="involvedObject.name=evented")
+    [event] = events["items"]
+    assert (
+        event["count"] == 2
+        and event["reason"] == "Synced"
+        and event["source"]["component"] == "it-controller"
+    )
+    assert event["involvedObject"]["uid"] == target["metadata"]["uid"]
+    await recorder.stop()
