@@ -263,8 +263,9 @@ class SharedInformer:
             old = self.store.upsert(obj)
             if old is None:
                 self._dispatch_add(obj)
-            else:
+            elif (old.get("metadata") or {}).get("resourceVersion") != rv:
                 self._dispatch_update(old, obj)
+            # Same resourceVersion: a replay after reconnect, not a change — deliver nothing.
         elif event.type == "DELETED":
             old = self.store.remove(object_key(obj))
             self._dispatch_delete(obj)

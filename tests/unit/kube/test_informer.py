@@ -178,3 +178,18 @@ async def test_factory_shares_one_informer_per_resource(fake_api):
 async def test_wait_for_sync_times_out(fake_api):
     informer = SharedInformer(fake_api, PODS)
     assert not await informer.wait_for_sync(0.01)
+
+
+async def test_replayed_event_with_same_version_is_not_delivered(fake_api):
+    informer = SharedInformer(fake_api, PODS)
+    rec = Recorder(informer)
+    informer.start()
+    await informer.wait_for_sync(5)
+    fake_api.put("a")
+    await rec.wait_for(1)
+    # The server replays the same object version (as after a reconnect), then a real change.
+    fake_api._emit("MODIFIED", fake_api._wire(fake_api.objects["default/a"]))
+    fake_api.put("b")
+    await rec.wait_for(2)
+    assert rec.events == [("add", "a", "1"), ("add", "b", "2")]
+    await informer.stop()
