@@ -297,6 +297,8 @@ class Client:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         namespace = namespace or (body.get("metadata") or {}).get("namespace")
+        if ref.namespaced and not namespace:
+            raise ValueError(f"metadata.namespace: Required value: {ref} is namespaced")
         query = self._write_options(dry_run, field_manager)
         return await self.request(
             "POST", ref.path(namespace if ref.namespaced else None), query=query, body=body
@@ -313,6 +315,8 @@ class Client:
     ) -> dict[str, Any]:
         """PUT the whole object; its metadata.resourceVersion makes it a compare-and-swap."""
         meta = body.get("metadata") or {}
+        if ref.namespaced and not meta.get("namespace"):
+            raise ValueError(f"metadata.namespace: Required value: {ref} is namespaced")
         path = ref.path(meta.get("namespace") if ref.namespaced else None, meta.get("name", ""), subresource)
         return await self.request("PUT", path, query=self._write_options(dry_run, field_manager), body=body)
 

@@ -183,6 +183,10 @@ async def test_create_update_status_delete_subresources(wire):
     }
     assert wire.requests[4]["body"]["kind"] == "Eviction"
     assert wire.requests[5]["body"]["target"] == {"apiVersion": "v1", "kind": "Node", "name": "node-1"}
+    with pytest.raises(ValueError, match=r"metadata\.namespace: Required value"):
+        await wire.client.create(PODS, {"metadata": {"name": "p"}})
+    with pytest.raises(ValueError, match=r"metadata\.namespace: Required value"):
+        await wire.client.update(PODS, {"metadata": {"name": "p"}})
     with pytest.raises(ValueError, match="propagationPolicy: Unsupported value"):
         await wire.client.delete(PODS, "p", "ns", propagation_policy="Sometimes")
 
