@@ -249,8 +249,9 @@ class Client:
 
         The server closes the stream after `timeout_seconds`; the whole connection is additionally
         bounded client-side (`timeout_seconds + 30 s`), and `read_timeout`, when given, bounds the
-        silence between two lines — pick it larger than the bookmark interval. An ERROR event is
-        raised as the matching ApiError (410 -> Gone: relist).
+        silence between two lines — pick it larger than the bookmark interval. Either bound ends the
+        iteration quietly, exactly like the server's timeout. An ERROR event is raised as the
+        matching ApiError (410 -> Gone: relist); a broken connection as TransportError.
         """
         query = self._selectors(label_selector, field_selector)
         query += [("watch", "true"), ("timeoutSeconds", str(int(timeout_seconds)))]
@@ -269,7 +270,11 @@ class Client:
             while True:
                 try:
                     line = await response.content.readline()
-                except (aiohttp.ClientError, TimeoutError) as exc:
+                except TimeoutError:
+                    # Silence past read_timeout, or the client-side bound: the watch simply ended,
+                    # like a server-side timeout. The caller resumes from its last resourceVersion.
+                    return
+                except aiohttp.ClientError as exc:
                     raise TransportError(f"watch {ref}: {type(exc).__name__}: {exc}") from exc
                 if not line:
                     return

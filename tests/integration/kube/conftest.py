@@ -98,6 +98,7 @@ class FakeApiServer:
         self.history_size = history_size
         self.oldest_rv = 0
         self.watchers: list[_Watcher] = []
+        self.watch_requests = 0
         self._runner: web.AppRunner | None = None
         self.url = ""
 
@@ -283,6 +284,7 @@ class FakeApiServer:
         return web.Response(status=code, body=orjson.dumps(obj), content_type="application/json")
 
     async def _watch(self, request: web.Request, resource, namespace) -> web.StreamResponse:
+        self.watch_requests += 1
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         await response.prepare(request)
         since = int(request.query.get("resourceVersion") or self.rv)

@@ -133,6 +133,20 @@ async def test_informer_list_then_watch(client):
     await informer.stop()
 
 
+async def test_silent_watch_is_reopened_not_hung(client, apiserver):
+    if not hasattr(apiserver.server, "watch_requests"):
+        pytest.skip("needs the fake's watch request counter")
+    informer = SharedInformer(client, CONFIGMAPS, NS, options=InformerOptions(read_timeout=0.2))
+    informer.start()
+    await informer.wait_for_sync(10)
+    # Nothing changes, so the watch is silent: the read timeout must re-open it from the same version.
+    await until(lambda: apiserver.server.watch_requests >= 3)
+    assert informer.relists == 0
+    await client.create(CONFIGMAPS, cm("late"))
+    await until(lambda: informer.get("default/late") is not None)
+    await informer.stop()
+
+
 async def server_state(client):
     items, _ = await client.list_all(CONFIGMAPS, NS)
     return {i["metadata"]["name"]: i["metadata"]["resourceVersion"] for i in items}
