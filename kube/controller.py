@@ -188,6 +188,11 @@ class Controller:
 
     async def reconcile_handler(self, key: str) -> None:
         """One reconcile of `key`, with the requeue rules, logging and metrics around it."""
+        with structlog.contextvars.bound_contextvars(controller=self.name, key=key):
+            await self._reconcile_logged(key)
+
+    async def _reconcile_logged(self, key: str) -> None:
+        # Inside here every structlog line (the reconciler's too) carries controller and key.
         active = metrics.ACTIVE_WORKERS.labels(self.name)
         active.inc()
         started = self.clock.now()

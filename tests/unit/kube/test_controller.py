@@ -213,3 +213,37 @@ async def test_watch_maps_informer_events_to_owner_keys(fake_api):
 def test_workers_must_be_positive():
     with pytest.raises(ValueError, match="workers"):
         Controller("x", lambda k: None, workers=0)
+
+
+async def test_reconciler_log_lines_carry_the_key():
+    import io
+    import json
+    import logging
+
+    import structlog
+
+    from kruise.kube.logging import configure_logging
+
+    out = io.StringIO()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    configure_logging("info", "json", out)
+    done = asyncio.Event()
+
+    async def reconcile(key):
+        structlog.get_logger("reconciler").info("Scaling up", replicas=3)
+        done.set()
+
+    try:
+        ctrl = Controller("unit-logs", reconcile)
+        ctrl.start()
+        ctrl.queue.add("ns/web")
+        await asyncio.wait_for(done.wait(), 5)
+        await ctrl.stop()
+        lines = [json.loads(line) for line in out.getvalue().splitlines()]
+        [line] = [x for x in lines if x["event"] == "Scaling up"]
+        assert line["key"] == "ns/web" and line["controller"] == "unit-logs" and line["replicas"] == 3
+    finally:
+        structlog.reset_defaults()
+        root.handlers[:] = handlers
+        root.setLevel(level)
