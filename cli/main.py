@@ -2,7 +2,10 @@
 
 import typer
 
+from kruise.cli.crds import crds_app
+
 app = typer.Typer(no_args_is_help=True, help="kruise-py: OpenKruise in Python.")
+app.add_typer(crds_app, name="crds")
 
 
 @app.callback()

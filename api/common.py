@@ -1,0 +1,250 @@
+"""Shared building blocks of every Kruise kind: the base model, int-or-string, metadata, selectors.
+
+Models follow the apiserver's rules for custom resources: camelCase on the wire, unknown fields
+pruned (except inside schemaless embedded Kubernetes types such as pod templates, which are kept
+as plain dicts), and serialization that omits what the user never set so a round-trip keeps the
+user's YAML shape.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+@dataclass(frozen=True)
+class SchemaFormat:
+    """Annotated marker: the OpenAPI `format` of an integer/string field (int32, int64, date-time)."""
+
+    format: str
+
+
+@dataclass(frozen=True)
+class IntOrStringSchema:
+    """Annotated marker: the field is a Kubernetes IntOrString (`x-kubernetes-int-or-string`)."""
+
+
+@dataclass(frozen=True)
+class PreserveUnknown:
+    """Annotated marker: an embedded Kubernetes object the CRD keeps schemaless, like upstream."""
+
+
+@dataclass(frozen=True)
+class ListMapKeys:
+    """Annotated marker: a list the apiserver merges by these keys (`x-kubernetes-list-type: map`)."""
+
+    keys: tuple[str, ...]
+
+
+Int32 = Annotated[int, SchemaFormat("int32")]
+Int64 = Annotated[int, SchemaFormat("int64")]
+Time = Annotated[str, SchemaFormat("date-time")]
+IntOrString = Annotated[int | str, IntOrStringSchema()]
+Schemaless = Annotated[dict[str, Any], PreserveUnknown()]
+"""An embedded object (PodTemplateSpec, PersistentVolumeClaim, Container ...) kept as a dict."""
+
+
+class KruiseModel(BaseModel):
+    """Base of every API model: camelCase aliases, pruning of unknown fields, sparse output."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        validate_assignment=False,
+        serialize_by_alias=True,
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: only fields that were set (by the user or by defaulting), none that are None."""
+        return self.model_dump(by_alias=True, exclude_unset=True, exclude_none=True, mode="json")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls.model_validate(data)
+
+
+class ObjectMeta(KruiseModel):
+    """metav1.ObjectMeta; fields not named here (managedFields, ...) are kept untouched."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[dict[str, Any]] | None = None
+    finalizers: list[str] | None = None
+
+
+class LabelSelectorRequirement(KruiseModel):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class LabelSelector(KruiseModel):
+    """metav1.LabelSelector. An empty selector selects everything; a missing one (None) selects nothing."""
+
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[LabelSelectorRequirement] | None = None
+
+    def is_empty(self) -> bool:
+        return not self.match_labels and not self.match_expressions
+
+    def matches(self, labels: dict[str, str] | None) -> bool:
+        return selector_matches(self, labels)
+
+
+def selector_matches(selector: LabelSelector | None, labels: dict[str, str] | None) -> bool:
+    """Like metav1.LabelSelectorAsSelector(...).Matches: nil matches nothing, empty matches all.
+
+    Raises ValueError for an operator the apiserver would not accept, as upstream returns an error.
+    """
+    if selector is None:
+        return False
+    labels = labels or {}
+    for key, value in (selector.match_labels or {}).items():
+        if labels.get(key) != value:
+            return False
+    for req in selector.match_expressions or []:
+        values = req.values or []
+        present = req.key in labels
+        if req.operator == "In":
+            if not present or labels[req.key] not in values:
+                return False
+        elif req.operator == "NotIn":
+            if present and labels[req.key] in values:
+                return False
+        elif req.operator == "Exists":
+            if not present:
+                return False
+        elif req.operator == "DoesNotExist":
+            if present:
+                return False
+        else:
+            raise ValueError(f'"{req.operator}" is not a valid label selector operator')
+    return True
+
+
+def selector_to_string(selector: LabelSelector | None) -> str:
+    """metav1.FormatLabelSelector-like string, as CloneSet/ASTS publish in status.labelSelector."""
+    if selector is None:
+        return "<none>"
+    parts: list[str] = []
+    for key in sorted(selector.match_labels or {}):
+        parts.append(f"{key}={(selector.match_labels or {})[key]}")
+    for req in selector.match_expressions or []:
+        values = ",".join(sorted(req.values or []))
+        if req.operator == "In":
+            parts.append(f"{req.key} in ({values})")
+        elif req.operator == "NotIn":
+            parts.append(f"{req.key} notin ({values})")
+        elif req.operator == "Exists":
+            parts.append(req.key)
+        elif req.operator == "DoesNotExist":
+            parts.append(f"!{req.key}")
+    return ",".join(sorted(parts)) if parts else ""
+
+
+class Condition(KruiseModel):
+    """The condition shape shared by Kruise workload statuses (type/status/reason/message/times)."""
+
+    type: str
+    status: str
+    last_transition_time: Time | None = None
+    last_update_time: Time | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class LocalObjectReference(KruiseModel):
+    name: str | None = None
+
+
+class TargetReference(KruiseModel):
+    """A reference to a workload by apiVersion/kind/name (PUB targetRef, WorkloadSpread targetRef ...)."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    name: str | None = None
+
+
+class KruiseObject(KruiseModel):
+    """The envelope of every Kruise object; concrete kinds narrow `spec` and `status`."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+
+# --- int-or-string arithmetic (k8s.io/apimachinery/pkg/util/intstr) ---
+
+_ATOI = re.compile(r"[+-]?[0-9]+")
+
+
+class IntOrStringError(ValueError):
+    """Raised with the same text as upstream's intstr helpers."""
+
+
+def _int_or_percent(value: int | str) -> tuple[int, bool]:
+    if isinstance(value, bool):
+        raise IntOrStringError("invalid type: neither int nor percentage")
+    if isinstance(value, int):
+        return value, False
+    if isinstance(value, str):
+        if not value.endswith("%"):
+            raise IntOrStringError("invalid type: string is not a percentage")
+        digits = value[:-1]
+        if not _ATOI.fullmatch(digits):
+            raise IntOrStringError(
+                f'invalid value "{value}": strconv.Atoi: parsing "{digits}": invalid syntax'
+            )
+        return int(digits), True
+    raise IntOrStringError("invalid type: neither int nor percentage")
+
+
+def is_percent(value: int | str | None) -> bool:
+    return isinstance(value, str) and value.endswith("%")
+
+
+def scaled_value(value: int | str | None, total: int, round_up: bool) -> int:
+    """intstr.GetScaledValueFromIntOrPercent: ints as-is, "N%" of total rounded up or down."""
+    if value is None:
+        raise IntOrStringError("nil value for IntOrString")
+    try:
+        number, percent = _int_or_percent(value)
+    except IntOrStringError as err:
+        raise IntOrStringError(f"invalid value for IntOrString: {err}") from None
+    if not percent:
+        return number
+    scaled = float(number) * float(total) / 100
+    return math.ceil(scaled) if round_up else math.floor(scaled)
+
+
+def scaled_value_round_up(value: int | str | None, total: int) -> int:
+    return scaled_value(value, total, round_up=True)
+
+
+def scaled_value_round_down(value: int | str | None, total: int) -> int:
+    return scaled_value(value, total, round_up=False)
+
+
+def percent_value(value: int | str) -> int:
+    """The number inside "N%" (errors like upstream for other strings)."""
+    number, percent = _int_or_percent(value)
+    if not percent:
+        raise IntOrStringError("invalid type: string is not a percentage")
+    return number

@@ -1,0 +1,24 @@
+"""Every Kruise kind, in one list, so the CRD generator, webhook and docs iterate the same thing.
+
+To add a kind: import its module and append its CRDInfo (module attribute `CRD`) to KINDS.
+"""
+
+from __future__ import annotations
+
+from kruise.api.crdgen import CRDInfo
+
+KINDS: list[CRDInfo] = []
+
+
+def by_kind(group: str, kind: str) -> CRDInfo:
+    for info in KINDS:
+        if info.group == group and info.kind == kind:
+            return info
+    raise KeyError(f"{kind}.{group} is not a registered kind")
+
+
+def by_plural(group: str, plural: str) -> CRDInfo:
+    for info in KINDS:
+        if info.group == group and info.plural == plural:
+            return info
+    raise KeyError(f"{plural}.{group} is not a registered kind")
