@@ -18,6 +18,9 @@ from pydantic import BaseModel
 from kruise.api.common import IntOrStringSchema, ListMapKeys, PreserveUnknown, SchemaFormat
 
 AGE_COLUMN_PATH = ".metadata.creationTimestamp"
+CRD_REQUIRED: dict[str, Any] = {"crd_required": True}
+"""Pass as `Field(default=None, json_schema_extra=CRD_REQUIRED)`: required in the CRD schema (so the
+apiserver rejects its absence) while the model still parses without it and validation can name it."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,8 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
         if info.description:
             props = {"description": info.description, **props}
         properties[wire] = props
-        if info.is_required():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if info.is_required() or extra.get("crd_required"):
             required.append(wire)
     schema: dict[str, Any] = {"type": "object"}
     if model.__doc__ and getattr(model, "__crd_description__", False):

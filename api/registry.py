@@ -5,9 +5,12 @@ To add a kind: import its module and append its CRDInfo (module attribute `CRD`)
 
 from __future__ import annotations
 
+from kruise.api import cloneset
 from kruise.api.crdgen import CRDInfo
 
-KINDS: list[CRDInfo] = []
+KINDS: list[CRDInfo] = [
+    cloneset.CRD,
+]
 
 
 def by_kind(group: str, kind: str) -> CRDInfo:

@@ -286,3 +286,29 @@ class Errors:
 
     def extend(self, errs: list[FieldError]) -> None:
         self.items.extend(errs)
+
+
+def pydantic_errors(exc: Any) -> list[FieldError]:
+    """Turn a pydantic ValidationError (wrong types, missing fields) into apiserver-style field errors.
+
+    Union branches (int-or-string) report once per branch in pydantic; they collapse to one error here.
+    """
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for item in exc.errors():
+        path = ""
+        for part in item["loc"]:
+            if isinstance(part, int):
+                path += f"[{part}]"
+            elif part in ("int", "str", "bool", "float"):
+                continue
+            else:
+                path += f".{part}" if path else str(part)
+        if path in seen:
+            continue
+        seen.add(path)
+        if item["type"] == "missing":
+            errs.append(required(path))
+        else:
+            errs.append(invalid(path, item.get("input"), item["msg"]))
+    return errs

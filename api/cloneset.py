@@ -1,0 +1,280 @@
+"""CloneSet (apps.kruise.io/v1alpha1): stateless workload with in-place update, partition and surge."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from kruise.api.common import (
+    Condition,
+    Int32,
+    Int64,
+    IntOrString,
+    IntOrStringError,
+    KruiseModel,
+    KruiseObject,
+    LabelSelector,
+    Schemaless,
+    scaled_value_round_up,
+    selector_matches,
+)
+from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, ScaleSubresource, age_column
+from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
+from kruise.api.podtemplate_validation import template_labels, template_spec, validate_pod_template
+from kruise.api.validation import (
+    FieldError,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    validate_label_selector,
+    validate_nonnegative,
+)
+from kruise.api.workload_common import (
+    POD_UPDATE_TYPES,
+    UPDATE_TYPE_IN_PLACE_IF_POSSIBLE,
+    UPDATE_TYPE_IN_PLACE_ONLY,
+    UPDATE_TYPE_RECREATE,
+    InPlaceUpdateStrategy,
+    Lifecycle,
+    UpdatePriorityStrategy,
+    UpdateScatterTerm,
+    validate_priority_and_scatter,
+)
+
+GROUP = "apps.kruise.io"
+VERSION = "v1alpha1"
+KIND = "CloneSet"
+DEFAULT_MAX_UNAVAILABLE = "20%"
+
+
+class CloneSetScaleStrategy(KruiseModel):
+    pods_to_delete: list[str] | None = None
+    max_unavailable: IntOrString | None = None
+    disable_pvc_reuse: bool | None = Field(default=None, alias="disablePVCReuse")
+
+
+class CloneSetUpdateStrategy(KruiseModel):
+    type: str | None = None
+    partition: IntOrString | None = None
+    max_unavailable: IntOrString | None = None
+    max_surge: IntOrString | None = None
+    paused: bool | None = None
+    priority_strategy: UpdatePriorityStrategy | None = None
+    scatter_strategy: list[UpdateScatterTerm] | None = None
+    in_place_update_strategy: InPlaceUpdateStrategy | None = None
+
+
+class CloneSetSpec(KruiseModel):
+    replicas: Int32 | None = None
+    selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    template: Schemaless
+    volume_claim_templates: list[Schemaless] | None = None
+    scale_strategy: CloneSetScaleStrategy = Field(default_factory=CloneSetScaleStrategy)
+    update_strategy: CloneSetUpdateStrategy = Field(default_factory=CloneSetUpdateStrategy)
+    revision_history_limit: Int32 | None = None
+    min_ready_seconds: Int32 | None = None
+    lifecycle: Lifecycle | None = None
+
+
+class CloneSetStatus(KruiseModel):
+    observed_generation: Int64 | None = None
+    replicas: Int32 | None = None
+    ready_replicas: Int32 | None = None
+    available_replicas: Int32 | None = None
+    updated_replicas: Int32 | None = None
+    updated_ready_replicas: Int32 | None = None
+    updated_available_replicas: Int32 | None = None
+    expected_updated_replicas: Int32 | None = None
+    update_revision: str | None = None
+    current_revision: str | None = None
+    collision_count: Int32 | None = None
+    conditions: list[Condition] | None = None
+    label_selector: str | None = None
+
+
+class CloneSet(KruiseObject):
+    spec: CloneSetSpec
+    status: CloneSetStatus | None = None
+
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="clonesets",
+    short_names=("clone",),
+    versions=(
+        CRDVersion(
+            VERSION,
+            CloneSet,
+            printer_columns=(
+                PrinterColumn("DESIRED", "integer", ".spec.replicas"),
+                PrinterColumn("UPDATED", "integer", ".status.updatedReplicas"),
+                PrinterColumn("UPDATED_READY", "integer", ".status.updatedReadyReplicas"),
+                PrinterColumn("UPDATED_AVAILABLE", "integer", ".status.updatedAvailableReplicas"),
+                PrinterColumn("READY", "integer", ".status.readyReplicas"),
+                PrinterColumn("TOTAL", "integer", ".status.replicas"),
+                age_column(),
+                PrinterColumn("CONTAINERS", "string", ".spec.template.spec.containers[*].name", priority=1),
+                PrinterColumn("IMAGES", "string", ".spec.template.spec.containers[*].image", priority=1),
+                PrinterColumn("SELECTOR", "string", ".status.labelSelector", priority=1),
+            ),
+            scale=ScaleSubresource(),
+        ),
+    ),
+)
+
+
+def set_defaults(obj: CloneSet, inject_template_defaults: bool = True) -> None:
+    """SetDefaultsCloneSet."""
+    spec = obj.spec
+    if spec.replicas is None:
+        spec.replicas = 1
+    if spec.revision_history_limit is None:
+        spec.revision_history_limit = 10
+    if inject_template_defaults:
+        default_pod_template(spec.template)
+        for pvc in spec.volume_claim_templates or []:
+            default_pvc(pvc)
+    strategy = spec.update_strategy
+    if not strategy.type:
+        strategy.type = UPDATE_TYPE_RECREATE
+    elif (
+        strategy.type in (UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY)
+        and strategy.in_place_update_strategy is None
+    ):
+        strategy.in_place_update_strategy = InPlaceUpdateStrategy()
+    if strategy.partition is None:
+        strategy.partition = 0
+    if strategy.max_unavailable is None:
+        strategy.max_unavailable = DEFAULT_MAX_UNAVAILABLE
+    if strategy.max_surge is None:
+        strategy.max_surge = 0
+    spec.update_strategy = strategy
+    spec.scale_strategy = spec.scale_strategy
+
+
+def _scaled(value: IntOrString | None, replicas: int, field: str, path: str) -> tuple[int, list[FieldError]]:
+    if value is None:
+        return 0, []
+    try:
+        return scaled_value_round_up(value, replicas), []
+    except IntOrStringError as err:
+        return 0, [invalid(path, str(value), f"failed getValueFromIntOrPercent for {field}: {err}")]
+
+
+def validate_update_strategy(strategy: CloneSetUpdateStrategy, replicas: int, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if strategy.type not in POD_UPDATE_TYPES:
+        errs.append(
+            invalid(
+                f"{path}.type",
+                strategy.type or "",
+                f"must be '{UPDATE_TYPE_RECREATE}', {UPDATE_TYPE_IN_PLACE_IF_POSSIBLE} "
+                f"or '{UPDATE_TYPE_IN_PLACE_ONLY}'",
+            )
+        )
+    partition, perrs = _scaled(strategy.partition, replicas, "partition", f"{path}.partition")
+    errs.extend(perrs)
+    errs.extend(validate_nonnegative(partition, f"{path}.partition"))
+    errs.extend(validate_priority_and_scatter(strategy.priority_strategy, strategy.scatter_strategy, path))
+    max_unavailable, uerrs = _scaled(
+        strategy.max_unavailable, replicas, "maxUnavailable", f"{path}.maxUnavailable"
+    )
+    errs.extend(uerrs)
+    max_surge, serrs = _scaled(strategy.max_surge, replicas, "maxSurge", f"{path}.maxSurge")
+    errs.extend(serrs)
+    if strategy.type == UPDATE_TYPE_IN_PLACE_ONLY and max_surge > 0:
+        errs.append(
+            invalid(
+                f"{path}.maxSurge",
+                str(strategy.max_surge),
+                "can not use maxSurge with strategy type InPlaceOnly",
+            )
+        )
+    if replicas > 0 and max_unavailable < 1 and max_surge < 1:
+        errs.append(
+            invalid(
+                f"{path}.maxUnavailable",
+                strategy.max_unavailable,
+                "maxUnavailable and maxSurge should not both be less than 1",
+            )
+        )
+    return errs
+
+
+def validate_spec(spec: CloneSetSpec, path: str = "spec") -> list[FieldError]:
+    errs: list[FieldError] = []
+    replicas = spec.replicas if spec.replicas is not None else 1
+    errs.extend(validate_nonnegative(replicas, f"{path}.replicas"))
+    if spec.selector is None:
+        errs.append(required(f"{path}.selector"))
+    else:
+        errs.extend(validate_label_selector(spec.selector, f"{path}.selector"))
+        if spec.selector.is_empty():
+            errs.append(
+                invalid(f"{path}.selector", spec.selector.to_dict(), "empty selector is invalid for cloneset")
+            )
+        else:
+            try:
+                matched = selector_matches(spec.selector, template_labels(spec.template))
+            except ValueError:
+                matched = True  # the operator error is already reported above
+            if not matched:
+                errs.append(
+                    invalid(
+                        f"{path}.template.metadata.labels",
+                        template_labels(spec.template),
+                        "`selector` does not match template `labels`",
+                    )
+                )
+    errs.extend(validate_pod_template(spec.template, f"{path}.template"))
+    pod_spec = template_spec(spec.template)
+    restart = pod_spec.get("restartPolicy")
+    if restart and restart != "Always":
+        errs.append(not_supported(f"{path}.template.spec.restartPolicy", restart, ["Always"]))
+    if pod_spec.get("activeDeadlineSeconds") is not None:
+        errs.append(
+            forbidden(
+                f"{path}.template.spec.activeDeadlineSeconds",
+                "activeDeadlineSeconds in cloneset is not Supported",
+            )
+        )
+    pods = spec.scale_strategy.pods_to_delete or []
+    dups = sorted({p for p in pods if pods.count(p) > 1})
+    if dups:
+        errs.append(
+            invalid(f"{path}.scaleStrategy.podsToDelete", pods, f"duplicated items [{' '.join(dups)}]")
+        )
+    errs.extend(validate_update_strategy(spec.update_strategy, replicas, f"{path}.updateStrategy"))
+    return errs
+
+
+MUTABLE_SPEC_FIELDS = (
+    "replicas",
+    "template",
+    "scaleStrategy",
+    "updateStrategy",
+    "minReadySeconds",
+    "lifecycle",
+    "revisionHistoryLimit",
+    "volumeClaimTemplates",
+)
+
+
+def validate(obj: CloneSet, old: CloneSet | None = None) -> list[FieldError]:
+    """The validating webhook: create when `old` is None, update otherwise."""
+    errs: list[FieldError] = []
+    if old is not None:
+        new_rest = {k: v for k, v in obj.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
+        old_rest = {k: v for k, v in old.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
+        if new_rest != old_rest:
+            errs.append(
+                forbidden(
+                    "spec",
+                    "updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', "
+                    "'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'volumeClaimTemplates' and "
+                    "'revisionHistoryLimit' are forbidden",
+                )
+            )
+    errs.extend(validate_spec(obj.spec))
+    return errs

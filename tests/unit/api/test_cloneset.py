@@ -1,0 +1,197 @@
+"""CloneSet defaults, validation (create and update) and seed YAML acceptance."""
+
+import copy
+
+import pytest
+
+from kruise.api import cloneset
+from kruise.api.cloneset import CloneSet
+from kruise.api.crdgen import build_crd
+from kruise.api.schemacheck import check
+
+
+def make(**spec_overrides) -> dict:
+    spec = {
+        "replicas": 3,
+        "selector": {"matchLabels": {"app": "demo"}},
+        "template": {
+            "metadata": {"labels": {"app": "demo"}},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
+        },
+    }
+    spec.update(spec_overrides)
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": "demo"},
+        "spec": spec,
+    }
+
+
+def defaulted(data: dict) -> CloneSet:
+    obj = CloneSet.model_validate(data)
+    cloneset.set_defaults(obj)
+    return obj
+
+
+def test_defaults_match_upstream():
+    obj = defaulted(make(replicas=None))
+    spec = obj.to_dict()["spec"]
+    assert spec["replicas"] == 1
+    assert spec["revisionHistoryLimit"] == 10
+    assert spec["updateStrategy"] == {
+        "type": "ReCreate",
+        "partition": 0,
+        "maxUnavailable": "20%",
+        "maxSurge": 0,
+    }
+    assert spec["scaleStrategy"] == {}
+    pod = spec["template"]["spec"]
+    assert pod["restartPolicy"] == "Always"
+    assert pod["dnsPolicy"] == "ClusterFirst"
+    assert pod["terminationGracePeriodSeconds"] == 30
+    assert pod["schedulerName"] == "default-scheduler"
+    assert pod["securityContext"] == {}
+    container = pod["containers"][0]
+    assert container["imagePullPolicy"] == "Always"
+    assert container["terminationMessagePath"] == "/dev/termination-log"
+    assert container["terminationMessagePolicy"] == "File"
+
+
+def test_in_place_types_get_in_place_strategy_and_user_values_are_kept():
+    obj = defaulted(
+        make(updateStrategy={"type": "InPlaceIfPossible", "maxUnavailable": 2, "partition": "50%"})
+    )
+    strategy = obj.to_dict()["spec"]["updateStrategy"]
+    assert strategy == {
+        "type": "InPlaceIfPossible",
+        "partition": "50%",
+        "maxUnavailable": 2,
+        "maxSurge": 0,
+        "inPlaceUpdateStrategy": {},
+    }
+
+
+def test_defaulting_is_idempotent():
+    once = defaulted(make()).to_dict()
+    twice = defaulted(copy.deepcopy(once)).to_dict()
+    assert once == twice
+
+
+def test_valid_cloneset_has_no_errors():
+    assert cloneset.validate(defaulted(make())) == []
+
+
+INVALID = [
+    ({"replicas": -1}, ["spec.replicas: Invalid value: -1: must be greater than or equal to 0"]),
+    ({"selector": None}, ["spec.selector: Required value"]),
+    ({"selector": {}}, ["spec.selector: Invalid value: {}: empty selector is invalid for cloneset"]),
+    (
+        {"selector": {"matchLabels": {"app": "other"}}},
+        [
+            'spec.template.metadata.labels: Invalid value: {"app":"demo"}: '
+            "`selector` does not match template `labels`"
+        ],
+    ),
+    (
+        {"updateStrategy": {"partition": -1}},
+        ["spec.updateStrategy.partition: Invalid value: -1: must be greater than or equal to 0"],
+    ),
+    (
+        {"updateStrategy": {"type": "Rolling"}},
+        [
+            'spec.updateStrategy.type: Invalid value: "Rolling": '
+            "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'"
+        ],
+    ),
+    (
+        {"updateStrategy": {"type": "InPlaceOnly", "maxSurge": 1}},
+        [
+            'spec.updateStrategy.maxSurge: Invalid value: "1": '
+            "can not use maxSurge with strategy type InPlaceOnly"
+        ],
+    ),
+    (
+        {"updateStrategy": {"maxUnavailable": 0, "maxSurge": 0}},
+        [
+            "spec.updateStrategy.maxUnavailable: Invalid value: 0: "
+            "maxUnavailable and maxSurge should not both be less than 1"
+        ],
+    ),
+    (
+        {"updateStrategy": {"maxUnavailable": "10"}},
+        [
+            'spec.updateStrategy.maxUnavailable: Invalid value: "10": failed getValueFromIntOrPercent for '
+            "maxUnavailable: invalid value for IntOrString: invalid type: string is not a percentage",
+            # upstream goes on with maxUnavailable=0, so the both-below-1 rule fires as well
+            'spec.updateStrategy.maxUnavailable: Invalid value: "10": '
+            "maxUnavailable and maxSurge should not both be less than 1",
+        ],
+    ),
+    (
+        {"updateStrategy": {"scatterStrategy": [{"key": "a", "value": "1"}, {"key": "a", "value": "1"}]}},
+        ["spec.updateStrategy.scatterStrategy: Required value: duplicated key=a value=1"],
+    ),
+    (
+        {
+            "updateStrategy": {
+                "priorityStrategy": {
+                    "weightPriority": [{"weight": 101, "matchSelector": {"matchLabels": {"a": "b"}}}]
+                }
+            }
+        },
+        [
+            "spec.updateStrategy.priorityStrategy: Required value: "
+            "weight must be valid number in the range 1-100"
+        ],
+    ),
+    (
+        {"scaleStrategy": {"podsToDelete": ["a", "b", "a"]}},
+        ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","b","a"]: duplicated items [a]'],
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "messages"), INVALID)
+def test_invalid_clonesets(overrides, messages):
+    obj = defaulted(make(**overrides))
+    assert [str(e) for e in cloneset.validate(obj)] == messages
+
+
+def test_template_rules():
+    data = make()
+    data["spec"]["template"]["spec"].update(restartPolicy="Never", activeDeadlineSeconds=5)
+    data["spec"]["template"]["spec"]["containers"].append({"name": "main", "image": ""})
+    errs = [str(e) for e in cloneset.validate(defaulted(data))]
+    assert 'spec.template.spec.containers[1].name: Duplicate value: "main"' in errs
+    assert "spec.template.spec.containers[1].image: Required value" in errs
+    assert 'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"' in errs
+    assert (
+        "spec.template.spec.activeDeadlineSeconds: Forbidden: "
+        "activeDeadlineSeconds in cloneset is not Supported" in errs
+    )
+
+
+def test_update_allows_mutable_fields_and_forbids_selector_change():
+    old = defaulted(make())
+    new = defaulted(make(replicas=5, updateStrategy={"partition": 2}))
+    assert cloneset.validate(new, old) == []
+    changed = make(selector={"matchLabels": {"app": "demo", "x": "y"}})
+    changed["spec"]["template"]["metadata"]["labels"]["x"] = "y"
+    errs = [str(e) for e in cloneset.validate(defaulted(changed), old)]
+    assert errs[0].startswith("spec: Forbidden: updates to cloneset spec for fields other than 'replicas'")
+
+
+def _schema():
+    return build_crd(cloneset.CRD)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def test_seed_yaml_is_accepted(seeds_by_kind):
+    seeds = seeds_by_kind("CloneSet")
+    assert seeds, "the tutorials contain CloneSet examples"
+    for data in seeds:
+        report = check(data, _schema())
+        assert report.ok, (data["metadata"]["name"], report)
+        obj = defaulted(copy.deepcopy(data))
+        assert cloneset.validate(obj) == [], data["metadata"]["name"]
+        assert check(obj.to_dict(), _schema()).ok
