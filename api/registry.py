@@ -5,11 +5,13 @@ To add a kind: import its module and append its CRDInfo (module attribute `CRD`)
 
 from __future__ import annotations
 
-from kruise.api import cloneset
+from kruise.api import advancedcronjob, broadcastjob, cloneset
 from kruise.api.crdgen import CRDInfo
 
 KINDS: list[CRDInfo] = [
     cloneset.CRD,
+    broadcastjob.CRD,
+    advancedcronjob.CRD,
 ]
 
 

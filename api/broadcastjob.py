@@ -1,0 +1,198 @@
+"""BroadcastJob (apps.kruise.io/v1alpha1): run one pod of a template on every eligible node.
+
+Also home of CompletionPolicy, which upstream shares between BroadcastJob and the image pull jobs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from kruise.api import keys
+from kruise.api.common import Int32, Int64, IntOrString, KruiseModel, KruiseObject, Schemaless, Time
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.podtemplate_defaults import default_pod_template
+from kruise.api.podtemplate_validation import validate_pod_template
+from kruise.api.validation import FieldError, invalid
+
+GROUP = "apps.kruise.io"
+VERSION = "v1alpha1"
+KIND = "BroadcastJob"
+
+COMPLETION_ALWAYS = "Always"
+COMPLETION_NEVER = "Never"
+
+FAILURE_POLICY_CONTINUE = "Continue"
+FAILURE_POLICY_FAIL_FAST = "FailFast"
+FAILURE_POLICY_PAUSE = "Pause"
+
+PHASE_RUNNING = "running"
+PHASE_PAUSED = "paused"
+PHASE_COMPLETED = "completed"
+PHASE_FAILED = "failed"
+
+CONDITION_COMPLETE = "Complete"
+CONDITION_FAILED = "Failed"
+
+UNLIMITED_PARALLELISM = (1 << 31) - 1
+"""Upstream's default parallelism: MaxInt32, i.e. every desired node at once."""
+
+
+class CompletionPolicy(KruiseModel):
+    type: str | None = None
+    active_deadline_seconds: Int64 | None = None
+    ttl_seconds_after_finished: Int32 | None = Field(default=None, alias="ttlSecondsAfterFinished")
+
+
+class FailurePolicy(KruiseModel):
+    type: str | None = None
+    restart_limit: Int32 | None = None
+
+
+class BroadcastJobSpec(KruiseModel):
+    parallelism: IntOrString | None = None
+    template: Schemaless = Field(default_factory=dict)
+    completion_policy: CompletionPolicy = Field(default_factory=CompletionPolicy)
+    paused: bool | None = None
+    failure_policy: FailurePolicy | None = None
+
+
+class JobCondition(KruiseModel):
+    type: str
+    status: str
+    last_probe_time: Time | None = None
+    last_transition_time: Time | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class BroadcastJobStatus(KruiseModel):
+    conditions: list[JobCondition] | None = None
+    start_time: Time | None = None
+    completion_time: Time | None = None
+    active: Int32 = 0
+    succeeded: Int32 = 0
+    failed: Int32 = 0
+    desired: Int32 = 0
+    phase: str = ""
+
+
+class BroadcastJob(KruiseObject):
+    api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
+    kind: Literal["BroadcastJob"] | None = None
+    spec: BroadcastJobSpec = Field(default_factory=BroadcastJobSpec)
+    status: BroadcastJobStatus | None = None
+
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="broadcastjobs",
+    short_names=("bcj",),
+    versions=(
+        CRDVersion(
+            name=VERSION,
+            model=BroadcastJob,
+            printer_columns=(
+                PrinterColumn(
+                    "Desired", "integer", ".status.desired", description="The desired number of pods."
+                ),
+                PrinterColumn(
+                    "Active", "integer", ".status.active", description="The number of actively running pods."
+                ),
+                PrinterColumn(
+                    "Succeeded",
+                    "integer",
+                    ".status.succeeded",
+                    description="The number of pods which reached phase Succeeded.",
+                ),
+                PrinterColumn(
+                    "Failed",
+                    "integer",
+                    ".status.failed",
+                    description="The number of pods which reached phase Failed.",
+                ),
+                age_column(),
+            ),
+        ),
+    ),
+)
+
+
+def set_defaults_spec(spec: BroadcastJobSpec, inject_template_defaults: bool = True) -> None:
+    """SetDefaultsBroadcastJob: completion Always, parallelism MaxInt32, FailFast, restartPolicy OnFailure.
+
+    Like upstream, pod-template defaults run first, so an empty restartPolicy becomes Always there
+    (and is then rejected by validation) unless template defaulting is skipped — the mutating
+    webhook skips it only on updates that leave the template unchanged (or with TemplateNoDefaults).
+    """
+    if inject_template_defaults:
+        default_pod_template(spec.template)
+    # Re-assigning marks defaulted sub-objects as set, so to_dict() emits them.
+    spec.completion_policy = spec.completion_policy
+    spec.template = spec.template
+    if not spec.completion_policy.type:
+        spec.completion_policy.type = COMPLETION_ALWAYS
+    if spec.parallelism is None:
+        spec.parallelism = UNLIMITED_PARALLELISM
+    if spec.failure_policy is None:
+        spec.failure_policy = FailurePolicy()
+    if not spec.failure_policy.type:
+        spec.failure_policy.type = FAILURE_POLICY_FAIL_FAST
+    pod_spec = spec.template.setdefault("spec", {})
+    if not pod_spec.get("restartPolicy"):
+        pod_spec["restartPolicy"] = "OnFailure"
+
+
+def set_defaults(obj: BroadcastJob, inject_template_defaults: bool = True) -> None:
+    set_defaults_spec(obj.spec, inject_template_defaults)
+
+
+def validate_spec(spec: BroadcastJobSpec, path: str = "spec") -> list[FieldError]:
+    """validateBroadcastJobSpec: completion-policy combinations, restartPolicy, reserved labels, template."""
+    errs: list[FieldError] = []
+    policy = spec.completion_policy
+    if policy.type == COMPLETION_NEVER:
+        if policy.ttl_seconds_after_finished is not None:
+            errs.append(
+                invalid(
+                    f"{path}.completionPolicy.ttlSecondsAfterFinished",
+                    policy.ttl_seconds_after_finished,
+                    "ttlSecondsAfterFinished can just work with Always CompletionPolicyType",
+                )
+            )
+        if policy.active_deadline_seconds is not None:
+            errs.append(
+                invalid(
+                    f"{path}.completionPolicy.activeDeadlineSeconds",
+                    policy.active_deadline_seconds,
+                    "activeDeadlineSeconds can just work with Always CompletionPolicyType",
+                )
+            )
+    restart_policy = (spec.template.get("spec") or {}).get("restartPolicy", "")
+    if restart_policy not in ("OnFailure", "Never"):
+        errs.append(
+            invalid(
+                f"{path}.template.spec.restartPolicy",
+                restart_policy,
+                "pod restartPolicy can only be Never or OnFailure",
+            )
+        )
+    labels: dict[str, Any] = (spec.template.get("metadata") or {}).get("labels") or {}
+    if labels.get(keys.LABEL_BROADCASTJOB_NAME) or labels.get(keys.LABEL_BROADCASTJOB_CONTROLLER_UID):
+        errs.append(
+            invalid(
+                f"{path}.template.metadata.labels",
+                labels,
+                f'"{keys.LABEL_BROADCASTJOB_NAME}" and "{keys.LABEL_BROADCASTJOB_CONTROLLER_UID}" '
+                "are not allowed to preset in pod labels",
+            )
+        )
+    errs.extend(validate_pod_template(spec.template, f"{path}.template"))
+    return errs
+
+
+def validate(obj: BroadcastJob) -> list[FieldError]:
+    """The validating webhook runs the same checks on CREATE and UPDATE."""
+    return validate_spec(obj.spec)
