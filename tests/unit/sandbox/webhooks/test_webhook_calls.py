@@ -1,0 +1,403 @@
+"""WebhookAdmission against a real HTTPS webhook: bodies, patches, errors worded as kube-apiserver."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from webhook_server import Reply, patch_response
+
+from kruise.sandbox.apiserver.admission import AdmissionAttributes, AdmissionDenied
+
+ADM = ("admissionregistration.k8s.io", "v1")
+
+
+def pod(name="web", labels=None, namespace="default"):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+    }
+
+
+def pod_attrs(
+    op="CREATE", obj=None, old=None, namespace="default", sub="", dry_run=False
+) -> AdmissionAttributes:
+    return AdmissionAttributes(
+        operation=op,
+        group="",
+        version="v1",
+        resource="pods",
+        subresource=sub,
+        kind={"group": "", "version": "v1", "kind": "Pod"},
+        namespace=namespace,
+        name="web",
+        object=obj,
+        old_object=old,
+        dry_run=dry_run,
+    )
+
+
+def hook(name, client_config, resources=("pods",), ops=("CREATE",), **extra):
+    return {
+        "name": name,
+        "clientConfig": client_config,
+        "rules": [
+            {"operations": list(ops), "apiGroups": [""], "apiVersions": ["v1"], "resources": list(resources)}
+        ],
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        **extra,
+    }
+
+
+def url_config(server, certificates, path):
+    return {"url": server.url(path), "caBundle": certificates.ca_bundle}
+
+
+def service_config(certificates, path, name="hooks"):
+    return {
+        "service": {"namespace": "system", "name": name, "path": path},
+        "caBundle": certificates.ca_bundle,
+    }
+
+
+def register(store, plural, name, *hooks):
+    store.add(*ADM, plural, {"metadata": {"name": name}, "webhooks": list(hooks)})
+
+
+async def test_mutating_patch_is_applied_and_review_is_complete(store, server, certificates, admission):
+    server.routes["/mutate"] = lambda req: patch_response(
+        [{"op": "add", "path": "/metadata/labels/injected", "value": "yes"}], warnings=["careful"]
+    )
+    register(
+        store,
+        "mutatingwebhookconfigurations",
+        "m",
+        hook("m.kruise.io", url_config(server, certificates, "/mutate")),
+    )
+    attrs = pod_attrs(obj=pod())
+    warnings = await admission.mutate(attrs)
+    assert attrs.object["metadata"]["labels"] == {"injected": "yes"}
+    assert warnings == ["careful"]
+    (review,) = server.received["/mutate"]
+    request = review["request"]
+    assert review["apiVersion"] == "admission.k8s.io/v1" and review["kind"] == "AdmissionReview"
+    assert request["kind"] == {"group": "", "version": "v1", "kind": "Pod"} == request["requestKind"]
+    assert (
+        request["resource"]
+        == {"group": "", "version": "v1", "resource": "pods"}
+        == request["requestResource"]
+    )
+    assert request["operation"] == "CREATE" and request["namespace"] == "default" and request["name"] == "web"
+    assert request["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+    assert request["dryRun"] is False and request["oldObject"] is None
+    assert request["userInfo"]["username"] == "system:admin"
+    assert "subResource" not in request and len(request["uid"]) == 36
+
+
+async def test_service_reference_is_verified_against_service_dns_name(store, server, certificates, admission):
+    server.routes["/svc"] = lambda req: {"allowed": True}
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        hook("v.kruise.io", service_config(certificates, "/svc")),
+    )
+    assert await admission.validate(pod_attrs(obj=pod())) == []
+    assert len(server.received["/svc"]) == 1
+
+
+async def test_service_without_address_fails_closed(store, certificates, admission):
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        hook("v.kruise.io", service_config(certificates, "/", "nope")),
+    )
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(pod_attrs(obj=pod()))
+    status = caught.value.status
+    assert status["code"] == 500 and status["reason"] == "InternalError"
+    assert status["message"].startswith(
+        'Internal error occurred: failed calling webhook "v.kruise.io": failed to call webhook: '
+        'Post "https://nope.system.svc:443/?timeout=10s"'
+    )
+
+
+@pytest.mark.parametrize("policy", ["Fail", "Ignore"])
+async def test_untrusted_certificate_obeys_failure_policy(store, server, admission, policy):
+    from webhook_server import make_certificates
+
+    other_ca = make_certificates(["elsewhere"])
+    server.routes["/v"] = lambda req: {"allowed": False}
+    config = {"url": server.url("/v"), "caBundle": other_ca.ca_bundle}
+    register(store, "validatingwebhookconfigurations", "v", hook("v.kruise.io", config, failurePolicy=policy))
+    if policy == "Ignore":
+        assert await admission.validate(pod_attrs(obj=pod())) == []
+        return
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(pod_attrs(obj=pod()))
+    assert "CERTIFICATE_VERIFY_FAILED" in caught.value.status["message"]
+    assert caught.value.status["message"].startswith(
+        'Internal error occurred: failed calling webhook "v.kruise.io"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "reason", "message"),
+    [
+        (None, 400, None, 'admission webhook "d.kruise.io" denied the request without explanation'),
+        ({"message": "no way"}, 400, None, 'admission webhook "d.kruise.io" denied the request: no way'),
+        (
+            {"code": 403, "reason": "Forbidden"},
+            403,
+            "Forbidden",
+            'admission webhook "d.kruise.io" denied the request: Forbidden',
+        ),
+        ({"code": 200, "message": "m"}, 400, None, 'admission webhook "d.kruise.io" denied the request: m'),
+    ],
+)
+async def test_denial_is_worded_as_apiserver(
+    store, server, certificates, admission, status, code, reason, message
+):
+    server.routes["/d"] = lambda req: {"allowed": False, **({"status": status} if status else {})}
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        hook("d.kruise.io", url_config(server, certificates, "/d")),
+    )
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(pod_attrs(obj=pod()))
+    body = caught.value.status
+    assert (body["kind"], body["status"], body["code"], body["message"]) == (
+        "Status",
+        "Failure",
+        code,
+        message,
+    )
+    assert body.get("reason") == reason
+
+
+async def test_eviction_subresource_is_refused_with_real_message(store, server, certificates, admission):
+    server.routes["/pub"] = lambda req: {
+        "allowed": False,
+        "status": {"code": 429, "message": "pub unavailable"},
+    }
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "pub",
+        hook("pub.kruise.io", url_config(server, certificates, "/pub"), resources=["pods/eviction"]),
+    )
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "web", "namespace": "default"},
+    }
+    plain = pod_attrs(obj=pod())
+    assert await admission.validate(plain) == []
+    attrs = pod_attrs(obj=eviction, sub="eviction")
+    attrs.kind = {"group": "policy", "version": "v1", "kind": "Eviction"}
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(attrs)
+    assert caught.value.status["code"] == 429
+    assert (
+        caught.value.status["message"]
+        == 'admission webhook "pub.kruise.io" denied the request: pub unavailable'
+    )
+    (review,) = server.received["/pub"]
+    assert review["request"]["subResource"] == "eviction" and review["request"]["kind"]["kind"] == "Eviction"
+
+
+async def test_timeout_is_a_call_failure(store, server, certificates, admission):
+    never = asyncio.Event()
+    server.routes["/slow"] = lambda req: Reply(delay=never)
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        hook("slow.kruise.io", url_config(server, certificates, "/slow"), timeoutSeconds=1),
+    )
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(pod_attrs(obj=pod()))
+    assert caught.value.status["message"] == (
+        'Internal error occurred: failed calling webhook "slow.kruise.io": failed to call webhook: '
+        f'Post "{server.url("/slow")}?timeout=1s": context deadline exceeded'
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "fragment"),
+    [
+        (Reply(status=500, body=b"boom"), 'an error on the server ("boom")'),
+        (
+            Reply(
+                body=b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"x"}}'
+            ),
+            "expected response.uid=",
+        ),
+        (
+            Reply(body=b'{"apiVersion":"v1","kind":"Status"}'),
+            "expected webhook response of admission.k8s.io/v1",
+        ),
+    ],
+)
+async def test_broken_answers_fail_closed(store, server, certificates, admission, reply, fragment):
+    server.routes["/bad"] = lambda req: reply
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        hook("bad.kruise.io", url_config(server, certificates, "/bad")),
+    )
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(pod_attrs(obj=pod()))
+    assert fragment in caught.value.status["message"]
+    assert caught.value.status["code"] == 500
+
+
+async def test_mutating_order_and_reinvocation(store, server, certificates, admission):
+    calls: list[str] = []
+
+    def first(req):
+        calls.append("a-first")
+        return {"allowed": True}
+
+    def second(req):
+        calls.append("b-second")
+        if "late" in req["object"]["metadata"]["labels"]:
+            return {"allowed": True}
+        return patch_response([{"op": "add", "path": "/metadata/labels/late", "value": "1"}])
+
+    server.routes["/first"] = first
+    server.routes["/second"] = second
+    # registered out of order: configurations run sorted by name
+    register(
+        store,
+        "mutatingwebhookconfigurations",
+        "b",
+        hook("second", url_config(server, certificates, "/second")),
+    )
+    register(
+        store,
+        "mutatingwebhookconfigurations",
+        "a",
+        hook("first", url_config(server, certificates, "/first"), reinvocationPolicy="IfNeeded"),
+    )
+    attrs = pod_attrs(obj=pod())
+    await admission.mutate(attrs)
+    assert calls == ["a-first", "b-second", "a-first"]
+    assert server.received["/first"][1]["request"]["object"]["metadata"]["labels"] == {"late": "1"}
+
+
+async def test_no_reinvocation_without_change(store, server, certificates, admission):
+    server.routes["/same"] = lambda req: {"allowed": True}
+    register(
+        store,
+        "mutatingwebhookconfigurations",
+        "a",
+        hook("one", url_config(server, certificates, "/same"), reinvocationPolicy="IfNeeded"),
+        hook("two", url_config(server, certificates, "/same")),
+    )
+    await admission.mutate(pod_attrs(obj=pod()))
+    assert len(server.received["/same"]) == 2
+
+
+async def test_namespace_selector(store, server, certificates, admission):
+    server.routes["/ns"] = lambda req: {"allowed": False}
+    selector = {"matchLabels": {"env": "prod"}}
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        hook("ns.kruise.io", url_config(server, certificates, "/ns"), namespaceSelector=selector),
+    )
+    assert await admission.validate(pod_attrs(obj=pod())) == []
+    with pytest.raises(AdmissionDenied):
+        await admission.validate(pod_attrs(obj=pod(namespace="team"), namespace="team"))
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(pod_attrs(obj=pod(namespace="ghost"), namespace="ghost"))
+    assert (
+        caught.value.status["code"] == 404
+        and caught.value.status["message"] == 'namespaces "ghost" not found'
+    )
+
+
+async def test_object_selector_matches_old_or_new(store, server, certificates, admission):
+    server.routes["/obj"] = lambda req: {"allowed": True}
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        hook(
+            "obj.kruise.io",
+            url_config(server, certificates, "/obj"),
+            ops=["*"],
+            objectSelector={"matchLabels": {"protect": "true"}},
+        ),
+    )
+    await admission.validate(pod_attrs(obj=pod()))
+    assert "/obj" not in server.received
+    await admission.validate(pod_attrs(op="UPDATE", obj=pod(), old=pod(labels={"protect": "true"})))
+    await admission.validate(pod_attrs(op="DELETE", old=pod(labels={"protect": "true"})))
+    assert [r["request"]["operation"] for r in server.received["/obj"]] == ["UPDATE", "DELETE"]
+    assert server.received["/obj"][1]["request"]["options"]["kind"] == "DeleteOptions"
+
+
+async def test_dry_run_and_side_effects(store, server, certificates, admission):
+    server.routes["/dry"] = lambda req: {"allowed": True}
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        hook("clean", url_config(server, certificates, "/dry"), sideEffects="NoneOnDryRun"),
+    )
+    await admission.validate(pod_attrs(obj=pod(), dry_run=True))
+    assert server.received["/dry"][0]["request"]["dryRun"] is True
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "w",
+        hook("dirty", url_config(server, certificates, "/dry"), sideEffects="Some"),
+    )
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(pod_attrs(obj=pod(), dry_run=True))
+    assert caught.value.status["code"] == 400
+    assert caught.value.status["message"] == 'admission webhook "dirty" does not support dry run'
+
+
+async def test_webhook_configurations_are_exempt(store, server, certificates, admission):
+    server.routes["/all"] = lambda req: {"allowed": False}
+    everything = hook("all", url_config(server, certificates, "/all"))
+    everything["rules"] = [
+        {"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}
+    ]
+    register(store, "validatingwebhookconfigurations", "v", everything)
+    attrs = AdmissionAttributes(
+        operation="DELETE",
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="validatingwebhookconfigurations",
+        subresource="",
+        kind={
+            "group": "admissionregistration.k8s.io",
+            "version": "v1",
+            "kind": "ValidatingWebhookConfiguration",
+        },
+        namespace="",
+        name="v",
+        object=None,
+        old_object={"metadata": {"name": "v"}},
+    )
+    assert await admission.validate(attrs) == []
+
+
+async def test_validating_patch_is_refused(store, server, certificates, admission):
+    server.routes["/p"] = lambda req: patch_response([{"op": "add", "path": "/x", "value": 1}])
+    register(store, "validatingwebhookconfigurations", "v", hook("p", url_config(server, certificates, "/p")))
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.validate(pod_attrs(obj=pod()))
+    assert "validating webhook may not return a patch" in caught.value.status["message"]
