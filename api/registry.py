@@ -5,13 +5,16 @@ To add a kind: import its module and append its CRDInfo (module attribute `CRD`)
 
 from __future__ import annotations
 
-from kruise.api import advancedcronjob, broadcastjob, cloneset
+from kruise.api import advancedcronjob, broadcastjob, cloneset, imagelistpulljob, imagepulljob, nodeimage
 from kruise.api.crdgen import CRDInfo
 
 KINDS: list[CRDInfo] = [
     cloneset.CRD,
     broadcastjob.CRD,
     advancedcronjob.CRD,
+    imagepulljob.CRD,
+    imagelistpulljob.CRD,
+    nodeimage.CRD,
 ]
 
 

@@ -1,0 +1,107 @@
+"""ImageListPullJob (apps.kruise.io/v1alpha1): pre-pull a list of images, one ImagePullJob per image."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from kruise.api.common import Int32, KruiseModel, KruiseObject, Time
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.imagepulljob import (
+    ImagePullJobTemplate,
+    completion_type_errors,
+    image_errors,
+    set_defaults_pull_policy,
+    validate_selectors,
+)
+from kruise.api.validation import FieldError, invalid, required
+
+GROUP = "apps.kruise.io"
+VERSION = "v1alpha1"
+KIND = "ImageListPullJob"
+
+MAX_IMAGES = 255
+
+
+class ImageListPullJobSpec(ImagePullJobTemplate):
+    images: list[str]
+
+
+class FailedImageStatus(KruiseModel):
+    image_pull_job: str | None = None
+    name: str | None = None
+    message: str | None = None
+
+
+class ImageListPullJobStatus(KruiseModel):
+    start_time: Time | None = None
+    completion_time: Time | None = None
+    desired: Int32 = 0
+    active: Int32 = 0
+    completed: Int32 = 0
+    succeeded: Int32 = 0
+    failed_image_statuses: list[FailedImageStatus] | None = None
+
+
+class ImageListPullJob(KruiseObject):
+    api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
+    kind: Literal["ImageListPullJob"] | None = None
+    spec: ImageListPullJobSpec
+    status: ImageListPullJobStatus | None = None
+
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="imagelistpulljobs",
+    versions=(
+        CRDVersion(
+            name=VERSION,
+            model=ImageListPullJob,
+            printer_columns=(
+                PrinterColumn("TOTAL", "integer", ".status.desired", description="Number of image pull job"),
+                PrinterColumn(
+                    "SUCCEEDED",
+                    "integer",
+                    ".status.succeeded",
+                    description="Number of image pull job succeeded",
+                ),
+                PrinterColumn(
+                    "COMPLETED",
+                    "integer",
+                    ".status.completed",
+                    description="Number of ImagePullJobs which are finished",
+                ),
+                age_column(),
+            ),
+        ),
+    ),
+)
+
+
+def set_defaults(obj: ImageListPullJob) -> None:
+    """SetDefaultsImageListPullJob: Always, timeout 600s, 3 retries (imagePullPolicy stays per child)."""
+    set_defaults_pull_policy(obj.spec)
+
+
+def validate(obj: ImageListPullJob) -> list[FieldError]:
+    """The validating webhook's `validate`: first problem only, with upstream's message as detail."""
+    spec = obj.spec
+    errs = validate_selectors(spec, "spec")
+    if errs:
+        return errs
+    if len(spec.images) == 0:
+        return [required("spec.images", "image can not be empty")]
+    seen: set[str] = set()
+    for i, image in enumerate(spec.images):
+        if image in seen:
+            return [invalid(f"spec.images[{i}]", image, "images cannot have duplicate values")]
+        seen.add(image)
+    if len(spec.images) > MAX_IMAGES:
+        return [
+            invalid("spec.images", len(spec.images), f"the maximum number of images cannot > {MAX_IMAGES}")
+        ]
+    for i, image in enumerate(spec.images):
+        errs = image_errors(image, f"spec.images[{i}]")
+        if errs:
+            return errs
+    return completion_type_errors(spec.completion_policy, "spec.completionPolicy")
