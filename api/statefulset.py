@@ -1,0 +1,472 @@
+"""Advanced StatefulSet (apps.kruise.io v1beta1 storage, v1alpha1 served): native StatefulSet plus
+in-place update, maxUnavailable, unordered update, reserved ordinals and lifecycle hooks.
+
+v1alpha1 is a strict subset of v1beta1 with identical meaning, so both versions share defaulting
+and validation; a v1alpha1 object is checked through its v1beta1 reading.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonpatch
+from pydantic import Field
+
+from kruise.api.common import (
+    Int32,
+    Int64,
+    IntOrString,
+    IntOrStringError,
+    KruiseModel,
+    KruiseObject,
+    LabelSelector,
+    Schemaless,
+    scaled_value_round_up,
+    selector_matches,
+)
+from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, ScaleSubresource, age_column
+from kruise.api.keys import CONDITION_INPLACE_UPDATE_READY
+from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
+from kruise.api.podtemplate_validation import template_labels, template_spec, validate_pod_template
+from kruise.api.validation import (
+    FieldError,
+    forbidden,
+    int_or_percent_errors,
+    invalid,
+    not_supported,
+    required,
+    validate_label_selector,
+    validate_nonnegative,
+)
+from kruise.api.workload_common import (
+    POD_UPDATE_TYPES,
+    UPDATE_TYPE_IN_PLACE_IF_POSSIBLE,
+    UPDATE_TYPE_IN_PLACE_ONLY,
+    UPDATE_TYPE_RECREATE,
+    InPlaceUpdateStrategy,
+    Lifecycle,
+    UpdatePriorityStrategy,
+    priority_strategy_problem,
+)
+
+GROUP = "apps.kruise.io"
+KIND = "StatefulSet"
+MAX_MIN_READY_SECONDS = 300
+POD_MANAGEMENT_ORDERED_READY = "OrderedReady"
+POD_MANAGEMENT_PARALLEL = "Parallel"
+STRATEGY_ROLLING_UPDATE = "RollingUpdate"
+STRATEGY_ON_DELETE = "OnDelete"
+PVC_RETAIN = "Retain"
+PVC_DELETE = "Delete"
+_RESERVE_RANGE = re.compile(r"^\d+-\d+$")
+_IN_PLACE_ONLY_PATCH = re.compile(r"/containers/([0-9]+)/image")
+
+
+class UnorderedUpdateStrategy(KruiseModel):
+    priority_strategy: UpdatePriorityStrategy | None = None
+
+
+class RollingUpdateStatefulSetStrategy(KruiseModel):
+    partition: Int32 | None = None
+    max_unavailable: IntOrString | None = None
+    pod_update_policy: str | None = None
+    paused: bool | None = None
+    unordered_update: UnorderedUpdateStrategy | None = None
+    in_place_update_strategy: InPlaceUpdateStrategy | None = None
+    min_ready_seconds: Int32 | None = None
+
+
+class StatefulSetUpdateStrategy(KruiseModel):
+    type: str | None = None
+    rolling_update: RollingUpdateStatefulSetStrategy | None = None
+
+
+class VolumeClaimUpdateStrategy(KruiseModel):
+    type: str | None = None
+
+
+class StatefulSetScaleStrategy(KruiseModel):
+    max_unavailable: IntOrString | None = None
+
+
+class PersistentVolumeClaimRetentionPolicy(KruiseModel):
+    when_deleted: str | None = None
+    when_scaled: str | None = None
+
+
+class StatefulSetOrdinals(KruiseModel):
+    start: Int32 = 0
+
+
+class StatefulSetSpecV1alpha1(KruiseModel):
+    replicas: Int32 | None = None
+    selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    template: Schemaless
+    volume_claim_templates: list[Schemaless] | None = None
+    service_name: str | None = None
+    pod_management_policy: str | None = None
+    update_strategy: StatefulSetUpdateStrategy = Field(default_factory=StatefulSetUpdateStrategy)
+    revision_history_limit: Int32 | None = None
+
+
+class StatefulSetSpec(StatefulSetSpecV1alpha1):
+    volume_claim_update_strategy: VolumeClaimUpdateStrategy = Field(default_factory=VolumeClaimUpdateStrategy)
+    reserve_ordinals: list[IntOrString] | None = None
+    lifecycle: Lifecycle | None = None
+    scale_strategy: StatefulSetScaleStrategy | None = None
+    persistent_volume_claim_retention_policy: PersistentVolumeClaimRetentionPolicy | None = None
+    ordinals: StatefulSetOrdinals | None = None
+
+
+class StatefulSetCondition(KruiseModel):
+    type: str
+    status: str
+    last_transition_time: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class VolumeClaimStatus(KruiseModel):
+    volume_claim_name: str
+    compatible_replicas: Int32 = 0
+    compatible_ready_replicas: Int32 = 0
+
+
+class StatefulSetStatusV1alpha1(KruiseModel):
+    observed_generation: Int64 | None = None
+    replicas: Int32 | None = None
+    ready_replicas: Int32 | None = None
+    available_replicas: Int32 | None = None
+    current_replicas: Int32 | None = None
+    updated_replicas: Int32 | None = None
+    current_revision: str | None = None
+    update_revision: str | None = None
+    collision_count: Int32 | None = None
+    conditions: list[StatefulSetCondition] | None = None
+    label_selector: str | None = None
+
+
+class StatefulSetStatus(StatefulSetStatusV1alpha1):
+    updated_ready_replicas: Int32 | None = None
+    updated_available_replicas: Int32 | None = None
+    volume_claims: list[VolumeClaimStatus] | None = None
+
+
+class StatefulSetV1alpha1(KruiseObject):
+    spec: StatefulSetSpecV1alpha1
+    status: StatefulSetStatusV1alpha1 | None = None
+
+
+class StatefulSet(KruiseObject):
+    spec: StatefulSetSpec
+    status: StatefulSetStatus | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("DESIRED", "integer", ".spec.replicas"),
+    PrinterColumn("CURRENT", "integer", ".status.replicas"),
+    PrinterColumn("UPDATED", "integer", ".status.updatedReplicas"),
+    PrinterColumn("READY", "integer", ".status.readyReplicas"),
+    age_column(),
+    PrinterColumn("CONTAINERS", "string", ".spec.template.spec.containers[*].name", priority=1),
+    PrinterColumn("IMAGES", "string", ".spec.template.spec.containers[*].image", priority=1),
+)
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="statefulsets",
+    short_names=("sts", "asts"),
+    versions=(
+        CRDVersion(
+            "v1alpha1", StatefulSetV1alpha1, storage=False, printer_columns=_COLUMNS, scale=ScaleSubresource()
+        ),
+        CRDVersion("v1beta1", StatefulSet, storage=True, printer_columns=_COLUMNS, scale=ScaleSubresource()),
+    ),
+)
+
+
+def to_v1beta1(obj: StatefulSetV1alpha1 | StatefulSet) -> StatefulSet:
+    """Read a v1alpha1 object as v1beta1 (every v1alpha1 field exists there with the same meaning)."""
+    if isinstance(obj, StatefulSet):
+        return obj
+    data = obj.to_dict()
+    data["apiVersion"] = f"{GROUP}/v1beta1"
+    return StatefulSet.model_validate(data)
+
+
+def set_defaults(obj: StatefulSet | StatefulSetV1alpha1, inject_template_defaults: bool = True) -> None:
+    """SetDefaultsStatefulSet (gate StatefulSetAutoDeletePVC on, as in 1.8; AutoResizePVC off)."""
+    spec = obj.spec
+    if not spec.pod_management_policy:
+        spec.pod_management_policy = POD_MANAGEMENT_ORDERED_READY
+    strategy = spec.update_strategy
+    if not strategy.type:
+        strategy.type = STRATEGY_ROLLING_UPDATE
+    if strategy.type == STRATEGY_ROLLING_UPDATE:
+        rolling = strategy.rolling_update or RollingUpdateStatefulSetStrategy()
+        if rolling.partition is None:
+            rolling.partition = 0
+        if rolling.max_unavailable is None:
+            rolling.max_unavailable = 1
+        if not rolling.pod_update_policy:
+            rolling.pod_update_policy = UPDATE_TYPE_RECREATE
+        if rolling.min_ready_seconds is None:
+            rolling.min_ready_seconds = 0
+        strategy.rolling_update = rolling
+    spec.update_strategy = strategy
+    if isinstance(spec, StatefulSetSpec):
+        policy = spec.persistent_volume_claim_retention_policy or PersistentVolumeClaimRetentionPolicy()
+        if not policy.when_deleted:
+            policy.when_deleted = PVC_RETAIN
+        if not policy.when_scaled:
+            policy.when_scaled = PVC_RETAIN
+        spec.persistent_volume_claim_retention_policy = policy
+        spec.volume_claim_update_strategy = spec.volume_claim_update_strategy
+    if spec.replicas is None:
+        spec.replicas = 1
+    if spec.revision_history_limit is None:
+        spec.revision_history_limit = 10
+    if inject_template_defaults:
+        default_pod_template(spec.template)
+        for pvc in spec.volume_claim_templates or []:
+            default_pvc(pvc)
+
+
+def _max_unavailable_errors(value: IntOrString, spec: StatefulSetSpec, path: str) -> list[FieldError]:
+    errs = int_or_percent_errors(value, path)
+    if isinstance(value, int) and value < 0:
+        errs.append(invalid(path, value, "must be greater than or equal to 0"))
+    try:
+        scaled = scaled_value_round_up(value, 1)
+    except IntOrStringError as err:
+        errs.append(invalid(path, value, f"getValueFromIntOrPercent error: {err}"))
+    else:
+        if scaled < 1:
+            errs.append(invalid(path, value, "should not be less than 1"))
+    if spec.pod_management_policy != POD_MANAGEMENT_PARALLEL and value != 1:
+        errs.append(invalid(path, value, "can only work with Parallel PodManagementPolicyType"))
+    return errs
+
+
+def _rolling_update_errors(spec: StatefulSetSpec, path: str) -> list[FieldError]:
+    rolling = spec.update_strategy.rolling_update
+    if rolling is None:
+        return []
+    rpath = f"{path}.updateStrategy.rollingUpdate"
+    errs = validate_nonnegative(rolling.partition or 0, f"{rpath}.partition")
+    min_ready = rolling.min_ready_seconds or 0
+    errs.extend(validate_nonnegative(min_ready, f"{rpath}.minReadySeconds"))
+    if min_ready > MAX_MIN_READY_SECONDS:
+        errs.append(invalid(f"{rpath}.minReadySeconds", min_ready, "must be no more than 300 seconds"))
+    if rolling.max_unavailable is None:
+        errs.append(required(f"{rpath}.maxUnavailable"))
+    else:
+        errs.extend(_max_unavailable_errors(rolling.max_unavailable, spec, f"{rpath}.maxUnavailable"))
+    policy = rolling.pod_update_policy or ""
+    if not policy:
+        errs.append(required(f"{rpath}.podUpdatePolicy"))
+    elif policy in (UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY):
+        gates = template_spec(spec.template).get("readinessGates") or []
+        if not any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates):
+            errs.append(
+                invalid(
+                    f"{path}.template.spec.readinessGates",
+                    gates,
+                    f"must contains {CONDITION_INPLACE_UPDATE_READY} when podUpdatePolicy is {policy}",
+                )
+            )
+    elif policy not in POD_UPDATE_TYPES:
+        errs.append(
+            invalid(
+                f"{rpath}.podUpdatePolicy",
+                policy,
+                f"must be '{UPDATE_TYPE_RECREATE}', {UPDATE_TYPE_IN_PLACE_IF_POSSIBLE} "
+                f"or '{UPDATE_TYPE_IN_PLACE_ONLY}'",
+            )
+        )
+    if rolling.unordered_update is not None:
+        upath = f"{rpath}.unorderedUpdate"
+        if spec.pod_management_policy != POD_MANAGEMENT_PARALLEL:
+            errs.append(
+                required(upath, "unorderedUpdate can only work with Parallel PodManagementPolicyType")
+            )
+        problem = priority_strategy_problem(rolling.unordered_update.priority_strategy)
+        if problem:
+            errs.append(required(f"{upath}.priorityStrategy", problem))
+    return errs
+
+
+def _reserve_ordinal_errors(spec: StatefulSetSpec) -> list[FieldError]:
+    errs: list[FieldError] = []
+    ordinals = spec.reserve_ordinals or []
+    for i, item in enumerate(ordinals):
+        if isinstance(item, str):
+            if not _RESERVE_RANGE.match(item):
+                errs.append(invalid("", ordinals, f"{i} th reserve ordinal is not a valid range: {item}"))
+            else:
+                low, high = (int(x) for x in item.split("-"))
+                if low > high:
+                    errs.append(
+                        invalid(
+                            "",
+                            ordinals,
+                            f"{i} th reserve ordinal is invalid: {item}, err = "
+                            f"invalid range {item}: start {low} is greater than end {high}",
+                        )
+                    )
+        elif item < 0:
+            errs.append(invalid("", ordinals, f"{i} th reserve ordinal is negative: {item}"))
+    return errs
+
+
+def _retention_errors(policy: PersistentVolumeClaimRetentionPolicy | None, path: str) -> list[FieldError]:
+    if policy is None:
+        return []
+    errs = []
+    for name, value in (("whenDeleted", policy.when_deleted), ("whenScaled", policy.when_scaled)):
+        if value not in (PVC_RETAIN, PVC_DELETE):
+            errs.append(not_supported(f"{path}.{name}", value or "", [PVC_RETAIN, PVC_DELETE]))
+    return errs
+
+
+def validate_spec(spec: StatefulSetSpec, path: str = "spec") -> list[FieldError]:
+    errs: list[FieldError] = []
+    policy = spec.pod_management_policy or ""
+    if not policy:
+        errs.append(required(f"{path}.podManagementPolicy"))
+    elif policy not in (POD_MANAGEMENT_ORDERED_READY, POD_MANAGEMENT_PARALLEL):
+        errs.append(
+            invalid(f"{path}.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"),
+        )
+    errs.extend(_reserve_ordinal_errors(spec))
+    if spec.scale_strategy is not None and spec.scale_strategy.max_unavailable is not None:
+        errs.extend(
+            _max_unavailable_errors(
+                spec.scale_strategy.max_unavailable, spec, f"{path}.scaleStrategy.maxUnavailable"
+            )
+        )
+    stype = spec.update_strategy.type or ""
+    if not stype:
+        errs.append(required(f"{path}.updateStrategy"))
+    elif stype == STRATEGY_ON_DELETE:
+        if spec.update_strategy.rolling_update is not None:
+            errs.append(
+                invalid(
+                    f"{path}.updateStrategy.rollingUpdate",
+                    spec.update_strategy.rolling_update.to_dict(),
+                    "only allowed for updateStrategy 'RollingUpdate'",
+                )
+            )
+    elif stype == STRATEGY_ROLLING_UPDATE:
+        errs.extend(_rolling_update_errors(spec, path))
+    else:
+        errs.append(
+            invalid(
+                f"{path}.updateStrategy",
+                spec.update_strategy.to_dict(),
+                "must be 'RollingUpdate' or 'OnDelete'",
+            )
+        )
+    errs.extend(
+        _retention_errors(
+            spec.persistent_volume_claim_retention_policy, f"{path}.persistentVolumeClaimRetentionPolicy"
+        )
+    )
+    errs.extend(validate_nonnegative(spec.replicas if spec.replicas is not None else 1, f"{path}.replicas"))
+    if spec.selector is None:
+        errs.append(required(f"{path}.selector"))
+    else:
+        errs.extend(validate_label_selector(spec.selector, f"{path}.selector"))
+        if spec.selector.is_empty():
+            errs.append(
+                invalid(
+                    f"{path}.selector", spec.selector.to_dict(), "empty selector is invalid for statefulset"
+                )
+            )
+    try:
+        matched = spec.selector is None or selector_matches(spec.selector, template_labels(spec.template))
+    except ValueError:
+        matched = True
+    if spec.selector is not None and not spec.selector.is_empty() and not matched:
+        errs.append(
+            invalid(
+                f"{path}.template.metadata.labels",
+                template_labels(spec.template),
+                "`selector` does not match template `labels`",
+            )
+        )
+    errs.extend(validate_pod_template(spec.template, f"{path}.template"))
+    pod_spec = template_spec(spec.template)
+    restart = pod_spec.get("restartPolicy")
+    if restart and restart != "Always":
+        errs.append(not_supported(f"{path}.template.spec.restartPolicy", restart, ["Always"]))
+    if pod_spec.get("activeDeadlineSeconds") is not None:
+        errs.append(
+            forbidden(
+                f"{path}.template.spec.activeDeadlineSeconds",
+                "activeDeadlineSeconds in StatefulSet is not Supported",
+            )
+        )
+    return errs
+
+
+MUTABLE_SPEC_FIELDS = (
+    "replicas",
+    "ordinals",
+    "template",
+    "reserveOrdinals",
+    "lifecycle",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "volumeClaimTemplates",
+    "volumeClaimUpdateStrategy",
+    "updateStrategy",
+    "scaleStrategy",
+)
+
+
+def validate(
+    obj: StatefulSet | StatefulSetV1alpha1, old: StatefulSet | StatefulSetV1alpha1 | None = None
+) -> list[FieldError]:
+    """The validating webhook for either version: create when `old` is None, update otherwise."""
+    new = to_v1beta1(obj)
+    errs = validate_spec(new.spec)
+    if old is not None:
+        previous = to_v1beta1(old)
+        new_rest = {k: v for k, v in new.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
+        old_rest = {k: v for k, v in previous.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
+        if new_rest != old_rest:
+            errs.append(
+                forbidden(
+                    "spec",
+                    "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+                    "'reserveOrdinals', 'lifecycle', 'revisionHistoryLimit', "
+                    "'persistentVolumeClaimRetentionPolicy', "
+                    "`volumeClaimTemplates`, `VolumeClaimUpdateStrategy` and 'updateStrategy' are forbidden",
+                )
+            )
+        errs.extend(
+            validate_nonnegative(new.spec.replicas if new.spec.replicas is not None else 1, "spec.replicas")
+        )
+        errs.extend(
+            _retention_errors(
+                new.spec.persistent_volume_claim_retention_policy, "spec.persistentVolumeClaimRetentionPolicy"
+            )
+        )
+    return errs
+
+
+def in_place_only_problem(old_template: dict[str, Any], new_template: dict[str, Any]) -> str | None:
+    """Whole-request rejection for InPlaceOnly updates that change more than container images."""
+    patch = jsonpatch.make_patch(
+        (old_template or {}).get("spec") or {}, (new_template or {}).get("spec") or {}
+    )
+    for op in patch.patch:
+        if op["op"] != "replace" or not _IN_PLACE_ONLY_PATCH.search(op["path"]):
+            return (
+                f"invalid template modified with InPlaceOnly strategy: {op['op']} {op['path']}, "
+                "currently only image update is allowed for InPlaceOnly"
+            )
+    return None
