@@ -324,7 +324,25 @@ class Handle:
     kubeconfig: Path
 
 
-FAULTS = ("compact_watch_history", "drop_watches")
+# The emulator's fault hooks, under the names it may use (on the server or its store).
+_COMPACT = ("compact_watch_history", "compact_history", "compact")
+_DROP = ("drop_watches", "drop_watch_connections", "close_watches", "close_watchers")
+
+
+def _hook(server: Any, names: tuple[str, ...]) -> Any:
+    for owner in (server, getattr(server, "store", None)):
+        for name in names:
+            if owner is not None and callable(getattr(owner, name, None)):
+                return getattr(owner, name)
+    return None
+
+
+@dataclass
+class _EmulatorFaults:
+    """Presents the emulator's hooks under the names these tests use."""
+
+    compact_watch_history: Any
+    drop_watches: Any
 
 
 @pytest.fixture(params=["fake", "emulator"])
@@ -335,9 +353,10 @@ async def apiserver(tmp_path, request) -> Handle:
             emulator = request.getfixturevalue("emulator")
         except pytest.FixtureLookupError:
             pytest.skip("the sandbox emulator fixture is not available yet")
-        if not all(hasattr(emulator.server, fault) for fault in FAULTS):
-            pytest.skip(f"the sandbox emulator lacks the fault hooks {FAULTS}")
-        yield emulator
+        compact, drop = _hook(emulator.server, _COMPACT), _hook(emulator.server, _DROP)
+        if compact is None or drop is None:
+            pytest.skip("the sandbox emulator has no watch-compaction / watch-drop hooks")
+        yield Handle(_EmulatorFaults(compact, drop), emulator.url, Path(emulator.kubeconfig))
         return
     server = FakeApiServer()
     url = await server.start()

@@ -210,8 +210,10 @@ async def _gap_then_410(client, apiserver, informer_client, monkeypatch):
     log = Log(informer)
     informer.start()
     await informer.wait_for_sync(10)
+    # A live watch is proven by seeing an object created after the list.
+    await client.create(CONFIGMAPS, cm("live"))
+    await until(lambda: informer.get("default/live") is not None)
     synced_at = len(log.events)
-    await until(lambda: len(apiserver.server.watchers) == 1)
     # Cut the watch and hold the reconnect; change things; compact history so resuming is 410.
     gate.clear()
     apiserver.server.drop_watches()
