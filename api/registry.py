@@ -5,7 +5,7 @@ To add a kind: import its module and append its CRDInfo (module attribute `CRD`)
 
 from __future__ import annotations
 
-from kruise.api import advancedcronjob, broadcastjob, cloneset, imagelistpulljob, imagepulljob, nodeimage
+from kruise.api import advancedcronjob, broadcastjob, cloneset, crr, imagelistpulljob, imagepulljob, nodeimage
 from kruise.api.crdgen import CRDInfo
 
 KINDS: list[CRDInfo] = [
@@ -15,6 +15,7 @@ KINDS: list[CRDInfo] = [
     imagepulljob.CRD,
     imagelistpulljob.CRD,
     nodeimage.CRD,
+    crr.CRD,
 ]
 
 

@@ -1,0 +1,280 @@
+"""ContainerRecreateRequest (apps.kruise.io/v1alpha1): ask kruise-daemon to recreate containers of a pod.
+
+Upstream has no validating webhook for this kind: its *mutating* webhook both checks and fills the
+object (labels, strategy defaults, per-container preStop/ports/statusContext copied from the pod),
+and answers with plain messages and HTTP 400/403 rather than field errors. The pure parts live here
+as `admit_create` / `admit_update`, returning a Rejection with upstream's code and text; the webhook
+layer only has to fetch the pod and node.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
+
+from kruise.api import keys
+from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, Schemaless, Time
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
+
+GROUP = "apps.kruise.io"
+VERSION = "v1alpha1"
+KIND = "ContainerRecreateRequest"
+
+FAILURE_POLICY_FAIL = "Fail"
+FAILURE_POLICY_IGNORE = "Ignore"
+
+PHASE_PENDING = "Pending"
+PHASE_RECREATING = "Recreating"
+PHASE_SUCCEEDED = "Succeeded"
+PHASE_FAILED = "Failed"
+PHASE_COMPLETED = "Completed"
+
+MIN_ACTIVE_DEADLINE_SECONDS = 3
+VIRTUAL_KUBELET_LABEL_KEY = "type"
+VIRTUAL_KUBELET_LABEL_VALUE = "virtual-kubelet"
+CONDITION_SIDECAR_TERMINATED = "SidecarTerminated"
+
+
+class ProbeHandler(KruiseModel):
+    exec: Schemaless | None = None
+    http_get: Schemaless | None = Field(default=None, alias="httpGet")
+    tcp_socket: Schemaless | None = None
+
+
+class ContainerContext(KruiseModel):
+    container_id: str = Field(alias="containerID")
+    restart_count: Int32 = 0
+
+
+class RecreateContainer(KruiseModel):
+    name: str
+    pre_stop: ProbeHandler | None = None
+    ports: list[Schemaless] | None = None
+    status_context: ContainerContext | None = None
+
+
+class RecreateStrategy(KruiseModel):
+    failure_policy: str | None = None
+    ordered_recreate: bool | None = None
+    force_recreate: bool | None = None
+    termination_grace_period_seconds: Int64 | None = None
+    unready_grace_period_seconds: Int64 | None = None
+    min_started_seconds: Int32 | None = None
+
+
+class ContainerRecreateRequestSpec(KruiseModel):
+    pod_name: str
+    containers: list[RecreateContainer]
+    strategy: RecreateStrategy | None = None
+    active_deadline_seconds: Int64 | None = None
+    ttl_seconds_after_finished: Int32 | None = Field(default=None, alias="ttlSecondsAfterFinished")
+
+
+class ContainerRecreateState(KruiseModel):
+    name: str
+    phase: str
+    message: str | None = None
+    is_killed: bool | None = None
+
+
+class ContainerRecreateRequestStatus(KruiseModel):
+    phase: str = ""
+    completion_time: Time | None = None
+    message: str | None = None
+    container_recreate_states: list[ContainerRecreateState] | None = None
+
+
+class SyncContainerStatus(KruiseModel):
+    """One entry of the `crr.apps.kruise.io/sync-container-statuses` annotation (JSON list)."""
+
+    name: str
+    ready: bool = False
+    restart_count: Int32 = 0
+    container_id: str | None = Field(default=None, alias="containerID")
+
+
+class ContainerRecreateRequest(KruiseObject):
+    api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
+    kind: Literal["ContainerRecreateRequest"] | None = None
+    spec: ContainerRecreateRequestSpec
+    status: ContainerRecreateRequestStatus | None = None
+
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="containerrecreaterequests",
+    short_names=("crr",),
+    versions=(
+        CRDVersion(
+            name=VERSION,
+            model=ContainerRecreateRequest,
+            printer_columns=(
+                PrinterColumn(
+                    "PHASE", "string", ".status.phase", description="Phase of this ContainerRecreateRequest."
+                ),
+                PrinterColumn(
+                    "POD", "string", ".spec.podName", description="Pod name of this ContainerRecreateRequest."
+                ),
+                PrinterColumn(
+                    "NODE",
+                    "string",
+                    ".metadata.labels.crr\\.apps\\.kruise\\.io/node-name",
+                    description="Pod name of this ContainerRecreateRequest.",
+                ),
+                age_column(),
+            ),
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why the webhook refuses the request: upstream's HTTP code and message."""
+
+    code: int
+    message: str
+
+
+def admit_update(obj: ContainerRecreateRequest, old: ContainerRecreateRequest) -> Rejection | None:
+    """UPDATE: spec and the pod-uid/node-name labels are immutable, so is a stamped unready-acquired time."""
+    if obj.spec.model_dump(exclude_none=True) != old.spec.model_dump(exclude_none=True):
+        return Rejection(403, "spec of ContainerRecreateRequest is immutable")
+    new_labels = obj.metadata.labels or {}
+    old_labels = old.metadata.labels or {}
+    for key in (keys.LABEL_CRR_POD_UID, keys.LABEL_CRR_NODE_NAME):
+        if new_labels.get(key, "") != old_labels.get(key, ""):
+            return Rejection(403, f"not allowed to update immutable label {key}")
+    acquired = (old.metadata.annotations or {}).get(keys.ANNOTATION_CRR_UNREADY_ACQUIRED, "")
+    if (
+        acquired
+        and (obj.metadata.annotations or {}).get(keys.ANNOTATION_CRR_UNREADY_ACQUIRED, "") != acquired
+    ):
+        return Rejection(
+            403, f"not allowed to update immutable annotation {keys.ANNOTATION_CRR_UNREADY_ACQUIRED}"
+        )
+    return None
+
+
+def check_create(obj: ContainerRecreateRequest) -> Rejection | None:
+    """CREATE, the part that needs no pod: required fields, ranges, failurePolicy; fills what it can.
+
+    Mutates `obj` like upstream: strategy {} with failurePolicy Fail, label `crr.apps.kruise.io/active`.
+    """
+    labels = dict(obj.metadata.labels or {})
+    spec = obj.spec
+    if spec.pod_name == "":
+        return Rejection(400, "podName can not be empty")
+    if spec.strategy is None:
+        spec.strategy = RecreateStrategy()
+    labels[keys.LABEL_CRR_ACTIVE] = "true"
+    obj.metadata.labels = labels
+    if len(spec.containers) == 0:
+        return Rejection(400, "containers list can not be null")
+    if (
+        spec.active_deadline_seconds is not None
+        and spec.active_deadline_seconds < MIN_ACTIVE_DEADLINE_SECONDS
+    ):
+        return Rejection(400, f"activeDeadlineSeconds can not be less than {MIN_ACTIVE_DEADLINE_SECONDS}s")
+    strategy = spec.strategy
+    if (
+        strategy.termination_grace_period_seconds is not None
+        and strategy.termination_grace_period_seconds < 0
+    ):
+        return Rejection(400, "terminationGracePeriodSeconds must be non-negative integer")
+    if strategy.unready_grace_period_seconds is not None and strategy.unready_grace_period_seconds < 0:
+        return Rejection(400, "unreadyGracePeriodSeconds must be non-negative integer")
+    if not strategy.failure_policy:
+        strategy.failure_policy = FAILURE_POLICY_FAIL
+    elif strategy.failure_policy not in (FAILURE_POLICY_FAIL, FAILURE_POLICY_IGNORE):
+        return Rejection(400, f"unknown failurePolicy {strategy.failure_policy}")
+    return None
+
+
+def _pod_is_active(pod: dict[str, Any]) -> bool:
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+
+
+def _terminated_by_sidecar_terminator(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == CONDITION_SIDECAR_TERMINATED for c in conditions)
+
+
+def admit_create(
+    obj: ContainerRecreateRequest, pod: dict[str, Any] | None, node: dict[str, Any] | None
+) -> Rejection | None:
+    """The whole CREATE path given the pod named by spec.podName (None if absent) and its node.
+
+    On success `obj` carries everything upstream injects; on rejection it may be half-filled and
+    must be discarded.
+    """
+    rejection = check_create(obj)
+    if rejection:
+        return rejection
+    if pod is None:
+        return Rejection(400, f"no found Pod named {obj.spec.pod_name}")
+    pod_spec = pod.get("spec") or {}
+    if not _pod_is_active(pod) and not _terminated_by_sidecar_terminator(pod):
+        return Rejection(400, "not allowed to recreate containers in an inactive Pod")
+    if not pod_spec.get("nodeName"):
+        return Rejection(400, "not allowed to recreate containers in a pending Pod")
+    return _inject_pod(obj, pod, node)
+
+
+def _inject_pod(
+    obj: ContainerRecreateRequest, pod: dict[str, Any], node: dict[str, Any] | None
+) -> Rejection | None:
+    pod_spec = pod.get("spec") or {}
+    labels = dict(obj.metadata.labels or {})
+    labels[keys.LABEL_CRR_NODE_NAME] = pod_spec["nodeName"]
+    labels[keys.LABEL_CRR_POD_UID] = (pod.get("metadata") or {}).get("uid", "")
+    node_labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    if node_labels.get(VIRTUAL_KUBELET_LABEL_KEY) == VIRTUAL_KUBELET_LABEL_VALUE:
+        labels[VIRTUAL_KUBELET_LABEL_KEY] = VIRTUAL_KUBELET_LABEL_VALUE
+    obj.metadata.labels = labels
+    strategy = obj.spec.strategy or RecreateStrategy()
+    if strategy.termination_grace_period_seconds is None:
+        strategy.termination_grace_period_seconds = pod_spec.get("terminationGracePeriodSeconds")
+    containers = {c.get("name"): c for c in pod_spec.get("containers") or []}
+    statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    seen: set[str] = set()
+    for container in obj.spec.containers:
+        if container.name in seen:
+            return Rejection(400, f"can not recreate {container.name} multi times")
+        seen.add(container.name)
+        if (
+            container.pre_stop is not None
+            or container.ports is not None
+            or container.status_context is not None
+        ):
+            return Rejection(400, "preStop, ports, statusContext in container are ready-only fields")
+        pod_container = containers.get(container.name)
+        if pod_container is None:
+            return Rejection(400, f"container {container.name} not found in Pod")
+        status = statuses.get(container.name)
+        if status is None:
+            return Rejection(400, f"not found {container.name} containerStatus in Pod Status")
+        if not status.get("containerID"):
+            return Rejection(
+                400,
+                f"no containerID in {container.name} containerStatus, "
+                "maybe the container has not been initialized",
+            )
+        pre_stop = (pod_container.get("lifecycle") or {}).get("preStop")
+        if pre_stop:
+            container.pre_stop = ProbeHandler(
+                exec=copy.deepcopy(pre_stop.get("exec")),
+                http_get=copy.deepcopy(pre_stop.get("httpGet")),
+                tcp_socket=copy.deepcopy(pre_stop.get("tcpSocket")),
+            )
+        if container.pre_stop is not None and container.pre_stop.http_get is not None:
+            container.ports = copy.deepcopy(pod_container.get("ports"))
+        container.status_context = ContainerContext(
+            container_id=status["containerID"], restart_count=status.get("restartCount", 0)
+        )
+    return None
