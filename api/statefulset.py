@@ -236,8 +236,6 @@ def set_defaults(obj: StatefulSet | StatefulSetV1alpha1, inject_template_default
 
 def _max_unavailable_errors(value: IntOrString, spec: StatefulSetSpec, path: str) -> list[FieldError]:
     errs = int_or_percent_errors(value, path)
-    if isinstance(value, int) and value < 0:
-        errs.append(invalid(path, value, "must be greater than or equal to 0"))
     try:
         scaled = scaled_value_round_up(value, 1)
     except IntOrStringError as err:

@@ -253,12 +253,20 @@ def validate_nonnegative(value: int | None, path: str) -> list[FieldError]:
     return []
 
 
+PERCENT_MSG = (
+    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
+    "regex used for validation is '[0-9]+%')"
+)
+
+
 def int_or_percent_errors(value: int | str | None, path: str) -> list[FieldError]:
-    """ValidatePositiveIntOrPercent (apps validation): an int or a well-formed "N%"."""
-    if value is None or isinstance(value, int):
+    """apps ValidatePositiveIntOrPercent: a non-negative int or a well-formed "N%"."""
+    if value is None:
         return []
+    if isinstance(value, int):
+        return validate_nonnegative(value, path)
     if not re.fullmatch(r"[0-9]+%", value):
-        return [invalid(path, value, "must be an integer or percentage (e.g '5%')")]
+        return [invalid(path, value, PERCENT_MSG)]
     return []
 
 

@@ -99,7 +99,11 @@ def test_percent_helpers():
     assert int_or_percent_errors("10%", "p") == []
     assert int_or_percent_errors(3, "p") == []
     assert [str(e) for e in int_or_percent_errors("10", "p")] == [
-        "p: Invalid value: \"10\": must be an integer or percentage (e.g '5%')"
+        "p: Invalid value: \"10\": a valid percent string must be a numeric string followed by an ending '%' "
+        "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+    ]
+    assert [str(e) for e in int_or_percent_errors(-1, "p")] == [
+        "p: Invalid value: -1: must be greater than or equal to 0"
     ]
     assert [str(e) for e in percent_over_100("101%", "p")] == [
         'p: Invalid value: "101%": must not be greater than 100%'
