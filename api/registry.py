@@ -5,7 +5,16 @@ To add a kind: import its module and append its CRDInfo (module attribute `CRD`)
 
 from __future__ import annotations
 
-from kruise.api import advancedcronjob, broadcastjob, cloneset, crr, imagelistpulljob, imagepulljob, nodeimage
+from kruise.api import (
+    advancedcronjob,
+    broadcastjob,
+    cloneset,
+    crr,
+    imagelistpulljob,
+    imagepulljob,
+    nodeimage,
+    resourcedistribution,
+)
 from kruise.api.crdgen import CRDInfo
 
 KINDS: list[CRDInfo] = [
@@ -16,6 +25,7 @@ KINDS: list[CRDInfo] = [
     imagelistpulljob.CRD,
     nodeimage.CRD,
     crr.CRD,
+    resourcedistribution.CRD,
 ]
 
 
