@@ -1,0 +1,131 @@
+"""Pure container-level rules of the kubelet: pull policy, env config checks, status entries.
+
+Kept apart from the kubelet loop so each rule is tested on plain dicts, and so the messages
+(which users and Kruise's container-launch-priority barrier read) match the real kubelet's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from kruise.sandbox.cri import Container, ContainerState
+
+Obj = dict[str, Any]
+ConfigMapLookup = Callable[[str, str], Mapping[str, Any] | None]
+
+
+def default_pull_policy(image: str) -> str:
+    """Always for ``:latest`` or untagged images, IfNotPresent otherwise (apiserver defaulting)."""
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    if ":" not in last or last.endswith(":latest"):
+        return "Always"
+    return "IfNotPresent"
+
+
+def pull_policy(container: Mapping[str, Any]) -> str:
+    return container.get("imagePullPolicy") or default_pull_policy(container.get("image", ""))
+
+
+def config_error(namespace: str, container: Mapping[str, Any], lookup: ConfigMapLookup) -> str | None:
+    """Why the container's environment cannot be built from ConfigMaps yet, as the kubelet says it.
+
+    ``lookup(namespace, name)`` returns a ConfigMap dict or None. Optional references never block.
+    """
+    for source in container.get("envFrom") or []:
+        ref = source.get("configMapRef")
+        if ref and not ref.get("optional") and lookup(namespace, ref.get("name", "")) is None:
+            return f'configmap "{ref.get("name", "")}" not found'
+    for env in container.get("env") or []:
+        ref = (env.get("valueFrom") or {}).get("configMapKeyRef")
+        if not ref or ref.get("optional"):
+            continue
+        name, key = ref.get("name", ""), ref.get("key", "")
+        configmap = lookup(namespace, name)
+        if configmap is None:
+            return f'configmap "{name}" not found'
+        if key not in (configmap.get("data") or {}) and key not in (configmap.get("binaryData") or {}):
+            return f"couldn't find key {key} in ConfigMap {namespace}/{name}"
+    return None
+
+
+def rfc3339_ns(nanos: int) -> str:
+    return datetime.fromtimestamp(nanos / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def container_id_uri(container: Container) -> str:
+    return f"containerd://{container.id}"
+
+
+def terminated_state(container: Container) -> Obj:
+    state: Obj = {
+        "exitCode": container.exit_code,
+        "reason": container.reason or ("Completed" if container.exit_code == 0 else "Error"),
+        "startedAt": rfc3339_ns(container.started_at) if container.started_at else None,
+        "finishedAt": rfc3339_ns(container.finished_at) if container.finished_at else None,
+        "containerID": container_id_uri(container),
+    }
+    if container.message:
+        state["message"] = container.message
+    return state
+
+
+def container_status(
+    spec: Mapping[str, Any],
+    record: Container | None,
+    *,
+    restart_count: int,
+    ready: bool,
+    waiting: tuple[str, str] | None,
+    last_terminated: Obj | None,
+) -> Obj:
+    """One ``containerStatuses[]`` entry from the runtime record (None: not created yet)."""
+    status: Obj = {
+        "name": spec["name"],
+        "image": spec.get("image", ""),
+        "imageID": "",
+        "ready": False,
+        "restartCount": restart_count,
+        "started": False,
+        "lastState": {"terminated": last_terminated} if last_terminated else {},
+    }
+    if record is not None:
+        status["image"] = record.image_tag or record.image
+        status["imageID"] = record.image_ref
+        status["containerID"] = container_id_uri(record)
+    if waiting is not None or record is None or record.state == ContainerState.CREATED:
+        reason, message = waiting or ("ContainerCreating", "")
+        state: Obj = {"reason": reason}
+        if message:
+            state["message"] = message
+        status["state"] = {"waiting": state}
+    elif record.state == ContainerState.RUNNING:
+        status["state"] = {"running": {"startedAt": rfc3339_ns(record.started_at)}}
+        status["started"] = True
+        status["ready"] = ready
+    else:
+        status["state"] = {"terminated": terminated_state(record)}
+    return status
+
+
+def qos_class(pod: Obj) -> str:
+    """BestEffort / Guaranteed / Burstable from requests and limits (simplified GetPodQOS)."""
+    spec = pod.get("spec") or {}
+    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    any_set = False
+    guaranteed = True
+    for container in containers:
+        resources = container.get("resources") or {}
+        limits = resources.get("limits") or {}
+        requests = {**limits, **(resources.get("requests") or {})}
+        if requests or limits:
+            any_set = True
+        for name in ("cpu", "memory"):
+            if name not in limits or str(requests.get(name)) != str(limits.get(name)):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"

@@ -1,0 +1,611 @@
+"""A simulated kubelet: runs the pods bound to one node on that node's FakeRuntime.
+
+Each pod is reconciled level-triggered from the pod (watched with ``spec.nodeName=<node>``),
+ConfigMaps (for env blocking) and the runtime's container events (a container stopped through
+the CRI is restarted per restartPolicy). The containers are real runtime containers, so
+kruise-daemon sees what the kubelet runs. Status is written through pods/status with the pod's
+resourceVersion; a conflict just retries from fresher state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import ipaddress
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kruise.sandbox.cri import (
+    CAUSE_KUBELET,
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    Container,
+    ContainerEventType,
+    ContainerState,
+    CriError,
+    FakeRuntime,
+)
+from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
+from kruise.sandbox.simulator.containers import (
+    ConfigMapLookup,
+    config_error,
+    container_status,
+    pull_policy,
+    qos_class,
+    rfc3339_ns,
+    terminated_state,
+)
+from kruise.sandbox.simulator.events import Recorder, now_rfc3339
+from kruise.sandbox.simulator.informer import Informer
+from kruise.sandbox.simulator.node import NodeSpec
+from kruise.sandbox.simulator.podstatus import (
+    ContainerView,
+    kubelet_conditions,
+    merge_conditions,
+    pod_phase,
+)
+from kruise.sandbox.simulator.timing import Timing, pod_exit_code, pod_run_seconds
+from kruise.sandbox.simulator.workqueue import WorkQueue
+
+log = logging.getLogger(__name__)
+
+SIGTERM_EXIT_CODE = 0
+
+
+@dataclass
+class Slot:
+    """The kubelet's memory of one container of the pod spec across restarts."""
+
+    name: str
+    container_id: str = ""
+    restart_count: int = 0
+    ready_at: float = 0.0
+    run_until: float | None = None
+    waiting: tuple[str, str] | None = None
+    retry_at: float = 0.0
+    last_terminated: Obj | None = None
+    done: bool = False
+
+
+@dataclass
+class PodRun:
+    """A pod this kubelet is running: its sandbox, IP and container slots."""
+
+    uid: str
+    sandbox_id: str
+    ip: str
+    start_time: str
+    slots: dict[str, Slot] = field(default_factory=dict)
+    stop_at: float | None = None
+    stopped: bool = False
+
+    def slot(self, name: str) -> Slot:
+        return self.slots.setdefault(name, Slot(name))
+
+
+class IPPool:
+    """Unique pod IPs from the node's /24 (``.2`` to ``.254``)."""
+
+    def __init__(self, cidr: str) -> None:
+        network = ipaddress.ip_network(cidr)
+        self._free = [str(ip) for ip in list(network.hosts())[1:]]
+        self._used: set[str] = set()
+
+    def take(self) -> str:
+        if not self._free:
+            raise RuntimeError("pod CIDR exhausted")
+        ip = self._free.pop(0)
+        self._used.add(ip)
+        return ip
+
+    def release(self, ip: str) -> None:
+        if ip in self._used:
+            self._used.discard(ip)
+            self._free.append(ip)
+
+
+def _pod_key(pod: Obj) -> str:
+    meta = pod["metadata"]
+    return f"{meta['namespace']}/{meta['name']}"
+
+
+class Kubelet:
+    """Runs one node's pods. ``configmap`` answers ``(namespace, name) -> ConfigMap | None``."""
+
+    def __init__(
+        self,
+        client: Client,
+        node: NodeSpec,
+        runtime: FakeRuntime,
+        timing: Timing,
+        configmap: ConfigMapLookup,
+    ) -> None:
+        self.client = client
+        self.node = node
+        self.runtime = runtime
+        self.timing = timing
+        self.configmap = configmap
+        self.recorder = Recorder(client, "kubelet", node.name)
+        self.pods = Informer(client, resource_path("v1", "pods"), field_selector=f"spec.nodeName={node.name}")
+        self.pods.add_handler(lambda kind, pod: self.queue.add(_pod_key(pod)))
+        self.queue = WorkQueue(f"kubelet {node.name}", self._reconcile_guarded, workers=8)
+        self.runs: dict[str, PodRun] = {}
+        self.ips = IPPool(node.pod_cidr)
+        self._events_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.queue.start()
+        self.pods.start()
+        self._events_task = asyncio.create_task(self._runtime_events(), name=f"kubelet {self.node.name} cri")
+
+    async def stop(self) -> None:
+        await self.pods.stop()
+        await self.queue.stop()
+        if self._events_task:
+            self._events_task.cancel()
+            await asyncio.gather(self._events_task, return_exceptions=True)
+        await self.recorder.drain()
+
+    def configmaps_changed(self) -> None:
+        """Re-check pods with a container blocked on a ConfigMap."""
+        for key, run in self.runs.items():
+            if any(
+                slot.waiting and slot.waiting[0] == "CreateContainerConfigError"
+                for slot in run.slots.values()
+            ):
+                self.queue.add(key)
+
+    async def _runtime_events(self) -> None:
+        with self.runtime.subscribe() as events:
+            async for event in events:
+                if event.cause == CAUSE_KUBELET or event.type != ContainerEventType.STOPPED:
+                    continue
+                labels = event.container.labels
+                if POD_NAMESPACE_LABEL in labels and POD_NAME_LABEL in labels:
+                    self.queue.add(f"{labels[POD_NAMESPACE_LABEL]}/{labels[POD_NAME_LABEL]}")
+
+    # ---------------------------------------------------------------- reconcile
+
+    async def _reconcile_guarded(self, key: str) -> float | None:
+        try:
+            return await self._reconcile(key)
+        except ApiError as error:
+            if error.not_found:
+                return None
+            raise
+
+    async def _reconcile(self, key: str) -> float | None:
+        pod = self.pods.get(key)
+        run = self.runs.get(key)
+        if pod is None:
+            if run is not None:
+                self._teardown(key, run)
+            return None
+        uid = pod["metadata"]["uid"]
+        if run is not None and run.uid != uid:
+            self._teardown(key, run)
+            run = None
+        if pod["metadata"].get("deletionTimestamp"):
+            return await self._terminate(key, pod, run)
+        phase = (pod.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed") and run is None:
+            return None
+        if run is None:
+            run = self._admit(pod)
+            self.runs[key] = run
+        wake: list[float] = []
+        now = time.monotonic()
+        if phase not in ("Succeeded", "Failed"):
+            await self._sync_containers(pod, run, now, wake)
+        await self._write_status(key, pod, run)
+        return max(min(wake), 0.001) if wake else None
+
+    def _admit(self, pod: Obj) -> PodRun:
+        meta = pod["metadata"]
+        sandbox_id = self.runtime.run_pod_sandbox(
+            meta["name"], meta["namespace"], meta["uid"], meta.get("labels"), meta.get("annotations")
+        )
+        host_network = (pod.get("spec") or {}).get("hostNetwork")
+        ip = self.node.internal_ip if host_network else self.ips.take()
+        start = (pod.get("status") or {}).get("startTime") or now_rfc3339()
+        return PodRun(uid=meta["uid"], sandbox_id=sandbox_id, ip=ip, start_time=start)
+
+    def _teardown(self, key: str, run: PodRun) -> None:
+        self.runtime.remove_pod_sandbox(run.sandbox_id)
+        if run.ip != self.node.internal_ip:
+            self.ips.release(run.ip)
+        self.runs.pop(key, None)
+
+    # --------------------------------------------------------------- containers
+
+    async def _sync_containers(self, pod: Obj, run: PodRun, now: float, wake: list[float]) -> None:
+        spec = pod.get("spec") or {}
+        policy = spec.get("restartPolicy") or "Always"
+        for init in spec.get("initContainers") or []:
+            slot = run.slot(init["name"])
+            sidecar = init.get("restartPolicy") == "Always"
+            if slot.done and not sidecar:
+                continue
+            await self._ensure(
+                pod, run, slot, init, "Always" if sidecar else "OnFailure", now, wake, init=True
+            )
+            record = self._record(slot)
+            if sidecar:
+                if record is None or record.state != ContainerState.RUNNING:
+                    return
+                continue
+            if record is not None and record.state == ContainerState.RUNNING:
+                if slot.run_until is not None and now >= slot.run_until:
+                    self.runtime.stop_container(record.id, exit_code=0)
+                    slot.done = True
+                    continue
+                if slot.run_until is not None:
+                    wake.append(slot.run_until - now)
+                return
+            if record is not None and record.state == ContainerState.EXITED and record.exit_code == 0:
+                slot.done = True
+                continue
+            return
+        exit_code = pod_exit_code(pod)
+        for container in spec.get("containers") or []:
+            slot = run.slot(container["name"])
+            await self._ensure(pod, run, slot, container, policy, now, wake, init=False)
+            record = self._record(slot)
+            if record is None or record.state != ContainerState.RUNNING:
+                continue
+            if slot.run_until is not None:
+                if now >= slot.run_until:
+                    self.runtime.stop_container(record.id, exit_code=exit_code)
+                    if policy == "OnFailure" and exit_code != 0:
+                        wake.append(0.0)
+                else:
+                    wake.append(slot.run_until - now)
+            if slot.ready_at > now:
+                wake.append(slot.ready_at - now)
+
+    def _record(self, slot: Slot) -> Container | None:
+        if not slot.container_id:
+            return None
+        try:
+            return self.runtime.container(slot.container_id)
+        except CriError:
+            return None
+
+    async def _ensure(
+        self,
+        pod: Obj,
+        run: PodRun,
+        slot: Slot,
+        spec: Mapping[str, Any],
+        policy: str,
+        now: float,
+        wake: list[float],
+        *,
+        init: bool,
+    ) -> None:
+        """Make the container's runtime state follow its spec: restart on image change or exit."""
+        record = self._record(slot)
+        field_path = f"spec.{'initContainers' if init else 'containers'}{{{spec['name']}}}"
+        if record is not None and record.image != spec.get("image") and not (init and slot.done):
+            if record.state == ContainerState.RUNNING:
+                self.recorder.event(
+                    pod,
+                    "Normal",
+                    "Killing",
+                    f"Container {spec['name']} definition changed, will be restarted",
+                    field_path=field_path,
+                )
+                self.runtime.stop_container(record.id, exit_code=SIGTERM_EXIT_CODE)
+            self._retire(slot)
+            record = None
+        elif record is not None and record.state == ContainerState.EXITED:
+            restart = policy == "Always" or (policy == "OnFailure" and record.exit_code != 0)
+            if not restart:
+                return
+            self._retire(slot)
+            record = None
+        if record is not None:
+            return
+        if slot.retry_at > now:
+            wake.append(slot.retry_at - now)
+            return
+        await self._create(pod, run, slot, spec, now, wake, field_path, init=init)
+
+    def _retire(self, slot: Slot) -> None:
+        """Forget the slot's dead (or killed) container: it becomes lastState and the count goes up."""
+        record = self._record(slot)
+        if record is not None:
+            slot.last_terminated = terminated_state(record)
+            self.runtime.remove_container(record.id)
+        slot.container_id = ""
+        slot.restart_count += 1
+        slot.run_until = None
+
+    async def _create(
+        self,
+        pod: Obj,
+        run: PodRun,
+        slot: Slot,
+        spec: Mapping[str, Any],
+        now: float,
+        wake: list[float],
+        field_path: str,
+        *,
+        init: bool,
+    ) -> None:
+        image = spec.get("image", "")
+        name = spec["name"]
+        policy = pull_policy(spec)
+        present = self.runtime.has_image(image)
+        if policy == "Never" and not present:
+            slot.waiting = (
+                "ErrImageNeverPull",
+                f'Container image "{image}" is not present with pull policy of Never',
+            )
+            self.recorder.event(pod, "Warning", "ErrImageNeverPull", slot.waiting[1], field_path=field_path)
+            return
+        if policy == "Always" or not present:
+            self.recorder.event(pod, "Normal", "Pulling", f'Pulling image "{image}"', field_path=field_path)
+            started = time.monotonic()
+            try:
+                ref = await self.runtime.pull_image(image)
+            except CriError as error:
+                slot.waiting = ("ErrImagePull", str(error))
+                slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
+                wake.append(slot.retry_at - now)
+                self.recorder.event(
+                    pod,
+                    "Warning",
+                    "Failed",
+                    f'Failed to pull image "{image}": {error}',
+                    field_path=field_path,
+                )
+                return
+            took = time.monotonic() - started
+            size = next((i.size for i in self.runtime.list_images() if i.id == ref), 0)
+            self.recorder.event(
+                pod,
+                "Normal",
+                "Pulled",
+                f'Successfully pulled image "{image}" in {took:.3f}s ({took:.3f}s including waiting). '
+                f"Image size: {size} bytes.",
+                field_path=field_path,
+            )
+        else:
+            self.recorder.event(
+                pod,
+                "Normal",
+                "Pulled",
+                f'Container image "{image}" already present on machine',
+                field_path=field_path,
+            )
+        namespace = pod["metadata"]["namespace"]
+        problem = config_error(namespace, spec, self.configmap)
+        if problem is not None:
+            if slot.waiting != ("CreateContainerConfigError", problem):
+                self.recorder.event(pod, "Warning", "Failed", f"Error: {problem}", field_path=field_path)
+            slot.waiting = ("CreateContainerConfigError", problem)
+            return
+        container_id = self.runtime.create_container(
+            run.sandbox_id,
+            name,
+            image,
+            attempt=slot.restart_count,
+            command=spec.get("command") or (),
+            args=spec.get("args") or (),
+        )
+        self.recorder.event(pod, "Normal", "Created", f"Created container: {name}", field_path=field_path)
+        self.runtime.start_container(container_id)
+        self.recorder.event(pod, "Normal", "Started", f"Started container {name}", field_path=field_path)
+        started_at = time.monotonic()
+        slot.container_id = container_id
+        slot.waiting = None
+        slot.retry_at = 0.0
+        probe = spec.get("readinessProbe") or {}
+        slot.ready_at = started_at + self.timing.scaled(float(probe.get("initialDelaySeconds") or 0))
+        restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        if init and spec.get("restartPolicy") != "Always":
+            slot.run_until = started_at + self.timing.scaled(self.timing.init_seconds)
+            wake.append(slot.run_until - now)
+        elif not init and restart_policy != "Always":
+            seconds = pod_run_seconds(pod, self.timing.run_seconds)
+            slot.run_until = started_at + self.timing.scaled(seconds)
+            wake.append(slot.run_until - now)
+        else:
+            slot.run_until = None
+
+    # ------------------------------------------------------------------ delete
+
+    async def _terminate(self, key: str, pod: Obj, run: PodRun | None) -> float | None:
+        now = time.monotonic()
+        if run is not None and not run.stopped:
+            running = [
+                (name, record)
+                for name, slot in run.slots.items()
+                if (record := self._record(slot)) is not None and record.state == ContainerState.RUNNING
+            ]
+            if run.stop_at is None:
+                grace = pod["metadata"].get("deletionGracePeriodSeconds")
+                if grace is None:
+                    grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+                seconds = min(float(grace), self.timing.termination_seconds)
+                run.stop_at = now + self.timing.scaled(seconds)
+                for name, _record in running:
+                    self.recorder.event(
+                        pod,
+                        "Normal",
+                        "Killing",
+                        f"Stopping container {name}",
+                        field_path=self._path_of(pod, name),
+                    )
+            if now < run.stop_at:
+                return run.stop_at - now
+            for _name, record in running:
+                self.runtime.stop_container(record.id, exit_code=SIGTERM_EXIT_CODE)
+            run.stopped = True
+            try:
+                await self._write_status(key, pod, run)
+            except ApiError as error:
+                if not (error.conflict or error.not_found):
+                    raise
+        meta = pod["metadata"]
+        try:
+            await self.client.delete(
+                resource_path("v1", "pods", meta["namespace"], meta["name"]),
+                grace_period_seconds=0,
+                uid=meta["uid"],
+            )
+        except ApiError as error:
+            if not (error.not_found or error.conflict):
+                raise
+        return None
+
+    @staticmethod
+    def _path_of(pod: Obj, name: str) -> str:
+        spec = pod.get("spec") or {}
+        if any(c.get("name") == name for c in spec.get("initContainers") or []):
+            return f"spec.initContainers{{{name}}}"
+        return f"spec.containers{{{name}}}"
+
+    # ------------------------------------------------------------------ status
+
+    def _views(self, run: PodRun, specs: list[Obj], now: float) -> tuple[list[ContainerView], list[Obj]]:
+        views: list[ContainerView] = []
+        statuses: list[Obj] = []
+        for spec in specs:
+            slot = run.slots.get(spec["name"]) or Slot(spec["name"])
+            record = self._record(slot)
+            running = record is not None and record.state == ContainerState.RUNNING
+            terminated = record is not None and record.state == ContainerState.EXITED
+            ready = running and now >= slot.ready_at and not run.stopped
+            views.append(
+                ContainerView(
+                    name=spec["name"],
+                    ready=ready,
+                    started=running,
+                    terminated=terminated,
+                    exit_code=record.exit_code if record is not None and terminated else 0,
+                )
+            )
+            waiting = slot.waiting
+            if record is None and waiting is None:
+                waiting = None
+            statuses.append(
+                container_status(
+                    spec,
+                    record,
+                    restart_count=slot.restart_count,
+                    ready=ready,
+                    waiting=waiting,
+                    last_terminated=slot.last_terminated,
+                )
+            )
+        return views, statuses
+
+    def build_status(self, pod: Obj, run: PodRun) -> Obj:
+        now = time.monotonic()
+        spec = pod.get("spec") or {}
+        policy = spec.get("restartPolicy") or "Always"
+        inits = spec.get("initContainers") or []
+        init_views, init_statuses = self._views(run, inits, now)
+        regular_inits = [
+            v for v, c in zip(init_views, inits, strict=True) if c.get("restartPolicy") != "Always"
+        ]
+        sidecars = [v for v, c in zip(init_views, inits, strict=True) if c.get("restartPolicy") == "Always"]
+        for slot_view, status in zip(init_views, init_statuses, strict=True):
+            slot = run.slots.get(slot_view.name)
+            if slot is not None and slot.done and status["state"].get("terminated") is None:
+                status["state"] = {
+                    "terminated": slot.last_terminated or {"exitCode": 0, "reason": "Completed"}
+                }
+        views, statuses = self._views(run, spec.get("containers") or [], now)
+        initialized = all(run.slots.get(v.name, Slot(v.name)).done for v in regular_inits) and all(
+            v.started for v in sidecars
+        )
+        if not initialized:
+            for status in statuses:
+                if (
+                    "waiting" in status["state"]
+                    and status["state"]["waiting"]["reason"] == "ContainerCreating"
+                ):
+                    status["state"] = {"waiting": {"reason": "PodInitializing"}}
+        for status, init_spec in zip(init_statuses, inits, strict=True):
+            waiting = status["state"].get("waiting")
+            if (
+                waiting
+                and waiting["reason"] == "ContainerCreating"
+                and run.slots.get(init_spec["name"]) is None
+            ):
+                status["state"] = {"waiting": {"reason": "PodInitializing"}}
+        phase = pod_phase(policy, initialized=initialized, init_failed=False, containers=views)
+        if run.stopped and phase == "Running":
+            phase = "Succeeded" if all(v.exit_code == 0 for v in views) and policy != "Always" else phase
+        done_inits = [
+            ContainerView(v.name, False, False, terminated=run.slots.get(v.name, Slot(v.name)).done)
+            for v in regular_inits
+        ]
+        status = copy.deepcopy(pod.get("status") or {})
+        owned = kubelet_conditions(
+            pod,
+            sandbox_ready=not run.stopped,
+            init_containers=done_inits,
+            containers=[*sidecars, *views],
+            phase=phase,
+        )
+        stamp = now_rfc3339()
+        status["conditions"] = merge_conditions(status.get("conditions") or [], owned, stamp)
+        status["phase"] = phase
+        status["hostIP"] = self.node.internal_ip
+        status["hostIPs"] = [{"ip": self.node.internal_ip}]
+        status["podIP"] = run.ip
+        status["podIPs"] = [{"ip": run.ip}]
+        status["startTime"] = run.start_time
+        status.setdefault("qosClass", qos_class(pod))
+        status["containerStatuses"] = sorted(statuses, key=lambda s: s["name"])
+        if inits:
+            status["initContainerStatuses"] = init_statuses
+        return status
+
+    async def _write_status(self, key: str, pod: Obj, run: PodRun) -> None:
+        status = self.build_status(pod, run)
+        current = pod.get("status") or {}
+        if _same_status(current, status):
+            return
+        body = {**pod, "status": status}
+        meta = pod["metadata"]
+        written = await self.client.replace(
+            resource_path("v1", "pods", meta["namespace"], meta["name"], "status"), body
+        )
+        _remember(self.pods, key, written)
+
+
+def _strip_times(conditions: list[Obj]) -> list[tuple[Any, ...]]:
+    return sorted((c.get("type"), c.get("status"), c.get("reason"), c.get("message")) for c in conditions)
+
+
+def _same_status(old: Obj, new: Obj) -> bool:
+    """Equal apart from condition timestamps (which only move on transitions anyway)."""
+    if _strip_times(old.get("conditions") or []) != _strip_times(new.get("conditions") or []):
+        return False
+    keys = set(old) | set(new)
+    keys.discard("conditions")
+    return all(old.get(k) == new.get(k) for k in keys)
+
+
+def _remember(informer: Informer, key: str, written: Obj) -> None:
+    """Put our own write into the cache if it is newer, so the next pass does not start stale."""
+    cached = informer.get(key)
+    try:
+        newer = cached is None or int(written["metadata"]["resourceVersion"]) > int(
+            cached["metadata"]["resourceVersion"]
+        )
+    except (KeyError, ValueError):
+        return
+    if newer and cached is not None:
+        informer.store[key] = written
+
+
+__all__ = ["IPPool", "Kubelet", "PodRun", "Slot", "rfc3339_ns"]

@@ -1,0 +1,86 @@
+"""Owner references and pod readiness helpers shared by the built-in controllers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from kruise.sandbox.simulator.client import Obj
+from kruise.sandbox.simulator.informer import Informer, key_of
+
+
+def controller_of(obj: Obj) -> dict | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def owner_reference(owner: Obj, *, block: bool = True) -> Obj:
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": block,
+    }
+
+
+def owned_by(informer: Informer, owner: Obj) -> list[Obj]:
+    """Objects in ``informer`` whose controller reference is ``owner`` (same namespace)."""
+    uid = owner["metadata"]["uid"]
+    namespace = owner["metadata"].get("namespace")
+    return [
+        obj
+        for obj in informer.items()
+        if obj["metadata"].get("namespace") == namespace and (controller_of(obj) or {}).get("uid") == uid
+    ]
+
+
+def is_terminal(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def is_active(pod: Obj) -> bool:
+    return not is_terminal(pod) and not pod["metadata"].get("deletionTimestamp")
+
+
+def ready_condition(pod: Obj) -> Obj | None:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return condition
+    return None
+
+
+def is_ready(pod: Obj) -> bool:
+    condition = ready_condition(pod)
+    return condition is not None and condition.get("status") == "True"
+
+
+def available_in(pod: Obj, min_ready_seconds: int, now: datetime | None = None) -> float | None:
+    """0 if the pod is available now, seconds until it will be if ready, None if not ready."""
+    condition = ready_condition(pod)
+    if condition is None or condition.get("status") != "True":
+        return None
+    if min_ready_seconds <= 0:
+        return 0.0
+    stamp = condition.get("lastTransitionTime")
+    if not stamp:
+        return 0.0
+    since = datetime.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    elapsed = ((now or datetime.now(UTC)) - since).total_seconds()
+    return max(0.0, min_ready_seconds - elapsed)
+
+
+def remember(informer: Informer, obj: Obj) -> None:
+    """Put our own write (a create/update response) into the cache so the next pass sees it."""
+    key = key_of(obj)
+    cached = informer.get(key)
+    try:
+        if cached is not None and int(obj["metadata"]["resourceVersion"]) <= int(
+            cached["metadata"]["resourceVersion"]
+        ):
+            return
+    except (KeyError, ValueError):
+        return
+    informer.store[key] = obj

@@ -1,0 +1,148 @@
+"""A minimal apps/v1 ReplicaSet controller: keep ``spec.replicas`` active pods and report status.
+
+Scale-down picks victims the way the real controller ranks them (unscheduled, then pending,
+then not ready, then most restarts, then newest) so rollouts look familiar in ``kubectl get``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
+from kruise.sandbox.simulator.events import Recorder
+from kruise.sandbox.simulator.informer import Informer, key_of
+from kruise.sandbox.simulator.owners import (
+    available_in,
+    controller_of,
+    is_active,
+    is_ready,
+    owned_by,
+    owner_reference,
+    remember,
+)
+from kruise.sandbox.simulator.workqueue import WorkQueue
+
+APPS = "apps/v1"
+_PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+def deletion_rank(pod: Obj) -> tuple:
+    """Sort key: pods earlier in the order are deleted first."""
+    status = pod.get("status") or {}
+    restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
+    created = pod["metadata"].get("creationTimestamp") or ""
+    return (
+        1 if (pod.get("spec") or {}).get("nodeName") else 0,
+        _PHASE_RANK.get(status.get("phase", "Pending"), 0),
+        1 if is_ready(pod) else 0,
+        -restarts,
+        "".join(chr(0x10FFFF - ord(ch)) for ch in created),
+    )
+
+
+def rs_pod(rs: Obj) -> Obj:
+    meta = rs["metadata"]
+    template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
+    pod_meta = template.get("metadata") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": f"{meta['name']}-",
+            "namespace": meta["namespace"],
+            "labels": dict(pod_meta.get("labels") or {}),
+            "annotations": dict(pod_meta.get("annotations") or {}),
+            "ownerReferences": [owner_reference(rs)],
+        },
+        "spec": template.get("spec") or {},
+    }
+
+
+class ReplicaSetController:
+    def __init__(self, client: Client, replicasets: Informer, pods: Informer) -> None:
+        self.client = client
+        self.replicasets = replicasets
+        self.pods = pods
+        self.recorder = Recorder(client, "replicaset-controller")
+        self.queue = WorkQueue("replicaset-controller", self._reconcile, workers=4)
+        replicasets.add_handler(lambda kind, rs: self.queue.add(key_of(rs)))
+        pods.add_handler(self._on_pod)
+
+    def _on_pod(self, kind: str, pod: Obj) -> None:
+        ref = controller_of(pod)
+        if ref and ref.get("kind") == "ReplicaSet" and ref.get("apiVersion") == APPS:
+            self.queue.add(f"{pod['metadata']['namespace']}/{ref['name']}")
+
+    def start(self) -> None:
+        self.queue.start()
+
+    async def stop(self) -> None:
+        await self.queue.stop()
+        await self.recorder.drain()
+
+    async def _reconcile(self, key: str) -> float | None:
+        rs = self.replicasets.get(key)
+        if rs is None or rs["metadata"].get("deletionTimestamp"):
+            return None
+        rs = {**rs, "apiVersion": APPS, "kind": "ReplicaSet"}
+        meta = rs["metadata"]
+        spec = rs.get("spec") or {}
+        active = [p for p in owned_by(self.pods, rs) if is_active(p)]
+        wanted = spec.get("replicas", 1)
+        if len(active) < wanted:
+            for _ in range(wanted - len(active)):
+                created = await self.client.create(resource_path("v1", "pods", meta["namespace"]), rs_pod(rs))
+                remember(self.pods, created)
+                active.append(created)
+                self.recorder.event(
+                    rs, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
+                )
+        elif len(active) > wanted:
+            victims = sorted(active, key=deletion_rank)[: len(active) - wanted]
+            for pod in victims:
+                try:
+                    deleted = await self.client.delete(
+                        resource_path("v1", "pods", meta["namespace"], pod["metadata"]["name"])
+                    )
+                except ApiError as error:
+                    if not error.not_found:
+                        raise
+                    deleted = {}
+                if deleted.get("kind") == "Pod":
+                    remember(self.pods, deleted)
+                self.recorder.event(
+                    rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}"
+                )
+            active = [p for p in active if p not in victims]
+        min_ready = spec.get("minReadySeconds", 0)
+        waits = [available_in(p, min_ready) for p in active]
+        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        status = {
+            "replicas": len(active),
+            "fullyLabeledReplicas": sum(
+                1
+                for p in active
+                if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())
+            ),
+            "readyReplicas": sum(1 for p in active if is_ready(p)),
+            "availableReplicas": sum(1 for w in waits if w == 0.0),
+            "observedGeneration": meta.get("generation", 1),
+        }
+        for name in ("readyReplicas", "availableReplicas", "fullyLabeledReplicas"):
+            if status[name] == 0:
+                del status[name]
+        current = {k: v for k, v in (rs.get("status") or {}).items() if k != "conditions"}
+        if status != current:
+            body = {
+                **rs,
+                "status": {
+                    **status,
+                    **{k: v for k, v in (rs.get("status") or {}).items() if k == "conditions"},
+                },
+            }
+            written = await self.client.replace(
+                resource_path(APPS, "replicasets", meta["namespace"], meta["name"], "status"), body
+            )
+            remember(self.replicasets, written)
+        pending = [w for w in waits if w]
+        return min(pending) if pending else None

@@ -1,0 +1,182 @@
+"""``Simulator``: nodes, a scheduler, kubelets and built-in controllers against one apiserver.
+
+It is a client of whatever the kubeconfig points at (the sandbox emulator or a real
+kube-apiserver), like kwok. Each node gets its own ``FakeRuntime``; with ``cri_socket_dir``
+each runtime is also served over CRI gRPC at ``<dir>/<node>.sock`` for kruise-daemon.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from kruise.sandbox.cri import FakeRuntime
+from kruise.sandbox.simulator.client import Client, Obj, resource_path
+from kruise.sandbox.simulator.deployment import DeploymentController
+from kruise.sandbox.simulator.informer import Informer
+from kruise.sandbox.simulator.job import JobController
+from kruise.sandbox.simulator.kubelet import Kubelet
+from kruise.sandbox.simulator.node import NodeAgent, NodeSpec
+from kruise.sandbox.simulator.replicaset import ReplicaSetController
+from kruise.sandbox.simulator.scheduler import Scheduler
+from kruise.sandbox.simulator.timing import Timing
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
+CONTROLLERS = ("scheduler", "job", "deployment", "replicaset")
+
+
+class Simulator:
+    """A simulated cluster's data plane.
+
+    Args:
+        kubeconfig_path: where the apiserver is and how to authenticate.
+        nodes: how many nodes (``node-1`` ... ``node-N``), spread over ``zones`` round-robin.
+        speed: divides every simulated duration (see ``Timing``).
+        cri_socket_dir: if set, serve each node's runtime at ``<dir>/<node>.sock``.
+        timing: durations in cluster seconds (its ``speed`` is overridden by ``speed``).
+        controllers: which built-ins to run; drop ``"deployment"``/``"replicaset"``/``"job"``
+            when the target cluster already runs kube-controller-manager, ``"scheduler"`` when
+            it runs kube-scheduler.
+        pods_per_node, cpu, memory: node capacity.
+        pull_delay: seconds each image pull takes at speed 1.
+    """
+
+    def __init__(
+        self,
+        kubeconfig_path: str | Path,
+        nodes: int = 3,
+        speed: float = 1.0,
+        cri_socket_dir: str | Path | None = None,
+        *,
+        timing: Timing | None = None,
+        controllers: tuple[str, ...] = CONTROLLERS,
+        zones: tuple[str, ...] = DEFAULT_ZONES,
+        pods_per_node: int = 110,
+        cpu: str = "8",
+        memory: str = "32Gi",
+        pull_delay: float = 0.0,
+    ) -> None:
+        if nodes < 1:
+            raise ValueError(f"nodes: must be >= 1, got {nodes}")
+        unknown = set(controllers) - set(CONTROLLERS)
+        if unknown:
+            raise ValueError(f"controllers: unknown {sorted(unknown)}, supported: {list(CONTROLLERS)}")
+        self.kubeconfig_path = Path(kubeconfig_path)
+        self.timing = timing or Timing()
+        self.timing.speed = speed
+        self.timing.__post_init__()
+        self.cri_socket_dir = Path(cri_socket_dir) if cri_socket_dir else None
+        self.controllers = controllers
+        self.node_specs = [
+            NodeSpec(
+                name=f"node-{i}",
+                index=i,
+                zone=zones[(i - 1) % len(zones)],
+                cpu=cpu,
+                memory=memory,
+                pods=pods_per_node,
+            )
+            for i in range(1, nodes + 1)
+        ]
+        self.runtimes: dict[str, FakeRuntime] = {
+            spec.name: FakeRuntime(spec.name, speed=speed, pull_delay=pull_delay) for spec in self.node_specs
+        }
+        self.client: Client | None = None
+        self.kubelets: dict[str, Kubelet] = {}
+        self.cri_servers: dict[str, object] = {}
+        self._agents: list[NodeAgent] = []
+        self._informers: list[Informer] = []
+        self._parts: list[object] = []
+
+    @property
+    def node_names(self) -> list[str]:
+        return [spec.name for spec in self.node_specs]
+
+    def socket_path(self, node: str) -> Path | None:
+        return self.cri_socket_dir / f"{node}.sock" if self.cri_socket_dir else None
+
+    async def start(self) -> None:
+        """Register the nodes, start every loop, and return once their caches are filled."""
+        self.client = client = Client(self.kubeconfig_path)
+        if self.cri_socket_dir is not None:
+            self.cri_socket_dir.mkdir(parents=True, exist_ok=True)
+            for name, runtime in self.runtimes.items():
+                self.cri_servers[name] = await runtime.serve(str(self.socket_path(name)))
+        configmaps = Informer(client, resource_path("v1", "configmaps"))
+        self._informers.append(configmaps)
+        for spec in self.node_specs:
+            runtime = self.runtimes[spec.name]
+            agent = NodeAgent(client, spec, runtime, heartbeat=self.timing.heartbeat_seconds)
+            await agent.register()
+            agent.start()
+            self._agents.append(agent)
+
+            def lookup(namespace: str, name: str, _cms: Informer = configmaps) -> Obj | None:
+                return _cms.get(f"{namespace}/{name}")
+
+            kubelet = Kubelet(client, spec, runtime, self.timing, lookup)
+            self.kubelets[spec.name] = kubelet
+        configmaps.add_handler(self._configmaps_changed)
+        configmaps.start()
+        await configmaps.synced.wait()
+        for kubelet in self.kubelets.values():
+            await kubelet.start()
+        pods = Informer(client, resource_path("v1", "pods"))
+        self._informers.append(pods)
+        if "scheduler" in self.controllers:
+            nodes = Informer(client, resource_path("v1", "nodes"))
+            self._informers.append(nodes)
+            scheduler = Scheduler(client, nodes, pods, set(self.node_names))
+            self._parts.append(scheduler)
+        if "job" in self.controllers:
+            jobs = Informer(client, resource_path("batch/v1", "jobs"))
+            self._informers.append(jobs)
+            self._parts.append(JobController(client, jobs, pods))
+        if "replicaset" in self.controllers or "deployment" in self.controllers:
+            replicasets = Informer(client, resource_path("apps/v1", "replicasets"))
+            self._informers.append(replicasets)
+            if "replicaset" in self.controllers:
+                self._parts.append(ReplicaSetController(client, replicasets, pods))
+            if "deployment" in self.controllers:
+                deployments = Informer(client, resource_path("apps/v1", "deployments"))
+                self._informers.append(deployments)
+                self._parts.append(DeploymentController(client, deployments, replicasets))
+        for part in self._parts:
+            part.start()  # type: ignore[attr-defined]
+        for informer in self._informers[1:]:
+            informer.start()
+        await asyncio.gather(*(i.synced.wait() for i in self._informers))
+        await asyncio.gather(*(k.pods.synced.wait() for k in self.kubelets.values()))
+
+    def _configmaps_changed(self, kind: str, obj: Obj) -> None:
+        for kubelet in self.kubelets.values():
+            kubelet.configmaps_changed()
+
+    async def stop(self) -> None:
+        """Stop every loop (pods and nodes stay in the apiserver) and close the CRI sockets."""
+        for informer in self._informers:
+            await informer.stop()
+        for part in self._parts:
+            await part.stop()  # type: ignore[attr-defined]
+        for kubelet in self.kubelets.values():
+            await kubelet.stop()
+        for agent in self._agents:
+            await agent.stop()
+        for server in self.cri_servers.values():
+            await server.stop()  # type: ignore[attr-defined]
+        if self.client is not None:
+            await self.client.close()
+        self._parts.clear()
+        self._informers.clear()
+        self._agents.clear()
+        self.cri_servers.clear()
+
+    async def __aenter__(self) -> Simulator:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
