@@ -99,27 +99,33 @@ def default_container(container: dict[str, Any], app_container: bool) -> None:
 
 
 def default_volumes(volumes: list[dict[str, Any]] | None) -> None:
+    """Volume defaults; malformed entries are left for validation to report rather than crashing here."""
     for volume in volumes or []:
+        if not isinstance(volume, dict):
+            continue
         if not any(key in volume for key in VOLUME_SOURCE_KEYS):
             volume["emptyDir"] = {}
-        if "hostPath" in volume:
-            volume["hostPath"].setdefault("type", "")
+
+        def source(key: str, volume: dict[str, Any] = volume) -> dict[str, Any] | None:
+            value = volume.get(key)
+            return value if isinstance(value, dict) else None
+
+        if (host_path := source("hostPath")) is not None:
+            host_path.setdefault("type", "")
         for key in ("secret", "configMap", "downwardAPI", "projected"):
-            if key in volume and volume[key] is not None:
-                volume[key].setdefault("defaultMode", DEFAULT_MODE)
-        for item in (volume.get("downwardAPI") or {}).get("items") or []:
+            if (src := source(key)) is not None:
+                src.setdefault("defaultMode", DEFAULT_MODE)
+        for item in (source("downwardAPI") or {}).get("items") or []:
             _field_ref(item.get("fieldRef"))
-        for source in (volume.get("projected") or {}).get("sources") or []:
-            for item in (source.get("downwardAPI") or {}).get("items") or []:
+        for proj in (source("projected") or {}).get("sources") or []:
+            for item in (proj.get("downwardAPI") or {}).get("items") or []:
                 _field_ref(item.get("fieldRef"))
-            token = source.get("serviceAccountToken")
+            token = proj.get("serviceAccountToken")
             if token is not None:
                 token.setdefault("expirationSeconds", 3600)
-        iscsi = volume.get("iscsi")
-        if iscsi is not None:
+        if (iscsi := source("iscsi")) is not None:
             iscsi.setdefault("iscsiInterface", "default")
-        rbd = volume.get("rbd")
-        if rbd is not None:
+        if (rbd := source("rbd")) is not None:
             rbd.setdefault("pool", "rbd")
             rbd.setdefault("user", "admin")
             rbd.setdefault("keyring", "/etc/ceph/keyring")

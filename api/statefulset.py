@@ -302,20 +302,20 @@ def _reserve_ordinal_errors(spec: StatefulSetSpec) -> list[FieldError]:
     for i, item in enumerate(ordinals):
         if isinstance(item, str):
             if not _RESERVE_RANGE.match(item):
-                errs.append(invalid("", ordinals, f"{i} th reserve ordinal is not a valid range: {item}"))
+                errs.append(invalid("spec", ordinals, f"{i} th reserve ordinal is not a valid range: {item}"))
             else:
                 low, high = (int(x) for x in item.split("-"))
                 if low > high:
                     errs.append(
                         invalid(
-                            "",
+                            "spec",
                             ordinals,
                             f"{i} th reserve ordinal is invalid: {item}, err = "
                             f"invalid range {item}: start {low} is greater than end {high}",
                         )
                     )
         elif item < 0:
-            errs.append(invalid("", ordinals, f"{i} th reserve ordinal is negative: {item}"))
+            errs.append(invalid("spec", ordinals, f"{i} th reserve ordinal is negative: {item}"))
     return errs
 
 

@@ -104,8 +104,8 @@ INVALID = [
         {"updateStrategy": {"type": "OnDelete", "rollingUpdate": {"partition": 1}}},
         ['spec.updateStrategy.rollingUpdate: Invalid value: {"partition":1}: only allowed for updateStrategy \'RollingUpdate\''],
     ),
-    ({"reserveOrdinals": [-1]}, [": Invalid value: [-1]: 0 th reserve ordinal is negative: -1"]),
-    ({"reserveOrdinals": ["a-b"]}, [': Invalid value: ["a-b"]: 0 th reserve ordinal is not a valid range: a-b']),
+    ({"reserveOrdinals": [-1]}, ["spec: Invalid value: [-1]: 0 th reserve ordinal is negative: -1"]),
+    ({"reserveOrdinals": ["a-b"]}, ['spec: Invalid value: ["a-b"]: 0 th reserve ordinal is not a valid range: a-b']),
     (
         {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Keep"}},
         ['spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": supported values: "Retain", "Delete"'],
