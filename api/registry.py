@@ -13,6 +13,9 @@ from kruise.api import (
     imagelistpulljob,
     imagepulljob,
     nodeimage,
+    nodepodprobe,
+    persistentpodstate,
+    podprobemarker,
     resourcedistribution,
 )
 from kruise.api.crdgen import CRDInfo
@@ -26,6 +29,9 @@ KINDS: list[CRDInfo] = [
     nodeimage.CRD,
     crr.CRD,
     resourcedistribution.CRD,
+    persistentpodstate.CRD,
+    podprobemarker.CRD,
+    nodepodprobe.CRD,
 ]
 
 

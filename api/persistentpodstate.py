@@ -1,0 +1,153 @@
+"""PersistentPodState (apps.kruise.io/v1alpha1): remember where a StatefulSet's pods ran, and steer them back.
+
+Upstream's webhook also reads the `PPS_Watch_Custom_Workload_WhiteList` from kruise-configuration and
+lists the other PersistentPodStates of the namespace; both come in here as arguments so validation
+stays a pure function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import Field
+
+from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, TargetReference
+from kruise.api.crdgen import CRDInfo, CRDVersion
+from kruise.api.validation import FieldError, invalid, required
+
+GROUP = "apps.kruise.io"
+VERSION = "v1alpha1"
+KIND = "PersistentPodState"
+
+RETENTION_WHEN_SCALED = "WhenScaled"
+RETENTION_WHEN_DELETED = "WhenDeleted"
+
+DEFAULT_SUPPORTED_GROUPS = ("apps.kruise.io", "apps")
+"""StatefulSet of these groups is always allowed as targetRef; other kinds need the whitelist."""
+
+
+class NodeTopologyTerm(KruiseModel):
+    node_topology_keys: list[str] = Field(default_factory=list)
+
+
+class PreferredTopologyTerm(KruiseModel):
+    weight: Int32
+    preference: NodeTopologyTerm
+
+
+class PersistentPodAnnotation(KruiseModel):
+    key: str
+
+
+class PersistentPodStateSpec(KruiseModel):
+    target_ref: TargetReference = Field(alias="targetRef")
+    persistent_pod_annotations: list[PersistentPodAnnotation] | None = None
+    required_persistent_topology: NodeTopologyTerm | None = None
+    preferred_persistent_topology: list[PreferredTopologyTerm] | None = None
+    persistent_pod_state_retention_policy: str | None = None
+
+
+class PodState(KruiseModel):
+    node_name: str | None = None
+    node_topology_labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+
+
+class PersistentPodStateStatus(KruiseModel):
+    observed_generation: Int64 = 0
+    pod_states: dict[str, PodState] | None = None
+
+
+class PersistentPodState(KruiseObject):
+    api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
+    kind: Literal["PersistentPodState"] | None = None
+    spec: PersistentPodStateSpec
+    status: PersistentPodStateStatus | None = None
+
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="persistentpodstates",
+    versions=(CRDVersion(name=VERSION, model=PersistentPodState),),
+)
+
+
+def parse_group(api_version: str) -> str | None:
+    """schema.ParseGroupVersion's group; None when the string is not a group/version."""
+    if api_version in ("", "v1"):
+        return ""
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return ""
+    if len(parts) == 2:
+        return parts[0]
+    return None
+
+
+def target_allowed(ref: TargetReference, whitelist: Iterable[tuple[str, str]]) -> bool:
+    """StatefulSet (apps or apps.kruise.io) always; otherwise (group, kind) must be whitelisted."""
+    group = parse_group(ref.api_version or "")
+    if group is None:
+        return False
+    if group in DEFAULT_SUPPORTED_GROUPS and ref.kind == "StatefulSet":
+        return True
+    return (group, ref.kind or "") in set(whitelist)
+
+
+def validate(
+    obj: PersistentPodState,
+    old: PersistentPodState | None = None,
+    whitelist: Iterable[tuple[str, str]] = (),
+    others: Iterable[PersistentPodState] = (),
+) -> list[FieldError]:
+    """validatingPersistentPodStateFn: spec, targetRef immutability, one PPS per workload."""
+    spec = obj.spec
+    ref = spec.target_ref
+    ref_value = ref.to_dict()
+    errs: list[FieldError] = []
+    if not ref.api_version or not ref.name or not ref.kind:
+        errs.append(
+            invalid(
+                "spec.TargetReference",
+                ref_value,
+                "empty TargetReference is not valid for PersistentPodState.",
+            )
+        )
+    if not target_allowed(ref, whitelist):
+        errs.append(
+            invalid(
+                "spec.TargetReference",
+                ref_value,
+                "TargetReference.Kind must be StatefulSet or in PPS_Watch_Custom_Workload_WhiteList",
+            )
+        )
+    if spec.required_persistent_topology is None and not spec.preferred_persistent_topology:
+        errs.append(
+            invalid(
+                "spec",
+                spec.to_dict(),
+                "TopologyConstraint and TopologyPreference cannot be empty at the same time",
+            )
+        )
+    if old is not None and old.spec.target_ref.to_dict() != ref_value:
+        errs.append(required("spec.targetRef", "targetRef cannot be modified"))
+    group = parse_group(ref.api_version or "")
+    for other in others:
+        if other.metadata.name == obj.metadata.name:
+            continue
+        other_ref = other.spec.target_ref
+        if parse_group(other_ref.api_version or "") == group and (other_ref.kind, other_ref.name) == (
+            ref.kind,
+            ref.name,
+        ):
+            errs.append(
+                invalid(
+                    "spec.targetReference",
+                    ref_value,
+                    f"targetReference is in conflict with other PersistentPodState {other.metadata.name}",
+                )
+            )
+            break
+    return errs
