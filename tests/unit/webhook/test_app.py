@@ -1,0 +1,121 @@
+"""The HTTP surface: probes, metrics, and clean 400s for anything that is not an AdmissionReview."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from conftest import post, review
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kruise.webhook.admission import AdmissionRequest, Decision, deny
+from kruise.webhook.app import create_app
+
+PATH = "/validate-apps-kruise-io-cloneset"
+JSON = {"content-type": "application/json"}
+
+
+async def test_healthz_and_metrics(client):
+    assert (await client.get("/healthz")).status_code == 200
+    ns = {"metadata": {"name": "x"}}
+    body = review("DELETE", group="", version="v1", kind="Namespace", resource="namespaces", old=ns)
+    await post(client, "/validate-namespace", body)
+    text = (await client.get("/metrics")).text
+    hook = 'webhook="/validate-namespace"'
+    assert 'controller_runtime_webhook_requests_total{code="200",' + hook + "} 1.0" in text
+    assert "controller_runtime_webhook_latency_seconds_count{" + hook + "} 1.0" in text
+    assert 'kruise_webhook_admission_decisions_total{allowed="true",' + hook + "} 1.0" in text
+
+
+async def test_readyz_follows_the_readiness_callback():
+    state = {"ready": False}
+    app = create_app({}, ready=lambda: state["ready"])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        assert (await c.get("/readyz")).status_code == 503
+        state["ready"] = True
+        assert (await c.get("/readyz")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "fragment"),
+    [
+        (b"", {"content-type": "application/json"}, "request body is empty"),
+        (b"{not json", {"content-type": "application/json"}, "not JSON"),
+        (b"{}", {"content-type": "text/plain"}, "expected application/json"),
+        (b"[]", {"content-type": "application/json"}, "invalid AdmissionReview"),
+        (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}', JSON, "request"),
+        (b'{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{}}', JSON, "apiVersion"),
+    ],
+)
+async def test_malformed_reviews_get_a_clean_400(client, body, headers, fragment):
+    resp = await client.post(PATH, content=body, headers=headers)
+    assert resp.status_code == 400
+    assert resp.json()["code"] == 400
+    assert fragment in resp.json()["message"]
+
+
+async def test_handler_exception_is_a_denied_review_not_a_500():
+    async def broken(req: AdmissionRequest) -> Decision:
+        raise RuntimeError("boom")
+
+    app = create_app({"/x": broken})
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        body = review("CREATE", group="", version="v1", kind="Pod", resource="pods", obj={"metadata": {}})
+        resp = await c.post("/x", json=body)
+    assert resp.status_code == 200
+    assert resp.json()["response"]["allowed"] is False
+    assert resp.json()["response"]["status"]["code"] == 500
+    assert "boom" in resp.json()["response"]["status"]["message"]
+
+
+async def test_deny_carries_reason():
+    assert deny(422, "bad").reason == "Invalid"
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+_request_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "uid": st.one_of(st.text(max_size=5), st.integers()),
+        "kind": _json_values,
+        "resource": _json_values,
+        "operation": st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT", "PATCH", ""]),
+        "object": _json_values,
+        "oldObject": _json_values,
+        "dryRun": _json_values,
+        "subResource": _json_values,
+    },
+)
+_reviews = st.one_of(
+    _json_values,
+    st.fixed_dictionaries(
+        {"apiVersion": st.sampled_from(["admission.k8s.io/v1", "admission.k8s.io/v1beta1", "v1"]),
+         "kind": st.sampled_from(["AdmissionReview", "Pod"]), "request": _request_fields}
+    ),
+)  # fmt: skip
+_paths = st.sampled_from(
+    [
+        PATH,
+        "/mutate-apps-kruise-io-cloneset",
+        "/mutate-pod",
+        "/validate-namespace",
+        "/validate-apps-replicaset",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=_reviews, path=_paths)
+async def test_fuzz_never_500(client, body, path):
+    resp = await client.post(path, content=json.dumps(body), headers={"content-type": "application/json"})
+    assert resp.status_code in (200, 400)
+    if resp.status_code == 200:
+        answer = resp.json()["response"]
+        assert isinstance(answer["allowed"], bool)
+        assert answer.get("status", {}).get("code") != 500, answer

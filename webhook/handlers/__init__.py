@@ -1,0 +1,1 @@
+"""One module per admission concern; `kruise.webhook.routes` assembles them into URL paths."""

@@ -1,0 +1,106 @@
+"""Defaulting and validation of every Kruise kind, driven by `kruise.api.registry`.
+
+Each kind's module in `kruise.api` exposes `set_defaults(obj)` and `validate(obj[, old])`; this file
+only adapts them to admission: parse with the version's model, apply, and report. Adding a kind to
+the registry is therefore enough to get its webhooks.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from kruise.api.crdgen import CRDInfo
+from kruise.api.validation import FieldError, aggregate_message, pydantic_errors
+from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
+from kruise.webhook.handlers.deletion import validate_workload_deletion
+
+# Metadata a defaulter may legitimately add (ImagePullJob adds its protection finalizer).
+_DEFAULTED_METADATA = ("labels", "annotations", "finalizers")
+
+
+@dataclass(frozen=True)
+class KindHooks:
+    info: CRDInfo
+    set_defaults: Callable[[Any], None] | None
+    validate: Callable[..., list[FieldError]] | None
+
+    @property
+    def validate_takes_old(self) -> bool:
+        return self.validate is not None and len(inspect.signature(self.validate).parameters) > 1
+
+    def model_for(self, version: str) -> type[BaseModel]:
+        for v in self.info.versions:
+            if v.name == version:
+                return v.model
+        return self.info.storage_version.model
+
+    @property
+    def has_replicas(self) -> bool:
+        return self.info.kind in ("CloneSet", "StatefulSet", "UnitedDeployment")
+
+
+def hooks_for(info: CRDInfo) -> KindHooks:
+    module = sys.modules[info.storage_version.model.__module__]
+    return KindHooks(info, getattr(module, "set_defaults", None), getattr(module, "validate", None))
+
+
+def _parse(hooks: KindHooks, req: AdmissionRequest, obj: dict[str, Any]) -> Any:
+    """Parse a private copy: models keep schemaless dicts (pod templates) by reference, and defaulters
+    mutate those in place — which would silently change the patch baseline."""
+    return hooks.model_for(req.kind.version).model_validate(mutable(obj))
+
+
+def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
+    async def handle(req: AdmissionRequest) -> Decision:
+        if req.operation not in ("CREATE", "UPDATE") or req.object is None or hooks.set_defaults is None:
+            return allow()
+        try:
+            model = _parse(hooks, req, req.object)
+        except ValidationError as exc:
+            return deny(400, aggregate_message(pydantic_errors(exc)))
+        hooks.set_defaults(model)
+        dumped = model.to_dict()
+        mutated = mutable(req.object)
+        if "spec" in dumped:
+            mutated["spec"] = dumped["spec"]
+        meta = mutated.setdefault("metadata", {})
+        for key in _DEFAULTED_METADATA:
+            if dumped.get("metadata", {}).get(key):
+                meta[key] = dumped["metadata"][key]
+        return patched(mutated)
+
+    return handle
+
+
+def validating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
+    async def handle(req: AdmissionRequest) -> Decision:
+        if req.operation == "DELETE":
+            return _validate_delete(hooks, req)
+        if req.operation not in ("CREATE", "UPDATE") or req.object is None or hooks.validate is None:
+            return allow()
+        try:
+            obj = _parse(hooks, req, req.object)
+            old = _parse(hooks, req, req.old_object) if req.operation == "UPDATE" and req.old_object else None
+        except ValidationError as exc:
+            return deny(422, aggregate_message(pydantic_errors(exc)))
+        errors = hooks.validate(obj, old) if hooks.validate_takes_old else hooks.validate(obj)
+        if errors:
+            return deny(422, aggregate_message(errors))
+        return allow()
+
+    return handle
+
+
+def _validate_delete(hooks: KindHooks, req: AdmissionRequest) -> Decision:
+    old = req.old_object
+    if not old or not hooks.has_replicas:
+        return allow()
+    replicas = (old.get("spec") or {}).get("replicas")
+    message = validate_workload_deletion(old, replicas if isinstance(replicas, int) else None)
+    return deny(403, message) if message else allow()
