@@ -1,0 +1,262 @@
+"""PodUnavailableBudget (policy.kruise.io/v1alpha1): caps voluntary disruption (delete, evict, in-place
+update) of the pods it selects, by selector or by the workload it targets.
+
+Upstream's webhook answers invalid PUBs with HTTP 400 (not 422); the messages are reproduced here and
+the status code is the webhook's concern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import Field
+
+from kruise.api.common import (
+    Int32,
+    Int64,
+    IntOrString,
+    KruiseModel,
+    KruiseObject,
+    LabelSelector,
+    LabelSelectorRequirement,
+    TargetReference,
+    Time,
+)
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn
+from kruise.api.keys import (
+    ANNOTATION_PUB_PROTECT_OPERATIONS,
+    ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS,
+    PUB_OPERATION_DELETE,
+    PUB_OPERATION_EVICT,
+    PUB_OPERATION_UPDATE,
+)
+from kruise.api.validation import (
+    ErrorType,
+    FieldError,
+    int_or_percent_errors,
+    invalid,
+    percent_over_100,
+    required,
+    validate_label_selector,
+)
+
+GROUP = "policy.kruise.io"
+VERSION = "v1alpha1"
+KIND = "PodUnavailableBudget"
+
+
+class PodUnavailableBudgetSpec(KruiseModel):
+    selector: LabelSelector | None = None
+    target_reference: TargetReference | None = Field(default=None, alias="targetRef")
+    max_unavailable: IntOrString | None = None
+    min_available: IntOrString | None = None
+
+
+class PodUnavailableBudgetStatus(KruiseModel):
+    observed_generation: Int64 | None = None
+    disrupted_pods: dict[str, Time] | None = None
+    unavailable_pods: dict[str, Time] | None = None
+    unavailable_allowed: Int32 | None = None
+    current_available: Int32 | None = None
+    desired_available: Int32 | None = None
+    total_replicas: Int32 | None = None
+
+
+class PodUnavailableBudget(KruiseObject):
+    spec: PodUnavailableBudgetSpec = Field(default_factory=PodUnavailableBudgetSpec)
+    status: PodUnavailableBudgetStatus | None = None
+
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="podunavailablebudgets",
+    short_names=("pub",),
+    versions=(
+        CRDVersion(
+            VERSION,
+            PodUnavailableBudget,
+            printer_columns=(
+                PrinterColumn("Allowed", "integer", ".status.unavailableAllowed"),
+                PrinterColumn("Current", "integer", ".status.currentAvailable"),
+                PrinterColumn("Desired", "integer", ".status.desiredAvailable"),
+                PrinterColumn("Total", "integer", ".status.totalReplicas"),
+            ),
+        ),
+    ),
+)
+
+PROTECTABLE_OPERATIONS = (PUB_OPERATION_UPDATE, PUB_OPERATION_DELETE, PUB_OPERATION_EVICT)
+
+
+def set_defaults(obj: PodUnavailableBudget) -> None:
+    """Upstream has no PUB defaulting; kept so every kind exposes the same entry points."""
+
+
+def _group_version_problem(api_version: str) -> str | None:
+    """schema.ParseGroupVersion: "", "v1" and "group/version" parse; more slashes do not."""
+    if api_version.count("/") > 1:
+        return f"unexpected GroupVersion string: {api_version}"
+    return None
+
+
+def _internal(path: str, detail: str) -> FieldError:
+    return FieldError(ErrorType.Internal, path, detail=detail)
+
+
+def validate_spec(obj: PodUnavailableBudget, path: str = "spec") -> list[FieldError]:
+    spec = obj.spec
+    errs: list[FieldError] = []
+    if spec.selector is None and spec.target_reference is None:
+        errs.append(
+            required(
+                f"{path}.selector, targetRef", "no selector or targetRef defined in PodUnavailableBudget"
+            )
+        )
+    elif spec.selector is not None and spec.target_reference is not None:
+        errs.append(required(f"{path}.selector, targetRef", "selector and targetRef are mutually exclusive"))
+    elif spec.target_reference is not None:
+        ref = spec.target_reference
+        if not ref.api_version or not ref.name or not ref.kind:
+            errs.append(
+                invalid(
+                    f"{path}.TargetReference",
+                    ref.to_dict(),
+                    "empty TargetReference is not valid for PodUnavailableBudget.",
+                )
+            )
+        problem = _group_version_problem(ref.api_version or "")
+        if problem:
+            errs.append(invalid(f"{path}.TargetReference", ref.to_dict(), problem))
+    elif spec.selector is not None:
+        errs.extend(validate_label_selector(spec.selector, f"{path}.selector"))
+        if spec.selector.is_empty():
+            errs.append(
+                invalid(
+                    f"{path}.selector",
+                    spec.selector.to_dict(),
+                    "empty selector is not valid for PodUnavailableBudget.",
+                )
+            )
+    if spec.max_unavailable is None and spec.min_available is None:
+        errs.append(
+            required(
+                f"{path}.maxUnavailable, minAvailable",
+                "no maxUnavailable or minAvailable defined in PodUnavailableBudget",
+            )
+        )
+    elif spec.max_unavailable is not None and spec.min_available is not None:
+        errs.append(
+            required(
+                f"{path}.maxUnavailable, minAvailable",
+                "maxUnavailable and minAvailable are mutually exclusive",
+            )
+        )
+    elif spec.max_unavailable is not None:
+        errs.extend(int_or_percent_errors(spec.max_unavailable, f"{path}.maxUnavailable"))
+        errs.extend(percent_over_100(spec.max_unavailable, f"{path}.maxUnavailable"))
+    else:
+        errs.extend(int_or_percent_errors(spec.min_available, f"{path}.minAvailable"))
+        errs.extend(percent_over_100(spec.min_available, f"{path}.minAvailable"))
+    return errs
+
+
+def _annotation_errors(obj: PodUnavailableBudget) -> list[FieldError]:
+    errs: list[FieldError] = []
+    annotations = obj.metadata.annotations or {}
+    if ANNOTATION_PUB_PROTECT_OPERATIONS in annotations:
+        for operation in annotations[ANNOTATION_PUB_PROTECT_OPERATIONS].split(","):
+            if operation not in PROTECTABLE_OPERATIONS:
+                errs.append(
+                    _internal("metadata", f"annotation[{ANNOTATION_PUB_PROTECT_OPERATIONS}] is invalid")
+                )
+    if ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS in annotations:
+        value = annotations[ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS]
+        try:
+            number = int(value, 10)
+            ok = value.strip() == value and "_" not in value and -(2**31) <= number < 2**31
+        except ValueError:
+            ok = False
+        if not ok:
+            errs.append(
+                _internal("metadata", f"annotation[{ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS}] is invalid")
+            )
+    return errs
+
+
+def _requirements_by_key(selector: LabelSelector) -> dict[str, LabelSelectorRequirement]:
+    by_key = {req.key: req for req in selector.match_expressions or []}
+    for key, value in (selector.match_labels or {}).items():
+        by_key[key] = LabelSelectorRequirement(key=key, operator="In", values=[value])
+    return by_key
+
+
+def _expressions_overlap(a: LabelSelectorRequirement, b: LabelSelectorRequirement) -> bool:
+    a_values, b_values = set(a.values or []), set(b.values or [])
+    if a.operator == "In":
+        return (
+            b.operator == "Exists"
+            or (b.operator == "In" and bool(a_values & b_values))
+            or (b.operator == "NotIn" and not a_values <= b_values)
+        )
+    if a.operator == "Exists":
+        return b.operator in ("In", "NotIn", "Exists")
+    if a.operator == "NotIn":
+        return b.operator in ("Exists", "DoesNotExist", "NotIn") or (
+            b.operator == "In" and not b_values <= a_values
+        )
+    if a.operator == "DoesNotExist":
+        return b.operator in ("DoesNotExist", "NotIn")
+    return False
+
+
+def selectors_loosely_overlap(first: LabelSelector, second: LabelSelector) -> bool:
+    """util.IsSelectorLooseOverlap: same keys on both sides, each pair of requirements compatible."""
+    a, b = _requirements_by_key(first), _requirements_by_key(second)
+    if set(a) != set(b):
+        return False
+    return all(_expressions_overlap(a[k], b[k]) and _expressions_overlap(b[k], a[k]) for k in a)
+
+
+def _api_group(api_version: str | None) -> str:
+    return api_version.split("/")[0] if api_version and "/" in api_version else ""
+
+
+def conflict_errors(obj: PodUnavailableBudget, others: Iterable[PodUnavailableBudget]) -> list[FieldError]:
+    """Another PUB in the namespace already protects the same workload or (loosely) the same pods."""
+    for other in others:
+        if other.metadata.name == obj.metadata.name:
+            continue
+        suffix = f"is in conflict with other PodUnavailableBudget {other.metadata.name}"
+        mine, theirs = obj.spec.target_reference, other.spec.target_reference
+        if mine is not None and theirs is not None:
+            mine_key = (_api_group(mine.api_version), mine.kind, mine.name)
+            if mine_key == (_api_group(theirs.api_version), theirs.kind, theirs.name):
+                return [invalid("spec.targetReference", mine.to_dict(), f"pub.spec.targetReference {suffix}")]
+        elif (
+            obj.spec.selector is not None
+            and other.spec.selector is not None
+            and selectors_loosely_overlap(obj.spec.selector, other.spec.selector)
+        ):
+            return [invalid("spec.selector", obj.spec.selector.to_dict(), f"pub.spec.selector {suffix}")]
+    return []
+
+
+def validate(
+    obj: PodUnavailableBudget,
+    old: PodUnavailableBudget | None = None,
+    others: Iterable[PodUnavailableBudget] = (),
+) -> list[FieldError]:
+    """The validating webhook; `others` are the PUBs in the same namespace."""
+    errs = _annotation_errors(obj) + validate_spec(obj)
+    if old is not None:
+        same_selector = (obj.spec.selector.to_dict() if obj.spec.selector else None) == (
+            old.spec.selector.to_dict() if old.spec.selector else None
+        )
+        same_ref = (obj.spec.target_reference.to_dict() if obj.spec.target_reference else None) == (
+            old.spec.target_reference.to_dict() if old.spec.target_reference else None
+        )
+        if not (same_selector and same_ref):
+            errs.append(required("spec.selector, targetRef", "selector and targetRef cannot be modified"))
+    errs.extend(conflict_errors(obj, others))
+    return errs
