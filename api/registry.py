@@ -10,18 +10,26 @@ from kruise.api import (
     broadcastjob,
     cloneset,
     crr,
+    daemonset,
     imagelistpulljob,
     imagepulljob,
     nodeimage,
     nodepodprobe,
     persistentpodstate,
     podprobemarker,
+    pub,
     resourcedistribution,
+    sidecarset,
+    statefulset,
 )
 from kruise.api.crdgen import CRDInfo
 
 KINDS: list[CRDInfo] = [
     cloneset.CRD,
+    statefulset.CRD,
+    daemonset.CRD,
+    sidecarset.CRD,
+    pub.CRD,
     broadcastjob.CRD,
     advancedcronjob.CRD,
     imagepulljob.CRD,
