@@ -238,7 +238,7 @@ def fit_error_message(total: int, reasons: Counter[str]) -> str:
     """``0/3 nodes are available: 1 Too many pods, 2 node(s) ... .`` plus the preemption tail."""
     if total == 0:
         return "no nodes available to schedule pods"
-    parts = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+    parts = ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
     return (
         f"0/{total} nodes are available: {parts}. preemption: 0/{total} nodes are available: "
         f"{total} Preemption is not helpful for scheduling."

@@ -1,0 +1,189 @@
+"""The simulated kubelet: pod lifecycle, readiness gates, in-place restarts, ConfigMap blocking."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from simulator_testkit import Cluster, condition, container, is_ready, pod_manifest
+
+from kruise.sandbox.simulator.client import STRATEGIC_PATCH, ApiError, resource_path
+
+POD = resource_path("v1", "pods", "default")
+
+
+def phase(value):
+    return lambda pod: (pod.get("status") or {}).get("phase") == value
+
+
+async def test_pod_runs_with_full_status_and_events(cluster: Cluster):
+    await cluster.create(pod_manifest("web", {"name": "nginx", "image": "nginx:1.25"}))
+    pod = await cluster.wait_for("pods", "web", is_ready)
+    status = pod["status"]
+    node = pod["spec"]["nodeName"]
+    index = int(node.split("-")[1])
+    assert status["phase"] == "Running"
+    assert ipaddress.ip_address(status["podIP"]) in ipaddress.ip_network(f"10.244.{index}.0/24")
+    assert status["podIPs"] == [{"ip": status["podIP"]}]
+    assert status["hostIP"] == f"172.18.0.{index + 1}"
+    assert status["startTime"]
+    types = {c["type"]: c["status"] for c in status["conditions"]}
+    assert types == {
+        "PodReadyToStartContainers": "True",
+        "Initialized": "True",
+        "Ready": "True",
+        "ContainersReady": "True",
+        "PodScheduled": "True",
+    }
+    nginx = container(pod, "nginx")
+    assert nginx["containerID"].startswith("containerd://")
+    assert nginx["imageID"].startswith("docker.io/library/nginx@sha256:")
+    assert nginx["image"] == "docker.io/library/nginx:1.25"
+    assert nginx["started"] is True and nginx["ready"] is True and nginx["restartCount"] == 0
+    assert "running" in nginx["state"]
+    await cluster.wait_event("web", "Started")
+    reasons = {e["reason"] for e in await cluster.events_for("web")}
+    assert {"Scheduled", "Pulling", "Pulled", "Created", "Started"} <= reasons
+    runtime = cluster.simulator.runtimes[node]
+    assert runtime.container(nginx["containerID"].removeprefix("containerd://")).name == "nginx"
+
+
+async def test_pod_ips_are_unique(cluster: Cluster):
+    for i in range(6):
+        await cluster.create(pod_manifest(f"ip-{i}"))
+    pods = await cluster.wait_list(
+        "pods",
+        lambda items: sum(1 for p in items if p["metadata"]["name"].startswith("ip-") and is_ready(p)) == 6,
+    )
+    ips = [p["status"]["podIP"] for p in pods if p["metadata"]["name"].startswith("ip-")]
+    assert len(set(ips)) == 6
+
+
+async def test_readiness_gate_holds_ready_until_its_condition_is_true(cluster: Cluster):
+    await cluster.create(pod_manifest("gated", readinessGates=[{"conditionType": "example.com/feature"}]))
+
+    def gate_blocked(pod):
+        ready = condition(pod, "Ready")
+        return phase("Running")(pod) and ready is not None and ready.get("reason") == "ReadinessGatesNotReady"
+
+    pod = await cluster.wait_for("pods", "gated", gate_blocked)
+    assert condition(pod, "Ready")["message"] == (
+        'corresponding condition of pod readiness gate "example.com/feature" does not exist.'
+    )
+    assert condition(pod, "ContainersReady")["status"] == "True"
+    gate = {"type": "example.com/feature", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    await cluster.client.patch(
+        resource_path("v1", "pods", "default", "gated", "status"),
+        {"status": {"conditions": [gate]}},
+        STRATEGIC_PATCH,
+    )
+    pod = await cluster.wait_for("pods", "gated", is_ready)
+    assert condition(pod, "example.com/feature")["status"] == "True"
+
+
+async def test_in_place_image_change_restarts_only_that_container(cluster: Cluster):
+    containers = [{"name": "app", "image": "nginx:1.25"}, {"name": "sidecar", "image": "busybox:1.36"}]
+    await cluster.create(pod_manifest("inplace", *containers))
+    before = await cluster.wait_for("pods", "inplace", is_ready)
+    patch = {"spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}
+    await cluster.client.patch(resource_path("v1", "pods", "default", "inplace"), patch, STRATEGIC_PATCH)
+    after = await cluster.wait_for(
+        "pods", "inplace", lambda p: container(p, "app")["restartCount"] == 1 and is_ready(p)
+    )
+    old_app, new_app = container(before, "app"), container(after, "app")
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+    assert after["status"]["podIP"] == before["status"]["podIP"]
+    assert new_app["containerID"] != old_app["containerID"]
+    assert new_app["imageID"] != old_app["imageID"]
+    assert new_app["image"] == "docker.io/library/nginx:1.27"
+    assert container(after, "sidecar")["containerID"] == container(before, "sidecar")["containerID"]
+    assert container(after, "sidecar")["restartCount"] == 0
+    killing = await cluster.wait_event("inplace", "Killing")
+    assert killing["message"] == "Container app definition changed, will be restarted"
+    assert killing["involvedObject"]["fieldPath"] == "spec.containers{app}"
+
+
+async def test_missing_configmap_key_blocks_container_until_it_appears(cluster: Cluster):
+    barrier = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "x-barrier", "namespace": "default"},
+    }
+    await cluster.create(barrier, "configmaps")
+    env = [
+        {
+            "name": "KRUISE_CONTAINER_PRIORITY",
+            "valueFrom": {"configMapKeyRef": {"name": "x-barrier", "key": "p_100"}},
+        }
+    ]
+    await cluster.create(
+        pod_manifest(
+            "blocked",
+            {"name": "first", "image": "nginx:1.25"},
+            {"name": "waiter", "image": "nginx:1.25", "env": env},
+        )
+    )
+
+    def waiting(pod):
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        waiter = next((c for c in statuses if c["name"] == "waiter"), None)
+        return waiter is not None and "waiting" in waiter["state"] and container(pod, "first").get("started")
+
+    pod = await cluster.wait_for("pods", "blocked", waiting)
+    state = container(pod, "waiter")["state"]["waiting"]
+    assert state == {
+        "reason": "CreateContainerConfigError",
+        "message": "couldn't find key p_100 in ConfigMap default/x-barrier",
+    }
+    assert not is_ready(pod)
+    await cluster.client.patch(
+        resource_path("v1", "configmaps", "default", "x-barrier"), {"data": {"p_100": "true"}}
+    )
+    pod = await cluster.wait_for("pods", "blocked", is_ready)
+    assert container(pod, "waiter")["restartCount"] == 0
+
+
+async def test_run_to_completion_pods_succeed_or_fail(cluster: Cluster):
+    await cluster.create(
+        pod_manifest("ok", restartPolicy="Never", annotations={"sandbox.kruise.io/run-seconds": "1"})
+    )
+    await cluster.create(
+        pod_manifest(
+            "bad",
+            restartPolicy="Never",
+            annotations={"sandbox.kruise.io/run-seconds": "1", "sandbox.kruise.io/exit-code": "3"},
+        )
+    )
+    ok = await cluster.wait_for("pods", "ok", phase("Succeeded"))
+    assert container(ok, "main")["state"]["terminated"]["reason"] == "Completed"
+    assert condition(ok, "Ready")["reason"] == "PodCompleted"
+    bad = await cluster.wait_for("pods", "bad", phase("Failed"))
+    terminated = container(bad, "main")["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (3, "Error")
+
+
+async def test_init_containers_then_native_sidecar_then_containers(cluster: Cluster):
+    inits = [
+        {"name": "setup", "image": "busybox:1.36"},
+        {"name": "proxy", "image": "envoyproxy/envoy:v1.30", "restartPolicy": "Always"},
+    ]
+    await cluster.create(pod_manifest("layered", initContainers=inits))
+    pod = await cluster.wait_for("pods", "layered", is_ready)
+    init_statuses = {c["name"]: c for c in pod["status"]["initContainerStatuses"]}
+    assert init_statuses["setup"]["state"]["terminated"]["reason"] == "Completed"
+    assert "running" in init_statuses["proxy"]["state"]
+    assert condition(pod, "Initialized")["status"] == "True"
+
+
+async def test_graceful_deletion_finishes_the_pod(cluster: Cluster):
+    await cluster.create(pod_manifest("doomed"))
+    pod = await cluster.wait_for("pods", "doomed", is_ready)
+    runtime = cluster.simulator.runtimes[pod["spec"]["nodeName"]]
+    await cluster.client.delete(resource_path("v1", "pods", "default", "doomed"))
+    await cluster.wait_list("pods", lambda items: all(p["metadata"]["name"] != "doomed" for p in items))
+    killing = await cluster.wait_event("doomed", "Killing")
+    assert killing["message"] == "Stopping container main"
+    try:
+        await cluster.client.get(resource_path("v1", "pods", "default", "doomed"))
+    except ApiError as error:
+        assert error.not_found
+    assert not [c for c in runtime.list_containers() if c.labels.get("io.kubernetes.pod.name") == "doomed"]
