@@ -11,6 +11,7 @@ from kruise.api import (
     cloneset,
     crr,
     daemonset,
+    ephemeraljob,
     imagelistpulljob,
     imagepulljob,
     nodeimage,
@@ -40,6 +41,7 @@ KINDS: list[CRDInfo] = [
     persistentpodstate.CRD,
     podprobemarker.CRD,
     nodepodprobe.CRD,
+    ephemeraljob.CRD,
 ]
 
 
