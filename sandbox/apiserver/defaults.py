@@ -1,0 +1,269 @@
+"""The apiserver's own defaulting for built-in kinds (the `SetDefaults_*` functions clients rely on)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_NOT_READY_TOLERATIONS = [
+    {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+]
+
+
+def _pull_policy(image: str) -> str:
+    name = image.rsplit("/", 1)[-1]
+    if "@" in name:
+        return "IfNotPresent"
+    if ":" not in name or name.endswith(":latest"):
+        return "Always"
+    return "IfNotPresent"
+
+
+def _container(c: dict[str, Any]) -> None:
+    c.setdefault("imagePullPolicy", _pull_policy(c.get("image", "")))
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    c.setdefault("resources", {})
+    for port in c.get("ports") or []:
+        port.setdefault("protocol", "TCP")
+    for env in c.get("env") or []:
+        ref = (env.get("valueFrom") or {}).get("fieldRef")
+        if ref is not None:
+            ref.setdefault("apiVersion", "v1")
+    for probe in (c.get("livenessProbe"), c.get("readinessProbe"), c.get("startupProbe")):
+        if isinstance(probe, dict):
+            probe.setdefault("timeoutSeconds", 1)
+            probe.setdefault("periodSeconds", 10)
+            probe.setdefault("successThreshold", 1)
+            probe.setdefault("failureThreshold", 3)
+
+
+def pod_spec(spec: dict[str, Any]) -> None:
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    if "serviceAccount" in spec and "serviceAccountName" not in spec:
+        spec["serviceAccountName"] = spec["serviceAccount"]
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        _container(c)
+    for c in spec.get("ephemeralContainers") or []:
+        c.setdefault("terminationMessagePath", "/dev/termination-log")
+        c.setdefault("terminationMessagePolicy", "File")
+        c.setdefault("imagePullPolicy", _pull_policy(c.get("image", "")))
+    for vol in spec.get("volumes") or []:
+        if "configMap" in vol:
+            vol["configMap"].setdefault("defaultMode", 420)
+        if "secret" in vol:
+            vol["secret"].setdefault("defaultMode", 420)
+        if "emptyDir" in vol and vol["emptyDir"] is None:
+            vol["emptyDir"] = {}
+
+
+def pod(obj: dict[str, Any]) -> None:
+    """Pod creation defaults, including the admission plugins every cluster runs
+    (ServiceAccount, DefaultTolerationSeconds, Priority)."""
+    spec = obj.setdefault("spec", {})
+    pod_spec(spec)
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("serviceAccount", spec["serviceAccountName"])
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    tolerations = spec.setdefault("tolerations", [])
+    for default in _NOT_READY_TOLERATIONS:
+        if not any(
+            t.get("key") == default["key"] and t.get("effect", "NoExecute") in ("NoExecute", "")
+            for t in tolerations
+        ) and not any(t.get("operator") == "Exists" and not t.get("key") for t in tolerations):
+            tolerations.append(dict(default))
+    status = obj.setdefault("status", {})
+    status.setdefault("phase", "Pending")
+    status.setdefault("qosClass", _qos(spec))
+
+
+def _qos(spec: dict[str, Any]) -> str:
+    containers = spec.get("containers") or []
+    if not any(
+        (c.get("resources") or {}).get("requests") or (c.get("resources") or {}).get("limits")
+        for c in containers
+    ):
+        return "BestEffort"
+    guaranteed = all(
+        (r := c.get("resources") or {}).get("limits")
+        and set(r.get("limits", {})) >= {"cpu", "memory"}
+        and all(r.get("requests", {}).get(k, v) == v for k, v in r["limits"].items())
+        for c in containers
+    )
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _template(obj: dict[str, Any]) -> None:
+    template = (obj.get("spec") or {}).get("template")
+    if isinstance(template, dict):
+        template.setdefault("metadata", {})
+        pod_spec(template.setdefault("spec", {}))
+
+
+def deployment(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        ru = strategy.setdefault("rollingUpdate", {})
+        ru.setdefault("maxUnavailable", "25%")
+        ru.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    _template(obj)
+
+
+def replicaset(obj: dict[str, Any]) -> None:
+    obj.setdefault("spec", {}).setdefault("replicas", 1)
+    _template(obj)
+
+
+def statefulset(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        strategy.setdefault("rollingUpdate", {}).setdefault("partition", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    _template(obj)
+
+
+def daemonset(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    strategy = spec.setdefault("updateStrategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        ru = strategy.setdefault("rollingUpdate", {})
+        ru.setdefault("maxUnavailable", 1)
+        ru.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    _template(obj)
+
+
+def job(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    if "completions" not in spec and "parallelism" not in spec:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    spec.setdefault("manualSelector", False)
+    template = spec.get("template") or {}
+    uid = obj.get("metadata", {}).get("uid", "")
+    if uid and not spec.get("manualSelector"):
+        labels = {
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": obj["metadata"]["name"],
+            "controller-uid": uid,
+            "job-name": obj["metadata"]["name"],
+        }
+        spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+        template.setdefault("metadata", {}).setdefault("labels", {}).update(labels)
+    _template(obj)
+
+
+def cronjob(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+
+
+def service(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("internalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        port.setdefault("protocol", "TCP")
+        port.setdefault("targetPort", port.get("port"))
+
+
+def secret(obj: dict[str, Any]) -> None:
+    obj.setdefault("type", "Opaque")
+
+
+def namespace(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("finalizers", ["kubernetes"])
+    obj.setdefault("status", {}).setdefault("phase", "Active")
+    obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+
+def pdb(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    if "minAvailable" not in spec and "maxUnavailable" not in spec:
+        spec["minAvailable"] = 1
+
+
+def webhook_configuration(obj: dict[str, Any]) -> None:
+    for hook in obj.get("webhooks") or []:
+        hook.setdefault("failurePolicy", "Fail")
+        hook.setdefault("matchPolicy", "Equivalent")
+        hook.setdefault("namespaceSelector", {})
+        hook.setdefault("objectSelector", {})
+        hook.setdefault("timeoutSeconds", 10)
+        if "reinvocationPolicy" in hook or obj.get("kind") == "MutatingWebhookConfiguration":
+            hook.setdefault("reinvocationPolicy", "Never")
+        svc = (hook.get("clientConfig") or {}).get("service")
+        if isinstance(svc, dict):
+            svc.setdefault("port", 443)
+        for rule in hook.get("rules") or []:
+            rule.setdefault("scope", "*")
+
+
+def crd(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("conversion", {"strategy": "None"})
+    names = spec.setdefault("names", {})
+    if "kind" in names:
+        names.setdefault("singular", names["kind"].lower())
+        names.setdefault("listKind", names["kind"] + "List")
+
+
+def node(obj: dict[str, Any]) -> None:
+    return None
+
+
+CREATE_DEFAULTS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
+    ("", "pods"): pod,
+    ("", "services"): service,
+    ("", "secrets"): secret,
+    ("", "namespaces"): namespace,
+    ("apps", "deployments"): deployment,
+    ("apps", "replicasets"): replicaset,
+    ("apps", "statefulsets"): statefulset,
+    ("apps", "daemonsets"): daemonset,
+    ("batch", "jobs"): job,
+    ("batch", "cronjobs"): cronjob,
+    ("policy", "poddisruptionbudgets"): pdb,
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): webhook_configuration,
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): webhook_configuration,
+    ("apiextensions.k8s.io", "customresourcedefinitions"): crd,
+}

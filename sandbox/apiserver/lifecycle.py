@@ -1,0 +1,426 @@
+"""What happens around writes: deletion (grace, finalizers, propagation), the garbage collector,
+namespace termination, CRD establishment and the built-in validation clients depend on.
+
+The controllers here (GC, namespace, CRD) write without admission, as the in-cluster
+controllers' own writes are not what kruise-py's webhooks are checked against here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from kruise.sandbox.apiserver import errors
+from kruise.sandbox.apiserver.errors import StatusError
+from kruise.sandbox.apiserver.resources import ResourceType
+from kruise.sandbox.apiserver.selectors import labels_match, selector_from_label_selector
+from kruise.sandbox.apiserver.store import ResKey
+from kruise.sandbox.apiserver.validation import validate_builtin
+
+if TYPE_CHECKING:
+    from kruise.sandbox.apiserver.server import ApiServer
+
+CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
+NS_KEY = ("", "namespaces")
+POD_KEY = ("", "pods")
+CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
+
+def _iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Lifecycle:
+    def __init__(self, server: ApiServer):
+        self.server = server
+        self.store = server.store
+        # owner uid -> {(res, ns, name)} of objects listing it in ownerReferences
+        self._dependents: dict[str, set[tuple[ResKey, str, str]]] = {}
+        self._uids: dict[str, tuple[ResKey, str, str]] = {}
+
+    # ------------------------------------------------------------ indexes
+    def _index(self, res: ResKey, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        meta = obj["metadata"]
+        ident = (res, meta.get("namespace", ""), meta["name"])
+        self._uids[meta["uid"]] = ident
+        before = {r["uid"] for r in (old or {}).get("metadata", {}).get("ownerReferences") or []}
+        after = {r["uid"] for r in meta.get("ownerReferences") or [] if "uid" in r}
+        for uid in before - after:
+            self._dependents.get(uid, set()).discard(ident)
+        for uid in after:
+            self._dependents.setdefault(uid, set()).add(ident)
+
+    def _unindex(self, res: ResKey, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        ident = (res, meta.get("namespace", ""), meta["name"])
+        self._uids.pop(meta["uid"], None)
+        for ref in meta.get("ownerReferences") or []:
+            self._dependents.get(ref.get("uid", ""), set()).discard(ident)
+
+    def dependents_of(self, uid: str) -> list[tuple[ResKey, dict[str, Any]]]:
+        out = []
+        for res, ns, name in list(self._dependents.get(uid, ())):
+            obj = self.store.get(res, ns, name)
+            if obj is not None:
+                out.append((res, obj))
+        return out
+
+    def _type_of(self, res: ResKey) -> ResourceType | None:
+        return self.server.storage_type(*res)
+
+    def _later(self, fn: Any, *args: Any, delay: float = 0.0) -> None:
+        loop = asyncio.get_running_loop()
+        if delay:
+            loop.call_later(delay, fn, *args)
+        else:
+            loop.call_soon(fn, *args)
+
+    # ------------------------------------------------------------ write hooks
+    def prepare_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        if rt.key == CRD_KEY:
+            finalizers = obj["metadata"].setdefault("finalizers", [])
+            if CRD_CLEANUP not in finalizers:
+                finalizers.append(CRD_CLEANUP)
+            obj["status"] = {
+                "conditions": [],
+                "acceptedNames": {"kind": "", "plural": ""},
+                "storedVersions": [v["name"] for v in obj["spec"].get("versions") or [] if v.get("storage")],
+            }
+
+    def after_write(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        self._index(rt.key, obj, old)
+        meta = obj["metadata"]
+        changed_crd = old is None or old.get("spec") != obj.get("spec")
+        if rt.key == CRD_KEY and not meta.get("deletionTimestamp") and changed_crd:
+            self.server.register_crd(obj)
+            self._later(self._establish, meta["name"], delay=self.server.crd_establish_delay)
+        if meta.get("deletionTimestamp"):
+            self._later(self._finalize_step, rt.key, meta.get("namespace", ""), meta["name"])
+
+    def can_finish(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
+        """Finalizers are gone: is the object deleted now? Bound pods also wait for the kubelet's grace 0."""
+        if rt.key == POD_KEY:
+            return obj["metadata"].get("deletionGracePeriodSeconds", 0) == 0
+        if rt.key == NS_KEY:
+            return not (obj.get("spec") or {}).get("finalizers")
+        return True
+
+    def remove(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        gone = self.store.remove(rt.key, obj)
+        self._unindex(rt.key, obj)
+        meta = obj["metadata"]
+        self._later(self._collect_dependents, meta["uid"])
+        for ref in meta.get("ownerReferences") or []:
+            self._later(self._owner_check, ref.get("uid", ""))
+        ns = meta.get("namespace")
+        if ns:
+            self._later(self._namespace_step, ns)
+        if rt.key == CRD_KEY:
+            self.server.unregister_crd(meta["name"])
+        return gone
+
+    # ------------------------------------------------------------ deletion
+    def delete(
+        self, rt: ResourceType, obj: dict[str, Any], options: dict[str, Any], dry_run: bool
+    ) -> dict[str, Any] | None:
+        meta = obj["metadata"]
+        policy = options.get("propagationPolicy")
+        if policy is None and options.get("orphanDependents") is not None:
+            policy = "Orphan" if options["orphanDependents"] else "Background"
+        if policy not in (None, "Background", "Foreground", "Orphan"):
+            raise errors.invalid(
+                rt.group,
+                "DeleteOptions",
+                meta["name"],
+                [
+                    errors.field_error(
+                        "FieldValueNotSupported",
+                        "propagationPolicy",
+                        policy,
+                        'supported values: "Foreground", "Background", "Orphan", "nil"',
+                    )
+                ],
+            )
+        grace = self._grace(rt, obj, options.get("gracePeriodSeconds"))
+        new = copy.deepcopy(obj)
+        nmeta = new["metadata"]
+        finalizers = list(nmeta.get("finalizers") or [])
+        if policy == "Foreground" and FOREGROUND not in finalizers:
+            finalizers.append(FOREGROUND)
+        if policy == "Orphan" and ORPHAN not in finalizers:
+            finalizers.append(ORPHAN)
+        if rt.key == NS_KEY:
+            if nmeta.get("deletionTimestamp"):
+                return obj
+            nmeta["deletionTimestamp"] = _iso(datetime.now(UTC))
+            nmeta["deletionGracePeriodSeconds"] = 0
+            nmeta["finalizers"] = finalizers
+            if not nmeta["finalizers"]:
+                del nmeta["finalizers"]
+            new.setdefault("status", {})["phase"] = "Terminating"
+            if dry_run:
+                return new
+            self.store.put(rt.key, new, "MODIFIED", obj)
+            self._later(self._namespace_step, meta["name"])
+            return new
+        if nmeta.get("deletionTimestamp"):
+            current = nmeta.get("deletionGracePeriodSeconds", 0)
+            if grace < current:
+                nmeta["deletionGracePeriodSeconds"] = grace
+                nmeta["deletionTimestamp"] = _iso(datetime.now(UTC) + timedelta(seconds=grace))
+            if finalizers != list(nmeta.get("finalizers") or []):
+                nmeta["finalizers"] = finalizers
+            if dry_run:
+                return new
+            if not finalizers and grace == 0:
+                return self.remove(rt, self.store.get(rt.key, meta.get("namespace", ""), meta["name"]) or new)
+            if new != obj:
+                self.store.put(rt.key, new, "MODIFIED", obj)
+            return new
+        if finalizers or grace > 0:
+            nmeta["deletionTimestamp"] = _iso(datetime.now(UTC) + timedelta(seconds=grace))
+            nmeta["deletionGracePeriodSeconds"] = grace
+            if finalizers:
+                nmeta["finalizers"] = finalizers
+            if dry_run:
+                return new
+            if "generation" in nmeta:
+                nmeta["generation"] += 1
+            stored = self.store.put(rt.key, new, "MODIFIED", obj)
+            self.after_write(rt, stored, obj)
+            return stored
+        if dry_run:
+            return obj
+        return self.remove(rt, obj)
+
+    def _grace(self, rt: ResourceType, obj: dict[str, Any], requested: int | None) -> int:
+        if rt.key != POD_KEY:
+            return 0
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        grace = requested if requested is not None else spec.get("terminationGracePeriodSeconds", 30)
+        return max(0, int(grace))
+
+    # ------------------------------------------------------------ finalizer-driven controllers
+    def _finalize_step(self, res: ResKey, ns: str, name: str) -> None:
+        """Work the system finalizers (orphan, foregroundDeletion, CRD cleanup) of a deleting object."""
+        obj = self.store.get(res, ns, name)
+        if obj is None or not obj["metadata"].get("deletionTimestamp"):
+            return
+        finalizers = list(obj["metadata"].get("finalizers") or [])
+        uid = obj["metadata"]["uid"]
+        if ORPHAN in finalizers:
+            for dep_res, dep in self.dependents_of(uid):
+                new = copy.deepcopy(dep)
+                refs = [r for r in new["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+                if refs:
+                    new["metadata"]["ownerReferences"] = refs
+                else:
+                    new["metadata"].pop("ownerReferences", None)
+                self._write(dep_res, new, dep)
+            self._drop_finalizer(res, obj, ORPHAN)
+            return
+        if FOREGROUND in finalizers:
+            deps = self.dependents_of(uid)
+            for dep_res, dep in deps:
+                rt = self._type_of(dep_res)
+                if rt is not None and not dep["metadata"].get("deletionTimestamp"):
+                    self.delete(rt, dep, {"propagationPolicy": "Foreground"}, False)
+            blocking = [
+                d
+                for _, d in self.dependents_of(uid)
+                if any(
+                    r.get("uid") == uid and r.get("blockOwnerDeletion")
+                    for r in d["metadata"].get("ownerReferences") or []
+                )
+            ]
+            if not blocking:
+                self._drop_finalizer(res, obj, FOREGROUND)
+            return
+        if res == CRD_KEY and CRD_CLEANUP in finalizers:
+            spec = obj.get("spec") or {}
+            cr_key = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+            remaining = list(self.store.list(cr_key))
+            rt = self._type_of(cr_key)
+            for cr in remaining:
+                if rt is not None and not cr["metadata"].get("deletionTimestamp"):
+                    self.delete(rt, cr, {}, False)
+            if not list(self.store.list(cr_key)):
+                self._drop_finalizer(res, obj, CRD_CLEANUP)
+            else:
+                self._later(self._finalize_step, res, ns, name, delay=0.05)
+
+    def _drop_finalizer(self, res: ResKey, obj: dict[str, Any], finalizer: str) -> None:
+        new = copy.deepcopy(obj)
+        rest = [f for f in new["metadata"].get("finalizers") or [] if f != finalizer]
+        if rest:
+            new["metadata"]["finalizers"] = rest
+        else:
+            new["metadata"].pop("finalizers", None)
+        self._write(res, new, obj)
+
+    def _write(self, res: ResKey, new: dict[str, Any], old: dict[str, Any]) -> None:
+        """A controller's update: store it, or finish the deletion when nothing holds the object any more."""
+        rt = self._type_of(res)
+        meta = new["metadata"]
+        if (
+            meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and rt is not None
+            and self.can_finish(rt, new)
+        ):
+            self.store.put(res, new, "MODIFIED", old)
+            self.remove(rt, new)
+            return
+        stored = self.store.put(res, new, "MODIFIED", old)
+        if rt is not None:
+            self.after_write(rt, stored, old)
+
+    def _collect_dependents(self, uid: str) -> None:
+        """Background GC: dependents of a gone owner are deleted once no owner of theirs remains."""
+        for res, dep in self.dependents_of(uid):
+            refs = dep["metadata"].get("ownerReferences") or []
+            alive = [r for r in refs if r.get("uid") != uid and r.get("uid") in self._uids]
+            rt = self._type_of(res)
+            if rt is None:
+                continue
+            if alive:
+                new = copy.deepcopy(dep)
+                new["metadata"]["ownerReferences"] = [r for r in refs if r.get("uid") != uid]
+                self._write(res, new, dep)
+            elif not dep["metadata"].get("deletionTimestamp"):
+                self.delete(rt, dep, {"propagationPolicy": "Background"}, False)
+        if not self.dependents_of(uid):
+            self._dependents.pop(uid, None)
+
+    def _owner_check(self, uid: str) -> None:
+        ident = self._uids.get(uid)
+        if ident is not None:
+            self._finalize_step(*ident)
+
+    # ------------------------------------------------------------ namespaces
+    def _namespace_step(self, name: str) -> None:
+        ns = self.store.get(NS_KEY, "", name)
+        if ns is None or not ns["metadata"].get("deletionTimestamp"):
+            return
+        remaining = 0
+        for res in self.store.resources():
+            rt = self._type_of(res)
+            if rt is None or not rt.namespaced:
+                continue
+            for obj in list(self.store.list(res, name)):
+                remaining += 1
+                if not obj["metadata"].get("deletionTimestamp"):
+                    self.delete(rt, obj, {"propagationPolicy": "Background"}, False)
+        left = sum(self.store.count(res, name) for res in self.store.resources())
+        if left == 0 and remaining >= 0:
+            current = self.store.get(NS_KEY, "", name)
+            if current is None:
+                return
+            new = copy.deepcopy(current)
+            new.setdefault("spec", {})["finalizers"] = [
+                f for f in new["spec"].get("finalizers") or [] if f != "kubernetes"
+            ]
+            if not new["spec"]["finalizers"]:
+                new["spec"].pop("finalizers")
+            if new != current:
+                self._write(NS_KEY, new, current)
+
+    # ------------------------------------------------------------ CRDs
+    def _establish(self, name: str) -> None:
+        crd = self.store.get(CRD_KEY, "", name)
+        if crd is None or crd["metadata"].get("deletionTimestamp"):
+            return
+        new = copy.deepcopy(crd)
+        now = _iso(datetime.now(UTC))
+        names = dict(new["spec"].get("names") or {})
+        status = new.setdefault("status", {})
+        status["acceptedNames"] = names
+        conditions = [
+            {
+                "type": "NamesAccepted",
+                "status": "True",
+                "lastTransitionTime": now,
+                "reason": "NoConflicts",
+                "message": "no conflicts found",
+            },
+            {
+                "type": "Established",
+                "status": "True",
+                "lastTransitionTime": now,
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+            },
+        ]
+        old_conds = {c["type"]: c for c in status.get("conditions") or []}
+        status["conditions"] = [
+            old_conds.get(c["type"], c) if old_conds.get(c["type"], {}).get("status") == "True" else c
+            for c in conditions
+        ]
+        stored = set(status.get("storedVersions") or [])
+        stored |= {v["name"] for v in new["spec"].get("versions") or [] if v.get("storage")}
+        status["storedVersions"] = sorted(stored)
+        if new != crd:
+            self.store.put(CRD_KEY, new, "MODIFIED", crd)
+
+    # ------------------------------------------------------------ eviction
+    def check_disruption_budgets(self, pod: dict[str, Any], dry_run: bool) -> None:
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed", "Pending"):
+            return
+        ns = pod["metadata"].get("namespace", "")
+        labels = pod["metadata"].get("labels") or {}
+        pdb_key = ("policy", "poddisruptionbudgets")
+        for pdb in list(self.store.list(pdb_key, ns)):
+            reqs = selector_from_label_selector((pdb.get("spec") or {}).get("selector"))
+            if reqs is None or not reqs or not labels_match(reqs, labels):
+                continue
+            status = pdb.get("status") or {}
+            message = "Cannot evict pod as it would violate the pod's disruption budget."
+            if status.get("observedGeneration", 0) < pdb["metadata"].get("generation", 1):
+                raise StatusError(
+                    429,
+                    "TooManyRequests",
+                    message,
+                    {
+                        "causes": [
+                            {
+                                "reason": "DisruptionBudget",
+                                "message": "observedGeneration must be >= generation",
+                            }
+                        ]
+                    },
+                )
+            if status.get("disruptionsAllowed", 0) <= 0:
+                raise StatusError(
+                    429,
+                    "TooManyRequests",
+                    message,
+                    {
+                        "causes": [
+                            {
+                                "reason": "DisruptionBudget",
+                                "message": f"The disruption budget {pdb['metadata']['name']} needs "
+                                f"{status.get('desiredHealthy', 0)} healthy pods and has "
+                                f"{status.get('currentHealthy', 0)} currently",
+                            }
+                        ]
+                    },
+                )
+            if not dry_run:
+                new = copy.deepcopy(pdb)
+                new["status"]["disruptionsAllowed"] -= 1
+                new["status"].setdefault("disruptedPods", {})[pod["metadata"]["name"]] = _iso(
+                    datetime.now(UTC)
+                )
+                self.store.put(pdb_key, new, "MODIFIED", pdb)
+
+    # ------------------------------------------------------------ built-in validation
+    def validate_builtin(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> list[dict]:
+        return validate_builtin(rt, obj, old)

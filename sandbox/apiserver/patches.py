@@ -1,0 +1,187 @@
+"""The three patch flavours the apiserver accepts besides apply.
+
+Strategic merge is driven by a table of merge keys for the lists built-in kinds mark with
+`patchStrategy:"merge"` in their Go types; every other list is replaced, as the real
+strategic-merge code does for lists without a strategy.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonpatch
+
+from kruise.sandbox.apiserver.errors import StatusError
+
+# field name -> merge key; "" means a set of primitives merged without duplicates.
+_MERGE_KEYS: dict[str, str] = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "env": "name",
+    "imagePullSecrets": "name",
+    "hostAliases": "ip",
+    "conditions": "type",
+    "ownerReferences": "uid",
+    "finalizers": "",
+    "addresses": "type",
+    "topologySpreadConstraints": "topologyKey",
+    "resourceClaims": "name",
+    "taints": "key",
+    "containerStatuses": "",  # status lists are atomic in practice; overridden below
+}
+_ATOMIC = {"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"}
+
+
+def _merge_key(field: str, parents: tuple[str, ...]) -> str | None:
+    if field in _ATOMIC:
+        return None
+    if field == "ports":
+        return (
+            "containerPort"
+            if parents and parents[-1] in ("containers", "initContainers", "ephemeralContainers")
+            else "port"
+        )
+    if field == "conditions" and parents and parents[-1] == "metadata":
+        return None
+    return _MERGE_KEYS.get(field)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge recursively, null deletes, everything else replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def json_patch(target: Any, ops: Any) -> Any:
+    if not isinstance(ops, list):
+        raise StatusError(
+            400,
+            "BadRequest",
+            "json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp",
+        )
+    try:
+        return jsonpatch.JsonPatch(ops).apply(target)
+    except jsonpatch.JsonPatchTestFailed as exc:
+        raise StatusError(
+            422, "Invalid", f"the server rejected our request due to an error in our request: {exc}"
+        ) from None
+    except (
+        jsonpatch.JsonPatchException,
+        jsonpatch.JsonPointerException,
+        KeyError,
+        IndexError,
+        TypeError,
+    ) as exc:
+        raise StatusError(
+            422, "Invalid", f"the server rejected our request due to an error in our request: {exc}"
+        ) from None
+
+
+def strategic_merge_patch(target: Any, patch: Any) -> Any:
+    if not isinstance(patch, dict):
+        raise StatusError(
+            400, "BadRequest", "couldn't get version/kind; json parse error: expected an object"
+        )
+    return _smp_map(copy.deepcopy(target) if isinstance(target, dict) else {}, patch, ())
+
+
+def _smp_map(target: dict[str, Any], patch: dict[str, Any], parents: tuple[str, ...]) -> dict[str, Any]:
+    directive = patch.get("$patch")
+    if directive == "replace":
+        return {k: v for k, v in patch.items() if k != "$patch"}
+    if directive == "delete":
+        return {}
+    retain = patch.get("$retainKeys")
+    for key, value in patch.items():
+        if key.startswith("$setElementOrder/") or key in ("$patch", "$retainKeys"):
+            continue
+        if key.startswith("$deleteFromPrimitiveList/"):
+            field = key.split("/", 1)[1]
+            drop = set(map(_hashable, value or []))
+            target[field] = [v for v in target.get(field) or [] if _hashable(v) not in drop]
+            continue
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict):
+            current = target.get(key)
+            target[key] = _smp_map(current if isinstance(current, dict) else {}, value, (*parents, key))
+            if target[key] == {} and value.get("$patch") == "delete":
+                target.pop(key)
+        elif isinstance(value, list):
+            target[key] = _smp_list(target.get(key), value, key, parents)
+        else:
+            target[key] = value
+    if isinstance(retain, list):
+        keep = set(retain)
+        for key in list(target):
+            if key not in keep:
+                del target[key]
+    for key in patch:
+        if key.startswith("$setElementOrder/"):
+            _apply_order(target, key.split("/", 1)[1], patch[key], parents)
+    return target
+
+
+def _hashable(value: Any) -> Any:
+    return repr(value) if isinstance(value, dict | list) else value
+
+
+def _smp_list(current: Any, patch: list[Any], field: str, parents: tuple[str, ...]) -> list[Any]:
+    key = _merge_key(field, parents)
+    current = current if isinstance(current, list) else []
+    if any(isinstance(item, dict) and item.get("$patch") == "replace" for item in patch):
+        return [item for item in patch if not (isinstance(item, dict) and "$patch" in item)]
+    if key is None:
+        return copy.deepcopy(patch)
+    if key == "":
+        result = list(current)
+        for item in patch:
+            if item not in result:
+                result.append(item)
+        return result
+    result = [copy.deepcopy(item) for item in current]
+    for item in patch:
+        if not isinstance(item, dict):
+            result.append(item)
+            continue
+        if key not in item:
+            raise StatusError(500, "InternalError", f"map: {item} does not contain declared merge key: {key}")
+        idx = next(
+            (i for i, old in enumerate(result) if isinstance(old, dict) and old.get(key) == item[key]), None
+        )
+        if item.get("$patch") == "delete":
+            if idx is not None:
+                result.pop(idx)
+            continue
+        if idx is None:
+            result.append(_smp_map({}, item, (*parents, field)))
+        else:
+            result[idx] = _smp_map(result[idx], item, (*parents, field))
+    return result
+
+
+def _apply_order(target: dict[str, Any], field: str, order: list[Any], parents: tuple[str, ...]) -> None:
+    """`$setElementOrder`: listed elements first in the given order, others keep relative order after."""
+    items = target.get(field)
+    if not isinstance(items, list):
+        return
+    key = _merge_key(field, parents)
+
+    def ident(item: Any) -> Any:
+        return _hashable(item.get(key) if key and isinstance(item, dict) else item)
+
+    wanted = [ident(o) if isinstance(o, dict) else _hashable(o) for o in order]
+    rank = {w: i for i, w in enumerate(wanted)}
+    target[field] = sorted(items, key=lambda item: rank.get(ident(item), len(rank)))

@@ -1,0 +1,420 @@
+"""meta.k8s.io/v1 Table output: what `kubectl get` prints, computed server-side as the apiserver does."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from kruise.sandbox.apiserver.resources import ResourceType
+from kruise.sandbox.apiserver.selectors import format_label_selector
+
+
+def human_duration(seconds: float) -> str:
+    """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
+    s = int(seconds)
+    if s < 0:
+        return "<invalid>"
+    if s < 60 * 2:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        rem = s % 60
+        return f"{minutes}m{rem}s" if rem else f"{minutes}m"
+    if minutes < 60 * 3:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        rem = (s % 3600) // 60
+        return f"{hours}h{rem}m" if rem else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rem = hours % 24
+        return f"{hours // 24}d{rem}h" if rem else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
+    return f"{hours // 24 // 365}y"
+
+
+def age(obj: dict[str, Any], now: datetime | None = None) -> str:
+    ts = (obj.get("metadata") or {}).get("creationTimestamp")
+    if not ts:
+        return "<unknown>"
+    created = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return human_duration(((now or datetime.now(UTC)) - created).total_seconds())
+
+
+_FILTER = re.compile(r"^\[\?\(@\.([\w.]+)\s*==\s*['\"]([^'\"]*)['\"]\)\]")
+
+
+def json_path(obj: Any, path: str) -> list[Any]:
+    """The subset of kubectl JSONPath printer columns use: `.a.b`, `[0]`, `[*]`, `[?(@.k=="v")]`."""
+    path = path.strip()
+    if path.startswith("{") and path.endswith("}"):
+        path = path[1:-1]
+    values = [obj]
+    rest = path.lstrip("$")
+    while rest:
+        if rest.startswith("."):
+            m = re.match(r"^\.([\w\-/]+|\*)", rest)
+            if not m:
+                break
+            name, rest = m.group(1), rest[m.end() :]
+            nxt = []
+            for v in values:
+                if isinstance(v, dict):
+                    if name == "*":
+                        nxt.extend(v.values())
+                    elif name in v:
+                        nxt.append(v[name])
+            values = nxt
+        elif m := _FILTER.match(rest):
+            rest = rest[m.end() :]
+            keys, want = m.group(1).split("."), m.group(2)
+            nxt = []
+            for v in values:
+                for item in v if isinstance(v, list) else []:
+                    got: Any = item
+                    for k in keys:
+                        got = got.get(k) if isinstance(got, dict) else None
+                    if got is not None and str(got) == want:
+                        nxt.append(item)
+            values = nxt
+        elif m := re.match(r"^\[(\*|-?\d+)\]", rest):
+            rest = rest[m.end() :]
+            nxt = []
+            for v in values:
+                if isinstance(v, list):
+                    if m.group(1) == "*":
+                        nxt.extend(v)
+                    elif -len(v) <= int(m.group(1)) < len(v):
+                        nxt.append(v[int(m.group(1))])
+            values = nxt
+        else:
+            break
+    return values
+
+
+def _crd_cell(obj: dict[str, Any], column: dict[str, Any]) -> Any:
+    found = json_path(obj, column.get("jsonPath", ""))
+    if not found:
+        return None
+    value = found[0]
+    kind = column.get("type")
+    if column.get("type") == "date" and isinstance(value, str):
+        try:
+            created = datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            return human_duration((datetime.now(UTC) - created).total_seconds())
+        except ValueError:
+            return value
+    if kind in ("integer", "number", "boolean") or isinstance(value, dict | list):
+        return value
+    return str(value) if not isinstance(value, str) else value
+
+
+def _col(
+    name: str, type_: str = "string", priority: int = 0, fmt: str = "", desc: str = ""
+) -> dict[str, Any]:
+    return {"name": name, "type": type_, "format": fmt, "description": desc, "priority": priority}
+
+
+NAME = _col("Name", fmt="name", desc="Name must be unique within a namespace.")
+AGE = _col(
+    "Age", desc="CreationTimestamp is a timestamp representing the server time when this object was created."
+)
+
+
+def _pod_row(o: dict[str, Any]) -> list[Any]:
+    spec, status = o.get("spec") or {}, o.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    ready = sum(1 for s in statuses if s.get("ready"))
+    restarts = sum(s.get("restartCount", 0) for s in statuses)
+    reason = status.get("reason") or status.get("phase") or "Pending"
+    for s in statuses:
+        state = s.get("state") or {}
+        if "waiting" in state and state["waiting"].get("reason"):
+            reason = state["waiting"]["reason"]
+        elif "terminated" in state:
+            reason = state["terminated"].get("reason") or "Completed"
+    if (o.get("metadata") or {}).get("deletionTimestamp"):
+        reason = "Terminating"
+    gates = spec.get("readinessGates") or []
+    conds = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    gates_text = (
+        f"{sum(1 for g in gates if conds.get(g.get('conditionType')) == 'True')}/{len(gates)}"
+        if gates
+        else "<none>"
+    )
+    return [
+        o["metadata"]["name"],
+        f"{ready}/{len(spec.get('containers') or [])}",
+        reason,
+        restarts,
+        age(o),
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        gates_text,
+    ]
+
+
+def _workload_images(o: dict[str, Any]) -> tuple[str, str]:
+    containers = ((((o.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")) or []
+    return ",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers)
+
+
+def _deploy_row(o: dict[str, Any]) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    names, images = _workload_images(o)
+    return [
+        o["metadata"]["name"],
+        f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        st.get("updatedReplicas", 0),
+        st.get("availableReplicas", 0),
+        age(o),
+        names,
+        images,
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+def _node_row(o: dict[str, Any]) -> list[Any]:
+    st = o.get("status") or {}
+    ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), None)
+    text = "Unknown" if ready is None else ("Ready" if ready.get("status") == "True" else "NotReady")
+    if (o.get("spec") or {}).get("unschedulable"):
+        text += ",SchedulingDisabled"
+    labels = (o.get("metadata") or {}).get("labels") or {}
+    roles = (
+        ",".join(sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/")))
+        or "<none>"
+    )
+    info = st.get("nodeInfo") or {}
+    addrs = {a.get("type"): a.get("address") for a in st.get("addresses") or []}
+    return [
+        o["metadata"]["name"],
+        text,
+        roles,
+        age(o),
+        info.get("kubeletVersion", ""),
+        addrs.get("InternalIP", "<none>"),
+        addrs.get("ExternalIP", "<none>"),
+        info.get("osImage", "<unknown>"),
+        info.get("kernelVersion", "<unknown>"),
+        info.get("containerRuntimeVersion", "<unknown>"),
+    ]
+
+
+def _event_row(o: dict[str, Any]) -> list[Any]:
+    inv = o.get("involvedObject") or o.get("regarding") or {}
+    last = o.get("lastTimestamp") or o.get("eventTime") or (o.get("metadata") or {}).get("creationTimestamp")
+    last_age = age({"metadata": {"creationTimestamp": last[:19] + "Z"}}) if last else "<unknown>"
+    return [
+        last_age,
+        o.get("type", ""),
+        o.get("reason", ""),
+        f"{(inv.get('kind') or '').lower()}/{inv.get('name', '')}",
+        o.get("message") or o.get("note", ""),
+    ]
+
+
+BUILTIN_TABLES: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
+    ("", "pods"): (
+        [
+            NAME,
+            _col("Ready"),
+            _col("Status"),
+            _col("Restarts", "string"),
+            AGE,
+            _col("IP", priority=1),
+            _col("Node", priority=1),
+            _col("Nominated Node", priority=1),
+            _col("Readiness Gates", priority=1),
+        ],
+        _pod_row,
+    ),
+    ("apps", "deployments"): (
+        [
+            NAME,
+            _col("Ready"),
+            _col("Up-to-date", "integer"),
+            _col("Available", "integer"),
+            AGE,
+            _col("Containers", priority=1),
+            _col("Images", priority=1),
+            _col("Selector", priority=1),
+        ],
+        _deploy_row,
+    ),
+    ("", "nodes"): (
+        [
+            NAME,
+            _col("Status"),
+            _col("Roles"),
+            AGE,
+            _col("Version"),
+            _col("Internal-IP", priority=1),
+            _col("External-IP", priority=1),
+            _col("OS-Image", priority=1),
+            _col("Kernel-Version", priority=1),
+            _col("Container-Runtime", priority=1),
+        ],
+        _node_row,
+    ),
+    ("", "namespaces"): (
+        [NAME, _col("Status"), AGE],
+        lambda o: [o["metadata"]["name"], (o.get("status") or {}).get("phase", ""), age(o)],
+    ),
+    ("", "configmaps"): (
+        [NAME, _col("Data", "integer"), AGE],
+        lambda o: [o["metadata"]["name"], len(o.get("data") or {}) + len(o.get("binaryData") or {}), age(o)],
+    ),
+    ("", "secrets"): (
+        [NAME, _col("Type"), _col("Data", "integer"), AGE],
+        lambda o: [o["metadata"]["name"], o.get("type", ""), len(o.get("data") or {}), age(o)],
+    ),
+    ("", "serviceaccounts"): (
+        [NAME, _col("Secrets", "integer"), AGE],
+        lambda o: [o["metadata"]["name"], len(o.get("secrets") or []), age(o)],
+    ),
+    ("", "events"): (
+        [_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")],
+        _event_row,
+    ),
+    ("apps", "replicasets"): (
+        [NAME, _col("Desired", "integer"), _col("Current", "integer"), _col("Ready", "integer"), AGE],
+        lambda o: [
+            o["metadata"]["name"],
+            (o.get("spec") or {}).get("replicas", 0),
+            (o.get("status") or {}).get("replicas", 0),
+            (o.get("status") or {}).get("readyReplicas", 0),
+            age(o),
+        ],
+    ),
+    ("apps", "statefulsets"): (
+        [NAME, _col("Ready"), AGE],
+        lambda o: [
+            o["metadata"]["name"],
+            f"{(o.get('status') or {}).get('readyReplicas', 0)}/{(o.get('spec') or {}).get('replicas', 0)}",
+            age(o),
+        ],
+    ),
+    ("apps", "daemonsets"): (
+        [
+            NAME,
+            _col("Desired", "integer"),
+            _col("Current", "integer"),
+            _col("Ready", "integer"),
+            _col("Up-to-date", "integer"),
+            _col("Available", "integer"),
+            AGE,
+        ],
+        lambda o: [
+            o["metadata"]["name"],
+            *[
+                (o.get("status") or {}).get(k, 0)
+                for k in (
+                    "desiredNumberScheduled",
+                    "currentNumberScheduled",
+                    "numberReady",
+                    "updatedNumberScheduled",
+                    "numberAvailable",
+                )
+            ],
+            age(o),
+        ],
+    ),
+    ("batch", "jobs"): (
+        [NAME, _col("Status"), _col("Completions"), _col("Duration"), AGE],
+        lambda o: [
+            o["metadata"]["name"],
+            _job_status(o),
+            f"{(o.get('status') or {}).get('succeeded', 0)}/{(o.get('spec') or {}).get('completions', 1)}",
+            "",
+            age(o),
+        ],
+    ),
+    ("coordination.k8s.io", "leases"): (
+        [NAME, _col("Holder"), AGE],
+        lambda o: [o["metadata"]["name"], (o.get("spec") or {}).get("holderIdentity", ""), age(o)],
+    ),
+    ("", "services"): (
+        [NAME, _col("Type"), _col("Cluster-IP"), _col("External-IP"), _col("Port(s)"), AGE],
+        lambda o: [
+            o["metadata"]["name"],
+            (o.get("spec") or {}).get("type", "ClusterIP"),
+            (o.get("spec") or {}).get("clusterIP", "<none>"),
+            "<none>",
+            ",".join(
+                f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+                for p in (o.get("spec") or {}).get("ports") or []
+            )
+            or "<none>",
+            age(o),
+        ],
+    ),
+}
+
+
+def _job_status(o: dict[str, Any]) -> str:
+    for cond in (o.get("status") or {}).get("conditions") or []:
+        if cond.get("status") == "True" and cond.get("type") in ("Complete", "Failed", "Suspended"):
+            return cond["type"]
+    return "Running"
+
+
+def table_columns(rt: ResourceType) -> tuple[list[dict[str, Any]], Any]:
+    """Column definitions and a row function for one resource type."""
+    if rt.is_custom:
+        cols = rt.printer_columns
+        if cols is None:
+            return [NAME, AGE], lambda o: [o["metadata"]["name"], age(o)]
+        defs = [NAME] + [
+            _col(
+                c["name"],
+                c.get("type", "string"),
+                c.get("priority", 0),
+                c.get("format", ""),
+                c.get("description", ""),
+            )
+            for c in cols
+        ]
+        has_age = any(c.get("jsonPath") == ".metadata.creationTimestamp" for c in cols)
+        if not has_age:
+            pass
+        return defs, lambda o: [o["metadata"]["name"], *[_crd_cell(o, c) for c in cols]]
+    if rt.key in BUILTIN_TABLES:
+        return BUILTIN_TABLES[rt.key]
+    return [NAME, AGE], lambda o: [o["metadata"]["name"], age(o)]
+
+
+def to_table(
+    rt: ResourceType,
+    objects: list[dict[str, Any]],
+    list_meta: dict[str, Any],
+    include_object: str = "Metadata",
+) -> dict[str, Any]:
+    defs, row = table_columns(rt)
+    rows = []
+    for o in objects:
+        entry: dict[str, Any] = {"cells": row(o)}
+        if include_object == "Object":
+            entry["object"] = o
+        elif include_object != "None":
+            entry["object"] = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": o.get("metadata", {}),
+            }
+        rows.append(entry)
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta,
+        "columnDefinitions": defs,
+        "rows": rows,
+    }

@@ -1,0 +1,147 @@
+"""The slice of built-in kinds' validation that clients and controllers run into in practice."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kruise.sandbox.apiserver.errors import field_error
+from kruise.sandbox.apiserver.resources import ResourceType
+from kruise.sandbox.apiserver.selectors import labels_match, selector_from_label_selector
+
+_POD_UPDATE_RULE = (
+    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+)
+_WORKLOADS = {
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+}
+
+
+def _containers(spec: dict[str, Any], path: str) -> list[dict[str, str]]:
+    causes = []
+    containers = spec.get("containers")
+    if not containers:
+        causes.append(field_error("FieldValueRequired", f"{path}.containers"))
+    seen: set[str] = set()
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(group) or []):
+            where = f"{path}.{group}[{i}]"
+            name = c.get("name")
+            if not name:
+                causes.append(field_error("FieldValueRequired", f"{where}.name"))
+            elif name in seen:
+                causes.append(field_error("FieldValueDuplicate", f"{where}.name", name))
+            else:
+                seen.add(name)
+            if not c.get("image"):
+                causes.append(field_error("FieldValueRequired", f"{where}.image"))
+    return causes
+
+
+def _mutable_view(spec: dict[str, Any]) -> dict[str, Any]:
+    view = copy.deepcopy(spec)
+    for group in ("containers", "initContainers"):
+        for c in view.get(group) or []:
+            c.pop("image", None)
+    for key in (
+        "activeDeadlineSeconds",
+        "tolerations",
+        "terminationGracePeriodSeconds",
+        "ephemeralContainers",
+    ):
+        view.pop(key, None)
+    return view
+
+
+def validate_builtin(
+    rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+) -> list[dict[str, str]]:
+    if rt.is_custom:
+        return []
+    spec = obj.get("spec") or {}
+    causes: list[dict[str, str]] = []
+    if rt.key == ("", "pods"):
+        causes += _containers(spec, "spec")
+        if old is not None and _mutable_view(spec) != _mutable_view(old.get("spec") or {}):
+            causes.append(field_error("FieldValueForbidden", "spec", detail=_POD_UPDATE_RULE))
+    if rt.key in _WORKLOADS | {("batch", "jobs")}:
+        replicas = spec.get("replicas")
+        if isinstance(replicas, int) and replicas < 0:
+            causes.append(
+                field_error(
+                    "FieldValueInvalid", "spec.replicas", replicas, "must be greater than or equal to 0"
+                )
+            )
+        template = spec.get("template") or {}
+        causes += _containers(template.get("spec") or {}, "spec.template.spec")
+        selector = spec.get("selector")
+        if rt.key in _WORKLOADS:
+            if not selector:
+                causes.append(field_error("FieldValueRequired", "spec.selector"))
+            else:
+                reqs = selector_from_label_selector(selector) or []
+                labels = (template.get("metadata") or {}).get("labels") or {}
+                if not reqs:
+                    causes.append(
+                        field_error(
+                            "FieldValueInvalid",
+                            "spec.selector",
+                            selector,
+                            "empty selector is invalid for deployment",
+                        )
+                    )
+                elif not labels_match(reqs, labels):
+                    causes.append(
+                        field_error(
+                            "FieldValueInvalid",
+                            "spec.template.metadata.labels",
+                            labels,
+                            "`selector` does not match template `labels`",
+                        )
+                    )
+            if (
+                old is not None
+                and (old.get("spec") or {}).get("selector") != selector
+                and rt.key != ("apps", "deployments")
+            ):
+                causes.append(
+                    field_error("FieldValueInvalid", "spec.selector", selector, "field is immutable")
+                )
+    if rt.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        names = spec.get("names") or {}
+        expected = f"{names.get('plural', '')}.{spec.get('group', '')}"
+        if obj["metadata"].get("name") != expected:
+            causes.append(
+                field_error(
+                    "FieldValueInvalid",
+                    "metadata.name",
+                    obj["metadata"].get("name"),
+                    'must be spec.names.plural+"."+spec.group',
+                )
+            )
+        versions = spec.get("versions") or []
+        if sum(1 for v in versions if v.get("storage")) != 1:
+            causes.append(
+                field_error(
+                    "FieldValueInvalid",
+                    "spec.versions",
+                    None,
+                    "must have exactly one version marked as storage version",
+                    show_value=False,
+                )
+            )
+        if spec.get("scope") not in ("Namespaced", "Cluster"):
+            causes.append(
+                field_error(
+                    "FieldValueNotSupported",
+                    "spec.scope",
+                    spec.get("scope"),
+                    'supported values: "Cluster", "Namespaced"',
+                )
+            )
+    return causes

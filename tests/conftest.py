@@ -1,0 +1,43 @@
+"""Root fixtures shared by every test package.
+
+`emulator` (function-scoped): an in-process kube-apiserver emulator
+(`kruise.sandbox.apiserver.ApiServer`) serving HTTPS on a free 127.0.0.1 port with a throwaway
+CA. It runs on its own event loop in a background thread, so it works from sync and async tests
+and fixtures alike (also via `request.getfixturevalue("emulator")` inside an async fixture) and
+keeps serving while the code under test blocks. It yields an `Emulator` handle:
+
+- `.server` — the `ApiServer`; fault hooks are safe to call from the test's thread:
+  `compact_watch_history()` (every resume from an older resourceVersion gets 410 Gone),
+  `drop_watches()` (closes every open watch), `fail_next(n, status)` (next n API requests fail
+  with 429/500 as real Status bodies);
+- `.url` — e.g. `https://127.0.0.1:41234`;
+- `.kubeconfig` — a kubeconfig file in the test's tmp_path (bearer token,
+  certificate-authority-data), usable by kubernetes-asyncio, kruise.kube and real kubectl.
+
+Namespaces default, kube-system, kube-public and kube-node-lease exist from the start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from kruise.sandbox.apiserver import ApiServer
+from kruise.sandbox.apiserver.threaded import serve_in_thread
+
+
+@dataclass
+class Emulator:
+    server: ApiServer
+    url: str
+    kubeconfig: Path
+
+
+@pytest.fixture
+def emulator(tmp_path: Path) -> Iterator[Emulator]:
+    with serve_in_thread(crd_establish_delay=0.01) as server:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        yield Emulator(server, server.url, kubeconfig)
