@@ -1,0 +1,1 @@
+"""CloneSet rollout arithmetic and plans (pure; the controller in kruise.manager performs the I/O)."""

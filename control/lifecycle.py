@@ -1,0 +1,120 @@
+"""Pod lifecycle states and hook checks shared by Kruise workloads (``pkg/util/lifecycle``).
+
+A hook "matches" a pod when ANY of its handler labels/finalizers is present (the user is still
+holding the pod); it is "all hooked" when EVERY handler is present (the user has opted in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from kruise.api.keys import (
+    ANNOTATION_LIFECYCLE_TIMESTAMP,
+    LABEL_LIFECYCLE_STATE,
+    LIFECYCLE_STATE_NORMAL,
+    LIFECYCLE_STATE_PREPARING_DELETE,
+    LIFECYCLE_STATE_PREPARING_NORMAL,
+    LIFECYCLE_STATE_PREPARING_UPDATE,
+    LIFECYCLE_STATE_UPDATED,
+    LIFECYCLE_STATE_UPDATING,
+)
+
+STATES = (
+    LIFECYCLE_STATE_PREPARING_NORMAL,
+    LIFECYCLE_STATE_NORMAL,
+    LIFECYCLE_STATE_PREPARING_UPDATE,
+    LIFECYCLE_STATE_UPDATING,
+    LIFECYCLE_STATE_UPDATED,
+    LIFECYCLE_STATE_PREPARING_DELETE,
+)
+
+
+def _labels(pod: Mapping[str, Any]) -> Mapping[str, str]:
+    return (pod.get("metadata") or {}).get("labels") or {}
+
+
+def _finalizers(pod: Mapping[str, Any]) -> list[str]:
+    return (pod.get("metadata") or {}).get("finalizers") or []
+
+
+def _handlers(hook: Mapping[str, Any]) -> tuple[Mapping[str, str], list[str]]:
+    return hook.get("labelsHandler") or {}, hook.get("finalizersHandler") or []
+
+
+def pod_state(pod: Mapping[str, Any]) -> str:
+    """The lifecycle state label; ``""`` when absent (treated like Normal by callers)."""
+    return _labels(pod).get(LABEL_LIFECYCLE_STATE, "")
+
+
+def is_hooked(hook: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> bool:
+    if not hook:
+        return False
+    labels, finalizers = _handlers(hook)
+    pod_labels, pod_finalizers = _labels(pod), _finalizers(pod)
+    return any(f in pod_finalizers for f in finalizers) or any(
+        pod_labels.get(k) == v for k, v in labels.items()
+    )
+
+
+def is_all_hooked(hook: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> bool:
+    if not hook:
+        return False
+    labels, finalizers = _handlers(hook)
+    pod_labels, pod_finalizers = _labels(pod), _finalizers(pod)
+    return all(f in pod_finalizers for f in finalizers) and all(
+        pod_labels.get(k) == v for k, v in labels.items()
+    )
+
+
+def rfc3339(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def state_patch(state: str, now: datetime) -> dict[str, Any]:
+    """Merge patch moving a pod to ``state`` and stamping when it happened."""
+    if state not in STATES:
+        raise ValueError(f"unknown lifecycle state {state!r}, must be one of {', '.join(STATES)}")
+    return {
+        "metadata": {
+            "labels": {LABEL_LIFECYCLE_STATE: state},
+            "annotations": {ANNOTATION_LIFECYCLE_TIMESTAMP: rfc3339(now)},
+        }
+    }
+
+
+def preparing_normal_done(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> bool:
+    """PreparingNormal -> Normal: with a preNormal hook when all its handlers are present,
+    otherwise once the pod is scheduled (has a node)."""
+    hook = (lifecycle or {}).get("preNormal")
+    if hook:
+        return is_all_hooked(hook, pod)
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def state_after_inplace_update(lifecycle: Mapping[str, Any] | None) -> str:
+    """Where a pod goes when its in-place update completes: ``Updated`` while an inPlaceUpdate
+    hook exists (the user re-adds the hook, then the controller moves it to Normal), else Normal."""
+    hook = (lifecycle or {}).get("inPlaceUpdate")
+    return LIFECYCLE_STATE_UPDATED if hook else LIFECYCLE_STATE_NORMAL
+
+
+def next_state_for_update(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> str:
+    """Before an in-place update: a pod still holding the inPlaceUpdate hook must first be
+    PreparingUpdate (and wait for the hook to be removed); otherwise it goes straight to Updating."""
+    hook = (lifecycle or {}).get("inPlaceUpdate")
+    if hook and is_hooked(hook, pod):
+        return LIFECYCLE_STATE_PREPARING_UPDATE
+    return LIFECYCLE_STATE_UPDATING
+
+
+def deletion_needs_preparing(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> bool:
+    """With a matching preDelete hook a pod is only moved to PreparingDelete, never deleted yet."""
+    hook = (lifecycle or {}).get("preDelete")
+    return is_hooked(hook, pod) and pod_state(pod) != LIFECYCLE_STATE_PREPARING_DELETE
+
+
+def deletion_allowed(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> bool:
+    """A pod may actually be deleted when no preDelete hook still holds it."""
+    return not is_hooked((lifecycle or {}).get("preDelete"), pod)
