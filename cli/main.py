@@ -3,9 +3,11 @@
 import typer
 
 from kruise.cli.crds import crds_app
+from kruise.cli.sandbox import app as sandbox_app
 
 app = typer.Typer(no_args_is_help=True, help="kruise-py: OpenKruise in Python.")
 app.add_typer(crds_app, name="crds")
+app.add_typer(sandbox_app, name="sandbox")
 
 
 @app.callback()

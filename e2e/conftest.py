@@ -1,0 +1,40 @@
+"""e2e fixtures: a cluster reached only through real processes and real kubectl.
+
+By default a ``kruise sandbox up`` subprocess is started once per session and its kubeconfig
+used. When ``KUBECONFIG`` is set, the tests run against that cluster instead (a real one), and
+tests that need the sandbox's specifics (its node count, reaching a webhook on 127.0.0.1)
+skip themselves.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from harness import E2E_NODES, READY_TIMEOUT, Cluster, SandboxProcess, ready_kubeconfig
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    external = os.environ.get("KUBECONFIG")
+    if external:
+        yield Cluster(Path(external), is_sandbox=False, nodes=None)
+        return
+    kubeconfig = tmp_path_factory.mktemp("sandbox") / "kubeconfig"
+    sandbox = SandboxProcess.start(
+        "--nodes", str(E2E_NODES), "--speed", "20", "--kubeconfig", str(kubeconfig)
+    )
+    try:
+        ready_kubeconfig(sandbox.wait_for("ready", READY_TIMEOUT))
+        yield Cluster(kubeconfig, is_sandbox=True, nodes=E2E_NODES)
+    finally:
+        sandbox.terminate()
+
+
+@pytest.fixture
+def sandbox_only(cluster: Cluster) -> Cluster:
+    if not cluster.is_sandbox:
+        pytest.skip("needs the sandbox (KUBECONFIG points at another cluster)")
+    return cluster

@@ -1,0 +1,102 @@
+"""e2e plumbing: run ``kruise sandbox up`` as a real process and kubectl against a cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+E2E_NODES = 2
+READY_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+
+
+def kubectl_binary() -> str:
+    beside = Path(sys.executable).parent / "kubectl"
+    return str(beside) if beside.exists() else (shutil.which("kubectl") or "kubectl")
+
+
+def kruise_binary() -> list[str]:
+    beside = Path(sys.executable).parent / "kruise"
+    return [str(beside)] if beside.exists() else [sys.executable, "-m", "kruise.cli.main"]
+
+
+@dataclass
+class SandboxProcess:
+    """A running ``kruise sandbox up``: its output lines arrive on a queue read by a thread."""
+
+    process: subprocess.Popen[str]
+    lines: queue.Queue[str | None] = field(default_factory=queue.Queue)
+    output: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, *args: str) -> SandboxProcess:
+        process = subprocess.Popen(
+            [*kruise_binary(), "sandbox", "up", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        running = cls(process)
+        threading.Thread(target=running._pump, daemon=True).start()
+        return running
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def wait_for(self, prefix: str, timeout: float) -> str:
+        """The first output line starting with ``prefix``; fails with the output so far otherwise."""
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"no {prefix!r} line within {timeout}s; output: {self.output}") from None
+            if line is None:
+                raise AssertionError(
+                    f"sandbox exited ({self.process.wait()}) before {prefix!r}; output: {self.output}"
+                )
+            self.output.append(line)
+            if line.startswith(prefix):
+                return line
+
+    def terminate(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=STOP_TIMEOUT)
+
+
+def ready_kubeconfig(line: str) -> Path:
+    fields = dict(part.split("=", 1) for part in line.split()[1:])
+    return Path(fields["kubeconfig"])
+
+
+@dataclass(frozen=True)
+class Cluster:
+    kubeconfig: Path
+    is_sandbox: bool
+    nodes: int | None  # known only for the sandbox
+
+    async def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> tuple[int, str]:
+        process = await asyncio.create_subprocess_exec(
+            kubectl_binary(),
+            "--kubeconfig",
+            str(self.kubeconfig),
+            *args,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else None,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        out, _ = await process.communicate(stdin.encode() if stdin is not None else None)
+        text = out.decode(errors="replace")
+        if check and process.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({process.returncode}): {text}")
+        return process.returncode or 0, text

@@ -1,0 +1,140 @@
+"""The sandbox as a newcomer meets it: real processes, real kubectl, a real HTTPS webhook."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from harness import Cluster, SandboxProcess, ready_kubeconfig
+from webhook_server import WebhookServer, make_certificates
+
+pytestmark = pytest.mark.e2e
+
+CRD_DIR = Path(__file__).resolve().parent.parent / "crds"
+
+
+async def test_nodes_are_listed(cluster: Cluster):
+    _, out = await cluster.kubectl("get", "nodes", "-o", "json")
+    nodes = json.loads(out)["items"]
+    if cluster.nodes is not None:
+        assert len(nodes) == cluster.nodes
+    assert nodes, "a cluster without nodes"
+    for node in nodes:
+        ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready and ready[0]["status"] == "True"
+
+
+def repository_crds() -> list[str]:
+    names = []
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                names.append(doc["metadata"]["name"])
+    return names
+
+
+async def test_crds_are_established(sandbox_only: Cluster):
+    names = repository_crds()
+    if not names:
+        pytest.skip("crds/ holds no CustomResourceDefinitions yet")
+    await sandbox_only.kubectl(
+        "wait", "--for=condition=Established", "--timeout=30s", *(f"crd/{n}" for n in names)
+    )
+    _, out = await sandbox_only.kubectl("api-resources", "--api-group=apps.kruise.io", "-o", "name")
+    assert out.strip(), "no apps.kruise.io resources are served"
+
+
+def configmap(name: str, namespace: str) -> str:
+    # kubectl apply sends JSON; `kubectl create configmap` sends protobuf, which the emulator refuses (415).
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace},
+            "data": {"a": "b"},
+        }
+    )
+
+
+async def test_webhook_by_url_is_called_over_https(sandbox_only: Cluster):
+    certificates = make_certificates(["localhost"])
+    server = await WebhookServer(certificates).start()
+    namespace = f"e2e-{uuid.uuid4().hex[:8]}"
+    config = f"e2e-deny-{namespace}"
+    server.routes["/deny"] = lambda request: {
+        "allowed": False,
+        "status": {"code": 403, "reason": "Forbidden", "message": f"no {request['kind']['kind']} here"},
+    }
+    webhook = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": config},
+        "webhooks": [
+            {
+                "name": "deny.e2e.kruise.io",
+                "clientConfig": {"url": server.url("/deny"), "caBundle": certificates.ca_bundle},
+                "rules": [
+                    {
+                        "operations": ["CREATE"],
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "resources": ["configmaps"],
+                    }
+                ],
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "failurePolicy": "Fail",
+            }
+        ],
+    }
+    try:
+        namespace_object = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        await sandbox_only.kubectl("apply", "-f", "-", stdin=json.dumps(namespace_object))
+        await sandbox_only.kubectl("apply", "-f", "-", stdin=json.dumps(webhook))
+        code, out = await sandbox_only.kubectl(
+            "apply", "-f", "-", stdin=configmap("blocked", namespace), check=False
+        )
+        assert code != 0
+        assert 'admission webhook "deny.e2e.kruise.io" denied the request: no ConfigMap here' in out
+        (review,) = server.received["/deny"]
+        assert review["request"]["namespace"] == namespace and review["request"]["operation"] == "CREATE"
+        # outside the selected namespace nothing is called
+        await sandbox_only.kubectl("apply", "-f", "-", stdin=configmap(f"free-{namespace}", "default"))
+        assert len(server.received["/deny"]) == 1
+    finally:
+        await sandbox_only.kubectl(
+            "delete", "validatingwebhookconfiguration", config, "--ignore-not-found", check=False
+        )
+        await sandbox_only.kubectl(
+            "delete", "namespace", namespace, "--wait=false", "--ignore-not-found", check=False
+        )
+        await sandbox_only.kubectl("delete", "configmap", f"free-{namespace}", "-n", "default", check=False)
+        await server.stop()
+
+
+def test_sandbox_stops_cleanly_on_sigterm(tmp_path: Path):
+    sandbox = SandboxProcess.start("--nodes", "0", "--kubeconfig", str(tmp_path / "kubeconfig"))
+    try:
+        kubeconfig = ready_kubeconfig(sandbox.wait_for("ready", 60))
+        assert kubeconfig == tmp_path / "kubeconfig" and kubeconfig.exists()
+    finally:
+        code = sandbox.terminate()
+    assert code == 0, sandbox.output
+
+
+def test_demo_runs_with_real_kubectl(tmp_path: Path):
+    sandbox = SandboxProcess.start(
+        "--nodes", "1", "--speed", "20", "--demo", "--kubeconfig", str(tmp_path / "kc")
+    )
+    try:
+        sandbox.wait_for("ready", 60)
+        sandbox.wait_for("demo finished", 120)
+    finally:
+        code = sandbox.terminate()
+    assert code == 0, sandbox.output
+    assert any("successfully rolled out" in line for line in sandbox.output), sandbox.output
+    assert sum(" Running " in line for line in sandbox.output) == 1, sandbox.output

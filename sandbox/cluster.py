@@ -1,0 +1,236 @@
+"""One whole sandbox cluster in-process: API emulator with webhook admission, CRDs, simulated nodes.
+
+``kruise sandbox up`` and the tests assemble the same thing, so it lives here once:
+
+    async with Sandbox(nodes=3) as sb:
+        subprocess.run(["kubectl", "--kubeconfig", str(sb.kubeconfig), "get", "nodes"])
+
+Start order matters the way it does in a real cluster: the apiserver first, then the CRDs
+(established before anything uses them), then nodes and kubelets, then the extra components
+(kruise-webhook/manager/daemon processes, registered through ``components``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from kruise.sandbox.apiserver.server import ApiServer
+from kruise.sandbox.apiserver.webhooks import WebhookAdmission
+from kruise.sandbox.simulator import Simulator
+from kruise.sandbox.simulator.client import ApiError, Client
+
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+DEFAULT_CRD_DIR = Path(__file__).resolve().parent.parent / "crds"
+
+
+class Component(Protocol):
+    """Something started after the cluster is up and stopped before it goes down.
+
+    This is where kruise-webhook, kruise-manager and kruise-daemon processes plug in: a component
+    gets the running Sandbox (kubeconfig, ``register_service`` for webhook Services) in ``start``.
+    """
+
+    name: str
+
+    async def start(self, sandbox: Sandbox) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class Sandbox:
+    """Emulator + webhook admission + CRDs + simulated nodes, as an async context manager.
+
+    ``service_addresses`` maps a webhook Service ``(namespace, name, port)`` to the ``host:port``
+    that serves it, since the sandbox has no cluster DNS or kube-proxy; ``register_service`` adds
+    entries while running. ``crd_dir`` defaults to the repository's ``crds/`` when it exists.
+    """
+
+    def __init__(
+        self,
+        *,
+        nodes: int = 3,
+        port: int = 0,
+        kubeconfig: str | Path | None = None,
+        speed: float = 1.0,
+        crd_dir: str | Path | None = DEFAULT_CRD_DIR,
+        components: Sequence[Component] = (),
+        service_addresses: dict[tuple[str, str, int], str] | None = None,
+        crd_timeout: float = 30.0,
+    ) -> None:
+        if nodes < 0:
+            raise ValueError(f"nodes: must be >= 0, got {nodes}")
+        if speed <= 0:
+            raise ValueError(f"speed: must be > 0, got {speed}")
+        self.nodes = nodes
+        self.port = port
+        self.speed = speed
+        self.crd_dir = Path(crd_dir) if crd_dir is not None else None
+        self.components = list(components)
+        self.service_addresses: dict[tuple[str, str, int], str] = dict(service_addresses or {})
+        self.crd_timeout = crd_timeout
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
+        self.kubeconfig: Path = Path()
+        self.admission: WebhookAdmission | None = None
+        self.server: ApiServer | None = None
+        self.simulator: Simulator | None = None
+        self.crds: list[str] = []
+        self._started: list[Component] = []
+
+    @property
+    def url(self) -> str:
+        if self.server is None:
+            raise RuntimeError("sandbox is not started")
+        return self.server.url
+
+    def register_service(self, namespace: str, name: str, port: int, address: str) -> None:
+        """Make ``<name>.<namespace>.svc:<port>`` reachable for webhook calls at ``address`` (host:port)."""
+        self.service_addresses[(namespace, name, port)] = address
+
+    async def __aenter__(self) -> Sandbox:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="kruise-sandbox-")
+        self.kubeconfig = self._kubeconfig_arg or Path(self._tmp.name) / "kubeconfig"
+        self.admission = WebhookAdmission(self._list_stored, self.service_addresses)
+        self.server = ApiServer(admission=self.admission)
+        await self.server.start(host="127.0.0.1", port=self.port)
+        self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+        self.server.write_kubeconfig(self.kubeconfig)
+        if self.crd_dir is not None and self.crd_dir.is_dir():
+            self.crds = await apply_crds(self.kubeconfig, load_crds(self.crd_dir), timeout=self.crd_timeout)
+        if self.nodes:
+            self.simulator = Simulator(
+                str(self.kubeconfig),
+                nodes=self.nodes,
+                speed=self.speed,
+                cri_socket_dir=Path(self._tmp.name) / "cri",
+            )
+            await self.simulator.start()
+        for component in self.components:
+            await component.start(self)
+            self._started.append(component)
+
+    async def stop(self) -> None:
+        """Tear down in reverse start order; each step runs even if an earlier one failed."""
+        errors: list[BaseException] = []
+        while self._started:
+            component = self._started.pop()
+            try:
+                await component.stop()
+            except Exception as exc:  # keep tearing down; report the first failure
+                errors.append(exc)
+        for step in (self._stop_simulator, self._stop_server, self._close_admission):
+            try:
+                await step()
+            except Exception as exc:
+                errors.append(exc)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        if errors:
+            raise errors[0]
+
+    async def _stop_simulator(self) -> None:
+        simulator, self.simulator = self.simulator, None
+        if simulator is not None:
+            await simulator.stop()
+
+    async def _stop_server(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            await server.stop()
+
+    async def _close_admission(self) -> None:
+        admission, self.admission = self.admission, None
+        if admission is not None:
+            await admission.aclose()
+
+    def _list_stored(self, group: str, version: str, plural: str) -> list[dict[str, Any]]:
+        """Admission reads webhook configurations and namespaces straight from storage.
+
+        kube-apiserver reads them through informers; reading storage directly means a configuration
+        created a moment ago already applies to the next request, so tests need no waiting.
+        """
+        assert self.server is not None
+        return list(self.server.store.list((group, plural)))
+
+
+def load_crds(crd_dir: Path) -> list[dict[str, Any]]:
+    """Every CustomResourceDefinition document in ``crd_dir/*.yaml``, in file name order."""
+    crds: list[dict[str, Any]] = []
+    for path in sorted(crd_dir.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                crds.append(doc)
+    return crds
+
+
+async def apply_crds(kubeconfig: str | Path, crds: Iterable[dict[str, Any]], *, timeout: float) -> list[str]:
+    """Create or replace each CRD, then wait until every one reports Established."""
+    client = Client(kubeconfig, user_agent="kruise-sandbox")
+    names: list[str] = []
+    try:
+        for crd in crds:
+            name = crd["metadata"]["name"]
+            try:
+                await client.create(CRD_PATH, crd)
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+                current = await client.get(f"{CRD_PATH}/{name}")
+                crd = {
+                    **crd,
+                    "metadata": {
+                        **crd["metadata"],
+                        "resourceVersion": current["metadata"]["resourceVersion"],
+                    },
+                }
+                await client.replace(f"{CRD_PATH}/{name}", crd)
+            names.append(name)
+        await asyncio.wait_for(_wait_established(client, set(names)), timeout)
+    finally:
+        await client.close()
+    return names
+
+
+def _established(crd: dict[str, Any]) -> bool:
+    return any(
+        c.get("type") == "Established" and c.get("status") == "True"
+        for c in (crd.get("status") or {}).get("conditions") or []
+    )
+
+
+async def _wait_established(client: Client, pending: set[str]) -> None:
+    """List once, then follow the watch until no CRD of ``pending`` lacks Established."""
+    listing = await client.list(CRD_PATH)
+    for crd in listing.get("items") or []:
+        if _established(crd):
+            pending.discard(crd["metadata"]["name"])
+    version = listing["metadata"]["resourceVersion"]
+    while pending:
+        async for event in client.watch(CRD_PATH, version):
+            obj = event.get("object") or {}
+            version = (obj.get("metadata") or {}).get("resourceVersion", version)
+            if event.get("type") in ("ADDED", "MODIFIED") and _established(obj):
+                pending.discard(obj["metadata"]["name"])
+            if not pending:
+                return
