@@ -22,6 +22,7 @@ from kruise.api import (
     resourcedistribution,
     sidecarset,
     statefulset,
+    workloadspread,
 )
 from kruise.api.crdgen import CRDInfo
 
@@ -42,6 +43,7 @@ KINDS: list[CRDInfo] = [
     podprobemarker.CRD,
     nodepodprobe.CRD,
     ephemeraljob.CRD,
+    workloadspread.CRD,
 ]
 
 

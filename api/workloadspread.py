@@ -1,0 +1,335 @@
+"""WorkloadSpread (apps.kruise.io/v1alpha1): spread a workload's pods over subsets of nodes with quotas.
+
+Validation follows upstream's webhook for the WorkloadSpread's own fields; the other inputs it
+needs (kruise-configuration's custom-workload whitelist, the namespace's other WorkloadSpreads) are
+arguments. Not covered here: core validation of node-selector terms and tolerations, and the
+dry-run of `patch` against the target workload's pod template, which needs the workload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import Field
+
+from kruise.api.common import (
+    Int32,
+    Int64,
+    IntOrString,
+    IntOrStringError,
+    KruiseModel,
+    KruiseObject,
+    LabelSelector,
+    Schemaless,
+    Time,
+    scaled_value_round_up,
+)
+from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn
+from kruise.api.persistentpodstate import parse_group
+from kruise.api.validation import FieldError, invalid, required, validate_label_selector
+
+GROUP = "apps.kruise.io"
+VERSION = "v1alpha1"
+KIND = "WorkloadSpread"
+
+STRATEGY_FIXED = "Fixed"
+STRATEGY_ADAPTIVE = "Adaptive"
+CONDITION_SCHEDULABLE = "Schedulable"
+
+MAX_SCHEDULED_FAILED_SECONDS = 300
+
+# Built-in target kinds and the API groups each may come from.
+BUILTIN_TARGETS: dict[str, tuple[str, ...]] = {
+    "CloneSet": ("apps.kruise.io",),
+    "Deployment": ("apps",),
+    "ReplicaSet": ("apps",),
+    "Job": ("batch",),
+    "StatefulSet": ("apps", "apps.kruise.io"),
+}
+
+
+class WorkloadTargetReference(KruiseModel):
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+
+
+class TargetFilter(KruiseModel):
+    selector: LabelSelector | None = None
+    replicas_path_list: list[str] | None = None
+
+
+class AdaptiveStrategy(KruiseModel):
+    disable_simulation_schedule: bool | None = None
+    reschedule_critical_seconds: Int32 | None = None
+
+
+class ScheduleStrategy(KruiseModel):
+    type: str | None = None
+    adaptive: AdaptiveStrategy | None = None
+
+
+class WorkloadSpreadSubset(KruiseModel):
+    name: str
+    required_node_selector_term: Schemaless | None = None
+    preferred_node_selector_terms: list[Schemaless] | None = None
+    tolerations: list[Schemaless] | None = None
+    max_replicas: IntOrString | None = None
+    patch: Schemaless | None = None
+
+
+class WorkloadSpreadSpec(KruiseModel):
+    target_ref: WorkloadTargetReference | None = Field(
+        default=None, alias="targetRef", json_schema_extra=CRD_REQUIRED
+    )
+    target_filter: TargetFilter | None = None
+    subsets: list[WorkloadSpreadSubset] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
+    schedule_strategy: ScheduleStrategy | None = None
+
+
+class SubsetCondition(KruiseModel):
+    type: str
+    status: str
+    last_transition_time: Time | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class SubsetStatus(KruiseModel):
+    name: str
+    replicas: Int32 = 0
+    conditions: list[SubsetCondition] | None = None
+    missing_replicas: Int32 = 0
+    creating_pods: dict[str, Time] | None = None
+    deleting_pods: dict[str, Time] | None = None
+
+
+class WorkloadSpreadStatus(KruiseModel):
+    observed_generation: Int64 | None = None
+    subset_statuses: list[SubsetStatus] | None = None
+    versioned_subset_statuses: dict[str, list[SubsetStatus]] | None = None
+
+
+class WorkloadSpread(KruiseObject):
+    api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
+    kind: Literal["WorkloadSpread"] | None = None
+    spec: WorkloadSpreadSpec
+    status: WorkloadSpreadStatus | None = None
+
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="workloadspreads",
+    short_names=("ws",),
+    versions=(
+        CRDVersion(
+            name=VERSION,
+            model=WorkloadSpread,
+            printer_columns=(
+                PrinterColumn(
+                    "WorkloadName", "string", ".spec.targetRef.name", description="The name of workload"
+                ),
+                PrinterColumn(
+                    "WorkloadKind", "string", ".spec.targetRef.kind", description="The kind of workload"
+                ),
+                PrinterColumn(
+                    "Adaptive",
+                    "boolean",
+                    '.spec.scheduleStrategy.type[?(@ == "Adaptive")]',
+                    description="Whether use the adaptive reschedule strategy",
+                ),
+                PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+            ),
+        ),
+    ),
+)
+
+
+def _same_group_kind(ref: WorkloadTargetReference, kind: str, groups: Iterable[str]) -> bool:
+    group = parse_group(ref.api_version)
+    return group is not None and ref.kind == kind and group in groups
+
+
+def validate_target_ref(
+    ref: WorkloadTargetReference | None, whitelist: Iterable[tuple[str, str]]
+) -> list[FieldError]:
+    path = "spec.targetRef"
+    if ref is None:
+        return [required(path, "no targetRef defined in WorkloadSpread")]
+    value = ref.to_dict()
+    if not ref.api_version or not ref.name or not ref.kind:
+        return [invalid(path, value, "empty TargetReference is not valid for WorkloadSpread.")]
+    if ref.kind in BUILTIN_TARGETS:
+        if not _same_group_kind(ref, ref.kind, BUILTIN_TARGETS[ref.kind]):
+            return [invalid(path, value, f"TargetReference is not valid for {ref.kind}.")]
+        return []
+    if not any(_same_group_kind(ref, kind, (group,)) for group, kind in whitelist):
+        return [invalid(path, value, "TargetReference's GroupKind is not permitted.")]
+    return []
+
+
+def validate_subsets(spec: WorkloadSpreadSpec, path: str = "spec.subsets") -> list[FieldError]:
+    subsets = spec.subsets
+    if not subsets:
+        return [required(path, "subsets number must >= 1 in WorkloadSpread")]
+    errs: list[FieldError] = []
+    names: set[str] = set()
+    percent_sum = 0
+    first_is_percent: bool | None = None
+    for i, subset in enumerate(subsets):
+        spath = f"{path}[{i}]"
+        if subset.name == "":
+            errs.append(invalid(f"{spath}.name", "", ""))
+        else:
+            if subset.name in names:
+                errs.append(invalid(f"{spath}.name", subset.name, f"duplicated subset name {subset.name}"))
+            names.add(subset.name)
+        max_replicas = subset.max_replicas
+        if max_replicas is None:
+            continue
+        is_percent = isinstance(max_replicas, str)
+        if first_is_percent is None:
+            first_is_percent = is_percent
+        elif is_percent != first_is_percent:
+            return [
+                *errs,
+                invalid(
+                    f"{spath}.maxReplicas",
+                    max_replicas,
+                    "the maxReplicas type of all subsets must be the same",
+                ),
+            ]
+        if spec.target_ref is not None and spec.target_ref.kind == "StatefulSet" and is_percent:
+            return [
+                *errs,
+                invalid(
+                    f"{spath}.maxReplicas", max_replicas, "the maxReplicas type must be Int for StatefulSet"
+                ),
+            ]
+        try:
+            value = scaled_value_round_up(max_replicas, 100)
+        except IntOrStringError:
+            value = -1
+        if value < 0:
+            return [
+                *errs,
+                invalid(f"{spath}.maxReplicas", max_replicas, "maxReplicas is not valid for subset"),
+            ]
+        if is_percent:
+            percent_sum += value
+            if percent_sum > 100:
+                return [
+                    *errs,
+                    invalid(
+                        f"{spath}.maxReplicas",
+                        max_replicas,
+                        "the sum of all subset's maxReplicas exceeds 100% is no permitted",
+                    ),
+                ]
+    if first_is_percent and percent_sum < 100 and subsets[-1].max_replicas is not None:
+        errs.append(
+            invalid(
+                f"{path}[0].maxReplicas",
+                subsets[0].max_replicas,
+                "maxReplicas sum of all subsets must equal 100% when type is specified as percent",
+            )
+        )
+    return errs
+
+
+def validate_schedule_strategy(
+    spec: WorkloadSpreadSpec, path: str = "spec.scheduleStrategy"
+) -> list[FieldError]:
+    strategy = spec.schedule_strategy or ScheduleStrategy()
+    errs: list[FieldError] = []
+    if strategy.type and strategy.type not in (STRATEGY_FIXED, STRATEGY_ADAPTIVE):
+        errs.append(invalid(f"{path}.type", strategy.type, "ScheduleStrategy's type is not valid"))
+    adaptive = strategy.adaptive
+    if adaptive is None:
+        return errs
+    seconds = adaptive.reschedule_critical_seconds
+    if strategy.type != STRATEGY_ADAPTIVE:
+        errs.append(
+            invalid(
+                f"{path}.type",
+                seconds,
+                "the scheduleStrategy's type must be adaptive when using adaptive scheduleStrategy",
+            )
+        )
+    if len(spec.subsets) > 1 and spec.subsets[-1].max_replicas is not None:
+        errs.append(
+            invalid(
+                f"{path}.adaptive",
+                seconds,
+                "the last subset's maxReplicas must be not specified when using adaptive scheduleStrategy",
+            )
+        )
+    allowed_max = (1 << 31) - 1
+    if len(spec.subsets) > 1:
+        allowed_max = (MAX_SCHEDULED_FAILED_SECONDS - 5) // (len(spec.subsets) - 1)
+    if seconds is not None and (seconds < 0 or seconds > allowed_max):
+        errs.append(
+            invalid(
+                f"{path}.adaptive.rescheduleCriticalSeconds",
+                seconds,
+                f"rescheduleCriticalSeconds < 0 or rescheduleCriticalSeconds > {allowed_max} "
+                "is not permitted",
+            )
+        )
+    return errs
+
+
+def validate(
+    obj: WorkloadSpread,
+    whitelist: Iterable[tuple[str, str]] = (),
+    others: Iterable[WorkloadSpread] = (),
+) -> list[FieldError]:
+    """validatingWorkloadSpreadFn (CREATE and UPDATE); `whitelist` holds (group, kind) pairs."""
+    spec = obj.spec
+    errs = validate_target_ref(spec.target_ref, whitelist)
+    errs.extend(validate_subsets(spec))
+    errs.extend(validate_schedule_strategy(spec))
+    if spec.target_filter is not None and spec.target_filter.selector is not None:
+        selector_errs = validate_label_selector(spec.target_filter.selector, "spec.targetFilter.selector")
+        if selector_errs:
+            errs.append(invalid("spec.targetFilter", spec.target_filter.to_dict(), selector_errs[0].body()))
+    ref = spec.target_ref
+    if ref is not None:
+        for other in others:
+            other_ref = other.spec.target_ref
+            if other.metadata.name == obj.metadata.name or other_ref is None:
+                continue
+            if (parse_group(ref.api_version), ref.kind, ref.name) == (
+                parse_group(other_ref.api_version),
+                other_ref.kind,
+                other_ref.name,
+            ):
+                errs.append(
+                    invalid(
+                        "spec.targetRef",
+                        ref.to_dict(),
+                        f"ws.spec.targetRef is in conflict with other WorkloadSpread {other.metadata.name}",
+                    )
+                )
+                break
+    return errs
+
+
+def validate_update(obj: WorkloadSpread, old: WorkloadSpread) -> list[FieldError]:
+    """validateWorkloadSpreadUpdate: the target workload (group, kind, name) may not change."""
+    ref, old_ref = obj.spec.target_ref, old.spec.target_ref
+    if ref is None or old_ref is None:
+        return []
+    if (parse_group(ref.api_version), ref.kind, ref.name) != (
+        parse_group(old_ref.api_version),
+        old_ref.kind,
+        old_ref.name,
+    ):
+        return [
+            invalid(
+                "spec.targetRef", ref.to_dict(), "change TargetReference is not permitted for WorkloadSpread"
+            )
+        ]
+    return []
