@@ -187,3 +187,18 @@ async def test_graceful_deletion_finishes_the_pod(cluster: Cluster):
     except ApiError as error:
         assert error.not_found
     assert not [c for c in runtime.list_containers() if c.labels.get("io.kubernetes.pod.name") == "doomed"]
+
+
+async def test_readiness_probe_delay_holds_ready_then_releases(cluster: Cluster):
+    probe = {"httpGet": {"path": "/", "port": 80}, "initialDelaySeconds": 30}
+    await cluster.create(
+        pod_manifest("slow", {"name": "main", "image": "nginx:1.25", "readinessProbe": probe})
+    )
+
+    def running_unready(pod):
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        return bool(statuses) and statuses[0].get("started") and not statuses[0]["ready"]
+
+    pod = await cluster.wait_for("pods", "slow", running_unready)
+    assert condition(pod, "ContainersReady")["message"] == "containers with unready status: [main]"
+    await cluster.wait_for("pods", "slow", is_ready)

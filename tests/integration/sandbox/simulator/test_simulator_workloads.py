@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
+from pathlib import Path
+
 from simulator_testkit import Cluster, condition, is_ready
 
 from kruise.sandbox.simulator.client import STRATEGIC_PATCH, resource_path
@@ -126,3 +130,22 @@ async def test_deployment_creates_replicaset_and_running_pods_then_rolls(cluster
         resource_path("apps/v1", "replicasets", "default", first["metadata"]["name"])
     )
     assert old["spec"]["replicas"] == 0
+
+
+async def test_kubectl_rollout_status_waits_for_the_simulated_rollout(cluster: Cluster, sandbox_emulator):
+    await cluster.create(deployment("api", "nginx:1.25", replicas=2), "deployments", "apps/v1")
+    kubectl = Path(sys.executable).parent / "kubectl"
+    process = await asyncio.create_subprocess_exec(
+        str(kubectl),
+        "--kubeconfig",
+        str(sandbox_emulator.kubeconfig),
+        "rollout",
+        "status",
+        "deployment/api",
+        "--timeout=30s",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), 40)
+    assert process.returncode == 0, stderr.decode()
+    assert 'deployment "api" successfully rolled out' in stdout.decode()
