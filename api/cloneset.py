@@ -19,7 +19,12 @@ from kruise.api.common import (
 )
 from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, ScaleSubresource, age_column
 from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
-from kruise.api.podtemplate_validation import template_labels, template_spec, validate_pod_template
+from kruise.api.podtemplate_validation import (
+    first_non_image_change,
+    template_labels,
+    template_spec,
+    validate_pod_template,
+)
 from kruise.api.validation import (
     FieldError,
     forbidden,
@@ -227,7 +232,8 @@ def validate_spec(spec: CloneSetSpec, path: str = "spec") -> list[FieldError]:
                         "`selector` does not match template `labels`",
                     )
                 )
-    errs.extend(validate_pod_template(spec.template, f"{path}.template"))
+    claims = [(pvc.get("metadata") or {}).get("name", "") for pvc in spec.volume_claim_templates or []]
+    errs.extend(validate_pod_template(spec.template, f"{path}.template", claim_names=claims))
     pod_spec = template_spec(spec.template)
     restart = pod_spec.get("restartPolicy")
     if restart and restart != "Always":
@@ -276,5 +282,13 @@ def validate(obj: CloneSet, old: CloneSet | None = None) -> list[FieldError]:
                     "'revisionHistoryLimit' are forbidden",
                 )
             )
+        if obj.spec.update_strategy.type == UPDATE_TYPE_IN_PLACE_ONLY:
+            change = first_non_image_change(old.spec.template, obj.spec.template, anchored=True)
+            if change:
+                errs.append(
+                    forbidden(
+                        "spec", f"only allowed to update images in spec for InPlaceOnly, but found {change}"
+                    )
+                )
     errs.extend(validate_spec(obj.spec))
     return errs

@@ -7,9 +7,13 @@ apiserver would reject for those reasons is rejected here with the same field pa
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import jsonpatch
+
 from kruise.api.validation import (
+    ErrorType,
     FieldError,
     dns1123_label_errors,
     duplicate,
@@ -17,6 +21,7 @@ from kruise.api.validation import (
     not_supported,
     required,
     validate_labels,
+    validate_nonnegative,
 )
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -38,7 +43,22 @@ def _validate_ports(ports: list[dict[str, Any]], path: str) -> list[FieldError]:
     return errs
 
 
-def _validate_containers(containers: list[dict[str, Any]], path: str, names: set[str]) -> list[FieldError]:
+def _validate_mounts(mounts: list[dict[str, Any]], volumes: set[str], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, mount in enumerate(mounts):
+        name = mount.get("name") or ""
+        if not name:
+            errs.append(required(f"{path}[{i}].name"))
+        elif name not in volumes:
+            errs.append(FieldError(ErrorType.NotFound, f"{path}[{i}].name", name))
+        if not mount.get("mountPath"):
+            errs.append(required(f"{path}[{i}].mountPath"))
+    return errs
+
+
+def _validate_containers(
+    containers: list[dict[str, Any]], path: str, names: set[str], volumes: set[str]
+) -> list[FieldError]:
     errs: list[FieldError] = []
     for i, container in enumerate(containers):
         cpath = f"{path}[{i}]"
@@ -53,20 +73,16 @@ def _validate_containers(containers: list[dict[str, Any]], path: str, names: set
         if not (container.get("image") or "").strip():
             errs.append(required(f"{cpath}.image"))
         errs.extend(_validate_ports(container.get("ports") or [], f"{cpath}.ports"))
+        errs.extend(_validate_mounts(container.get("volumeMounts") or [], volumes, f"{cpath}.volumeMounts"))
     return errs
 
 
 def validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """Volumes first, then containers, then init containers: the order core validation reports in."""
     errs: list[FieldError] = []
-    containers = spec.get("containers") or []
-    if not containers:
-        errs.append(required(f"{path}.containers"))
-    names: set[str] = set()
-    errs.extend(_validate_containers(containers, f"{path}.containers", names))
-    errs.extend(_validate_containers(spec.get("initContainers") or [], f"{path}.initContainers", names))
     volume_names: set[str] = set()
     for i, volume in enumerate(spec.get("volumes") or []):
-        name = volume.get("name") or ""
+        name = (volume.get("name") if isinstance(volume, dict) else "") or ""
         vpath = f"{path}.volumes[{i}].name"
         if not name:
             errs.append(required(vpath))
@@ -75,6 +91,13 @@ def validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
             if name in volume_names:
                 errs.append(duplicate(vpath, name))
             volume_names.add(name)
+    containers = spec.get("containers") or []
+    if not containers:
+        errs.append(required(f"{path}.containers"))
+    names: set[str] = set()
+    errs.extend(_validate_containers(containers, f"{path}.containers", names, volume_names))
+    init_containers = spec.get("initContainers") or []
+    errs.extend(_validate_containers(init_containers, f"{path}.initContainers", names, volume_names))
     restart = spec.get("restartPolicy")
     if restart and restart not in RESTART_POLICIES:
         errs.append(not_supported(f"{path}.restartPolicy", restart, RESTART_POLICIES))
@@ -82,19 +105,45 @@ def validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
     if dns and dns not in DNS_POLICIES:
         errs.append(not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
     grace = spec.get("terminationGracePeriodSeconds")
-    if isinstance(grace, int) and grace < 0:
-        errs.append(
-            invalid(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than or equal to 0")
-        )
+    if isinstance(grace, int):
+        errs.extend(validate_nonnegative(grace, f"{path}.terminationGracePeriodSeconds"))
     return errs
 
 
-def validate_pod_template(template: dict[str, Any] | None, path: str) -> list[FieldError]:
+def validate_pod_template(
+    template: dict[str, Any] | None, path: str, claim_names: list[str] | None = None
+) -> list[FieldError]:
+    """ValidatePodTemplateSpec; `claim_names` (PVC templates) count as volumes, as upstream mocks them in."""
     template = template or {}
     metadata = template.get("metadata") or {}
     errs = validate_labels(metadata.get("labels"), f"{path}.metadata.labels")
-    errs.extend(validate_pod_spec(template.get("spec") or {}, f"{path}.spec"))
+    spec = dict(template.get("spec") or {})
+    if claim_names:
+        claims = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in claim_names]
+        spec["volumes"] = [*(spec.get("volumes") or []), *claims]
+    errs.extend(validate_pod_spec(spec, f"{path}.spec"))
     return errs
+
+
+def template_spec_patch(
+    old_template: dict[str, Any] | None, new_template: dict[str, Any] | None
+) -> list[dict]:
+    """JSON-patch operations between two templates' pod specs (what InPlaceOnly checks inspect)."""
+    return jsonpatch.make_patch(template_spec(old_template), template_spec(new_template)).patch
+
+
+def first_non_image_change(
+    old_template: dict[str, Any] | None, new_template: dict[str, Any] | None, anchored: bool
+) -> str | None:
+    """`"<op> <path>"` of the first change that is not a container image replacement, else None.
+
+    CloneSet anchors its image-path pattern and Advanced StatefulSet does not; both are kept.
+    """
+    pattern = re.compile(r"^/containers/([0-9]+)/image$" if anchored else r"/containers/([0-9]+)/image")
+    for op in template_spec_patch(old_template, new_template):
+        if op["op"] != "replace" or not pattern.search(op["path"]):
+            return f"{op['op']} {op['path']}"
+    return None
 
 
 def template_labels(template: dict[str, Any] | None) -> dict[str, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import jsonpatch
 from pydantic import Field
 
 from kruise.api.common import (
@@ -28,7 +27,7 @@ from kruise.api.common import (
 from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, ScaleSubresource, age_column
 from kruise.api.keys import CONDITION_INPLACE_UPDATE_READY
 from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
-from kruise.api.podtemplate_validation import template_labels, template_spec, validate_pod_template
+from kruise.api.podtemplate_validation import first_non_image_change, template_labels, template_spec
 from kruise.api.validation import (
     FieldError,
     forbidden,
@@ -37,6 +36,7 @@ from kruise.api.validation import (
     not_supported,
     required,
     validate_label_selector,
+    validate_labels,
     validate_nonnegative,
 )
 from kruise.api.workload_common import (
@@ -60,7 +60,6 @@ STRATEGY_ON_DELETE = "OnDelete"
 PVC_RETAIN = "Retain"
 PVC_DELETE = "Delete"
 _RESERVE_RANGE = re.compile(r"^\d+-\d+$")
-_IN_PLACE_ONLY_PATCH = re.compile(r"/containers/([0-9]+)/image")
 
 
 class UnorderedUpdateStrategy(KruiseModel):
@@ -395,7 +394,8 @@ def validate_spec(spec: StatefulSetSpec, path: str = "spec") -> list[FieldError]
                 "`selector` does not match template `labels`",
             )
         )
-    errs.extend(validate_pod_template(spec.template, f"{path}.template"))
+    # like native StatefulSets, only the template's labels are checked, not its pod spec
+    errs.extend(validate_labels(template_labels(spec.template), f"{path}.template.labels"))
     pod_spec = template_spec(spec.template)
     restart = pod_spec.get("restartPolicy")
     if restart and restart != "Always":
@@ -458,13 +458,10 @@ def validate(
 
 def in_place_only_problem(old_template: dict[str, Any], new_template: dict[str, Any]) -> str | None:
     """Whole-request rejection for InPlaceOnly updates that change more than container images."""
-    patch = jsonpatch.make_patch(
-        (old_template or {}).get("spec") or {}, (new_template or {}).get("spec") or {}
+    change = first_non_image_change(old_template, new_template, anchored=False)
+    if change is None:
+        return None
+    return (
+        f"invalid template modified with InPlaceOnly strategy: {change}, "
+        "currently only image update is allowed for InPlaceOnly"
     )
-    for op in patch.patch:
-        if op["op"] != "replace" or not _IN_PLACE_ONLY_PATCH.search(op["path"]):
-            return (
-                f"invalid template modified with InPlaceOnly strategy: {op['op']} {op['path']}, "
-                "currently only image update is allowed for InPlaceOnly"
-            )
-    return None

@@ -195,3 +195,30 @@ def test_seed_yaml_is_accepted(seeds_by_kind):
         obj = defaulted(copy.deepcopy(data))
         assert cloneset.validate(obj) == [], data["metadata"]["name"]
         assert check(obj.to_dict(), _schema()).ok
+
+
+def test_volume_mounts_must_name_a_volume_or_claim_template():
+    data = make(
+        volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}]
+    )
+    data["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "data", "mountPath": "/data"},
+        {"name": "cache", "mountPath": "/cache"},
+    ]
+    assert [str(e) for e in cloneset.validate(defaulted(data))] == [
+        'spec.template.spec.containers[0].volumeMounts[1].name: Not found: "cache"'
+    ]
+    assert defaulted(data).to_dict()["spec"]["volumeClaimTemplates"][0]["spec"]["volumeMode"] == "Filesystem"
+
+
+def test_in_place_only_update_may_only_change_images():
+    old = defaulted(make(updateStrategy={"type": "InPlaceOnly", "maxUnavailable": 1}))
+    image_only = copy.deepcopy(old.to_dict())
+    image_only["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
+    assert cloneset.validate(defaulted(image_only), old) == []
+    with_env = copy.deepcopy(image_only)
+    with_env["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "A", "value": "1"}]
+    assert [str(e) for e in cloneset.validate(defaulted(with_env), old)] == [
+        "spec: Forbidden: only allowed to update images in spec for InPlaceOnly, "
+        "but found add /containers/0/env"
+    ]

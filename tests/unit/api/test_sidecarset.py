@@ -210,6 +210,7 @@ def test_seed_yaml(seeds_by_kind):
             assert errs == [
                 'spec.container.shareVolumePolicy: Invalid value: {"type":"disabled | enabled"}: unsupported share volume policy',
                 "spec.volumes[0].name: Required value",
+                'spec.containers[0].volumeMounts[0].name: Not found: "nginx.conf"',
             ]
         else:
             assert errs == [], data["metadata"]["name"]

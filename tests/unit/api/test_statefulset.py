@@ -162,3 +162,14 @@ def test_seed_yaml_is_accepted(seeds_by_kind):
         obj = defaulted(copy.deepcopy(data))
         assert statefulset.validate(obj) == [], data["metadata"]["name"]
         assert check(obj.to_dict(), _schema(version)).ok
+
+
+def test_template_pod_spec_is_not_validated_only_labels():
+    """Native StatefulSet validation skips the pod spec (claim templates would fail it) but checks labels."""
+    data = make()
+    data["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "www", "mountPath": "/www"}]
+    assert statefulset.validate(defaulted(data)) == []
+    data["spec"]["template"]["metadata"]["labels"]["bad key!"] = "x"
+    data["spec"]["selector"] = {"matchLabels": {"app": "demo"}}
+    errs = [str(e) for e in statefulset.validate(defaulted(data))]
+    assert len(errs) == 1 and errs[0].startswith('spec.template.labels: Invalid value: "bad key!"')
