@@ -1,0 +1,73 @@
+"""CloneSet status counters (``calculateStatus``) from observed pods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from kruise.api.common import LabelSelector, selector_to_string
+from kruise.control import podstatus
+from kruise.control.cloneset.diffs import is_pod_available
+from kruise.control.cloneset.strategy import partition_replicas
+from kruise.control.revision import equal_to_revision_hash
+
+
+def compute_status(
+    cloneset: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    update_revision: str,
+    current_revision: str,
+    collision_count: int,
+    now: datetime,
+) -> dict[str, Any]:
+    """The status fields the controller owns (conditions are merged in by the controller).
+
+    currentRevision jumps to the update revision as soon as every pod carries it and the count
+    matches spec.replicas — readiness is not awaited, as upstream does.
+    """
+    spec = cloneset.get("spec") or {}
+    replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])
+    min_ready = int(spec.get("minReadySeconds") or 0)
+    counts = dict.fromkeys(
+        ("replicas", "ready", "available", "updated", "updatedReady", "updatedAvailable"), 0
+    )
+    for pod in pods:
+        ready = podstatus.is_update_ready(pod, 0, now)
+        available = is_pod_available(pod, min_ready, now)
+        updated = equal_to_revision_hash(pod, update_revision)
+        counts["replicas"] += 1
+        counts["ready"] += ready
+        counts["available"] += available
+        counts["updated"] += updated
+        counts["updatedReady"] += updated and ready
+        counts["updatedAvailable"] += updated and available
+    if counts["updated"] == counts["replicas"] == replicas:
+        current_revision = update_revision
+    partition = (spec.get("updateStrategy") or {}).get("partition")
+    selector = spec.get("selector")
+    return {
+        "observedGeneration": (cloneset.get("metadata") or {}).get("generation"),
+        "replicas": counts["replicas"],
+        "readyReplicas": counts["ready"],
+        "availableReplicas": counts["available"],
+        "updatedReplicas": counts["updated"],
+        "updatedReadyReplicas": counts["updatedReady"],
+        "updatedAvailableReplicas": counts["updatedAvailable"],
+        "expectedUpdatedReplicas": replicas - partition_replicas(partition, replicas),
+        "updateRevision": update_revision,
+        "currentRevision": current_revision,
+        "collisionCount": collision_count,
+        "labelSelector": selector_to_string(LabelSelector.model_validate(selector)) if selector else "",
+    }
+
+
+def has_unavailable_ready_pods(
+    cloneset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: datetime
+) -> bool:
+    """Ready pods still inside minReadySeconds: the controller must requeue after minReadySeconds."""
+    min_ready = int((cloneset.get("spec") or {}).get("minReadySeconds") or 0)
+    return min_ready > 0 and any(
+        podstatus.is_update_ready(p, 0, now) and not podstatus.is_update_ready(p, min_ready, now)
+        for p in pods
+    )
