@@ -1,0 +1,142 @@
+"""The loop that keeps certificate, cert files, live TLS context and webhook configurations in step.
+
+Level-triggered like upstream's webhook controller: any change to the Secret or either configuration
+(e.g. `helm upgrade` resetting caBundle) wakes it, and a periodic resync catches expiry thresholds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from kruise.kube.client import Client
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import SECRETS
+from kruise.webhook import certs
+from kruise.webhook.certsecret import MUTATING, SECRET_NAME, VALIDATING, ConfigurationPatcher, ensure_secret
+from kruise.webhook.configurations import MUTATING_NAME, VALIDATING_NAME
+
+log = structlog.get_logger("kruise.webhook.certs")
+
+CERT_FILE = "tls.crt"
+KEY_FILE = "tls.key"
+CA_FILE = "ca-cert.pem"
+
+
+def write_files(cert_dir: Path, bundle: certs.CertBundle) -> None:
+    """Atomic per file (write + rename), so a reload never reads half a PEM."""
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in ((KEY_FILE, bundle.key), (CERT_FILE, bundle.cert), (CA_FILE, bundle.ca_cert)):
+        tmp = cert_dir / f".{name}.tmp"
+        tmp.write_bytes(data)
+        os.chmod(tmp, 0o600)
+        tmp.replace(cert_dir / name)
+
+
+class CertController:
+    def __init__(
+        self,
+        client: Client,
+        namespace: str,
+        dns_name: str,
+        cert_dir: Path,
+        patcher: ConfigurationPatcher,
+        *,
+        secret_name: str = SECRET_NAME,
+        renew_before: datetime.timedelta = certs.DEFAULT_RENEW_BEFORE,
+        resync_seconds: float = 60.0,
+        on_rotate: Callable[[certs.CertBundle], None] | None = None,
+        now: Callable[[], datetime.datetime] | None = None,
+    ) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.dns_name = dns_name
+        self.cert_dir = cert_dir
+        self.patcher = patcher
+        self.secret_name = secret_name
+        self.renew_before = renew_before
+        self.resync_seconds = resync_seconds
+        self.on_rotate = on_rotate
+        self.now = now
+        self.bundle: certs.CertBundle | None = None
+        self.syncs = 0
+        self._wake = asyncio.Event()
+        self.informers = [
+            SharedInformer(client, SECRETS, namespace),
+            SharedInformer(client, MUTATING),
+            SharedInformer(client, VALIDATING),
+        ]
+        watched = {self.secret_name, MUTATING_NAME, VALIDATING_NAME}
+
+        def poke(*objs: Any) -> None:
+            if any(isinstance(o, dict) and (o.get("metadata") or {}).get("name") in watched for o in objs):
+                self._wake.set()
+
+        for informer in self.informers:
+            informer.add_event_handler(on_add=poke, on_update=poke, on_delete=poke)
+
+    @property
+    def cert_file(self) -> Path:
+        return self.cert_dir / CERT_FILE
+
+    @property
+    def key_file(self) -> Path:
+        return self.cert_dir / KEY_FILE
+
+    async def sync_once(self) -> None:
+        bundle = await ensure_secret(
+            self.client, self.namespace, self.dns_name, secret_name=self.secret_name,
+            renew_before=self.renew_before, now=self.now,
+        )  # fmt: skip
+        if bundle != self.bundle:
+            write_files(self.cert_dir, bundle)
+            rotated = self.bundle is not None
+            self.bundle = bundle
+            if rotated and self.on_rotate is not None:
+                self.on_rotate(bundle)
+            log.info("serving certificate loaded", dns_name=self.dns_name, rotated=rotated)
+        written = await self.patcher.ensure(bundle.ca_cert)
+        if written:
+            log.info("patched webhook configurations", names=written)
+        self.syncs += 1
+
+    async def initialize(self, timeout: float) -> None:
+        """First sync with retries, bounded (upstream: --webhook-initialize-timeout, then exit)."""
+        async with asyncio.timeout(timeout):
+            delay = 0.2
+            while True:
+                try:
+                    await self.sync_once()
+                    return
+                except Exception as exc:
+                    log.warning("webhook certificate init failed, retrying", error=str(exc))
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+
+    async def run(self) -> None:
+        for informer in self.informers:
+            informer.start()
+        wait = self.resync_seconds
+        failures = 0
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=wait)
+                self._wake.clear()
+                try:
+                    await self.sync_once()
+                    failures, wait = 0, self.resync_seconds
+                except Exception as exc:  # retry sooner than a full resync, doubling each time
+                    failures += 1
+                    wait = min(0.2 * 2**failures, self.resync_seconds)
+                    log.warning("webhook certificate sync failed", error=str(exc), retry_in=wait)
+        finally:
+            for informer in self.informers:
+                await informer.stop()

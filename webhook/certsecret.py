@@ -1,0 +1,171 @@
+"""Keeping the serving certificate in the Secret and the CA bundle in the webhook configurations.
+
+Every replica runs this. The first to find the Secret missing creates it; the others lose the
+create race (AlreadyExists) or the update race (Conflict) and adopt the winner's bundle, so all
+replicas serve certificates from one CA — the one in the configurations' caBundle.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+import structlog
+
+from kruise.kube.client import Client
+from kruise.kube.errors import AlreadyExists, Conflict, NotFound
+from kruise.kube.resources import SECRETS, ResourceRef
+from kruise.webhook import certs
+from kruise.webhook.configurations import (
+    MUTATING_NAME,
+    VALIDATING_NAME,
+    ClientTarget,
+    mutating_configuration,
+    validating_configuration,
+)
+
+log = structlog.get_logger("kruise.webhook.certs")
+
+SECRET_NAME = "kruise-webhook-certs"
+TEMPLATE_ANNOTATION = "template"  # upstream keeps the chart's original `webhooks` here
+MUTATING = ResourceRef(
+    "admissionregistration.k8s.io",
+    "v1",
+    "mutatingwebhookconfigurations",
+    False,
+    "MutatingWebhookConfiguration",
+)
+VALIDATING = ResourceRef(
+    "admissionregistration.k8s.io",
+    "v1",
+    "validatingwebhookconfigurations",
+    False,
+    "ValidatingWebhookConfiguration",
+)
+MAX_ATTEMPTS = 10
+
+
+def _decode(data: dict[str, str] | None) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for key, value in (data or {}).items():
+        try:
+            out[key] = base64.b64decode(value)
+        except ValueError:
+            continue
+    return out
+
+
+def _encode(data: dict[str, bytes]) -> dict[str, str]:
+    return {k: base64.b64encode(v).decode() for k, v in data.items()}
+
+
+async def ensure_secret(
+    client: Client, namespace: str, dns_name: str, *, secret_name: str = SECRET_NAME,
+    renew_before: datetime.timedelta = certs.DEFAULT_RENEW_BEFORE,
+    now: Callable[[], datetime.datetime] | None = None,
+) -> certs.CertBundle:  # fmt: skip
+    """The bundle to serve: the Secret's if still good, else a new one this call managed to store."""
+    clock = now or (lambda: datetime.datetime.now(datetime.UTC))
+    for _ in range(MAX_ATTEMPTS):
+        try:
+            secret = await client.get(SECRETS, secret_name, namespace)
+        except NotFound:
+            bundle = certs.generate_bundle(dns_name, clock())
+            body = {
+                "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": secret_name, "namespace": namespace},
+                "data": _encode(bundle.secret_data()),
+            }  # fmt: skip
+            try:
+                await client.create(SECRETS, body, namespace)
+            except AlreadyExists:
+                continue  # another replica won the race: read and use theirs
+            log.info("created webhook certificate secret", secret=secret_name, namespace=namespace)
+            return bundle
+        current = certs.CertBundle.from_secret_data(_decode(secret.get("data")))
+        replacement = certs.renew(current, dns_name, renew_before, clock())
+        if replacement is None:
+            assert current is not None
+            return current
+        secret = dict(secret)
+        secret["data"] = {**(secret.get("data") or {}), **_encode(replacement.secret_data())}
+        try:
+            await client.update(SECRETS, secret)
+        except Conflict:
+            continue  # someone renewed concurrently; adopt theirs if good
+        reasons = certs.problems(current, dns_name, renew_before, clock()) if current else ["missing keys"]
+        log.info("renewed webhook certificate", secret=secret_name, reasons=reasons)
+        return replacement
+    raise RuntimeError(f"could not settle Secret {namespace}/{secret_name} after {MAX_ATTEMPTS} attempts")
+
+
+def _hook_path(hook: dict[str, Any]) -> str:
+    config = hook.get("clientConfig") or {}
+    if config.get("url"):
+        return urlsplit(config["url"]).path
+    return (config.get("service") or {}).get("path") or ""
+
+
+@dataclass(frozen=True)
+class ConfigurationPatcher:
+    """Rebuilds both webhook configurations for this process: served paths, client target, caBundle."""
+
+    client: Client
+    target: ClientTarget
+    served: frozenset[str]
+
+    async def ensure(self, ca_bundle: bytes) -> list[str]:
+        """Bring both configurations up to date; returns the names that were written."""
+        written = []
+        for ref, name, fresh in (
+            (MUTATING, MUTATING_NAME, mutating_configuration),
+            (VALIDATING, VALIDATING_NAME, validating_configuration),
+        ):
+            if await self._ensure_one(ref, name, fresh, ca_bundle):
+                written.append(name)
+        return written
+
+    async def _ensure_one(
+        self, ref: ResourceRef, name: str, fresh: Callable[..., dict[str, Any]], ca_bundle: bytes
+    ) -> bool:
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                current = await self.client.get(ref, name)
+            except NotFound:
+                body = fresh(self.target, ca_bundle, served=set(self.served))
+                try:
+                    await self.client.create(ref, body)
+                    return True
+                except AlreadyExists:
+                    continue
+            desired = self.rebuild(current, ca_bundle)
+            if desired == current:
+                return False
+            try:
+                await self.client.update(ref, desired)
+                return True
+            except Conflict:
+                continue
+        raise RuntimeError(f"could not settle {ref.plural}/{name} after {MAX_ATTEMPTS} attempts")
+
+    def rebuild(self, current: dict[str, Any], ca_bundle: bytes) -> dict[str, Any]:
+        """From the stored template (first run: the webhooks found), keep served paths, set clientConfig."""
+        out = orjson.loads(orjson.dumps(current))
+        annotations = out.setdefault("metadata", {}).setdefault("annotations", {})
+        if TEMPLATE_ANNOTATION not in annotations:
+            annotations[TEMPLATE_ANNOTATION] = orjson.dumps(out.get("webhooks") or []).decode()
+        template = orjson.loads(annotations[TEMPLATE_ANNOTATION])
+        hooks = []
+        for hook in template:
+            path = _hook_path(hook)
+            if path not in self.served:
+                continue
+            hook["clientConfig"] = self.target.client_config(path, ca_bundle)
+            hooks.append(hook)
+        out["webhooks"] = hooks
+        return out

@@ -1,0 +1,178 @@
+"""`kruise-webhook`: flags, wiring and lifetime of the admission process.
+
+Order matters: caches and the certificate come first (uvicorn cannot listen on TLS without a cert),
+then the HTTPS server, then the loop that keeps the certificate and configurations current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import structlog
+
+from kruise.kube.client import Client
+from kruise.kube.informer import SharedInformerFactory
+from kruise.kube.logging import configure_logging
+from kruise.kube.resources import PODS, PVCS
+from kruise.webhook import certs
+from kruise.webhook.app import create_app
+from kruise.webhook.caches import StoreNamespaceContents
+from kruise.webhook.certcontroller import CertController
+from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
+from kruise.webhook.configurations import SERVICE_NAME, ClientTarget
+from kruise.webhook.routes import build_routes
+from kruise.webhook.server import HTTPSServer
+
+log = structlog.get_logger("kruise.webhook")
+
+
+@dataclass
+class Options:
+    kubeconfig: str | None = None
+    namespace: str = "kruise-system"
+    bind_address: str = "0.0.0.0"
+    port: int = 9876
+    cert_dir: Path = field(
+        default_factory=lambda: Path(tempfile.gettempdir()) / "k8s-webhook-server" / "serving-certs"
+    )
+    webhook_url: str | None = None
+    service_name: str = SERVICE_NAME
+    secret_name: str = SECRET_NAME
+    renew_before: str = "6m"
+    cert_resync_seconds: float = 60.0
+    initialize_timeout: float = 60.0
+    cache_sync_timeout: float = 120.0
+    log_level: str = "info"
+
+    @property
+    def dns_name(self) -> str:
+        """The name the certificate is for: the URL's host in --webhook-url mode, else the Service's."""
+        if self.webhook_url:
+            return urlsplit(self.webhook_url).hostname or "localhost"
+        return f"{self.service_name}.{self.namespace}.svc"
+
+    @property
+    def target(self) -> ClientTarget:
+        return ClientTarget(namespace=self.namespace, service=self.service_name, url=self.webhook_url)
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    env = os.environ
+    p = argparse.ArgumentParser(prog="kruise-webhook", description="Kruise admission webhook server (HTTPS).")
+    p.add_argument("--kubeconfig", default=env.get("KUBECONFIG"))
+    p.add_argument("--namespace", default=env.get("POD_NAMESPACE", "kruise-system"), help="kruise namespace")
+    p.add_argument("--bind-address", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=int(env.get("WEBHOOK_PORT", "9876")))
+    p.add_argument("--cert-dir", type=Path, default=env.get("WEBHOOK_CERT_DIR") or Options().cert_dir)
+    p.add_argument(
+        "--webhook-url",
+        default=env.get("WEBHOOK_URL"),
+        help="base URL the apiserver calls (https://host:port) instead of the Service",
+    )
+    p.add_argument("--service-name", default=env.get("SERVICE_NAME", SERVICE_NAME))
+    p.add_argument("--secret-name", default=env.get("SECRET_NAME", SECRET_NAME))
+    p.add_argument("--certs-renew-before", default=env.get("CERTS_RENEW_BEFORE", "6m"))
+    p.add_argument("--cert-resync-seconds", type=float, default=60.0)
+    p.add_argument("--webhook-initialize-timeout", type=float, default=60.0)
+    p.add_argument("--cache-sync-timeout", type=float, default=120.0)
+    p.add_argument("--log-level", default="info")
+    a = p.parse_args(argv)
+    if a.webhook_url and urlsplit(a.webhook_url).scheme != "https":
+        p.error(f"--webhook-url: must be an https:// URL, got {a.webhook_url!r}")
+    try:
+        certs.parse_renew_before(a.certs_renew_before)
+    except ValueError as exc:
+        p.error(str(exc))
+    return Options(
+        kubeconfig=a.kubeconfig, namespace=a.namespace, bind_address=a.bind_address, port=a.port,
+        cert_dir=Path(a.cert_dir), webhook_url=a.webhook_url, service_name=a.service_name,
+        secret_name=a.secret_name, renew_before=a.certs_renew_before,
+        cert_resync_seconds=a.cert_resync_seconds, initialize_timeout=a.webhook_initialize_timeout,
+        cache_sync_timeout=a.cache_sync_timeout, log_level=a.log_level,
+    )  # fmt: skip
+
+
+class WebhookProcess:
+    """Everything one replica runs; `start()` returns once it serves, `stop()` tears it down."""
+
+    def __init__(self, client: Client, options: Options) -> None:
+        self.client = client
+        self.options = options
+        self.factory = SharedInformerFactory(client)
+        pods = self.factory.informer(PODS)
+        pvcs = self.factory.informer(PVCS)
+        self.routes = build_routes(StoreNamespaceContents(pods.store, pvcs.store))
+        self.certs = CertController(
+            client, options.namespace, options.dns_name, options.cert_dir,
+            ConfigurationPatcher(client, options.target, frozenset(self.routes)),
+            secret_name=options.secret_name, renew_before=certs.parse_renew_before(options.renew_before),
+            resync_seconds=options.cert_resync_seconds, on_rotate=lambda _: self._reload(),
+        )  # fmt: skip
+        self.app = create_app(self.routes, ready=self.ready)
+        self.server: HTTPSServer | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def ready(self) -> bool:
+        synced = all(i.has_synced() for i in self.factory.informers)
+        return synced and self.certs.bundle is not None and self.server is not None and self.server.started
+
+    def _reload(self) -> None:
+        if self.server is not None:
+            self.server.reload_certificate()
+            log.info("serving certificate hot-reloaded")
+
+    async def start(self) -> None:
+        self.factory.start()
+        await self.certs.initialize(self.options.initialize_timeout)
+        if not await self.factory.wait_for_cache_sync(self.options.cache_sync_timeout):
+            raise RuntimeError("informer caches did not sync in time")
+        self.server = HTTPSServer(
+            self.app, self.options.bind_address, self.options.port, self.certs.cert_file, self.certs.key_file
+        )
+        serve = await self.server.start()
+        self._tasks = [serve, asyncio.create_task(self.certs.run(), name="certs")]
+
+    async def wait(self) -> None:
+        done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            task.result()
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        for task in self._tasks:
+            if task.get_name() != "https":
+                task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.factory.stop()
+
+
+async def run(options: Options) -> None:
+    client = await Client.from_environment(options.kubeconfig)
+    process = WebhookProcess(client, options)
+    try:
+        await process.start()
+        log.info("kruise-webhook serving", port=process.server.bound_port() if process.server else None)
+        await process.wait()
+    finally:
+        await process.stop()
+        await client.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    options = parse_args(argv)
+    configure_logging(options.log_level)
+    asyncio.run(run(options))
+
+
+if __name__ == "__main__":
+    main()
