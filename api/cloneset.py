@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from pydantic import Field
 
 from kruise.api.common import (
@@ -252,6 +255,36 @@ def validate_spec(spec: CloneSetSpec, path: str = "spec") -> list[FieldError]:
             invalid(f"{path}.scaleStrategy.podsToDelete", pods, f"duplicated items [{' '.join(dups)}]")
         )
     errs.extend(validate_update_strategy(spec.update_strategy, replicas, f"{path}.updateStrategy"))
+    return errs
+
+
+PodLookup = Callable[[str, str], dict[str, Any] | None]
+"""(namespace, name) -> the pod as a dict, or None when it does not exist."""
+
+
+def pods_to_delete_errors(obj: CloneSet, old: CloneSet | None, get_pod: PodLookup) -> list[FieldError]:
+    """Newly listed scaleStrategy.podsToDelete must exist, not be terminating, and be owned by this CloneSet.
+
+    Kept apart from `validate` because it needs cluster reads; the webhook calls it with its cache.
+    """
+    path = "spec.scaleStrategy.podsToDelete"
+    listed = obj.spec.scale_strategy.pods_to_delete or []
+    if len(set(listed)) != len(listed):
+        return []  # reported by validate() as duplicated items
+    already = set(old.spec.scale_strategy.pods_to_delete or []) if old is not None else set()
+    namespace = obj.metadata.namespace or ""
+    errs: list[FieldError] = []
+    for name in sorted(set(listed) - already):
+        pod = get_pod(namespace, name)
+        if pod is None:
+            errs.append(invalid(path, name, f'find pod {name} failed: pods "{name}" not found'))
+            continue
+        meta = pod.get("metadata") or {}
+        controller = next((ref for ref in meta.get("ownerReferences") or [] if ref.get("controller")), None)
+        if meta.get("deletionTimestamp"):
+            errs.append(invalid(path, name, f"find pod {name} already terminating"))
+        elif controller is None or controller.get("uid") != obj.metadata.uid:
+            errs.append(invalid(path, name, f"find pod {name} owner is not this CloneSet"))
     return errs
 
 

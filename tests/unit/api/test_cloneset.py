@@ -222,3 +222,23 @@ def test_in_place_only_update_may_only_change_images():
         "spec: Forbidden: only allowed to update images in spec for InPlaceOnly, "
         "but found add /containers/0/env"
     ]
+
+
+def test_pods_to_delete_must_be_live_pods_of_this_cloneset():
+    data = make(scaleStrategy={"podsToDelete": ["mine", "gone", "dying", "foreign", "old"]})
+    data["metadata"].update(namespace="ns", uid="uid-1")
+    pods = {
+        "mine": {"metadata": {"ownerReferences": [{"uid": "uid-1", "controller": True}]}},
+        "dying": {"metadata": {"deletionTimestamp": "2024-01-01T00:00:00Z"}},
+        "foreign": {"metadata": {"ownerReferences": [{"uid": "uid-2", "controller": True}]}},
+    }
+    old = defaulted(make(scaleStrategy={"podsToDelete": ["old"]}))
+    errs = cloneset.pods_to_delete_errors(
+        defaulted(data), old, lambda ns, name: pods.get(name) if ns == "ns" else None
+    )
+    prefix = "spec.scaleStrategy.podsToDelete: Invalid value: "
+    assert [str(e) for e in errs] == [
+        prefix + '"dying": find pod dying already terminating',
+        prefix + '"foreign": find pod foreign owner is not this CloneSet',
+        prefix + '"gone": find pod gone failed: pods "gone" not found',
+    ]
