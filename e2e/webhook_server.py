@@ -125,9 +125,9 @@ class WebhookServer:
     _server: asyncio.AbstractServer | None = None
     _writers: set[asyncio.StreamWriter] = field(default_factory=set)
 
-    async def start(self) -> WebhookServer:
+    async def start(self, port: int = 0) -> WebhookServer:
         context = server_context(self.certificates)
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=context)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", port, ssl=context)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -182,3 +182,26 @@ class WebhookServer:
                 {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
             )
         )
+
+
+async def _serve_forever(port: int, cert_dir: Path) -> None:
+    """Run as a separate process: /label adds ``webhook: called``; /deny refuses with a message."""
+    certificates = Certificates(
+        ca_pem=b"",
+        cert_pem=(cert_dir / "tls.crt").read_bytes(),
+        key_pem=(cert_dir / "tls.key").read_bytes(),
+    )
+    server = WebhookServer(certificates)
+    server.routes["/label"] = lambda request: patch_response(
+        [{"op": "add", "path": "/metadata/labels", "value": {"webhook": "called"}}]
+    )
+    server.routes["/deny"] = lambda request: {"allowed": False, "status": {"message": "denied by a process"}}
+    await server.start(port)
+    print("ready", flush=True)
+    await asyncio.Event().wait()  # until SIGTERM ends the process
+
+
+if __name__ == "__main__":
+    import sys
+
+    asyncio.run(_serve_forever(int(sys.argv[1]), Path(sys.argv[2])))

@@ -13,6 +13,7 @@ Start order matters the way it does in a real cluster: the apiserver first, then
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -126,7 +127,13 @@ class Sandbox:
             )
             await self.simulator.start()
         for component in self.components:
-            await component.start(self)
+            try:
+                await component.start(self)
+            except BaseException:
+                # it may have spawned something before failing; stop() only knows started ones
+                with contextlib.suppress(Exception):
+                    await component.stop()
+                raise
             self._started.append(component)
 
     async def stop(self) -> None:
