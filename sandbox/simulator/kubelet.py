@@ -53,6 +53,8 @@ from kruise.sandbox.simulator.workqueue import WorkQueue
 log = logging.getLogger(__name__)
 
 SIGTERM_EXIT_CODE = 0
+BASE_BACKOFF_SECONDS = 10.0
+MAX_BACKOFF_SECONDS = 300.0
 
 
 @dataclass
@@ -68,6 +70,8 @@ class Slot:
     retry_at: float = 0.0
     last_terminated: Obj | None = None
     done: bool = False
+    crash_delay: float = 0.0
+    backoff_until: float = 0.0
 
 
 @dataclass
@@ -303,7 +307,7 @@ class Kubelet:
             record = None
         elif record is not None and record.state == ContainerState.EXITED:
             restart = policy == "Always" or (policy == "OnFailure" and record.exit_code != 0)
-            if not restart:
+            if not restart or self._backing_off(pod, slot, record, now, wake, field_path):
                 return
             self._retire(slot)
             record = None
@@ -313,6 +317,43 @@ class Kubelet:
             wake.append(slot.retry_at - now)
             return
         await self._create(pod, run, slot, spec, now, wake, field_path, init=init)
+
+    def _backing_off(
+        self, pod: Obj, slot: Slot, record: Container, now: float, wake: list[float], field_path: str
+    ) -> bool:
+        """Whether an exited container must wait before its restart (the kubelet's crash back-off).
+
+        The first restart is immediate; another exit soon after waits 10 s, doubling up to 300 s.
+        A container that ran for 600 s before exiting starts over without delay.
+        """
+        ran = (record.finished_at - record.started_at) / 1e9
+        if ran >= self.timing.scaled(2 * MAX_BACKOFF_SECONDS):
+            slot.crash_delay = 0.0
+        if slot.crash_delay <= 0:
+            slot.crash_delay = BASE_BACKOFF_SECONDS
+            return False
+        if slot.backoff_until == 0.0:
+            meta = pod["metadata"]
+            who = f"{meta['name']}_{meta['namespace']}({meta['uid']})"
+            delay = slot.crash_delay
+            slot.backoff_until = now + self.timing.scaled(delay)
+            slot.waiting = (
+                "CrashLoopBackOff",
+                f"back-off {int(delay)}s restarting failed container={slot.name} pod={who}",
+            )
+            self.recorder.event(
+                pod,
+                "Warning",
+                "BackOff",
+                f"Back-off restarting failed container {slot.name} in pod {who}",
+                field_path=field_path,
+            )
+        if now < slot.backoff_until:
+            wake.append(slot.backoff_until - now)
+            return True
+        slot.crash_delay = min(slot.crash_delay * 2, MAX_BACKOFF_SECONDS)
+        slot.backoff_until = 0.0
+        return False
 
     def _retire(self, slot: Slot) -> None:
         """Forget the slot's dead (or killed) container: it becomes lastState and the count goes up."""
@@ -490,17 +531,17 @@ class Kubelet:
                     exit_code=record.exit_code if record is not None and terminated else 0,
                 )
             )
-            waiting = slot.waiting
-            if record is None and waiting is None:
-                waiting = None
+            last_terminated = slot.last_terminated
+            if terminated and slot.waiting and slot.waiting[0] == "CrashLoopBackOff":
+                last_terminated = terminated_state(record)
             statuses.append(
                 container_status(
                     spec,
                     record,
                     restart_count=slot.restart_count,
                     ready=ready,
-                    waiting=waiting,
-                    last_terminated=slot.last_terminated,
+                    waiting=slot.waiting,
+                    last_terminated=last_terminated,
                 )
             )
         return views, statuses

@@ -202,3 +202,26 @@ async def test_readiness_probe_delay_holds_ready_then_releases(cluster: Cluster)
     pod = await cluster.wait_for("pods", "slow", running_unready)
     assert condition(pod, "ContainersReady")["message"] == "containers with unready status: [main]"
     await cluster.wait_for("pods", "slow", is_ready)
+
+
+async def test_crashing_container_backs_off_like_the_kubelet(cluster: Cluster):
+    crashing = pod_manifest(
+        "crashy",
+        restartPolicy="OnFailure",
+        annotations={"sandbox.kruise.io/run-seconds": "1", "sandbox.kruise.io/exit-code": "2"},
+    )
+    await cluster.create(crashing)
+
+    def backing_off(pod):
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        return bool(statuses) and statuses[0]["state"].get("waiting", {}).get("reason") == "CrashLoopBackOff"
+
+    pod = await cluster.wait_for("pods", "crashy", backing_off)
+    main = container(pod, "main")
+    assert main["state"]["waiting"]["message"].startswith("back-off ")
+    assert "restarting failed container=main pod=crashy_default(" in main["state"]["waiting"]["message"]
+    assert main["lastState"]["terminated"]["exitCode"] == 2
+    assert pod["status"]["phase"] == "Running"
+    backoff = await cluster.wait_event("crashy", "BackOff")
+    assert backoff["type"] == "Warning"
+    await cluster.wait_for("pods", "crashy", lambda p: container(p, "main")["restartCount"] >= 2)
