@@ -53,6 +53,7 @@ GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
 KIND = "CloneSet"
 DEFAULT_MAX_UNAVAILABLE = "20%"
+MAX_INT32 = 2**31 - 1
 
 
 class CloneSetScaleStrategy(KruiseModel):
@@ -82,6 +83,7 @@ class CloneSetSpec(KruiseModel):
     revision_history_limit: Int32 | None = None
     min_ready_seconds: Int32 | None = None
     lifecycle: Lifecycle | None = None
+    progress_deadline_seconds: Int32 | None = None
 
 
 class CloneSetStatus(KruiseModel):
@@ -255,6 +257,12 @@ def validate_spec(spec: CloneSetSpec, path: str = "spec") -> list[FieldError]:
             invalid(f"{path}.scaleStrategy.podsToDelete", pods, f"duplicated items [{' '.join(dups)}]")
         )
     errs.extend(validate_update_strategy(spec.update_strategy, replicas, f"{path}.updateStrategy"))
+    deadline = spec.progress_deadline_seconds
+    if deadline is not None:
+        errs.extend(validate_nonnegative(deadline, f"{path}.progressDeadlineSeconds"))
+        if deadline != MAX_INT32 and deadline <= (spec.min_ready_seconds or 0):
+            detail = "must be greater than minReadySeconds"
+            errs.append(invalid(f"{path}.progressDeadlineSeconds", deadline, detail))
     return errs
 
 
@@ -294,6 +302,7 @@ MUTABLE_SPEC_FIELDS = (
     "scaleStrategy",
     "updateStrategy",
     "minReadySeconds",
+    "progressDeadlineSeconds",
     "lifecycle",
     "revisionHistoryLimit",
     "volumeClaimTemplates",
@@ -311,8 +320,8 @@ def validate(obj: CloneSet, old: CloneSet | None = None) -> list[FieldError]:
                 forbidden(
                     "spec",
                     "updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', "
-                    "'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'volumeClaimTemplates' and "
-                    "'revisionHistoryLimit' are forbidden",
+                    "'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'progressDeadlineSeconds', "
+                    "'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
                 )
             )
         if obj.spec.update_strategy.type == UPDATE_TYPE_IN_PLACE_ONLY:

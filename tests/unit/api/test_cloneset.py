@@ -146,6 +146,10 @@ INVALID = [
         ],
     ),
     (
+        {"minReadySeconds": 10, "progressDeadlineSeconds": 10},
+        ["spec.progressDeadlineSeconds: Invalid value: 10: must be greater than minReadySeconds"],
+    ),
+    (
         {"scaleStrategy": {"podsToDelete": ["a", "b", "a"]}},
         ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","b","a"]: duplicated items [a]'],
     ),
