@@ -310,6 +310,14 @@ class ApiServer:
             and not (group == "" and rest[2] in ("status", "finalize"))
         ):
             namespace, rest = rest[1], rest[2:]
+        if group == "" and rest == ["bindings"] and request.method == "POST" and namespace:
+            # v1 bindings: the scheduler's older spelling of pods/{name}/binding.
+            body = await request.json()
+            pods = self.type_for("", "v1", "pods")
+            assert pods is not None
+            return await Handlers(
+                self, request, pods, namespace, (body.get("metadata") or {}).get("name", ""), "binding"
+            ).run()
         rt = self.type_for(group, version, rest[0])
         if rt is None:
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
