@@ -49,6 +49,21 @@ def want_active(job: Obj, succeeded: int) -> int:
     return max(0, min(parallelism, completions - succeeded))
 
 
+def restarts_counted(job: Obj, active: list[Obj]) -> int:
+    """Container restarts of active pods count as failures when the template restarts OnFailure."""
+    template_spec = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    if template_spec.get("restartPolicy") != "OnFailure":
+        return 0
+    return sum(
+        status.get("restartCount", 0)
+        for pod in active
+        for status in [
+            *((pod.get("status") or {}).get("initContainerStatuses") or []),
+            *((pod.get("status") or {}).get("containerStatuses") or []),
+        ]
+    )
+
+
 def job_pod(job: Obj) -> Obj:
     """A pod from the job's template, labelled like the real controller's pods."""
     meta = job["metadata"]
@@ -124,7 +139,7 @@ class JobController:
         if not finished:
             backoff_limit = spec.get("backoffLimit", 6)
             completions = spec.get("completions")
-            if failed > backoff_limit:
+            if failed + restarts_counted(job, active) > backoff_limit:
                 for pod in active:
                     await self._delete(pod)
                 active = []

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.sandbox.simulator.deployment import plan_rolling, resolve_fenceposts, template_hash
-from kruise.sandbox.simulator.job import job_pod, want_active
+from kruise.sandbox.simulator.job import job_pod, restarts_counted, want_active
 from kruise.sandbox.simulator.replicaset import deletion_rank
 
 
@@ -141,3 +141,19 @@ def test_scale_down_prefers_unscheduled_then_not_ready_then_newest():
         "ready-new",
         "ready-old",
     ]
+
+
+def test_on_failure_restarts_count_toward_the_backoff_limit():
+    def job(policy):
+        return {"spec": {"template": {"spec": {"restartPolicy": policy}}}}
+
+    pods = [
+        {
+            "status": {
+                "containerStatuses": [{"restartCount": 2}],
+                "initContainerStatuses": [{"restartCount": 1}],
+            }
+        }
+    ]
+    assert restarts_counted(job("OnFailure"), pods) == 3
+    assert restarts_counted(job("Never"), pods) == 0
