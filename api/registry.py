@@ -22,6 +22,7 @@ from kruise.api import (
     resourcedistribution,
     sidecarset,
     statefulset,
+    uniteddeployment,
     workloadspread,
 )
 from kruise.api.crdgen import CRDInfo
@@ -44,6 +45,7 @@ KINDS: list[CRDInfo] = [
     nodepodprobe.CRD,
     ephemeraljob.CRD,
     workloadspread.CRD,
+    uniteddeployment.CRD,
 ]
 
 

@@ -1,0 +1,491 @@
+"""UnitedDeployment (apps.kruise.io/v1alpha1): one workload per topology subset, replicas split between them.
+
+Validation covers upstream's webhook for the UnitedDeployment's own fields: selector, the single
+subset template and its selector/label match, subset names, the replicas / min / max arithmetic,
+manual partitions, and the nodeSelectorTerm/tolerations immutability on update. Not covered: the
+full validation of the embedded StatefulSet/Deployment specs and the core validation of node
+selector terms and tolerations.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Literal
+
+from pydantic import Field
+
+from kruise.api.common import (
+    Int32,
+    Int64,
+    IntOrString,
+    KruiseModel,
+    KruiseObject,
+    LabelSelector,
+    ObjectMeta,
+    Schemaless,
+    Time,
+    selector_matches,
+)
+from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, ScaleSubresource, age_column
+from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
+from kruise.api.podtemplate_validation import validate_pod_template
+from kruise.api.validation import (
+    FieldError,
+    dns1123_label_errors,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    validate_label_selector,
+    validate_nonnegative,
+)
+
+GROUP = "apps.kruise.io"
+VERSION = "v1alpha1"
+KIND = "UnitedDeployment"
+
+UPDATE_STRATEGY_MANUAL = "Manual"
+SCHEDULE_FIXED = "Fixed"
+SCHEDULE_ADAPTIVE = "Adaptive"
+DEFAULT_RESCHEDULE_CRITICAL_SECONDS = 30
+DEFAULT_UNSCHEDULABLE_LAST_SECONDS = 300
+
+TEMPLATE_FIELDS = (
+    "statefulSetTemplate",
+    "advancedStatefulSetTemplate",
+    "cloneSetTemplate",
+    "deploymentTemplate",
+)
+_UNSET_UD_REPLICAS = -1
+_UNBOUNDED_MAX_REPLICAS = 1_000_000
+
+
+class WorkloadTemplate(KruiseModel):
+    """`{metadata, spec}` of a child workload; the spec is the child kind's own spec, kept as written."""
+
+    metadata: ObjectMeta | None = None
+    spec: Schemaless = Field(default_factory=dict)
+
+
+class SubsetTemplate(KruiseModel):
+    stateful_set_template: WorkloadTemplate | None = None
+    advanced_stateful_set_template: WorkloadTemplate | None = None
+    clone_set_template: WorkloadTemplate | None = None
+    deployment_template: WorkloadTemplate | None = None
+
+
+class Subset(KruiseModel):
+    name: str
+    node_selector_term: Schemaless | None = None
+    tolerations: list[Schemaless] | None = None
+    replicas: IntOrString | None = None
+    min_replicas: IntOrString | None = None
+    max_replicas: IntOrString | None = None
+    patch: Schemaless | None = None
+
+
+class AdaptiveStrategy(KruiseModel):
+    reschedule_critical_seconds: Int32 | None = None
+    unschedulable_last_seconds: Int32 | None = None
+
+
+class ScheduleStrategy(KruiseModel):
+    type: str | None = None
+    adaptive: AdaptiveStrategy | None = None
+
+
+class Topology(KruiseModel):
+    subsets: list[Subset] | None = None
+    schedule_strategy: ScheduleStrategy | None = None
+
+
+class ManualUpdate(KruiseModel):
+    partitions: dict[str, Int32] | None = None
+
+
+class UpdateStrategy(KruiseModel):
+    type: str | None = None
+    manual_update: ManualUpdate | None = None
+
+
+class UnitedDeploymentSpec(KruiseModel):
+    replicas: Int32 | None = None
+    selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    template: SubsetTemplate = Field(default_factory=SubsetTemplate)
+    topology: Topology = Field(default_factory=Topology)
+    update_strategy: UpdateStrategy = Field(default_factory=UpdateStrategy)
+    revision_history_limit: Int32 | None = None
+
+
+class UnitedDeploymentCondition(KruiseModel):
+    type: str | None = None
+    status: str | None = None
+    last_transition_time: Time | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class SubsetCondition(KruiseModel):
+    type: str
+    status: str
+    last_transition_time: Time | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class SubsetStatus(KruiseModel):
+    name: str | None = None
+    replicas: Int32 | None = None
+    partition: Int32 | None = None
+    conditions: list[SubsetCondition] | None = None
+
+
+class UpdateStatus(KruiseModel):
+    updated_revision: str | None = None
+    current_partitions: dict[str, Int32] | None = None
+
+
+class UnitedDeploymentStatus(KruiseModel):
+    observed_generation: Int64 | None = None
+    ready_replicas: Int32 | None = None
+    replicas: Int32 = 0
+    updated_replicas: Int32 = 0
+    updated_ready_replicas: Int32 | None = None
+    collision_count: Int32 | None = None
+    current_revision: str = ""
+    subset_replicas: dict[str, Int32] | None = None
+    subset_statuses: list[SubsetStatus] | None = None
+    conditions: list[UnitedDeploymentCondition] | None = None
+    update_status: UpdateStatus | None = None
+    label_selector: str | None = None
+
+
+class UnitedDeployment(KruiseObject):
+    api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
+    kind: Literal["UnitedDeployment"] | None = None
+    spec: UnitedDeploymentSpec
+    status: UnitedDeploymentStatus | None = None
+
+
+CRD = CRDInfo(
+    group=GROUP,
+    kind=KIND,
+    plural="uniteddeployments",
+    short_names=("ud",),
+    versions=(
+        CRDVersion(
+            name=VERSION,
+            model=UnitedDeployment,
+            scale=ScaleSubresource(),
+            printer_columns=(
+                PrinterColumn(
+                    "DESIRED", "integer", ".spec.replicas", description="The desired number of pods."
+                ),
+                PrinterColumn(
+                    "CURRENT", "integer", ".status.replicas", description="The number of currently all pods."
+                ),
+                PrinterColumn(
+                    "UPDATED",
+                    "integer",
+                    ".status.updatedReplicas",
+                    description="The number of pods updated.",
+                ),
+                PrinterColumn(
+                    "READY", "integer", ".status.readyReplicas", description="The number of pods ready."
+                ),
+                age_column(),
+            ),
+        ),
+    ),
+)
+
+
+def set_defaults(obj: UnitedDeployment, inject_template_defaults: bool = True) -> None:
+    """SetDefaultsUnitedDeployment: history 10, Manual updates, minReplicas 0 when only capacities are set.
+
+    Like upstream, only a `statefulSetTemplate` gets pod-template and PVC defaults.
+    """
+    spec = obj.spec
+    if spec.revision_history_limit is None:
+        spec.revision_history_limit = 10
+    spec.update_strategy = spec.update_strategy  # marks it set, so to_dict() emits it
+    if not spec.update_strategy.type:
+        spec.update_strategy.type = UPDATE_STRATEGY_MANUAL
+    if spec.update_strategy.type == UPDATE_STRATEGY_MANUAL and spec.update_strategy.manual_update is None:
+        spec.update_strategy.manual_update = ManualUpdate()
+    sts = spec.template.stateful_set_template
+    if sts is not None and inject_template_defaults:
+        default_pod_template(sts.spec.setdefault("template", {}))
+        for claim in sts.spec.get("volumeClaimTemplates") or []:
+            default_pvc(claim)
+    subsets = spec.topology.subsets or []
+    has_replicas = any(s.replicas is not None for s in subsets)
+    has_capacity = any(s.min_replicas is not None or s.max_replicas is not None for s in subsets)
+    if has_capacity and not has_replicas:
+        for subset in subsets:
+            if subset.min_replicas is None:
+                subset.min_replicas = 0
+
+
+def _go_round(value: float) -> int:
+    """Go's math.Round: half away from zero."""
+    return math.floor(abs(value) + 0.5) * (1 if value >= 0 else -1)
+
+
+def parse_subset_replicas(ud_replicas: int, value: int | str) -> int:
+    """The controller's ParseSubsetReplicas: an int, or "N%" of the UnitedDeployment's replicas (rounded)."""
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"subset replicas ({value}) should not be less than 0")
+        return value
+    if ud_replicas < 0:
+        raise ValueError(
+            f"subsetReplicas ({value}) should not be string when unitedDeployment replicas is empty"
+        )
+    if not value.endswith("%"):
+        raise ValueError(
+            f"subset replicas ({value}) only support integer value or percentage value with a suffix '%'"
+        )
+    digits = value[:-1]
+    if not re.fullmatch(r"[+-]?[0-9]+", digits):
+        raise ValueError(
+            f"subset replicas ({value}) should be correct percentage integer: "
+            f'strconv.ParseInt: parsing "{digits}": invalid syntax'
+        )
+    percent = int(digits)
+    if not 0 <= percent <= 100:
+        raise ValueError(f"subset replicas ({value}) should be in range [0, 100]")
+    return _go_round(ud_replicas * percent / 100)
+
+
+def validate_subset_replicas(expected: int | None, subsets: list[Subset], path: str) -> list[FieldError]:
+    """validateSubsetReplicas. Upstream formats the UnitedDeployment replicas in two messages from a
+    pointer (printing an address); the value is printed here instead."""
+    ud_replicas = _UNSET_UD_REPLICAS if expected is None else expected
+    errs: list[FieldError] = []
+    sum_replicas = sum_min = sum_max = 0
+    count_replicas = count_max = 0
+    has_replicas = has_capacity = False
+    for i, subset in enumerate(subsets):
+        replicas = 0
+        if subset.replicas is not None:
+            count_replicas += 1
+            has_replicas = True
+            try:
+                replicas = parse_subset_replicas(ud_replicas, subset.replicas)
+            except ValueError as err:
+                errs.append(invalid(f"{path}[{i}].replicas", subset.replicas, str(err)))
+        sum_replicas += replicas
+        min_replicas = 0
+        if subset.min_replicas is not None:
+            has_capacity = True
+            try:
+                min_replicas = parse_subset_replicas(ud_replicas, subset.min_replicas)
+            except ValueError as err:
+                errs.append(invalid(f"{path}[{i}].minReplicas", subset.max_replicas, str(err)))
+        sum_min += min_replicas
+        max_replicas = _UNBOUNDED_MAX_REPLICAS
+        if subset.max_replicas is not None:
+            count_max += 1
+            has_capacity = True
+            try:
+                max_replicas = parse_subset_replicas(ud_replicas, subset.max_replicas)
+            except ValueError as err:
+                errs.append(invalid(f"{path}[{i}].minReplicas", subset.max_replicas, str(err)))
+        sum_max += max_replicas
+        if min_replicas > max_replicas:
+            errs.append(
+                invalid(
+                    f"{path}[{i}].minReplicas",
+                    subset.max_replicas,
+                    f"subset[{i}].minReplicas must be more than or equal to maxReplicas",
+                )
+            )
+    if has_replicas and has_capacity:
+        errs.append(
+            invalid(
+                path,
+                [s.to_dict() for s in subsets],
+                "subset.Replicas and subset.MinReplicas/subset.MaxReplicas are mutually exclusive in a "
+                "UnitedDeployment",
+            )
+        )
+        return errs
+    if has_capacity:
+        if ud_replicas == _UNSET_UD_REPLICAS:
+            errs.append(
+                invalid(
+                    path,
+                    ud_replicas,
+                    "spec.replicas must be not empty if you set subset.minReplicas/maxReplicas",
+                )
+            )
+        if count_max >= len(subsets):
+            errs.append(invalid(path, count_max, "at least one subset.maxReplicas must be empty"))
+        if sum_min > sum_max:
+            errs.append(
+                invalid(
+                    path,
+                    sum_min,
+                    "sum of indicated subset.minReplicas should not be greater than sum of indicated "
+                    "subset.maxReplicas",
+                )
+            )
+    elif ud_replicas != _UNSET_UD_REPLICAS:
+        if sum_replicas > ud_replicas:
+            errs.append(
+                invalid(
+                    path,
+                    sum_replicas,
+                    f"sum of indicated subset replicas {sum_replicas} should not be greater than "
+                    f"UnitedDeployment replicas {ud_replicas}",
+                )
+            )
+        if 0 < count_replicas == len(subsets) and sum_replicas != ud_replicas:
+            errs.append(
+                invalid(
+                    path,
+                    sum_replicas,
+                    "if replicas of all subsets are provided, the sum of indicated subset replicas "
+                    f"{sum_replicas} should equal UnitedDeployment replicas {ud_replicas}",
+                )
+            )
+    elif count_replicas != len(subsets):
+        errs.append(
+            invalid(
+                path,
+                sum_replicas,
+                "if UnitedDeployment replicas is not provided, replicas of all subsets should be provided",
+            )
+        )
+    return errs
+
+
+def _labels(template: WorkloadTemplate) -> dict[str, str]:
+    return (template.metadata.labels if template.metadata else None) or {}
+
+
+def _pod_template(template: WorkloadTemplate) -> dict[str, Any]:
+    return template.spec.get("template") or {}
+
+
+def validate_template(
+    template: SubsetTemplate, selector: LabelSelector | None, path: str
+) -> list[FieldError]:
+    """A missing selector matches nothing (as LabelSelectorAsSelector(nil) does), an empty one everything."""
+    errs: list[FieldError] = []
+    count = sum(
+        t is not None
+        for t in (
+            template.stateful_set_template,
+            template.advanced_stateful_set_template,
+            template.clone_set_template,
+            template.deployment_template,
+        )
+    )
+    kinds = "statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, or deploymentTemplate"
+    if count < 1:
+        errs.append(required(path, f"should provide one of {kinds}"))
+    elif count > 1:
+        errs.append(invalid(path, template.to_dict(), f"should provide only one of {kinds}"))
+    mismatch = "`selector` does not match template `labels`"
+    # Upstream reports an advancedStatefulSetTemplate label mismatch under statefulSetTemplate.
+    for field, label_field, workload in (
+        ("statefulSetTemplate", "statefulSetTemplate", template.stateful_set_template),
+        ("advancedStatefulSetTemplate", "statefulSetTemplate", template.advanced_stateful_set_template),
+        ("deploymentTemplate", "deploymentTemplate", template.deployment_template),
+    ):
+        if workload is None:
+            continue
+        if not selector_matches(selector, _labels(workload)):
+            errs.append(invalid(f"{path}.{label_field}.metadata.labels", _labels(workload), mismatch))
+        pod = _pod_template(workload)
+        pod_labels = (pod.get("metadata") or {}).get("labels") or {}
+        pod_path = f"{path}.{field}.spec.template"
+        selects_all = selector is not None and selector.is_empty()
+        if not selects_all and not selector_matches(selector, pod_labels):
+            errs.append(invalid(f"{pod_path}.metadata.labels", pod_labels, mismatch))
+        if field == "deploymentTemplate":
+            errs.extend(validate_pod_template(pod, pod_path))
+            restart = (pod.get("spec") or {}).get("restartPolicy")
+            if restart != "Always":
+                errs.append(not_supported(f"{pod_path}.spec.restartPolicy", restart, ["Always"]))
+        break
+    return errs
+
+
+def validate(obj: UnitedDeployment) -> list[FieldError]:
+    """validateUnitedDeployment (CREATE); name must be a DNS subdomain (checked by the apiserver too)."""
+    spec = obj.spec
+    path = "spec"
+    errs: list[FieldError] = []
+    errs.extend(validate_nonnegative(spec.replicas, f"{path}.replicas"))
+    if spec.selector is None:
+        errs.append(required(f"{path}.selector"))
+    else:
+        errs.extend(validate_label_selector(spec.selector, f"{path}.selector"))
+        if spec.selector.is_empty():
+            errs.append(
+                invalid(
+                    f"{path}.selector", spec.selector.to_dict(), "empty selector is invalid for statefulset"
+                )
+            )
+        else:
+            errs.extend(validate_template(spec.template, spec.selector, f"{path}.template"))
+    subsets = spec.topology.subsets or []
+    subsets_path = f"{path}.topology.subsets"
+    errs.extend(validate_subset_replicas(spec.replicas, subsets, subsets_path))
+    names: set[str] = set()
+    for i, subset in enumerate(subsets):
+        name_path = f"{subsets_path}[{i}].name"
+        if not subset.name:
+            errs.append(required(name_path))
+        if subset.name in names:
+            errs.append(invalid(name_path, subset.name, f"duplicated subset name {subset.name}"))
+        names.add(subset.name)
+        msgs = dns1123_label_errors(subset.name)
+        if msgs:
+            errs.append(invalid(name_path, subset.name, f"invalid subset name {', '.join(msgs)}"))
+    manual = spec.update_strategy.manual_update
+    if manual is not None:
+        for subset_name in manual.partitions or {}:
+            if subset_name not in names:
+                errs.append(
+                    invalid(
+                        f"{path}.updateStrategy.partitions",
+                        manual.partitions,
+                        f"subset {subset_name} does not exist",
+                    )
+                )
+    return errs
+
+
+def validate_update(obj: UnitedDeployment, old: UnitedDeployment) -> list[FieldError]:
+    """ValidateUnitedDeploymentUpdate: a kept subset's nodeSelectorTerm and tolerations are immutable.
+
+    Upstream checks tolerations in two loops, so a toleration change is reported twice; kept as is.
+    """
+    old_subsets = {s.name: s for s in old.spec.topology.subsets or []}
+    subsets = obj.spec.topology.subsets or []
+    errs: list[FieldError] = []
+    for i, subset in enumerate(subsets):
+        previous = old_subsets.get(subset.name)
+        if previous is None:
+            continue
+        if (previous.node_selector_term or {}) != (subset.node_selector_term or {}):
+            errs.append(
+                forbidden(f"spec.topology.subsets[{i}].nodeSelectorTerm", "may not be changed in an update")
+            )
+        if previous.tolerations != subset.tolerations:
+            errs.append(
+                forbidden(f"spec.topology.subsets[{i}].tolerations", "may not be changed in an update")
+            )
+    for i, subset in enumerate(subsets):
+        previous = old_subsets.get(subset.name)
+        if previous is not None and previous.tolerations != subset.tolerations:
+            errs.append(
+                forbidden(f"spec.topology.subsets[{i}].tolerations", "may not be changed in an update")
+            )
+    errs.extend(validate_nonnegative(obj.spec.replicas, "spec.replicas"))
+    return errs
