@@ -99,6 +99,7 @@ class FakeApiServer:
         self.oldest_rv = 0
         self.watchers: list[_Watcher] = []
         self.watch_requests = 0
+        self.failures: list[tuple[int, str]] = []
         self._runner: web.AppRunner | None = None
         self.url = ""
 
@@ -107,6 +108,10 @@ class FakeApiServer:
         """Forget every event so far: resuming a watch from an older version gets 410 Expired."""
         self.history.clear()
         self.oldest_rv = self.rv
+
+    def fail_next(self, count: int, status: int = 500, reason: str = "") -> None:
+        """The next `count` requests fail with `status` (a Status body, like the emulator's hook)."""
+        self.failures += [(status, reason or {429: "TooManyRequests"}.get(status, "InternalError"))] * count
 
     def drop_watches(self) -> None:
         for watcher in self.watchers:
@@ -159,6 +164,9 @@ class FakeApiServer:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return _status(401, "Unauthorized", "Unauthorized")
+        if self.failures:
+            code, reason = self.failures.pop(0)
+            return _status(code, reason, f"injected failure ({code})")
         parts = [p for p in request.path.split("/") if p]
         if parts[:2] == ["api", "v1"]:
             group, rest = "", parts[2:]
@@ -343,6 +351,7 @@ class _EmulatorFaults:
 
     compact_watch_history: Any
     drop_watches: Any
+    fail_next: Any
 
 
 @pytest.fixture(params=["fake", "emulator"])
@@ -354,9 +363,10 @@ async def apiserver(tmp_path, request) -> Handle:
         except pytest.FixtureLookupError:
             pytest.skip("the sandbox emulator fixture is not available yet")
         compact, drop = _hook(emulator.server, _COMPACT), _hook(emulator.server, _DROP)
-        if compact is None or drop is None:
-            pytest.skip("the sandbox emulator has no watch-compaction / watch-drop hooks")
-        yield Handle(_EmulatorFaults(compact, drop), emulator.url, Path(emulator.kubeconfig))
+        fail = _hook(emulator.server, ("fail_next",))
+        if compact is None or drop is None or fail is None:
+            pytest.skip("the sandbox emulator lacks the compact/drop/fail_next fault hooks")
+        yield Handle(_EmulatorFaults(compact, drop, fail), emulator.url, Path(emulator.kubeconfig))
         return
     server = FakeApiServer()
     url = await server.start()

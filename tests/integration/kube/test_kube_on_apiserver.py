@@ -147,6 +147,22 @@ async def test_silent_watch_is_reopened_not_hung(client, apiserver):
     await informer.stop()
 
 
+async def test_informer_backs_off_through_server_errors_then_syncs(client, apiserver):
+    await client.create(CONFIGMAPS, cm("x"))
+    apiserver.server.fail_next(2, 500)
+    informer = SharedInformer(client, CONFIGMAPS, NS, options=InformerOptions(backoff_initial=0.02))
+    informer.start()
+    assert await informer.wait_for_sync(10)
+    assert informer.store.keys() == ["default/x"]
+    await informer.stop()
+
+
+async def test_client_surfaces_throttling_as_too_many_requests(client, apiserver):
+    apiserver.server.fail_next(1, 429)
+    with pytest.raises(errors.TooManyRequests):
+        await client.get(CONFIGMAPS, "anything", NS)
+
+
 async def server_state(client):
     items, _ = await client.list_all(CONFIGMAPS, NS)
     return {i["metadata"]["name"]: i["metadata"]["resourceVersion"] for i in items}
