@@ -1,0 +1,363 @@
+"""The in-place update flow as pure transitions of a pod dict.
+
+Start:   ``unready_pod`` (status write: InPlaceUpdateReady=False/StartInPlaceUpdate, Ready=False)
+         then ``start_update`` (object write: revision labels, state annotation, images — or, with
+         gracePeriodSeconds, the pending spec in the grace annotation).
+Refresh: ``refresh`` on every reconcile: finish the grace period, roll the next priority batch,
+         or — once ``update_completed`` — flip InPlaceUpdateReady back to True.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kruise.api.keys import (
+    ANNOTATION_INPLACE_UPDATE_GRACE,
+    ANNOTATION_INPLACE_UPDATE_STATE,
+    ANNOTATION_INPLACE_UPDATE_STATE_OLD,
+    ANNOTATION_RUNTIME_CONTAINERS_META,
+    CONDITION_INPLACE_UPDATE_READY,
+    ENV_CONTAINER_BARRIER,
+    REASON_START_INPLACE_UPDATE,
+)
+from kruise.control.inplace import envhash
+from kruise.control.inplace.jsondiff import apply_merge_patch
+from kruise.control.inplace.spec import UpdateSpec
+from kruise.control.inplace.state import InPlaceUpdateState, get_grace_json, get_state, remove_grace
+from kruise.control.lifecycle import rfc3339
+
+Pod = dict[str, Any]
+WriteRevision = Callable[[Pod, str], None]
+_BARRIER_KEY_PREFIX = "p_"
+
+
+def _conditions(pod: Pod) -> list[dict[str, Any]]:
+    return pod.setdefault("status", {}).setdefault("conditions", [])
+
+
+def get_condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    return next(
+        (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == type_), None
+    )
+
+
+def set_condition(pod: Pod, condition: dict[str, Any]) -> None:
+    """``util.SetPodCondition``: replace only when the status changes, else keep the old one."""
+    conditions = _conditions(pod)
+    for i, existing in enumerate(conditions):
+        if existing.get("type") == condition["type"]:
+            if existing.get("status") != condition["status"]:
+                conditions[i] = condition
+            return
+    conditions.append(condition)
+
+
+def has_readiness_gate(pod: Mapping[str, Any]) -> bool:
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    return any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates)
+
+
+def recompute_ready(pod: Pod, now: datetime) -> None:
+    """``util.SetPodReadyCondition``: Kruise flips Ready itself when a readiness gate goes False
+    (kubelet would only notice later); only when containers are ready, as kubelet decides."""
+    ready = get_condition(pod, "Ready")
+    containers = get_condition(pod, "ContainersReady")
+    if ready is None or containers is None or containers.get("status") != "True":
+        return
+    problems = []
+    for gate in (pod.get("spec") or {}).get("readinessGates") or []:
+        cond = get_condition(pod, gate["conditionType"])
+        if cond is None:
+            problems.append(
+                f'corresponding condition of pod readiness gate "{gate["conditionType"]}" does not exist.'
+            )
+        elif cond.get("status") != "True":
+            gate_type, status = gate["conditionType"], cond.get("status")
+            problems.append(f'the status of pod readiness gate "{gate_type}" is not "True", but {status}')
+    if problems:
+        new = {
+            "type": "Ready",
+            "status": "False",
+            "reason": "ReadinessGatesNotReady",
+            "message": ", ".join(problems),
+        }
+    else:
+        new = {"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(now)}
+    set_condition(pod, new)
+
+
+def unready_pod(pod: Mapping[str, Any], now: datetime) -> Pod | None:
+    """The pod (for a status write) with InPlaceUpdateReady False, or None without the gate."""
+    if not has_readiness_gate(pod):
+        return None
+    clone = copy.deepcopy(dict(pod))
+    set_condition(
+        clone,
+        {
+            "type": CONDITION_INPLACE_UPDATE_READY,
+            "status": "False",
+            "reason": REASON_START_INPLACE_UPDATE,
+            "lastTransitionTime": rfc3339(now),
+        },
+    )
+    recompute_ready(clone, now)
+    return clone
+
+
+def container_priority(container: Mapping[str, Any]) -> int | None:
+    """Launch priority from the injected ``KRUISE_CONTAINER_BARRIER`` env (key ``p_<n>``)."""
+    for env in container.get("env") or []:
+        if env.get("name") == ENV_CONTAINER_BARRIER:
+            key = ((env.get("valueFrom") or {}).get("configMapKeyRef") or {}).get("key", "")
+            try:
+                return int(key[len(_BARRIER_KEY_PREFIX) :])
+            except ValueError:
+                return 0
+    return None
+
+
+def _metadata_sharing_closure(selected: set[str], ref_meta: Mapping[str, Mapping[str, Any]]) -> None:
+    """Containers reading a label/annotation that a selected container changes must restart too."""
+    frontier = set(selected)
+    labels: set[str] = set()
+    annotations: set[str] = set()
+    while frontier:
+        for name in frontier:
+            labels |= set((ref_meta.get(name) or {}).get("labels") or {})
+            annotations |= set((ref_meta.get(name) or {}).get("annotations") or {})
+        frontier = set()
+        for name, meta in ref_meta.items():
+            if name in selected:
+                continue
+            if labels & set(meta.get("labels") or {}) or annotations & set(meta.get("annotations") or {}):
+                selected.add(name)
+                frontier.add(name)
+
+
+def patch_spec_to_pod(pod: Pod, spec: UpdateSpec, state: InPlaceUpdateState, now: datetime) -> Pod:
+    """Apply this batch of ``spec`` to ``pod``; later batches go into ``state.next_*``.
+
+    Containers without launch priority all update now, plus those with the highest priority; the
+    rest wait until these are ready (``preCheckBeforeNext``).
+    """
+    state.next_container_images = {}
+    state.next_container_ref_metadata = {}
+    state.next_container_resources = {}
+    if spec.metadata_patch:
+        pod = apply_merge_patch(pod, spec.metadata_patch)
+    pod = copy.deepcopy(pod)
+    meta = pod.setdefault("metadata", {})
+    labels = meta.setdefault("labels", {})
+    annotations = meta.setdefault("annotations", {})
+    containers = pod["spec"]["containers"]
+
+    selected: set[str] = set()
+    highest: int | None = None
+    top: list[str] = []
+    for c in containers:
+        if c["name"] not in spec.container_images and c["name"] not in spec.container_ref_metadata:
+            continue
+        priority = container_priority(c)
+        if priority is None:
+            selected.add(c["name"])
+        elif highest is None or priority > highest:
+            highest, top = priority, [c["name"]]
+        elif priority == highest:
+            top.append(c["name"])
+    selected |= set(top)
+    _metadata_sharing_closure(selected, spec.container_ref_metadata)
+
+    changed: set[str] = set()
+    for c in containers:
+        image = spec.container_images.get(c["name"])
+        if image is None:
+            continue
+        if c["name"] in selected:
+            c["image"] = image
+            changed.add(c["name"])
+        else:
+            state.next_container_images[c["name"]] = image
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if status.get("name") in changed:
+            if state.last_container_statuses is None:
+                state.last_container_statuses = {}
+            state.last_container_statuses.setdefault(status["name"], {"imageID": status.get("imageID", "")})
+    for name, ref in spec.container_ref_metadata.items():
+        if name in selected:
+            labels.update(ref.get("labels") or {})
+            annotations.update(ref.get("annotations") or {})
+        else:
+            state.next_container_ref_metadata[name] = ref
+    state.pre_check_before_next = sorted(selected) if state.has_next_batch() else None
+    state.container_batches_record.append({"timestamp": rfc3339(now), "containers": sorted(selected)})
+    annotations[ANNOTATION_INPLACE_UPDATE_STATE] = state.to_json()
+    return pod
+
+
+def start_update(
+    pod: Mapping[str, Any], spec: UpdateSpec, now: datetime, write_revision: WriteRevision
+) -> Pod:
+    """The pod object to write to begin the in-place update (``updatePodInPlace``)."""
+    clone: Pod = copy.deepcopy(dict(pod))
+    write_revision(clone, spec.revision)
+    annotations = clone.setdefault("metadata", {}).setdefault("annotations", {})
+    state = InPlaceUpdateState(
+        revision=spec.revision,
+        update_timestamp=now,
+        update_env_from_metadata=spec.update_env_from_metadata,
+        update_images=bool(spec.container_images),
+    )
+    annotations[ANNOTATION_INPLACE_UPDATE_STATE] = state.to_json()
+    annotations.pop(ANNOTATION_INPLACE_UPDATE_STATE_OLD, None)
+    if spec.grace_seconds <= 0:
+        clone = patch_spec_to_pod(clone, spec, state, now)
+        remove_grace(clone["metadata"]["annotations"])
+    else:
+        annotations[ANNOTATION_INPLACE_UPDATE_GRACE] = spec.to_json()
+    return clone
+
+
+def _container_status(pod: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return next((s for s in statuses if s.get("name") == name), None)
+
+
+def _runtime_meta(pod: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_RUNTIME_CONTAINERS_META)
+    return None if raw is None else list(json.loads(raw).get("containers") or [])
+
+
+def _env_hashes_consistent(pod: Mapping[str, Any], metas: list[Mapping[str, Any]]) -> bool:
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        status = _container_status(pod, c["name"])
+        meta = next((m for m in metas if m.get("name") == c["name"]), None)
+        if status is None or meta is None or meta.get("containerID") != status.get("containerID"):
+            return False
+        expected = envhash.expected_hash(c, pod.get("metadata") or {})
+        if int((meta.get("hashes") or {}).get("extractedEnvFromMetadataHash") or 0) != expected:
+            return False
+    return True
+
+
+def containers_update_problem(pod: Mapping[str, Any], state: InPlaceUpdateState) -> str | None:
+    """Why the updated containers are not done yet (None = done).
+
+    A container is done when its status imageID differs from the one recorded before the update,
+    or (same imageID, e.g. a retag) when the status image equals the spec image.
+    """
+    if state.update_env_from_metadata:
+        metas = _runtime_meta(pod)
+        if metas is None:
+            return "waiting for all containers hash consistent, but runtime-container-meta not found"
+        if not _env_hashes_consistent(pod, metas):
+            return "waiting for all containers hash consistent"
+    images = {}
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        image = c.get("image", "")
+        images[c["name"]] = image if len(image.split(":")) > 1 else f"{image}:latest"
+    pending = dict(state.last_container_statuses or {})
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        old = pending.pop(status.get("name"), None)
+        same_image_id = old is not None and old.get("imageID") == status.get("imageID")
+        if same_image_id and images.get(status["name"]) != status.get("image"):
+            return f"container {status['name']} imageID not changed"
+    if pending:
+        return f"not found statuses of containers {sorted(pending)}"
+    return None
+
+
+def update_completed_problem(pod: Mapping[str, Any]) -> str | None:
+    """``DefaultCheckInPlaceUpdateCompleted``: None when the whole in-place update has finished."""
+    if get_grace_json(pod) is not None:
+        return "still in grace period of in-place update"
+    state = get_state(pod)
+    if state is None:
+        return None
+    if state.has_next_batch():
+        return "existing containers to in-place update in next batches"
+    return containers_update_problem(pod, state)
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """At most one write: ``pod`` (object update) or ``status_pod`` (status update)."""
+
+    pod: Pod | None = None
+    status_pod: Pod | None = None
+    delay_seconds: int = 0
+    error: str | None = None
+
+
+def refresh(
+    pod: Mapping[str, Any],
+    now: datetime,
+    matches_revision: Callable[[Mapping[str, Any], str], bool],
+) -> RefreshResult:
+    """Advance an in-flight in-place update by one step (``Refresh``)."""
+    grace = get_grace_json(pod)
+    if grace:
+        return _finish_grace(pod, grace, now, matches_revision)
+    state = get_state(pod)
+    if state is not None:
+        if containers_update_problem(pod, state) is not None:
+            return RefreshResult()
+        if state.has_next_batch():
+            for name in state.pre_check_before_next or []:
+                status = _container_status(pod, name)
+                if status is None or not status.get("ready"):
+                    return RefreshResult()
+            spec = UpdateSpec(
+                revision=state.revision,
+                container_images=dict(state.next_container_images),
+                container_ref_metadata=dict(state.next_container_ref_metadata),
+                update_env_from_metadata=state.update_env_from_metadata,
+            )
+            return RefreshResult(pod=patch_spec_to_pod(copy.deepcopy(dict(pod)), spec, state, now))
+    if not has_readiness_gate(pod):
+        return RefreshResult()
+    current = get_condition(pod, CONDITION_INPLACE_UPDATE_READY)
+    if (
+        current is not None
+        and current.get("status") == "True"
+        and not current.get("reason")
+        and not current.get("message")
+    ):
+        return RefreshResult()
+    clone: Pod = copy.deepcopy(dict(pod))
+    conditions = _conditions(clone)
+    new = {"type": CONDITION_INPLACE_UPDATE_READY, "status": "True", "lastTransitionTime": rfc3339(now)}
+    for i, existing in enumerate(conditions):
+        if existing.get("type") == CONDITION_INPLACE_UPDATE_READY:
+            conditions[i] = new
+            break
+    else:
+        conditions.append(new)
+    return RefreshResult(status_pod=clone)
+
+
+def _finish_grace(
+    pod: Mapping[str, Any],
+    grace: str,
+    now: datetime,
+    matches_revision: Callable[[Mapping[str, Any], str], bool],
+) -> RefreshResult:
+    spec = UpdateSpec.from_json(grace)
+    state = get_state(pod)
+    if state is None:
+        return RefreshResult(
+            error=f"pod has {ANNOTATION_INPLACE_UPDATE_GRACE} but {ANNOTATION_INPLACE_UPDATE_STATE} not found"
+        )
+    clone: Pod = copy.deepcopy(dict(pod))
+    if matches_revision(clone, spec.revision):
+        elapsed = (now - state.update_timestamp).total_seconds()
+        if elapsed < spec.grace_seconds:
+            return RefreshResult(delay_seconds=math.ceil(spec.grace_seconds - elapsed))
+        clone = patch_spec_to_pod(clone, spec, state, now)
+    remove_grace(clone["metadata"]["annotations"])
+    return RefreshResult(pod=clone)
