@@ -3,9 +3,12 @@
 import copy
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kruise.api import cloneset
 from kruise.api.cloneset import CloneSet
+from kruise.api.common import scaled_value_round_up
 from kruise.api.crdgen import build_crd
 from kruise.api.schemacheck import check
 
@@ -246,3 +249,33 @@ def test_pods_to_delete_must_be_live_pods_of_this_cloneset():
         prefix + '"foreign": find pod foreign owner is not this CloneSet',
         prefix + '"gone": find pod gone failed: pods "gone" not found',
     ]
+
+
+_INT_OR_PERCENT = st.one_of(st.integers(0, 50), st.integers(0, 150).map(lambda n: f"{n}%"))
+
+
+@given(
+    replicas=st.integers(0, 40),
+    strategy_type=st.sampled_from(["ReCreate", "InPlaceIfPossible", "InPlaceOnly"]),
+    max_unavailable=_INT_OR_PERCENT,
+    max_surge=_INT_OR_PERCENT,
+    partition=_INT_OR_PERCENT,
+)
+def test_update_strategy_rules_follow_scaled_values(
+    replicas, strategy_type, max_unavailable, max_surge, partition
+):
+    strategy = {
+        "type": strategy_type,
+        "maxUnavailable": max_unavailable,
+        "maxSurge": max_surge,
+        "partition": partition,
+    }
+    errs = cloneset.validate(defaulted(make(replicas=replicas, updateStrategy=strategy)))
+    unavailable = scaled_value_round_up(max_unavailable, replicas)
+    surge = scaled_value_round_up(max_surge, replicas)
+    expected = set()
+    if strategy_type == "InPlaceOnly" and surge > 0:
+        expected.add("spec.updateStrategy.maxSurge")
+    if replicas > 0 and unavailable < 1 and surge < 1:
+        expected.add("spec.updateStrategy.maxUnavailable")
+    assert {e.field for e in errs} == expected
