@@ -1,4 +1,4 @@
-"""kruise.kube over real HTTP against an apiserver stand-in: resourceVersions, watches, forced 410s."""
+"""kruise.kube against the sandbox API emulator over HTTPS: resourceVersions, watches, forced 410s."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ NS = "default"
 
 
 @pytest.fixture
-async def client(apiserver):
+async def client(emulator):
     c = await Client.from_kubeconfig(
-        apiserver.kubeconfig, user_agent="kruise-manager/test", qps=1000, burst=1000
+        emulator.kubeconfig, user_agent="kruise-manager/test", qps=1000, burst=1000
     )
     yield c
     await c.close()
@@ -133,23 +133,30 @@ async def test_informer_list_then_watch(client):
     await informer.stop()
 
 
-async def test_silent_watch_is_reopened_not_hung(client, apiserver):
-    if not hasattr(apiserver.server, "watch_requests"):
-        pytest.skip("needs the fake's watch request counter")
+async def test_silent_watch_is_reopened_not_hung(client, monkeypatch):
+    opened = 0
+    watch = client.watch
+
+    def counting_watch(*args, **kwargs):
+        nonlocal opened
+        opened += 1
+        return watch(*args, **kwargs)
+
+    monkeypatch.setattr(client, "watch", counting_watch)
     informer = SharedInformer(client, CONFIGMAPS, NS, options=InformerOptions(read_timeout=0.2))
     informer.start()
     await informer.wait_for_sync(10)
     # Nothing changes, so the watch is silent: the read timeout must re-open it from the same version.
-    await until(lambda: apiserver.server.watch_requests >= 3)
+    await until(lambda: opened >= 3)
     assert informer.relists == 0
     await client.create(CONFIGMAPS, cm("late"))
     await until(lambda: informer.get("default/late") is not None)
     await informer.stop()
 
 
-async def test_informer_backs_off_through_server_errors_then_syncs(client, apiserver):
+async def test_informer_backs_off_through_server_errors_then_syncs(client, emulator):
     await client.create(CONFIGMAPS, cm("x"))
-    apiserver.server.fail_next(2, 500)
+    emulator.server.fail_next(2, 500)
     informer = SharedInformer(client, CONFIGMAPS, NS, options=InformerOptions(backoff_initial=0.02))
     informer.start()
     assert await informer.wait_for_sync(10)
@@ -157,8 +164,8 @@ async def test_informer_backs_off_through_server_errors_then_syncs(client, apise
     await informer.stop()
 
 
-async def test_client_surfaces_throttling_as_too_many_requests(client, apiserver):
-    apiserver.server.fail_next(1, 429)
+async def test_client_surfaces_throttling_as_too_many_requests(client, emulator):
+    emulator.server.fail_next(1, 429)
     with pytest.raises(errors.TooManyRequests):
         await client.get(CONFIGMAPS, "anything", NS)
 
@@ -200,19 +207,19 @@ async def test_relist_after_gap_delivers_exact_difference(client):
     await informer.stop()
 
 
-async def test_forced_410_relists_without_missing_or_phantom_events(client, apiserver, monkeypatch):
+async def test_forced_410_relists_without_missing_or_phantom_events(client, emulator, monkeypatch):
     names = [f"cm-{i}" for i in range(6)]
     for name in names:
         await client.create(CONFIGMAPS, cm(name))
     # The informer gets its own client whose requests we can hold, to open a gap deterministically.
-    informer_client = await Client.from_kubeconfig(apiserver.kubeconfig, qps=1000, burst=1000)
+    informer_client = await Client.from_kubeconfig(emulator.kubeconfig, qps=1000, burst=1000)
     try:
-        await _gap_then_410(client, apiserver, informer_client, monkeypatch)
+        await _gap_then_410(client, emulator, informer_client, monkeypatch)
     finally:
         await informer_client.close()
 
 
-async def _gap_then_410(client, apiserver, informer_client, monkeypatch):
+async def _gap_then_410(client, emulator, informer_client, monkeypatch):
     gate = asyncio.Event()
     gate.set()
     acquire = informer_client.limiter.acquire
@@ -232,11 +239,11 @@ async def _gap_then_410(client, apiserver, informer_client, monkeypatch):
     synced_at = len(log.events)
     # Cut the watch and hold the reconnect; change things; compact history so resuming is 410.
     gate.clear()
-    apiserver.server.drop_watches()
+    emulator.server.drop_watches()
     await client.patch(CONFIGMAPS, "cm-0", {"data": {"v": "2"}}, NS)
     await client.delete(CONFIGMAPS, "cm-1", NS)
     await client.create(CONFIGMAPS, cm("cm-new"))
-    apiserver.server.compact_watch_history()
+    emulator.server.compact_watch_history()
     state = await server_state(client)
     gate.set()
 
