@@ -2,9 +2,8 @@
 
 Validation covers upstream's webhook for the UnitedDeployment's own fields: selector, the single
 subset template and its selector/label match, subset names, the replicas / min / max arithmetic,
-manual partitions, and the nodeSelectorTerm/tolerations immutability on update. Not covered: the
-full validation of the embedded StatefulSet/Deployment specs and the core validation of node
-selector terms and tolerations.
+manual partitions, core validation of subset nodeSelectorTerm/tolerations and their immutability
+on update. Not covered: the full validation of the embedded StatefulSet/Deployment specs.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ from kruise.api.validation import (
     validate_label_selector,
     validate_nonnegative,
 )
+from kruise.api.workloadspread import validate_node_selector_term, validate_tolerations
 
 GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
@@ -447,6 +447,13 @@ def validate(obj: UnitedDeployment) -> list[FieldError]:
         msgs = dns1123_label_errors(subset.name)
         if msgs:
             errs.append(invalid(name_path, subset.name, f"invalid subset name {', '.join(msgs)}"))
+        errs.extend(
+            validate_node_selector_term(
+                subset.node_selector_term or {}, f"{subsets_path}[{i}].nodeSelectorTerm"
+            )
+        )
+        if subset.tolerations is not None:
+            errs.extend(validate_tolerations(subset.tolerations, f"{subsets_path}[{i}].tolerations"))
     manual = spec.update_strategy.manual_update
     if manual is not None:
         for subset_name in manual.partitions or {}:

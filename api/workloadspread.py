@@ -2,8 +2,9 @@
 
 Validation follows upstream's webhook for the WorkloadSpread's own fields; the other inputs it
 needs (kruise-configuration's custom-workload whitelist, the namespace's other WorkloadSpreads) are
-arguments. Not covered here: core validation of node-selector terms and tolerations, and the
-dry-run of `patch` against the target workload's pod template, which needs the workload.
+arguments. Node-selector terms and tolerations get core's validation (shared with UnitedDeployment).
+Not covered here: the dry-run of `patch` against the target workload's pod template, which needs
+the workload.
 """
 
 from __future__ import annotations
@@ -27,7 +28,17 @@ from kruise.api.common import (
 )
 from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn
 from kruise.api.persistentpodstate import parse_group
-from kruise.api.validation import FieldError, invalid, required, validate_label_selector
+from kruise.api.validation import (
+    FieldError,
+    dns1123_subdomain_errors,
+    forbidden,
+    invalid,
+    label_value_errors,
+    not_supported,
+    qualified_name_errors,
+    required,
+    validate_label_selector,
+)
 
 GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
@@ -147,6 +158,123 @@ CRD = CRDInfo(
 )
 
 
+# --- core scheduling validation (k8s.io/kubernetes/pkg/apis/core/validation) ---
+
+_TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+def _node_selector_requirement(req: dict, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    operator, values = req.get("operator", ""), req.get("values") or []
+    if operator in ("In", "NotIn"):
+        if not values:
+            errs.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif operator in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(
+                forbidden(
+                    f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                )
+            )
+    elif operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(
+                required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
+            )
+    else:
+        errs.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
+    key = req.get("key", "")
+    errs.extend(invalid(f"{path}.key", key, m) for m in qualified_name_errors(key))
+    return errs
+
+
+def _node_field_requirement(req: dict, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    operator, values = req.get("operator", ""), req.get("values") or []
+    if operator in ("In", "NotIn"):
+        if len(values) != 1:
+            errs.append(
+                required(
+                    f"{path}.values",
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )
+            )
+    else:
+        errs.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
+    key = req.get("key", "")
+    if key != "metadata.name":
+        errs.append(invalid(f"{path}.key", key, "not a valid field selector key"))
+    else:
+        for i, value in enumerate(values):
+            errs.extend(invalid(f"{path}.values[{i}]", value, m) for m in dns1123_subdomain_errors(value))
+    return errs
+
+
+def validate_node_selector_term(term: dict, path: str) -> list[FieldError]:
+    """ValidateNodeSelectorTerm."""
+    errs: list[FieldError] = []
+    for j, req in enumerate(term.get("matchExpressions") or []):
+        errs.extend(_node_selector_requirement(req, f"{path}.matchExpressions[{j}]"))
+    for j, req in enumerate(term.get("matchFields") or []):
+        errs.extend(_node_field_requirement(req, f"{path}.matchFields[{j}]"))
+    return errs
+
+
+def validate_preferred_scheduling_terms(terms: list[dict], path: str) -> list[FieldError]:
+    """ValidatePreferredSchedulingTerms: weight 1-100 and a valid preference term."""
+    errs: list[FieldError] = []
+    for i, term in enumerate(terms):
+        weight = term.get("weight", 0)
+        if not isinstance(weight, int) or weight <= 0 or weight > 100:
+            errs.append(invalid(f"{path}[{i}].weight", weight, "must be in the range 1-100"))
+        errs.extend(validate_node_selector_term(term.get("preference") or {}, f"{path}[{i}].preference"))
+    return errs
+
+
+def validate_tolerations(tolerations: list[dict], path: str) -> list[FieldError]:
+    """ValidateTolerations."""
+    errs: list[FieldError] = []
+    for i, toleration in enumerate(tolerations):
+        tpath = f"{path}[{i}]"
+        key = toleration.get("key", "")
+        operator = toleration.get("operator", "")
+        value = toleration.get("value", "")
+        effect = toleration.get("effect", "")
+        if key:
+            errs.extend(invalid(f"{tpath}.key", key, m) for m in qualified_name_errors(key))
+        if not key and operator != "Exists":
+            errs.append(
+                invalid(
+                    f"{tpath}.operator",
+                    operator,
+                    "operator must be Exists when `key` is empty, "
+                    'which means "match all values and all keys"',
+                )
+            )
+        if toleration.get("tolerationSeconds") is not None and effect != "NoExecute":
+            errs.append(
+                invalid(
+                    f"{tpath}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"
+                )
+            )
+        if operator in ("Equal", ""):
+            msgs = label_value_errors(value)
+            if msgs:
+                errs.append(invalid(f"{tpath}.operator", value, ";".join(msgs)))
+        elif operator == "Exists":
+            if value:
+                errs.append(
+                    invalid(
+                        f"{tpath}.operator", toleration, "value must be empty when `operator` is 'Exists'"
+                    )
+                )
+        else:
+            errs.append(not_supported(f"{tpath}.operator", operator, ["Equal", "Exists"]))
+        if effect and effect not in _TAINT_EFFECTS:
+            errs.append(not_supported(f"{tpath}.effect", effect, _TAINT_EFFECTS))
+    return errs
+
+
 def _same_group_kind(ref: WorkloadTargetReference, kind: str, groups: Iterable[str]) -> bool:
     group = parse_group(ref.api_version)
     return group is not None and ref.kind == kind and group in groups
@@ -186,6 +314,20 @@ def validate_subsets(spec: WorkloadSpreadSpec, path: str = "spec.subsets") -> li
             if subset.name in names:
                 errs.append(invalid(f"{spath}.name", subset.name, f"duplicated subset name {subset.name}"))
             names.add(subset.name)
+        if subset.required_node_selector_term is not None:
+            errs.extend(
+                validate_node_selector_term(
+                    subset.required_node_selector_term, f"{spath}.requiredNodeSelectorTerm"
+                )
+            )
+        if subset.preferred_node_selector_terms is not None:
+            errs.extend(
+                validate_preferred_scheduling_terms(
+                    subset.preferred_node_selector_terms, f"{spath}.preferredSchedulingTerms"
+                )
+            )
+        if subset.tolerations is not None:
+            errs.extend(validate_tolerations(subset.tolerations, f"{spath}.tolerations"))
         max_replicas = subset.max_replicas
         if max_replicas is None:
             continue

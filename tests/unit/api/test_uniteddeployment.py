@@ -267,3 +267,23 @@ def test_update_keeps_subset_placement():
         "spec.topology.subsets[1].tolerations: Forbidden: may not be changed in an update",
         "spec.topology.subsets[1].tolerations: Forbidden: may not be changed in an update",
     ]
+
+
+def test_subset_tolerations_and_terms_get_core_validation():
+    topology = {
+        "subsets": [
+            {"name": "a", "replicas": 6, "tolerations": [{"key": "k", "operator": "Exists", "value": "v"}]},
+            {
+                "name": "b",
+                "replicas": 0,
+                "nodeSelectorTerm": {"matchExpressions": [{"key": "z", "operator": "Near"}]},
+            },
+        ]
+    }
+    errors = _errors({"topology": topology})
+    assert errors[0].startswith("spec.topology.subsets[0].tolerations[0].operator: Invalid value: {")
+    assert errors[0].endswith("value must be empty when `operator` is 'Exists'")
+    assert errors[1:] == [
+        'spec.topology.subsets[1].nodeSelectorTerm.matchExpressions[0].operator: Invalid value: "Near": '
+        "not a valid selector operator"
+    ]

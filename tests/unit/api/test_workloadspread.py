@@ -250,3 +250,83 @@ def test_crd_columns():
         ("Adaptive", "boolean", '.spec.scheduleStrategy.type[?(@ == "Adaptive")]'),
         ("Age", "date", ".metadata.creationTimestamp"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("subset", "expected"),
+    [
+        (
+            {
+                "name": "a",
+                "requiredNodeSelectorTerm": {"matchExpressions": [{"key": "zone", "operator": "In"}]},
+            },
+            [
+                "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values: Required value: "
+                "must be specified when `operator` is 'In' or 'NotIn'"
+            ],
+        ),
+        (
+            {
+                "name": "a",
+                "requiredNodeSelectorTerm": {
+                    "matchExpressions": [{"key": "cpu", "operator": "Gt", "values": ["1", "2"]}]
+                },
+            },
+            [
+                "spec.subsets[0].requiredNodeSelectorTerm.matchExpressions[0].values: Required value: "
+                "must be specified single value when `operator` is 'Lt' or 'Gt'"
+            ],
+        ),
+        (
+            {
+                "name": "a",
+                "requiredNodeSelectorTerm": {
+                    "matchFields": [{"key": "spec.nodeName", "operator": "In", "values": ["n1"]}]
+                },
+            },
+            [
+                "spec.subsets[0].requiredNodeSelectorTerm.matchFields[0].key: "
+                'Invalid value: "spec.nodeName": not a valid field selector key'
+            ],
+        ),
+        (
+            {"name": "a", "preferredNodeSelectorTerms": [{"weight": 0, "preference": {}}]},
+            [
+                "spec.subsets[0].preferredSchedulingTerms[0].weight: Invalid value: 0: "
+                "must be in the range 1-100"
+            ],
+        ),
+        ({"name": "a", "tolerations": [{"operator": "Exists"}]}, []),
+        (
+            {"name": "a", "tolerations": [{"operator": "Equal", "value": "x"}]},
+            [
+                'spec.subsets[0].tolerations[0].operator: Invalid value: "Equal": '
+                "operator must be Exists when "
+                '`key` is empty, which means "match all values and all keys"'
+            ],
+        ),
+        (
+            {
+                "name": "a",
+                "tolerations": [
+                    {"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}
+                ],
+            },
+            [
+                'spec.subsets[0].tolerations[0].effect: Invalid value: "NoSchedule": '
+                "effect must be 'NoExecute' when `tolerationSeconds` is set"
+            ],
+        ),
+        (
+            {"name": "a", "tolerations": [{"key": "k", "operator": "Like", "effect": "Never"}]},
+            [
+                'spec.subsets[0].tolerations[0].operator: Unsupported value: "Like": '
+                'supported values: "Equal", "Exists"',
+                'spec.subsets[0].tolerations[0].effect: Unsupported value: "Never": '
+                'supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
+            ],
+        ),
+    ],
+)
+def test_subset_scheduling_terms_get_core_validation(subset, expected):
+    assert _errors({"subsets": [subset], "scheduleStrategy": None}) == expected
