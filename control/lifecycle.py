@@ -84,31 +84,6 @@ def state_patch(state: str, now: datetime) -> dict[str, Any]:
     }
 
 
-def preparing_normal_done(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> bool:
-    """PreparingNormal -> Normal: with a preNormal hook when all its handlers are present,
-    otherwise once the pod is scheduled (has a node)."""
-    hook = (lifecycle or {}).get("preNormal")
-    if hook:
-        return is_all_hooked(hook, pod)
-    return bool((pod.get("spec") or {}).get("nodeName"))
-
-
-def state_after_inplace_update(lifecycle: Mapping[str, Any] | None) -> str:
-    """Where a pod goes when its in-place update completes: ``Updated`` while an inPlaceUpdate
-    hook exists (the user re-adds the hook, then the controller moves it to Normal), else Normal."""
-    hook = (lifecycle or {}).get("inPlaceUpdate")
-    return LIFECYCLE_STATE_UPDATED if hook else LIFECYCLE_STATE_NORMAL
-
-
-def next_state_for_update(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> str:
-    """Before an in-place update: a pod still holding the inPlaceUpdate hook must first be
-    PreparingUpdate (and wait for the hook to be removed); otherwise it goes straight to Updating."""
-    hook = (lifecycle or {}).get("inPlaceUpdate")
-    if hook and is_hooked(hook, pod):
-        return LIFECYCLE_STATE_PREPARING_UPDATE
-    return LIFECYCLE_STATE_UPDATING
-
-
 def deletion_needs_preparing(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> bool:
     """With a matching preDelete hook a pod is only moved to PreparingDelete, never deleted yet."""
     hook = (lifecycle or {}).get("preDelete")

@@ -57,9 +57,9 @@ def is_pod_available(pod: Pod, min_ready_seconds: int, now: datetime) -> bool:
     return podstatus.is_update_ready(pod, min_ready_seconds, now)
 
 
-def _pick_smaller(a: int, b: int) -> int:
-    """The diff with the smaller magnitude (ties go to ``a``)."""
-    return a if abs(a) <= abs(b) else b
+def is_pod_ready(pod: Pod, now: datetime) -> bool:
+    """``isPodReady`` used to limit deletions of ready pods: available ignoring minReadySeconds."""
+    return is_pod_available(pod, 0, now)
 
 
 def calculate_diffs(

@@ -1,0 +1,207 @@
+"""Update planning: lifecycle refresh, candidate order (priority, scatter), budget and actions."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from control_builders import NOW, build_cloneset, build_pod
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kruise.control.cloneset.diffs import calculate_diffs, is_pod_available
+from kruise.control.cloneset.update import (
+    in_place_event_message,
+    plan_updates,
+    pod_update_action,
+    recreate_event_message,
+    refreshed_lifecycle_state,
+    sort_update_candidates,
+)
+from kruise.control.updatesort import int_suffix, priority_sort, scatter_sort
+
+STATE = "lifecycle.apps.kruise.io/state"
+
+
+def names(pods: list) -> list[str]:
+    return [p["metadata"]["name"] for p in pods]
+
+
+def state_pod(state: str, **kw: object) -> dict:
+    return build_pod(labels={STATE: state}, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("lifecycle", "pod_kw", "revision", "completed", "expected"),
+    [
+        (None, {"state": "PreparingNormal"}, "cs-new", False, "Normal"),
+        (None, {"state": "PreparingNormal", "node": None}, "cs-new", False, None),
+        ({"preNormal": {"labelsHandler": {"ok": "y"}}}, {"state": "PreparingNormal"}, "cs-new", False, None),
+        (None, {"state": "Updating"}, "cs-new", True, "Normal"),
+        (None, {"state": "Updating"}, "cs-new", False, None),
+        (
+            {"inPlaceUpdate": {"labelsHandler": {"hold": "y"}}},
+            {"state": "Updating"},
+            "cs-new",
+            True,
+            "Updated",
+        ),
+        ({}, {"state": "Updated"}, "cs-new", False, "Normal"),
+        ({"inPlaceUpdate": {"labelsHandler": {"hold": "y"}}}, {"state": "Updated"}, "cs-new", False, None),
+        (None, {"state": "PreparingUpdate"}, "cs-new", False, "Normal"),
+        (None, {"state": "PreparingUpdate"}, "cs-other", False, None),
+        (None, {"state": "Normal"}, "cs-new", True, None),
+    ],
+)
+def test_refreshed_lifecycle_state(lifecycle, pod_kw, revision, completed, expected) -> None:  # type: ignore[no-untyped-def]
+    cs = build_cloneset(1)
+    if lifecycle is not None:
+        cs["spec"]["lifecycle"] = lifecycle
+    kw = dict(pod_kw)
+    pod = state_pod(kw.pop("state"), **kw)
+    assert refreshed_lifecycle_state(cs, pod, revision, completed) == expected
+
+
+def test_priority_weight_and_order() -> None:
+    pods = [build_pod("a", labels={"w": "low"}), build_pod("b", labels={"w": "high"}), build_pod("c")]
+    weight = {"weightPriority": [{"weight": 50, "matchSelector": {"matchLabels": {"w": "high"}}}]}
+    assert names(priority_sort(pods, weight)) == ["b", "a", "c"]
+    ordered = [build_pod("x", labels={"k": "v1"}), build_pod("y", labels={"k": "v10"}), build_pod("z")]
+    order = {"orderPriority": [{"orderedKey": "k"}]}
+    # pods without any ordered key sort first, then larger numeric suffix first
+    assert names(priority_sort(ordered, order)) == ["z", "y", "x"]
+
+
+@pytest.mark.parametrize(("value", "number"), [("v10", 10), ("abc", 0), ("5", 5), ("a1b2", 2), ("", 0)])
+def test_int_suffix(value: str, number: int) -> None:
+    assert int_suffix(value) == number
+
+
+def test_scatter_spreads_matching_pods() -> None:
+    pods = [build_pod(f"m{i}", labels={"zone": "a"}) for i in range(3)]
+    pods += [build_pod(f"u{i}", labels={"zone": "b"}) for i in range(3)]
+    ordered = names(scatter_sort(pods, pods, [{"key": "zone", "value": "a"}]))
+    assert sorted(ordered) == sorted(names(pods))
+    assert ordered[-1] == "m2"
+    assert ordered[:2] != ["m0", "m1"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.booleans(), min_size=0, max_size=20))
+def test_scatter_is_a_permutation(flags: list[bool]) -> None:
+    pods = [build_pod(f"p{i}", labels={"zone": "a" if f else "b"}) for i, f in enumerate(flags)]
+    assert sorted(names(scatter_sort(pods, pods, [{"key": "zone", "value": "a"}]))) == sorted(names(pods))
+
+
+def test_preparing_update_pods_go_first() -> None:
+    cs = build_cloneset(2)
+    pods = [build_pod("a", ready=False), state_pod("PreparingUpdate")]
+    pods[1]["metadata"]["name"] = "b"
+    assert names(sort_update_candidates(cs, pods, pods)) == ["b", "a"]
+
+
+def test_plan_respects_partition_budget_and_paused() -> None:
+    cs = build_cloneset(5, partition=1, maxUnavailable=2)
+    pods = [build_pod(f"p{i}", "cs-old") for i in range(5)]
+    diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
+    target, chosen = plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)
+    assert target == "cs-new" and len(chosen) == 2
+    cs["spec"]["updateStrategy"]["paused"] = True
+    assert plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)[1] == []
+
+
+def test_plan_skips_preparing_delete_and_grace_pods() -> None:
+    cs = build_cloneset(3, maxUnavailable=3)
+    pods = [
+        build_pod("a", "cs-old"),
+        build_pod("b", "cs-old", labels={STATE: "PreparingDelete"}),
+        build_pod("c", "cs-old"),
+    ]
+    pods[2]["metadata"]["annotations"] = {"apps.kruise.io/inplace-update-grace": "{}"}
+    diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
+    assert names(plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)[1]) == ["a"]
+
+
+def test_unavailable_updated_pods_consume_the_budget() -> None:
+    cs = build_cloneset(4, maxUnavailable=1)
+    pods = [build_pod("n", "cs-new", ready=False)] + [build_pod(f"o{i}", "cs-old") for i in range(3)]
+    diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
+    assert plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)[1] == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    replicas=st.integers(1, 10),
+    old=st.integers(0, 10),
+    unready=st.integers(0, 10),
+    max_unavailable=st.integers(0, 4),
+    partition=st.integers(0, 10),
+)
+def test_update_never_exceeds_unavailability_budget(
+    replicas, old, unready, max_unavailable, partition
+) -> None:  # type: ignore[no-untyped-def]
+    old = min(old, replicas)
+    cs = build_cloneset(
+        replicas, maxUnavailable=max_unavailable if max_unavailable else 1, partition=partition
+    )
+    pods = [build_pod(f"o{i}", "cs-old", ready=i >= unready) for i in range(old)]
+    pods += [build_pod(f"n{i}", "cs-new") for i in range(replicas - old)]
+    diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
+    _, chosen = plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)
+    unavailable_after = sum(1 for p in pods if not is_pod_available(p, 0, NOW) or p in chosen)
+    budget = max(diffs.update_max_unavailable, sum(1 for p in pods if not is_pod_available(p, 0, NOW)))
+    assert unavailable_after <= budget
+    assert old - len(chosen) >= min(partition, old)
+
+
+@pytest.mark.parametrize(
+    ("update_type", "lifecycle", "state", "can", "kind"),
+    [
+        ("ReCreate", None, "Normal", True, "recreate"),
+        ("InPlaceIfPossible", None, "Normal", True, "in-place"),
+        ("InPlaceIfPossible", None, "Normal", False, "recreate"),
+        ("InPlaceOnly", None, "Normal", False, "error"),
+        (
+            "InPlaceIfPossible",
+            {"inPlaceUpdate": {"labelsHandler": {"hold": "y"}}},
+            "Normal",
+            True,
+            "preparing-update",
+        ),
+        (
+            "InPlaceIfPossible",
+            {"inPlaceUpdate": {"labelsHandler": {"hold": "y"}}},
+            "PreparingUpdate",
+            True,
+            "wait",
+        ),
+        (
+            "InPlaceIfPossible",
+            {"inPlaceUpdate": {"labelsHandler": {"other": "y"}}},
+            "PreparingUpdate",
+            True,
+            "in-place",
+        ),
+        ("InPlaceIfPossible", None, "Updated", True, "preparing-update"),
+        ("InPlaceIfPossible", None, "PreparingDelete", True, "error"),
+    ],
+)
+def test_pod_update_action(update_type, lifecycle, state, can, kind) -> None:  # type: ignore[no-untyped-def]
+    cs = build_cloneset(1, type=update_type)
+    if lifecycle:
+        cs["spec"]["lifecycle"] = lifecycle
+    pod = build_pod(labels={STATE: state, "hold": "y"})
+    assert pod_update_action(cs, pod, can).kind == kind
+
+
+def test_event_messages() -> None:
+    assert in_place_event_message("p", "cs-1") == "successfully update pod p in-place(revision cs-1)"
+    assert (
+        recreate_event_message("p", "cs-1")
+        == "successfully patch pod p specified-delete for update(revision cs-1)"
+    )
+
+
+def test_fresh_ready_pods_are_not_available_until_min_ready() -> None:
+    pod = build_pod(ready_since=timedelta(seconds=3))
+    assert not is_pod_available(pod, 10, NOW) and is_pod_available(pod, 0, NOW)
