@@ -143,3 +143,34 @@ def test_truncation_deletes_oldest_unreferenced_beyond_limit() -> None:
     revisions = [{"metadata": {"name": f"cs-{i}"}, "revision": i} for i in (5, 1, 3, 2, 4)]
     assert rev.revisions_to_truncate(revisions, ["cs-5", "3"], 1) == ["cs-1", "cs-2"]
     assert rev.revisions_to_truncate(revisions, ["cs-5"], 10) == []
+
+
+def _seed_template(image: str) -> dict:
+    """cs-demo's template from seed 002 after the apiserver/webhook defaults are applied."""
+    container = {
+        "name": "nginx",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "ports": [{"containerPort": 80, "protocol": "TCP"}],
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
+    spec = {
+        "containers": [container],
+        "dnsPolicy": "ClusterFirst",
+        "restartPolicy": "Always",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "terminationGracePeriodSeconds": 30,
+    }
+    return {"metadata": {"labels": {"app": "cs"}}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("image", "name"),
+    [("nginx:1.7.9", "cs-demo-7cb9c88699"), ("nginx", "cs-demo-6599fc6cdd")],
+)
+def test_revision_names_match_a_real_openkruise_cluster(image: str, name: str) -> None:
+    # Names observed in the seed tutorial's kubectl output from a real OpenKruise 1.0 cluster.
+    cloneset = {"metadata": {"name": "cs-demo"}, "spec": {"template": _seed_template(image)}}
+    assert rev.new_cloneset_revision(cloneset, 1, 0)["metadata"]["name"] == name
