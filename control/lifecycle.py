@@ -93,3 +93,9 @@ def deletion_needs_preparing(lifecycle: Mapping[str, Any] | None, pod: Mapping[s
 def deletion_allowed(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> bool:
     """A pod may actually be deleted when no preDelete hook still holds it."""
     return not is_hooked((lifecycle or {}).get("preDelete"), pod)
+
+
+def marks_pod_not_ready(lifecycle: Mapping[str, Any] | None) -> bool:
+    """Whether the preDelete or inPlaceUpdate hook asks Kruise to flip KruisePodReady False."""
+    spec = lifecycle or {}
+    return any((spec.get(hook) or {}).get("markPodNotReady") for hook in ("preDelete", "inPlaceUpdate"))

@@ -124,3 +124,32 @@ def split_creations(expected: int, expected_current: int) -> tuple[int, int]:
     if expected <= expected_current:
         return expected, 0
     return expected_current, expected - expected_current
+
+
+def pods_to_undelete(
+    cloneset: Mapping[str, Any], pods: Sequence[Pod], preparing_delete: Sequence[Pod], num_to_delete: int
+) -> list[Pod]:
+    """PreparingDelete pods to move back to PreparingNormal because replicas grew again
+    (``managePreparingDelete``). Never when a hook marks pods not ready (no regret once the pod
+    was taken out of service), and never for pods explicitly specified for deletion."""
+    if lifecycle.marks_pod_not_ready((cloneset.get("spec") or {}).get("lifecycle")):
+        return []
+    replicas = (cloneset.get("spec") or {}).get("replicas")
+    diff = (1 if replicas is None else int(replicas)) - len(pods) + num_to_delete
+    chosen: list[Pod] = []
+    for pod in preparing_delete:
+        if diff <= 0:
+            break
+        if is_specified_delete(cloneset, pod):
+            continue
+        chosen.append(pod)
+        diff -= 1
+    return chosen
+
+
+def truncated_pods_to_delete(cloneset: Mapping[str, Any], pods: Iterable[Pod]) -> list[str] | None:
+    """The podsToDelete list without names of pods that no longer exist; None if unchanged."""
+    names = ((cloneset.get("spec") or {}).get("scaleStrategy") or {}).get("podsToDelete") or []
+    existing = {(p.get("metadata") or {}).get("name") for p in pods}
+    kept = [n for n in names if n in existing]
+    return None if len(kept) == len(names) else kept

@@ -177,3 +177,23 @@ def test_inplace_update_ready_false_makes_pod_unready_in_status() -> None:
         conditions=[{"type": "InPlaceUpdateReady", "status": "False", "lastTransitionTime": iso(NOW)}]
     )
     assert compute_status(build_cloneset(1), [pod], "cs-new", "cs-new", 0, NOW)["readyReplicas"] == 0
+
+
+def test_preparing_delete_pods_come_back_when_replicas_grow() -> None:
+    cs = build_cloneset(3)
+    pods = [build_pod("a"), build_pod("b", labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})]
+    pods.append(build_pod("c", labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"}))
+    _, preparing, count = scale.planned_deleted_pods(cs, pods)
+    assert names(scale.pods_to_undelete(cs, pods, preparing, count)) == ["b", "c"]
+    cs["spec"]["replicas"] = 2
+    assert names(scale.pods_to_undelete(cs, pods, preparing, count)) == ["b"]
+    cs["spec"]["lifecycle"] = {"preDelete": {"markPodNotReady": True}}
+    assert scale.pods_to_undelete(cs, pods, preparing, count) == []
+
+
+def test_pods_to_delete_truncation() -> None:
+    cs = build_cloneset(3)
+    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["a", "gone"]
+    assert scale.truncated_pods_to_delete(cs, [build_pod("a")]) == ["a"]
+    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["a"]
+    assert scale.truncated_pods_to_delete(cs, [build_pod("a")]) is None
