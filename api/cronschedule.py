@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 import zoneinfo
 from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+
+from croniter import CroniterBadDateError, croniter
 
 _DESCRIPTORS = {
     "@yearly": "0 0 1 1 *",
@@ -63,6 +66,36 @@ class ParsedSchedule:
     """Five-field expression for croniter (descriptors expanded, `?` as `*`); None for `@every`."""
     every_seconds: int | None
     """Interval of `@every` in whole seconds (robfig truncates, with a 1s minimum)."""
+
+
+def next_run(schedule: ParsedSchedule, after: datetime, default_zone: str | None = None) -> datetime | None:
+    """The first activation strictly after `after` (timezone-aware), like robfig's Schedule.Next.
+
+    None when the expression never fires (e.g. `0 0 31 2 *`), where robfig returns the zero time.
+
+    Cron expressions are evaluated in the schedule's TZ=/CRON_TZ= zone, else `default_zone` (the
+    AdvancedCronJob's spec.timeZone), else the zone of `after` (the process's local time upstream).
+    `@every` adds its interval to `after` truncated to whole seconds.
+    """
+    if after.tzinfo is None:
+        raise ValueError("next_run needs a timezone-aware datetime")
+    if schedule.every_seconds is not None:
+        return after.replace(microsecond=0) + timedelta(seconds=schedule.every_seconds)
+    assert schedule.expression is not None
+    zone = _zone(schedule.location) or _zone(default_zone) or after.tzinfo
+    start = after.astimezone(zone)
+    try:
+        return croniter(schedule.expression, start).get_next(datetime)
+    except CroniterBadDateError:
+        return None
+
+
+def _zone(name: str | None) -> tzinfo | None:
+    if not name or name == "Local":
+        return None
+    if name == "UTC":
+        return zoneinfo.ZoneInfo("UTC")
+    return zoneinfo.ZoneInfo(name)
 
 
 def load_location(name: str) -> None:
