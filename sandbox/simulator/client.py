@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import httpx
+import aiohttp
 import orjson
 import yaml
 
@@ -133,20 +133,33 @@ def resource_path(
 
 
 class Client:
-    """JSON over HTTP to one apiserver; every method takes and returns plain dicts."""
+    """JSON over HTTP to one apiserver; every method takes and returns plain dicts.
+
+    aiohttp rather than httpx: the simulator keeps many watches open while it writes, and
+    httpx's connection pool scans every connection per request, which dominated CPU time.
+    """
 
     def __init__(self, kubeconfig: str | Path, *, user_agent: str = "kruise-sandbox-simulator") -> None:
         self.config = Kubeconfig(kubeconfig)
-        self._http = httpx.AsyncClient(
-            base_url=self.config.server,
-            headers={**self.config.headers, "User-Agent": user_agent, "Accept": "application/json"},
-            verify=self.config.verify,
-            timeout=httpx.Timeout(30.0, read=None),
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
-        )
+        self._headers = {**self.config.headers, "User-Agent": user_agent, "Accept": "application/json"}
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """Created lazily so the client can be built outside a running event loop."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                headers=self._headers,
+                connector=aiohttp.TCPConnector(ssl=self.config.verify, limit=0),
+                timeout=aiohttp.ClientTimeout(total=None, connect=30.0, sock_read=None),
+                read_bufsize=2**24,
+            )
+        return self._session
 
     async def close(self) -> None:
-        await self._http.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     async def request(
         self,
@@ -159,16 +172,24 @@ class Client:
     ) -> Obj:
         content = orjson.dumps(body) if body is not None else None
         headers = {"Content-Type": content_type} if content is not None else None
-        response = await self._http.request(method, path, content=content, params=params, headers=headers)
-        if response.status_code >= 400:
-            raise _error(response.status_code, response.content)
-        return orjson.loads(response.content) if response.content else {}
+        async with self.session.request(
+            method,
+            self.config.server + path,
+            data=content,
+            params=_query(params),
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=60.0),
+        ) as response:
+            payload = await response.read()
+            if response.status >= 400:
+                raise _error(response.status, payload)
+        return orjson.loads(payload) if payload else {}
 
     async def get(self, path: str) -> Obj:
         return await self.request("GET", path)
 
     async def list(self, path: str, **params: Any) -> Obj:
-        return await self.request("GET", path, params={k: v for k, v in params.items() if v is not None})
+        return await self.request("GET", path, params=params)
 
     async def create(self, path: str, obj: Obj) -> Obj:
         return await self.request("POST", path, body=obj)
@@ -194,12 +215,19 @@ class Client:
 
         An ``ERROR`` event carrying a 410 Status is raised as ``ApiError`` so callers relist.
         """
-        query = {"watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true"}
-        query |= {k: v for k, v in params.items() if v is not None}
-        async with self._http.stream("GET", path, params=query) as response:
-            if response.status_code >= 400:
-                raise _error(response.status_code, await response.aread())
-            async for line in response.aiter_lines():
+        query = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            **params,
+        }
+        async with self.session.get(self.config.server + path, params=_query(query)) as response:
+            if response.status >= 400:
+                raise _error(response.status, await response.read())
+            while True:
+                line = await response.content.readline()
+                if not line:
+                    return
                 if not line.strip():
                     continue
                 event = orjson.loads(line)
@@ -209,6 +237,12 @@ class Client:
                         int(status.get("code") or 500), status.get("reason", ""), status.get("message", "")
                     )
                 yield event
+
+
+def _query(params: dict[str, Any] | None) -> dict[str, str] | None:
+    if not params:
+        return None
+    return {k: str(v) for k, v in params.items() if v is not None}
 
 
 def _error(code: int, content: bytes) -> ApiError:

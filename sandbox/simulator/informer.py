@@ -76,9 +76,13 @@ class Informer:
                     version = await self._watch(version)
             except asyncio.CancelledError:
                 raise
-            except Exception as error:  # any failure relists after a pause
-                if not (isinstance(error, ApiError) and error.gone):
-                    log.debug("informer %s: %s; relisting", self.path, error)
+            except ApiError as error:
+                if error.gone:
+                    continue  # history compacted: relist at once, as client-go's reflector does
+                log.debug("informer %s: %s; relisting", self.path, error)
+                await asyncio.sleep(self.retry_delay)
+            except Exception as error:  # connection trouble: relist after a pause
+                log.debug("informer %s: %s; relisting", self.path, error)
                 await asyncio.sleep(self.retry_delay)
 
     async def _relist(self) -> str:
