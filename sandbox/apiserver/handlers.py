@@ -335,7 +335,6 @@ class Handlers:
                 await response.write(orjson.dumps({"type": "ERROR", "object": gone.status()}) + b"\n")
                 return response
         watcher = self.store.watch(self.rt.key, self.namespace, since, matches)
-        last_rv = self.store.rv
         self.server._watch_responses.add(response)
         try:
             for obj in initial:
@@ -357,16 +356,23 @@ class Handlers:
                     if bookmarks and loop.time() < deadline:
                         await response.write(self._bookmark(self.store.rv))
                     continue
-                if event is None:
+                # Drain whatever else is queued and send it as one chunk: one TLS record, one syscall.
+                batch = [event]
+                while not watcher.queue.empty() and batch[-1] is not None:
+                    batch.append(watcher.queue.get_nowait())
+                closing = batch[-1] is None
+                chunk = b"".join(
+                    line
+                    for e in batch
+                    if e is not None and (line := self._filtered_line(e, matches, api_version))
+                )
+                if chunk:
+                    await response.write(chunk)
+                if closing:
                     break
-                last_rv = event.rv
-                line = self._filtered_line(event, matches, api_version)
-                if line:
-                    await response.write(line)
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
-            del last_rv
             self.store.unwatch(watcher)
             self.server._watch_responses.discard(response)
         return response
