@@ -49,6 +49,7 @@ class Options:
     cert_resync_seconds: float = 60.0
     initialize_timeout: float = 60.0
     cache_sync_timeout: float = 120.0
+    shutdown_grace: float = 10.0
     log_level: str = "info"
 
     @property
@@ -82,6 +83,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p.add_argument("--cert-resync-seconds", type=float, default=60.0)
     p.add_argument("--webhook-initialize-timeout", type=float, default=60.0)
     p.add_argument("--cache-sync-timeout", type=float, default=120.0)
+    p.add_argument("--shutdown-grace-seconds", type=float, default=10.0)
     p.add_argument("--log-level", default="info")
     a = p.parse_args(argv)
     if a.webhook_url and urlsplit(a.webhook_url).scheme != "https":
@@ -95,7 +97,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         cert_dir=Path(a.cert_dir), webhook_url=a.webhook_url, service_name=a.service_name,
         secret_name=a.secret_name, renew_before=a.certs_renew_before,
         cert_resync_seconds=a.cert_resync_seconds, initialize_timeout=a.webhook_initialize_timeout,
-        cache_sync_timeout=a.cache_sync_timeout, log_level=a.log_level,
+        cache_sync_timeout=a.cache_sync_timeout, shutdown_grace=a.shutdown_grace_seconds,
+        log_level=a.log_level,
     )  # fmt: skip
 
 
@@ -134,7 +137,12 @@ class WebhookProcess:
         if not await self.factory.wait_for_cache_sync(self.options.cache_sync_timeout):
             raise RuntimeError("informer caches did not sync in time")
         self.server = HTTPSServer(
-            self.app, self.options.bind_address, self.options.port, self.certs.cert_file, self.certs.key_file
+            self.app,
+            self.options.bind_address,
+            self.options.port,
+            self.certs.cert_file,
+            self.certs.key_file,
+            shutdown_grace=self.options.shutdown_grace,
         )
         serve = await self.server.start()
         self._tasks = [serve, asyncio.create_task(self.certs.run(), name="certs")]

@@ -29,7 +29,17 @@ class _Server(uvicorn.Server):
 
 
 class HTTPSServer:
-    def __init__(self, app: FastAPI, host: str, port: int, cert_file: Path, key_file: Path) -> None:
+    def __init__(
+        self,
+        app: FastAPI,
+        host: str,
+        port: int,
+        cert_file: Path,
+        key_file: Path,
+        shutdown_grace: float = 10.0,
+    ) -> None:
+        """`shutdown_grace` bounds the wait for open connections on stop: an idle keep-alive peer that
+        never answers TLS close_notify would otherwise hold shutdown for asyncio's 30 s SSL timeout."""
         self.cert_file = cert_file
         self.key_file = key_file
         self.config = uvicorn.Config(
@@ -41,6 +51,7 @@ class HTTPSServer:
             log_config=None,
             access_log=False,
             lifespan="off",
+            timeout_graceful_shutdown=shutdown_grace,
         )
         self.config.load()
         self.server = _Server(self.config)

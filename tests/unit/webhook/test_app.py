@@ -6,9 +6,9 @@ import json
 
 import httpx
 import pytest
-from conftest import post, review
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from webhook_testkit import post, review
 
 from kruise.webhook.admission import AdmissionRequest, Decision, deny
 from kruise.webhook.app import create_app

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import apply_patch, post, review
+from webhook_testkit import apply_patch, post, review
 
 FORBIDDEN = "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection="
 LABEL = "policy.kruise.io/delete-protection"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import apply_patch, post, review
+from webhook_testkit import apply_patch, post, review
 
 CLONESET = {
     "apiVersion": "apps.kruise.io/v1alpha1",
