@@ -85,14 +85,16 @@ def choose_pods_to_delete(
     not_updated: Sequence[Pod],
     updated: Sequence[Pod],
     available: Callable[[Pod], bool],
-    ranks: Mapping[str, float] | None = None,
+    ranker: Callable[[Sequence[Pod]], Mapping[str, float]] | None = None,
 ) -> list[Pod]:
-    """Scale-in victims: old-revision pods first (up to ``old_revision``), then updated ones."""
+    """Scale-in victims: old-revision pods first (up to ``old_revision``), then updated ones.
+
+    ``ranker`` ranks the pods of one group (default: same-node crowding within the group)."""
 
     def choose(group: Sequence[Pod], diff: int) -> list[Pod]:
         if diff >= len(group):
             return list(group)
-        return sort_for_deletion(group, available, ranks)[:diff]
+        return sort_for_deletion(group, available, ranker(group) if ranker else None)[:diff]
 
     if old_revision >= total:
         return choose(not_updated, total)

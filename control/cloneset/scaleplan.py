@@ -1,0 +1,155 @@
+"""One scale pass as a plan (upstream ``realControl.Scale``), for the controller to execute.
+
+The steps are tried in upstream's order and the first one with work wins, because the controller
+stops after any write and waits for its expectations: (1) take PreparingDelete pods back when
+replicas grew, (2) create pods, (3) finish PreparingDelete pods whose hook was released,
+(4) delete specified pods, (5) plain scale-in.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID
+from kruise.control import lifecycle
+from kruise.control.cloneset.diffs import calculate_diffs, is_pod_available, is_pod_ready
+from kruise.control.cloneset.podsort import spread_constraint_ranks
+from kruise.control.cloneset.scale import (
+    available_instance_ids,
+    choose_pods_to_delete,
+    limit_ready_deletions,
+    planned_deleted_pods,
+    pods_to_undelete,
+    scale_up_limited_message,
+    split_by_revision,
+    split_creations,
+)
+
+Pod = Mapping[str, Any]
+
+
+@dataclass
+class ScalePlan:
+    """``undelete``: pods to move back to PreparingNormal. ``create_current``/``create_update``:
+    pod counts per revision, using ``instance_ids`` in order. ``prepare_delete``: pods a preDelete
+    hook holds (move to PreparingDelete). ``delete``: pods to delete with their PVCs.
+    ``scale_up_limited``: Warning event message when creation was capped."""
+
+    undelete: list[Pod] = field(default_factory=list)
+    create_current: int = 0
+    create_update: int = 0
+    instance_ids: list[str] = field(default_factory=list)
+    prepare_delete: list[Pod] = field(default_factory=list)
+    delete: list[Pod] = field(default_factory=list)
+    scale_up_limited: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (
+            self.undelete or self.create_current or self.create_update or self.prepare_delete or self.delete
+        )
+
+
+def pvcs_of(pod: Pod, pvcs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """PVCs sharing the pod's instance id (deleted together with it)."""
+    pod_id = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID)
+    return [
+        p
+        for p in pvcs
+        if ((p.get("metadata") or {}).get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID) == pod_id
+    ]
+
+
+def _split_hooked(cloneset: Mapping[str, Any], pods: Sequence[Pod], plan: ScalePlan) -> None:
+    hook = ((cloneset.get("spec") or {}).get("lifecycle") or {}).get("preDelete")
+    for pod in pods:
+        if lifecycle.is_hooked(hook, pod):
+            if lifecycle.pod_state(pod) != "PreparingDelete":
+                plan.prepare_delete.append(pod)
+        else:
+            plan.delete.append(pod)
+
+
+def plan_scale(
+    cloneset: Mapping[str, Any],
+    pods: Sequence[Pod],
+    pvcs: Sequence[Mapping[str, Any]],
+    current_revision: str,
+    update_revision: str,
+    now: datetime,
+    *,
+    is_pod_update: Callable[[Pod, str], bool] | None = None,
+    node_labels: Mapping[str, Mapping[str, str]] | None = None,
+    rng: random.Random | None = None,
+    exclude_preparing_delete_flag: bool = False,
+) -> ScalePlan:
+    """``node_labels`` is needed only when the template has topologySpreadConstraints."""
+    plan = ScalePlan()
+    specified, preparing, num_to_delete = planned_deleted_pods(cloneset, pods)
+    plan.undelete = pods_to_undelete(cloneset, pods, preparing, num_to_delete)
+    if plan.undelete:
+        return plan
+
+    diffs = calculate_diffs(
+        cloneset,
+        pods,
+        current_revision,
+        update_revision,
+        now,
+        is_pod_update=is_pod_update,
+        exclude_preparing_delete_flag=exclude_preparing_delete_flag,
+    )
+    if diffs.scale_up_num > diffs.scale_up_limit:
+        plan.scale_up_limited = scale_up_limited_message(diffs.scale_up_limit)
+    if diffs.scale_up_num > 0:
+        plan.instance_ids = available_instance_ids(diffs.scale_up_limit, pods, pvcs, rng)
+        plan.create_current, plan.create_update = split_creations(
+            diffs.scale_up_limit, diffs.scale_up_num_old_revision
+        )
+        return plan
+
+    if preparing:
+        _split_hooked(cloneset, preparing, plan)
+        if plan.delete or plan.prepare_delete:
+            return plan
+
+    ready_limit = diffs.delete_ready_limit
+
+    def ready(pod: Pod) -> bool:
+        return is_pod_ready(pod, now)
+
+    preparing_names = {(p.get("metadata") or {}).get("name") for p in preparing}
+    to_delete = [p for p in specified if (p.get("metadata") or {}).get("name") not in preparing_names]
+    if to_delete:
+        allowed = limit_ready_deletions(to_delete, ready, ready_limit)
+        ready_limit -= sum(1 for p in allowed if ready(p))
+        _split_hooked(cloneset, allowed, plan)
+        if plan.delete or plan.prepare_delete:
+            return plan
+
+    if diffs.scale_down_num > 0 and num_to_delete == 0:
+        min_ready = int((cloneset.get("spec") or {}).get("minReadySeconds") or 0)
+        constraints = ((cloneset.get("spec") or {}).get("template") or {}).get("spec", {}).get(
+            "topologySpreadConstraints"
+        ) or []
+        ranker = None
+        if constraints:
+            keys = [c.get("topologyKey", "") for c in constraints]
+
+            def ranker(group: Sequence[Pod]) -> Mapping[str, float]:
+                return spread_constraint_ranks(group, keys, node_labels or {})
+
+        updated, not_updated = split_by_revision(pods, update_revision)
+        victims = choose_pods_to_delete(
+            diffs.scale_down_num,
+            diffs.scale_down_num_old_revision,
+            not_updated,
+            updated,
+            lambda p: is_pod_available(p, min_ready, now),
+            ranker,
+        )
+        _split_hooked(cloneset, limit_ready_deletions(victims, ready, ready_limit), plan)
+    return plan

@@ -1,0 +1,103 @@
+"""A scale pass as a plan, replaying the CloneSet scale examples of seed 002."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+from control_builders import NOW, build_cloneset, build_pod
+
+from kruise.control.cloneset.scaleplan import plan_scale, pvcs_of
+
+STATE = "lifecycle.apps.kruise.io/state"
+
+
+def names(pods: list) -> list[str]:
+    return [p["metadata"]["name"] for p in pods]
+
+
+def seed_cloneset(replicas: int) -> dict:
+    cs = build_cloneset(replicas)
+    cs["spec"]["minReadySeconds"] = 60
+    cs["spec"]["scaleStrategy"]["maxUnavailable"] = 1
+    return cs
+
+
+def plan(cs: dict, pods: list, **kw: object):  # type: ignore[no-untyped-def]
+    return plan_scale(cs, pods, [], "cs-new", "cs-new", NOW, rng=random.Random(7), **kw)  # type: ignore[arg-type]
+
+
+def test_scale_up_is_limited_by_scale_max_unavailable() -> None:
+    pods = [build_pod(f"cs-{i}") for i in range(3)]
+    first = plan(seed_cloneset(5), pods)
+    assert (first.create_current, first.create_update, len(first.instance_ids)) == (0, 1, 1)
+    assert first.scale_up_limited == "scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 1"
+    pods.append(build_pod("cs-fresh", ready_since=timedelta(seconds=20)))
+    second = plan(seed_cloneset(5), pods)
+    assert second.create_update == 0 and second.is_empty()
+    assert second.scale_up_limited == "scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 0"
+    pods[-1] = build_pod("cs-fresh", ready_since=timedelta(seconds=61))
+    assert plan(seed_cloneset(5), pods).create_update == 1
+
+
+def test_pods_to_delete_with_fewer_replicas() -> None:
+    cs = seed_cloneset(4)
+    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["cs-demo-79rcx"]
+    pods = [
+        build_pod(n)
+        for n in ("cs-demo-79rcx", "cs-demo-8w7h4", "cs-demo-b6r6t", "cs-demo-fv5gb", "cs-demo-p4kmw")
+    ]
+    result = plan(cs, pods)
+    assert names(result.delete) == ["cs-demo-79rcx"] and result.create_update == 0
+
+
+def test_specified_delete_without_replica_change_deletes_then_replaces() -> None:
+    cs = build_cloneset(3)
+    pods = [
+        build_pod("a", labels={"apps.kruise.io/specified-delete": "true"}),
+        build_pod("b"),
+        build_pod("c"),
+    ]
+    assert names(plan(cs, pods).delete) == ["a"]
+    assert plan(cs, pods[1:]).create_update == 1
+
+
+def test_scale_in_prefers_unready_and_pre_delete_hook_holds_pods() -> None:
+    cs = build_cloneset(2)
+    pods = [build_pod("a"), build_pod("b", ready=False), build_pod("c")]
+    assert names(plan(cs, pods).delete) == ["b"]
+    cs["spec"]["lifecycle"] = {"preDelete": {"finalizersHandler": ["example.com/hold"]}}
+    held = [build_pod("a"), build_pod("b", ready=False, finalizers=["example.com/hold"]), build_pod("c")]
+    result = plan(cs, held)
+    assert names(result.prepare_delete) == ["b"] and result.delete == []
+
+
+def test_released_preparing_delete_pod_is_deleted_and_grown_replicas_take_it_back() -> None:
+    cs = build_cloneset(2)
+    pods = [build_pod("a"), build_pod("b"), build_pod("c", labels={STATE: "PreparingDelete"})]
+    assert names(plan(cs, pods).delete) == ["c"]
+    cs["spec"]["replicas"] = 3
+    assert names(plan(cs, pods).undelete) == ["c"]
+
+
+def test_scale_in_keeps_partition_old_pods() -> None:
+    cs = build_cloneset(2, partition=1)
+    pods = [build_pod("o1", "cs-old"), build_pod("o2", "cs-old"), build_pod("n1", "cs-new")]
+    result = plan_scale(cs, pods, [], "cs-old", "cs-new", NOW)
+    assert len(result.delete) == 1 and result.delete[0]["metadata"]["name"].startswith("o")
+
+
+def test_ready_deletions_wait_for_budget() -> None:
+    cs = build_cloneset(3, maxUnavailable=1)
+    pods = [build_pod("a"), build_pod("b"), build_pod("c")]
+    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["a", "b"]
+    assert len(plan(cs, pods).delete) == 1
+
+
+def test_pvcs_follow_instance_id() -> None:
+    pod = build_pod("cs-x", labels={"apps.kruise.io/cloneset-instance-id": "x"})
+    pvcs = [
+        {"metadata": {"name": "data-cs-x", "labels": {"apps.kruise.io/cloneset-instance-id": "x"}}},
+        {"metadata": {"name": "data-cs-y", "labels": {"apps.kruise.io/cloneset-instance-id": "y"}}},
+    ]
+    assert [p["metadata"]["name"] for p in pvcs_of(pod, pvcs)] == ["data-cs-x"]
