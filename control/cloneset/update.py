@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import (
+    LABEL_CONTROLLER_REVISION_HASH,
+    LABEL_POD_TEMPLATE_HASH,
     LIFECYCLE_STATE_NORMAL,
     LIFECYCLE_STATE_PREPARING_DELETE,
     LIFECYCLE_STATE_PREPARING_NORMAL,
@@ -25,8 +27,9 @@ from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_
 from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import ExpectationDiffs, is_pod_available
 from kruise.control.cloneset.podsort import sort_active_pods
+from kruise.control.inplace.engine import RefreshResult, refresh, update_completed_problem
 from kruise.control.inplace.state import get_grace_json
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.revision import equal_to_revision_hash, short_hash
 from kruise.control.updatesort import priority_sort, scatter_sort
 
 Pod = Mapping[str, Any]
@@ -192,3 +195,41 @@ def in_place_failed_message(pod_name: str, revision: str, error: str) -> str:
 
 def recreate_event_message(pod_name: str, revision: str) -> str:
     return f"successfully patch pod {pod_name} specified-delete for update(revision {revision})"
+
+
+@dataclass(frozen=True)
+class PodRefresh:
+    """Writes one pod needs before any update is planned (``refreshPodState`` +
+    ``fixPodTemplateHashLabel``). ``inplace`` is the engine's step (object or status write);
+    ``lifecycle_state`` the state to patch (with ``mark_not_ready`` from the inPlaceUpdate hook);
+    ``template_hash_label`` the missing ``pod-template-hash`` value; ``delay_seconds`` when to
+    requeue (grace period)."""
+
+    inplace: RefreshResult
+    lifecycle_state: str | None
+    mark_not_ready: bool
+    template_hash_label: str | None
+
+    def writes(self) -> bool:
+        return bool(
+            self.inplace.pod is not None
+            or self.inplace.status_pod is not None
+            or self.lifecycle_state
+            or self.template_hash_label
+        )
+
+
+def refresh_pod(cloneset: Mapping[str, Any], pod: Pod, update_revision: str, now: datetime) -> PodRefresh:
+    spec_lifecycle = _lifecycle(cloneset) or {}
+    inplace = refresh(pod, now, equal_to_revision_hash)
+    completed = update_completed_problem(pod) is None
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    missing_hash = None
+    if LABEL_POD_TEMPLATE_HASH not in labels:
+        missing_hash = short_hash(labels.get(LABEL_CONTROLLER_REVISION_HASH, ""))
+    return PodRefresh(
+        inplace=inplace,
+        lifecycle_state=refreshed_lifecycle_state(cloneset, pod, update_revision, completed),
+        mark_not_ready=bool((spec_lifecycle.get("inPlaceUpdate") or {}).get("markPodNotReady")),
+        template_hash_label=missing_hash,
+    )

@@ -15,6 +15,7 @@ from kruise.control.cloneset.update import (
     plan_updates,
     pod_update_action,
     recreate_event_message,
+    refresh_pod,
     refreshed_lifecycle_state,
     sort_update_candidates,
 )
@@ -205,3 +206,14 @@ def test_event_messages() -> None:
 def test_fresh_ready_pods_are_not_available_until_min_ready() -> None:
     pod = build_pod(ready_since=timedelta(seconds=3))
     assert not is_pod_available(pod, 10, NOW) and is_pod_available(pod, 0, NOW)
+
+
+def test_refresh_pod_reports_needed_writes() -> None:
+    cs = build_cloneset(1)
+    settled = build_pod(labels={STATE: "Normal", "pod-template-hash": "new"})
+    assert not refresh_pod(cs, settled, "cs-new", NOW).writes()
+    fresh = build_pod(labels={STATE: "PreparingNormal"})
+    result = refresh_pod(cs, fresh, "cs-new", NOW)
+    assert result.lifecycle_state == "Normal" and result.template_hash_label == "new"
+    updating = build_pod(labels={STATE: "Updating", "pod-template-hash": "new"})
+    assert refresh_pod(cs, updating, "cs-new", NOW).lifecycle_state == "Normal"

@@ -1,0 +1,110 @@
+"""Container launch priority: which barrier key each container waits for.
+
+A container with priority p gets env `KRUISE_CONTAINER_BARRIER` from ConfigMap `<pod>-barrier`, key
+`p_<p>`; the kubelet cannot start it until that key exists, and the manager adds keys from the
+highest priority down as earlier groups become Ready. Shared by the pod webhook (injection) and the
+manager's launch-priority controller (ordering), hence pure functions over pod dicts.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+
+from kruise.api.keys import (
+    ANNOTATION_CONTAINER_LAUNCH_PRIORITY,
+    CONTAINER_LAUNCH_PRIORITY_ORDERED,
+    ENV_CONTAINER_BARRIER,
+    ENV_CONTAINER_PRIORITY,
+)
+
+_INT = re.compile(r"^[+-]?[0-9]+$")
+# k8s.io/apimachinery/pkg/util/rand alphabet: no vowels, no confusable digits.
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+MAX_GENERATED_NAME_PREFIX = 58  # 63 - 5 random characters
+
+
+class PriorityError(ValueError):
+    """A KRUISE_CONTAINER_PRIORITY value that is not an integer; the message names the field."""
+
+
+def barrier_configmap_name(pod_name: str) -> str:
+    return f"{pod_name}-barrier"
+
+
+def barrier_key(priority: int) -> str:
+    return f"p_{priority}"
+
+
+def container_priorities(pod: dict[str, Any]) -> list[int] | None:
+    """Priority per app container, or None when launch priority does not apply to this pod."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    if len(containers) <= 1:
+        return None
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(ANNOTATION_CONTAINER_LAUNCH_PRIORITY) == CONTAINER_LAUNCH_PRIORITY_ORDERED:
+        return [-i for i in range(len(containers))]
+    priorities = []
+    for i, container in enumerate(containers):
+        value = 0
+        for env in container.get("env") or []:
+            if env.get("name") == ENV_CONTAINER_PRIORITY:
+                raw = str(env.get("value", ""))
+                if not _INT.match(raw.strip()):
+                    raise PriorityError(
+                        f"spec.containers[{i}].env[{ENV_CONTAINER_PRIORITY}]: Invalid value: {raw!r}: "
+                        "must be an integer"
+                    )
+                value = int(raw)
+        priorities.append(value)
+    if len(set(priorities)) == 1:
+        return None
+    return priorities
+
+
+def generate_name(generate_name: str) -> str:
+    """names.SimpleNameGenerator: prefix (truncated) + 5 random characters."""
+    prefix = generate_name[:MAX_GENERATED_NAME_PREFIX]
+    return prefix + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+
+
+def inject_barriers(pod: dict[str, Any]) -> bool:
+    """Add the barrier env to every app container, in place; True when the pod changed.
+
+    A pod with only generateName gets its final name here, because the ConfigMap name derives from it.
+    Containers that already carry the barrier are left alone (mutating webhooks may be reinvoked).
+    """
+    priorities = container_priorities(pod)
+    if priorities is None:
+        return False
+    containers = pod["spec"]["containers"]
+    if any(any(e.get("name") == ENV_CONTAINER_BARRIER for e in c.get("env") or []) for c in containers):
+        return False
+    meta = pod.setdefault("metadata", {})
+    if not meta.get("name"):
+        meta["name"] = generate_name(meta.get("generateName") or "")
+    configmap = barrier_configmap_name(meta["name"])
+    for container, priority in zip(containers, priorities, strict=True):
+        container.setdefault("env", []).append(
+            {
+                "name": ENV_CONTAINER_BARRIER,
+                "valueFrom": {"configMapKeyRef": {"name": configmap, "key": barrier_key(priority)}},
+            }
+        )
+    return True
+
+
+def next_barrier_key(pending_priorities: list[int], present_keys: set[str]) -> str | None:
+    """The key the launch-priority controller should add next, or None when launch is complete.
+
+    `pending_priorities` are those of containers not yet Ready. Keys are released from the highest
+    priority down, one group at a time.
+    """
+    if not pending_priorities:
+        return None
+    lowest = min(pending_priorities)
+    if barrier_key(lowest) in present_keys:
+        return None
+    highest = max(pending_priorities)
+    return barrier_key(highest)
