@@ -85,6 +85,7 @@ class PodRun:
     slots: dict[str, Slot] = field(default_factory=dict)
     stop_at: float | None = None
     stopped: bool = False
+    released: bool = False
 
     def slot(self, name: str) -> Slot:
         return self.slots.setdefault(name, Slot(name))
@@ -204,7 +205,9 @@ class Kubelet:
         now = time.monotonic()
         if phase not in ("Succeeded", "Failed"):
             await self._sync_containers(pod, run, now, wake)
-        await self._write_status(key, pod, run)
+        reported = await self._write_status(key, pod, run)
+        if reported in ("Succeeded", "Failed"):
+            self._release(run)
         return max(min(wake), 0.001) if wake else None
 
     def _admit(self, pod: Obj) -> PodRun:
@@ -217,9 +220,18 @@ class Kubelet:
         start = (pod.get("status") or {}).get("startTime") or now_rfc3339()
         return PodRun(uid=meta["uid"], sandbox_id=sandbox_id, ip=ip, start_time=start)
 
+    def _release(self, run: PodRun) -> None:
+        """A finished pod keeps its status.podIP but, as with a real CNI, gives the address back."""
+        if run.released:
+            return
+        run.released = True
+        self.runtime.stop_pod_sandbox(run.sandbox_id)
+        if run.ip != self.node.internal_ip:
+            self.ips.release(run.ip)
+
     def _teardown(self, key: str, run: PodRun) -> None:
         self.runtime.remove_pod_sandbox(run.sandbox_id)
-        if run.ip != self.node.internal_ip:
+        if run.ip != self.node.internal_ip and not run.released:
             self.ips.release(run.ip)
         self.runs.pop(key, None)
 
@@ -610,17 +622,19 @@ class Kubelet:
             status["initContainerStatuses"] = init_statuses
         return status
 
-    async def _write_status(self, key: str, pod: Obj, run: PodRun) -> None:
+    async def _write_status(self, key: str, pod: Obj, run: PodRun) -> str:
+        """Write the pod's status if it changed; returns the phase it reports."""
         status = self.build_status(pod, run)
         current = pod.get("status") or {}
         if _same_status(current, status):
-            return
+            return status["phase"]
         body = {**pod, "status": status}
         meta = pod["metadata"]
         written = await self.client.replace(
             resource_path("v1", "pods", meta["namespace"], meta["name"], "status"), body
         )
         _remember(self.pods, key, written)
+        return status["phase"]
 
 
 def _strip_times(conditions: list[Obj]) -> list[tuple[Any, ...]]:
