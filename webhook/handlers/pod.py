@@ -1,4 +1,5 @@
-"""Pod CREATE mutation: the `KruisePodReady` readiness gate for pods a Kruise workload controls.
+"""Pod CREATE mutation: the `KruisePodReady` readiness gate for pods a Kruise workload controls, and
+container launch priority barriers (`kruise.control.launchpriority`).
 
 Upstream injects this gate (not InPlaceUpdateReady, which the CloneSet controller itself writes into
 the pods it creates) so lifecycle hooks and container recreation can hold a pod NotReady without
@@ -10,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
-from kruise.webhook.admission import AdmissionRequest, Decision, allow, mutable, patched
+from kruise.control.launchpriority import PriorityError, inject_barriers
+from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
 
 KRUISE_GROUP = "apps.kruise.io"
 
@@ -39,6 +41,10 @@ def pod_create_handler(all_pods: bool = False) -> Any:
             return allow()
         pod = mutable(req.object)
         changed = inject_readiness_gate(pod, all_pods)
+        try:
+            changed = inject_barriers(pod) or changed  # upstream runs this after sidecar injection
+        except PriorityError as exc:
+            return deny(400, str(exc))
         return patched(pod) if changed else allow()
 
     return handle
