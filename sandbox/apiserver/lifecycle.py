@@ -41,6 +41,7 @@ class Lifecycle:
         # owner uid -> {(res, ns, name)} of objects listing it in ownerReferences
         self._dependents: dict[str, set[tuple[ResKey, str, str]]] = {}
         self._uids: dict[str, tuple[ResKey, str, str]] = {}
+        self._next_ip = 9
 
     # ------------------------------------------------------------ indexes
     def _index(self, res: ResKey, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -81,6 +82,8 @@ class Lifecycle:
 
     # ------------------------------------------------------------ write hooks
     def prepare_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        if rt.key == ("", "services"):
+            self._allocate_cluster_ip(obj)
         if rt.key == CRD_KEY:
             finalizers = obj["metadata"].setdefault("finalizers", [])
             if CRD_CLEANUP not in finalizers:
@@ -90,6 +93,17 @@ class Lifecycle:
                 "acceptedNames": {"kind": "", "plural": ""},
                 "storedVersions": [v["name"] for v in obj["spec"].get("versions") or [] if v.get("storage")],
             }
+
+    def _allocate_cluster_ip(self, svc: dict[str, Any]) -> None:
+        """The service-cluster-ip-range allocator, sequential from 10.96.0.10 (10.96.0.1 is `kubernetes`)."""
+        spec = svc.setdefault("spec", {})
+        if spec.get("type") == "ExternalName":
+            return
+        if spec.get("clusterIP") in (None, ""):
+            self._next_ip += 1
+            n = self._next_ip
+            spec["clusterIP"] = f"10.96.{n // 256}.{n % 256}"
+        spec.setdefault("clusterIPs", [spec["clusterIP"]])
 
     def after_write(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         self._index(rt.key, obj, old)

@@ -185,3 +185,13 @@ async def test_watch_flag_parses_like_go(emulator, watch_flag):
     async with http(emulator.server) as c:
         r = await c.get(f"/api/v1/namespaces?watch={watch_flag}&timeoutSeconds=0.2")
     assert r.status_code == 200 and '"type":"ADDED"' in r.text
+
+
+async def test_services_get_cluster_ips_and_headless_stays(emulator):
+    async with http(emulator.server) as c:
+        base = "/api/v1/namespaces/default/services"
+        a = (await c.post(base, json={"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}})).json()
+        b = (await c.post(base, json={"metadata": {"name": "b"}, "spec": {"clusterIP": "None"}})).json()
+    assert a["spec"]["clusterIP"].startswith("10.96.") and a["spec"]["clusterIPs"] == [a["spec"]["clusterIP"]]
+    assert a["spec"]["ports"][0] == {"port": 80, "protocol": "TCP", "targetPort": 80}
+    assert b["spec"]["clusterIP"] == "None"
