@@ -10,14 +10,14 @@ from kruise.sandbox.apiserver.server import ApiServer
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    server = ApiServer(tls=not args.insecure_http, watch_history_size=args.watch_history)
-    url = await server.start(args.host, args.port)
-    server.write_kubeconfig(args.kubeconfig)
-    print(f"ready: kube-apiserver emulator at {url}; kubeconfig {args.kubeconfig}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    server = ApiServer(tls=not args.insecure_http, watch_history_size=args.watch_history)
+    url = await server.start(args.host, args.port)
+    server.write_kubeconfig(args.kubeconfig)
+    print(f"ready: kube-apiserver emulator at {url}; kubeconfig {args.kubeconfig}", flush=True)
     await stop.wait()
     await server.stop()
 
