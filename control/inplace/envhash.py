@@ -20,7 +20,7 @@ EXCLUDED_ENVS = frozenset({"SIDECARSET_VERSION", "SIDECARSET_VERSION_ALT"})
 _META_PATHS = ("metadata.annotations", "metadata.labels")
 
 
-def _meta_envs(container: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+def meta_env_refs(container: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(env name, metadata path, key) for every downward-API env reading labels/annotations."""
     found = []
     for env in container.get("env") or []:
@@ -40,7 +40,7 @@ def _hash(envs: list[dict[str, str]]) -> int:
 def expected_hash(container: Mapping[str, Any], pod_metadata: Mapping[str, Any]) -> int:
     """Hash of the values the container *should* see given the pod's metadata now."""
     envs = []
-    for name, path, key in _meta_envs(container):
+    for name, path, key in meta_env_refs(container):
         source = pod_metadata.get("annotations" if path == "metadata.annotations" else "labels") or {}
         envs.append({"name": name, "value": source.get(key, "")})
     return _hash(envs)
@@ -48,4 +48,4 @@ def expected_hash(container: Mapping[str, Any], pod_metadata: Mapping[str, Any])
 
 def current_hash(container: Mapping[str, Any], getter: Callable[[str], str]) -> int:
     """Hash of the values the running container has (``getter`` reads an env by name)."""
-    return _hash([{"name": name, "value": getter(name)} for name, _, _ in _meta_envs(container)])
+    return _hash([{"name": name, "value": getter(name)} for name, _, _ in meta_env_refs(container)])

@@ -18,13 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.control.inplace.envhash import meta_env_refs
 from kruise.control.inplace.jsondiff import create_patch, merge_patch, unescape
 from kruise.control.revision import go_json
 
 _IMAGE_PATH = re.compile(r"^/spec/containers/([0-9]+)/image$")
-_SUBSCRIPTED = re.compile(r"^(.*)\['(.*)'\]$")
-# Env vars whose fieldRef never triggers a restart (upstream's excludeEnvs).
-_EXCLUDED_ENVS = frozenset({"SIDECARSET_VERSION", "SIDECARSET_VERSION_ALT"})
 
 
 @dataclass
@@ -74,14 +72,7 @@ def template_of(revision: Mapping[str, Any]) -> dict[str, Any]:
 
 def container_refers_to_meta(container: Mapping[str, Any], path: str, key: str) -> bool:
     """Does an env var of ``container`` read ``<path>['<key>']`` via the downward API?"""
-    for env in container.get("env") or []:
-        field_ref = (env.get("valueFrom") or {}).get("fieldRef")
-        if env.get("value") or not field_ref or env.get("name") in _EXCLUDED_ENVS:
-            continue
-        match = _SUBSCRIPTED.match(field_ref.get("fieldPath", ""))
-        if match and match.group(1) == path and match.group(2) == key:
-            return True
-    return False
+    return any(ref_path == path and ref_key == key for _, ref_path, ref_key in meta_env_refs(container))
 
 
 def calculate_update_spec(
