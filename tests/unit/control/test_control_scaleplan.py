@@ -6,8 +6,13 @@ import random
 from datetime import timedelta
 
 from control_builders import NOW, build_cloneset, build_pod
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kruise.control.cloneset.diffs import calculate_diffs, is_pod_ready
 from kruise.control.cloneset.scaleplan import plan_scale, pvcs_of
+from kruise.control.cloneset.strategy import rollout_limits
+from kruise.control.lifecycle import pod_state as lifecycle_state
 
 STATE = "lifecycle.apps.kruise.io/state"
 
@@ -101,3 +106,36 @@ def test_pvcs_follow_instance_id() -> None:
         {"metadata": {"name": "data-cs-y", "labels": {"apps.kruise.io/cloneset-instance-id": "y"}}},
     ]
     assert [p["metadata"]["name"] for p in pvcs_of(pod, pvcs)] == ["data-cs-x"]
+
+
+_pod = st.tuples(
+    st.booleans(), st.booleans(), st.sampled_from(["", "Normal", "PreparingDelete"]), st.booleans()
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    replicas=st.integers(0, 8),
+    max_unavailable=st.integers(0, 3),
+    surge=st.integers(0, 2),
+    specs=st.lists(_pod, max_size=12),
+)
+def test_plan_invariants(replicas, max_unavailable, surge, specs) -> None:  # type: ignore[no-untyped-def]
+    cs = build_cloneset(replicas, maxUnavailable=max_unavailable, maxSurge=surge)
+    pods = []
+    for i, (new, ready, state, delete) in enumerate(specs):
+        labels = {STATE: state} if state else {}
+        if delete:
+            labels["apps.kruise.io/specified-delete"] = "true"
+        pods.append(build_pod(f"p{i}", "cs-new" if new else "cs-old", ready=ready, labels=labels))
+    diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
+    result = plan_scale(cs, pods, [], "cs-old", "cs-new", NOW, rng=random.Random(0))
+    steps = [bool(result.undelete), bool(result.create_current + result.create_update), bool(result.delete)]
+    assert sum(steps) <= 1  # one kind of write per pass
+    assert result.create_current + result.create_update == len(result.instance_ids) <= diffs.scale_up_limit
+    assert len(pods) + len(result.instance_ids) <= max(len(pods), replicas + rollout_limits(cs).max_surge)
+    ready_deleted = [
+        p for p in result.delete if is_pod_ready(p, NOW) and lifecycle_state(p) != "PreparingDelete"
+    ]
+    assert len(ready_deleted) <= diffs.delete_ready_limit
+    assert len({p["metadata"]["name"] for p in result.delete}) == len(result.delete)
