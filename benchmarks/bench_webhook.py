@@ -1,0 +1,181 @@
+"""Admission latency for pod CREATE through kruise-webhook, beside a bare uvicorn JSON echo.
+
+Both servers run in their own process over the same TLS setup, so the difference between the two
+rows is what the admission framework and handlers cost on top of uvicorn + TLS + JSON. The pod is
+owned by a CloneSet and asks for Ordered launch priority, so both pod mutations (readiness gate and
+barrier env) run and a JSONPatch is computed. Run: `python -m benchmarks webhook`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import socket
+import ssl
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import orjson
+
+LEVELS = ((1, 400), (10, 2000), (100, 4000))  # (concurrent clients, total requests)
+
+
+def _pod_review() -> bytes:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "demo-abcde",
+            "namespace": "default",
+            "labels": {"app": "demo"},
+            "annotations": {"apps.kruise.io/container-launch-priority": "Ordered"},
+            "ownerReferences": [
+                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "demo", "uid": "u-1",
+                 "controller": True, "blockOwnerDeletion": True}
+            ],
+        },
+        "spec": {
+            "containers": [
+                {"name": f"c{i}", "image": "nginx:1.25", "ports": [{"containerPort": 80 + i}],
+                 "env": [{"name": "A", "value": "b"}], "resources": {"requests": {"cpu": "100m"}}}
+                for i in range(3)
+            ],
+        },
+    }  # fmt: skip
+    return orjson.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": str(uuid.uuid4()),
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "namespace": "default",
+                "operation": "CREATE",
+                "userInfo": {"username": "bench"},
+                "object": pod,
+            },
+        }
+    )
+
+
+class _NoContents:
+    def active_pods(self, namespace: str) -> int:
+        return 0
+
+    def bound_pvcs(self, namespace: str) -> int:
+        return 0
+
+
+async def _echo_app(scope, receive, send):  # type: ignore[no-untyped-def]
+    """The floor: read the body, parse it, answer with a JSON document of similar size."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    review = orjson.loads(body)
+    answer = orjson.dumps({"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
+                           "response": {"uid": review["request"]["uid"], "allowed": True}})  # fmt: skip
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+    )
+    await send({"type": "http.response.body", "body": answer})
+
+
+def _serve(kind: str, port: int, cert_dir: str) -> None:
+    import uvicorn
+
+    if kind == "webhook":
+        from kruise.webhook.app import create_app
+        from kruise.webhook.routes import build_routes
+
+        app = create_app(build_routes(_NoContents()))
+    else:
+        app = _echo_app
+    uvicorn.run(
+        app, host="127.0.0.1", port=port, ssl_certfile=f"{cert_dir}/tls.crt",
+        ssl_keyfile=f"{cert_dir}/tls.key", log_level="warning", access_log=False, lifespan="off",
+    )  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _wait_listening(port: int, timeout: float = 20.0) -> None:
+    async with asyncio.timeout(timeout):
+        while True:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                return
+            except OSError:
+                await asyncio.sleep(0.05)
+
+
+async def _load(url: str, context: ssl.SSLContext, clients: int, total: int) -> tuple[list[float], float]:
+    body = _pod_review()
+    latencies: list[float] = []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(verify=context, limits=limits, timeout=30) as http:
+        headers = {"content-type": "application/json"}
+        for _ in range(min(clients, 20)):  # warm connections and caches
+            (await http.post(url, content=body, headers=headers)).raise_for_status()
+        per_client = total // clients
+
+        async def one() -> None:
+            for _ in range(per_client):
+                started = time.perf_counter()
+                resp = await http.post(url, content=body, headers=headers)
+                latencies.append(time.perf_counter() - started)
+                resp.raise_for_status()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(clients)))
+        elapsed = time.perf_counter() - started
+    return latencies, elapsed
+
+
+def _pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] * 1000
+
+
+async def _run(cert_dir: Path, ca: bytes) -> None:
+    context = ssl.create_default_context(cadata=ca.decode())
+    spawn = multiprocessing.get_context("spawn")
+    print(f"{'server':<10}{'clients':>8}{'requests':>10}{'p50 ms':>10}{'p99 ms':>10}{'req/s':>10}")
+    for kind, path in (("echo", "/"), ("webhook", "/mutate-pod")):
+        port = _free_port()
+        proc = spawn.Process(target=_serve, args=(kind, port, str(cert_dir)), daemon=True)
+        proc.start()
+        try:
+            await _wait_listening(port)
+            for clients, total in LEVELS:
+                latencies, elapsed = await _load(f"https://localhost:{port}{path}", context, clients, total)
+                print(f"{kind:<10}{clients:>8}{len(latencies):>10}{_pct(latencies, 50):>10.2f}"
+                      f"{_pct(latencies, 99):>10.2f}{len(latencies) / elapsed:>10.0f}")  # fmt: skip
+        finally:
+            proc.terminate()
+            proc.join(10)
+
+
+def main() -> None:
+    from kruise.webhook import certs
+    from kruise.webhook.certcontroller import write_files
+
+    bundle = certs.generate_bundle("localhost")
+    with tempfile.TemporaryDirectory() as tmp:
+        write_files(Path(tmp), bundle)
+        asyncio.run(_run(Path(tmp), bundle.ca_cert))
+
+
+if __name__ == "__main__":
+    main()
