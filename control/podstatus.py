@@ -38,7 +38,7 @@ def is_available(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) 
     if min_ready_seconds <= 0:
         return True
     since = parse_time((condition(pod, "Ready") or {}).get("lastTransitionTime"))
-    return since is not None and since + timedelta(seconds=min_ready_seconds) <= now
+    return since is not None and since + timedelta(seconds=min_ready_seconds) < now
 
 
 def is_running_and_available(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) -> bool:

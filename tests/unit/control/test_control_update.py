@@ -217,3 +217,9 @@ def test_refresh_pod_reports_needed_writes() -> None:
     assert result.lifecycle_state == "Normal" and result.template_hash_label == "new"
     updating = build_pod(labels={STATE: "Updating", "pod-template-hash": "new"})
     assert refresh_pod(cs, updating, "cs-new", NOW).lifecycle_state == "Normal"
+
+
+def test_availability_needs_strictly_more_than_min_ready_seconds() -> None:
+    # podutil.IsPodAvailable: lastTransitionTime + minReadySeconds must be *before* now.
+    assert not is_pod_available(build_pod(ready_since=timedelta(seconds=10)), 10, NOW)
+    assert is_pod_available(build_pod(ready_since=timedelta(seconds=11)), 10, NOW)
