@@ -32,7 +32,7 @@ class KindHooks:
 
     @property
     def validate_takes_old(self) -> bool:
-        return self.validate is not None and len(inspect.signature(self.validate).parameters) > 1
+        return self.validate is not None and "old" in inspect.signature(self.validate).parameters
 
     def model_for(self, version: str) -> type[BaseModel]:
         for v in self.info.versions:
@@ -89,7 +89,7 @@ def validating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
             old = _parse(hooks, req, req.old_object) if req.operation == "UPDATE" and req.old_object else None
         except ValidationError as exc:
             return deny(422, aggregate_message(pydantic_errors(exc)))
-        errors = hooks.validate(obj, old) if hooks.validate_takes_old else hooks.validate(obj)
+        errors = hooks.validate(obj, old=old) if hooks.validate_takes_old else hooks.validate(obj)
         if errors:
             return deny(422, aggregate_message(errors))
         return allow()

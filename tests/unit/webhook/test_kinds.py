@@ -133,3 +133,55 @@ async def test_v1beta1_review_is_answered_in_v1beta1(client):
     body = _cs_review("CREATE", copy.deepcopy(CLONESET), api_version="admission.k8s.io/v1beta1")
     resp = await client.post("/validate-apps-kruise-io-cloneset", json=body)
     assert resp.json()["apiVersion"] == "admission.k8s.io/v1beta1"
+
+
+def test_every_registered_kind_gets_both_path_spellings_and_old_only_where_accepted():
+    from kruise.api.registry import KINDS
+    from kruise.webhook.handlers.kinds import hooks_for
+    from kruise.webhook.paths import kind_paths
+    from kruise.webhook.routes import build_routes
+
+    routes = build_routes(None)  # type: ignore[arg-type]
+    for info in KINDS:
+        versions = tuple(v.name for v in info.versions)
+        for verb in ("mutate", "validate"):
+            assert set(kind_paths(verb, info.group, info.kind, versions)) <= set(routes)
+        hooks = hooks_for(info)
+        if hooks.validate_takes_old:
+            assert "old" in hooks.validate.__code__.co_varnames
+
+
+async def test_statefulset_v1beta1_is_parsed_with_its_own_model(client):
+    sts = {
+        "apiVersion": "apps.kruise.io/v1beta1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            },
+        },
+    }
+    body = review(
+        "CREATE",
+        group="apps.kruise.io",
+        version="v1beta1",
+        kind="StatefulSet",
+        resource="statefulsets",
+        obj=sts,
+    )
+    resp = await post(client, "/mutate-apps-kruise-io-statefulset", body)
+    out = apply_patch(sts, resp)
+    body = review(
+        "CREATE",
+        group="apps.kruise.io",
+        version="v1beta1",
+        kind="StatefulSet",
+        resource="statefulsets",
+        obj=out,
+    )
+    resp = await post(client, "/validate-apps-kruise-io-v1beta1-statefulset", body)
+    assert resp["allowed"] is True, resp
