@@ -573,8 +573,8 @@ class Handlers:
                     self.rt.plural, self.rt.group, meta["name"], self.namespace
                 )
         stamp_new(obj, self.rt)
-        if self.rt.key == ("", "namespaces"):
-            obj.pop("status", None)
+        if "status" in self.rt.subresources and self.rt.key != ("", "nodes"):
+            obj.pop("status", None)  # PrepareForCreate: status is the controllers' to write, via /status
         self._default_and_prune(obj, creating=True)
         if self.rt.key == ("batch", "jobs"):
             defaults.job(obj)

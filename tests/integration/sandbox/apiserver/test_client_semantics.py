@@ -249,3 +249,54 @@ async def test_owner_gc_foreground_and_orphan(api):
 
 async def _gone(names, *which) -> bool:
     return not (set(which) & await names())
+
+
+async def test_generation_status_split_preconditions_and_deletecollection(api, emulator):
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    deploy = {
+        "metadata": {"name": "g"},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+        "status": {"replicas": 7},
+    }
+    created = await apps.create_namespaced_deployment("default", deploy)
+    assert created.metadata.generation == 1 and not (created.status and created.status.replicas)
+    labelled = await apps.patch_namespaced_deployment(
+        "g", "default", {"metadata": {"labels": {"x": "y"}}, "status": {"replicas": 9}}
+    )
+    assert labelled.metadata.generation == 1 and not (labelled.status and labelled.status.replicas)
+    status = await apps.patch_namespaced_deployment_status(
+        "g", "default", {"status": {"replicas": 2}, "spec": {"replicas": 5}}
+    )
+    assert status.status.replicas == 2 and status.spec.replicas == 1
+    smp = await apps.patch_namespaced_deployment(
+        "g",
+        "default",
+        {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox"}]}}}},
+    )
+    assert [c.name for c in smp.spec.template.spec.containers] == [
+        "c",
+        "side",
+    ] and smp.metadata.generation == 2
+    for name in ("k1", "k2", "other"):
+        body = cm(name)
+        body["metadata"]["labels"] = {"kill": "yes" if name != "other" else "no"}
+        await core.create_namespaced_config_map("default", body)
+    k1 = await core.read_namespaced_config_map("k1", "default")
+    with pytest.raises(ApiException) as exc:
+        await core.delete_namespaced_config_map("k1", "default", body={"preconditions": {"uid": "wrong"}})
+    assert exc.value.status == 409 and "Precondition failed: UID in precondition: wrong" in exc.value.body
+    with pytest.raises(ApiException) as exc:
+        await core.delete_namespaced_config_map(
+            "k1", "default", body={"preconditions": {"resourceVersion": "1"}}
+        )
+    assert exc.value.status == 409
+    await core.delete_namespaced_config_map("k1", "default", body={"preconditions": {"uid": k1.metadata.uid}})
+    await core.delete_collection_namespaced_config_map("default", label_selector="kill=yes")
+    left = {i.metadata.name for i in (await core.list_namespaced_config_map("default")).items}
+    assert "other" in left and not left & {"k1", "k2"}
