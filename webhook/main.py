@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,10 +168,22 @@ class WebhookProcess:
 async def run(options: Options) -> None:
     client = await Client.from_environment(options.kubeconfig)
     process = WebhookProcess(client, options)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
     try:
         await process.start()
         log.info("kruise-webhook serving", port=process.server.bound_port() if process.server else None)
-        await process.wait()
+        stop = asyncio.create_task(stopping.wait())
+        running = asyncio.create_task(process.wait())
+        done, _ = await asyncio.wait({stop, running}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if running in done:
+            running.result()
+        else:
+            running.cancel()
+            log.info("kruise-webhook stopping on signal")
     finally:
         await process.stop()
         await client.close()

@@ -8,7 +8,9 @@ certificate takes effect without a restart and without dropping open connections
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
+from collections.abc import Iterator
 from pathlib import Path
 
 import uvicorn
@@ -21,6 +23,12 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
         self.listening = asyncio.Event()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Signals belong to the process owner (`kruise.webhook.main`), which stops everything in order;
+        uvicorn's own capture would re-raise SIGTERM after serving and kill the process mid-cleanup."""
+        yield
 
     async def startup(self, sockets: list | None = None) -> None:  # type: ignore[type-arg]
         await super().startup(sockets)
