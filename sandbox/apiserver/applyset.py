@@ -71,3 +71,72 @@ def server_side_apply(
             if not any(path[: len(p)] == p or p[: len(path)] == path for p in now) and path not in others:
                 _remove(merged, path)
     return merged
+
+
+def _skip_meta(path: tuple[str, ...]) -> bool:
+    """Identity and system metadata is never owned by a manager."""
+    return path[0] in ("apiVersion", "kind") or (
+        path[0] == "metadata"
+        and (len(path) < 2 or path[1] not in ("labels", "annotations", "finalizers", "ownerReferences"))
+    )
+
+
+def owned_paths(obj: dict[str, Any], sub: str = "") -> set[tuple[str, ...]]:
+    paths = {p for p in _value_paths(obj) if p and not _skip_meta(p)}
+    if sub == "status":
+        return {p for p in paths if p[0] == "status"}
+    return {p for p in paths if p[0] != "status"} if sub == "" else paths
+
+
+def changed_paths(old: dict[str, Any] | None, new: dict[str, Any], sub: str = "") -> set[tuple[str, ...]]:
+    """Leaf paths whose value differs (set or changed) between `old` and `new`."""
+    now = owned_paths(new, sub)
+    if old is None:
+        return now
+    return {p for p in now if _get(old, p) != _get(new, p)}
+
+
+def _get(obj: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        if not isinstance(obj, dict) or part not in obj:
+            return _MISSING
+        obj = obj[part]
+    return obj
+
+
+_MISSING = object()
+
+
+def to_fields_v1(paths: set[tuple[str, ...]]) -> dict[str, Any]:
+    root: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = root
+        for part in path:
+            node = node.setdefault(f"f:{part}", {})
+    return root
+
+
+def fields_paths(fields: dict[str, Any]) -> set[tuple[str, ...]]:
+    return _paths(fields)
+
+
+def record_manager(
+    entries: list[dict[str, Any]], entry: dict[str, Any], paths: set[tuple[str, ...]], replace: bool
+) -> list[dict[str, Any]]:
+    """Give `paths` to `entry`'s manager: strip them from the other managers (dropping emptied entries)."""
+    key = (entry["manager"], entry["operation"], entry.get("subresource", ""))
+    result = []
+    mine = set(paths)
+    for old in entries:
+        old_key = (old.get("manager"), old.get("operation"), old.get("subresource", ""))
+        owned = fields_paths(old.get("fieldsV1") or {})
+        if old_key == key:
+            if not replace:
+                mine |= {p for p in owned if not any(p[: len(q)] == q or q[: len(p)] == p for q in paths)}
+            continue
+        kept = {p for p in owned if not any(p[: len(q)] == q or q[: len(p)] == p for q in paths)}
+        if kept:
+            result.append({**old, "fieldsV1": to_fields_v1(kept)})
+    if mine:
+        result.append({**entry, "fieldsV1": to_fields_v1(mine)})
+    return result

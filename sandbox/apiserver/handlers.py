@@ -16,7 +16,7 @@ from aiohttp import web
 
 from kruise.sandbox.apiserver import defaults, errors, schema, tables
 from kruise.sandbox.apiserver.admission import AdmissionAttributes
-from kruise.sandbox.apiserver.applyset import server_side_apply
+from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
 from kruise.sandbox.apiserver.resources import ResourceType
@@ -125,6 +125,7 @@ class Handlers:
         self.query = request.query
         self.dry_run = self.query.get("dryRun") == "All"
         self.warnings: list[str] = []
+        self._applied: dict[str, Any] | None = None  # the configuration of a server-side apply
 
     # ------------------------------------------------------------ dispatch
     async def run(self) -> web.StreamResponse:
@@ -586,7 +587,7 @@ class Handlers:
         assert obj is not None
         if self.store.get(self.rt.key, self.namespace, obj["metadata"]["name"]) is not None:
             raise errors.already_exists(self.rt.group, self.rt.plural, obj["metadata"]["name"])
-        self._track_manager(obj, None, "Update" if self.request.method != "PATCH" else "Apply")
+        self._track_manager(obj, None, "Apply" if self._applied is not None else "Update", self._applied)
         if self.dry_run:
             return obj
         stored = self.store.put(self.rt.key, {**obj, "apiVersion": self._storage_api_version()}, "ADDED")
@@ -598,40 +599,34 @@ class Handlers:
             return f"{self.rt.group}/{self.rt.storage_version}"
         return self.rt.api_version
 
-    def _track_manager(self, obj: dict[str, Any], old: dict[str, Any] | None, operation: str) -> None:
+    def _track_manager(
+        self,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        operation: str,
+        applied: dict[str, Any] | None = None,
+    ) -> None:
+        """managedFields: Apply owns exactly what was applied; Update owns what it changed."""
         manager = self.query.get("fieldManager") or _manager_from_agent(
             self.request.headers.get("User-Agent", "")
         )
-        entries = [
-            e
-            for e in (old or {}).get("metadata", {}).get("managedFields") or []
-            if not (
-                e.get("manager") == manager
-                and e.get("operation") == operation
-                and e.get("subresource", "") == self.sub
-            )
-        ]
-        if operation == "Apply":
-            entries = (
-                [
-                    e
-                    for e in obj["metadata"].get("managedFields") or []
-                    if e.get("manager") != manager or e.get("operation") != "Apply"
-                ]
-                if obj["metadata"].get("managedFields")
-                else entries
-            )
         entry: dict[str, Any] = {
             "manager": manager,
             "operation": operation,
             "apiVersion": self.rt.api_version,
             "time": now_iso(),
             "fieldsType": "FieldsV1",
-            "fieldsV1": _fields_of(obj, self.sub),
         }
         if self.sub:
             entry["subresource"] = self.sub
-        obj["metadata"]["managedFields"] = [*entries, entry]
+        if applied is not None:
+            paths = owned_paths(applied)
+        else:
+            paths = changed_paths(old, obj, self.sub)
+        entries = list((old or obj)["metadata"].get("managedFields") or []) if old is not None else []
+        obj["metadata"]["managedFields"] = record_manager(entries, entry, paths, replace=applied is not None)
+        if not obj["metadata"]["managedFields"]:
+            del obj["metadata"]["managedFields"]
 
     # ------------------------------------------------------------ update
     async def update(
@@ -765,7 +760,7 @@ class Handlers:
     def _commit_update(self, old: dict[str, Any], new: dict[str, Any], operation: str) -> dict[str, Any]:
         if has_generation(self.rt) and self.sub != "status" and not _meta_changed_only(old, new):
             new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
-        self._track_manager(new, old, operation)
+        self._track_manager(new, old, operation, self._applied)
         new["apiVersion"] = self._storage_api_version()
         unchanged = _same_ignoring(old, new)
         if self.dry_run:
@@ -812,8 +807,8 @@ class Handlers:
                 raise StatusError(
                     400, "BadRequest", "PATCH, application/apply-patch+yaml requires fieldManager to be set"
                 )
+            self._applied = body
             if old is None and not self.sub:
-                self.request_method_override = "PATCH"
                 body = copy.deepcopy(body)
                 body.setdefault("metadata", {})["name"] = self.name
                 return await self.create(body), True
