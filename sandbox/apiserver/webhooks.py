@@ -335,49 +335,53 @@ class WebhookAdmission:
     # -- one call -------------------------------------------------------------------------------
 
     async def _call_mutating(self, hook: _Hook, attrs: AdmissionAttributes, warnings: list[str]) -> bool:
-        """Call one mutating webhook; apply its patch; return whether the object changed."""
+        """Call one mutating webhook; apply its patch; return whether the object changed.
+
+        As in the apiserver, only failures to call (or to understand the answer) obey
+        failurePolicy; a patch that cannot be applied is always an internal error.
+        """
         try:
             response = await self._call(hook, attrs)
+            warnings.extend(response.get("warnings") or [])
+            if not response.get("allowed"):
+                raise AdmissionDenied(denial_status(hook.name, response.get("status")))
+            if not response.get("patch"):
+                return False
+            if attrs.object is None:
+                raise AdmissionDenied(
+                    internal_error_status(
+                        f'admission webhook "{hook.name}" attempted to modify the object, '
+                        "which is not supported for this operation"
+                    )
+                )
+            try:
+                operations = orjson.loads(base64.b64decode(response["patch"], validate=True))
+                patch = jsonpatch.JsonPatch(operations)
+            except (
+                binascii.Error,
+                orjson.JSONDecodeError,
+                ValueError,
+                TypeError,
+                jsonpatch.JsonPatchException,
+            ) as exc:
+                raise AdmissionDenied(internal_error_status(str(exc))) from exc
+            if response.get("patchType") != "JSONPatch":
+                patch_type = response.get("patchType")
+                raise WebhookCallError(
+                    f'failed calling webhook "{hook.name}": unsupported patch type "{patch_type}"'
+                )
         except WebhookCallError as exc:
             if hook.spec.get("failurePolicy", "Fail") == "Ignore":
                 return False
             raise AdmissionDenied(internal_error_status(str(exc))) from exc
-        warnings.extend(response.get("warnings") or [])
-        if not response.get("allowed"):
-            raise AdmissionDenied(denial_status(hook.name, response.get("status")))
-        patch_b64 = response.get("patch")
-        if not patch_b64:
-            return False
         try:
-            patched = self._apply_patch(hook, attrs, response, patch_b64)
-        except WebhookCallError as exc:
-            if hook.spec.get("failurePolicy", "Fail") == "Ignore":
-                return False
-            raise AdmissionDenied(internal_error_status(str(exc))) from exc
+            patched = patch.apply(attrs.object, in_place=False)
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
             raise AdmissionDenied(internal_error_status(str(exc))) from exc
         if patched == attrs.object:
             return False
         attrs.object = patched
         return True
-
-    @staticmethod
-    def _apply_patch(
-        hook: _Hook, attrs: AdmissionAttributes, response: dict[str, Any], patch_b64: str
-    ) -> dict[str, Any]:
-        patch_type = response.get("patchType")
-        if patch_type != "JSONPatch":
-            raise WebhookCallError(
-                f'failed calling webhook "{hook.name}": received invalid webhook response: '
-                f'expected patchType "JSONPatch", got "{patch_type or ""}"'
-            )
-        try:
-            operations = orjson.loads(base64.b64decode(patch_b64, validate=True))
-        except (binascii.Error, orjson.JSONDecodeError, ValueError) as exc:
-            raise WebhookCallError(
-                f'failed calling webhook "{hook.name}": received invalid webhook response: {exc}'
-            ) from exc
-        return jsonpatch.JsonPatch(operations).apply(attrs.object or {}, in_place=False)
 
     async def _call_validating(
         self, hook: _Hook, attrs: AdmissionAttributes
@@ -391,24 +395,21 @@ class WebhookAdmission:
         except AdmissionDenied as exc:
             return [], exc
         warnings = list(response.get("warnings") or [])
-        if response.get("patch"):
-            return warnings, AdmissionDenied(
-                internal_error_status(
-                    f'failed calling webhook "{hook.name}": received invalid webhook response: '
-                    "validating webhook may not return a patch"
-                )
-            )
         if not response.get("allowed"):
             return warnings, AdmissionDenied(denial_status(hook.name, response.get("status")))
         return warnings, None
 
     async def _call(self, hook: _Hook, attrs: AdmissionAttributes) -> dict[str, Any]:
         """POST one AdmissionReview and return its checked ``response``."""
-        if attrs.dry_run and hook.spec.get("sideEffects") not in ("None", "NoneOnDryRun"):
-            raise AdmissionDenied(
-                bad_request_status(f'admission webhook "{hook.name}" does not support dry run')
-            )
         failed = f'failed calling webhook "{hook.name}"'
+        if attrs.dry_run:
+            side_effects = hook.spec.get("sideEffects")
+            if side_effects is None:
+                raise WebhookCallError(f"{failed}: Webhook SideEffects is nil")
+            if side_effects not in ("None", "NoneOnDryRun"):
+                raise AdmissionDenied(
+                    bad_request_status(f'admission webhook "{hook.name}" does not support dry run')
+                )
         timeout = hook.spec.get("timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS
         target = self._target(hook, timeout)
         if isinstance(target, str):
@@ -450,7 +451,7 @@ class WebhookAdmission:
             body = orjson.loads(reply.content)
         except orjson.JSONDecodeError as exc:
             raise WebhookCallError(f"{failed}: received invalid webhook response: {exc}") from exc
-        return _checked_response(failed, body, uid)
+        return _checked_response(failed, body, uid, mutating=hook.mutating)
 
     def _target(self, hook: _Hook, timeout: int) -> tuple[str, str, str] | str:
         """(URL as the apiserver names it, URL actually dialled, TLS server name) or an error."""
@@ -505,21 +506,36 @@ def _describe(exc: httpx.HTTPError) -> str:
     return text
 
 
-def _checked_response(failed: str, body: Any, uid: str) -> dict[str, Any]:
-    """request.VerifyAdmissionResponse: the reply must be an AdmissionReview v1 for our uid."""
+def _checked_response(failed: str, body: Any, uid: str, *, mutating: bool) -> dict[str, Any]:
+    """request.VerifyAdmissionResponse: an AdmissionReview v1 for our uid, patch fields consistent."""
     invalid = f"{failed}: received invalid webhook response"
     if not isinstance(body, dict):
         raise WebhookCallError(f"{invalid}: response is not a JSON object")
-    if body.get("apiVersion") != "admission.k8s.io/v1" or body.get("kind") != "AdmissionReview":
-        raise WebhookCallError(
-            f"{invalid}: expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, "
-            f"got {body.get('apiVersion', '')}, Kind={body.get('kind', '')}"
-        )
     response = body.get("response")
     if not isinstance(response, dict):
         raise WebhookCallError(f"{invalid}: webhook response was absent")
     if response.get("uid") != uid:
         raise WebhookCallError(f'{invalid}: expected response.uid="{uid}", got "{response.get("uid", "")}"')
+    api_version, kind = str(body.get("apiVersion", "")), str(body.get("kind", ""))
+    if (api_version, kind) != ("admission.k8s.io/v1", "AdmissionReview"):
+        group, _, version = api_version.rpartition("/")
+        raise WebhookCallError(
+            f"{invalid}: expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, "
+            f"got {group}/{version}, Kind={kind}"
+        )
+    patch, patch_type = response.get("patch"), response.get("patchType")
+    if mutating:
+        if patch and patch_type is None:
+            raise WebhookCallError(f"{invalid}: webhook returned response.patch but not response.patchType")
+        if not patch and patch_type is not None:
+            raise WebhookCallError(f"{invalid}: webhook returned response.patchType but not response.patch")
+        if patch_type is not None and not patch_type:
+            raise WebhookCallError(f'{invalid}: webhook returned invalid response.patchType of ""')
+    else:
+        if patch:
+            raise WebhookCallError(f"{invalid}: validating webhook may not return response.patch")
+        if patch_type is not None:
+            raise WebhookCallError(f"{invalid}: validating webhook may not return response.patchType")
     return response
 
 

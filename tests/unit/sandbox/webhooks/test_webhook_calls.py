@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from webhook_server import Reply, patch_response
@@ -229,24 +230,36 @@ async def test_timeout_is_a_call_failure(store, server, certificates, admission)
     )
 
 
+def review_reply(body: dict) -> Reply:
+    return Reply(body=json.dumps(body).encode())
+
+
 @pytest.mark.parametrize(
-    ("reply", "fragment"),
+    ("answer", "fragment"),
     [
-        (Reply(status=500, body=b"boom"), 'an error on the server ("boom")'),
+        (lambda req: Reply(status=500, body=b"boom"), 'an error on the server ("boom")'),
         (
-            Reply(
-                body=b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"x"}}'
-            ),
-            "expected response.uid=",
+            lambda req: review_reply({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}),
+            "received invalid webhook response: webhook response was absent",
         ),
         (
-            Reply(body=b'{"apiVersion":"v1","kind":"Status"}'),
-            "expected webhook response of admission.k8s.io/v1",
+            lambda req: review_reply(
+                {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {"uid": "x"}}
+            ),
+            'expected response.uid="',
+        ),
+        (
+            lambda req: review_reply({"apiVersion": "v1", "kind": "Status", "response": {"uid": req["uid"]}}),
+            "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got /v1, Kind=Status",
+        ),
+        (
+            lambda req: patch_response([{"op": "add", "path": "/x", "value": 1}]),
+            "received invalid webhook response: validating webhook may not return response.patch",
         ),
     ],
 )
-async def test_broken_answers_fail_closed(store, server, certificates, admission, reply, fragment):
-    server.routes["/bad"] = lambda req: reply
+async def test_broken_answers_fail_closed(store, server, certificates, admission, answer, fragment):
+    server.routes["/bad"] = answer
     register(
         store,
         "validatingwebhookconfigurations",
@@ -255,8 +268,78 @@ async def test_broken_answers_fail_closed(store, server, certificates, admission
     )
     with pytest.raises(AdmissionDenied) as caught:
         await admission.validate(pod_attrs(obj=pod()))
+    assert caught.value.status["message"].startswith(
+        'Internal error occurred: failed calling webhook "bad.kruise.io": '
+    )
     assert fragment in caught.value.status["message"]
     assert caught.value.status["code"] == 500
+
+
+async def test_broken_answer_is_ignored_under_ignore(store, server, certificates, admission):
+    server.routes["/bad"] = lambda req: patch_response([{"op": "add", "path": "/x", "value": 1}])
+    config = url_config(server, certificates, "/bad")
+    register(
+        store, "validatingwebhookconfigurations", "v", hook("bad.kruise.io", config, failurePolicy="Ignore")
+    )
+    assert await admission.validate(pod_attrs(obj=pod())) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "policy", "fragment"),
+    [
+        # not understood: a call failure, so failurePolicy decides
+        (
+            lambda req: {"allowed": True, "patch": "W10="},
+            "Fail",
+            'failed calling webhook "m": received invalid webhook response: '
+            "webhook returned response.patch but not response.patchType",
+        ),
+        (
+            lambda req: {**patch_response([]), "patchType": "MergePatch"},
+            "Fail",
+            'failed calling webhook "m": unsupported patch type "MergePatch"',
+        ),
+        (lambda req: {**patch_response([]), "patchType": "MergePatch"}, "Ignore", None),
+        # understood but inapplicable: always an internal error, whatever the policy
+        (
+            lambda req: patch_response([{"op": "replace", "path": "/spec/missing", "value": 1}]),
+            "Ignore",
+            "Internal error occurred: ",
+        ),
+    ],
+)
+async def test_mutating_patch_problems(store, server, certificates, admission, answer, policy, fragment):
+    server.routes["/m"] = answer
+    register(
+        store,
+        "mutatingwebhookconfigurations",
+        "m",
+        hook("m", url_config(server, certificates, "/m"), failurePolicy=policy),
+    )
+    attrs = pod_attrs(obj=pod())
+    if fragment is None:
+        await admission.mutate(attrs)
+        assert attrs.object == pod()
+        return
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.mutate(attrs)
+    assert caught.value.status["code"] == 500 and fragment in caught.value.status["message"]
+
+
+async def test_patch_on_delete_is_refused(store, server, certificates, admission):
+    server.routes["/m"] = lambda req: patch_response([{"op": "add", "path": "/x", "value": 1}])
+    register(
+        store,
+        "mutatingwebhookconfigurations",
+        "m",
+        hook("m", url_config(server, certificates, "/m"), ops=["DELETE"]),
+    )
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.mutate(pod_attrs(op="DELETE", old=pod()))
+    assert caught.value.status["message"] == (
+        'Internal error occurred: admission webhook "m" attempted to modify the object, '
+        "which is not supported for this operation"
+    )
 
 
 async def test_mutating_order_and_reinvocation(store, server, certificates, admission):
@@ -395,9 +478,13 @@ async def test_webhook_configurations_are_exempt(store, server, certificates, ad
     assert await admission.validate(attrs) == []
 
 
-async def test_validating_patch_is_refused(store, server, certificates, admission):
-    server.routes["/p"] = lambda req: patch_response([{"op": "add", "path": "/x", "value": 1}])
-    register(store, "validatingwebhookconfigurations", "v", hook("p", url_config(server, certificates, "/p")))
+async def test_dry_run_without_side_effects_field_is_a_call_failure(store, server, certificates, admission):
+    server.routes["/dry"] = lambda req: {"allowed": True}
+    spec = hook("nil", url_config(server, certificates, "/dry"))
+    del spec["sideEffects"]
+    register(store, "validatingwebhookconfigurations", "v", spec)
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod()))
-    assert "validating webhook may not return a patch" in caught.value.status["message"]
+        await admission.validate(pod_attrs(obj=pod(), dry_run=True))
+    assert caught.value.status["message"] == (
+        'Internal error occurred: failed calling webhook "nil": Webhook SideEffects is nil'
+    )
