@@ -149,3 +149,18 @@ async def test_kubectl_rollout_status_waits_for_the_simulated_rollout(cluster: C
     stdout, stderr = await asyncio.wait_for(process.communicate(), 40)
     assert process.returncode == 0, stderr.decode()
     assert 'deployment "api" successfully rolled out' in stdout.decode()
+
+
+async def test_scaling_a_deployment_down_and_up(cluster: Cluster):
+    await cluster.create(deployment("scaled", "nginx:1.25", replicas=3), "deployments", "apps/v1")
+    await cluster.wait_for("deployments", "scaled", rolled_out(3), group_version="apps/v1")
+    path = resource_path("apps/v1", "deployments", "default", "scaled")
+    await cluster.client.patch(path, {"spec": {"replicas": 1}})
+    await cluster.wait_list("pods", lambda items: len(items) == 1, label_selector="app=scaled")
+    await cluster.wait_for("deployments", "scaled", rolled_out(1), group_version="apps/v1")
+    await cluster.client.patch(path, {"spec": {"replicas": 4}})
+    pods = await cluster.wait_list(
+        "pods", lambda items: len(items) == 4 and all(is_ready(p) for p in items), label_selector="app=scaled"
+    )
+    assert len({p["metadata"]["labels"]["pod-template-hash"] for p in pods}) == 1
+    await cluster.wait_for("deployments", "scaled", rolled_out(4), group_version="apps/v1")
