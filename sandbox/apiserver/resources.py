@@ -161,6 +161,14 @@ def builtin_resources() -> list[ResourceType]:
             categories=["api-extensions"],
         ),
         _r(
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectaccessreviews",
+            "SelfSubjectAccessReview",
+            False,
+            verbs=["create"],
+        ),
+        _r(
             "apiextensions.k8s.io",
             "v1",
             "customresourcedefinitions",

@@ -195,3 +195,14 @@ async def test_services_get_cluster_ips_and_headless_stays(emulator):
     assert a["spec"]["clusterIP"].startswith("10.96.") and a["spec"]["clusterIPs"] == [a["spec"]["clusterIP"]]
     assert a["spec"]["ports"][0] == {"port": 80, "protocol": "TCP", "targetPort": 80}
     assert b["spec"]["clusterIP"] == "None"
+
+
+async def test_self_subject_access_review_allows_the_admin_token(emulator):
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "create", "resource": "pods"}},
+    }
+    async with http(emulator.server) as c:
+        r = await c.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=review)
+    assert r.status_code == 201 and r.json()["status"]["allowed"] is True
