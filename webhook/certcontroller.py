@@ -127,8 +127,11 @@ class CertController:
         failures = 0
         try:
             while True:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancel that lands just as the
+                # event fires, and stop() would then wait on this loop forever.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=wait)
+                    async with asyncio.timeout(wait):
+                        await self._wake.wait()
                 self._wake.clear()
                 try:
                     await self.sync_once()

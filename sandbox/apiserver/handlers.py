@@ -354,7 +354,9 @@ class Handlers:
                     break
                 wait = min(remaining, self.server.bookmark_interval) if bookmarks else remaining
                 try:
-                    event = await asyncio.wait_for(watcher.queue.get(), wait)
+                    # Not wait_for: on 3.11 it can swallow the cancel of a disconnected watch.
+                    async with asyncio.timeout(wait):
+                        event = await watcher.queue.get()
                 except TimeoutError:
                     if bookmarks and loop.time() < deadline:
                         await response.write(self._bookmark(self.store.rv))
