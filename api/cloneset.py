@@ -30,6 +30,7 @@ from kruise.api.podtemplate_validation import (
 )
 from kruise.api.validation import (
     FieldError,
+    changed_outside,
     forbidden,
     invalid,
     not_supported,
@@ -313,9 +314,7 @@ def validate(obj: CloneSet, old: CloneSet | None = None) -> list[FieldError]:
     """The validating webhook: create when `old` is None, update otherwise."""
     errs: list[FieldError] = []
     if old is not None:
-        new_rest = {k: v for k, v in obj.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
-        old_rest = {k: v for k, v in old.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
-        if new_rest != old_rest:
+        if changed_outside(obj.spec.to_dict(), old.spec.to_dict(), MUTABLE_SPEC_FIELDS):
             errs.append(
                 forbidden(
                     "spec",

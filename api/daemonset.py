@@ -26,6 +26,7 @@ from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, 
 from kruise.api.podtemplate_validation import template_labels, template_spec, validate_pod_template
 from kruise.api.validation import (
     FieldError,
+    changed_outside,
     forbidden,
     int_or_percent_errors,
     invalid,
@@ -260,17 +261,14 @@ MUTABLE_SPEC_FIELDS = (
 def validate(obj: DaemonSet, old: DaemonSet | None = None) -> list[FieldError]:
     """The validating webhook: create when `old` is None, update otherwise."""
     errs: list[FieldError] = []
-    if old is not None:
-        new_rest = {k: v for k, v in obj.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
-        old_rest = {k: v for k, v in old.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
-        if new_rest != old_rest:
-            errs.append(
-                forbidden(
-                    "spec",
-                    "updates to daemonset spec for fields other than 'BurstReplicas', 'template', "
-                    "'lifecycle',  'updateStrategy', 'minReadySeconds', and 'revisionHistoryLimit' "
-                    "are forbidden",
-                )
+    if old is not None and changed_outside(obj.spec.to_dict(), old.spec.to_dict(), MUTABLE_SPEC_FIELDS):
+        errs.append(
+            forbidden(
+                "spec",
+                "updates to daemonset spec for fields other than 'BurstReplicas', 'template', "
+                "'lifecycle',  'updateStrategy', 'minReadySeconds', and 'revisionHistoryLimit' "
+                "are forbidden",
             )
+        )
     errs.extend(validate_spec(obj.spec))
     return errs

@@ -30,6 +30,7 @@ from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
 from kruise.api.podtemplate_validation import first_non_image_change, template_labels, template_spec
 from kruise.api.validation import (
     FieldError,
+    changed_outside,
     forbidden,
     int_or_percent_errors,
     invalid,
@@ -433,9 +434,7 @@ def validate(
     errs = validate_spec(new.spec)
     if old is not None:
         previous = to_v1beta1(old)
-        new_rest = {k: v for k, v in new.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
-        old_rest = {k: v for k, v in previous.spec.to_dict().items() if k not in MUTABLE_SPEC_FIELDS}
-        if new_rest != old_rest:
+        if changed_outside(new.spec.to_dict(), previous.spec.to_dict(), MUTABLE_SPEC_FIELDS):
             errs.append(
                 forbidden(
                     "spec",

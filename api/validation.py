@@ -67,6 +67,14 @@ class FieldError:
         return f"{self.field}: {self.body()}"
 
 
+def changed_outside(new: dict[str, Any], old: dict[str, Any], mutable: tuple[str, ...]) -> bool:
+    """Whether any top-level key other than `mutable` differs: upstream's "only these spec fields may
+    change" rule, which compares the whole spec after blanking the allowed fields."""
+    return {k: v for k, v in new.items() if k not in mutable} != {
+        k: v for k, v in old.items() if k not in mutable
+    }
+
+
 def invalid(path: str, value: Any, detail: str) -> FieldError:
     return FieldError(ErrorType.Invalid, path, value, detail)
 
