@@ -1,0 +1,224 @@
+"""`kubectl-kruise`: argument parsing and dispatch, kubectl-style.
+
+argparse rather than typer because kubectl's flag grammar needs it: connection globals are
+accepted before or after the subcommand (`kubectl kruise -n ns rollout ...` and `kubectl kruise
+rollout ... -n ns`), Go booleans are written `--watch=false`, and `--dry-run` takes an optional
+value. Output goes to stdout, `error: ...` lines to stderr, exit code 1 on any error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TextIO
+
+from kruise.cli.kubectl_kruise import commands, kinds
+from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
+from kruise.kube.client import Client
+from kruise.kube.errors import ApiError
+
+PROG = "kubectl-kruise"
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+# Boolean and optional-value flags written bare, and the value kubectl gives them then.
+_BARE_FLAGS = {"--watch": "--watch=true", "-w": "--watch=true", "--dry-run": "--dry-run=client"}
+
+
+def parse_duration(text: str) -> float:
+    """Go's time.ParseDuration for the non-negative values kubectl flags take ("0", "90s", "1h30m")."""
+    if text in ("0", ""):
+        return 0.0
+    pos, total = 0, 0.0
+    while pos < len(text):
+        match = _DURATION_PART.match(text, pos)
+        if match is None:
+            raise argparse.ArgumentTypeError(f'time: invalid duration "{text}"')
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    return total
+
+
+def parse_bool(text: str) -> bool:
+    """Go's strconv.ParseBool."""
+    if text in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if text in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+
+
+def parse_dry_run(text: str) -> str:
+    if text in ("none", "client", "server"):
+        return text
+    if text == "unchanged":
+        return "client"
+    raise argparse.ArgumentTypeError(
+        f'Invalid dry-run value ({text}). Must be "none", "server", or "client".'
+    )
+
+
+def _connection_flags(suppress: bool) -> argparse.ArgumentParser:
+    """kubectl's globals; on subcommands they default to SUPPRESS so they never hide a value
+    given before the subcommand."""
+    parser = argparse.ArgumentParser(add_help=False)
+    default: Any = argparse.SUPPRESS if suppress else None
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--kubeconfig", default=default, help="Path to the kubeconfig file to use for CLI requests."
+    )
+    group.add_argument("--context", default=default, help="The name of the kubeconfig context to use")
+    group.add_argument(
+        "-n", "--namespace", default=default, help="If present, the namespace scope for this CLI request"
+    )
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    globals_ = _connection_flags(suppress=True)
+    root = argparse.ArgumentParser(
+        prog=PROG,
+        description="kubectl-kruise controls the OpenKruise CRs. Find more information at: https://openkruise.io/",
+        parents=[_connection_flags(suppress=False)],
+    )
+    sub = root.add_subparsers(dest="command", metavar="COMMAND")
+
+    rollout = sub.add_parser(
+        "rollout",
+        help="Manage the rollout of a resource",
+        description="Manage the rollout of a resource. Valid resource types include: deployments, "
+        "daemonsets, statefulsets, clonesets, statefulsets.apps.kruise.io, daemonsets.apps.kruise.io",
+        parents=[globals_],
+    )
+    actions = rollout.add_subparsers(dest="action", metavar="SUBCOMMAND")
+
+    status = actions.add_parser(
+        "status", help="Show the status of the rollout", parents=[globals_],
+        description="Watch the status of the latest rollout until it's done; --watch=false shows it once.",
+    )  # fmt: skip
+    status.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    status.add_argument(
+        "-w", "--watch", type=parse_bool, default=True, help="Watch the status until it's done."
+    )
+    status.add_argument("--revision", type=int, default=0, help="Pin to a specific revision (deployments).")
+    status.add_argument(
+        "--timeout",
+        type=parse_duration,
+        default=0.0,
+        help="How long to wait before ending the watch (0: never).",
+    )
+
+    for name, text in (
+        ("pause", "Mark the provided resource as paused"),
+        ("resume", "Resume a paused resource"),
+        ("restart", "Restart a resource"),
+    ):
+        cmd = actions.add_parser(name, help=text, description=text, parents=[globals_])
+        cmd.add_argument("resources", nargs="*", metavar="RESOURCE")
+
+    hist = actions.add_parser(
+        "history",
+        help="View rollout history",
+        description="View previous rollout revisions and configurations.",
+        parents=[globals_],
+    )  # fmt: skip
+    hist.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    hist.add_argument(
+        "--revision", type=int, default=0, help="See the details, including podTemplate of the revision"
+    )
+
+    undo = actions.add_parser(
+        "undo",
+        help="Undo a previous rollout",
+        description="Rollback to a previous rollout.",
+        parents=[globals_],
+    )
+    undo.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    undo.add_argument(
+        "--to-revision", type=int, default=0, help="The revision to rollback to (0: the previous one)."
+    )
+    undo.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
+    scale = sub.add_parser(
+        "scaledown",
+        help="Scaledown a cloneset with selective Pods",
+        description="Scaledown a cloneset with selective Pods: "
+        "kubectl-kruise scaledown cloneset/NAME --pods a,b",
+        parents=[globals_],
+    )
+    scale.add_argument("resources", nargs="*", metavar="CLONESET")
+    scale.add_argument("--pods", default="", help="Name of the pods to delete")
+    return root
+
+
+def normalize_argv(argv: Sequence[str]) -> list[str]:
+    """Give bare boolean / optional-value flags their implied value, so argparse never mistakes
+    the next argument for that value."""
+    return [_BARE_FLAGS.get(arg, arg) for arg in argv]
+
+
+Runner = Callable[[Client, str, list[kinds.Target], TextIO], Awaitable[list[str]]]
+
+
+def _runner(args: argparse.Namespace) -> Runner:
+    if args.command == "scaledown":
+        return lambda c, ns, t, out: commands.scaledown(c, ns, t, args.pods, out)
+    action = args.action
+    if action == "status":
+        options = commands.StatusOptions(
+            watch=args.watch, revision=args.revision, timeout=args.timeout or None
+        )
+        return lambda c, ns, t, out: commands.rollout_status(c, ns, t, options, out)
+    if action == "pause":
+        return commands.rollout_pause
+    if action == "resume":
+        return commands.rollout_resume
+    if action == "restart":
+        return lambda c, ns, t, out: commands.rollout_restart(c, ns, t, out)
+    if action == "history":
+        return lambda c, ns, t, out: commands.rollout_history(c, ns, t, args.revision, out)
+    return lambda c, ns, t, out: commands.rollout_undo(c, ns, t, args.to_revision, args.dry_run, out)
+
+
+async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
+    parser = build_parser()
+    args = parser.parse_args(normalize_argv(argv))
+    if args.command is None:
+        parser.print_help(out)
+        return 0
+    if args.command == "rollout" and args.action is None:
+        parser.parse_args(["rollout", "--help"])
+    connection = ConnectionOptions(args.kubeconfig, args.context, args.namespace)
+    try:
+        targets = kinds.parse_targets(list(args.resources))
+        if args.command == "scaledown" and not args.pods:
+            raise commands.CommandError("must specify one pod name")
+        namespace = connection.resolve_namespace()
+        client = await connection.client()
+    except (kinds.ResolveError, commands.CommandError, ConfigError) as exc:
+        err.write(f"error: {exc}\n")
+        return 1
+    try:
+        errors = await _runner(args)(client, namespace, targets, out)
+    except commands.CommandError as exc:
+        errors = [str(exc)]
+    except ApiError as exc:
+        errors = [commands.api_error_text(exc)]
+    finally:
+        await client.close()
+    for text in errors:
+        err.write(text + "\n" if text.startswith("Error from server") else f"error: {text}\n")
+    return 1 if errors else 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry (`kubectl-kruise`); kubectl runs it as `kubectl kruise ...`."""
+    try:
+        code = asyncio.run(run(sys.argv[1:] if argv is None else argv, sys.stdout, sys.stderr))
+    except KeyboardInterrupt:
+        code = 130
+    sys.exit(code)

@@ -1,0 +1,334 @@
+"""The commands: read objects, apply the pure rules of the sibling modules, write, print.
+
+Each command takes a connected `Client`, the namespace and its parsed options, writes kubectl's
+lines to `out`, and returns the list of per-object errors (kubectl keeps going after one object
+fails and reports all failures at the end). Problems that stop the whole command raise
+`CommandError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from kruise.cli.kubectl_kruise import history, kinds, mutate, status
+from kruise.cli.kubectl_kruise.describe import describe_pod_template
+from kruise.kube.client import Client, PatchType
+from kruise.kube.errors import ApiError, Gone
+from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, REPLICASETS
+from kruise.kube.retry import retry_on_conflict
+
+WATCH_SECONDS = 300
+
+
+class CommandError(Exception):
+    """Stops the command; printed as `error: <text>`."""
+
+
+def api_error_text(err: ApiError) -> str:
+    """kubectl's `Error from server (Reason): message` (without the `error: ` prefix it never adds)."""
+    if err.code == 0:
+        return err.message
+    reason = err.reason or "Unknown"
+    return f"Error from server ({reason}): {err.message}"
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def label_selector(selector: Mapping[str, Any] | None) -> str:
+    """A metav1.LabelSelector as the `labelSelector` query string."""
+    selector = selector or {}
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+        if op == "In":
+            parts.append(f"{key} in ({','.join(sorted(values))})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(sorted(values))})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts)
+
+
+# ---- rollout status --------------------------------------------------------------------------
+
+
+async def observe(client: Client, target: kinds.Target, namespace: str) -> AsyncIterator[dict[str, Any]]:
+    """The object now, then every later version, until it is deleted (which raises).
+
+    A watch that ends is resumed from the last version seen; a 410 Gone re-reads the object.
+    """
+    ref = target.workload.ref
+    obj = await client.get(ref, target.name, namespace)
+    yield obj
+    version = obj["metadata"].get("resourceVersion")
+    while True:
+        try:
+            async for event in client.watch(
+                ref,
+                namespace,
+                resource_version=version,
+                field_selector=f"metadata.name={target.name}",
+                timeout_seconds=WATCH_SECONDS,
+            ):
+                version = (event.object.get("metadata") or {}).get("resourceVersion") or version
+                if event.type == "BOOKMARK":
+                    continue
+                if event.type == "DELETED":
+                    raise CommandError("object has been deleted")
+                yield event.object
+        except Gone:
+            obj = await client.get(ref, target.name, namespace)
+            version = obj["metadata"].get("resourceVersion")
+            yield obj
+
+
+@dataclass(frozen=True)
+class StatusOptions:
+    watch: bool = True
+    revision: int = 0
+    timeout: float | None = None  # seconds; None waits forever
+
+
+async def rollout_status(
+    client: Client, namespace: str, targets: list[kinds.Target], options: StatusOptions, out: TextIO
+) -> list[str]:
+    if len(targets) != 1:
+        raise CommandError(
+            "rollout status is only supported on individual resources and resource collections - "
+            f"{len(targets)} resources were found"
+        )
+    target = targets[0]
+    last = None
+    try:
+        async with asyncio.timeout(options.timeout):
+            async for obj in observe(client, target, namespace):
+                try:
+                    message, done = status.rollout_status(target.workload, obj, options.revision)
+                except status.RolloutError as err:
+                    raise CommandError(str(err)) from None
+                # kubectl prints on every event; repeating an unchanged line adds nothing.
+                if message != last:
+                    out.write(message)
+                    out.flush()
+                    last = message
+                if done or not options.watch:
+                    return []
+    except TimeoutError:
+        raise CommandError("timed out waiting for the condition") from None
+    return []
+
+
+# ---- pause / resume / restart ----------------------------------------------------------------
+
+
+def _object_error(target: kinds.Target, err: Exception) -> str:
+    return f'{target.workload.resource} "{target.name}" {err}'
+
+
+async def _patch_each(
+    client: Client,
+    namespace: str,
+    targets: list[kinds.Target],
+    make_patch: Any,
+    operation: str,
+    out: TextIO,
+) -> list[str]:
+    errors: list[str] = []
+    for target in targets:
+        ref = target.workload.ref
+        try:
+            obj = await client.get(ref, target.name, namespace)
+            patch = make_patch(target.workload, obj)
+            await client.patch(ref, target.name, patch, namespace, patch_type=PatchType.MERGE)
+        except mutate.MutationError as err:
+            errors.append(_object_error(target, err))
+            continue
+        except ApiError as err:
+            errors.append(api_error_text(err))
+            continue
+        out.write(f"{target.display()} {operation}\n")
+    return errors
+
+
+async def rollout_pause(
+    client: Client, namespace: str, targets: list[kinds.Target], out: TextIO
+) -> list[str]:
+    return await _patch_each(client, namespace, targets, mutate.pause_patch, "paused", out)
+
+
+async def rollout_resume(
+    client: Client, namespace: str, targets: list[kinds.Target], out: TextIO
+) -> list[str]:
+    return await _patch_each(client, namespace, targets, mutate.resume_patch, "resumed", out)
+
+
+async def _replace(client: Client, target: kinds.Target, namespace: str, change: Any) -> dict[str, Any]:
+    """Read-modify-PUT with the object's resourceVersion, re-read on conflict."""
+    ref = target.workload.ref
+
+    async def attempt() -> dict[str, Any]:
+        obj = await client.get(ref, target.name, namespace)
+        return await client.update(ref, change(obj))
+
+    return await retry_on_conflict(attempt)
+
+
+async def rollout_restart(
+    client: Client, namespace: str, targets: list[kinds.Target], out: TextIO, now: str | None = None
+) -> list[str]:
+    stamp = now or now_rfc3339()
+    errors: list[str] = []
+    for target in targets:
+        try:
+            if target.workload.is_kruise:
+                await _replace(client, target, namespace, lambda obj: mutate.with_restart_env(obj, stamp))
+            else:
+                obj = await client.get(target.workload.ref, target.name, namespace)
+                patch = mutate.restart_annotation_patch(target.workload, obj, stamp)
+                await client.patch(
+                    target.workload.ref, target.name, patch, namespace, patch_type=PatchType.MERGE
+                )
+        except mutate.MutationError as err:
+            errors.append(_object_error(target, err))
+            continue
+        except ApiError as err:
+            errors.append(api_error_text(err))
+            continue
+        out.write(f"{target.display()} restarted\n")
+    return errors
+
+
+# ---- history / undo --------------------------------------------------------------------------
+
+
+async def load_history(
+    client: Client, namespace: str, target: kinds.Target
+) -> tuple[dict[str, Any], list[history.Revision]]:
+    """The workload and its revisions, oldest first."""
+    obj = await client.get(target.workload.ref, target.name, namespace)
+    selector = label_selector((obj.get("spec") or {}).get("selector"))
+    uid = obj["metadata"].get("uid", "")
+    if target.workload is kinds.DEPLOYMENT:
+        items, _ = await client.list_all(REPLICASETS, namespace, label_selector=selector or None)
+        return obj, history.replicaset_revisions(items, uid)
+    items, _ = await client.list_all(CONTROLLER_REVISIONS, namespace, label_selector=selector or None)
+    return obj, history.controller_revisions(items, uid)
+
+
+async def rollout_history(
+    client: Client, namespace: str, targets: list[kinds.Target], revision: int, out: TextIO
+) -> list[str]:
+    errors: list[str] = []
+    for target in targets:
+        try:
+            _, revisions = await load_history(client, namespace, target)
+            text = history.view_history(revisions, revision)
+        except history.HistoryError as err:
+            errors.append(str(err))
+            continue
+        except ApiError as err:
+            errors.append(api_error_text(err))
+            continue
+        heading = f"with revision #{revision}" if revision > 0 else ""
+        out.write(f"{target.display()} {heading}\n{text}\n")
+    return errors
+
+
+DRY_RUN_SUFFIX = {"none": "", "client": " (dry run)", "server": " (server dry run)"}
+
+
+async def _undo_one(
+    client: Client, namespace: str, target: kinds.Target, to_revision: int, dry_run: str
+) -> str:
+    obj, revisions = await load_history(client, namespace, target)
+    current = (obj.get("spec") or {}).get("template") or {}
+    if target.workload is kinds.DEPLOYMENT:
+        chosen = history.deployment_rollback_target(revisions, current, to_revision, target.name)
+    else:
+        word = "latest" if target.workload is kinds.ADVANCED_STATEFULSET else "last"
+        chosen = history.find_revision(revisions, to_revision, word)
+    if dry_run == "client":
+        return f"will roll back to {describe_pod_template(chosen.template)}"
+    if history.templates_equal(chosen.template, current):
+        return f"skipped rollback (current template already matches revision {chosen.number})"
+    if target.workload is kinds.DEPLOYMENT:
+        patch = history.deployment_rollback_patch(obj, chosen)
+    else:
+        patch = history.template_rollback_patch(chosen)
+    try:
+        await client.patch(
+            target.workload.ref,
+            target.name,
+            patch,
+            namespace,
+            patch_type=PatchType.JSON,
+            dry_run=dry_run == "server",
+        )
+    except ApiError as err:
+        raise history.HistoryError(f"failed restoring revision {chosen.number}: {err.message}") from None
+    return "rolled back"
+
+
+async def rollout_undo(
+    client: Client, namespace: str, targets: list[kinds.Target], to_revision: int, dry_run: str, out: TextIO
+) -> list[str]:
+    errors: list[str] = []
+    seen: set[tuple[kinds.Workload, str]] = set()
+    for target in targets:
+        if (target.workload, target.name) in seen:  # one undo per workload, as kruise-tools
+            continue
+        seen.add((target.workload, target.name))
+        try:
+            result = await _undo_one(client, namespace, target, to_revision, dry_run)
+        except history.HistoryError as err:
+            errors.append(str(err))
+            continue
+        except ApiError as err:
+            errors.append(api_error_text(err))
+            continue
+        out.write(f"{target.display()} {result}{DRY_RUN_SUFFIX[dry_run]}\n")
+    return errors
+
+
+# ---- scaledown -------------------------------------------------------------------------------
+
+
+async def scaledown(
+    client: Client, namespace: str, targets: list[kinds.Target], pods: str, out: TextIO
+) -> list[str]:
+    try:
+        names = mutate.parse_pod_list(pods)
+    except mutate.MutationError as err:
+        raise CommandError(str(err)) from None
+    if not targets:
+        return []
+    target = targets[0]
+    if target.workload is not kinds.CLONESET:
+        raise CommandError("currently only supported CloneSet selective pods deletion")
+    try:
+        cloneset = await client.get(target.workload.ref, target.name, namespace)
+        uid = cloneset["metadata"].get("uid", "")
+        for name in names:
+            pod = await client.get(PODS, name, namespace)
+            if not history.is_controlled_by(pod, uid):
+                raise CommandError(f'pod "{name}" is not owned by CloneSet {target.name}')
+        await _replace(client, target, namespace, lambda obj: mutate.scaledown(obj, names))
+    except mutate.MutationError as err:
+        out.write(f"{target.name} delete pods [{' '.join(names)}] failed\n")
+        raise CommandError(f"scaledown cloneset {target.name} failed, error is {err}") from None
+    except ApiError as err:
+        out.write(f"{target.name} delete pods [{' '.join(names)}] failed\n")
+        raise CommandError(
+            f"scaledown cloneset {target.name} failed, error is {api_error_text(err)}"
+        ) from None
+    out.write(f"# {target.name} delete pods [{' '.join(names)}] successfully\n")
+    out.write(f"{target.display()} selective pod deletion\n")
+    return []

@@ -1,0 +1,54 @@
+"""kubectl's connection globals for a plugin: `--kubeconfig`, `--context`, `-n/--namespace`.
+
+kubectl hands a plugin its arguments untouched, so the plugin reads the same kubeconfig the same
+way: the flag, else `KUBECONFIG` (a `:`-separated list, merged), else `~/.kube/config`; the
+namespace from the flag, else the chosen context's namespace, else `default`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from kubernetes_asyncio.config import ConfigException
+from kubernetes_asyncio.config.kube_config import list_kube_config_contexts
+
+from kruise.kube.client import Client
+
+USER_AGENT = "kubectl-kruise"
+
+
+class ConfigError(Exception):
+    """The kubeconfig cannot be used; the text says which file or context."""
+
+
+@dataclass(frozen=True)
+class ConnectionOptions:
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+
+    def kubeconfig_path(self) -> str:
+        return self.kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+
+    def resolve_namespace(self) -> str:
+        if self.namespace:
+            return self.namespace
+        try:
+            contexts, current = list_kube_config_contexts(self.kubeconfig_path())
+        except (ConfigException, OSError) as err:
+            raise ConfigError(f"invalid configuration: {err}") from None
+        chosen = None
+        if self.context:
+            chosen = next((c for c in contexts if c.get("name") == self.context), None)
+            if chosen is None:
+                raise ConfigError(f"context was not found for specified context: {self.context}")
+        else:
+            chosen = current
+        return ((chosen or {}).get("context") or {}).get("namespace") or "default"
+
+    async def client(self) -> Client:
+        try:
+            return await Client.from_kubeconfig(self.kubeconfig_path(), self.context, user_agent=USER_AGENT)
+        except (ConfigException, OSError) as err:
+            raise ConfigError(f"invalid configuration: {err}") from None
