@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kruise.kube.resources import ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, Store
 
 
@@ -28,3 +29,34 @@ class StoreNamespaceContents:
 
     def bound_pvcs(self, namespace: str) -> int:
         return sum(1 for pvc in self._pvcs.by_index(NAMESPACE_INDEX, namespace) if _pvc_bound(pvc))
+
+
+SIDECARSETS = ResourceRef("apps.kruise.io", "v1alpha1", "sidecarsets", False, "SidecarSet")
+
+
+class StoreSidecarSets:
+    """SidecarSets and Namespace labels from informer stores, for injection and SidecarSet validation.
+
+    Objects are shared with the informer: callers must copy before changing anything.
+    """
+
+    def __init__(self, namespaces: Store, sidecarsets: Store | None = None) -> None:
+        self._namespaces = namespaces
+        self._sidecarsets = sidecarsets
+
+    def attach(self, sidecarsets: Store) -> None:
+        """Start reading SidecarSets once the process found the kind served (until then: none)."""
+        self._sidecarsets = sidecarsets
+
+    def list(self) -> list[dict]:
+        return self._sidecarsets.list() if self._sidecarsets is not None else []
+
+    def get(self, name: str) -> dict | None:
+        return self._sidecarsets.get_by_name(None, name) if self._sidecarsets is not None else None
+
+    def namespace_labels(self, name: str) -> dict[str, str] | None:
+        """None when the namespace is unknown (upstream then treats a namespaceSelector as unmatched)."""
+        namespace = self._namespaces.get_by_name(None, name)
+        if namespace is None:
+            return None
+        return (namespace.get("metadata") or {}).get("labels") or {}

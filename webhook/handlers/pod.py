@@ -1,20 +1,37 @@
-"""Pod CREATE mutation: the `KruisePodReady` readiness gate for pods a Kruise workload controls, and
-container launch priority barriers (`kruise.control.launchpriority`).
+"""Pod CREATE mutation, in upstream's order: the `KruisePodReady` readiness gate, SidecarSet
+injection (`kruise.control.sidecarset`), then container launch priority barriers — last, because
+they must see the injected sidecars too.
 
-Upstream injects this gate (not InPlaceUpdateReady, which the CloneSet controller itself writes into
-the pods it creates) so lifecycle hooks and container recreation can hold a pod NotReady without
-fighting the kubelet. The handler is idempotent because the apiserver may reinvoke mutating webhooks.
+Upstream injects the readiness gate (not InPlaceUpdateReady, which the CloneSet controller itself
+writes into the pods it creates) so lifecycle hooks and container recreation can hold a pod NotReady
+without fighting the kubelet. Everything here only edits the admitted object, so a dryRun request
+is answered exactly like a real one with nothing else touched; and the handler is idempotent because
+the apiserver may reinvoke mutating webhooks.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import datetime
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
 from kruise.control.launchpriority import PriorityError, inject_barriers
+from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
+from kruise.control.sidecarset.matching import SelectorError, matching_sidecarsets
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
 
 KRUISE_GROUP = "apps.kruise.io"
+
+
+class SidecarSetSource(Protocol):
+    """Read-only SidecarSets and namespace labels (the webhook's informer caches)."""
+
+    def list(self) -> list[dict[str, Any]]: ...
+
+    def get(self, name: str) -> dict[str, Any] | None: ...
+
+    def namespace_labels(self, name: str) -> dict[str, str] | None: ...
 
 
 def owned_by_kruise(pod: dict[str, Any]) -> bool:
@@ -35,16 +52,46 @@ def inject_readiness_gate(pod: dict[str, Any], all_pods: bool = False) -> bool:
     return True
 
 
-def pod_create_handler(all_pods: bool = False) -> Any:
+def _inject_sidecars(
+    pod: dict[str, Any], source: SidecarSetSource, sort_by_name: bool, now: datetime.datetime
+) -> bool:
+    matched = matching_sidecarsets(source.list(), pod, source.namespace_labels)
+    return inject(pod, matched, sort_containers_by_name=sort_by_name, now=now)
+
+
+def pod_create_handler(
+    all_pods: bool = False,
+    sidecarsets: SidecarSetSource | None = None,
+    *,
+    sort_sidecars_by_name: bool = False,
+    clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.UTC),
+) -> Any:
+    """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
+    EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection."""
+
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation != "CREATE" or req.sub_resource or req.resource.resource != "pods" or not req.object:
             return allow()
         pod = mutable(req.object)
+        metadata = pod.setdefault("metadata", {})
+        had_namespace = bool(metadata.get("namespace"))
+        if not had_namespace and req.namespace:
+            metadata["namespace"] = req.namespace  # matching needs it; it is not part of the patch
         changed = inject_readiness_gate(pod, all_pods)
+        if sidecarsets is not None:
+            try:
+                changed = _inject_sidecars(pod, sidecarsets, sort_sidecars_by_name, clock()) or changed
+            except (InjectionError, SelectorError) as exc:
+                return deny(500, str(exc))
+            except InjectionConflict as exc:
+                name = metadata.get("name") or metadata.get("generateName") or ""
+                return deny(422, f'Pod "{name}" is invalid: {exc}')
         try:
-            changed = inject_barriers(pod) or changed  # upstream runs this after sidecar injection
+            changed = inject_barriers(pod) or changed
         except PriorityError as exc:
             return deny(400, str(exc))
+        if not had_namespace:
+            metadata.pop("namespace", None)
         return patched(pod) if changed else allow()
 
     return handle

@@ -1,0 +1,46 @@
+"""Builders for SidecarSet injection tests: SidecarSets as the webhook stores them, and pods."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kruise.api import sidecarset as api
+from kruise.control.sidecarset.hashing import set_hash_annotations
+
+
+def sidecarset(name: str, containers: list[dict[str, Any]] | None = None, **spec: Any) -> dict[str, Any]:
+    """A SidecarSet defaulted and hashed exactly as the mutating webhook would store it."""
+    body: dict[str, Any] = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "SidecarSet",
+        "metadata": {"name": name, **spec.pop("metadata", {})},
+        "spec": {"selector": {"matchLabels": {"app": "nginx"}}, **spec},
+    }
+    if containers is not None:
+        body["spec"]["containers"] = copy.deepcopy(containers)
+    model = api.SidecarSet.model_validate(body)
+    api.set_defaults(model)
+    stored = model.to_dict()
+    set_hash_annotations(stored)
+    return stored
+
+
+def pod(name: str = "test-pod", namespace: str = "default", **spec: Any) -> dict[str, Any]:
+    labels = spec.pop("labels", {"app": "nginx"})
+    metadata = {"name": name, "namespace": namespace, "labels": labels, **spec.pop("metadata", {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.7.9"}], **spec},
+    }
+
+
+SIDECAR1 = {
+    "name": "sidecar1",
+    "image": "busybox",
+    "command": ["sleep", "999d"],
+    "volumeMounts": [{"name": "log-volume", "mountPath": "/var/log"}],
+}
+LOG_VOLUME = {"name": "log-volume", "emptyDir": {}}

@@ -1,0 +1,111 @@
+"""SidecarSet admission beyond the generic kinds handlers.
+
+Mutating: after defaulting, stamp the two hash annotations pods are later compared against.
+Validating: the rules that need *other* SidecarSets — container, volume and annotation conflicts
+with SidecarSets selecting the same pods, and the canary/base pairing — read from the webhook's
+informer cache instead of listing from the apiserver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from kruise.api import sidecarset as api
+from kruise.api.keys import ANNOTATION_SIDECARSET_BASE
+from kruise.api.validation import FieldError, aggregate_message, invalid, pydantic_errors
+from kruise.control.sidecarset.hashing import set_hash_annotations
+from kruise.control.sidecarset.matching import canary_base
+from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
+from kruise.webhook.handlers import kinds
+from kruise.webhook.handlers.pod import SidecarSetSource
+
+
+def mutating_handler(hooks: kinds.KindHooks) -> Callable[[AdmissionRequest], Any]:
+    defaulting = kinds.mutating_handler(hooks)
+
+    async def handle(req: AdmissionRequest) -> Decision:
+        decision = await defaulting(req)
+        if decision.mutated is None or req.operation not in ("CREATE", "UPDATE"):
+            return decision
+        mutated = mutable(decision.mutated)
+        meta = mutated.setdefault("metadata", {})
+        meta["annotations"] = dict(meta.get("annotations") or {})
+        set_hash_annotations(mutated)
+        return patched(mutated)
+
+    return handle
+
+
+def canary_errors(
+    obj: dict[str, Any], old: dict[str, Any] | None, source: SidecarSetSource
+) -> list[FieldError]:
+    """`validateSidecarSetCanaryAnnotations`."""
+    base = canary_base(obj)
+    if base is None:
+        return []
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    errs: list[FieldError] = []
+    if base == (obj.get("metadata") or {}).get("name"):
+        errs.append(invalid("metadata", annotations, "base sidecarSet cannot be itself"))
+    if old is not None:
+        old_base = ((old.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_SIDECARSET_BASE, "")
+        if old_base != base:
+            errs.append(
+                invalid("metadata", annotations, f"annotations[{ANNOTATION_SIDECARSET_BASE}] is immutable")
+            )
+    found = source.get(base)
+    if found is None:
+        errs.append(
+            invalid(
+                "metadata",
+                annotations,
+                f'fetch base sidecarSet[{base}] failed: sidecarsets.apps.kruise.io "{base}" not found',
+            )
+        )
+    elif canary_base(found) is not None:
+        errs.append(invalid("metadata", annotations, "base sidecarSet cannot be canary"))
+    strategy = ((obj.get("spec") or {}).get("updateStrategy") or {}).get("type")
+    if strategy != api.STRATEGY_NOT_UPDATE:
+        errs.append(invalid("metadata", annotations, "RollingUpdate is not supported for canary sidecarSet"))
+    return errs
+
+
+def _others(obj: dict[str, Any], source: SidecarSetSource) -> list[api.SidecarSet]:
+    """Every other SidecarSet, parsed; a canary's base is not a conflict (it replaces it)."""
+    base = canary_base(obj)
+    others = []
+    for item in source.list():
+        if base is not None and (item.get("metadata") or {}).get("name") == base:
+            continue
+        try:
+            others.append(api.SidecarSet.model_validate(mutable(item)))
+        except ValidationError:
+            continue  # a stored object the schema no longer accepts cannot conflict by name reliably
+    return others
+
+
+def validating_handler(hooks: kinds.KindHooks, source: SidecarSetSource) -> Callable[[AdmissionRequest], Any]:
+    generic = kinds.validating_handler(hooks)
+
+    async def handle(req: AdmissionRequest) -> Decision:
+        if req.operation not in ("CREATE", "UPDATE") or req.object is None:
+            return await generic(req)
+        try:
+            obj = api.SidecarSet.model_validate(mutable(req.object))
+            old = (
+                api.SidecarSet.model_validate(mutable(req.old_object))
+                if req.operation == "UPDATE" and req.old_object
+                else None
+            )
+        except ValidationError as exc:
+            return deny(422, aggregate_message(pydantic_errors(exc)))
+        errors = api.validate(obj, old=old)
+        errors.extend(canary_errors(req.object, req.old_object if old is not None else None, source))
+        if not errors:
+            errors = api.conflict_errors(obj, _others(req.object, source), source.namespace_labels)
+        return deny(422, aggregate_message(errors)) if errors else allow()
+
+    return handle
