@@ -2,25 +2,43 @@
 
 from __future__ import annotations
 
+from kruise.api import features
+from kruise.api.features import FeatureGates
 from kruise.api.registry import KINDS
 from kruise.webhook import paths
 from kruise.webhook.admission import Handler
-from kruise.webhook.handlers import deletion, kinds, pod
+from kruise.webhook.handlers import deletion, kinds, pod, sidecarset
 from kruise.webhook.handlers.deletion import NamespaceContents
+from kruise.webhook.handlers.pod import SidecarSetSource
 
 
-def build_routes(namespace_contents: NamespaceContents) -> dict[str, Handler]:
+def build_routes(
+    namespace_contents: NamespaceContents,
+    sidecarsets: SidecarSetSource | None = None,
+    gates: FeatureGates | None = None,
+) -> dict[str, Handler]:
+    """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks."""
+    gates = gates or FeatureGates()
     routes: dict[str, Handler] = {}
     for info in KINDS:
         hooks = kinds.hooks_for(info)
         versions = tuple(v.name for v in info.versions)
         mutate = kinds.mutating_handler(hooks)
         validate = kinds.validating_handler(hooks)
+        if info.kind == "SidecarSet":
+            mutate = sidecarset.mutating_handler(hooks)
+            if sidecarsets is not None:
+                validate = sidecarset.validating_handler(hooks, sidecarsets)
         for path in paths.kind_paths("mutate", info.group, info.kind, versions):
             routes[path] = mutate
         for path in paths.kind_paths("validate", info.group, info.kind, versions):
             routes[path] = validate
-    routes[paths.POD_MUTATE] = pod.pod_create_handler()
+    if gates.enabled(features.POD_WEBHOOK):
+        routes[paths.POD_MUTATE] = pod.pod_create_handler(
+            gates.enabled(features.KRUISE_POD_READINESS_GATE),
+            sidecarsets,
+            sort_sidecars_by_name=gates.enabled(features.ENABLE_SORT_SIDECAR_CONTAINER_BY_NAME),
+        )
     workload = deletion.builtin_workload_handler()
     for path in (paths.DEPLOYMENT, paths.REPLICASET, paths.STATEFULSET):
         routes[path] = workload
