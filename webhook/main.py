@@ -18,13 +18,15 @@ from urllib.parse import urlsplit
 
 import structlog
 
+from kruise.api.features import FeatureGateError, FeatureGates
 from kruise.kube.client import Client
+from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.logging import configure_logging
-from kruise.kube.resources import PODS, PVCS
+from kruise.kube.resources import NAMESPACES, PODS, PVCS
 from kruise.webhook import certs
 from kruise.webhook.app import create_app
-from kruise.webhook.caches import StoreNamespaceContents
+from kruise.webhook.caches import SIDECARSETS, StoreNamespaceContents, StoreSidecarSets
 from kruise.webhook.certcontroller import CertController
 from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
 from kruise.webhook.configurations import SERVICE_NAME, ClientTarget
@@ -52,6 +54,7 @@ class Options:
     cache_sync_timeout: float = 120.0
     shutdown_grace: float = 10.0
     log_level: str = "info"
+    feature_gates: str = ""
 
     @property
     def dns_name(self) -> str:
@@ -86,12 +89,14 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p.add_argument("--cache-sync-timeout", type=float, default=120.0)
     p.add_argument("--shutdown-grace-seconds", type=float, default=10.0)
     p.add_argument("--log-level", default="info")
+    p.add_argument("--feature-gates", default="", help="A=true,B=false (the same gates as kruise-manager)")
     a = p.parse_args(argv)
     if a.webhook_url and urlsplit(a.webhook_url).scheme != "https":
         p.error(f"--webhook-url: must be an https:// URL, got {a.webhook_url!r}")
     try:
         certs.parse_renew_before(a.certs_renew_before)
-    except ValueError as exc:
+        FeatureGates.from_flag(a.feature_gates)
+    except (ValueError, FeatureGateError) as exc:
         p.error(str(exc))
     return Options(
         kubeconfig=a.kubeconfig, namespace=a.namespace, bind_address=a.bind_address, port=a.port,
@@ -99,7 +104,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         secret_name=a.secret_name, renew_before=a.certs_renew_before,
         cert_resync_seconds=a.cert_resync_seconds, initialize_timeout=a.webhook_initialize_timeout,
         cache_sync_timeout=a.cache_sync_timeout, shutdown_grace=a.shutdown_grace_seconds,
-        log_level=a.log_level,
+        log_level=a.log_level, feature_gates=a.feature_gates,
     )  # fmt: skip
 
 
@@ -112,7 +117,11 @@ class WebhookProcess:
         self.factory = SharedInformerFactory(client)
         pods = self.factory.informer(PODS)
         pvcs = self.factory.informer(PVCS)
-        self.routes = build_routes(StoreNamespaceContents(pods.store, pvcs.store))
+        self.gates = FeatureGates.from_flag(options.feature_gates)
+        self.sidecarsets = StoreSidecarSets(self.factory.informer(NAMESPACES).store)
+        self.routes = build_routes(
+            StoreNamespaceContents(pods.store, pvcs.store), self.sidecarsets, self.gates
+        )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
             ConfigurationPatcher(client, options.target, frozenset(self.routes)),
@@ -132,7 +141,19 @@ class WebhookProcess:
             self.server.reload_certificate()
             log.info("serving certificate hot-reloaded")
 
+    async def _sidecarset_served(self) -> bool:
+        """Upstream turns SidecarSet handling off when the kind is not installed; so do we, rather
+        than never becoming ready waiting on a cache that cannot sync."""
+        try:
+            await self.client.list(SIDECARSETS, limit=1)
+        except NotFound:
+            log.warning("SidecarSet is not served; pods are admitted without sidecar injection")
+            return False
+        return True
+
     async def start(self) -> None:
+        if await self._sidecarset_served():
+            self.sidecarsets.attach(self.factory.informer(SIDECARSETS).store)
         self.factory.start()
         await self.certs.initialize(self.options.initialize_timeout)
         if not await self.factory.wait_for_cache_sync(self.options.cache_sync_timeout):
