@@ -175,7 +175,7 @@ def deployment_rollback_patch(deployment: Mapping[str, Any], target: Revision) -
     annotations.update({k: v for k, v in rs_annotations.items() if k not in DEPLOYMENT_ANNOTATIONS_TO_SKIP})
     return [
         {"op": "replace", "path": "/spec/template", "value": template},
-        {"op": "replace", "path": "/metadata/annotations", "value": annotations},
+        {"op": "add", "path": "/metadata/annotations", "value": annotations},
     ]
 
 

@@ -1,0 +1,81 @@
+"""The kubectl-kruise commands against the in-process API emulator, with the workload CRDs installed.
+
+No controllers run: tests write specs, ControllerRevisions, ReplicaSets and status themselves
+(status through the status subresource, as a controller would), which is all the plugin reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kruise.cli.kubectl_kruise.app import run
+from kruise.kube.client import Client
+from kruise.kube.resources import CRDS
+
+REPO = Path(__file__).resolve().parents[3]
+WORKLOAD_CRDS = (
+    "apps.kruise.io_clonesets.yaml",
+    "apps.kruise.io_statefulsets.yaml",
+    "apps.kruise.io_daemonsets.yaml",
+)
+
+
+async def install_crds(client: Client, files: tuple[str, ...] = WORKLOAD_CRDS, timeout: float = 10.0) -> None:
+    names = []
+    for file in files:
+        crd = yaml.safe_load((REPO / "crds" / file).read_text())
+        await client.create(CRDS, crd)
+        names.append(crd["metadata"]["name"])
+    async with asyncio.timeout(timeout):
+        for name in names:
+            while True:
+                crd = await client.get(CRDS, name)
+                conditions = (crd.get("status") or {}).get("conditions") or []
+                if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+                    break
+                await asyncio.sleep(0.01)
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@dataclass
+class Plugin:
+    """Runs the plugin's `run()` in-process against the emulator's kubeconfig."""
+
+    client: Client
+    kubeconfig: Path
+
+    async def __call__(self, *args: str) -> Result:
+        out, err = io.StringIO(), io.StringIO()
+        code = await run(["--kubeconfig", str(self.kubeconfig), *args], out, err)
+        return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+async def plugin(emulator) -> AsyncIterator[Plugin]:
+    client = await Client.from_kubeconfig(emulator.kubeconfig, qps=1000, burst=1000)
+    try:
+        await install_crds(client)
+        yield Plugin(client, emulator.kubeconfig)
+    finally:
+        await client.close()
+
+
+def pod_template(image: str = "nginx:1.25", labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": labels or {"app": "demo"}},
+        "spec": {"containers": [{"name": "main", "image": image}]},
+    }

@@ -1,0 +1,353 @@
+"""kubectl-kruise commands end to end through kruise.kube against the API emulator."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
+
+from conftest import pod_template
+
+from kruise.cli.kubectl_kruise.app import run
+from kruise.cli.kubectl_kruise.kinds import ADVANCED_DAEMONSETS, ADVANCED_STATEFULSETS, CLONESETS
+from kruise.control.revision import new_cloneset_revision
+from kruise.kube.client import Client
+from kruise.kube.resources import CONTROLLER_REVISIONS, DEPLOYMENTS, NAMESPACES, PODS, REPLICASETS
+
+NS = "default"
+
+
+def cloneset(name: str = "demo", replicas: int = 3, image: str = "nginx:1.25", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "demo"}},
+            "template": pod_template(image),
+            **spec,
+        },
+    }
+
+
+async def set_status(client: Client, ref, name: str, status: dict[str, Any], namespace: str = NS) -> dict:
+    obj = await client.get(ref, name, namespace)
+    obj["status"] = {"observedGeneration": obj["metadata"]["generation"], **status}
+    return await client.update_status(ref, obj)
+
+
+async def wait_for_text(buffer: io.StringIO, text: str, timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while text not in buffer.getvalue():  # noqa: ASYNC110 - the plugin writes to a plain buffer
+            await asyncio.sleep(0.01)
+
+
+async def test_status_follows_a_cloneset_rollout_to_completion(plugin):
+    client = plugin.client
+    await client.create(CLONESETS, cloneset())
+    out, err = io.StringIO(), io.StringIO()
+    task = asyncio.create_task(
+        run(["--kubeconfig", str(plugin.kubeconfig), "rollout", "status", "clone/demo"], out, err)
+    )
+    await wait_for_text(out, "Waiting for CloneSet spec update to be observed...")
+    await set_status(client, CLONESETS, "demo", {"replicas": 3, "updatedReplicas": 1, "readyReplicas": 3})
+    await wait_for_text(out, "1 out of 3 new pods have been updated")
+    await set_status(client, CLONESETS, "demo", {"replicas": 3, "updatedReplicas": 3, "readyReplicas": 2})
+    await wait_for_text(out, "Waiting for 1 pods to be ready...")
+    done = {
+        "replicas": 3,
+        "updatedReplicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+        "updateRevision": "demo-r2",
+    }
+    await set_status(client, CLONESETS, "demo", done)
+    async with asyncio.timeout(10):
+        code = await task
+    assert (code, err.getvalue()) == (0, "")
+    assert out.getvalue() == (
+        "Waiting for CloneSet spec update to be observed...\n"
+        "Waiting for partitioned roll out to finish: 1 out of 3 new pods have been updated...\n"
+        "Waiting for 1 pods to be ready...\n"
+        "CloneSet rolling update complete 3 pods at revision demo-r2...\n"
+    )
+
+
+async def test_status_once_timeout_and_missing_object(plugin):
+    await plugin.client.create(CLONESETS, cloneset())
+    once = await plugin("rollout", "status", "cloneset/demo", "--watch=false")
+    assert (once.code, once.out) == (0, "Waiting for CloneSet spec update to be observed...\n")
+    timed_out = await plugin("rollout", "status", "cloneset/demo", "--timeout=200ms")
+    assert timed_out.code == 1
+    assert timed_out.err == "error: timed out waiting for the condition\n"
+    missing = await plugin("rollout", "status", "cloneset/nope")
+    assert missing.code == 1
+    assert missing.err == 'Error from server (NotFound): clonesets.apps.kruise.io "nope" not found\n'
+
+
+async def test_status_reports_deletion(plugin):
+    client = plugin.client
+    await client.create(CLONESETS, cloneset())
+    out, err = io.StringIO(), io.StringIO()
+    task = asyncio.create_task(
+        run(["--kubeconfig", str(plugin.kubeconfig), "rollout", "status", "cloneset/demo"], out, err)
+    )
+    await wait_for_text(out, "spec update to be observed")
+    await client.delete(CLONESETS, "demo", NS)
+    async with asyncio.timeout(10):
+        assert await task == 1
+    assert err.getvalue() == "error: object has been deleted\n"
+
+
+async def test_status_of_advanced_statefulset_and_daemonset(plugin):
+    client = plugin.client
+    await client.create(
+        ADVANCED_STATEFULSETS,
+        {
+            "apiVersion": "apps.kruise.io/v1beta1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "db", "namespace": NS},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "demo"}},
+                "template": pod_template(),
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}},
+            },
+        },
+    )
+    await set_status(
+        client, ADVANCED_STATEFULSETS, "db", {"replicas": 2, "updatedReplicas": 1, "readyReplicas": 2}
+    )
+    result = await plugin("rollout", "status", "asts/db")
+    assert (result.code, result.out) == (
+        0,
+        "partitioned roll out complete: 1 new pods have been updated...\n",
+    )
+
+    await client.create(
+        ADVANCED_DAEMONSETS,
+        {
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "DaemonSet",
+            "metadata": {"name": "agent", "namespace": NS},
+            "spec": {"selector": {"matchLabels": {"app": "demo"}}, "template": pod_template()},
+        },
+    )
+    counts = {"desiredNumberScheduled": 2, "updatedNumberScheduled": 2, "numberAvailable": 1}
+    extra = {"currentNumberScheduled": 2, "numberMisscheduled": 0, "numberReady": 1}
+    await set_status(client, ADVANCED_DAEMONSETS, "agent", {**extra, **counts})
+    result = await plugin("rollout", "status", "daemon/agent", "--watch=false")
+    assert (
+        result.out
+        == 'Waiting for daemon set "agent" rollout to finish: 1 of 2 updated pods are available...\n'
+    )
+
+
+async def test_pause_resume_round_trip_on_every_kruise_kind(plugin):
+    client = plugin.client
+    await client.create(CLONESETS, cloneset())
+    await client.create(
+        ADVANCED_STATEFULSETS,
+        {
+            "apiVersion": "apps.kruise.io/v1beta1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "db", "namespace": NS},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "demo"}}, "template": pod_template()},
+        },
+    )
+    paused = await plugin("rollout", "pause", "cloneset/demo", "asts/db")
+    assert (paused.code, paused.out) == (
+        0,
+        "cloneset.apps.kruise.io/demo paused\nstatefulset.apps.kruise.io/db paused\n",
+    )
+    cs = await client.get(CLONESETS, "demo", NS)
+    assert cs["spec"]["updateStrategy"]["paused"] is True
+    sts = await client.get(ADVANCED_STATEFULSETS, "db", NS)
+    assert sts["spec"]["updateStrategy"]["rollingUpdate"]["paused"] is True
+
+    again = await plugin("rollout", "pause", "cloneset/demo")
+    assert (again.code, again.err) == (1, 'error: clonesets.apps.kruise.io "demo" is already paused\n')
+
+    resumed = await plugin("rollout", "resume", "cloneset", "demo")
+    assert resumed.out == "cloneset.apps.kruise.io/demo resumed\n"
+    assert (await client.get(CLONESETS, "demo", NS))["spec"]["updateStrategy"]["paused"] is False
+    not_paused = await plugin("rollout", "resume", "cloneset/demo")
+    assert not_paused.err == 'error: clonesets.apps.kruise.io "demo" is not paused\n'
+
+
+async def test_restart_stamps_env_on_kruise_kinds_and_annotation_on_deployments(plugin):
+    client = plugin.client
+    await client.create(CLONESETS, cloneset())
+    result = await plugin("rollout", "restart", "cloneset/demo")
+    assert (result.code, result.out) == (0, "cloneset.apps.kruise.io/demo restarted\n")
+    container = (await client.get(CLONESETS, "demo", NS))["spec"]["template"]["spec"]["containers"][0]
+    assert [e["name"] for e in container["env"]] == ["RESTARTED_AT"]
+
+    await client.create(DEPLOYMENTS, deployment())
+    result = await plugin("rollout", "restart", "deploy/web")
+    assert result.out == "deployment.apps/web restarted\n"
+    template = (await client.get(DEPLOYMENTS, "web", NS))["spec"]["template"]
+    assert "kubectl.kubernetes.io/restartedAt" in template["metadata"]["annotations"]
+
+
+async def seed_cloneset_history(client: Client) -> dict[str, Any]:
+    """A CloneSet at nginx:3 with revisions 1..3, written as its controller would write them."""
+    created = await client.create(CLONESETS, cloneset(image="nginx:1"))
+    for number, image in ((1, "nginx:1"), (2, "nginx:2"), (3, "nginx:3")):
+        cs = await client.get(CLONESETS, "demo", NS)
+        cs["spec"]["template"]["spec"]["containers"][0]["image"] = image
+        cs["metadata"]["annotations"] = {"kubernetes.io/change-cause": f"image {image}"}
+        cs = await client.update(CLONESETS, cs)
+        await client.create(CONTROLLER_REVISIONS, new_cloneset_revision(cs, number, None))
+    return created
+
+
+async def test_history_lists_and_describes_cloneset_revisions(plugin):
+    await seed_cloneset_history(plugin.client)
+    await plugin.client.create(CONTROLLER_REVISIONS, {  # same labels, other owner: not listed
+        "apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": 7, "data": {},
+        "metadata": {"name": "stranger", "namespace": NS, "labels": {"app": "demo"}},
+    })  # fmt: skip
+    table = await plugin("rollout", "history", "cloneset/demo")
+    assert table.code == 0
+    assert table.out == (
+        "cloneset.apps.kruise.io/demo \n"
+        "REVISION  CHANGE-CAUSE\n"
+        "1         image nginx:1\n"
+        "2         image nginx:2\n"
+        "3         image nginx:3\n"
+        "\n"
+    )
+    one = await plugin("rollout", "history", "cloneset/demo", "--revision=2")
+    assert one.out.startswith(
+        "cloneset.apps.kruise.io/demo with revision #2\nPod Template:\n  Labels:\tapp=demo\n"
+    )
+    assert "    Image:\tnginx:2\n" in one.out
+    missing = await plugin("rollout", "history", "cloneset/demo", "--revision=9")
+    assert (missing.code, missing.err) == (1, "error: unable to find the specified revision\n")
+
+
+async def test_undo_restores_the_previous_template(plugin):
+    client = plugin.client
+    await seed_cloneset_history(client)
+
+    preview = await plugin("rollout", "undo", "cloneset/demo", "--dry-run=client")
+    assert preview.out.startswith("cloneset.apps.kruise.io/demo will roll back to Pod Template:\n")
+    assert "Image:\tnginx:2" in preview.out and preview.out.endswith(" (dry run)\n")
+    server = await plugin("rollout", "undo", "cloneset/demo", "--dry-run=server")
+    assert server.out == "cloneset.apps.kruise.io/demo rolled back (server dry run)\n"
+    assert image_of(await client.get(CLONESETS, "demo", NS)) == "nginx:3"
+
+    undone = await plugin("rollout", "undo", "cloneset/demo")
+    assert (undone.code, undone.out) == (0, "cloneset.apps.kruise.io/demo rolled back\n")
+    assert image_of(await client.get(CLONESETS, "demo", NS)) == "nginx:2"
+
+    to_first = await plugin("rollout", "undo", "cloneset/demo", "--to-revision=1")
+    assert to_first.out == "cloneset.apps.kruise.io/demo rolled back\n"
+    assert image_of(await client.get(CLONESETS, "demo", NS)) == "nginx:1"
+    skipped = await plugin("rollout", "undo", "cloneset/demo", "--to-revision=1")
+    assert skipped.out == (
+        "cloneset.apps.kruise.io/demo skipped rollback (current template already matches revision 1)\n"
+    )
+    missing = await plugin("rollout", "undo", "cloneset/demo", "--to-revision=8")
+    assert missing.err == "error: unable to find specified revision 8 in history\n"
+
+
+def image_of(obj: dict[str, Any]) -> str:
+    return obj["spec"]["template"]["spec"]["containers"][0]["image"]
+
+
+def deployment(name: str = "web", image: str = "nginx:1") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": pod_template(image, {"app": "web"}),
+        },
+    }
+
+
+async def test_deployment_history_and_undo_through_replicasets(plugin):
+    client = plugin.client
+    dep = await client.create(DEPLOYMENTS, deployment(image="nginx:2"))
+    owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": dep["metadata"]["uid"],
+             "controller": True}  # fmt: skip
+    for number, image in ((1, "nginx:1"), (2, "nginx:2")):
+        labels = {"app": "web", "pod-template-hash": f"h{number}"}
+        await client.create(REPLICASETS, {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": f"web-h{number}", "namespace": NS, "ownerReferences": [owner],
+                         "labels": labels, "annotations": {"deployment.kubernetes.io/revision": str(number)}},
+            "spec": {"replicas": 0, "selector": {"matchLabels": labels},
+                     "template": pod_template(image, labels)},
+        })  # fmt: skip
+    table = await plugin("rollout", "history", "deployment/web")
+    assert table.out == "deployment.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    undone = await plugin("rollout", "undo", "deployment/web")
+    assert (undone.code, undone.out, undone.err) == (0, "deployment.apps/web rolled back\n", "")
+    restored = await client.get(DEPLOYMENTS, "web", NS)
+    assert image_of(restored) == "nginx:1"
+    assert "pod-template-hash" not in restored["spec"]["template"]["metadata"]["labels"]
+
+
+def pod(name: str, owner: dict[str, Any] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": NS, "labels": {"app": "demo"}}
+    if owner:
+        meta["ownerReferences"] = [owner]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+
+
+async def test_scaledown_deletes_exactly_the_named_pods(plugin):
+    client = plugin.client
+    cs = await client.create(CLONESETS, cloneset(replicas=3))
+    owner = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "demo",
+             "uid": cs["metadata"]["uid"], "controller": True}  # fmt: skip
+    for name in ("demo-a", "demo-b", "demo-c"):
+        await client.create(PODS, pod(name, owner))
+    await client.create(PODS, pod("loner"))
+
+    result = await plugin("scaledown", "cloneset/demo", "--pods", "demo-a,demo-c")
+    assert (result.code, result.err) == (0, "")
+    assert result.out == (
+        "# demo delete pods [demo-a demo-c] successfully\n"
+        "cloneset.apps.kruise.io/demo selective pod deletion\n"
+    )
+    updated = await client.get(CLONESETS, "demo", NS)
+    assert updated["spec"]["replicas"] == 1
+    assert updated["spec"]["scaleStrategy"]["podsToDelete"] == ["demo-a", "demo-c"]
+
+    stranger = await plugin("scaledown", "cloneset/demo", "--pods", "loner")
+    assert (stranger.code, stranger.err) == (1, 'error: pod "loner" is not owned by CloneSet demo\n')
+    no_pods = await plugin("scaledown", "cloneset/demo")
+    assert no_pods.err == "error: must specify one pod name\n"
+    wrong_kind = await plugin("scaledown", "asts/demo", "--pods", "demo-b")
+    assert wrong_kind.err == "error: currently only supported CloneSet selective pods deletion\n"
+
+
+async def test_namespace_flag_scopes_every_request(plugin):
+    client = plugin.client
+    await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    body = cloneset()
+    body["metadata"]["namespace"] = "team"
+    await client.create(CLONESETS, body)
+    assert (await plugin("rollout", "pause", "cloneset/demo")).code == 1  # not in default
+    result = await plugin("-n", "team", "rollout", "pause", "cloneset/demo")
+    assert (result.code, result.out) == (0, "cloneset.apps.kruise.io/demo paused\n")
+    assert (await client.get(CLONESETS, "demo", "team"))["spec"]["updateStrategy"]["paused"] is True
+
+
+async def test_unsupported_operations_name_the_object(plugin):
+    result = await plugin("rollout", "pause", "sts/web")
+    assert result.code == 1
+    assert result.err == 'Error from server (NotFound): statefulsets.apps "web" not found\n'
+    unknown = await plugin("rollout", "pause", "widget/web")
+    assert unknown.err == 'error: the server doesn\'t have a resource type "widget"\n'
