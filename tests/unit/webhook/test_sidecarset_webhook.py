@@ -1,0 +1,247 @@
+"""SidecarSet through the webhook app: pod injection, SidecarSet hashing and cross-SidecarSet checks,
+and the gates that shape the pod webhook."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from webhook_testkit import FakeContents, apply_patch, post, review
+
+from kruise.api.features import FeatureGates
+from kruise.api.keys import ANNOTATION_SIDECARSET_HASH, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE
+from kruise.control.sidecarset.hashing import sidecarset_hash, sidecarset_hash_without_image
+from kruise.webhook.admission import AdmissionReview
+from kruise.webhook.app import create_app
+from kruise.webhook.handlers.pod import pod_create_handler
+from kruise.webhook.main import parse_args
+from kruise.webhook.routes import build_routes
+
+SIDECAR1 = {
+    "name": "sidecar1", "image": "busybox", "command": ["sleep", "999d"],
+    "volumeMounts": [{"name": "log-volume", "mountPath": "/var/log"}],
+}  # fmt: skip
+SEED_SIDECARSET = {
+    "apiVersion": "apps.kruise.io/v1alpha1",
+    "kind": "SidecarSet",
+    "metadata": {"name": "test-sidecarset"},
+    "spec": {
+        "selector": {"matchLabels": {"app": "nginx"}},
+        "updateStrategy": {"type": "RollingUpdate", "maxUnavailable": 1},
+        "containers": [SIDECAR1],
+        "volumes": [{"name": "log-volume", "emptyDir": {}}],
+    },
+}
+SEED_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "test-pod", "namespace": "default", "labels": {"app": "nginx"}},
+    "spec": {"containers": [{"name": "app", "image": "nginx:1.7.9"}]},
+}
+
+
+class FakeSidecarSets:
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, Any]] = {}
+        self.namespaces: dict[str, dict[str, str]] = {"default": {}}
+
+    def list(self) -> list[dict[str, Any]]:
+        return list(self.items.values())
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        return self.items.get(name)
+
+    def namespace_labels(self, name: str) -> dict[str, str] | None:
+        return self.namespaces.get(name)
+
+
+def sidecarset_review(operation: str, obj: dict, old: dict | None = None) -> dict:
+    return review(operation, group="apps.kruise.io", version="v1alpha1", kind="SidecarSet",
+                  resource="sidecarsets", obj=obj, old=old)  # fmt: skip
+
+
+def pod_review(obj: dict, **kwargs: Any) -> dict:
+    return review("CREATE", group="", version="v1", kind="Pod", resource="pods", obj=obj, **kwargs)
+
+
+@pytest.fixture
+def sidecarsets() -> FakeSidecarSets:
+    return FakeSidecarSets()
+
+
+@pytest.fixture
+async def app_client(sidecarsets: FakeSidecarSets) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(build_routes(FakeContents(), sidecarsets, FeatureGates(env={})))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://w.test") as c:
+        yield c
+
+
+async def store(client: httpx.AsyncClient, sidecarsets: FakeSidecarSets, obj: dict) -> dict:
+    """What the apiserver would persist: the object after the mutating webhook."""
+    resp = await post(client, "/mutate-apps-kruise-io-v1alpha1-sidecarset", sidecarset_review("CREATE", obj))
+    stored = apply_patch(obj, resp)
+    sidecarsets.items[stored["metadata"]["name"]] = stored
+    return stored
+
+
+async def test_sidecarset_defaulting_stamps_upstream_hashes(app_client, sidecarsets):
+    stored = await store(app_client, sidecarsets, copy.deepcopy(SEED_SIDECARSET))
+    annotations = stored["metadata"]["annotations"]
+    assert annotations[ANNOTATION_SIDECARSET_HASH] == sidecarset_hash(stored["spec"])
+    assert annotations[ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE] == sidecarset_hash_without_image(
+        stored["spec"]
+    )
+    assert stored["spec"]["containers"][0]["podInjectPolicy"] == "BeforeAppContainer"
+
+
+async def test_seed_pod_gets_sidecar1(app_client, sidecarsets):
+    await store(app_client, sidecarsets, copy.deepcopy(SEED_SIDECARSET))
+    for dry_run in (False, True):  # nothing but the response: dryRun answers the same
+        resp = await post(app_client, "/mutate-pod", pod_review(copy.deepcopy(SEED_POD), dry_run=dry_run))
+        pod = apply_patch(SEED_POD, resp)
+        assert [c["name"] for c in pod["spec"]["containers"]] == ["sidecar1", "app"]
+        assert {"name": "IS_INJECTED", "value": "true"} in pod["spec"]["containers"][0]["env"]
+        assert pod["spec"]["volumes"] == [{"name": "log-volume", "emptyDir": {}}]
+        assert pod["metadata"]["annotations"]["kruise.io/sidecarset-injected-list"] == "test-sidecarset"
+
+
+async def test_pod_without_namespace_matches_by_request_namespace_and_no_namespace_patch(
+    app_client, sidecarsets
+):
+    await store(app_client, sidecarsets, {**copy.deepcopy(SEED_SIDECARSET), "spec": {
+        **SEED_SIDECARSET["spec"], "namespace": "team"}})  # fmt: skip
+    bare = copy.deepcopy(SEED_POD)
+    del bare["metadata"]["namespace"]
+    body = pod_review(bare)
+    body["request"]["namespace"] = "team"
+    resp = await post(app_client, "/mutate-pod", body)
+    pod = apply_patch(bare, resp)
+    assert "namespace" not in pod["metadata"]
+    assert pod["spec"]["containers"][0]["name"] == "sidecar1"
+
+
+async def test_launch_priority_sees_injected_sidecars(app_client, sidecarsets):
+    await store(app_client, sidecarsets, copy.deepcopy(SEED_SIDECARSET))
+    ordered = copy.deepcopy(SEED_POD)
+    ordered["metadata"]["annotations"] = {"apps.kruise.io/container-launch-priority": "Ordered"}
+    pod = apply_patch(ordered, await post(app_client, "/mutate-pod", pod_review(copy.deepcopy(ordered))))
+    barriers = [
+        next(
+            e["valueFrom"]["configMapKeyRef"]["key"]
+            for e in c["env"]
+            if e["name"] == "KRUISE_CONTAINER_BARRIER"
+        )
+        for c in pod["spec"]["containers"]
+    ]
+    assert barriers == ["p_0", "p_-1"]  # sidecar1 first, then app
+
+
+async def test_same_container_from_two_sidecarsets_is_denied(app_client, sidecarsets):
+    first = await store(app_client, sidecarsets, copy.deepcopy(SEED_SIDECARSET))
+    sidecarsets.items["second"] = {
+        **copy.deepcopy(first),
+        "metadata": {**first["metadata"], "name": "second"},
+    }
+    resp = await post(app_client, "/mutate-pod", pod_review(copy.deepcopy(SEED_POD)))
+    assert resp["allowed"] is False
+    assert resp["status"]["code"] == 422
+    assert (
+        resp["status"]["message"]
+        == 'Pod "test-pod" is invalid: spec.containers[1].name: Duplicate value: "sidecar1"'
+    )
+
+
+async def test_corrupt_pod_annotation_is_an_internal_error(app_client, sidecarsets):
+    await store(app_client, sidecarsets, copy.deepcopy(SEED_SIDECARSET))
+    bad = copy.deepcopy(SEED_POD)
+    bad["metadata"]["annotations"] = {"kruise.io/sidecarset-hash": "[1"}
+    resp = await post(app_client, "/mutate-pod", pod_review(bad))
+    assert resp["allowed"] is False and resp["status"]["code"] == 500
+    assert "invalid annotations[kruise.io/sidecarset-hash]" in resp["status"]["message"]
+
+
+async def test_validation_refuses_a_container_name_another_sidecarset_injects(app_client, sidecarsets):
+    await store(app_client, sidecarsets, copy.deepcopy(SEED_SIDECARSET))
+    other = copy.deepcopy(SEED_SIDECARSET)
+    other["metadata"]["name"] = "other"
+    other = await store(app_client, sidecarsets, other)
+    del sidecarsets.items["other"]
+    resp = await post(
+        app_client, "/validate-apps-kruise-io-v1alpha1-sidecarset", sidecarset_review("CREATE", other)
+    )
+    assert resp["allowed"] is False
+    assert (
+        resp["status"]["message"]
+        == 'spec.containers: Invalid value: "sidecar1": container sidecar1 already exist in test-sidecarset'
+    )
+    elsewhere = copy.deepcopy(other)
+    elsewhere["spec"]["selector"] = {"matchLabels": {"app": "redis"}}
+    resp = await post(
+        app_client, "/validate-apps-kruise-io-sidecarset", sidecarset_review("CREATE", elsewhere)
+    )
+    assert resp["allowed"] is True
+
+
+CANARY = {"apps.kruise.io/sidecarset-canary": "true", "apps.kruise.io/sidecarset-base": "test-sidecarset"}
+
+
+async def test_canary_may_reuse_its_base_names_but_must_be_not_update(app_client, sidecarsets):
+    await store(app_client, sidecarsets, copy.deepcopy(SEED_SIDECARSET))
+    canary = copy.deepcopy(SEED_SIDECARSET)
+    canary["metadata"] = {"name": "canary", "annotations": dict(CANARY)}
+    canary["spec"]["updateStrategy"] = {"type": "NotUpdate"}
+    canary = await store(app_client, sidecarsets, canary)
+    del sidecarsets.items["canary"]
+    path = "/validate-apps-kruise-io-v1alpha1-sidecarset"
+    assert (await post(app_client, path, sidecarset_review("CREATE", canary)))["allowed"] is True
+    rolling = copy.deepcopy(canary)
+    rolling["spec"]["updateStrategy"]["type"] = "RollingUpdate"
+    resp = await post(app_client, path, sidecarset_review("CREATE", rolling))
+    assert "RollingUpdate is not supported for canary sidecarSet" in resp["status"]["message"]
+    orphan = copy.deepcopy(canary)
+    orphan["metadata"]["annotations"]["apps.kruise.io/sidecarset-base"] = "missing"
+    resp = await post(app_client, path, sidecarset_review("CREATE", orphan))
+    assert (
+        'fetch base sidecarSet[missing] failed: sidecarsets.apps.kruise.io "missing" not found'
+        in (resp["status"]["message"])
+    )
+    resp = await post(app_client, path, sidecarset_review("UPDATE", orphan, old=canary))
+    assert "annotations[apps.kruise.io/sidecarset-base] is immutable" in resp["status"]["message"]
+
+
+def test_pod_webhook_gate_removes_the_route():
+    assert "/mutate-pod" in build_routes(FakeContents(), None, FeatureGates(env={}))
+    off = FeatureGates({"PodWebhook": False}, env={})
+    assert "/mutate-pod" not in build_routes(FakeContents(), None, off)
+
+
+@pytest.mark.parametrize(("gate", "expected"), [(False, False), (True, True)])
+async def test_kruise_pod_readiness_gate_covers_every_pod(gate, expected):
+    handle = pod_create_handler(gate, None)
+    req = AdmissionReview.model_validate(pod_review(copy.deepcopy(SEED_POD))).request
+    decision = await handle(req)
+    gates = ((decision.mutated or {}).get("spec") or {}).get("readinessGates") or []
+    assert (gates == [{"conditionType": "KruisePodReady"}]) is expected
+
+
+async def test_sort_gate_reaches_the_handler(sidecarsets):
+    for name, container in (("a", "zz"), ("b", "aa")):
+        sidecar = {"name": container, "image": "x", "podInjectPolicy": "BeforeAppContainer"}
+        spec = {"selector": {"matchLabels": {"app": "nginx"}}, "containers": [sidecar]}
+        sidecarsets.items[name] = {"metadata": {"name": name, "annotations": {}}, "spec": spec}
+    req = AdmissionReview.model_validate(pod_review(copy.deepcopy(SEED_POD))).request
+    fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    for sort, order in ((False, ["zz", "aa", "app"]), (True, ["aa", "zz", "app"])):
+        handle = pod_create_handler(False, sidecarsets, sort_sidecars_by_name=sort, clock=lambda: fixed)
+        decision = await handle(req)
+        assert [c["name"] for c in decision.mutated["spec"]["containers"]] == order
+
+
+def test_feature_gates_flag():
+    assert parse_args(["--feature-gates", "EnableSortSidecarContainerByName=true"]).feature_gates
+    with pytest.raises(SystemExit):
+        parse_args(["--feature-gates", "NoSuchGate=true"])
