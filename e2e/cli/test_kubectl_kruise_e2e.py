@@ -1,0 +1,147 @@
+"""`kubectl kruise ...` for real: kubectl finds the installed `kubectl-kruise` on PATH and runs it,
+the plugin reads the kubeconfig from KUBECONFIG, and the cluster's own Deployment controller (the
+sandbox simulator's, or a real one) drives the rollout the plugin watches."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from harness import Cluster, kubectl_binary
+
+pytestmark = pytest.mark.e2e
+
+PLUGIN_DIR = Path(sys.executable).parent  # where pip installed the kubectl-kruise script
+
+
+async def kruise(
+    cluster: Cluster, *args: str, check: bool = True, timeout: float = 90.0
+) -> tuple[int, str, str]:
+    env = {**os.environ, "PATH": f"{PLUGIN_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
+           "KUBECONFIG": str(cluster.kubeconfig)}  # fmt: skip
+    process = await asyncio.create_subprocess_exec(
+        kubectl_binary(), "kruise", *args, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    async with asyncio.timeout(timeout):
+        out, err = await process.communicate()
+    code = process.returncode or 0
+    if check and code != 0:
+        raise AssertionError(
+            f"kubectl kruise {' '.join(args)} failed ({code}): {out.decode()} {err.decode()}"
+        )
+    return code, out.decode(), err.decode()
+
+
+async def apply(cluster: Cluster, obj: dict) -> None:
+    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(obj))
+
+
+def deployment(ns: str, image: str) -> dict:
+    labels = {"app": "web"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": ns},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "web", "image": image}]},
+            },
+        },
+    }
+
+
+@pytest.fixture
+async def namespace(cluster: Cluster):
+    name = f"e2e-kk-{uuid.uuid4().hex[:6]}"
+    await apply(cluster, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    await cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+async def test_plugin_is_found_by_kubectl(cluster: Cluster):
+    code, out, _ = await kruise(cluster, "--help")
+    assert code == 0
+    assert "rollout" in out and "scaledown" in out
+
+
+async def test_deployment_rollout_status_history_and_undo(cluster: Cluster, namespace: str):
+    await apply(cluster, deployment(namespace, "nginx:1.25"))
+    _, out, _ = await kruise(cluster, "rollout", "status", "deploy/web", "-n", namespace, "--timeout=60s")
+    assert out.splitlines()[-1] == 'deployment "web" successfully rolled out'
+
+    await apply(cluster, deployment(namespace, "nginx:1.26"))
+    _, out, _ = await kruise(cluster, "rollout", "status", "deployment/web", "-n", namespace, "--timeout=60s")
+    assert out.splitlines()[-1] == 'deployment "web" successfully rolled out'
+
+    _, out, _ = await kruise(cluster, "rollout", "history", "deployment/web", "-n", namespace)
+    assert out == "deployment.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    _, out, _ = await kruise(cluster, "rollout", "history", "deployment/web", "--revision=1", "-n", namespace)
+    assert "    Image:\tnginx:1.25\n" in out
+
+    _, out, _ = await kruise(cluster, "rollout", "undo", "deployment/web", "-n", namespace)
+    assert out == "deployment.apps/web rolled back\n"
+    await kruise(cluster, "rollout", "status", "deployment/web", "-n", namespace, "--timeout=60s")
+    _, image = await cluster.kubectl(
+        "get",
+        "deployment",
+        "web",
+        "-n",
+        namespace,
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image}",
+    )
+    assert image == "nginx:1.25"
+
+
+async def test_cloneset_pause_resume_and_status(cluster: Cluster, namespace: str):
+    labels = {"app": "demo"}
+    await apply(cluster, {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "demo", "namespace": namespace},
+        "spec": {"replicas": 2, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}},
+    })  # fmt: skip
+    _, out, _ = await kruise(cluster, "rollout", "pause", "cloneset/demo", "-n", namespace)
+    assert out == "cloneset.apps.kruise.io/demo paused\n"
+    _, paused = await cluster.kubectl(
+        "get", "cloneset", "demo", "-n", namespace, "-o", "jsonpath={.spec.updateStrategy.paused}"
+    )
+    assert paused == "true"
+    code, _, err = await kruise(cluster, "rollout", "pause", "clone/demo", "-n", namespace, check=False)
+    assert (code, err) == (1, 'error: clonesets.apps.kruise.io "demo" is already paused\n')
+    _, out, _ = await kruise(cluster, "rollout", "resume", "clonesets.apps.kruise.io/demo", "-n", namespace)
+    assert out == "cloneset.apps.kruise.io/demo resumed\n"
+
+    _, generation = await cluster.kubectl(
+        "get", "cloneset", "demo", "-n", namespace, "-o", "jsonpath={.metadata.generation}"
+    )
+    status = {"status": {"observedGeneration": int(generation), "replicas": 2, "updatedReplicas": 2,
+                         "readyReplicas": 2, "availableReplicas": 2, "updateRevision": "demo-1"}}  # fmt: skip
+    await cluster.kubectl(
+        "patch",
+        "cloneset",
+        "demo",
+        "-n",
+        namespace,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps(status),
+    )
+    _, out, _ = await kruise(cluster, "rollout", "status", "cloneset/demo", "-n", namespace, "--timeout=30s")
+    assert out == "CloneSet rolling update complete 2 pods at revision demo-1...\n"
+
+    code, _, err = await kruise(
+        cluster, "rollout", "status", "cloneset/missing", "-n", namespace, check=False
+    )
+    assert (code, err) == (1, 'Error from server (NotFound): clonesets.apps.kruise.io "missing" not found\n')
