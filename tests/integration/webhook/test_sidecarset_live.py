@@ -1,0 +1,142 @@
+"""SidecarSet over a live kruise-webhook wired into the emulator: kubectl creates a SidecarSet (stored
+with its hashes), then pods, which come back injected; a second SidecarSet reusing the container
+name is refused from the webhook's cache."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import orjson
+import pytest
+from conftest import NAMESPACE, REPO, Kubectl, LiveWebhook, free_port
+
+from kruise.kube.client import Client
+from kruise.sandbox.apiserver.webhooks import WebhookAdmission
+from kruise.webhook.main import Options, WebhookProcess
+
+SIDECARSET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: %(name)s}
+spec:
+  selector: {matchLabels: {app: nginx}}
+  %(extra)s
+  updateStrategy: {type: RollingUpdate, maxUnavailable: 1}
+  containers:
+  - name: sidecar1
+    image: busybox
+    command: ["sleep", "999d"]
+    volumeMounts: [{name: log-volume, mountPath: /var/log}]
+  volumes:
+  - name: log-volume
+    emptyDir: {}
+"""
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: %(name)s, namespace: %(namespace)s, labels: {app: nginx}}
+spec:
+  containers: [{name: app, image: "nginx:1.7.9"}]
+"""
+
+
+@pytest.fixture
+async def sidecar_webhook(emulator, tmp_path) -> AsyncIterator[LiveWebhook]:
+    server = emulator.server
+    server.admission = WebhookAdmission(
+        lambda group, version, plural: list(server.store.list((group, plural)))
+    )
+    kubectl = Kubectl(emulator.kubeconfig)
+    await kubectl.apply(NAMESPACE.format(name="kruise-system"))
+    await kubectl("apply", "-f", str(REPO / "crds" / "apps.kruise.io_sidecarsets.yaml"))
+    await kubectl("wait", "--for=condition=Established", "crd/sidecarsets.apps.kruise.io", "--timeout=30s")
+    port = free_port()
+    url = f"https://127.0.0.1:{port}"
+    options = Options(
+        kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
+        cert_dir=tmp_path / "certs", webhook_url=url, cert_resync_seconds=30.0, initialize_timeout=30.0,
+        cache_sync_timeout=30.0, shutdown_grace=0.5,
+    )  # fmt: skip
+    client = await Client.from_kubeconfig(emulator.kubeconfig)
+    process = WebhookProcess(client, options)
+    await process.start()
+    try:
+        yield LiveWebhook(process, client, kubectl, url)
+    finally:
+        await process.stop()
+        await client.close()
+
+
+async def until(webhook: LiveWebhook, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Until the webhook's informers have caught up with what kubectl just wrote: re-checked on
+    every informer event rather than polled."""
+    changed = asyncio.Event()
+    handlers = [
+        (informer, informer.add_event_handler(lambda *_: changed.set(), lambda *_: changed.set()))
+        for informer in webhook.process.factory.informers
+    ]
+    try:
+        async with asyncio.timeout(timeout):
+            while not condition():
+                changed.clear()
+                await changed.wait()
+    finally:
+        for informer, handler in handlers:
+            informer.remove_event_handler(handler)
+
+
+async def get_json(kubectl: Kubectl, *args: str) -> dict:
+    _, out, _ = await kubectl("get", *args, "-o", "json")
+    return orjson.loads(out)
+
+
+async def test_seed_sidecarset_injects_sidecar1(sidecar_webhook):
+    kubectl, cache = sidecar_webhook.kubectl, sidecar_webhook.process.sidecarsets
+    await kubectl.apply(SIDECARSET % {"name": "test-sidecarset", "extra": ""})
+    stored = await get_json(kubectl, "sidecarsets.apps.kruise.io", "test-sidecarset")
+    assert set(stored["metadata"]["annotations"]) >= {
+        "kruise.io/sidecarset-hash",
+        "kruise.io/sidecarset-hash-without-image",
+    }
+    await until(sidecar_webhook, lambda: cache.get("test-sidecarset") is not None)
+
+    await kubectl.apply(POD % {"name": "test-pod", "namespace": "default"})
+    pod = await get_json(kubectl, "pod", "test-pod", "-n", "default")
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["sidecar1", "app"]
+    sidecar = pod["spec"]["containers"][0]
+    assert {"name": "IS_INJECTED", "value": "true"} in sidecar["env"]
+    assert {"name": "log-volume", "mountPath": "/var/log"} in sidecar["volumeMounts"]
+    assert {"name": "log-volume", "emptyDir": {}} in pod["spec"]["volumes"]
+    assert pod["metadata"]["annotations"]["kruise.io/sidecarset-injected-list"] == "test-sidecarset"
+
+    code, _, err = await kubectl(
+        "apply", "-f", "-", stdin=SIDECARSET % {"name": "dup", "extra": ""}, check=False
+    )
+    assert code != 0
+    assert 'admission webhook "vsidecarset.kb.io" denied the request' in err
+    assert "container sidecar1 already exist in test-sidecarset" in err
+
+
+async def test_namespace_selector_follows_namespace_labels(sidecar_webhook):
+    kubectl, cache = sidecar_webhook.kubectl, sidecar_webhook.process.sidecarsets
+    await kubectl.apply(
+        SIDECARSET % {"name": "ns-scoped", "extra": "namespaceSelector: {matchLabels: {inject: 'yes'}}"}
+    )
+    await kubectl.apply(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: chosen, labels: {inject: 'yes'}}\n"
+    )
+    await kubectl.apply(NAMESPACE.format(name="ignored"))
+    chosen = {"inject": "yes", "kubernetes.io/metadata.name": "chosen"}
+    await until(
+        sidecar_webhook,
+        lambda: (
+            cache.get("ns-scoped") is not None
+            and cache.namespace_labels("chosen") == chosen
+            and cache.namespace_labels("ignored") is not None
+        ),
+    )
+    for namespace, expected in (("chosen", ["sidecar1", "app"]), ("ignored", ["app"])):
+        await kubectl.apply(POD % {"name": "p", "namespace": namespace})
+        pod = await get_json(kubectl, "pod", "p", "-n", namespace)
+        assert [c["name"] for c in pod["spec"]["containers"]] == expected
