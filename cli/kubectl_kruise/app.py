@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TextIO
 
-from kruise.cli.kubectl_kruise import commands, kinds
+from kruise.cli.kubectl_kruise import commands, createjob, kinds
 from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
@@ -143,6 +143,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
     )
 
+    create = sub.add_parser(
+        "create", help="Create a resource", description="Create a resource.", parents=[globals_]
+    )
+    create_kinds = create.add_subparsers(dest="create_kind", metavar="KIND")
+    job = create_kinds.add_parser(
+        "job",
+        help="Create a job with the specified name.",
+        description="Create a job with the specified name: kubectl-kruise create job NAME --image=image "
+        "[--from=cronjob/name] -- [COMMAND] [args...]. "
+        "--from takes advancedcronjob/NAME (acj) or cronjob/NAME.",
+        parents=[globals_],
+    )
+    job.add_argument("name", metavar="NAME")
+    job.add_argument("job_command", nargs="*", metavar="COMMAND")
+    job.add_argument("--image", default="", help="Image name to run.")
+    job.add_argument(
+        "--from",
+        dest="source",
+        default="",
+        help="The name of the resource to create a Job from (cronjob and advancedcronjob are supported).",
+    )
+    job.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
     scale = sub.add_parser(
         "scaledown",
         help="Scaledown a cloneset with selective Pods",
@@ -161,10 +186,36 @@ def normalize_argv(argv: Sequence[str]) -> list[str]:
     return [_BARE_FLAGS.get(arg, arg) for arg in argv]
 
 
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """Parse, taking everything after `--` as positionals verbatim (argparse before 3.12 drops
+    or rejects a `--` met inside a subcommand)."""
+    argv = list(argv)
+    trailing: list[str] = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, trailing = argv[:at], argv[at + 1 :]
+    args = parser.parse_args(normalize_argv(argv))
+    if trailing:
+        field = "job_command" if args.command == "create" else "resources"
+        if not hasattr(args, field):
+            parser.error(f"unrecognized arguments: {' '.join(trailing)}")
+        setattr(args, field, [*getattr(args, field), *trailing])
+    return args
+
+
 Runner = Callable[[Client, str, list[kinds.Target], TextIO], Awaitable[list[str]]]
 
 
 def _runner(args: argparse.Namespace) -> Runner:
+    if args.command == "create":
+        options = createjob.CreateJobOptions(
+            name=args.name,
+            image=args.image,
+            source=args.source,
+            command=tuple(args.job_command),
+            dry_run=args.dry_run,
+        )
+        return lambda c, ns, t, out: createjob.create_job(c, ns, options, out)
     if args.command == "scaledown":
         return lambda c, ns, t, out: commands.scaledown(c, ns, t, args.pods, out)
     action = args.action
@@ -186,25 +237,31 @@ def _runner(args: argparse.Namespace) -> Runner:
 
 async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     parser = build_parser()
-    args = parser.parse_args(normalize_argv(argv))
+    args = parse(parser, argv)
     if args.command is None:
         parser.print_help(out)
         return 0
     if args.command == "rollout" and args.action is None:
         parser.parse_args(["rollout", "--help"])
+    if args.command == "create" and args.create_kind is None:
+        parser.parse_args(["create", "--help"])
     connection = ConnectionOptions(args.kubeconfig, args.context, args.namespace)
     try:
-        targets = kinds.parse_targets(list(args.resources))
+        if args.command == "create":
+            targets = []
+            createjob.CreateJobOptions(args.name, args.image, args.source, tuple(args.job_command)).validate()
+        else:
+            targets = kinds.parse_targets(list(args.resources))
         if args.command == "scaledown" and not args.pods:
             raise commands.CommandError("must specify one pod name")
         namespace = connection.resolve_namespace()
         client = await connection.client()
-    except (kinds.ResolveError, commands.CommandError, ConfigError) as exc:
+    except (kinds.ResolveError, commands.CommandError, ConfigError, createjob.CreateJobError) as exc:
         err.write(f"error: {exc}\n")
         return 1
     try:
         errors = await _runner(args)(client, namespace, targets, out)
-    except commands.CommandError as exc:
+    except (commands.CommandError, createjob.CreateJobError) as exc:
         errors = [str(exc)]
     except ApiError as exc:
         errors = [commands.api_error_text(exc)]

@@ -25,6 +25,7 @@ WORKLOAD_CRDS = (
     "apps.kruise.io_clonesets.yaml",
     "apps.kruise.io_statefulsets.yaml",
     "apps.kruise.io_daemonsets.yaml",
+    "apps.kruise.io_advancedcronjobs.yaml",
 )
 
 

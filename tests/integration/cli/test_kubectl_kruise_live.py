@@ -9,10 +9,11 @@ from typing import Any
 from conftest import pod_template
 
 from kruise.cli.kubectl_kruise.app import run
+from kruise.cli.kubectl_kruise.createjob import ADVANCED_CRONJOBS
 from kruise.cli.kubectl_kruise.kinds import ADVANCED_DAEMONSETS, ADVANCED_STATEFULSETS, CLONESETS
 from kruise.control.revision import new_cloneset_revision
 from kruise.kube.client import Client
-from kruise.kube.resources import CONTROLLER_REVISIONS, DEPLOYMENTS, NAMESPACES, PODS, REPLICASETS
+from kruise.kube.resources import CONTROLLER_REVISIONS, DEPLOYMENTS, JOBS, NAMESPACES, PODS, REPLICASETS
 
 NS = "default"
 
@@ -351,3 +352,32 @@ async def test_unsupported_operations_name_the_object(plugin):
     assert result.err == 'Error from server (NotFound): statefulsets.apps "web" not found\n'
     unknown = await plugin("rollout", "pause", "widget/web")
     assert unknown.err == 'error: the server doesn\'t have a resource type "widget"\n'
+
+
+async def test_create_job_from_an_advanced_cronjob_and_from_an_image(plugin):
+    client = plugin.client
+    acj = await client.create(ADVANCED_CRONJOBS, {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "AdvancedCronJob",
+        "metadata": {"name": "nightly", "namespace": NS},
+        "spec": {"schedule": "0 0 * * *", "template": {"jobTemplate": {
+            "metadata": {"labels": {"team": "a"}},
+            "spec": {"template": {"spec": {"restartPolicy": "Never",
+                                           "containers": [{"name": "c", "image": "busybox"}]}}}}}},
+    })  # fmt: skip
+    result = await plugin("create", "job", "run-1", "--from=acj/nightly")
+    assert (result.code, result.out, result.err) == (0, "job.batch/run-1 created\n", "")
+    job = await client.get(JOBS, "run-1", NS)
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    assert job["metadata"]["ownerReferences"][0]["uid"] == acj["metadata"]["uid"]
+    assert job["metadata"]["labels"]["team"] == "a"
+
+    again = await plugin("create", "job", "run-1", "--from=acj/nightly")
+    assert again.code == 1
+    assert again.err == 'error: failed to create job: jobs.batch "run-1" already exists\n'
+
+    preview = await plugin("create", "job", "once", "--image", "busybox", "--dry-run=client", "--", "date")
+    assert preview.out == "job.batch/once created (dry run)\n"
+    created = await plugin("create", "job", "once", "--image", "busybox", "--", "date", "-u")
+    assert created.out == "job.batch/once created\n"
+    container = (await client.get(JOBS, "once", NS))["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["date", "-u"]
