@@ -13,7 +13,7 @@ import asyncio
 import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from kruise.cli.kubectl_kruise import commands, createjob, kinds
 from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
@@ -60,6 +60,13 @@ def parse_dry_run(text: str) -> str:
     )
 
 
+class KubectlArgumentParser(argparse.ArgumentParser):
+    """Usage errors as kubectl reports them: `error: ...`, a pointer to --help, exit code 1."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(1, f"error: {message}\nSee '{self.prog} --help' for usage.\n")
+
+
 def _connection_flags(suppress: bool) -> argparse.ArgumentParser:
     """kubectl's globals; on subcommands they default to SUPPRESS so they never hide a value
     given before the subcommand."""
@@ -78,7 +85,7 @@ def _connection_flags(suppress: bool) -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     globals_ = _connection_flags(suppress=True)
-    root = argparse.ArgumentParser(
+    root = KubectlArgumentParser(
         prog=PROG,
         description="kubectl-kruise controls the OpenKruise CRs. Find more information at: https://openkruise.io/",
         parents=[_connection_flags(suppress=False)],

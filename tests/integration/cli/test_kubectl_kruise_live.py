@@ -381,3 +381,14 @@ async def test_create_job_from_an_advanced_cronjob_and_from_an_image(plugin):
     assert created.out == "job.batch/once created\n"
     container = (await client.get(JOBS, "once", NS))["spec"]["template"]["spec"]["containers"][0]
     assert container["command"] == ["date", "-u"]
+
+
+async def test_context_flag_picks_the_kubeconfig_context(plugin):
+    await plugin.client.create(CLONESETS, cloneset())
+    chosen = await plugin("--context", "sandbox", "rollout", "pause", "cloneset/demo")
+    assert (chosen.code, chosen.out) == (0, "cloneset.apps.kruise.io/demo paused\n")
+    unknown = await plugin("rollout", "resume", "cloneset/demo", "--context", "elsewhere")
+    assert (unknown.code, unknown.err) == (
+        1,
+        "error: context was not found for specified context: elsewhere\n",
+    )

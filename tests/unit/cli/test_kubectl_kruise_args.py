@@ -160,3 +160,12 @@ def test_namespace_comes_from_flag_then_context_then_default(tmp_path, monkeypat
     assert ConnectionOptions().resolve_namespace() == "team-a"
     with pytest.raises(ConfigError, match="context was not found for specified context: three"):
         ConnectionOptions(str(path), context="three").resolve_namespace()
+
+
+def test_usage_errors_exit_1_the_kubectl_way(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse("rollout", "status", "cloneset/a", "--watch=maybe")
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith('error: argument -w/--watch: strconv.ParseBool: parsing "maybe": invalid syntax\n')
+    assert "See 'kubectl-kruise rollout status --help' for usage." in err
