@@ -210,10 +210,12 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Name
     return args
 
 
-Runner = Callable[[Client, str, list[kinds.Target], TextIO], Awaitable[list[str]]]
+Runner = Callable[[Client, str, TextIO], Awaitable[list[str]]]
 
 
-def _runner(args: argparse.Namespace) -> Runner:
+def plan(args: argparse.Namespace) -> Runner:
+    """Check everything that needs no server (so a typo fails before connecting), then bind the
+    command to its arguments."""
     if args.command == "create":
         options = createjob.CreateJobOptions(
             name=args.name,
@@ -222,52 +224,55 @@ def _runner(args: argparse.Namespace) -> Runner:
             command=tuple(args.job_command),
             dry_run=args.dry_run,
         )
-        return lambda c, ns, t, out: createjob.create_job(c, ns, options, out)
+        options.validate()
+        return lambda c, ns, out: createjob.create_job(c, ns, options, out)
+    targets = kinds.parse_targets(list(args.resources))
     if args.command == "scaledown":
-        return lambda c, ns, t, out: commands.scaledown(c, ns, t, args.pods, out)
+        if not args.pods:
+            raise commands.CommandError("must specify one pod name")
+        return lambda c, ns, out: commands.scaledown(c, ns, targets, args.pods, out)
     action = args.action
     if action == "status":
-        options = commands.StatusOptions(
+        status = commands.StatusOptions(
             watch=args.watch, revision=args.revision, timeout=args.timeout or None
         )
-        return lambda c, ns, t, out: commands.rollout_status(c, ns, t, options, out)
+        return lambda c, ns, out: commands.rollout_status(c, ns, targets, status, out)
     if action == "pause":
-        return commands.rollout_pause
+        return lambda c, ns, out: commands.rollout_pause(c, ns, targets, out)
     if action == "resume":
-        return commands.rollout_resume
+        return lambda c, ns, out: commands.rollout_resume(c, ns, targets, out)
     if action == "restart":
-        return lambda c, ns, t, out: commands.rollout_restart(c, ns, t, out)
+        return lambda c, ns, out: commands.rollout_restart(c, ns, targets, out)
     if action == "history":
-        return lambda c, ns, t, out: commands.rollout_history(c, ns, t, args.revision, out)
-    return lambda c, ns, t, out: commands.rollout_undo(c, ns, t, args.to_revision, args.dry_run, out)
+        return lambda c, ns, out: commands.rollout_history(c, ns, targets, args.revision, out)
+    return lambda c, ns, out: commands.rollout_undo(c, ns, targets, args.to_revision, args.dry_run, out)
+
+
+def error_line(text: str) -> str:
+    """Apiserver answers are already `Error from server (...)`; anything else gets `error: `."""
+    return f"{text}\n" if text.startswith("Error from server") else f"error: {text}\n"
 
 
 async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
+    """The whole command; returns the exit code. Usage errors exit through argparse."""
     parser = build_parser()
     args = parse(parser, argv)
     if args.command is None:
         parser.print_help(out)
         return 0
-    if args.command == "rollout" and args.action is None:
-        parser.parse_args(["rollout", "--help"])
-    if args.command == "create" and args.create_kind is None:
-        parser.parse_args(["create", "--help"])
+    for command, field in (("rollout", "action"), ("create", "create_kind")):
+        if args.command == command and getattr(args, field) is None:
+            parser.parse_args([command, "--help"])
     connection = ConnectionOptions(args.kubeconfig, args.context, args.namespace)
     try:
-        if args.command == "create":
-            targets = []
-            createjob.CreateJobOptions(args.name, args.image, args.source, tuple(args.job_command)).validate()
-        else:
-            targets = kinds.parse_targets(list(args.resources))
-        if args.command == "scaledown" and not args.pods:
-            raise commands.CommandError("must specify one pod name")
+        runner = plan(args)
         namespace = connection.resolve_namespace()
         client = await connection.client()
     except (kinds.ResolveError, commands.CommandError, ConfigError, createjob.CreateJobError) as exc:
-        err.write(f"error: {exc}\n")
+        err.write(error_line(str(exc)))
         return 1
     try:
-        errors = await _runner(args)(client, namespace, targets, out)
+        errors = await runner(client, namespace, out)
     except (commands.CommandError, createjob.CreateJobError) as exc:
         errors = [str(exc)]
     except ApiError as exc:
@@ -275,7 +280,7 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     finally:
         await client.close()
     for text in errors:
-        err.write(text + "\n" if text.startswith("Error from server") else f"error: {text}\n")
+        err.write(error_line(text))
     return 1 if errors else 0
 
 

@@ -9,7 +9,7 @@ fails and reports all failures at the end). Problems that stop the whole command
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -137,7 +137,7 @@ async def _patch_each(
     client: Client,
     namespace: str,
     targets: list[kinds.Target],
-    make_patch: Any,
+    make_patch: Callable[[kinds.Workload, dict[str, Any]], dict[str, Any]],
     operation: str,
     out: TextIO,
 ) -> list[str]:
@@ -170,7 +170,9 @@ async def rollout_resume(
     return await _patch_each(client, namespace, targets, mutate.resume_patch, "resumed", out)
 
 
-async def _replace(client: Client, target: kinds.Target, namespace: str, change: Any) -> dict[str, Any]:
+async def _replace(
+    client: Client, target: kinds.Target, namespace: str, change: Callable[[dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
     """Read-modify-PUT with the object's resourceVersion, re-read on conflict."""
     ref = target.workload.ref
 
@@ -308,8 +310,6 @@ async def scaledown(
         names = mutate.parse_pod_list(pods)
     except mutate.MutationError as err:
         raise CommandError(str(err)) from None
-    if not targets:
-        return []
     target = targets[0]
     if target.workload is not kinds.CLONESET:
         raise CommandError("currently only supported CloneSet selective pods deletion")
