@@ -1,0 +1,138 @@
+"""The seed's SidecarSet example through the real `kruise-webhook` process and real kubectl: the pod
+comes back with `sidecar1` (IS_INJECTED=true) and the SidecarSet's log-volume, and runs 2/2."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import sys
+import uuid
+
+from harness import Cluster
+
+WEBHOOK_CONFIGS = (
+    ("mutatingwebhookconfiguration", "kruise-mutating-webhook-configuration"),
+    ("validatingwebhookconfiguration", "kruise-validating-webhook-configuration"),
+)
+SIDECARSET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: %(name)s
+spec:
+  selector:
+    matchLabels:
+      app: nginx
+  updateStrategy:
+    type: RollingUpdate
+    maxUnavailable: 1
+  containers:
+  - name: sidecar1
+    image: busybox
+    command: ["sleep", "999d"]
+    volumeMounts:
+    - name: log-volume
+      mountPath: /var/log
+  volumes: # this field will be merged into pod.spec.volumes
+  - name: log-volume
+    emptyDir: {}
+"""
+POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  labels:
+    app: nginx # matches the SidecarSet's selector
+  name: test-pod
+  namespace: %(namespace)s
+spec:
+  containers:
+  - name: app
+    image: nginx:1.7.9
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _until(probe, timeout: float = 60.0) -> None:
+    """Re-run `probe` (one kubectl round trip each) until it holds."""
+    async with asyncio.timeout(timeout):
+        while True:
+            if await probe():
+                return
+            await asyncio.sleep(0.2)
+
+
+async def _configured(cluster: Cluster) -> bool:
+    """Both configurations exist with a caBundle: the process's first sync is done."""
+    for kind, name in WEBHOOK_CONFIGS:
+        code, out = await cluster.kubectl("get", kind, name, "-o", "json", check=False)
+        if code != 0 or not json.loads(out)["webhooks"][0]["clientConfig"].get("caBundle"):
+            return False
+    return True
+
+
+async def test_seed_sidecarset_and_pod(sandbox_only: Cluster, tmp_path):
+    cluster = sandbox_only
+    ns = f"e2e-sc-{uuid.uuid4().hex[:6]}"
+    name = f"test-sidecarset-{uuid.uuid4().hex[:4]}"
+    for namespace in ("kruise-system", ns):
+        manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(manifest))
+    port = _free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "kruise.webhook.main", "--kubeconfig", str(cluster.kubeconfig),
+        "--namespace", "kruise-system", "--bind-address", "127.0.0.1", "--port", str(port),
+        "--webhook-url", f"https://127.0.0.1:{port}", "--cert-dir", str(tmp_path / "certs"),
+        "--shutdown-grace-seconds", "1",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        await _until(lambda: _configured(cluster))
+        await cluster.kubectl("apply", "-f", "-", stdin=SIDECARSET % {"name": name})
+        _, out = await cluster.kubectl("get", "sidecarset", name, "-o", "json")
+        annotations = json.loads(out)["metadata"]["annotations"]
+        assert {"kruise.io/sidecarset-hash", "kruise.io/sidecarset-hash-without-image"} <= set(annotations)
+        _, out = await cluster.kubectl("get", "sidecarset", name)
+        assert out.split()[:5] == ["NAME", "MATCHED", "UPDATED", "READY", "AGE"]
+
+        async def injected_on_dry_run() -> bool:
+            # dryRun: the webhook answers exactly as for a real create, and nothing is stored
+            _, out = await cluster.kubectl("apply", "--dry-run=server", "-o", "json", "-f", "-",
+                                           stdin=POD % {"namespace": ns})  # fmt: skip
+            return [c["name"] for c in json.loads(out)["spec"]["containers"]] == ["sidecar1", "app"]
+
+        await _until(injected_on_dry_run)  # the webhook's SidecarSet cache has caught up
+        code, _ = await cluster.kubectl("get", "pod", "test-pod", "-n", ns, check=False)
+        assert code != 0
+
+        await cluster.kubectl("apply", "-f", "-", stdin=POD % {"namespace": ns})
+        _, out = await cluster.kubectl("get", "pod", "test-pod", "-n", ns, "-o", "json")
+        pod = json.loads(out)
+        sidecar = pod["spec"]["containers"][0]
+        assert sidecar["name"] == "sidecar1"
+        assert {"name": "IS_INJECTED", "value": "true"} in sidecar["env"]
+        assert sidecar["command"] == ["sleep", "999d"]
+        assert sidecar["imagePullPolicy"] == "Always"
+        assert {"name": "log-volume", "mountPath": "/var/log"} in sidecar["volumeMounts"]
+        assert {"name": "log-volume", "emptyDir": {}} in pod["spec"]["volumes"]
+        assert pod["metadata"]["annotations"]["kruise.io/sidecarset-injected-list"] == name
+
+        await cluster.kubectl("wait", "--for=condition=Ready", "pod/test-pod", "-n", ns, "--timeout=60s")
+        _, out = await cluster.kubectl("get", "pod", "test-pod", "-n", ns)
+        assert out.splitlines()[1].split()[:3] == ["test-pod", "2/2", "Running"]
+    finally:
+        for kind, config in WEBHOOK_CONFIGS:  # failurePolicy Fail must not outlive the process
+            await cluster.kubectl("delete", kind, config, "--ignore-not-found", check=False)
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(proc.wait(), timeout=30)
+        await cluster.kubectl("delete", "sidecarset", name, "--ignore-not-found", check=False)
+        await cluster.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+    assert code == 0
