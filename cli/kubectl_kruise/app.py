@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
-from kruise.cli.kubectl_kruise import commands, createjob, kinds
+from kruise.cli.kubectl_kruise import commands, createjob, kinds, setimage
 from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
@@ -175,6 +175,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
     )
 
+    set_ = sub.add_parser("set", help="Set specific features on objects", parents=[globals_])
+    set_kinds = set_.add_subparsers(dest="set_kind", metavar="KIND")
+    image = set_kinds.add_parser(
+        "image",
+        help="Update image of a pod template",
+        description="Update existing container image(s) of resources: kubectl-kruise set image "
+        "(TYPE NAME | TYPE/NAME) CONTAINER_NAME_1=CONTAINER_IMAGE_1 ... ('*' means every container). "
+        "Types: cloneset (clone), statefulset.apps.kruise.io (asts), daemonset.apps.kruise.io (daemon), "
+        "sidecarset, deployment (deploy), statefulset (sts), daemonset (ds).",
+        parents=[globals_],
+    )
+    image.add_argument("arguments", nargs="*", metavar="ARG")
+    image.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
     scale = sub.add_parser(
         "scaledown",
         help="Scaledown a cloneset with selective Pods",
@@ -203,7 +219,7 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Name
         argv, trailing = argv[:at], argv[at + 1 :]
     args = parser.parse_args(normalize_argv(argv))
     if trailing:
-        field = "job_command" if args.command == "create" else "resources"
+        field = {"create": "job_command", "set": "arguments"}.get(args.command, "resources")
         if not hasattr(args, field):
             parser.error(f"unrecognized arguments: {' '.join(trailing)}")
         setattr(args, field, [*getattr(args, field), *trailing])
@@ -226,6 +242,10 @@ def plan(args: argparse.Namespace) -> Runner:
         )
         options.validate()
         return lambda c, ns, out: createjob.create_job(c, ns, options, out)
+    if args.command == "set":
+        split = setimage.split_arguments(list(args.arguments))
+        image_targets = kinds.parse_targets(split.resources, setimage.TARGETS)
+        return lambda c, ns, out: setimage.set_image(c, ns, image_targets, split.images, args.dry_run, out)
     targets = kinds.parse_targets(list(args.resources))
     if args.command == "scaledown":
         if not args.pods:
@@ -260,7 +280,7 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     if args.command is None:
         parser.print_help(out)
         return 0
-    for command, field in (("rollout", "action"), ("create", "create_kind")):
+    for command, field in (("rollout", "action"), ("create", "create_kind"), ("set", "set_kind")):
         if args.command == command and getattr(args, field) is None:
             parser.parse_args([command, "--help"])
     connection = ConnectionOptions(args.kubeconfig, args.context, args.namespace)
@@ -268,7 +288,13 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         runner = plan(args)
         namespace = connection.resolve_namespace()
         client = await connection.client()
-    except (kinds.ResolveError, commands.CommandError, ConfigError, createjob.CreateJobError) as exc:
+    except (
+        kinds.ResolveError,
+        commands.CommandError,
+        ConfigError,
+        createjob.CreateJobError,
+        setimage.SetImageError,
+    ) as exc:
         err.write(error_line(str(exc)))
         return 1
     try:

@@ -81,9 +81,9 @@ class ResolveError(ValueError):
     """An argument that does not name a supported workload; the text is kubectl's."""
 
 
-def resolve_type(name: str) -> Workload:
+def resolve_type(name: str, table: tuple[Workload, ...] = WORKLOADS) -> Workload:
     wanted = name.lower()
-    for workload in WORKLOADS:
+    for workload in table:
         if wanted in workload.names():
             return workload
     raise ResolveError(f'the server doesn\'t have a resource type "{name}"')
@@ -98,8 +98,8 @@ class Target:
         return self.workload.display(self.name)
 
 
-def parse_targets(args: list[str]) -> list[Target]:
-    """kubectl's `(TYPE NAME... | TYPE/NAME...)` argument forms."""
+def parse_targets(args: list[str], table: tuple[Workload, ...] = WORKLOADS) -> list[Target]:
+    """kubectl's `(TYPE NAME... | TYPE/NAME...)` argument forms, over the kinds in `table`."""
     if not args:
         raise ResolveError("required resource not specified")
     if all("/" in arg for arg in args):
@@ -110,7 +110,7 @@ def parse_targets(args: list[str]) -> list[Target]:
                 raise ResolveError(
                     f"arguments in resource/name form must have a single resource and name: {arg}"
                 )
-            targets.append(Target(resolve_type(kind), name))
+            targets.append(Target(resolve_type(kind, table), name))
         return targets
     if any("/" in arg for arg in args):
         raise ResolveError(
@@ -118,7 +118,7 @@ def parse_targets(args: list[str]) -> list[Target]:
             "in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of "
             "'kubectl get resource resource/<resource_name>'"
         )
-    workload = resolve_type(args[0])
+    workload = resolve_type(args[0], table)
     if len(args) == 1:
         raise ResolveError(f"resource name may not be empty: a name is required for {workload.resource}")
     return [Target(workload, name) for name in args[1:]]

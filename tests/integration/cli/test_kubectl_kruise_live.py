@@ -11,6 +11,7 @@ from conftest import pod_template
 from kruise.cli.kubectl_kruise.app import run
 from kruise.cli.kubectl_kruise.createjob import ADVANCED_CRONJOBS
 from kruise.cli.kubectl_kruise.kinds import ADVANCED_DAEMONSETS, ADVANCED_STATEFULSETS, CLONESETS
+from kruise.cli.kubectl_kruise.setimage import SIDECARSETS
 from kruise.control.revision import new_cloneset_revision
 from kruise.kube.client import Client
 from kruise.kube.resources import CONTROLLER_REVISIONS, DEPLOYMENTS, JOBS, NAMESPACES, PODS, REPLICASETS
@@ -392,3 +393,31 @@ async def test_context_flag_picks_the_kubeconfig_context(plugin):
         1,
         "error: context was not found for specified context: elsewhere\n",
     )
+
+
+async def test_set_image_on_a_cloneset_and_a_cluster_scoped_sidecarset(plugin):
+    client = plugin.client
+    await client.create(CLONESETS, cloneset(image="nginx:1"))
+    result = await plugin("set", "image", "cloneset/demo", "main=nginx:2")
+    assert (result.code, result.out, result.err) == (0, "cloneset.apps.kruise.io/demo image updated\n", "")
+    assert image_of(await client.get(CLONESETS, "demo", NS)) == "nginx:2"
+
+    unchanged = await plugin("set", "image", "clone", "demo", "main=nginx:2")
+    assert (unchanged.code, unchanged.out) == (0, "")
+    ghost = await plugin("set", "image", "cloneset/demo", "ghost=x")
+    assert (ghost.code, ghost.err) == (1, 'error: unable to find container named "ghost"\n')
+    preview = await plugin("set", "image", "cloneset/demo", "*=nginx:3", "--dry-run=server")
+    assert preview.out == "cloneset.apps.kruise.io/demo image updated (server dry run)\n"
+    assert image_of(await client.get(CLONESETS, "demo", NS)) == "nginx:2"
+
+    await client.create(SIDECARSETS, {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet", "metadata": {"name": "logs"},
+        "spec": {"selector": {"matchLabels": {"app": "demo"}},
+                 "containers": [{"name": "sidecar1", "image": "centos:6"}]},
+    })  # fmt: skip
+    result = await plugin("-n", "team", "set", "image", "sidecarset/logs", "sidecar1=centos:7")
+    assert (result.code, result.out) == (0, "sidecarset.apps.kruise.io/logs image updated\n")
+    sidecarset = await client.get(SIDECARSETS, "logs")
+    assert sidecarset["spec"]["containers"][0]["image"] == "centos:7"
+    missing = await plugin("set", "image", "cloneset/nope", "main=x")
+    assert missing.err == 'Error from server (NotFound): clonesets.apps.kruise.io "nope" not found\n'
