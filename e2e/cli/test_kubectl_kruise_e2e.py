@@ -102,7 +102,7 @@ async def test_deployment_rollout_status_history_and_undo(cluster: Cluster, name
     assert image == "nginx:1.25"
 
 
-async def test_cloneset_pause_resume_and_status(cluster: Cluster, namespace: str):
+async def test_cloneset_pause_resume_status_and_set_image(cluster: Cluster, namespace: str):
     labels = {"app": "demo"}
     await apply(cluster, {
         "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
