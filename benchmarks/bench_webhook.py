@@ -1,9 +1,11 @@
 """Admission latency for pod CREATE through kruise-webhook, beside a bare uvicorn JSON echo.
 
-Both servers run in their own process over the same TLS setup, so the difference between the two
-rows is what the admission framework and handlers cost on top of uvicorn + TLS + JSON. The pod is
-owned by a CloneSet and asks for Ordered launch priority, so both pod mutations (readiness gate and
-barrier env) run and a JSONPatch is computed. Run: `python -m benchmarks webhook`.
+All servers run in their own process over the same TLS setup, so the difference between the rows
+is what the admission framework and handlers cost on top of uvicorn + TLS + JSON. The pod is
+owned by a CloneSet and asks for Ordered launch priority, so the readiness gate and barrier env
+mutations run and a JSONPatch is computed. The `sidecar10` server additionally holds 10 SidecarSets
+that all match the pod (issue 5's scenario): each injects a container with a volume, half share the
+app's volumeMounts, half transfer an env, one is hot-upgraded. Run: `python -m benchmarks webhook`.
 """
 
 from __future__ import annotations
@@ -63,6 +65,55 @@ def _pod_review() -> bytes:
     )
 
 
+SIDECARSET_COUNT = 10
+
+
+def _sidecarsets() -> list[dict]:
+    """Stored as the mutating webhook would store them: defaulted and hashed."""
+    from kruise.api import sidecarset as api
+    from kruise.control.sidecarset.hashing import set_hash_annotations
+
+    stored = []
+    for i in range(SIDECARSET_COUNT):
+        container: dict = {
+            "name": f"sidecar{i}", "image": f"registry.local/agent-{i}:1.0",
+            "command": ["agent", "--port", str(9000 + i)],
+            "volumeMounts": [{"name": f"vol{i}", "mountPath": f"/sidecar/{i}"}],
+            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+        }  # fmt: skip
+        if i % 2:
+            container["shareVolumePolicy"] = {"type": "enabled"}
+        else:
+            container["transferEnv"] = [{"sourceContainerName": "c0", "envName": "A"}]
+        if i == 0:
+            container["upgradeStrategy"] = {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty:1.0"}
+        model = api.SidecarSet.model_validate({
+            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet", "metadata": {"name": f"agent-{i}"},
+            "spec": {"selector": {"matchLabels": {"app": "demo"}}, "containers": [container],
+                     "volumes": [{"name": f"vol{i}", "emptyDir": {}}],
+                     "imagePullSecrets": [{"name": "regcred"}]},
+        })  # fmt: skip
+        api.set_defaults(model)
+        body = model.to_dict()
+        set_hash_annotations(body)
+        stored.append(body)
+    return stored
+
+
+class _StaticSidecarSets:
+    def __init__(self, items: list[dict]) -> None:
+        self._items = items
+
+    def list(self) -> list[dict]:
+        return self._items
+
+    def get(self, name: str) -> dict | None:
+        return next((s for s in self._items if s["metadata"]["name"] == name), None)
+
+    def namespace_labels(self, name: str) -> dict[str, str] | None:
+        return {"kubernetes.io/metadata.name": name}
+
+
 class _NoContents:
     def active_pods(self, namespace: str) -> int:
         return 0
@@ -91,11 +142,12 @@ async def _echo_app(scope, receive, send):  # type: ignore[no-untyped-def]
 def _serve(kind: str, port: int, cert_dir: str) -> None:
     import uvicorn
 
-    if kind == "webhook":
+    if kind in ("webhook", "sidecar10"):
         from kruise.webhook.app import create_app
         from kruise.webhook.routes import build_routes
 
-        app = create_app(build_routes(_NoContents()))
+        source = _StaticSidecarSets(_sidecarsets() if kind == "sidecar10" else [])
+        app = create_app(build_routes(_NoContents(), source))
     else:
         app = _echo_app
     uvicorn.run(
@@ -152,7 +204,7 @@ async def _run(cert_dir: Path, ca: bytes) -> None:
     context = ssl.create_default_context(cadata=ca.decode())
     spawn = multiprocessing.get_context("spawn")
     print(f"{'server':<10}{'clients':>8}{'requests':>10}{'p50 ms':>10}{'p99 ms':>10}{'req/s':>10}")
-    for kind, path in (("echo", "/"), ("webhook", "/mutate-pod")):
+    for kind, path in (("echo", "/"), ("webhook", "/mutate-pod"), ("sidecar10", "/mutate-pod")):
         port = _free_port()
         proc = spawn.Process(target=_serve, args=(kind, port, str(cert_dir)), daemon=True)
         proc.start()

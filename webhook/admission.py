@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import jsonpatch
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from kruise.webhook.patch import make_patch
 
 ADMISSION_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 
@@ -98,7 +99,7 @@ def patched(mutated: dict[str, Any]) -> Decision:
 
 
 def json_patch(original: dict[str, Any], mutated: dict[str, Any]) -> list[dict[str, Any]]:
-    return jsonpatch.make_patch(original, mutated).patch
+    return make_patch(original, mutated)
 
 
 def response_body(
