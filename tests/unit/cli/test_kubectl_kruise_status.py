@@ -326,3 +326,25 @@ STS_CASES = [
 @pytest.mark.parametrize(("spec", "status", "message", "done"), STS_CASES)
 def test_statefulset(spec, status, message, done):
     assert rollout_status(kinds.STATEFULSET, obj(spec=spec, status=status)) == (message, done)
+
+
+counts = st.integers(0, 12)
+
+
+@given(
+    replicas=counts,
+    partition=st.one_of(st.none(), counts, st.integers(0, 100).map(lambda p: f"{p}%")),
+    observed=st.integers(0, 3),
+    updated=counts,
+    ready=counts,
+)
+def test_cloneset_done_only_when_observed_updated_and_ready(replicas, partition, observed, updated, ready):
+    spec = {"replicas": replicas, "updateStrategy": {"partition": partition}}
+    message, done = rollout_status(
+        kinds.CLONESET, obj(generation=2, spec=spec, status=cs_status(observed, updated, ready, ready))
+    )
+    assert message.endswith("...\n")
+    expected = (
+        observed >= 2 and updated >= replicas - cloneset_partition(partition, replicas) and ready >= replicas
+    )
+    assert done is expected
