@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
-from kruise.cli.kubectl_kruise import commands, createjob, kinds, setimage
+from kruise.cli.kubectl_kruise import commands, createjob, expose, kinds, setimage
 from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
@@ -191,6 +191,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
     )
 
+    exp = sub.add_parser(
+        "expose",
+        help="Take a workload (e.g. deployment, cloneset) and expose it as a new Kubernetes Service",
+        description="Expose a resource as a new Kubernetes service: kubectl-kruise expose (TYPE NAME | "
+        "TYPE/NAME) [--port=port] [--protocol=TCP|UDP|SCTP] [--target-port=number-or-name] [--name=name] "
+        "[--type=type]. Possible resources: cloneset (clone), deployment (deploy).",
+        parents=[globals_],
+    )
+    exp.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    exp.add_argument(
+        "--port", default="", help="The port the service serves on (default: the container ports)."
+    )
+    exp.add_argument("--target-port", default="", help="Name or number of the container port to direct to.")
+    exp.add_argument("--protocol", default="", help="The network protocol for the service (default: TCP).")
+    exp.add_argument("--name", default="", help="The name for the newly created object.")
+    exp.add_argument(
+        "--type", dest="service_type", default="", help="ClusterIP, NodePort, LoadBalancer or ExternalName."
+    )
+    exp.add_argument(
+        "-l", "--labels", default="", help="Labels to apply to the service created by this call."
+    )
+    exp.add_argument("--cluster-ip", default="", help="ClusterIP to assign ('None' for a headless service).")
+    exp.add_argument(
+        "--external-ip", default="", help="Additional external IP address to accept for the service."
+    )
+    exp.add_argument("--session-affinity", default="", help="None or ClientIP.")
+    exp.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
     scale = sub.add_parser(
         "scaledown",
         help="Scaledown a cloneset with selective Pods",
@@ -247,6 +277,21 @@ def plan(args: argparse.Namespace) -> Runner:
         image_targets = kinds.parse_targets(split.resources, setimage.TARGETS)
         return lambda c, ns, out: setimage.set_image(c, ns, image_targets, split.images, args.dry_run, out)
     targets = kinds.parse_targets(list(args.resources))
+    if args.command == "expose":
+        exposing = expose.ExposeOptions(
+            port=args.port,
+            target_port=args.target_port,
+            protocol=args.protocol,
+            name=args.name,
+            service_type=args.service_type,
+            labels=args.labels,
+            cluster_ip=args.cluster_ip,
+            external_ip=args.external_ip,
+            session_affinity=args.session_affinity,
+            dry_run=args.dry_run,
+        )
+        exposing.validate()
+        return lambda c, ns, out: expose.expose(c, ns, targets, exposing, out)
     if args.command == "scaledown":
         if not args.pods:
             raise commands.CommandError("must specify one pod name")
@@ -294,6 +339,7 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         ConfigError,
         createjob.CreateJobError,
         setimage.SetImageError,
+        expose.ExposeError,
     ) as exc:
         err.write(error_line(str(exc)))
         return 1

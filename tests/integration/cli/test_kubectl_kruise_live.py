@@ -14,7 +14,15 @@ from kruise.cli.kubectl_kruise.kinds import ADVANCED_DAEMONSETS, ADVANCED_STATEF
 from kruise.cli.kubectl_kruise.setimage import SIDECARSETS
 from kruise.control.revision import new_cloneset_revision
 from kruise.kube.client import Client
-from kruise.kube.resources import CONTROLLER_REVISIONS, DEPLOYMENTS, JOBS, NAMESPACES, PODS, REPLICASETS
+from kruise.kube.resources import (
+    CONTROLLER_REVISIONS,
+    DEPLOYMENTS,
+    JOBS,
+    NAMESPACES,
+    PODS,
+    REPLICASETS,
+    SERVICES,
+)
 
 NS = "default"
 
@@ -421,3 +429,19 @@ async def test_set_image_on_a_cloneset_and_a_cluster_scoped_sidecarset(plugin):
     assert sidecarset["spec"]["containers"][0]["image"] == "centos:7"
     missing = await plugin("set", "image", "cloneset/nope", "main=x")
     assert missing.err == 'Error from server (NotFound): clonesets.apps.kruise.io "nope" not found\n'
+
+
+async def test_expose_a_cloneset_as_a_service(plugin):
+    client = plugin.client
+    body = cloneset()
+    body["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80}]
+    await client.create(CLONESETS, body)
+    preview = await plugin("expose", "cloneset/demo", "--dry-run=client")
+    assert preview.out == "service/demo exposed (dry run)\n"
+    result = await plugin("expose", "cloneset", "demo", "--port=8080", "--target-port=80", "--name=front")
+    assert (result.code, result.out, result.err) == (0, "service/front exposed\n", "")
+    service = await client.get(SERVICES, "front", NS)
+    assert service["spec"]["selector"] == {"app": "demo"}
+    assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [(8080, 80)]
+    again = await plugin("expose", "cloneset/demo", "--name=front")
+    assert again.err == 'Error from server (AlreadyExists): services "front" already exists\n'
