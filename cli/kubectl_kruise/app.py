@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TextIO
 
 from kruise.cli.kubectl_kruise import commands, createjob, expose, kinds, setimage
 from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
+from kruise.cli.kubectl_kruise.output import api_error_text, error_line
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
 
@@ -313,11 +314,6 @@ def plan(args: argparse.Namespace) -> Runner:
     return lambda c, ns, out: commands.rollout_undo(c, ns, targets, args.to_revision, args.dry_run, out)
 
 
-def error_line(text: str) -> str:
-    """Apiserver answers are already `Error from server (...)`; anything else gets `error: `."""
-    return f"{text}\n" if text.startswith("Error from server") else f"error: {text}\n"
-
-
 async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     """The whole command; returns the exit code. Usage errors exit through argparse."""
     parser = build_parser()
@@ -348,7 +344,7 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     except (commands.CommandError, createjob.CreateJobError) as exc:
         errors = [str(exc)]
     except ApiError as exc:
-        errors = [commands.api_error_text(exc)]
+        errors = [api_error_text(exc)]
     finally:
         await client.close()
     for text in errors:

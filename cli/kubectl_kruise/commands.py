@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from kruise.cli.kubectl_kruise import history, kinds, mutate, status
 from kruise.cli.kubectl_kruise.describe import describe_pod_template
+from kruise.cli.kubectl_kruise.output import DRY_RUN_SUFFIX, api_error_text
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import ApiError, Gone
 from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, REPLICASETS
@@ -26,14 +27,6 @@ WATCH_SECONDS = 300
 
 class CommandError(Exception):
     """Stops the command; printed as `error: <text>`."""
-
-
-def api_error_text(err: ApiError) -> str:
-    """kubectl's `Error from server (Reason): message` (without the `error: ` prefix it never adds)."""
-    if err.code == 0:
-        return err.message
-    reason = err.reason or "Unknown"
-    return f"Error from server ({reason}): {err.message}"
 
 
 def now_rfc3339() -> str:
@@ -242,9 +235,6 @@ async def rollout_history(
         heading = f"with revision #{revision}" if revision > 0 else ""
         out.write(f"{target.display()} {heading}\n{text}\n")
     return errors
-
-
-DRY_RUN_SUFFIX = {"none": "", "client": " (dry run)", "server": " (server dry run)"}
 
 
 async def _undo_one(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kruise.cli.kubectl_kruise import kinds
+from kruise.cli.kubectl_kruise.output import DRY_RUN_SUFFIX
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import JOBS, ResourceRef
@@ -106,9 +107,6 @@ def job_from_source(
         kind = "BroadcastJob" if (spec.get("template") or {}).get("broadcastJobTemplate") else ""
         raise CreateJobError(f"from must be a job template, but got {kind}")
     return job_from_template(name, namespace, obj, template)
-
-
-DRY_RUN_SUFFIX = {"none": "", "client": " (dry run)", "server": " (server dry run)"}
 
 
 async def create_job(client: Client, namespace: str, options: CreateJobOptions, out: TextIO) -> list[str]:

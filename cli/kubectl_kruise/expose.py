@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kruise.cli.kubectl_kruise import kinds
-from kruise.cli.kubectl_kruise.commands import api_error_text
+from kruise.cli.kubectl_kruise.output import DRY_RUN_SUFFIX, api_error_text
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import SERVICES
 
 EXPOSABLE: tuple[kinds.Workload, ...] = (kinds.DEPLOYMENT, kinds.CLONESET)
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
-DRY_RUN_SUFFIX = {"none": "", "client": " (dry run)", "server": " (server dry run)"}
 
 
 class ExposeError(Exception):

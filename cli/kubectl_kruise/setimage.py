@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kruise.cli.kubectl_kruise import kinds
-from kruise.cli.kubectl_kruise.commands import api_error_text
+from kruise.cli.kubectl_kruise.output import DRY_RUN_SUFFIX, api_error_text
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import ResourceRef
@@ -23,7 +23,6 @@ SIDECARSETS = ResourceRef("apps.kruise.io", "v1alpha1", "sidecarsets", False, "S
 SIDECARSET = kinds.Workload(SIDECARSETS, "sidecarset")
 TARGETS: tuple[kinds.Workload, ...] = (*kinds.WORKLOADS, SIDECARSET)
 CONTAINER_LISTS = ("initContainers", "containers")
-DRY_RUN_SUFFIX = {"none": "", "client": " (dry run)", "server": " (server dry run)"}
 
 
 class SetImageError(Exception):
