@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kruise.cli.kubectl_kruise import history
+from kruise.cli.kubectl_kruise.commands import label_selector
 from kruise.cli.kubectl_kruise.describe import describe_pod_template, describe_probe
 from kruise.control.revision import new_cloneset_revision
 
@@ -227,3 +228,26 @@ def test_describe_minimal_template():
 )
 def test_describe_probe(probe, text):
     assert describe_probe(probe).startswith(text)
+
+
+@pytest.mark.parametrize(
+    ("selector", "query"),
+    [
+        (None, ""),
+        ({"matchLabels": {"b": "2", "a": "1"}}, "a=1,b=2"),
+        (
+            {
+                "matchLabels": {"app": "x"},
+                "matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["web", "api"]},
+                    {"key": "env", "operator": "NotIn", "values": ["dev"]},
+                    {"key": "canary", "operator": "Exists"},
+                    {"key": "legacy", "operator": "DoesNotExist"},
+                ],
+            },
+            "app=x,tier in (api,web),env notin (dev),canary,!legacy",
+        ),
+    ],
+)
+def test_label_selector_query(selector, query):
+    assert label_selector(selector) == query
