@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TextIO
 
 from kruise.cli.kubectl_kruise import commands, createjob, expose, kinds, setimage
 from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
-from kruise.cli.kubectl_kruise.output import api_error_text, error_line
+from kruise.cli.kubectl_kruise.output import Printer, api_error_text, error_line, parse_output
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
 
@@ -66,6 +66,19 @@ class KubectlArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(1, f"error: {message}\nSee '{self.prog} --help' for usage.\n")
+
+
+def _output_format(text: str) -> str:
+    try:
+        return parse_output(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _add_output_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o", "--output", type=_output_format, default="", help="Output format. One of: (json, yaml, name)."
+    )
 
 
 def _connection_flags(suppress: bool) -> argparse.ArgumentParser:
@@ -125,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         cmd = actions.add_parser(name, help=text, description=text, parents=[globals_])
         cmd.add_argument("resources", nargs="*", metavar="RESOURCE")
+        _add_output_flag(cmd)
 
     hist = actions.add_parser(
         "history",
@@ -143,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rollback to a previous rollout.",
         parents=[globals_],
     )
+    _add_output_flag(undo)
     undo.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
     undo.add_argument(
         "--to-revision", type=int, default=0, help="The revision to rollback to (0: the previous one)."
@@ -163,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--from takes advancedcronjob/NAME (acj) or cronjob/NAME.",
         parents=[globals_],
     )
+    _add_output_flag(job)
     job.add_argument("name", metavar="NAME")
     job.add_argument("job_command", nargs="*", metavar="COMMAND")
     job.add_argument("--image", default="", help="Image name to run.")
@@ -187,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sidecarset, deployment (deploy), statefulset (sts), daemonset (ds).",
         parents=[globals_],
     )
+    _add_output_flag(image)
     image.add_argument("arguments", nargs="*", metavar="ARG")
     image.add_argument(
         "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
@@ -200,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         "[--type=type]. Possible resources: cloneset (clone), deployment (deploy).",
         parents=[globals_],
     )
+    _add_output_flag(exp)
     exp.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
     exp.add_argument(
         "--port", default="", help="The port the service serves on (default: the container ports)."
@@ -229,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
         "kubectl-kruise scaledown cloneset/NAME --pods a,b",
         parents=[globals_],
     )
+    _add_output_flag(scale)
     scale.add_argument("resources", nargs="*", metavar="CLONESET")
     scale.add_argument("--pods", default="", help="Name of the pods to delete")
     return root
@@ -257,7 +276,7 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Name
     return args
 
 
-Runner = Callable[[Client, str, TextIO], Awaitable[list[str]]]
+Runner = Callable[[Client, str, Printer], Awaitable[list[str]]]
 
 
 def plan(args: argparse.Namespace) -> Runner:
@@ -272,11 +291,11 @@ def plan(args: argparse.Namespace) -> Runner:
             dry_run=args.dry_run,
         )
         options.validate()
-        return lambda c, ns, out: createjob.create_job(c, ns, options, out)
+        return lambda c, ns, p: createjob.create_job(c, ns, options, p)
     if args.command == "set":
         split = setimage.split_arguments(list(args.arguments))
         image_targets = kinds.parse_targets(split.resources, setimage.TARGETS)
-        return lambda c, ns, out: setimage.set_image(c, ns, image_targets, split.images, args.dry_run, out)
+        return lambda c, ns, p: setimage.set_image(c, ns, image_targets, split.images, p)
     targets = kinds.parse_targets(list(args.resources))
     if args.command == "expose":
         exposing = expose.ExposeOptions(
@@ -292,26 +311,26 @@ def plan(args: argparse.Namespace) -> Runner:
             dry_run=args.dry_run,
         )
         exposing.validate()
-        return lambda c, ns, out: expose.expose(c, ns, targets, exposing, out)
+        return lambda c, ns, p: expose.expose(c, ns, targets, exposing, p)
     if args.command == "scaledown":
         if not args.pods:
             raise commands.CommandError("must specify one pod name")
-        return lambda c, ns, out: commands.scaledown(c, ns, targets, args.pods, out)
+        return lambda c, ns, p: commands.scaledown(c, ns, targets, args.pods, p)
     action = args.action
     if action == "status":
         status = commands.StatusOptions(
             watch=args.watch, revision=args.revision, timeout=args.timeout or None
         )
-        return lambda c, ns, out: commands.rollout_status(c, ns, targets, status, out)
+        return lambda c, ns, p: commands.rollout_status(c, ns, targets, status, p)
     if action == "pause":
-        return lambda c, ns, out: commands.rollout_pause(c, ns, targets, out)
+        return lambda c, ns, p: commands.rollout_pause(c, ns, targets, p)
     if action == "resume":
-        return lambda c, ns, out: commands.rollout_resume(c, ns, targets, out)
+        return lambda c, ns, p: commands.rollout_resume(c, ns, targets, p)
     if action == "restart":
-        return lambda c, ns, out: commands.rollout_restart(c, ns, targets, out)
+        return lambda c, ns, p: commands.rollout_restart(c, ns, targets, p)
     if action == "history":
-        return lambda c, ns, out: commands.rollout_history(c, ns, targets, args.revision, out)
-    return lambda c, ns, out: commands.rollout_undo(c, ns, targets, args.to_revision, args.dry_run, out)
+        return lambda c, ns, p: commands.rollout_history(c, ns, targets, args.revision, p)
+    return lambda c, ns, p: commands.rollout_undo(c, ns, targets, args.to_revision, p)
 
 
 async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
@@ -340,7 +359,8 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         err.write(error_line(str(exc)))
         return 1
     try:
-        errors = await runner(client, namespace, out)
+        printer = Printer(out, getattr(args, "output", ""), getattr(args, "dry_run", "none"))
+        errors = await runner(client, namespace, printer)
     except (commands.CommandError, createjob.CreateJobError) as exc:
         errors = [str(exc)]
     except ApiError as exc:

@@ -12,11 +12,11 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any
 
 from kruise.cli.kubectl_kruise import history, kinds, mutate, status
 from kruise.cli.kubectl_kruise.describe import describe_pod_template
-from kruise.cli.kubectl_kruise.output import DRY_RUN_SUFFIX, api_error_text
+from kruise.cli.kubectl_kruise.output import Printer, api_error_text
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import ApiError, Gone
 from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, REPLICASETS
@@ -91,7 +91,7 @@ class StatusOptions:
 
 
 async def rollout_status(
-    client: Client, namespace: str, targets: list[kinds.Target], options: StatusOptions, out: TextIO
+    client: Client, namespace: str, targets: list[kinds.Target], options: StatusOptions, printer: Printer
 ) -> list[str]:
     if len(targets) != 1:
         raise CommandError(
@@ -109,8 +109,7 @@ async def rollout_status(
                     raise CommandError(str(err)) from None
                 # kubectl prints on every event; repeating an unchanged line adds nothing.
                 if message != last:
-                    out.write(message)
-                    out.flush()
+                    printer.write(message)
                     last = message
                 if done or not options.watch:
                     return []
@@ -132,7 +131,7 @@ async def _patch_each(
     targets: list[kinds.Target],
     make_patch: Callable[[kinds.Workload, dict[str, Any]], dict[str, Any]],
     operation: str,
-    out: TextIO,
+    printer: Printer,
 ) -> list[str]:
     errors: list[str] = []
     for target in targets:
@@ -140,27 +139,27 @@ async def _patch_each(
         try:
             obj = await client.get(ref, target.name, namespace)
             patch = make_patch(target.workload, obj)
-            await client.patch(ref, target.name, patch, namespace, patch_type=PatchType.MERGE)
+            obj = await client.patch(ref, target.name, patch, namespace, patch_type=PatchType.MERGE)
         except mutate.MutationError as err:
             errors.append(_object_error(target, err))
             continue
         except ApiError as err:
             errors.append(api_error_text(err))
             continue
-        out.write(f"{target.display()} {operation}\n")
+        printer.object(target.display(), operation, obj)
     return errors
 
 
 async def rollout_pause(
-    client: Client, namespace: str, targets: list[kinds.Target], out: TextIO
+    client: Client, namespace: str, targets: list[kinds.Target], printer: Printer
 ) -> list[str]:
-    return await _patch_each(client, namespace, targets, mutate.pause_patch, "paused", out)
+    return await _patch_each(client, namespace, targets, mutate.pause_patch, "paused", printer)
 
 
 async def rollout_resume(
-    client: Client, namespace: str, targets: list[kinds.Target], out: TextIO
+    client: Client, namespace: str, targets: list[kinds.Target], printer: Printer
 ) -> list[str]:
-    return await _patch_each(client, namespace, targets, mutate.resume_patch, "resumed", out)
+    return await _patch_each(client, namespace, targets, mutate.resume_patch, "resumed", printer)
 
 
 async def _replace(
@@ -177,14 +176,14 @@ async def _replace(
 
 
 async def rollout_restart(
-    client: Client, namespace: str, targets: list[kinds.Target], out: TextIO, now: str | None = None
+    client: Client, namespace: str, targets: list[kinds.Target], printer: Printer, now: str | None = None
 ) -> list[str]:
     stamp = now or now_rfc3339()
     errors: list[str] = []
     for target in targets:
         try:
             if target.workload.is_kruise:
-                await _replace(client, target, namespace, lambda obj: mutate.with_restart_env(obj, stamp))
+                obj = await _replace(client, target, namespace, lambda o: mutate.with_restart_env(o, stamp))
             else:
                 obj = await client.get(target.workload.ref, target.name, namespace)
                 patch = mutate.restart_annotation_patch(target.workload, obj, stamp)
@@ -197,7 +196,7 @@ async def rollout_restart(
         except ApiError as err:
             errors.append(api_error_text(err))
             continue
-        out.write(f"{target.display()} restarted\n")
+        printer.object(target.display(), "restarted", obj)
     return errors
 
 
@@ -219,7 +218,7 @@ async def load_history(
 
 
 async def rollout_history(
-    client: Client, namespace: str, targets: list[kinds.Target], revision: int, out: TextIO
+    client: Client, namespace: str, targets: list[kinds.Target], revision: int, printer: Printer
 ) -> list[str]:
     errors: list[str] = []
     for target in targets:
@@ -233,13 +232,14 @@ async def rollout_history(
             errors.append(api_error_text(err))
             continue
         heading = f"with revision #{revision}" if revision > 0 else ""
-        out.write(f"{target.display()} {heading}\n{text}\n")
+        printer.write(f"{target.display()} {heading}\n{text}\n")
     return errors
 
 
 async def _undo_one(
     client: Client, namespace: str, target: kinds.Target, to_revision: int, dry_run: str
-) -> str:
+) -> tuple[str, dict[str, Any]]:
+    """What happened (the name printer's operation) and the object as it now is."""
     obj, revisions = await load_history(client, namespace, target)
     current = (obj.get("spec") or {}).get("template") or {}
     if target.workload is kinds.DEPLOYMENT:
@@ -248,15 +248,15 @@ async def _undo_one(
         word = "latest" if target.workload is kinds.ADVANCED_STATEFULSET else "last"
         chosen = history.find_revision(revisions, to_revision, word)
     if dry_run == "client":
-        return f"will roll back to {describe_pod_template(chosen.template)}"
+        return f"will roll back to {describe_pod_template(chosen.template)}", obj
     if history.templates_equal(chosen.template, current):
-        return f"skipped rollback (current template already matches revision {chosen.number})"
+        return f"skipped rollback (current template already matches revision {chosen.number})", obj
     if target.workload is kinds.DEPLOYMENT:
         patch = history.deployment_rollback_patch(obj, chosen)
     else:
         patch = history.template_rollback_patch(chosen)
     try:
-        await client.patch(
+        obj = await client.patch(
             target.workload.ref,
             target.name,
             patch,
@@ -266,11 +266,11 @@ async def _undo_one(
         )
     except ApiError as err:
         raise history.HistoryError(f"failed restoring revision {chosen.number}: {err.message}") from None
-    return "rolled back"
+    return "rolled back", obj
 
 
 async def rollout_undo(
-    client: Client, namespace: str, targets: list[kinds.Target], to_revision: int, dry_run: str, out: TextIO
+    client: Client, namespace: str, targets: list[kinds.Target], to_revision: int, printer: Printer
 ) -> list[str]:
     errors: list[str] = []
     seen: set[tuple[kinds.Workload, str]] = set()
@@ -279,14 +279,14 @@ async def rollout_undo(
             continue
         seen.add((target.workload, target.name))
         try:
-            result = await _undo_one(client, namespace, target, to_revision, dry_run)
+            result, obj = await _undo_one(client, namespace, target, to_revision, printer.dry_run)
         except history.HistoryError as err:
             errors.append(str(err))
             continue
         except ApiError as err:
             errors.append(api_error_text(err))
             continue
-        out.write(f"{target.display()} {result}{DRY_RUN_SUFFIX[dry_run]}\n")
+        printer.object(target.display(), result, obj)
     return errors
 
 
@@ -294,7 +294,7 @@ async def rollout_undo(
 
 
 async def scaledown(
-    client: Client, namespace: str, targets: list[kinds.Target], pods: str, out: TextIO
+    client: Client, namespace: str, targets: list[kinds.Target], pods: str, printer: Printer
 ) -> list[str]:
     try:
         names = mutate.parse_pod_list(pods)
@@ -310,15 +310,15 @@ async def scaledown(
             pod = await client.get(PODS, name, namespace)
             if not history.is_controlled_by(pod, uid):
                 raise CommandError(f'pod "{name}" is not owned by CloneSet {target.name}')
-        await _replace(client, target, namespace, lambda obj: mutate.scaledown(obj, names))
+        updated = await _replace(client, target, namespace, lambda obj: mutate.scaledown(obj, names))
     except mutate.MutationError as err:
-        out.write(f"{target.name} delete pods [{' '.join(names)}] failed\n")
+        printer.write(f"{target.name} delete pods [{' '.join(names)}] failed\n")
         raise CommandError(f"scaledown cloneset {target.name} failed, error is {err}") from None
     except ApiError as err:
-        out.write(f"{target.name} delete pods [{' '.join(names)}] failed\n")
+        printer.write(f"{target.name} delete pods [{' '.join(names)}] failed\n")
         raise CommandError(
             f"scaledown cloneset {target.name} failed, error is {api_error_text(err)}"
         ) from None
-    out.write(f"# {target.name} delete pods [{' '.join(names)}] successfully\n")
-    out.write(f"{target.display()} selective pod deletion\n")
+    printer.write(f"# {target.name} delete pods [{' '.join(names)}] successfully\n")
+    printer.object(target.display(), "selective pod deletion", updated)
     return []

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 from kruise.cli.kubectl_kruise import kinds
-from kruise.cli.kubectl_kruise.output import DRY_RUN_SUFFIX
+from kruise.cli.kubectl_kruise.output import Printer
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import JOBS, ResourceRef
@@ -109,7 +109,9 @@ def job_from_source(
     return job_from_template(name, namespace, obj, template)
 
 
-async def create_job(client: Client, namespace: str, options: CreateJobOptions, out: TextIO) -> list[str]:
+async def create_job(
+    client: Client, namespace: str, options: CreateJobOptions, printer: Printer
+) -> list[str]:
     options.validate()
     if options.image:
         job = job_from_image(options, namespace)
@@ -122,5 +124,5 @@ async def create_job(client: Client, namespace: str, options: CreateJobOptions, 
             job = await client.create(JOBS, job, namespace, dry_run=options.dry_run == "server")
         except ApiError as err:
             raise CreateJobError(f"failed to create job: {err.message}") from None
-    out.write(f"job.batch/{job['metadata']['name']} created{DRY_RUN_SUFFIX[options.dry_run]}\n")
+    printer.object(f"job.batch/{job['metadata']['name']}", "created", job)
     return []

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 from kruise.cli.kubectl_kruise import kinds
-from kruise.cli.kubectl_kruise.output import DRY_RUN_SUFFIX, api_error_text
+from kruise.cli.kubectl_kruise.output import Printer, api_error_text
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import SERVICES
@@ -129,7 +129,7 @@ def build_service(
 
 
 async def expose(
-    client: Client, namespace: str, targets: list[kinds.Target], options: ExposeOptions, out: TextIO
+    client: Client, namespace: str, targets: list[kinds.Target], options: ExposeOptions, printer: Printer
 ) -> list[str]:
     errors: list[str] = []
     for target in targets:
@@ -146,5 +146,5 @@ async def expose(
         except ApiError as err:
             errors.append(api_error_text(err))
             continue
-        out.write(f"service/{service['metadata']['name']} exposed{DRY_RUN_SUFFIX[options.dry_run]}\n")
+        printer.object(f"service/{service['metadata']['name']}", "exposed", service)
     return errors

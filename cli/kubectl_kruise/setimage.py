@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
+
+import jsonpatch
 
 from kruise.cli.kubectl_kruise import kinds
-from kruise.cli.kubectl_kruise.output import DRY_RUN_SUFFIX, api_error_text
+from kruise.cli.kubectl_kruise.output import Printer, api_error_text
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import ResourceRef
@@ -99,8 +101,7 @@ async def set_image(
     namespace: str,
     targets: list[kinds.Target],
     images: Mapping[str, str],
-    dry_run: str,
-    out: TextIO,
+    printer: Printer,
 ) -> list[str]:
     errors: list[str] = []
     for target in targets:
@@ -115,13 +116,20 @@ async def set_image(
         errors.extend(f'unable to find container named "{name}"' for name in missing)
         if not ops:
             continue  # nothing changes: kubectl prints nothing either
-        if dry_run != "client":
+        if printer.dry_run == "client":
+            obj = jsonpatch.apply_patch(obj, ops)  # what the server would store, for -o json|yaml
+        else:
             try:
-                await client.patch(
-                    ref, target.name, ops, scope, patch_type=PatchType.JSON, dry_run=dry_run == "server"
+                obj = await client.patch(
+                    ref,
+                    target.name,
+                    ops,
+                    scope,
+                    patch_type=PatchType.JSON,
+                    dry_run=printer.dry_run == "server",
                 )
             except ApiError as err:
                 errors.append(f"failed to patch image update to pod template: {err.message}")
                 continue
-        out.write(f"{target.display()} image updated{DRY_RUN_SUFFIX[dry_run]}\n")
+        printer.object(target.display(), "image updated", obj)
     return errors

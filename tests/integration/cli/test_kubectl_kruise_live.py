@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from typing import Any
 
+import yaml
 from conftest import pod_template
 
 from kruise.cli.kubectl_kruise.app import run
@@ -445,3 +447,17 @@ async def test_expose_a_cloneset_as_a_service(plugin):
     assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [(8080, 80)]
     again = await plugin("expose", "cloneset/demo", "--name=front")
     assert again.err == 'Error from server (AlreadyExists): services "front" already exists\n'
+
+
+async def test_output_flag_prints_names_or_the_stored_object(plugin):
+    client = plugin.client
+    await client.create(CLONESETS, cloneset(image="nginx:1"))
+    named = await plugin("rollout", "pause", "cloneset/demo", "-o", "name")
+    assert named.out == "cloneset.apps.kruise.io/demo\n"
+    as_json = await plugin("rollout", "restart", "cloneset/demo", "-o", "json")
+    restarted = json.loads(as_json.out)
+    assert restarted["spec"]["template"]["spec"]["containers"][0]["env"][0]["name"] == "RESTARTED_AT"
+    assert "managedFields" not in restarted["metadata"]
+    preview = await plugin("set", "image", "cloneset/demo", "main=nginx:9", "--dry-run=client", "-o", "yaml")
+    assert image_of(yaml.safe_load(preview.out)) == "nginx:9"
+    assert image_of(await client.get(CLONESETS, "demo", NS)) == "nginx:1"
