@@ -11,7 +11,6 @@ import io
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -74,10 +73,3 @@ async def plugin(emulator) -> AsyncIterator[Plugin]:
         yield Plugin(client, emulator.kubeconfig)
     finally:
         await client.close()
-
-
-def pod_template(image: str = "nginx:1.25", labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {
-        "metadata": {"labels": labels or {"app": "demo"}},
-        "spec": {"containers": [{"name": "main", "image": image}]},
-    }

@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import yaml
-from conftest import pod_template
 
 from kruise.cli.kubectl_kruise.app import run
 from kruise.cli.kubectl_kruise.createjob import ADVANCED_CRONJOBS
@@ -27,6 +26,13 @@ from kruise.kube.resources import (
 )
 
 NS = "default"
+
+
+def pod_template(image: str = "nginx:1.25", labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": labels or {"app": "demo"}},
+        "spec": {"containers": [{"name": "main", "image": image}]},
+    }
 
 
 def cloneset(name: str = "demo", replicas: int = 3, image: str = "nginx:1.25", **spec: Any) -> dict[str, Any]:
