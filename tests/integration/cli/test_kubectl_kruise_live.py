@@ -467,3 +467,30 @@ async def test_output_flag_prints_names_or_the_stored_object(plugin):
     preview = await plugin("set", "image", "cloneset/demo", "main=nginx:9", "--dry-run=client", "-o", "yaml")
     assert image_of(yaml.safe_load(preview.out)) == "nginx:9"
     assert image_of(await client.get(CLONESETS, "demo", NS)) == "nginx:1"
+
+
+async def test_status_survives_dropped_and_compacted_watches(plugin, emulator):
+    client = plugin.client
+    await client.create(CLONESETS, cloneset())
+    out, err = io.StringIO(), io.StringIO()
+    task = asyncio.create_task(
+        run(["--kubeconfig", str(plugin.kubeconfig), "rollout", "status", "cloneset/demo"], out, err)
+    )
+    await wait_for_text(out, "spec update to be observed")
+    emulator.server.drop_watches()
+    await set_status(client, CLONESETS, "demo", {"replicas": 3, "updatedReplicas": 3, "readyReplicas": 1})
+    await wait_for_text(out, "Waiting for 2 pods to be ready...")
+    emulator.server.compact_watch_history()
+    emulator.server.drop_watches()
+    done = {
+        "replicas": 3,
+        "updatedReplicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+        "updateRevision": "r",
+    }
+    await set_status(client, CLONESETS, "demo", done)
+    async with asyncio.timeout(10):
+        assert await task == 0
+    assert out.getvalue().splitlines()[-1] == "CloneSet rolling update complete 3 pods at revision r..."
+    assert err.getvalue() == ""
