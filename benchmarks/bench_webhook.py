@@ -113,6 +113,9 @@ class _StaticSidecarSets:
     def namespace_labels(self, name: str) -> dict[str, str] | None:
         return {"kubernetes.io/metadata.name": name}
 
+    def configuration(self) -> dict[str, str]:
+        return {}
+
 
 class _NoContents:
     def active_pods(self, namespace: str) -> int:

@@ -40,9 +40,12 @@ class StoreSidecarSets:
     Objects are shared with the informer: callers must copy before changing anything.
     """
 
-    def __init__(self, namespaces: Store, sidecarsets: Store | None = None) -> None:
+    def __init__(
+        self, namespaces: Store, sidecarsets: Store | None = None, configuration: Store | None = None
+    ) -> None:
         self._namespaces = namespaces
         self._sidecarsets = sidecarsets
+        self._configuration = configuration
 
     def attach(self, sidecarsets: Store) -> None:
         """Start reading SidecarSets once the process found the kind served (until then: none)."""
@@ -60,3 +63,11 @@ class StoreSidecarSets:
         if namespace is None:
             return None
         return (namespace.get("metadata") or {}).get("labels") or {}
+
+    def configuration(self) -> dict[str, str]:
+        """`data` of ConfigMap kruise-configuration (the store holds only that one object), or {}."""
+        if self._configuration is None:
+            return {}
+        for config_map in self._configuration.list():
+            return config_map.get("data") or {}
+        return {}

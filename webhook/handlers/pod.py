@@ -33,6 +33,8 @@ class SidecarSetSource(Protocol):
 
     def namespace_labels(self, name: str) -> dict[str, str] | None: ...
 
+    def configuration(self) -> dict[str, str]: ...
+
 
 def owned_by_kruise(pod: dict[str, Any]) -> bool:
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:

@@ -1,9 +1,9 @@
 """SidecarSet admission beyond the generic kinds handlers.
 
 Mutating: after defaulting, stamp the two hash annotations pods are later compared against.
-Validating: the rules that need *other* SidecarSets — container, volume and annotation conflicts
-with SidecarSets selecting the same pods, and the canary/base pairing — read from the webhook's
-informer cache instead of listing from the apiserver.
+Validating: the rules that need *other* objects — container, volume and annotation conflicts with
+SidecarSets selecting the same pods, the canary/base pairing, and the patchPodMetadata whitelist in
+ConfigMap kruise-configuration — read from the webhook's informer caches instead of the apiserver.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from pydantic import ValidationError
 
 from kruise.api import sidecarset as api
 from kruise.api.keys import ANNOTATION_SIDECARSET_BASE
-from kruise.api.validation import FieldError, aggregate_message, invalid, pydantic_errors
+from kruise.api.validation import FieldError, aggregate_message, invalid, pydantic_errors, required
 from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.matching import canary_base
+from kruise.control.sidecarset.whitelist import whitelist_error
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
 from kruise.webhook.handlers import kinds
 from kruise.webhook.handlers.pod import SidecarSetSource
@@ -87,7 +88,10 @@ def _others(obj: dict[str, Any], source: SidecarSetSource) -> list[api.SidecarSe
     return others
 
 
-def validating_handler(hooks: kinds.KindHooks, source: SidecarSetSource) -> Callable[[AdmissionRequest], Any]:
+def validating_handler(
+    hooks: kinds.KindHooks, source: SidecarSetSource, *, patch_metadata_defaults_allowed: bool = False
+) -> Callable[[AdmissionRequest], Any]:
+    """`patch_metadata_defaults_allowed` is gate SidecarSetPatchPodMetadataDefaultsAllowed."""
     generic = kinds.validating_handler(hooks)
 
     async def handle(req: AdmissionRequest) -> Decision:
@@ -103,6 +107,9 @@ def validating_handler(hooks: kinds.KindHooks, source: SidecarSetSource) -> Call
         except ValidationError as exc:
             return deny(422, aggregate_message(pydantic_errors(exc)))
         errors = api.validate(obj, old=old)
+        refused = whitelist_error(req.object, source.configuration(), patch_metadata_defaults_allowed)
+        if refused:
+            errors.append(required("spec.patchPodMetadata", refused))
         errors.extend(canary_errors(req.object, req.old_object if old is not None else None, source))
         if not errors:
             errors = api.conflict_errors(obj, _others(req.object, source), source.namespace_labels)

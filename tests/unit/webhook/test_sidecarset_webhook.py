@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -48,6 +49,7 @@ class FakeSidecarSets:
     def __init__(self) -> None:
         self.items: dict[str, dict[str, Any]] = {}
         self.namespaces: dict[str, dict[str, str]] = {"default": {}}
+        self.config: dict[str, str] = {}
 
     def list(self) -> list[dict[str, Any]]:
         return list(self.items.values())
@@ -57,6 +59,9 @@ class FakeSidecarSets:
 
     def namespace_labels(self, name: str) -> dict[str, str] | None:
         return self.namespaces.get(name)
+
+    def configuration(self) -> dict[str, str]:
+        return self.config
 
 
 def sidecarset_review(operation: str, obj: dict, old: dict | None = None) -> dict:
@@ -245,3 +250,19 @@ def test_feature_gates_flag():
     assert parse_args(["--feature-gates", "EnableSortSidecarContainerByName=true"]).feature_gates
     with pytest.raises(SystemExit):
         parse_args(["--feature-gates", "NoSuchGate=true"])
+
+
+async def test_patch_pod_metadata_needs_the_whitelist(app_client, sidecarsets):
+    patching = copy.deepcopy(SEED_SIDECARSET)
+    patching["spec"]["patchPodMetadata"] = [{"annotations": {"team.io/owner": "x"}}]
+    patching = await store(app_client, sidecarsets, patching)
+    del sidecarsets.items["test-sidecarset"]
+    path = "/validate-apps-kruise-io-sidecarset"
+    resp = await post(app_client, path, sidecarset_review("CREATE", patching))
+    assert resp["status"]["message"] == (
+        "spec.patchPodMetadata: Required value: SidecarSet patch metadata whitelist not found"
+    )
+    rules = {"rules": [{"allowedAnnotationKeyExprs": [r"^team\.io/"]}]}
+    sidecarsets.config = {"SidecarSet_PatchPodMetadata_WhiteList": json.dumps(rules)}
+    resp = await post(app_client, path, sidecarset_review("CREATE", patching))
+    assert resp["allowed"] is True, resp
