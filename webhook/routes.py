@@ -28,7 +28,13 @@ def build_routes(
         if info.kind == "SidecarSet":
             mutate = sidecarset.mutating_handler(hooks)
             if sidecarsets is not None:
-                validate = sidecarset.validating_handler(hooks, sidecarsets)
+                validate = sidecarset.validating_handler(
+                    hooks,
+                    sidecarsets,
+                    patch_metadata_defaults_allowed=gates.enabled(
+                        features.SIDECARSET_PATCH_POD_METADATA_DEFAULTS_ALLOWED
+                    ),
+                )
         for path in paths.kind_paths("mutate", info.group, info.kind, versions):
             routes[path] = mutate
         for path in paths.kind_paths("validate", info.group, info.kind, versions):
