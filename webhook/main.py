@@ -19,11 +19,12 @@ from urllib.parse import urlsplit
 import structlog
 
 from kruise.api.features import FeatureGateError, FeatureGates
+from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
 from kruise.kube.client import Client
 from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.logging import configure_logging
-from kruise.kube.resources import NAMESPACES, PODS, PVCS
+from kruise.kube.resources import CONFIGMAPS, NAMESPACES, PODS, PVCS
 from kruise.webhook import certs
 from kruise.webhook.app import create_app
 from kruise.webhook.caches import SIDECARSETS, StoreNamespaceContents, StoreSidecarSets
@@ -118,7 +119,12 @@ class WebhookProcess:
         pods = self.factory.informer(PODS)
         pvcs = self.factory.informer(PVCS)
         self.gates = FeatureGates.from_flag(options.feature_gates)
-        self.sidecarsets = StoreSidecarSets(self.factory.informer(NAMESPACES).store)
+        configuration = self.factory.informer(
+            CONFIGMAPS, options.namespace, field_selector=f"metadata.name={CONFIGURATION_NAME}"
+        )
+        self.sidecarsets = StoreSidecarSets(
+            self.factory.informer(NAMESPACES).store, None, configuration.store
+        )
         self.routes = build_routes(
             StoreNamespaceContents(pods.store, pvcs.store), self.sidecarsets, self.gates
         )
