@@ -5,15 +5,61 @@ name is refused from the webhook's cache."""
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+import sys
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import orjson
 import pytest
-from conftest import NAMESPACE, REPO, Kubectl, LiveWebhook, free_port
 
 from kruise.kube.client import Client
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
 from kruise.webhook.main import Options, WebhookProcess
+
+REPO = Path(__file__).resolve().parents[3]
+KUBECTL = str(Path(sys.executable).parent / "kubectl")
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Kubectl:
+    """kubectl as an asyncio subprocess: the webhook answering it runs on this very event loop."""
+
+    kubeconfig: Path
+
+    async def __call__(
+        self, *args: str, stdin: str | None = None, check: bool = True
+    ) -> tuple[int, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            KUBECTL, "--kubeconfig", str(self.kubeconfig), *args,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "KUBECONFIG": str(self.kubeconfig)},
+        )  # fmt: skip
+        async with asyncio.timeout(60):
+            out, err = await proc.communicate(stdin.encode() if stdin else None)
+        code = proc.returncode or 0
+        if check and code != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({code}): {err.decode()}")
+        return code, out.decode(), err.decode()
+
+    async def apply(self, manifest: str) -> None:
+        await self("apply", "-f", "-", stdin=manifest)
+
+
+@dataclass
+class LiveWebhook:
+    process: WebhookProcess
+    kubectl: Kubectl
+
 
 SIDECARSET = """
 apiVersion: apps.kruise.io/v1alpha1
@@ -62,7 +108,7 @@ async def sidecar_webhook(emulator, tmp_path) -> AsyncIterator[LiveWebhook]:
     process = WebhookProcess(client, options)
     await process.start()
     try:
-        yield LiveWebhook(process, client, kubectl, url)
+        yield LiveWebhook(process, kubectl)
     finally:
         await process.stop()
         await client.close()
