@@ -25,7 +25,13 @@ PROG = "kubectl-kruise"
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 # Boolean and optional-value flags written bare, and the value kubectl gives them then.
-_BARE_FLAGS = {"--watch": "--watch=true", "-w": "--watch=true", "--dry-run": "--dry-run=client"}
+_BARE_FLAGS = {
+    "--watch": "--watch=true",
+    "-w": "--watch=true",
+    "--detail": "--detail=true",
+    "-d": "--detail=true",
+    "--dry-run": "--dry-run=client",
+}
 
 
 def parse_duration(text: str) -> float:
@@ -124,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
         "-w", "--watch", type=parse_bool, default=True, help="Watch the status until it's done."
     )
     status.add_argument("--revision", type=int, default=0, help="Pin to a specific revision (deployments).")
+    status.add_argument(
+        "-d", "--detail", type=parse_bool, default=False, help="Show the detail status of the rollout."
+    )
     status.add_argument(
         "--timeout",
         type=parse_duration,
@@ -319,7 +328,7 @@ def plan(args: argparse.Namespace) -> Runner:
     action = args.action
     if action == "status":
         status = commands.StatusOptions(
-            watch=args.watch, revision=args.revision, timeout=args.timeout or None
+            watch=args.watch, revision=args.revision, timeout=args.timeout or None, detail=args.detail
         )
         return lambda c, ns, p: commands.rollout_status(c, ns, targets, status, p)
     if action == "pause":

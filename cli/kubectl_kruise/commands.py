@@ -17,6 +17,8 @@ from typing import Any
 from kruise.cli.kubectl_kruise import history, kinds, mutate, status
 from kruise.cli.kubectl_kruise.describe import describe_pod_template
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text
+from kruise.control.podstatus import is_ready
+from kruise.control.revision import equal_to_revision_hash
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import ApiError, Gone
 from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, REPLICASETS
@@ -88,6 +90,31 @@ class StatusOptions:
     watch: bool = True
     revision: int = 0
     timeout: float | None = None  # seconds; None waits forever
+    detail: bool = False  # CloneSet: also list the updated pods, ready and not ready
+
+
+async def cloneset_pods_info(client: Client, cloneset: Mapping[str, Any]) -> str:
+    """The detail lines: the CloneSet's pods already on its update revision, by readiness."""
+    namespace = cloneset["metadata"].get("namespace")
+    selector = label_selector((cloneset.get("spec") or {}).get("selector"))
+    pods, _ = await client.list_all(PODS, namespace, label_selector=selector or None)
+    update_revision = (cloneset.get("status") or {}).get("updateRevision", "")
+    uid = cloneset["metadata"].get("uid", "")
+    ready: list[str] = []
+    not_ready: list[str] = []
+    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        if not history.is_controlled_by(pod, uid) or not equal_to_revision_hash(pod, update_revision):
+            continue
+        (ready if is_ready(pod) else not_ready).append(pod["metadata"]["name"])
+    return status.pods_info(ready, not_ready)
+
+
+async def _status_message(
+    client: Client, target: kinds.Target, obj: dict[str, Any], options: StatusOptions
+) -> tuple[str, bool]:
+    if options.detail and target.workload is kinds.CLONESET:
+        return status.cloneset_detail_status(obj, await cloneset_pods_info(client, obj))
+    return status.rollout_status(target.workload, obj, options.revision)
 
 
 async def rollout_status(
@@ -104,7 +131,7 @@ async def rollout_status(
         async with asyncio.timeout(options.timeout):
             async for obj in observe(client, target, namespace):
                 try:
-                    message, done = status.rollout_status(target.workload, obj, options.revision)
+                    message, done = await _status_message(client, target, obj, options)
                 except status.RolloutError as err:
                     raise CommandError(str(err)) from None
                 # kubectl prints on every event; repeating an unchanged line adds nothing.

@@ -13,6 +13,7 @@ in that order, reusing the upstream sentences.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.common import IntOrStringError, is_percent, scaled_value_round_up
@@ -73,27 +74,73 @@ def _not_observed(obj: Obj) -> bool:
     return observed == 0 or _generation(obj) > observed
 
 
-def cloneset_status(obj: Obj, revision: int = 0) -> tuple[str, bool]:
+@dataclass(frozen=True)
+class CloneSetPhase:
+    """Where a CloneSet rollout stands; both the short and the detailed viewer render it."""
+
+    stage: str  # "unobserved" | "updating" | "unready" | "partitioned" | "complete"
+    updated: int = 0
+    target: int = 0
+    unready: int = 0
+    available: int = 0
+    revision: str = ""
+
+    @property
+    def done(self) -> bool:
+        return self.stage in ("partitioned", "complete")
+
+
+def cloneset_phase(obj: Obj) -> CloneSetPhase:
     spec, status = _spec(obj), _status(obj)
     replicas = _replicas(obj)
     partition = cloneset_partition((spec.get("updateStrategy") or {}).get("partition"), replicas)
     if _not_observed(obj):
-        return "Waiting for CloneSet spec update to be observed...\n", False
+        return CloneSetPhase("unobserved")
     updated = _count(status, "updatedReplicas")
     if updated < replicas - partition:
-        return (
-            f"Waiting for partitioned roll out to finish: {updated} out of {replicas - partition} "
-            "new pods have been updated...\n",
-            False,
-        )
+        return CloneSetPhase("updating", updated=updated, target=replicas - partition)
     ready = _count(status, "readyReplicas")
     if ready < replicas:
-        return f"Waiting for {replicas - ready} pods to be ready...\n", False
+        return CloneSetPhase("unready", unready=replicas - ready)
     if partition > 0:
-        return f"partitioned roll out complete: {updated} new pods have been updated...\n", True
-    available = _count(status, "availableReplicas")
-    revision_name = status.get("updateRevision", "")
-    return f"CloneSet rolling update complete {available} pods at revision {revision_name}...\n", True
+        return CloneSetPhase("partitioned", updated=updated)
+    return CloneSetPhase(
+        "complete", available=_count(status, "availableReplicas"), revision=status.get("updateRevision", "")
+    )
+
+
+def cloneset_status(obj: Obj, revision: int = 0) -> tuple[str, bool]:
+    phase = cloneset_phase(obj)
+    messages = {
+        "unobserved": "Waiting for CloneSet spec update to be observed...\n",
+        "updating": f"Waiting for partitioned roll out to finish: {phase.updated} out of {phase.target} "
+        "new pods have been updated...\n",
+        "unready": f"Waiting for {phase.unready} pods to be ready...\n",
+        "partitioned": f"partitioned roll out complete: {phase.updated} new pods have been updated...\n",
+        "complete": f"CloneSet rolling update complete {phase.available} pods at revision "
+        f"{phase.revision}...\n",
+    }
+    return messages[phase.stage], phase.done
+
+
+def pods_info(ready: list[str], not_ready: list[str]) -> str:
+    """kruise-tools' detail lines about the pods already on the update revision (Go's `%v`)."""
+    return f"Updated ready pods: [{' '.join(ready)}]\nUpdated not ready pods: [{' '.join(not_ready)}]\n"
+
+
+def cloneset_detail_status(obj: Obj, info: str) -> tuple[str, bool]:
+    """`rollout status -d`: kruise-tools' wording, naming the CloneSet and appending `info`."""
+    phase, name = cloneset_phase(obj), _name(obj)
+    messages = {
+        "unobserved": f"Waiting for CloneSet {name} spec update to be observed...\n",
+        "updating": f"CloneSet {name} Waiting for partitioned roll out to finish: {phase.updated} out of "
+        f"{phase.target} new pods have been updated...\n{info}",
+        "unready": f"Waiting for {phase.unready} pods to be ready...\n{info}",
+        "partitioned": f"partitioned roll out complete: {phase.updated} new pods have been updated...\n",
+        "complete": f"CloneSet {name} rolling update complete {phase.available} pods at revision "
+        f"{phase.revision}...\n{info}",
+    }
+    return messages[phase.stage], phase.done
 
 
 def advanced_statefulset_status(obj: Obj, revision: int = 0) -> tuple[str, bool]:

@@ -494,3 +494,28 @@ async def test_status_survives_dropped_and_compacted_watches(plugin, emulator):
         assert await task == 0
     assert out.getvalue().splitlines()[-1] == "CloneSet rolling update complete 3 pods at revision r..."
     assert err.getvalue() == ""
+
+
+async def test_detail_status_lists_updated_pods_by_readiness(plugin):
+    client = plugin.client
+    cs = await client.create(CLONESETS, cloneset(replicas=3))
+    owner = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "demo",
+             "uid": cs["metadata"]["uid"], "controller": True}  # fmt: skip
+    for name, revision, ready in (
+        ("demo-a", "demo-new", True),
+        ("demo-b", "demo-new", False),
+        ("demo-c", "demo-old", True),
+    ):
+        body = pod(name, owner)
+        body["metadata"]["labels"]["controller-revision-hash"] = revision
+        created = await client.create(PODS, body)
+        created["status"] = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+        await client.update_status(PODS, created)
+    counts = {"replicas": 3, "updatedReplicas": 2, "readyReplicas": 2, "updateRevision": "demo-new"}
+    await set_status(client, CLONESETS, "demo", counts)
+    result = await plugin("rollout", "status", "cloneset/demo", "-d", "--watch=false")
+    assert (result.code, result.err) == (0, "")
+    assert result.out == (
+        "CloneSet demo Waiting for partitioned roll out to finish: 2 out of 3 new pods have been updated...\n"
+        "Updated ready pods: [demo-a]\nUpdated not ready pods: [demo-b]\n"
+    )

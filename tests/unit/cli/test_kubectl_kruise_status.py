@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.cli.kubectl_kruise import kinds
-from kruise.cli.kubectl_kruise.status import RolloutError, cloneset_partition, rollout_status
+from kruise.cli.kubectl_kruise.status import (
+    RolloutError,
+    cloneset_detail_status,
+    cloneset_partition,
+    pods_info,
+    rollout_status,
+)
 
 
 def obj(name="demo", generation=2, spec=None, status=None, annotations=None) -> dict[str, Any]:
@@ -348,3 +354,27 @@ def test_cloneset_done_only_when_observed_updated_and_ready(replicas, partition,
         observed >= 2 and updated >= replicas - cloneset_partition(partition, replicas) and ready >= replicas
     )
     assert done is expected
+
+
+INFO = pods_info(["demo-a"], [])
+
+DETAIL_CASES = [
+    (cs_status(observed=1), "Waiting for CloneSet demo spec update to be observed...\n", False),
+    (
+        cs_status(updated=1),
+        "CloneSet demo Waiting for partitioned roll out to finish: 1 out of 3 new pods have been updated...\n"
+        + INFO,
+        False,
+    ),
+    (cs_status(ready=2), "Waiting for 1 pods to be ready...\n" + INFO, False),
+    (cs_status(), "CloneSet demo rolling update complete 3 pods at revision demo-abc...\n" + INFO, True),
+]
+
+
+@pytest.mark.parametrize(("status", "message", "done"), DETAIL_CASES)
+def test_cloneset_detail(status, message, done):
+    assert cloneset_detail_status(obj(spec={"replicas": 3}, status=status), INFO) == (message, done)
+
+
+def test_pods_info_prints_go_slices():
+    assert pods_info(["a", "b"], []) == "Updated ready pods: [a b]\nUpdated not ready pods: []\n"
