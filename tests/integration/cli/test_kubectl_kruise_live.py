@@ -11,7 +11,12 @@ import yaml
 
 from kruise.cli.kubectl_kruise.app import run
 from kruise.cli.kubectl_kruise.createjob import ADVANCED_CRONJOBS
-from kruise.cli.kubectl_kruise.kinds import ADVANCED_DAEMONSETS, ADVANCED_STATEFULSETS, CLONESETS
+from kruise.cli.kubectl_kruise.kinds import (
+    ADVANCED_DAEMONSETS,
+    ADVANCED_STATEFULSETS,
+    CLONESETS,
+    DAEMONSETS_APPS,
+)
 from kruise.cli.kubectl_kruise.setimage import SIDECARSETS
 from kruise.control.revision import new_cloneset_revision
 from kruise.kube.client import Client
@@ -519,3 +524,27 @@ async def test_detail_status_lists_updated_pods_by_readiness(plugin):
         "CloneSet demo Waiting for partitioned roll out to finish: 2 out of 3 new pods have been updated...\n"
         "Updated ready pods: [demo-a]\nUpdated not ready pods: [demo-b]\n"
     )
+
+
+async def test_native_daemonset_history_and_undo_through_controller_revisions(plugin):
+    client = plugin.client
+    ds = await client.create(DAEMONSETS_APPS, {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": NS},
+        "spec": {"selector": {"matchLabels": {"app": "demo"}}, "template": pod_template("agent:2")},
+    })  # fmt: skip
+    for number, image in ((1, "agent:1"), (2, "agent:2")):
+        revision = new_cloneset_revision(
+            {**ds, "spec": {**ds["spec"], "template": pod_template(image)}}, number, None
+        )
+        revision["metadata"]["name"] = f"agent-{number}"
+        revision["metadata"]["ownerReferences"][0].update(apiVersion="apps/v1", kind="DaemonSet")
+        await client.create(CONTROLLER_REVISIONS, revision)
+    table = await plugin("rollout", "history", "ds/agent")
+    assert (
+        table.out == "daemonset.apps/agent \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    )
+    undone = await plugin("rollout", "undo", "daemonset/agent")
+    assert (undone.code, undone.out) == (0, "daemonset.apps/agent rolled back\n")
+    assert image_of(await client.get(DAEMONSETS_APPS, "agent", NS)) == "agent:1"
+    paused = await plugin("rollout", "pause", "ds/agent")
+    assert paused.err == 'error: daemonsets.apps "agent" pausing is not supported\n'
