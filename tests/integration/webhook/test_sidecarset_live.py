@@ -186,3 +186,36 @@ async def test_namespace_selector_follows_namespace_labels(sidecar_webhook):
         await kubectl.apply(POD % {"name": "p", "namespace": namespace})
         pod = await get_json(kubectl, "pod", "p", "-n", namespace)
         assert [c["name"] for c in pod["spec"]["containers"]] == expected
+
+
+PATCHING = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: patching}
+spec:
+  selector: {matchLabels: {app: web}}
+  containers: [{name: agent, image: busybox}]
+  patchPodMetadata: [{annotations: {"team.io/owner": "platform"}}]
+"""
+WHITELIST = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kruise-configuration, namespace: kruise-system}
+data:
+  SidecarSet_PatchPodMetadata_WhiteList: '{"rules":[{"allowedAnnotationKeyExprs":["^team\\\\.io/"]}]}'
+"""
+
+
+async def test_patch_pod_metadata_whitelist_from_the_configmap(sidecar_webhook):
+    kubectl, cache = sidecar_webhook.kubectl, sidecar_webhook.process.sidecarsets
+    code, _, err = await kubectl("apply", "-f", "-", stdin=PATCHING, check=False)
+    assert code != 0
+    assert "spec.patchPodMetadata: Required value: SidecarSet patch metadata whitelist not found" in err
+    await kubectl.apply(WHITELIST)
+    await until(sidecar_webhook, lambda: bool(cache.configuration()))
+    await kubectl.apply(PATCHING)
+    await until(sidecar_webhook, lambda: cache.get("patching") is not None)
+    await kubectl.apply(POD.replace("nginx", "web") % {"name": "web", "namespace": "default"})
+    pod = await get_json(kubectl, "pod", "web", "-n", "default")
+    assert pod["metadata"]["annotations"]["team.io/owner"] == "platform"
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["agent", "app"]
