@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
-from kruise.cli.kubectl_kruise import commands, createjob, expose, kinds, setimage
+from kruise.cli.kubectl_kruise import commands, createjob, expose, kinds, setenv, setimage
 from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text, error_line, parse_output
 from kruise.kube.client import Client
@@ -31,6 +31,8 @@ _BARE_FLAGS = {
     "--detail": "--detail=true",
     "-d": "--detail=true",
     "--dry-run": "--dry-run=client",
+    "--list": "--list=true",
+    "--overwrite": "--overwrite=true",
 }
 
 
@@ -218,6 +220,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
     )
 
+    env = set_kinds.add_parser(
+        "env",
+        help="Update environment variables on a pod template",
+        description="Update environment variables on a pod template: kubectl-kruise set env "
+        "(TYPE NAME | TYPE/NAME) KEY_1=VAL_1 ... KEY_N=VAL_N, or KEY- to remove. "
+        "Types: cloneset (clone), asts, daemon, deployment (deploy), statefulset (sts), daemonset (ds).",
+        parents=[globals_],
+    )
+    env.add_argument("arguments", nargs="*", metavar="ARG")
+    env.add_argument(
+        "-e", "--env", action="append", default=[], help="Environment variable to set: KEY=VALUE."
+    )
+    env.add_argument("-c", "--containers", default="*", help="The names of containers to change (wildcards).")
+    env.add_argument(
+        "--list", type=parse_bool, default=False, help="Display the environment and any changes."
+    )
+    env.add_argument(
+        "--overwrite", type=parse_bool, default=True, help="If false, refuse to change an existing value."
+    )
+    env.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+    _add_output_flag(env)
+
     exp = sub.add_parser(
         "expose",
         help="Take a workload (e.g. deployment, cloneset) and expose it as a new Kubernetes Service",
@@ -301,6 +327,18 @@ def plan(args: argparse.Namespace) -> Runner:
         )
         options.validate()
         return lambda c, ns, p: createjob.create_job(c, ns, options, p)
+    if args.command == "set" and args.set_kind == "env":
+        resources, env_args = setenv.split_arguments(list(args.arguments))
+        changes = setenv.parse_env([*args.env, *env_args])
+        if not resources:
+            raise setenv.SetEnvError(
+                "one or more resources must be specified as <resource> <name> or <resource>/<name>"
+            )
+        if not args.list and not changes.set and not changes.remove:
+            raise setenv.SetEnvError("at least one environment variable must be provided")
+        env_targets = kinds.parse_targets(resources)
+        env_options = setenv.SetEnvOptions(changes, args.containers, args.list, args.overwrite)
+        return lambda c, ns, p: setenv.set_env(c, ns, env_targets, env_options, p)
     if args.command == "set":
         split = setimage.split_arguments(list(args.arguments))
         image_targets = kinds.parse_targets(split.resources, setimage.TARGETS)
@@ -364,11 +402,12 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         createjob.CreateJobError,
         setimage.SetImageError,
         expose.ExposeError,
+        setenv.SetEnvError,
     ) as exc:
         err.write(error_line(str(exc)))
         return 1
     try:
-        printer = Printer(out, getattr(args, "output", ""), getattr(args, "dry_run", "none"))
+        printer = Printer(out, getattr(args, "output", ""), getattr(args, "dry_run", "none"), err)
         errors = await runner(client, namespace, printer)
     except (commands.CommandError, createjob.CreateJobError) as exc:
         errors = [str(exc)]

@@ -48,10 +48,15 @@ class Printer:
     out: TextIO
     output: str = ""
     dry_run: str = "none"
+    err: TextIO | None = None  # for warnings; they go nowhere when unset
 
     def write(self, text: str) -> None:
         self.out.write(text)
         self.out.flush()
+
+    def warn(self, text: str) -> None:
+        if self.err is not None:
+            self.err.write(f"warning: {text}\n")
 
     def object(self, display: str, operation: str, obj: Mapping[str, Any]) -> None:
         if self.output == "name":

@@ -548,3 +548,24 @@ async def test_native_daemonset_history_and_undo_through_controller_revisions(pl
     assert image_of(await client.get(DAEMONSETS_APPS, "agent", NS)) == "agent:1"
     paused = await plugin("rollout", "pause", "ds/agent")
     assert paused.err == 'error: daemonsets.apps "agent" pausing is not supported\n'
+
+
+async def test_set_env_updates_lists_and_removes(plugin):
+    client = plugin.client
+    await client.create(CLONESETS, cloneset())
+    result = await plugin("set", "env", "cloneset/demo", "LOG=debug", "-e", "MODE=fast")
+    assert (result.code, result.out, result.err) == (0, "cloneset.apps.kruise.io/demo env updated\n", "")
+    env = (await client.get(CLONESETS, "demo", NS))["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env == [{"name": "MODE", "value": "fast"}, {"name": "LOG", "value": "debug"}]
+
+    listed = await plugin("set", "env", "cloneset/demo", "--list")
+    assert listed.out == "# CloneSet demo, container main\nMODE=fast\nLOG=debug\n"
+    refused = await plugin("set", "env", "cloneset/demo", "LOG=info", "--overwrite=false")
+    assert refused.err == "error: 'LOG' already has a value (debug), and --overwrite is false\n"
+    removed = await plugin("set", "env", "cloneset/demo", "MODE-")
+    assert removed.out == "cloneset.apps.kruise.io/demo env updated\n"
+    env = (await client.get(CLONESETS, "demo", NS))["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env == [{"name": "LOG", "value": "debug"}]
+    nothing = await plugin("set", "env", "cloneset/demo", "X=1", "-c", "sidecar")
+    assert (nothing.code, nothing.out) == (0, "")
+    assert nothing.err == 'warning: CloneSet/demo does not have any containers matching "sidecar"\n'
