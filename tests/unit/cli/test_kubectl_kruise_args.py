@@ -7,14 +7,14 @@ import argparse
 import pytest
 
 from kruise.cli.kubectl_kruise import kinds
-from kruise.cli.kubectl_kruise.app import (
+from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
+from kruise.cli.kubectl_kruise.parser import (
     build_parser,
     normalize_argv,
     parse_bool,
     parse_dry_run,
     parse_duration,
 )
-from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kruise.cli.kubectl_kruise import createjob
-from kruise.cli.kubectl_kruise.app import build_parser, parse
 from kruise.cli.kubectl_kruise.createjob import CreateJobError, CreateJobOptions
+from kruise.cli.kubectl_kruise.parser import build_parser, parse
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,305 @@
+"""The command-line grammar of `kubectl-kruise`, kubectl-style.
+
+argparse rather than typer because kubectl's flag grammar needs it: connection globals are
+accepted before or after the subcommand (`kubectl kruise -n ns rollout ...` and `kubectl kruise
+rollout ... -n ns`), Go booleans are written `--watch=false`, `--dry-run` takes an optional value,
+and everything after `--` is a positional (a Job's command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from kruise.cli.kubectl_kruise.output import parse_output
+
+PROG = "kubectl-kruise"
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+# Boolean and optional-value flags written bare, and the value kubectl gives them then.
+_BARE_FLAGS = {
+    "--watch": "--watch=true",
+    "-w": "--watch=true",
+    "--detail": "--detail=true",
+    "-d": "--detail=true",
+    "--dry-run": "--dry-run=client",
+    "--list": "--list=true",
+    "--overwrite": "--overwrite=true",
+}
+
+
+def parse_duration(text: str) -> float:
+    """Go's time.ParseDuration for the non-negative values kubectl flags take ("0", "90s", "1h30m")."""
+    if text in ("0", ""):
+        return 0.0
+    pos, total = 0, 0.0
+    while pos < len(text):
+        match = _DURATION_PART.match(text, pos)
+        if match is None:
+            raise argparse.ArgumentTypeError(f'time: invalid duration "{text}"')
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    return total
+
+
+def parse_bool(text: str) -> bool:
+    """Go's strconv.ParseBool."""
+    if text in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if text in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+
+
+def parse_dry_run(text: str) -> str:
+    if text in ("none", "client", "server"):
+        return text
+    if text == "unchanged":
+        return "client"
+    raise argparse.ArgumentTypeError(
+        f'Invalid dry-run value ({text}). Must be "none", "server", or "client".'
+    )
+
+
+class KubectlArgumentParser(argparse.ArgumentParser):
+    """Usage errors as kubectl reports them: `error: ...`, a pointer to --help, exit code 1."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(1, f"error: {message}\nSee '{self.prog} --help' for usage.\n")
+
+
+def _output_format(text: str) -> str:
+    try:
+        return parse_output(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _add_output_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o", "--output", type=_output_format, default="", help="Output format. One of: (json, yaml, name)."
+    )
+
+
+def _connection_flags(suppress: bool) -> argparse.ArgumentParser:
+    """kubectl's globals; on subcommands they default to SUPPRESS so they never hide a value
+    given before the subcommand."""
+    parser = argparse.ArgumentParser(add_help=False)
+    default: Any = argparse.SUPPRESS if suppress else None
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--kubeconfig", default=default, help="Path to the kubeconfig file to use for CLI requests."
+    )
+    group.add_argument("--context", default=default, help="The name of the kubeconfig context to use")
+    group.add_argument(
+        "-n", "--namespace", default=default, help="If present, the namespace scope for this CLI request"
+    )
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    globals_ = _connection_flags(suppress=True)
+    root = KubectlArgumentParser(
+        prog=PROG,
+        description="kubectl-kruise controls the OpenKruise CRs. Find more information at: https://openkruise.io/",
+        parents=[_connection_flags(suppress=False)],
+    )
+    sub = root.add_subparsers(dest="command", metavar="COMMAND")
+
+    rollout = sub.add_parser(
+        "rollout",
+        help="Manage the rollout of a resource",
+        description="Manage the rollout of a resource. Valid resource types include: deployments, "
+        "daemonsets, statefulsets, clonesets, statefulsets.apps.kruise.io, daemonsets.apps.kruise.io",
+        parents=[globals_],
+    )
+    actions = rollout.add_subparsers(dest="action", metavar="SUBCOMMAND")
+
+    status = actions.add_parser(
+        "status", help="Show the status of the rollout", parents=[globals_],
+        description="Watch the status of the latest rollout until it's done; --watch=false shows it once.",
+    )  # fmt: skip
+    status.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    status.add_argument(
+        "-w", "--watch", type=parse_bool, default=True, help="Watch the status until it's done."
+    )
+    status.add_argument("--revision", type=int, default=0, help="Pin to a specific revision (deployments).")
+    status.add_argument(
+        "-d", "--detail", type=parse_bool, default=False, help="Show the detail status of the rollout."
+    )
+    status.add_argument(
+        "--timeout",
+        type=parse_duration,
+        default=0.0,
+        help="How long to wait before ending the watch (0: never).",
+    )
+
+    for name, text in (
+        ("pause", "Mark the provided resource as paused"),
+        ("resume", "Resume a paused resource"),
+        ("restart", "Restart a resource"),
+    ):
+        cmd = actions.add_parser(name, help=text, description=text, parents=[globals_])
+        cmd.add_argument("resources", nargs="*", metavar="RESOURCE")
+        _add_output_flag(cmd)
+
+    hist = actions.add_parser(
+        "history",
+        help="View rollout history",
+        description="View previous rollout revisions and configurations.",
+        parents=[globals_],
+    )  # fmt: skip
+    hist.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    hist.add_argument(
+        "--revision", type=int, default=0, help="See the details, including podTemplate of the revision"
+    )
+
+    undo = actions.add_parser(
+        "undo",
+        help="Undo a previous rollout",
+        description="Rollback to a previous rollout.",
+        parents=[globals_],
+    )
+    _add_output_flag(undo)
+    undo.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    undo.add_argument(
+        "--to-revision", type=int, default=0, help="The revision to rollback to (0: the previous one)."
+    )
+    undo.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
+    create = sub.add_parser(
+        "create", help="Create a resource", description="Create a resource.", parents=[globals_]
+    )
+    create_kinds = create.add_subparsers(dest="create_kind", metavar="KIND")
+    job = create_kinds.add_parser(
+        "job",
+        help="Create a job with the specified name.",
+        description="Create a job with the specified name: kubectl-kruise create job NAME --image=image "
+        "[--from=cronjob/name] -- [COMMAND] [args...]. "
+        "--from takes advancedcronjob/NAME (acj) or cronjob/NAME.",
+        parents=[globals_],
+    )
+    _add_output_flag(job)
+    job.add_argument("name", metavar="NAME")
+    job.add_argument("job_command", nargs="*", metavar="COMMAND")
+    job.add_argument("--image", default="", help="Image name to run.")
+    job.add_argument(
+        "--from",
+        dest="source",
+        default="",
+        help="The name of the resource to create a Job from (cronjob and advancedcronjob are supported).",
+    )
+    job.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
+    set_ = sub.add_parser("set", help="Set specific features on objects", parents=[globals_])
+    set_kinds = set_.add_subparsers(dest="set_kind", metavar="KIND")
+    image = set_kinds.add_parser(
+        "image",
+        help="Update image of a pod template",
+        description="Update existing container image(s) of resources: kubectl-kruise set image "
+        "(TYPE NAME | TYPE/NAME) CONTAINER_NAME_1=CONTAINER_IMAGE_1 ... ('*' means every container). "
+        "Types: cloneset (clone), statefulset.apps.kruise.io (asts), daemonset.apps.kruise.io (daemon), "
+        "sidecarset, deployment (deploy), statefulset (sts), daemonset (ds).",
+        parents=[globals_],
+    )
+    _add_output_flag(image)
+    image.add_argument("arguments", nargs="*", metavar="ARG")
+    image.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
+    env = set_kinds.add_parser(
+        "env",
+        help="Update environment variables on a pod template",
+        description="Update environment variables on a pod template: kubectl-kruise set env "
+        "(TYPE NAME | TYPE/NAME) KEY_1=VAL_1 ... KEY_N=VAL_N, or KEY- to remove. "
+        "Types: cloneset (clone), asts, daemon, deployment (deploy), statefulset (sts), daemonset (ds).",
+        parents=[globals_],
+    )
+    env.add_argument("arguments", nargs="*", metavar="ARG")
+    env.add_argument(
+        "-e", "--env", action="append", default=[], help="Environment variable to set: KEY=VALUE."
+    )
+    env.add_argument("-c", "--containers", default="*", help="The names of containers to change (wildcards).")
+    env.add_argument(
+        "--list", type=parse_bool, default=False, help="Display the environment and any changes."
+    )
+    env.add_argument(
+        "--overwrite", type=parse_bool, default=True, help="If false, refuse to change an existing value."
+    )
+    env.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+    _add_output_flag(env)
+
+    exp = sub.add_parser(
+        "expose",
+        help="Take a workload (e.g. deployment, cloneset) and expose it as a new Kubernetes Service",
+        description="Expose a resource as a new Kubernetes service: kubectl-kruise expose (TYPE NAME | "
+        "TYPE/NAME) [--port=port] [--protocol=TCP|UDP|SCTP] [--target-port=number-or-name] [--name=name] "
+        "[--type=type]. Possible resources: cloneset (clone), deployment (deploy).",
+        parents=[globals_],
+    )
+    _add_output_flag(exp)
+    exp.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    exp.add_argument(
+        "--port", default="", help="The port the service serves on (default: the container ports)."
+    )
+    exp.add_argument("--target-port", default="", help="Name or number of the container port to direct to.")
+    exp.add_argument("--protocol", default="", help="The network protocol for the service (default: TCP).")
+    exp.add_argument("--name", default="", help="The name for the newly created object.")
+    exp.add_argument(
+        "--type", dest="service_type", default="", help="ClusterIP, NodePort, LoadBalancer or ExternalName."
+    )
+    exp.add_argument(
+        "-l", "--labels", default="", help="Labels to apply to the service created by this call."
+    )
+    exp.add_argument("--cluster-ip", default="", help="ClusterIP to assign ('None' for a headless service).")
+    exp.add_argument(
+        "--external-ip", default="", help="Additional external IP address to accept for the service."
+    )
+    exp.add_argument("--session-affinity", default="", help="None or ClientIP.")
+    exp.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
+    scale = sub.add_parser(
+        "scaledown",
+        help="Scaledown a cloneset with selective Pods",
+        description="Scaledown a cloneset with selective Pods: "
+        "kubectl-kruise scaledown cloneset/NAME --pods a,b",
+        parents=[globals_],
+    )
+    _add_output_flag(scale)
+    scale.add_argument("resources", nargs="*", metavar="CLONESET")
+    scale.add_argument("--pods", default="", help="Name of the pods to delete")
+    return root
+
+
+def normalize_argv(argv: Sequence[str]) -> list[str]:
+    """Give bare boolean / optional-value flags their implied value, so argparse never mistakes
+    the next argument for that value."""
+    return [_BARE_FLAGS.get(arg, arg) for arg in argv]
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """Parse, taking everything after `--` as positionals verbatim (argparse before 3.12 drops
+    or rejects a `--` met inside a subcommand)."""
+    argv = list(argv)
+    trailing: list[str] = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, trailing = argv[:at], argv[at + 1 :]
+    args = parser.parse_args(normalize_argv(argv))
+    if trailing:
+        field = {"create": "job_command", "set": "arguments"}.get(args.command, "resources")
+        if not hasattr(args, field):
+            parser.error(f"unrecognized arguments: {' '.join(trailing)}")
+        setattr(args, field, [*getattr(args, field), *trailing])
+    return args
