@@ -1,7 +1,7 @@
 """The commands: read objects, apply the pure rules of the sibling modules, write, print.
 
-Each command takes a connected `Client`, the namespace and its parsed options, writes kubectl's
-lines to `out`, and returns the list of per-object errors (kubectl keeps going after one object
+Each command takes a connected `Client`, the namespace and its parsed options, reports through
+a `Printer`, and returns the list of per-object errors (kubectl keeps going after one object
 fails and reports all failures at the end). Problems that stop the whole command raise
 `CommandError`.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -102,6 +103,8 @@ async def cloneset_pods_info(client: Client, cloneset: Mapping[str, Any]) -> str
     uid = cloneset["metadata"].get("uid", "")
     ready: list[str] = []
     not_ready: list[str] = []
+    if not update_revision:  # no revision reported yet: no pod can be on it
+        return status.pods_info(ready, not_ready)
     for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
         if not history.is_controlled_by(pod, uid) or not equal_to_revision_hash(pod, update_revision):
             continue
@@ -128,8 +131,8 @@ async def rollout_status(
     target = targets[0]
     last = None
     try:
-        async with asyncio.timeout(options.timeout):
-            async for obj in observe(client, target, namespace):
+        async with asyncio.timeout(options.timeout), aclosing(observe(client, target, namespace)) as versions:
+            async for obj in versions:
                 try:
                     message, done = await _status_message(client, target, obj, options)
                 except status.RolloutError as err:
