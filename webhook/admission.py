@@ -125,5 +125,11 @@ def response_body(
 
 
 def mutable(obj: dict[str, Any] | None) -> dict[str, Any]:
-    """A private deep copy: the request object is also the patch baseline and must stay untouched."""
-    return copy.deepcopy(obj) if obj is not None else {}
+    """A private deep copy: the request object is also the patch baseline and must stay untouched.
+    Decoded JSON round-trips through orjson several times faster than `copy.deepcopy`."""
+    if obj is None:
+        return {}
+    try:
+        return orjson.loads(orjson.dumps(obj))
+    except (TypeError, orjson.JSONEncodeError):  # not plain JSON (e.g. an int beyond 64 bits)
+        return copy.deepcopy(obj)

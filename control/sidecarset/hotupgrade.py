@@ -5,7 +5,6 @@ hand over without a gap. Each learns its role from version annotations via the d
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from kruise.api.keys import (
@@ -52,8 +51,8 @@ def expand(
     """The two containers for `sidecar`; records their version annotations and marks `-1` as the
     working one in `working` (which accumulates across sidecars) and in `annotations`."""
     first, second = container_names(sidecar.get("name", ""))
-    working_one = _with_version_env({**copy.deepcopy(sidecar), "name": first})
-    empty_one = _with_version_env({**copy.deepcopy(sidecar), "name": second})
+    working_one = _with_version_env({**sidecar, "name": first})  # env is rebound, not appended to
+    empty_one = _with_version_env({**sidecar, "name": second})
     empty_one["image"] = (sidecar.get("upgradeStrategy") or {}).get("hotUpgradeEmptyImage") or ""
     annotations[version_annotation(first)] = "1"
     annotations[version_alt_annotation(first)] = "0"

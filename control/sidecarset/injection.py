@@ -183,7 +183,7 @@ def _prepare(
     transfer = merge_by_key(transferred_envs(sidecar, pod), subpath_envs, "name")
     for ref in (sidecar.get("volumeMounts") or []) + (sidecar.get("volumeDevices") or []):
         if ref.get("name") in volumes:
-            plan.volumes.append(volumes[ref["name"]])
+            plan.volumes.append(copy.deepcopy(volumes[ref["name"]]))  # the cache's object stays untouched
     _set_list(sidecar, "volumeMounts", _merge_mounts(sidecar, mounts))
     env = [*(sidecar.get("env") or []), {"name": ENV_IS_INJECTED, "value": "true"}]
     sidecar["env"] = merge_by_key(env, transfer, "name")
@@ -271,7 +271,8 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
         volumes = {v.get("name"): v for v in spec.get("volumes") or []}
         sidecar_list: set[str] = set()
         injecting = False
-        for init in copy.deepcopy(spec.get("initContainers") or []):
+        # shallow copies suffice: _prepare only rebinds top-level fields, core_container rebuilds the rest
+        for init in [dict(c) for c in spec.get("initContainers") or []]:
             if is_native_sidecar(init):
                 sidecar_list.add(init.get("name", ""))
             _prepare(init, pod, volumes, plan)
@@ -282,7 +283,7 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
             else:
                 plan.init_containers.append(init)
         plan.secrets.extend(spec.get("imagePullSecrets") or [])
-        for sidecar in copy.deepcopy(spec.get("containers") or []):
+        for sidecar in [dict(c) for c in spec.get("containers") or []]:
             sidecar_list.add(sidecar.get("name", ""))
             _prepare(sidecar, pod, volumes, plan)
             injecting = True

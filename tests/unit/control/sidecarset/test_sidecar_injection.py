@@ -301,3 +301,24 @@ def test_nothing_matched_or_inactive_pod_is_untouched():
     before = copy.deepcopy(finished)
     assert not inject(finished, [sidecarset("s", [SIDECAR1])], now=NOW)
     assert finished == before
+
+
+def test_cached_sidecarsets_are_never_modified():
+    hot = {
+        "name": "mesh",
+        "image": "m",
+        "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "e"},
+    }
+    sharing = {**SIDECAR1, "shareVolumePolicy": {"type": "enabled"}, "env": [{"name": "X", "value": "1"}]}
+    sets = [sidecarset("a", [sharing], volumes=[LOG_VOLUME]), sidecarset("b", [hot])]
+    frozen = copy.deepcopy(sets)
+    out = injected(
+        pod(containers=[{"name": "app", "image": "a", "volumeMounts": [{"name": "d", "mountPath": "/d"}]}]),
+        *sets,
+    )
+    out["spec"]["volumes"][0]["emptyDir"]["medium"] = "Memory"
+    for container in out["spec"]["containers"]:
+        container.setdefault("env", []).append({"name": "LATER", "value": "1"})
+        for mount in container.get("volumeMounts", []):
+            mount["readOnly"] = True
+    assert sets == frozen
