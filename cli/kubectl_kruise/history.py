@@ -45,8 +45,17 @@ def _change_cause(obj: Mapping[str, Any]) -> str:
 
 
 def template_of_revision_data(data: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The pod template a revision restores, without the patch directive and without the
+    `creationTimestamp: null` Go's encoder writes into every stored template."""
     template = dict(((data or {}).get("spec") or {}).get("template") or {})
     template.pop("$patch", None)
+    metadata = template.get("metadata")
+    if (
+        isinstance(metadata, dict)
+        and "creationTimestamp" in metadata
+        and metadata["creationTimestamp"] is None
+    ):
+        template["metadata"] = {k: v for k, v in metadata.items() if k != "creationTimestamp"}
     return template
 
 

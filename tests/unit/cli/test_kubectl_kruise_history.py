@@ -251,3 +251,12 @@ def test_describe_probe(probe, text):
 )
 def test_label_selector_query(selector, query):
     assert label_selector(selector) == query
+
+
+def test_revision_template_drops_go_encoder_artifacts():
+    template = history.controller_revisions(revisions(), UID)[0].template
+    assert "creationTimestamp" not in template["metadata"]
+    assert (
+        history.template_rollback_patch(history.controller_revisions(revisions(), UID)[0])[0]["value"]
+        == template
+    )
