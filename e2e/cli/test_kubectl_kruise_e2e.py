@@ -145,3 +145,15 @@ async def test_cloneset_pause_resume_status_and_set_image(cluster: Cluster, name
         cluster, "rollout", "status", "cloneset/missing", "-n", namespace, check=False
     )
     assert (code, err) == (1, 'Error from server (NotFound): clonesets.apps.kruise.io "missing" not found\n')
+
+
+async def test_arguments_after_double_dash_reach_the_plugin(cluster: Cluster, namespace: str):
+    _, out, _ = await kruise(
+        cluster, "create", "job", "once", "--image=busybox", "--dry-run=client", "-o", "json",
+        "-n", namespace, "--", "sh", "-c", "echo --flag",
+    )  # fmt: skip
+    job = json.loads(out)
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["sh", "-c", "echo --flag"]
+    code, _, err = await kruise(cluster, "rollout", "status", "--watch=maybe", "cloneset/x", check=False)
+    assert code == 1
+    assert err.startswith('error: argument -w/--watch: strconv.ParseBool: parsing "maybe": invalid syntax')
