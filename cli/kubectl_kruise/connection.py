@@ -2,7 +2,9 @@
 
 kubectl hands a plugin its arguments untouched, so the plugin reads the same kubeconfig the same
 way: the flag, else `KUBECONFIG` (a `:`-separated list, merged), else `~/.kube/config`; the
-namespace from the flag, else the chosen context's namespace, else `default`.
+namespace from the flag, else the chosen context's namespace, else `default`. Inside a pod with
+none of those (no flag, no `KUBECONFIG`, no `~/.kube/config`), it uses the pod's service
+account and namespace, as kubectl does.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from kubernetes_asyncio.config.kube_config import list_kube_config_contexts
 from kruise.kube.client import Client
 
 USER_AGENT = "kubectl-kruise"
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
 class ConfigError(Exception):
@@ -31,9 +34,23 @@ class ConnectionOptions:
     def kubeconfig_path(self) -> str:
         return self.kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
 
-    def resolve_namespace(self) -> str:
+    def in_cluster(self) -> bool:
+        explicit = self.kubeconfig or os.environ.get("KUBECONFIG")
+        return (
+            not explicit
+            and not os.path.exists(self.kubeconfig_path())
+            and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        )
+
+    def resolve_namespace(self, service_account_namespace: str = SERVICE_ACCOUNT_NAMESPACE) -> str:
         if self.namespace:
             return self.namespace
+        if self.in_cluster():
+            try:
+                with open(service_account_namespace, encoding="utf-8") as file:
+                    return file.read().strip() or "default"
+            except OSError:
+                return "default"
         try:
             contexts, current = list_kube_config_contexts(self.kubeconfig_path())
         except (ConfigException, OSError) as err:
@@ -49,6 +66,8 @@ class ConnectionOptions:
 
     async def client(self) -> Client:
         try:
+            if self.in_cluster():
+                return Client.in_cluster(user_agent=USER_AGENT)
             return await Client.from_kubeconfig(self.kubeconfig_path(), self.context, user_agent=USER_AGENT)
         except (ConfigException, OSError) as err:
             raise ConfigError(f"invalid configuration: {err}") from None

@@ -169,3 +169,19 @@ def test_usage_errors_exit_1_the_kubectl_way(capsys):
     err = capsys.readouterr().err
     assert err.startswith('error: argument -w/--watch: strconv.ParseBool: parsing "maybe": invalid syntax\n')
     assert "See 'kubectl-kruise rollout status --help' for usage." in err
+
+
+def test_in_a_pod_without_kubeconfig_the_service_account_namespace_is_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    namespace_file = tmp_path / "namespace"
+    namespace_file.write_text("kruise-system\n")
+    options = ConnectionOptions()
+    assert options.in_cluster()
+    assert options.resolve_namespace(str(namespace_file)) == "kruise-system"
+    assert options.resolve_namespace(str(tmp_path / "missing")) == "default"
+    assert ConnectionOptions(namespace="x").resolve_namespace(str(namespace_file)) == "x"
+    assert not ConnectionOptions(kubeconfig=str(tmp_path / "k")).in_cluster()
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
+    assert not options.in_cluster()
