@@ -19,6 +19,10 @@ from kruise.kube.client import Client
 
 USER_AGENT = "kubectl-kruise"
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+NO_CONFIGURATION = (
+    "invalid configuration: no configuration has been provided, "
+    "try setting KUBERNETES_MASTER environment variable"
+)
 
 
 class ConfigError(Exception):
@@ -42,7 +46,24 @@ class ConnectionOptions:
             and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
         )
 
+    def check_files(self) -> None:
+        """kubectl's refusals for a kubeconfig that is not there, before any library gets to
+        guess: a named file must exist; otherwise at least one candidate must."""
+        if self.kubeconfig:
+            if not os.path.exists(self.kubeconfig):
+                raise ConfigError(f"stat {self.kubeconfig}: no such file or directory")
+            return
+        if self.in_cluster():
+            return
+        candidates = (
+            os.environ.get("KUBECONFIG", "").split(os.pathsep) if os.environ.get("KUBECONFIG") else []
+        )
+        candidates = candidates or [self.kubeconfig_path()]
+        if not any(path and os.path.exists(path) for path in candidates):
+            raise ConfigError(NO_CONFIGURATION)
+
     def resolve_namespace(self, service_account_namespace: str = SERVICE_ACCOUNT_NAMESPACE) -> str:
+        self.check_files()
         if self.namespace:
             return self.namespace
         if self.in_cluster():

@@ -185,3 +185,17 @@ def test_in_a_pod_without_kubeconfig_the_service_account_namespace_is_used(tmp_p
     assert not ConnectionOptions(kubeconfig=str(tmp_path / "k")).in_cluster()
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
     assert not options.in_cluster()
+
+
+def test_missing_kubeconfig_is_refused_with_kubectls_words(tmp_path, monkeypatch):
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    missing = tmp_path / "nope"
+    with pytest.raises(ConfigError, match=f"stat {missing}: no such file or directory"):
+        ConnectionOptions(str(missing)).resolve_namespace()
+    with pytest.raises(ConfigError, match="no configuration has been provided"):
+        ConnectionOptions(namespace="x").resolve_namespace()
+    monkeypatch.setenv("KUBECONFIG", f"{missing}:{tmp_path / 'also-missing'}")
+    with pytest.raises(ConfigError, match="no configuration has been provided"):
+        ConnectionOptions().resolve_namespace()
