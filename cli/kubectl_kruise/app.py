@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 
 from kruise.cli.kubectl_kruise import commands, createjob, expose, kinds, setenv, setimage
-from kruise.cli.kubectl_kruise.connection import ConfigError, ConnectionOptions
+from kruise.cli.kubectl_kruise.connection import ConnectionOptions
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text, error_line
 from kruise.cli.kubectl_kruise.parser import build_parser, parse
 from kruise.kube.client import Client
@@ -36,16 +37,10 @@ def plan(args: argparse.Namespace) -> Runner:
         options.validate()
         return lambda c, ns, p: createjob.create_job(c, ns, options, p)
     if args.command == "set" and args.set_kind == "env":
-        resources, env_args = setenv.split_arguments(list(args.arguments))
-        changes = setenv.parse_env([*args.env, *env_args])
-        if not resources:
-            raise setenv.SetEnvError(
-                "one or more resources must be specified as <resource> <name> or <resource>/<name>"
-            )
-        if not args.list and not changes.set and not changes.remove:
-            raise setenv.SetEnvError("at least one environment variable must be provided")
+        resources, env_options = setenv.options_from_arguments(
+            list(args.arguments), args.env, args.containers, args.list, args.overwrite
+        )
         env_targets = kinds.parse_targets(resources)
-        env_options = setenv.SetEnvOptions(changes, args.containers, args.list, args.overwrite)
         return lambda c, ns, p: setenv.set_env(c, ns, env_targets, env_options, p)
     if args.command == "set":
         split = setimage.split_arguments(list(args.arguments))
@@ -103,21 +98,13 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         runner = plan(args)
         namespace = connection.resolve_namespace()
         client = await connection.client()
-    except (
-        kinds.ResolveError,
-        commands.CommandError,
-        ConfigError,
-        createjob.CreateJobError,
-        setimage.SetImageError,
-        expose.ExposeError,
-        setenv.SetEnvError,
-    ) as exc:
+    except PluginError as exc:
         err.write(error_line(str(exc)))
         return 1
     try:
         printer = Printer(out, getattr(args, "output", ""), getattr(args, "dry_run", "none"), err)
         errors = await runner(client, namespace, printer)
-    except (commands.CommandError, createjob.CreateJobError) as exc:
+    except PluginError as exc:
         errors = [str(exc)]
     except ApiError as exc:
         errors = [api_error_text(exc)]

@@ -17,6 +17,7 @@ from typing import Any
 
 from kruise.cli.kubectl_kruise import history, kinds, mutate, status
 from kruise.cli.kubectl_kruise.describe import describe_pod_template
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text
 from kruise.control.podstatus import is_ready
 from kruise.control.revision import equal_to_revision_hash
@@ -28,7 +29,7 @@ from kruise.kube.retry import retry_on_conflict
 WATCH_SECONDS = 300
 
 
-class CommandError(Exception):
+class CommandError(PluginError):
     """Stops the command; printed as `error: <text>`."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from kubernetes_asyncio.config import ConfigException
 from kubernetes_asyncio.config.kube_config import list_kube_config_contexts
 
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.kube.client import Client
 
 USER_AGENT = "kubectl-kruise"
@@ -25,7 +26,7 @@ NO_CONFIGURATION = (
 )
 
 
-class ConfigError(Exception):
+class ConfigError(PluginError):
     """The kubeconfig cannot be used; the text says which file or context."""
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.cli.kubectl_kruise import kinds
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
@@ -25,7 +26,7 @@ ADVANCED_CRONJOB = kinds.Workload(ADVANCED_CRONJOBS, "advancedcronjob", ("acj",)
 SOURCES = (CRONJOB, ADVANCED_CRONJOB)
 
 
-class CreateJobError(Exception):
+class CreateJobError(PluginError):
     """Bad flags or an unusable source; upstream's wording."""
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.cli.kubectl_kruise import kinds
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
@@ -23,7 +24,7 @@ EXPOSABLE: tuple[kinds.Workload, ...] = (kinds.DEPLOYMENT, kinds.CLONESET)
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 
 
-class ExposeError(Exception):
+class ExposeError(PluginError):
     """The workload cannot be exposed as asked; kubectl's wording."""
 
 

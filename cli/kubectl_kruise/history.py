@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.cli.kubectl_kruise.describe import describe_pod_template
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.control.revision import go_encoded_template, go_json
 
 CHANGE_CAUSE_ANNOTATION = "kubernetes.io/change-cause"
@@ -21,7 +22,7 @@ POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 NO_HISTORY = "No rollout history found."
 
 
-class HistoryError(Exception):
+class HistoryError(PluginError):
     """No such revision, or nothing to roll back to; kubectl's wording."""
 
 

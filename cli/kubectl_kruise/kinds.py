@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.kube.resources import DEPLOYMENTS, STATEFULSETS_APPS, ResourceRef
 
 
@@ -77,7 +78,7 @@ WORKLOADS: tuple[Workload, ...] = (
 )
 
 
-class ResolveError(ValueError):
+class ResolveError(PluginError, ValueError):
     """An argument that does not name a supported workload; the text is kubectl's."""
 
 

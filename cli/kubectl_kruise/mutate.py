@@ -12,13 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.cli.kubectl_kruise import kinds
+from kruise.cli.kubectl_kruise.errors import PluginError
 
 RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
 # kruise-tools restarts Kruise workloads by stamping this env var into every container.
 RESTARTED_ENV = "RESTARTED_AT"
 
 
-class MutationError(Exception):
+class MutationError(PluginError):
     """The object cannot be changed that way (upstream's wording, without the object prefix)."""
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import jsonpatch
 
 from kruise.cli.kubectl_kruise import kinds
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import ApiError
@@ -29,7 +30,7 @@ ENV_NAME_RULE = (
 CONTAINER_LISTS = ("initContainers", "containers")
 
 
-class SetEnvError(Exception):
+class SetEnvError(PluginError):
     """Bad arguments or a refused overwrite; kubectl's wording."""
 
 
@@ -138,6 +139,19 @@ class SetEnvOptions:
     containers: str = "*"
     list_only: bool = False
     overwrite: bool = True
+
+
+def options_from_arguments(
+    arguments: list[str], extra_env: list[str], containers: str, list_only: bool, overwrite: bool
+) -> tuple[list[str], SetEnvOptions]:
+    """The resources and the options of one `set env` call, with kubectl's argument checks."""
+    resources, env_args = split_arguments(arguments)
+    changes = parse_env([*extra_env, *env_args])
+    if not resources:
+        raise SetEnvError("one or more resources must be specified as <resource> <name> or <resource>/<name>")
+    if not list_only and not changes.set and not changes.remove:
+        raise SetEnvError("at least one environment variable must be provided")
+    return resources, SetEnvOptions(changes, containers, list_only, overwrite)
 
 
 def selected_containers(obj: Mapping[str, Any], pattern: str) -> list[tuple[str, int, Mapping[str, Any]]]:

@@ -16,6 +16,7 @@ from typing import Any
 import jsonpatch
 
 from kruise.cli.kubectl_kruise import kinds
+from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import ApiError
@@ -27,7 +28,7 @@ TARGETS: tuple[kinds.Workload, ...] = (*kinds.WORKLOADS, SIDECARSET)
 CONTAINER_LISTS = ("initContainers", "containers")
 
 
-class SetImageError(Exception):
+class SetImageError(PluginError):
     """Bad arguments; kubectl's wording."""
 
 

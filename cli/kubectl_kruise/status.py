@@ -18,11 +18,12 @@ from typing import Any
 
 from kruise.api.common import IntOrStringError, is_percent, scaled_value_round_up
 from kruise.cli.kubectl_kruise import kinds
+from kruise.cli.kubectl_kruise.errors import PluginError
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 
 
-class RolloutError(Exception):
+class RolloutError(PluginError):
     """The rollout cannot be watched or has failed; kubectl prints it as `error: <text>`."""
 
 
