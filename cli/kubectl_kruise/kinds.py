@@ -121,5 +121,5 @@ def parse_targets(args: list[str], table: tuple[Workload, ...] = WORKLOADS) -> l
         )
     workload = resolve_type(args[0], table)
     if len(args) == 1:
-        raise ResolveError(f"resource name may not be empty: a name is required for {workload.resource}")
+        raise ResolveError("resource(s) were provided, but no name was specified")
     return [Target(workload, name) for name in args[1:]]

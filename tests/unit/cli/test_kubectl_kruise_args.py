@@ -66,7 +66,7 @@ def test_parse_targets(args, expected):
     ("args", "message"),
     [
         ([], "required resource not specified"),
-        (["cloneset"], "resource name may not be empty"),
+        (["cloneset"], r"resource\(s\) were provided, but no name was specified"),
         (["cloneset/"], "must have a single resource and name"),
         (["cloneset", "cloneset/a"], "no need to specify a resource type as a separate argument"),
     ],
