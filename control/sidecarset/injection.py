@@ -282,7 +282,7 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
                 plan.init_containers.extend(hotupgrade.expand(init, working, plan.annotations))
             else:
                 plan.init_containers.append(init)
-        plan.secrets.extend(spec.get("imagePullSecrets") or [])
+        plan.secrets.extend(dict(s) for s in spec.get("imagePullSecrets") or [])
         for sidecar in [dict(c) for c in spec.get("containers") or []]:
             sidecar_list.add(sidecar.get("name", ""))
             _prepare(sidecar, pod, volumes, plan)
