@@ -70,6 +70,12 @@ def cloneset_partition(partition: int | str | None, replicas: int) -> int:
     return max(min(value, replicas), 0)
 
 
+def _unready(status: Mapping[str, Any], replicas: int, target: int) -> int:
+    """Pods still to become ready: of all pods, and of the updated ones. The second matters with
+    maxSurge, when old pods are still ready beside new ones that are not."""
+    return max(replicas - _count(status, "readyReplicas"), target - _count(status, "updatedReadyReplicas"))
+
+
 def _not_observed(obj: Obj) -> bool:
     observed = _count(_status(obj), "observedGeneration")
     return observed == 0 or _generation(obj) > observed
@@ -100,9 +106,9 @@ def cloneset_phase(obj: Obj) -> CloneSetPhase:
     updated = _count(status, "updatedReplicas")
     if updated < replicas - partition:
         return CloneSetPhase("updating", updated=updated, target=replicas - partition)
-    ready = _count(status, "readyReplicas")
-    if ready < replicas:
-        return CloneSetPhase("unready", unready=replicas - ready)
+    unready = _unready(status, replicas, replicas - partition)
+    if unready > 0:
+        return CloneSetPhase("unready", unready=unready)
     if partition > 0:
         return CloneSetPhase("partitioned", updated=updated)
     return CloneSetPhase(
@@ -160,9 +166,9 @@ def advanced_statefulset_status(obj: Obj, revision: int = 0) -> tuple[str, bool]
             "new pods have been updated...\n",
             False,
         )
-    ready = _count(status, "readyReplicas")
-    if ready < replicas:
-        return f"Waiting for {replicas - ready} pods to be ready...\n", False
+    unready = _unready(status, replicas, replicas - partition)
+    if unready > 0:
+        return f"Waiting for {unready} pods to be ready...\n", False
     if partition > 0:
         return f"partitioned roll out complete: {updated} new pods have been updated...\n", True
     available = _count(status, "availableReplicas")

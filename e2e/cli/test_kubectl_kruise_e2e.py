@@ -126,7 +126,8 @@ async def test_cloneset_pause_resume_status_and_set_image(cluster: Cluster, name
         "get", "cloneset", "demo", "-n", namespace, "-o", "jsonpath={.metadata.generation}"
     )
     status = {"status": {"observedGeneration": int(generation), "replicas": 2, "updatedReplicas": 2,
-                         "readyReplicas": 2, "availableReplicas": 2, "updateRevision": "demo-1"}}  # fmt: skip
+                         "readyReplicas": 2, "updatedReadyReplicas": 2, "availableReplicas": 2,
+                         "updateRevision": "demo-1"}}  # fmt: skip
     await cluster.kubectl(
         "patch",
         "cloneset",

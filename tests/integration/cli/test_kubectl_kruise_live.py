@@ -76,12 +76,18 @@ async def test_status_follows_a_cloneset_rollout_to_completion(plugin):
     await wait_for_text(out, "Waiting for CloneSet spec update to be observed...")
     await set_status(client, CLONESETS, "demo", {"replicas": 3, "updatedReplicas": 1, "readyReplicas": 3})
     await wait_for_text(out, "1 out of 3 new pods have been updated")
-    await set_status(client, CLONESETS, "demo", {"replicas": 3, "updatedReplicas": 3, "readyReplicas": 2})
+    await set_status(
+        client,
+        CLONESETS,
+        "demo",
+        {"replicas": 3, "updatedReplicas": 3, "readyReplicas": 2, "updatedReadyReplicas": 2},
+    )
     await wait_for_text(out, "Waiting for 1 pods to be ready...")
     done = {
         "replicas": 3,
         "updatedReplicas": 3,
         "readyReplicas": 3,
+        "updatedReadyReplicas": 3,
         "availableReplicas": 3,
         "updateRevision": "demo-r2",
     }
@@ -140,7 +146,10 @@ async def test_status_of_advanced_statefulset_and_daemonset(plugin):
         },
     )
     await set_status(
-        client, ADVANCED_STATEFULSETS, "db", {"replicas": 2, "updatedReplicas": 1, "readyReplicas": 2}
+        client,
+        ADVANCED_STATEFULSETS,
+        "db",
+        {"replicas": 2, "updatedReplicas": 1, "readyReplicas": 2, "updatedReadyReplicas": 1},
     )
     result = await plugin("rollout", "status", "asts/db")
     assert (result.code, result.out) == (
@@ -483,7 +492,12 @@ async def test_status_survives_dropped_and_compacted_watches(plugin, emulator):
     )
     await wait_for_text(out, "spec update to be observed")
     emulator.server.drop_watches()
-    await set_status(client, CLONESETS, "demo", {"replicas": 3, "updatedReplicas": 3, "readyReplicas": 1})
+    await set_status(
+        client,
+        CLONESETS,
+        "demo",
+        {"replicas": 3, "updatedReplicas": 3, "readyReplicas": 1, "updatedReadyReplicas": 1},
+    )
     await wait_for_text(out, "Waiting for 2 pods to be ready...")
     emulator.server.compact_watch_history()
     emulator.server.drop_watches()
@@ -491,6 +505,7 @@ async def test_status_survives_dropped_and_compacted_watches(plugin, emulator):
         "replicas": 3,
         "updatedReplicas": 3,
         "readyReplicas": 3,
+        "updatedReadyReplicas": 3,
         "availableReplicas": 3,
         "updateRevision": "r",
     }

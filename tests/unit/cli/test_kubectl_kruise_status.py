@@ -25,11 +25,12 @@ def obj(name="demo", generation=2, spec=None, status=None, annotations=None) -> 
     return {"metadata": meta, "spec": spec or {}, "status": status or {}}
 
 
-def cs_status(observed=2, updated=3, ready=3, available=3, revision="demo-abc", **extra):
+def cs_status(observed=2, updated=3, ready=3, available=3, revision="demo-abc", updated_ready=None, **extra):
     return {
         "observedGeneration": observed,
         "updatedReplicas": updated,
         "readyReplicas": ready,
+        "updatedReadyReplicas": min(updated, ready) if updated_ready is None else updated_ready,
         "availableReplicas": available,
         "updateRevision": revision,
         **extra,
