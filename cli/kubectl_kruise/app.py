@@ -12,7 +12,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 
-from kruise.cli.kubectl_kruise import commands, createjob, expose, kinds, setenv, setimage
+from kruise.cli.kubectl_kruise import commands, createcrr, createjob, expose, kinds, setenv, setimage
 from kruise.cli.kubectl_kruise.connection import ConnectionOptions
 from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text, error_line
@@ -26,6 +26,16 @@ Runner = Callable[[Client, str, Printer], Awaitable[list[str]]]
 def plan(args: argparse.Namespace) -> Runner:
     """Check everything that needs no server (so a typo fails before connecting), then bind the
     command to its arguments."""
+    if args.command == "create" and args.create_kind != "job":
+        crr_options = createcrr.CreateCRROptions(
+            name=args.name,
+            pod=args.pod,
+            containers=createcrr.parse_containers(args.containers),
+            unready_grace_period_seconds=args.unready_grace,
+            min_started_seconds=args.min_started,
+        )
+        crr_options.validate()
+        return lambda c, ns, p: createcrr.create_crr(c, ns, crr_options, p)
     if args.command == "create":
         options = createjob.CreateJobOptions(
             name=args.name,

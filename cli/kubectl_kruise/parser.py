@@ -197,6 +197,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
     )
 
+    crr = create_kinds.add_parser(
+        "ContainerRecreateRequest",
+        aliases=["containerrecreaterequest", "crr"],
+        help="Create a crr with the specified name.",
+        description="Create a ContainerRecreateRequest: kubectl-kruise create ContainerRecreateRequest NAME "
+        "--pod=podName [--containers=container]. "
+        "Without --containers every container of the pod is recreated.",
+        parents=[globals_],
+    )
+    crr.add_argument("name", metavar="NAME")
+    crr.add_argument("-p", "--pod", default="", help="The name of the pod.")
+    crr.add_argument("--containers", default="", help="The containers that need to be recreated (a,b).")
+    crr.add_argument(
+        "-u", "--unreadyGracePeriodSeconds", dest="unready_grace", type=int, default=3,
+        help="Seconds to mark the pod not ready before stopping the container.",
+    )  # fmt: skip
+    crr.add_argument(
+        "-m", "--minStartedSeconds", dest="min_started", type=int, default=3,
+        help="Seconds a new container must be started and ready to count as Succeeded.",
+    )  # fmt: skip
+    crr.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+    _add_output_flag(crr)
+
     set_ = sub.add_parser("set", help="Set specific features on objects", parents=[globals_])
     set_kinds = set_.add_subparsers(dest="set_kind", metavar="KIND")
     image = set_kinds.add_parser(

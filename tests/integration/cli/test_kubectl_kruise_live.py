@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from kruise.cli.kubectl_kruise.app import run
+from kruise.cli.kubectl_kruise.createcrr import CRRS
 from kruise.cli.kubectl_kruise.createjob import ADVANCED_CRONJOBS
 from kruise.cli.kubectl_kruise.kinds import (
     ADVANCED_DAEMONSETS,
@@ -584,3 +585,19 @@ async def test_set_env_updates_lists_and_removes(plugin):
     nothing = await plugin("set", "env", "cloneset/demo", "X=1", "-c", "sidecar")
     assert (nothing.code, nothing.out) == (0, "")
     assert nothing.err == 'warning: CloneSet/demo does not have any containers matching "sidecar"\n'
+
+
+async def test_create_container_recreate_request_for_a_pod(plugin):
+    client = plugin.client
+    await client.create(PODS, pod("web-0"))
+    result = await plugin("create", "crr", "restart-web", "--pod=web-0", "--containers=c", "-u", "5")
+    assert (result.code, result.out, result.err) == (
+        0, "containerrecreaterequest.apps.kruise.io/restart-web created\n", ""
+    )  # fmt: skip
+    crr = await client.get(CRRS, "restart-web", NS)
+    assert crr["spec"]["podName"] == "web-0" and crr["spec"]["containers"] == [{"name": "c"}]
+    assert crr["spec"]["strategy"]["unreadyGracePeriodSeconds"] == 5
+    missing = await plugin("create", "ContainerRecreateRequest", "r2", "--pod=ghost")
+    assert missing.err == "error: pod ghost in namespace default not exist\n"
+    again = await plugin("create", "crr", "restart-web", "--pod=web-0")
+    assert again.err.startswith("error: failed to create crr: ")
