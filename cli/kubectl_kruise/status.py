@@ -6,8 +6,9 @@ Kruise kinds; every message ends with a newline, as kubectl prints them.
 
 Where kruise-tools' viewers skip a check (a CloneSet rollout without partition never waits for
 pods to be updated; the Advanced StatefulSet looks at partition before the status is observed;
-the Advanced DaemonSet has no viewer at all), these viewers wait for updated, ready and observed
-in that order, reusing the upstream sentences.
+the Advanced DaemonSet has no viewer at all), these viewers wait for the spec to be observed,
+then for the pods to be updated, then for them (the updated ones included) to be ready, reusing
+the upstream sentences.
 """
 
 from __future__ import annotations
