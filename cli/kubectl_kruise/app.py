@@ -103,7 +103,7 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     for command, field in (("rollout", "action"), ("create", "create_kind"), ("set", "set_kind")):
         if args.command == command and getattr(args, field) is None:
             parser.parse_args([command, "--help"])
-    connection = ConnectionOptions(args.kubeconfig, args.context, args.namespace)
+    connection = ConnectionOptions(args.kubeconfig, args.context, args.namespace, args.request_timeout)
     try:
         runner = plan(args)
         namespace = connection.resolve_namespace()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from kubernetes_asyncio.config import ConfigException
 from kubernetes_asyncio.config.kube_config import list_kube_config_contexts
@@ -35,6 +36,13 @@ class ConnectionOptions:
     kubeconfig: str | None = None
     context: str | None = None
     namespace: str | None = None
+    request_timeout: float = 0.0  # seconds per request; 0 keeps the client's default
+
+    def _client_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"user_agent": USER_AGENT}
+        if self.request_timeout > 0:
+            options["request_timeout"] = self.request_timeout
+        return options
 
     def kubeconfig_path(self) -> str:
         return self.kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
@@ -89,7 +97,9 @@ class ConnectionOptions:
     async def client(self) -> Client:
         try:
             if self.in_cluster():
-                return Client.in_cluster(user_agent=USER_AGENT)
-            return await Client.from_kubeconfig(self.kubeconfig_path(), self.context, user_agent=USER_AGENT)
+                return Client.in_cluster(**self._client_options())
+            return await Client.from_kubeconfig(
+                self.kubeconfig_path(), self.context, **self._client_options()
+            )
         except (ConfigException, OSError) as err:
             raise ConfigError(f"invalid configuration: {err}") from None

@@ -96,6 +96,12 @@ def _connection_flags(suppress: bool) -> argparse.ArgumentParser:
     group.add_argument(
         "-n", "--namespace", default=default, help="If present, the namespace scope for this CLI request"
     )
+    group.add_argument(
+        "--request-timeout",
+        type=parse_duration,
+        default=argparse.SUPPRESS if suppress else 0.0,
+        help="How long to wait for one server request (1s, 2m, 3h); 0 keeps the 30s default.",
+    )
     return parser
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from kruise.cli.kubectl_kruise.app import run
+from kruise.cli.kubectl_kruise.connection import ConnectionOptions
 from kruise.cli.kubectl_kruise.createcrr import CRRS
 from kruise.cli.kubectl_kruise.createjob import ADVANCED_CRONJOBS
 from kruise.cli.kubectl_kruise.kinds import (
@@ -601,3 +602,15 @@ async def test_create_container_recreate_request_for_a_pod(plugin):
     assert missing.err == "error: pod ghost in namespace default not exist\n"
     again = await plugin("create", "crr", "restart-web", "--pod=web-0")
     assert again.err.startswith("error: failed to create crr: ")
+
+
+async def test_request_timeout_reaches_the_client(plugin):
+    await plugin.client.create(CLONESETS, cloneset())
+    result = await plugin("--request-timeout=10s", "rollout", "pause", "cloneset/demo")
+    assert (result.code, result.out) == (0, "cloneset.apps.kruise.io/demo paused\n")
+    connection = ConnectionOptions(str(plugin.kubeconfig), request_timeout=7.0)
+    client = await connection.client()
+    try:
+        assert client.request_timeout == 7.0
+    finally:
+        await client.close()

@@ -199,3 +199,9 @@ def test_missing_kubeconfig_is_refused_with_kubectls_words(tmp_path, monkeypatch
     monkeypatch.setenv("KUBECONFIG", f"{missing}:{tmp_path / 'also-missing'}")
     with pytest.raises(ConfigError, match="no configuration has been provided"):
         ConnectionOptions().resolve_namespace()
+
+
+def test_request_timeout_is_a_global_duration():
+    assert parse("--request-timeout=5s", "rollout", "pause", "cloneset/a").request_timeout == 5.0
+    assert parse("rollout", "pause", "cloneset/a", "--request-timeout", "1m").request_timeout == 60.0
+    assert parse("rollout", "pause", "cloneset/a").request_timeout == 0.0
