@@ -17,14 +17,28 @@ def up(
     kubeconfig: Path | None = typer.Option(None, "--kubeconfig", help="Where to write the kubeconfig."),
     speed: float = typer.Option(1.0, "--speed", min=0.001, help="Speed factor for every simulated duration."),
     demo: bool = typer.Option(False, "--demo", help="Run a short scripted tour with real kubectl."),
+    no_kruise: bool = typer.Option(False, "--no-kruise", help="Bare Kubernetes: do not start kruise-py."),
+    feature_gates: str = typer.Option(
+        "", "--feature-gates", help="Passed to kruise-py, e.g. A=true,B=false."
+    ),
 ) -> None:
     """Start the sandbox in the foreground; Ctrl-C or SIGTERM stops it."""
+    from kruise.api.features import FeatureGateError, parse
+    from kruise.cli.stack import kruise_components
     from kruise.sandbox.up import UpOptions, run_up
+
+    try:
+        parse(feature_gates)
+    except FeatureGateError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--feature-gates") from exc
 
     def echo(line: str) -> None:
         typer.echo(line)
 
-    options = UpOptions(nodes=nodes, port=port, kubeconfig=kubeconfig, speed=speed, demo=demo)
+    components = [] if no_kruise else kruise_components(feature_gates=feature_gates)
+    options = UpOptions(
+        nodes=nodes, port=port, kubeconfig=kubeconfig, speed=speed, demo=demo, components=components
+    )
     try:
         asyncio.run(run_up(options, echo))
     except (OSError, RuntimeError, ValueError) as exc:

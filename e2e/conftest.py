@@ -24,7 +24,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         return
     kubeconfig = tmp_path_factory.mktemp("sandbox") / "kubeconfig"
     sandbox = SandboxProcess.start(
-        "--nodes", str(E2E_NODES), "--speed", "20", "--kubeconfig", str(kubeconfig)
+        # Bare cluster: tests start the kruise processes they exercise themselves.
+        "--nodes",
+        str(E2E_NODES),
+        "--speed",
+        "20",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--no-kruise",
     )
     try:
         ready_kubeconfig(sandbox.wait_for("ready", READY_TIMEOUT))

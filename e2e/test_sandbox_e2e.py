@@ -138,3 +138,40 @@ def test_demo_runs_with_real_kubectl(tmp_path: Path):
     assert code == 0, sandbox.output
     assert any("successfully rolled out" in line for line in sandbox.output), sandbox.output
     assert sum(" Running " in line for line in sandbox.output) == 1, sandbox.output
+
+
+INVALID_CLONESET = {
+    "apiVersion": "apps.kruise.io/v1alpha1",
+    "kind": "CloneSet",
+    "metadata": {"name": "bad", "namespace": "default"},
+    "spec": {
+        "replicas": 0,
+        "selector": {"matchLabels": {"app": "a"}},
+        "template": {
+            "metadata": {"labels": {"app": "b"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:alpine"}]},
+        },
+    },
+}
+
+
+async def test_sandbox_up_runs_kruise_webhook_in_the_admission_path(tmp_path: Path):
+    """`kruise sandbox up` (without --no-kruise) answers admission with the real kruise-webhook."""
+    sandbox = SandboxProcess.start("--nodes", "0", "--kubeconfig", str(tmp_path / "kc"))
+    try:
+        cluster = Cluster(ready_kubeconfig(sandbox.wait_for("ready", 90)), is_sandbox=True, nodes=0)
+        code, out = await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(INVALID_CLONESET), check=False)
+        assert code != 0
+        assert 'admission webhook "vcloneset.kb.io" denied the request' in out
+        assert "spec.template.metadata.labels" in out
+        valid = json.loads(json.dumps(INVALID_CLONESET))
+        valid["metadata"]["name"] = "good"
+        valid["spec"]["template"]["metadata"]["labels"] = {"app": "a"}
+        await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(valid))
+        _, out = await cluster.kubectl("get", "clonesets.apps.kruise.io", "good", "-o", "json")
+        spec = json.loads(out)["spec"]
+        assert spec["updateStrategy"]["type"] == "ReCreate"  # defaulted by kruise-webhook
+        assert spec["revisionHistoryLimit"] == 10
+    finally:
+        code = sandbox.terminate()
+    assert code == 0, sandbox.output

@@ -111,7 +111,8 @@ class ProcessComponent:
             self.output.append(line)
             if self.log is not None:
                 self.log(f"[{self.name}] {line}")
-            if self.ready_line is not None and line.startswith(self.ready_line):
+            # Anywhere in the line: structured loggers put timestamps or JSON around the message.
+            if self.ready_line is not None and self.ready_line in line:
                 self._ready.set()
 
     async def stop(self) -> None:

@@ -13,13 +13,13 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from kruise.sandbox.cluster import Sandbox
+from kruise.sandbox.cluster import Component, Sandbox
 
 Echo = Callable[[str], None]
 
@@ -31,6 +31,8 @@ class UpOptions:
     kubeconfig: Path | None = None
     speed: float = 1.0
     demo: bool = False
+    components: Sequence[Component] = ()
+    """Processes started once the cluster is up (the CLI passes kruise-webhook and kruise-manager)."""
 
 
 def find_kubectl() -> str:
@@ -52,7 +54,11 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
         loop.add_signal_handler(sig, stop.set)
     try:
         sandbox = Sandbox(
-            nodes=options.nodes, port=options.port, kubeconfig=options.kubeconfig, speed=options.speed
+            nodes=options.nodes,
+            port=options.port,
+            kubeconfig=options.kubeconfig,
+            speed=options.speed,
+            components=options.components,
         )
         async with sandbox:
             echo(f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}")

@@ -1,0 +1,94 @@
+"""kruise-py's own processes as sandbox components: what `kruise sandbox up` runs on top of the cluster.
+
+The sandbox is a generic Kubernetes stand-in and knows nothing of kruise, so the wiring lives here, in
+the CLI layer: the kruise namespace (Helm creates it in a real install), then `kruise-webhook` as a
+real HTTPS process that writes its own certificates and webhook configurations, then `kruise-manager`
+once that entry point exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import socket
+import sys
+import tempfile
+from pathlib import Path
+
+from kruise.kube.client import Client
+from kruise.kube.errors import AlreadyExists
+from kruise.kube.resources import NAMESPACES
+from kruise.sandbox.cluster import Component, Sandbox
+from kruise.sandbox.components import ProcessComponent
+
+KRUISE_NAMESPACE = "kruise-system"
+WEBHOOK_READY = "kruise-webhook serving"
+MANAGER_READY = "kruise-manager started"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class KruiseNamespace:
+    """Creates the namespace kruise runs in before its processes start (they keep their Secret there)."""
+
+    def __init__(self, namespace: str = KRUISE_NAMESPACE) -> None:
+        self.name = f"namespace/{namespace}"
+        self.namespace = namespace
+
+    async def start(self, sandbox: Sandbox) -> None:
+        client = await Client.from_kubeconfig(sandbox.kubeconfig)
+        try:
+            body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}
+            with contextlib.suppress(AlreadyExists):
+                await client.create(NAMESPACES, body)
+        finally:
+            await client.close()
+
+    async def stop(self) -> None:
+        """The namespace goes with the cluster."""
+
+
+def webhook_component(cert_dir: Path, feature_gates: str = "", log=None) -> ProcessComponent:
+    """`kruise-webhook` on a free loopback port, called by URL (the sandbox has no Service routing for it)."""
+    port = free_port()
+    argv = [
+        sys.executable, "-m", "kruise.webhook.main", "--kubeconfig", "{kubeconfig}",
+        "--namespace", KRUISE_NAMESPACE, "--bind-address", "127.0.0.1", "--port", str(port),
+        "--webhook-url", f"https://127.0.0.1:{port}", "--cert-dir", str(cert_dir),
+        "--shutdown-grace-seconds", "1",
+    ]  # fmt: skip
+    if feature_gates:
+        argv += ["--feature-gates", feature_gates]
+    return ProcessComponent("kruise-webhook", argv, ready_line=WEBHOOK_READY, log=log)
+
+
+def manager_available() -> bool:
+    return importlib.util.find_spec("kruise.manager.main") is not None
+
+
+def manager_component(feature_gates: str = "", log=None) -> ProcessComponent:
+    """`kruise-manager` with loopback probe ports and short leases (one replica, fast restarts)."""
+    argv = [
+        sys.executable, "-m", "kruise.manager.main", "--kubeconfig", "{kubeconfig}",
+        "--metrics-addr", f"127.0.0.1:{free_port()}", "--health-probe-addr", f"127.0.0.1:{free_port()}",
+        "--leader-election-namespace", KRUISE_NAMESPACE,
+    ]  # fmt: skip
+    if feature_gates:
+        argv += ["--feature-gates", feature_gates]
+    return ProcessComponent("kruise-manager", argv, ready_line=MANAGER_READY, log=log)
+
+
+def kruise_components(workdir: Path | None = None, feature_gates: str = "", log=None) -> list[Component]:
+    """Everything kruise-py runs in the sandbox, in start order."""
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="kruise-sandbox-certs-"))
+    components: list[Component] = [
+        KruiseNamespace(),
+        webhook_component(workdir / "certs", feature_gates, log),
+    ]
+    if manager_available():
+        components.append(manager_component(feature_gates, log))
+    return components
