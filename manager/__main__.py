@@ -1,0 +1,3 @@
+from kruise.manager.main import main
+
+main()
