@@ -61,6 +61,7 @@ def merge_patch(old: Any, new: Any) -> Any:
 
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: objects merge recursively, `null` deletes, anything else replaces."""
     if not isinstance(patch, dict):
         return patch
     result = dict(target) if isinstance(target, dict) else {}

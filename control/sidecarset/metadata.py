@@ -11,24 +11,12 @@ import json
 from typing import Any
 
 from kruise.api.sidecarset import PATCH_MERGE_JSON, PATCH_OVERWRITE, PATCH_RETAIN
+from kruise.control.inplace.jsondiff import apply_merge_patch
 from kruise.control.revision import go_json
 
 
 class PatchMetadataError(ValueError):
     """A MergePatchJson annotation whose pod value or patch is not a JSON object."""
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch: objects merge recursively, `null` deletes, anything else replaces."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 def _merge_json(origin: str, patch: str, key: str) -> str:
@@ -44,7 +32,7 @@ def _merge_json(origin: str, patch: str, key: str) -> str:
         ) from exc
     if not isinstance(document, dict):
         raise PatchMetadataError(f"pod annotation {key} is not a JSON object")
-    return go_json(merge_patch(document, patch_doc)).decode()
+    return go_json(apply_merge_patch(document, patch_doc)).decode()
 
 
 def patch_pod_metadata(pod: dict[str, Any], patches: list[dict[str, Any]] | None) -> bool:
