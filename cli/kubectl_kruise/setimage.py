@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jsonpatch
-
 from kruise.cli.kubectl_kruise import kinds
 from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text
-from kruise.kube.client import Client, PatchType
+from kruise.cli.kubectl_kruise.templatepatch import apply_json_patch
+from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import ResourceRef
 
@@ -117,20 +116,10 @@ async def set_image(
         errors.extend(f'unable to find container named "{name}"' for name in missing)
         if not ops:
             continue  # nothing changes: kubectl prints nothing either
-        if printer.dry_run == "client":
-            obj = jsonpatch.apply_patch(obj, ops)  # what the server would store, for -o json|yaml
-        else:
-            try:
-                obj = await client.patch(
-                    ref,
-                    target.name,
-                    ops,
-                    scope,
-                    patch_type=PatchType.JSON,
-                    dry_run=printer.dry_run == "server",
-                )
-            except ApiError as err:
-                errors.append(f"failed to patch image update to pod template: {err.message}")
-                continue
+        try:
+            obj = await apply_json_patch(client, printer, ref, target.name, scope, obj, ops)
+        except ApiError as err:
+            errors.append(f"failed to patch image update to pod template: {err.message}")
+            continue
         printer.object(target.display(), "image updated", obj)
     return errors
