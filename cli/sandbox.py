@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from pathlib import Path
 
 import typer
@@ -35,12 +36,13 @@ def up(
     def echo(line: str) -> None:
         typer.echo(line)
 
-    components = [] if no_kruise else kruise_components(feature_gates=feature_gates)
-    options = UpOptions(
-        nodes=nodes, port=port, kubeconfig=kubeconfig, speed=speed, demo=demo, components=components
-    )
-    try:
-        asyncio.run(run_up(options, echo))
-    except (OSError, RuntimeError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+    with tempfile.TemporaryDirectory(prefix="kruise-sandbox-") as workdir:  # webhook certs; gone on exit
+        components = [] if no_kruise else kruise_components(Path(workdir), feature_gates=feature_gates)
+        options = UpOptions(
+            nodes=nodes, port=port, kubeconfig=kubeconfig, speed=speed, demo=demo, components=components
+        )
+        try:
+            asyncio.run(run_up(options, echo))
+        except (OSError, RuntimeError, ValueError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc

@@ -12,7 +12,7 @@ import contextlib
 import importlib.util
 import socket
 import sys
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from kruise.kube.client import Client
@@ -24,6 +24,9 @@ from kruise.sandbox.components import ProcessComponent
 KRUISE_NAMESPACE = "kruise-system"
 WEBHOOK_READY = "kruise-webhook serving"
 MANAGER_READY = "kruise-manager started"
+
+LogSink = Callable[[str], None] | None
+"""Where the processes' output lines go (None: kept only for error messages)."""
 
 
 def free_port() -> int:
@@ -52,7 +55,7 @@ class KruiseNamespace:
         """The namespace goes with the cluster."""
 
 
-def webhook_component(cert_dir: Path, feature_gates: str = "", log=None) -> ProcessComponent:
+def webhook_component(cert_dir: Path, feature_gates: str = "", log: LogSink = None) -> ProcessComponent:
     """`kruise-webhook` on a free loopback port, called by URL (the sandbox has no Service routing for it)."""
     port = free_port()
     argv = [
@@ -70,7 +73,7 @@ def manager_available() -> bool:
     return importlib.util.find_spec("kruise.manager.main") is not None
 
 
-def manager_component(feature_gates: str = "", log=None) -> ProcessComponent:
+def manager_component(feature_gates: str = "", log: LogSink = None) -> ProcessComponent:
     """`kruise-manager` with loopback probe ports and short leases (one replica, fast restarts)."""
     argv = [
         sys.executable, "-m", "kruise.manager.main", "--kubeconfig", "{kubeconfig}",
@@ -82,9 +85,8 @@ def manager_component(feature_gates: str = "", log=None) -> ProcessComponent:
     return ProcessComponent("kruise-manager", argv, ready_line=MANAGER_READY, log=log)
 
 
-def kruise_components(workdir: Path | None = None, feature_gates: str = "", log=None) -> list[Component]:
-    """Everything kruise-py runs in the sandbox, in start order."""
-    workdir = workdir or Path(tempfile.mkdtemp(prefix="kruise-sandbox-certs-"))
+def kruise_components(workdir: Path, feature_gates: str = "", log: LogSink = None) -> list[Component]:
+    """Everything kruise-py runs in the sandbox, in start order; `workdir` holds the webhook's certs."""
     components: list[Component] = [
         KruiseNamespace(),
         webhook_component(workdir / "certs", feature_gates, log),
