@@ -67,6 +67,22 @@ CRDS = ResourceRef(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", False, "CustomResourceDefinition"
 )
 
+# Kruise kinds, at the version kruise-py reconciles and serves as storage.
+CLONESETS = ResourceRef("apps.kruise.io", "v1alpha1", "clonesets", True, "CloneSet")
+ADVANCED_STATEFULSETS = ResourceRef("apps.kruise.io", "v1beta1", "statefulsets", True, "StatefulSet")
+ADVANCED_DAEMONSETS = ResourceRef("apps.kruise.io", "v1alpha1", "daemonsets", True, "DaemonSet")
+SIDECARSETS = ResourceRef("apps.kruise.io", "v1alpha1", "sidecarsets", False, "SidecarSet")
+BROADCASTJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "broadcastjobs", True, "BroadcastJob")
+ADVANCED_CRONJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "advancedcronjobs", True, "AdvancedCronJob")
+IMAGEPULLJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "imagepulljobs", True, "ImagePullJob")
+NODEIMAGES = ResourceRef("apps.kruise.io", "v1alpha1", "nodeimages", False, "NodeImage")
+CONTAINER_RECREATE_REQUESTS = ResourceRef(
+    "apps.kruise.io", "v1alpha1", "containerrecreaterequests", True, "ContainerRecreateRequest"
+)
+PODUNAVAILABLEBUDGETS = ResourceRef(
+    "policy.kruise.io", "v1alpha1", "podunavailablebudgets", True, "PodUnavailableBudget"
+)
+
 
 def object_key(obj: dict) -> str:
     """client-go's MetaNamespaceKeyFunc: `namespace/name`, or `name` when cluster-scoped."""
