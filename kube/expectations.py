@@ -164,3 +164,56 @@ class ResourceVersionExpectations:
 
     def __len__(self) -> int:
         return len(self._expected)
+
+
+class ScaleExpectations:
+    """Per controller key: the names of objects it created or deleted that the cache has not shown yet.
+
+    Kruise's ScaleExpectations. Names, not counts: an informer may report one deletion twice (the
+    update that sets deletionTimestamp, then the delete), and observing a name twice must not
+    cancel someone else's pending create. `satisfied` also says for how long it has been unsatisfied
+    so a reconciler can give up on lost events after `timeout` (5 min, as upstream).
+    """
+
+    CREATE = "create"
+    DELETE = "delete"
+
+    def __init__(self, clock: Clock | None = None, timeout: float = EXPECTATIONS_TIMEOUT) -> None:
+        self._clock = clock or RealClock()
+        self.timeout = timeout
+        self._pending: dict[str, dict[str, set[str]]] = {}
+        self._since: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def expect(self, key: str, action: str, name: str) -> None:
+        if action not in (self.CREATE, self.DELETE):
+            raise ValueError(f"action: must be {self.CREATE!r} or {self.DELETE!r}, got {action!r}")
+        with self._lock:
+            self._pending.setdefault(key, {self.CREATE: set(), self.DELETE: set()})[action].add(name)
+
+    def observe(self, key: str, action: str, name: str) -> None:
+        with self._lock:
+            record = self._pending.get(key)
+            if record is None:
+                return
+            record[action].discard(name)
+            if not record[self.CREATE] and not record[self.DELETE]:
+                del self._pending[key]
+                self._since.pop(key, None)
+
+    def satisfied(self, key: str) -> tuple[bool, float, dict[str, list[str]]]:
+        """(satisfied, seconds unsatisfied so far, pending names by action)."""
+        with self._lock:
+            record = self._pending.get(key)
+            if record is None:
+                self._since.pop(key, None)
+                return True, 0.0, {}
+            now = self._clock.now()
+            since = self._since.setdefault(key, now)
+            pending = {action: sorted(names) for action, names in record.items() if names}
+            return False, now - since, pending
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._pending.pop(key, None)
+            self._since.pop(key, None)

@@ -1,0 +1,112 @@
+"""`KruisePodReady` not-ready keys: how Kruise takes a pod out of Service endpoints without deleting it.
+
+The condition's message is a JSON list of `{"userAgent", "key"}` entries (sorted, as upstream
+dumps it); any entry makes the condition False, and because the pod carries the readiness gate,
+Ready goes False too. Lifecycle hooks with `markPodNotReady` add `preDeleteHook` /
+`preUpdateHook` under user agent `Lifecycle`, and remove `preUpdateHook` once updated.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from kruise.api.keys import (
+    CONDITION_KRUISE_POD_READY,
+    KRUISE_POD_READY_KEY_PRE_DELETE_HOOK,
+    KRUISE_POD_READY_KEY_PRE_UPDATE_HOOK,
+    LIFECYCLE_STATE_PREPARING_DELETE,
+    LIFECYCLE_STATE_PREPARING_UPDATE,
+    LIFECYCLE_STATE_UPDATED,
+)
+from kruise.control.inplace.engine import get_condition, recompute_ready
+from kruise.control.lifecycle import rfc3339
+
+LIFECYCLE_USER_AGENT = "Lifecycle"
+
+Pod = dict[str, Any]
+
+
+def _has_gate(pod: Mapping[str, Any]) -> bool:
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    return any(g.get("conditionType") == CONDITION_KRUISE_POD_READY for g in gates)
+
+
+def _messages(condition: Mapping[str, Any] | None) -> list[dict[str, str]]:
+    raw = (condition or {}).get("message") or ""
+    try:
+        parsed = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return [m for m in parsed if isinstance(m, dict)] if isinstance(parsed, list) else []
+
+
+def _dump(messages: list[dict[str, str]]) -> str:
+    ordered = sorted(messages, key=lambda m: (m.get("userAgent", ""), m.get("key", "")))
+    return json.dumps(
+        [{"userAgent": m.get("userAgent", ""), "key": m.get("key", "")} for m in ordered],
+        separators=(",", ":"),
+    )
+
+
+def add_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: datetime) -> Pod | None:
+    """The pod (for a status write) with the key added, or None when nothing changes."""
+    if not _has_gate(pod):
+        return None
+    condition = get_condition(pod, CONDITION_KRUISE_POD_READY)
+    messages = _messages(condition)
+    if any(m.get("userAgent") == user_agent and m.get("key") == key for m in messages):
+        return None
+    messages.append({"userAgent": user_agent, "key": key})
+    clone: Pod = copy.deepcopy(dict(pod))
+    conditions = clone.setdefault("status", {}).setdefault("conditions", [])
+    new = {
+        "type": CONDITION_KRUISE_POD_READY,
+        "status": "False",
+        "message": _dump(messages),
+        "lastTransitionTime": rfc3339(now),
+    }
+    for i, existing in enumerate(conditions):
+        if existing.get("type") == CONDITION_KRUISE_POD_READY:
+            conditions[i] = {**existing, **new}
+            break
+    else:
+        conditions.append(new)
+    recompute_ready(clone, now)
+    return clone
+
+
+def remove_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: datetime) -> Pod | None:
+    """The pod with the key removed (True again when no key is left), or None when absent."""
+    if not _has_gate(pod):
+        return None
+    condition = get_condition(pod, CONDITION_KRUISE_POD_READY)
+    if condition is None:
+        return None
+    messages = _messages(condition)
+    kept = [m for m in messages if not (m.get("userAgent") == user_agent and m.get("key") == key)]
+    if len(kept) == len(messages):
+        return None
+    clone: Pod = copy.deepcopy(dict(pod))
+    for existing in clone["status"]["conditions"]:
+        if existing.get("type") == CONDITION_KRUISE_POD_READY:
+            if not kept:
+                existing["status"] = "True"
+            existing["message"] = _dump(kept)
+            existing["lastTransitionTime"] = rfc3339(now)
+    return clone
+
+
+def lifecycle_readiness_change(pod: Mapping[str, Any], state: str, now: datetime) -> Pod | None:
+    """`executePodNotReadyPolicy`: the status write a markPodNotReady hook needs when the pod
+    moves to `state`, or None."""
+    if state == LIFECYCLE_STATE_PREPARING_DELETE:
+        return add_not_ready_key(pod, LIFECYCLE_USER_AGENT, KRUISE_POD_READY_KEY_PRE_DELETE_HOOK, now)
+    if state == LIFECYCLE_STATE_PREPARING_UPDATE:
+        return add_not_ready_key(pod, LIFECYCLE_USER_AGENT, KRUISE_POD_READY_KEY_PRE_UPDATE_HOOK, now)
+    if state == LIFECYCLE_STATE_UPDATED:
+        return remove_not_ready_key(pod, LIFECYCLE_USER_AGENT, KRUISE_POD_READY_KEY_PRE_UPDATE_HOOK, now)
+    return None

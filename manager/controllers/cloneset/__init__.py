@@ -1,0 +1,6 @@
+"""The CloneSet controller: pods created, scaled and updated (in place where possible) per CloneSet."""
+
+from kruise.manager.context import ControllerSetup
+from kruise.manager.controllers.cloneset.controller import NAME, build
+
+SETUP = ControllerSetup(NAME, build)

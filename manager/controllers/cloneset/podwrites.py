@@ -1,0 +1,83 @@
+"""Pod writes shared by scaling and updating: lifecycle-state patches and conflict-safe pod writes.
+
+Every write records the returned resourceVersion in the resourceVersion expectations, so the next
+reconcile waits until the informer has caught up instead of acting on the pod it just changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from kruise.control import lifecycle, podreadiness
+from kruise.kube.client import Client, PatchType
+from kruise.kube.errors import Conflict
+from kruise.kube.expectations import ResourceVersionExpectations
+from kruise.kube.resources import PODS
+
+Pod = Mapping[str, Any]
+MAX_CONFLICT_RETRIES = 5
+
+
+class PodWriter:
+    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
+        self.client = client
+        self.rv_expectations = rv_expectations
+
+    async def set_lifecycle_state(
+        self, pod: Pod, state: str, mark_not_ready: bool, now: datetime
+    ) -> dict[str, Any] | None:
+        """`UpdatePodLifecycle`: the readiness key first (so the pod leaves endpoints before its
+        state says so), then the state label. Returns the patched pod, or None when unchanged."""
+        if mark_not_ready:
+            await self.write_status_with(
+                pod, lambda fresh: podreadiness.lifecycle_readiness_change(fresh, state, now)
+            )
+        if lifecycle.pod_state(pod) == state:
+            return None
+        meta = pod["metadata"]
+        patched = await self.client.patch(
+            PODS,
+            meta["name"],
+            lifecycle.state_patch(state, now),
+            meta["namespace"],
+            patch_type=PatchType.STRATEGIC,
+        )
+        self.rv_expectations.expect(patched)
+        return patched
+
+    async def write_status_with(
+        self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None]
+    ) -> dict[str, Any] | None:
+        return await self._write(pod, change, status=True)
+
+    async def write_with(
+        self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None]
+    ) -> dict[str, Any] | None:
+        return await self._write(pod, change, status=False)
+
+    async def _write(
+        self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None], *, status: bool
+    ) -> dict[str, Any] | None:
+        """Apply `change` (pod -> new pod or None) and PUT it; on Conflict re-read the pod and
+        recompute, as upstream's RetryOnConflict around a fresh Get does."""
+        current: Pod = pod
+        for attempt in range(MAX_CONFLICT_RETRIES):
+            new = change(current)
+            if new is None:
+                return None
+            try:
+                if status:
+                    written = await self.client.update_status(PODS, new)
+                else:
+                    written = await self.client.update(PODS, new)
+            except Conflict:
+                if attempt == MAX_CONFLICT_RETRIES - 1:
+                    raise
+                meta = current["metadata"]
+                current = await self.client.get(PODS, meta["name"], meta["namespace"])
+                continue
+            self.rv_expectations.expect(written)
+            return written
+        return None

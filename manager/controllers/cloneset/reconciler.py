@@ -1,0 +1,310 @@
+"""One CloneSet reconcile (upstream `doReconcile`): observe, plan with `kruise.control`, write.
+
+Everything is read from informer caches; expectations make a pass that races its own writes wait
+for the cache instead of acting twice. Scale and update never both act in one pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from kruise.api import features
+from kruise.api.common import LabelSelector
+from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
+from kruise.control import podstatus
+from kruise.control.cloneset import conditions
+from kruise.control.cloneset.diffs import calculate_diffs
+from kruise.control.cloneset.scale import truncated_pods_to_delete
+from kruise.control.cloneset.scaleplan import plan_scale
+from kruise.control.cloneset.status import compute_status
+from kruise.kube.client import Client, PatchType
+from kruise.kube.controller import Result
+from kruise.kube.errors import Conflict, NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import CLONESETS, PODS, PVCS
+from kruise.kube.retry import retry_on_conflict
+from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.controllers.cloneset.podwrites import PodWriter
+from kruise.manager.controllers.cloneset.revisions import RevisionWriter
+from kruise.manager.controllers.cloneset.scaler import Scaler
+from kruise.manager.controllers.cloneset.updater import Updater
+
+log = structlog.get_logger("kruise.manager.cloneset")
+
+Obj = Mapping[str, Any]
+FORCED_EXPECTATION_REQUEUE = 10.0
+
+
+class CloneSetReconciler:
+    def __init__(
+        self,
+        client: Client,
+        recorder: EventRecorder,
+        gates: features.FeatureGates,
+        *,
+        clonesets: SharedInformer,
+        pods: SharedInformer,
+        pvcs: SharedInformer,
+        revisions: SharedInformer,
+        scale_expectations: ScaleExpectations,
+        rv_expectations: ResourceVersionExpectations,
+        wall: Any,
+    ) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.gates = gates
+        self.clonesets, self.pods, self.pvcs, self.revisions = clonesets, pods, pvcs, revisions
+        self.scale_expectations = scale_expectations
+        self.rv_expectations = rv_expectations
+        self.wall = wall
+        short_hash = gates.enabled(features.CLONESET_SHORT_HASH)
+        pod_writer = PodWriter(client, rv_expectations)
+        self.revision_writer = RevisionWriter(client, rv_expectations)
+        self.scaler = Scaler(client, recorder, scale_expectations, pod_writer, short_hash_gate=short_hash)
+        self.updater = Updater(
+            client,
+            recorder,
+            pod_writer,
+            rv_expectations,
+            short_hash_gate=short_hash,
+            env_from_metadata=gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),
+        )
+
+    async def reconcile(self, key: str) -> Result | None:
+        cached = self.clonesets.get(key)
+        if cached is None:
+            self.scale_expectations.delete(key)
+            return None
+        cloneset: dict[str, Any] = copy.deepcopy(dict(cached))
+        spec = cloneset.get("spec") or {}
+        try:
+            LabelSelector.model_validate(spec.get("selector") or {})
+        except ValueError as exc:
+            log.error("invalid selector, not retrying", error=str(exc))
+            return None
+
+        satisfied, waited, pending = self.scale_expectations.satisfied(key)
+        if not satisfied:
+            if waited < EXPECTATIONS_TIMEOUT:
+                return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
+            log.warning("scale expectations unsatisfied overtime", pending=pending, waited=waited)
+            if self.gates.enabled(features.FORCE_DELETE_TIMEOUT_EXPECTATION_GATE):
+                self.scale_expectations.delete(key)
+                return Result(requeue_after=FORCED_EXPECTATION_REQUEUE)
+            return None
+
+        uid = cloneset["metadata"]["uid"]
+        owned = [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if _controlled_by(p, uid)]
+        active = [p for p in owned if podstatus.is_active(p)]
+        inactive = [p for p in owned if not podstatus.is_active(p)]
+        pvcs = self.pvcs.by_index(OWNER_UID_INDEX, uid)
+        if ((spec.get("scaleStrategy") or {}).get("disablePVCReuse")) is True:
+            pvcs = await self._cleanup_pvcs(cloneset, active, inactive, pvcs)
+        active = await self._release_unmatched(cloneset, active)
+
+        revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
+        current, update, collision_count = await self.revision_writer.active_revisions(cloneset, revisions)
+        revisions = [r for r in revisions if r["metadata"]["name"] != update["metadata"]["name"]] + [update]
+
+        self.rv_expectations.observe(dict(update))
+        if not self.rv_expectations.is_satisfied(dict(update)):
+            return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+        for pod in active:
+            self.rv_expectations.observe(dict(pod))
+            if not self.rv_expectations.is_satisfied(dict(pod)):
+                return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+
+        now = self.wall()
+        old_status = copy.deepcopy(cloneset.get("status") or {})
+        status: dict[str, Any] = {"conditions": copy.deepcopy(old_status.get("conditions") or [])}
+        delays: list[float] = []
+        sync_error: Exception | None = None
+        if not cloneset["metadata"].get("deletionTimestamp"):
+            try:
+                delay = await self._sync(cloneset, status, current, update, revisions, active, pvcs, now)
+                if delay:
+                    delays.append(delay)
+            except Exception as exc:  # recorded in the status, then retried with backoff
+                sync_error = exc
+
+        current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
+        status.update(compute_status(cloneset, active, update_name, current_name, collision_count, now))
+        deadline_delay = conditions.apply_progressing(cloneset, status, now)
+        if deadline_delay is not None and deadline_delay > 0:
+            delays.append(deadline_delay)
+        if conditions.status_needs_write(old_status, status):
+            await self._write_status(cloneset, status)
+
+        await self._truncate_pods_to_delete(cloneset, active)
+        await self.revision_writer.truncate_history(
+            cloneset,
+            revisions,
+            [(p["metadata"].get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "") for p in active],
+            current_name,
+            update_name,
+        )
+        if sync_error is not None:
+            raise sync_error
+        min_ready = int(spec.get("minReadySeconds") or 0)
+        if min_ready > 0 and status["availableReplicas"] != status["readyReplicas"]:
+            delays.append(float(min_ready))
+        return Result(requeue_after=min(delays)) if delays else None
+
+    async def _sync(
+        self,
+        cloneset: dict[str, Any],
+        status: dict[str, Any],
+        current: Obj,
+        update: Obj,
+        revisions: Sequence[Obj],
+        pods: Sequence[Obj],
+        pvcs: Sequence[Obj],
+        now: datetime,
+    ) -> float | None:
+        """`syncCloneSet`: scale; only if scaling did nothing, update. Failures become conditions."""
+        current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
+        try:
+            plan = plan_scale(cloneset, pods, pvcs, current_name, update_name, now)
+            if await self.scaler.execute(cloneset, plan, current, update, pvcs, now):
+                return None
+        except Exception as exc:
+            conditions.set_condition(
+                status, conditions.failed_condition(conditions.CONDITION_FAILED_SCALE, str(exc), now)
+            )
+            raise
+        diffs = calculate_diffs(
+            cloneset,
+            pods,
+            current_name,
+            update_name,
+            now,
+            partition_rollback=self.gates.enabled(features.CLONESET_PARTITION_ROLLBACK),
+        )
+        try:
+            return await self.updater.update(cloneset, current, update, revisions, pods, diffs, now)
+        except Exception as exc:
+            conditions.set_condition(
+                status, conditions.failed_condition(conditions.CONDITION_FAILED_UPDATE, str(exc), now)
+            )
+            raise
+
+    async def _write_status(self, cloneset: Mapping[str, Any], status: dict[str, Any]) -> None:
+        meta = cloneset["metadata"]
+        first = True
+
+        async def attempt() -> None:
+            nonlocal first
+            if first:
+                body = copy.deepcopy(dict(cloneset))
+                first = False
+            else:
+                body = await self.client.get(CLONESETS, meta["name"], meta["namespace"])
+            body["status"] = status
+            await self.client.update_status(CLONESETS, body)
+
+        try:
+            await retry_on_conflict(attempt)
+        except NotFound:
+            return
+
+    async def _truncate_pods_to_delete(self, cloneset: dict[str, Any], pods: Sequence[Obj]) -> None:
+        kept = truncated_pods_to_delete(cloneset, pods)
+        if kept is None:
+            return
+        meta = cloneset["metadata"]
+        try:
+            await self.client.patch(
+                CLONESETS,
+                meta["name"],
+                {
+                    "metadata": {"resourceVersion": meta["resourceVersion"]},
+                    "spec": {"scaleStrategy": {"podsToDelete": kept}},
+                },
+                meta["namespace"],
+                patch_type=PatchType.MERGE,
+            )
+        except (Conflict, NotFound) as exc:
+            log.info("podsToDelete not truncated this time", reason=type(exc).__name__)
+
+    async def _release_unmatched(self, cloneset: Mapping[str, Any], pods: Sequence[Obj]) -> list[Obj]:
+        """`ClaimOwnedObjects`: owned pods whose labels no longer match the selector are released
+        (ownerReference removed) and stop counting; orphans are never adopted, as upstream."""
+        selector = LabelSelector.model_validate((cloneset.get("spec") or {}).get("selector") or {})
+        uid = cloneset["metadata"]["uid"]
+        kept = []
+        for pod in pods:
+            if selector.matches(pod["metadata"].get("labels") or {}):
+                kept.append(pod)
+                continue
+            refs = pod["metadata"].get("ownerReferences") or []
+            index = next(i for i, r in enumerate(refs) if r.get("uid") == uid)
+            with contextlib.suppress(NotFound):
+                await self.client.patch(
+                    PODS,
+                    pod["metadata"]["name"],
+                    [
+                        {"op": "test", "path": "/metadata/uid", "value": pod["metadata"]["uid"]},
+                        {"op": "test", "path": f"/metadata/ownerReferences/{index}/uid", "value": uid},
+                        {"op": "remove", "path": f"/metadata/ownerReferences/{index}"},
+                    ],
+                    pod["metadata"]["namespace"],
+                    patch_type=PatchType.JSON,
+                )
+        return kept
+
+    async def _cleanup_pvcs(
+        self, cloneset: Mapping[str, Any], active: Sequence[Obj], inactive: Sequence[Obj], pvcs: Sequence[Obj]
+    ) -> list[Obj]:
+        """With PVC reuse disabled: PVCs of finished/terminating pods are handed to that pod (so the
+        garbage collector removes them together) and PVCs with no pod at all are deleted."""
+
+        def instance(obj: Obj) -> str | None:
+            return (obj["metadata"].get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID)
+
+        active_ids = {instance(p) for p in active}
+        inactive_by_id = {instance(p): p for p in inactive}
+        kept = []
+        for pvc in pvcs:
+            pvc_id = instance(pvc)
+            if pvc_id in active_ids:
+                kept.append(pvc)
+                continue
+            meta = pvc["metadata"]
+            pod = inactive_by_id.get(pvc_id)
+            try:
+                if pod is not None:
+                    owner = {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": pod["metadata"]["name"],
+                        "uid": pod["metadata"]["uid"],
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                    await self.client.patch(
+                        PVCS,
+                        meta["name"],
+                        {"metadata": {"ownerReferences": [owner]}},
+                        meta["namespace"],
+                        patch_type=PatchType.MERGE,
+                    )
+                else:
+                    await self.client.delete(PVCS, meta["name"], meta["namespace"])
+            except NotFound:
+                pass
+        return kept
+
+
+def _controlled_by(obj: Obj, uid: str) -> bool:
+    return any(
+        r.get("controller") and r.get("uid") == uid
+        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
+    )

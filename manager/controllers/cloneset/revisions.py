@@ -1,0 +1,108 @@
+"""ControllerRevisions of a CloneSet: make the update revision exist, find the current one, prune.
+
+The decisions (reuse, rollback, create; which revisions are dead) are `kruise.control.revision`;
+this module only writes them, handling the one race the API can answer: a revision name already
+taken by different data, which bumps `collisionCount` and hashes again, as upstream does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import structlog
+
+from kruise.control.revision import (
+    choose_revisions,
+    revisions_equal,
+    revisions_to_truncate,
+)
+from kruise.kube.client import Client, PatchType
+from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.expectations import ResourceVersionExpectations
+from kruise.kube.resources import CONTROLLER_REVISIONS
+
+log = structlog.get_logger("kruise.manager.cloneset")
+
+MAX_COLLISION_RETRIES = 10
+DEFAULT_HISTORY_LIMIT = 10
+
+
+class RevisionWriter:
+    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
+        self.client = client
+        self.rv_expectations = rv_expectations
+
+    async def active_revisions(
+        self, cloneset: Mapping[str, Any], revisions: Sequence[Mapping[str, Any]]
+    ) -> tuple[Mapping[str, Any], Mapping[str, Any], int]:
+        """(current revision, update revision, collisionCount) with the update revision stored."""
+        collision_count = int((cloneset.get("status") or {}).get("collisionCount") or 0)
+        for _ in range(MAX_COLLISION_RETRIES):
+            view = {
+                **cloneset,
+                "status": {**(cloneset.get("status") or {}), "collisionCount": collision_count},
+            }
+            choice = choose_revisions(view, revisions)
+            if choice.action == "reuse":
+                return choice.current, choice.update, collision_count
+            if choice.action == "rollback":
+                update = await self._bump(choice.update, choice.new_number)
+                current = update if choice.current is choice.update else choice.current
+                return current, update, collision_count
+            created = await self._create(choice.update)
+            if created is not None:
+                current = created if choice.current is choice.update else choice.current
+                return current, created, collision_count
+            collision_count += 1
+        raise RuntimeError(f"revision hash collided {MAX_COLLISION_RETRIES} times for {_name(cloneset)}")
+
+    async def _bump(self, revision: Mapping[str, Any], number: int) -> dict[str, Any]:
+        meta = revision["metadata"]
+        updated = await self.client.patch(
+            CONTROLLER_REVISIONS,
+            meta["name"],
+            {"revision": number},
+            meta.get("namespace"),
+            patch_type=PatchType.MERGE,
+        )
+        self.rv_expectations.expect(updated)
+        return updated
+
+    async def _create(self, revision: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The stored revision, or None when the name is taken by different data (a hash collision)."""
+        meta = revision["metadata"]
+        try:
+            created = await self.client.create(CONTROLLER_REVISIONS, dict(revision), meta.get("namespace"))
+        except AlreadyExists:
+            existing = await self.client.get(CONTROLLER_REVISIONS, meta["name"], meta.get("namespace"))
+            if revisions_equal(existing, revision):
+                return existing
+            log.info("revision hash collision", revision=meta["name"])
+            return None
+        self.rv_expectations.expect(created)
+        return created
+
+    async def truncate_history(
+        self,
+        cloneset: Mapping[str, Any],
+        revisions: Iterable[Mapping[str, Any]],
+        pod_revisions: Iterable[str],
+        current: str,
+        update: str,
+    ) -> list[str]:
+        """Delete non-live revisions beyond revisionHistoryLimit; returns the deleted names."""
+        limit = (cloneset.get("spec") or {}).get("revisionHistoryLimit")
+        limit = DEFAULT_HISTORY_LIMIT if limit is None else int(limit)
+        names = revisions_to_truncate(revisions, [current, update, *pod_revisions], limit)
+        namespace = (cloneset.get("metadata") or {}).get("namespace")
+        for name in names:
+            with contextlib.suppress(NotFound):
+                await self.client.delete(CONTROLLER_REVISIONS, name, namespace)
+        return names
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"

@@ -1,0 +1,244 @@
+"""CloneSet controller against the emulator + simulator: scale, in-place and recreate updates,
+partition, podsToDelete, pause, revisions and status — the behaviours of seed 002."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kruise.api import cloneset as cloneset_api
+from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, EVENTS, PODS
+from kruise.manager.controllers.cloneset import SETUP
+
+NS = "default"
+
+
+@pytest.fixture
+def controller_setups():
+    return [SETUP]
+
+
+def manifest(
+    name: str = "cs-demo", replicas: int = 3, image: str = "nginx:alpine", **spec: Any
+) -> dict[str, Any]:
+    body = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "nginx", "image": image}]},
+            },
+            **spec,
+        },
+    }
+    # The webhook is not running here: default the object the way it would.
+    model = cloneset_api.CloneSet.model_validate(body)
+    cloneset_api.set_defaults(model)
+    return model.model_dump(by_alias=True, exclude_none=True)
+
+
+async def pods_of(cluster, name: str) -> list[dict[str, Any]]:
+    listing = await cluster.client.list(PODS, NS, label_selector={"app": name})
+    return [p for p in listing["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+async def get_cs(cluster, name: str) -> dict[str, Any]:
+    return await cluster.client.get(CLONESETS, name, NS)
+
+
+def ready(pod: dict[str, Any]) -> bool:
+    return any(
+        c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions", [])
+    )
+
+
+def restarts(pod: dict[str, Any]) -> int:
+    return sum(s.get("restartCount", 0) for s in pod.get("status", {}).get("containerStatuses", []))
+
+
+async def settled(cluster, name: str, replicas: int, **expected: int) -> dict[str, Any]:
+    def done(cs: dict[str, Any]) -> bool:
+        status = cs.get("status") or {}
+        want = {"replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas, **expected}
+        return status.get("observedGeneration") == cs["metadata"]["generation"] and all(
+            status.get(k) == v for k, v in want.items()
+        )
+
+    return await cluster.until(lambda: get_cs(cluster, name), done)
+
+
+async def update_spec(cluster, name: str, change) -> None:
+    cs = await get_cs(cluster, name)
+    body = copy.deepcopy(cs)
+    change(body["spec"])
+    await cluster.client.update(CLONESETS, body)
+
+
+async def event_reasons(cluster, name: str) -> list[str]:
+    listing = await cluster.client.list(EVENTS, NS)
+    return [e["reason"] for e in listing["items"] if e["involvedObject"].get("name") == name]
+
+
+async def test_scale_up_creates_named_pods_with_revision_labels(kruise_cluster):
+    await kruise_cluster.client.create(CLONESETS, manifest(replicas=3))
+    cs = await settled(kruise_cluster, "cs-demo", 3, availableReplicas=3)
+    pods = await pods_of(kruise_cluster, "cs-demo")
+    assert len(pods) == 3 and all(ready(p) for p in pods)
+    revision = cs["status"]["updateRevision"]
+    assert cs["status"]["currentRevision"] == revision
+    assert cs["status"]["labelSelector"] == "app=cs-demo"
+    assert cs["status"]["expectedUpdatedReplicas"] == 3
+    for pod in pods:
+        labels = pod["metadata"]["labels"]
+        instance = labels["apps.kruise.io/cloneset-instance-id"]
+        assert pod["metadata"]["name"] == f"cs-demo-{instance}"
+        assert labels["controller-revision-hash"] == revision
+        assert labels["pod-template-hash"] == revision.rsplit("-", 1)[1]
+        assert labels["lifecycle.apps.kruise.io/state"] == "Normal"
+        assert {"conditionType": "InPlaceUpdateReady"} in pod["spec"]["readinessGates"]
+        assert pod["metadata"]["ownerReferences"][0]["kind"] == "CloneSet"
+    revisions = await kruise_cluster.client.list(CONTROLLER_REVISIONS, NS)
+    assert [r["metadata"]["name"] for r in revisions["items"]] == [revision]
+    reasons = await kruise_cluster.until(
+        lambda: event_reasons(kruise_cluster, "cs-demo"), lambda r: r.count("SuccessfulCreate") == 3
+    )
+    assert reasons.count("SuccessfulCreate") == 3
+
+
+async def test_in_place_update_keeps_pod_identity(kruise_cluster):
+    body = manifest(replicas=3, updateStrategy={"type": "InPlaceIfPossible"})
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 3)
+    before = {p["metadata"]["name"]: p for p in await pods_of(kruise_cluster, "cs-demo")}
+
+    def new_image(spec):
+        spec["template"]["spec"]["containers"][0]["image"] = "nginx:mainline"
+
+    await update_spec(kruise_cluster, "cs-demo", new_image)
+    cs = await settled(kruise_cluster, "cs-demo", 3, updatedReadyReplicas=3)
+    after = {p["metadata"]["name"]: p for p in await pods_of(kruise_cluster, "cs-demo")}
+    assert after.keys() == before.keys()
+    for name, pod in after.items():
+        assert pod["metadata"]["uid"] == before[name]["metadata"]["uid"]
+        assert pod["status"]["podIP"] == before[name]["status"]["podIP"]
+        assert pod["spec"]["containers"][0]["image"] == "nginx:mainline"
+        assert restarts(pod) == 1
+        assert pod["metadata"]["labels"]["controller-revision-hash"] == cs["status"]["updateRevision"]
+        assert "apps.kruise.io/inplace-update-state" in pod["metadata"]["annotations"]
+        gate = next(c for c in pod["status"]["conditions"] if c["type"] == "InPlaceUpdateReady")
+        assert gate["status"] == "True"
+    assert cs["status"]["currentRevision"] == cs["status"]["updateRevision"]
+    reasons = await kruise_cluster.until(
+        lambda: event_reasons(kruise_cluster, "cs-demo"), lambda r: r.count("SuccessfulUpdatePodInPlace") == 3
+    )
+    assert "SuccessfulUpdatePodReCreate" not in reasons
+
+
+async def test_recreate_update_replaces_pods(kruise_cluster):
+    await kruise_cluster.client.create(CLONESETS, manifest(replicas=2))
+    await settled(kruise_cluster, "cs-demo", 2)
+    before = {p["metadata"]["name"] for p in await pods_of(kruise_cluster, "cs-demo")}
+
+    def new_image(spec):
+        spec["template"]["spec"]["containers"][0]["image"] = "nginx:mainline"
+
+    await update_spec(kruise_cluster, "cs-demo", new_image)
+    await settled(kruise_cluster, "cs-demo", 2, updatedReadyReplicas=2)
+    after = await kruise_cluster.until(
+        lambda: pods_of(kruise_cluster, "cs-demo"), lambda pods: len(pods) == 2
+    )
+    assert not before & {p["metadata"]["name"] for p in after}
+    assert all(restarts(p) == 0 for p in after)
+    reasons = await event_reasons(kruise_cluster, "cs-demo")
+    assert reasons.count("SuccessfulUpdatePodReCreate") == 2
+
+
+async def test_partition_keeps_old_pods(kruise_cluster):
+    body = manifest(replicas=5, updateStrategy={"type": "InPlaceIfPossible", "partition": 3})
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 5)
+
+    def new_image(spec):
+        spec["template"]["spec"]["containers"][0]["image"] = "nginx:mainline"
+
+    await update_spec(kruise_cluster, "cs-demo", new_image)
+    cs = await settled(kruise_cluster, "cs-demo", 5, updatedReplicas=2, updatedReadyReplicas=2)
+    assert cs["status"]["expectedUpdatedReplicas"] == 2
+    assert cs["status"]["currentRevision"] != cs["status"]["updateRevision"]
+    images = sorted(p["spec"]["containers"][0]["image"] for p in await pods_of(kruise_cluster, "cs-demo"))
+    assert images == ["nginx:alpine"] * 3 + ["nginx:mainline"] * 2
+
+    await update_spec(kruise_cluster, "cs-demo", lambda spec: spec["updateStrategy"].update(partition=0))
+    cs = await settled(kruise_cluster, "cs-demo", 5, updatedReadyReplicas=5)
+    assert cs["status"]["currentRevision"] == cs["status"]["updateRevision"]
+
+
+async def test_pods_to_delete_replaces_the_named_pod_and_is_cleared(kruise_cluster):
+    await kruise_cluster.client.create(CLONESETS, manifest(replicas=3))
+    await settled(kruise_cluster, "cs-demo", 3)
+    victim = sorted(p["metadata"]["name"] for p in await pods_of(kruise_cluster, "cs-demo"))[0]
+    await update_spec(
+        kruise_cluster, "cs-demo", lambda spec: spec["scaleStrategy"].update(podsToDelete=[victim])
+    )
+
+    def replaced(cs):
+        return not (cs["spec"].get("scaleStrategy") or {}).get("podsToDelete")
+
+    await kruise_cluster.until(lambda: get_cs(kruise_cluster, "cs-demo"), replaced)
+    pods = await kruise_cluster.until(
+        lambda: pods_of(kruise_cluster, "cs-demo"),
+        lambda pods: len(pods) == 3 and victim not in {p["metadata"]["name"] for p in pods},
+    )
+    assert len(pods) == 3
+
+
+async def test_scale_down_and_paused_update(kruise_cluster):
+    body = manifest(replicas=4, updateStrategy={"type": "InPlaceIfPossible", "paused": True})
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 4)
+
+    def change(spec):
+        spec["replicas"] = 2
+        spec["template"]["spec"]["containers"][0]["image"] = "nginx:mainline"
+
+    await update_spec(kruise_cluster, "cs-demo", change)
+    cs = await settled(kruise_cluster, "cs-demo", 2, updatedReplicas=0)
+    assert cs["status"]["currentRevision"] != cs["status"]["updateRevision"]
+    pods = await kruise_cluster.until(lambda: pods_of(kruise_cluster, "cs-demo"), lambda pods: len(pods) == 2)
+    assert all(p["spec"]["containers"][0]["image"] == "nginx:alpine" for p in pods)
+
+
+async def test_scale_max_unavailable_creates_one_at_a_time(kruise_cluster):
+    body = manifest(replicas=3, scaleStrategy={"maxUnavailable": 1})
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 3)
+    reasons = await kruise_cluster.until(
+        lambda: event_reasons(kruise_cluster, "cs-demo"), lambda r: r.count("SuccessfulCreate") == 3
+    )
+    assert "ScaleUpLimited" in reasons
+
+
+async def test_history_is_truncated_to_the_limit(kruise_cluster):
+    body = manifest(replicas=1, revisionHistoryLimit=1, updateStrategy={"type": "InPlaceIfPossible"})
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 1)
+    for tag in ("1.25", "1.26", "1.27"):
+
+        def change(spec, tag=tag):
+            spec["template"]["spec"]["containers"][0]["image"] = f"nginx:{tag}"
+
+        await update_spec(kruise_cluster, "cs-demo", change)
+        await settled(kruise_cluster, "cs-demo", 1, updatedReadyReplicas=1)
+
+    async def names():
+        listing = await kruise_cluster.client.list(CONTROLLER_REVISIONS, NS)
+        return [r["metadata"]["name"] for r in listing["items"]]
+
+    # live revision + 1 of history
+    assert len(await kruise_cluster.until(names, lambda n: len(n) == 2)) == 2
