@@ -86,6 +86,17 @@ async def events(cluster: Cluster) -> list[dict]:
     return json.loads(out)["items"]
 
 
+def container(image: str) -> dict:
+    """The demo's container with a new image, as a user edits it in cloneset-demo.yaml (a merge
+    patch replaces the whole list, so every field is given)."""
+    return {
+        "name": "nginx",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "ports": [{"containerPort": 80}],
+    }
+
+
 def created(pod: dict) -> datetime:
     return datetime.fromisoformat(pod["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
 
@@ -176,8 +187,9 @@ async def test_seed_002_cloneset_walkthrough(kruise_sandbox: Cluster, tmp_path: 
         assert pod["metadata"]["uid"] == before[name]["metadata"]["uid"]
         assert pod["status"]["podIP"] == before[name]["status"]["podIP"]
         assert pod["status"]["containerStatuses"][0]["restartCount"] == 1
-        assert pod["status"]["containerStatuses"][0]["image"] == "nginx:1.7.9"
+        assert pod["status"]["containerStatuses"][0]["image"].endswith("nginx:1.7.9")
     revision = (await cs_status(cluster))["status"]["updateRevision"]
+    assert revision == "cs-demo-7cb9c88699"  # the name a real OpenKruise cluster gives it in the seed
     in_place = [e for e in await events(cluster) if e["reason"] == "SuccessfulUpdatePodInPlace"]
     assert {e["message"] for e in in_place} == {
         f"successfully update pod {name} in-place(revision {revision})" for name in after
@@ -186,18 +198,20 @@ async def test_seed_002_cloneset_walkthrough(kruise_sandbox: Cluster, tmp_path: 
     _, pod_events = await cluster.kubectl("describe", "pod", some_pod)
     assert "Container nginx definition changed, will be restarted" in pod_events
 
-    # partition=2 with nginx:latest: only 2 pods move to the new revision.
+    # partition=2 with a new image: only 2 pods move to the new revision. The seed's prose says
+    # nginx:latest, but the revision it shows (cs-demo-6599fc6cdd) is the hash of image "nginx".
     await apply_spec(
         cluster,
         {
             "updateStrategy": {"type": "InPlaceIfPossible", "partition": 2},
-            "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}]}},
+            "template": {"spec": {"containers": [container("nginx")]}},
         },
     )
     await wait_rolled_out(cluster, 4, updated=2)
     _, table = await cluster.kubectl("get", "pods", "-l", "app=cs", "-L", "controller-revision-hash")
     hashes = [line.split()[-1] for line in table.strip().splitlines()[1:]]
     latest = (await cs_status(cluster))["status"]["updateRevision"]
+    assert latest == "cs-demo-6599fc6cdd"
     assert hashes.count(latest) == 2 and hashes.count(revision) == 2
 
     # paused: lowering the partition updates nothing until resumed.
@@ -215,7 +229,7 @@ async def test_seed_002_cloneset_walkthrough(kruise_sandbox: Cluster, tmp_path: 
         cluster,
         {
             "updateStrategy": {"type": "ReCreate", "partition": 0},
-            "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:alpine"}]}},
+            "template": {"spec": {"containers": [container("nginx:alpine")]}},
         },
     )
     await wait_rolled_out(cluster, 4)
