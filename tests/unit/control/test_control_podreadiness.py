@@ -1,0 +1,73 @@
+"""KruisePodReady not-ready keys: add/remove, JSON message format, Ready recomputed."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from kruise.control import podreadiness
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def pod(conditions=None, gate=True):
+    gates = [{"conditionType": "KruisePodReady"}] if gate else []
+    return {
+        "metadata": {"name": "p"},
+        "spec": {"readinessGates": gates},
+        "status": {
+            "conditions": conditions
+            or [
+                {"type": "ContainersReady", "status": "True"},
+                {"type": "Ready", "status": "True"},
+                {"type": "KruisePodReady", "status": "True"},
+            ]
+        },
+    }
+
+
+def cond(p, type_):
+    return next(c for c in p["status"]["conditions"] if c["type"] == type_)
+
+
+def test_add_key_flips_condition_and_ready_false():
+    out = podreadiness.add_not_ready_key(pod(), "Lifecycle", "preDeleteHook", NOW)
+    assert cond(out, "KruisePodReady")["status"] == "False"
+    assert json.loads(cond(out, "KruisePodReady")["message"]) == [
+        {"userAgent": "Lifecycle", "key": "preDeleteHook"}
+    ]
+    assert cond(out, "Ready")["status"] == "False"
+    assert podreadiness.add_not_ready_key(out, "Lifecycle", "preDeleteHook", NOW) is None
+
+
+def test_messages_are_sorted_and_removal_restores_true_only_when_empty():
+    p = podreadiness.add_not_ready_key(pod(), "Lifecycle", "preUpdateHook", NOW)
+    p = podreadiness.add_not_ready_key(p, "Lifecycle", "preDeleteHook", NOW)
+    keys = [m["key"] for m in json.loads(cond(p, "KruisePodReady")["message"])]
+    assert keys == ["preDeleteHook", "preUpdateHook"]
+    p = podreadiness.remove_not_ready_key(p, "Lifecycle", "preUpdateHook", NOW)
+    assert cond(p, "KruisePodReady")["status"] == "False"
+    p = podreadiness.remove_not_ready_key(p, "Lifecycle", "preDeleteHook", NOW)
+    assert cond(p, "KruisePodReady")["status"] == "True"
+    assert cond(p, "KruisePodReady")["message"] == "[]"
+    assert podreadiness.remove_not_ready_key(p, "Lifecycle", "preDeleteHook", NOW) is None
+
+
+def test_no_gate_no_change():
+    assert podreadiness.add_not_ready_key(pod(gate=False), "Lifecycle", "k", NOW) is None
+
+
+def test_missing_condition_is_created():
+    p = pod(conditions=[{"type": "Ready", "status": "True"}])
+    out = podreadiness.add_not_ready_key(p, "Lifecycle", "k", NOW)
+    assert cond(out, "KruisePodReady")["status"] == "False"
+
+
+def test_lifecycle_states_map_to_keys():
+    preparing = podreadiness.lifecycle_readiness_change(pod(), "PreparingUpdate", NOW)
+    assert "preUpdateHook" in cond(preparing, "KruisePodReady")["message"]
+    updated = podreadiness.lifecycle_readiness_change(preparing, "Updated", NOW)
+    assert cond(updated, "KruisePodReady")["status"] == "True"
+    assert podreadiness.lifecycle_readiness_change(pod(), "Normal", NOW) is None
+    deleting = podreadiness.lifecycle_readiness_change(pod(), "PreparingDelete", NOW)
+    assert "preDeleteHook" in cond(deleting, "KruisePodReady")["message"]
