@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kruise.api import cloneset as cloneset_api
-from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, EVENTS, PODS
+from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, EVENTS, PODS, PVCS
 from kruise.manager.controllers.cloneset import SETUP
 
 NS = "default"
@@ -242,3 +242,112 @@ async def test_history_is_truncated_to_the_limit(kruise_cluster):
 
     # live revision + 1 of history
     assert len(await kruise_cluster.until(names, lambda n: len(n) == 2)) == 2
+
+
+async def test_pre_delete_hook_holds_the_pod_in_preparing_delete(kruise_cluster):
+    body = manifest(replicas=3, lifecycle={"preDelete": {"labelsHandler": {"lifecycle-hook": "true"}}})
+    body["spec"]["template"]["metadata"]["labels"]["lifecycle-hook"] = "true"
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 3)
+    victim = sorted(p["metadata"]["name"] for p in await pods_of(kruise_cluster, "cs-demo"))[0]
+    await kruise_cluster.client.patch(
+        PODS, victim, {"metadata": {"labels": {"apps.kruise.io/specified-delete": "true"}}}, NS
+    )
+    held = await kruise_cluster.until(
+        lambda: kruise_cluster.client.get(PODS, victim, NS),
+        lambda p: p["metadata"]["labels"].get("lifecycle.apps.kruise.io/state") == "PreparingDelete",
+    )
+    assert not held["metadata"].get("deletionTimestamp")
+    cs = await get_cs(kruise_cluster, "cs-demo")
+    assert cs["status"]["replicas"] == 3  # no replacement while the hook holds it
+
+    await kruise_cluster.client.patch(PODS, victim, {"metadata": {"labels": {"lifecycle-hook": "false"}}}, NS)
+    pods = await kruise_cluster.until(
+        lambda: pods_of(kruise_cluster, "cs-demo"),
+        lambda pods: len(pods) == 3 and victim not in {p["metadata"]["name"] for p in pods},
+    )
+    assert len(pods) == 3
+
+
+async def test_in_place_update_hook_with_mark_pod_not_ready(kruise_cluster):
+    body = manifest(
+        replicas=1,
+        updateStrategy={"type": "InPlaceIfPossible"},
+        lifecycle={"inPlaceUpdate": {"labelsHandler": {"hook": "true"}, "markPodNotReady": True}},
+    )
+    template = body["spec"]["template"]
+    template["metadata"]["labels"]["hook"] = "true"
+    template["spec"]["readinessGates"] = [{"conditionType": "KruisePodReady"}]
+    await kruise_cluster.client.create(CLONESETS, body)
+    (pod,) = await kruise_cluster.until(
+        lambda: pods_of(kruise_cluster, "cs-demo"), lambda pods: len(pods) == 1
+    )
+    name = pod["metadata"]["name"]
+    # Nobody else sets KruisePodReady here (the pod-readiness controller is not under test).
+    await kruise_cluster.client.patch(
+        PODS,
+        name,
+        {"status": {"conditions": [{"type": "KruisePodReady", "status": "True"}]}},
+        NS,
+        patch_type="application/strategic-merge-patch+json",
+        subresource="status",
+    )
+    await settled(kruise_cluster, "cs-demo", 1)
+
+    def new_image(spec):
+        spec["template"]["spec"]["containers"][0]["image"] = "nginx:mainline"
+
+    await update_spec(kruise_cluster, "cs-demo", new_image)
+    preparing = await kruise_cluster.until(
+        lambda: kruise_cluster.client.get(PODS, name, NS),
+        lambda p: p["metadata"]["labels"].get("lifecycle.apps.kruise.io/state") == "PreparingUpdate",
+    )
+    kruise_ready = next(c for c in preparing["status"]["conditions"] if c["type"] == "KruisePodReady")
+    assert kruise_ready["status"] == "False" and "preUpdateHook" in kruise_ready["message"]
+    assert preparing["spec"]["containers"][0]["image"] == "nginx:alpine"  # waits for the hook
+
+    await kruise_cluster.client.patch(PODS, name, {"metadata": {"labels": {"hook": "false"}}}, NS)
+    updated = await kruise_cluster.until(
+        lambda: kruise_cluster.client.get(PODS, name, NS),
+        lambda p: p["metadata"]["labels"].get("lifecycle.apps.kruise.io/state") == "Updated",
+    )
+    assert updated["spec"]["containers"][0]["image"] == "nginx:mainline"
+    await kruise_cluster.client.patch(PODS, name, {"metadata": {"labels": {"hook": "true"}}}, NS)
+    normal = await kruise_cluster.until(
+        lambda: kruise_cluster.client.get(PODS, name, NS),
+        lambda p: p["metadata"]["labels"].get("lifecycle.apps.kruise.io/state") == "Normal",
+    )
+    assert restarts(normal) == 1
+
+
+async def test_volume_claim_templates_give_each_pod_its_pvc(kruise_cluster):
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    body = manifest(replicas=2, volumeClaimTemplates=[claim])
+    body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "data", "mountPath": "/data"}
+    ]
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 2)
+    pods = await pods_of(kruise_cluster, "cs-demo")
+    listing = await kruise_cluster.client.list(PVCS, NS)
+    claims = {c["metadata"]["name"]: c for c in listing["items"]}
+    for pod in pods:
+        instance = pod["metadata"]["labels"]["apps.kruise.io/cloneset-instance-id"]
+        expected = f"data-cs-demo-{instance}"
+        assert expected in claims
+        assert claims[expected]["metadata"]["labels"]["apps.kruise.io/cloneset-instance-id"] == instance
+        volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "data")
+        assert volume["persistentVolumeClaim"]["claimName"] == expected
+
+    # A pod deleted by hand is replaced with the same instance id, re-using its PVC.
+    victim = pods[0]
+    await kruise_cluster.client.delete(PODS, victim["metadata"]["name"], NS)
+    replacement = await kruise_cluster.until(
+        lambda: pods_of(kruise_cluster, "cs-demo"),
+        lambda ps: len(ps) == 2 and all(p["metadata"]["uid"] != victim["metadata"]["uid"] for p in ps),
+    )
+    ids = {p["metadata"]["labels"]["apps.kruise.io/cloneset-instance-id"] for p in replacement}
+    assert victim["metadata"]["labels"]["apps.kruise.io/cloneset-instance-id"] in ids
