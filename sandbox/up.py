@@ -13,7 +13,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +22,7 @@ import yaml
 from kruise.sandbox.cluster import Component, Sandbox
 
 Echo = Callable[[str], None]
+Tour = Callable[[Path, Echo], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class UpOptions:
     demo: bool = False
     components: Sequence[Component] = ()
     """Processes started once the cluster is up (the CLI passes kruise-webhook and kruise-manager)."""
+    tours: Sequence[Tour] = ()
+    """More demo steps run after the built-in tour with ``--demo`` (the CLI adds kruise's CloneSet tour)."""
 
 
 def find_kubectl() -> str:
@@ -66,6 +69,8 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             echo("  kubectl get nodes")
             if options.demo:
                 await run_demo(sandbox.kubeconfig, echo, nodes=options.nodes, crds=bool(sandbox.crds))
+                for tour in options.tours:
+                    await tour(sandbox.kubeconfig, echo)
                 echo("demo finished; the sandbox stays up until Ctrl-C")
             await stop.wait()
             echo("stopping")
