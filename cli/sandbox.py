@@ -25,6 +25,7 @@ def up(
 ) -> None:
     """Start the sandbox in the foreground; Ctrl-C or SIGTERM stops it."""
     from kruise.api.features import FeatureGateError, parse
+    from kruise.cli.demo import cloneset_tour
     from kruise.cli.stack import kruise_components
     from kruise.sandbox.up import UpOptions, run_up
 
@@ -38,8 +39,15 @@ def up(
 
     with tempfile.TemporaryDirectory(prefix="kruise-sandbox-") as workdir:  # webhook certs; gone on exit
         components = [] if no_kruise else kruise_components(Path(workdir), feature_gates=feature_gates)
+        tours = [] if no_kruise else [cloneset_tour]
         options = UpOptions(
-            nodes=nodes, port=port, kubeconfig=kubeconfig, speed=speed, demo=demo, components=components
+            nodes=nodes,
+            port=port,
+            kubeconfig=kubeconfig,
+            speed=speed,
+            demo=demo,
+            components=components,
+            tours=tours,
         )
         try:
             asyncio.run(run_up(options, echo))
