@@ -20,6 +20,7 @@ import orjson
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.client import ApiClient, Configuration
 
+from kruise.kube import metrics
 from kruise.kube.errors import ApiError, TransportError, error_from_response, error_from_status
 from kruise.kube.ratelimit import TokenBucket
 from kruise.kube.resources import PODS, ResourceRef
@@ -148,7 +149,9 @@ class Client:
                 _request_timeout=timeout if timeout is not None else self.request_timeout,
             )
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            metrics.REST_CLIENT_REQUESTS.labels("<error>", method, self.host).inc()
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        metrics.REST_CLIENT_REQUESTS.labels(str(response.status), method, self.host).inc()
         if not 200 <= response.status <= 299:
             try:
                 data = await response.read()

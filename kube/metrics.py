@@ -62,6 +62,12 @@ MAX_CONCURRENT_RECONCILES = Gauge(
     ["controller"],
 )
 
+REST_CLIENT_REQUESTS = Counter(
+    "rest_client_requests",
+    "Number of HTTP requests, partitioned by status code, method, and host.",
+    ["code", "method", "host"],
+)
+
 IS_LEADER = Gauge("kruise_manager_is_leader", "1 while this process holds the leader lease", ["name"])
 
 

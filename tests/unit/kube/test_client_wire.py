@@ -291,3 +291,17 @@ async def test_connection_refused_is_transport_error(tmp_path):
     async with await Client.from_kubeconfig(kubeconfig) as client:
         with pytest.raises(errors.TransportError):
             await client.get(PODS, "p", "ns")
+
+
+async def test_requests_are_counted_by_code_and_method(wire):
+    from kruise.kube.metrics import REST_CLIENT_REQUESTS
+
+    def count(code, method):
+        return REST_CLIENT_REQUESTS.labels(code, method, wire.client.host)._value.get()
+
+    ok, missing = count("200", "GET"), count("404", "GET")
+    wire.responses = [(200, {"metadata": {}}), (404, {"kind": "Status", "code": 404, "reason": "NotFound"})]
+    await wire.client.get(PODS, "p", "ns")
+    with pytest.raises(errors.NotFound):
+        await wire.client.get(PODS, "q", "ns")
+    assert count("200", "GET") == ok + 1 and count("404", "GET") == missing + 1
