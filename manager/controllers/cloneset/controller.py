@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api import features
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
-from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS, PVCS
+from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, IMAGEPULLJOBS, PODS, PVCS
 from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
 from kruise.manager.context import ManagerContext
+from kruise.manager.controllers.cloneset.predownloader import PreDownloader
 from kruise.manager.controllers.cloneset.reconciler import CloneSetReconciler
 
 NAME = "cloneset"
@@ -30,9 +32,17 @@ def build(ctx: ManagerContext) -> Controller:
     revisions = ctx.informers.informer(CONTROLLER_REVISIONS)
     scale_expectations = ScaleExpectations(ctx.clock)
     rv_expectations = ResourceVersionExpectations(ctx.clock)
+    recorder = ctx.recorder("cloneset-controller")
+    predownloader = None
+    gates = ctx.feature_gates
+    if gates.enabled(features.KRUISE_DAEMON) and gates.enabled(
+        features.PRE_DOWNLOAD_IMAGE_FOR_IN_PLACE_UPDATE
+    ):
+        jobs = ctx.informers.informer(IMAGEPULLJOBS)
+        predownloader = PreDownloader(ctx.client, recorder, rv_expectations, jobs)
     reconciler = CloneSetReconciler(
         ctx.client,
-        ctx.recorder("cloneset-controller"),
+        recorder,
         ctx.feature_gates,
         clonesets=clonesets,
         pods=pods,
@@ -41,6 +51,7 @@ def build(ctx: ManagerContext) -> Controller:
         scale_expectations=scale_expectations,
         rv_expectations=rv_expectations,
         wall=ctx.clock.wall,
+        predownloader=predownloader,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(clonesets, enqueue_object)

@@ -33,6 +33,7 @@ from kruise.kube.resources import CLONESETS, PODS, PVCS
 from kruise.kube.retry import retry_on_conflict
 from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.controllers.cloneset.podwrites import PodWriter
+from kruise.manager.controllers.cloneset.predownloader import PreDownloader
 from kruise.manager.controllers.cloneset.revisions import RevisionWriter
 from kruise.manager.controllers.cloneset.scaler import Scaler
 from kruise.manager.controllers.cloneset.updater import Updater
@@ -57,6 +58,7 @@ class CloneSetReconciler:
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
+        predownloader: PreDownloader | None = None,
     ) -> None:
         self.client = client
         self.recorder = recorder
@@ -65,6 +67,7 @@ class CloneSetReconciler:
         self.scale_expectations = scale_expectations
         self.rv_expectations = rv_expectations
         self.wall = wall
+        self.predownloader = predownloader
         short_hash = gates.enabled(features.CLONESET_SHORT_HASH)
         pod_writer = PodWriter(client, rv_expectations)
         self.revision_writer = RevisionWriter(client, rv_expectations)
@@ -121,6 +124,12 @@ class CloneSetReconciler:
             self.rv_expectations.observe(dict(pod))
             if not self.rv_expectations.is_satisfied(dict(pod)):
                 return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+
+        if self.predownloader is not None:
+            try:
+                await self.predownloader.sync(cloneset, current, update)
+            except Exception as exc:  # upstream logs and goes on: pre-download is an optimisation
+                log.error("failed to pre-download images", error=str(exc))
 
         now = self.wall()
         old_status = copy.deepcopy(cloneset.get("status") or {})
