@@ -351,3 +351,59 @@ async def test_volume_claim_templates_give_each_pod_its_pvc(kruise_cluster):
     )
     ids = {p["metadata"]["labels"]["apps.kruise.io/cloneset-instance-id"] for p in replacement}
     assert victim["metadata"]["labels"]["apps.kruise.io/cloneset-instance-id"] in ids
+
+
+async def test_recreate_with_max_surge_never_drops_below_replicas(kruise_cluster):
+    body = manifest(replicas=3, updateStrategy={"type": "ReCreate", "maxSurge": 1, "maxUnavailable": 0})
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 3, availableReplicas=3)
+    samples: list[tuple[int, int]] = []
+
+    async def sample():
+        pods = await pods_of(kruise_cluster, "cs-demo")
+        samples.append((len(pods), sum(ready(p) for p in pods)))
+        return await get_cs(kruise_cluster, "cs-demo")
+
+    def new_image(spec):
+        spec["template"]["spec"]["containers"][0]["image"] = "nginx:mainline"
+
+    await update_spec(kruise_cluster, "cs-demo", new_image)
+
+    def done(cs):
+        s = cs.get("status") or {}
+        return s.get("updatedReadyReplicas") == 3 and s.get("replicas") == 3 and s.get("readyReplicas") == 3
+
+    await kruise_cluster.until(sample, done)
+    assert max(total for total, _ in samples) <= 4
+    assert min(ready_count for _, ready_count in samples) >= 3
+
+
+async def test_priority_strategy_updates_weighted_pods_first(kruise_cluster):
+    body = manifest(
+        replicas=4,
+        updateStrategy={
+            "type": "InPlaceIfPossible",
+            "partition": 2,
+            "priorityStrategy": {
+                "weightPriority": [{"weight": 50, "matchSelector": {"matchLabels": {"tier": "front"}}}]
+            },
+        },
+    )
+    await kruise_cluster.client.create(CLONESETS, body)
+    await settled(kruise_cluster, "cs-demo", 4)
+    names = sorted(p["metadata"]["name"] for p in await pods_of(kruise_cluster, "cs-demo"))
+    front = names[1:3]
+    for name in front:
+        await kruise_cluster.client.patch(PODS, name, {"metadata": {"labels": {"tier": "front"}}}, NS)
+
+    def new_image(spec):
+        spec["template"]["spec"]["containers"][0]["image"] = "nginx:mainline"
+
+    await update_spec(kruise_cluster, "cs-demo", new_image)
+    await settled(kruise_cluster, "cs-demo", 4, updatedReplicas=2, updatedReadyReplicas=2)
+    updated = sorted(
+        p["metadata"]["name"]
+        for p in await pods_of(kruise_cluster, "cs-demo")
+        if p["spec"]["containers"][0]["image"] == "nginx:mainline"
+    )
+    assert updated == front
