@@ -4,13 +4,16 @@ podsToDelete, in-place update, partition, pause and ReCreate. Durations are shor
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from harness import Cluster, SandboxProcess, ready_kubeconfig
+from harness import Cluster, SandboxProcess, kubectl_binary, ready_kubeconfig
 
 MIN_READY = 3  # the seed uses 60 s
 
@@ -236,3 +239,66 @@ async def test_seed_002_cloneset_walkthrough(kruise_sandbox: Cluster, tmp_path: 
     final = await pods(cluster)
     assert len(final) == 4 and not names & {p["metadata"]["name"] for p in final}
     assert any(e["reason"] == "SuccessfulUpdatePodReCreate" for e in await events(cluster))
+
+
+PLUGIN_DIR = Path(sys.executable).parent  # where pip installed the kubectl-kruise script
+
+
+async def kubectl_kruise(cluster: Cluster, *args: str) -> str:
+    env = {**os.environ, "PATH": f"{PLUGIN_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
+           "KUBECONFIG": str(cluster.kubeconfig)}  # fmt: skip
+    process = await asyncio.create_subprocess_exec(
+        kubectl_binary(), "kruise", *args, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    async with asyncio.timeout(120):
+        out, _ = await process.communicate()
+    assert process.returncode == 0, out.decode()
+    return out.decode()
+
+
+HPA_DEMO = {
+    "apiVersion": "apps.kruise.io/v1alpha1",
+    "kind": "CloneSet",
+    "metadata": {"name": "web", "namespace": "default"},
+    "spec": {
+        "replicas": 2,
+        "selector": {"matchLabels": {"app": "web"}},
+        "updateStrategy": {"type": "InPlaceIfPossible"},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]},
+        },
+    },
+}
+
+
+async def test_scale_subresource_and_kubectl_kruise_drive_the_controller(kruise_sandbox: Cluster):
+    """`kubectl scale` through the scale subresource (HPA's path) and `kubectl kruise rollout` /
+    `set image` against CloneSets the real controller rolls out."""
+    cluster = kruise_sandbox
+    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(HPA_DEMO))
+    await cluster.kubectl("scale", "clonesets.apps.kruise.io/web", "--replicas=4")
+    await cluster.kubectl("wait", "cloneset/web", "--for=jsonpath={.status.readyReplicas}=4", "--timeout=90s")
+    _, raw = await cluster.kubectl(
+        "get", "--raw", "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web/scale"
+    )
+    scale = json.loads(raw)
+    assert scale["spec"]["replicas"] == 4 and scale["status"]["replicas"] == 4
+    assert scale["status"]["selector"] == "app=web"
+
+    await kubectl_kruise(cluster, "set", "image", "cloneset/web", "web=nginx:1.26")
+    out = await kubectl_kruise(cluster, "rollout", "status", "cloneset/web")
+    assert "rolling update complete 4 pods at revision web-" in out
+    _, raw = await cluster.kubectl("get", "pods", "-l", "app=web", "-o", "json")
+    pods = json.loads(raw)["items"]
+    assert len(pods) == 4
+    assert all(p["status"]["containerStatuses"][0]["restartCount"] == 1 for p in pods)
+
+    await kubectl_kruise(cluster, "rollout", "undo", "cloneset/web")
+    out = await kubectl_kruise(cluster, "rollout", "status", "cloneset/web")
+    assert "rolling update complete 4 pods at revision web-" in out
+    _, raw = await cluster.kubectl("get", "pods", "-l", "app=web", "-o", "json")
+    pods = json.loads(raw)["items"]
+    assert {p["spec"]["containers"][0]["image"] for p in pods} == {"nginx:1.25"}
+    assert all(p["status"]["containerStatuses"][0]["restartCount"] == 2 for p in pods)
