@@ -33,8 +33,11 @@ def barrier_configmap_name(pod_name: str) -> str:
     return f"{pod_name}-barrier"
 
 
+BARRIER_KEY_PREFIX = "p_"
+
+
 def barrier_key(priority: int) -> str:
-    return f"p_{priority}"
+    return f"{BARRIER_KEY_PREFIX}{priority}"
 
 
 def container_priorities(pod: dict[str, Any]) -> list[int] | None:
@@ -95,16 +98,41 @@ def inject_barriers(pod: dict[str, Any]) -> bool:
     return True
 
 
-def next_barrier_key(pending_priorities: list[int], present_keys: set[str]) -> str | None:
-    """The key the launch-priority controller should add next, or None when launch is complete.
+def container_barrier_priority(container: dict[str, Any]) -> int | None:
+    """The priority a container waits for, read back from its injected barrier env (`p_<n>`)."""
+    for env in container.get("env") or []:
+        if env.get("name") == ENV_CONTAINER_BARRIER:
+            key = ((env.get("valueFrom") or {}).get("configMapKeyRef") or {}).get("key", "")
+            try:
+                return int(key[len(BARRIER_KEY_PREFIX) :])
+            except ValueError:
+                return 0
+    return None
 
-    `pending_priorities` are those of containers not yet Ready. Keys are released from the highest
-    priority down, one group at a time.
+
+def pending_priorities(pod: dict[str, Any]) -> list[int]:
+    """Priorities of the barrier-gated containers not Ready yet, ascending (`findNextPriorities`)."""
+    ready = {
+        s.get("name") for s in (pod.get("status") or {}).get("containerStatuses") or [] if s.get("ready")
+    }
+    found = []
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        if container.get("name") in ready:
+            continue
+        priority = container_barrier_priority(container)
+        if priority is not None:
+            found.append(priority)
+    return sorted(found)
+
+
+def launch_step(pending: list[int], present_keys: set[str]) -> tuple[str | None, bool]:
+    """(barrier key to add now, whether the pod's launch is complete after that).
+
+    Keys are released from the highest pending priority down, one group at a time; the launch is
+    complete once the lowest pending priority's key is present (or nothing is pending).
     """
-    if not pending_priorities:
-        return None
-    lowest = min(pending_priorities)
-    if barrier_key(lowest) in present_keys:
-        return None
-    highest = max(pending_priorities)
-    return barrier_key(highest)
+    if not pending or barrier_key(pending[0]) in present_keys:
+        return None, True
+    highest = barrier_key(pending[-1])
+    add = None if highest in present_keys else highest
+    return add, pending[-1] == pending[0]

@@ -23,18 +23,17 @@ from kruise.api.keys import (
     ANNOTATION_INPLACE_UPDATE_STATE_OLD,
     ANNOTATION_RUNTIME_CONTAINERS_META,
     CONDITION_INPLACE_UPDATE_READY,
-    ENV_CONTAINER_BARRIER,
     REASON_START_INPLACE_UPDATE,
 )
 from kruise.control.inplace import envhash
 from kruise.control.inplace.jsondiff import apply_merge_patch
 from kruise.control.inplace.spec import UpdateSpec
 from kruise.control.inplace.state import InPlaceUpdateState, get_grace_json, get_state, remove_grace
+from kruise.control.launchpriority import container_barrier_priority
 from kruise.control.lifecycle import rfc3339
 
 Pod = dict[str, Any]
 WriteRevision = Callable[[Pod, str], None]
-_BARRIER_KEY_PREFIX = "p_"
 
 
 def _conditions(pod: Pod) -> list[dict[str, Any]]:
@@ -110,18 +109,6 @@ def unready_pod(pod: Mapping[str, Any], now: datetime) -> Pod | None:
     return clone
 
 
-def container_priority(container: Mapping[str, Any]) -> int | None:
-    """Launch priority from the injected ``KRUISE_CONTAINER_BARRIER`` env (key ``p_<n>``)."""
-    for env in container.get("env") or []:
-        if env.get("name") == ENV_CONTAINER_BARRIER:
-            key = ((env.get("valueFrom") or {}).get("configMapKeyRef") or {}).get("key", "")
-            try:
-                return int(key[len(_BARRIER_KEY_PREFIX) :])
-            except ValueError:
-                return 0
-    return None
-
-
 def _metadata_sharing_closure(selected: set[str], ref_meta: Mapping[str, Mapping[str, Any]]) -> None:
     """Containers reading a label/annotation that a selected container changes must restart too."""
     frontier = set(selected)
@@ -163,7 +150,7 @@ def patch_spec_to_pod(pod: Pod, spec: UpdateSpec, state: InPlaceUpdateState, now
     for c in containers:
         if c["name"] not in spec.container_images and c["name"] not in spec.container_ref_metadata:
             continue
-        priority = container_priority(c)
+        priority = container_barrier_priority(c)
         if priority is None:
             selected.add(c["name"])
         elif highest is None or priority > highest:

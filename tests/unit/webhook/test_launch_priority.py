@@ -68,14 +68,34 @@ def test_bad_priority_names_the_field():
 
 
 @given(st.lists(st.integers(-100, 100), min_size=1, max_size=6), st.sets(st.integers(-100, 100)))
-def test_next_key_releases_from_the_highest_pending_priority(pending, present):
+def test_launch_step_releases_from_the_highest_pending_priority(pending, present):
+    pending = sorted(pending)
     keys = {lp.barrier_key(p) for p in present}
-    nxt = lp.next_barrier_key(pending, keys)
-    if lp.barrier_key(min(pending)) in keys:
-        assert nxt is None
+    add, complete = lp.launch_step(pending, keys)
+    if lp.barrier_key(pending[0]) in keys:
+        assert (add, complete) == (None, True)
     else:
-        assert nxt == lp.barrier_key(max(pending))
-    assert lp.next_barrier_key([], keys) is None
+        highest = lp.barrier_key(pending[-1])
+        assert add == (None if highest in keys else highest)
+        assert complete is (pending[0] == pending[-1])
+    assert lp.launch_step([], keys) == (None, True)
+
+
+def test_pending_priorities_skip_ready_and_ungated_containers():
+    def gated(name, priority):
+        env = [
+            {
+                "name": "KRUISE_CONTAINER_BARRIER",
+                "valueFrom": {"configMapKeyRef": {"name": "p-barrier", "key": f"p_{priority}"}},
+            }
+        ]
+        return {"name": name, "env": env}
+
+    pod = {
+        "spec": {"containers": [gated("a", 2), gated("b", 1), {"name": "c"}, gated("d", -1)]},
+        "status": {"containerStatuses": [{"name": "a", "ready": True}, {"name": "b", "ready": False}]},
+    }
+    assert lp.pending_priorities(pod) == [-1, 1]
 
 
 async def test_pod_webhook_injects_barriers_and_rejects_bad_priority(client):
