@@ -45,3 +45,19 @@ def sandbox_only(cluster: Cluster) -> Cluster:
     if not cluster.is_sandbox:
         pytest.skip("needs the sandbox (KUBECONFIG points at another cluster)")
     return cluster
+
+
+@pytest.fixture(scope="session")
+def kruise_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """`kruise sandbox up` with kruise-py on it (kruise-webhook + kruise-manager as real processes),
+    shared by the tests that exercise kruise end to end. Needs the sandbox: skipped (visibly) when
+    KUBECONFIG points at another cluster, where kruise would be installed with Helm instead."""
+    if os.environ.get("KUBECONFIG"):
+        pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
+    kubeconfig = tmp_path_factory.mktemp("kruise-sandbox") / "kubeconfig"
+    sandbox = SandboxProcess.start("--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig))
+    try:
+        yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)
+    finally:
+        code = sandbox.terminate()
+        assert code == 0, sandbox.output

@@ -8,12 +8,10 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-import pytest
-from harness import Cluster, SandboxProcess, kubectl_binary, ready_kubeconfig
+from harness import Cluster, kubectl_binary
 
 MIN_READY = 3  # the seed uses 60 s
 
@@ -39,17 +37,6 @@ spec:
         ports:
         - containerPort: 80
 """
-
-
-@pytest.fixture(scope="module")
-def kruise_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    kubeconfig = tmp_path_factory.mktemp("cs-sandbox") / "kubeconfig"
-    sandbox = SandboxProcess.start("--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig))
-    try:
-        yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)
-    finally:
-        code = sandbox.terminate()
-        assert code == 0, sandbox.output
 
 
 async def cs_status(cluster: Cluster) -> dict:
