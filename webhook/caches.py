@@ -71,3 +71,23 @@ class StoreSidecarSets:
         for config_map in self._configuration.list():
             return config_map.get("data") or {}
         return {}
+
+
+class StorePubs:
+    """Pods and PodUnavailableBudgets from informer stores, for the PUB admission checks.
+
+    PUBs are attached once the process found the kind served; until then no pod has a budget.
+    """
+
+    def __init__(self, pods: Store, pubs: Store | None = None) -> None:
+        self._pods = pods
+        self._pubs = pubs
+
+    def attach(self, pubs: Store) -> None:
+        self._pubs = pubs
+
+    def pub(self, namespace: str, name: str) -> dict | None:
+        return self._pubs.get_by_name(namespace, name) if self._pubs is not None else None
+
+    def pod(self, namespace: str, name: str) -> dict | None:
+        return self._pods.get_by_name(namespace, name)

@@ -22,15 +22,17 @@ from kruise.api.features import FeatureGateError, FeatureGates
 from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
 from kruise.kube.client import Client
 from kruise.kube.errors import NotFound
+from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.logging import configure_logging
-from kruise.kube.resources import CONFIGMAPS, NAMESPACES, PODS, PVCS
+from kruise.kube.resources import CONFIGMAPS, NAMESPACES, PODS, PODUNAVAILABLEBUDGETS, PVCS
 from kruise.webhook import certs
 from kruise.webhook.app import create_app
-from kruise.webhook.caches import SIDECARSETS, StoreNamespaceContents, StoreSidecarSets
+from kruise.webhook.caches import SIDECARSETS, StoreNamespaceContents, StorePubs, StoreSidecarSets
 from kruise.webhook.certcontroller import CertController
 from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
 from kruise.webhook.configurations import SERVICE_NAME, ClientTarget
+from kruise.webhook.handlers.pub import BudgetKeeper
 from kruise.webhook.routes import build_routes
 from kruise.webhook.server import HTTPSServer
 
@@ -125,8 +127,11 @@ class WebhookProcess:
         self.sidecarsets = StoreSidecarSets(
             self.factory.informer(NAMESPACES).store, None, configuration.store
         )
+        self.pubs = StorePubs(pods.store)
+        self.recorder = EventRecorder(client, "kruise-webhook")
+        self.budgets = BudgetKeeper(client, self.pubs, self.recorder)
         self.routes = build_routes(
-            StoreNamespaceContents(pods.store, pvcs.store), self.sidecarsets, self.gates
+            StoreNamespaceContents(pods.store, pvcs.store), self.sidecarsets, self.gates, self.budgets
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
@@ -157,9 +162,19 @@ class WebhookProcess:
             return False
         return True
 
+    async def _pub_served(self) -> bool:
+        try:
+            await self.client.list(PODUNAVAILABLEBUDGETS, limit=1)
+        except NotFound:
+            log.warning("PodUnavailableBudget is not served; pods are admitted without budget checks")
+            return False
+        return True
+
     async def start(self) -> None:
         if await self._sidecarset_served():
             self.sidecarsets.attach(self.factory.informer(SIDECARSETS).store)
+        if await self._pub_served():
+            self.pubs.attach(self.factory.informer(PODUNAVAILABLEBUDGETS).store)
         self.factory.start()
         await self.certs.initialize(self.options.initialize_timeout)
         if not await self.factory.wait_for_cache_sync(self.options.cache_sync_timeout):
@@ -189,6 +204,8 @@ class WebhookProcess:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        with contextlib.suppress(Exception):
+            await self.recorder.stop()
         await self.factory.stop()
 
 

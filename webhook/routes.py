@@ -7,7 +7,7 @@ from kruise.api.features import FeatureGates
 from kruise.api.registry import KINDS
 from kruise.webhook import paths
 from kruise.webhook.admission import Handler
-from kruise.webhook.handlers import deletion, kinds, pod, sidecarset
+from kruise.webhook.handlers import deletion, kinds, pod, pub, sidecarset
 from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
 
@@ -16,8 +16,10 @@ def build_routes(
     namespace_contents: NamespaceContents,
     sidecarsets: SidecarSetSource | None = None,
     gates: FeatureGates | None = None,
+    budgets: pub.BudgetKeeper | None = None,
 ) -> dict[str, Handler]:
-    """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks."""
+    """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
+    `budgets` None: no PodUnavailableBudget checks (`/validate-pod` is not served)."""
     gates = gates or FeatureGates()
     routes: dict[str, Handler] = {}
     for info in KINDS:
@@ -44,6 +46,12 @@ def build_routes(
             gates.enabled(features.KRUISE_POD_READINESS_GATE),
             sidecarsets,
             sort_sidecars_by_name=gates.enabled(features.ENABLE_SORT_SIDECAR_CONTAINER_BY_NAME),
+        )
+    delete_gate = gates.enabled(features.POD_UNAVAILABLE_BUDGET_DELETE_GATE)
+    update_gate = gates.enabled(features.POD_UNAVAILABLE_BUDGET_UPDATE_GATE)
+    if budgets is not None and (delete_gate or update_gate):
+        routes[paths.POD_VALIDATE] = pub.pod_validating_handler(
+            budgets, delete_gate=delete_gate, update_gate=update_gate
         )
     workload = deletion.builtin_workload_handler()
     for path in (paths.DEPLOYMENT, paths.REPLICASET, paths.STATEFULSET):

@@ -1,0 +1,288 @@
+"""PodUnavailableBudget arithmetic and admission decisions, as pure functions over dicts.
+
+Shared by kruise-webhook (may this pod be deleted, evicted or updated now? then record it) and the
+PUB controller (how many pods are expected, available and allowed to go; which records expired).
+The webhook decides from the PUB's *status*, which the controller keeps current; recording a
+disruption in the status is what stops two concurrent evictions from both taking the last slot.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from kruise.api.common import LabelSelector, scaled_value
+from kruise.api.keys import (
+    ANNOTATION_PUB_NO_PROTECT,
+    ANNOTATION_PUB_PROTECT_OPERATIONS,
+    ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS,
+    ANNOTATION_RELATED_PUB,
+    ANNOTATION_RELATED_PUB_NEW,
+    LABEL_PREFIX_UNAVAILABLE_POD,
+    PUB_OPERATION_DELETE,
+    PUB_OPERATION_EVICT,
+    PUB_OPERATION_RESIZE,
+    PUB_OPERATION_UPDATE,
+)
+from kruise.control import podstatus
+from kruise.control.inplace.engine import update_completed_problem
+from kruise.control.lifecycle import rfc3339
+
+Obj = Mapping[str, Any]
+
+MAX_RECORDED_PODS = 2000
+DELETION_TIMEOUT = timedelta(seconds=20)
+UPDATE_DELAY_CHECK = timedelta(seconds=10)
+DEFAULT_OPERATIONS = frozenset({PUB_OPERATION_DELETE, PUB_OPERATION_UPDATE, PUB_OPERATION_EVICT})
+
+
+# ---- pods -------------------------------------------------------------------------------------
+
+
+def _annotations(obj: Obj) -> Mapping[str, str]:
+    return (obj.get("metadata") or {}).get("annotations") or {}
+
+
+def related_pub(pod: Obj) -> str:
+    """The PUB a pod belongs to (new annotation first, then the one kruise ≤ 1.9 writes)."""
+    annotations = _annotations(pod)
+    return annotations.get(ANNOTATION_RELATED_PUB_NEW) or annotations.get(ANNOTATION_RELATED_PUB) or ""
+
+
+def related_pub_patch(pub_name: str) -> dict[str, Any]:
+    """Both spellings, so old and new readers find it."""
+    return {
+        "metadata": {"annotations": {ANNOTATION_RELATED_PUB: pub_name, ANNOTATION_RELATED_PUB_NEW: pub_name}}
+    }
+
+
+def has_unavailable_label(pod: Obj) -> bool:
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    return any(key.startswith(LABEL_PREFIX_UNAVAILABLE_POD) for key in labels)
+
+
+def is_no_protection(pod: Obj) -> bool:
+    return _annotations(pod).get(ANNOTATION_PUB_NO_PROTECT, "").lower() in ("true", "1", "t")
+
+
+def is_pod_ready(pod: Obj) -> bool:
+    """Running and Ready, without an `unavailable-pod.kruise.io/*` label."""
+    return podstatus.phase(pod) == "Running" and podstatus.is_ready(pod) and not has_unavailable_label(pod)
+
+
+def is_pod_state_consistent(pod: Obj) -> bool:
+    """Not in the middle of an in-place update (spec and running containers agree)."""
+    return update_completed_problem(pod) is None
+
+
+def is_unavailable_change(old: Obj, new: Obj) -> bool:
+    """A pod UPDATE that may take the pod down: its spec changed, or an unavailable label appeared."""
+    if (old.get("spec") or {}) != (new.get("spec") or {}):
+        return True
+    return not has_unavailable_label(old) and has_unavailable_label(new)
+
+
+# ---- PUBs -------------------------------------------------------------------------------------
+
+
+def protect_operations(pub: Obj) -> frozenset[str]:
+    """spec.protectOperations (v1beta1), else the `kruise.io/pub-protect-operations` annotation,
+    else DELETE, UPDATE and EVICT. RESIZE is protected whenever UPDATE is (no in-place resize here)."""
+    operations = set((pub.get("spec") or {}).get("protectOperations") or [])
+    if not operations:
+        raw = _annotations(pub).get(ANNOTATION_PUB_PROTECT_OPERATIONS, "")
+        operations = {op for op in raw.split(",") if op}
+    if not operations:
+        operations = set(DEFAULT_OPERATIONS)
+    if PUB_OPERATION_UPDATE in operations:
+        operations.add(PUB_OPERATION_RESIZE)
+    return frozenset(operations)
+
+
+def protect_total_replicas(pub: Obj) -> int | None:
+    raw = _annotations(pub).get(ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS)
+    try:
+        return int(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def ignored(pub: Obj, pod: Obj) -> bool:
+    selector = (pub.get("spec") or {}).get("ignoredPodSelector")
+    if not selector:
+        return False
+    return LabelSelector.model_validate(selector).matches((pod.get("metadata") or {}).get("labels") or {})
+
+
+def selector_matches(pub: Obj, pod: Obj) -> bool:
+    """Selector-mode PUBs (no targetRef) in the pod's namespace."""
+    spec = pub.get("spec") or {}
+    if spec.get("targetRef") or not spec.get("selector"):
+        return False
+    if (pub.get("metadata") or {}).get("namespace") != (pod.get("metadata") or {}).get("namespace"):
+        return False
+    return LabelSelector.model_validate(spec["selector"]).matches(
+        (pod.get("metadata") or {}).get("labels") or {}
+    )
+
+
+def desired_available(pub: Obj, expected: int) -> int:
+    """expected − maxUnavailable (rounded up), or minAvailable (a percentage rounded up)."""
+    spec = pub.get("spec") or {}
+    if spec.get("maxUnavailable") is not None:
+        return max(expected - scaled_value(spec["maxUnavailable"], expected, round_up=True), 0)
+    if spec.get("minAvailable") is not None:
+        value = spec["minAvailable"]
+        return value if isinstance(value, int) else scaled_value(value, expected, round_up=True)
+    return 0
+
+
+def is_recorded(pub: Obj, pod_name: str) -> bool:
+    status = pub.get("status") or {}
+    return pod_name in (status.get("disruptedPods") or {}) or pod_name in (
+        status.get("unavailablePods") or {}
+    )
+
+
+# ---- admission --------------------------------------------------------------------------------
+
+
+class Refused(Exception):
+    """The budget has no room; the message is what the user sees."""
+
+
+def needs_check(pub: Obj | None, pod: Obj, operation: str) -> bool:
+    """Whether this operation on this pod must take a slot of the budget at all."""
+    if pub is None or is_no_protection(pod):
+        return False
+    if not is_pod_ready(pod) or not is_pod_state_consistent(pod):
+        return False
+    if ignored(pub, pod):
+        return False
+    if int((pub.get("status") or {}).get("desiredAvailable") or 0) == 0:
+        return False
+    if operation not in protect_operations(pub):
+        return False
+    return not is_recorded(pub, (pod.get("metadata") or {}).get("name", ""))
+
+
+def take_slot(pub: Obj, pod_name: str, operation: str, now: datetime) -> dict[str, Any]:
+    """`checkAndDecrement`: the PUB with one slot fewer and the pod recorded, or Refused."""
+    name = (pub.get("metadata") or {}).get("name", "")
+    status = pub.get("status") or {}
+    forbidden = f'podunavailablebudget.policy.kruise.io "{name}" is forbidden'
+    if int(status.get("unavailableAllowed") or 0) <= 0:
+        raise Refused(f"{forbidden}: pub unavailable allowed is negative")
+    disrupted = dict(status.get("disruptedPods") or {})
+    unavailable = dict(status.get("unavailablePods") or {})
+    if len(disrupted) + len(unavailable) > MAX_RECORDED_PODS:
+        raise Refused(
+            f"{forbidden}: DisruptedPods and UnavailablePods map too big - "
+            "too many unavailable not confirmed by PUB controller"
+        )
+    if operation == PUB_OPERATION_UPDATE:
+        unavailable[pod_name] = rfc3339(now)
+    else:
+        disrupted[pod_name] = rfc3339(now)
+    updated = copy.deepcopy(dict(pub))
+    updated["status"] = {
+        **status,
+        "unavailableAllowed": int(status.get("unavailableAllowed") or 0) - 1,
+        "disruptedPods": disrupted,
+        "unavailablePods": unavailable,
+    }
+    return updated
+
+
+# ---- the controller ---------------------------------------------------------------------------
+
+
+def _parse(stamp: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return None
+
+
+def live_records(
+    pub: Obj, pods: Iterable[Obj], now: datetime
+) -> tuple[dict[str, str], dict[str, str], list[str], datetime | None]:
+    """(disruptedPods, unavailablePods, names of pods that should have been deleted but were not,
+    when to check again). Records of pods that are gone drop out; disruptions expire after 20 s,
+    unavailable records after 10 s, as upstream's controller."""
+    status = pub.get("status") or {}
+    disrupted_in = status.get("disruptedPods") or {}
+    unavailable_in = status.get("unavailablePods") or {}
+    disrupted: dict[str, str] = {}
+    unavailable: dict[str, str] = {}
+    not_deleted: list[str] = []
+    recheck: datetime | None = None
+    for pod in pods:
+        if not podstatus.is_active(pod):
+            continue
+        name = (pod.get("metadata") or {}).get("name", "")
+        for records, kept, timeout in (
+            (disrupted_in, disrupted, DELETION_TIMEOUT),
+            (unavailable_in, unavailable, UPDATE_DELAY_CHECK),
+        ):
+            if name not in records:
+                continue
+            since = _parse(records[name])
+            due = (since or now) + timeout
+            if due < now:
+                if timeout is DELETION_TIMEOUT:
+                    not_deleted.append(name)
+                continue
+            kept[name] = records[name]
+            recheck = due if recheck is None or due < recheck else recheck
+    return disrupted, unavailable, not_deleted, recheck
+
+
+def current_available(
+    pods: Iterable[Obj], disrupted: Mapping[str, str], unavailable: Mapping[str, str]
+) -> int:
+    recorded = set(disrupted) | set(unavailable)
+    return sum(
+        1
+        for pod in pods
+        if podstatus.is_active(pod)
+        and (pod.get("metadata") or {}).get("name") not in recorded
+        and is_pod_state_consistent(pod)
+        and is_pod_ready(pod)
+    )
+
+
+def compute_status(
+    pub: Obj, pods: list[Obj], expected: int, now: datetime
+) -> tuple[dict[str, Any], list[str], datetime | None]:
+    """(new status, pods expected deleted but still there, when to requeue)."""
+    disrupted, unavailable, not_deleted, recheck = live_records(pub, pods, now)
+    available = current_available(pods, disrupted, unavailable)
+    desired = desired_available(pub, expected)
+    status = {
+        "observedGeneration": (pub.get("metadata") or {}).get("generation"),
+        "disruptedPods": disrupted,
+        "unavailablePods": unavailable,
+        "unavailableAllowed": max(available - desired, 0),
+        "currentAvailable": available,
+        "desiredAvailable": desired,
+        "totalReplicas": expected,
+    }
+    return status, not_deleted, recheck
+
+
+def status_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    keys = (
+        "observedGeneration",
+        "unavailableAllowed",
+        "currentAvailable",
+        "desiredAvailable",
+        "totalReplicas",
+    )
+    if any(old.get(k) != new.get(k) for k in keys):
+        return True
+    return (old.get("disruptedPods") or {}) != new["disruptedPods"] or (
+        old.get("unavailablePods") or {}
+    ) != new["unavailablePods"]

@@ -1,0 +1,146 @@
+"""PodUnavailableBudget arithmetic, protection rules and record expiry."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kruise.control import pub
+
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def stamp(delta: float) -> str:
+    return (NOW + timedelta(seconds=delta)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def a_pub(spec=None, status=None, annotations=None):
+    return {
+        "metadata": {"name": "p", "namespace": "ns", "generation": 2, "annotations": annotations or {}},
+        "spec": {"maxUnavailable": 1} if spec is None else spec,
+        "status": status or {},
+    }
+
+
+def a_pod(name="a", ready=True, phase="Running", labels=None, annotations=None, deleting=False):
+    meta = {"name": name, "namespace": "ns", "labels": labels or {}, "annotations": annotations or {}}
+    if deleting:
+        meta["deletionTimestamp"] = stamp(0)
+    return {
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        "status": {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected", "desired"),
+    [
+        ({"maxUnavailable": 1}, 4, 3),
+        ({"maxUnavailable": "25%"}, 4, 3),
+        ({"maxUnavailable": "30%"}, 4, 2),  # rounds up: 1.2 -> 2 unavailable
+        ({"maxUnavailable": 10}, 4, 0),
+        ({"minAvailable": 3}, 10, 3),
+        ({"minAvailable": "75%"}, 4, 3),
+        ({"minAvailable": "70%"}, 4, 3),  # 2.8 -> 3
+        ({}, 4, 0),
+    ],
+)
+def test_desired_available(spec, expected, desired):
+    assert pub.desired_available(a_pub(spec), expected) == desired
+
+
+@given(st.integers(0, 500), st.integers(0, 100))
+def test_desired_available_is_bounded(expected, percent):
+    desired = pub.desired_available(a_pub({"maxUnavailable": f"{percent}%"}), expected)
+    assert 0 <= desired <= expected
+
+
+def test_protect_operations():
+    assert pub.protect_operations(a_pub()) == {"DELETE", "EVICT", "UPDATE", "RESIZE"}
+    only_delete = a_pub(annotations={"kruise.io/pub-protect-operations": "DELETE"})
+    assert pub.protect_operations(only_delete) == {"DELETE"}
+    spec = a_pub({"maxUnavailable": 1, "protectOperations": ["EVICT"]})
+    assert pub.protect_operations(spec) == {"EVICT"}
+
+
+def test_needs_check_exemptions():
+    budget = a_pub(status={"desiredAvailable": 3, "unavailableAllowed": 1})
+    assert pub.needs_check(budget, a_pod(), "DELETE")
+    assert not pub.needs_check(None, a_pod(), "DELETE")
+    assert not pub.needs_check(budget, a_pod(ready=False), "DELETE")
+    assert not pub.needs_check(budget, a_pod(phase="Pending"), "DELETE")
+    assert not pub.needs_check(budget, a_pod(annotations={"pub.kruise.io/no-protect": "true"}), "DELETE")
+    assert not pub.needs_check(budget, a_pod(labels={"unavailable-pod.kruise.io/x": "1"}), "DELETE")
+    assert not pub.needs_check(a_pub(status={"desiredAvailable": 0}), a_pod(), "DELETE")
+    only_evict = a_pub({"maxUnavailable": 1, "protectOperations": ["EVICT"]}, {"desiredAvailable": 3})
+    assert not pub.needs_check(only_evict, a_pod(), "DELETE")
+    recorded = a_pub(status={"desiredAvailable": 3, "disruptedPods": {"a": stamp(0)}})
+    assert not pub.needs_check(recorded, a_pod("a"), "DELETE")
+    ignoring = a_pub(
+        {"maxUnavailable": 1, "ignoredPodSelector": {"matchLabels": {"skip": "1"}}}, {"desiredAvailable": 3}
+    )
+    assert not pub.needs_check(ignoring, a_pod(labels={"skip": "1"}), "DELETE")
+
+
+def test_take_slot_records_and_refuses():
+    budget = a_pub(status={"unavailableAllowed": 1, "desiredAvailable": 3})
+    taken = pub.take_slot(budget, "a", "EVICT", NOW)
+    assert taken["status"]["unavailableAllowed"] == 0
+    assert taken["status"]["disruptedPods"] == {"a": stamp(0)}
+    assert budget["status"]["unavailableAllowed"] == 1  # input untouched
+    with pytest.raises(pub.Refused, match=r'podunavailablebudget\.policy\.kruise\.io "p" is forbidden'):
+        pub.take_slot(taken, "b", "DELETE", NOW)
+    updated = pub.take_slot(budget, "a", "UPDATE", NOW)
+    assert updated["status"]["unavailablePods"] == {"a": stamp(0)}
+
+
+def test_records_expire():
+    pods = [a_pod("a"), a_pod("b"), a_pod("c"), a_pod("gone", deleting=True)]
+    budget = a_pub(
+        status={
+            "disruptedPods": {"a": stamp(-21), "b": stamp(-5), "gone": stamp(-1)},
+            "unavailablePods": {"c": stamp(-11)},
+        }
+    )
+    disrupted, unavailable, not_deleted, recheck = pub.live_records(budget, pods, NOW)
+    assert disrupted == {"b": stamp(-5)}
+    assert unavailable == {}
+    assert not_deleted == ["a"]
+    assert recheck == NOW + timedelta(seconds=15)
+
+
+def test_compute_status():
+    pods = [a_pod("a"), a_pod("b"), a_pod("c", ready=False), a_pod("d")]
+    budget = a_pub({"maxUnavailable": 1}, {"disruptedPods": {"d": stamp(-1)}})
+    status, _, _ = pub.compute_status(budget, pods, 4, NOW)
+    assert status["currentAvailable"] == 2  # c unready, d disrupted
+    assert status["desiredAvailable"] == 3
+    assert status["unavailableAllowed"] == 0
+    assert status["totalReplicas"] == 4 and status["observedGeneration"] == 2
+    assert pub.status_changed({}, status)
+    assert not pub.status_changed(status, dict(status))
+
+
+def test_unavailable_change_and_related_pub():
+    old = a_pod()
+    new = a_pod(labels={"unavailable-pod.kruise.io/drain": "true"})
+    assert pub.is_unavailable_change(old, new)
+    assert not pub.is_unavailable_change(old, a_pod(annotations={"x": "y"}))
+    changed = a_pod()
+    changed["spec"]["containers"][0]["image"] = "nginx:2"
+    assert pub.is_unavailable_change(old, changed)
+    assert pub.related_pub(a_pod(annotations={"kruise.io/related-pub": "old"})) == "old"
+    assert (
+        pub.related_pub(
+            a_pod(annotations={"pub.kruise.io/related-pub": "new", "kruise.io/related-pub": "old"})
+        )
+        == "new"
+    )
+    assert pub.related_pub_patch("x")["metadata"]["annotations"] == {
+        "kruise.io/related-pub": "x",
+        "pub.kruise.io/related-pub": "x",
+    }

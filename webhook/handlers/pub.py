@@ -1,0 +1,160 @@
+"""PodUnavailableBudget admission: pod DELETE, pods/eviction CREATE and pod UPDATE (`/validate-pod`).
+
+A protected operation takes one slot of the PUB's budget by writing the pod into the PUB status
+(disruptedPods, or unavailablePods for updates) with `unavailableAllowed` one lower — an optimistic
+status update, so two replicas or two concurrent requests can never both take the last slot. A
+request that finds no slot is refused with upstream's message. dryRun requests decide but write nothing.
+
+Reads come from informer caches (pods, PUBs); the only API calls are the status write and, after a
+conflict, a fresh GET of that PUB. A per-PUB lock serialises this replica's own requests, and the
+PUB it last wrote is remembered so the next request does not start from an older cached copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import structlog
+
+from kruise.api.keys import (
+    EVENT_PUB_PREVENT_POD_DELETION,
+    PUB_OPERATION_DELETE,
+    PUB_OPERATION_EVICT,
+    PUB_OPERATION_UPDATE,
+)
+from kruise.control import pub as pubcontrol
+from kruise.kube.client import Client
+from kruise.kube.errors import Conflict, NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.resources import PODUNAVAILABLEBUDGETS
+from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
+
+log = structlog.get_logger("kruise.webhook.pub")
+
+CONFLICT_RETRIES = 4
+CONFLICT_BACKOFF = 0.5
+
+
+class PubSource(Protocol):
+    """Read-only cache answers (informer stores)."""
+
+    def pub(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+
+def _rv(obj: dict[str, Any] | None) -> int:
+    try:
+        return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+class BudgetKeeper:
+    """Takes slots of PUB budgets for one webhook replica."""
+
+    def __init__(
+        self,
+        client: Client,
+        source: PubSource,
+        recorder: EventRecorder | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        backoff: float = CONFLICT_BACKOFF,
+    ) -> None:
+        self.client = client
+        self.source = source
+        self.recorder = recorder
+        self.clock = clock
+        self.backoff = backoff
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._written: dict[str, dict[str, Any]] = {}
+
+    def _freshest(self, cached: dict[str, Any]) -> dict[str, Any]:
+        mine = self._written.get(cached["metadata"].get("uid", ""))
+        return mine if mine is not None and _rv(mine) > _rv(cached) else cached
+
+    async def admit(self, pod: dict[str, Any], operation: str, dry_run: bool) -> Decision:
+        name = pubcontrol.related_pub(pod)
+        if not name:
+            return allow()
+        namespace = pod["metadata"].get("namespace", "")
+        cached = self.source.pub(namespace, name)
+        if cached is None:
+            return allow()
+        cached = self._freshest(cached)
+        if not pubcontrol.needs_check(cached, pod, operation):
+            return allow()
+        pod_name = pod["metadata"]["name"]
+        lock = self._locks.setdefault(cached["metadata"].get("uid", name), asyncio.Lock())
+        async with lock:
+            current = self._freshest(self.source.pub(namespace, name) or cached)
+            for attempt in range(CONFLICT_RETRIES):
+                if pubcontrol.is_recorded(current, pod_name):
+                    return allow()
+                try:
+                    updated = pubcontrol.take_slot(current, pod_name, operation, self.clock())
+                except pubcontrol.Refused as exc:
+                    self._refused(pod)
+                    return deny(403, str(exc))
+                if dry_run:
+                    return allow()
+                try:
+                    written = await self.client.update_status(PODUNAVAILABLEBUDGETS, updated)
+                except NotFound:
+                    return allow()
+                except Conflict:
+                    if attempt == CONFLICT_RETRIES - 1:
+                        break
+                    await asyncio.sleep(self.backoff)
+                    try:
+                        current = await self.client.get(PODUNAVAILABLEBUDGETS, name, namespace)
+                    except NotFound:
+                        return allow()
+                    continue
+                self._written[written["metadata"].get("uid", "")] = written
+                return allow()
+        return deny(504, f"couldn't update PodUnavailableBudget {name} due to conflicts")
+
+    def _refused(self, pod: dict[str, Any]) -> None:
+        if self.recorder is not None:
+            with contextlib.suppress(RuntimeError, ValueError):
+                self.recorder.event(
+                    pod, "Warning", EVENT_PUB_PREVENT_POD_DELETION, "openkruise pub prevents pod deletion"
+                )
+
+
+def _dry_run(options: dict[str, Any] | None) -> bool:
+    return bool((options or {}).get("dryRun"))
+
+
+def pod_validating_handler(keeper: BudgetKeeper, *, delete_gate: bool, update_gate: bool) -> Any:
+    """`delete_gate` (PodUnavailableBudgetDeleteGate) covers DELETE and eviction, `update_gate`
+    (PodUnavailableBudgetUpdateGate) pod UPDATEs that may make the pod unavailable."""
+
+    async def handle(req: AdmissionRequest) -> Decision:
+        if req.resource.resource != "pods":
+            return allow()
+        if req.operation == "UPDATE" and update_gate and not req.sub_resource:
+            new, old = req.object or {}, req.old_object or {}
+            if not pubcontrol.related_pub(new) or not pubcontrol.is_unavailable_change(old, new):
+                return allow()
+            return await keeper.admit(old, PUB_OPERATION_UPDATE, req.dry_run or _dry_run(req.options))
+        if req.operation == "DELETE" and delete_gate and not req.sub_resource:
+            pod = req.old_object or {}
+            if not pod.get("metadata"):
+                return allow()
+            return await keeper.admit(pod, PUB_OPERATION_DELETE, req.dry_run or _dry_run(req.options))
+        if req.operation == "CREATE" and delete_gate and req.sub_resource == "eviction":
+            pod = keeper.source.pod(req.namespace, req.name)
+            if pod is None:
+                return allow()
+            eviction = req.object or {}
+            dry_run = req.dry_run or _dry_run(eviction.get("deleteOptions"))
+            return await keeper.admit(pod, PUB_OPERATION_EVICT, dry_run)
+        return allow()
+
+    return handle
