@@ -30,6 +30,10 @@ packages, package_dir = discover()
 setup(
     packages=packages,
     package_dir=package_dir,
-    package_data={"kruise.sandbox": ["**/*.proto", "**/*.pyi"], "kruise.cli": ["**/*.yaml"]},
+    package_data={
+        "kruise.sandbox": ["**/*.proto", "**/*.pyi"],
+        "kruise.daemon": ["**/*.proto"],
+        "kruise.cli": ["**/*.yaml"],
+    },
     include_package_data=True,
 )

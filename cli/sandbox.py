@@ -38,7 +38,9 @@ def up(
         typer.echo(line)
 
     with tempfile.TemporaryDirectory(prefix="kruise-sandbox-") as workdir:  # webhook certs; gone on exit
-        components = [] if no_kruise else kruise_components(Path(workdir), feature_gates=feature_gates)
+        components = (
+            [] if no_kruise else kruise_components(Path(workdir), feature_gates=feature_gates, nodes=nodes)
+        )
         tours = [] if no_kruise else [cloneset_tour]
         options = UpOptions(
             nodes=nodes,

@@ -24,6 +24,7 @@ from kruise.sandbox.components import ProcessComponent
 KRUISE_NAMESPACE = "kruise-system"
 WEBHOOK_READY = "kruise-webhook serving"
 MANAGER_READY = "kruise-manager started"
+DAEMON_READY = "kruise-daemon started"
 
 LogSink = Callable[[str], None] | None
 """Where the processes' output lines go (None: kept only for error messages)."""
@@ -85,12 +86,27 @@ def manager_component(feature_gates: str = "", log: LogSink = None) -> ProcessCo
     return ProcessComponent("kruise-manager", argv, ready_line=MANAGER_READY, log=log)
 
 
-def kruise_components(workdir: Path, feature_gates: str = "", log: LogSink = None) -> list[Component]:
-    """Everything kruise-py runs in the sandbox, in start order; `workdir` holds the webhook's certs."""
+def daemon_component(node: str, feature_gates: str = "", log: LogSink = None) -> ProcessComponent:
+    """`kruise-daemon` for one simulated node, talking to that node's fake CRI runtime over gRPC."""
+    argv = [
+        sys.executable, "-m", "kruise.daemon.main", "--kubeconfig", "{kubeconfig}", "--node-name", node,
+        "--socket-file", "{cri_socket_dir}/" + f"{node}.sock", "--addr", f"127.0.0.1:{free_port()}",
+    ]  # fmt: skip
+    if feature_gates:
+        argv += ["--feature-gates", feature_gates]
+    return ProcessComponent(f"kruise-daemon/{node}", argv, ready_line=DAEMON_READY, log=log)
+
+
+def kruise_components(
+    workdir: Path, feature_gates: str = "", log: LogSink = None, nodes: int = 0
+) -> list[Component]:
+    """Everything kruise-py runs in the sandbox, in start order; `workdir` holds the webhook's certs.
+    One kruise-daemon per simulated node (`node-1` ... `node-N`, the simulator's names)."""
     components: list[Component] = [
         KruiseNamespace(),
         webhook_component(workdir / "certs", feature_gates, log),
     ]
     if manager_available():
         components.append(manager_component(feature_gates, log))
+    components += [daemon_component(f"node-{i}", feature_gates, log) for i in range(1, nodes + 1)]
     return components

@@ -69,7 +69,13 @@ class ProcessComponent:
         return self._process.pid if self._process is not None else None
 
     async def start(self, sandbox: Sandbox) -> None:
-        values = {"kubeconfig": str(sandbox.kubeconfig), "server": sandbox.url}
+        simulator = sandbox.simulator
+        sockets = simulator.cri_socket_dir if simulator is not None else None
+        values = {
+            "kubeconfig": str(sandbox.kubeconfig),
+            "server": sandbox.url,
+            "cri_socket_dir": str(sockets or ""),
+        }
         argv = [arg.format(**values) for arg in self.argv]
         env = {**os.environ, **self.env, "KUBECONFIG": str(sandbox.kubeconfig)}
         self._process = await asyncio.create_subprocess_exec(

@@ -1,0 +1,84 @@
+"""`kruise-daemon`: the node agent. Connects to this node's CRI runtime and keeps its NodeImage pulled.
+
+Exit codes: 0 after SIGTERM/SIGINT, 1 when the runtime socket is missing (upstream: fatal
+"not found container runtime sock"), 2 for bad flags.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+
+import structlog
+
+from kruise.daemon.cri.client import RuntimeClient, RuntimeNotFound, discover_socket
+from kruise.daemon.imagepuller.puller import ImagePuller
+from kruise.daemon.options import Options, parse_args
+from kruise.kube.client import Client
+from kruise.kube.informer import SharedInformer
+from kruise.kube.logging import configure_logging
+from kruise.kube.resources import NODEIMAGES
+from kruise.kube.serving import ProbeServer
+from kruise.kube.store import unwrap_tombstone
+
+log = structlog.get_logger("kruise.daemon")
+
+
+async def run(options: Options) -> int:
+    try:
+        socket = discover_socket(options.socket_file, options.host_run_dir)
+    except RuntimeNotFound as exc:
+        log.error(str(exc))
+        return 1
+    client = await Client.from_environment(options.kubeconfig, qps=options.qps, burst=options.burst)
+    runtime = RuntimeClient(socket)
+    runtime.open()
+    probes = ProbeServer(options.addr_host, options.addr_port)
+    node_images = SharedInformer(
+        client, NODEIMAGES, None, field_selector=f"metadata.name={options.node_name}"
+    )
+    puller = ImagePuller(client, runtime, options.node_name)
+    node_images.add_event_handler(
+        on_add=puller.sync,
+        on_update=lambda _old, new: puller.sync(new),
+        on_delete=lambda obj: puller.sync({"metadata": unwrap_tombstone(obj).get("metadata")}),
+    )
+    probes.add_readyz_check("nodeimage-informer", node_images.has_synced)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    try:
+        version = await runtime.version()
+        port = await probes.start()
+        node_images.start()
+        log.info(
+            "kruise-daemon started",
+            node=options.node_name,
+            runtime=f"{version.runtime_name} {version.runtime_version}",
+            socket=str(socket),
+            port=port,
+        )
+        await stopping.wait()
+        log.info("kruise-daemon stopping on signal")
+        return 0
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        await node_images.stop()
+        await puller.stop()
+        await probes.stop()
+        await runtime.close()
+        await client.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = parse_args(argv)
+    configure_logging(options.log_level, options.logging_format)  # type: ignore[arg-type]
+    return asyncio.run(run(options))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
