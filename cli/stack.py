@@ -79,7 +79,7 @@ def manager_component(feature_gates: str = "", log: LogSink = None) -> ProcessCo
     argv = [
         sys.executable, "-m", "kruise.manager.main", "--kubeconfig", "{kubeconfig}",
         "--metrics-addr", f"127.0.0.1:{free_port()}", "--health-probe-addr", f"127.0.0.1:{free_port()}",
-        "--leader-election-namespace", KRUISE_NAMESPACE,
+        "--leader-election-namespace", KRUISE_NAMESPACE, "--nodeimage-creation-delay", "0s",
     ]  # fmt: skip
     if feature_gates:
         argv += ["--feature-gates", feature_gates]

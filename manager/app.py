@@ -48,6 +48,7 @@ class Manager:
             feature_gates=options.feature_gates,
             namespace=options.namespace,
             workers=options.workers,
+            nodeimage_creation_delay=options.nodeimage_creation_delay,
         )
         self.controllers: list[Controller] = []
         self.metrics = ProbeServer(options.metrics_addr.host, options.metrics_addr.port)

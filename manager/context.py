@@ -31,6 +31,8 @@ class ManagerContext:
     """Per-controller worker counts by controller name; missing names get DEFAULT_WORKERS."""
     clock: Clock = field(default_factory=RealClock)
     host: str = ""
+    nodeimage_creation_delay: float = 30.0
+    """Seconds after a Node turns Ready before its NodeImage is created (`--nodeimage-creation-delay`)."""
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
 
     def workers_for(self, controller: str) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -41,6 +42,7 @@ class Options:
     sync_period: float = 0.0
     log_level: str = "info"
     logging_format: str = "auto"
+    nodeimage_creation_delay: float = 30.0
 
     def leader_election_config(self) -> LeaderElectionConfig:
         return LeaderElectionConfig(
@@ -76,6 +78,21 @@ def parse_workers(value: str) -> dict[str, int]:
     return workers
 
 
+_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(flag: str, text: str) -> float:
+    """Go's time.ParseDuration (`30s`, `1m30s`, `500ms`, `0`) in seconds, as upstream's flags take it."""
+    text = text.strip()
+    if text in ("0", "-0", "+0"):
+        return 0.0
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f'{flag}: invalid duration "{text}" (e.g. 30s, 1m30s, 500ms)')
+    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
+
+
 def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Options:
     env = os.environ if env is None else env
     p = argparse.ArgumentParser(prog="kruise-manager", description="Kruise controller manager.")
@@ -100,6 +117,9 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
     p.add_argument("--sync-period", type=float, default=0.0, help="informer resync seconds (0: never)")
     p.add_argument("--log-level", default="info")
     p.add_argument("--logging-format", default="auto", choices=("auto", "json", "console"))
+    p.add_argument(
+        "--nodeimage-creation-delay", default="30s", help="wait after a Node turns Ready before its NodeImage"
+    )
     a = p.parse_args(argv)
     try:
         metrics = parse_address("--metrics-addr", a.metrics_addr)
@@ -115,6 +135,7 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
             controllers=tuple(c.strip() for c in a.controllers.split(",") if c.strip()),
             namespace=a.namespace, sync_period=a.sync_period, log_level=a.log_level,
             logging_format=a.logging_format,
+            nodeimage_creation_delay=parse_duration("--nodeimage-creation-delay", a.nodeimage_creation_delay),
         )  # fmt: skip
         options.leader_election_config()  # validates the lease timings
     except FeatureGateError as exc:

@@ -87,7 +87,10 @@ async def kruise_cluster(
     await simulator.start()
     client = await Client.from_kubeconfig(emulator.kubeconfig, qps=2000, burst=2000)
     context = ManagerContext(
-        client=client, informers=SharedInformerFactory(client), feature_gates=feature_gates
+        client=client,
+        informers=SharedInformerFactory(client),
+        feature_gates=feature_gates,
+        nodeimage_creation_delay=0.0,
     )
     controllers = [setup.build(context) for setup in controller_setups if setup.enabled(feature_gates)]
     context.informers.start()

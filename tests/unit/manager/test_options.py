@@ -62,3 +62,15 @@ def test_bad_flags_exit_2_naming_the_flag(argv, message, capsys) -> None:
         parse_args(argv, env={})
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30s", 30.0), ("1m30s", 90.0), ("500ms", 0.5), ("0", 0.0)])
+def test_nodeimage_creation_delay_takes_go_durations(text, seconds):
+    assert parse_args(["--nodeimage-creation-delay", text], env={}).nodeimage_creation_delay == seconds
+
+
+def test_nodeimage_creation_delay_rejects_bare_numbers(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(["--nodeimage-creation-delay", "30"], env={})
+    assert exit_.value.code == 2
+    assert "--nodeimage-creation-delay" in capsys.readouterr().err
