@@ -1,4 +1,5 @@
-"""`kruise-daemon`: the node agent. Connects to this node's CRI runtime and keeps its NodeImage pulled.
+"""`kruise-daemon`: the node agent. Connects to this node's CRI runtime, keeps its NodeImage pulled and
+carries out the ContainerRecreateRequests of pods on this node.
 
 Exit codes: 0 after SIGTERM/SIGINT, 1 when the runtime socket is missing (upstream: fatal
 "not found container runtime sock"), 2 for bad flags.
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 
 import structlog
 
+from kruise.daemon.containerrecreate.recreator import ContainerRecreator
 from kruise.daemon.cri.client import RuntimeClient, RuntimeNotFound, discover_socket
 from kruise.daemon.imagepuller.puller import ImagePuller
 from kruise.daemon.options import Options, parse_args
@@ -45,7 +47,9 @@ async def run(options: Options) -> int:
         on_update=lambda _old, new: puller.sync(new),
         on_delete=lambda obj: puller.sync({"metadata": unwrap_tombstone(obj).get("metadata")}),
     )
+    recreator = ContainerRecreator(client, runtime, options.node_name)
     probes.add_readyz_check("nodeimage-informer", node_images.has_synced)
+    probes.add_readyz_check("containerrecreate-informers", recreator.has_synced)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -54,6 +58,7 @@ async def run(options: Options) -> int:
         version = await runtime.version()
         port = await probes.start()
         node_images.start()
+        recreator.start()
         log.info(
             "kruise-daemon started",
             node=options.node_name,
@@ -67,6 +72,7 @@ async def run(options: Options) -> int:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+        await recreator.stop()
         await node_images.stop()
         await puller.stop()
         await probes.stop()

@@ -1,0 +1,201 @@
+"""The container recreator: carries out ContainerRecreateRequests for pods on this node.
+
+It watches the active requests labelled with this node and the pods scheduled here; every change
+of either re-evaluates the request (`plan.next_step`). Only the oldest active request of a pod runs,
+the others wait in phase Pending. A kill runs the container's preStop exec hook through the CRI and
+then StopContainer with the grace period; the kubelet notices the exit and starts the container
+again, which the pod status shows.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import grpc
+import structlog
+
+from kruise.api.crr import PHASE_COMPLETED, PHASE_FAILED, PHASE_PENDING, PHASE_RECREATING
+from kruise.api.keys import (
+    ANNOTATION_CRR_UNREADY_ACQUIRED,
+    LABEL_CRR_ACTIVE,
+    LABEL_CRR_NODE_NAME,
+    LABEL_CRR_POD_UID,
+)
+from kruise.control import podstatus
+from kruise.daemon.containerrecreate import plan
+from kruise.daemon.cri.client import RuntimeClient
+from kruise.kube.client import Client
+from kruise.kube.controller import Controller, Result
+from kruise.kube.errors import Conflict, NotFound
+from kruise.kube.expectations import ResourceVersionExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, PODS, object_key
+from kruise.kube.store import NAMESPACE_INDEX
+
+log = structlog.get_logger("kruise.daemon.crr")
+
+DEFAULT_GRACE_SECONDS = 30
+MIN_GRACE_SECONDS = 2
+RECHECK_SECONDS = 1.0
+
+
+def _rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _created(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("creationTimestamp") or "", meta.get("name") or ""
+
+
+class ContainerRecreator:
+    def __init__(
+        self,
+        client: Client,
+        runtime: RuntimeClient,
+        node_name: str,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        workers: int = 4,
+    ) -> None:
+        self.client = client
+        self.runtime = runtime
+        self.clock = clock
+        self.expectations = ResourceVersionExpectations()
+        self.requests = SharedInformer(
+            client,
+            CONTAINER_RECREATE_REQUESTS,
+            None,
+            label_selector=f"{LABEL_CRR_NODE_NAME}={node_name},{LABEL_CRR_ACTIVE}=true",
+        )
+        self.pods = SharedInformer(client, PODS, None, field_selector=f"spec.nodeName={node_name}")
+        self.controller = Controller("containerrecreate", self.reconcile, workers=workers)
+        self.controller.watch(self.requests, self._siblings)
+        self.controller.watch(self.pods, self._requests_for_pod)
+
+    # ---- wiring ------------------------------------------------------------------------------
+
+    def _active_for(self, namespace: str, pod_name: str) -> list[dict[str, Any]]:
+        return [
+            r
+            for r in self.requests.by_index(NAMESPACE_INDEX, namespace)
+            if (r.get("spec") or {}).get("podName") == pod_name
+            and (r.get("status") or {}).get("phase") != PHASE_COMPLETED
+        ]
+
+    def _siblings(self, crr: dict[str, Any]) -> list[str]:
+        """A request and the others of its pod (one finishing lets the next one start)."""
+        namespace = crr["metadata"].get("namespace", "")
+        others = self._active_for(namespace, (crr.get("spec") or {}).get("podName", ""))
+        return sorted({object_key(crr), *(object_key(r) for r in others)})
+
+    def _requests_for_pod(self, pod: dict[str, Any]) -> list[str]:
+        return [
+            object_key(r)
+            for r in self._active_for(pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+        ]
+
+    def start(self) -> None:
+        self.requests.start()
+        self.pods.start()
+        self.controller.start()
+
+    def has_synced(self) -> bool:
+        return self.requests.has_synced() and self.pods.has_synced()
+
+    async def stop(self) -> None:
+        await self.controller.stop()
+        await self.requests.stop()
+        await self.pods.stop()
+
+    # ---- one request -------------------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> Result | None:
+        cached = self.requests.get(key)
+        if cached is None or (cached.get("status") or {}).get("phase") == PHASE_COMPLETED:
+            return None
+        if not self.expectations.is_satisfied(cached):
+            return None  # our last status write is not in the cache yet: its event brings us back
+        crr = copy.deepcopy(cached)
+        namespace, spec = crr["metadata"]["namespace"], crr.get("spec") or {}
+        pod = self.pods.get(f"{namespace}/{spec.get('podName', '')}")
+        labels = crr["metadata"].get("labels") or {}
+        pod_uid = labels.get(LABEL_CRR_POD_UID)
+        now = self.clock()
+        states = plan.initial_states(crr)
+        if pod is None or not podstatus.is_active(pod) or (pod_uid and pod["metadata"].get("uid") != pod_uid):
+            await self._write(crr, plan.completed_status(states, _rfc3339(now), "pod has gone"))
+            return None
+        oldest = min(self._active_for(namespace, spec["podName"]), key=_created, default=crr)
+        if oldest["metadata"]["name"] != crr["metadata"]["name"]:
+            if (crr.get("status") or {}).get("phase") != PHASE_PENDING:
+                await self._write(crr, {"phase": PHASE_PENDING, "containerRecreateStates": states})
+            return None
+        grace = (spec.get("strategy") or {}).get("unreadyGracePeriodSeconds")
+        if grace:
+            acquired = podstatus.parse_time(
+                (crr["metadata"].get("annotations") or {}).get(ANNOTATION_CRR_UNREADY_ACQUIRED)
+            )
+            if acquired is None:
+                return Result(
+                    requeue_after=RECHECK_SECONDS
+                )  # kruise-manager takes the pod out of service first
+            wait = float(grace) - (now - acquired).total_seconds()
+            if wait > 0:
+                return Result(requeue_after=wait)
+        kills = plan.next_step(crr, pod, states, now)
+        for kill in kills:
+            await self._kill(crr, pod, kill, states)
+        if plan.finished(states) or plan.must_stop(crr, states):
+            await self._write(crr, plan.completed_status(states, _rfc3339(self.clock())))
+            return None
+        status = plan.recreating_status(states)
+        if status != {k: (crr.get("status") or {}).get(k) for k in status}:
+            await self._write(crr, status)
+        min_started = int((spec.get("strategy") or {}).get("minStartedSeconds") or 0)
+        return Result(requeue_after=max(RECHECK_SECONDS, float(min_started)))
+
+    async def _kill(
+        self, crr: dict[str, Any], pod: dict[str, Any], kill: plan.Kill, states: list[dict[str, Any]]
+    ) -> None:
+        state = next(s for s in states if s["name"] == kill.container)
+        strategy = (crr.get("spec") or {}).get("strategy") or {}
+        grace = strategy.get("terminationGracePeriodSeconds")
+        if grace is None:
+            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
+        grace = max(int(grace), MIN_GRACE_SECONDS)
+        container = next(c for c in crr["spec"]["containers"] if c["name"] == kill.container)
+        try:
+            command = (((container.get("preStop") or {}).get("exec")) or {}).get("command")
+            if command:
+                await self.runtime.exec_sync(kill.container_id, command, grace)
+            await self.runtime.stop_container(kill.container_id, grace)
+        except grpc.aio.AioRpcError as exc:
+            state.update(
+                phase=PHASE_FAILED, message=f"kill container error: {exc.details() or exc.code().name}"
+            )
+            return
+        state.update(phase=PHASE_RECREATING, isKilled=True)
+        log.info("container killed for recreation", crr=object_key(crr), container=kill.container)
+
+    async def _write(self, crr: dict[str, Any], status: dict[str, Any]) -> None:
+        """Write `status`; on a conflict re-read and write it over the fresh object once more (the
+        daemon is the only writer of these fields, and they are what it just did)."""
+        body = {**crr, "status": {**(crr.get("status") or {}), **status}}
+        for attempt in range(2):
+            try:
+                written = await self.client.update_status(CONTAINER_RECREATE_REQUESTS, body)
+            except NotFound:
+                return
+            except Conflict:
+                if attempt == 1:
+                    raise
+                meta = crr["metadata"]
+                fresh = await self.client.get(CONTAINER_RECREATE_REQUESTS, meta["name"], meta["namespace"])
+                body = {**fresh, "status": {**(fresh.get("status") or {}), **status}}
+                continue
+            self.expectations.expect(written)
+            return
