@@ -91,3 +91,17 @@ class StorePubs:
 
     def pod(self, namespace: str, name: str) -> dict | None:
         return self._pods.get_by_name(namespace, name)
+
+
+class StorePodsAndNodes:
+    """Pod and Node lookups for handlers that check a request against the pod it names (CRR)."""
+
+    def __init__(self, pods: Store, nodes: Store) -> None:
+        self._pods = pods
+        self._nodes = nodes
+
+    def pod(self, namespace: str, name: str) -> dict | None:
+        return self._pods.get_by_name(namespace, name)
+
+    def node(self, name: str) -> dict | None:
+        return self._nodes.get_by_name(None, name)

@@ -25,10 +25,16 @@ from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.logging import configure_logging
-from kruise.kube.resources import CONFIGMAPS, NAMESPACES, PODS, PODUNAVAILABLEBUDGETS, PVCS
+from kruise.kube.resources import CONFIGMAPS, NAMESPACES, NODES, PODS, PODUNAVAILABLEBUDGETS, PVCS
 from kruise.webhook import certs
 from kruise.webhook.app import create_app
-from kruise.webhook.caches import SIDECARSETS, StoreNamespaceContents, StorePubs, StoreSidecarSets
+from kruise.webhook.caches import (
+    SIDECARSETS,
+    StoreNamespaceContents,
+    StorePodsAndNodes,
+    StorePubs,
+    StoreSidecarSets,
+)
 from kruise.webhook.certcontroller import CertController
 from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
 from kruise.webhook.configurations import SERVICE_NAME, ClientTarget
@@ -130,8 +136,13 @@ class WebhookProcess:
         self.pubs = StorePubs(pods.store)
         self.recorder = EventRecorder(client, "kruise-webhook")
         self.budgets = BudgetKeeper(client, self.pubs, self.recorder)
+        objects = StorePodsAndNodes(pods.store, self.factory.informer(NODES).store)
         self.routes = build_routes(
-            StoreNamespaceContents(pods.store, pvcs.store), self.sidecarsets, self.gates, self.budgets
+            StoreNamespaceContents(pods.store, pvcs.store),
+            self.sidecarsets,
+            self.gates,
+            self.budgets,
+            objects,
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,

@@ -7,7 +7,8 @@ from kruise.api.features import FeatureGates
 from kruise.api.registry import KINDS
 from kruise.webhook import paths
 from kruise.webhook.admission import Handler
-from kruise.webhook.handlers import deletion, kinds, pod, pub, sidecarset
+from kruise.webhook.caches import StorePodsAndNodes
+from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset
 from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
 
@@ -17,9 +18,11 @@ def build_routes(
     sidecarsets: SidecarSetSource | None = None,
     gates: FeatureGates | None = None,
     budgets: pub.BudgetKeeper | None = None,
+    objects: StorePodsAndNodes | None = None,
 ) -> dict[str, Handler]:
     """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
-    `budgets` None: no PodUnavailableBudget checks (`/validate-pod` is not served)."""
+    `budgets` None: no PodUnavailableBudget checks (`/validate-pod` is not served).
+    `objects` None: ContainerRecreateRequests are only defaulted, not checked against their pod."""
     gates = gates or FeatureGates()
     routes: dict[str, Handler] = {}
     for info in KINDS:
@@ -37,6 +40,10 @@ def build_routes(
                         features.SIDECARSET_PATCH_POD_METADATA_DEFAULTS_ALLOWED
                     ),
                 )
+        if info.kind == "ContainerRecreateRequest" and objects is not None:
+            mutate = crr.mutating_handler(
+                objects.pod, objects.node, daemon_gate=gates.enabled(features.KRUISE_DAEMON)
+            )
         for path in paths.kind_paths("mutate", info.group, info.kind, versions):
             routes[path] = mutate
         for path in paths.kind_paths("validate", info.group, info.kind, versions):
