@@ -19,6 +19,7 @@ from kruise.sandbox.apiserver.admission import AdmissionAttributes
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
+from kruise.sandbox.apiserver.protobuf import ProtobufError, decode_object, is_protobuf
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import (
     format_label_selector,
@@ -406,6 +407,13 @@ class Handlers:
     async def _body(self) -> Any:
         raw = await self.request.read()
         ctype = self.request.content_type
+        if is_protobuf(ctype) and not self.rt.is_custom:
+            try:
+                return decode_object(raw)
+            except ProtobufError as exc:
+                raise StatusError(
+                    400, "BadRequest", f"the body of the request was in an unknown format: {exc}"
+                ) from None
         if "protobuf" in ctype or "cbor" in ctype:
             raise StatusError(
                 415,

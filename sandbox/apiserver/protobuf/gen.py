@@ -1,0 +1,265 @@
+"""Regenerate ``tables.py``: wire schemas of the built-in API types, read from Go sources.
+
+kube-apiserver accepts ``application/vnd.kubernetes.protobuf`` bodies, and client-go's typed
+clients (``kubectl create configmap|secret|deployment|...``) send them. Decoding needs, per
+message, its field numbers, JSON names, Go kinds and pointer-ness. The field tags of
+``k8s.io/api``'s ``types.go`` carry all of that (``protobuf:"bytes,3,opt,name=spec"``) — the
+``.proto`` files do not say which scalars are pointers, which decides whether an explicit
+zero (``replicas: 0``) survives. Run against a checkout of k8s.io/api::
+
+    python -m kruise.sandbox.apiserver.protobuf.gen /path/to/k8s.io/api
+
+The apimachinery types (ObjectMeta, Time, IntOrString, Quantity...) are few and stable; they
+are written out in ``META`` below rather than read from a second checkout.
+"""
+
+from __future__ import annotations
+
+import pprint
+import re
+import sys
+from pathlib import Path
+
+GROUPS = {
+    "core": "",
+    "apps": "apps",
+    "batch": "batch",
+    "coordination": "coordination.k8s.io",
+    "events": "events.k8s.io",
+    "policy": "policy",
+    "admissionregistration": "admissionregistration.k8s.io",
+    "rbac": "rbac.authorization.k8s.io",
+    "networking": "networking.k8s.io",
+    "scheduling": "scheduling.k8s.io",
+    "discovery": "discovery.k8s.io",
+    "autoscaling": "autoscaling",
+}
+
+# Field rows: field number -> (json name, kind, message ref or None, flags).
+# kind: s string, i signed int, b bool, y bytes (base64 in JSON), m message,
+# M map (ref = "<key kind>:<value kind or message>"). flags: r repeated, p pointer, o omitempty.
+META: dict[str, dict[int, tuple[str, str, str | None, str]]] = {
+    "meta.ObjectMeta": {
+        1: ("name", "s", None, "o"),
+        2: ("generateName", "s", None, "o"),
+        3: ("namespace", "s", None, "o"),
+        4: ("selfLink", "s", None, "o"),
+        5: ("uid", "s", None, "o"),
+        6: ("resourceVersion", "s", None, "o"),
+        7: ("generation", "i", None, "o"),
+        8: ("creationTimestamp", "m", "meta.Time", "o"),
+        9: ("deletionTimestamp", "m", "meta.Time", "op"),
+        10: ("deletionGracePeriodSeconds", "i", None, "op"),
+        11: ("labels", "M", "s:s", "o"),
+        12: ("annotations", "M", "s:s", "o"),
+        13: ("ownerReferences", "m", "meta.OwnerReference", "or"),
+        14: ("finalizers", "s", None, "or"),
+        17: ("managedFields", "m", "meta.ManagedFieldsEntry", "or"),
+    },
+    "meta.OwnerReference": {
+        1: ("kind", "s", None, ""),
+        3: ("name", "s", None, ""),
+        4: ("uid", "s", None, ""),
+        5: ("apiVersion", "s", None, ""),
+        6: ("controller", "b", None, "op"),
+        7: ("blockOwnerDeletion", "b", None, "op"),
+    },
+    "meta.ManagedFieldsEntry": {
+        1: ("manager", "s", None, "o"),
+        2: ("operation", "s", None, "o"),
+        3: ("apiVersion", "s", None, "o"),
+        4: ("time", "m", "meta.Time", "op"),
+        6: ("fieldsType", "s", None, "o"),
+        7: ("fieldsV1", "m", "meta.FieldsV1", "op"),
+        8: ("subresource", "s", None, "o"),
+    },
+    "meta.LabelSelector": {
+        1: ("matchLabels", "M", "s:s", "o"),
+        2: ("matchExpressions", "m", "meta.LabelSelectorRequirement", "or"),
+    },
+    "meta.LabelSelectorRequirement": {
+        1: ("key", "s", None, ""),
+        2: ("operator", "s", None, ""),
+        3: ("values", "s", None, "or"),
+    },
+    "meta.ListMeta": {
+        1: ("selfLink", "s", None, "o"),
+        2: ("resourceVersion", "s", None, "o"),
+        3: ("continue", "s", None, "o"),
+        4: ("remainingItemCount", "i", None, "op"),
+    },
+    "meta.DeleteOptions": {
+        1: ("gracePeriodSeconds", "i", None, "op"),
+        2: ("preconditions", "m", "meta.Preconditions", "op"),
+        3: ("orphanDependents", "b", None, "op"),
+        4: ("propagationPolicy", "s", None, "op"),
+        5: ("dryRun", "s", None, "or"),
+        6: ("ignoreStoreReadErrorWithClusterBreakingPotential", "b", None, "op"),
+    },
+    "meta.Preconditions": {
+        1: ("uid", "s", None, "op"),
+        2: ("resourceVersion", "s", None, "op"),
+    },
+    "meta.Condition": {
+        1: ("type", "s", None, ""),
+        2: ("status", "s", None, ""),
+        3: ("observedGeneration", "i", None, "o"),
+        4: ("lastTransitionTime", "m", "meta.Time", ""),
+        5: ("reason", "s", None, ""),
+        6: ("message", "s", None, ""),
+    },
+}
+
+# Go types that are not messages of their own in JSON.
+SPECIAL = {
+    "metav1.Time": "meta.Time",
+    "metav1.MicroTime": "meta.Time",
+    "metav1.Duration": "meta.Duration",
+    "intstr.IntOrString": "meta.IntOrString",
+    "resource.Quantity": "meta.Quantity",
+    "runtime.RawExtension": "meta.RawExtension",
+    "metav1.ObjectMeta": "meta.ObjectMeta",
+    "metav1.ListMeta": "meta.ListMeta",
+    "metav1.LabelSelector": "meta.LabelSelector",
+    "metav1.LabelSelectorRequirement": "meta.LabelSelectorRequirement",
+    "metav1.OwnerReference": "meta.OwnerReference",
+    "metav1.Condition": "meta.Condition",
+    "metav1.DeleteOptions": "meta.DeleteOptions",
+}
+STRINGS = {"types.UID", "string", "metav1.StatusReason"}
+INTS = {"int", "int32", "int64", "uint32", "uint64", "byte"}
+
+_FIELD = re.compile(r"^\s+(\w+)\s+([^`]+?)\s+`([^`]*)`")
+_EMBEDDED = re.compile(r"^\s+([\w.*]+)\s+`([^`]*)`")
+_TYPE = re.compile(r"^type (\w+) (.+?)(?:\s*//.*)?$")
+_IMPORT = re.compile(r'^\s*(\w+\s+)?"([^"]+)"')
+
+
+def _parse(path: Path, pkg: str) -> tuple[dict, dict, dict]:
+    """Structs (name -> fields), named non-struct types (name -> Go type) and import aliases."""
+    structs: dict[str, list[tuple[str, str, str]]] = {}
+    named: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    current: str | None = None
+    in_import = False
+    for line in path.read_text().splitlines():
+        if line.startswith("import ("):
+            in_import = True
+            continue
+        if in_import:
+            if line.startswith(")"):
+                in_import = False
+                continue
+            m = _IMPORT.match(line)
+            if m:
+                alias = (m.group(1) or m.group(2).rsplit("/", 1)[-1]).strip()
+                aliases[alias] = m.group(2)
+            continue
+        if current is None:
+            m = _TYPE.match(line)
+            if m and m.group(2).startswith("struct {"):
+                current = m.group(1)
+                structs[current] = []
+            elif m:
+                named[m.group(1)] = m.group(2).strip()
+            continue
+        if line.startswith("}"):
+            current = None
+            continue
+        m = _FIELD.match(line)
+        if m and "protobuf:" in m.group(3):
+            structs[current].append((m.group(1), m.group(2), m.group(3)))
+        m = _EMBEDDED.match(line)
+        if m and "protobuf:" in m.group(2):
+            structs[current].append((m.group(1).rsplit(".", 1)[-1], m.group(1), m.group(2)))
+    return structs, named, aliases
+
+
+def _tag(tags: str, key: str) -> str:
+    m = re.search(rf'{key}:"([^"]*)"', tags)
+    return m.group(1) if m else ""
+
+
+def generate(root: Path) -> tuple[dict, dict]:
+    parsed = {pkg: _parse(root / pkg / "v1" / "types.go", pkg) for pkg in GROUPS}
+    tables: dict[str, dict[int, tuple[str, str, str | None, str]]] = dict(META)
+    kinds: dict[str, str] = {}
+
+    def resolve(pkg: str, gotype: str) -> tuple[str, str | None]:
+        """(kind, ref) of a Go element type seen in package ``pkg``."""
+        structs, named, aliases = parsed[pkg]
+        if gotype in SPECIAL:
+            return "m", SPECIAL[gotype]
+        if gotype in STRINGS:
+            return "s", None
+        if gotype in INTS:
+            return "i", None
+        if gotype == "bool":
+            return "b", None
+        if gotype == "[]byte":
+            return "y", None
+        if gotype.startswith("[]"):  # a named slice type, e.g. ``type ExtraValue []string``
+            return resolve(pkg, gotype[2:])
+        if gotype.startswith("map["):
+            key, val = re.match(r"map\[([^\]]+)\](.+)", gotype).groups()
+            kk, _ = resolve(pkg, key)
+            vk, vref = resolve(pkg, val)
+            return "M", f"{kk}:{vref or vk}"
+        if "." in gotype:
+            alias, name = gotype.split(".", 1)
+            path = aliases.get(alias, "")
+            m = re.match(r"k8s\.io/api/(\w+)/v1$", path)
+            if m and m.group(1) in parsed:
+                return resolve(m.group(1), name)
+            raise KeyError(f"{pkg}: unknown type {gotype}")
+        if gotype in structs:
+            return "m", f"{pkg}.{gotype}"
+        if gotype in named:
+            return resolve(pkg, named[gotype])
+        raise KeyError(f"{pkg}: unknown type {gotype}")
+
+    for pkg, (structs, _named, _aliases) in parsed.items():
+        for name, fields in structs.items():
+            rows: dict[int, tuple[str, str, str | None, str]] = {}
+            for _fname, gotype, tags in fields:
+                pb = _tag(tags, "protobuf").split(",")
+                js = _tag(tags, "json").split(",")
+                flags = "o" if "omitempty" in js[1:] else ""
+                t = gotype
+                if t.startswith("*"):
+                    flags += "p"
+                    t = t[1:]
+                if pb[2] == "rep" and t.startswith("[]") and t != "[]byte":
+                    flags += "r"
+                    t = t[2:]
+                try:
+                    kind, ref = resolve(pkg, t)
+                except KeyError as exc:  # alpha types of other API versions: such fields are skipped
+                    print(f"skipped {pkg}.{name}.{js[0]}: {exc}", file=sys.stderr)
+                    continue
+                if kind == "M" or (pb[2] == "rep" and t.startswith("map")):
+                    flags = flags.replace("r", "")
+                rows[int(pb[1])] = (js[0], kind, ref, flags)
+            tables[f"{pkg}.{name}"] = rows
+            if any(f[0] == "ObjectMeta" for f in fields) or name.endswith("List"):
+                kinds[f"{GROUPS[pkg]}/v1/{name}"] = f"{pkg}.{name}"
+    return tables, kinds
+
+
+def main() -> None:
+    root = Path(sys.argv[1])
+    tables, kinds = generate(root)
+    out = Path(__file__).with_name("tables.py")
+    out.write_text(
+        '"""Generated by ``python -m kruise.sandbox.apiserver.protobuf.gen`` — do not edit.\n\n'
+        "MESSAGES: message -> {field number: (json name, kind, ref, flags)} (see gen.py).\n"
+        'KINDS: "<group>/<version>/<Kind>" -> message.\n"""\n\n'
+        "# ruff: noqa: E501\n"
+        f"MESSAGES = {pprint.pformat(tables, width=120, sort_dicts=True)}\n\n"
+        f"KINDS = {pprint.pformat(kinds, width=120, sort_dicts=True)}\n"
+    )
+    print(f"{len(tables)} messages, {len(kinds)} kinds -> {out}")
+
+
+if __name__ == "__main__":
+    main()
