@@ -14,7 +14,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, errors, schema, tables
+from kruise.sandbox.apiserver import defaults, errors, podlogs, schema, tables
 from kruise.sandbox.apiserver.admission import AdmissionAttributes
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.errors import StatusError
@@ -132,6 +132,10 @@ class Handlers:
     async def run(self) -> web.StreamResponse:
         method = self.request.method
         if method == "GET":
+            if self.sub == "log":
+                pod = self._stored()
+                node = self.store.get(("", "nodes"), "", (pod.get("spec") or {}).get("nodeName") or "")
+                return await podlogs.serve(self.request, pod, node, self.server.kubelet_host)
             if self.name:
                 return self._respond(await self.get())
             if parse_bool(self.query.get("watch")):

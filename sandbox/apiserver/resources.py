@@ -69,7 +69,7 @@ def builtin_resources() -> list[ResourceType]:
             "Pod",
             short_names=["po"],
             categories=all_cat,
-            subresources=("status", "eviction", "binding", "ephemeralcontainers", "resize"),
+            subresources=("status", "eviction", "binding", "ephemeralcontainers", "resize", "log"),
         ),
         _r("", "v1", "configmaps", "ConfigMap", short_names=["cm"]),
         _r("", "v1", "secrets", "Secret"),

@@ -46,6 +46,7 @@ class ApiServer:
         watch_history_size: int = 1000,
         bookmark_interval: float = 60.0,
         crd_establish_delay: float = 0.05,
+        kubelet_host: str = "127.0.0.1",
     ):
         self.admission = admission
         self.tls = tls
@@ -53,6 +54,7 @@ class ApiServer:
         self.store = Store(watch_history_size)
         self.bookmark_interval = bookmark_interval
         self.crd_establish_delay = crd_establish_delay
+        self.kubelet_host = kubelet_host  # where pods/log dials a node's kubelet port
         self._types: dict[tuple[str, str, str], ResourceType] = {}
         for rt in builtin_resources():
             self._types[(rt.group, rt.version, rt.plural)] = rt

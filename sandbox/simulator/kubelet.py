@@ -20,8 +20,10 @@ from typing import Any
 
 from kruise.sandbox.cri import (
     CAUSE_KUBELET,
+    CONTAINER_NAME_LABEL,
     POD_NAME_LABEL,
     POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
     Container,
     ContainerEventType,
     ContainerState,
@@ -40,6 +42,7 @@ from kruise.sandbox.simulator.containers import (
 )
 from kruise.sandbox.simulator.events import Recorder, now_rfc3339
 from kruise.sandbox.simulator.informer import Informer
+from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeSpec
 from kruise.sandbox.simulator.podstatus import (
     ContainerView,
@@ -127,8 +130,10 @@ class Kubelet:
         runtime: FakeRuntime,
         timing: Timing,
         configmap: ConfigMapLookup,
+        logs: ContainerLogs | None = None,
     ) -> None:
         self.client = client
+        self.logs = logs if logs is not None else ContainerLogs()
         self.node = node
         self.runtime = runtime
         self.timing = timing
@@ -166,11 +171,23 @@ class Kubelet:
     async def _runtime_events(self) -> None:
         with self.runtime.subscribe() as events:
             async for event in events:
+                if event.type == ContainerEventType.STOPPED:
+                    self._log_exit(event.container)
                 if event.cause == CAUSE_KUBELET or event.type != ContainerEventType.STOPPED:
                     continue
                 labels = event.container.labels
                 if POD_NAMESPACE_LABEL in labels and POD_NAME_LABEL in labels:
                     self.queue.add(f"{labels[POD_NAMESPACE_LABEL]}/{labels[POD_NAME_LABEL]}")
+
+    def _log_exit(self, record: Container) -> None:
+        labels = record.labels
+        if POD_UID_LABEL in labels and CONTAINER_NAME_LABEL in labels:
+            self.logs.exited(
+                labels[POD_UID_LABEL],
+                labels[CONTAINER_NAME_LABEL],
+                record.attempt,
+                f'[sandbox] container "{record.name}" exited with code {record.exit_code} ({record.reason})',
+            )
 
     # ---------------------------------------------------------------- reconcile
 
@@ -231,6 +248,7 @@ class Kubelet:
 
     def _teardown(self, key: str, run: PodRun) -> None:
         self.runtime.remove_pod_sandbox(run.sandbox_id)
+        self.logs.forget(run.uid)
         if run.ip != self.node.internal_ip and not run.released:
             self.ips.release(run.ip)
         self.runs.pop(key, None)
@@ -452,6 +470,14 @@ class Kubelet:
         )
         self.recorder.event(pod, "Normal", "Created", f"Created container: {name}", field_path=field_path)
         self.runtime.start_container(container_id)
+        command = " ".join([*(spec.get("command") or ()), *(spec.get("args") or ())])
+        self.logs.started(
+            pod["metadata"]["uid"],
+            name,
+            slot.restart_count,
+            f'[sandbox] container "{name}" started on {self.node.name} (image "{image}", '
+            f"restart {slot.restart_count})" + (f"; command: {command}" if command else ""),
+        )
         self.recorder.event(pod, "Normal", "Started", f"Started container {name}", field_path=field_path)
         started_at = time.monotonic()
         slot.container_id = container_id

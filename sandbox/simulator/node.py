@@ -38,6 +38,7 @@ class NodeSpec:
     arch: str = "amd64"
     labels: dict[str, str] = field(default_factory=dict)
     taints: list[Obj] = field(default_factory=list)
+    kubelet_port: int = 10250  # the simulator's KubeletApi port once it listens
 
     @property
     def internal_ip(self) -> str:
@@ -128,7 +129,7 @@ def build_status(spec: NodeSpec, runtime: FakeRuntime, *, now: str, transition: 
             {"type": "InternalIP", "address": spec.internal_ip},
             {"type": "Hostname", "address": spec.name},
         ],
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": spec.kubelet_port}},
         "nodeInfo": {
             "machineID": f"{spec.index:032x}",
             "systemUUID": f"00000000-0000-0000-0000-{spec.index:012x}",

@@ -17,6 +17,8 @@ from kruise.sandbox.simulator.deployment import DeploymentController
 from kruise.sandbox.simulator.informer import Informer
 from kruise.sandbox.simulator.job import JobController
 from kruise.sandbox.simulator.kubelet import Kubelet
+from kruise.sandbox.simulator.kubelet_api import KubeletApi
+from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeAgent, NodeSpec
 from kruise.sandbox.simulator.replicaset import ReplicaSetController
 from kruise.sandbox.simulator.scheduler import Scheduler
@@ -86,6 +88,8 @@ class Simulator:
         }
         self.client: Client | None = None
         self.kubelets: dict[str, Kubelet] = {}
+        self.logs = ContainerLogs()
+        self.kubelet_api = KubeletApi(self.kubelets)
         self.cri_servers: dict[str, object] = {}
         self._agents: list[NodeAgent] = []
         self._informers: list[Informer] = []
@@ -105,9 +109,11 @@ class Simulator:
             self.cri_socket_dir.mkdir(parents=True, exist_ok=True)
             for name, runtime in self.runtimes.items():
                 self.cri_servers[name] = await runtime.serve(str(self.socket_path(name)))
+        port = await self.kubelet_api.start()
         configmaps = Informer(client, resource_path("v1", "configmaps"))
         self._informers.append(configmaps)
         for spec in self.node_specs:
+            spec.kubelet_port = port
             runtime = self.runtimes[spec.name]
             agent = NodeAgent(client, spec, runtime, heartbeat=self.timing.heartbeat_seconds)
             await agent.register()
@@ -117,7 +123,7 @@ class Simulator:
             def lookup(namespace: str, name: str, _cms: Informer = configmaps) -> Obj | None:
                 return _cms.get(f"{namespace}/{name}")
 
-            kubelet = Kubelet(client, spec, runtime, self.timing, lookup)
+            kubelet = Kubelet(client, spec, runtime, self.timing, lookup, self.logs)
             self.kubelets[spec.name] = kubelet
         configmaps.add_handler(self._configmaps_changed)
         configmaps.start()
@@ -165,6 +171,7 @@ class Simulator:
             await kubelet.stop()
         for agent in self._agents:
             await agent.stop()
+        await self.kubelet_api.stop()
         for server in self.cri_servers.values():
             await server.stop()  # type: ignore[attr-defined]
         if self.client is not None:
