@@ -1,7 +1,8 @@
 """Discovery documents (legacy and aggregated v2) and the OpenAPI v3 slices kubectl consults.
 
-kubectl only needs OpenAPI v3 to learn that PATCH supports `fieldValidation` (so it validates
-server-side) — the per-GroupVersion documents therefore describe operations, not schemas.
+kubectl needs OpenAPI v3 to learn that PATCH supports `fieldValidation` (so it validates
+server-side) and, for `kubectl explain`, the schemas of custom resources (`openapi.py`);
+built-in kinds are described by their operations only.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from kruise.sandbox.apiserver.openapi import component_schemas
 from kruise.sandbox.apiserver.resources import ResourceType
 
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -206,5 +208,5 @@ def openapi_v3_gv(types: list[ResourceType], group: str, version: str) -> dict[s
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.36.0"},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": component_schemas(chosen)},
     }
