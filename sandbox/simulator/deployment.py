@@ -15,11 +15,10 @@ import math
 
 import orjson
 
-from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
-from kruise.sandbox.simulator.events import Recorder, now_rfc3339
-from kruise.sandbox.simulator.informer import Informer, key_of
+from kruise.sandbox.simulator.client import ApiError, Obj, resource_path
+from kruise.sandbox.simulator.controller import OwnerController
+from kruise.sandbox.simulator.events import now_rfc3339
 from kruise.sandbox.simulator.owners import controller_of, owned_by, owner_reference, remember
-from kruise.sandbox.simulator.workqueue import WorkQueue
 
 APPS = "apps/v1"
 HASH_LABEL = "pod-template-hash"
@@ -118,38 +117,15 @@ def plan_rolling(
     return new_size, sizes
 
 
-class DeploymentController:
-    def __init__(self, client: Client, deployments: Informer, replicasets: Informer) -> None:
-        self.client = client
-        self.deployments = deployments
-        self.replicasets = replicasets
-        self.recorder = Recorder(client, "deployment-controller")
-        self.queue = WorkQueue("deployment-controller", self._reconcile, workers=4)
-        deployments.add_handler(lambda kind, d: self.queue.add(key_of(d)))
-        replicasets.add_handler(self._on_rs)
+class DeploymentController(OwnerController):
+    api_version = APPS
+    kind = "Deployment"
+    name = "deployment-controller"
 
-    def _on_rs(self, kind: str, rs: Obj) -> None:
-        ref = controller_of(rs)
-        if ref and ref.get("kind") == "Deployment" and ref.get("apiVersion") == APPS:
-            self.queue.add(f"{rs['metadata']['namespace']}/{ref['name']}")
-
-    def start(self) -> None:
-        self.queue.start()
-
-    async def stop(self) -> None:
-        await self.queue.stop()
-        await self.recorder.drain()
-
-    async def _reconcile(self, key: str) -> float | None:
-        deployment = self.deployments.get(key)
-        if deployment is None or deployment["metadata"].get("deletionTimestamp"):
-            return None
-        deployment = {**deployment, "apiVersion": APPS, "kind": "Deployment"}
+    async def sync(self, deployment: Obj) -> float | None:
         spec = deployment.get("spec") or {}
         replicas = spec.get("replicas", 1)
-        owned = [
-            rs for rs in owned_by(self.replicasets, deployment) if not rs["metadata"].get("deletionTimestamp")
-        ]
+        owned = [rs for rs in owned_by(self.owned, deployment) if not rs["metadata"].get("deletionTimestamp")]
         template = spec.get("template") or {}
         new = next(
             (
@@ -240,7 +216,7 @@ class DeploymentController:
                 "ScalingReplicaSet",
                 f"Scaled up replica set {rs['metadata']['name']} from 0 to 0",
             )
-        remember(self.replicasets, created)
+        remember(self.owned, created)
         return created
 
     async def _update_rs(
@@ -255,7 +231,7 @@ class DeploymentController:
         written = await self.client.patch(
             resource_path(APPS, "replicasets", meta["namespace"], meta["name"]), patch
         )
-        remember(self.replicasets, written)
+        remember(self.owned, written)
         return written
 
     async def _scale(self, deployment: Obj, rs: Obj, size: int, surge: int | None = None) -> Obj:
@@ -382,9 +358,9 @@ class DeploymentController:
                 {"metadata": {"annotations": {REVISION: revision}}},
             )
             deployment = {**written, "apiVersion": APPS, "kind": "Deployment"}
-            remember(self.deployments, written)
+            remember(self.owners, written)
         body = {**deployment, "status": status}
         written = await self.client.replace(
             resource_path(APPS, "deployments", meta["namespace"], meta["name"], "status"), body
         )
-        remember(self.deployments, written)
+        remember(self.owners, written)

@@ -12,18 +12,16 @@ from __future__ import annotations
 import copy
 import logging
 
-from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
-from kruise.sandbox.simulator.events import Recorder, now_rfc3339
-from kruise.sandbox.simulator.informer import Informer, key_of
+from kruise.sandbox.simulator.client import ApiError, Obj, resource_path
+from kruise.sandbox.simulator.controller import OwnerController
+from kruise.sandbox.simulator.events import now_rfc3339
 from kruise.sandbox.simulator.owners import (
-    controller_of,
     is_active,
     is_ready,
     owned_by,
-    owner_reference,
+    pod_from_template,
     remember,
 )
-from kruise.sandbox.simulator.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -67,27 +65,13 @@ def restarts_counted(job: Obj, active: list[Obj]) -> int:
 def job_pod(job: Obj) -> Obj:
     """A pod from the job's template, labelled like the real controller's pods."""
     meta = job["metadata"]
-    template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
-    pod_meta = template.get("metadata") or {}
-    labels = dict(pod_meta.get("labels") or {})
-    labels |= {
+    labels = {
         "batch.kubernetes.io/controller-uid": meta["uid"],
         "batch.kubernetes.io/job-name": meta["name"],
         "controller-uid": meta["uid"],
         "job-name": meta["name"],
     }
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "generateName": f"{meta['name']}-",
-            "namespace": meta["namespace"],
-            "labels": labels,
-            "annotations": dict(pod_meta.get("annotations") or {}),
-            "ownerReferences": [owner_reference({"apiVersion": JOBS, "kind": "Job", **job})],
-        },
-        "spec": template.get("spec") or {},
-    }
+    return pod_from_template({"apiVersion": JOBS, "kind": "Job", **job}, labels)
 
 
 def _condition(kind: str, reason: str, message: str, now: str) -> Obj:
@@ -101,34 +85,13 @@ def _condition(kind: str, reason: str, message: str, now: str) -> Obj:
     }
 
 
-class JobController:
-    def __init__(self, client: Client, jobs: Informer, pods: Informer) -> None:
-        self.client = client
-        self.jobs = jobs
-        self.pods = pods
-        self.recorder = Recorder(client, "job-controller")
-        self.queue = WorkQueue("job-controller", self._reconcile, workers=4)
-        jobs.add_handler(lambda kind, job: self.queue.add(key_of(job)))
-        pods.add_handler(self._on_pod)
+class JobController(OwnerController):
+    api_version = JOBS
+    kind = "Job"
+    name = "job-controller"
 
-    def _on_pod(self, kind: str, pod: Obj) -> None:
-        ref = controller_of(pod)
-        if ref and ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith("batch/"):
-            self.queue.add(f"{pod['metadata']['namespace']}/{ref['name']}")
-
-    def start(self) -> None:
-        self.queue.start()
-
-    async def stop(self) -> None:
-        await self.queue.stop()
-        await self.recorder.drain()
-
-    async def _reconcile(self, key: str) -> float | None:
-        job = self.jobs.get(key)
-        if job is None or job["metadata"].get("deletionTimestamp"):
-            return None
-        job = {"apiVersion": JOBS, "kind": "Job", **job}
-        pods = owned_by(self.pods, job)
+    async def sync(self, job: Obj) -> float | None:
+        pods = owned_by(self.owned, job)
         active = [p for p in pods if is_active(p)]
         succeeded = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Succeeded")
         failed = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Failed")
@@ -181,7 +144,7 @@ class JobController:
                     created = await self.client.create(
                         resource_path("v1", "pods", job["metadata"]["namespace"]), job_pod(job)
                     )
-                    remember(self.pods, created)
+                    remember(self.owned, created)
                     active.append(created)
                     self.recorder.event(
                         job, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
@@ -203,7 +166,7 @@ class JobController:
             written = await self.client.replace(
                 resource_path(JOBS, "jobs", meta["namespace"], meta["name"], "status"), body
             )
-            remember(self.jobs, written)
+            remember(self.owners, written)
         return None
 
     async def _delete(self, pod: Obj) -> None:

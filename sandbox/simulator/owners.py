@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 
 from kruise.sandbox.simulator.client import Obj
@@ -23,6 +24,25 @@ def owner_reference(owner: Obj, *, block: bool = True) -> Obj:
         "uid": owner["metadata"]["uid"],
         "controller": True,
         "blockOwnerDeletion": block,
+    }
+
+
+def pod_from_template(owner: Obj, extra_labels: dict[str, str] | None = None) -> Obj:
+    """A pod from ``owner``'s ``spec.template``, owned by it (kube's ``GetPodFromTemplate``)."""
+    meta = owner["metadata"]
+    template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
+    pod_meta = template.get("metadata") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": f"{meta['name']}-",
+            "namespace": meta["namespace"],
+            "labels": {**(pod_meta.get("labels") or {}), **(extra_labels or {})},
+            "annotations": dict(pod_meta.get("annotations") or {}),
+            "ownerReferences": [owner_reference(owner)],
+        },
+        "spec": template.get("spec") or {},
     }
 
 

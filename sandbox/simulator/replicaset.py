@@ -6,21 +6,16 @@ then not ready, then most restarts, then newest) so rollouts look familiar in ``
 
 from __future__ import annotations
 
-import copy
-
-from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
-from kruise.sandbox.simulator.events import Recorder
-from kruise.sandbox.simulator.informer import Informer, key_of
+from kruise.sandbox.simulator.client import ApiError, Obj, resource_path
+from kruise.sandbox.simulator.controller import OwnerController
 from kruise.sandbox.simulator.owners import (
     available_in,
-    controller_of,
     is_active,
     is_ready,
     owned_by,
-    owner_reference,
+    pod_from_template,
     remember,
 )
-from kruise.sandbox.simulator.workqueue import WorkQueue
 
 APPS = "apps/v1"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
@@ -41,58 +36,23 @@ def deletion_rank(pod: Obj) -> tuple:
 
 
 def rs_pod(rs: Obj) -> Obj:
-    meta = rs["metadata"]
-    template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
-    pod_meta = template.get("metadata") or {}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "generateName": f"{meta['name']}-",
-            "namespace": meta["namespace"],
-            "labels": dict(pod_meta.get("labels") or {}),
-            "annotations": dict(pod_meta.get("annotations") or {}),
-            "ownerReferences": [owner_reference(rs)],
-        },
-        "spec": template.get("spec") or {},
-    }
+    return pod_from_template(rs)
 
 
-class ReplicaSetController:
-    def __init__(self, client: Client, replicasets: Informer, pods: Informer) -> None:
-        self.client = client
-        self.replicasets = replicasets
-        self.pods = pods
-        self.recorder = Recorder(client, "replicaset-controller")
-        self.queue = WorkQueue("replicaset-controller", self._reconcile, workers=4)
-        replicasets.add_handler(lambda kind, rs: self.queue.add(key_of(rs)))
-        pods.add_handler(self._on_pod)
+class ReplicaSetController(OwnerController):
+    api_version = APPS
+    kind = "ReplicaSet"
+    name = "replicaset-controller"
 
-    def _on_pod(self, kind: str, pod: Obj) -> None:
-        ref = controller_of(pod)
-        if ref and ref.get("kind") == "ReplicaSet" and ref.get("apiVersion") == APPS:
-            self.queue.add(f"{pod['metadata']['namespace']}/{ref['name']}")
-
-    def start(self) -> None:
-        self.queue.start()
-
-    async def stop(self) -> None:
-        await self.queue.stop()
-        await self.recorder.drain()
-
-    async def _reconcile(self, key: str) -> float | None:
-        rs = self.replicasets.get(key)
-        if rs is None or rs["metadata"].get("deletionTimestamp"):
-            return None
-        rs = {**rs, "apiVersion": APPS, "kind": "ReplicaSet"}
+    async def sync(self, rs: Obj) -> float | None:
         meta = rs["metadata"]
         spec = rs.get("spec") or {}
-        active = [p for p in owned_by(self.pods, rs) if is_active(p)]
+        active = [p for p in owned_by(self.owned, rs) if is_active(p)]
         wanted = spec.get("replicas", 1)
         if len(active) < wanted:
             for _ in range(wanted - len(active)):
                 created = await self.client.create(resource_path("v1", "pods", meta["namespace"]), rs_pod(rs))
-                remember(self.pods, created)
+                remember(self.owned, created)
                 active.append(created)
                 self.recorder.event(
                     rs, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
@@ -109,7 +69,7 @@ class ReplicaSetController:
                         raise
                     deleted = {}
                 if deleted.get("kind") == "Pod":
-                    remember(self.pods, deleted)
+                    remember(self.owned, deleted)
                 self.recorder.event(
                     rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}"
                 )
@@ -143,6 +103,6 @@ class ReplicaSetController:
             written = await self.client.replace(
                 resource_path(APPS, "replicasets", meta["namespace"], meta["name"], "status"), body
             )
-            remember(self.replicasets, written)
+            remember(self.owners, written)
         pending = [w for w in waits if w]
         return min(pending) if pending else None
