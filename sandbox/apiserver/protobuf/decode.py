@@ -19,7 +19,11 @@ from typing import Any
 
 import orjson
 
-from kruise.sandbox.apiserver.protobuf.tables import KINDS, MESSAGES
+from kruise.sandbox.apiserver.protobuf import tables
+from kruise.sandbox.apiserver.protobuf.meta import META
+
+MESSAGES = {**tables.MESSAGES, **META}
+KINDS = tables.KINDS
 
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
