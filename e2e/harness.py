@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
 import shutil
 import signal
@@ -100,3 +101,26 @@ class Cluster:
         if check and process.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({process.returncode}): {text}")
         return process.returncode or 0, text
+
+
+PLUGIN_DIR = Path(sys.executable).parent  # where pip installed the kubectl-kruise script
+
+
+async def kubectl_kruise(
+    cluster: Cluster, *args: str, check: bool = True, timeout: float = 90.0
+) -> tuple[int, str, str]:
+    """`kubectl kruise ...` as a user runs it: kubectl finds the plugin on PATH; it reads KUBECONFIG."""
+    env = {**os.environ, "PATH": f"{PLUGIN_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
+           "KUBECONFIG": str(cluster.kubeconfig)}  # fmt: skip
+    process = await asyncio.create_subprocess_exec(
+        kubectl_binary(), "kruise", *args, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    async with asyncio.timeout(timeout):
+        out, err = await process.communicate()
+    code = process.returncode or 0
+    if check and code != 0:
+        raise AssertionError(
+            f"kubectl kruise {' '.join(args)} failed ({code}): {out.decode()} {err.decode()}"
+        )
+    return code, out.decode(), err.decode()

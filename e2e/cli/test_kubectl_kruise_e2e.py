@@ -4,38 +4,19 @@ sandbox simulator's, or a real one) drives the rollout the plugin watches."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
-from harness import Cluster, kubectl_binary
+from harness import Cluster, kubectl_kruise
 
 pytestmark = pytest.mark.e2e
-
-PLUGIN_DIR = Path(sys.executable).parent  # where pip installed the kubectl-kruise script
 
 
 async def kruise(
     cluster: Cluster, *args: str, check: bool = True, timeout: float = 90.0
 ) -> tuple[int, str, str]:
-    env = {**os.environ, "PATH": f"{PLUGIN_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
-           "KUBECONFIG": str(cluster.kubeconfig)}  # fmt: skip
-    process = await asyncio.create_subprocess_exec(
-        kubectl_binary(), "kruise", *args, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    async with asyncio.timeout(timeout):
-        out, err = await process.communicate()
-    code = process.returncode or 0
-    if check and code != 0:
-        raise AssertionError(
-            f"kubectl kruise {' '.join(args)} failed ({code}): {out.decode()} {err.decode()}"
-        )
-    return code, out.decode(), err.decode()
+    return await kubectl_kruise(cluster, *args, check=check, timeout=timeout)
 
 
 async def apply(cluster: Cluster, obj: dict) -> None:

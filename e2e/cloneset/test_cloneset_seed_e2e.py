@@ -4,14 +4,11 @@ podsToDelete, in-place update, partition, pause and ReCreate. Durations are shor
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 from datetime import datetime
 from pathlib import Path
 
-from harness import Cluster, kubectl_binary
+from harness import Cluster, kubectl_kruise
 
 MIN_READY = 3  # the seed uses 60 s
 
@@ -228,22 +225,6 @@ async def test_seed_002_cloneset_walkthrough(kruise_sandbox: Cluster, tmp_path: 
     assert any(e["reason"] == "SuccessfulUpdatePodReCreate" for e in await events(cluster))
 
 
-PLUGIN_DIR = Path(sys.executable).parent  # where pip installed the kubectl-kruise script
-
-
-async def kubectl_kruise(cluster: Cluster, *args: str) -> str:
-    env = {**os.environ, "PATH": f"{PLUGIN_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
-           "KUBECONFIG": str(cluster.kubeconfig)}  # fmt: skip
-    process = await asyncio.create_subprocess_exec(
-        kubectl_binary(), "kruise", *args, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    async with asyncio.timeout(120):
-        out, _ = await process.communicate()
-    assert process.returncode == 0, out.decode()
-    return out.decode()
-
-
 HPA_DEMO = {
     "apiVersion": "apps.kruise.io/v1alpha1",
     "kind": "CloneSet",
@@ -275,7 +256,7 @@ async def test_scale_subresource_and_kubectl_kruise_drive_the_controller(kruise_
     assert scale["status"]["selector"] == "app=web"
 
     await kubectl_kruise(cluster, "set", "image", "cloneset/web", "web=nginx:1.26")
-    out = await kubectl_kruise(cluster, "rollout", "status", "cloneset/web")
+    _, out, _ = await kubectl_kruise(cluster, "rollout", "status", "cloneset/web")
     assert "rolling update complete 4 pods at revision web-" in out
     _, raw = await cluster.kubectl("get", "pods", "-l", "app=web", "-o", "json")
     pods = json.loads(raw)["items"]
@@ -283,7 +264,7 @@ async def test_scale_subresource_and_kubectl_kruise_drive_the_controller(kruise_
     assert all(p["status"]["containerStatuses"][0]["restartCount"] == 1 for p in pods)
 
     await kubectl_kruise(cluster, "rollout", "undo", "cloneset/web")
-    out = await kubectl_kruise(cluster, "rollout", "status", "cloneset/web")
+    _, out, _ = await kubectl_kruise(cluster, "rollout", "status", "cloneset/web")
     assert "rolling update complete 4 pods at revision web-" in out
     _, raw = await cluster.kubectl("get", "pods", "-l", "app=web", "-o", "json")
     pods = json.loads(raw)["items"]
