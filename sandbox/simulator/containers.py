@@ -81,6 +81,7 @@ def container_status(
     ready: bool,
     waiting: tuple[str, str] | None,
     last_terminated: Obj | None,
+    started: bool = True,
 ) -> Obj:
     """One ``containerStatuses[]`` entry from the runtime record (None: not created yet)."""
     status: Obj = {
@@ -104,7 +105,7 @@ def container_status(
         status["state"] = {"waiting": state}
     elif record.state == ContainerState.RUNNING:
         status["state"] = {"running": {"startedAt": rfc3339_ns(record.started_at)}}
-        status["started"] = True
+        status["started"] = started  # false until the startup probe succeeded
         status["ready"] = ready
     else:
         status["state"] = {"terminated": terminated_state(record)}

@@ -50,6 +50,7 @@ from kruise.sandbox.simulator.podstatus import (
     merge_conditions,
     pod_phase,
 )
+from kruise.sandbox.simulator.probes import ContainerProbes
 from kruise.sandbox.simulator.timing import Timing, pod_exit_code, pod_run_seconds
 from kruise.sandbox.simulator.workqueue import WorkQueue
 
@@ -75,6 +76,7 @@ class Slot:
     done: bool = False
     crash_delay: float = 0.0
     backoff_until: float = 0.0
+    probes: ContainerProbes | None = None  # regular containers; init containers use ready_at
 
 
 @dataclass
@@ -299,6 +301,46 @@ class Kubelet:
                     wake.append(slot.run_until - now)
             if slot.ready_at > now:
                 wake.append(slot.ready_at - now)
+            if slot.probes is not None:
+                self._probe(pod, slot, record, now, wake)
+
+    def _probe(self, pod: Obj, slot: Slot, record: Container, now: float, wake: list[float]) -> None:
+        """Run the container's due probes; kill it when liveness or startup failed for good."""
+        assert slot.probes is not None
+        field_path = f"spec.containers{{{slot.name}}}"
+
+        def execute(command: list[str]) -> tuple[bool, str]:
+            try:
+                result = self.runtime.exec_sync(record.id, command)
+            except CriError as error:
+                return False, str(error)
+            return result.exit_code == 0, (result.stdout + result.stderr).decode(errors="replace").strip()
+
+        for outcome in slot.probes.run_due(now, execute):
+            if not outcome.ok:
+                kind = outcome.prober.kind.capitalize()
+                self.recorder.event(
+                    pod,
+                    "Warning",
+                    "Unhealthy",
+                    f"{kind} probe failed: {outcome.output}",
+                    field_path=field_path,
+                )
+        failed = slot.probes.killing()
+        if failed is not None:
+            self.recorder.event(
+                pod,
+                "Normal",
+                "Killing",
+                f"Container {slot.name} failed {failed.kind} probe, will be restarted",
+                field_path=field_path,
+            )
+            self.runtime.stop_container(record.id, exit_code=137)
+            wake.append(0.0)
+            return
+        next_at = slot.probes.next_wake()
+        if next_at is not None:
+            wake.append(max(next_at - now, 0.0))
 
     def _record(self, slot: Slot) -> Container | None:
         if not slot.container_id:
@@ -483,8 +525,13 @@ class Kubelet:
         slot.container_id = container_id
         slot.waiting = None
         slot.retry_at = 0.0
-        probe = spec.get("readinessProbe") or {}
-        slot.ready_at = started_at + self.timing.scaled(float(probe.get("initialDelaySeconds") or 0))
+        if init:
+            probe = spec.get("readinessProbe") or {}
+            slot.ready_at = started_at + self.timing.scaled(float(probe.get("initialDelaySeconds") or 0))
+            slot.probes = None
+        else:
+            slot.ready_at = 0.0
+            slot.probes = ContainerProbes.create(spec, started_at, self.timing.scaled)
         restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
         if init and spec.get("restartPolicy") != "Always":
             slot.run_until = started_at + self.timing.scaled(self.timing.init_seconds)
@@ -559,12 +606,14 @@ class Kubelet:
             record = self._record(slot)
             running = record is not None and record.state == ContainerState.RUNNING
             terminated = record is not None and record.state == ContainerState.EXITED
-            ready = running and now >= slot.ready_at and not run.stopped
+            started = running and (slot.probes is None or slot.probes.started())
+            probed_ready = slot.probes.ready() if slot.probes is not None else now >= slot.ready_at
+            ready = started and probed_ready and not run.stopped
             views.append(
                 ContainerView(
                     name=spec["name"],
                     ready=ready,
-                    started=running,
+                    started=started,
                     terminated=terminated,
                     exit_code=record.exit_code if record is not None and terminated else 0,
                 )
@@ -578,6 +627,7 @@ class Kubelet:
                     record,
                     restart_count=slot.restart_count,
                     ready=ready,
+                    started=started,
                     waiting=slot.waiting,
                     last_terminated=last_terminated,
                 )

@@ -6,6 +6,7 @@ import ipaddress
 
 from simulator_testkit import Cluster, condition, container, is_ready, pod_manifest
 
+from kruise.sandbox.cri import ExecResult
 from kruise.sandbox.simulator.client import STRATEGIC_PATCH, ApiError, resource_path
 
 POD = resource_path("v1", "pods", "default")
@@ -225,3 +226,52 @@ async def test_crashing_container_backs_off_like_the_kubelet(cluster: Cluster):
     backoff = await cluster.wait_event("crashy", "BackOff")
     assert backoff["type"] == "Warning"
     await cluster.wait_for("pods", "crashy", lambda p: container(p, "main")["restartCount"] >= 2)
+
+
+async def test_exec_probes_drive_readiness_and_liveness_restarts(cluster: Cluster):
+    verdicts = {"ready": True, "alive": True}
+
+    def handler(container, cmd):
+        return ExecResult(exit_code=0 if verdicts[cmd[0]] else 1, stdout=f"{cmd[0]}?".encode())
+
+    for runtime in cluster.simulator.runtimes.values():
+        runtime.exec_handler = handler
+    probes = {
+        "readinessProbe": {"exec": {"command": ["ready"]}, "periodSeconds": 1, "failureThreshold": 1},
+        "livenessProbe": {"exec": {"command": ["alive"]}, "periodSeconds": 1, "failureThreshold": 2},
+    }
+    await cluster.create(pod_manifest("probed", {"name": "main", "image": "nginx:1.25", **probes}))
+    await cluster.wait_for("pods", "probed", is_ready)
+    verdicts["ready"] = False
+    pod = await cluster.wait_for("pods", "probed", lambda p: not is_ready(p))
+    assert container(pod, "main")["restartCount"] == 0
+    verdicts["ready"] = True
+    await cluster.wait_for("pods", "probed", is_ready)
+    verdicts["alive"] = False
+    pod = await cluster.wait_for("pods", "probed", lambda p: container(p, "main")["restartCount"] >= 1)
+    assert container(pod, "main")["lastState"]["terminated"]["exitCode"] == 137
+    verdicts["alive"] = True
+    await cluster.wait_event("probed", "Unhealthy")
+    messages = {e["message"] for e in await cluster.events_for("probed")}
+    assert "Readiness probe failed: ready?" in messages
+    assert "Container main failed liveness probe, will be restarted" in messages
+
+
+async def test_startup_probe_holds_started_until_it_succeeds(cluster: Cluster):
+    verdict = {"ok": False}
+    for runtime in cluster.simulator.runtimes.values():
+        runtime.exec_handler = lambda container, cmd: ExecResult(exit_code=0 if verdict["ok"] else 1)
+    startup = {"exec": {"command": ["started"]}, "periodSeconds": 1, "failureThreshold": 1000}
+    await cluster.create(
+        pod_manifest("booting", {"name": "main", "image": "nginx:1.25", "startupProbe": startup})
+    )
+
+    def running_not_started(pod):
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        return bool(statuses) and "running" in statuses[0]["state"] and statuses[0]["started"] is False
+
+    pod = await cluster.wait_for("pods", "booting", running_not_started)
+    assert not is_ready(pod)
+    verdict["ok"] = True
+    pod = await cluster.wait_for("pods", "booting", is_ready)
+    assert container(pod, "main")["started"] is True
