@@ -33,6 +33,7 @@ GROUPS = {
     "scheduling": "scheduling.k8s.io",
     "discovery": "discovery.k8s.io",
     "autoscaling": "autoscaling",
+    "authorization": "authorization.k8s.io",
 }
 
 # Go types that are not messages of their own in JSON.
@@ -50,6 +51,7 @@ SPECIAL = {
     "metav1.OwnerReference": "meta.OwnerReference",
     "metav1.Condition": "meta.Condition",
     "metav1.DeleteOptions": "meta.DeleteOptions",
+    "metav1.FieldSelectorRequirement": "meta.FieldSelectorRequirement",
 }
 STRINGS = {"types.UID", "string", "metav1.StatusReason"}
 INTS = {"int", "int32", "int64", "uint32", "uint64", "byte"}
@@ -127,6 +129,9 @@ def generate(root: Path) -> tuple[dict, dict]:
             return resolve(pkg, gotype[2:])
         if gotype.startswith("map["):
             key, val = re.match(r"map\[([^\]]+)\](.+)", gotype).groups()
+            if named.get(val, "").startswith("[]") and named[val] != "[]byte":
+                # proto wraps such values in a message of their own (e.g. ExtraValue); not decoded
+                raise KeyError(f"{pkg}: map of named slices {gotype}")
             kk, _ = resolve(pkg, key)
             vk, vref = resolve(pkg, val)
             return "M", f"{kk}:{vref or vk}"

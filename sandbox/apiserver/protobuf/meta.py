@@ -53,6 +53,11 @@ META: dict[str, dict[int, tuple[str, str, str | None, str]]] = {
         2: ("operator", "s", None, ""),
         3: ("values", "s", None, "or"),
     },
+    "meta.FieldSelectorRequirement": {
+        1: ("key", "s", None, ""),
+        2: ("operator", "s", None, ""),
+        3: ("values", "s", None, "or"),
+    },
     "meta.ListMeta": {
         1: ("selfLink", "s", None, "o"),
         2: ("resourceVersion", "s", None, "o"),

@@ -64,3 +64,8 @@ async def test_protobuf_errors_are_status_bodies(kubectl):
     again = await kubectl("create", "namespace", "pbe", check=False)
     assert again.code != 0
     assert 'namespaces "pbe" already exists' in again.err
+
+
+async def test_auth_can_i_sends_a_protobuf_access_review(kubectl):
+    result = await kubectl("auth", "can-i", "create", "deployments", "-n", "default")
+    assert result.out.strip() == "yes"
