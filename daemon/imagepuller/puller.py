@@ -65,11 +65,18 @@ class ImagePuller:
         self._dirty = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._written_images: set[str] = set()
+        self._synced_once = False
 
     # ---- spec -> workers ---------------------------------------------------------------------
 
     def sync(self, node_image: Mapping[str, Any] | None) -> None:
-        """Bring the workers in line with the NodeImage spec (called on every informer event)."""
+        """Bring the workers in line with the NodeImage spec (called on every informer event).
+
+        The status is written when the workers change — and once at start, so an empty NodeImage
+        shows its zero counts (never on every event: our own status write comes back as one)."""
+        if node_image is not None and not self._synced_once:
+            self._synced_once = True
+            self._dirty.set()
         wanted: dict[tuple[str, str], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
         for name, image in (((node_image or {}).get("spec") or {}).get("images") or {}).items():
             for tag in image.get("tags") or []:
