@@ -6,11 +6,33 @@ from kruise.api import features
 from kruise.api.features import FeatureGates
 from kruise.api.registry import KINDS
 from kruise.webhook import paths
-from kruise.webhook.admission import Handler
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, deny
 from kruise.webhook.caches import StorePodsAndNodes
 from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset
 from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
+
+# Kinds whose validating webhook refuses everything while a gate is off (upstream: 403
+# "feature-gate X is not enabled"), checked in this order.
+KIND_GATES: dict[str, tuple[str, ...]] = {
+    "ImagePullJob": (features.KRUISE_DAEMON, features.IMAGE_PULL_JOB_GATE),
+    "ImageListPullJob": (features.KRUISE_DAEMON, features.IMAGE_PULL_JOB_GATE),
+    "NodeImage": (features.KRUISE_DAEMON,),
+    "PodProbeMarker": (features.POD_PROBE_MARKER_GATE, features.KRUISE_DAEMON),
+    "ResourceDistribution": (features.RESOURCE_DISTRIBUTION_GATE,),
+    "WorkloadSpread": (features.WORKLOAD_SPREAD,),
+}
+
+
+def gated(handler: Handler, gates: FeatureGates, names: tuple[str, ...]) -> Handler:
+    async def handle(req: AdmissionRequest) -> Decision:
+        if req.operation in ("CREATE", "UPDATE"):
+            for name in names:
+                if not gates.enabled(name):
+                    return deny(403, f"feature-gate {name} is not enabled")
+        return await handler(req)
+
+    return handle
 
 
 def build_routes(
@@ -46,6 +68,8 @@ def build_routes(
             )
         for path in paths.kind_paths("mutate", info.group, info.kind, versions):
             routes[path] = mutate
+        if info.kind in KIND_GATES:
+            validate = gated(validate, gates, KIND_GATES[info.kind])
         for path in paths.kind_paths("validate", info.group, info.kind, versions):
             routes[path] = validate
     if gates.enabled(features.POD_WEBHOOK):
