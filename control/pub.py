@@ -8,8 +8,9 @@ disruption in the status is what stops two concurrent evictions from both taking
 
 from __future__ import annotations
 
+import asyncio
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -194,6 +195,44 @@ def take_slot(pub: Obj, pod_name: str, operation: str, now: datetime) -> dict[st
         "unavailablePods": unavailable,
     }
     return updated
+
+
+async def reserve_slot(
+    pub: Obj,
+    pod: Obj,
+    operation: str,
+    now: datetime,
+    *,
+    read: Callable[[], Awaitable[dict[str, Any]]],
+    write: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
+    conflict: type[Exception],
+    dry_run: bool = False,
+    attempts: int = 4,
+    backoff: float = 0.5,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> dict[str, Any] | None:
+    """Take a slot of `pub` for `pod` with optimistic writes; the I/O is the caller's (`read` fetches
+    the PUB afresh, `write` updates its status and raises `conflict` on a stale resourceVersion).
+
+    Returns the written PUB, or None when nothing was written (dry run, already recorded). Raises
+    Refused when the budget is spent, and `conflict` when every attempt lost the race.
+    """
+    pod_name = (pod.get("metadata") or {}).get("name", "")
+    current: Obj = pub
+    for attempt in range(attempts):
+        if is_recorded(current, pod_name):
+            return None
+        updated = take_slot(current, pod_name, operation, now)
+        if dry_run:
+            return None
+        try:
+            return await write(updated)
+        except conflict:
+            if attempt == attempts - 1:
+                raise
+            await sleep(backoff)
+            current = await read()
+    return None
 
 
 # ---- the controller ---------------------------------------------------------------------------

@@ -88,36 +88,21 @@ class BudgetKeeper:
         cached = self._freshest(cached)
         if not pubcontrol.needs_check(cached, pod, operation):
             return allow()
-        pod_name = pod["metadata"]["name"]
         lock = self._locks.setdefault(cached["metadata"].get("uid", name), asyncio.Lock())
         async with lock:
-            current = self._freshest(self.source.pub(namespace, name) or cached)
-            for attempt in range(CONFLICT_RETRIES):
-                if pubcontrol.is_recorded(current, pod_name):
-                    return allow()
-                try:
-                    updated = pubcontrol.take_slot(current, pod_name, operation, self.clock())
-                except pubcontrol.Refused as exc:
-                    self._refused(pod)
-                    return deny(403, str(exc))
-                if dry_run:
-                    return allow()
-                try:
-                    written = await self.client.update_status(PODUNAVAILABLEBUDGETS, updated)
-                except NotFound:
-                    return allow()
-                except Conflict:
-                    if attempt == CONFLICT_RETRIES - 1:
-                        break
-                    await asyncio.sleep(self.backoff)
-                    try:
-                        current = await self.client.get(PODUNAVAILABLEBUDGETS, name, namespace)
-                    except NotFound:
-                        return allow()
-                    continue
+            start = self._freshest(self.source.pub(namespace, name) or cached)
+            try:
+                written = await take_budget_slot(
+                    self.client, start, pod, operation, self.clock(), dry_run=dry_run, backoff=self.backoff
+                )
+            except pubcontrol.Refused as exc:
+                self._refused(pod)
+                return deny(403, str(exc))
+            except Conflict:
+                return deny(504, f"couldn't update PodUnavailableBudget {name} due to conflicts")
+            if written is not None:
                 self._written[written["metadata"].get("uid", "")] = written
-                return allow()
-        return deny(504, f"couldn't update PodUnavailableBudget {name} due to conflicts")
+            return allow()
 
     def _refused(self, pod: dict[str, Any]) -> None:
         if self.recorder is not None:
@@ -125,6 +110,29 @@ class BudgetKeeper:
                 self.recorder.event(
                     pod, "Warning", EVENT_PUB_PREVENT_POD_DELETION, "openkruise pub prevents pod deletion"
                 )
+
+
+async def take_budget_slot(
+    client: Client,
+    pub: dict[str, Any],
+    pod: dict[str, Any],
+    operation: str,
+    now: datetime,
+    *,
+    dry_run: bool = False,
+    backoff: float = CONFLICT_BACKOFF,
+) -> dict[str, Any] | None:
+    """`control.pub.reserve_slot` against the API: the PUB status is written with one slot fewer."""
+    name, namespace = pub["metadata"]["name"], pub["metadata"].get("namespace")
+    try:
+        return await pubcontrol.reserve_slot(
+            pub, pod, operation, now,
+            read=lambda: client.get(PODUNAVAILABLEBUDGETS, name, namespace),
+            write=lambda updated: client.update_status(PODUNAVAILABLEBUDGETS, updated),
+            conflict=Conflict, dry_run=dry_run, attempts=CONFLICT_RETRIES, backoff=backoff,
+        )  # fmt: skip
+    except NotFound:
+        return None
 
 
 def _dry_run(options: dict[str, Any] | None) -> bool:

@@ -12,10 +12,18 @@ from typing import Any
 from kruise.api import features
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
-from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, IMAGEPULLJOBS, PODS, PVCS
+from kruise.kube.resources import (
+    CLONESETS,
+    CONTROLLER_REVISIONS,
+    IMAGEPULLJOBS,
+    PODS,
+    PODUNAVAILABLEBUDGETS,
+    PVCS,
+)
 from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.cloneset.predownloader import PreDownloader
+from kruise.manager.controllers.cloneset.pubgate import PubGate
 from kruise.manager.controllers.cloneset.reconciler import CloneSetReconciler
 
 NAME = "cloneset"
@@ -40,6 +48,9 @@ def build(ctx: ManagerContext) -> Controller:
     ):
         jobs = ctx.informers.informer(IMAGEPULLJOBS)
         predownloader = PreDownloader(ctx.client, recorder, rv_expectations, jobs)
+    pub_gate = None
+    if gates.enabled(features.POD_UNAVAILABLE_BUDGET_UPDATE_GATE):
+        pub_gate = PubGate(ctx.client, ctx.informers.informer(PODUNAVAILABLEBUDGETS), ctx.clock.wall)
     reconciler = CloneSetReconciler(
         ctx.client,
         recorder,
@@ -52,6 +63,7 @@ def build(ctx: ManagerContext) -> Controller:
         rv_expectations=rv_expectations,
         wall=ctx.clock.wall,
         predownloader=predownloader,
+        pub_gate=pub_gate,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(clonesets, enqueue_object)

@@ -33,6 +33,7 @@ from kruise.kube.resources import CLONESETS, PODS, PVCS
 from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.controllers.cloneset.podwrites import PodWriter
 from kruise.manager.controllers.cloneset.predownloader import PreDownloader
+from kruise.manager.controllers.cloneset.pubgate import PubGate
 from kruise.manager.controllers.cloneset.revisions import RevisionWriter
 from kruise.manager.controllers.cloneset.scaler import Scaler
 from kruise.manager.controllers.cloneset.updater import Updater
@@ -58,6 +59,7 @@ class CloneSetReconciler:
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
         predownloader: PreDownloader | None = None,
+        pub_gate: PubGate | None = None,
     ) -> None:
         self.client = client
         self.recorder = recorder
@@ -78,6 +80,7 @@ class CloneSetReconciler:
             rv_expectations,
             short_hash_gate=short_hash,
             env_from_metadata=gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),
+            pub_gate=pub_gate,
         )
 
     async def reconcile(self, key: str) -> Result | None:

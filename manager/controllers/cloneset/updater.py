@@ -40,6 +40,7 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS
 from kruise.manager.controllers.cloneset.podwrites import PodWriter
+from kruise.manager.controllers.cloneset.pubgate import REFUSED_RETRY_SECONDS, PubGate
 
 log = structlog.get_logger("kruise.manager.cloneset")
 
@@ -60,6 +61,7 @@ class Updater:
         *,
         short_hash_gate: bool = False,
         env_from_metadata: bool = True,
+        pub_gate: PubGate | None = None,
     ) -> None:
         self.client = client
         self.recorder = recorder
@@ -67,6 +69,7 @@ class Updater:
         self.rv_expectations = rv_expectations
         self.short_hash_gate = short_hash_gate
         self.env_from_metadata = env_from_metadata
+        self.pub_gate = pub_gate
 
     async def update(
         self,
@@ -95,6 +98,9 @@ class Updater:
         )
         target_revision = update_revision if target == update_name else current_revision
         for pod in chosen:
+            if self.pub_gate is not None and not await self.pub_gate.allows(pod):
+                delay = REFUSED_RETRY_SECONDS if delay is None else min(delay, REFUSED_RETRY_SECONDS)
+                continue
             pod_delay = await self._update_pod(cloneset, pod, target_revision, revisions, now)
             if pod_delay:
                 delay = pod_delay if delay is None else min(delay, pod_delay)
