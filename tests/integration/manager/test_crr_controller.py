@@ -60,7 +60,7 @@ async def get(cluster, name):
 async def test_pod_gone_completes_and_ttl_deletes(kruise_cluster):
     pod = await a_pod(kruise_cluster, "gone")
     await kruise_cluster.client.create(
-        CONTAINER_RECREATE_REQUESTS, request(pod, "r1", ttlSecondsAfterFinished=1)
+        CONTAINER_RECREATE_REQUESTS, request(pod, "r1", ttlSecondsAfterFinished=3)
     )
     await kruise_cluster.client.delete(PODS, "gone", NS, grace_period_seconds=0)
     done = await kruise_cluster.until(
