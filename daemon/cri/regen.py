@@ -30,6 +30,21 @@ def generate(proto: Path = PROTO) -> dict[str, str]:
         return {name: (Path(tmp) / name).read_text().replace(IMPORT_FROM, IMPORT_TO) for name in STUBS}
 
 
+def compile_file_descriptor(proto: Path = PROTO) -> bytes:
+    """The serialized FileDescriptorProto of `api.proto`, for the drift test: comparing descriptors,
+    not generated text, keeps the test stable when a newer grpcio-tools words its output differently."""
+    from google.protobuf import descriptor_pb2
+    from grpc_tools import protoc  # development-only dependency
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "api.desc"
+        status = protoc.main(["protoc", f"-I{proto.parent}", f"--descriptor_set_out={out}", proto.name])
+        if status != 0:
+            raise RuntimeError(f"protoc failed with status {status} on {proto}")
+        (file_proto,) = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file
+        return file_proto.SerializeToString(deterministic=True)
+
+
 def main() -> int:
     for name, text in generate().items():
         (HERE / name).write_text(text)
