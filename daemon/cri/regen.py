@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
 PROTO = HERE / "api.proto"
@@ -42,7 +43,22 @@ def compile_file_descriptor(proto: Path = PROTO) -> bytes:
         if status != 0:
             raise RuntimeError(f"protoc failed with status {status} on {proto}")
         (file_proto,) = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file
-        return file_proto.SerializeToString(deterministic=True)
+        return canonical(file_proto)
+
+
+def canonical(file_proto: Any) -> bytes:
+    """Serialized without `json_name`, which protoc fills in and a loaded descriptor may omit."""
+    copy = type(file_proto)()
+    copy.CopyFrom(file_proto)
+
+    def strip(messages: Any) -> None:
+        for message in messages:
+            for field in message.field:
+                field.ClearField("json_name")
+            strip(message.nested_type)
+
+    strip(copy.message_type)
+    return copy.SerializeToString(deterministic=True)
 
 
 def main() -> int:
