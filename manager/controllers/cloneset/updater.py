@@ -118,9 +118,7 @@ class Updater:
                 pod, lambda fresh: refresh(fresh, now, equal_to_revision_hash).pod
             )
         elif plan.inplace.status_pod is not None:
-            await self.pod_writer.write_status_with(
-                pod, lambda fresh: refresh(fresh, now, equal_to_revision_hash).status_pod
-            )
+            await self.pod_writer.patch_conditions(pod, lambda _: plan.inplace.status_pod)
         if plan.template_hash_label:
             meta = pod["metadata"]
             patched = await self.client.patch(
@@ -201,7 +199,7 @@ class Updater:
     async def _in_place(self, pod: Pod, spec: UpdateSpec, now: datetime) -> None:
         """`inplaceControl.Update`: InPlaceUpdateReady False first (status), then the new revision,
         state annotation, images and lifecycle state `Updating` in one object write."""
-        written = await self.pod_writer.write_status_with(pod, lambda fresh: unready_pod(fresh, now))
+        written = await self.pod_writer.patch_conditions(pod, lambda current: unready_pod(current, now))
         base: Pod = written or pod
 
         def write_revision(obj: dict[str, Any], revision: str) -> None:
