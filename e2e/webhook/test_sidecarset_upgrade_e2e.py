@@ -1,0 +1,83 @@
+"""Seed 002's SidecarSet walkthrough on `kruise sandbox up`: kruise-webhook injects sidecar1, then
+`kubectl patch sidecarset ... busybox:1.35.0` makes kruise-manager upgrade it in place."""
+
+from __future__ import annotations
+
+import json
+
+from harness import Cluster
+
+SIDECARSET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: test-sidecarset
+spec:
+  selector:
+    matchLabels:
+      app: nginx
+  updateStrategy:
+    type: RollingUpdate
+    maxUnavailable: 1
+  containers:
+  - name: sidecar1
+    image: busybox
+    command: ["sleep", "999d"]
+    volumeMounts:
+    - name: log-volume
+      mountPath: /var/log
+  volumes: # this field will be merged into pod.spec.volumes
+  - name: log-volume
+    emptyDir: {}
+"""
+POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  labels:
+    app: nginx # matches the SidecarSet's selector
+  name: test-pod
+spec:
+  containers:
+  - name: app
+    image: nginx:1.7.9
+"""
+
+
+async def test_seed_sidecarset_upgrade_in_place(kruise_sandbox: Cluster):
+    cluster = kruise_sandbox
+    await cluster.kubectl("apply", "-f", "-", stdin=SIDECARSET)
+    _, table = await cluster.kubectl("get", "sidecarset")
+    assert table.splitlines()[0].split()[:4] == ["NAME", "MATCHED", "UPDATED", "READY"]
+    await cluster.kubectl("apply", "-f", "-", stdin=POD)
+    await cluster.kubectl("wait", "pod/test-pod", "--for=condition=Ready", "--timeout=60s")
+    await cluster.kubectl(
+        "wait", "sidecarset/test-sidecarset", "--for=jsonpath={.status.readyPods}=1", "--timeout=60s"
+    )
+    _, out = await cluster.kubectl("get", "pod", "test-pod", "-o", "json")
+    uid = json.loads(out)["metadata"]["uid"]
+
+    patch = '[{"op": "replace", "path": "/spec/containers/0/image", "value": "busybox:1.35.0"}]'
+    _, out = await cluster.kubectl("patch", "sidecarset", "test-sidecarset", "--type=json", "-p", patch)
+    assert "sidecarset.apps.kruise.io/test-sidecarset patched" in out
+    await cluster.kubectl(
+        "wait", "pod/test-pod",
+        "--for=jsonpath={.status.containerStatuses[?(@.name=='sidecar1')].restartCount}=1", "--timeout=60s",
+    )  # fmt: skip
+    await cluster.kubectl("wait", "pod/test-pod", "--for=condition=Ready", "--timeout=60s")
+    _, out = await cluster.kubectl("get", "pod", "test-pod", "-o", "json")
+    pod = json.loads(out)
+    assert pod["metadata"]["uid"] == uid
+    images = {c["name"]: c["image"] for c in pod["spec"]["containers"]}
+    assert images == {"sidecar1": "busybox:1.35.0", "app": "nginx:1.7.9"}
+    restarts = {s["name"]: s["restartCount"] for s in pod["status"]["containerStatuses"]}
+    assert restarts == {"sidecar1": 1, "app": 0}
+    state = json.loads(pod["metadata"]["annotations"]["kruise.io/sidecarset-inplace-update-state"])
+    assert "sidecar1" in state["test-sidecarset"]["lastContainerStatuses"]
+    _, events = await cluster.kubectl("describe", "pod", "test-pod")
+    assert "Container sidecar1 definition changed, will be restarted" in events
+    await cluster.kubectl(
+        "wait", "sidecarset/test-sidecarset", "--for=jsonpath={.status.updatedReadyPods}=1", "--timeout=60s"
+    )
+    _, table = await cluster.kubectl("get", "pod", "test-pod")
+    assert table.splitlines()[1].split()[1:3] == ["2/2", "Running"]

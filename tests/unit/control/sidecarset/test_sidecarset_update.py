@@ -1,0 +1,94 @@
+"""SidecarSet in-place upgrade planning: updated/upgradable/consistent, budget and partition."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from kruise.control.sidecarset import update as plan
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def sidecarset(hash_="h2", without="w1", **strategy):
+    annotations = {"kruise.io/sidecarset-hash": hash_, "kruise.io/sidecarset-hash-without-image": without}
+    return {
+        "metadata": {"name": "s", "generation": 3, "annotations": annotations},
+        "spec": {"containers": [{"name": "side", "image": "busybox:2"}], "updateStrategy": strategy},
+    }
+
+
+def pod(
+    name,
+    hash_="h1",
+    without="w1",
+    ready=True,
+    side_image="busybox:1",
+    status_image=None,
+    image_id="id-1",
+    state=None,
+):
+    annotations = {
+        "kruise.io/sidecarset-hash": json.dumps({"s": {"hash": hash_, "sidecarSetName": "s"}}),
+        "kruise.io/sidecarset-hash-without-image": json.dumps(
+            {"s": {"hash": without, "sidecarSetName": "s"}}
+        ),
+    }
+    if state is not None:
+        annotations["kruise.io/sidecarset-inplace-update-state"] = json.dumps({"s": state})
+    return {
+        "metadata": {"name": name, "annotations": annotations, "labels": {}},
+        "spec": {"containers": [{"name": "side", "image": side_image}, {"name": "app", "image": "nginx"}]},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "containerStatuses": [{"name": "side", "image": status_image or side_image, "imageID": image_id},
+                                  {"name": "app", "image": "nginx", "imageID": "x"}],
+        },
+    }  # fmt: skip
+
+
+def test_updated_and_upgradable():
+    s = sidecarset()
+    assert not plan.is_updated(pod("a"), s) and plan.is_upgradable(pod("a"), s)
+    assert plan.is_updated(pod("a", hash_="h2"), s)
+    assert not plan.is_upgradable(pod("a", without="w0"), s)
+
+
+def test_budget_of_one_and_partition():
+    s = sidecarset(maxUnavailable=1)
+    pods = [pod("a"), pod("b"), pod("c")]
+    assert [p["metadata"]["name"] for p in plan.pods_to_update(s, pods)] == ["a"]
+    held = sidecarset(partition=2, maxUnavailable=3)
+    assert len(plan.pods_to_update(held, pods)) == 1
+    assert plan.pods_to_update(sidecarset(type="NotUpdate"), pods) == []
+    assert plan.pods_to_update(sidecarset(paused=True), pods) == []
+    # an updated pod not ready yet uses up the budget
+    busy = [pod("a", hash_="h2", ready=False), pod("b"), pod("c")]
+    assert plan.pods_to_update(s, busy) == []
+    # unready candidates take no budget
+    unready = [pod("a", hash_="h2", ready=False), pod("b", ready=False)]
+    assert [p["metadata"]["name"] for p in plan.pods_to_update(s, unready)] == ["b"]
+
+
+def test_updated_pod_and_consistency():
+    s = sidecarset()
+    new = plan.updated_pod(pod("a"), s, NOW)
+    assert new["spec"]["containers"][0]["image"] == "busybox:2"
+    assert new["spec"]["containers"][1]["image"] == "nginx"
+    assert json.loads(new["metadata"]["annotations"]["kruise.io/sidecarset-hash"])["s"]["hash"] == "h2"
+    state = json.loads(new["metadata"]["annotations"]["kruise.io/sidecarset-inplace-update-state"])["s"]
+    assert state["lastContainerStatuses"] == {"side": {"imageID": "id-1"}} and state["revision"] == "h2"
+    # kubelet has not restarted it yet: same imageID, old image in status
+    assert not plan.sidecars_consistent(new, s)
+    restarted = json.loads(json.dumps(new))
+    restarted["status"]["containerStatuses"][0].update(image="busybox:2", imageID="id-2")
+    assert plan.sidecars_consistent(restarted, s) and plan.is_pod_ready(restarted, s)
+    status = plan.compute_status(s, [restarted, pod("b")])
+    assert status == {
+        "observedGeneration": 3,
+        "matchedPods": 2,
+        "updatedPods": 1,
+        "readyPods": 2,
+        "updatedReadyPods": 1,
+    }
