@@ -65,11 +65,16 @@ async def test_new_sidecar_image_is_rolled_in_place(kruise_cluster):
     changed = copy.deepcopy(await client.get(SIDECARSETS, "test-sidecarset"))
     changed["spec"]["containers"][0]["image"] = "busybox:1.35.0"
     set_hash_annotations(changed)
-    await client.update(SIDECARSETS, changed)
+    generation = (await client.update(SIDECARSETS, changed))["metadata"]["generation"]
 
     final = await kruise_cluster.until(
         status,
-        lambda s: s.get("updatedPods") == 2 and s.get("updatedReadyPods") == 2 and s.get("readyPods") == 2,
+        lambda s: (
+            s.get("observedGeneration") == generation
+            and s.get("updatedPods") == 2
+            and s.get("updatedReadyPods") == 2
+            and s.get("readyPods") == 2
+        ),
     )
     assert final["matchedPods"] == 2
     for name, old in before.items():
