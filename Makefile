@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install sandbox test lint format crds bench clean
 
-$(STAMP): pyproject.toml setup.py
+$(STAMP): pyproject.toml setup.py helm/install-helm.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	bash helm/install-helm.sh $(BIN)
 	touch $(STAMP)
 
 install: $(STAMP)

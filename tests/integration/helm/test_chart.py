@@ -1,0 +1,121 @@
+"""The Helm chart rendered by a real helm binary (installed into the venv by `make install`):
+lint, the objects and flags each process gets, values that change them, and RBAC for what each
+process reads and writes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+CHART = Path(__file__).resolve().parents[3] / "helm" / "kruise"
+HELM = Path(sys.executable).parent / "helm"
+if not HELM.exists() and shutil.which("helm"):
+    HELM = Path(shutil.which("helm"))
+
+pytestmark = pytest.mark.skipif(
+    not HELM.exists(), reason="no helm binary (helm/install-helm.sh found none for this machine)"
+)
+
+
+def render(*sets: str, crds: bool = False) -> list[dict]:
+    argv = [str(HELM), "template", "kr", str(CHART), "--namespace", "kruise-system"]
+    if crds:
+        argv.append("--include-crds")
+    for value in sets:
+        argv += ["--set", value]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def by_kind(docs: list[dict], kind: str) -> dict[str, dict]:
+    return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
+
+
+def args_of(workload: dict) -> list[str]:
+    return workload["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_lint_passes():
+    result = subprocess.run([str(HELM), "lint", str(CHART)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_default_objects():
+    docs = render()
+    deployments = by_kind(docs, "Deployment")
+    assert set(deployments) == {"kruise-manager", "kruise-webhook"}
+    assert deployments["kruise-manager"]["spec"]["replicas"] == 2
+    manager_args = args_of(deployments["kruise-manager"])
+    assert "--enable-leader-election=true" in manager_args and "--metrics-addr=:8080" in manager_args
+    assert "--health-probe-addr=:8000" in manager_args
+    webhook = deployments["kruise-webhook"]["spec"]["template"]["spec"]["containers"][0]
+    assert webhook["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 9876, "scheme": "HTTPS"}
+    service = by_kind(docs, "Service")["kruise-webhook-service"]
+    assert service["spec"]["ports"] == [{"port": 443, "targetPort": 9876}]
+    daemon = by_kind(docs, "DaemonSet")["kruise-daemon"]
+    spec = daemon["spec"]["template"]["spec"]
+    assert spec["hostNetwork"] is True
+    env = spec["containers"][0]["env"][0]
+    assert env == {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+    assert spec["volumes"][0]["hostPath"]["path"] == "/var/run"
+    assert by_kind(docs, "Namespace")["kruise-system"]["metadata"]["labels"]["control-plane"] == "openkruise"
+
+
+def test_values_reach_every_process():
+    docs = render(
+        "featureGates=ImagePullJobGate=true",
+        "manager.replicas=3",
+        "daemon.socketFile=containerd/containerd.sock",
+    )
+    for workload in [*by_kind(docs, "Deployment").values(), *by_kind(docs, "DaemonSet").values()]:
+        assert "--feature-gates=ImagePullJobGate=true" in args_of(workload)
+    assert by_kind(docs, "Deployment")["kruise-manager"]["spec"]["replicas"] == 3
+    assert "--socket-file=containerd/containerd.sock" in args_of(by_kind(docs, "DaemonSet")["kruise-daemon"])
+    assert not by_kind(render("daemon.enabled=false"), "DaemonSet")
+
+
+def test_crds_are_the_generated_ones():
+    docs = render(crds=True)
+    crds = by_kind(docs, "CustomResourceDefinition")
+    generated = {
+        p.stem.split("_", 1)[1] + "." + p.stem.split("_", 1)[0]
+        for p in (CHART.parents[1] / "crds").glob("*.yaml")
+    }
+    assert set(crds) == generated
+
+
+def rules(docs: list[dict], name: str) -> list[dict]:
+    return by_kind(docs, "ClusterRole")[name]["rules"]
+
+
+def allows(role_rules: list[dict], group: str, resource: str, verb: str) -> bool:
+    return any(
+        (group in r["apiGroups"])
+        and (resource in r["resources"] or "*" in r["resources"])
+        and verb in r["verbs"]
+        for r in role_rules
+    )
+
+
+@pytest.mark.parametrize(
+    ("role", "group", "resource", "verb"),
+    [
+        ("kruise-manager-role", "apps.kruise.io", "clonesets", "update"),
+        ("kruise-manager-role", "", "pods", "create"),
+        ("kruise-manager-role", "", "pods/status", "update"),
+        ("kruise-manager-role", "apps", "controllerrevisions", "create"),
+        ("kruise-manager-role", "", "events", "create"),
+        ("kruise-webhook-role", "policy.kruise.io", "podunavailablebudgets/status", "update"),
+        ("kruise-webhook-role", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "patch"),
+        ("kruise-webhook-role", "", "namespaces", "list"),
+        ("kruise-daemon-role", "apps.kruise.io", "nodeimages/status", "patch"),
+        ("kruise-daemon-role", "apps.kruise.io", "containerrecreaterequests/status", "update"),
+    ],
+)
+def test_rbac_covers_what_each_process_does(role, group, resource, verb):
+    assert allows(rules(render(), role), group, resource, verb)
