@@ -129,6 +129,28 @@ def selector_matches(pub: Obj, pod: Obj) -> bool:
     )
 
 
+def pub_for_new_pod(pod: Obj, pubs: Iterable[Obj]) -> str | None:
+    """`GetPubForPod` at pod creation: a PUB whose targetRef is the pod's controller, or whose selector
+    matches its labels (first by name). A targetRef naming a Deployment is resolved later by the PUB
+    controller, since here the pod's owner is still its ReplicaSet."""
+    owner = next(
+        (r for r in (pod.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")), None
+    )
+    for pub in sorted(pubs, key=lambda p: (p.get("metadata") or {}).get("name", "")):
+        ref = (pub.get("spec") or {}).get("targetRef")
+        if ref:
+            if owner is not None and (
+                ref.get("kind") == owner.get("kind")
+                and ref.get("name") == owner.get("name")
+                and ref.get("apiVersion", "").rpartition("/")[0]
+                == owner.get("apiVersion", "").rpartition("/")[0]
+            ):
+                return pub["metadata"]["name"]
+        elif selector_matches(pub, pod):
+            return pub["metadata"]["name"]
+    return None
+
+
 def desired_available(pub: Obj, expected: int) -> int:
     """expected − maxUnavailable (rounded up), or minAvailable (a percentage rounded up)."""
     spec = pub.get("spec") or {}

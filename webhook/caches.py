@@ -92,6 +92,9 @@ class StorePubs:
     def pod(self, namespace: str, name: str) -> dict | None:
         return self._pods.get_by_name(namespace, name)
 
+    def in_namespace(self, namespace: str) -> list[dict]:
+        return self._pubs.by_index(NAMESPACE_INDEX, namespace) if self._pubs is not None else []
+
 
 class StorePodsAndNodes:
     """Pod and Node lookups for handlers that check a request against the pod it names (CRR)."""

@@ -72,14 +72,18 @@ def build_routes(
             validate = gated(validate, gates, KIND_GATES[info.kind])
         for path in paths.kind_paths("validate", info.group, info.kind, versions):
             routes[path] = validate
+    delete_gate = gates.enabled(features.POD_UNAVAILABLE_BUDGET_DELETE_GATE)
+    update_gate = gates.enabled(features.POD_UNAVAILABLE_BUDGET_UPDATE_GATE)
+    budget_pubs = (
+        budgets.source.in_namespace if budgets is not None and (delete_gate or update_gate) else None
+    )
     if gates.enabled(features.POD_WEBHOOK):
         routes[paths.POD_MUTATE] = pod.pod_create_handler(
             gates.enabled(features.KRUISE_POD_READINESS_GATE),
             sidecarsets,
             sort_sidecars_by_name=gates.enabled(features.ENABLE_SORT_SIDECAR_CONTAINER_BY_NAME),
+            pubs_in_namespace=budget_pubs,
         )
-    delete_gate = gates.enabled(features.POD_UNAVAILABLE_BUDGET_DELETE_GATE)
-    update_gate = gates.enabled(features.POD_UNAVAILABLE_BUDGET_UPDATE_GATE)
     if budgets is not None and (delete_gate or update_gate):
         routes[paths.POD_VALIDATE] = pub.pod_validating_handler(
             budgets, delete_gate=delete_gate, update_gate=update_gate

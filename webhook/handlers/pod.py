@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
+from kruise.control import pub as pubcontrol
 from kruise.control.launchpriority import PriorityError, inject_barriers
 from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
 from kruise.control.sidecarset.matching import SelectorError, matching_sidecarsets
@@ -67,9 +68,11 @@ def pod_create_handler(
     *,
     sort_sidecars_by_name: bool = False,
     clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.UTC),
+    pubs_in_namespace: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> Any:
     """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
-    EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection."""
+    EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection.
+    `pubs_in_namespace` (PodUnavailableBudget gates on): stamp the related-pub annotation at once."""
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation != "CREATE" or req.sub_resource or req.resource.resource != "pods" or not req.object:
@@ -92,6 +95,12 @@ def pod_create_handler(
             changed = inject_barriers(pod) or changed
         except PriorityError as exc:
             return deny(400, str(exc))
+        if pubs_in_namespace is not None:
+            name = pubcontrol.pub_for_new_pod(pod, pubs_in_namespace(metadata.get("namespace") or ""))
+            if name:
+                annotations = metadata.setdefault("annotations", {})
+                annotations.update(pubcontrol.related_pub_patch(name)["metadata"]["annotations"])
+                changed = True
         if not had_namespace:
             metadata.pop("namespace", None)
         return patched(pod) if changed else allow()

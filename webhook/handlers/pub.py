@@ -46,6 +46,8 @@ class PubSource(Protocol):
 
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None: ...
 
+    def in_namespace(self, namespace: str) -> list[dict[str, Any]]: ...
+
 
 def _rv(obj: dict[str, Any] | None) -> int:
     try:

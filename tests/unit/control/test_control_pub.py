@@ -144,3 +144,21 @@ def test_unavailable_change_and_related_pub():
         "kruise.io/related-pub": "x",
         "pub.kruise.io/related-pub": "x",
     }
+
+
+def test_pub_for_new_pod_by_target_or_selector():
+    by_target = {
+        "metadata": {"name": "b", "namespace": "ns"},
+        "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"}},
+    }
+    by_selector = {
+        "metadata": {"name": "a", "namespace": "ns"},
+        "spec": {"selector": {"matchLabels": {"app": "x"}}},
+    }
+    owned = a_pod(labels={"app": "y"})
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web", "controller": True}
+    ]
+    assert pub.pub_for_new_pod(owned, [by_selector, by_target]) == "b"
+    assert pub.pub_for_new_pod(a_pod(labels={"app": "x"}), [by_target, by_selector]) == "a"
+    assert pub.pub_for_new_pod(a_pod(labels={"app": "z"}), [by_target, by_selector]) is None
