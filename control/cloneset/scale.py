@@ -1,157 +1,155 @@
-"""Scale planning: which pods to delete, which instance ids and names to create.
+"""One scale pass as a plan (upstream ``realControl.Scale``), for the controller to execute.
 
-The controller applies the plan; it stops after the first step that changed something, so the
-steps here mirror upstream's order: pods to create, PreparingDelete pods to finish, specified
-deletes, then plain scale-in.
+The steps are tried in upstream's order and the first one with work wins, because the controller
+stops after any write and waits for its expectations: (1) take PreparingDelete pods back when
+replicas grew, (2) create pods, (3) finish PreparingDelete pods whose hook was released,
+(4) delete specified pods, (5) plain scale-in.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID
 from kruise.control import lifecycle
-from kruise.control.cloneset.diffs import is_specified_delete
-from kruise.control.cloneset.podsort import sort_for_deletion
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.cloneset.diffs import calculate_diffs, is_pod_available, is_pod_ready
+from kruise.control.cloneset.podchoice import (
+    available_instance_ids,
+    choose_pods_to_delete,
+    limit_ready_deletions,
+    planned_deleted_pods,
+    pods_to_undelete,
+    scale_up_limited_message,
+    split_by_revision,
+    split_creations,
+)
+from kruise.control.cloneset.podsort import spread_constraint_ranks
 
 Pod = Mapping[str, Any]
-INSTANCE_ID_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-INSTANCE_ID_LENGTH = 5
 
 
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}
+@dataclass
+class ScalePlan:
+    """``undelete``: pods to move back to PreparingNormal. ``create_current``/``create_update``:
+    pod counts per revision, using ``instance_ids`` in order. ``prepare_delete``: pods a preDelete
+    hook holds (move to PreparingDelete). ``delete``: pods to delete with their PVCs.
+    ``scale_up_limited``: Warning event message when creation was capped."""
+
+    undelete: list[Pod] = field(default_factory=list)
+    create_current: int = 0
+    create_update: int = 0
+    instance_ids: list[str] = field(default_factory=list)
+    prepare_delete: list[Pod] = field(default_factory=list)
+    delete: list[Pod] = field(default_factory=list)
+    scale_up_limited: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (
+            self.undelete or self.create_current or self.create_update or self.prepare_delete or self.delete
+        )
 
 
-def random_instance_id(rng: random.Random | None = None) -> str:
-    """``rand.String(5)``: five characters from the vowel-free alphabet."""
-    pick = rng or random.SystemRandom()
-    return "".join(pick.choice(INSTANCE_ID_ALPHABET) for _ in range(INSTANCE_ID_LENGTH))
+def pvcs_of(pod: Pod, pvcs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """PVCs sharing the pod's instance id (deleted together with it)."""
+    pod_id = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID)
+    return [
+        p
+        for p in pvcs
+        if ((p.get("metadata") or {}).get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID) == pod_id
+    ]
 
 
-def available_instance_ids(
-    count: int,
-    pods: Iterable[Pod],
-    pvcs: Iterable[Mapping[str, Any]],
-    rng: random.Random | None = None,
-) -> list[str]:
-    """Ids for ``count`` new pods: first ids of PVCs whose pod is gone (so the replacement
-    re-attaches them), then fresh random ids colliding with no existing pod or PVC."""
-    existing: set[str] = set()
-    orphan: list[str] = []
-    pod_ids = {_labels(p).get(LABEL_CLONESET_INSTANCE_ID) for p in pods} - {None, ""}
-    for pvc in pvcs:
-        pvc_id = _labels(pvc).get(LABEL_CLONESET_INSTANCE_ID)
-        if pvc_id:
-            existing.add(pvc_id)
-            if pvc_id not in pod_ids and pvc_id not in orphan:
-                orphan.append(pvc_id)
-    existing |= {i for i in pod_ids if i}
-    chosen: list[str] = []
-    for _ in range(count):
-        if orphan:
-            new_id = orphan.pop(0)
+def _split_hooked(cloneset: Mapping[str, Any], pods: Sequence[Pod], plan: ScalePlan) -> None:
+    hook = ((cloneset.get("spec") or {}).get("lifecycle") or {}).get("preDelete")
+    for pod in pods:
+        if lifecycle.is_hooked(hook, pod):
+            if lifecycle.pod_state(pod) != "PreparingDelete":
+                plan.prepare_delete.append(pod)
         else:
-            new_id = random_instance_id(rng)
-            while new_id in existing:
-                new_id = random_instance_id(rng)
-        existing.add(new_id)
-        chosen.append(new_id)
-    return chosen
+            plan.delete.append(pod)
 
 
-def planned_deleted_pods(
-    cloneset: Mapping[str, Any], pods: Sequence[Pod]
-) -> tuple[list[Pod], list[Pod], int]:
-    """(specified-delete pods, PreparingDelete pods, number of distinct pods in either)."""
-    specified = [p for p in pods if is_specified_delete(cloneset, p)]
-    preparing = [p for p in pods if lifecycle.pod_state(p) == LIFECYCLE_STATE_PREPARING_DELETE]
-    names = {(p.get("metadata") or {}).get("name") for p in specified + preparing}
-    return specified, preparing, len(names)
+def plan_scale(
+    cloneset: Mapping[str, Any],
+    pods: Sequence[Pod],
+    pvcs: Sequence[Mapping[str, Any]],
+    current_revision: str,
+    update_revision: str,
+    now: datetime,
+    *,
+    is_pod_update: Callable[[Pod, str], bool] | None = None,
+    node_labels: Mapping[str, Mapping[str, str]] | None = None,
+    rng: random.Random | None = None,
+    exclude_preparing_delete_flag: bool = False,
+) -> ScalePlan:
+    """``node_labels`` is needed only when the template has topologySpreadConstraints."""
+    plan = ScalePlan()
+    specified, preparing, num_to_delete = planned_deleted_pods(cloneset, pods)
+    plan.undelete = pods_to_undelete(cloneset, pods, preparing, num_to_delete)
+    if plan.undelete:
+        return plan
 
+    diffs = calculate_diffs(
+        cloneset,
+        pods,
+        current_revision,
+        update_revision,
+        now,
+        is_pod_update=is_pod_update,
+        exclude_preparing_delete_flag=exclude_preparing_delete_flag,
+    )
+    if diffs.scale_up_num > diffs.scale_up_limit:
+        plan.scale_up_limited = scale_up_limited_message(diffs.scale_up_limit)
+    if diffs.scale_up_num > 0:
+        plan.instance_ids = available_instance_ids(diffs.scale_up_limit, pods, pvcs, rng)
+        plan.create_current, plan.create_update = split_creations(
+            diffs.scale_up_limit, diffs.scale_up_num_old_revision
+        )
+        return plan
 
-def split_by_revision(pods: Sequence[Pod], update_revision: str) -> tuple[list[Pod], list[Pod]]:
-    """(pods at the update revision, the others)."""
-    updated = [p for p in pods if equal_to_revision_hash(p, update_revision)]
-    return updated, [p for p in pods if not equal_to_revision_hash(p, update_revision)]
+    if preparing:
+        _split_hooked(cloneset, preparing, plan)
+        if plan.delete or plan.prepare_delete:
+            return plan
 
+    ready_limit = diffs.delete_ready_limit
 
-def choose_pods_to_delete(
-    total: int,
-    old_revision: int,
-    not_updated: Sequence[Pod],
-    updated: Sequence[Pod],
-    available: Callable[[Pod], bool],
-    ranker: Callable[[Sequence[Pod]], Mapping[str, float]] | None = None,
-) -> list[Pod]:
-    """Scale-in victims: old-revision pods first (up to ``old_revision``), then updated ones.
+    def ready(pod: Pod) -> bool:
+        return is_pod_ready(pod, now)
 
-    ``ranker`` ranks the pods of one group (default: same-node crowding within the group)."""
+    preparing_names = {(p.get("metadata") or {}).get("name") for p in preparing}
+    to_delete = [p for p in specified if (p.get("metadata") or {}).get("name") not in preparing_names]
+    if to_delete:
+        allowed = limit_ready_deletions(to_delete, ready, ready_limit)
+        ready_limit -= sum(1 for p in allowed if ready(p))
+        _split_hooked(cloneset, allowed, plan)
+        if plan.delete or plan.prepare_delete:
+            return plan
 
-    def choose(group: Sequence[Pod], diff: int) -> list[Pod]:
-        if diff >= len(group):
-            return list(group)
-        return sort_for_deletion(group, available, ranker(group) if ranker else None)[:diff]
+    if diffs.scale_down_num > 0 and num_to_delete == 0:
+        min_ready = int((cloneset.get("spec") or {}).get("minReadySeconds") or 0)
+        constraints = ((cloneset.get("spec") or {}).get("template") or {}).get("spec", {}).get(
+            "topologySpreadConstraints"
+        ) or []
+        ranker = None
+        if constraints:
+            keys = [c.get("topologyKey", "") for c in constraints]
 
-    if old_revision >= total:
-        return choose(not_updated, total)
-    if old_revision > 0:
-        return choose(not_updated, old_revision) + choose(updated, total - old_revision)
-    return choose(updated, total)
+            def ranker(group: Sequence[Pod]) -> Mapping[str, float]:
+                return spread_constraint_ranks(group, keys, node_labels or {})
 
-
-def limit_ready_deletions(
-    candidates: Sequence[Pod], ready: Callable[[Pod], bool], ready_limit: int
-) -> list[Pod]:
-    """Unready pods may always go; ready ones only while ``ready_limit`` lasts."""
-    allowed: list[Pod] = []
-    for pod in candidates:
-        if not ready(pod):
-            allowed.append(pod)
-        elif ready_limit > 0:
-            allowed.append(pod)
-            ready_limit -= 1
-    return allowed
-
-
-def scale_up_limited_message(limit: int) -> str:
-    return f"scaleUp is limited because of scaleStrategy.maxUnavailable, limit: {limit}"
-
-
-def split_creations(expected: int, expected_current: int) -> tuple[int, int]:
-    """(pods to create at the current revision, pods at the update revision)."""
-    if expected <= expected_current:
-        return expected, 0
-    return expected_current, expected - expected_current
-
-
-def pods_to_undelete(
-    cloneset: Mapping[str, Any], pods: Sequence[Pod], preparing_delete: Sequence[Pod], num_to_delete: int
-) -> list[Pod]:
-    """PreparingDelete pods to move back to PreparingNormal because replicas grew again
-    (``managePreparingDelete``). Never when a hook marks pods not ready (no regret once the pod
-    was taken out of service), and never for pods explicitly specified for deletion."""
-    if lifecycle.marks_pod_not_ready((cloneset.get("spec") or {}).get("lifecycle")):
-        return []
-    replicas = (cloneset.get("spec") or {}).get("replicas")
-    diff = (1 if replicas is None else int(replicas)) - len(pods) + num_to_delete
-    chosen: list[Pod] = []
-    for pod in preparing_delete:
-        if diff <= 0:
-            break
-        if is_specified_delete(cloneset, pod):
-            continue
-        chosen.append(pod)
-        diff -= 1
-    return chosen
-
-
-def truncated_pods_to_delete(cloneset: Mapping[str, Any], pods: Iterable[Pod]) -> list[str] | None:
-    """The podsToDelete list without names of pods that no longer exist; None if unchanged."""
-    names = ((cloneset.get("spec") or {}).get("scaleStrategy") or {}).get("podsToDelete") or []
-    existing = {(p.get("metadata") or {}).get("name") for p in pods}
-    kept = [n for n in names if n in existing]
-    return None if len(kept) == len(names) else kept
+        updated, not_updated = split_by_revision(pods, update_revision)
+        victims = choose_pods_to_delete(
+            diffs.scale_down_num,
+            diffs.scale_down_num_old_revision,
+            not_updated,
+            updated,
+            lambda p: is_pod_available(p, min_ready, now),
+            ranker,
+        )
+        _split_hooked(cloneset, limit_ready_deletions(victims, ready, ready_limit), plan)
+    return plan

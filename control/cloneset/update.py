@@ -3,7 +3,8 @@
 Mirrors upstream ``cloneset_update.go``: first every pod's state is refreshed (if anything was
 written, the pass ends); then, unless paused, candidates not at the target revision are sorted
 (ActivePods, priority, scatter, PreparingUpdate first) and cut to |updateNum| and to the
-unavailability budget. Each chosen pod then goes through :func:`pod_update_action`.
+unavailability budget. :func:`plan_update` returns both halves as typed data (refreshes, then a
+:class:`PodUpdate` per chosen pod) for the manager's thin writer to carry out.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
 from kruise.api.keys import (
@@ -28,6 +30,7 @@ from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import ExpectationDiffs, is_pod_available
 from kruise.control.cloneset.podsort import sort_active_pods
 from kruise.control.inplace.engine import RefreshResult, refresh, update_completed_problem
+from kruise.control.inplace.spec import UpdateSpec, calculate_update_spec
 from kruise.control.inplace.state import get_grace_json
 from kruise.control.revision import equal_to_revision_hash, short_hash
 from kruise.control.updatesort import priority_sort, scatter_sort
@@ -144,22 +147,37 @@ def plan_updates(
     return target, limit_update_candidates(cloneset, pods, ordered, diffs, target, now)
 
 
+class UpdateKind(Enum):
+    """What the update half of a pass does to one chosen pod."""
+
+    PREPARE_UPDATE = "PrepareUpdate"
+    """Move to PreparingUpdate (readiness key first with markPodNotReady) and wait for the hook."""
+    IN_PLACE = "InPlace"
+    """Run the in-place writer with `PodUpdate.spec`; lifecycle state becomes Updating in the same write."""
+    RECREATE = "Recreate"
+    """Label the pod specified-delete; the scale half replaces it on the next pass."""
+    BLOCKED = "Blocked"
+    """Cannot be updated; `PodUpdate.message` becomes the FailedUpdate condition."""
+    WAIT = "Wait"
+    """An inPlaceUpdate hook still holds the PreparingUpdate pod: nothing is written (upstream still
+    asks the PodUnavailableBudget first, so the pod stays in the plan)."""
+
+
 @dataclass(frozen=True)
-class PodUpdateAction:
-    """What to do with one chosen pod.
-
-    kind: ``"preparing-update"`` (move to PreparingUpdate and wait for the hook),
-    ``"wait"`` (hook still held), ``"in-place"`` (run the in-place engine; set state Updating),
-    ``"recreate"`` (label specified-delete), ``"error"`` (``message`` says why).
-    """
-
-    kind: str
+class PodUpdate:
+    kind: UpdateKind
+    pod: Pod
+    target_revision: str
+    spec: UpdateSpec | None = None
+    mark_not_ready: bool = False
     message: str = ""
 
 
-def pod_update_action(cloneset: Mapping[str, Any], pod: Pod, can_in_place: bool) -> PodUpdateAction:
-    """``updatePod``: ``can_in_place`` is whether the in-place engine produced a spec from the
-    pod's revision to the target (``calculate_update_spec`` is not None)."""
+def pod_update_kind(
+    cloneset: Mapping[str, Any], pod: Pod, can_in_place: bool
+) -> tuple[UpdateKind | None, str]:
+    """``updatePod``'s decision, with the reason when blocked; None while an inPlaceUpdate hook still
+    holds a PreparingUpdate pod. ``can_in_place``: the engine produced a spec from the pod's revision."""
     strategy = (cloneset.get("spec") or {}).get("updateStrategy") or {}
     update_type = strategy.get("type")
     name = (pod.get("metadata") or {}).get("name", "")
@@ -169,20 +187,57 @@ def pod_update_action(cloneset: Mapping[str, Any], pod: Pod, can_in_place: bool)
             state = lifecycle.pod_state(pod)
             if state in ("", LIFECYCLE_STATE_PREPARING_NORMAL, LIFECYCLE_STATE_NORMAL):
                 if lifecycle.is_hooked(hook, pod):
-                    return PodUpdateAction("preparing-update")
+                    return UpdateKind.PREPARE_UPDATE, ""
             elif state == LIFECYCLE_STATE_UPDATED:
-                return PodUpdateAction("preparing-update")
+                return UpdateKind.PREPARE_UPDATE, ""
             elif state == LIFECYCLE_STATE_PREPARING_UPDATE:
                 if lifecycle.is_hooked(hook, pod):
-                    return PodUpdateAction("wait")
+                    return UpdateKind.WAIT, ""
             elif state != LIFECYCLE_STATE_UPDATING:
-                return PodUpdateAction("error", f"not allowed to in-place update pod {name} in state {state}")
-            return PodUpdateAction("in-place")
+                return UpdateKind.BLOCKED, f"not allowed to in-place update pod {name} in state {state}"
+            return UpdateKind.IN_PLACE, ""
         if update_type == UPDATE_TYPE_IN_PLACE_ONLY:
-            return PodUpdateAction(
-                "error", f"find Pod {name} update strategy is InPlaceOnly but can not update in-place"
+            return (
+                UpdateKind.BLOCKED,
+                f"find Pod {name} update strategy is InPlaceOnly but can not update in-place",
             )
-    return PodUpdateAction("recreate")
+    return UpdateKind.RECREATE, ""
+
+
+def in_place_spec(
+    cloneset: Mapping[str, Any],
+    pod: Pod,
+    target: Mapping[str, Any],
+    revisions: Sequence[Mapping[str, Any]],
+    *,
+    env_from_metadata: bool,
+) -> UpdateSpec | None:
+    """The in-place change from the pod's own revision to ``target`` (None: not possible in place)."""
+    old = next((r for r in revisions if equal_to_revision_hash(pod, r["metadata"]["name"])), None)
+    strategy = ((cloneset.get("spec") or {}).get("updateStrategy") or {}).get("inPlaceUpdateStrategy") or {}
+    grace = int(strategy.get("gracePeriodSeconds") or 0)
+    return calculate_update_spec(old, target, grace_seconds=grace, env_from_metadata=env_from_metadata)
+
+
+def plan_pod_update(
+    cloneset: Mapping[str, Any],
+    pod: Pod,
+    target: Mapping[str, Any],
+    revisions: Sequence[Mapping[str, Any]],
+    *,
+    env_from_metadata: bool,
+) -> PodUpdate:
+    spec = in_place_spec(cloneset, pod, target, revisions, env_from_metadata=env_from_metadata)
+    kind, message = pod_update_kind(cloneset, pod, spec is not None)
+    hook = (_lifecycle(cloneset) or {}).get("inPlaceUpdate") or {}
+    return PodUpdate(
+        kind=kind,
+        pod=pod,
+        target_revision=target["metadata"]["name"],
+        spec=spec if kind is UpdateKind.IN_PLACE else None,
+        mark_not_ready=bool(hook.get("markPodNotReady")),
+        message=message,
+    )
 
 
 def in_place_event_message(pod_name: str, revision: str) -> str:
@@ -205,10 +260,15 @@ class PodRefresh:
     ``template_hash_label`` the missing ``pod-template-hash`` value; ``delay_seconds`` when to
     requeue (grace period)."""
 
+    pod: Pod
     inplace: RefreshResult
     lifecycle_state: str | None
     mark_not_ready: bool
     template_hash_label: str | None
+
+    def matters(self) -> bool:
+        """Something for the writer to do or report: a write, a grace-period requeue or an error."""
+        return self.writes() or bool(self.inplace.delay_seconds) or self.inplace.error is not None
 
     def writes(self) -> bool:
         return bool(
@@ -228,8 +288,47 @@ def refresh_pod(cloneset: Mapping[str, Any], pod: Pod, update_revision: str, now
     if LABEL_POD_TEMPLATE_HASH not in labels:
         missing_hash = short_hash(labels.get(LABEL_CONTROLLER_REVISION_HASH, ""))
     return PodRefresh(
+        pod=pod,
         inplace=inplace,
         lifecycle_state=refreshed_lifecycle_state(cloneset, pod, update_revision, completed),
         mark_not_ready=bool((spec_lifecycle.get("inPlaceUpdate") or {}).get("markPodNotReady")),
         template_hash_label=missing_hash,
     )
+
+
+@dataclass(frozen=True)
+class UpdatePlan:
+    """The update half of one pass. ``refreshes`` (every pod needing a write, in pod order) are carried out
+    first; ``updates`` are empty when any refresh moves a lifecycle state, because upstream ends the pass
+    there and picks new pods only from a settled state on the next one."""
+
+    refreshes: tuple[PodRefresh, ...]
+    updates: tuple[PodUpdate, ...]
+
+
+def plan_update(
+    cloneset: Mapping[str, Any],
+    pods: Sequence[Pod],
+    current_revision: Mapping[str, Any],
+    update_revision: Mapping[str, Any],
+    revisions: Sequence[Mapping[str, Any]],
+    diffs: ExpectationDiffs,
+    now: datetime,
+    *,
+    env_from_metadata: bool = True,
+) -> UpdatePlan:
+    update_name = update_revision["metadata"]["name"]
+    refreshes = tuple(
+        step for step in (refresh_pod(cloneset, p, update_name, now) for p in pods) if step.matters()
+    )
+    if any(step.lifecycle_state for step in refreshes):
+        return UpdatePlan(refreshes, ())
+    target_name, chosen = plan_updates(
+        cloneset, pods, current_revision["metadata"]["name"], update_name, diffs, now
+    )
+    target = update_revision if target_name == update_name else current_revision
+    updates = (
+        plan_pod_update(cloneset, pod, target, revisions, env_from_metadata=env_from_metadata)
+        for pod in chosen
+    )
+    return UpdatePlan(refreshes, tuple(u for u in updates if u is not None))

@@ -20,8 +20,8 @@ from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISIO
 from kruise.control import podstatus
 from kruise.control.cloneset import conditions
 from kruise.control.cloneset.diffs import calculate_diffs
-from kruise.control.cloneset.scale import truncated_pods_to_delete
-from kruise.control.cloneset.scaleplan import plan_scale
+from kruise.control.cloneset.podchoice import truncated_pods_to_delete
+from kruise.control.cloneset.scale import plan_scale
 from kruise.control.cloneset.status import compute_status
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
@@ -31,12 +31,12 @@ from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpect
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CLONESETS, PODS, PVCS
 from kruise.kube.store import OWNER_UID_INDEX
-from kruise.manager.controllers.cloneset.podwrites import PodWriter
 from kruise.manager.controllers.cloneset.predownloader import PreDownloader
 from kruise.manager.controllers.cloneset.pubgate import PubGate
 from kruise.manager.controllers.cloneset.revisions import RevisionWriter
 from kruise.manager.controllers.cloneset.scaler import Scaler
 from kruise.manager.controllers.cloneset.updater import Updater
+from kruise.manager.writers.inplace import InPlaceWriter
 
 log = structlog.get_logger("kruise.manager.cloneset")
 
@@ -70,13 +70,13 @@ class CloneSetReconciler:
         self.wall = wall
         self.predownloader = predownloader
         short_hash = gates.enabled(features.CLONESET_SHORT_HASH)
-        pod_writer = PodWriter(client, rv_expectations)
+        inplace = InPlaceWriter(client, rv_expectations)
         self.revision_writer = RevisionWriter(client, rv_expectations)
-        self.scaler = Scaler(client, recorder, scale_expectations, pod_writer, short_hash_gate=short_hash)
+        self.scaler = Scaler(client, recorder, scale_expectations, inplace.pods, short_hash_gate=short_hash)
         self.updater = Updater(
             client,
             recorder,
-            pod_writer,
+            inplace,
             rv_expectations,
             short_hash_gate=short_hash,
             env_from_metadata=gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),

@@ -20,7 +20,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_NORMAL,
 )
 from kruise.control.cloneset.pods import new_pod, pvcs_for_instance
-from kruise.control.cloneset.scaleplan import ScalePlan, pvcs_of
+from kruise.control.cloneset.scale import ScalePlan, pvcs_of
 from kruise.control.revision import template_from_revision_data
 from kruise.kube.client import Client
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -28,7 +28,7 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.resources import PODS, PVCS, object_key
 from kruise.kube.slowstart import slow_start
-from kruise.manager.controllers.cloneset.podwrites import PodWriter
+from kruise.manager.writers.pods import PodWriter
 
 log = structlog.get_logger("kruise.manager.cloneset")
 

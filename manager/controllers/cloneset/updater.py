@@ -9,7 +9,6 @@ objects say it was — the plan lives in the pods, not in memory.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -25,22 +24,22 @@ from kruise.api.keys import (
 from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import ExpectationDiffs
 from kruise.control.cloneset.update import (
+    PodRefresh,
+    PodUpdate,
+    UpdateKind,
     in_place_event_message,
     in_place_failed_message,
-    plan_updates,
-    pod_update_action,
+    plan_update,
     recreate_event_message,
-    refresh_pod,
 )
-from kruise.control.inplace.engine import refresh, start_update, unready_pod
-from kruise.control.inplace.spec import UpdateSpec, calculate_update_spec
 from kruise.control.revision import equal_to_revision_hash, revision_labels_for_pod
 from kruise.kube.client import Client, PatchType
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS
-from kruise.manager.controllers.cloneset.podwrites import PodWriter
 from kruise.manager.controllers.cloneset.pubgate import REFUSED_RETRY_SECONDS, PubGate
+from kruise.manager.writers.inplace import InPlaceRefreshError, InPlaceWriter
+from kruise.manager.writers.pods import PodWriter
 
 log = structlog.get_logger("kruise.manager.cloneset")
 
@@ -51,12 +50,19 @@ class UpdateError(Exception):
     """A pod could not be updated; the message becomes the FailedUpdate condition."""
 
 
+def _earliest(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
 class Updater:
+    """Carries out `kruise.control.cloneset.update.plan_update`: no decision is taken here except
+    asking the PodUnavailableBudget for a slot, which needs the API."""
+
     def __init__(
         self,
         client: Client,
         recorder: EventRecorder,
-        pod_writer: PodWriter,
+        inplace: InPlaceWriter,
         rv_expectations: ResourceVersionExpectations,
         *,
         short_hash_gate: bool = False,
@@ -65,7 +71,8 @@ class Updater:
     ) -> None:
         self.client = client
         self.recorder = recorder
-        self.pod_writer = pod_writer
+        self.inplace = inplace
+        self.pod_writer: PodWriter = inplace.pods
         self.rv_expectations = rv_expectations
         self.short_hash_gate = short_hash_gate
         self.env_from_metadata = env_from_metadata
@@ -81,141 +88,86 @@ class Updater:
         diffs: ExpectationDiffs,
         now: datetime,
     ) -> float | None:
-        """Returns seconds after which to come back (grace periods), or None."""
-        update_name = update_revision["metadata"]["name"]
-        delay: float | None = None
-        modified = False
-        for pod in pods:
-            changed, pod_delay = await self._refresh(cloneset, pod, update_name, now)
-            modified = modified or changed
-            if pod_delay:
-                delay = pod_delay if delay is None else min(delay, pod_delay)
-        if modified:
-            return delay
-
-        target, chosen = plan_updates(
-            cloneset, pods, current_revision["metadata"]["name"], update_name, diffs, now
+        """Returns seconds after which to come back (grace periods, PUB refusals), or None."""
+        plan = plan_update(
+            cloneset,
+            pods,
+            current_revision,
+            update_revision,
+            revisions,
+            diffs,
+            now,
+            env_from_metadata=self.env_from_metadata,
         )
-        target_revision = update_revision if target == update_name else current_revision
-        for pod in chosen:
-            if self.pub_gate is not None and not await self.pub_gate.allows(pod):
-                delay = REFUSED_RETRY_SECONDS if delay is None else min(delay, REFUSED_RETRY_SECONDS)
+        delay: float | None = None
+        for step in plan.refreshes:
+            delay = _earliest(delay, await self._refresh(step, now))
+        for action in plan.updates:
+            if self.pub_gate is not None and not await self.pub_gate.allows(action.pod):
+                delay = _earliest(delay, REFUSED_RETRY_SECONDS)
                 continue
-            pod_delay = await self._update_pod(cloneset, pod, target_revision, revisions, now)
-            if pod_delay:
-                delay = pod_delay if delay is None else min(delay, pod_delay)
+            delay = _earliest(delay, await self._update_pod(cloneset, action, now))
         return delay
 
-    async def _refresh(
-        self, cloneset: Mapping[str, Any], pod: Pod, update_name: str, now: datetime
-    ) -> tuple[bool, float | None]:
-        """`refreshPodState` (+ the template-hash label fix): True when a lifecycle state was written."""
-        plan = refresh_pod(cloneset, pod, update_name, now)
-        if plan.inplace.error:
-            raise UpdateError(plan.inplace.error)
-        if plan.inplace.pod is not None:
-            await self.pod_writer.write_with(
-                pod, lambda fresh: refresh(fresh, now, equal_to_revision_hash).pod
-            )
-        elif plan.inplace.status_pod is not None:
-            await self.pod_writer.patch_conditions(pod, lambda _: plan.inplace.status_pod)
-        if plan.template_hash_label:
+    async def _refresh(self, step: PodRefresh, now: datetime) -> float | None:
+        """`refreshPodState` (+ the template-hash label fix) for one pod."""
+        pod = step.pod
+        try:
+            outcome = await self.inplace.refresh(pod, now, equal_to_revision_hash, step.inplace)
+        except InPlaceRefreshError as exc:
+            raise UpdateError(str(exc)) from exc
+        if step.template_hash_label:
             meta = pod["metadata"]
             patched = await self.client.patch(
                 PODS,
                 meta["name"],
-                {"metadata": {"labels": {LABEL_POD_TEMPLATE_HASH: plan.template_hash_label}}},
+                {"metadata": {"labels": {LABEL_POD_TEMPLATE_HASH: step.template_hash_label}}},
                 meta["namespace"],
                 patch_type=PatchType.STRATEGIC,
             )
             self.rv_expectations.expect(patched)
-        modified = False
-        if plan.lifecycle_state:
-            written = await self.pod_writer.set_lifecycle_state(
-                pod, plan.lifecycle_state, plan.mark_not_ready, now
-            )
-            modified = written is not None
-        return modified, (plan.inplace.delay_seconds or None)
+        if step.lifecycle_state:
+            await self.pod_writer.set_lifecycle_state(pod, step.lifecycle_state, step.mark_not_ready, now)
+        return outcome.requeue_after
 
-    def _update_spec(
-        self,
-        cloneset: Mapping[str, Any],
-        pod: Pod,
-        target: Mapping[str, Any],
-        revisions: Sequence[Mapping[str, Any]],
-    ) -> UpdateSpec | None:
-        old = next((r for r in revisions if equal_to_revision_hash(pod, r["metadata"]["name"])), None)
-        grace = int(
-            (
-                ((cloneset.get("spec") or {}).get("updateStrategy") or {}).get("inPlaceUpdateStrategy") or {}
-            ).get("gracePeriodSeconds")
-            or 0
-        )
-        return calculate_update_spec(
-            old, target, grace_seconds=grace, env_from_metadata=self.env_from_metadata
-        )
-
-    async def _update_pod(
-        self,
-        cloneset: dict[str, Any],
-        pod: Pod,
-        target: Mapping[str, Any],
-        revisions: Sequence[Mapping[str, Any]],
-        now: datetime,
-    ) -> float | None:
-        spec = self._update_spec(cloneset, pod, target, revisions)
-        action = pod_update_action(cloneset, pod, spec is not None)
-        target_name = target["metadata"]["name"]
+    async def _update_pod(self, cloneset: dict[str, Any], action: PodUpdate, now: datetime) -> float | None:
+        pod, target_name = action.pod, action.target_revision
         name = pod["metadata"]["name"]
-        if action.kind == "wait":
+        if action.kind is UpdateKind.WAIT:
             return None
-        if action.kind == "error":
+        if action.kind is UpdateKind.BLOCKED:
             raise UpdateError(action.message)
-        if action.kind == "preparing-update":
-            hook = ((cloneset.get("spec") or {}).get("lifecycle") or {}).get("inPlaceUpdate") or {}
+        if action.kind is UpdateKind.PREPARE_UPDATE:
             await self.pod_writer.set_lifecycle_state(
-                pod, LIFECYCLE_STATE_PREPARING_UPDATE, bool(hook.get("markPodNotReady")), now
+                pod, LIFECYCLE_STATE_PREPARING_UPDATE, action.mark_not_ready, now
             )
             return None
-        if action.kind == "in-place":
-            assert spec is not None
-            try:
-                await self._in_place(pod, spec, now)
-            except Exception as exc:
-                self.recorder.event(
-                    cloneset,
-                    "Warning",
-                    "FailedUpdatePodInPlace",
-                    in_place_failed_message(name, target_name, str(exc)),
-                )
-                raise
+        if action.kind is UpdateKind.RECREATE:
+            await self._recreate(cloneset, pod, target_name)
+            return None
+        spec = action.spec
+        assert spec is not None, "an IN_PLACE action always carries its spec"
+        try:
+            await self.inplace.start(
+                pod, spec, now, write_revision=self._write_revision, also=lambda p: _mark_updating(p, now)
+            )
+        except Exception as exc:
             self.recorder.event(
-                cloneset, "Normal", "SuccessfulUpdatePodInPlace", in_place_event_message(name, target_name)
+                cloneset,
+                "Warning",
+                "FailedUpdatePodInPlace",
+                in_place_failed_message(name, target_name, str(exc)),
             )
-            return float(spec.grace_seconds) if spec.grace_seconds > 0 else None
-        await self._recreate(cloneset, pod, target_name)
-        return None
+            raise
+        self.recorder.event(
+            cloneset, "Normal", "SuccessfulUpdatePodInPlace", in_place_event_message(name, target_name)
+        )
+        return float(spec.grace_seconds) if spec.grace_seconds > 0 else None
 
-    async def _in_place(self, pod: Pod, spec: UpdateSpec, now: datetime) -> None:
-        """`inplaceControl.Update`: InPlaceUpdateReady False first (status), then the new revision,
-        state annotation, images and lifecycle state `Updating` in one object write."""
-        written = await self.pod_writer.patch_conditions(pod, lambda current: unready_pod(current, now))
-        base: Pod = written or pod
-
-        def write_revision(obj: dict[str, Any], revision: str) -> None:
-            obj.setdefault("metadata", {}).setdefault("labels", {}).update(
-                revision_labels_for_pod(revision, self.short_hash_gate)
-            )
-
-        def change(fresh: Pod) -> dict[str, Any]:
-            updated = start_update(fresh, spec, now, write_revision)
-            if lifecycle.pod_state(updated) != LIFECYCLE_STATE_UPDATING:
-                state = lifecycle.state_patch(LIFECYCLE_STATE_UPDATING, now)["metadata"]
-                updated["metadata"].setdefault("labels", {}).update(state["labels"])
-                updated["metadata"].setdefault("annotations", {}).update(state["annotations"])
-            return updated
-
-        await self.pod_writer.write_with(copy.deepcopy(dict(base)), change)
+    def _write_revision(self, obj: dict[str, Any], revision: str) -> None:
+        obj.setdefault("metadata", {}).setdefault("labels", {}).update(
+            revision_labels_for_pod(revision, self.short_hash_gate)
+        )
 
     async def _recreate(self, cloneset: dict[str, Any], pod: Pod, target_name: str) -> None:
         meta = pod["metadata"]
@@ -243,3 +195,12 @@ class Updater:
             "SuccessfulUpdatePodReCreate",
             recreate_event_message(meta["name"], target_name),
         )
+
+
+def _mark_updating(pod: dict[str, Any], now: datetime) -> None:
+    """The lifecycle state rides on the in-place object write (one write, as upstream)."""
+    if lifecycle.pod_state(pod) == LIFECYCLE_STATE_UPDATING:
+        return
+    state = lifecycle.state_patch(LIFECYCLE_STATE_UPDATING, now)["metadata"]
+    pod["metadata"].setdefault("labels", {}).update(state["labels"])
+    pod["metadata"].setdefault("annotations", {}).update(state["annotations"])

@@ -1,199 +1,141 @@
-"""Scale-in ordering, instance ids, new pods/PVCs and status counters."""
+"""A scale pass as a plan, replaying the CloneSet scale examples of seed 002."""
 
 from __future__ import annotations
 
 import random
 from datetime import timedelta
 
-import pytest
-from control_builders import NOW, build_cloneset, build_pod, iso
-from hypothesis import given
+from control_builders import NOW, build_cloneset, build_pod
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kruise.control.cloneset import podsort, scale
-from kruise.control.cloneset.pods import new_pod, pvc_name, pvcs_for_instance
-from kruise.control.cloneset.status import compute_status, has_unavailable_ready_pods
+from kruise.control.cloneset.diffs import calculate_diffs, is_pod_ready
+from kruise.control.cloneset.scale import plan_scale, pvcs_of
+from kruise.control.cloneset.strategy import rollout_limits
+from kruise.control.lifecycle import pod_state as lifecycle_state
+
+STATE = "lifecycle.apps.kruise.io/state"
 
 
 def names(pods: list) -> list[str]:
     return [p["metadata"]["name"] for p in pods]
 
 
-def always(_: object) -> bool:
-    return True
-
-
-@pytest.mark.parametrize(
-    ("first", "second"),
-    [
-        ({"node": None}, {}),
-        ({"phase": "Pending"}, {}),
-        ({"phase": "Unknown"}, {"phase": "Running"}),
-        ({"ready": False}, {}),
-        ({"ready_since": timedelta(minutes=1)}, {"ready_since": timedelta(hours=2)}),
-        ({"restarts": 3}, {"restarts": 1}),
-        ({"created": NOW - timedelta(hours=1)}, {"created": NOW - timedelta(days=3)}),
-    ],
-)
-def test_active_pods_order(first: dict, second: dict) -> None:
-    a, b = build_pod("a", **first), build_pod("b", **second)
-    assert names(podsort.sort_active_pods([b, a])) == ["a", "b"]
-    assert names(podsort.sort_for_deletion([b, a], always, ranks={})) == ["a", "b"]
-
-
-def test_deletion_prefers_unavailable_then_low_cost_then_crowded_nodes() -> None:
-    a, b = build_pod("a"), build_pod("b")
-    assert names(podsort.sort_for_deletion([a, b], lambda p: p is a, ranks={})) == ["b", "a"]
-    b["metadata"]["annotations"] = {podsort.POD_DELETION_COST: "-5"}
-    assert names(podsort.sort_for_deletion([a, b], always, ranks={})) == ["b", "a"]
-    crowded = [build_pod(f"n{i}", node="busy") for i in range(3)]
-    alone = build_pod("alone", node="quiet")
-    # All but the best pod of a crowded node rank above zero; the survivor ties with "alone".
-    order = names(podsort.sort_for_deletion([alone, *crowded], always))
-    assert all(name.startswith("n") for name in order[:2])
-    assert sorted(podsort.same_node_ranks([alone, *crowded]).values()) == [1.0, 2.0]
-
-
-@pytest.mark.parametrize(("value", "cost"), [("10", 10), ("-3", -3), ("0", 0), ("007", 0), ("x", 0), ("", 0)])
-def test_deletion_cost_parsing(value: str, cost: int) -> None:
-    pod = build_pod()
-    pod["metadata"]["annotations"] = {podsort.POD_DELETION_COST: value}
-    assert podsort.deletion_cost(pod) == cost
-
-
-def test_spread_ranks_prefer_crowded_zones() -> None:
-    pods = [build_pod("z1a", node="n1"), build_pod("z1b", node="n2"), build_pod("z2", node="n3")]
-    nodes = {"n1": {"zone": "z1"}, "n2": {"zone": "z1"}, "n3": {"zone": "z2"}}
-    ranks = podsort.spread_constraint_ranks(pods, ["zone"], nodes)
-    assert names(podsort.sort_for_deletion(pods, always, ranks))[-1] == "z2"
-
-
-def test_choose_pods_to_delete_takes_old_revision_first() -> None:
-    old = [build_pod(f"o{i}", "cs-old") for i in range(3)]
-    new = [build_pod(f"n{i}", "cs-new") for i in range(3)]
-    assert len(scale.choose_pods_to_delete(2, 5, old, new, always)) == 2
-    picked = scale.choose_pods_to_delete(4, 1, old, new, always)
-    assert sum(n.startswith("o") for n in names(picked)) == 1 and len(picked) == 4
-    assert names(scale.choose_pods_to_delete(3, 0, old, new, always)) == names(new)
-
-
-def test_ready_deletions_are_limited() -> None:
-    pods = [build_pod("r1"), build_pod("u", ready=False), build_pod("r2")]
-    allowed = scale.limit_ready_deletions(pods, lambda p: p["metadata"]["name"] != "u", 1)
-    assert names(allowed) == ["r1", "u"]
-
-
-def test_planned_deleted_pods_counts_distinct() -> None:
-    cs = build_cloneset(3)
-    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["a"]
-    a = build_pod("a", labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})
-    specified, preparing, count = scale.planned_deleted_pods(cs, [a, build_pod("b")])
-    assert (names(specified), names(preparing), count) == (["a"], ["a"], 1)
-
-
-def test_instance_ids_reuse_orphan_pvcs_then_random() -> None:
-    pods = [build_pod("cs-aaaaa", labels={"apps.kruise.io/cloneset-instance-id": "aaaaa"})]
-    pvcs = [
-        {"metadata": {"labels": {"apps.kruise.io/cloneset-instance-id": "aaaaa"}}},
-        {"metadata": {"labels": {"apps.kruise.io/cloneset-instance-id": "bbbbb"}}},
-    ]
-    ids = scale.available_instance_ids(3, pods, pvcs, random.Random(1))
-    assert ids[0] == "bbbbb"
-    assert len(set(ids)) == 3 and "aaaaa" not in ids
-
-
-@given(st.integers(0, 2**32))
-def test_random_ids_use_the_safe_alphabet(seed: int) -> None:
-    value = scale.random_instance_id(random.Random(seed))
-    assert len(value) == 5 and set(value) <= set(scale.INSTANCE_ID_ALPHABET)
-
-
-def test_split_creations() -> None:
-    assert scale.split_creations(3, 5) == (3, 0)
-    assert scale.split_creations(5, 2) == (2, 3)
-
-
-def test_scale_up_limited_message() -> None:
-    assert (
-        scale.scale_up_limited_message(2)
-        == "scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 2"
-    )
-
-
-def test_new_pod_has_labels_gate_owner_and_pvc_volumes() -> None:
-    cs = build_cloneset(2)
-    cs["spec"]["volumeClaimTemplates"] = [
-        {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
-    ]
-    cs["spec"]["template"]["spec"]["volumes"] = [
-        {"name": "data", "emptyDir": {}},
-        {"name": "cfg", "emptyDir": {}},
-    ]
-    pod = new_pod(cs, cs["spec"]["template"], "cs-abcde", "xyz12", NOW)
-    labels = pod["metadata"]["labels"]
-    assert pod["metadata"]["name"] == "cs-xyz12"
-    assert labels["controller-revision-hash"] == "cs-abcde"
-    assert labels["pod-template-hash"] == "abcde"
-    assert labels["apps.kruise.io/cloneset-instance-id"] == "xyz12"
-    assert labels["lifecycle.apps.kruise.io/state"] == "PreparingNormal"
-    assert pod["spec"]["readinessGates"] == [{"conditionType": "InPlaceUpdateReady"}]
-    assert pod["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
-    assert pod["spec"]["volumes"] == [
-        {"name": "data", "persistentVolumeClaim": {"claimName": "data-cs-xyz12"}},
-        {"name": "cfg", "emptyDir": {}},
-    ]
-    claim = pvcs_for_instance(cs, "xyz12")["data"]
-    assert claim["metadata"]["name"] == pvc_name("data", "cs", "xyz12") == "data-cs-xyz12"
-    assert claim["metadata"]["labels"] == {"app": "demo", "apps.kruise.io/cloneset-instance-id": "xyz12"}
-
-
-def test_status_counts_and_revision_promotion() -> None:
-    cs = build_cloneset(3, partition=1)
+def seed_cloneset(replicas: int) -> dict:
+    cs = build_cloneset(replicas)
     cs["spec"]["minReadySeconds"] = 60
+    cs["spec"]["scaleStrategy"]["maxUnavailable"] = 1
+    return cs
+
+
+def plan(cs: dict, pods: list, **kw: object):  # type: ignore[no-untyped-def]
+    return plan_scale(cs, pods, [], "cs-new", "cs-new", NOW, rng=random.Random(7), **kw)  # type: ignore[arg-type]
+
+
+def test_scale_up_is_limited_by_scale_max_unavailable() -> None:
+    pods = [build_pod(f"cs-{i}") for i in range(3)]
+    first = plan(seed_cloneset(5), pods)
+    assert (first.create_current, first.create_update, len(first.instance_ids)) == (0, 1, 1)
+    assert first.scale_up_limited == "scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 1"
+    pods.append(build_pod("cs-fresh", ready_since=timedelta(seconds=20)))
+    second = plan(seed_cloneset(5), pods)
+    assert second.create_update == 0 and second.is_empty()
+    assert second.scale_up_limited == "scaleUp is limited because of scaleStrategy.maxUnavailable, limit: 0"
+    pods[-1] = build_pod("cs-fresh", ready_since=timedelta(seconds=61))
+    assert plan(seed_cloneset(5), pods).create_update == 1
+
+
+def test_pods_to_delete_with_fewer_replicas() -> None:
+    cs = seed_cloneset(4)
+    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["cs-demo-79rcx"]
     pods = [
-        build_pod("a", "cs-new"),
-        build_pod("b", "cs-new", ready_since=timedelta(seconds=10)),
-        build_pod("c", "cs-old", ready=False),
+        build_pod(n)
+        for n in ("cs-demo-79rcx", "cs-demo-8w7h4", "cs-demo-b6r6t", "cs-demo-fv5gb", "cs-demo-p4kmw")
     ]
-    status = compute_status(cs, pods, "cs-new", "cs-old", 0, NOW)
-    assert status["replicas"] == 3
-    assert (status["readyReplicas"], status["availableReplicas"]) == (2, 1)
-    assert (
-        status["updatedReplicas"],
-        status["updatedReadyReplicas"],
-        status["updatedAvailableReplicas"],
-    ) == (2, 2, 1)
-    assert status["expectedUpdatedReplicas"] == 2
-    assert status["currentRevision"] == "cs-old"
-    assert status["labelSelector"] == "app=demo"
-    assert status["observedGeneration"] == 3
-    assert has_unavailable_ready_pods(cs, pods, NOW)
-    done = compute_status(cs, [build_pod(n, "cs-new") for n in "abc"], "cs-new", "cs-old", 0, NOW)
-    assert done["currentRevision"] == "cs-new"
+    result = plan(cs, pods)
+    assert names(result.delete) == ["cs-demo-79rcx"] and result.create_update == 0
 
 
-def test_inplace_update_ready_false_makes_pod_unready_in_status() -> None:
-    pod = build_pod(
-        conditions=[{"type": "InPlaceUpdateReady", "status": "False", "lastTransitionTime": iso(NOW)}]
-    )
-    assert compute_status(build_cloneset(1), [pod], "cs-new", "cs-new", 0, NOW)["readyReplicas"] == 0
-
-
-def test_preparing_delete_pods_come_back_when_replicas_grow() -> None:
+def test_specified_delete_without_replica_change_deletes_then_replaces() -> None:
     cs = build_cloneset(3)
-    pods = [build_pod("a"), build_pod("b", labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})]
-    pods.append(build_pod("c", labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"}))
-    _, preparing, count = scale.planned_deleted_pods(cs, pods)
-    assert names(scale.pods_to_undelete(cs, pods, preparing, count)) == ["b", "c"]
-    cs["spec"]["replicas"] = 2
-    assert names(scale.pods_to_undelete(cs, pods, preparing, count)) == ["b"]
-    cs["spec"]["lifecycle"] = {"preDelete": {"markPodNotReady": True}}
-    assert scale.pods_to_undelete(cs, pods, preparing, count) == []
+    pods = [
+        build_pod("a", labels={"apps.kruise.io/specified-delete": "true"}),
+        build_pod("b"),
+        build_pod("c"),
+    ]
+    assert names(plan(cs, pods).delete) == ["a"]
+    assert plan(cs, pods[1:]).create_update == 1
 
 
-def test_pods_to_delete_truncation() -> None:
-    cs = build_cloneset(3)
-    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["a", "gone"]
-    assert scale.truncated_pods_to_delete(cs, [build_pod("a")]) == ["a"]
-    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["a"]
-    assert scale.truncated_pods_to_delete(cs, [build_pod("a")]) is None
+def test_scale_in_prefers_unready_and_pre_delete_hook_holds_pods() -> None:
+    cs = build_cloneset(2)
+    pods = [build_pod("a"), build_pod("b", ready=False), build_pod("c")]
+    assert names(plan(cs, pods).delete) == ["b"]
+    cs["spec"]["lifecycle"] = {"preDelete": {"finalizersHandler": ["example.com/hold"]}}
+    held = [build_pod("a"), build_pod("b", ready=False, finalizers=["example.com/hold"]), build_pod("c")]
+    result = plan(cs, held)
+    assert names(result.prepare_delete) == ["b"] and result.delete == []
+
+
+def test_released_preparing_delete_pod_is_deleted_and_grown_replicas_take_it_back() -> None:
+    cs = build_cloneset(2)
+    pods = [build_pod("a"), build_pod("b"), build_pod("c", labels={STATE: "PreparingDelete"})]
+    assert names(plan(cs, pods).delete) == ["c"]
+    cs["spec"]["replicas"] = 3
+    assert names(plan(cs, pods).undelete) == ["c"]
+
+
+def test_scale_in_keeps_partition_old_pods() -> None:
+    cs = build_cloneset(2, partition=1)
+    pods = [build_pod("o1", "cs-old"), build_pod("o2", "cs-old"), build_pod("n1", "cs-new")]
+    result = plan_scale(cs, pods, [], "cs-old", "cs-new", NOW)
+    assert len(result.delete) == 1 and result.delete[0]["metadata"]["name"].startswith("o")
+
+
+def test_ready_deletions_wait_for_budget() -> None:
+    cs = build_cloneset(3, maxUnavailable=1)
+    pods = [build_pod("a"), build_pod("b"), build_pod("c")]
+    cs["spec"]["scaleStrategy"]["podsToDelete"] = ["a", "b"]
+    assert len(plan(cs, pods).delete) == 1
+
+
+def test_pvcs_follow_instance_id() -> None:
+    pod = build_pod("cs-x", labels={"apps.kruise.io/cloneset-instance-id": "x"})
+    pvcs = [
+        {"metadata": {"name": "data-cs-x", "labels": {"apps.kruise.io/cloneset-instance-id": "x"}}},
+        {"metadata": {"name": "data-cs-y", "labels": {"apps.kruise.io/cloneset-instance-id": "y"}}},
+    ]
+    assert [p["metadata"]["name"] for p in pvcs_of(pod, pvcs)] == ["data-cs-x"]
+
+
+_pod = st.tuples(
+    st.booleans(), st.booleans(), st.sampled_from(["", "Normal", "PreparingDelete"]), st.booleans()
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    replicas=st.integers(0, 8),
+    max_unavailable=st.integers(0, 3),
+    surge=st.integers(0, 2),
+    specs=st.lists(_pod, max_size=12),
+)
+def test_plan_invariants(replicas, max_unavailable, surge, specs) -> None:  # type: ignore[no-untyped-def]
+    cs = build_cloneset(replicas, maxUnavailable=max_unavailable, maxSurge=surge)
+    pods = []
+    for i, (new, ready, state, delete) in enumerate(specs):
+        labels = {STATE: state} if state else {}
+        if delete:
+            labels["apps.kruise.io/specified-delete"] = "true"
+        pods.append(build_pod(f"p{i}", "cs-new" if new else "cs-old", ready=ready, labels=labels))
+    diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
+    result = plan_scale(cs, pods, [], "cs-old", "cs-new", NOW, rng=random.Random(0))
+    steps = [bool(result.undelete), bool(result.create_current + result.create_update), bool(result.delete)]
+    assert sum(steps) <= 1  # one kind of write per pass
+    assert result.create_current + result.create_update == len(result.instance_ids) <= diffs.scale_up_limit
+    assert len(pods) + len(result.instance_ids) <= max(len(pods), replicas + rollout_limits(cs).max_surge)
+    ready_deleted = [
+        p for p in result.delete if is_pod_ready(p, NOW) and lifecycle_state(p) != "PreparingDelete"
+    ]
+    assert len(ready_deleted) <= diffs.delete_ready_limit
+    assert len({p["metadata"]["name"] for p in result.delete}) == len(result.delete)

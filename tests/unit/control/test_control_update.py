@@ -11,14 +11,17 @@ from hypothesis import strategies as st
 
 from kruise.control.cloneset.diffs import calculate_diffs, is_pod_available
 from kruise.control.cloneset.update import (
+    UpdateKind,
     in_place_event_message,
+    plan_update,
     plan_updates,
-    pod_update_action,
+    pod_update_kind,
     recreate_event_message,
     refresh_pod,
     refreshed_lifecycle_state,
     sort_update_candidates,
 )
+from kruise.control.revision import new_cloneset_revision
 from kruise.control.updatesort import int_suffix, priority_sort, scatter_sort
 
 STATE = "lifecycle.apps.kruise.io/state"
@@ -158,33 +161,33 @@ def test_update_never_exceeds_unavailability_budget(
 @pytest.mark.parametrize(
     ("update_type", "lifecycle", "state", "can", "kind"),
     [
-        ("ReCreate", None, "Normal", True, "recreate"),
-        ("InPlaceIfPossible", None, "Normal", True, "in-place"),
-        ("InPlaceIfPossible", None, "Normal", False, "recreate"),
-        ("InPlaceOnly", None, "Normal", False, "error"),
+        ("ReCreate", None, "Normal", True, UpdateKind.RECREATE),
+        ("InPlaceIfPossible", None, "Normal", True, UpdateKind.IN_PLACE),
+        ("InPlaceIfPossible", None, "Normal", False, UpdateKind.RECREATE),
+        ("InPlaceOnly", None, "Normal", False, UpdateKind.BLOCKED),
         (
             "InPlaceIfPossible",
             {"inPlaceUpdate": {"labelsHandler": {"hold": "y"}}},
             "Normal",
             True,
-            "preparing-update",
+            UpdateKind.PREPARE_UPDATE,
         ),
         (
             "InPlaceIfPossible",
             {"inPlaceUpdate": {"labelsHandler": {"hold": "y"}}},
             "PreparingUpdate",
             True,
-            "wait",
+            UpdateKind.WAIT,
         ),
         (
             "InPlaceIfPossible",
             {"inPlaceUpdate": {"labelsHandler": {"other": "y"}}},
             "PreparingUpdate",
             True,
-            "in-place",
+            UpdateKind.IN_PLACE,
         ),
-        ("InPlaceIfPossible", None, "Updated", True, "preparing-update"),
-        ("InPlaceIfPossible", None, "PreparingDelete", True, "error"),
+        ("InPlaceIfPossible", None, "Updated", True, UpdateKind.PREPARE_UPDATE),
+        ("InPlaceIfPossible", None, "PreparingDelete", True, UpdateKind.BLOCKED),
     ],
 )
 def test_pod_update_action(update_type, lifecycle, state, can, kind) -> None:  # type: ignore[no-untyped-def]
@@ -192,7 +195,7 @@ def test_pod_update_action(update_type, lifecycle, state, can, kind) -> None:  #
     if lifecycle:
         cs["spec"]["lifecycle"] = lifecycle
     pod = build_pod(labels={STATE: state, "hold": "y"})
-    assert pod_update_action(cs, pod, can).kind == kind
+    assert pod_update_kind(cs, pod, can)[0] is kind
 
 
 def test_event_messages() -> None:
@@ -223,3 +226,74 @@ def test_availability_needs_strictly_more_than_min_ready_seconds() -> None:
     # podutil.IsPodAvailable: lastTransitionTime + minReadySeconds must be *before* now.
     assert not is_pod_available(build_pod(ready_since=timedelta(seconds=10)), 10, NOW)
     assert is_pod_available(build_pod(ready_since=timedelta(seconds=11)), 10, NOW)
+
+
+def _revisions(cs: dict, old_image: str, new_image: str) -> tuple[dict, dict]:
+    cs["spec"]["template"]["spec"]["containers"][0]["image"] = old_image
+    old = new_cloneset_revision(cs, 1, 0)
+    cs["spec"]["template"]["spec"]["containers"][0]["image"] = new_image
+    new = new_cloneset_revision(cs, 2, 0)
+    return old, new
+
+
+def _on(pod: dict, revision: dict) -> dict:
+    pod["metadata"]["labels"]["controller-revision-hash"] = revision["metadata"]["name"]
+    pod["metadata"]["labels"]["pod-template-hash"] = revision["metadata"]["name"].rsplit("-", 1)[-1]
+    return pod
+
+
+def _plan(cs: dict, pods: list, old: dict, new: dict):  # type: ignore[no-untyped-def]
+    diffs = calculate_diffs(cs, pods, old["metadata"]["name"], new["metadata"]["name"], NOW)
+    return plan_update(cs, pods, old, new, [old, new], diffs, NOW)
+
+
+def test_plan_update_image_change_is_in_place_with_spec_and_budget() -> None:
+    cs = build_cloneset(3, type="InPlaceIfPossible", maxUnavailable=1)
+    old, new = _revisions(cs, "nginx:1", "nginx:2")
+    pods = [_on(build_pod(f"p{i}", labels={STATE: "Normal"}), old) for i in range(3)]
+    plan = _plan(cs, pods, old, new)
+    assert plan.refreshes == ()
+    assert [u.kind for u in plan.updates] == [UpdateKind.IN_PLACE]
+    update = plan.updates[0]
+    assert update.target_revision == new["metadata"]["name"]
+    assert update.spec is not None and update.spec.container_images == {"main": "nginx:2"}
+
+
+def test_plan_update_beyond_images_recreates_and_in_place_only_blocks() -> None:
+    cs = build_cloneset(1, type="InPlaceIfPossible")
+    old, new = _revisions(cs, "nginx:1", "nginx:2")
+    new["data"]["spec"]["template"]["spec"]["containers"][0]["args"] = ["-v"]
+    pods = [_on(build_pod("p0", labels={STATE: "Normal"}), old)]
+    assert [u.kind for u in _plan(cs, pods, old, new).updates] == [UpdateKind.RECREATE]
+    cs["spec"]["updateStrategy"]["type"] = "InPlaceOnly"
+    (blocked,) = _plan(cs, pods, old, new).updates
+    assert blocked.kind is UpdateKind.BLOCKED and "InPlaceOnly" in blocked.message and blocked.spec is None
+
+
+def test_plan_update_lifecycle_refresh_ends_the_pass() -> None:
+    cs = build_cloneset(2, type="InPlaceIfPossible", maxUnavailable=2)
+    old, new = _revisions(cs, "nginx:1", "nginx:2")
+    settling = _on(build_pod("p0", labels={STATE: "PreparingNormal"}), old)
+    waiting = _on(build_pod("p1", labels={STATE: "Normal"}), old)
+    plan = _plan(cs, [settling, waiting], old, new)
+    assert [r.pod["metadata"]["name"] for r in plan.refreshes] == ["p0"]
+    assert plan.refreshes[0].lifecycle_state == "Normal"
+    assert plan.updates == ()
+
+
+def test_plan_update_paused_plans_refreshes_only() -> None:
+    cs = build_cloneset(1, type="InPlaceIfPossible", paused=True)
+    old, new = _revisions(cs, "nginx:1", "nginx:2")
+    pods = [_on(build_pod("p0", labels={STATE: "Normal"}), old)]
+    assert _plan(cs, pods, old, new).updates == ()
+
+
+def test_plan_update_hooked_pod_prepares_then_waits() -> None:
+    cs = build_cloneset(1, type="InPlaceIfPossible")
+    cs["spec"]["lifecycle"] = {"inPlaceUpdate": {"labelsHandler": {"hold": "y"}, "markPodNotReady": True}}
+    old, new = _revisions(cs, "nginx:1", "nginx:2")
+    pod = _on(build_pod("p0", labels={STATE: "Normal", "hold": "y"}), old)
+    (prepare,) = _plan(cs, [pod], old, new).updates
+    assert prepare.kind is UpdateKind.PREPARE_UPDATE and prepare.mark_not_ready
+    pod["metadata"]["labels"][STATE] = "PreparingUpdate"
+    assert [u.kind for u in _plan(cs, [pod], old, new).updates] == [UpdateKind.WAIT]

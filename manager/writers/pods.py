@@ -1,4 +1,5 @@
-"""Pod writes shared by scaling and updating: lifecycle-state patches and conflict-safe pod writes.
+"""Conflict-safe pod writes shared by every workload controller: object and status writes, condition
+patches merged by type, lifecycle-state patches.
 
 Every write records the returned resourceVersion in the resourceVersion expectations, so the next
 reconcile waits until the informer has caught up instead of acting on the pod it just changed.

@@ -1,0 +1,120 @@
+"""One SidecarSet pass: status of the covered pods, then the next pods' sidecar images in place.
+
+When the SidecarSet's containers change only in their images, pods are updated in place a few at a time
+(`updateStrategy`: partition, maxUnavailable, selector, paused, type NotUpdate); the kubelet restarts just
+those sidecars. A change beyond images cannot be applied in place and waits for the pods to be recreated
+by their owners (NotUpgradablePods event).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from kruise.control.sidecarset import matching
+from kruise.control.sidecarset import update as plan
+from kruise.kube.client import Client, PatchType
+from kruise.kube.controller import Result
+from kruise.kube.errors import NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import ResourceVersionExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import SIDECARSETS, object_key
+from kruise.manager.writers.inplace import InPlaceWriter
+
+log = structlog.get_logger("kruise.manager.sidecarset")
+
+EXPECTATION_REQUEUE = 1.0
+
+
+class SidecarSetReconciler:
+    def __init__(
+        self,
+        client: Client,
+        recorder: EventRecorder,
+        inplace: InPlaceWriter,
+        expectations: ResourceVersionExpectations,
+        *,
+        sidecarsets: SharedInformer,
+        pods: SharedInformer,
+        namespaces: SharedInformer,
+        wall: Callable[[], datetime],
+    ) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.inplace = inplace
+        self.expectations = expectations
+        self.sidecarsets, self.pods, self.namespaces = sidecarsets, pods, namespaces
+        self.wall = wall
+
+    def _namespace_labels(self, name: str) -> dict[str, str] | None:
+        namespace = self.namespaces.get(name)
+        return None if namespace is None else (namespace["metadata"].get("labels") or {})
+
+    def covered(self, sidecarset: dict[str, Any]) -> list[dict[str, Any]]:
+        """Active pods this SidecarSet was injected into and still matches."""
+        target = (sidecarset.get("spec") or {}).get("namespace")
+        return [
+            p
+            for p in self.pods.list()
+            if matching.is_active_pod(p)
+            and (not target or p["metadata"].get("namespace") == target)
+            and plan.is_injected(p, sidecarset)
+            and matching.pod_matches(sidecarset, p, self._namespace_labels)
+        ]
+
+    async def reconcile(self, name: str) -> Result | None:
+        sidecarset = self.sidecarsets.get(name)
+        if sidecarset is None or sidecarset["metadata"].get("deletionTimestamp"):
+            return None
+        matched = self.covered(sidecarset)
+        if any(not self.expectations.is_satisfied(pod) for pod in matched):
+            return Result(requeue_after=EXPECTATION_REQUEUE)  # our last pod write is not in the cache yet
+        await self._write_status(sidecarset, plan.compute_status(sidecarset, matched))
+        self._report_not_upgradable(sidecarset, matched)
+        now = self.wall()
+        for pod in plan.pods_to_update(sidecarset, matched):
+            with contextlib.suppress(NotFound):  # deleted meanwhile: nothing to upgrade
+                await self.inplace.update(pod, lambda fresh: self._upgraded(fresh, sidecarset, now))
+                log.info("sidecars updated in place", sidecarset=name, pod=object_key(pod))
+        return None
+
+    @staticmethod
+    def _upgraded(pod: Any, sidecarset: dict[str, Any], now: datetime) -> dict[str, Any] | None:
+        """Recomputed on every fresh read: a pod already upgraded by the time we retry is left alone."""
+        if plan.is_updated(pod, sidecarset) or not plan.is_upgradable(pod, sidecarset):
+            return None
+        return plan.updated_pod(pod, sidecarset, now)
+
+    async def _write_status(self, sidecarset: dict[str, Any], status: dict[str, Any]) -> None:
+        current = sidecarset.get("status") or {}
+        if all(current.get(k) == v for k, v in status.items()):
+            return
+        with contextlib.suppress(NotFound):
+            await self.client.patch(
+                SIDECARSETS,
+                sidecarset["metadata"]["name"],
+                {"status": status},
+                patch_type=PatchType.MERGE,
+                subresource="status",
+            )
+
+    def _report_not_upgradable(self, sidecarset: dict[str, Any], matched: list[dict[str, Any]]) -> None:
+        name = sidecarset["metadata"]["name"]
+        not_upgradable = [
+            p["metadata"]["name"]
+            for p in matched
+            if not plan.is_updated(p, sidecarset) and not plan.is_upgradable(p, sidecarset)
+        ]
+        if not_upgradable:
+            self.recorder.event(
+                dict(sidecarset),
+                "Normal",
+                "NotUpgradablePods",
+                f"SidecarSet {name} has {len(not_upgradable)} pods whose sidecars changed beyond images "
+                "and cannot be upgraded in place",
+            )

@@ -1,0 +1,6 @@
+"""Writers shared by the workload controllers: the only code that turns a planned pod change into API calls.
+
+`pods.PodWriter` holds the conflict-safe pod writes (object, status, condition patches, lifecycle state);
+`inplace.InPlaceWriter` is the one in-place update sequence that CloneSet, SidecarSet, Advanced StatefulSet
+and Advanced DaemonSet all go through, so its ordering rules live in a single place.
+"""
