@@ -5,12 +5,17 @@ The repository keeps one folder per layer (``api/``, ``kube/`` ...) while code i
 package list is discovered here so that a new subpackage needs no edit to this file.
 """
 
+import os
 from pathlib import Path
 
 from setuptools import setup
 
 ROOT = Path(__file__).parent
 LAYERS = ["api", "kube", "control", "manager", "webhook", "daemon", "sandbox", "cli"]
+# The production image (docker/Dockerfile) is built without the sandbox: a Kubernetes stand-in has no
+# place next to the real one, and nothing outside tests and `kruise sandbox` imports it.
+if os.environ.get("KRUISE_NO_SANDBOX") == "1":
+    LAYERS.remove("sandbox")
 
 
 def discover() -> tuple[list[str], dict[str, str]]:
@@ -31,7 +36,7 @@ setup(
     packages=packages,
     package_dir=package_dir,
     package_data={
-        "kruise.sandbox": ["**/*.proto", "**/*.pyi"],
+        **({"kruise.sandbox": ["**/*.proto", "**/*.pyi"]} if "sandbox" in LAYERS else {}),
         "kruise.daemon": ["**/*.proto"],
         "kruise.cli": ["**/*.yaml"],
     },

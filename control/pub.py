@@ -8,9 +8,8 @@ disruption in the status is what stops two concurrent evictions from both taking
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -219,42 +218,17 @@ def take_slot(pub: Obj, pod_name: str, operation: str, now: datetime) -> dict[st
     return updated
 
 
-async def reserve_slot(
-    pub: Obj,
-    pod: Obj,
-    operation: str,
-    now: datetime,
-    *,
-    read: Callable[[], Awaitable[dict[str, Any]]],
-    write: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
-    conflict: type[Exception],
-    dry_run: bool = False,
-    attempts: int = 4,
-    backoff: float = 0.5,
-    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
-) -> dict[str, Any] | None:
-    """Take a slot of `pub` for `pod` with optimistic writes; the I/O is the caller's (`read` fetches
-    the PUB afresh, `write` updates its status and raises `conflict` on a stale resourceVersion).
+def reserved(pub: Obj, pod_name: str, operation: str, now: datetime, *, dry_run: bool = False) -> dict | None:
+    """The PUB to write with a slot taken for `pod_name`, or None when nothing is to be written: the pod
+    is already recorded, or this is a dry run whose check passed. Raises Refused when the budget is spent.
 
-    Returns the written PUB, or None when nothing was written (dry run, already recorded). Raises
-    Refused when the budget is spent, and `conflict` when every attempt lost the race.
+    The optimistic write loop around it is the caller's (`kruise.kube.retry.optimistic_update`), so the
+    webhook and the manager share this rule without `kruise.control` doing I/O.
     """
-    pod_name = (pod.get("metadata") or {}).get("name", "")
-    current: Obj = pub
-    for attempt in range(attempts):
-        if is_recorded(current, pod_name):
-            return None
-        updated = take_slot(current, pod_name, operation, now)
-        if dry_run:
-            return None
-        try:
-            return await write(updated)
-        except conflict:
-            if attempt == attempts - 1:
-                raise
-            await sleep(backoff)
-            current = await read()
-    return None
+    if is_recorded(pub, pod_name):
+        return None
+    updated = take_slot(pub, pod_name, operation, now)
+    return None if dry_run else updated
 
 
 # ---- the controller ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`retry_on_conflict`: re-read and re-apply a change that lost an optimistic-concurrency race."""
+"""Re-read and re-apply a change that lost an optimistic-concurrency race (`retry_on_conflict`,
+`optimistic_update`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TypeVar
 from kruise.kube.errors import Conflict
 
 T = TypeVar("T")
+Obj = TypeVar("Obj")
 
 
 @dataclass(frozen=True)
@@ -59,3 +61,35 @@ async def retry_on_conflict(
                 raise
             await asyncio.sleep(delays[attempt])
     raise RuntimeError("retry_on_conflict: loop ended without a result")
+
+
+async def optimistic_update(
+    obj: Obj,
+    change: Callable[[Obj], Obj | None],
+    *,
+    write: Callable[[Obj], Awaitable[T]],
+    read: Callable[[], Awaitable[Obj]],
+    backoff: Backoff = DEFAULT_RETRY,
+) -> T | None:
+    """Get-modify-Update with RetryOnConflict, starting from an object already at hand (a cached copy).
+
+    `change` computes the object to write from the one it is given, or None when nothing needs writing;
+    after a Conflict the object is `read` afresh and `change` decides again, so a change that became
+    unnecessary meanwhile is not written. Errors raised by `change` (a refusal) propagate unchanged.
+    """
+    if backoff.steps < 1:
+        raise ValueError(f"backoff.steps: must be >= 1, got {backoff.steps}")
+    delays = backoff.delays()
+    current = obj
+    for attempt in range(backoff.steps):
+        new = change(current)
+        if new is None:
+            return None
+        try:
+            return await write(new)
+        except Conflict:
+            if attempt == backoff.steps - 1:
+                raise
+            await asyncio.sleep(delays[attempt])
+            current = await read()
+    raise RuntimeError("optimistic_update: loop ended without a result")

@@ -31,6 +31,7 @@ from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.resources import PODUNAVAILABLEBUDGETS
+from kruise.kube.retry import Backoff, optimistic_update
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
 
 log = structlog.get_logger("kruise.webhook.pub")
@@ -124,15 +125,17 @@ async def take_budget_slot(
     dry_run: bool = False,
     backoff: float = CONFLICT_BACKOFF,
 ) -> dict[str, Any] | None:
-    """`control.pub.reserve_slot` against the API: the PUB status is written with one slot fewer."""
+    """`control.pub.reserved` against the API: the PUB status is written with one slot fewer."""
     name, namespace = pub["metadata"]["name"], pub["metadata"].get("namespace")
+    pod_name = pod["metadata"]["name"]
     try:
-        return await pubcontrol.reserve_slot(
-            pub, pod, operation, now,
+        return await optimistic_update(
+            pub,
+            lambda current: pubcontrol.reserved(current, pod_name, operation, now, dry_run=dry_run),
             read=lambda: client.get(PODUNAVAILABLEBUDGETS, name, namespace),
             write=lambda updated: client.update_status(PODUNAVAILABLEBUDGETS, updated),
-            conflict=Conflict, dry_run=dry_run, attempts=CONFLICT_RETRIES, backoff=backoff,
-        )  # fmt: skip
+            backoff=Backoff(steps=CONFLICT_RETRIES, duration=backoff, factor=1.0, jitter=0.0),
+        )
     except NotFound:
         return None
 
