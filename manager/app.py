@@ -14,12 +14,13 @@ from collections.abc import Sequence
 
 import structlog
 
+from kruise.api import registry
 from kruise.kube.client import Client
 from kruise.kube.controller import Controller
 from kruise.kube.informer import InformerOptions, SharedInformerFactory
 from kruise.kube.leaderelection import LeaderElector
 from kruise.kube.serving import ProbeServer
-from kruise.manager.context import ControllerSetup, ManagerContext
+from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
 from kruise.manager.options import Options
 
 log = structlog.get_logger("kruise.manager")
@@ -40,6 +41,7 @@ class Manager:
         self.setups = [
             s for s in setups if options.controller_enabled(s.name) and s.enabled(options.feature_gates)
         ]
+        kruise_kinds = [f"{info.kind}.{info.group}" for info in registry.KINDS]
         self.context = ManagerContext(
             client=client,
             informers=SharedInformerFactory(
@@ -49,6 +51,7 @@ class Manager:
             namespace=options.namespace,
             workers=options.workers,
             nodeimage_creation_delay=options.nodeimage_creation_delay,
+            unhandled_kinds=unhandled_kinds(kruise_kinds, setups, self.setups),
         )
         self.controllers: list[Controller] = []
         self.metrics = ProbeServer(options.metrics_addr.host, options.metrics_addr.port)

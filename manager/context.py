@@ -7,7 +7,7 @@ controller testable against the emulator without the process around it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kruise.api.features import FeatureGates
@@ -33,6 +33,8 @@ class ManagerContext:
     host: str = ""
     nodeimage_creation_delay: float = 30.0
     """Seconds after a Node turns Ready before its NodeImage is created (`--nodeimage-creation-delay`)."""
+    unhandled_kinds: Mapping[str, str] = field(default_factory=dict)
+    """Kruise kinds (`Kind.group`) no running controller reconciles, with why; set by the Manager."""
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
 
     def workers_for(self, controller: str) -> int:
@@ -58,11 +60,37 @@ class ControllerSetup:
     `build` registers informers on `ctx.informers` and returns the wired `Controller`; the manager
     then starts the informers, waits for their sync, and starts the controllers — only while leading.
     `gate`, when set, names the feature gate that must be on for the controller to run.
+    `kinds` are the Kruise kinds (`Kind.group`) it reconciles: a kind whose controller does not run gets
+    a Warning event on each object instead of silence (`controllers/unhandled`).
     """
 
     name: str
     build: Callable[[ManagerContext], Controller]
     gate: str | None = None
+    kinds: tuple[str, ...] = ()
 
     def enabled(self, gates: FeatureGates) -> bool:
         return self.gate is None or gates.enabled(self.gate)
+
+
+def unhandled_kinds(
+    all_kinds: Sequence[str], setups: Sequence[ControllerSetup], running: Sequence[ControllerSetup]
+) -> dict[str, str]:
+    """Each Kruise kind no running controller reconciles, mapped to the reason a user can act on."""
+    running_kinds = {kind for setup in running for kind in setup.kinds}
+    reasons: dict[str, str] = {}
+    for setup in setups:
+        if setup in running:
+            continue
+        why = (
+            f"its feature gate {setup.gate} is off (--feature-gates)"
+            if setup.gate
+            else "it is disabled (--controllers)"
+        )
+        for kind in setup.kinds:
+            if kind not in running_kinds:
+                reasons[kind] = f"controller {setup.name} of kruise-manager does not run: {why}"
+    for kind in all_kinds:
+        if kind not in running_kinds and kind not in reasons:
+            reasons[kind] = "kruise-py has no controller for this kind yet"
+    return reasons

@@ -3,4 +3,4 @@
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.cloneset.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build)
+SETUP = ControllerSetup(NAME, build, kinds=("CloneSet.apps.kruise.io",))

@@ -157,4 +157,6 @@ def build(ctx: ManagerContext) -> Controller:
     return controller
 
 
-SETUP = ControllerSetup(NAME, build, gate=features.KRUISE_DAEMON)
+SETUP = ControllerSetup(
+    NAME, build, gate=features.KRUISE_DAEMON, kinds=("ContainerRecreateRequest.apps.kruise.io",)
+)

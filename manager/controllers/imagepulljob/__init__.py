@@ -130,4 +130,6 @@ def build(ctx: ManagerContext) -> Controller:
     return controller
 
 
-SETUP = ControllerSetup(NAME, build, gate=features.IMAGE_PULL_JOB_GATE)
+SETUP = ControllerSetup(
+    NAME, build, gate=features.IMAGE_PULL_JOB_GATE, kinds=("ImagePullJob.apps.kruise.io",)
+)

@@ -78,4 +78,4 @@ def build(ctx: ManagerContext) -> Controller:
     return controller
 
 
-SETUP = ControllerSetup(NAME, build, gate=features.KRUISE_DAEMON)
+SETUP = ControllerSetup(NAME, build, gate=features.KRUISE_DAEMON, kinds=("NodeImage.apps.kruise.io",))

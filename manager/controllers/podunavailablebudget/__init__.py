@@ -138,4 +138,4 @@ def build(ctx: ManagerContext) -> Controller:
     return controller
 
 
-SETUP = ControllerSetup(NAME, build)
+SETUP = ControllerSetup(NAME, build, kinds=("PodUnavailableBudget.policy.kruise.io",))

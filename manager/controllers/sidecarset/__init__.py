@@ -4,4 +4,4 @@ of a changed sidecar image into them (cold upgrade). Wiring in `controller`, one
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.sidecarset.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build)
+SETUP = ControllerSetup(NAME, build, kinds=("SidecarSet.apps.kruise.io",))

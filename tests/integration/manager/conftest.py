@@ -18,11 +18,13 @@ from typing import Any, TypeVar
 
 import pytest
 
+from kruise.api import registry
 from kruise.api.features import FeatureGates
 from kruise.kube.client import Client
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformerFactory
-from kruise.manager.context import ControllerSetup, ManagerContext
+from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
+from kruise.manager.controllers import discover
 from kruise.sandbox.cluster import apply_crds, load_crds
 from kruise.sandbox.simulator import Simulator, Timing
 
@@ -53,8 +55,6 @@ class KruiseCluster:
 @pytest.fixture
 def controller_setups() -> Sequence[ControllerSetup]:
     """Override in a test module to choose the controllers under test."""
-    from kruise.manager.controllers import discover
-
     return discover()
 
 
@@ -86,13 +86,17 @@ async def kruise_cluster(
     )
     await simulator.start()
     client = await Client.from_kubeconfig(emulator.kubeconfig, qps=2000, burst=2000)
+    running = [setup for setup in controller_setups if setup.enabled(feature_gates)]
     context = ManagerContext(
         client=client,
         informers=SharedInformerFactory(client),
         feature_gates=feature_gates,
         nodeimage_creation_delay=0.0,
+        unhandled_kinds=unhandled_kinds(
+            [f"{info.kind}.{info.group}" for info in registry.KINDS], discover(), running
+        ),
     )
-    controllers = [setup.build(context) for setup in controller_setups if setup.enabled(feature_gates)]
+    controllers = [setup.build(context) for setup in running]
     context.informers.start()
     assert await context.informers.wait_for_cache_sync(30)
     for controller in controllers:
