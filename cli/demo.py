@@ -1,4 +1,5 @@
-"""The CloneSet tour `kruise sandbox up --demo` runs once kruise-py is up: seed 002's cs-demo.
+"""The CloneSet tour `kruise sandbox up --demo` runs once kruise-py is up: seed 002's first CloneSet,
+renamed `demo-cloneset` so that a newcomer who then types the seed's own `cs-demo` example meets no leftover.
 
 It types what the tutorial types — apply the CloneSet, watch three pods come up, switch to
 `InPlaceIfPossible` with a new image — and shows the point of the exercise: the same pod names
@@ -16,17 +17,17 @@ CLONESET_DEMO = """\
 apiVersion: apps.kruise.io/v1alpha1
 kind: CloneSet
 metadata:
-  name: cs-demo
+  name: demo-cloneset
   namespace: default
 spec:
   replicas: 3
   selector:
     matchLabels:
-      app: cs
+      app: demo-cloneset
   template:
     metadata:
       labels:
-        app: cs
+        app: demo-cloneset
     spec:
       containers:
       - name: nginx
@@ -58,7 +59,7 @@ IN_PLACE_UPDATE = {
 async def _wait_rolled_out(kubeconfig: Path, echo: Echo, replicas: int) -> None:
     """Wait until the controller saw the latest spec and every pod is updated and ready."""
     generation = await kubectl(
-        kubeconfig, "get", "cloneset", "cs-demo", "-o", "jsonpath={.metadata.generation}"
+        kubeconfig, "get", "cloneset", "demo-cloneset", "-o", "jsonpath={.metadata.generation}"
     )
     for condition in (
         f"jsonpath={{.status.observedGeneration}}={generation.strip()}",
@@ -66,7 +67,7 @@ async def _wait_rolled_out(kubeconfig: Path, echo: Echo, replicas: int) -> None:
         f"jsonpath={{.status.readyReplicas}}={replicas}",
     ):
         await kubectl(
-            kubeconfig, "wait", "cloneset/cs-demo", f"--for={condition}", "--timeout=120s", echo=echo
+            kubeconfig, "wait", "cloneset/demo-cloneset", f"--for={condition}", "--timeout=120s", echo=echo
         )
 
 
@@ -74,14 +75,14 @@ async def cloneset_tour(kubeconfig: Path, echo: Echo) -> None:
     echo("--- CloneSet: pods managed directly, updated in place ---")
     await kubectl(kubeconfig, "apply", "-f", "-", stdin=CLONESET_DEMO, echo=echo)
     await _wait_rolled_out(kubeconfig, echo, 3)
-    await kubectl(kubeconfig, "get", "cloneset", "cs-demo", echo=echo)
+    await kubectl(kubeconfig, "get", "cloneset", "demo-cloneset", echo=echo)
     await kubectl(kubeconfig, "get", "pods", "-l", "app=cs", "-o", "wide", echo=echo)
     echo("--- switch to InPlaceIfPossible and a new image ---")
     await kubectl(
         kubeconfig,
         "patch",
         "cloneset",
-        "cs-demo",
+        "demo-cloneset",
         "--type=merge",
         "-p",
         json.dumps(IN_PLACE_UPDATE),
@@ -94,7 +95,7 @@ async def cloneset_tour(kubeconfig: Path, echo: Echo) -> None:
         "get",
         "events",
         "--field-selector",
-        "involvedObject.name=cs-demo",
+        "involvedObject.name=demo-cloneset",
         "--sort-by=.lastTimestamp",
         echo=echo,
     )

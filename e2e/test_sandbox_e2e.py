@@ -137,9 +137,9 @@ def test_demo_runs_with_real_kubectl(tmp_path: Path):
         code = sandbox.terminate()
     assert code == 0, sandbox.output
     assert any("successfully rolled out" in line for line in sandbox.output), sandbox.output
-    # the Deployment's one pod, then cs-demo's three pods twice: before and after the in-place update
+    # the Deployment's one pod, then demo-cloneset's three pods twice: before and after the in-place update
     assert sum(" Running " in line for line in sandbox.output) == 1 + 3 + 3, sandbox.output
-    assert sum("successfully update pod cs-demo-" in line for line in sandbox.output) == 3, sandbox.output
+    assert sum("successfully update pod demo-cloneset-" in line for line in sandbox.output) == 3, sandbox.output
 
 
 INVALID_CLONESET = {
