@@ -22,6 +22,11 @@ def up(
     feature_gates: str = typer.Option(
         "", "--feature-gates", help="Passed to kruise-py, e.g. A=true,B=false."
     ),
+    log_dir: Path = typer.Option(
+        Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
+        "--log-dir",
+        help="Where kruise-webhook, kruise-manager and each kruise-daemon write <name>.log.",
+    ),
 ) -> None:
     """Start the sandbox in the foreground; Ctrl-C or SIGTERM stops it."""
     from kruise.api.features import FeatureGateError, parse
@@ -39,7 +44,9 @@ def up(
 
     with tempfile.TemporaryDirectory(prefix="kruise-sandbox-") as workdir:  # webhook certs; gone on exit
         components = (
-            [] if no_kruise else kruise_components(Path(workdir), feature_gates=feature_gates, nodes=nodes)
+            []
+            if no_kruise
+            else kruise_components(Path(workdir), feature_gates=feature_gates, nodes=nodes, log_dir=log_dir)
         )
         tours = [] if no_kruise else [cloneset_tour]
         options = UpOptions(

@@ -56,7 +56,9 @@ class KruiseNamespace:
         """The namespace goes with the cluster."""
 
 
-def webhook_component(cert_dir: Path, feature_gates: str = "", log: LogSink = None) -> ProcessComponent:
+def webhook_component(
+    cert_dir: Path, feature_gates: str = "", log: LogSink = None, log_dir: Path | None = None
+) -> ProcessComponent:
     """`kruise-webhook` on a free loopback port, called by URL (the sandbox has no Service routing for it)."""
     port = free_port()
     argv = [
@@ -67,14 +69,22 @@ def webhook_component(cert_dir: Path, feature_gates: str = "", log: LogSink = No
     ]  # fmt: skip
     if feature_gates:
         argv += ["--feature-gates", feature_gates]
-    return ProcessComponent("kruise-webhook", argv, ready_line=WEBHOOK_READY, log=log)
+    return ProcessComponent(
+        "kruise-webhook",
+        argv,
+        ready_line=WEBHOOK_READY,
+        log=log,
+        log_file=_log_file(log_dir, "kruise-webhook"),
+    )
 
 
 def manager_available() -> bool:
     return importlib.util.find_spec("kruise.manager.main") is not None
 
 
-def manager_component(feature_gates: str = "", log: LogSink = None) -> ProcessComponent:
+def manager_component(
+    feature_gates: str = "", log: LogSink = None, log_dir: Path | None = None
+) -> ProcessComponent:
     """`kruise-manager` with loopback probe ports and short leases (one replica, fast restarts)."""
     argv = [
         sys.executable, "-m", "kruise.manager.main", "--kubeconfig", "{kubeconfig}",
@@ -83,10 +93,18 @@ def manager_component(feature_gates: str = "", log: LogSink = None) -> ProcessCo
     ]  # fmt: skip
     if feature_gates:
         argv += ["--feature-gates", feature_gates]
-    return ProcessComponent("kruise-manager", argv, ready_line=MANAGER_READY, log=log)
+    return ProcessComponent(
+        "kruise-manager",
+        argv,
+        ready_line=MANAGER_READY,
+        log=log,
+        log_file=_log_file(log_dir, "kruise-manager"),
+    )
 
 
-def daemon_component(node: str, feature_gates: str = "", log: LogSink = None) -> ProcessComponent:
+def daemon_component(
+    node: str, feature_gates: str = "", log: LogSink = None, log_dir: Path | None = None
+) -> ProcessComponent:
     """`kruise-daemon` for one simulated node, talking to that node's fake CRI runtime over gRPC."""
     argv = [
         sys.executable, "-m", "kruise.daemon.main", "--kubeconfig", "{kubeconfig}", "--node-name", node,
@@ -94,19 +112,30 @@ def daemon_component(node: str, feature_gates: str = "", log: LogSink = None) ->
     ]  # fmt: skip
     if feature_gates:
         argv += ["--feature-gates", feature_gates]
-    return ProcessComponent(f"kruise-daemon/{node}", argv, ready_line=DAEMON_READY, log=log)
+    return ProcessComponent(
+        f"kruise-daemon/{node}",
+        argv,
+        ready_line=DAEMON_READY,
+        log=log,
+        log_file=_log_file(log_dir, f"kruise-daemon-{node}"),
+    )
 
 
 def kruise_components(
-    workdir: Path, feature_gates: str = "", log: LogSink = None, nodes: int = 0
+    workdir: Path, feature_gates: str = "", log: LogSink = None, nodes: int = 0, log_dir: Path | None = None
 ) -> list[Component]:
-    """Everything kruise-py runs in the sandbox, in start order; `workdir` holds the webhook's certs.
-    One kruise-daemon per simulated node (`node-1` ... `node-N`, the simulator's names)."""
+    """Everything kruise-py runs in the sandbox, in start order; `workdir` holds the webhook's certs,
+    `log_dir` one `<component>.log` per process. One kruise-daemon per simulated node (`node-1` ...
+    `node-N`, the simulator's names)."""
     components: list[Component] = [
         KruiseNamespace(),
-        webhook_component(workdir / "certs", feature_gates, log),
+        webhook_component(workdir / "certs", feature_gates, log, log_dir),
     ]
     if manager_available():
-        components.append(manager_component(feature_gates, log))
-    components += [daemon_component(f"node-{i}", feature_gates, log) for i in range(1, nodes + 1)]
+        components.append(manager_component(feature_gates, log, log_dir))
+    components += [daemon_component(f"node-{i}", feature_gates, log, log_dir) for i in range(1, nodes + 1)]
     return components
+
+
+def _log_file(log_dir: Path | None, name: str) -> Path | None:
+    return None if log_dir is None else log_dir / f"{name}.log"

@@ -127,8 +127,17 @@ def test_sandbox_stops_cleanly_on_sigterm(tmp_path: Path):
 
 
 def test_demo_runs_with_real_kubectl(tmp_path: Path):
+    logs = tmp_path / "logs"
     sandbox = SandboxProcess.start(
-        "--nodes", "1", "--speed", "20", "--demo", "--kubeconfig", str(tmp_path / "kc")
+        "--nodes",
+        "1",
+        "--speed",
+        "20",
+        "--demo",
+        "--kubeconfig",
+        str(tmp_path / "kc"),
+        "--log-dir",
+        str(logs),
     )
     try:
         sandbox.wait_for("ready", 60)
@@ -139,7 +148,13 @@ def test_demo_runs_with_real_kubectl(tmp_path: Path):
     assert any("successfully rolled out" in line for line in sandbox.output), sandbox.output
     # the Deployment's one pod, then demo-cloneset's three pods twice: before and after the in-place update
     assert sum(" Running " in line for line in sandbox.output) == 1 + 3 + 3, sandbox.output
-    assert sum("successfully update pod demo-cloneset-" in line for line in sandbox.output) == 3, sandbox.output
+    assert sum("successfully update pod demo-cloneset-" in line for line in sandbox.output) == 3, (
+        sandbox.output
+    )
+    # every kruise-py process says where it logs, and the file holds its output
+    for name in ("kruise-webhook", "kruise-manager", "kruise-daemon-node-1"):
+        assert any(f"{logs / name}.log" in line for line in sandbox.output), sandbox.output
+        assert (logs / f"{name}.log").read_text().strip()
 
 
 INVALID_CLONESET = {

@@ -14,7 +14,8 @@ import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from kruise.sandbox.cluster import Sandbox
@@ -48,7 +49,10 @@ class ProcessComponent:
         ready_timeout: float = 60.0,
         stop_timeout: float = 10.0,
         log: Callable[[str], None] | None = None,
+        log_file: Path | None = None,
     ) -> None:
+        """`log` receives every output line as it comes; `log_file` keeps them all (appended, so a restart
+        does not erase what came before) where a person can `tail -f` them."""
         if not argv:
             raise ValueError(f"{name}: argv: must name a program")
         self.name = name
@@ -59,6 +63,8 @@ class ProcessComponent:
         self.ready_timeout = ready_timeout
         self.stop_timeout = stop_timeout
         self.log = log
+        self.log_file = log_file
+        self._log_stream: TextIO | None = None
         self.output: deque[str] = deque(maxlen=200)
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -81,6 +87,9 @@ class ProcessComponent:
         self._process = await asyncio.create_subprocess_exec(
             *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env
         )
+        if self.log_file is not None:
+            self.log_file.parent.mkdir(parents=True, exist_ok=True)
+            self._log_stream = self.log_file.open("a", encoding="utf-8", buffering=1)
         self._reader = asyncio.create_task(self._read_output(), name=f"{self.name}-output")
         for service in self.services:
             sandbox.register_service(
@@ -115,6 +124,8 @@ class ProcessComponent:
         async for raw in self._process.stdout:
             line = raw.decode(errors="replace").rstrip("\n")
             self.output.append(line)
+            if self._log_stream is not None:
+                self._log_stream.write(line + "\n")
             if self.log is not None:
                 self.log(f"[{self.name}] {line}")
             # Anywhere in the line: structured loggers put timestamps or JSON around the message.
@@ -135,3 +146,6 @@ class ProcessComponent:
         if reader is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
+        stream, self._log_stream = self._log_stream, None
+        if stream is not None:
+            stream.close()

@@ -67,6 +67,10 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             echo(f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}")
             echo(f"  export KUBECONFIG={sandbox.kubeconfig}")
             echo("  kubectl get nodes")
+            for component in options.components:
+                log_file = getattr(component, "log_file", None)
+                if log_file is not None:
+                    echo(f"  logs of {component.name}: {log_file}")
             if options.demo:
                 await run_demo(sandbox.kubeconfig, echo, nodes=options.nodes, crds=bool(sandbox.crds))
                 for tour in options.tours:
