@@ -1,0 +1,1 @@
+"""Pure logic of the Advanced StatefulSet controller (upstream ``pkg/controller/statefulset``)."""

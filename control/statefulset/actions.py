@@ -1,0 +1,84 @@
+"""Typed actions of one Advanced StatefulSet reconcile pass; the controller executes them in
+order with thin writers (create, delete, patch) and stops at the first error.
+
+Every action names the pod it is about so a writer needs nothing else; ``reason`` strings are
+for logs and events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.control import lifecycle
+
+Pod = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CreatePod:
+    """Create the PVCs of ``ordinal`` that are missing, then ``pod`` (at ``revision``)."""
+
+    ordinal: int
+    revision: str
+    pod: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DeletePod:
+    """Delete the pod. ``reason``: ``failed`` (recreated under the same name next pass),
+    ``condemned`` (scale-in / reserved ordinal), ``specified-delete``."""
+
+    pod: Pod
+    reason: str
+
+
+@dataclass(frozen=True)
+class PrepareDelete:
+    """A preDelete hook holds the pod: move it to lifecycle state PreparingDelete instead of
+    deleting it (``mark_not_ready`` from the hook flips KruisePodReady False)."""
+
+    pod: Pod
+    reason: str
+    mark_not_ready: bool
+
+
+@dataclass(frozen=True)
+class FixIdentity:
+    """Merge-patch the identity labels back onto a live pod."""
+
+    pod: Pod
+    patch: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EnsureClaims:
+    """The pod is Pending: create any of its PVCs that do not exist (``ordinal``'s claims)."""
+
+    pod: Pod
+    ordinal: int
+
+
+@dataclass(frozen=True)
+class UpdatePod:
+    """Bring the pod to the update revision: in place if the policy and the revision diff allow
+    (see ``update.update_method``), otherwise by deletion (recreated next pass)."""
+
+    pod: Pod
+    revision: str
+
+
+Action = CreatePod | DeletePod | PrepareDelete | FixIdentity | EnsureClaims | UpdatePod
+
+
+def deletion(sts: Mapping[str, Any], pod: Pod, reason: str) -> DeletePod | PrepareDelete | None:
+    """``deletePod``: a pod held by the preDelete hook goes to PreparingDelete first (None when it
+    is already there: nothing to write), any other pod is deleted."""
+    hook = ((sts.get("spec") or {}).get("lifecycle") or {}).get("preDelete")
+    if lifecycle.is_hooked(hook, pod):
+        if lifecycle.pod_state(pod) == LIFECYCLE_STATE_PREPARING_DELETE:
+            return None
+        return PrepareDelete(pod, reason, bool((hook or {}).get("markPodNotReady")))
+    return DeletePod(pod, reason)

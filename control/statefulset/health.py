@@ -1,0 +1,71 @@
+"""Pod health as the Advanced StatefulSet controller sees it (``stateful_set_utils.go``).
+
+Unlike plain readiness, a pod whose Kruise lifecycle state is set and not ``Normal`` (preparing
+to update or delete, updating in place) is neither healthy nor available.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from kruise.api.keys import LIFECYCLE_STATE_NORMAL
+from kruise.control import lifecycle, podstatus
+
+Pod = Mapping[str, Any]
+
+
+def is_created(pod: Pod) -> bool:
+    """The apiserver has the pod (it has a phase); placeholders built for creation have none."""
+    return podstatus.phase(pod) != ""
+
+
+def is_failed(pod: Pod) -> bool:
+    return podstatus.phase(pod) == "Failed"
+
+
+def is_succeeded(pod: Pod) -> bool:
+    return podstatus.phase(pod) == "Succeeded"
+
+
+def is_pending(pod: Pod) -> bool:
+    return podstatus.phase(pod) == "Pending"
+
+
+def is_terminating(pod: Pod) -> bool:
+    return podstatus.is_terminating(pod)
+
+
+def is_running_and_ready(pod: Pod) -> bool:
+    return podstatus.phase(pod) == "Running" and podstatus.is_ready(pod)
+
+
+def _lifecycle_normal(pod: Pod) -> bool:
+    state = lifecycle.pod_state(pod)
+    return state in ("", LIFECYCLE_STATE_NORMAL)
+
+
+def is_healthy(pod: Pod) -> bool:
+    return _lifecycle_normal(pod) and is_running_and_ready(pod) and not is_terminating(pod)
+
+
+def running_and_available(pod: Pod, min_ready_seconds: int, now: datetime) -> tuple[bool, float]:
+    """(available, seconds to wait): available once Running, Ready, lifecycle Normal and Ready
+    for ``min_ready_seconds``; a positive wait says when to look again (0 = not ready at all)."""
+    if not _lifecycle_normal(pod) or not is_running_and_ready(pod):
+        return False, 0.0
+    if min_ready_seconds <= 0:
+        return True, 0.0
+    since = podstatus.parse_time((podstatus.condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    if since is None:
+        return False, float(min_ready_seconds)
+    wait = (since - now).total_seconds() + min_ready_seconds
+    if wait > 0:
+        return False, wait
+    return True, 0.0
+
+
+def min_ready_seconds(sts: Mapping[str, Any]) -> int:
+    rolling = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
+    return int(rolling.get("minReadySeconds") or 0)

@@ -1,0 +1,260 @@
+"""Rolling update of an Advanced StatefulSet as a plan (``rollingUpdateStatefulsetPods``).
+
+Runs after the scale pass, on the same ``replicas`` map. Nothing happens under OnDelete or when
+paused. Pods count as unavailable when unhealthy, in-place updating, or not yet available for
+minReadySeconds; ``maxUnavailable`` (Parallel only; 1 otherwise) caps that number. Pods labelled
+``apps.kruise.io/specified-delete`` go first, highest ordinal first, ignoring partition. Then
+targets are walked highest slot first down to ``partition`` (or, with unorderedUpdate, already
+updated pods then priority order, at most replicas - partition of them); the walk stops at the
+first available pod the budget cannot afford.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kruise.api.common import scaled_value
+from kruise.api.keys import (
+    LABEL_SPECIFIED_DELETE,
+    LIFECYCLE_STATE_NORMAL,
+    LIFECYCLE_STATE_PREPARING_NORMAL,
+    LIFECYCLE_STATE_PREPARING_UPDATE,
+    LIFECYCLE_STATE_UPDATED,
+    LIFECYCLE_STATE_UPDATING,
+)
+from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
+from kruise.control import lifecycle
+from kruise.control.inplace.engine import update_completed_problem
+from kruise.control.revision import equal_to_revision_hash
+from kruise.control.statefulset import health
+from kruise.control.statefulset.actions import Action, PrepareDelete, UpdatePod, deletion
+from kruise.control.statefulset.identity import OrdinalRange, pod_name_of
+from kruise.control.statefulset.pods import revision_of
+from kruise.control.updatesort import priority_sort
+
+Pod = Mapping[str, Any]
+
+
+def _rolling(sts: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    return ((sts.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate")
+
+
+def update_max_unavailable(sts: Mapping[str, Any]) -> int:
+    """``rollingUpdate.maxUnavailable`` (default 1) against spec.replicas, rounded down, >= 1."""
+    spec = sts.get("spec") or {}
+    rolling = _rolling(sts)
+    if rolling is None:
+        return 1
+    value = rolling.get("maxUnavailable")
+    replicas = spec.get("replicas")
+    try:
+        scaled = scaled_value(1 if value is None else value, 1 if replicas is None else int(replicas), False)
+    except ValueError as err:
+        raise ValueError(f"spec.updateStrategy.rollingUpdate.maxUnavailable: {err}") from err
+    return max(scaled, 1)
+
+
+def _slots(live_range: OrdinalRange, replicas: Mapping[int, Pod]) -> list[Pod | None]:
+    return [replicas.get(live_range.start + i) for i in range(live_range.slot_count())]
+
+
+def sort_update_targets(
+    sts: Mapping[str, Any], live_range: OrdinalRange, replicas: Mapping[int, Pod], update_revision: str
+) -> list[int]:
+    """Ordinals to walk for the update, in order (``sortPodsToUpdate``). Partition counts slots
+    of the ordinal range (reserved ordinals included), and at most replicas - partition pods
+    are returned."""
+    rolling = _rolling(sts)
+    partition = int((rolling or {}).get("partition") or 0)
+    spec_replicas = (sts.get("spec") or {}).get("replicas")
+    max_update = (1 if spec_replicas is None else int(spec_replicas)) - partition
+    if max_update <= 0:
+        return []
+    slots = _slots(live_range, replicas)
+    if rolling is None or rolling.get("unorderedUpdate") is None:
+        ordered: list[int] = []
+        for index in range(len(slots) - 1, partition - 1, -1):
+            if len(ordered) >= max_update:
+                break
+            if slots[index] is not None:
+                ordered.append(live_range.start + index)
+        return ordered
+    updated: list[int] = []
+    waiting: list[Pod] = []
+    for index in range(len(slots) - 1, -1, -1):
+        pod = slots[index]
+        if pod is None:
+            continue
+        if health.is_terminating(pod) or equal_to_revision_hash(pod, update_revision):
+            updated.append(live_range.start + index)
+        else:
+            waiting.append(pod)
+    strategy = (rolling.get("unorderedUpdate") or {}).get("priorityStrategy")
+    by_name = {pod_name_of(replicas[n]): n for n in replicas}
+    waiting_ordinals = [by_name[pod_name_of(p)] for p in priority_sort(waiting, strategy)]
+    return [*updated, *waiting_ordinals][:max_update]
+
+
+def is_unavailable(pod: Pod, min_ready_seconds: int, now: datetime) -> tuple[bool, float]:
+    """(unavailable, seconds until it may become available) for the update budget."""
+    if not health.is_healthy(pod):
+        return True, 0.0
+    if update_completed_problem(pod) is not None:
+        return True, 0.0
+    available, wait = health.running_and_available(pod, min_ready_seconds, now)
+    return (not available), wait
+
+
+@dataclass
+class UpdatePlan:
+    """``actions`` in order (specified deletions, then updates). ``unavailable``: names counted
+    against ``max_unavailable`` after the plan. ``blocked_by``: the first target the budget could
+    not afford. ``paused``/``skipped`` say why nothing was planned."""
+
+    actions: list[Action] = field(default_factory=list)
+    max_unavailable: int = 1
+    unavailable: set[str] = field(default_factory=set)
+    targets: list[int] = field(default_factory=list)
+    blocked_by: str | None = None
+    requeue_after: float | None = None
+    skipped: str | None = None
+
+
+def is_specified_delete(pod: Pod) -> bool:
+    return LABEL_SPECIFIED_DELETE in ((pod.get("metadata") or {}).get("labels") or {})
+
+
+def plan_update(
+    sts: Mapping[str, Any],
+    live_range: OrdinalRange,
+    replicas: Mapping[int, Pod],
+    placeholders: frozenset[int] | set[int],
+    update_revision: str,
+    now: datetime,
+) -> UpdatePlan:
+    """``replicas``/``placeholders`` come from the scale plan; placeholders (pods not created yet)
+    count as unavailable but are never deleted or updated."""
+    plan = UpdatePlan()
+    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+    if strategy.get("type", "RollingUpdate") == "OnDelete":
+        plan.skipped = "OnDelete"
+        return plan
+    rolling = _rolling(sts)
+    if rolling is not None and rolling.get("paused"):
+        plan.skipped = "paused"
+        return plan
+    plan.max_unavailable = update_max_unavailable(sts)
+    min_ready = health.min_ready_seconds(sts)
+    for ordinal in sorted(replicas):
+        unavailable, wait = is_unavailable(replicas[ordinal], min_ready, now)
+        if unavailable:
+            plan.unavailable.add(pod_name_of(replicas[ordinal]))
+            if wait > 0 and (plan.requeue_after is None or wait < plan.requeue_after):
+                plan.requeue_after = wait
+
+    specified: set[str] = set()
+    for ordinal in sorted(replicas, reverse=True):
+        pod = replicas[ordinal]
+        name = pod_name_of(pod)
+        if ordinal in placeholders or not is_specified_delete(pod):
+            continue
+        if len(plan.unavailable) >= plan.max_unavailable and name not in plan.unavailable:
+            continue
+        specified.add(name)
+        if not health.is_terminating(pod):
+            action = deletion(sts, pod, "specified-delete")
+            if action is not None:
+                plan.actions.append(action)
+        plan.unavailable.add(name)
+
+    plan.targets = sort_update_targets(sts, live_range, replicas, update_revision)
+    for ordinal in plan.targets:
+        pod = replicas[ordinal]
+        name = pod_name_of(pod)
+        if revision_of(pod) == update_revision:
+            continue
+        if len(plan.unavailable) >= plan.max_unavailable and name not in plan.unavailable:
+            plan.blocked_by = name
+            break
+        if ordinal in placeholders or name in specified or health.is_terminating(pod):
+            continue
+        plan.actions.append(UpdatePod(pod, update_revision))
+        plan.unavailable.add(name)
+    return plan
+
+
+@dataclass(frozen=True)
+class UpdateMethod:
+    """How to carry out one ``UpdatePod``. kind: ``in-place`` (run the shared in-place writer;
+    set lifecycle Updating when the pod has a state), ``preparing-update`` (move to
+    PreparingUpdate, ``mark_not_ready`` from the inPlaceUpdate hook, and wait), ``wait`` (a hook
+    still holds it), ``delete``/``prepare-delete`` (recreate through deletion), ``error``."""
+
+    kind: str
+    message: str = ""
+    mark_not_ready: bool = False
+
+
+def update_method(sts: Mapping[str, Any], pod: Pod, can_in_place: bool) -> UpdateMethod:
+    """``inPlaceUpdatePod`` then ``deletePod``. ``can_in_place``: the in-place engine can turn
+    the pod's revision into the update revision (``calculate_update_spec`` is not None)."""
+    rolling = _rolling(sts) or {}
+    policy = rolling.get("podUpdatePolicy")
+    spec_lifecycle = (sts.get("spec") or {}).get("lifecycle") or {}
+    hook = spec_lifecycle.get("inPlaceUpdate")
+    mark = bool((hook or {}).get("markPodNotReady"))
+    name = pod_name_of(pod)
+    if policy in (UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY):
+        if can_in_place:
+            state = lifecycle.pod_state(pod)
+            if state in ("", LIFECYCLE_STATE_PREPARING_NORMAL, LIFECYCLE_STATE_NORMAL):
+                if lifecycle.is_hooked(hook, pod):
+                    return UpdateMethod("preparing-update", mark_not_ready=mark)
+            elif state == LIFECYCLE_STATE_UPDATED:
+                return UpdateMethod("preparing-update", mark_not_ready=mark)
+            elif state == LIFECYCLE_STATE_PREPARING_UPDATE:
+                if lifecycle.is_hooked(hook, pod):
+                    return UpdateMethod("wait")
+            elif state != LIFECYCLE_STATE_UPDATING:
+                return UpdateMethod("error", f"not allowed to in-place update pod {name} in state {state}")
+            return UpdateMethod("in-place")
+        if policy == UPDATE_TYPE_IN_PLACE_ONLY:
+            return UpdateMethod(
+                "error", f"find strategy is InPlaceOnly but Pod {name} can not update in-place"
+            )
+    action = deletion(sts, pod, "update")
+    if action is None:
+        return UpdateMethod("wait")
+    if isinstance(action, PrepareDelete):
+        return UpdateMethod("prepare-delete", mark_not_ready=action.mark_not_ready)
+    return UpdateMethod("delete")
+
+
+def refreshed_lifecycle_state(
+    sts: Mapping[str, Any], pod: Pod, update_revision: str, update_completed: bool
+) -> str | None:
+    """The lifecycle state a pod moves to in ``refreshPodState`` (None: stay). Differs from
+    CloneSet: PreparingNormal becomes Normal without waiting for the pod to be scheduled."""
+    spec_lifecycle = (sts.get("spec") or {}).get("lifecycle")
+    hooks = spec_lifecycle or {}
+
+    def after_update() -> str:
+        if spec_lifecycle is not None and not lifecycle.is_all_hooked(hooks.get("inPlaceUpdate"), pod):
+            return LIFECYCLE_STATE_UPDATED
+        return LIFECYCLE_STATE_NORMAL
+
+    state = lifecycle.pod_state(pod)
+    if state == LIFECYCLE_STATE_PREPARING_NORMAL:
+        hook = hooks.get("preNormal")
+        return LIFECYCLE_STATE_NORMAL if not hook or lifecycle.is_all_hooked(hook, pod) else None
+    if state == LIFECYCLE_STATE_PREPARING_UPDATE:
+        return after_update() if revision_of(pod) == update_revision else None
+    if state == LIFECYCLE_STATE_UPDATING:
+        return after_update() if update_completed else None
+    if state == LIFECYCLE_STATE_UPDATED:
+        hook = hooks.get("inPlaceUpdate")
+        return LIFECYCLE_STATE_NORMAL if not hook or lifecycle.is_all_hooked(hook, pod) else None
+    return None
