@@ -35,7 +35,10 @@ def format_rfc3339(moment: datetime) -> str:
     offset = moment.utcoffset()
     if offset is None:
         raise ValueError("format_rfc3339 needs a timezone-aware datetime")
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    text = (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+    )
     if offset == timedelta(0):
         return text + "Z"
     sign = "-" if offset < timedelta(0) else "+"
