@@ -171,8 +171,12 @@ def _int_or_name(expr: str, names: dict[str, int] | None) -> int:
     return _atoi(expr)
 
 
-def _check_range(expr: str, bounds: _Bounds) -> None:
-    """One comma-separated element: `*`/`?`, `N`, `A-B`, each optionally `/step`."""
+def _check_range(expr: str, bounds: _Bounds) -> tuple[int, bool]:
+    """One comma-separated element: `*`/`?`, `N`, `A-B`, each optionally `/step`.
+
+    Returns the values it selects as a bit set, and whether it is robfig's "star" (`*` or `?` with a step
+    of at most 1), which decides how day-of-month and day-of-week combine.
+    """
     range_and_step = expr.split("/")
     low_and_high = range_and_step[0].split("-")
     single = len(low_and_high) == 1
@@ -202,6 +206,36 @@ def _check_range(expr: str, bounds: _Bounds) -> None:
         raise ScheduleError(f"beginning of range ({start}) beyond end of range ({end}): {expr}")
     if step == 0:
         raise ScheduleError(f"step of range should be a positive number: {expr}")
+    star = low_and_high[0] in ("*", "?") and step <= 1
+    return sum(1 << value for value in range(start, end + 1, step)), star
+
+
+@dataclass(frozen=True)
+class FieldBits:
+    """A 5-field expression as robfig's SpecSchedule holds it: one bit set per field plus star flags."""
+
+    minute: int
+    hour: int
+    dom: int
+    month: int
+    dow: int
+    dom_star: bool
+    dow_star: bool
+
+
+def field_bits(expression: str) -> FieldBits:
+    """Expand a valid 5-field expression (as in ParsedSchedule.expression) into robfig's bit sets."""
+    sets: list[int] = []
+    stars: list[bool] = []
+    for field_expr, bounds in zip(expression.split(), _FIELDS, strict=True):
+        bits, star = 0, False
+        for part in field_expr.split(","):
+            part_bits, part_star = _check_range(part, bounds)
+            bits |= part_bits
+            star = star or part_star
+        sets.append(bits)
+        stars.append(star)
+    return FieldBits(*sets, dom_star=stars[2], dow_star=stars[4])
 
 
 _UNITS_NS = {

@@ -1,0 +1,197 @@
+"""An AdvancedCronJob's children (Jobs or BroadcastJobs): how they are read, named, built and pruned.
+
+A child remembers the activation it was started for in the `apps.kruise.io/scheduled-at`
+annotation (RFC 3339); the latest of those is the cron job's `status.lastScheduleTime`, so the
+schedule survives controller restarts without trusting the status. A child's name is
+`<cron job>-<activation as Unix seconds>` (seconds, unlike Kubernetes' CronJob, which uses minutes),
+which makes a second create for the same activation fail with AlreadyExists instead of running twice.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kruise.api.advancedcronjob import KIND, TEMPLATE_KIND_BROADCASTJOB, TEMPLATE_KIND_JOB
+from kruise.api.keys import ANNOTATION_SCHEDULED_AT
+
+Obj = Mapping[str, Any]
+
+ACJ_API_VERSION = "apps.kruise.io/v1alpha1"
+CHILD_API_VERSION = {TEMPLATE_KIND_JOB: "batch/v1", TEMPLATE_KIND_BROADCASTJOB: "apps.kruise.io/v1alpha1"}
+TEMPLATE_FIELD = {TEMPLATE_KIND_JOB: "jobTemplate", TEMPLATE_KIND_BROADCASTJOB: "broadcastJobTemplate"}
+
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+)
+
+
+def format_rfc3339(moment: datetime) -> str:
+    """Go's `Format(time.RFC3339)`: whole seconds, `Z` for a zero offset, else `±hh:mm`."""
+    offset = moment.utcoffset()
+    if offset is None:
+        raise ValueError("format_rfc3339 needs a timezone-aware datetime")
+    text = (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+    )
+    if offset == timedelta(0):
+        return text + "Z"
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    return f"{text}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def parse_rfc3339(text: str) -> datetime | None:
+    """Go's `time.Parse(time.RFC3339, ...)` for the values it accepts; None for anything else."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, frac, zulu, sign, off_h, off_m = match.groups()
+    micro = int((frac or "0")[:6].ljust(6, "0"))
+    try:
+        naive = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro)
+    except ValueError:
+        return None
+    if zulu:
+        return naive.replace(tzinfo=UTC)
+    if int(off_h) > 23 or int(off_m) > 59:
+        return None
+    offset = timedelta(hours=int(off_h), minutes=int(off_m))
+    return (naive - offset if sign == "+" else naive + offset).replace(tzinfo=UTC)
+
+
+def scheduled_at(child: Obj) -> datetime | None:
+    """The activation a child was started for; None when unannotated or unparsable (upstream skips it)."""
+    annotations = (child.get("metadata") or {}).get("annotations") or {}
+    raw = annotations.get(ANNOTATION_SCHEDULED_AT)
+    if not raw:
+        return None
+    return parse_rfc3339(raw)
+
+
+def child_name(acj_name: str, scheduled: datetime) -> str:
+    """`<cron job name>-<activation in Unix seconds>`: deterministic, so one activation makes one child."""
+    return f"{acj_name}-{int(scheduled.timestamp())}"
+
+
+FINISHED_COMPLETE = "Complete"
+FINISHED_FAILED = "Failed"
+
+
+def finished_type(child: Obj) -> str | None:
+    """`Complete` or `Failed` from the first such condition that is True; None while the child runs.
+
+    Jobs and BroadcastJobs both report completion through these two condition types.
+    """
+    for condition in (child.get("status") or {}).get("conditions") or []:
+        kind = condition.get("type")
+        if kind in (FINISHED_COMPLETE, FINISHED_FAILED) and condition.get("status") == "True":
+            return str(kind)
+    return None
+
+
+@dataclass(frozen=True)
+class Children:
+    """Children sorted into upstream's three buckets (each ordered by name), and the latest activation."""
+
+    active: tuple[Obj, ...]
+    succeeded: tuple[Obj, ...]
+    failed: tuple[Obj, ...]
+    last_scheduled: datetime | None
+
+
+def classify(children: Sequence[Obj]) -> Children:
+    active: list[Obj] = []
+    succeeded: list[Obj] = []
+    failed: list[Obj] = []
+    latest: datetime | None = None
+    for child in sorted(children, key=lambda c: (c.get("metadata") or {}).get("name") or ""):
+        state = finished_type(child)
+        if state is None:
+            active.append(child)
+        elif state == FINISHED_FAILED:
+            failed.append(child)
+        else:
+            succeeded.append(child)
+        moment = scheduled_at(child)
+        if moment is not None and (latest is None or moment > latest):
+            latest = moment
+    return Children(tuple(active), tuple(succeeded), tuple(failed), latest)
+
+
+def _start_time_key(child: Obj) -> tuple[int, datetime, str]:
+    """Oldest first, children without `status.startTime` before all others (as upstream sorts)."""
+    name = (child.get("metadata") or {}).get("name") or ""
+    raw = (child.get("status") or {}).get("startTime")
+    started = parse_rfc3339(raw) if isinstance(raw, str) else None
+    if started is None:
+        return (0, datetime.min.replace(tzinfo=UTC), name)
+    return (1, started, name)
+
+
+def beyond_history_limit(finished: Sequence[Obj], limit: int | None) -> list[Obj]:
+    """The oldest finished children that exceed `limit` (None keeps them all; a limit of 0 keeps none)."""
+    if limit is None:
+        return []
+    excess = len(finished) - max(limit, 0)
+    if excess <= 0:
+        return []
+    return sorted(finished, key=_start_time_key)[:excess]
+
+
+def object_reference(child: Obj, kind: str) -> dict[str, Any]:
+    """The ObjectReference upstream lists in `status.active` for a running child."""
+    meta = child.get("metadata") or {}
+    ref: dict[str, Any] = {
+        "apiVersion": child.get("apiVersion") or CHILD_API_VERSION[kind],
+        "kind": child.get("kind") or kind,
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "uid": meta.get("uid"),
+        "resourceVersion": meta.get("resourceVersion"),
+    }
+    return {k: v for k, v in ref.items() if v}
+
+
+def controller_ref(acj: Obj) -> dict[str, Any]:
+    meta = acj["metadata"]
+    return {
+        "apiVersion": ACJ_API_VERSION,
+        "kind": KIND,
+        "name": meta["name"],
+        "uid": meta.get("uid"),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def build_child(acj: Obj, kind: str, scheduled: datetime) -> dict[str, Any]:
+    """The child for one activation: the template's spec, labels and annotations, plus the
+    scheduled-at annotation and a controller reference to the cron job.
+
+    Nothing else of the template's metadata is carried over (as upstream). `scheduled` is formatted
+    in its own zone, as Go formats the activation it computed.
+    """
+    meta = acj["metadata"]
+    template = (acj.get("spec") or {}).get("template") or {}
+    child_template = template.get(TEMPLATE_FIELD[kind]) or {}
+    template_meta = child_template.get("metadata") or {}
+    annotations = dict(template_meta.get("annotations") or {})
+    annotations[ANNOTATION_SCHEDULED_AT] = format_rfc3339(scheduled)
+    return {
+        "apiVersion": CHILD_API_VERSION[kind],
+        "kind": kind,
+        "metadata": {
+            "name": child_name(meta["name"], scheduled),
+            "namespace": meta.get("namespace"),
+            "labels": dict(template_meta.get("labels") or {}),
+            "annotations": annotations,
+            "ownerReferences": [controller_ref(acj)],
+        },
+        "spec": copy.deepcopy(child_template.get("spec") or {}),
+    }
