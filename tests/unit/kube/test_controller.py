@@ -61,6 +61,13 @@ class Script:
                 await self.called.wait()
 
 
+async def _until(predicate, timeout=5.0):
+    """Yield to the loop until `predicate()` holds: no timer is involved, only other tasks running."""
+    async with asyncio.timeout(timeout):
+        while not predicate():  # noqa: ASYNC110 - a bare yield polled under a deadline, not a timer
+            await asyncio.sleep(0)
+
+
 def sample(name, **labels):
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
@@ -76,8 +83,8 @@ async def test_error_requeues_with_backoff_then_success_forgets():
     clock.step(1)
     await rec.wait_calls(2)
     clock.step(1.5)
-    await asyncio.sleep(0.01)
-    assert len(rec.calls) == 2  # second backoff is 2 s
+    # second backoff is 2 s: the key is still parked, so no third call can be underway
+    assert ctrl.queue.waiting() == 1 and len(ctrl.queue) == 0 and len(rec.calls) == 2
     clock.step(0.5)
     await rec.wait_calls(3)
     await ctrl.stop()
@@ -97,14 +104,15 @@ async def test_requeue_after_and_requeue_and_terminal():
     ctrl.queue.add("k")
     await rec.wait_calls(1)
     clock.step(29)
-    await asyncio.sleep(0.01)
-    assert len(rec.calls) == 1
+    assert ctrl.queue.waiting() == 1 and len(ctrl.queue) == 0 and len(rec.calls) == 1
     clock.step(1)
     await rec.wait_calls(2)
     clock.step(2)
     await rec.wait_calls(3)
-    await asyncio.sleep(0.01)
-    assert ctrl.queue.num_requeues("k") == 0 and ctrl.queue.waiting() == 0
+    # the terminal error is forgotten once the worker has handled it: nothing parked, no backoff left
+    await _until(
+        lambda: ctrl.queue.num_requeues("k") == 0 and ctrl.queue.waiting() == 0 and not len(ctrl.queue)
+    )
     await ctrl.stop()
     assert (
         sample("controller_runtime_reconcile_total", controller="unit-results", result="requeue_after") == 1
@@ -158,22 +166,30 @@ async def test_stop_waits_for_in_flight_reconcile():
     ctrl.queue.add("b")
     await asyncio.wait_for(started.wait(), 5)
     stopper = asyncio.ensure_future(ctrl.stop())
-    await asyncio.sleep(0.01)
-    assert not stopper.done()
+    await _until(lambda: ctrl.queue.shutting_down)
+    assert not stopper.done()  # blocked on the in-flight reconcile, which waits for `release`
     release.set()
     await asyncio.wait_for(stopper, 5)
     assert finished == ["a"]  # b was queued but not started: dropped on shutdown
 
 
 async def test_stop_cancels_after_timeout():
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
     async def reconcile(key):
-        await asyncio.Event().wait()
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
 
     ctrl = Controller("unit-timeout", reconcile)
     ctrl.start()
     ctrl.queue.add("a")
-    await asyncio.sleep(0.01)
+    await asyncio.wait_for(started.wait(), 5)
     await asyncio.wait_for(ctrl.stop(timeout=0.05), 5)
+    assert cancelled.is_set()
 
 
 async def test_watch_maps_informer_events_to_owner_keys(fake_api):
