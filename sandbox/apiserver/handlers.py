@@ -470,11 +470,9 @@ class Handlers:
 
     # ------------------------------------------------------------ pipeline pieces
     def _default_and_prune(self, obj: dict[str, Any], creating: bool) -> None:
-        fn = defaults.CREATE_DEFAULTS.get(self.rt.key)
-        if fn is not None and (creating or self.rt.key != ("", "pods")):
+        fn = (defaults.CREATE_DEFAULTS if creating else defaults.SCHEME_DEFAULTS).get(self.rt.key)
+        if fn is not None:
             fn(obj)
-        elif self.rt.key == ("", "pods"):
-            defaults.pod_spec(obj.setdefault("spec", {}))
         if self.rt.is_custom and self.rt.schema:
             pruned = schema.prune(obj, self.rt.schema)
             if pruned.unknown:
@@ -490,6 +488,21 @@ class Handlers:
                 if mode == "Warn":
                     self.warnings.extend(f'unknown field "{p}"' for p in pruned.unknown)
             schema.apply_defaults(obj, self.rt.schema)
+
+    def _defaults_after_mutation(self, obj: dict[str, Any]) -> None:
+        """The ObjectDefaulter kube-apiserver's webhook dispatcher runs on every patched object: the
+        defaults of decoding, so a webhook-injected container or env gets what a sent one would."""
+        fn = defaults.SCHEME_DEFAULTS.get(self.rt.key)
+        if fn is not None:
+            fn(obj)
+        if self.rt.is_custom and self.rt.schema:
+            schema.apply_defaults(obj, self.rt.schema)
+
+    def _prepare_for_create(self, obj: dict[str, Any]) -> None:
+        """podStrategy.PrepareForCreate, which runs after mutating admission: a pod's status is reset
+        and its QoS class computed from the final spec (an injected sidecar's resources count)."""
+        if self.rt.key == ("", "pods"):
+            obj["status"] = {"phase": "Pending", "qosClass": defaults.qos_class(obj.get("spec") or {})}
 
     def _validate(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         causes: list[dict[str, str]] = []
@@ -533,6 +546,7 @@ class Handlers:
             old_object=old,
             dry_run=self.dry_run,
             options=options,
+            defaulter=self._defaults_after_mutation if sub in ("", "status") else None,
         )
 
     async def _admit(self, attrs: AdmissionAttributes, then_validate: Any) -> dict[str, Any] | None:
@@ -599,7 +613,10 @@ class Handlers:
         options = {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
         if self.query.get("fieldManager"):
             options["fieldManager"] = self.query["fieldManager"]
-        obj = await self._admit(self._attrs("CREATE", obj, None, options), lambda o: self._validate(o, None))
+        obj = await self._admit(
+            self._attrs("CREATE", obj, None, options),
+            lambda o: (self._prepare_for_create(o), self._validate(o, None)),
+        )
         assert obj is not None
         if self.store.get(self.rt.key, self.namespace, obj["metadata"]["name"]) is not None:
             raise errors.already_exists(self.rt.group, self.rt.plural, obj["metadata"]["name"])
