@@ -10,6 +10,7 @@ schema validation -> validating admission -> persist.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,6 +32,9 @@ class AdmissionAttributes:
     dry_run: bool = False
     options: dict[str, Any] | None = None  # CreateOptions/UpdateOptions/DeleteOptions as JSON
     user_info: dict[str, Any] = field(default_factory=lambda: {"username": "system:admin", "groups": []})
+    # The apiserver's ObjectDefaulter for `object`: kube-apiserver runs it again, in place, on the
+    # object a mutating webhook's patch produced, so injected fields get the same defaults as sent ones.
+    defaulter: Callable[[dict[str, Any]], None] | None = None
 
 
 class AdmissionDenied(Exception):

@@ -72,14 +72,21 @@ def pod_spec(spec: dict[str, Any]) -> None:
             vol["emptyDir"] = {}
 
 
+def pod_scheme(obj: dict[str, Any]) -> None:
+    """SetDefaults_Pod and SetDefaults_PodSpec alone: what decoding a pod fills in, on every write
+    and again on the object a mutating webhook patched."""
+    spec = obj.setdefault("spec", {})
+    pod_spec(spec)
+    spec.setdefault("enableServiceLinks", True)
+
+
 def pod(obj: dict[str, Any]) -> None:
     """Pod creation defaults, including the admission plugins every cluster runs
     (ServiceAccount, DefaultTolerationSeconds, Priority)."""
-    spec = obj.setdefault("spec", {})
-    pod_spec(spec)
+    pod_scheme(obj)
+    spec = obj["spec"]
     spec.setdefault("serviceAccountName", "default")
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
-    spec.setdefault("enableServiceLinks", True)
     spec.setdefault("priority", 0)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     tolerations = spec.setdefault("tolerations", [])
@@ -91,10 +98,11 @@ def pod(obj: dict[str, Any]) -> None:
             tolerations.append(dict(default))
     status = obj.setdefault("status", {})
     status.setdefault("phase", "Pending")
-    status.setdefault("qosClass", _qos(spec))
+    status.setdefault("qosClass", qos_class(spec))
 
 
-def _qos(spec: dict[str, Any]) -> str:
+def qos_class(spec: dict[str, Any]) -> str:
+    """The pod's QoS class, as podStrategy.PrepareForCreate computes it from the final spec."""
     containers = spec.get("containers") or []
     if not any(
         (c.get("resources") or {}).get("requests") or (c.get("resources") or {}).get("limits")
@@ -267,3 +275,9 @@ CREATE_DEFAULTS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): webhook_configuration,
     ("apiextensions.k8s.io", "customresourcedefinitions"): crd,
 }
+
+SCHEME_DEFAULTS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
+    **CREATE_DEFAULTS,
+    ("", "pods"): pod_scheme,
+}
+"""The defaults of decoding alone (no admission plugin): run on updates and on webhook-patched objects."""

@@ -470,11 +470,9 @@ class Handlers:
 
     # ------------------------------------------------------------ pipeline pieces
     def _default_and_prune(self, obj: dict[str, Any], creating: bool) -> None:
-        fn = defaults.CREATE_DEFAULTS.get(self.rt.key)
-        if fn is not None and (creating or self.rt.key != ("", "pods")):
+        fn = (defaults.CREATE_DEFAULTS if creating else defaults.SCHEME_DEFAULTS).get(self.rt.key)
+        if fn is not None:
             fn(obj)
-        elif self.rt.key == ("", "pods"):
-            defaults.pod_spec(obj.setdefault("spec", {}))
         if self.rt.is_custom and self.rt.schema:
             pruned = schema.prune(obj, self.rt.schema)
             if pruned.unknown:
@@ -491,6 +489,21 @@ class Handlers:
                     self.warnings.extend(f'unknown field "{p}"' for p in pruned.unknown)
             schema.apply_defaults(obj, self.rt.schema)
 
+    def _defaults_after_mutation(self, obj: dict[str, Any]) -> None:
+        """The ObjectDefaulter kube-apiserver's webhook dispatcher runs on every patched object: the
+        defaults of decoding, so a webhook-injected container or env gets what a sent one would."""
+        fn = defaults.SCHEME_DEFAULTS.get(self.rt.key)
+        if fn is not None:
+            fn(obj)
+        if self.rt.is_custom and self.rt.schema:
+            schema.apply_defaults(obj, self.rt.schema)
+
+    def _prepare_for_create(self, obj: dict[str, Any]) -> None:
+        """podStrategy.PrepareForCreate, which runs after mutating admission: a pod's status is reset
+        and its QoS class computed from the final spec (an injected sidecar's resources count)."""
+        if self.rt.key == ("", "pods"):
+            obj["status"] = {"phase": "Pending", "qosClass": defaults.qos_class(obj.get("spec") or {})}
+
     def _validate(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         causes: list[dict[str, str]] = []
         name = obj["metadata"].get("name", "")
@@ -498,7 +511,10 @@ class Handlers:
             causes += validate_name(self.rt, name)
         if self.rt.is_custom and self.rt.schema:
             causes += schema.validate(obj, self.rt.schema)
-        causes += self.server.lifecycle.validate_builtin(self.rt, obj, old)
+        if not (self.sub == "status" and old is not None):
+            # A status write keeps the stored spec (see _status_strategy); built-in status
+            # validation never looks at the spec, so nothing in it can refuse the write.
+            causes += self.server.lifecycle.validate_builtin(self.rt, obj, old)
         if causes:
             raise errors.invalid(self.rt.group, self.rt.kind, name, causes)
 
@@ -533,6 +549,7 @@ class Handlers:
             old_object=old,
             dry_run=self.dry_run,
             options=options,
+            defaulter=self._defaults_after_mutation if sub in ("", "status") else None,
         )
 
     async def _admit(self, attrs: AdmissionAttributes, then_validate: Any) -> dict[str, Any] | None:
@@ -599,7 +616,10 @@ class Handlers:
         options = {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
         if self.query.get("fieldManager"):
             options["fieldManager"] = self.query["fieldManager"]
-        obj = await self._admit(self._attrs("CREATE", obj, None, options), lambda o: self._validate(o, None))
+        obj = await self._admit(
+            self._attrs("CREATE", obj, None, options),
+            lambda o: (self._prepare_for_create(o), self._validate(o, None)),
+        )
         assert obj is not None
         if self.store.get(self.rt.key, self.namespace, obj["metadata"]["name"]) is not None:
             raise errors.already_exists(self.rt.group, self.rt.plural, obj["metadata"]["name"])
@@ -692,9 +712,16 @@ class Handlers:
                 ],
             )
         new = self._merge_split(old, new)
-        self._default_and_prune(new, creating=False)
+        if self.sub != "status" or self.rt.is_custom:
+            self._default_and_prune(new, creating=False)
         options = {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
-        new = await self._admit(self._attrs("UPDATE", new, old, options), lambda o: self._validate(o, old))
+
+        def prepare_and_validate(obj: dict[str, Any]) -> None:
+            if self.sub == "status":
+                self._status_strategy(obj, old)  # PrepareForUpdate follows mutating admission
+            self._validate(obj, old)
+
+        new = await self._admit(self._attrs("UPDATE", new, old, options), prepare_and_validate)
         assert new is not None
         return self._commit_update(old, new, operation)
 
@@ -732,16 +759,8 @@ class Handlers:
             meta["namespace"] = self.namespace
         meta["name"] = self.name
         if self.sub == "status":
-            result = copy.deepcopy(old)
-            if "status" in merged:
-                result["status"] = merged["status"]
-            else:
-                result.pop("status", None)
-            if not self.rt.is_custom:
-                for key in ("labels", "annotations"):
-                    if key in merged["metadata"]:
-                        result["metadata"][key] = merged["metadata"][key]
-            return result
+            self._status_strategy(merged, old)
+            return merged
         if self.sub == "finalize":
             result = copy.deepcopy(old)
             result.setdefault("spec", {})["finalizers"] = (merged.get("spec") or {}).get("finalizers") or []
@@ -768,6 +787,26 @@ class Handlers:
                     ],
                 )
         return merged
+
+    def _status_strategy(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        """The status strategies' PrepareForUpdate, in place: a write to /status keeps the stored
+        object and takes only its status (and, for built-in kinds, labels and annotations) from the
+        body; spec, ownerReferences and the rest of metadata in the body are ignored, never refused."""
+        meta = obj.get("metadata") or {}
+        taken = {} if self.rt.is_custom else {k: meta[k] for k in ("labels", "annotations") if k in meta}
+        status = obj.get("status")
+        has_status = "status" in obj
+        obj.clear()
+        obj.update(copy.deepcopy(old))
+        obj["metadata"].update(copy.deepcopy(taken))
+        if has_status:
+            obj["status"] = status
+        else:
+            obj.pop("status", None)
+        if self.rt.key == ("", "pods"):
+            old_qos = (old.get("status") or {}).get("qosClass")
+            if old_qos and not (obj.get("status") or {}).get("qosClass"):
+                obj.setdefault("status", {})["qosClass"] = old_qos  # QoS is immutable once set
 
     @staticmethod
     def _finalizers_shrink(old_meta: dict[str, Any], meta: dict[str, Any]) -> bool:

@@ -104,6 +104,12 @@ def _smp_map(target: dict[str, Any], patch: dict[str, Any], parents: tuple[str, 
     if directive == "delete":
         return {}
     retain = patch.get("$retainKeys")
+    # The lists as the server had them: `$setElementOrder` keeps server-only items where they were.
+    before = {
+        key.split("/", 1)[1]: target.get(key.split("/", 1)[1])
+        for key in patch
+        if key.startswith("$setElementOrder/")
+    }
     for key, value in patch.items():
         if key.startswith("$setElementOrder/") or key in ("$patch", "$retainKeys"):
             continue
@@ -130,7 +136,8 @@ def _smp_map(target: dict[str, Any], patch: dict[str, Any], parents: tuple[str, 
                 del target[key]
     for key in patch:
         if key.startswith("$setElementOrder/"):
-            _apply_order(target, key.split("/", 1)[1], patch[key], parents)
+            field = key.split("/", 1)[1]
+            _apply_order(target, field, patch[key], parents, before.get(field))
     return target
 
 
@@ -172,8 +179,17 @@ def _smp_list(current: Any, patch: list[Any], field: str, parents: tuple[str, ..
     return result
 
 
-def _apply_order(target: dict[str, Any], field: str, order: list[Any], parents: tuple[str, ...]) -> None:
-    """`$setElementOrder`: listed elements first in the given order, others keep relative order after."""
+def _apply_order(
+    target: dict[str, Any], field: str, order: list[Any], parents: tuple[str, ...], before: Any
+) -> None:
+    """`$setElementOrder`, as the apiserver's normalizeElementOrder: the items the order list names
+    are put in its order, and items only the server has keep their place among them — an item
+    injected in front of the containers (a sidecar) stays in front, it is not moved behind them.
+
+    Both groups keep their own order (named ones by the order list, server-only ones by the list
+    as it was before the patch); they are interleaved by mergeSortedSlice: a server-only item goes
+    before a named one when the server's list had it earlier, otherwise the named one goes first.
+    """
     items = target.get(field)
     if not isinstance(items, list):
         return
@@ -182,6 +198,37 @@ def _apply_order(target: dict[str, Any], field: str, order: list[Any], parents: 
     def ident(item: Any) -> Any:
         return _hashable(item.get(key) if key and isinstance(item, dict) else item)
 
-    wanted = [ident(o) if isinstance(o, dict) else _hashable(o) for o in order]
-    rank = {w: i for i, w in enumerate(wanted)}
-    target[field] = sorted(items, key=lambda item: rank.get(ident(item), len(rank)))
+    wanted: dict[Any, int] = {}
+    for i, entry in enumerate(order if isinstance(order, list) else []):
+        wanted.setdefault(ident(entry), i)
+    server: dict[Any, int] = {}
+    for i, entry in enumerate(before if isinstance(before, list) else []):
+        server.setdefault(ident(entry), i)
+    named = sorted((it for it in items if ident(it) in wanted), key=lambda it: wanted[ident(it)])
+    server_only = sorted(
+        (it for it in items if ident(it) not in wanted), key=lambda it: server.get(ident(it), -1)
+    )
+    target[field] = _interleave(server_only, named, lambda it: server.get(ident(it)))
+
+
+def _interleave(left: list[Any], right: list[Any], position: Any) -> list[Any]:
+    """mergeSortedSlice: merge two ordered lists; `left` wins only when both items have a
+    position in the server's list and the left one's is earlier."""
+    out: list[Any] = []
+    i = j = 0
+    while i < len(left) or j < len(right):
+        if j >= len(right):
+            out.append(left[i])
+            i += 1
+        elif i >= len(left):
+            out.append(right[j])
+            j += 1
+        else:
+            li, ri = position(left[i]), position(right[j])
+            if li is not None and ri is not None and li < ri:
+                out.append(left[i])
+                i += 1
+            else:
+                out.append(right[j])
+                j += 1
+    return out

@@ -380,6 +380,8 @@ class WebhookAdmission:
             raise AdmissionDenied(internal_error_status(str(exc))) from exc
         if patched == attrs.object:
             return False
+        if attrs.defaulter is not None:
+            attrs.defaulter(patched)  # the dispatcher defaults the decoded patch result, as kube-apiserver
         attrs.object = patched
         return True
 

@@ -116,3 +116,78 @@ def test_merge_patch_with_itself_is_identity_minus_nulls(doc):
     clean = drop_nulls(doc)
     assert merge_patch(clean, clean) == clean
     assert merge_patch({}, doc) == clean
+
+
+def _names(items):
+    return [c["name"] for c in items]
+
+
+def _containers(*names):
+    return {"spec": {"containers": [{"name": n, "image": f"{n}:1"} for n in names]}}
+
+
+def test_set_element_order_keeps_an_injected_sidecar_in_front():
+    """kubectl apply of a pod that got a sidecar injected in front of its own container."""
+    out = strategic_merge_patch(
+        _containers("sidecar", "main"),
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "main"}],
+                "containers": [{"name": "main", "image": "main:2"}],
+            }
+        },
+    )
+    assert _names(out["spec"]["containers"]) == ["sidecar", "main"]
+    assert out["spec"]["containers"][1]["image"] == "main:2"
+
+
+@pytest.mark.parametrize(
+    ("live", "order", "added", "expected"),
+    [
+        # reorder the named items; server-only ones interleave by their old positions
+        (["a", "s1", "b", "s2"], ["b", "a"], [], ["s1", "b", "a", "s2"]),
+        # an item new in the patch goes before a server-only item it cannot be compared with
+        (["s", "main"], ["new", "main"], ["new"], ["new", "s", "main"]),
+        # server-only items at the end stay at the end
+        (["a", "b", "s"], ["a", "b"], [], ["a", "b", "s"]),
+        # nothing named: the order directive alone does not move anything
+        (["s1", "s2"], [], [], ["s1", "s2"]),
+    ],
+)
+def test_set_element_order_merges_like_merge_sorted_slice(live, order, added, expected):
+    patch = {
+        "spec": {
+            "$setElementOrder/containers": [{"name": n} for n in order],
+            "containers": [{"name": n, "image": f"{n}:1"} for n in added],
+        }
+    }
+    assert _names(strategic_merge_patch(_containers(*live), patch)["spec"]["containers"]) == expected
+
+
+def test_set_element_order_of_primitives():
+    out = strategic_merge_patch(
+        {"metadata": {"finalizers": ["x", "a", "y"]}},
+        {"metadata": {"$setElementOrder/finalizers": ["b", "a"], "finalizers": ["b"]}},
+    )
+    assert out["metadata"]["finalizers"] == ["b", "x", "a", "y"]
+
+
+@given(st.lists(st.sampled_from("abcdefgh"), unique=True, min_size=1), st.data())
+def test_set_element_order_properties(live, data):
+    named = data.draw(st.lists(st.sampled_from(live), unique=True))
+    out = _names(
+        strategic_merge_patch(
+            _containers(*live), {"spec": {"$setElementOrder/containers": [{"name": n} for n in named]}}
+        )["spec"]["containers"]
+    )
+    assert sorted(out) == sorted(live)
+    assert [n for n in out if n in named] == named
+    assert [n for n in out if n not in named] == [n for n in live if n not in named]
+    in_live_order = [n for n in live if n in named]
+    same = _names(
+        strategic_merge_patch(
+            _containers(*live),
+            {"spec": {"$setElementOrder/containers": [{"name": n} for n in in_live_order]}},
+        )["spec"]["containers"]
+    )
+    assert same == live, "an order list that agrees with the server moves nothing"
