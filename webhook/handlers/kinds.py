@@ -90,10 +90,14 @@ def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
     return handle
 
 
-def validating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
+def validating_handler(
+    hooks: KindHooks, deletion_protection: bool = False
+) -> Callable[[AdmissionRequest], Any]:
+    """``deletion_protection``: the ResourcesDeletionProtection gate; off, every DELETE is allowed."""
+
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation == "DELETE":
-            return _validate_delete(hooks, req)
+            return _validate_delete(hooks, req) if deletion_protection else allow()
         if req.operation not in ("CREATE", "UPDATE") or req.object is None or hooks.validate is None:
             return allow()
         try:
