@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from kruise.api.keys import (
     ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH,
     LABEL_CONTROLLER_HASH,
@@ -62,6 +64,18 @@ def go_json(value: Any) -> bytes:
         text = text.replace(raw, escaped)
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return text.encode()
+
+
+def revision_for_write(revision: Mapping[str, Any]) -> dict[str, Any]:
+    """The revision as a request body whose ``data`` is Go's canonical encoding, byte for byte.
+
+    kube-apiserver keeps ``data`` as the raw bytes it was sent and compares them byte-wise on
+    every later write, while any patch re-encodes them the way Go does (compact, HTML-escaped,
+    sorted keys for strategic/apply patches). Bytes that are not already canonical therefore
+    make a later label patch or the garbage collector's ownerReference patch fail with
+    ``data: Invalid value: ...: field is immutable``.
+    """
+    return {**revision, "data": orjson.Fragment(go_json(revision.get("data")))}
 
 
 def hash_revision_data(raw: bytes, collision_count: int | None) -> str:

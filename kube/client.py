@@ -14,6 +14,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 import orjson
@@ -54,6 +55,17 @@ def format_selector(selector: str | Mapping[str, str] | None) -> str | None:
     if selector is None or isinstance(selector, str):
         return selector or None
     return ",".join(f"{k}={v}" for k, v in selector.items()) or None
+
+
+def encode_body(body: Any) -> bytes | None:
+    """A request body as compact JSON; ``orjson.Fragment`` values are embedded byte for byte.
+
+    Fragments let a caller fix the exact bytes of a field the apiserver stores raw and compares
+    byte-wise (ControllerRevision ``data``); ``bytes`` are sent as they are.
+    """
+    if body is None or isinstance(body, bytes):
+        return body
+    return orjson.dumps(body)
 
 
 def _bool(value: bool) -> str:
@@ -138,15 +150,13 @@ class Client:
         await self.limiter.acquire()
         headers = {"Accept": "application/json", "Content-Type": content_type}
         try:
-            response = await self.api_client.call_api(
-                path,
+            response = await self._transport(
                 method,
-                query_params=query or [],
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=timeout if timeout is not None else self.request_timeout,
+                path,
+                query or [],
+                headers,
+                encode_body(body),
+                timeout if timeout is not None else self.request_timeout,
             )
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             metrics.REST_CLIENT_REQUESTS.labels("<error>", method, self.host).inc()
@@ -161,6 +171,44 @@ class Client:
                 response.release()
             raise error_from_response(response.status, data, dict(response.headers))
         return response
+
+    async def _transport(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        headers: dict[str, str],
+        data: bytes | None,
+        timeout: aiohttp.ClientTimeout | float,
+    ) -> aiohttp.ClientResponse:
+        """One HTTP exchange on the ApiClient's session, auth and proxy settings.
+
+        kubernetes-asyncio's REST layer would re-encode a JSON body with ``json.dumps`` (spaced,
+        ASCII-escaped, no way to embed pre-encoded JSON), so the body goes out as the bytes
+        :func:`encode_body` made; everything else is what ``ApiClient.call_api`` does.
+        """
+        api = self.api_client
+        headers = {**headers, **api.default_headers}
+        if api.cookie:
+            headers["Cookie"] = api.cookie
+        query = list(query)
+        await api.update_params_for_auth(headers, query, ["BearerToken"])
+        rest = api.rest_client
+        url = api.configuration.host + path
+        if query:
+            url += "?" + urlencode(query)
+        if not isinstance(timeout, aiohttp.ClientTimeout):
+            timeout = aiohttp.ClientTimeout(total=timeout)
+        args: dict[str, Any] = {"method": method, "url": url, "timeout": timeout, "headers": headers}
+        if data is not None:
+            args["data"] = data
+        if rest.proxy:
+            args["proxy"] = rest.proxy
+        if rest.proxy_headers:
+            args["proxy_headers"] = rest.proxy_headers
+        if rest.server_hostname:
+            args["server_hostname"] = rest.server_hostname
+        return await rest.pool_manager.request(**args)
 
     async def request(
         self,

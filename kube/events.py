@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import random
 import re
 import uuid
@@ -178,6 +179,13 @@ def object_reference(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in ref.items() if v}
 
 
+def _describe(event: dict[str, Any]) -> str:
+    """``Kind namespace/name`` of the event's object, for log lines about it."""
+    ref = event.get("involvedObject") or {}
+    where = f"{ref['namespace']}/{ref.get('name', '')}" if ref.get("namespace") else ref.get("name", "")
+    return f"{ref.get('kind', '')} {where}".strip()
+
+
 class EventRecorder:
     """Records events about objects for one component (e.g. `cloneset-controller`)."""
 
@@ -200,7 +208,9 @@ class EventRecorder:
         self.correlator = EventCorrelator(self.clock, correlator)
         self.max_tries = max_tries
         self.retry_interval = retry_interval
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=queue_size)
+        # Each event travels with its caller's structlog context (controller, key), so the sender's
+        # log lines about it name that reconcile, not whichever one started the sender.
+        self._queue: asyncio.Queue[tuple[dict[str, Any], dict[str, Any]]] = asyncio.Queue(maxsize=queue_size)
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
         self._last_nanos = 0
@@ -215,7 +225,7 @@ class EventRecorder:
             raise ValueError("reason: Required value")
         event = self._make_event(obj, type, reason, message)
         try:
-            self._queue.put_nowait(event)
+            self._queue.put_nowait((event, structlog.contextvars.get_contextvars()))
         except asyncio.QueueFull:
             self.dropped += 1
             log.warning("event queue full, dropping event", reason=reason, object=event["involvedObject"])
@@ -256,7 +266,11 @@ class EventRecorder:
     def _ensure_sender(self) -> None:
         if self._task is None or self._task.done():
             with contextlib.suppress(RuntimeError):
-                self._task = asyncio.get_running_loop().create_task(self._send_loop(), name="event-recorder")
+                # A fresh context: create_task would otherwise copy the first caller's bound
+                # contextvars into the sender for its whole life.
+                self._task = asyncio.get_running_loop().create_task(
+                    self._send_loop(), name="event-recorder", context=contextvars.Context()
+                )
 
     async def flush(self) -> None:
         """Wait until every queued event has been written or given up on."""
@@ -275,13 +289,15 @@ class EventRecorder:
 
     async def _send_loop(self) -> None:
         while True:
-            event = await self._queue.get()
+            event, caller = await self._queue.get()
             try:
-                correlated = self.correlator.correlate(event)
-                if correlated is not None:
-                    await self._write(correlated)
-            except Exception:
-                log.exception("unexpected error recording event")
+                with structlog.contextvars.bound_contextvars(**{**caller, "object": _describe(event)}):
+                    try:
+                        correlated = self.correlator.correlate(event)
+                        if correlated is not None:
+                            await self._write(correlated)
+                    except Exception:
+                        log.exception("unexpected error recording event")
             finally:
                 self._queue.task_done()
 

@@ -46,12 +46,13 @@ def build_routes(
     `budgets` None: no PodUnavailableBudget checks (`/validate-pod` is not served).
     `objects` None: ContainerRecreateRequests are only defaulted, not checked against their pod."""
     gates = gates or FeatureGates()
+    protection = gates.enabled(features.RESOURCES_DELETION_PROTECTION)
     routes: dict[str, Handler] = {}
     for info in KINDS:
         hooks = kinds.hooks_for(info)
         versions = tuple(v.name for v in info.versions)
         mutate = kinds.mutating_handler(hooks)
-        validate = kinds.validating_handler(hooks)
+        validate = kinds.validating_handler(hooks, deletion_protection=protection)
         if info.kind == "SidecarSet":
             mutate = sidecarset.mutating_handler(hooks)
             if sidecarsets is not None:
@@ -88,12 +89,12 @@ def build_routes(
         routes[paths.POD_VALIDATE] = pub.pod_validating_handler(
             budgets, delete_gate=delete_gate, update_gate=update_gate
         )
-    workload = deletion.builtin_workload_handler()
+    workload = deletion.builtin_workload_handler(protection)
     for path in (paths.DEPLOYMENT, paths.REPLICASET, paths.STATEFULSET):
         routes[path] = workload
-    always = deletion.always_only_handler()
+    always = deletion.always_only_handler(protection)
     routes[paths.SERVICE] = always
     routes[paths.INGRESS] = always
-    routes[paths.CRD] = deletion.crd_handler()
-    routes[paths.NAMESPACE] = deletion.namespace_handler(namespace_contents)
+    routes[paths.CRD] = deletion.crd_handler(protection)
+    routes[paths.NAMESPACE] = deletion.namespace_handler(namespace_contents, protection)
     return routes

@@ -49,7 +49,7 @@ async def test_kruise_webhook_process_end_to_end(sandbox_only: Cluster, tmp_path
         sys.executable, "-m", "kruise.webhook.main", "--kubeconfig", str(cluster.kubeconfig),
         "--namespace", "kruise-system", "--bind-address", "127.0.0.1", "--port", str(port),
         "--webhook-url", f"https://127.0.0.1:{port}", "--cert-dir", str(tmp_path / "certs"),
-        "--shutdown-grace-seconds", "1",
+        "--shutdown-grace-seconds", "1", "--feature-gates", "ResourcesDeletionProtection=true",
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     try:

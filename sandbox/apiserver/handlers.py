@@ -14,7 +14,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, errors, podlogs, schema, tables
+from kruise.sandbox.apiserver import defaults, errors, podlogs, revisiondata, schema, tables
 from kruise.sandbox.apiserver.admission import AdmissionAttributes
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.errors import StatusError
@@ -409,7 +409,7 @@ class Handlers:
 
     # ------------------------------------------------------------ body decoding
     async def _body(self) -> Any:
-        raw = await self.request.read()
+        raw = self.raw_body = await self.request.read()
         ctype = self.request.content_type
         if is_protobuf(ctype) and not self.rt.is_custom:
             try:
@@ -515,6 +515,7 @@ class Handlers:
             # A status write keeps the stored spec (see _status_strategy); built-in status
             # validation never looks at the spec, so nothing in it can refuse the write.
             causes += self.server.lifecycle.validate_builtin(self.rt, obj, old)
+        causes += revisiondata.check(self, obj, old)
         if causes:
             raise errors.invalid(self.rt.group, self.rt.kind, name, causes)
 

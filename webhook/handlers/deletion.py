@@ -1,7 +1,9 @@
 """Deletion protection: the `policy.kruise.io/delete-protection` label (Always | Cascading).
 
 Messages are upstream's word for word because users grep for them. Objects already terminating are
-never blocked (their deletion is under way; blocking would only wedge finalizers).
+never blocked (their deletion is under way; blocking would only wedge finalizers). With the
+ResourcesDeletionProtection gate off (upstream's default since 1.8) the label means nothing and
+every deletion is allowed; the handlers take the gate's value as ``enabled``.
 """
 
 from __future__ import annotations
@@ -78,9 +80,11 @@ def validate_crd_deletion(crd: dict[str, Any], cascading_gate: bool = False) -> 
     return None
 
 
-def _on_delete(check: Callable[[dict[str, Any]], str | None]) -> Callable[[AdmissionRequest], Any]:
+def _on_delete(
+    check: Callable[[dict[str, Any]], str | None], enabled: bool
+) -> Callable[[AdmissionRequest], Any]:
     async def handle(req: AdmissionRequest) -> Decision:
-        if req.operation != "DELETE" or not req.old_object:
+        if not enabled or req.operation != "DELETE" or not req.old_object:
             return allow()
         message = check(req.old_object)
         return deny(403, message) if message else allow()
@@ -93,18 +97,18 @@ def _replicas(obj: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def builtin_workload_handler() -> Callable[[AdmissionRequest], Any]:
+def builtin_workload_handler(enabled: bool) -> Callable[[AdmissionRequest], Any]:
     """apps/v1 Deployment, ReplicaSet and StatefulSet."""
-    return _on_delete(lambda obj: validate_workload_deletion(obj, _replicas(obj)))
+    return _on_delete(lambda obj: validate_workload_deletion(obj, _replicas(obj)), enabled)
 
 
-def always_only_handler() -> Callable[[AdmissionRequest], Any]:
-    return _on_delete(validate_always_only)
+def always_only_handler(enabled: bool) -> Callable[[AdmissionRequest], Any]:
+    return _on_delete(validate_always_only, enabled)
 
 
-def namespace_handler(contents: NamespaceContents) -> Callable[[AdmissionRequest], Any]:
-    return _on_delete(lambda ns: validate_namespace_deletion(ns, contents))
+def namespace_handler(contents: NamespaceContents, enabled: bool) -> Callable[[AdmissionRequest], Any]:
+    return _on_delete(lambda ns: validate_namespace_deletion(ns, contents), enabled)
 
 
-def crd_handler() -> Callable[[AdmissionRequest], Any]:
-    return _on_delete(validate_crd_deletion)
+def crd_handler(enabled: bool) -> Callable[[AdmissionRequest], Any]:
+    return _on_delete(validate_crd_deletion, enabled)

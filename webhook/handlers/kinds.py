@@ -34,6 +34,13 @@ class KindHooks:
     def validate_takes_old(self) -> bool:
         return self.validate is not None and "old" in inspect.signature(self.validate).parameters
 
+    @property
+    def defaults_take_protection(self) -> bool:
+        return (
+            self.set_defaults is not None
+            and "add_protection" in inspect.signature(self.set_defaults).parameters
+        )
+
     def model_for(self, version: str) -> type[BaseModel]:
         for v in self.info.versions:
             if v.name == version:
@@ -64,7 +71,12 @@ def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
             model = _parse(hooks, req, req.object)
         except ValidationError as exc:
             return deny(400, aggregate_message(pydantic_errors(exc)))
-        hooks.set_defaults(model)
+        if hooks.defaults_take_protection:
+            # Upstream adds the protection finalizer on CREATE only: on UPDATE the controller is
+            # removing it to let the object go, and re-adding it would wedge the deletion.
+            hooks.set_defaults(model, add_protection=req.operation == "CREATE")
+        else:
+            hooks.set_defaults(model)
         dumped = model.to_dict()
         mutated = mutable(req.object)
         if "spec" in dumped:
@@ -78,10 +90,14 @@ def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
     return handle
 
 
-def validating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
+def validating_handler(
+    hooks: KindHooks, deletion_protection: bool = False
+) -> Callable[[AdmissionRequest], Any]:
+    """``deletion_protection``: the ResourcesDeletionProtection gate; off, every DELETE is allowed."""
+
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation == "DELETE":
-            return _validate_delete(hooks, req)
+            return _validate_delete(hooks, req) if deletion_protection else allow()
         if req.operation not in ("CREATE", "UPDATE") or req.object is None or hooks.validate is None:
             return allow()
         try:

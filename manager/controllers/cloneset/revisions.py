@@ -15,6 +15,7 @@ import structlog
 
 from kruise.control.revision import (
     choose_revisions,
+    revision_for_write,
     revisions_equal,
     revisions_to_truncate,
 )
@@ -74,7 +75,9 @@ class RevisionWriter:
         """The stored revision, or None when the name is taken by different data (a hash collision)."""
         meta = revision["metadata"]
         try:
-            created = await self.client.create(CONTROLLER_REVISIONS, dict(revision), meta.get("namespace"))
+            created = await self.client.create(
+                CONTROLLER_REVISIONS, revision_for_write(revision), meta.get("namespace")
+            )
         except AlreadyExists:
             existing = await self.client.get(CONTROLLER_REVISIONS, meta["name"], meta.get("namespace"))
             if revisions_equal(existing, revision):

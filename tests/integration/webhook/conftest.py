@@ -82,7 +82,7 @@ async def live_webhook(emulator, tmp_path) -> AsyncIterator[LiveWebhook]:
     options = Options(
         kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
         cert_dir=tmp_path / "certs", webhook_url=url, cert_resync_seconds=30.0, initialize_timeout=30.0,
-        cache_sync_timeout=30.0, shutdown_grace=0.5,
+        cache_sync_timeout=30.0, shutdown_grace=0.5, feature_gates="ResourcesDeletionProtection=true",
     )  # fmt: skip
     client = await Client.from_kubeconfig(emulator.kubeconfig)
     process = WebhookProcess(client, options)

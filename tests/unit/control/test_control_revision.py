@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import orjson
 import pytest
 from control_builders import build_cloneset, build_pod
 from hypothesis import given
@@ -174,3 +175,22 @@ def test_revision_names_match_a_real_openkruise_cluster(image: str, name: str) -
     # Names observed in the seed tutorial's kubectl output from a real OpenKruise 1.0 cluster.
     cloneset = {"metadata": {"name": "cs-demo"}, "spec": {"template": _seed_template(image)}}
     assert rev.new_cloneset_revision(cloneset, 1, 0)["metadata"]["name"] == name
+
+
+@given(
+    st.dictionaries(
+        st.text(max_size=6),
+        st.recursive(
+            st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=8),
+            lambda inner: (
+                st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+            ),
+            max_leaves=8,
+        ),
+        max_size=4,
+    )
+)
+def test_revision_for_write_sends_data_as_go_encodes_it(data: dict) -> None:
+    body = orjson.dumps(rev.revision_for_write({"kind": "ControllerRevision", "data": data, "revision": 1}))
+    assert b'"data":' + rev.go_json(data) + b',"revision":1' in body
+    assert orjson.loads(body)["data"] == data

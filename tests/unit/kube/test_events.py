@@ -1,6 +1,8 @@
 import asyncio
 
 import pytest
+import structlog
+from structlog.testing import capture_logs
 
 from kruise.kube.clock import FakeClock
 from kruise.kube.errors import InternalError, NotFound
@@ -172,4 +174,23 @@ async def test_event_validation_and_queue_overflow():
     assert rec.dropped == 3
     await rec.flush()
     assert [c[1]["message"] for c in sink.calls] == ["n=0", "n=1"]
+    await rec.stop()
+
+
+async def test_sender_logs_each_event_with_its_own_callers_context():
+    """The sender task must not inherit the first caller's bound `key` for every later event."""
+    sink, clock = Sink(), FakeClock()
+    sink.fail = [InternalError("boom")] * 2  # one failed write per event, each logged once
+    rec = recorder(sink, clock, max_tries=1)
+    other = {**POD, "metadata": {**POD["metadata"], "name": "web-1", "uid": "u2"}}
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        with structlog.contextvars.bound_contextvars(controller="cloneset", key="demo/first"):
+            rec.event(POD, "Warning", "FailedCreate", "first")
+        await rec.flush()
+        with structlog.contextvars.bound_contextvars(controller="cloneset", key="demo/second"):
+            rec.event(other, "Warning", "FailedCreate", "second")
+        await rec.flush()
+    giving_up = [line for line in logs if line["event"].startswith("unable to write event")]
+    assert [line.get("key") for line in giving_up] == ["demo/first", "demo/second"]
+    assert [line.get("object") for line in giving_up] == ["Pod demo/web-0", "Pod demo/web-1"]
     await rec.stop()

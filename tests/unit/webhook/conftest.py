@@ -8,6 +8,7 @@ import httpx
 import pytest
 from webhook_testkit import FakeContents
 
+from kruise.api.features import RESOURCES_DELETION_PROTECTION, FeatureGates
 from kruise.webhook.app import create_app
 from kruise.webhook.routes import build_routes
 
@@ -19,7 +20,9 @@ def contents() -> FakeContents:
 
 @pytest.fixture
 async def client(contents: FakeContents) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(build_routes(contents))
+    # Deletion-protection tests need the gate that upstream leaves off by default.
+    gates = FeatureGates({RESOURCES_DELETION_PROTECTION: True}, env={})
+    app = create_app(build_routes(contents, gates=gates))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="https://webhook.test") as c:
         yield c
