@@ -15,6 +15,7 @@ from kruise.kube.informer import InformerOptions, SharedInformer
 from kruise.kube.leaderelection import LeaderElectionConfig, LeaderElector
 from kruise.kube.resources import CONFIGMAPS, EVENTS, LEASES, PODS, REPLICASETS
 from kruise.kube.store import OWNER_UID_INDEX, DeletedFinalStateUnknown
+from tests.kit import until
 
 NS = "default"
 
@@ -35,12 +36,6 @@ def cm(name, **data):
         "metadata": {"name": name, "namespace": NS},
         "data": data,
     }
-
-
-async def until(predicate, timeout=10.0):
-    async with asyncio.timeout(timeout):
-        while not predicate():  # noqa: ASYNC110 - informer state lives in plain attributes
-            await asyncio.sleep(0.01)
 
 
 async def test_client_crud_patch_and_errors(client):

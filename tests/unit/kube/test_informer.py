@@ -5,13 +5,7 @@ from kruise.kube.errors import InternalError, TooManyRequests
 from kruise.kube.informer import InformerOptions, SharedInformer, SharedInformerFactory
 from kruise.kube.resources import NODES, PODS
 from kruise.kube.store import NODE_NAME_INDEX, DeletedFinalStateUnknown
-
-
-async def until(predicate, timeout=5.0):
-    """Yield to the loop until `predicate()` holds (fails the test after `timeout`)."""
-    async with asyncio.timeout(timeout):
-        while not predicate():  # noqa: ASYNC110 - state lives in plain attributes, no event to await
-            await asyncio.sleep(0.001)
+from tests.kit import until
 
 
 class Recorder:

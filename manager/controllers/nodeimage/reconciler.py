@@ -1,0 +1,100 @@
+"""One NodeImage reconcile: make the node's NodeImage exist, mirror its labels, or delete it.
+
+A node's NodeImage is created `--nodeimage-creation-delay` (30 s) after the node turned Ready, so a
+flapping node does not churn objects; it is deleted with the node (unless labelled
+`apps.kruise.io/fake-nodeimage`, which tests use to keep a NodeImage without a node). kruise-daemon
+on that node pulls what the spec lists and writes the status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from kruise.control import podstatus
+from kruise.kube.client import Client, PatchType
+from kruise.kube.controller import Result
+from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import NODEIMAGES
+
+FAKE_LABEL = "apps.kruise.io/fake-nodeimage"
+
+
+def ready_since(node: Mapping[str, Any]) -> datetime | None:
+    """When the node's Ready condition last turned True, or None while it is not Ready."""
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            if condition.get("status") != "True":
+                return None
+            return podstatus.parse_time(condition.get("lastTransitionTime"))
+    return None
+
+
+class NodeImageReconciler:
+    """Reads nodes and NodeImages from the caches; writes NodeImages through the client."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        nodes: SharedInformer,
+        node_images: SharedInformer,
+        creation_delay: float,
+        wall: Callable[[], datetime],
+    ) -> None:
+        self.client = client
+        self.nodes = nodes
+        self.node_images = node_images
+        self.creation_delay = creation_delay
+        self.wall = wall
+
+    async def reconcile(self, name: str) -> Result | None:
+        node = self.nodes.get(name)
+        node_image = self.node_images.get(name)
+        if node is None or node["metadata"].get("deletionTimestamp"):
+            await self._delete_orphan(name, node_image)
+            return None
+        labels = dict(node["metadata"].get("labels") or {})
+        if node_image is None:
+            return await self._create(name, node, labels)
+        await self._mirror_labels(name, node_image, labels)
+        return None
+
+    async def _delete_orphan(self, name: str, node_image: Mapping[str, Any] | None) -> None:
+        """The node is gone or going: its NodeImage goes too, unless it is a labelled fake."""
+        if node_image is None or node_image["metadata"].get("deletionTimestamp"):
+            return
+        if FAKE_LABEL in (node_image["metadata"].get("labels") or {}):
+            return
+        with contextlib.suppress(NotFound):
+            await self.client.delete(NODEIMAGES, name)
+
+    async def _create(self, name: str, node: Mapping[str, Any], labels: dict[str, str]) -> Result | None:
+        """Create once the node has been Ready for the creation delay; until then come back."""
+        since = ready_since(node)
+        if since is None:
+            return None
+        wait = self.creation_delay - (self.wall() - since).total_seconds()
+        if wait > 0:
+            return Result(requeue_after=wait)
+        body = {
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "NodeImage",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {},
+        }
+        with contextlib.suppress(AlreadyExists):
+            await self.client.create(NODEIMAGES, body)
+        return None
+
+    async def _mirror_labels(self, name: str, node_image: Mapping[str, Any], labels: dict[str, str]) -> None:
+        """Make the NodeImage's labels equal the node's: set what differs, null what the node lacks."""
+        current = dict(node_image["metadata"].get("labels") or {})
+        if FAKE_LABEL in current or current == labels:
+            return
+        patch = {"metadata": {"labels": {**dict.fromkeys(set(current) - set(labels)), **labels}}}
+        with contextlib.suppress(NotFound):
+            await self.client.patch(NODEIMAGES, name, patch, patch_type=PatchType.MERGE)

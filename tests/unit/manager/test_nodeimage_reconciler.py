@@ -1,0 +1,181 @@
+"""NodeImageReconciler against fake caches and a recording client: which NodeImage writes it makes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from kruise.kube.client import PatchType
+from kruise.kube.clock import FakeClock, rfc3339
+from kruise.kube.controller import Result
+from kruise.kube.errors import AlreadyExists, Conflict, NotFound
+from kruise.kube.resources import NODEIMAGES
+from kruise.manager.controllers.nodeimage.reconciler import FAKE_LABEL, NodeImageReconciler, ready_since
+from tests.kit import FakeInformer, RecordingClient
+
+DELAY = 30.0
+
+
+def node(name="node-1", *, labels=None, ready=True, ready_for=60.0, clock=None, deleting=False):
+    clock = clock or FakeClock()
+    meta = {"name": name, "uid": f"uid-{name}", "labels": dict(labels or {"kubernetes.io/hostname": name})}
+    if deleting:
+        meta["deletionTimestamp"] = rfc3339(clock.wall())
+        meta["finalizers"] = ["example.com/hold"]
+    since = clock.wall() - timedelta(seconds=ready_for)
+    condition = {
+        "type": "Ready",
+        "status": "True" if ready else "False",
+        "lastTransitionTime": rfc3339(since),
+    }
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {"conditions": [condition]}}
+
+
+def node_image(name="node-1", *, labels=None, deleting=False):
+    meta = {"name": name, "labels": dict(labels or {})}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-11-22T22:00:00Z"
+        meta["finalizers"] = ["example.com/hold"]
+    return {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "NodeImage", "metadata": meta, "spec": {}}
+
+
+class Harness:
+    """A reconciler over fake caches; the client mirrors NodeImage writes into the cache."""
+
+    def __init__(self, nodes=(), images=()):
+        self.clock = FakeClock()
+        self.client = RecordingClient(self.clock)
+        self.nodes = FakeInformer(nodes)
+        self.images = FakeInformer()
+        self.client.put(NODEIMAGES, *images)
+        self.client.sync(NODEIMAGES, self.images)
+        self.client.clear()
+        self.reconciler = NodeImageReconciler(
+            self.client, nodes=self.nodes, node_images=self.images, creation_delay=DELAY, wall=self.clock.wall
+        )
+
+    async def reconcile(self, name="node-1"):
+        result = await self.reconciler.reconcile(name)
+        self.nodes.assert_unmodified()
+        return result
+
+
+async def test_a_node_ready_past_the_delay_gets_a_nodeimage_with_its_labels():
+    h = Harness([node(labels={"pool": "gpu", "zone": "a"}, ready_for=DELAY + 1)])
+    assert await h.reconcile() is None
+    (call,) = h.client.writes
+    assert (call.verb, call.resource, call.name, call.namespace) == ("create", NODEIMAGES, "node-1", None)
+    assert call.body == {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "NodeImage",
+        "metadata": {"name": "node-1", "labels": {"pool": "gpu", "zone": "a"}},
+        "spec": {},
+    }
+
+
+async def test_a_recently_ready_node_is_requeued_for_the_rest_of_the_delay():
+    h = Harness([node(ready_for=10.0)])
+    assert await h.reconcile() == Result(requeue_after=pytest.approx(DELAY - 10.0))
+    assert h.client.writes == []
+    h.clock.step(DELAY - 10.0)
+    assert await h.reconcile() is None
+    assert [c.verb for c in h.client.writes] == ["create"]
+
+
+@pytest.mark.parametrize("ready", [False, None])
+async def test_a_node_that_is_not_ready_gets_nothing(ready):
+    n = node(ready=bool(ready))
+    if ready is None:
+        n["status"] = {}  # no Ready condition reported yet
+    h = Harness([n])
+    assert await h.reconcile() is None
+    assert h.client.calls == []
+
+
+async def test_already_exists_from_a_racing_create_is_not_an_error():
+    h = Harness([node()])
+    h.client.fail_next("create", NODEIMAGES, "node-1", error=AlreadyExists)
+    assert await h.reconcile() is None
+    (call,) = h.client.writes
+    assert isinstance(call.error, AlreadyExists)
+
+
+async def test_labels_are_mirrored_and_stale_ones_removed():
+    h = Harness(
+        [node(labels={"pool": "gpu", "zone": "b"})],
+        [node_image(labels={"pool": "gpu", "zone": "a", "old": "x"})],
+    )
+    assert await h.reconcile() is None
+    (call,) = h.client.writes
+    assert (call.verb, call.patch_type) == ("patch", PatchType.MERGE)
+    assert call.body == {"metadata": {"labels": {"old": None, "pool": "gpu", "zone": "b"}}}
+    assert h.images.get("node-1")["metadata"]["labels"] == {"pool": "gpu", "zone": "b"}
+    h.client.clear()
+    assert await h.reconcile() is None  # the cache caught up: nothing left to do
+    assert h.client.writes == []
+
+
+async def test_matching_labels_mean_no_write():
+    h = Harness([node(labels={"pool": "gpu"})], [node_image(labels={"pool": "gpu"})])
+    assert await h.reconcile() is None
+    assert h.client.calls == []
+
+
+async def test_a_fake_nodeimage_keeps_its_own_labels_and_outlives_its_node():
+    fake = node_image(labels={FAKE_LABEL: "true"})
+    h = Harness([node(labels={"pool": "gpu"})], [fake])
+    assert await h.reconcile() is None
+    h.nodes.remove("node-1")
+    assert await h.reconcile() is None
+    assert h.client.calls == []
+    assert h.images.get("node-1") is not None
+
+
+@pytest.mark.parametrize("node_state", ["gone", "terminating"])
+async def test_the_nodeimage_is_deleted_with_its_node(node_state):
+    nodes = [] if node_state == "gone" else [node(deleting=True)]
+    h = Harness(nodes, [node_image(labels={"pool": "gpu"})])
+    assert await h.reconcile() is None
+    (call,) = h.client.writes
+    assert (call.verb, call.resource, call.name) == ("delete", NODEIMAGES, "node-1")
+    assert h.images.get("node-1") is None
+
+
+async def test_a_terminating_nodeimage_is_left_to_finish():
+    h = Harness([], [node_image(deleting=True)])
+    assert await h.reconcile() is None
+    assert h.client.calls == []
+
+
+async def test_not_found_on_delete_or_patch_means_someone_else_did_it():
+    h = Harness([], [node_image()])
+    h.client.fail_next("delete", NODEIMAGES, "node-1", error=NotFound)
+    assert await h.reconcile() is None
+    h2 = Harness([node(labels={"a": "1"})], [node_image(labels={"a": "0"})])
+    h2.client.fail_next("patch", NODEIMAGES, "node-1", error=NotFound)
+    assert await h2.reconcile() is None
+    assert [(c.verb, type(c.error)) for c in h.client.writes + h2.client.writes] == [
+        ("delete", NotFound),
+        ("patch", NotFound),
+    ]
+
+
+async def test_other_write_errors_propagate_for_a_rate_limited_retry():
+    h = Harness([node(labels={"a": "1"})], [node_image(labels={"a": "0"})])
+    h.client.fail_next("patch", NODEIMAGES, "node-1")  # Conflict
+    with pytest.raises(Conflict, match="Operation cannot be fulfilled"):
+        await h.reconcile()
+
+
+async def test_nothing_at_all_is_a_no_op():
+    h = Harness()
+    assert await h.reconcile("ghost") is None
+    assert h.client.calls == []
+
+
+def test_ready_since_reads_the_ready_transition():
+    clock = FakeClock()
+    assert ready_since(node(ready_for=5.0, clock=clock)) == clock.wall() - timedelta(seconds=5)
+    assert ready_since(node(ready=False)) is None
+    assert ready_since({"status": {"conditions": [{"type": "MemoryPressure", "status": "True"}]}}) is None
