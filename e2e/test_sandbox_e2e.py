@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 from harness import Cluster, SandboxProcess, ready_kubeconfig
-from webhook_server import WebhookServer, make_certificates
+
+from tests.kit.webhook_server import WebhookServer, make_certificates
 
 pytestmark = pytest.mark.e2e
 

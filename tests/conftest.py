@@ -41,3 +41,18 @@ def emulator(tmp_path: Path) -> Iterator[Emulator]:
     with serve_in_thread(crd_establish_delay=0.01) as server:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         yield Emulator(server, server.url, kubeconfig)
+
+
+_MARK_BY_DIRECTORY = {"unit": "unit", "integration": "integration"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Markers follow the directory a test lives in, so `-m "not e2e"` means unit + integration and
+    `-m unit` means tests/unit, with no marker to forget in a new file."""
+    root = Path(__file__).resolve().parent.parent
+    for item in items:
+        parts = Path(str(item.fspath)).resolve().relative_to(root).parts
+        if parts[0] == "e2e":
+            item.add_marker(pytest.mark.e2e)
+        elif parts[0] == "tests" and len(parts) > 1 and parts[1] in _MARK_BY_DIRECTORY:
+            item.add_marker(getattr(pytest.mark, _MARK_BY_DIRECTORY[parts[1]]))

@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from kruise.sandbox.cluster import Sandbox
-
-
-def _load_webhook_server():
-    if "webhook_server" not in sys.modules:
-        path = Path(__file__).resolve().parents[4] / "e2e" / "webhook_server.py"
-        spec = importlib.util.spec_from_file_location("webhook_server", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["webhook_server"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["webhook_server"]
-
-
-webhook_server = _load_webhook_server()
+from tests.kit import webhook_server
 
 
 @pytest.fixture(scope="session")

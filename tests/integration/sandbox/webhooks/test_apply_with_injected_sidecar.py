@@ -14,10 +14,10 @@ import json
 import pytest
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
-from webhook_server import patch_response
 
 from kruise.sandbox.simulator.client import Client
 from kruise.sandbox.up import find_kubectl
+from tests.kit.webhook_server import patch_response
 
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 PODS = "/api/v1/namespaces/default/pods"

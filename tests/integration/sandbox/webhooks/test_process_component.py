@@ -12,7 +12,7 @@ from kruise.sandbox.cluster import Sandbox
 from kruise.sandbox.components import ComponentFailed, ProcessComponent, ServicePort
 from kruise.sandbox.simulator.client import ApiError, Client
 
-SCRIPT = Path(__file__).resolve().parents[4] / "e2e" / "webhook_server.py"
+SCRIPT = Path(__file__).resolve().parents[4] / "tests" / "kit" / "webhook_server.py"
 
 
 def free_port() -> int:

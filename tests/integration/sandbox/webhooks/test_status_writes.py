@@ -13,9 +13,9 @@ import copy
 import pytest
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
-from webhook_server import patch_response
 
 from kruise.sandbox.simulator.client import MERGE_PATCH, Client
+from tests.kit.webhook_server import patch_response
 
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 PODS = "/api/v1/namespaces/default/pods"

@@ -6,10 +6,10 @@ import asyncio
 import json
 
 import pytest
-from webhook_server import patch_response
 
 from kruise.sandbox.simulator.client import ApiError, Client
 from kruise.sandbox.up import find_kubectl
+from tests.kit.webhook_server import patch_response
 
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"

@@ -1,28 +1,14 @@
-"""Fixtures: a real HTTPS webhook server (shared with e2e) and a WebhookAdmission over a dict store."""
+"""Fixtures: a real HTTPS webhook server (the test kit's, shared with e2e) and a WebhookAdmission over a
+dict store."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
-
-
-def _load_webhook_server():
-    path = Path(__file__).resolve().parents[4] / "e2e" / "webhook_server.py"
-    if "webhook_server" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("webhook_server", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["webhook_server"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["webhook_server"]
-
-
-webhook_server = _load_webhook_server()
+from tests.kit import webhook_server
 
 
 @pytest.fixture(scope="session")

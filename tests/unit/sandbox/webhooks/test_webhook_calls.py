@@ -6,9 +6,9 @@ import asyncio
 import json
 
 import pytest
-from webhook_server import Reply, patch_response
 
 from kruise.sandbox.apiserver.admission import AdmissionAttributes, AdmissionDenied
+from tests.kit.webhook_server import Reply, patch_response
 
 ADM = ("admissionregistration.k8s.io", "v1")
 
@@ -129,7 +129,7 @@ async def test_service_without_address_fails_closed(store, certificates, admissi
 
 @pytest.mark.parametrize("policy", ["Fail", "Ignore"])
 async def test_untrusted_certificate_obeys_failure_policy(store, server, admission, policy):
-    from webhook_server import make_certificates
+    from tests.kit.webhook_server import make_certificates
 
     other_ca = make_certificates(["elsewhere"])
     server.routes["/v"] = lambda req: {"allowed": False}
