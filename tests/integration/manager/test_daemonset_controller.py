@@ -280,3 +280,49 @@ async def test_partition_keeps_old_pods(kruise_cluster):
     }
     assert images["node-1"] == "nginx:alpine"
     assert sorted(n for n, i in images.items() if i == "nginx:mainline") == ["node-2", "node-3", "node-4"]
+
+
+async def test_in_place_if_possible_keeps_pod_uids(kruise_cluster):
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"rollingUpdateType": "InPlaceIfPossible"}}
+    await kruise_cluster.client.create(ADVANCED_DAEMONSETS, manifest(updateStrategy=strategy))
+    await settled(kruise_cluster, 3)
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await live_pods(kruise_cluster)}
+    await update_template(kruise_cluster, set_image("nginx:mainline"))
+    ds = await settled(kruise_cluster, 3, timeout=60.0)
+    pods = await live_pods(kruise_cluster)
+    assert {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods} == before
+    for pod in pods:
+        assert pod["spec"]["containers"][0]["image"] == "nginx:mainline"
+        assert pod["metadata"]["labels"]["controller-revision-hash"] == ds["status"]["daemonSetHash"]
+        gate = next(c for c in pod["status"]["conditions"] if c["type"] == "InPlaceUpdateReady")
+        assert gate["status"] == "True"
+    messages = await kruise_cluster.until(
+        lambda: event_messages(kruise_cluster),
+        lambda m: sum(r == "SuccessfulUpdatePodInPlace" for r, _ in m) == 3,
+    )
+    assert not any(reason == "SuccessfulDelete" for reason, _ in messages)
+
+
+async def test_paused_rollout_still_serves_new_nodes(kruise_cluster):
+    client = kruise_cluster.client
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"paused": True}}
+    await client.create(
+        ADVANCED_DAEMONSETS, manifest(node_selector={"daemon": "yes"}, updateStrategy=strategy)
+    )
+    for node in ("node-1", "node-2"):
+        await client.patch(NODES, node, {"metadata": {"labels": {"daemon": "yes"}}})
+    await settled(kruise_cluster, 2)
+    before = {p["metadata"]["uid"] for p in await live_pods(kruise_cluster)}
+    await update_template(kruise_cluster, set_image("nginx:mainline"))
+    await client.patch(NODES, "node-3", {"metadata": {"labels": {"daemon": "yes"}}})
+    ds = await kruise_cluster.until(
+        lambda: get_ds(kruise_cluster),
+        lambda d: (
+            (d.get("status") or {}).get("numberAvailable") == 3
+            and d["status"].get("observedGeneration") == d["metadata"]["generation"]
+        ),
+    )
+    assert ds["status"]["updatedNumberScheduled"] == 1
+    pods = by_node(await live_pods(kruise_cluster))
+    assert pods["node-3"]["spec"]["containers"][0]["image"] == "nginx:mainline"
+    assert {pods["node-1"]["metadata"]["uid"], pods["node-2"]["metadata"]["uid"]} == before
