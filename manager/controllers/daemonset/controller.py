@@ -1,0 +1,96 @@
+"""Wiring of the Advanced DaemonSet controller: informers, event handlers, expectations bookkeeping.
+
+Creations are expected per target node (a pod is created by ``generateName``, so its name is only
+known once the server answers, while the node it is bound to is known up front); deletions per pod
+name. A Node that appears, disappears, or changes labels, taints or readiness can change where every
+DaemonSet wants a pod, so it wakes them all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kruise.control.daemonnodes import target_node_name
+from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, NODES, PODS, object_key
+from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
+from kruise.manager.context import ManagerContext
+from kruise.manager.controllers.daemonset.reconciler import DaemonSetReconciler
+
+NAME = "daemonset"
+KIND = "DaemonSet"
+GROUP = "apps.kruise.io"
+
+owner_key = enqueue_owner(KIND, GROUP)
+
+
+def build(ctx: ManagerContext) -> Controller:
+    daemonsets = ctx.informers.informer(ADVANCED_DAEMONSETS)
+    pods = ctx.informers.informer(PODS)
+    nodes = ctx.informers.informer(NODES)
+    revisions = ctx.informers.informer(CONTROLLER_REVISIONS)
+    scale_expectations = ScaleExpectations(ctx.clock)
+    rv_expectations = ResourceVersionExpectations(ctx.clock)
+    reconciler = DaemonSetReconciler(
+        ctx.client,
+        ctx.recorder("daemonset-controller"),
+        ctx.feature_gates,
+        daemonsets=daemonsets,
+        pods=pods,
+        nodes=nodes,
+        revisions=revisions,
+        scale_expectations=scale_expectations,
+        rv_expectations=rv_expectations,
+        wall=ctx.clock.wall,
+    )
+    controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
+    controller.watch(daemonsets, enqueue_object)
+    controller.watch(revisions, owner_key)
+
+    def pod_added(pod: dict[str, Any]) -> None:
+        for key in owner_key(pod):
+            if _terminating(pod):
+                scale_expectations.observe(key, ScaleExpectations.DELETE, pod["metadata"]["name"])
+            else:
+                scale_expectations.observe(key, ScaleExpectations.CREATE, target_node_name(pod) or "")
+            controller.queue.add(key)
+
+    def pod_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+        rv_expectations.observe(new)
+        for key in set(owner_key(old)) | set(owner_key(new)):
+            if _terminating(new):
+                scale_expectations.observe(key, ScaleExpectations.DELETE, new["metadata"]["name"])
+            controller.queue.add(key)
+
+    def pod_deleted(obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
+        pod = unwrap_tombstone(obj)
+        for key in owner_key(pod):
+            scale_expectations.observe(key, ScaleExpectations.DELETE, pod["metadata"]["name"])
+            controller.queue.add(key)
+
+    def wake_all(*_: Any) -> None:
+        for ds in daemonsets.list():
+            controller.queue.add(object_key(ds))
+
+    def node_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+        if _scheduling_view(old) != _scheduling_view(new):
+            wake_all()
+
+    pods.add_event_handler(on_add=pod_added, on_update=pod_updated, on_delete=pod_deleted)
+    nodes.add_event_handler(on_add=wake_all, on_update=node_updated, on_delete=wake_all)
+    return controller
+
+
+def _terminating(pod: dict[str, Any]) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _scheduling_view(node: dict[str, Any]) -> tuple[Any, ...]:
+    """What of a Node the daemon-pod decision reads (upstream's nodeInSameCondition plus labels/taints)."""
+    meta = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    conditions = sorted(
+        (c.get("type"), c.get("status")) for c in (node.get("status") or {}).get("conditions") or []
+    )
+    return meta.get("labels") or {}, spec.get("taints") or [], bool(spec.get("unschedulable")), conditions

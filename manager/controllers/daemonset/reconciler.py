@@ -1,0 +1,538 @@
+"""One Advanced DaemonSet reconcile (upstream ``syncDaemonSet``): observe, plan with ``kruise.control``,
+write.
+
+Order, as upstream: make the current ControllerRevision exist; if earlier creates/deletes or pod
+writes are not in the cache yet, only refresh the status; otherwise run the manage step (pods onto
+eligible nodes, off ineligible ones); if that wrote nothing, advance in-place updates and run one
+rolling-update pass (skipped while ``paused``); prune revision history; write the status with
+``observedGeneration``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from kruise.api import features
+from kruise.api.common import IntOrStringError, LabelSelector, scaled_value
+from kruise.api.daemonset import ROLLING_IN_PLACE_IF_POSSIBLE, STRATEGY_ROLLING_UPDATE
+from kruise.api.keys import (
+    CONDITION_INPLACE_UPDATE_READY,
+    LABEL_CONTROLLER_REVISION_HASH,
+    LIFECYCLE_STATE_PREPARING_DELETE,
+)
+from kruise.control import lifecycle
+from kruise.control.daemonnodes import (
+    NodeFit,
+    bind_to_node,
+    create_pod_template,
+    node_name,
+    should_run_on_node,
+)
+from kruise.control.daemonset.history import plan_history, revision_hash, revisions_to_prune
+from kruise.control.daemonset.manage import compute_status, group_by_node, plan_manage
+from kruise.control.daemonset.rollingupdate import (
+    RollingUpdateError,
+    RollingUpdateSettings,
+    plan_rolling_update,
+)
+from kruise.control.inplace.spec import calculate_update_spec
+from kruise.kube.client import Client, PatchType
+from kruise.kube.controller import Result
+from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
+from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.writers.inplace import InPlaceWriter
+
+log = structlog.get_logger("kruise.manager.daemonset")
+
+Obj = Mapping[str, Any]
+DEFAULT_BURST_REPLICAS = 250
+FORCED_EXPECTATION_REQUEUE = 10.0
+STATUS_COUNTERS = (
+    "desiredNumberScheduled",
+    "currentNumberScheduled",
+    "numberMisscheduled",
+    "numberReady",
+    "updatedNumberScheduled",
+    "numberAvailable",
+    "numberUnavailable",
+)
+
+
+class DaemonSetReconciler:
+    def __init__(
+        self,
+        client: Client,
+        recorder: EventRecorder,
+        gates: features.FeatureGates,
+        *,
+        daemonsets: SharedInformer,
+        pods: SharedInformer,
+        nodes: SharedInformer,
+        revisions: SharedInformer,
+        scale_expectations: ScaleExpectations,
+        rv_expectations: ResourceVersionExpectations,
+        wall: Any,
+    ) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.gates = gates
+        self.daemonsets, self.pods, self.nodes, self.revisions = daemonsets, pods, nodes, revisions
+        self.scale_expectations = scale_expectations
+        self.rv_expectations = rv_expectations
+        self.wall = wall
+        self.inplace = InPlaceWriter(client, rv_expectations)
+
+    # ---- the pass ---------------------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> Result | None:
+        cached = self.daemonsets.get(key)
+        if cached is None:
+            self.scale_expectations.delete(key)
+            return None
+        ds: dict[str, Any] = copy.deepcopy(dict(cached))
+        if ds["metadata"].get("deletionTimestamp"):
+            return None
+        spec = ds.get("spec") or {}
+        try:
+            selector = LabelSelector.model_validate(spec.get("selector") or {})
+        except ValueError as exc:
+            log.error("invalid selector, not retrying", daemonset=key, error=str(exc))
+            return None
+        if not selector.match_labels and not selector.match_expressions:
+            self.recorder.event(
+                ds,
+                "Warning",
+                "SelectingAll",
+                "This DaemonSet is selecting all pods. A non-empty selector is required.",
+            )
+            return None
+
+        nodes = sorted(self.nodes.list(), key=node_name)
+        template = spec.get("template") or {}
+        fits: dict[str, NodeFit] = {}
+
+        def fit_of(node: Obj) -> NodeFit:
+            name = node_name(node)
+            if name not in fits:
+                fits[name] = should_run_on_node(template, node)
+            return fits[name]
+
+        current, old = await self._history(ds)
+        update_hash = revision_hash(current)
+        delays: list[float] = []
+
+        if not self._expectations_satisfied(key, ds, delays):
+            await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
+            return _result(delays)
+
+        now = self.wall()
+        settings = RollingUpdateSettings.from_daemonset(ds)
+        node_to_pods = group_by_node(self._owned_pods(ds))
+        manage = plan_manage(
+            nodes,
+            fit_of,
+            node_to_pods,
+            update_hash,
+            allow_surge=_allow_surge(ds),
+            min_ready_seconds=settings.min_ready_seconds,
+            now=now,
+        )
+        for pod, node in manage.failed_pods:
+            self.recorder.event(
+                ds,
+                "Warning",
+                "FailedDaemonPod",
+                f"Found failed daemon pod {ds['metadata']['namespace']}/{pod} on node {node}, "
+                "will try to kill it",
+            )
+        if manage.requeue_after:
+            delays.append(manage.requeue_after)
+        await self._sync_nodes(ds, key, manage.pods_to_delete, manage.nodes_to_create, update_hash)
+
+        if not self._expectations_satisfied(key, ds, delays):
+            await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
+            return _result(delays)
+
+        await self._refresh_in_place(ds, now, delays)
+        if settings.strategy_type == STRATEGY_ROLLING_UPDATE and not settings.paused:
+            await self._rolling_update(ds, key, nodes, fit_of, current, old, settings, now)
+
+        await self._cleanup_history(ds, old)
+        await self._update_status(ds, nodes, fit_of, update_hash, observed=True, delays=delays)
+        return _result(delays)
+
+    # ---- reading ------------------------------------------------------------------------------
+
+    def _owned_pods(self, ds: Obj) -> list[Obj]:
+        uid = ds["metadata"]["uid"]
+        return [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if _controlled_by(p, uid)]
+
+    def _expectations_satisfied(self, key: str, ds: Obj, delays: list[float]) -> bool:
+        satisfied, waited, pending = self.scale_expectations.satisfied(key)
+        if not satisfied:
+            if waited < EXPECTATIONS_TIMEOUT:
+                delays.append(EXPECTATIONS_TIMEOUT - waited)
+                return False
+            log.warning("scale expectations unsatisfied overtime", daemonset=key, pending=pending)
+            self.scale_expectations.delete(key)
+            delays.append(FORCED_EXPECTATION_REQUEUE)
+            return False
+        for pod in self._owned_pods(ds):
+            self.rv_expectations.observe(dict(pod))
+            if not self.rv_expectations.is_satisfied(dict(pod)):
+                delays.append(EXPECTATIONS_TIMEOUT)
+                return False
+        return True
+
+    # ---- revisions ----------------------------------------------------------------------------
+
+    async def _history(self, ds: dict[str, Any]) -> tuple[Obj, tuple[Obj, ...]]:
+        uid = ds["metadata"]["uid"]
+        owned = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
+        plan = plan_history(ds, owned)
+        namespace = ds["metadata"]["namespace"]
+        if plan.create is not None:
+            return await self._create_revision(ds, plan.create), plan.old
+        assert plan.current is not None
+        current = plan.current
+        if plan.renumber is not None:
+            current = await self.client.patch(
+                CONTROLLER_REVISIONS,
+                current["metadata"]["name"],
+                {"revision": plan.renumber},
+                namespace,
+                patch_type=PatchType.MERGE,
+            )
+        return current, plan.old
+
+    async def _create_revision(self, ds: dict[str, Any], revision: Obj) -> Obj:
+        """snapshot: an existing revision of that name with the same data is reused; one with other
+        data is a hash collision — bump ``status.collisionCount`` and let the next pass hash again."""
+        namespace = ds["metadata"]["namespace"]
+        try:
+            return await self.client.create(CONTROLLER_REVISIONS, dict(revision), namespace)
+        except AlreadyExists:
+            existing = await self.client.get(CONTROLLER_REVISIONS, revision["metadata"]["name"], namespace)
+            if existing.get("data") == revision.get("data"):
+                return existing
+            collision = int((ds.get("status") or {}).get("collisionCount") or 0) + 1
+            await self.client.patch(
+                ADVANCED_DAEMONSETS,
+                ds["metadata"]["name"],
+                {"status": {"collisionCount": collision}},
+                namespace,
+                subresource="status",
+            )
+            raise RuntimeError(
+                f"controller revision {revision['metadata']['name']} collides; collisionCount now {collision}"
+            ) from None
+
+    async def _cleanup_history(self, ds: Obj, old: Sequence[Obj]) -> None:
+        live = {
+            (p["metadata"].get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "")
+            for p in self._owned_pods(ds)
+        }
+        limit = (ds.get("spec") or {}).get("revisionHistoryLimit")
+        for name in revisions_to_prune(old, live, limit):
+            with contextlib.suppress(NotFound):
+                await self.client.delete(CONTROLLER_REVISIONS, name, ds["metadata"]["namespace"])
+
+    # ---- pod writes -----------------------------------------------------------------------------
+
+    async def _sync_nodes(
+        self,
+        ds: dict[str, Any],
+        key: str,
+        to_delete: Sequence[str],
+        to_create: Sequence[str],
+        update_hash: str,
+    ) -> None:
+        """syncNodes: PreparingDelete first for pods a preDelete hook holds; then at most
+        ``burstReplicas`` creates and deletes, each expected before it is sent."""
+        to_delete = await self._prepare_delete(ds, to_delete)
+        burst = _burst_replicas(ds)
+        to_create, to_delete = list(to_create)[:burst], list(to_delete)[:burst]
+        errors: list[Exception] = []
+        if to_create:
+            template = self._pod_template(ds, update_hash)
+            for node in to_create:
+                self.scale_expectations.expect(key, ScaleExpectations.CREATE, node)
+                try:
+                    created = await self.client.create(PODS, self._pod_for(ds, template, node))
+                except Exception as exc:
+                    self.scale_expectations.observe(key, ScaleExpectations.CREATE, node)
+                    self.recorder.event(ds, "Warning", "FailedCreate", f"Error creating: {exc}")
+                    errors.append(exc)
+                    continue
+                self.recorder.event(
+                    ds, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
+                )
+        namespace = ds["metadata"]["namespace"]
+        for name in to_delete:
+            self.scale_expectations.expect(key, ScaleExpectations.DELETE, name)
+            try:
+                await self.client.delete(PODS, name, namespace)
+            except NotFound:
+                self.scale_expectations.observe(key, ScaleExpectations.DELETE, name)
+                continue
+            except Exception as exc:
+                self.scale_expectations.observe(key, ScaleExpectations.DELETE, name)
+                self.recorder.event(ds, "Warning", "FailedDelete", f"Error deleting: {exc}")
+                errors.append(exc)
+                continue
+            self.recorder.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+        if errors:
+            raise errors[0]
+
+    async def _prepare_delete(self, ds: Obj, names: Sequence[str]) -> list[str]:
+        """syncWithPreparingDelete: a pod its preDelete hook still holds is moved to PreparingDelete
+        (and marked not ready when asked) instead of being deleted; it goes once the hook lets go."""
+        hook = ((ds.get("spec") or {}).get("lifecycle") or {}).get("preDelete")
+        if not hook:
+            return list(names)
+        namespace = ds["metadata"]["namespace"]
+        deletable = []
+        for name in names:
+            pod = self.pods.get(f"{namespace}/{name}")
+            if pod is None:
+                continue
+            if not lifecycle.is_hooked(hook, pod):
+                deletable.append(name)
+                continue
+            if lifecycle.pod_state(pod) != LIFECYCLE_STATE_PREPARING_DELETE:
+                await self.inplace.pods.set_lifecycle_state(
+                    pod, LIFECYCLE_STATE_PREPARING_DELETE, bool(hook.get("markPodNotReady")), self.wall()
+                )
+        return deletable
+
+    def _pod_template(self, ds: Obj, update_hash: str) -> dict[str, Any]:
+        settings = RollingUpdateSettings.from_daemonset(ds)
+        template = create_pod_template(
+            (ds.get("spec") or {}).get("template") or {}, settings.template_generation, update_hash
+        )
+        if (
+            settings.strategy_type == STRATEGY_ROLLING_UPDATE
+            and _rolling_type(ds) == ROLLING_IN_PLACE_IF_POSSIBLE
+        ):
+            gates = list(template["spec"].get("readinessGates") or [])
+            gates.append({"conditionType": CONDITION_INPLACE_UPDATE_READY})
+            template["spec"]["readinessGates"] = gates
+        return template
+
+    @staticmethod
+    def _pod_for(ds: Obj, template: Obj, node: str) -> dict[str, Any]:
+        """GetPodFromTemplate for one node: ``generateName <ds>-``, controller reference, the
+        template bound to the node by required node affinity."""
+        bound = bind_to_node(template, node)
+        meta = ds["metadata"]
+        template_meta = bound.get("metadata") or {}
+        pod_meta: dict[str, Any] = {
+            "generateName": f"{meta['name']}-",
+            "namespace": meta["namespace"],
+            "labels": dict(template_meta.get("labels") or {}),
+            "ownerReferences": [
+                {
+                    "apiVersion": ds.get("apiVersion", "apps.kruise.io/v1alpha1"),
+                    "kind": ds.get("kind", "DaemonSet"),
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        }
+        for field in ("annotations", "finalizers"):
+            if template_meta.get(field):
+                pod_meta[field] = copy.deepcopy(template_meta[field])
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": bound["spec"]}
+
+    # ---- rolling update -------------------------------------------------------------------------
+
+    async def _rolling_update(
+        self,
+        ds: dict[str, Any],
+        key: str,
+        nodes: Sequence[Obj],
+        fit_of: Any,
+        current: Obj,
+        old: Sequence[Obj],
+        settings: RollingUpdateSettings,
+        now: datetime,
+    ) -> None:
+        update_hash = revision_hash(current)
+        eligible = {node_name(n) for n in nodes if fit_of(n).should_run}
+        node_to_pods = group_by_node(self._owned_pods(ds))
+        try:
+            plan = plan_rolling_update(
+                settings,
+                nodes,
+                eligible,
+                node_to_pods,
+                update_hash,
+                now,
+                prune_ineligible_nodes=self.gates.enabled(features.DAEMONSET_PRUNE_INELIGIBLE_NODES),
+            )
+        except RollingUpdateError as exc:
+            self.recorder.event(ds, "Warning", "InvalidRollingUpdate", str(exc))
+            log.error("rolling update not evaluable", daemonset=key, error=str(exc))
+            return
+        if plan.budget is None:
+            return
+        to_delete = list(plan.pods_to_delete)
+        if plan.budget.max_surge == 0 and _rolling_type(ds) == ROLLING_IN_PLACE_IF_POSSIBLE:
+            to_delete = await self._update_in_place(ds, to_delete, current, old, now)
+        await self._sync_nodes(ds, key, to_delete, plan.nodes_to_create, update_hash)
+
+    async def _update_in_place(
+        self, ds: Obj, names: Sequence[str], current: Obj, old: Sequence[Obj], now: datetime
+    ) -> list[str]:
+        """inPlaceUpdatePods: pods with the InPlaceUpdateReady gate whose revision differs from the
+        current one only in images (and metadata) are updated in place; the rest are recreated."""
+        namespace = ds["metadata"]["namespace"]
+        update_hash = revision_hash(current)
+        recreate: list[str] = []
+        for name in names:
+            pod = self.pods.get(f"{namespace}/{name}")
+            spec = None
+            if pod is not None and _has_in_place_gate(pod):
+                label = (pod["metadata"].get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH)
+                previous = next((r for r in old if revision_hash(r) == label), None)
+                spec = calculate_update_spec(previous, current, revision_name=update_hash)
+            if pod is None or spec is None:
+                recreate.append(name)
+                continue
+            try:
+                await self.inplace.start(pod, spec, now, write_revision=_write_revision)
+            except Exception as exc:
+                self.recorder.event(
+                    ds,
+                    "Warning",
+                    "FailedUpdatePodInPlace",
+                    f"failed to update pod {name} in-place(revision {current['metadata']['name']}): {exc}",
+                )
+                raise
+            self.recorder.event(
+                ds, "Normal", "SuccessfulUpdatePodInPlace", f"successfully update pod {name} in-place"
+            )
+        return recreate
+
+    async def _refresh_in_place(self, ds: Obj, now: datetime, delays: list[float]) -> None:
+        """refreshUpdateStates: move every in-flight in-place update one step."""
+        for pod in self._owned_pods(ds):
+            outcome = await self.inplace.refresh(pod, now, _matches_revision)
+            if outcome.requeue_after:
+                delays.append(outcome.requeue_after)
+
+    # ---- status ---------------------------------------------------------------------------------
+
+    async def _update_status(
+        self,
+        ds: Obj,
+        nodes: Sequence[Obj],
+        fit_of: Any,
+        update_hash: str,
+        *,
+        observed: bool,
+        delays: list[float],
+    ) -> None:
+        """updateDaemonSetStatus + storeDaemonSetStatus: one merge patch when anything changed."""
+        spec = ds.get("spec") or {}
+        settings = RollingUpdateSettings.from_daemonset(ds)
+        counters = compute_status(
+            nodes,
+            fit_of,
+            group_by_node(self._owned_pods(ds)),
+            update_hash,
+            settings.template_generation,
+            settings.min_ready_seconds,
+            self.wall(),
+        )
+        old = ds.get("status") or {}
+        generation = ds["metadata"].get("generation")
+        unchanged = (
+            all(int(old.get(k) or 0) == v for k, v in counters.items())
+            and int(old.get("observedGeneration") or 0) >= int(generation or 0)
+            and old.get("daemonSetHash") == update_hash
+        )
+        min_ready = int(spec.get("minReadySeconds") or 0)
+        if min_ready > 0 and counters["numberReady"] != counters["numberAvailable"]:
+            delays.append(float(min_ready))
+        if unchanged:
+            return
+        status: dict[str, Any] = {**counters, "daemonSetHash": update_hash}
+        if observed and generation is not None:
+            status["observedGeneration"] = generation
+        meta = ds["metadata"]
+        with contextlib.suppress(NotFound):
+            await self.client.patch(
+                ADVANCED_DAEMONSETS, meta["name"], {"status": status}, meta["namespace"], subresource="status"
+            )
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def _result(delays: Sequence[float]) -> Result | None:
+    positive = [d for d in delays if d > 0]
+    return Result(requeue_after=min(positive)) if positive else None
+
+
+def _controlled_by(obj: Obj, uid: str) -> bool:
+    return any(
+        r.get("controller") and r.get("uid") == uid
+        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
+    )
+
+
+def _rolling(ds: Obj) -> Mapping[str, Any]:
+    return (((ds.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate")) or {}
+
+
+def _rolling_type(ds: Obj) -> str:
+    return _rolling(ds).get("rollingUpdateType") or ""
+
+
+def _allow_surge(ds: Obj) -> bool:
+    """allowSurge: a RollingUpdate whose maxSurge, scaled against one node, is positive."""
+    strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
+    if (strategy.get("type") or STRATEGY_ROLLING_UPDATE) != STRATEGY_ROLLING_UPDATE:
+        return False
+    surge = _rolling(ds).get("maxSurge")
+    if surge is None:
+        return False
+    try:
+        return scaled_value(surge, 1, round_up=True) > 0
+    except IntOrStringError:
+        return False
+
+
+def _burst_replicas(ds: Obj) -> int:
+    burst = (ds.get("spec") or {}).get("burstReplicas")
+    desired = int((ds.get("status") or {}).get("desiredNumberScheduled") or 0)
+    try:
+        return scaled_value(DEFAULT_BURST_REPLICAS if burst is None else burst, desired, round_up=False)
+    except IntOrStringError:
+        return DEFAULT_BURST_REPLICAS
+
+
+def _has_in_place_gate(pod: Obj) -> bool:
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    return any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates)
+
+
+def _write_revision(obj: dict[str, Any], revision: str) -> None:
+    obj.setdefault("metadata", {}).setdefault("labels", {})[LABEL_CONTROLLER_REVISION_HASH] = revision
+
+
+def _matches_revision(pod: Mapping[str, Any], revision: str) -> bool:
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH) == revision
