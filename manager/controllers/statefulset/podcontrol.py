@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.api.statefulset import PVC_DELETE
 from kruise.control.statefulset.actions import DeletePod, PrepareDelete
 from kruise.control.statefulset.identity import ordinal_of
 from kruise.control.statefulset.pods import claims_for_ordinal
@@ -43,6 +44,17 @@ def _pod_message(verb: str, pod_name: str, set_name: str, error: Exception | Non
     )
 
 
+def _set_owner(sts: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain (non-controller) owner reference to the set, as upstream's ``setOwnerRef``."""
+    meta = sts["metadata"]
+    return {
+        "apiVersion": sts.get("apiVersion") or "apps.kruise.io/v1beta1",
+        "kind": sts.get("kind") or "StatefulSet",
+        "name": meta["name"],
+        "uid": meta["uid"],
+    }
+
+
 class StatefulPodControl:
     def __init__(
         self,
@@ -67,8 +79,12 @@ class StatefulPodControl:
         """``createPersistentVolumeClaims``: every missing claim of the pod's ordinal; a claim being
         deleted blocks the pod (it would bind to a dying volume)."""
         errors = []
+        policy = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
         for claim in claims_for_ordinal(sts, ordinal_of(pod)):
             meta = claim["metadata"]
+            if policy.get("whenDeleted") == PVC_DELETE:
+                # whenDeleted: Delete — the garbage collector removes the claim with the set
+                meta["ownerReferences"] = [_set_owner(sts)]
             existing = self.pvcs.get(object_key(claim))
             if existing is not None:
                 if (existing.get("metadata") or {}).get("deletionTimestamp"):

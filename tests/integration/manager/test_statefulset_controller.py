@@ -278,3 +278,110 @@ async def test_reserve_ordinals_skips_an_ordinal(kruise_cluster):
         lambda: pods_of(kruise_cluster, "web"), lambda p: sorted(p) == ["web-0", "web-3", "web-4"]
     )
     assert all(ready(p) for p in pods.values())
+
+
+CLAIM = {
+    "metadata": {"name": "data"},
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+}
+
+
+async def claim_names(cluster) -> list[str]:
+    return sorted(c["metadata"]["name"] for c in (await cluster.client.list(PVCS, NS))["items"])
+
+
+@pytest.mark.parametrize(
+    ("when_scaled", "left"),
+    [("Delete", ["data-web-0"]), ("Retain", ["data-web-0", "data-web-1", "data-web-2"])],
+)
+async def test_claims_of_removed_ordinals_follow_when_scaled(kruise_cluster, when_scaled, left):
+    body = manifest(
+        replicas=3,
+        volumeClaimTemplates=[CLAIM],
+        persistentVolumeClaimRetentionPolicy={"whenScaled": when_scaled, "whenDeleted": "Retain"},
+    )
+    await kruise_cluster.client.create(ADVANCED_STATEFULSETS, body)
+    await settled(kruise_cluster, "web", 3)
+
+    def scale_to_one(spec):
+        spec["replicas"] = 1
+
+    await update_spec(kruise_cluster, "web", scale_to_one)
+    await settled(kruise_cluster, "web", 1)
+    assert (
+        await kruise_cluster.until(lambda: claim_names(kruise_cluster), lambda names: names == left) == left
+    )
+
+
+async def test_when_deleted_delete_hands_claims_to_the_set(kruise_cluster):
+    body = manifest(
+        replicas=1,
+        volumeClaimTemplates=[CLAIM],
+        persistentVolumeClaimRetentionPolicy={"whenScaled": "Retain", "whenDeleted": "Delete"},
+    )
+    created = await kruise_cluster.client.create(ADVANCED_STATEFULSETS, body)
+    await settled(kruise_cluster, "web", 1)
+    pvc = await kruise_cluster.client.get(PVCS, "data-web-0", NS)
+    [owner] = pvc["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == ("StatefulSet", "web", created["metadata"]["uid"])
+    await kruise_cluster.client.delete(ADVANCED_STATEFULSETS, "web", NS)
+    assert await kruise_cluster.until(lambda: claim_names(kruise_cluster), lambda names: names == []) == []
+
+
+async def test_paused_rollout_updates_nothing_until_resumed(kruise_cluster):
+    await kruise_cluster.client.create(ADVANCED_STATEFULSETS, manifest(replicas=2))
+    old = (await settled(kruise_cluster, "web", 2))["status"]["updateRevision"]
+    before = await pods_of(kruise_cluster, "web")
+
+    def pause_and_change(spec):
+        spec["updateStrategy"]["rollingUpdate"]["paused"] = True
+        spec["template"]["spec"]["containers"][0]["image"] = "nginx:mainline"
+
+    await update_spec(kruise_cluster, "web", pause_and_change)
+    sts = await settled(kruise_cluster, "web", 2, updatedReplicas=0, currentReplicas=2)
+    assert sts["status"]["updateRevision"] != old
+
+    def scale_up(spec):
+        spec["replicas"] = 3
+
+    await update_spec(kruise_cluster, "web", scale_up)
+    sts = await settled(kruise_cluster, "web", 3, updatedReplicas=1, currentReplicas=2)
+    pods = await pods_of(kruise_cluster, "web")
+    assert {n: p["metadata"]["uid"] for n, p in pods.items() if n != "web-2"} == {
+        n: p["metadata"]["uid"] for n, p in before.items()
+    }
+    # partition 0: the new ordinal is created at the update revision even while paused
+    assert pods["web-2"]["metadata"]["labels"]["controller-revision-hash"] == sts["status"]["updateRevision"]
+
+    def resume(spec):
+        spec["updateStrategy"]["rollingUpdate"]["paused"] = False
+
+    await update_spec(kruise_cluster, "web", resume)
+    await settled(kruise_cluster, "web", 3, updatedReplicas=3, currentReplicas=3)
+
+
+async def test_parallel_rollout_keeps_at_most_max_unavailable_pods_down(kruise_cluster):
+    body = manifest(
+        replicas=5,
+        podManagementPolicy="Parallel",
+        updateStrategy={"rollingUpdate": {"maxUnavailable": 2}},
+    )
+    await kruise_cluster.client.create(ADVANCED_STATEFULSETS, body)
+    await settled(kruise_cluster, "web", 5)
+    await update_spec(kruise_cluster, "web", new_image("nginx:mainline"))
+    target = (await get_sts(kruise_cluster, "web"))["metadata"]["generation"]
+    worst = 0
+
+    async def observe() -> dict[str, Any]:
+        nonlocal worst
+        listing = await kruise_cluster.client.list(PODS, NS, label_selector={"app": "web"})
+        live = [p for p in listing["items"] if not p["metadata"].get("deletionTimestamp")]
+        worst = max(worst, 5 - sum(ready(p) for p in live))
+        return await get_sts(kruise_cluster, "web")
+
+    def done(sts: dict[str, Any]) -> bool:
+        status = sts.get("status") or {}
+        return status.get("observedGeneration") == target and status.get("updatedReadyReplicas") == 5
+
+    await kruise_cluster.until(observe, done, timeout=60)
+    assert 1 <= worst <= 2
