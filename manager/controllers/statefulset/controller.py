@@ -1,0 +1,73 @@
+"""Wiring of the Advanced StatefulSet controller: shared informers, event handlers, expectations.
+
+Pod events wake the owning set and mark expected creations and deletions as observed (a pod that
+starts terminating counts as deleted); pod updates also feed the resourceVersion expectations of
+pods the controller just wrote, so a pass never plans from a pod older than its own last write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PODS, PVCS
+from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
+from kruise.manager.context import ManagerContext
+from kruise.manager.controllers.statefulset.reconciler import StatefulSetReconciler
+
+NAME = "statefulset"
+KIND = "StatefulSet"
+GROUP = "apps.kruise.io"
+
+owner_key = enqueue_owner(KIND, GROUP)
+
+
+def build(ctx: ManagerContext) -> Controller:
+    sets = ctx.informers.informer(ADVANCED_STATEFULSETS)
+    pods = ctx.informers.informer(PODS)
+    pvcs = ctx.informers.informer(PVCS)
+    revisions = ctx.informers.informer(CONTROLLER_REVISIONS)
+    scale_expectations = ScaleExpectations(ctx.clock)
+    rv_expectations = ResourceVersionExpectations(ctx.clock)
+    reconciler = StatefulSetReconciler(
+        ctx.client,
+        ctx.recorder("statefulset-controller"),
+        ctx.feature_gates,
+        sets=sets,
+        pods=pods,
+        pvcs=pvcs,
+        revisions=revisions,
+        scale_expectations=scale_expectations,
+        rv_expectations=rv_expectations,
+        wall=ctx.clock.wall,
+    )
+    controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
+    controller.watch(sets, enqueue_object)
+    controller.watch(revisions, owner_key)
+
+    def pod_added(pod: dict[str, Any]) -> None:
+        for key in owner_key(pod):
+            action = ScaleExpectations.DELETE if _terminating(pod) else ScaleExpectations.CREATE
+            scale_expectations.observe(key, action, pod["metadata"]["name"])
+            controller.queue.add(key)
+
+    def pod_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+        rv_expectations.observe(new)
+        for key in set(owner_key(old)) | set(owner_key(new)):
+            if _terminating(new):
+                scale_expectations.observe(key, ScaleExpectations.DELETE, new["metadata"]["name"])
+            controller.queue.add(key)
+
+    def pod_deleted(obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
+        pod = unwrap_tombstone(obj)
+        for key in owner_key(pod):
+            scale_expectations.observe(key, ScaleExpectations.DELETE, pod["metadata"]["name"])
+            controller.queue.add(key)
+
+    pods.add_event_handler(on_add=pod_added, on_update=pod_updated, on_delete=pod_deleted)
+    return controller
+
+
+def _terminating(pod: dict[str, Any]) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))

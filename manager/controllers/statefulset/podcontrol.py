@@ -1,0 +1,183 @@
+"""Pod and claim writes of the Advanced StatefulSet controller (upstream ``StatefulPodControl``),
+each followed by the event upstream records: ``create Pod web-0 in StatefulSet web successful``,
+``create Claim data-web-0 Pod web-0 in StatefulSet web success``, ``delete Pod ...``.
+
+Creations and deletions are announced to the scale expectations before the request and taken
+back when it fails, so a pass racing the informer never acts twice on one pod.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.api.statefulset import PVC_DELETE
+from kruise.control.statefulset.actions import DeletePod, PrepareDelete
+from kruise.control.statefulset.identity import ordinal_of
+from kruise.control.statefulset.pods import claims_for_ordinal
+from kruise.kube.client import Client, PatchType
+from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import PODS, PVCS, object_key
+from kruise.manager.writers.pods import PodWriter
+
+Pod = Mapping[str, Any]
+
+
+def _pod_message(verb: str, pod_name: str, set_name: str, error: Exception | None) -> tuple[str, str, str]:
+    """(event type, reason, message) as ``recordPodEvent``."""
+    if error is None:
+        return (
+            "Normal",
+            f"Successful{verb.title()}",
+            f"{verb} Pod {pod_name} in StatefulSet {set_name} successful",
+        )
+    return (
+        "Warning",
+        f"Failed{verb.title()}",
+        f"{verb} Pod {pod_name} in StatefulSet {set_name} failed error: {error}",
+    )
+
+
+def _set_owner(sts: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain (non-controller) owner reference to the set, as upstream's ``setOwnerRef``."""
+    meta = sts["metadata"]
+    return {
+        "apiVersion": sts.get("apiVersion") or "apps.kruise.io/v1beta1",
+        "kind": sts.get("kind") or "StatefulSet",
+        "name": meta["name"],
+        "uid": meta["uid"],
+    }
+
+
+class StatefulPodControl:
+    def __init__(
+        self,
+        client: Client,
+        recorder: EventRecorder,
+        pvcs: SharedInformer,
+        scale_expectations: ScaleExpectations,
+        rv_expectations: ResourceVersionExpectations,
+    ) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.pvcs = pvcs
+        self.scale_expectations = scale_expectations
+        self.rv_expectations = rv_expectations
+        self.pod_writer = PodWriter(client, rv_expectations)
+
+    def _event(self, sts: dict[str, Any], verb: str, pod: Pod, error: Exception | None) -> None:
+        type_, reason, message = _pod_message(verb, pod["metadata"]["name"], sts["metadata"]["name"], error)
+        self.recorder.event(sts, type_, reason, message)
+
+    async def create_claims(self, sts: dict[str, Any], pod: Pod) -> None:
+        """``createPersistentVolumeClaims``: every missing claim of the pod's ordinal; a claim being
+        deleted blocks the pod (it would bind to a dying volume)."""
+        errors = []
+        policy = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+        for claim in claims_for_ordinal(sts, ordinal_of(pod)):
+            meta = claim["metadata"]
+            if policy.get("whenDeleted") == PVC_DELETE:
+                # whenDeleted: Delete — the garbage collector removes the claim with the set
+                meta["ownerReferences"] = [_set_owner(sts)]
+            existing = self.pvcs.get(object_key(claim))
+            if existing is not None:
+                if (existing.get("metadata") or {}).get("deletionTimestamp"):
+                    errors.append(f"pvc {meta['name']} is to be deleted")
+                continue
+            try:
+                await self.client.create(PVCS, claim, meta.get("namespace"))
+            except AlreadyExists:
+                continue
+            except Exception as exc:
+                errors.append(f"failed to create PVC {meta['name']}: {exc}")
+                self.recorder.event(
+                    sts,
+                    "Warning",
+                    "FailedCreate",
+                    f"create Claim {meta['name']} for Pod {pod['metadata']['name']} in StatefulSet "
+                    f"{sts['metadata']['name']} failed error: {exc}",
+                )
+                continue
+            self.recorder.event(
+                sts,
+                "Normal",
+                "SuccessfulCreate",
+                f"create Claim {meta['name']} Pod {pod['metadata']['name']} in StatefulSet "
+                f"{sts['metadata']['name']} success",
+            )
+        if errors:
+            raise RuntimeError("; ".join(errors))
+
+    async def create_pod(self, sts: dict[str, Any], key: str, pod: dict[str, Any]) -> None:
+        """``CreateStatefulPod``: claims first, then the pod."""
+        try:
+            await self.create_claims(sts, pod)
+        except Exception as exc:
+            self._event(sts, "create", pod, exc)
+            raise
+        name = pod["metadata"]["name"]
+        self.scale_expectations.expect(key, ScaleExpectations.CREATE, name)
+        try:
+            await self.client.create(PODS, pod, pod["metadata"].get("namespace"))
+        except AlreadyExists:
+            self.scale_expectations.observe(key, ScaleExpectations.CREATE, name)
+            raise
+        except Exception as exc:
+            self.scale_expectations.observe(key, ScaleExpectations.CREATE, name)
+            self._event(sts, "create", pod, exc)
+            raise
+        self._event(sts, "create", pod, None)
+
+    async def delete_pod(self, sts: dict[str, Any], key: str, pod: Pod) -> None:
+        """``DeleteStatefulPod``."""
+        meta = pod["metadata"]
+        self.scale_expectations.expect(key, ScaleExpectations.DELETE, meta["name"])
+        try:
+            await self.client.delete(PODS, meta["name"], meta["namespace"], uid=meta.get("uid"))
+        except NotFound:
+            self.scale_expectations.observe(key, ScaleExpectations.DELETE, meta["name"])
+            return
+        except Exception as exc:
+            self.scale_expectations.observe(key, ScaleExpectations.DELETE, meta["name"])
+            self._event(sts, "delete", pod, exc)
+            raise
+        self._event(sts, "delete", pod, None)
+
+    async def remove(
+        self, sts: dict[str, Any], key: str, action: DeletePod | PrepareDelete, now: datetime
+    ) -> None:
+        """``deletePod``: a preDelete hook moves the pod to PreparingDelete instead."""
+        if isinstance(action, PrepareDelete):
+            await self.pod_writer.set_lifecycle_state(
+                action.pod, LIFECYCLE_STATE_PREPARING_DELETE, action.mark_not_ready, now
+            )
+            return
+        await self.delete_pod(sts, key, action.pod)
+
+    async def fix_identity(self, sts: dict[str, Any], pod: Pod, patch: dict[str, Any]) -> None:
+        """``UpdateStatefulPod`` for a pod whose identity labels drifted."""
+        meta = pod["metadata"]
+        try:
+            patched = await self.client.patch(
+                PODS, meta["name"], patch, meta["namespace"], patch_type=PatchType.MERGE
+            )
+        except NotFound:
+            return
+        except Exception as exc:
+            self._event(sts, "update", pod, exc)
+            raise
+        self.rv_expectations.expect(patched)
+        self._event(sts, "update", pod, None)
+
+    async def delete_claims(self, sts: dict[str, Any], ordinal: int) -> None:
+        """Delete the claims of an ordinal that left the set (whenScaled: Delete)."""
+        namespace = sts["metadata"].get("namespace")
+        for claim in claims_for_ordinal(sts, ordinal):
+            with contextlib.suppress(NotFound):
+                await self.client.delete(PVCS, claim["metadata"]["name"], namespace)

@@ -1,0 +1,248 @@
+"""One Advanced StatefulSet reconcile (upstream ``syncStatefulSet`` → ``UpdateStatefulSet``):
+observe from the caches, plan with ``kruise.control.statefulset``, write, then report status.
+
+A pass: revisions (current/update, collisions), refresh of pods mid-update (a lifecycle write ends
+the pass), the scale plan (create with claims first, recreate failed pods, remove condemned ones),
+and — only when the scale plan reached its end — the rolling update. Expectations make a pass
+that races its own writes wait for the informer instead of acting twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from kruise.api import features
+from kruise.api.common import LabelSelector
+from kruise.api.statefulset import PVC_DELETE
+from kruise.control.statefulset.actions import (
+    CreatePod,
+    DeletePod,
+    EnsureClaims,
+    FixIdentity,
+    PrepareDelete,
+)
+from kruise.control.statefulset.identity import is_member, ordinal_of
+from kruise.control.statefulset.pods import revision_of
+from kruise.control.statefulset.scaleplan import Gates, Revisions, plan_scale
+from kruise.control.statefulset.status import (
+    CONDITION_FAILED_CREATE_POD,
+    CONDITION_FAILED_UPDATE_POD,
+    compute_status,
+    revision_template,
+    set_condition,
+    status_changed,
+)
+from kruise.control.statefulset.update import plan_update
+from kruise.kube.client import Client
+from kruise.kube.controller import Result
+from kruise.kube.errors import NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import ADVANCED_STATEFULSETS
+from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.controllers.cloneset.revisions import RevisionWriter
+from kruise.manager.controllers.statefulset.podcontrol import StatefulPodControl
+from kruise.manager.controllers.statefulset.updater import StatefulSetUpdater
+from kruise.manager.writers.inplace import InPlaceWriter
+
+log = structlog.get_logger("kruise.manager.statefulset")
+
+Obj = Mapping[str, Any]
+FORCED_EXPECTATION_REQUEUE = 10.0
+
+
+def _earliest(*values: float | None) -> float | None:
+    present = [v for v in values if v is not None and v > 0]
+    return min(present) if present else None
+
+
+class StatefulSetReconciler:
+    def __init__(
+        self,
+        client: Client,
+        recorder: EventRecorder,
+        gates: features.FeatureGates,
+        *,
+        sets: SharedInformer,
+        pods: SharedInformer,
+        pvcs: SharedInformer,
+        revisions: SharedInformer,
+        scale_expectations: ScaleExpectations,
+        rv_expectations: ResourceVersionExpectations,
+        wall: Any,
+    ) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.gates = gates
+        self.sets, self.pods, self.pvcs, self.revisions = sets, pods, pvcs, revisions
+        self.scale_expectations = scale_expectations
+        self.rv_expectations = rv_expectations
+        self.wall = wall
+        self.plan_gates = Gates(
+            start_ordinal=gates.enabled(features.STATEFULSET_START_ORDINAL),
+            pod_index_label=gates.enabled(features.POD_INDEX_LABEL),
+        )
+        inplace = InPlaceWriter(client, rv_expectations)
+        self.revision_writer = RevisionWriter(client, rv_expectations)
+        self.pod_control = StatefulPodControl(client, recorder, pvcs, scale_expectations, rv_expectations)
+        self.updater = StatefulSetUpdater(
+            recorder,
+            inplace,
+            self.pod_control,
+            env_from_metadata=gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),
+        )
+
+    async def reconcile(self, key: str) -> Result | None:
+        cached = self.sets.get(key)
+        if cached is None:
+            self.scale_expectations.delete(key)
+            return None
+        sts: dict[str, Any] = copy.deepcopy(dict(cached))
+        spec = sts.get("spec") or {}
+        try:
+            selector = LabelSelector.model_validate(spec.get("selector") or {})
+        except ValueError as exc:
+            log.error("invalid selector, not retrying", statefulset=key, error=str(exc))
+            return None
+
+        satisfied, waited, pending = self.scale_expectations.satisfied(key)
+        if not satisfied:
+            if waited < EXPECTATIONS_TIMEOUT:
+                return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
+            log.warning("scale expectations unsatisfied overtime", statefulset=key, pending=pending)
+            self.scale_expectations.delete(key)
+            return Result(requeue_after=FORCED_EXPECTATION_REQUEUE)
+
+        meta = sts["metadata"]
+        uid = meta["uid"]
+        pods = [
+            p
+            for p in self.pods.by_index(OWNER_UID_INDEX, uid)
+            if _controlled_by(p, uid)
+            and is_member(meta["name"], p)
+            and selector.matches((p.get("metadata") or {}).get("labels") or {})
+        ]
+        revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
+        current, update, collision_count = await self.revision_writer.active_revisions(sts, revisions)
+        revisions = [r for r in revisions if r["metadata"]["name"] != update["metadata"]["name"]] + [update]
+
+        self.rv_expectations.observe(dict(update))
+        if not self.rv_expectations.is_satisfied(dict(update)):
+            return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+        for pod in pods:
+            self.rv_expectations.observe(dict(pod))
+            if not self.rv_expectations.is_satisfied(dict(pod)):
+                return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+
+        now = self.wall()
+        current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
+        status = compute_status(sts, pods, current_name, update_name, collision_count, now)
+        delay: float | None = None
+        sync_error: Exception | None = None
+        if not meta.get("deletionTimestamp"):
+            try:
+                delay = await self._sync(sts, key, status, pods, current, update, revisions, now)
+            except Exception as exc:  # written to the status first, then retried with backoff
+                sync_error = exc
+
+        if status_changed(sts.get("status") or {}, status):
+            with contextlib.suppress(NotFound):
+                await self.client.patch(
+                    ADVANCED_STATEFULSETS,
+                    meta["name"],
+                    {"status": status},
+                    meta["namespace"],
+                    subresource="status",
+                )
+        await self.revision_writer.truncate_history(
+            sts, revisions, [revision_of(p) for p in pods], current_name, update_name
+        )
+        if sync_error is not None:
+            raise sync_error
+        return Result(requeue_after=delay) if delay else None
+
+    async def _sync(
+        self,
+        sts: dict[str, Any],
+        key: str,
+        status: dict[str, Any],
+        pods: Sequence[Obj],
+        current: Obj,
+        update: Obj,
+        revisions: Sequence[Obj],
+        now: datetime,
+    ) -> float | None:
+        update_name = update["metadata"]["name"]
+        try:
+            modified, refresh_delay = await self.updater.refresh(sts, pods, update_name, now)
+        except Exception as exc:
+            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
+            raise
+        if modified:
+            return refresh_delay
+
+        plan = plan_scale(
+            sts,
+            pods,
+            Revisions(
+                current["metadata"]["name"],
+                update_name,
+                revision_template(current),
+                revision_template(update),
+            ),
+            now,
+            self.plan_gates,
+        )
+        if plan.wait:
+            log.debug("statefulset scale waits", statefulset=key, reason=plan.wait)
+        retention = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+        for action in plan.actions:
+            try:
+                if isinstance(action, CreatePod):
+                    await self.pod_control.create_pod(sts, key, action.pod)
+                elif isinstance(action, DeletePod | PrepareDelete):
+                    await self.pod_control.remove(sts, key, action, now)
+                    if (
+                        isinstance(action, DeletePod)
+                        and action.reason == "condemned"
+                        and retention.get("whenScaled") == PVC_DELETE
+                    ):
+                        await self.pod_control.delete_claims(sts, ordinal_of(action.pod))
+                elif isinstance(action, FixIdentity):
+                    await self.pod_control.fix_identity(sts, action.pod, action.patch)
+                elif isinstance(action, EnsureClaims):
+                    await self.pod_control.create_claims(sts, action.pod)
+            except Exception as exc:
+                failed = (
+                    CONDITION_FAILED_CREATE_POD
+                    if isinstance(action, CreatePod)
+                    else CONDITION_FAILED_UPDATE_POD
+                )
+                set_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
+                raise
+        if not plan.update_allowed:
+            return _earliest(refresh_delay, plan.requeue_after)
+
+        update_plan = plan_update(sts, plan.live_range, plan.replicas, plan.placeholders, update_name, now)
+        if update_plan.skipped:
+            return _earliest(refresh_delay, plan.requeue_after)
+        try:
+            update_delay = await self.updater.execute(sts, key, update_plan.actions, revisions, update, now)
+        except Exception as exc:
+            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
+            raise
+        return _earliest(refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay)
+
+
+def _controlled_by(obj: Obj, uid: str) -> bool:
+    return any(
+        r.get("controller") and r.get("uid") == uid
+        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
+    )
