@@ -3,9 +3,9 @@
 Upstream validates `spec.schedule` with robfig/cron v3's standard parser, so the accepted language is
 exactly: an optional `TZ=<zone> ` or `CRON_TZ=<zone> ` prefix, then either a descriptor (`@yearly`,
 `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly`, `@every <Go duration>`) or exactly
-five fields (minute hour day-of-month month day-of-week). croniter is more permissive (6/7 fields,
-`L`, `#`, day-of-week 7), so the grammar is checked here and croniter is only used to compute times.
-Error texts are robfig's, because the webhook returns them verbatim.
+five fields (minute hour day-of-month month day-of-week). Error texts are robfig's, because the webhook
+returns them verbatim. Activation times are computed from the parsed result by
+`kruise.control.advancedcronjob.cronnext`, which follows robfig's search (daylight-saving included).
 """
 
 from __future__ import annotations
@@ -13,9 +13,6 @@ from __future__ import annotations
 import re
 import zoneinfo
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
-
-from croniter import CroniterBadDateError, croniter
 
 _DESCRIPTORS = {
     "@yearly": "0 0 1 1 *",
@@ -63,39 +60,9 @@ class ParsedSchedule:
     location: str | None
     """IANA zone from a TZ=/CRON_TZ= prefix; None means the evaluating process's zone."""
     expression: str | None
-    """Five-field expression for croniter (descriptors expanded, `?` as `*`); None for `@every`."""
+    """Five-field expression (descriptors expanded, `?` as `*`); None for `@every`."""
     every_seconds: int | None
     """Interval of `@every` in whole seconds (robfig truncates, with a 1s minimum)."""
-
-
-def next_run(schedule: ParsedSchedule, after: datetime, default_zone: str | None = None) -> datetime | None:
-    """The first activation strictly after `after` (timezone-aware), like robfig's Schedule.Next.
-
-    None when the expression never fires (e.g. `0 0 31 2 *`), where robfig returns the zero time.
-
-    Cron expressions are evaluated in the schedule's TZ=/CRON_TZ= zone, else `default_zone` (the
-    AdvancedCronJob's spec.timeZone), else the zone of `after` (the process's local time upstream).
-    `@every` adds its interval to `after` truncated to whole seconds.
-    """
-    if after.tzinfo is None:
-        raise ValueError("next_run needs a timezone-aware datetime")
-    if schedule.every_seconds is not None:
-        return after.replace(microsecond=0) + timedelta(seconds=schedule.every_seconds)
-    assert schedule.expression is not None
-    zone = _zone(schedule.location) or _zone(default_zone) or after.tzinfo
-    start = after.astimezone(zone)
-    try:
-        return croniter(schedule.expression, start).get_next(datetime)
-    except CroniterBadDateError:
-        return None
-
-
-def _zone(name: str | None) -> tzinfo | None:
-    if not name or name == "Local":
-        return None
-    if name == "UTC":
-        return zoneinfo.ZoneInfo("UTC")
-    return zoneinfo.ZoneInfo(name)
 
 
 def load_location(name: str) -> None:
@@ -132,7 +99,7 @@ def parse_standard(spec: str) -> ParsedSchedule:
     for field_expr, bounds in zip(fields, _FIELDS, strict=True):
         for part in field_expr.split(","):
             _check_range(part, bounds)
-    # robfig reads "?" as "*"; croniter (which computes the times) only knows "*".
+    # robfig reads "?" as "*"; the expression carries "*" so its readers need not know "?".
     normalized = [",".join("*" + p[1:] if p.startswith("?") else p for p in f.split(",")) for f in fields]
     return ParsedSchedule(location=location, expression=" ".join(normalized), every_seconds=None)
 

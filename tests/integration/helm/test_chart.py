@@ -110,6 +110,8 @@ def allows(role_rules: list[dict], group: str, resource: str, verb: str) -> bool
         ("kruise-manager-role", "", "pods/status", "update"),
         ("kruise-manager-role", "apps", "controllerrevisions", "create"),
         ("kruise-manager-role", "", "events", "create"),
+        ("kruise-manager-role", "batch", "jobs", "create"),  # AdvancedCronJob children
+        ("kruise-manager-role", "batch", "jobs", "delete"),
         ("kruise-webhook-role", "policy.kruise.io", "podunavailablebudgets/status", "update"),
         ("kruise-webhook-role", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "patch"),
         ("kruise-webhook-role", "", "namespaces", "list"),

@@ -21,6 +21,7 @@ import pytest
 from kruise.api import registry
 from kruise.api.features import FeatureGates
 from kruise.kube.client import Client
+from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformerFactory
 from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
@@ -69,11 +70,18 @@ def simulator_nodes() -> int:
 
 
 @pytest.fixture
+def manager_clock() -> Clock:
+    """The controllers' clock (ManagerContext.clock); override with a FakeClock to step time by hand."""
+    return RealClock()
+
+
+@pytest.fixture
 async def kruise_cluster(
     emulator: Any,
     controller_setups: Sequence[ControllerSetup],
     feature_gates: FeatureGates,
     simulator_nodes: int,
+    manager_clock: Clock,
 ) -> AsyncIterator[KruiseCluster]:
     await apply_crds(emulator.kubeconfig, load_crds(CRD_DIR), timeout=30)
     cri_dir = Path(tempfile.mkdtemp(prefix="kc-cri-", dir="/tmp"))
@@ -91,6 +99,7 @@ async def kruise_cluster(
         client=client,
         informers=SharedInformerFactory(client),
         feature_gates=feature_gates,
+        clock=manager_clock,
         nodeimage_creation_delay=0.0,
         unhandled_kinds=unhandled_kinds(
             [f"{info.kind}.{info.group}" for info in registry.KINDS], discover(), running

@@ -1,13 +1,10 @@
 """spec.schedule is checked like robfig/cron's ParseStandard: same accepted language, same messages."""
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
-from croniter import croniter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.api.cronschedule import ScheduleError, next_run, parse_go_duration, parse_standard
+from kruise.api.cronschedule import ScheduleError, parse_go_duration, parse_standard
 
 VALID = [
     ("*/5 * * * *", None, "*/5 * * * *"),
@@ -35,7 +32,6 @@ def test_valid_schedules(spec, location, expression):
     parsed = parse_standard(spec)
     assert parsed.location == location
     assert parsed.expression == expression
-    assert croniter.is_valid(parsed.expression)
 
 
 @pytest.mark.parametrize(
@@ -128,10 +124,9 @@ def _field(draw, low: int, high: int):
 
 
 @given(st.tuples(*(_field(lo, hi) for lo, hi in _BOUNDS)))
-def test_in_range_fields_always_parse_and_croniter_agrees(fields):
+def test_in_range_fields_always_parse(fields):
     expression = " ".join(fields)
     assert parse_standard(expression).expression == expression
-    assert croniter.is_valid(expression)
 
 
 @given(st.integers(0, 4), st.integers(1, 200))
@@ -142,42 +137,3 @@ def test_a_value_past_the_maximum_is_rejected_naming_the_bound(position, beyond)
     with pytest.raises(ScheduleError) as err:
         parse_standard(" ".join(fields))
     assert str(err.value) == f"end of range ({high + beyond}) above maximum ({high}): {high + beyond}"
-
-
-_T = datetime(2026, 11, 23, 0, 59, 30, 123456, tzinfo=UTC)  # a Monday
-
-
-@pytest.mark.parametrize(
-    ("spec", "default_zone", "after", "expected"),
-    [
-        ("*/5 * * * *", None, _T, "2026-11-23T01:00:00+00:00"),
-        ("*/5 * * * *", None, datetime(2026, 11, 23, 1, 0, tzinfo=UTC), "2026-11-23T01:05:00+00:00"),
-        ("TZ=Asia/Shanghai 0 9 * * *", None, _T, "2026-11-23T09:00:00+08:00"),
-        ("0 9 * * *", "Asia/Shanghai", _T, "2026-11-23T09:00:00+08:00"),
-        ("0 9 * * MON-FRI", "America/New_York", _T, "2026-11-23T09:00:00-05:00"),
-        ("0 9 * * SAT", None, _T, "2026-11-28T09:00:00+00:00"),
-        ("@every 90s", None, _T, "2026-11-23T01:01:00+00:00"),
-        ("@yearly", None, _T, "2027-01-01T00:00:00+00:00"),
-    ],
-)
-def test_next_run(spec, default_zone, after, expected):
-    assert next_run(parse_standard(spec), after, default_zone).isoformat() == expected
-
-
-def test_a_schedule_that_never_fires_has_no_next_run():
-    assert next_run(parse_standard("0 0 31 2 *"), _T) is None
-
-
-def test_next_run_needs_an_aware_time():
-    with pytest.raises(ValueError):
-        next_run(parse_standard("* * * * *"), datetime(2026, 1, 1))
-
-
-@given(st.tuples(*(_field(lo, hi) for lo, hi in _BOUNDS)), st.integers(0, 10**8))
-def test_next_run_is_strictly_later_on_a_whole_minute(fields, offset):
-    after = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=offset)
-    result = next_run(parse_standard(" ".join(fields)), after)
-    if result is None:  # e.g. day 31 in a month-set without 31-day months
-        return
-    assert result > after
-    assert result.second == 0 and result.microsecond == 0

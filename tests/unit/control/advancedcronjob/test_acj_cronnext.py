@@ -78,6 +78,49 @@ def test_next_activation_field_semantics(spec, after, expected):
     assert _next(spec, after) == datetime.fromisoformat(expected)
 
 
+@pytest.mark.parametrize(
+    ("spec", "after", "expected"),
+    [
+        ("*/5 * * * *", "2026-11-23T00:59:30.123456+00:00", "2026-11-23T01:00:00+00:00"),
+        ("*/5 * * * *", "2026-11-23T01:00:00+00:00", "2026-11-23T01:05:00+00:00"),
+        ("TZ=Asia/Shanghai 0 9 * * *", "2026-11-23T00:59:30+00:00", "2026-11-23T01:00:00+00:00"),
+        ("TZ=America/New_York 0 9 * * MON-FRI", "2026-11-23T00:59:30+00:00", "2026-11-23T14:00:00+00:00"),
+        ("0 9 * * SAT", "2026-11-23T00:59:30+00:00", "2026-11-28T09:00:00+00:00"),  # from a Monday
+        ("@every 90s", "2026-11-23T00:59:30.123456+00:00", "2026-11-23T01:01:00+00:00"),
+        ("@yearly", "2026-11-23T00:59:30+00:00", "2027-01-01T00:00:00+00:00"),
+    ],
+)
+def test_next_activation_everyday_schedules(spec, after, expected):
+    assert _next(spec, after) == datetime.fromisoformat(expected)
+
+
+@st.composite
+def _field(draw, low: int, high: int):
+    """One field made of in-range elements: N, A-B, */S, N/S, A-B/S."""
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        a = draw(st.integers(low, high))
+        b = draw(st.integers(a, high))
+        step = draw(st.integers(1, high - low + 1))
+        parts.append(
+            draw(st.sampled_from([str(a), f"{a}-{b}", f"*/{step}", f"{a}/{step}", f"{a}-{b}/{step}", "*"]))
+        )
+    return ",".join(parts)
+
+
+_BOUNDS = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 6)]
+
+
+@given(st.tuples(*(_field(lo, hi) for lo, hi in _BOUNDS)), st.integers(0, 10**8))
+def test_next_activation_is_strictly_later_on_a_whole_minute(fields, offset):
+    after = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=offset)
+    found = next_activation(parse_standard(" ".join(fields)), after)
+    if found is None:  # e.g. day 31 in a month-set without 31-day months
+        return
+    assert found > after
+    assert found.second == 0 and found.microsecond == 0
+
+
 @pytest.mark.parametrize("spec", ["0 0 30 2 *", "0 0 31 4 *", "0 0 31 2,4,6,9,11 *"])
 def test_a_schedule_that_never_fires_has_no_next_activation(spec):
     assert _next(spec, "2026-01-01T00:00:00+00:00") is None

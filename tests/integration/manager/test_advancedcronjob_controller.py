@@ -1,0 +1,324 @@
+"""AdvancedCronJob controller against the emulator, on a fake clock the test steps past each minute.
+
+The clock starts at the real time (the apiserver stamps `creationTimestamp` with it, and upstream
+never runs an activation from before the cron job existed) and then only moves when the test says.
+Absence ("nothing was created") is checked behind a fence: two passes that each visibly rewrite the
+status, so the pass that saw the activation has certainly finished.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from kruise.control.advancedcronjob.children import format_rfc3339, parse_rfc3339
+from kruise.kube.clock import FakeClock
+from kruise.kube.errors import NotFound
+from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, JOBS
+from kruise.manager.controllers.advancedcronjob import SETUP
+from kruise.manager.controllers.advancedcronjob.localzone import process_zone
+from kruise.sandbox.simulator.timing import RUN_SECONDS_ANNOTATION
+
+NS = "default"
+SCHEDULED_AT = "apps.kruise.io/scheduled-at"
+LONG_RUN = "100000"  # simulated seconds: the child stays active for the whole test
+SHORT_RUN = "1"
+
+
+@pytest.fixture
+def controller_setups():
+    return [SETUP]
+
+
+@pytest.fixture
+def manager_clock():
+    return FakeClock(wall_start=datetime.now(UTC))
+
+
+def pod_template(run_seconds: str) -> dict:
+    return {
+        "metadata": {"annotations": {RUN_SECONDS_ANNOTATION: run_seconds}},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "pi", "image": "perl:5.34", "command": ["perl", "-e", "print 1"]}],
+        },
+    }
+
+
+def job_cronjob(name: str, *, run_seconds: str = LONG_RUN, **spec: object) -> dict:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "AdvancedCronJob",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "schedule": "* * * * *",
+            "template": {
+                "jobTemplate": {
+                    "metadata": {"labels": {"run": name}, "annotations": {"team": "batch"}},
+                    "spec": {"backoffLimit": 0, "template": pod_template(run_seconds)},
+                }
+            },
+            **spec,
+        },
+    }
+
+
+def broadcast_cronjob(name: str) -> dict:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "AdvancedCronJob",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "schedule": "*/1 * * * *",
+            "template": {
+                "broadcastJobTemplate": {
+                    "spec": {
+                        "template": pod_template(LONG_RUN),
+                        "completionPolicy": {"type": "Always", "ttlSecondsAfterFinished": 30},
+                    }
+                }
+            },
+        },
+    }
+
+
+class CronDriver:
+    """Creates a cron job and moves the fake clock to its activations."""
+
+    def __init__(self, cluster, clock: FakeClock) -> None:
+        self.cluster = cluster
+        self.client = cluster.client
+        self.clock = clock
+        self.fences = 0
+
+    async def create(self, body: dict) -> dict:
+        acj = await self.client.create(ADVANCED_CRONJOBS, body)
+        name = acj["metadata"]["name"]
+        # The first pass always writes the status (its type); from then on the controller has the key.
+        await self.cluster.until(lambda: self.status(name), lambda s: bool(s.get("type")))
+        return acj
+
+    async def status(self, name: str) -> dict:
+        return (await self.client.get(ADVANCED_CRONJOBS, name, NS)).get("status") or {}
+
+    def step_to_next_minute(self, acj: dict) -> datetime:
+        """Step just past the first whole minute after both the clock and the cron job's creation."""
+        created = parse_rfc3339(acj["metadata"]["creationTimestamp"])
+        base = max(self.clock.wall(), created)
+        activation = base.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        self.clock.step((activation - self.clock.wall()).total_seconds() + 1)
+        return activation
+
+    def step_minute(self) -> None:
+        self.clock.step(60)
+
+    async def child(self, ref, name: str, *, timeout: float = 30.0) -> dict:
+        async def fetch():
+            try:
+                return await self.client.get(ref, name, NS)
+            except NotFound:
+                return None
+
+        return await self.cluster.until(fetch, lambda c: c is not None, timeout=timeout)
+
+    async def gone(self, ref, name: str) -> None:
+        async def exists():
+            try:
+                child = await self.client.get(ref, name, NS)
+            except NotFound:
+                return False
+            return not child["metadata"].get("deletionTimestamp")
+
+        await self.cluster.until(exists, lambda present: not present)
+
+    async def names(self, ref, acj_name: str) -> list[str]:
+        listed = (await self.client.list(ref, NS))["items"]
+        return sorted(
+            c["metadata"]["name"]
+            for c in listed
+            if any(o.get("name") == acj_name for o in c["metadata"].get("ownerReferences") or [])
+        )
+
+    async def fence(self, acj_name: str, active_child: str, ref=JOBS) -> None:
+        """Return once a pass that started after this call has finished.
+
+        Each round labels an active child and waits until the cron job's status.active shows the
+        child's current resourceVersion while the child carries that label: a pass saw the labelled
+        child and wrote the status. Two rounds mean the first such pass is over (one key is never
+        reconciled twice at once). Versions are compared for equality only, as they are opaque.
+        """
+        for _ in range(2):
+            self.fences += 1
+            await self._fence_round(acj_name, active_child, ref, str(self.fences))
+
+    async def _fence_round(self, acj_name: str, active_child: str, ref, label: str) -> None:
+        await self.client.patch(ref, active_child, {"metadata": {"labels": {"fence": label}}}, NS)
+
+        async def observed() -> bool:
+            child = await self.client.get(ref, active_child, NS)
+            status = await self.status(acj_name)
+            return child["metadata"]["labels"].get("fence") == label and any(
+                a.get("name") == active_child
+                and a.get("resourceVersion") == child["metadata"]["resourceVersion"]
+                for a in status.get("active") or []
+            )
+
+        await self.cluster.until(observed, lambda seen: seen)
+
+
+def child_name(acj: str, activation: datetime) -> str:
+    return f"{acj}-{int(activation.timestamp())}"
+
+
+async def test_job_template_runs_a_job_when_the_clock_passes_the_minute(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(job_cronjob("hello"))
+    assert await driver.names(JOBS, "hello") == []
+
+    activation = driver.step_to_next_minute(acj)
+    job = await driver.child(JOBS, child_name("hello", activation))
+
+    meta = job["metadata"]
+    assert meta["annotations"] == {
+        "team": "batch",
+        SCHEDULED_AT: format_rfc3339(activation.astimezone(process_zone())),
+    }
+    assert meta["labels"]["run"] == "hello"
+    [owner] = meta["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "AdvancedCronJob",
+        "hello",
+        acj["metadata"]["uid"],
+        True,
+    )
+    assert job["spec"]["backoffLimit"] == 0
+
+    status = await kruise_cluster.until(lambda: driver.status("hello"), lambda s: bool(s.get("active")))
+    assert status["type"] == "Job"
+    assert status["lastScheduleTime"] == format_rfc3339(activation.astimezone(UTC))
+    assert [(a["kind"], a["name"]) for a in status["active"]] == [("Job", meta["name"])]
+
+
+async def test_forbid_skips_the_run_while_a_child_is_active(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(job_cronjob("forbid", concurrencyPolicy="Forbid"))
+    first = driver.step_to_next_minute(acj)
+    first_job = child_name("forbid", first)
+    await driver.child(JOBS, first_job)
+
+    driver.step_minute()
+    await driver.fence("forbid", first_job)
+    assert await driver.names(JOBS, "forbid") == [first_job]
+
+    # With the active child gone, the next activation runs again.
+    await kruise_cluster.client.delete(JOBS, first_job, NS, propagation_policy="Background")
+    await driver.gone(JOBS, first_job)
+    driver.step_minute()
+    third = first + timedelta(minutes=2)
+    await driver.child(JOBS, child_name("forbid", third))
+
+
+async def test_replace_deletes_the_active_child_before_the_next_run(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(job_cronjob("replace", concurrencyPolicy="Replace"))
+    first = driver.step_to_next_minute(acj)
+    first_job = child_name("replace", first)
+    await driver.child(JOBS, first_job)
+    await kruise_cluster.until(lambda: driver.status("replace"), lambda s: bool(s.get("active")))
+
+    driver.step_minute()
+    second_job = child_name("replace", first + timedelta(minutes=1))
+    await driver.child(JOBS, second_job)
+    await driver.gone(JOBS, first_job)
+    assert await driver.names(JOBS, "replace") == [second_job]
+
+
+async def test_allow_runs_next_to_an_active_child(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(job_cronjob("allow", concurrencyPolicy="Allow"))
+    first = driver.step_to_next_minute(acj)
+    await driver.child(JOBS, child_name("allow", first))
+    await kruise_cluster.until(lambda: driver.status("allow"), lambda s: bool(s.get("active")))
+
+    driver.step_minute()
+    await driver.child(JOBS, child_name("allow", first + timedelta(minutes=1)))
+    assert len(await driver.names(JOBS, "allow")) == 2
+
+
+async def test_successful_history_limit_deletes_the_oldest_finished_child(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(job_cronjob("history", run_seconds=SHORT_RUN, successfulJobsHistoryLimit=1))
+
+    async def finished(name: str) -> None:
+        await kruise_cluster.until(
+            lambda: kruise_cluster.client.get(JOBS, name, NS),
+            lambda j: any(
+                c.get("type") == "Complete" and c.get("status") == "True"
+                for c in (j.get("status") or {}).get("conditions") or []
+            ),
+        )
+
+    first = driver.step_to_next_minute(acj)
+    first_job = child_name("history", first)
+    await driver.child(JOBS, first_job)
+    await finished(first_job)
+
+    driver.step_minute()
+    second_job = child_name("history", first + timedelta(minutes=1))
+    await driver.child(JOBS, second_job)
+    await finished(second_job)
+
+    await driver.gone(JOBS, first_job)
+    assert await driver.names(JOBS, "history") == [second_job]
+    status = await kruise_cluster.until(lambda: driver.status("history"), lambda s: not s.get("active"))
+    assert status["lastScheduleTime"] == format_rfc3339(first + timedelta(minutes=1))
+
+
+async def test_paused_creates_nothing(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(job_cronjob("paused", paused=True))
+    # A hand-made child (as `kubectl kruise create job --from=acj/paused` makes) to fence passes on.
+    manual = await kruise_cluster.client.create(
+        JOBS,
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": "paused-manual",
+                "namespace": NS,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps.kruise.io/v1alpha1",
+                        "kind": "AdvancedCronJob",
+                        "name": "paused",
+                        "uid": acj["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {"template": pod_template(LONG_RUN)},
+        },
+    )
+
+    driver.step_to_next_minute(acj)
+    driver.step_minute()
+    await driver.fence("paused", manual["metadata"]["name"])
+    assert await driver.names(JOBS, "paused") == ["paused-manual"]
+    assert "lastScheduleTime" not in await driver.status("paused")
+
+
+async def test_broadcast_job_template_creates_a_broadcast_job(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(broadcast_cronjob("bcj"))
+    assert (await driver.status("bcj"))["type"] == "BroadcastJob"
+
+    activation = driver.step_to_next_minute(acj)
+    bcj = await driver.child(BROADCASTJOBS, child_name("bcj", activation))
+    assert bcj["metadata"]["annotations"][SCHEDULED_AT] == format_rfc3339(
+        activation.astimezone(process_zone())
+    )
+    assert bcj["spec"]["completionPolicy"] == {"type": "Always", "ttlSecondsAfterFinished": 30}
+    assert await driver.names(JOBS, "bcj") == []
+    status = await kruise_cluster.until(lambda: driver.status("bcj"), lambda s: bool(s.get("active")))
+    assert [(a["kind"], a["name"]) for a in status["active"]] == [("BroadcastJob", bcj["metadata"]["name"])]

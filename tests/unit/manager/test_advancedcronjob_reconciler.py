@@ -1,0 +1,264 @@
+"""The AdvancedCronJob reconciler's I/O around the plan: what it writes, deletes and creates, in which
+order, and which failures stop the pass — against fake caches and a recording client."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from kruise.kube.controller import Result
+from kruise.kube.errors import AlreadyExists, ApiError, NotFound
+from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, JOBS
+from kruise.kube.store import NAMESPACE_INDEX
+from kruise.manager.controllers.advancedcronjob.localzone import process_zone
+from kruise.manager.controllers.advancedcronjob.reconciler import AdvancedCronJobReconciler, controlled_by
+
+NS = "default"
+CREATED = datetime(2026, 11, 23, 10, 0, 5, tzinfo=UTC)
+ACTIVATION = datetime(2026, 11, 23, 10, 1, tzinfo=UTC)
+NOW = ACTIVATION + timedelta(seconds=20)
+
+
+class FakeInformer:
+    def __init__(self, *objects: dict) -> None:
+        self.objects = list(objects)
+
+    def get(self, key: str) -> dict | None:
+        return next(
+            (o for o in self.objects if f"{o['metadata']['namespace']}/{o['metadata']['name']}" == key), None
+        )
+
+    def by_index(self, index: str, value: str) -> list[dict]:
+        assert index == NAMESPACE_INDEX
+        return [o for o in self.objects if o["metadata"]["namespace"] == value]
+
+
+class RecordingClient:
+    def __init__(self, fail: dict[tuple[str, str], Exception] | None = None) -> None:
+        self.calls: list[tuple] = []
+        self.fail = fail or {}
+
+    def _maybe_fail(self, verb: str, name: str) -> None:
+        error = self.fail.get((verb, name))
+        if error is not None:
+            raise error
+
+    async def patch(self, ref, name, body, namespace=None, **kwargs):
+        self.calls.append(("patch", ref, name, body, kwargs.get("subresource")))
+        self._maybe_fail("patch", name)
+        return {}
+
+    async def delete(self, ref, name, namespace=None, **kwargs):
+        self.calls.append(("delete", ref, name, kwargs.get("propagation_policy"), kwargs.get("uid")))
+        self._maybe_fail("delete", name)
+        return {}
+
+    async def create(self, ref, body, namespace=None, **kwargs):
+        self.calls.append(("create", ref, body["metadata"]["name"], body))
+        self._maybe_fail("create", body["metadata"]["name"])
+        return body
+
+    def verbs(self) -> list[tuple[str, str]]:
+        return [(c[0], c[2]) for c in self.calls]
+
+
+def cronjob(**spec) -> dict:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "AdvancedCronJob",
+        "metadata": {
+            "name": "acj",
+            "namespace": NS,
+            "uid": "acj-uid",
+            "creationTimestamp": "2026-11-23T10:00:05Z",
+        },
+        "spec": {
+            "schedule": "* * * * *",
+            "template": {"jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}},
+            **spec,
+        },
+    }
+
+
+def child(name: str, *, scheduled: str, finished: str | None = None, started: str | None = None, owner="acj"):
+    status: dict = {}
+    if finished:
+        status["conditions"] = [{"type": finished, "status": "True"}]
+    if started:
+        status["startTime"] = started
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": NS,
+            "uid": f"{name}-uid",
+            "resourceVersion": "7",
+            "annotations": {"apps.kruise.io/scheduled-at": scheduled},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps.kruise.io/v1alpha1",
+                    "kind": "AdvancedCronJob",
+                    "name": owner,
+                    "controller": True,
+                }
+            ],
+        },
+        "status": status,
+    }
+
+
+def reconciler(acj: dict, *children: dict, client: RecordingClient | None = None, bcjs=()):
+    return AdvancedCronJobReconciler(
+        client or RecordingClient(),
+        cronjobs=FakeInformer(acj),
+        jobs=FakeInformer(*children),
+        broadcastjobs=FakeInformer(*bcjs),
+        wall=lambda: NOW,
+        local_zone=UTC,
+    )
+
+
+async def test_a_due_run_writes_status_then_creates_the_child_and_requeues_at_the_next_minute():
+    r = reconciler(cronjob())
+    result = await r.reconcile(f"{NS}/acj")
+    assert r.client.verbs() == [("patch", "acj"), ("create", "acj-1795428060")]
+    _, ref, _, body, subresource = r.client.calls[0]
+    assert (ref, subresource) == (ADVANCED_CRONJOBS, "status")
+    assert body == {"status": {"type": "Job", "active": None, "lastScheduleTime": None}}
+    _, ref, _, manifest = r.client.calls[1]
+    assert ref == JOBS
+    assert manifest["metadata"]["annotations"]["apps.kruise.io/scheduled-at"] == "2026-11-23T10:01:00Z"
+    assert result == Result(requeue_after=40.0)
+
+
+async def test_an_unchanged_status_is_not_written():
+    acj = cronjob()
+    acj["status"] = {"type": "Job", "lastScheduleTime": "2026-11-23T10:01:00Z"}
+    done = child("acj-1795428060", scheduled="2026-11-23T10:01:00Z", finished="Complete")
+    r = reconciler(acj, done)
+    assert await r.reconcile(f"{NS}/acj") == Result(requeue_after=40.0)
+    assert r.client.calls == []
+
+
+async def test_children_of_other_owners_are_ignored():
+    foreign = child("other-1795428060", scheduled="2026-11-23T10:01:00Z", owner="other")
+    assert not controlled_by(foreign, "acj")
+    r = reconciler(cronjob(concurrencyPolicy="Forbid"), foreign)
+    await r.reconcile(f"{NS}/acj")
+    assert ("create", "acj-1795428060") in r.client.verbs()
+
+
+async def test_history_is_pruned_best_effort_before_the_paused_check():
+    old = child(
+        "acj-1", scheduled="2026-11-23T09:00:00Z", finished="Complete", started="2026-11-23T09:00:01Z"
+    )
+    new = child(
+        "acj-2", scheduled="2026-11-23T09:30:00Z", finished="Complete", started="2026-11-23T09:30:01Z"
+    )
+    failed = child("acj-3", scheduled="2026-11-23T09:40:00Z", finished="Failed")
+    client = RecordingClient(fail={("delete", "acj-3"): ApiError("boom", code=500)})
+    r = reconciler(
+        cronjob(paused=True, successfulJobsHistoryLimit=1, failedJobsHistoryLimit=0),
+        old,
+        new,
+        failed,
+        client=client,
+    )
+    assert await r.reconcile(f"{NS}/acj") is None
+    assert r.client.verbs() == [("patch", "acj"), ("delete", "acj-3"), ("delete", "acj-1")]
+    assert r.client.calls[1][3:] == ("Background", "acj-3-uid")
+
+
+async def test_forbid_with_an_active_child_creates_nothing_and_requeues():
+    active = child("acj-1", scheduled="2026-11-23T10:00:30Z")
+    r = reconciler(cronjob(concurrencyPolicy="Forbid"), active)
+    assert await r.reconcile(f"{NS}/acj") == Result(requeue_after=40.0)
+    assert [v for v, _ in r.client.verbs()] == ["patch"]
+
+
+async def test_replace_deletes_the_active_child_then_creates():
+    active = child("acj-1", scheduled="2026-11-23T10:00:30Z")
+    r = reconciler(cronjob(concurrencyPolicy="Replace"), active)
+    await r.reconcile(f"{NS}/acj")
+    assert r.client.verbs() == [("patch", "acj"), ("delete", "acj-1"), ("create", "acj-1795428060")]
+
+
+async def test_replace_tolerates_a_child_already_gone():
+    active = child("acj-1", scheduled="2026-11-23T10:00:30Z")
+    client = RecordingClient(fail={("delete", "acj-1"): NotFound("gone", code=404)})
+    r = reconciler(cronjob(concurrencyPolicy="Replace"), active, client=client)
+    await r.reconcile(f"{NS}/acj")
+    assert r.client.verbs()[-1] == ("create", "acj-1795428060")
+
+
+async def test_a_failed_replace_deletion_aborts_before_creating():
+    active = child("acj-1", scheduled="2026-11-23T10:00:30Z")
+    client = RecordingClient(fail={("delete", "acj-1"): ApiError("boom", code=500)})
+    r = reconciler(cronjob(concurrencyPolicy="Replace"), active, client=client)
+    with pytest.raises(ApiError):
+        await r.reconcile(f"{NS}/acj")
+    assert "create" not in [v for v, _ in r.client.verbs()]
+
+
+async def test_a_create_conflict_is_returned_for_a_retry():
+    client = RecordingClient(fail={("create", "acj-1795428060"): AlreadyExists("exists", code=409)})
+    r = reconciler(cronjob(), client=client)
+    with pytest.raises(AlreadyExists):
+        await r.reconcile(f"{NS}/acj")
+
+
+async def test_an_unparsable_schedule_is_not_requeued():
+    r = reconciler(cronjob(schedule="61 * * * *"))
+    assert await r.reconcile(f"{NS}/acj") is None
+    assert [v for v, _ in r.client.verbs()] == ["patch"]
+
+
+async def test_a_cron_job_deleted_meanwhile_stops_the_pass():
+    client = RecordingClient(fail={("patch", "acj"): NotFound("gone", code=404)})
+    r = reconciler(cronjob(), client=client)
+    assert await r.reconcile(f"{NS}/acj") is None
+    assert r.client.verbs() == [("patch", "acj")]
+
+
+async def test_a_missing_cron_job_is_a_no_op():
+    r = reconciler(cronjob())
+    assert await r.reconcile(f"{NS}/nope") is None
+    assert r.client.calls == []
+
+
+async def test_broadcast_job_template_creates_a_broadcast_job():
+    acj = cronjob()
+    acj["spec"]["template"] = {"broadcastJobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}}
+    r = reconciler(acj)
+    await r.reconcile(f"{NS}/acj")
+    _, ref, name, manifest = r.client.calls[-1]
+    assert (ref, name, manifest["kind"]) == (BROADCASTJOBS, "acj-1795428060", "BroadcastJob")
+
+
+@pytest.mark.parametrize(
+    ("tz", "expected"),
+    [
+        ("", "UTC"),
+        ("UTC", "UTC"),
+        (":Europe/Berlin", "Europe/Berlin"),
+        ("Asia/Shanghai", "Asia/Shanghai"),
+        ("Mars/Base", "UTC"),
+    ],
+)
+def test_process_zone_follows_gos_tz_rule(tz, expected):
+    assert str(process_zone({"TZ": tz})) == expected
+
+
+def test_process_zone_reads_localtime_when_tz_is_unset(tmp_path: Path):
+    berlin = Path("/usr/share/zoneinfo/Europe/Berlin")
+    if not berlin.exists():
+        pytest.skip("no system zoneinfo")
+    link = tmp_path / "localtime"
+    link.symlink_to(berlin)
+    zone = process_zone({}, localtime=link)
+    assert zone.utcoffset(datetime(2026, 7, 1)) == timedelta(hours=2)
+    assert zone.utcoffset(datetime(2026, 1, 1)) == timedelta(hours=1)
+    assert str(process_zone({}, localtime=tmp_path / "missing")) == "UTC"
