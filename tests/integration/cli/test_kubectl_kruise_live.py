@@ -31,6 +31,7 @@ from kruise.kube.resources import (
     REPLICASETS,
     SERVICES,
 )
+from tests.kit import until
 
 NS = "default"
 
@@ -63,9 +64,8 @@ async def set_status(client: Client, ref, name: str, status: dict[str, Any], nam
 
 
 async def wait_for_text(buffer: io.StringIO, text: str, timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while text not in buffer.getvalue():  # noqa: ASYNC110 - the plugin writes to a plain buffer
-            await asyncio.sleep(0.01)
+    """The plugin writes to a plain buffer: poll it."""
+    await until(lambda: text in buffer.getvalue(), timeout, message=f"{text!r} in the output")
 
 
 async def test_status_follows_a_cloneset_rollout_to_completion(plugin):

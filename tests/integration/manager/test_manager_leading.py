@@ -12,6 +12,7 @@ from kruise.kube.resources import CONFIGMAPS, LEASES, NAMESPACES
 from kruise.manager.app import Manager
 from kruise.manager.context import ControllerSetup, ManagerContext
 from kruise.manager.options import parse_args
+from tests.kit import until as kit_until
 
 NS = "kruise-system"
 
@@ -52,10 +53,9 @@ def options(emulator):
     return parse_args(argv, env={})
 
 
-async def until(predicate, timeout=15.0):
-    async with asyncio.timeout(timeout):
-        while not predicate():  # noqa: ASYNC110 - manager state lives in plain attributes
-            await asyncio.sleep(0.02)
+def until(predicate, timeout=15.0):
+    """Manager state lives in plain attributes: poll it (leader election needs more than the default 10 s)."""
+    return kit_until(predicate, timeout, interval=0.02)
 
 
 async def test_only_the_leader_reconciles_and_stop_hands_over(emulator, client):

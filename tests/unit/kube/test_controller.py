@@ -8,6 +8,7 @@ from kruise.kube.controller import Controller, Result, TerminalError, enqueue_ob
 from kruise.kube.informer import SharedInformer
 from kruise.kube.ratelimit import ItemExponentialFailureRateLimiter
 from kruise.kube.resources import PODS
+from tests.kit import until
 
 
 def owned(name, owner_kind, owner_name, controller=True, api_version="apps.kruise.io/v1alpha1"):
@@ -61,11 +62,9 @@ class Script:
                 await self.called.wait()
 
 
-async def _until(predicate, timeout=5.0):
+def _until(predicate):
     """Yield to the loop until `predicate()` holds: no timer is involved, only other tasks running."""
-    async with asyncio.timeout(timeout):
-        while not predicate():  # noqa: ASYNC110 - a bare yield polled under a deadline, not a timer
-            await asyncio.sleep(0)
+    return until(predicate, timeout=5.0, interval=0)
 
 
 def sample(name, **labels):

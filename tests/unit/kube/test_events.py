@@ -1,5 +1,3 @@
-import asyncio
-
 import pytest
 import structlog
 from structlog.testing import capture_logs
@@ -7,6 +5,7 @@ from structlog.testing import capture_logs
 from kruise.kube.clock import FakeClock
 from kruise.kube.errors import InternalError, NotFound
 from kruise.kube.events import COMBINED_PREFIX, CorrelatorOptions, EventCorrelator, EventRecorder
+from tests.kit import until
 
 POD = {
     "apiVersion": "v1",
@@ -149,9 +148,7 @@ async def test_retries_server_errors_on_the_clock_and_gives_up_on_4xx():
     rec = recorder(sink, clock, retry_interval=10)
     sink.fail = [InternalError("etcd down")]
     rec.event(POD, "Normal", "R", "m")
-    async with asyncio.timeout(5):
-        while clock.sleepers == 0:  # noqa: ASYNC110 - the sender parks on the fake clock
-            await asyncio.sleep(0)
+    await until(lambda: clock.sleepers, timeout=5, interval=0, message="the sender parks on the fake clock")
     clock.step(10)
     await rec.flush()
     assert [c[0] for c in sink.calls] == ["create"]

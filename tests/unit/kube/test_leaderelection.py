@@ -5,6 +5,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from kruise.kube.leaderelection import LeaderElectionConfig, LeaderElector, LeadershipLost, default_identity
+from tests.kit import until
 
 FAST = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -63,9 +64,7 @@ async def test_renew_keeps_acquire_time(fake_objects):
     await asyncio.wait_for(elector.started_leading.wait(), 5)
     first = dict(lease(fake_objects))
     rv = fake_objects.rv
-    async with asyncio.timeout(5):
-        while fake_objects.rv == rv:  # noqa: ASYNC110 - waiting for the next renew write
-            await asyncio.sleep(0.02)
+    await until(lambda: fake_objects.rv != rv, timeout=5, interval=0.02, message="the next renew write")
     second = lease(fake_objects)
     assert second["acquireTime"] == first["acquireTime"] and second["leaseTransitions"] == 0
     task.cancel()

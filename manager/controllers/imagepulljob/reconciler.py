@@ -1,0 +1,137 @@
+"""One pass over an ImagePullJob: release its finalizer, expire it, or spread its tag and write status.
+
+The plan (targets, per-node phase, the NodeImage spec with the tag added, the status) is
+`kruise.control.imagepulljob`; this module reads the caches, applies the deadline and TTL against
+the clock, and makes the writes. A running job is requeued every `RESYNC_SECONDS`, so a deadline or
+a node that stops reporting is noticed without an event.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from kruise.api.keys import FINALIZER_DELETION_PROTECTION
+from kruise.control import imagepulljob as plan
+from kruise.control import podstatus
+from kruise.control.lifecycle import rfc3339
+from kruise.kube.client import Client, PatchType
+from kruise.kube.controller import Result
+from kruise.kube.errors import Conflict, NotFound
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES
+
+RESYNC_SECONDS = 5.0
+Obj = Mapping[str, Any]
+
+
+class ImagePullJobReconciler:
+    """Reads jobs, NodeImages and (for `podSelector`) pods from the caches; writes NodeImage specs and
+    the job's status, finalizers and deletion through the client."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        jobs: SharedInformer,
+        node_images: SharedInformer,
+        pods: SharedInformer,
+        wall: Callable[[], datetime],
+    ) -> None:
+        self.client = client
+        self.jobs = jobs
+        self.node_images = node_images
+        self.pods = pods
+        self.wall = wall
+
+    async def reconcile(self, key: str) -> Result | None:
+        job = self.jobs.get(key)
+        if job is None:
+            return None
+        now = self.wall()
+        if job["metadata"].get("deletionTimestamp"):
+            await self._drop_finalizer(job)
+            return None
+        if (job.get("status") or {}).get("completionTime"):
+            return await self._finished(job, now)
+        return await self._run(job, now)
+
+    async def _finished(self, job: Obj, now: datetime) -> Result | None:
+        """A completed job loses its finalizer and, with a TTL, is deleted when the TTL runs out."""
+        await self._drop_finalizer(job)
+        ttl = ((job.get("spec") or {}).get("completionPolicy") or {}).get("ttlSecondsAfterFinished")
+        if ttl is None:
+            return None
+        finished = podstatus.parse_time(job["status"]["completionTime"]) or now
+        left = float(ttl) - (now - finished).total_seconds()
+        if left > 0:
+            return Result(requeue_after=left)
+        meta = job["metadata"]
+        with contextlib.suppress(NotFound):
+            await self.client.delete(IMAGEPULLJOBS, meta["name"], meta["namespace"])
+        return None
+
+    async def _run(self, job: Obj, now: datetime) -> Result | None:
+        """Count the target nodes' phases; past the deadline fail the unfinished, else tag more nodes."""
+        meta, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
+        by_name = {n["metadata"]["name"]: n for n in self.node_images.list()}
+        pods = self.pods.list() if spec.get("podSelector") else []
+        targets = plan.target_nodes(job, by_name.values(), pods)
+        result = plan.progress(job, targets, by_name)
+        new_status = plan.job_status(job, result, now, status.get("startTime"))
+        deadline = (spec.get("completionPolicy") or {}).get("activeDeadlineSeconds")
+        started = podstatus.parse_time(new_status["startTime"]) or now
+        if (
+            not plan.is_never(job)
+            and deadline is not None
+            and (now - started).total_seconds() > float(deadline)
+        ):
+            unfinished = [
+                n
+                for n in targets
+                if n not in result.failed_nodes and plan.node_phase(job, by_name[n]) != "Succeeded"
+            ]
+            failed_nodes = sorted([*result.failed_nodes, *unfinished])
+            new_status.update(
+                completionTime=rfc3339(now), message="job exceeds activeDeadlineSeconds", active=0,
+                failed=len(failed_nodes), failedNodes=failed_nodes,
+            )  # fmt: skip
+        elif "completionTime" not in new_status:
+            room = plan.parallelism(job, result.desired) - result.active
+            secrets = [{"namespace": meta["namespace"], "name": s} for s in spec.get("pullSecrets") or []]
+            for node in result.not_synced[: max(room, 0)]:
+                await self._add_tag(job, by_name[node], secrets, now)
+        if {k: status.get(k) for k in new_status} != new_status:
+            await self._write_status(job, new_status)
+        if "completionTime" in new_status:
+            return None
+        return Result(requeue_after=RESYNC_SECONDS)
+
+    async def _add_tag(self, job: Obj, node_image: Obj, secrets: list[dict[str, str]], now: datetime) -> None:
+        """A PUT carrying the cached resourceVersion: a concurrent writer makes it conflict instead
+        of losing its tag; the NodeImage event that follows brings the job back."""
+        updated_spec = plan.with_job(job, node_image, secrets, now)
+        if updated_spec is None:
+            return
+        with contextlib.suppress(Conflict, NotFound):
+            await self.client.update(NODEIMAGES, {**node_image, "spec": updated_spec})
+
+    async def _drop_finalizer(self, job: Obj) -> None:
+        meta = job["metadata"]
+        finalizers = meta.get("finalizers") or []
+        if FINALIZER_DELETION_PROTECTION not in finalizers:
+            return
+        kept = [f for f in finalizers if f != FINALIZER_DELETION_PROTECTION]
+        patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
+        with contextlib.suppress(NotFound, Conflict):
+            await self.client.patch(IMAGEPULLJOBS, meta["name"], patch, meta["namespace"])
+
+    async def _write_status(self, job: Obj, status: dict[str, Any]) -> None:
+        meta = job["metadata"]
+        with contextlib.suppress(NotFound):
+            await self.client.patch(
+                IMAGEPULLJOBS, meta["name"], {"status": status}, meta["namespace"],
+                patch_type=PatchType.MERGE, subresource="status",
+            )  # fmt: skip

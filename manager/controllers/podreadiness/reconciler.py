@@ -1,0 +1,59 @@
+"""One pod-readiness reconcile: add `KruisePodReady=True` to a gated pod that has no such condition.
+
+The condition is only ever created here, never overwritten: once it exists its status belongs to
+whoever adds or removes not-ready keys (lifecycle hooks, PodUnavailableBudget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from kruise.api.keys import CONDITION_KRUISE_POD_READY
+from kruise.control.inplace.engine import get_condition
+from kruise.control.lifecycle import rfc3339
+from kruise.kube.client import Client, PatchType
+from kruise.kube.errors import NotFound
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import PODS, split_key
+
+
+def needs_condition(pod: Mapping[str, Any]) -> bool:
+    """The pod carries the `KruisePodReady` readiness gate but not yet the condition."""
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    has_gate = any(g.get("conditionType") == CONDITION_KRUISE_POD_READY for g in gates)
+    return has_gate and get_condition(pod, CONDITION_KRUISE_POD_READY) is None
+
+
+class PodReadinessReconciler:
+    """Reads pods from the cache; patches the condition through the status subresource."""
+
+    def __init__(self, client: Client, *, pods: SharedInformer, wall: Callable[[], datetime]) -> None:
+        self.client = client
+        self.pods = pods
+        self.wall = wall
+
+    async def reconcile(self, key: str) -> None:
+        pod = self.pods.get(key)
+        if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp") or not needs_condition(pod):
+            return
+        namespace, name = split_key(key)
+        condition = {
+            "type": CONDITION_KRUISE_POD_READY,
+            "status": "True",
+            "lastTransitionTime": rfc3339(self.wall()),
+        }
+        # A strategic merge patch merges conditions by type and carries no resourceVersion, so the
+        # kubelet's concurrent status writes cannot make it conflict.
+        try:
+            await self.client.patch(
+                PODS,
+                name,
+                {"status": {"conditions": [condition]}},
+                namespace,
+                patch_type=PatchType.STRATEGIC,
+                subresource="status",
+            )
+        except NotFound:
+            return

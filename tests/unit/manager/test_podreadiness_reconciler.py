@@ -1,0 +1,124 @@
+"""PodReadinessReconciler against a fake pod cache and a recording client: when it adds KruisePodReady."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kruise.kube.client import PatchType
+from kruise.kube.clock import FakeClock, rfc3339
+from kruise.kube.errors import Conflict, NotFound
+from kruise.kube.resources import PODS
+from kruise.manager.controllers.podreadiness.reconciler import PodReadinessReconciler, needs_condition
+from tests.kit import FakeInformer, RecordingClient
+
+GATE = {"conditionType": "KruisePodReady"}
+
+
+def pod(name="p", *, gates=(GATE,), conditions=(), deleting=False):
+    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-11-22T22:00:00Z"
+        meta["finalizers"] = ["example.com/hold"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c", "image": "nginx"}], "readinessGates": list(gates)},
+        "status": {"phase": "Running", "conditions": [dict(c) for c in conditions]},
+    }
+
+
+class Harness:
+    """A reconciler over a pod cache that the recording client keeps in step with its writes."""
+
+    def __init__(self, *pods):
+        self.clock = FakeClock()
+        self.client = RecordingClient(self.clock)
+        self.pods = FakeInformer()
+        self.client.put(PODS, *pods)
+        self.client.sync(PODS, self.pods)
+        self.reconciler = PodReadinessReconciler(self.client, pods=self.pods, wall=self.clock.wall)
+
+    async def reconcile(self, key="default/p"):
+        result = await self.reconciler.reconcile(key)
+        self.pods.assert_unmodified()
+        return result
+
+
+async def test_a_gated_pod_gets_the_condition_once_through_the_status_subresource():
+    scheduled = {"type": "PodScheduled", "status": "True"}
+    h = Harness(pod(conditions=[scheduled]))
+    assert await h.reconcile() is None
+    (call,) = h.client.writes
+    assert (call.verb, call.resource, call.namespace, call.name) == ("patch", PODS, "default", "p")
+    assert (call.subresource, call.patch_type) == ("status", PatchType.STRATEGIC)
+    condition = {"type": "KruisePodReady", "status": "True", "lastTransitionTime": rfc3339(h.clock.wall())}
+    assert call.body == {"status": {"conditions": [condition]}}
+    assert "resourceVersion" not in call.body.get("metadata", {})  # never conflicts with the kubelet
+    # merged by type: the kubelet's conditions stay
+    assert h.pods.get("default/p")["status"]["conditions"] == [scheduled, condition]
+    h.client.clear()
+    assert await h.reconcile() is None
+    assert h.client.calls == []
+
+
+async def test_an_existing_condition_is_never_overwritten():
+    not_ready = {"type": "KruisePodReady", "status": "False", "message": '{"userAgent":"Lifecycle"}'}
+    h = Harness(pod(conditions=[not_ready]))
+    assert await h.reconcile() is None
+    assert h.client.calls == []
+
+
+@pytest.mark.parametrize(
+    "which",
+    ["no gate", "another gate", "terminating", "gone"],
+)
+async def test_pods_that_need_nothing_get_no_write(which):
+    pods = {
+        "no gate": [pod(gates=())],
+        "another gate": [pod(gates=[{"conditionType": "example.com/ready"}])],
+        "terminating": [pod(deleting=True)],
+        "gone": [],
+    }[which]
+    h = Harness(*pods)
+    assert await h.reconcile() is None
+    assert h.client.calls == []
+
+
+async def test_a_pod_deleted_before_the_patch_is_not_an_error():
+    h = Harness(pod())
+    h.client.fail_next("patch", PODS, "p", "default", error=NotFound)
+    assert await h.reconcile() is None
+    assert [(c.verb, type(c.error)) for c in h.client.writes] == [("patch", NotFound)]
+
+
+async def test_other_errors_propagate_for_a_rate_limited_retry():
+    h = Harness(pod())
+    h.client.fail_next("patch", PODS, "p", "default", error=Conflict)
+    with pytest.raises(Conflict):
+        await h.reconcile()
+    assert await h.reconcile() is None  # the retry succeeds
+    assert [c.succeeded for c in h.client.writes] == [False, True]
+
+
+condition_types = st.sampled_from(["KruisePodReady", "Ready", "ContainersReady", "example.com/gate"])
+
+
+@given(
+    gates=st.lists(condition_types, max_size=3),
+    conditions=st.lists(st.tuples(condition_types, st.sampled_from(["True", "False"])), max_size=3),
+)
+def test_needs_condition_is_gate_without_condition(gates, conditions):
+    p = pod(
+        gates=[{"conditionType": g} for g in gates],
+        conditions=[{"type": t, "status": s} for t, s in conditions],
+    )
+    expected = "KruisePodReady" in gates and all(t != "KruisePodReady" for t, _ in conditions)
+    assert needs_condition(p) is expected
+
+
+def test_needs_condition_tolerates_missing_spec_and_status():
+    assert needs_condition({"metadata": {"name": "bare"}}) is False
+    assert needs_condition({"spec": {"readinessGates": [GATE]}}) is True
