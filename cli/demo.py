@@ -76,7 +76,7 @@ async def cloneset_tour(kubeconfig: Path, echo: Echo) -> None:
     await kubectl(kubeconfig, "apply", "-f", "-", stdin=CLONESET_DEMO, echo=echo)
     await _wait_rolled_out(kubeconfig, echo, 3)
     await kubectl(kubeconfig, "get", "cloneset", "demo-cloneset", echo=echo)
-    await kubectl(kubeconfig, "get", "pods", "-l", "app=cs", "-o", "wide", echo=echo)
+    await kubectl(kubeconfig, "get", "pods", "-l", "app=demo-cloneset", "-o", "wide", echo=echo)
     echo("--- switch to InPlaceIfPossible and a new image ---")
     await kubectl(
         kubeconfig,
@@ -89,7 +89,7 @@ async def cloneset_tour(kubeconfig: Path, echo: Echo) -> None:
         echo=echo,
     )
     await _wait_rolled_out(kubeconfig, echo, 3)
-    await kubectl(kubeconfig, "get", "pods", "-l", "app=cs", "-o", "wide", echo=echo)
+    await kubectl(kubeconfig, "get", "pods", "-l", "app=demo-cloneset", "-o", "wide", echo=echo)
     await kubectl(
         kubeconfig,
         "get",
