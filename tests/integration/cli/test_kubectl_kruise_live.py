@@ -20,6 +20,7 @@ from kruise.cli.kubectl_kruise.kinds import (
     DAEMONSETS_APPS,
 )
 from kruise.cli.kubectl_kruise.setimage import SIDECARSETS
+from kruise.control.daemonset.history import new_revision as daemonset_revision
 from kruise.control.revision import new_cloneset_revision
 from kruise.kube.client import Client
 from kruise.kube.resources import (
@@ -614,3 +615,43 @@ async def test_request_timeout_reaches_the_client(plugin):
         assert client.request_timeout == 7.0
     finally:
         await client.close()
+
+
+async def test_advanced_daemonset_pause_resume_history_and_undo(plugin):
+    """`daemon/<name>`: pause/resume toggle `rollingUpdate.paused`; history and undo read the
+    ControllerRevisions as the Advanced DaemonSet controller writes them (`new_revision`)."""
+    client = plugin.client
+    body = {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": NS},
+        "spec": {"selector": {"matchLabels": {"app": "demo"}}, "template": pod_template("agent:1"),
+                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}},
+    }  # fmt: skip
+    ds = await client.create(ADVANCED_DAEMONSETS, body)
+    for number, image in ((1, "agent:1"), (2, "agent:2")):
+        ds = await client.get(ADVANCED_DAEMONSETS, "agent", NS)
+        ds["spec"]["template"] = pod_template(image)
+        ds = await client.update(ADVANCED_DAEMONSETS, ds)
+        await client.create(CONTROLLER_REVISIONS, daemonset_revision(ds, number))
+
+    paused = await plugin("rollout", "pause", "daemon/agent")
+    assert (paused.code, paused.out) == (0, "daemonset.apps.kruise.io/agent paused\n")
+    stored = await client.get(ADVANCED_DAEMONSETS, "agent", NS)
+    assert stored["spec"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": 1, "paused": True}
+    again = await plugin("rollout", "pause", "ads/agent")
+    assert again.err == 'error: daemonsets.apps.kruise.io "agent" is already paused\n'
+    resumed = await plugin("rollout", "resume", "daemonsets.apps.kruise.io/agent")
+    assert resumed.out == "daemonset.apps.kruise.io/agent resumed\n"
+    stored = await client.get(ADVANCED_DAEMONSETS, "agent", NS)
+    assert stored["spec"]["updateStrategy"]["rollingUpdate"]["paused"] is False
+
+    table = await plugin("rollout", "history", "daemon/agent")
+    assert table.out == (
+        "daemonset.apps.kruise.io/agent \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    )
+    undone = await plugin("rollout", "undo", "daemon/agent")
+    assert (undone.code, undone.out) == (0, "daemonset.apps.kruise.io/agent rolled back\n")
+    assert image_of(await client.get(ADVANCED_DAEMONSETS, "agent", NS)) == "agent:1"
+    # `daemonset/agent` is the built-in kind, as in kubectl: there is none of that name.
+    native = await plugin("rollout", "pause", "daemonset/agent")
+    assert native.code == 1 and 'daemonsets.apps "agent" not found' in native.err

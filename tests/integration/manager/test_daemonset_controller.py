@@ -326,3 +326,144 @@ async def test_paused_rollout_still_serves_new_nodes(kruise_cluster):
     pods = by_node(await live_pods(kruise_cluster))
     assert pods["node-3"]["spec"]["containers"][0]["image"] == "nginx:mainline"
     assert {pods["node-1"]["metadata"]["uid"], pods["node-2"]["metadata"]["uid"]} == before
+
+
+def is_new(pod: dict[str, Any], update_hash: str) -> bool:
+    return pod["metadata"]["labels"].get("controller-revision-hash") == update_hash
+
+
+@pytest.mark.parametrize("simulator_nodes", [3])
+async def test_max_surge_new_pod_coexists_with_old_until_available(kruise_cluster):
+    """maxSurge 1 / maxUnavailable 0 with minReadySeconds: on each node the new pod runs beside the
+    old one, and the old one goes only once the new one has been ready for minReadySeconds; no
+    node is ever left without a ready pod."""
+    min_ready = 3
+    client = kruise_cluster.client
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    await client.create(ADVANCED_DAEMONSETS, manifest(updateStrategy=strategy, minReadySeconds=min_ready))
+    await settled(kruise_cluster, 3, timeout=60.0)
+    old_uids = {p["metadata"]["uid"] for p in await live_pods(kruise_cluster)}
+    await update_template(kruise_cluster, set_image("nginx:mainline"))
+    ds = await kruise_cluster.until(
+        lambda: get_ds(kruise_cluster),
+        lambda d: d["status"].get("observedGeneration") == d["metadata"]["generation"],
+    )
+    update_hash = ds["status"]["daemonSetHash"]
+    loop = asyncio.get_running_loop()
+    new_ready_at: dict[str, float] = {}  # node → when its new pod was first seen ready
+    old_gone_at: dict[str, float] = {}  # node → when its old pod was first seen deleting or gone
+    both_live: set[str] = set()  # nodes seen running the old and the new pod at once
+    bare_nodes: list[tuple[float, str]] = []  # (time, node) seen without any ready pod
+
+    async def sample() -> None:
+        while True:
+            now = loop.time()
+            listing = (await client.list(PODS, NS, label_selector={"app": NAME}))["items"]
+            for node in ("node-1", "node-2", "node-3"):
+                here = [p for p in listing if target_node_name(p) == node]
+                live = [p for p in here if not p["metadata"].get("deletionTimestamp")]
+                if not any(ready(p) for p in live):
+                    bare_nodes.append((now, node))
+                new = [p for p in live if is_new(p, update_hash)]
+                old_live = [p for p in live if p["metadata"]["uid"] in old_uids]
+                if new and ready(new[0]):
+                    new_ready_at.setdefault(node, now)
+                if new and old_live:
+                    both_live.add(node)
+                if not old_live:
+                    old_gone_at.setdefault(node, now)
+            await asyncio.sleep(0.02)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        await settled(kruise_cluster, 3, timeout=90.0)
+    finally:
+        sampler.cancel()
+    assert not bare_nodes
+    assert both_live == {"node-1", "node-2", "node-3"}
+    for node in ("node-1", "node-2", "node-3"):
+        # Ready's lastTransitionTime has whole-second precision, so availability can be judged
+        # up to one second before minReadySeconds of wall time have passed.
+        assert old_gone_at[node] - new_ready_at[node] >= min_ready - 1.0, node
+    pods = await live_pods(kruise_cluster)
+    assert len(pods) == 3 and all(is_new(p, update_hash) for p in pods)
+
+
+HOOK_LABEL = "example.io/hold"
+
+
+async def test_pre_delete_hook_holds_each_pod_in_preparing_delete(kruise_cluster):
+    """A preDelete labelsHandler: the pod picked for replacement goes to PreparingDelete and stays
+    (counting against maxUnavailable 1, so no other pod is picked) until the hook label is removed;
+    then it is deleted, its node gets the new pod, and the next pod is picked."""
+    client = kruise_cluster.client
+    body = manifest(lifecycle={"preDelete": {"labelsHandler": {HOOK_LABEL: "true"}}})
+    body["spec"]["template"]["metadata"]["labels"][HOOK_LABEL] = "true"
+    await client.create(ADVANCED_DAEMONSETS, body)
+    await settled(kruise_cluster, 3)
+    await update_template(kruise_cluster, set_image("nginx:mainline"))
+    state = "lifecycle.apps.kruise.io/state"
+
+    def preparing(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [p for p in pods if p["metadata"]["labels"].get(state) == "PreparingDelete"]
+
+    released: list[str] = []
+    for expected_node in ("node-3", "node-2", "node-1"):  # highest node name first
+        pods = await kruise_cluster.until(
+            lambda: live_pods(kruise_cluster), lambda ps: len(preparing(ps)) == 1
+        )
+        held = preparing(pods)[0]
+        assert target_node_name(held) == expected_node
+        # Held: for a second of sampling, the pod stays and is the only one picked.
+        deadline = asyncio.get_running_loop().time() + 1.0
+        while asyncio.get_running_loop().time() < deadline:
+            pods = await live_pods(kruise_cluster)
+            assert [p["metadata"]["uid"] for p in preparing(pods)] == [held["metadata"]["uid"]]
+            assert len(pods) == 3
+            await asyncio.sleep(0.05)
+        await client.patch(PODS, held["metadata"]["name"], {"metadata": {"labels": {HOOK_LABEL: None}}}, NS)
+        released.append(held["metadata"]["name"])
+        await kruise_cluster.until(
+            lambda: live_pods(kruise_cluster),
+            lambda ps, node=expected_node: any(
+                target_node_name(p) == node and p["spec"]["containers"][0]["image"] == "nginx:mainline"
+                for p in ps
+            ),
+        )
+    await settled(kruise_cluster, 3, timeout=60.0)
+    messages = await event_messages(kruise_cluster)
+    deleted = [msg for reason, msg in messages if reason == "SuccessfulDelete"]
+    assert sorted(deleted) == sorted(f"Deleted pod: {name}" for name in released)
+
+
+@pytest.mark.parametrize("simulator_nodes", [10])
+async def test_max_unavailable_never_exceeded_over_ten_nodes(kruise_cluster):
+    """maxUnavailable 30% of 10 nodes (3, rounded up): sampled all through the rollout, never more
+    than 3 nodes are without a ready pod, and the budget is actually used."""
+    client = kruise_cluster.client
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "30%"}}
+    await client.create(ADVANCED_DAEMONSETS, manifest(updateStrategy=strategy))
+    await settled(kruise_cluster, 10, timeout=60.0)
+    await update_template(kruise_cluster, set_image("nginx:mainline"))
+    unavailable: list[int] = []
+
+    async def sample() -> None:
+        while True:
+            listing = (await client.list(PODS, NS, label_selector={"app": NAME}))["items"]
+            serving = {
+                target_node_name(p)
+                for p in listing
+                if not p["metadata"].get("deletionTimestamp") and ready(p)
+            }
+            unavailable.append(10 - len(serving))
+            await asyncio.sleep(0.01)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        ds = await settled(kruise_cluster, 10, timeout=120.0)
+    finally:
+        sampler.cancel()
+    assert len(unavailable) > 20
+    assert max(unavailable) == 3
+    pods = await live_pods(kruise_cluster)
+    assert len(pods) == 10 and all(is_new(p, ds["status"]["daemonSetHash"]) for p in pods)
