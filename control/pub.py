@@ -68,8 +68,15 @@ def is_no_protection(pod: Obj) -> bool:
 
 
 def is_pod_ready(pod: Obj) -> bool:
-    """Running and Ready, without an `unavailable-pod.kruise.io/*` label."""
-    return podstatus.phase(pod) == "Running" and podstatus.is_ready(pod) and not has_unavailable_label(pod)
+    """Running, Ready and not being deleted (upstream's IsRunningAndReady), without an
+    `unavailable-pod.kruise.io/*` label. A terminating pod is already going, so deleting or evicting
+    it again (the namespace controller's repeated passes, the kubelet's final delete) takes no slot."""
+    return (
+        podstatus.phase(pod) == "Running"
+        and podstatus.is_ready(pod)
+        and not (pod.get("metadata") or {}).get("deletionTimestamp")
+        and not has_unavailable_label(pod)
+    )
 
 
 def is_pod_state_consistent(pod: Obj) -> bool:

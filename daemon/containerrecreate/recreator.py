@@ -2,9 +2,11 @@
 
 It watches the active requests labelled with this node and the pods scheduled here; every change
 of either re-evaluates the request (`plan.next_step`). Only the oldest active request of a pod runs,
-the others wait in phase Pending. A kill runs the container's preStop exec hook through the CRI and
-then StopContainer with the grace period; the kubelet notices the exit and starts the container
-again, which the pod status shows.
+the others wait in phase Pending. The running one is first moved to phase Recreating: that is the
+daemon's answer kruise-manager waits for, both to stop its "daemon has not responded" clock and to
+take the pod out of service for `unreadyGracePeriodSeconds`; only then are containers killed. A
+kill runs the container's preStop exec hook through the CRI and then StopContainer with the grace
+period; the kubelet notices the exit and starts the container again, which the pod status shows.
 """
 
 from __future__ import annotations
@@ -133,6 +135,13 @@ class ContainerRecreator:
         if oldest["metadata"]["name"] != crr["metadata"]["name"]:
             if (crr.get("status") or {}).get("phase") != PHASE_PENDING:
                 await self._write(crr, {"phase": PHASE_PENDING, "containerRecreateStates": states})
+            return None
+        if (crr.get("status") or {}).get("phase") != PHASE_RECREATING:
+            # Answer first: phase Recreating is what tells kruise-manager the daemon has the request
+            # (until then it counts towards "daemon has not responded"), and what it waits for before
+            # taking the pod out of service for `unreadyGracePeriodSeconds`. Our write's event brings
+            # the request back here.
+            await self._write(crr, plan.recreating_status(states))
             return None
         grace = (spec.get("strategy") or {}).get("unreadyGracePeriodSeconds")
         if grace:
