@@ -1,0 +1,153 @@
+"""The scheduler's resource-fit check for one pod on an otherwise empty node.
+
+A BroadcastJob asks "could this pod run on that node at all?", not "is there room right now?":
+upstream runs the scheduler's ``noderesources.Fits`` against a NodeInfo holding only the node, so
+the pod's requests are compared with the node's whole allocatable. Requests follow the
+scheduler's ``PodRequests``: regular containers add up, sidecars (init containers with
+``restartPolicy: Always``) add to everything after them, a plain init container counts as the
+maximum with the sidecars started before it, and ``overhead`` is added on top.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from typing import Any
+
+Obj = Mapping[str, Any]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+_SUFFIXES = {
+    "": Decimal(1),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "k": Decimal(10) ** 3,
+    "M": Decimal(10) ** 6,
+    "G": Decimal(10) ** 9,
+    "T": Decimal(10) ** 12,
+    "P": Decimal(10) ** 15,
+    "E": Decimal(10) ** 18,
+    "Ki": Decimal(2) ** 10,
+    "Mi": Decimal(2) ** 20,
+    "Gi": Decimal(2) ** 30,
+    "Ti": Decimal(2) ** 40,
+    "Pi": Decimal(2) ** 50,
+    "Ei": Decimal(2) ** 60,
+}
+_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([eE][+-]?[0-9]+)|([a-zA-Z]*))")
+
+
+def parse_quantity(value: Any) -> Decimal:
+    """A resource.Quantity (``"500m"``, ``"1Gi"``, ``"1e3"``, ``2``) as a number of base units.
+
+    Raises ValueError naming the value: the apiserver rejects such quantities, so one reaching
+    here is a bug elsewhere, not something to guess about."""
+    if isinstance(value, bool):
+        raise ValueError(f"quantity {value!r}: must be a number or a quantity string")
+    if isinstance(value, int | float):
+        return Decimal(str(value))
+    match = _QUANTITY.fullmatch(str(value).strip())
+    if match is None or (match.group(3) or "") not in _SUFFIXES:
+        raise ValueError(f"quantity {value!r}: must match the Kubernetes quantity syntax")
+    number, exponent, suffix = match.groups()
+    try:
+        base = Decimal(number)
+    except InvalidOperation as error:  # pragma: no cover - the pattern admits only decimals
+        raise ValueError(f"quantity {value!r}: must match the Kubernetes quantity syntax") from error
+    if exponent:
+        return base * Decimal(10) ** int(exponent[1:])
+    return base * _SUFFIXES[suffix or ""]
+
+
+def scaled(name: str, value: Any) -> int:
+    """What the scheduler compares: millicores for cpu (MilliValue), else whole units rounded up."""
+    amount = parse_quantity(value)
+    if name == CPU:
+        amount *= 1000
+    return int(amount.to_integral_value(rounding=ROUND_CEILING))
+
+
+def is_scalar_resource(name: str) -> bool:
+    """schedutil.IsScalarResourceName: extended resources, hugepages and attachable volumes."""
+    if name.startswith(("hugepages-", "attachable-volumes-")):
+        return True
+    # IsExtendedResourceName: a domain-qualified name outside kubernetes.io, not a quota "requests." name
+    if "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+
+
+def _counted(name: str) -> bool:
+    return name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)
+
+
+def _requests(container: Obj) -> dict[str, int]:
+    raw = (container.get("resources") or {}).get("requests") or {}
+    return {name: scaled(name, value) for name, value in raw.items() if _counted(name)}
+
+
+def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
+    for name, value in more.items():
+        into[name] = into.get(name, 0) + value
+
+
+def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for name, value in other.items():
+        into[name] = max(into.get(name, 0), value)
+
+
+def pod_requests(pod_spec: Obj) -> dict[str, int]:
+    """resourcehelper.PodRequests for the resources the fit check looks at (scaled as by ``scaled``)."""
+    total: dict[str, int] = {}
+    for container in pod_spec.get("containers") or []:
+        _add(total, _requests(container))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for container in pod_spec.get("initContainers") or []:
+        own = _requests(container)
+        if container.get("restartPolicy") == "Always":
+            _add(total, own)
+            _add(sidecars, own)
+            during = dict(sidecars)
+        else:
+            during = dict(own)
+            _add(during, sidecars)
+        _max(init_peak, during)
+    _max(total, init_peak)
+    overhead = pod_spec.get("overhead") or {}
+    _add(total, {name: scaled(name, value) for name, value in overhead.items() if _counted(name)})
+    return total
+
+
+def insufficient_resources(pod_spec: Obj, node: Obj) -> list[str]:
+    """noderesources.Fits on a NodeInfo holding only ``node``: the failure reasons, empty when it fits.
+
+    The pod count comes first ("Too many pods" when the node allows no pod: a node that does not
+    report ``allocatable.pods`` allows none, as in the scheduler); then cpu, memory,
+    ephemeral-storage and scalar resources, each only when the pod requests some."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    reasons: list[str] = []
+    allowed_pods = scaled(PODS, allocatable[PODS]) if PODS in allocatable else 0
+    if allowed_pods < 1:
+        reasons.append("Too many pods")
+    wanted = pod_requests(pod_spec)
+    for name in (CPU, MEMORY, EPHEMERAL_STORAGE):
+        amount = wanted.get(name, 0)
+        if amount > 0 and amount > _allocatable(allocatable, name):
+            reasons.append(f"Insufficient {name}")
+    for name in sorted(n for n in wanted if is_scalar_resource(n)):
+        amount = wanted[name]
+        if amount > 0 and amount > _allocatable(allocatable, name):
+            reasons.append(f"Insufficient {name}")
+    return reasons
+
+
+def _allocatable(allocatable: Obj, name: str) -> int:
+    return scaled(name, allocatable[name]) if name in allocatable else 0

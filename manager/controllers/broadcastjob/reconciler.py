@@ -1,0 +1,215 @@
+"""One BroadcastJob reconcile (upstream ``ReconcileBroadcastJob.Reconcile``): read, plan, write.
+
+Everything is read from the informer caches; the plan comes from
+:func:`kruise.control.broadcastjob.plan_reconcile` and is carried out in its documented order.
+Scale expectations keyed by node name keep a pass that races its own creates and deletes from
+acting twice; after ``EXPECTATIONS_TIMEOUT`` unsatisfied the key is dropped, as upstream does
+(the next event brings it back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from kruise.api import broadcastjob as api
+from kruise.control.broadcastjob import plan_reconcile
+from kruise.control.broadcastjob.plan import (
+    EVENT_NORMAL,
+    EVENT_WARNING,
+    REASON_FAILED_CREATE,
+    REASON_SUCCESSFUL_CREATE,
+    REASON_SUCCESSFUL_DELETE,
+    Plan,
+    PodCreation,
+    PodDeletion,
+)
+from kruise.kube.client import Client
+from kruise.kube.controller import Result
+from kruise.kube.errors import ApiError, Conflict, NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ScaleExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import BROADCASTJOBS, PODS
+from kruise.kube.store import OWNER_UID_INDEX
+
+log = structlog.get_logger("kruise.manager.broadcastjob")
+
+Obj = Mapping[str, Any]
+STATUS_WRITE_ATTEMPTS = 5
+"""client-go ``retry.DefaultRetry``: five attempts at a status write that keeps conflicting."""
+
+
+def _is_timeout(error: BaseException) -> bool:
+    """apierrors.IsTimeout: the server accepted the create but did not finish it in time."""
+    return isinstance(error, ApiError) and error.reason == "Timeout"
+
+
+class BroadcastJobReconciler:
+    def __init__(
+        self,
+        client: Client,
+        recorder: EventRecorder,
+        *,
+        jobs: SharedInformer,
+        pods: SharedInformer,
+        nodes: SharedInformer,
+        expectations: ScaleExpectations,
+        wall: Callable[[], datetime],
+        by_scheduler: bool = True,
+    ) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.jobs, self.pods, self.nodes = jobs, pods, nodes
+        self.expectations = expectations
+        self.wall = wall
+        self.by_scheduler = by_scheduler
+        """upstream ``--assign-bcj-pods-by-scheduler`` (default true): bind by node affinity."""
+
+    async def reconcile(self, key: str) -> Result | None:
+        cached = self.jobs.get(key)
+        if cached is None:
+            self.expectations.delete(key)
+            return None
+        satisfied, waited, pending = self.expectations.satisfied(key)
+        if not satisfied:
+            if waited >= EXPECTATIONS_TIMEOUT:
+                log.warning(
+                    "scale expectations unsatisfied overtime", key=key, pending=pending, waited=waited
+                )
+                return None
+            return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
+
+        body: dict[str, Any] = copy.deepcopy(dict(cached))
+        job = api.BroadcastJob.from_dict(body)
+        uid = job.metadata.uid or ""
+        pods = self.pods.by_index(OWNER_UID_INDEX, uid) if uid else []
+        plan = plan_reconcile(job, self.nodes.list(), pods, self.wall(), by_scheduler=self.by_scheduler)
+
+        if plan.delete_job:
+            log.info("deleting finished BroadcastJob past its ttlSecondsAfterFinished", key=key)
+            try:
+                await self.client.delete(
+                    BROADCASTJOBS, job.metadata.name or "", job.metadata.namespace, uid=uid
+                )
+            except NotFound:
+                pass
+            except ApiError as exc:
+                log.error("failed to delete BroadcastJob", key=key, error=str(exc))
+            return None
+        if plan.status is None:
+            return _requeue(plan)
+
+        for event in plan.events:
+            self.recorder.event(body, event.type, event.reason, event.message)
+        deleted, delete_error = await self._delete_pods(key, body, plan.deletes)
+        created, create_error = await self._create_pods(key, body, plan.creates)
+        settlement = plan.settle(deleted=deleted, created=created)
+        for event in settlement.events:
+            self.recorder.event(body, event.type, event.reason, event.message)
+        await self._write_status(body, settlement.status)
+
+        error = delete_error or create_error
+        if error is not None:
+            raise error
+        if plan.error is not None:
+            raise ValueError(plan.error)
+        return _requeue(plan)
+
+    async def _delete_pods(
+        self, key: str, job: dict[str, Any], deletions: tuple[PodDeletion, ...]
+    ) -> tuple[int, BaseException | None]:
+        """upstream ``deleteJobPods``: all at once; count the deletes that succeeded."""
+
+        async def delete_one(deletion: PodDeletion) -> bool:
+            self.expectations.expect(key, ScaleExpectations.DELETE, deletion.node)
+            try:
+                await self.client.delete(PODS, deletion.name, job["metadata"]["namespace"], uid=deletion.uid)
+            except Exception as exc:
+                self.expectations.observe(key, ScaleExpectations.DELETE, deletion.node)
+                log.info("failed to delete BroadcastJob pod", key=key, pod=deletion.name, error=str(exc))
+                raise
+            self.recorder.event(job, EVENT_NORMAL, REASON_SUCCESSFUL_DELETE, f"Delete pod: {deletion.name}")
+            return True
+
+        results = await asyncio.gather(*(delete_one(d) for d in deletions), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        for error in errors:
+            if isinstance(error, asyncio.CancelledError):
+                raise error
+        return len(results) - len(errors), (errors[0] if errors else None)
+
+    async def _create_pods(
+        self, key: str, job: dict[str, Any], creations: tuple[PodCreation, ...]
+    ) -> tuple[int, BaseException | None]:
+        """upstream ``reconcilePods``: slow-start batches 1, 2, 4 …, stopping after a batch with a
+        failure. Like upstream, every attempted create counts as active (a failed one too, unless
+        it timed out: that pod may still appear), and the first error is returned."""
+        counted = 0
+        first_error: BaseException | None = None
+        start, batch = 0, 1
+        while start < len(creations):
+            chunk = creations[start : start + batch]
+            results = await asyncio.gather(
+                *(self._create_one(key, job, c) for c in chunk), return_exceptions=True
+            )
+            failures = 0
+            for result in results:
+                if isinstance(result, asyncio.CancelledError):
+                    raise result
+                if isinstance(result, BaseException):
+                    if _is_timeout(result):
+                        continue
+                    failures += 1
+                    first_error = first_error or result
+                counted += 1
+            start += len(chunk)
+            if failures and start < len(creations):
+                break
+            batch = min(2 * batch, len(creations) - start)
+        return counted, first_error
+
+    async def _create_one(self, key: str, job: dict[str, Any], creation: PodCreation) -> None:
+        self.expectations.expect(key, ScaleExpectations.CREATE, creation.node)
+        try:
+            created = await self.client.create(PODS, creation.pod)
+        except Exception as exc:
+            self.expectations.observe(key, ScaleExpectations.CREATE, creation.node)
+            self.recorder.event(job, EVENT_WARNING, REASON_FAILED_CREATE, f"Error creating: {exc}")
+            raise
+        name = (created.get("metadata") or {}).get("name") or ""
+        log.info("created BroadcastJob pod", key=key, pod=name, node=creation.node)
+        self.recorder.event(job, EVENT_NORMAL, REASON_SUCCESSFUL_CREATE, f"Created pod: {name}")
+
+    async def _write_status(self, job: dict[str, Any], status: dict[str, Any]) -> None:
+        """Status().Update with RetryOnConflict: on a conflict, put the same status on a fresh copy."""
+        if job.get("status") == status:
+            return
+        meta = job["metadata"]
+        body = {**job, "status": status}
+        for attempt in range(STATUS_WRITE_ATTEMPTS):
+            try:
+                await self.client.update_status(BROADCASTJOBS, body)
+                return
+            except NotFound:
+                return
+            except Conflict:
+                if attempt == STATUS_WRITE_ATTEMPTS - 1:
+                    raise
+                with contextlib.suppress(NotFound):
+                    fresh = await self.client.get(BROADCASTJOBS, meta["name"], meta["namespace"])
+                    body = {**fresh, "status": status}
+                    continue
+                return
+
+
+def _requeue(plan: Plan) -> Result | None:
+    if plan.requeue_after is None or plan.requeue_after.total_seconds() <= 0:
+        return None
+    return Result(requeue_after=plan.requeue_after.total_seconds())

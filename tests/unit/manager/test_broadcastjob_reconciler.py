@@ -1,0 +1,178 @@
+"""BroadcastJobReconciler with fake caches and a recording client: slow start, counting, expectations."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kruise.kube.clock import FakeClock
+from kruise.kube.errors import ApiError, Conflict, Forbidden
+from kruise.kube.expectations import ScaleExpectations
+from kruise.kube.resources import BROADCASTJOBS, PODS
+from kruise.manager.controllers.broadcastjob.reconciler import BroadcastJobReconciler
+
+KEY = "ns/bcj"
+
+
+class _Informer:
+    def __init__(self, objects: list[dict[str, Any]]) -> None:
+        self.objects = objects
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        for obj in self.objects:
+            meta = obj["metadata"]
+            if f"{meta.get('namespace')}/{meta['name']}" == key:
+                return obj
+        return None
+
+    def list(self) -> list[dict[str, Any]]:
+        return list(self.objects)
+
+    def by_index(self, index: str, value: str) -> list[dict[str, Any]]:
+        return [
+            o
+            for o in self.objects
+            if any(r["uid"] == value for r in o["metadata"].get("ownerReferences", []))
+        ]
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        self.events.append((reason, message))
+
+
+class _Client:
+    """Records writes; `fail_creates_on` nodes answer with `create_error`."""
+
+    def __init__(self, fail_creates_on: set[str] = frozenset(), create_error: ApiError | None = None) -> None:
+        self.created: list[str] = []
+        self.deleted: list[str] = []
+        self.statuses: list[dict[str, Any]] = []
+        self.fail_creates_on = fail_creates_on
+        self.create_error = create_error or Forbidden("exceeded quota")
+        self.conflicts = 0
+
+    async def create(self, ref, body):
+        assert ref is PODS
+        node = body["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"
+        ][0]["matchFields"][0]["values"][0]
+        if node in self.fail_creates_on:
+            raise self.create_error
+        self.created.append(node)
+        return {**body, "metadata": {**body["metadata"], "name": f"bcj-{node}"}}
+
+    async def delete(self, ref, name, namespace=None, **kwargs):
+        self.deleted.append(name)
+        return {}
+
+    async def update_status(self, ref, body):
+        assert ref is BROADCASTJOBS
+        if self.conflicts:
+            self.conflicts -= 1
+            raise Conflict("the object has been modified")
+        self.statuses.append(copy.deepcopy(body["status"]))
+        return body
+
+    async def get(self, ref, name, namespace=None):
+        return {"metadata": {"name": name, "namespace": namespace, "resourceVersion": "2"}}
+
+
+def _node(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {}, "status": {"allocatable": {"pods": "10"}}}
+
+
+def _job(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "BroadcastJob",
+        "metadata": {"name": "bcj", "namespace": "ns", "uid": "u1", "resourceVersion": "1"},
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "m"}], "restartPolicy": "Never"}},
+            "completionPolicy": {"type": "Always"},
+            "failurePolicy": {"type": "FailFast"},
+            **spec,
+        },
+    }
+
+
+def _reconciler(client: _Client, nodes: int, job: dict[str, Any] | None = None):
+    clock = FakeClock()
+    expectations = ScaleExpectations(clock)
+    reconciler = BroadcastJobReconciler(
+        client,  # type: ignore[arg-type]
+        _Recorder(),  # type: ignore[arg-type]
+        jobs=_Informer([job or _job()]),  # type: ignore[arg-type]
+        pods=_Informer([]),  # type: ignore[arg-type]
+        nodes=_Informer([_node(f"n{i}") for i in range(nodes)]),  # type: ignore[arg-type]
+        expectations=expectations,
+        wall=clock.wall,
+    )
+    return reconciler, expectations
+
+
+async def test_creates_every_node_and_expects_each_by_node_name():
+    client = _Client()
+    reconciler, expectations = _reconciler(client, 5)
+    assert await reconciler.reconcile(KEY) is None
+    assert sorted(client.created) == ["n0", "n1", "n2", "n3", "n4"]
+    satisfied, _, pending = expectations.satisfied(KEY)
+    assert not satisfied and sorted(pending["create"]) == ["n0", "n1", "n2", "n3", "n4"]
+    assert client.statuses[-1]["active"] == 5
+    assert reconciler.recorder.events[0] == ("SuccessfulCreate", "Created pod: bcj-n0")
+    # the cache has not shown the pods yet: the next pass waits instead of creating again
+    result = await reconciler.reconcile(KEY)
+    assert result is not None and result.requeue_after and result.requeue_after > 0
+    assert len(client.created) == 5
+
+
+async def test_a_failing_batch_stops_slow_start_and_failed_attempts_still_count_active():
+    """Batches 1 (n0), 2 (n1, n2) — n2 fails — so n3.. are not attempted; upstream counts 3 active."""
+    client = _Client(fail_creates_on={"n2"})
+    reconciler, expectations = _reconciler(client, 6)
+    with pytest.raises(Forbidden):
+        await reconciler.reconcile(KEY)
+    assert sorted(client.created) == ["n0", "n1"]
+    assert client.statuses[-1]["active"] == 3
+    assert ("FailedCreate", "Error creating: exceeded quota") in reconciler.recorder.events
+    _, _, pending = expectations.satisfied(KEY)
+    assert sorted(pending["create"]) == ["n0", "n1"]
+
+
+async def test_a_timed_out_create_is_neither_counted_nor_an_error():
+    """The server may still finish a timed-out create; the pod then shows up through the informer."""
+    client = _Client(fail_creates_on={"n0"}, create_error=ApiError("timeout", code=504, reason="Timeout"))
+    reconciler, _ = _reconciler(client, 3)
+    assert await reconciler.reconcile(KEY) is None
+    assert sorted(client.created) == ["n1", "n2"]
+    assert client.statuses[-1]["active"] == 2
+
+
+async def test_a_status_conflict_is_retried_on_a_fresh_copy():
+    client = _Client()
+    client.conflicts = 2
+    reconciler, _ = _reconciler(client, 1)
+    await reconciler.reconcile(KEY)
+    assert len(client.statuses) == 1 and client.statuses[0]["desired"] == 1
+
+
+async def test_a_bad_parallelism_is_raised_after_the_status_write():
+    client = _Client()
+    reconciler, _ = _reconciler(client, 2, _job(parallelism="two"))
+    with pytest.raises(ValueError, match=r"spec\.parallelism: invalid value for IntOrString"):
+        await reconciler.reconcile(KEY)
+    assert client.created == [] and client.statuses[-1]["desired"] == 2
+
+
+async def test_a_gone_job_drops_its_expectations():
+    client = _Client()
+    reconciler, expectations = _reconciler(client, 1)
+    await reconciler.reconcile(KEY)
+    reconciler.jobs.objects.clear()
+    assert await reconciler.reconcile(KEY) is None
+    assert expectations.satisfied(KEY)[0]
