@@ -82,11 +82,9 @@ def pod_scheme(obj: dict[str, Any]) -> None:
 
 def pod(obj: dict[str, Any]) -> None:
     """Pod creation defaults, including the admission plugins every cluster runs
-    (ServiceAccount, DefaultTolerationSeconds, Priority)."""
+    (DefaultTolerationSeconds, Priority; ServiceAccount needs the store: `serviceaccounts.py`)."""
     pod_scheme(obj)
     spec = obj["spec"]
-    spec.setdefault("serviceAccountName", "default")
-    spec.setdefault("serviceAccount", spec["serviceAccountName"])
     spec.setdefault("priority", 0)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     tolerations = spec.setdefault("tolerations", [])
