@@ -82,11 +82,9 @@ def pod_scheme(obj: dict[str, Any]) -> None:
 
 def pod(obj: dict[str, Any]) -> None:
     """Pod creation defaults, including the admission plugins every cluster runs
-    (ServiceAccount, DefaultTolerationSeconds, Priority)."""
+    (DefaultTolerationSeconds, Priority; ServiceAccount needs the store: `serviceaccounts.py`)."""
     pod_scheme(obj)
     spec = obj["spec"]
-    spec.setdefault("serviceAccountName", "default")
-    spec.setdefault("serviceAccount", spec["serviceAccountName"])
     spec.setdefault("priority", 0)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     tolerations = spec.setdefault("tolerations", [])
@@ -255,6 +253,27 @@ def crd(obj: dict[str, Any]) -> None:
         names.setdefault("listKind", names["kind"] + "List")
 
 
+def role_binding(obj: dict[str, Any]) -> None:
+    """SetDefaults_Subject: users and groups belong to the RBAC group, service accounts to core."""
+    for subject in obj.get("subjects") or []:
+        if "apiGroup" not in subject and subject.get("kind") in ("User", "Group"):
+            subject["apiGroup"] = "rbac.authorization.k8s.io"
+
+
+def priority_class(obj: dict[str, Any]) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def network_policy(obj: dict[str, Any]) -> None:
+    """SetDefaults_NetworkPolicy: Ingress is always a policy type, Egress when egress rules exist."""
+    spec = obj.setdefault("spec", {})
+    for rule in [*(spec.get("ingress") or []), *(spec.get("egress") or [])]:
+        for port in rule.get("ports") or []:
+            port.setdefault("protocol", "TCP")
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress", *(["Egress"] if spec.get("egress") else [])]
+
+
 def node(obj: dict[str, Any]) -> None:
     return None
 
@@ -274,6 +293,10 @@ CREATE_DEFAULTS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
     ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): webhook_configuration,
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): webhook_configuration,
     ("apiextensions.k8s.io", "customresourcedefinitions"): crd,
+    ("rbac.authorization.k8s.io", "rolebindings"): role_binding,
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): role_binding,
+    ("scheduling.k8s.io", "priorityclasses"): priority_class,
+    ("networking.k8s.io", "networkpolicies"): network_policy,
 }
 
 SCHEME_DEFAULTS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {

@@ -14,7 +14,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, errors, podlogs, revisiondata, schema, tables
+from kruise.sandbox.apiserver import defaults, errors, podlogs, revisiondata, schema, serviceaccounts, tables
 from kruise.sandbox.apiserver.admission import AdmissionAttributes
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.errors import StatusError
@@ -553,10 +553,18 @@ class Handlers:
             defaulter=self._defaults_after_mutation if sub in ("", "status") else None,
         )
 
-    async def _admit(self, attrs: AdmissionAttributes, then_validate: Any) -> dict[str, Any] | None:
+    async def _admit(
+        self, attrs: AdmissionAttributes, then_validate: Any, in_tree: Any = None
+    ) -> dict[str, Any] | None:
+        """Mutating webhooks, validation, validating webhooks. `in_tree` is the built-in mutating
+        plugins' pass: kube-apiserver's reinvoker runs them once more when a webhook changed the
+        object (so a webhook-injected container gets the service account token mount too)."""
         plugin = self.server.admission
         if plugin is not None:
+            before = copy.deepcopy(attrs.object) if in_tree is not None else None
             self.warnings += await plugin.mutate(attrs) or []
+            if in_tree is not None and attrs.object != before:
+                in_tree(attrs.object)
         then_validate(attrs.object)
         if plugin is not None:
             self.warnings += await plugin.validate(attrs) or []
@@ -613,6 +621,15 @@ class Handlers:
         self._default_and_prune(obj, creating=True)
         if self.rt.key == ("batch", "jobs"):
             defaults.job(obj)
+        in_tree = None
+        if self.rt.key == ("", "pods"):
+
+            def in_tree(pod: dict[str, Any]) -> None:
+                serviceaccounts.admit_pod(
+                    pod, lambda ns, name: self.store.get(("", "serviceaccounts"), ns, name)
+                )
+
+            in_tree(obj)
         self.server.lifecycle.prepare_create(self.rt, obj)
         options = {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
         if self.query.get("fieldManager"):
@@ -620,6 +637,7 @@ class Handlers:
         obj = await self._admit(
             self._attrs("CREATE", obj, None, options),
             lambda o: (self._prepare_for_create(o), self._validate(o, None)),
+            in_tree,
         )
         assert obj is not None
         if self.store.get(self.rt.key, self.namespace, obj["metadata"]["name"]) is not None:

@@ -12,8 +12,9 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kruise.sandbox.apiserver import errors
+from kruise.sandbox.apiserver import errors, serviceaccounts
 from kruise.sandbox.apiserver.errors import StatusError
+from kruise.sandbox.apiserver.handlers import stamp_new
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import labels_match, selector_from_label_selector
 from kruise.sandbox.apiserver.store import ResKey
@@ -25,6 +26,11 @@ if TYPE_CHECKING:
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 NS_KEY = ("", "namespaces")
 POD_KEY = ("", "pods")
+# what the serviceaccount and root-ca-cert-publisher controllers keep in every namespace
+_NAMESPACE_DEFAULTS = {
+    (("", "serviceaccounts"), serviceaccounts.DEFAULT_NAME),
+    (("", "configmaps"), serviceaccounts.ROOT_CA_CONFIGMAP),
+}
 CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
@@ -114,6 +120,8 @@ class Lifecycle:
             self._later(self._establish, meta["name"], delay=self.server.crd_establish_delay)
         if meta.get("deletionTimestamp"):
             self._later(self._finalize_step, rt.key, meta.get("namespace", ""), meta["name"])
+        elif rt.key == NS_KEY and old is None:
+            self.ensure_namespace_objects(meta["name"])
 
     def can_finish(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
         """Finalizers are gone: is the object deleted now? Bound pods also wait for the kubelet's grace 0."""
@@ -133,6 +141,8 @@ class Lifecycle:
         ns = meta.get("namespace")
         if ns:
             self._later(self._namespace_step, ns)
+            if (rt.key, meta["name"]) in _NAMESPACE_DEFAULTS:
+                self._later(self.ensure_namespace_objects, ns)
         if rt.key == CRD_KEY:
             self.server.unregister_crd(meta["name"])
         return gone
@@ -318,6 +328,21 @@ class Lifecycle:
             self._finalize_step(*ident)
 
     # ------------------------------------------------------------ namespaces
+    def ensure_namespace_objects(self, namespace: str) -> None:
+        """kube-controller-manager's serviceaccount and root-ca-cert-publisher controllers: an active
+        namespace has a `default` ServiceAccount and a `kube-root-ca.crt` ConfigMap, recreated when
+        deleted. Done at once on namespace creation, so a pod created right after finds them (the real
+        ServiceAccount admission retries the `default` lookup for the same effect)."""
+        ns = self.store.get(NS_KEY, "", namespace)
+        if ns is None or ns["metadata"].get("deletionTimestamp"):
+            return
+        for res, obj in serviceaccounts.namespace_objects(namespace, self.server.ca_pem):
+            rt = self._type_of(res)
+            if rt is None or self.store.get(res, namespace, obj["metadata"]["name"]) is not None:
+                continue
+            stamp_new(obj, rt)
+            self.after_write(rt, self.store.put(res, obj, "ADDED"), None)
+
     def _namespace_step(self, name: str) -> None:
         ns = self.store.get(NS_KEY, "", name)
         if ns is None or not ns["metadata"].get("deletionTimestamp"):

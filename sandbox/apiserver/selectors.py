@@ -135,9 +135,35 @@ EXTRA_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+# events.k8s.io/v1 Events: each selectable label and the field of the v1 object it reads
+# (kube-apiserver maps them onto core Event's selectable fields; `involvedObject.*` is refused).
+EVENTS_V1_FIELDS: dict[str, str] = {
+    "reason": "reason",
+    "type": "type",
+    "reportingController": "reportingController",
+    "source": "deprecatedSource.component",
+    **{
+        f"regarding.{part}": f"regarding.{part}"
+        for part in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+    },
+}
+
+# core/v1 Events: labels whose value lives under another field name.
+_CORE_EVENT_PATHS = {"source": "source.component", "reportingComponent": "reportingComponent"}
+
+
+def _selectable(plural: str, api_version: str) -> dict[str, str]:
+    """label -> dotted path into the object, for the resource at this group version."""
+    base = {"metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace"}
+    if plural == "events" and api_version.startswith("events.k8s.io/"):
+        return {**base, **EVENTS_V1_FIELDS}
+    extra = {label: label for label in EXTRA_FIELDS.get(plural, ())}
+    if plural == "events":
+        extra.update(_CORE_EVENT_PATHS)
+    return {**base, **extra}
+
+
 def _lookup(obj: Mapping[str, Any], dotted: str) -> str:
-    if dotted == "source":
-        return ((obj.get("source") or {}).get("component")) or obj.get("reportingComponent") or ""
     value: Any = obj
     for part in dotted.split("."):
         value = value.get(part) if isinstance(value, Mapping) else None
@@ -152,7 +178,7 @@ def parse_field_selector(
     """Return a predicate; unknown fields are a 400 exactly like the apiserver's message."""
     if not text:
         return lambda obj: True
-    allowed = {"metadata.name", "metadata.namespace", *EXTRA_FIELDS.get(plural, ())}
+    allowed = _selectable(plural, api_version)
     terms: list[tuple[str, bool, str]] = []
     for term in _split_terms(text):
         if "!=" in term:
@@ -166,7 +192,7 @@ def parse_field_selector(
         key = key.strip()
         if key not in allowed:
             raise StatusError(400, "BadRequest", f"field label not supported: {key}")
-        terms.append((key, negate, value.strip()))
+        terms.append((allowed[key], negate, value.strip()))
 
     def predicate(obj: Mapping[str, Any]) -> bool:
         return all((_lookup(obj, key) == value) != negate for key, negate, value in terms)

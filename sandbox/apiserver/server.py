@@ -71,14 +71,8 @@ class ApiServer:
             stamp_new(obj, self.type_for("", "v1", "namespaces"))
             defaults.namespace(obj)
             self.store.put(("", "namespaces"), obj, "ADDED")
-        for ns in ("default",):
-            sa = {
-                "apiVersion": "v1",
-                "kind": "ServiceAccount",
-                "metadata": {"name": "default", "namespace": ns},
-            }
-            stamp_new(sa, self.type_for("", "v1", "serviceaccounts"))
-            self.store.put(("", "serviceaccounts"), sa, "ADDED")
+        for ns in _INITIAL_NAMESPACES:
+            self.lifecycle.ensure_namespace_objects(ns)
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:

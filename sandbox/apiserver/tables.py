@@ -222,6 +222,66 @@ def _event_row(o: dict[str, Any]) -> list[Any]:
     ]
 
 
+def _created_at(o: dict[str, Any]) -> str:
+    return (o.get("metadata") or {}).get("creationTimestamp", "")
+
+
+def _binding_row(o: dict[str, Any]) -> list[Any]:
+    """RoleBinding/ClusterRoleBinding: the role as Kind/name, subjects split by kind (wide)."""
+    ref = o.get("roleRef") or {}
+    subjects = o.get("subjects") or []
+
+    def of(kind: str) -> str:
+        return ", ".join(
+            f"{s.get('namespace', '')}/{s.get('name', '')}" if kind == "ServiceAccount" else s.get("name", "")
+            for s in subjects
+            if s.get("kind") == kind
+        )
+
+    return [
+        o["metadata"]["name"],
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        age(o),
+        of("User"),
+        of("Group"),
+        of("ServiceAccount"),
+    ]
+
+
+def _ingress_row(o: dict[str, Any]) -> list[Any]:
+    spec = o.get("spec") or {}
+    hosts = [r.get("host") or "*" for r in spec.get("rules") or []] or ["*"]
+    lbs = ((o.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    address = ",".join(i.get("ip") or i.get("hostname") or "" for i in lbs)
+    ports = "80, 443" if spec.get("tls") else "80"
+    return [
+        o["metadata"]["name"],
+        spec.get("ingressClassName") or "<none>",
+        ",".join(hosts),
+        address,
+        ports,
+        age(o),
+    ]
+
+
+def _selector_text(sel: dict[str, Any] | None) -> str:
+    labels = (sel or {}).get("matchLabels") or {}
+    exprs = (sel or {}).get("matchExpressions") or []
+    if not labels and not exprs:
+        return "<none>"
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"
+
+
+_BINDING_COLUMNS = [
+    NAME,
+    _col("Role"),
+    AGE,
+    _col("Users", priority=1),
+    _col("Groups", priority=1),
+    _col("ServiceAccounts", priority=1),
+]
+
+
 BUILTIN_TABLES: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
     ("", "pods"): (
         [
@@ -356,6 +416,43 @@ BUILTIN_TABLES: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
             or "<none>",
             age(o),
         ],
+    ),
+    ("rbac.authorization.k8s.io", "roles"): (
+        [NAME, _col("Created At", fmt="date")],
+        lambda o: [o["metadata"]["name"], _created_at(o)],
+    ),
+    ("rbac.authorization.k8s.io", "clusterroles"): (
+        [NAME, _col("Created At", fmt="date")],
+        lambda o: [o["metadata"]["name"], _created_at(o)],
+    ),
+    ("rbac.authorization.k8s.io", "rolebindings"): (_BINDING_COLUMNS, _binding_row),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): (_BINDING_COLUMNS, _binding_row),
+    ("scheduling.k8s.io", "priorityclasses"): (
+        [NAME, _col("Value", "integer"), _col("Global-Default", "boolean"), AGE, _col("PreemptionPolicy")],
+        lambda o: [
+            o["metadata"]["name"],
+            o.get("value", 0),
+            bool(o.get("globalDefault")),
+            age(o),
+            o.get("preemptionPolicy", ""),
+        ],
+    ),
+    ("networking.k8s.io", "ingresses"): (
+        [NAME, _col("Class"), _col("Hosts"), _col("Address"), _col("Ports"), AGE],
+        _ingress_row,
+    ),
+    ("networking.k8s.io", "ingressclasses"): (
+        [NAME, _col("Controller"), _col("Parameters"), AGE],
+        lambda o: [
+            o["metadata"]["name"],
+            (o.get("spec") or {}).get("controller", ""),
+            "<none>",
+            age(o),
+        ],
+    ),
+    ("networking.k8s.io", "networkpolicies"): (
+        [NAME, _col("Pod-Selector"), AGE],
+        lambda o: [o["metadata"]["name"], _selector_text((o.get("spec") or {}).get("podSelector")), age(o)],
     ),
 }
 

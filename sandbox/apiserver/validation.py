@@ -58,6 +58,52 @@ def _mutable_view(spec: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
+_BINDINGS = {
+    ("rbac.authorization.k8s.io", "rolebindings"): ("ClusterRole", "Role"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): ("ClusterRole",),
+}
+
+
+def _rbac_and_scheduling(
+    rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+) -> list[dict[str, str]]:
+    """The rules `helm upgrade` and `kubectl apply` meet: a binding's roleRef and a PriorityClass's
+    value are fixed at creation (delete and recreate to change them)."""
+    causes: list[dict[str, str]] = []
+    if rt.key in _BINDINGS:
+        ref = obj.get("roleRef") or {}
+        allowed = _BINDINGS[rt.key]
+        if ref.get("kind") not in allowed:
+            supported = ", ".join(f'"{k}"' for k in allowed)
+            causes.append(
+                field_error(
+                    "FieldValueNotSupported",
+                    "roleRef.kind",
+                    ref.get("kind", ""),
+                    f"supported values: {supported}",
+                )
+            )
+        if not ref.get("name"):
+            causes.append(field_error("FieldValueRequired", "roleRef.name"))
+        if old is not None and (old.get("roleRef") or {}) != ref:
+            go = (
+                f'rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", Kind:"{ref.get("kind", "")}", '
+                f'Name:"{ref.get("name", "")}"}}'
+            )
+            causes.append(
+                field_error(
+                    "FieldValueInvalid", "roleRef", None, f"{go}: cannot change roleRef", show_value=False
+                )
+            )
+    if (
+        rt.key == ("scheduling.k8s.io", "priorityclasses")
+        and old is not None
+        and obj.get("value") != old.get("value")
+    ):
+        causes.append(field_error("FieldValueForbidden", "value", detail="may not be changed in an update."))
+    return causes
+
+
 def validate_builtin(
     rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
 ) -> list[dict[str, str]]:
@@ -112,6 +158,7 @@ def validate_builtin(
                 causes.append(
                     field_error("FieldValueInvalid", "spec.selector", selector, "field is immutable")
                 )
+    causes += _rbac_and_scheduling(rt, obj, old)
     if rt.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         names = spec.get("names") or {}
         expected = f"{names.get('plural', '')}.{spec.get('group', '')}"

@@ -206,6 +206,11 @@ def message(ref: str | None, buf: bytes) -> Any:
     return out
 
 
+# metav1.AddToGroupVersion registers the option kinds in every group version, so a typed client
+# sends e.g. a `v1` or `apps/v1` DeleteOptions body (helm deletes its release Secret that way).
+_OPTIONS_IN_EVERY_GROUP_VERSION = {"DeleteOptions": "meta.DeleteOptions"}
+
+
 def decode_object(body: bytes) -> dict[str, Any]:
     """Decode a ``k8s\\x00``-prefixed body into a JSON object with apiVersion and kind."""
     if not body.startswith(MAGIC):
@@ -225,6 +230,8 @@ def decode_object(body: bytes) -> dict[str, Any]:
             raise ProtobufError(f"unsupported content encoding {val.decode()!r}")
     group_version = api_version if "/" in api_version else f"/{api_version}"
     ref = KINDS.get(f"{group_version}/{kind}")
+    if ref is None and kind in _OPTIONS_IN_EVERY_GROUP_VERSION:
+        ref = _OPTIONS_IN_EVERY_GROUP_VERSION[kind]
     if ref is None:
         raise ProtobufError(f"no protobuf schema for {api_version}, Kind={kind}")
     obj = message(ref, raw)

@@ -137,7 +137,8 @@ async def test_pagination_and_table(api, emulator):
         token = page.metadata._continue
         if not token:
             break
-    assert names == [f"p{i}" for i in range(5)]
+    # every namespace also holds kube-controller-manager's kube-root-ca.crt, listed in name order
+    assert names == ["kube-root-ca.crt", *[f"p{i}" for i in range(5)]]
     async with raw_client(emulator) as http:
         table = (await http.get("/api/v1/namespaces/default/configmaps", headers={"Accept": TABLE})).json()
         smp = await http.patch(

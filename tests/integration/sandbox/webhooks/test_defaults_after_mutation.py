@@ -89,6 +89,11 @@ async def test_injected_container_gets_the_defaults_a_sent_one_gets(injecting, c
     assert sidecar["imagePullPolicy"] == "IfNotPresent"
     # Every defaulted field of the sent container is there on the injected one too.
     assert set(main) - {"name", "image"} <= set(sidecar)
+    # The webhook changed the pod, so the in-tree plugins ran again: the ServiceAccount plugin
+    # mounted the pod's existing token volume into the injected container as well.
+    assert sidecar["volumeMounts"] == main["volumeMounts"]
+    [volume] = stored["spec"]["volumes"]
+    assert volume["name"] == main["volumeMounts"][0]["name"] and volume["name"].startswith("kube-api-access-")
 
 
 async def test_qos_class_is_computed_from_the_mutated_spec(injecting, client):

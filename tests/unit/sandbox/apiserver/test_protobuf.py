@@ -129,3 +129,13 @@ def test_unknown_fields_are_skipped():
 def test_malformed_bodies(body, message):
     with pytest.raises(ProtobufError, match=message):
         decode_object(body)
+
+
+@pytest.mark.parametrize("api_version", ["v1", "apps/v1", "rbac.authorization.k8s.io/v1"])
+def test_delete_options_decode_in_any_group_version(api_version):
+    # client-go's typed clients send DeleteOptions in their own group version (helm's release Secret)
+    raw = vfield(1, 0) + bfield(4, "Background") + bfield(5, "All")
+    obj = decode_object(envelope(api_version, "DeleteOptions", raw))
+    assert obj["gracePeriodSeconds"] == 0
+    assert obj["propagationPolicy"] == "Background"
+    assert obj["dryRun"] == ["All"]

@@ -75,3 +75,27 @@ def test_field_selector_events_and_unknown_field():
     assert parse_field_selector("involvedObject.name=p1,involvedObject.kind=Pod", "events", "Event", "v1")(ev)
     with pytest.raises(StatusError, match=r"field label not supported: spec\.nodeName"):
         parse_field_selector("spec.nodeName=x", "configmaps", "ConfigMap", "v1")
+
+
+def test_events_v1_selects_on_regarding_and_refuses_involved_object():
+    ev = {
+        "metadata": {"name": "e", "namespace": "ns"},
+        "regarding": {"kind": "CloneSet", "name": "cs", "namespace": "ns"},
+        "reason": "SuccessfulCreate",
+        "type": "Normal",
+        "reportingController": "cloneset-controller",
+        "deprecatedSource": {"component": "cloneset-controller"},
+    }
+    match = parse_field_selector(
+        "regarding.kind=CloneSet,regarding.name=cs,regarding.namespace=ns,reason=SuccessfulCreate,type=Normal",
+        "events",
+        "Event",
+        "events.k8s.io/v1",
+    )
+    assert match(ev)
+    assert parse_field_selector("source=cloneset-controller", "events", "Event", "events.k8s.io/v1")(ev)
+    assert not parse_field_selector("regarding.kind=Pod", "events", "Event", "events.k8s.io/v1")(ev)
+    with pytest.raises(StatusError, match=r"field label not supported: involvedObject\.kind"):
+        parse_field_selector("involvedObject.kind=Pod", "events", "Event", "events.k8s.io/v1")
+    with pytest.raises(StatusError, match=r"field label not supported: regarding\.kind"):
+        parse_field_selector("regarding.kind=Pod", "events", "Event", "v1")

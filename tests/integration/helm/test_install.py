@@ -1,0 +1,108 @@
+"""`helm install` / `helm uninstall` of the project's chart against the in-process API emulator:
+every kind the chart renders is served and accepted (RBAC included), and uninstall removes it all.
+
+The release lives in `default`, as with upstream's `helm install kruise openkruise/kruise`; the
+chart creates `kruise-system` itself. Nothing runs the pods here (no simulator): this is about the
+API accepting and removing the objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHART = Path(__file__).resolve().parents[3] / "helm" / "kruise"
+HELM = Path(sys.executable).parent / "helm"
+KUBECTL = Path(sys.executable).parent / "kubectl"
+
+pytestmark = [
+    pytest.mark.skipif(not HELM.exists(), reason="no helm binary"),
+    pytest.mark.skipif(not KUBECTL.exists(), reason="no kubectl binary"),
+]
+
+# (kind for kubectl, namespace or "" for cluster-scoped, name)
+EXPECTED = [
+    ("namespace", "", "kruise-system"),
+    ("serviceaccount", "kruise-system", "kruise-manager"),
+    ("serviceaccount", "kruise-system", "kruise-webhook"),
+    ("serviceaccount", "kruise-system", "kruise-daemon"),
+    ("clusterrole", "", "kruise-manager-role"),
+    ("clusterrole", "", "kruise-webhook-role"),
+    ("clusterrole", "", "kruise-daemon-role"),
+    ("clusterrolebinding", "", "kruise-manager-rolebinding"),
+    ("role", "kruise-system", "kruise-leader-election-role"),
+    ("rolebinding", "kruise-system", "kruise-leader-election-rolebinding"),
+    ("deployment", "kruise-system", "kruise-manager"),
+    ("deployment", "kruise-system", "kruise-webhook"),
+    ("daemonset", "kruise-system", "kruise-daemon"),
+    ("service", "kruise-system", "kruise-webhook-service"),
+]
+
+
+@pytest.fixture
+def tools(emulator, tmp_path):
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(emulator.kubeconfig),
+        "HELM_CACHE_HOME": str(tmp_path / "helm-cache"),
+        "HELM_CONFIG_HOME": str(tmp_path / "helm-config"),
+        "HELM_DATA_HOME": str(tmp_path / "helm-data"),
+    }
+
+    def run(binary: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        result = subprocess.run([str(binary), *args], env=env, capture_output=True, text=True, timeout=120)
+        if check and result.returncode != 0:
+            raise AssertionError(f"{binary.name} {' '.join(args)}: {result.stderr}\n{result.stdout}")
+        return result
+
+    return run
+
+
+def _get(tools, kind: str, namespace: str, name: str) -> subprocess.CompletedProcess:
+    ns = ["-n", namespace] if namespace else []
+    return tools(KUBECTL, "get", kind, name, *ns, "-o", "json", check=False)
+
+
+def test_install_then_uninstall(tools):
+    # the chart's own object names, so the list above cannot drift from what it renders
+    rendered = tools(HELM, "template", "kruise", str(CHART)).stdout
+    for kind, _, name in EXPECTED:
+        assert f"name: {name}" in rendered, f"{kind} {name} is not in the chart"
+
+    tools(HELM, "install", "kruise", str(CHART), "--set", "image.pullPolicy=Never")
+    status = json.loads(tools(HELM, "status", "kruise", "-o", "json").stdout)
+    assert status["info"]["status"] == "deployed"
+
+    for kind, namespace, name in EXPECTED:
+        got = _get(tools, kind, namespace, name)
+        assert got.returncode == 0, f"{kind} {name} was not created: {got.stderr}"
+        meta = json.loads(got.stdout)["metadata"]
+        assert meta["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+        assert meta["annotations"]["meta.helm.sh/release-name"] == "kruise"
+    binding = json.loads(_get(tools, "clusterrolebinding", "", "kruise-manager-rolebinding").stdout)
+    assert binding["roleRef"]["name"] == "kruise-manager-role"
+    assert {"kind": "ServiceAccount", "name": "kruise-manager", "namespace": "kruise-system"} in binding[
+        "subjects"
+    ]
+    roles = json.loads(
+        tools(KUBECTL, "get", "roles,rolebindings", "-n", "kruise-system", "-o", "json").stdout
+    )
+    assert {item["kind"] for item in roles["items"]} == {"Role", "RoleBinding"}
+
+    # upgrading with a changed value is accepted too (helm computes a three-way patch per object)
+    tools(HELM, "upgrade", "kruise", str(CHART), "--set", "manager.replicas=3")
+    manager = json.loads(_get(tools, "deployment", "kruise-system", "kruise-manager").stdout)
+    assert manager["spec"]["replicas"] == 3
+
+    tools(HELM, "uninstall", "kruise", "--wait", "--timeout", "60s")
+    for kind, namespace, name in EXPECTED:
+        got = _get(tools, kind, namespace, name)
+        assert got.returncode != 0 and "NotFound" in got.stderr, f"{kind} {name} survived uninstall"
+    assert "kruise" not in tools(HELM, "list", "-A", "-q").stdout.split()
+    secrets = json.loads(tools(KUBECTL, "get", "secrets", "-n", "default", "-o", "json").stdout)
+    assert not [s for s in secrets["items"] if s["type"] == "helm.sh/release.v1"]
