@@ -186,6 +186,21 @@ def rolling(sidecarset: Obj) -> bool:
     return strategy.get("type") != "NotUpdate" and not strategy.get("paused")
 
 
+def _selected(sidecarset: Obj, pod: Obj) -> bool:
+    selector = ((sidecarset.get("spec") or {}).get("updateStrategy") or {}).get("selector")
+    return not selector or selector_matches(selector, (pod.get("metadata") or {}).get("labels") or {})
+
+
+def pods_not_upgradable(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
+    """Pods due for this SidecarSet's change (not updated, selected by updateStrategy.selector) that
+    cannot take it in place because more than images changed; `partition` does not hold these back."""
+    return [
+        p
+        for p in pods
+        if not is_updated(p, sidecarset) and _selected(sidecarset, p) and not is_upgradable(p, sidecarset)
+    ]
+
+
 def pods_to_update(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
     """Which pods to update now: not updated, selected by updateStrategy.selector, upgradable in place,
     not mid-update; `partition` of the matched pods are held back and at most `maxUnavailable`
@@ -200,10 +215,7 @@ def pods_to_update(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
         if not is_updated(p, sidecarset)
         and is_upgradable(p, sidecarset)
         and not mid_update(p, sidecarset)
-        and (
-            not strategy.get("selector")
-            or selector_matches(strategy["selector"], p["metadata"].get("labels") or {})
-        )
+        and _selected(sidecarset, p)
     ]
     partition = strategy.get("partition")
     keep = 0 if partition is None else scaled_value(partition, total, round_up=True)

@@ -88,6 +88,8 @@ async def test_new_sidecar_image_is_rolled_in_place(kruise_cluster):
         assert (
             "test-sidecarset" in now["metadata"]["annotations"]["kruise.io/sidecarset-inplace-update-state"]
         )
+        upgradable = condition(now, "SidecarSetUpgradable")
+        assert upgradable["status"] == "True" and upgradable["message"] == '{"test-sidecarset":true}'
 
 
 async def test_not_update_and_partition_hold_pods_back(kruise_cluster):
@@ -185,3 +187,50 @@ async def test_hot_upgrade_swaps_the_working_container_without_restarting_the_po
     events = (await client.list(EVENTS, NS))["items"]
     resets = {e["involvedObject"]["name"] for e in events if e["reason"] == "ResetContainerSucceed"}
     assert resets == set(names)
+
+
+def condition(p, type_):
+    return next((c for c in p["status"].get("conditions") or [] if c["type"] == type_), None)
+
+
+async def test_change_beyond_images_marks_pods_not_upgradable(kruise_cluster):
+    client = kruise_cluster.client
+    created = await client.create(SIDECARSETS, sidecarset())
+    for name in ("n-1", "n-2"):
+        await client.create(PODS, pod(name, created))
+
+    async def status():
+        return (await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}
+
+    await kruise_cluster.until(status, lambda s: s.get("updatedReadyPods") == 2)
+    changed = copy.deepcopy(await client.get(SIDECARSETS, "test-sidecarset"))
+    changed["spec"]["containers"][0]["image"] = "busybox:1.35.0"
+    changed["spec"]["containers"][0]["env"] = [{"name": "MODE", "value": "new"}]  # not in-place updatable
+    set_hash_annotations(changed)
+    await client.update(SIDECARSETS, changed)
+
+    async def conditions():
+        return [condition(await client.get(PODS, n, NS), "SidecarSetUpgradable") for n in ("n-1", "n-2")]
+
+    marked = await kruise_cluster.until(conditions, lambda cs: all(c is not None for c in cs))
+    for c in marked:
+        assert c["status"] == "False" and c["reason"] == "UpdateImmutableField"
+        assert c["message"] == '{"test-sidecarset":false}'
+    for name in ("n-1", "n-2"):
+        sidecar = next(
+            c for c in (await client.get(PODS, name, NS))["spec"]["containers"] if c["name"] == "sidecar1"
+        )
+        assert sidecar["image"] == "busybox:1.34" and "MODE" not in {
+            e["name"] for e in sidecar.get("env") or []
+        }
+    final = await status()
+    assert final["updatedPods"] == 0 and final["matchedPods"] == 2
+
+    async def reasons():
+        events = (await client.list(EVENTS, NS))["items"]  # a cluster-scoped object's events go to default
+        return {e["reason"]: e for e in events if e["involvedObject"].get("name") == "test-sidecarset"}
+
+    event = (await kruise_cluster.until(reasons, lambda r: "NotUpgradablePods" in r))["NotUpgradablePods"]
+    assert event["message"] == (
+        "SidecarSet in-place update detected 2 not upgradable pod(s) in this round, will skip them."
+    )
