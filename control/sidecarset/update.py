@@ -1,11 +1,16 @@
-"""Rolling a SidecarSet's new sidecar images into existing pods, in place (cold upgrade; pure).
+"""Rolling a SidecarSet's new sidecar images into existing pods, in place (pure).
 
 A pod records per SidecarSet the hash it was injected or last updated with (`kruise.io/sidecarset-hash`).
 It is *updated* when that equals the SidecarSet's current hash; it can be updated in place only when
 nothing but images changed (the `-without-image` hashes agree). The update writes just the sidecar
 images and the records, plus `kruise.io/sidecarset-inplace-update-state` with the imageIDs the
 containers had, which is how a later pass tells a restarted container from one still old.
-Hot-upgrade sidecars (two containers per sidecar) are not handled here.
+
+A cold-upgrade sidecar gets the new image in its own container (the kubelet restarts it). A hot-upgrade
+sidecar runs as a `-1`/`-2` pair (`hotupgrade`): the new image goes into the idle container, which becomes
+the working one in the same write; once it runs ready, a second write (`flipped_pod`) puts the old one
+back on the empty image. Until then the pod is not ready for the SidecarSet, so `maxUnavailable` paces
+hot upgrades too.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
 )
 from kruise.control import podstatus
+from kruise.control.sidecarset import hotupgrade
 from kruise.control.sidecarset.injection import go_time
 from kruise.control.sidecarset.matching import selector_matches
 
@@ -75,22 +81,48 @@ def is_upgradable(pod: Obj, sidecarset: Obj) -> bool:
 
 
 def _sidecar_names(sidecarset: Obj) -> list[str]:
-    return [c["name"] for c in (sidecarset.get("spec") or {}).get("containers") or []]
+    """The pod containers this SidecarSet owns: its sidecars, both of a hot-upgrade pair."""
+    names: list[str] = []
+    for sidecar in (sidecarset.get("spec") or {}).get("containers") or []:
+        if hotupgrade.is_hot(sidecar):
+            names.extend(hotupgrade.container_names(sidecar["name"]))
+        else:
+            names.append(sidecar["name"])
+    return names
+
+
+def has_sidecar_containers(pod: Obj, sidecarset: Obj) -> bool:
+    """The pod still has every container of the SidecarSet (and, for hot upgrade, the working-container
+    record); a pod whose sidecars were removed is not the controller's to manage."""
+    names = {c.get("name") for c in (pod.get("spec") or {}).get("containers") or []}
+    working = hotupgrade.working_containers(pod)
+    for sidecar in (sidecarset.get("spec") or {}).get("containers") or []:
+        if hotupgrade.is_hot(sidecar):
+            pair = set(hotupgrade.container_names(sidecar["name"]))
+            if sidecar["name"] not in working or not pair <= names:
+                return False
+        elif sidecar["name"] not in names:
+            return False
+    return True
 
 
 def _statuses(pod: Obj) -> dict[str, Mapping[str, Any]]:
     return {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
 
 
-def sidecars_consistent(pod: Obj, sidecarset: Obj) -> bool:
-    """Every sidecar of this SidecarSet runs the image its spec names: after an in-place update the
-    container's imageID differs from the one recorded before it (or, for a re-tag with the same
-    imageID, the status image equals the spec image)."""
+def sidecars_consistent(pod: Obj, sidecarset: Obj, names: Sequence[str] | None = None) -> bool:
+    """Every sidecar container (or just `names`) runs the image its spec names: after an in-place update
+    the container's imageID differs from the one recorded before it (or, for a re-tag with the same
+    imageID, the status image equals the spec image). A pod whose kubelet does not report every
+    container yet is not consistent."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    if len(containers) != len((pod.get("status") or {}).get("containerStatuses") or []):
+        return False
     state = _annotation_json(pod, ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE).get(_name(sidecarset)) or {}
     before = state.get("lastContainerStatuses") or {}
     statuses = _statuses(pod)
-    specs = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or []}
-    for name in _sidecar_names(sidecarset):
+    specs = {c.get("name"): c for c in containers}
+    for name in _sidecar_names(sidecarset) if names is None else names:
         if name not in specs:
             continue
         status = statuses.get(name)
@@ -106,9 +138,27 @@ def sidecars_consistent(pod: Obj, sidecarset: Obj) -> bool:
     return True
 
 
+def _container_ready(pod: Obj, sidecarset: Obj, name: str) -> bool:
+    ready = bool((_statuses(pod).get(name) or {}).get("ready"))
+    return ready and sidecars_consistent(pod, sidecarset, [name])
+
+
 def is_pod_ready(pod: Obj, sidecarset: Obj) -> bool:
+    """Running and Ready, every sidecar on its spec image, and no hot upgrade left half done."""
     return (
-        podstatus.phase(pod) == "Running" and podstatus.is_ready(pod) and sidecars_consistent(pod, sidecarset)
+        podstatus.phase(pod) == "Running"
+        and podstatus.is_ready(pod)
+        and sidecars_consistent(pod, sidecarset)
+        and not hotupgrade.in_hot_upgrade(sidecarset, pod)
+    )
+
+
+def mid_update(pod: Obj, sidecarset: Obj) -> bool:
+    """A sidecar container reports ready but does not run its spec image yet: the kubelet has not picked
+    up the last update, so another one must wait (upstream `IsSidecarSetUpgradable`'s consistent)."""
+    return any(
+        (_statuses(pod).get(name) or {}).get("ready") and not sidecars_consistent(pod, sidecarset, [name])
+        for name in _sidecar_names(sidecarset)
     )
 
 
@@ -130,12 +180,33 @@ def compute_status(sidecarset: Obj, pods: Sequence[Obj]) -> dict[str, Any]:
     }
 
 
+def rolling(sidecarset: Obj) -> bool:
+    """The SidecarSet changes pods at all: not `type: NotUpdate`, not `paused` (hot-upgrade resets too)."""
+    strategy = (sidecarset.get("spec") or {}).get("updateStrategy") or {}
+    return strategy.get("type") != "NotUpdate" and not strategy.get("paused")
+
+
+def _selected(sidecarset: Obj, pod: Obj) -> bool:
+    selector = ((sidecarset.get("spec") or {}).get("updateStrategy") or {}).get("selector")
+    return not selector or selector_matches(selector, (pod.get("metadata") or {}).get("labels") or {})
+
+
+def pods_not_upgradable(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
+    """Pods due for this SidecarSet's change (not updated, selected by updateStrategy.selector) that
+    cannot take it in place because more than images changed; `partition` does not hold these back."""
+    return [
+        p
+        for p in pods
+        if not is_updated(p, sidecarset) and _selected(sidecarset, p) and not is_upgradable(p, sidecarset)
+    ]
+
+
 def pods_to_update(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
     """Which pods to update now: not updated, selected by updateStrategy.selector, upgradable in place,
     not mid-update; `partition` of the matched pods are held back and at most `maxUnavailable`
     (default 1) may be updated-but-not-ready at a time. Unready pods take no budget."""
     strategy = (sidecarset.get("spec") or {}).get("updateStrategy") or {}
-    if strategy.get("type") == "NotUpdate" or strategy.get("paused"):
+    if not rolling(sidecarset):
         return []
     total = len(pods)
     candidates = [
@@ -143,11 +214,8 @@ def pods_to_update(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
         for p in pods
         if not is_updated(p, sidecarset)
         and is_upgradable(p, sidecarset)
-        and sidecars_consistent(p, sidecarset)
-        and (
-            not strategy.get("selector")
-            or selector_matches(strategy["selector"], p["metadata"].get("labels") or {})
-        )
+        and not mid_update(p, sidecarset)
+        and _selected(sidecarset, p)
     ]
     partition = strategy.get("partition")
     keep = 0 if partition is None else scaled_value(partition, total, round_up=True)
@@ -169,19 +237,58 @@ def pods_to_update(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
     return chosen
 
 
+def _record_changes(pod: dict[str, Any], sidecarset: Obj, changed: Sequence[str], now: datetime) -> None:
+    """Remember the imageIDs the `changed` containers ran before this write (merged into the SidecarSet's
+    in-place update state, which keeps the revision and time of its first update as upstream)."""
+    statuses = _statuses(pod)
+    states = _annotation_json(pod, ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE)
+    state = states.get(_name(sidecarset))
+    if not isinstance(state, dict):
+        state = {"revision": sidecarset_hashes(sidecarset)[0], "updateTimestamp": go_time(now)}
+    last = dict(state.get("lastContainerStatuses") or {})
+    for name in changed:
+        last[name] = {"imageID": (statuses.get(name) or {}).get("imageID", "")}
+    state["lastContainerStatuses"] = last
+    states[_name(sidecarset)] = state
+    annotations = pod["metadata"].setdefault("annotations", {})
+    annotations[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE] = json.dumps(states, separators=(",", ":"))
+
+
+def _upgrade_containers(pod: dict[str, Any], sidecarset: Obj) -> list[str]:
+    """Set each sidecar's new image on the pod (in place); the names of the containers changed.
+
+    Cold: the sidecar's own container. Hot: the container `container_to_upgrade` picks, which then becomes
+    the working one; nothing changes when the other one already runs the new image."""
+    containers = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or []}
+    version = (sidecarset.get("metadata") or {}).get("resourceVersion", "")
+    changed = []
+    for sidecar in (sidecarset.get("spec") or {}).get("containers") or []:
+        if hotupgrade.is_hot(sidecar):
+            target, other = hotupgrade.container_to_upgrade(
+                sidecar, pod, lambda name: _container_ready(pod, sidecarset, name)
+            )
+            current = (containers.get(other) or {}).get("image")
+        else:
+            target = other = sidecar["name"]
+            current = (containers.get(target) or {}).get("image")
+        if target not in containers or current == sidecar.get("image"):
+            continue
+        containers[target]["image"] = sidecar.get("image")
+        changed.append(target)
+        if hotupgrade.is_hot(sidecar):
+            annotations = pod["metadata"].setdefault("annotations", {})
+            hotupgrade.switch_working(annotations, sidecar["name"], target, other, version)
+    return changed
+
+
 def updated_pod(pod: Obj, sidecarset: Obj, now: datetime) -> dict[str, Any]:
     """The pod with the SidecarSet's sidecar images, hash records and in-place update state."""
     name = _name(sidecarset)
     new_hash, new_hash_without_image = sidecarset_hashes(sidecarset)
     clone: dict[str, Any] = copy.deepcopy(dict(pod))
-    images = {c["name"]: c.get("image") for c in (sidecarset.get("spec") or {}).get("containers") or []}
-    statuses = _statuses(pod)
-    last: dict[str, dict[str, str]] = {}
-    for container in clone["spec"].get("containers") or []:
-        image = images.get(container["name"])
-        if image is not None and container.get("image") != image:
-            container["image"] = image
-            last[container["name"]] = {"imageID": (statuses.get(container["name"]) or {}).get("imageID", "")}
+    # the records are read before the images change: imageIDs are those of the running containers
+    changed = _upgrade_containers(clone, sidecarset)
+    sidecars = [c["name"] for c in (sidecarset.get("spec") or {}).get("containers") or []]
     stamp = go_time(now)
     annotations = clone["metadata"].setdefault("annotations", {})
     for key, value in (
@@ -190,13 +297,34 @@ def updated_pod(pod: Obj, sidecarset: Obj, now: datetime) -> dict[str, Any]:
     ):
         records = _annotation_json(clone, key)
         entry = records.get(name)
-        entry = (
-            dict(entry) if isinstance(entry, dict) else {"sidecarSetName": name, "sidecarList": list(images)}
-        )
+        entry = dict(entry) if isinstance(entry, dict) else {"sidecarSetName": name, "sidecarList": sidecars}
         entry.update(updateTimestamp=stamp, hash=value)
         records[name] = entry
         annotations[key] = json.dumps(records, separators=(",", ":"))
-    states = _annotation_json(clone, ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE)
-    states[name] = {"revision": new_hash, "updateTimestamp": stamp, "lastContainerStatuses": last}
-    annotations[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE] = json.dumps(states, separators=(",", ":"))
+    _record_changes(clone, sidecarset, changed, now)
+    return clone
+
+
+def pods_to_flip(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
+    """Pods whose hot upgrade is half done and whose new working containers now run ready: their old
+    containers can go back to the empty image."""
+    chosen = []
+    for pod in pods:
+        if not hotupgrade.in_hot_upgrade(sidecarset, pod):
+            continue
+        idle = hotupgrade.idle_containers(sidecarset, pod)
+        serving = [n for n in _sidecar_names(sidecarset) if n not in idle]
+        if sidecars_consistent(pod, sidecarset, serving) and hotupgrade.working_side_ready(sidecarset, pod):
+            chosen.append(pod)
+    return chosen
+
+
+def flipped_pod(pod: Obj, sidecarset: Obj, now: datetime) -> dict[str, Any] | None:
+    """The pod with its non-working hot-upgrade containers back on the empty image (the hash records stay
+    as they are: the pod was counted updated when its new version was set); None when nothing to reset."""
+    clone: dict[str, Any] = copy.deepcopy(dict(pod))
+    changed = hotupgrade.reset_idle(sidecarset, clone)
+    if not changed:
+        return None
+    _record_changes(clone, sidecarset, changed, now)
     return clone

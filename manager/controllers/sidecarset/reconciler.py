@@ -2,8 +2,11 @@
 
 When the SidecarSet's containers change only in their images, pods are updated in place a few at a time
 (`updateStrategy`: partition, maxUnavailable, selector, paused, type NotUpdate); the kubelet restarts just
-those sidecars. A change beyond images cannot be applied in place and waits for the pods to be recreated
-by their owners (NotUpgradablePods event).
+those sidecars. A hot-upgrade sidecar's new image goes into the idle container of its pair, and a later
+pass, once that container runs ready, resets the old one to the empty image (`plan.pods_to_flip`); such
+resets come before any further update, as upstream. A change beyond images cannot be applied in place and
+waits for the pods to be recreated by their owners: such pods get `SidecarSetUpgradable=False` and the
+SidecarSet a NotUpgradablePods event; pods updated in place get `SidecarSetUpgradable=True`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from typing import Any
 
 import structlog
 
-from kruise.control.sidecarset import matching
+from kruise.api.keys import EVENT_NOT_UPGRADABLE_PODS
+from kruise.control.sidecarset import condition, matching
 from kruise.control.sidecarset import update as plan
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
@@ -64,6 +68,7 @@ class SidecarSetReconciler:
             if matching.is_active_pod(p)
             and (not target or p["metadata"].get("namespace") == target)
             and plan.is_injected(p, sidecarset)
+            and plan.has_sidecar_containers(p, sidecarset)
             and matching.pod_matches(sidecarset, p, self._namespace_labels)
         ]
 
@@ -74,14 +79,51 @@ class SidecarSetReconciler:
         matched = self.covered(sidecarset)
         if any(not self.expectations.is_satisfied(pod) for pod in matched):
             return Result(requeue_after=EXPECTATION_REQUEUE)  # our last pod write is not in the cache yet
-        await self._write_status(sidecarset, plan.compute_status(sidecarset, matched))
-        self._report_not_upgradable(sidecarset, matched)
+        status = plan.compute_status(sidecarset, matched)
+        await self._write_status(sidecarset, status)
+        if not plan.rolling(sidecarset):
+            return None
         now = self.wall()
+        flips = plan.pods_to_flip(sidecarset, matched)
+        if flips:
+            await self._reset_old_containers(sidecarset, flips, now)
+            return None
+        if status["updatedPods"] >= status["matchedPods"]:
+            return None
+        await self._mark_not_upgradable(sidecarset, plan.pods_not_upgradable(sidecarset, matched), now)
         for pod in plan.pods_to_update(sidecarset, matched):
             with contextlib.suppress(NotFound):  # deleted meanwhile: nothing to upgrade
-                await self.inplace.update(pod, lambda fresh: self._upgraded(fresh, sidecarset, now))
+                written = await self.inplace.update(pod, lambda fresh: self._upgraded(fresh, sidecarset, now))
+                if written is not None:
+                    await self._set_upgradable(written, name, True, now)
                 log.info("sidecars updated in place", sidecarset=name, pod=object_key(pod))
         return None
+
+    async def _reset_old_containers(
+        self, sidecarset: dict[str, Any], pods: list[dict[str, Any]], now: datetime
+    ) -> None:
+        """Second half of a hot upgrade: the old container of each pair back on the empty image."""
+
+        def reset(fresh: Any) -> dict[str, Any] | None:
+            return plan.flipped_pod(fresh, sidecarset, now)
+
+        for pod in pods:
+            try:
+                written = await self.inplace.update(pod, reset)
+            except NotFound:
+                continue
+            if written is not None:
+                self.recorder.event(
+                    dict(pod),
+                    "Normal",
+                    "ResetContainerSucceed",
+                    "reset sidecar container image empty successfully",
+                )
+                log.info(
+                    "hot-upgrade old sidecars reset to the empty image",
+                    sidecarset=sidecarset["metadata"]["name"],
+                    pod=object_key(pod),
+                )
 
     @staticmethod
     def _upgraded(pod: Any, sidecarset: dict[str, Any], now: datetime) -> dict[str, Any] | None:
@@ -103,18 +145,24 @@ class SidecarSetReconciler:
                 subresource="status",
             )
 
-    def _report_not_upgradable(self, sidecarset: dict[str, Any], matched: list[dict[str, Any]]) -> None:
+    async def _set_upgradable(self, pod: dict[str, Any], name: str, upgradable: bool, now: datetime) -> None:
+        with contextlib.suppress(NotFound):
+            await self.inplace.pods.patch_conditions(
+                pod, lambda current: condition.with_upgradable(current, name, upgradable, now)
+            )
+
+    async def _mark_not_upgradable(
+        self, sidecarset: dict[str, Any], pods: list[dict[str, Any]], now: datetime
+    ) -> None:
+        """Pods this change cannot reach in place: `SidecarSetUpgradable=False` on each, one event."""
         name = sidecarset["metadata"]["name"]
-        not_upgradable = [
-            p["metadata"]["name"]
-            for p in matched
-            if not plan.is_updated(p, sidecarset) and not plan.is_upgradable(p, sidecarset)
-        ]
-        if not_upgradable:
+        for pod in pods:
+            await self._set_upgradable(pod, name, False, now)
+        if pods:
             self.recorder.event(
                 dict(sidecarset),
                 "Normal",
-                "NotUpgradablePods",
-                f"SidecarSet {name} has {len(not_upgradable)} pods whose sidecars changed beyond images "
-                "and cannot be upgraded in place",
+                EVENT_NOT_UPGRADABLE_PODS,
+                f"SidecarSet in-place update detected {len(pods)} not upgradable pod(s) in this round, "
+                "will skip them.",
             )

@@ -1,4 +1,5 @@
-"""SidecarSet controller: a new sidecar image reaches injected pods in place (seed 002's example)."""
+"""SidecarSet controller: a new sidecar image reaches injected pods in place (seed 002's examples: cold
+upgrade, and hot upgrade through the `-1`/`-2` pair)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.injection import inject
-from kruise.kube.resources import PODS, SIDECARSETS
+from kruise.kube.resources import EVENTS, PODS, SIDECARSETS
 from kruise.manager.controllers.sidecarset import SETUP
 
 NS = "default"
@@ -87,6 +88,8 @@ async def test_new_sidecar_image_is_rolled_in_place(kruise_cluster):
         assert (
             "test-sidecarset" in now["metadata"]["annotations"]["kruise.io/sidecarset-inplace-update-state"]
         )
+        upgradable = condition(now, "SidecarSetUpgradable")
+        assert upgradable["status"] == "True" and upgradable["message"] == '{"test-sidecarset":true}'
 
 
 async def test_not_update_and_partition_hold_pods_back(kruise_cluster):
@@ -107,3 +110,127 @@ async def test_not_update_and_partition_hold_pods_back(kruise_cluster):
         status, lambda s: s.get("updatedPods") == 1 and s.get("updatedReadyPods") == 1
     )
     assert held["matchedPods"] == 2
+
+
+EMPTY = "openkruise/hotupgrade-sample:empty"
+WORKING = "kruise.io/sidecarset-working-hotupgrade-container"
+
+
+def hot_sidecarset():
+    body = sidecarset()
+    body["metadata"]["name"] = "hotupgrade-sidecarset"
+    body["spec"]["containers"] = [
+        {
+            "name": "sidecar",
+            "image": "openkruise/hotupgrade-sample:sidecarv1",
+            "command": ["sleep", "999d"],
+            "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": EMPTY},
+        }
+    ]
+    set_hash_annotations(body)
+    return body
+
+
+def images(p):
+    return {c["name"]: c["image"] for c in p["spec"]["containers"]}
+
+
+async def test_hot_upgrade_swaps_the_working_container_without_restarting_the_pod(kruise_cluster):
+    client = kruise_cluster.client
+    created = await client.create(SIDECARSETS, hot_sidecarset())
+    names = ("hot-pod-1", "hot-pod-2")
+    for name in names:
+        await client.create(PODS, pod(name, created))
+
+    async def status():
+        return (await client.get(SIDECARSETS, "hotupgrade-sidecarset")).get("status") or {}
+
+    await kruise_cluster.until(status, lambda s: s.get("matchedPods") == 2 and s.get("updatedReadyPods") == 2)
+    before = {n: await client.get(PODS, n, NS) for n in names}
+    for p in before.values():
+        assert images(p)["sidecar-1"] == "openkruise/hotupgrade-sample:sidecarv1"
+        assert images(p)["sidecar-2"] == EMPTY
+
+    changed = copy.deepcopy(await client.get(SIDECARSETS, "hotupgrade-sidecarset"))
+    changed["spec"]["containers"][0]["image"] = "openkruise/hotupgrade-sample:sidecarv2"
+    set_hash_annotations(changed)
+    generation = (await client.update(SIDECARSETS, changed))["metadata"]["generation"]
+
+    final = await kruise_cluster.until(
+        status,
+        lambda s: (
+            s.get("observedGeneration") == generation
+            and s.get("updatedPods") == 2
+            and s.get("updatedReadyPods") == 2
+            and s.get("readyPods") == 2
+        ),
+    )
+    assert final["matchedPods"] == 2
+    for name, old in before.items():
+        now = await client.get(PODS, name, NS)
+        assert now["metadata"]["uid"] == old["metadata"]["uid"]
+        # the new version runs in the formerly idle container, the old one is back on the empty image
+        assert images(now) == {
+            "nginx": "nginx:1.7.9",
+            "sidecar-1": EMPTY,
+            "sidecar-2": "openkruise/hotupgrade-sample:sidecarv2",
+        }
+        annotations = now["metadata"]["annotations"]
+        assert annotations[WORKING] == '{"sidecar":"sidecar-2"}'
+        assert annotations["version.sidecarset.kruise.io/sidecar-1"] == "0"
+        assert annotations["versionalt.sidecarset.kruise.io/sidecar-2"] == "0"
+        running = statuses(now)
+        # the kubelet reports normalized references (docker.io/...)
+        assert running["sidecar-2"]["image"].endswith("/openkruise/hotupgrade-sample:sidecarv2")
+        assert running["sidecar-2"]["ready"] and running["sidecar-1"]["image"].endswith("/" + EMPTY)
+        assert running["nginx"]["restartCount"] == 0  # the app container is not touched
+    events = (await client.list(EVENTS, NS))["items"]
+    resets = {e["involvedObject"]["name"] for e in events if e["reason"] == "ResetContainerSucceed"}
+    assert resets == set(names)
+
+
+def condition(p, type_):
+    return next((c for c in p["status"].get("conditions") or [] if c["type"] == type_), None)
+
+
+async def test_change_beyond_images_marks_pods_not_upgradable(kruise_cluster):
+    client = kruise_cluster.client
+    created = await client.create(SIDECARSETS, sidecarset())
+    for name in ("n-1", "n-2"):
+        await client.create(PODS, pod(name, created))
+
+    async def status():
+        return (await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}
+
+    await kruise_cluster.until(status, lambda s: s.get("updatedReadyPods") == 2)
+    changed = copy.deepcopy(await client.get(SIDECARSETS, "test-sidecarset"))
+    changed["spec"]["containers"][0]["image"] = "busybox:1.35.0"
+    changed["spec"]["containers"][0]["env"] = [{"name": "MODE", "value": "new"}]  # not in-place updatable
+    set_hash_annotations(changed)
+    await client.update(SIDECARSETS, changed)
+
+    async def conditions():
+        return [condition(await client.get(PODS, n, NS), "SidecarSetUpgradable") for n in ("n-1", "n-2")]
+
+    marked = await kruise_cluster.until(conditions, lambda cs: all(c is not None for c in cs))
+    for c in marked:
+        assert c["status"] == "False" and c["reason"] == "UpdateImmutableField"
+        assert c["message"] == '{"test-sidecarset":false}'
+    for name in ("n-1", "n-2"):
+        sidecar = next(
+            c for c in (await client.get(PODS, name, NS))["spec"]["containers"] if c["name"] == "sidecar1"
+        )
+        assert sidecar["image"] == "busybox:1.34" and "MODE" not in {
+            e["name"] for e in sidecar.get("env") or []
+        }
+    final = await status()
+    assert final["updatedPods"] == 0 and final["matchedPods"] == 2
+
+    async def reasons():
+        events = (await client.list(EVENTS, NS))["items"]  # a cluster-scoped object's events go to default
+        return {e["reason"]: e for e in events if e["involvedObject"].get("name") == "test-sidecarset"}
+
+    event = (await kruise_cluster.until(reasons, lambda r: "NotUpgradablePods" in r))["NotUpgradablePods"]
+    assert event["message"] == (
+        "SidecarSet in-place update detected 2 not upgradable pod(s) in this round, will skip them."
+    )
