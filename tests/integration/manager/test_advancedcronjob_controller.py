@@ -12,10 +12,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from kruise.api.features import FeatureGates
 from kruise.control.advancedcronjob.children import format_rfc3339, parse_rfc3339
+from kruise.kube.client import Client
 from kruise.kube.clock import FakeClock
 from kruise.kube.errors import NotFound
+from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, JOBS
+from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.advancedcronjob import SETUP
 from kruise.manager.controllers.advancedcronjob.localzone import process_zone
 from kruise.sandbox.simulator.timing import RUN_SECONDS_ANNOTATION
@@ -322,3 +326,54 @@ async def test_broadcast_job_template_creates_a_broadcast_job(kruise_cluster, ma
     assert await driver.names(JOBS, "bcj") == []
     status = await kruise_cluster.until(lambda: driver.status("bcj"), lambda s: bool(s.get("active")))
     assert [(a["kind"], a["name"]) for a in status["active"]] == [("BroadcastJob", bcj["metadata"]["name"])]
+
+
+async def test_a_restarted_manager_runs_only_the_latest_activation_it_missed(
+    kruise_cluster, manager_clock, emulator
+):
+    """The manager is down for five activations; the new one starts exactly one child, for the most
+    recent of them (upstream's at-most-one catch-up), and the schedule then goes on as before."""
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(job_cronjob("restart"))
+    first = driver.step_to_next_minute(acj)
+    first_job = child_name("restart", first)
+    await driver.child(JOBS, first_job)
+    await kruise_cluster.until(lambda: driver.status("restart"), lambda s: bool(s.get("active")))
+
+    # The manager process goes away: its controller and every informer stop.
+    for controller in kruise_cluster.controllers:
+        await controller.stop()
+    await kruise_cluster.context.informers.stop()
+    for _ in range(5):
+        driver.step_minute()
+    latest = first + timedelta(minutes=5)
+
+    # A new manager process: its own client, informers and controller, on the same clock.
+    client = await Client.from_kubeconfig(emulator.kubeconfig, qps=2000, burst=2000)
+    context = ManagerContext(
+        client=client,
+        informers=SharedInformerFactory(client),
+        feature_gates=FeatureGates(env={}),
+        clock=manager_clock,
+    )
+    controller = SETUP.build(context)
+    context.informers.start()
+    try:
+        assert await context.informers.wait_for_cache_sync(30)
+        controller.start()
+        latest_job = child_name("restart", latest)
+        await driver.child(JOBS, latest_job)
+        await driver.fence("restart", first_job)
+        assert await driver.names(JOBS, "restart") == sorted([first_job, latest_job])
+        status = await driver.status("restart")
+        assert status["lastScheduleTime"] == format_rfc3339(latest.astimezone(UTC))
+        assert sorted(a["name"] for a in status["active"]) == sorted([first_job, latest_job])
+
+        # Back on schedule: the next minute runs as usual.
+        driver.step_minute()
+        await driver.child(JOBS, child_name("restart", latest + timedelta(minutes=1)))
+        assert len(await driver.names(JOBS, "restart")) == 3
+    finally:
+        await controller.stop()
+        await context.informers.stop()
+        await client.close()

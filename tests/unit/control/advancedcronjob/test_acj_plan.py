@@ -86,6 +86,30 @@ def test_an_activation_that_already_has_a_child_is_not_run_again():
     assert plan.status["lastScheduleTime"] == "2026-01-01T00:03:00Z"
 
 
+@pytest.mark.parametrize("deadline", [None, 120])
+def test_after_downtime_only_the_latest_missed_activation_runs(deadline):
+    # Last child at 00:03; the controller was away until 00:09:20, so 00:04 ... 00:09 were missed.
+    spec = {} if deadline is None else {"startingDeadlineSeconds": deadline}
+    plan = plan_reconcile(acj(**spec), [child(3)], at(9, 20))
+    assert plan.outcome is Outcome.RUN
+    assert plan.scheduled_time == at(9)
+    assert plan.create["metadata"]["name"] == f"cron-{int(at(9).timestamp())}"
+    assert plan.next_run == at(10)
+    # Once that child exists the backlog is gone: nothing else of the outage is run.
+    made = {"metadata": plan.create["metadata"]}
+    again = plan_reconcile(acj(**spec), [child(3), made], at(9, 30))
+    assert again.outcome is Outcome.NOT_DUE and again.create is None
+
+
+def test_a_starting_deadline_shorter_than_the_downtime_still_runs_a_recent_activation_only():
+    # 00:09 is 80 s late at 00:10:20 with a 60 s deadline: only 00:10 may still start.
+    plan = plan_reconcile(acj(startingDeadlineSeconds=60), [child(3)], at(10, 20))
+    assert plan.scheduled_time == at(10)
+    # 30 s past the last activation with a 20 s deadline: nothing may start.
+    late = plan_reconcile(acj(startingDeadlineSeconds=20), [child(3)], at(10, 30))
+    assert late.outcome is Outcome.NOT_DUE and late.requeue_after == timedelta(seconds=30)
+
+
 def test_status_lists_active_children_and_is_unchanged_when_already_written():
     children = [child(2, "Complete"), child(3)]
     first = plan_reconcile(acj(), children, at(3, 30))
