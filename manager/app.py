@@ -26,12 +26,24 @@ from kruise.manager.options import Options
 log = structlog.get_logger("kruise.manager")
 
 CACHE_SYNC_TIMEOUT = 120.0
+LEADER_ELECTION_USER_AGENT = "kruise-manager/leader-election"
 
 
 class Manager:
     def __init__(
-        self, client: Client, options: Options, setups: Sequence[ControllerSetup] | None = None
+        self,
+        client: Client,
+        options: Options,
+        setups: Sequence[ControllerSetup] | None = None,
+        *,
+        lease_client: Client | None = None,
     ) -> None:
+        """`lease_client` carries leader election only; by default one is derived from `client`.
+
+        Lease renewals must never queue behind controller traffic: sharing the controllers' rate
+        limiter (and connection pool) starves them under load until the renew deadline passes and
+        leadership is lost mid-rollout. A derived client is owned, and closed by `stop()`.
+        """
         if setups is None:
             from kruise.manager.controllers import discover
 
@@ -57,11 +69,17 @@ class Manager:
         self.metrics = ProbeServer(options.metrics_addr.host, options.metrics_addr.port)
         self.probes = ProbeServer(options.health_probe_addr.host, options.health_probe_addr.port)
         self.probes.add_readyz_check("controllers", self.ready)
-        self.elector = (
-            LeaderElector(client, options.leader_election_config(), on_started_leading=self._lead)
-            if options.leader_election
-            else None
-        )
+        self.lease_client: Client | None = None
+        self._owns_lease_client = False
+        self.elector: LeaderElector | None = None
+        if options.leader_election:
+            self._owns_lease_client = lease_client is None
+            self.lease_client = lease_client or client.derive(
+                user_agent=LEADER_ELECTION_USER_AGENT, qps=options.qps, burst=options.burst
+            )
+            self.elector = LeaderElector(
+                self.lease_client, options.leader_election_config(), on_started_leading=self._lead
+            )
         self._running = asyncio.Event()
         self._standing_by = True
 
@@ -106,3 +124,6 @@ class Manager:
         self._running.clear()
         await self.metrics.stop()
         await self.probes.stop()
+        if self._owns_lease_client and self.lease_client is not None:
+            await self.lease_client.close()
+            self._owns_lease_client = False
