@@ -95,6 +95,41 @@ async def test_only_the_leader_reconciles_and_stop_hands_over(emulator, client):
     await second.stop()
 
 
+async def test_standby_syncs_its_caches_before_leading_and_does_not_reconcile(emulator, client):
+    """Warm standby (issue 11 bug 8): a takeover starts workers on synced caches, no cold relist."""
+    seen_a: list[str] = []
+    seen_b: list[str] = []
+    leader = Manager(client, options(emulator), [configmap_setup(seen_a)])
+    standby = Manager(client, options(emulator), [configmap_setup(seen_b)])
+    run_leader = asyncio.create_task(leader.run())
+    await until(lambda: leader.leading)
+    run_standby = asyncio.create_task(standby.run())
+    await until(standby.caches_synced)
+    informer = standby.context.informers.informer(CONFIGMAPS, "default")
+    assert informer.get("default/a") is not None  # listed while standing by
+    assert not standby.leading and not standby.elector.is_leader()
+    assert standby.ready()  # readiness of a standby is unchanged: it serves probes
+    # A change while standing by reaches the standby's cache through its watch, still unreconciled.
+    await client.create(
+        CONFIGMAPS,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "default"}},
+    )
+    await until(lambda: informer.get("default/b") is not None)
+    await until(lambda: "default/b" in seen_a)
+    assert seen_b == []
+
+    run_leader.cancel()
+    await asyncio.gather(run_leader, return_exceptions=True)
+    await leader.stop()
+    await until(lambda: standby.leading, timeout=3.0)
+    # The same informer, never restarted: the takeover reconciles from the warm cache.
+    assert standby.context.informers.informer(CONFIGMAPS, "default") is informer
+    await until(lambda: {"default/a", "default/b"} <= set(seen_b))
+    run_standby.cancel()
+    await asyncio.gather(run_standby, return_exceptions=True)
+    await standby.stop()
+
+
 async def test_disabled_and_gated_controllers_are_not_built(emulator, client):
     seen: list[str] = []
     gated = ControllerSetup("gated", configmap_setup(seen).build, gate="ImagePullJobGate")
