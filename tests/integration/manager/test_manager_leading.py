@@ -140,6 +140,7 @@ async def test_disabled_and_gated_controllers_are_not_built(emulator, client):
     )  # fmt: skip
     manager = Manager(client, opts, [configmap_setup(seen), gated])
     assert manager.setups == []
+    await manager.stop()  # closes the lease client the manager derived
 
 
 # ---- issue 11 bug 2: leader election never queues behind controller traffic ----------------
