@@ -3,6 +3,12 @@ carries out the ContainerRecreateRequests of pods on this node.
 
 Exit codes: 0 after SIGTERM/SIGINT, 1 when the runtime socket is missing (upstream: fatal
 "not found container runtime sock"), 2 for bad flags.
+
+SIGTERM exits within a second or so: a DaemonSet rollout waits for the old pod on every node. In-flight
+container recreations get SHUTDOWN_DRAIN_SECONDS and are then cancelled (a CRI StopContainer blocks
+for the container's whole grace period), pulls are cancelled at once (the next daemon resumes them from
+the NodeImage spec), and every other teardown step is bounded by SHUTDOWN_STEP_SECONDS so one stuck
+connection cannot hold the process.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 import structlog
 
@@ -26,6 +32,20 @@ from kruise.kube.serving import ProbeServer
 from kruise.kube.store import unwrap_tombstone
 
 log = structlog.get_logger("kruise.daemon")
+
+SHUTDOWN_DRAIN_SECONDS = 0.5
+SHUTDOWN_STEP_SECONDS = 0.5
+
+
+async def _bounded(step: str, work: Awaitable[object], seconds: float) -> None:
+    """Run one teardown step for at most `seconds`; a step that overruns is abandoned and logged."""
+    try:
+        async with asyncio.timeout(seconds):
+            await work
+    except TimeoutError:
+        log.warning("shutdown step overran; abandoned", step=step, seconds=seconds)
+    except Exception as exc:  # teardown goes on: the process is exiting either way
+        log.warning("shutdown step failed", step=step, error=repr(exc))
 
 
 async def run(options: Options) -> int:
@@ -72,12 +92,14 @@ async def run(options: Options) -> int:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-        await recreator.stop()
-        await node_images.stop()
-        await puller.stop()
-        await probes.stop()
-        await runtime.close()
-        await client.close()
+        drain = SHUTDOWN_DRAIN_SECONDS
+        await _bounded("containerrecreate", recreator.stop(drain), drain + SHUTDOWN_STEP_SECONDS)
+        await _bounded("nodeimage-informer", node_images.stop(), SHUTDOWN_STEP_SECONDS)
+        await _bounded("imagepuller", puller.stop(), SHUTDOWN_STEP_SECONDS)
+        await _bounded("probes", probes.stop(), SHUTDOWN_STEP_SECONDS)
+        await _bounded("cri", runtime.close(), SHUTDOWN_STEP_SECONDS)
+        await _bounded("apiserver-client", client.close(), SHUTDOWN_STEP_SECONDS)
+        log.info("kruise-daemon stopped")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -122,6 +122,22 @@ class Client:
             return await cls.from_kubeconfig(kubeconfig, **kwargs)
         return cls.in_cluster(**kwargs)
 
+    def derive(self, *, user_agent: str, qps: float | None = None, burst: int | None = None) -> Client:
+        """A client on the same apiserver and credentials with its own connections and rate limiter.
+
+        Like controller-runtime's copy of the rest config for leader election: traffic that must
+        never wait behind the controllers' (lease renewals) gets its own token bucket and its own
+        aiohttp connection pool, so neither a drained bucket nor a pool full of watches delays it.
+        `qps`/`burst` default to this client's. Close it separately.
+        """
+        return Client(
+            ApiClient(self.api_client.configuration),
+            qps=self.limiter.qps if qps is None else qps,
+            burst=self.limiter.burst if burst is None else burst,
+            user_agent=user_agent,
+            request_timeout=self.request_timeout,
+        )
+
     async def close(self) -> None:
         await self.api_client.close()
 

@@ -1,9 +1,10 @@
-"""The Manager: probes always, controllers only while holding the lease.
+"""The Manager: probes always, warm caches always, reconciling only while holding the lease.
 
 Every replica serves /healthz, /readyz and /metrics so Kubernetes can tell a healthy standby from a
-dead one; only the leader builds its controllers, starts their informers and reconciles. Losing the
-lease raises LeadershipLost out of `run()` so the process exits and the standby takes over, instead of
-two replicas reconciling at once.
+dead one. Every replica builds its controllers and keeps their informer caches synced (a warm
+standby: failover starts workers, it does not relist); only the leader starts the workers that
+reconcile. Losing the lease raises LeadershipLost out of `run()` so the process exits and the standby
+takes over, instead of two replicas reconciling at once.
 """
 
 from __future__ import annotations
@@ -26,12 +27,24 @@ from kruise.manager.options import Options
 log = structlog.get_logger("kruise.manager")
 
 CACHE_SYNC_TIMEOUT = 120.0
+LEADER_ELECTION_USER_AGENT = "kruise-manager/leader-election"
 
 
 class Manager:
     def __init__(
-        self, client: Client, options: Options, setups: Sequence[ControllerSetup] | None = None
+        self,
+        client: Client,
+        options: Options,
+        setups: Sequence[ControllerSetup] | None = None,
+        *,
+        lease_client: Client | None = None,
     ) -> None:
+        """`lease_client` carries leader election only; by default one is derived from `client`.
+
+        Lease renewals must never queue behind controller traffic: sharing the controllers' rate
+        limiter (and connection pool) starves them under load until the renew deadline passes and
+        leadership is lost mid-rollout. A derived client is owned, and closed by `stop()`.
+        """
         if setups is None:
             from kruise.manager.controllers import discover
 
@@ -57,13 +70,20 @@ class Manager:
         self.metrics = ProbeServer(options.metrics_addr.host, options.metrics_addr.port)
         self.probes = ProbeServer(options.health_probe_addr.host, options.health_probe_addr.port)
         self.probes.add_readyz_check("controllers", self.ready)
-        self.elector = (
-            LeaderElector(client, options.leader_election_config(), on_started_leading=self._lead)
-            if options.leader_election
-            else None
-        )
+        self.lease_client: Client | None = None
+        self._owns_lease_client = False
+        self.elector: LeaderElector | None = None
+        if options.leader_election:
+            self._owns_lease_client = lease_client is None
+            self.lease_client = lease_client or client.derive(
+                user_agent=LEADER_ELECTION_USER_AGENT, qps=options.qps, burst=options.burst
+            )
+            self.elector = LeaderElector(
+                self.lease_client, options.leader_election_config(), on_started_leading=self._lead
+            )
         self._running = asyncio.Event()
         self._standing_by = True
+        self._built = False
 
     def ready(self) -> bool:
         """A standby is ready (it serves probes); a leader once its caches synced and controllers run."""
@@ -76,10 +96,27 @@ class Manager:
     async def start_probes(self) -> tuple[int, int]:
         return await self.metrics.start(), await self.probes.start()
 
-    async def _lead(self) -> None:
-        self._standing_by = False
+    def _warm_up(self) -> None:
+        """Build the controllers and start their informers; idempotent.
+
+        Runs before campaigning, so a standby keeps its caches listed and watched while it waits
+        (warm standby, as controller-runtime starts caches on every replica): a takeover then only
+        starts workers instead of relisting everything. The workqueues fill while standing by, but
+        nothing takes from them until `_lead`.
+        """
+        if self._built:
+            return
+        self._built = True
         self.controllers = [setup.build(self.context) for setup in self.setups]
         self.context.informers.start()
+
+    def caches_synced(self) -> bool:
+        """Every informer of the built controllers has listed (a standby's too)."""
+        return self._built and all(i.has_synced() for i in self.context.informers.informers)
+
+    async def _lead(self) -> None:
+        self._standing_by = False
+        self._warm_up()
         if not await self.context.informers.wait_for_cache_sync(CACHE_SYNC_TIMEOUT):
             raise RuntimeError("informer caches did not sync in time")
         for controller in self.controllers:
@@ -88,7 +125,11 @@ class Manager:
         log.info("controllers started", controllers=[c.name for c in self.controllers])
 
     async def run(self) -> None:
-        """Campaign (or lead at once without election) until cancelled; LeadershipLost propagates."""
+        """Warm the caches, campaign (or lead at once without election) until cancelled.
+
+        LeadershipLost propagates.
+        """
+        self._warm_up()
         if self.elector is None:
             await self._lead()
             await asyncio.Event().wait()
@@ -106,3 +147,6 @@ class Manager:
         self._running.clear()
         await self.metrics.stop()
         await self.probes.stop()
+        if self._owns_lease_client and self.lease_client is not None:
+            await self.lease_client.close()
+            self._owns_lease_client = False

@@ -108,8 +108,13 @@ class ContainerRecreator:
     def has_synced(self) -> bool:
         return self.requests.has_synced() and self.pods.has_synced()
 
-    async def stop(self) -> None:
-        await self.controller.stop()
+    async def stop(self, drain_seconds: float | None = 30.0) -> None:
+        """Stop the workers, letting in-flight requests finish for up to `drain_seconds`, then cancel.
+
+        A cancelled kill is safe to abandon: its outcome was not written, and the next daemon
+        re-plans from the pod (a container that already restarted is never killed twice).
+        """
+        await self.controller.stop(timeout=drain_seconds)
         await self.requests.stop()
         await self.pods.stop()
 

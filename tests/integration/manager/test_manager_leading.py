@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
 from kruise.kube.client import Client
 from kruise.kube.controller import Controller
 from kruise.kube.resources import CONFIGMAPS, LEASES, NAMESPACES
-from kruise.manager.app import Manager
+from kruise.manager.app import LEADER_ELECTION_USER_AGENT, Manager
 from kruise.manager.context import ControllerSetup, ManagerContext
 from kruise.manager.options import parse_args
 from tests.kit import until as kit_until
@@ -94,6 +95,41 @@ async def test_only_the_leader_reconciles_and_stop_hands_over(emulator, client):
     await second.stop()
 
 
+async def test_standby_syncs_its_caches_before_leading_and_does_not_reconcile(emulator, client):
+    """Warm standby (issue 11 bug 8): a takeover starts workers on synced caches, no cold relist."""
+    seen_a: list[str] = []
+    seen_b: list[str] = []
+    leader = Manager(client, options(emulator), [configmap_setup(seen_a)])
+    standby = Manager(client, options(emulator), [configmap_setup(seen_b)])
+    run_leader = asyncio.create_task(leader.run())
+    await until(lambda: leader.leading)
+    run_standby = asyncio.create_task(standby.run())
+    await until(standby.caches_synced)
+    informer = standby.context.informers.informer(CONFIGMAPS, "default")
+    assert informer.get("default/a") is not None  # listed while standing by
+    assert not standby.leading and not standby.elector.is_leader()
+    assert standby.ready()  # readiness of a standby is unchanged: it serves probes
+    # A change while standing by reaches the standby's cache through its watch, still unreconciled.
+    await client.create(
+        CONFIGMAPS,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "default"}},
+    )
+    await until(lambda: informer.get("default/b") is not None)
+    await until(lambda: "default/b" in seen_a)
+    assert seen_b == []
+
+    run_leader.cancel()
+    await asyncio.gather(run_leader, return_exceptions=True)
+    await leader.stop()
+    await until(lambda: standby.leading, timeout=3.0)
+    # The same informer, never restarted: the takeover reconciles from the warm cache.
+    assert standby.context.informers.informer(CONFIGMAPS, "default") is informer
+    await until(lambda: {"default/a", "default/b"} <= set(seen_b))
+    run_standby.cancel()
+    await asyncio.gather(run_standby, return_exceptions=True)
+    await standby.stop()
+
+
 async def test_disabled_and_gated_controllers_are_not_built(emulator, client):
     seen: list[str] = []
     gated = ControllerSetup("gated", configmap_setup(seen).build, gate="ImagePullJobGate")
@@ -104,3 +140,76 @@ async def test_disabled_and_gated_controllers_are_not_built(emulator, client):
     )  # fmt: skip
     manager = Manager(client, opts, [configmap_setup(seen), gated])
     assert manager.setups == []
+    await manager.stop()  # closes the lease client the manager derived
+
+
+# ---- issue 11 bug 2: leader election never queues behind controller traffic ----------------
+# The controllers' client is throttled to QPS 1 and flooded with thousands of requests; the manager
+# must still acquire the Lease and renew it every retry period, because its elector has its own
+# client (own token bucket, own connection pool), as controller-runtime gives leader election its own
+# copy of the rest config.
+
+FLOOD = 3000
+RENEW_DEADLINE = 2.0
+
+
+async def test_lease_is_renewed_on_time_while_the_controllers_limiter_is_flooded(emulator):
+    observer = await Client.from_kubeconfig(emulator.kubeconfig, qps=1000, burst=1000)
+    await observer.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    # The controllers' client at QPS 1: the flood below is almost an hour of its traffic.
+    controllers_client = await Client.from_kubeconfig(emulator.kubeconfig, qps=1, burst=1)
+    flood = [
+        asyncio.create_task(controllers_client.get(CONFIGMAPS, f"flood-{i}", "default")) for i in range(FLOOD)
+    ]
+    seen: list[str] = []
+    manager = Manager(controllers_client, options(emulator), [configmap_setup(seen)])
+    assert manager.lease_client is not controllers_client
+    assert manager.lease_client.limiter is not controllers_client.limiter
+    running = asyncio.create_task(manager.run())
+    try:
+        # Through the controllers' bucket even the first Lease GET would wait behind the flood;
+        # acquiring must take well under one lease duration.
+        async with asyncio.timeout(3):
+            while not manager.elector.is_leader():  # noqa: ASYNC110 - elector state is a plain attribute
+                await asyncio.sleep(0.02)
+        renewals: list[tuple[float, str]] = []
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(10):
+            while len(renewals) < 10:
+                spec = (await observer.get(LEASES, "kruise-manager", NS))["spec"]
+                assert spec["holderIdentity"] == manager.elector.identity
+                if not renewals or renewals[-1][1] != spec["renewTime"]:
+                    renewals.append((loop.time(), spec["renewTime"]))
+                await asyncio.sleep(0.02)
+        gaps = [later[0] - earlier[0] for earlier, later in itertools.pairwise(renewals)]
+        assert max(gaps) < RENEW_DEADLINE, gaps
+        assert manager.elector.is_leader() and not running.done()
+        # The flood was in force the whole time: the controllers' bucket is still deep in debt.
+        assert controllers_client.limiter.tokens() < -FLOOD / 2
+        assert sum(task.done() for task in flood) < 30
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+        for task in flood:
+            task.cancel()
+        await asyncio.gather(*flood, return_exceptions=True)
+        await manager.stop()
+        await controllers_client.close()
+        await observer.close()
+    assert seen == []  # the starved informers never synced, so nothing reconciled
+
+
+async def test_derived_lease_client_has_its_own_limiter_and_connections(emulator):
+    base = await Client.from_kubeconfig(emulator.kubeconfig, qps=7, burst=3)
+    derived = base.derive(user_agent=LEADER_ELECTION_USER_AGENT)
+    try:
+        assert derived.host == base.host
+        assert derived.limiter is not base.limiter
+        assert (derived.limiter.qps, derived.limiter.burst) == (7.0, 3)
+        assert derived.api_client.rest_client.pool_manager is not base.api_client.rest_client.pool_manager
+        assert derived.api_client.user_agent == LEADER_ELECTION_USER_AGENT
+        namespaces = await derived.list(NAMESPACES)
+        assert any(ns["metadata"]["name"] == "default" for ns in namespaces["items"])
+    finally:
+        await derived.close()
+        await base.close()

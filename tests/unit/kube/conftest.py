@@ -123,6 +123,7 @@ class FakeObjects:
     def __init__(self) -> None:
         self.objects: dict[tuple[str, str], dict[str, Any]] = {}
         self.rv = 0
+        self.gets = 0  # reads so far: a test can tell that a campaign attempt happened
         self.down = False  # simulate an unreachable apiserver
 
     def _check(self) -> None:
@@ -133,6 +134,7 @@ class FakeObjects:
 
     async def get(self, ref, name, namespace=None, **kwargs):
         self._check()
+        self.gets += 1
         from kruise.kube.errors import NotFound
 
         obj = self.objects.get((namespace or "", name))

@@ -4,6 +4,7 @@ import re
 import pytest
 from prometheus_client import REGISTRY
 
+from kruise.kube.clock import FakeClock
 from kruise.kube.leaderelection import LeaderElectionConfig, LeaderElector, LeadershipLost, default_identity
 from tests.kit import until
 
@@ -13,6 +14,13 @@ MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 def config(identity, name="kruise-manager"):
     return LeaderElectionConfig(identity=identity, name=name, **FAST)
+
+
+async def until(predicate, timeout=5.0):
+    """Poll a plain-attribute condition under a deadline (the fake API has no watch to await)."""
+    async with asyncio.timeout(timeout):
+        while not predicate():  # noqa: ASYNC110 - elector state lives in plain attributes
+            await asyncio.sleep(0.005)
 
 
 def lease(api, name="kruise-manager"):
@@ -75,15 +83,23 @@ async def test_renew_keeps_acquire_time(fake_objects):
 async def test_standby_takes_over_after_release_and_counts_transition(fake_objects):
     leaders: list[str] = []
     a = LeaderElector(fake_objects, config("a"), on_new_leader=leaders.append)
-    b = LeaderElector(fake_objects, config("b"), on_new_leader=leaders.append)
+    clock_b = FakeClock()
+    b = LeaderElector(fake_objects, config("b"), on_new_leader=leaders.append, clock=clock_b)
     ta = asyncio.ensure_future(a.run())
     await asyncio.wait_for(a.started_leading.wait(), 5)
     tb = asyncio.ensure_future(b.run())
-    await asyncio.sleep(0.3)
-    assert not b.is_leader()
+    # b's time only moves when stepped: each campaign attempt ends with b asleep on its clock.
+    await until(lambda: clock_b.sleepers == 1)
+    assert b.observed_holder == "a" and not b.is_leader()
+    # Well inside a's lease duration (1 s) by b's clock: another attempt, still refused.
+    attempts = fake_objects.gets
+    clock_b.step(0.5)
+    await until(lambda: fake_objects.gets > attempts and clock_b.sleepers == 1)
+    assert not b.is_leader() and lease(fake_objects)["holderIdentity"] == "a"
     ta.cancel()
     with pytest.raises(asyncio.CancelledError):
         await ta
+    clock_b.step(0.5)  # past b's longest jittered retry wait: it sees the released lease and takes it
     await asyncio.wait_for(b.started_leading.wait(), 5)
     assert lease(fake_objects)["holderIdentity"] == "b"
     assert lease(fake_objects)["leaseTransitions"] == 1
