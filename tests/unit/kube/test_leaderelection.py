@@ -16,13 +16,6 @@ def config(identity, name="kruise-manager"):
     return LeaderElectionConfig(identity=identity, name=name, **FAST)
 
 
-async def until(predicate, timeout=5.0):
-    """Poll a plain-attribute condition under a deadline (the fake API has no watch to await)."""
-    async with asyncio.timeout(timeout):
-        while not predicate():  # noqa: ASYNC110 - elector state lives in plain attributes
-            await asyncio.sleep(0.005)
-
-
 def lease(api, name="kruise-manager"):
     return api.objects[("kruise-system", name)]["spec"]
 
