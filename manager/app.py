@@ -64,6 +64,7 @@ class Manager:
             namespace=options.namespace,
             workers=options.workers,
             nodeimage_creation_delay=options.nodeimage_creation_delay,
+            assign_bcj_pods_by_scheduler=options.assign_bcj_pods_by_scheduler,
             unhandled_kinds=unhandled_kinds(kruise_kinds, setups, self.setups),
         )
         self.controllers: list[Controller] = []

@@ -33,6 +33,9 @@ class ManagerContext:
     host: str = ""
     nodeimage_creation_delay: float = 30.0
     """Seconds after a Node turns Ready before its NodeImage is created (`--nodeimage-creation-delay`)."""
+    assign_bcj_pods_by_scheduler: bool = True
+    """BroadcastJob pods bound by node affinity through the scheduler, else by spec.nodeName
+    (`--assign-bcj-pods-by-scheduler`)."""
     unhandled_kinds: Mapping[str, str] = field(default_factory=dict)
     """Kruise kinds (`Kind.group`) no running controller reconciles, with why; set by the Manager."""
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)

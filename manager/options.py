@@ -43,6 +43,7 @@ class Options:
     log_level: str = "info"
     logging_format: str = "auto"
     nodeimage_creation_delay: float = 30.0
+    assign_bcj_pods_by_scheduler: bool = True
 
     def leader_election_config(self) -> LeaderElectionConfig:
         return LeaderElectionConfig(
@@ -93,6 +94,19 @@ def parse_duration(flag: str, text: str) -> float:
     return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
 
 
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def parse_go_bool(flag: str, text: str) -> bool:
+    """Go's strconv.ParseBool, which pflag's boolean flags use (`--flag`, `--flag=false`, `--flag=0`)."""
+    if text in _GO_TRUE:
+        return True
+    if text in _GO_FALSE:
+        return False
+    raise ValueError(f'{flag}: invalid boolean "{text}" (want true or false)')
+
+
 def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Options:
     env = os.environ if env is None else env
     p = argparse.ArgumentParser(prog="kruise-manager", description="Kruise controller manager.")
@@ -120,6 +134,13 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
     p.add_argument(
         "--nodeimage-creation-delay", default="30s", help="wait after a Node turns Ready before its NodeImage"
     )
+    p.add_argument(
+        "--assign-bcj-pods-by-scheduler",
+        nargs="?",
+        const="true",
+        default="true",
+        help="bind BroadcastJob pods by node affinity through the scheduler (false: set spec.nodeName)",
+    )
     a = p.parse_args(argv)
     try:
         metrics = parse_address("--metrics-addr", a.metrics_addr)
@@ -136,6 +157,9 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
             namespace=a.namespace, sync_period=a.sync_period, log_level=a.log_level,
             logging_format=a.logging_format,
             nodeimage_creation_delay=parse_duration("--nodeimage-creation-delay", a.nodeimage_creation_delay),
+            assign_bcj_pods_by_scheduler=parse_go_bool(
+                "--assign-bcj-pods-by-scheduler", a.assign_bcj_pods_by_scheduler
+            ),
         )  # fmt: skip
         options.leader_election_config()  # validates the lease timings
     except FeatureGateError as exc:

@@ -41,6 +41,7 @@ def build(ctx: ManagerContext) -> Controller:
         nodes=nodes,
         expectations=expectations,
         wall=ctx.clock.wall,
+        by_scheduler=ctx.assign_bcj_pods_by_scheduler,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(jobs, enqueue_object)

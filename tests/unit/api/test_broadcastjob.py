@@ -145,6 +145,54 @@ def test_pod_template_is_validated():
     assert any(e.startswith("spec.template.spec.containers") for e in _errors(obj))
 
 
+@pytest.mark.parametrize("restart_policy", ["Always", "Sometimes"])
+def test_other_restart_policies_are_rejected(restart_policy):
+    obj = copy.deepcopy(BASE)
+    obj["spec"]["template"]["spec"]["restartPolicy"] = restart_policy
+    assert (
+        f'spec.template.spec.restartPolicy: Invalid value: "{restart_policy}": '
+        "pod restartPolicy can only be Never or OnFailure"
+    ) in _errors(obj)
+
+
+@pytest.mark.parametrize("name", ["bcj-demo", "BCJ1", "a", "9-9", "x" * 63])
+def test_names_of_letters_digits_and_dashes_up_to_63_are_accepted(name):
+    obj = copy.deepcopy(BASE)
+    obj["metadata"]["name"] = name
+    assert _errors(obj) == []
+
+
+@pytest.mark.parametrize(
+    ("meta", "expected"),
+    [
+        (
+            {"name": "bcj.demo"},
+            [
+                'metadata.name: Invalid value: "bcj.demo": BroadcastJob name must consist of alphanumeric '
+                "characters or '-' (e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')"
+            ],
+        ),
+        (
+            {"name": "b" * 64},
+            [f'metadata.name: Invalid value: "{"b" * 64}": must be no more than 63 characters'],
+        ),
+        (
+            {"generateName": "bcj_"},
+            [
+                'metadata.generateName: Invalid value: "bcj_": BroadcastJob name must consist of '
+                "alphanumeric characters or '-' (e.g. 'example-com', regex used for validation is "
+                "'^[a-zA-Z0-9\\-]+$')"
+            ],
+        ),
+        ({}, ["metadata.name: Required value: name or generateName is required"]),
+    ],
+)
+def test_names_outside_upstreams_rule_are_rejected(meta, expected):
+    obj = copy.deepcopy(BASE)
+    obj["metadata"] = {"namespace": "default", **meta}
+    assert _errors(obj) == expected
+
+
 def test_crd_metadata_and_printer_columns():
     crd = build_crd(bcj.CRD)
     assert crd["metadata"]["name"] == "broadcastjobs.apps.kruise.io"

@@ -74,3 +74,45 @@ def test_nodeimage_creation_delay_rejects_bare_numbers(capsys):
         parse_args(["--nodeimage-creation-delay", "30"], env={})
     assert exit_.value.code == 2
     assert "--nodeimage-creation-delay" in capsys.readouterr().err
+
+
+def test_assign_bcj_pods_by_scheduler_defaults_to_true() -> None:
+    assert parse_args([], env={}).assign_bcj_pods_by_scheduler is True
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--assign-bcj-pods-by-scheduler"], True),
+        (["--assign-bcj-pods-by-scheduler=false"], False),
+        (["--assign-bcj-pods-by-scheduler=0"], False),
+        (["--assign-bcj-pods-by-scheduler=F"], False),
+        (["--assign-bcj-pods-by-scheduler=True"], True),
+        (["--assign-bcj-pods-by-scheduler=1"], True),
+    ],
+)
+def test_assign_bcj_pods_by_scheduler_takes_go_booleans(argv, expected) -> None:
+    assert parse_args(argv, env={}).assign_bcj_pods_by_scheduler is expected
+
+
+def test_assign_bcj_pods_by_scheduler_rejects_other_words(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(["--assign-bcj-pods-by-scheduler=no"], env={})
+    assert exit_.value.code == 2
+    assert '--assign-bcj-pods-by-scheduler: invalid boolean "no"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["true", "false"])
+def test_assign_bcj_pods_by_scheduler_reaches_the_broadcastjob_reconciler(flag) -> None:
+    """Flag → Options → the manager's context → the reconciler's ``by_scheduler``."""
+    from kruise.manager.app import Manager
+    from kruise.manager.controllers import broadcastjob
+
+    options = parse_args([f"--assign-bcj-pods-by-scheduler={flag}"], env={})
+    manager = Manager(_UnusedClient(), options, setups=[broadcastjob.SETUP])  # type: ignore[arg-type]
+    controller = broadcastjob.SETUP.build(manager.context)
+    assert controller._reconcile.__self__.by_scheduler is (flag == "true")  # type: ignore[attr-defined]
+
+
+class _UnusedClient:
+    """Building the manager and a controller wires informers but sends no request."""
