@@ -76,6 +76,10 @@ BROADCASTJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "broadcastjobs", True,
 ADVANCED_CRONJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "advancedcronjobs", True, "AdvancedCronJob")
 IMAGEPULLJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "imagepulljobs", True, "ImagePullJob")
 NODEIMAGES = ResourceRef("apps.kruise.io", "v1alpha1", "nodeimages", False, "NodeImage")
+IMAGELISTPULLJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "imagelistpulljobs", True, "ImageListPullJob")
+RESOURCEDISTRIBUTIONS = ResourceRef(
+    "apps.kruise.io", "v1alpha1", "resourcedistributions", False, "ResourceDistribution"
+)
 CONTAINER_RECREATE_REQUESTS = ResourceRef(
     "apps.kruise.io", "v1alpha1", "containerrecreaterequests", True, "ContainerRecreateRequest"
 )

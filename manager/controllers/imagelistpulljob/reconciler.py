@@ -1,0 +1,156 @@
+"""One pass over an ImageListPullJob: expire it, or sync its ImagePullJobs and write its status.
+
+The plan (children per image, what to create and delete, the status) is
+`kruise.control.imagelistpulljob`; this module reads the caches, guards against a stale cache with
+scale expectations (a child just created has a generated name, so a second pass that does not see
+it yet would create another), applies the TTL against the clock and makes the writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
+from kruise.control import imagelistpulljob as plan
+from kruise.control import podstatus
+from kruise.control.lifecycle import rfc3339
+from kruise.kube.client import Client, PatchType
+from kruise.kube.clock import Clock
+from kruise.kube.controller import Result
+from kruise.kube.errors import NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import ScaleExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import IMAGELISTPULLJOBS, IMAGEPULLJOBS
+from kruise.kube.store import OWNER_UID_INDEX
+
+Obj = Mapping[str, Any]
+
+
+class ImageListPullJobReconciler:
+    """Reads list jobs and ImagePullJobs from the caches; creates and deletes ImagePullJobs and
+    writes the list job's label, status and (after its TTL) deletion through the client."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        list_jobs: SharedInformer,
+        jobs: SharedInformer,
+        recorder: EventRecorder,
+        expectations: ScaleExpectations,
+        clock: Clock,
+    ) -> None:
+        self.client = client
+        self.list_jobs = list_jobs
+        self.jobs = jobs
+        self.recorder = recorder
+        self.expectations = expectations
+        self.clock = clock
+
+    async def reconcile(self, key: str) -> Result | None:
+        ilpj = self.list_jobs.get(key)
+        if ilpj is None:
+            self.expectations.delete(key)
+            return None
+        if ilpj["metadata"].get("deletionTimestamp"):
+            return None
+        hash_ = plan.template_hash(ilpj)
+        await self._label(ilpj, hash_)
+        if (ilpj.get("status") or {}).get("completionTime"):
+            return await self._finished(ilpj)
+        satisfied, waited, _pending = self.expectations.satisfied(key)
+        if not satisfied:
+            if waited < self.expectations.timeout:
+                return Result(requeue_after=self.expectations.timeout - waited)
+            self.expectations.delete(key)  # an event was lost; trust the cache again
+        children = plan.live_children(ilpj, self.jobs.by_index(OWNER_UID_INDEX, ilpj["metadata"]["uid"]))
+        new_status = plan.status(ilpj, children, rfc3339(self.clock.wall()))
+        actions = plan.actions(ilpj, children, hash_)
+        await self._create(key, ilpj, actions.create, hash_)
+        await self._delete(key, ilpj, actions.delete)
+        await self._write_status(ilpj, new_status)
+        if "completionTime" in new_status:
+            return self._ttl_left(ilpj, new_status["completionTime"])
+        return None
+
+    def _ttl_left(self, ilpj: Obj, completion_time: str) -> Result | None:
+        ttl = ((ilpj.get("spec") or {}).get("completionPolicy") or {}).get("ttlSecondsAfterFinished")
+        if ttl is None:
+            return None
+        finished = podstatus.parse_time(completion_time) or self.clock.wall()
+        left = float(ttl) - (self.clock.wall() - finished).total_seconds()
+        return Result(requeue_after=max(left, 0.0))
+
+    async def _finished(self, ilpj: Obj) -> Result | None:
+        """A completed list job waits out its TTL, then is deleted (its ImagePullJobs with it)."""
+        result = self._ttl_left(ilpj, ilpj["status"]["completionTime"])
+        if result is None or result.requeue_after:
+            return result
+        meta = ilpj["metadata"]
+        with contextlib.suppress(NotFound):
+            await self.client.delete(IMAGELISTPULLJOBS, meta["name"], meta["namespace"])
+        return None
+
+    async def _label(self, ilpj: Obj, hash_: str) -> None:
+        """The list job carries its template hash in `controller-revision-hash`, as upstream."""
+        meta = ilpj["metadata"]
+        if (meta.get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH) == hash_:
+            return
+        patch = {"metadata": {"labels": {LABEL_CONTROLLER_REVISION_HASH: hash_}}}
+        with contextlib.suppress(NotFound):
+            await self.client.patch(IMAGELISTPULLJOBS, meta["name"], patch, meta["namespace"])
+
+    async def _create(self, key: str, ilpj: Obj, images: list[str], hash_: str) -> None:
+        created = 0
+        try:
+            for image in images:
+                self.expectations.expect(key, ScaleExpectations.CREATE, image)
+                try:
+                    await self.client.create(IMAGEPULLJOBS, plan.new_child(ilpj, image, hash_))
+                except Exception:
+                    self.expectations.observe(key, ScaleExpectations.CREATE, image)
+                    raise
+                created += 1
+        finally:
+            if created:
+                self.recorder.eventf(
+                    dict(ilpj), "Normal", "Successful create ImagePullJob", "Create %d ImagePullJob", created
+                )
+
+    async def _delete(self, key: str, ilpj: Obj, children: list[Obj]) -> None:
+        for child in children:
+            meta = child["metadata"]
+            image = str((child.get("spec") or {}).get("image") or "")
+            self.expectations.expect(key, ScaleExpectations.DELETE, image)
+            try:
+                await self.client.delete(IMAGEPULLJOBS, meta["name"], meta["namespace"])
+            except NotFound:
+                self.expectations.observe(key, ScaleExpectations.DELETE, image)
+            except Exception:
+                self.expectations.observe(key, ScaleExpectations.DELETE, image)
+                raise
+        if children:
+            self.recorder.eventf(
+                dict(ilpj),
+                "Normal",
+                "Successful delete ImagePullJob",
+                "Delete %d ImagePullJob",
+                len(children),
+            )
+
+    async def _write_status(self, ilpj: Obj, new_status: dict[str, Any]) -> None:
+        """A merge patch of the whole status; a key the new status drops is sent as null."""
+        old = ilpj.get("status") or {}
+        if old == new_status:
+            return
+        body: dict[str, Any] = {k: None for k in old if k not in new_status}
+        body.update(new_status)
+        meta = ilpj["metadata"]
+        with contextlib.suppress(NotFound):
+            await self.client.patch(
+                IMAGELISTPULLJOBS, meta["name"], {"status": body}, meta["namespace"],
+                patch_type=PatchType.MERGE, subresource="status",
+            )  # fmt: skip

@@ -1,0 +1,117 @@
+"""One pass over a ResourceDistribution: distribute, clean up, write the status.
+
+Reads come from the caches (namespaces, Secrets, ConfigMaps); each target namespace is handled on
+its own, so one failure is recorded in its condition and the others still proceed. Failures other
+than a conflict or a missing namespace make the pass end in a rate-limited retry, as upstream
+returns an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from kruise.control import resourcedistribution as plan
+from kruise.control.lifecycle import rfc3339
+from kruise.kube.client import Client, PatchType
+from kruise.kube.clock import Clock
+from kruise.kube.controller import Result
+from kruise.kube.errors import ApiError, NotFound
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import CONFIGMAPS, RESOURCEDISTRIBUTIONS, SECRETS, ResourceRef
+
+Obj = Mapping[str, Any]
+REFS = {"Secret": SECRETS, "ConfigMap": CONFIGMAPS}
+
+
+class ResourceDistributionReconciler:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        distributions: SharedInformer,
+        namespaces: SharedInformer,
+        copies: Mapping[str, SharedInformer],
+        clock: Clock,
+    ) -> None:
+        self.client = client
+        self.distributions = distributions
+        self.namespaces = namespaces
+        self.copies = copies
+        self.clock = clock
+
+    async def reconcile(self, key: str) -> Result | None:
+        rd = self.distributions.get(key)
+        if rd is None or rd["metadata"].get("deletionTimestamp"):
+            return None  # the copies go with it: they are controlled by it
+        kind = plan.resource_kind(rd)
+        if kind not in REFS or not plan.resource_name(rd):
+            return None  # the webhook refuses these; nothing to retry
+        ref, cache = REFS[kind], self.copies[kind]
+        matched, unmatched = plan.target_namespaces(rd, self.namespaces.list())
+        failures: list[plan.Failure] = []
+        for namespace in matched:
+            failure = await self._distribute(rd, ref, cache, namespace)
+            if failure is not None:
+                failures.append(failure)
+        succeeded = len(matched) - len(failures)
+        for namespace in unmatched:
+            failure = await self._clean(rd, ref, cache, namespace)
+            if failure is not None:
+                failures.append(failure)
+        await self._write_status(rd, plan.status(rd, failures, len(matched), succeeded, self._now()))
+        if any(f.condition in plan.RETRIED for f in failures):
+            return Result(requeue=True)
+        return None
+
+    def _now(self) -> str:
+        return rfc3339(self.clock.wall())
+
+    async def _distribute(
+        self, rd: Obj, ref: ResourceRef, cache: SharedInformer, namespace: str
+    ) -> plan.Failure | None:
+        ns = self.namespaces.get(namespace)
+        if ns is None or ns["metadata"].get("deletionTimestamp"):
+            return plan.Failure(plan.NAMESPACE_NOT_EXISTS, namespace, plan.NAMESPACE_GONE_MESSAGE)
+        existing = cache.get(f"{namespace}/{plan.resource_name(rd)}")
+        if existing is None:
+            try:
+                await self.client.create(ref, plan.desired_copy(rd, namespace), namespace)
+            except ApiError as err:
+                return plan.Failure(plan.CREATE_FAILED, namespace, str(err))
+            return None
+        if not plan.is_controlled_by(existing, rd):
+            return plan.Failure(plan.CONFLICT, namespace, plan.CONFLICT_MESSAGE)
+        if plan.needs_update(existing, rd):
+            try:
+                await self.client.update(ref, plan.desired_copy(rd, namespace, existing))
+            except ApiError as err:
+                return plan.Failure(plan.UPDATE_FAILED, namespace, str(err))
+        return None
+
+    async def _clean(
+        self, rd: Obj, ref: ResourceRef, cache: SharedInformer, namespace: str
+    ) -> plan.Failure | None:
+        ns = self.namespaces.get(namespace)
+        if ns is None or ns["metadata"].get("deletionTimestamp"):
+            return None
+        existing = cache.get(f"{namespace}/{plan.resource_name(rd)}")
+        if existing is None or not plan.is_controlled_by(existing, rd):
+            return None
+        try:
+            await self.client.delete(ref, plan.resource_name(rd), namespace)
+        except NotFound:
+            return None
+        except ApiError as err:
+            return plan.Failure(plan.DELETE_FAILED, namespace, str(err))
+        return None
+
+    async def _write_status(self, rd: Obj, new_status: dict[str, Any]) -> None:
+        if (rd.get("status") or {}) == new_status:
+            return
+        with contextlib.suppress(NotFound):
+            await self.client.patch(
+                RESOURCEDISTRIBUTIONS, rd["metadata"]["name"], {"status": new_status},
+                patch_type=PatchType.MERGE, subresource="status",
+            )  # fmt: skip
