@@ -113,11 +113,13 @@ def allocate_specified(total: int, subsets: list[Subset], current: Mapping[str, 
     if total != UNSET_REPLICAS:
         if specified_sum > total:
             raise AllocationError(
-                f"specified subsets' replica ({specified_sum}) is greater than UnitedDeployment replica ({total})"
+                f"specified subsets' replica ({specified_sum}) is greater than "
+                f"UnitedDeployment replica ({total})"
             )
         if specified_sum < total and len(specified) == len(subsets):
             raise AllocationError(
-                f"specified subsets' replica ({specified_sum}) is less than UnitedDeployment replica ({total})"
+                f"specified subsets' replica ({specified_sum}) is less than "
+                f"UnitedDeployment replica ({total})"
             )
     elif len(specified) != len(subsets):
         raise AllocationError("all subsets must be specified when UnitedDeployment replica is unspecified")
