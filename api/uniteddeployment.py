@@ -49,7 +49,7 @@ UPDATE_STRATEGY_MANUAL = "Manual"
 SCHEDULE_FIXED = "Fixed"
 SCHEDULE_ADAPTIVE = "Adaptive"
 DEFAULT_RESCHEDULE_CRITICAL_SECONDS = 30
-DEFAULT_UNSCHEDULABLE_LAST_SECONDS = 300
+DEFAULT_UNSCHEDULABLE_SECONDS = 300
 
 TEMPLATE_FIELDS = (
     "statefulSetTemplate",
@@ -86,8 +86,11 @@ class Subset(KruiseModel):
 
 
 class AdaptiveStrategy(KruiseModel):
+    """1.9: `unschedulableDuration` (was `unschedulableLastSeconds`) and `reserveUnschedulablePods`."""
+
     reschedule_critical_seconds: Int32 | None = None
-    unschedulable_last_seconds: Int32 | None = None
+    unschedulable_duration: Int32 | None = None
+    reserve_unschedulable_pods: bool | None = None
 
 
 class ScheduleStrategy(KruiseModel):
@@ -137,7 +140,9 @@ class SubsetCondition(KruiseModel):
 class SubsetStatus(KruiseModel):
     name: str | None = None
     replicas: Int32 | None = None
+    ready_replicas: Int32 | None = None
     partition: Int32 | None = None
+    reserved_pods: Int32 | None = None
     conditions: list[SubsetCondition] | None = None
 
 
@@ -151,6 +156,7 @@ class UnitedDeploymentStatus(KruiseModel):
     ready_replicas: Int32 | None = None
     replicas: Int32 = 0
     updated_replicas: Int32 = 0
+    reserved_pods: Int32 | None = None
     updated_ready_replicas: Int32 | None = None
     collision_count: Int32 | None = None
     current_revision: str = ""

@@ -1,0 +1,1 @@
+"""UnitedDeployment logic without I/O: the replica split, child workloads per subset, status."""

@@ -1,0 +1,146 @@
+"""The UnitedDeployment status a pass computes, from its children and its decisions.
+
+Conditions follow upstream: `UnitedDeploymentUpdated` (True once the current revision is the
+expected one), `SubsetProvisioned` (True after a pass created or deleted children; False with the
+error when that failed), `SubsetUpdated` (True after children were brought to their spec; False
+with the error), `SubsetFailure` (set only when a child reports a failure). A condition keeps its
+lastTransitionTime while its status does not change; same status and reason: left as is.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from kruise.control.uniteddeployment.subsets import Child
+
+UPDATED = "UnitedDeploymentUpdated"
+SUBSET_PROVISIONED = "SubsetProvisioned"
+SUBSET_UPDATED = "SubsetUpdated"
+SUBSET_FAILURE = "SubsetFailure"
+
+
+def get_condition(status: Mapping[str, Any], type_: str) -> dict[str, Any] | None:
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == type_:
+            return condition
+    return None
+
+
+def set_condition(
+    status: dict[str, Any], type_: str, state: str, reason: str, message: str, now: str
+) -> None:
+    """SetUnitedDeploymentCondition: unchanged status+reason keeps the old condition (and message)."""
+    current = get_condition(status, type_)
+    if current is not None and current.get("status") == state and (current.get("reason") or "") == reason:
+        return
+    condition: dict[str, Any] = {"type": type_, "status": state, "lastTransitionTime": now}
+    if current is not None and current.get("status") == state:
+        condition["lastTransitionTime"] = current.get("lastTransitionTime") or now
+    if reason:
+        condition["reason"] = reason
+    if message:
+        condition["message"] = message
+    status["conditions"] = [
+        *(c for c in status.get("conditions") or [] if c.get("type") != type_),
+        condition,
+    ]
+
+
+def remove_condition(status: dict[str, Any], type_: str) -> None:
+    kept = [c for c in status.get("conditions") or [] if c.get("type") != type_]
+    if kept:
+        status["conditions"] = kept
+    else:
+        status.pop("conditions", None)
+
+
+def set_updated_condition(status: dict[str, Any], current: str, expected: str, now: str) -> None:
+    """`setUpdatedCondition`: written only when the status flips (or the condition is new)."""
+    state = "True" if current == expected else "False"
+    old = get_condition(status, UPDATED)
+    if old is not None and old.get("status") == state:
+        return
+    if state == "False":
+        reason, message = "UnitedDeploymentRevisionUpdating", f"updating to revision {expected}"
+    else:
+        reason, message = "UnitedDeploymentRevisionUpdated", f"updated to revision {expected}"
+    set_condition(status, UPDATED, state, reason, message, now)
+
+
+def init_subset_statuses(status: dict[str, Any], subset_names: list[str]) -> None:
+    """`initStatus`: every subset of the spec gets an entry (existing ones are kept, even stale)."""
+    entries = status.setdefault("subsetStatuses", []) or []
+    status["subsetStatuses"] = entries
+    known = {e.get("name") for e in entries}
+    for name in subset_names:
+        if name not in known:
+            entries.append({"name": name})
+
+
+def aggregate(
+    status: dict[str, Any],
+    children: Mapping[str, Child],
+    next_replicas: Mapping[str, int],
+    next_partitions: Mapping[str, int],
+    current_revision: str,
+    expected_revision: str,
+) -> dict[str, Any]:
+    """`calculateStatus`: counts summed from the children, subset entries, revisions and partitions."""
+    out = copy.deepcopy(status)
+    out["replicas"] = sum(c.status_replicas for c in children.values())
+    out["readyReplicas"] = sum(c.ready_replicas for c in children.values())
+    out["updatedReplicas"] = sum(c.updated_replicas for c in children.values())
+    out["updatedReadyReplicas"] = sum(c.updated_ready_replicas for c in children.values())
+    out.pop("reservedPods", None)
+    entries = {e.get("name"): e for e in out.get("subsetStatuses") or []}
+    for name, child in children.items():
+        entry = entries.get(name)
+        if entry is None:
+            continue
+        _set_or_drop(entry, "replicas", child.status_replicas)
+        _set_or_drop(entry, "readyReplicas", child.ready_replicas)
+        _set_or_drop(entry, "partition", next_partitions.get(name, 0))
+        entry.pop("reservedPods", None)
+    out["subsetReplicas"] = dict(next_replicas)
+    if not out.get("currentRevision"):
+        out["currentRevision"] = current_revision
+    update_status = dict(out.get("updateStatus") or {})
+    update_status["updatedRevision"] = expected_revision
+    update_status["currentPartitions"] = dict(next_partitions)
+    out["updateStatus"] = update_status
+    if expected_revision != out["currentRevision"] and out["updatedReadyReplicas"] >= out["replicas"]:
+        out["currentRevision"] = expected_revision
+    return out
+
+
+def _set_or_drop(entry: dict[str, Any], key: str, value: int) -> None:
+    """`omitempty` int fields: zero is absent."""
+    if value:
+        entry[key] = value
+    else:
+        entry.pop(key, None)
+
+
+def status_unchanged(old: Mapping[str, Any], new: Mapping[str, Any], generation: int) -> bool:
+    """`updateUnitedDeployment`'s short cut: nothing to write."""
+    fields = (
+        "replicas",
+        "readyReplicas",
+        "updatedReplicas",
+        "updatedReadyReplicas",
+        "currentRevision",
+        "collisionCount",
+        "labelSelector",
+        "subsetReplicas",
+        "updateStatus",
+        "conditions",
+        "subsetStatuses",
+    )
+    zeroish = (None, 0, "", {}, [])
+    for field in fields:
+        a, b = old.get(field), new.get(field)
+        if a != b and not (a in zeroish and b in zeroish):
+            return False
+    return int(new.get("observedGeneration") or 0) == generation

@@ -1,0 +1,9 @@
+"""The UnitedDeployment controller: one child workload per topology subset, replicas split between them.
+
+`controller.py` wires the informers and the workqueue; `reconciler.py` holds the per-object pass.
+"""
+
+from kruise.manager.context import ControllerSetup
+from kruise.manager.controllers.uniteddeployment.controller import NAME, build
+
+SETUP = ControllerSetup(NAME, build, kinds=("UnitedDeployment.apps.kruise.io",))

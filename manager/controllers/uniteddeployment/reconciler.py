@@ -1,0 +1,302 @@
+"""One UnitedDeployment pass, in upstream's order: revisions, children, allocation, provision,
+updates, status.
+
+Decisions come from `kruise.control.uniteddeployment`; this module reads the caches and writes.
+A failed provision or child update makes the pass raise (the key backs off) without writing
+status, as upstream returns before its status update in that case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from kruise.api.common import selector_to_string
+from kruise.api.uniteddeployment import UnitedDeployment
+from kruise.control.uniteddeployment.allocation import AllocationError, SubsetState, allocate, next_partitions
+from kruise.control.uniteddeployment.plan import group_children, plan_children
+from kruise.control.uniteddeployment.revision import new_revision, plan_revisions
+from kruise.control.uniteddeployment.status import (
+    SUBSET_FAILURE,
+    SUBSET_PROVISIONED,
+    SUBSET_UPDATED,
+    aggregate,
+    init_subset_statuses,
+    remove_condition,
+    set_condition,
+    set_updated_condition,
+    status_unchanged,
+)
+from kruise.control.uniteddeployment.subsets import Child, read_child, template_kind
+from kruise.kube.client import Client
+from kruise.kube.clock import rfc3339
+from kruise.kube.controller import Result, TerminalError
+from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import ResourceVersionExpectations
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import CONTROLLER_REVISIONS, UNITED_DEPLOYMENTS, ResourceRef
+from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
+
+log = structlog.get_logger("kruise.manager.uniteddeployment")
+
+MAX_COLLISIONS = 100
+
+
+def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref.get("uid") == uid
+    return False
+
+
+class UnitedDeploymentReconciler:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        uds: SharedInformer,
+        children: Mapping[str, tuple[ResourceRef, SharedInformer]],
+        pods: SharedInformer,
+        revisions: SharedInformer,
+        recorder: EventRecorder,
+        expectations: ResourceVersionExpectations,
+        wall: Callable[[], datetime],
+    ) -> None:
+        self.client = client
+        self.uds = uds
+        self.children = children
+        """Child kind (subsets.KIND_*) -> its resource and informer."""
+        self.pods = pods
+        self.revisions = revisions
+        self.recorder = recorder
+        self.expectations = expectations
+        self.wall = wall
+
+    # ---- reads -----------------------------------------------------------------------------------
+
+    def _owned(self, informer: SharedInformer, ud_obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+        meta = ud_obj["metadata"]
+        return [
+            o for o in informer.by_index(NAMESPACE_INDEX, meta["namespace"]) if controlled_by(o, meta["uid"])
+        ]
+
+    def _read_children(self, kind: str, ud_obj: Mapping[str, Any], revision: str) -> list[Child]:
+        _, informer = self.children[kind]
+        out = []
+        for obj in self._owned(informer, ud_obj):
+            pods = [
+                p
+                for p in self.pods.by_index(OWNER_UID_INDEX, obj["metadata"]["uid"])
+                if controlled_by(p, obj["metadata"]["uid"])
+            ]
+            out.append(read_child(kind, obj, pods, revision))
+        return out
+
+    # ---- the pass --------------------------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> Result | None:
+        ud_obj = self.uds.get(key)
+        if ud_obj is None or (ud_obj.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        if not self.expectations.is_satisfied(ud_obj):
+            return Result(requeue_after=1.0)
+        try:
+            ud = UnitedDeployment.model_validate(ud_obj)
+        except ValueError as exc:
+            raise TerminalError(f"UnitedDeployment {key}: {exc}") from exc
+        bound = log.bind(uniteddeployment=key)
+        now = rfc3339(self.wall())
+        old_status = dict(ud_obj.get("status") or {})
+        status = copy.deepcopy(old_status)
+        init_subset_statuses(status, [s.name for s in ud.spec.topology.subsets or []])
+
+        try:
+            current_revision, expected_revision = await self._revisions(ud_obj)
+        except Exception as exc:
+            self.recorder.event(dict(ud_obj), "Warning", "FailedRevisionProvision", str(exc))
+            raise
+        set_updated_condition(status, current_revision, expected_revision, now)
+
+        kind = template_kind(ud_obj)
+        if kind is None or kind not in self.children:
+            raise TerminalError(f"UnitedDeployment {key}: no supported workload template")
+        existing, duplicates = group_children(self._read_children(kind, ud_obj, expected_revision))
+        for child in duplicates:
+            bound.info(
+                "Deleted duplicated Subset for subset name", subset=child.name, subset_name=child.subset_name
+            )
+            await self._delete(kind, child.obj)
+
+        states = {
+            n: SubsetState(replicas=c.replicas, ready_replicas=c.ready_replicas) for n, c in existing.items()
+        }
+        try:
+            replicas = allocate(ud, states)
+        except AllocationError as exc:
+            self.recorder.event(
+                dict(ud_obj),
+                "Warning",
+                "Failed SpecifySubsetReplicas",
+                f"Specified subset replicas is ineffective: {exc}",
+            )
+            raise
+        partitions = next_partitions(ud, replicas)
+        plan = plan_children(ud_obj, ud, existing, expected_revision, replicas, partitions)
+
+        provisioned = await self._provision(kind, ud_obj, plan, bound)
+        if provisioned:
+            set_condition(status, SUBSET_PROVISIONED, "True", "", "", now)
+        await self._update_children(kind, ud_obj, plan, bound)
+        set_condition(status, SUBSET_UPDATED, "True", "", "", now)
+
+        kept = {n: c for n, c in existing.items() if n in replicas}
+        status["labelSelector"] = selector_to_string(ud.spec.selector)
+        new_status = aggregate(status, kept, replicas, partitions, current_revision, expected_revision)
+        remove_condition(new_status, SUBSET_FAILURE)
+        await self._write_status(ud_obj, old_status, new_status)
+        return None
+
+    # ---- revisions -------------------------------------------------------------------------------
+
+    async def _revisions(self, ud_obj: Mapping[str, Any]) -> tuple[str, str]:
+        """(current, expected) revision names, after creating / renumbering / truncating history."""
+        stored = self._owned(self.revisions, ud_obj)
+        plan = plan_revisions(ud_obj, stored)
+        namespace = ud_obj["metadata"]["namespace"]
+        for name in plan.deletions:
+            with contextlib.suppress(NotFound):
+                await self.client.delete(CONTROLLER_REVISIONS, name, namespace)
+        update = plan.update
+        if plan.action == "rollback":
+            update = await self.client.update(CONTROLLER_REVISIONS, dict(update))
+        elif plan.action == "create":
+            update = await self._create_revision(ud_obj, update)
+        expected = update["metadata"]["name"]
+        current = plan.current_name
+        if current == plan.update["metadata"]["name"]:
+            current = expected
+        return current, expected
+
+    async def _create_revision(
+        self, ud_obj: Mapping[str, Any], candidate: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """`createControllerRevision`: on a name collision with other data, count up and retry."""
+        collisions = int((ud_obj.get("status") or {}).get("collisionCount") or 0)
+        body = dict(candidate)
+        for _ in range(MAX_COLLISIONS):
+            try:
+                return await self.client.create(CONTROLLER_REVISIONS, body)
+            except AlreadyExists:
+                meta = body["metadata"]
+                found = await self.client.get(CONTROLLER_REVISIONS, meta["name"], meta["namespace"])
+                if found.get("data") == body.get("data"):
+                    return found
+                collisions += 1
+                body = new_revision(ud_obj, int(body["revision"]), collisions)
+        raise RuntimeError(f"too many revision name collisions for {ud_obj['metadata']['name']}")
+
+    # ---- children --------------------------------------------------------------------------------
+
+    async def _delete(self, kind: str, obj: Mapping[str, Any]) -> None:
+        ref, _ = self.children[kind]
+        meta = obj["metadata"]
+        with contextlib.suppress(NotFound):
+            await self.client.delete(ref, meta["name"], meta["namespace"], propagation_policy="Background")
+
+    async def _provision(self, kind: str, ud_obj: Mapping[str, Any], plan: Any, bound: Any) -> bool:
+        """Create missing children, delete removed subsets' and other kinds' children."""
+        ref, _ = self.children[kind]
+        errors: list[str] = []
+        created = 0
+        for write in plan.creates:
+            try:
+                await self.client.create(ref, write.body)
+                created += 1
+            except Exception as exc:
+                errors.append(f"fail to create Subset ({kind}) {write.subset}: {exc}")
+                break
+        if plan.creates and not errors:
+            bound.info("Created subsets", kind=kind, subsets=[w.subset for w in plan.creates])
+            self.recorder.event(
+                dict(ud_obj), "Normal", "SuccessfulUpdateSubset", f"Create {created} Subset ({kind})"
+            )
+        delete_errors: list[str] = []
+        for child in plan.deletes:
+            try:
+                await self._delete(kind, child.obj)
+            except Exception as exc:
+                meta = child.obj["metadata"]
+                delete_errors.append(
+                    f"fail to delete Subset ({kind}) {meta['namespace']}/{child.name} "
+                    f"for {child.subset_name}: {exc}"
+                )
+        if plan.deletes and not delete_errors:
+            bound.info("Deleted subsets", kind=kind, subsets=[c.subset_name for c in plan.deletes])
+            self.recorder.event(
+                dict(ud_obj),
+                "Normal",
+                "SuccessfulUpdateSubset",
+                f"Delete {len(plan.deletes)} Subset ({kind})",
+            )
+        errors.extend(delete_errors)
+        cleaned = False
+        for other in self.children:
+            if other == kind:
+                continue
+            for obj in self._owned(self.children[other][1], ud_obj):
+                cleaned = True
+                try:
+                    await self._delete(other, obj)
+                except Exception as exc:
+                    errors.append(
+                        f"fail to delete Subset {obj['metadata']['name']} of other type {other}: {exc}"
+                    )
+        if errors:
+            raise RuntimeError(f"fail to manage Subset provision: {'; '.join(errors)}")
+        return bool(plan.creates or plan.deletes or cleaned)
+
+    async def _update_children(self, kind: str, ud_obj: Mapping[str, Any], plan: Any, bound: Any) -> None:
+        ref, _ = self.children[kind]
+        errors: list[str] = []
+        for write in plan.updates:
+            bound.info(
+                "UnitedDeployment needed to update Subset",
+                subset=write.body["metadata"].get("name"),
+                reason=write.reason,
+                replicas=write.body["spec"].get("replicas"),
+            )
+            try:
+                await self.client.update(ref, write.body)
+            except Exception as exc:
+                name = write.body["metadata"].get("name")
+                self.recorder.event(
+                    dict(ud_obj),
+                    "Warning",
+                    "FailedUpdateSubset",
+                    f"Error updating PodSet ({kind}) {name} when updating: {exc}",
+                )
+                errors.append(str(exc))
+        if errors:
+            raise RuntimeError("; ".join(errors))
+
+    # ---- status ----------------------------------------------------------------------------------
+
+    async def _write_status(
+        self, ud_obj: Mapping[str, Any], old: Mapping[str, Any], new: dict[str, Any]
+    ) -> None:
+        generation = int(ud_obj["metadata"].get("generation") or 0)
+        if status_unchanged(old, new, generation):
+            return
+        new["observedGeneration"] = generation
+        body = {**ud_obj, "status": new}
+        try:
+            written = await self.client.update(UNITED_DEPLOYMENTS, body, subresource="status")
+        except NotFound:
+            return
+        self.expectations.expect(written)
