@@ -33,10 +33,10 @@ from kruise.kube.resources import CLONESETS, PODS, PVCS
 from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.controllers.cloneset.predownloader import PreDownloader
 from kruise.manager.controllers.cloneset.pubgate import PubGate
-from kruise.manager.controllers.cloneset.revisions import RevisionWriter
 from kruise.manager.controllers.cloneset.scaler import Scaler
 from kruise.manager.controllers.cloneset.updater import Updater
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.revisions import RevisionWriter
 
 log = structlog.get_logger("kruise.manager.cloneset")
 

@@ -47,10 +47,10 @@ from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpect
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_STATEFULSETS
 from kruise.kube.store import OWNER_UID_INDEX
-from kruise.manager.controllers.cloneset.revisions import RevisionWriter
 from kruise.manager.controllers.statefulset.podcontrol import StatefulPodControl
 from kruise.manager.controllers.statefulset.updater import StatefulSetUpdater
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.revisions import RevisionWriter
 
 log = structlog.get_logger("kruise.manager.statefulset")
 

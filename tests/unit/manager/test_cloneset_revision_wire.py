@@ -15,7 +15,7 @@ from aiohttp import web
 from kruise.control.revision import go_json, new_cloneset_revision
 from kruise.kube.client import Client
 from kruise.kube.expectations import ResourceVersionExpectations
-from kruise.manager.controllers.cloneset.revisions import RevisionWriter
+from kruise.manager.writers.revisions import RevisionWriter
 
 
 @pytest.fixture

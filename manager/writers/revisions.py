@@ -1,8 +1,11 @@
-"""ControllerRevisions of a CloneSet: make the update revision exist, find the current one, prune.
+"""ControllerRevisions of a workload (CloneSet, Advanced StatefulSet): make the update revision exist,
+find the current one, prune the history.
 
 The decisions (reuse, rollback, create; which revisions are dead) are `kruise.control.revision`;
 this module only writes them, handling the one race the API can answer: a revision name already
 taken by different data, which bumps `collisionCount` and hashes again, as upstream does.
+Advanced DaemonSet keeps its own history model (`kruise.control.daemonset.history`, upstream's
+DaemonSet scheme) and does not go through here.
 """
 
 from __future__ import annotations
@@ -24,26 +27,29 @@ from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import CONTROLLER_REVISIONS
 
-log = structlog.get_logger("kruise.manager.cloneset")
+log = structlog.get_logger("kruise.manager.revisions")
 
 MAX_COLLISION_RETRIES = 10
 DEFAULT_HISTORY_LIMIT = 10
 
 
 class RevisionWriter:
+    """Writes one owner's ControllerRevisions; the owner is any workload whose revisions
+    `kruise.control.revision` describes (spec.template, status.collisionCount, revisionHistoryLimit)."""
+
     def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
         self.client = client
         self.rv_expectations = rv_expectations
 
     async def active_revisions(
-        self, cloneset: Mapping[str, Any], revisions: Sequence[Mapping[str, Any]]
+        self, owner: Mapping[str, Any], revisions: Sequence[Mapping[str, Any]]
     ) -> tuple[Mapping[str, Any], Mapping[str, Any], int]:
         """(current revision, update revision, collisionCount) with the update revision stored."""
-        collision_count = int((cloneset.get("status") or {}).get("collisionCount") or 0)
+        collision_count = int((owner.get("status") or {}).get("collisionCount") or 0)
         for _ in range(MAX_COLLISION_RETRIES):
             view = {
-                **cloneset,
-                "status": {**(cloneset.get("status") or {}), "collisionCount": collision_count},
+                **owner,
+                "status": {**(owner.get("status") or {}), "collisionCount": collision_count},
             }
             choice = choose_revisions(view, revisions)
             if choice.action == "reuse":
@@ -57,7 +63,7 @@ class RevisionWriter:
                 current = created if choice.current is choice.update else choice.current
                 return current, created, collision_count
             collision_count += 1
-        raise RuntimeError(f"revision hash collided {MAX_COLLISION_RETRIES} times for {_name(cloneset)}")
+        raise RuntimeError(f"revision hash collided {MAX_COLLISION_RETRIES} times for {_name(owner)}")
 
     async def _bump(self, revision: Mapping[str, Any], number: int) -> dict[str, Any]:
         meta = revision["metadata"]
@@ -89,17 +95,17 @@ class RevisionWriter:
 
     async def truncate_history(
         self,
-        cloneset: Mapping[str, Any],
+        owner: Mapping[str, Any],
         revisions: Iterable[Mapping[str, Any]],
         pod_revisions: Iterable[str],
         current: str,
         update: str,
     ) -> list[str]:
         """Delete non-live revisions beyond revisionHistoryLimit; returns the deleted names."""
-        limit = (cloneset.get("spec") or {}).get("revisionHistoryLimit")
+        limit = (owner.get("spec") or {}).get("revisionHistoryLimit")
         limit = DEFAULT_HISTORY_LIMIT if limit is None else int(limit)
         names = revisions_to_truncate(revisions, [current, update, *pod_revisions], limit)
-        namespace = (cloneset.get("metadata") or {}).get("namespace")
+        namespace = (owner.get("metadata") or {}).get("namespace")
         for name in names:
             with contextlib.suppress(NotFound):
                 await self.client.delete(CONTROLLER_REVISIONS, name, namespace)
