@@ -1,4 +1,4 @@
-"""The ASGI app: one POST route per handler path, plus /healthz, /readyz and /metrics.
+"""The ASGI app: one POST route per handler path, plus /convert, /healthz, /readyz and /metrics.
 
 Decoding is done by hand from the raw body (orjson + pydantic) rather than by FastAPI's body
 injection, so that every malformed review gets the same clean 400 instead of FastAPI's 422 shape,
@@ -16,7 +16,9 @@ from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 
+from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionReview, Handler, deny, response_body
+from kruise.webhook.conversion import serve_conversion
 from kruise.webhook.metrics import WebhookMetrics
 
 log = structlog.get_logger("kruise.webhook")
@@ -66,7 +68,23 @@ def create_app(
 
     for path, handler in routes.items():
         app.add_api_route(path, _endpoint(path, handler, metrics), methods=["POST"])
+    app.add_api_route(paths.CONVERT, _conversion_endpoint(metrics), methods=["POST"])
     return app
+
+
+def _conversion_endpoint(metrics: WebhookMetrics) -> Callable[[Request], object]:
+    async def convert(request: Request) -> Response:
+        started = time.perf_counter()
+        metrics.in_flight.labels(paths.CONVERT).inc()
+        try:
+            response = await serve_conversion(request, MAX_BODY_BYTES)
+        finally:
+            metrics.in_flight.labels(paths.CONVERT).dec()
+        metrics.latency.labels(paths.CONVERT).observe(time.perf_counter() - started)
+        metrics.requests.labels(paths.CONVERT, str(response.status_code)).inc()
+        return response
+
+    return convert
 
 
 def _endpoint(path: str, handler: Handler, metrics: WebhookMetrics) -> Callable[[Request], object]:

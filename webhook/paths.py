@@ -23,3 +23,6 @@ REPLICASET = "/validate-apps-replicaset"
 STATEFULSET = "/validate-apps-statefulset"
 SERVICE = "/validate-service"
 INGRESS = "/validate-ingress"
+
+# CRD conversion (ConversionReview), as upstream's chart points every multi-version CRD at it
+CONVERT = "/convert"
