@@ -7,7 +7,7 @@ import base64
 import copy
 import random
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -211,10 +211,6 @@ class Handlers:
         return obj
 
     # ------------------------------------------------------------ reads
-    def _check_namespace_param(self) -> None:
-        if self.rt.namespaced and not self.namespace and self.request.method != "GET":
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
-
     def _stored(self, name: str | None = None) -> dict[str, Any]:
         obj = self.store.get(self.rt.key, self.namespace, name or self.name)
         if obj is None:
@@ -594,9 +590,7 @@ class Handlers:
             meta.pop("namespace", None)
         if not meta.get("name"):
             if meta.get("generateName"):
-                meta["name"] = meta["generateName"] + "".join(
-                    random.choices("bcdfghjklmnpqrstvwxz2456789", k=5)
-                )
+                meta["name"] = meta["generateName"] + "".join(random.choices(_NAME_ALPHABET, k=5))
             else:
                 raise errors.invalid(
                     self.rt.group,
@@ -1085,8 +1079,7 @@ class Handlers:
                     "uid": obj["metadata"]["uid"],
                 },
             }, 200
-        gone = self.store.get(self.rt.key, self.namespace, self.name) is None
-        return result, 200 if gone or self.dry_run else 202 if False else 200
+        return result, 200
 
     async def _delete_object(self, obj: dict[str, Any], options: dict[str, Any]) -> dict[str, Any] | None:
         """Returns the object (marked or, for types that return it, deleted); None means a Status reply."""
@@ -1121,27 +1114,6 @@ def _manager_from_agent(agent: str) -> str:
     return (agent.split("/", 1)[0] or "unknown")[:128]
 
 
-def _fields_of(obj: dict[str, Any], sub: str) -> dict[str, Any]:
-    """A FieldsV1-shaped summary of the fields set (maps as f:key; lists atomic)."""
-
-    def walk(value: Any) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            return {}
-        return {f"f:{k}": walk(v) for k, v in value.items()}
-
-    if sub == "status":
-        return {"f:status": walk(obj.get("status"))}
-    out = {f"f:{k}": walk(v) for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "status")}
-    meta = {
-        f"f:{k}": walk(v)
-        for k, v in obj["metadata"].items()
-        if k in ("labels", "annotations", "finalizers", "ownerReferences")
-    }
-    if meta:
-        out["f:metadata"] = meta
-    return out
-
-
 def _meta_changed_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
     keys = (set(old) | set(new)) - {"metadata", "status", "apiVersion", "kind"}
     return all(old.get(k) == new.get(k) for k in keys)
@@ -1155,6 +1127,3 @@ def _same_ignoring(old: dict[str, Any], new: dict[str, Any]) -> bool:
         return {**{k: v for k, v in o.items() if k != "metadata"}, "metadata": meta}
 
     return strip(old) == strip(new)
-
-
-_ = timedelta
