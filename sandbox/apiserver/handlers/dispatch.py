@@ -1,0 +1,944 @@
+"""One request against one resource: get/list/watch, create, update, patch, delete and subresources."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import random
+import uuid
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kruise.sandbox.apiserver import defaults, errors, podlogs, revisiondata, schema, serviceaccounts, tables
+from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
+from kruise.sandbox.apiserver.errors import StatusError
+from kruise.sandbox.apiserver.handlers.base import RequestContext, json_response, now_iso, parse_bool
+from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
+from kruise.sandbox.apiserver.resources import ResourceType
+from kruise.sandbox.apiserver.selectors import (
+    format_label_selector,
+    labels_match,
+)
+from kruise.sandbox.apiserver.store import Event
+
+# utilrand's alphabet for generateName suffixes: no vowels, no digits that look like letters.
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+
+
+def stamp_new(obj: dict[str, Any], rt: ResourceType) -> None:
+    """Identity fields a new object gets at creation."""
+    meta = obj.setdefault("metadata", {})
+    meta["uid"] = str(uuid.uuid4())
+    meta["creationTimestamp"] = now_iso()
+    if has_generation(rt):
+        meta["generation"] = 1
+    for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        meta.pop(key, None)
+
+
+def has_generation(rt: ResourceType) -> bool:
+    return rt.is_custom or "status" in rt.subresources
+
+
+def validate_name(rt: ResourceType, name: str) -> list[dict[str, str]]:
+    import re
+
+    if rt.key == ("", "pods") or rt.key[1] in ("namespaces", "services"):
+        ok = re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name) and len(name) <= 63
+        rule = (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+            "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+            "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        )
+        if rt.key == ("", "pods"):
+            ok = (
+                re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", name)
+                and len(name) <= 253
+            )
+            rule = (
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+                "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+            )
+    else:
+        ok = (
+            re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", name)
+            and len(name) <= 253
+        )
+        rule = (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+            "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+            "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        )
+    if ok:
+        return []
+    return [errors.field_error("FieldValueInvalid", "metadata.name", name, rule)]
+
+
+class Handlers(RequestContext):
+    # ------------------------------------------------------------ dispatch
+    async def run(self) -> web.StreamResponse:
+        method = self.request.method
+        if method == "GET":
+            if self.sub == "log":
+                pod = self._stored()
+                node = self.store.get(("", "nodes"), "", (pod.get("spec") or {}).get("nodeName") or "")
+                return await podlogs.serve(self.request, pod, node, self.server.kubelet_host)
+            if self.name:
+                return self._respond(await self.get())
+            if parse_bool(self.query.get("watch")):
+                return await self.watch()
+            return self._respond_list()
+        if method == "POST" and self.rt.key == ("authorization.k8s.io", "selfsubjectaccessreviews"):
+            return self._respond(await self.access_review(), 201)
+        if method == "POST":
+            if self.sub in ("eviction", "binding"):
+                return self._respond(await self.pod_subresource(), 201)
+            if self.name:
+                raise StatusError(
+                    405,
+                    "MethodNotAllowed",
+                    "the server does not allow this method on the requested resource",
+                )
+            return self._respond(await self.create(), 201)
+        if method == "PUT":
+            if not self.name:
+                raise StatusError(
+                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+                )
+            return self._respond(await self.update())
+        if method == "PATCH":
+            if not self.name:
+                raise StatusError(
+                    405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+                )
+            obj, created = await self.patch()
+            return self._respond(obj, 201 if created else 200)
+        if method == "DELETE":
+            if not self.name:
+                return self._respond(await self.delete_collection())
+            obj, code = await self.delete()
+            return self._respond(obj, code)
+        raise StatusError(
+            405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+        )
+
+    def _respond(self, obj: dict[str, Any], status: int = 200) -> web.Response:
+        headers = {}
+        if self.warnings:
+            headers["Warning"] = ", ".join(f'299 - "{w}"' for w in self.warnings)
+        accept = self.request.headers.get("Accept", "")
+        if obj.get("kind") != "Status" and "as=Table" in accept and self.request.method == "GET":
+            return json_response(
+                tables.to_table(
+                    self.rt,
+                    [self._served(obj)],
+                    {"resourceVersion": self.store_rv()},
+                    self.query.get("includeObject", "Metadata"),
+                ),
+                status,
+                headers,
+            )
+        if obj.get("kind") not in ("Status", "Scale", "Eviction", "Binding"):
+            obj = self._served(obj)
+        if "as=PartialObjectMetadata;" in accept + ";" and obj.get("kind") != "Status":
+            obj = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": obj["metadata"],
+            }
+        return json_response(obj, status, headers)
+
+    # ------------------------------------------------------------ reads
+
+    async def get(self) -> dict[str, Any]:
+        obj = self._stored()
+        if self.sub == "scale":
+            return self._scale_of(obj)
+        return obj
+
+    def _respond_list(self) -> web.Response:
+        reqs, fields = self._filters()
+        items = [
+            o
+            for o in self.store.list(self.rt.key, self.namespace)
+            if labels_match(reqs, o["metadata"].get("labels")) and fields(o)
+        ]
+        items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        rv_param = self.query.get("resourceVersion", "")
+        if (
+            rv_param
+            and rv_param != "0"
+            and self.query.get("resourceVersionMatch") == "Exact"
+            and rv_param != self.store_rv()
+        ):
+            raise StatusError(410, "Expired", f"too old resource version: {rv_param} ({self.store.rv})")
+        list_meta: dict[str, Any] = {"resourceVersion": self.store_rv()}
+        cont = self.query.get("continue")
+        if cont:
+            try:
+                token = orjson.loads(base64.urlsafe_b64decode(cont + "=" * (-len(cont) % 4)))
+                start = (token["ns"], token["name"])
+            except (ValueError, KeyError, TypeError):
+                raise StatusError(
+                    400, "BadRequest", "continue key is not valid: illegal base64 data"
+                ) from None
+            items = [o for o in items if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start]
+            list_meta["resourceVersion"] = str(token.get("rv", self.store.rv))
+        limit = int(self.query.get("limit") or 0)
+        if limit > 0 and len(items) > limit:
+            last = items[limit - 1]["metadata"]
+            token = {
+                "rv": int(list_meta["resourceVersion"]),
+                "ns": last.get("namespace", ""),
+                "name": last["name"],
+            }
+            list_meta["continue"] = base64.urlsafe_b64encode(orjson.dumps(token)).decode().rstrip("=")
+            list_meta["remainingItemCount"] = len(items) - limit
+            items = items[:limit]
+        accept = self.request.headers.get("Accept", "")
+        served = [self._served(o) for o in items]
+        if "as=Table" in accept:
+            return json_response(
+                tables.to_table(self.rt, served, list_meta, self.query.get("includeObject", "Metadata"))
+            )
+        if "as=PartialObjectMetadataList" in accept:
+            return json_response(
+                {
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": list_meta,
+                    "items": [
+                        {
+                            "kind": "PartialObjectMetadata",
+                            "apiVersion": "meta.k8s.io/v1",
+                            "metadata": o["metadata"],
+                        }
+                        for o in served
+                    ],
+                }
+            )
+        body = (
+            b'{"kind":"'
+            + f"{self.rt.kind}List".encode()
+            + b'","apiVersion":"'
+            + self.rt.api_version.encode()
+            + b'","metadata":'
+            + orjson.dumps(list_meta)
+            + b',"items":'
+            + orjson.dumps(served)
+            + b"}"
+        )
+        resp = web.Response(body=body)
+        resp.headers["Content-Type"] = "application/json"
+        return resp
+
+    async def watch(self) -> web.StreamResponse:
+        reqs, fields = self._filters()
+
+        def matches(obj: dict[str, Any]) -> bool:
+            return labels_match(reqs, obj["metadata"].get("labels")) and fields(obj)
+
+        rv_param = self.query.get("resourceVersion", "")
+        send_initial = self.query.get("sendInitialEvents")
+        bookmarks = parse_bool(self.query.get("allowWatchBookmarks"))
+        timeout_param = self.query.get("timeoutSeconds")
+        timeout = float(timeout_param) if timeout_param else 1800 * (1 + random.random())
+        response = web.StreamResponse(status=200)
+        response.headers["Content-Type"] = "application/json"
+        response.headers["Transfer-Encoding"] = "chunked"
+        await response.prepare(self.request)
+        api_version = self.rt.api_version
+        initial: list[dict[str, Any]] = []
+        since: int | None
+        if rv_param in ("", "0") or (send_initial is not None and parse_bool(send_initial)):
+            initial = [o for o in self.store.list(self.rt.key, self.namespace) if matches(o)]
+            since = None
+        else:
+            try:
+                since = int(rv_param)
+            except ValueError:
+                raise StatusError(400, "BadRequest", f"invalid resource version: {rv_param}") from None
+            if self.store.too_old(since):
+                gone = StatusError(
+                    410, "Expired", f"too old resource version: {since} ({self.store.compacted_rv})"
+                )
+                await response.write(orjson.dumps({"type": "ERROR", "object": gone.status()}) + b"\n")
+                return response
+        watcher = self.store.watch(self.rt.key, self.namespace, since, matches)
+        self.server._watch_responses.add(response)
+        try:
+            for obj in initial:
+                await response.write(Event(0, self.rt.key, "ADDED", obj).line(api_version))
+            if initial is not None and parse_bool(send_initial) and bookmarks:
+                await response.write(self._bookmark(self.store.rv, initial_end=True))
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout
+            while True:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    if bookmarks:
+                        await response.write(self._bookmark(self.store.rv))
+                    break
+                wait = min(remaining, self.server.bookmark_interval) if bookmarks else remaining
+                try:
+                    # Not wait_for: on 3.11 it can swallow the cancel of a disconnected watch.
+                    async with asyncio.timeout(wait):
+                        event = await watcher.queue.get()
+                except TimeoutError:
+                    if bookmarks and loop.time() < deadline:
+                        await response.write(self._bookmark(self.store.rv))
+                    continue
+                # Drain whatever else is queued and send it as one chunk: one TLS record, one syscall.
+                batch = [event]
+                while not watcher.queue.empty() and batch[-1] is not None:
+                    batch.append(watcher.queue.get_nowait())
+                closing = batch[-1] is None
+                chunk = b"".join(
+                    line
+                    for e in batch
+                    if e is not None and (line := self._filtered_line(e, matches, api_version))
+                )
+                if chunk:
+                    await response.write(chunk)
+                if closing:
+                    break
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            self.store.unwatch(watcher)
+            self.server._watch_responses.discard(response)
+        return response
+
+    def _filtered_line(self, event: Event, matches: Any, api_version: str) -> bytes | None:
+        now = matches(event.obj)
+        if event.type != "MODIFIED" or event.prev is None:
+            return event.line(api_version) if now else None
+        before = matches(event.prev)
+        if now and before:
+            return event.line(api_version)
+        if now:
+            return Event(event.rv, event.res, "ADDED", event.obj).line(api_version)
+        if before:
+            return Event(event.rv, event.res, "DELETED", event.obj).line(api_version)
+        return None
+
+    def _bookmark(self, rv: int, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
+        return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    # ------------------------------------------------------------ pipeline pieces
+    def _default_and_prune(self, obj: dict[str, Any], creating: bool) -> None:
+        fn = (defaults.CREATE_DEFAULTS if creating else defaults.SCHEME_DEFAULTS).get(self.rt.key)
+        if fn is not None:
+            fn(obj)
+        if self.rt.is_custom and self.rt.schema:
+            pruned = schema.prune(obj, self.rt.schema)
+            if pruned.unknown:
+                mode = self.query.get("fieldValidation", "Warn")
+                if mode == "Strict":
+                    detail = ", ".join(f'unknown field "{p}"' for p in pruned.unknown)
+                    raise StatusError(
+                        400,
+                        "BadRequest",
+                        f'{self.rt.kind} in version "{self.rt.version}" cannot be '
+                        f"handled as a {self.rt.kind}: strict decoding error: {detail}",
+                    )
+                if mode == "Warn":
+                    self.warnings.extend(f'unknown field "{p}"' for p in pruned.unknown)
+            schema.apply_defaults(obj, self.rt.schema)
+
+    def _prepare_for_create(self, obj: dict[str, Any]) -> None:
+        """podStrategy.PrepareForCreate, which runs after mutating admission: a pod's status is reset
+        and its QoS class computed from the final spec (an injected sidecar's resources count)."""
+        if self.rt.key == ("", "pods"):
+            obj["status"] = {"phase": "Pending", "qosClass": defaults.qos_class(obj.get("spec") or {})}
+
+    def _validate(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        causes: list[dict[str, str]] = []
+        name = obj["metadata"].get("name", "")
+        if old is None:
+            causes += validate_name(self.rt, name)
+        if self.rt.is_custom and self.rt.schema:
+            causes += schema.validate(obj, self.rt.schema)
+        if not (self.sub == "status" and old is not None):
+            # A status write keeps the stored spec (see _status_strategy); built-in status
+            # validation never looks at the spec, so nothing in it can refuse the write.
+            causes += self.server.lifecycle.validate_builtin(self.rt, obj, old)
+        causes += revisiondata.check(self, obj, old)
+        if causes:
+            raise errors.invalid(self.rt.group, self.rt.kind, name, causes)
+
+    def _require_namespace(self) -> None:
+        if not self.rt.namespaced:
+            return
+        ns = self.store.get(("", "namespaces"), "", self.namespace)
+        if ns is None:
+            raise errors.not_found("", "namespaces", self.namespace)
+
+    # ------------------------------------------------------------ create
+    async def create(self, body: Any = None) -> dict[str, Any]:
+        obj = self._object_body(copy.deepcopy(body) if body is not None else await self._body())
+        meta = obj["metadata"]
+        if self.rt.namespaced:
+            body_ns = meta.get("namespace")
+            if body_ns and body_ns != self.namespace:
+                raise StatusError(
+                    400,
+                    "BadRequest",
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                )
+            meta["namespace"] = self.namespace
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name"):
+            if meta.get("generateName"):
+                meta["name"] = meta["generateName"] + "".join(random.choices(_NAME_ALPHABET, k=5))
+            else:
+                raise errors.invalid(
+                    self.rt.group,
+                    self.rt.kind,
+                    "",
+                    [
+                        errors.field_error(
+                            "FieldValueRequired", "metadata.name", detail="name or generateName is required"
+                        )
+                    ],
+                )
+        self._require_namespace()
+        if self.rt.namespaced:
+            ns = self.store.get(("", "namespaces"), "", self.namespace)
+            if ns and ns["metadata"].get("deletionTimestamp"):
+                raise errors.forbidden_terminating(
+                    self.rt.plural, self.rt.group, meta["name"], self.namespace
+                )
+        stamp_new(obj, self.rt)
+        if "status" in self.rt.subresources and self.rt.key != ("", "nodes"):
+            obj.pop("status", None)  # PrepareForCreate: status is the controllers' to write, via /status
+        self._default_and_prune(obj, creating=True)
+        if self.rt.key == ("batch", "jobs"):
+            defaults.job(obj)
+        in_tree = None
+        if self.rt.key == ("", "pods"):
+
+            def in_tree(pod: dict[str, Any]) -> None:
+                serviceaccounts.admit_pod(
+                    pod, lambda ns, name: self.store.get(("", "serviceaccounts"), ns, name)
+                )
+
+            in_tree(obj)
+        self.server.lifecycle.prepare_create(self.rt, obj)
+        options = {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+        if self.query.get("fieldManager"):
+            options["fieldManager"] = self.query["fieldManager"]
+        obj = await self._admit(
+            self._attrs("CREATE", obj, None, options),
+            lambda o: (self._prepare_for_create(o), self._validate(o, None)),
+            in_tree,
+        )
+        assert obj is not None
+        if self.store.get(self.rt.key, self.namespace, obj["metadata"]["name"]) is not None:
+            raise errors.already_exists(self.rt.group, self.rt.plural, obj["metadata"]["name"])
+        self._track_manager(obj, None, "Apply" if self._applied is not None else "Update", self._applied)
+        if self.dry_run:
+            return obj
+        stored = self.store.put(self.rt.key, {**obj, "apiVersion": self._storage_api_version()}, "ADDED")
+        self.server.lifecycle.after_write(self.rt, stored, None)
+        return stored
+
+    def _storage_api_version(self) -> str:
+        if self.rt.is_custom and self.rt.storage_version:
+            return f"{self.rt.group}/{self.rt.storage_version}"
+        return self.rt.api_version
+
+    def _track_manager(
+        self,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        operation: str,
+        applied: dict[str, Any] | None = None,
+    ) -> None:
+        """managedFields: Apply owns exactly what was applied; Update owns what it changed."""
+        manager = self.query.get("fieldManager") or _manager_from_agent(
+            self.request.headers.get("User-Agent", "")
+        )
+        entry: dict[str, Any] = {
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": self.rt.api_version,
+            "time": now_iso(),
+            "fieldsType": "FieldsV1",
+        }
+        if self.sub:
+            entry["subresource"] = self.sub
+        if applied is not None:
+            paths = owned_paths(applied)
+        else:
+            paths = changed_paths(old, obj, self.sub)
+        entries = list((old or obj)["metadata"].get("managedFields") or []) if old is not None else []
+        obj["metadata"]["managedFields"] = record_manager(entries, entry, paths, replace=applied is not None)
+        if not obj["metadata"]["managedFields"]:
+            del obj["metadata"]["managedFields"]
+
+    # ------------------------------------------------------------ update
+    async def update(
+        self, body: Any = None, *, old: dict[str, Any] | None = None, operation: str = "Update"
+    ) -> dict[str, Any]:
+        new = self._object_body(body if body is not None else await self._body())
+        if self.sub == "scale":
+            return await self._update_scale(new)
+        if self.rt.key == ("", "namespaces") and self.sub == "finalize":
+            self.sub = "finalize"
+        old = old if old is not None else self.store.get(self.rt.key, self.namespace, self.name)
+        meta = new["metadata"]
+        if meta.get("name") and meta["name"] != self.name:
+            raise StatusError(
+                400,
+                "BadRequest",
+                "the name of the object (" + meta["name"] + ") does not match the "
+                "name on the URL (" + self.name + ")",
+            )
+        if self.rt.namespaced and meta.get("namespace") and meta["namespace"] != self.namespace:
+            raise StatusError(
+                400,
+                "BadRequest",
+                "the namespace of the provided object does not match the namespace sent on the request",
+            )
+        if old is None:
+            if self.sub or not self._allow_create_on_update():
+                raise errors.not_found(self.rt.group, self.rt.plural, self.name)
+            meta["name"] = self.name
+            return await self.create(new)
+        rv = meta.get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise errors.stale(self.rt.group, self.rt.plural, self.name)
+        if not rv and not self._allow_unconditional_update():
+            raise errors.invalid(
+                self.rt.group,
+                self.rt.kind,
+                self.name,
+                [
+                    errors.field_error(
+                        "FieldValueInvalid",
+                        "metadata.resourceVersion",
+                        "",
+                        "must be specified for an update",
+                        show_value=False,
+                    )
+                ],
+            )
+        new = self._merge_split(old, new)
+        if self.sub != "status" or self.rt.is_custom:
+            self._default_and_prune(new, creating=False)
+        options = {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
+
+        def prepare_and_validate(obj: dict[str, Any]) -> None:
+            if self.sub == "status":
+                self._status_strategy(obj, old)  # PrepareForUpdate follows mutating admission
+            self._validate(obj, old)
+
+        new = await self._admit(self._attrs("UPDATE", new, old, options), prepare_and_validate)
+        assert new is not None
+        return self._commit_update(old, new, operation)
+
+    def _allow_create_on_update(self) -> bool:
+        return self.rt.is_custom is False and self.rt.key in {
+            ("", "events"),
+            ("coordination.k8s.io", "leases"),
+            ("", "configmaps"),
+            ("", "secrets"),
+            ("", "endpoints"),
+            ("", "nodes"),
+            ("events.k8s.io", "events"),
+        }
+
+    def _allow_unconditional_update(self) -> bool:
+        return not self.rt.is_custom
+
+    def _merge_split(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        """Keep identity from the stored object and split status from the rest like the real strategies."""
+        merged = copy.deepcopy(new)
+        meta = merged["metadata"]
+        old_meta = old["metadata"]
+        for key in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ):
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        if self.rt.namespaced:
+            meta["namespace"] = self.namespace
+        meta["name"] = self.name
+        if self.sub == "status":
+            self._status_strategy(merged, old)
+            return merged
+        if self.sub == "finalize":
+            result = copy.deepcopy(old)
+            result.setdefault("spec", {})["finalizers"] = (merged.get("spec") or {}).get("finalizers") or []
+            return result
+        if "status" in self.rt.subresources:
+            if "status" in old:
+                merged["status"] = copy.deepcopy(old["status"])
+            else:
+                merged.pop("status", None)
+        if old_meta.get("deletionTimestamp") and not self._finalizers_shrink(old_meta, meta):
+            added = set(meta.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
+            if added:
+                raise errors.invalid(
+                    self.rt.group,
+                    self.rt.kind,
+                    self.name,
+                    [
+                        errors.field_error(
+                            "FieldValueForbidden",
+                            "metadata.finalizers",
+                            detail="no new finalizers can be added if the object is being deleted, "
+                            f"found new finalizers {orjson.dumps(sorted(added)).decode()}",
+                        )
+                    ],
+                )
+        return merged
+
+    def _status_strategy(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        """The status strategies' PrepareForUpdate, in place: a write to /status keeps the stored
+        object and takes only its status (and, for built-in kinds, labels and annotations) from the
+        body; spec, ownerReferences and the rest of metadata in the body are ignored, never refused."""
+        meta = obj.get("metadata") or {}
+        taken = {} if self.rt.is_custom else {k: meta[k] for k in ("labels", "annotations") if k in meta}
+        status = obj.get("status")
+        has_status = "status" in obj
+        obj.clear()
+        obj.update(copy.deepcopy(old))
+        obj["metadata"].update(copy.deepcopy(taken))
+        if has_status:
+            obj["status"] = status
+        else:
+            obj.pop("status", None)
+        if self.rt.key == ("", "pods"):
+            old_qos = (old.get("status") or {}).get("qosClass")
+            if old_qos and not (obj.get("status") or {}).get("qosClass"):
+                obj.setdefault("status", {})["qosClass"] = old_qos  # QoS is immutable once set
+
+    @staticmethod
+    def _finalizers_shrink(old_meta: dict[str, Any], meta: dict[str, Any]) -> bool:
+        return set(meta.get("finalizers") or []) <= set(old_meta.get("finalizers") or [])
+
+    def _commit_update(self, old: dict[str, Any], new: dict[str, Any], operation: str) -> dict[str, Any]:
+        if has_generation(self.rt) and self.sub != "status" and not _meta_changed_only(old, new):
+            new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+        self._track_manager(new, old, operation, self._applied)
+        new["apiVersion"] = self._storage_api_version()
+        unchanged = _same_ignoring(old, new)
+        if self.dry_run:
+            return new
+        if unchanged:
+            return old
+        meta = new["metadata"]
+        if (
+            meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and self.server.lifecycle.can_finish(self.rt, new)
+        ):
+            self.store.put(self.rt.key, new, "MODIFIED", old)
+            self.server.lifecycle.remove(self.rt, new)
+            return new
+        stored = self.store.put(self.rt.key, new, "MODIFIED", old)
+        self.server.lifecycle.after_write(self.rt, stored, old)
+        return stored
+
+    # ------------------------------------------------------------ patch
+    async def patch(self) -> tuple[dict[str, Any], bool]:
+        ctype = self.request.content_type
+        if ctype not in _PATCH_TYPES:
+            raise StatusError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - "
+                f"accepted media types include: {', '.join(_PATCH_TYPES)}",
+            )
+        if ctype == "application/strategic-merge-patch+json" and self.rt.is_custom:
+            raise StatusError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - "
+                "accepted media types include: application/json-patch+json, "
+                "application/merge-patch+json, application/apply-patch+yaml",
+            )
+        body = await self._body()
+        old = self.store.get(self.rt.key, self.namespace, self.name)
+        if ctype == "application/apply-patch+yaml":
+            if not isinstance(body, dict):
+                raise StatusError(400, "BadRequest", "error decoding YAML: expected an object")
+            if not self.query.get("fieldManager"):
+                raise StatusError(
+                    400, "BadRequest", "PATCH, application/apply-patch+yaml requires fieldManager to be set"
+                )
+            self._applied = body
+            if old is None and not self.sub:
+                body = copy.deepcopy(body)
+                body.setdefault("metadata", {})["name"] = self.name
+                return await self.create(body), True
+            if old is None:
+                raise errors.not_found(self.rt.group, self.rt.plural, self.name)
+            current = self._scale_of(old) if self.sub == "scale" else old
+            merged = server_side_apply(
+                current, body, self.query["fieldManager"], strategic=not self.rt.is_custom
+            )
+            merged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+            return await self.update(merged, old=old, operation="Apply"), False
+        if old is None:
+            raise errors.not_found(self.rt.group, self.rt.plural, self.name)
+        current = self._scale_of(old) if self.sub == "scale" else self._served(old)
+        if ctype == "application/json-patch+json":
+            patched = json_patch(copy.deepcopy(current), body)
+        elif ctype == "application/merge-patch+json":
+            patched = merge_patch(current, body)
+        else:
+            patched = strategic_merge_patch(current, body)
+        if not isinstance(patched, dict):
+            raise StatusError(422, "Invalid", "the patched object is not an object")
+        patched_rv = (patched.get("metadata") or {}).get("resourceVersion")
+        if patched_rv and patched_rv != old["metadata"]["resourceVersion"]:
+            raise errors.stale(self.rt.group, self.rt.plural, self.name)
+        patched.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
+        return await self.update(patched, old=old), False
+
+    # ------------------------------------------------------------ scale
+    def _scale_of(self, obj: dict[str, Any]) -> dict[str, Any]:
+        paths = self.rt.scale_paths or {
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.selector" if self.rt.is_custom else "",
+        }
+        spec_val = tables.json_path(obj, paths["specReplicasPath"])
+        status_val = tables.json_path(obj, paths.get("statusReplicasPath", ""))
+        scale: dict[str, Any] = {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                k: obj["metadata"][k]
+                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                if k in obj["metadata"]
+            },
+            "spec": {"replicas": spec_val[0] if spec_val else 0},
+            "status": {"replicas": status_val[0] if status_val else 0},
+        }
+        if self.rt.is_custom:
+            sel = (
+                tables.json_path(obj, paths.get("labelSelectorPath") or "")
+                if paths.get("labelSelectorPath")
+                else []
+            )
+            if sel:
+                scale["status"]["selector"] = sel[0]
+        else:
+            scale["status"]["selector"] = format_label_selector((obj.get("spec") or {}).get("selector"))
+        return scale
+
+    async def _update_scale(self, scale: dict[str, Any]) -> dict[str, Any]:
+        old = self._stored()
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise errors.stale(self.rt.group, self.rt.plural, self.name)
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
+        if not isinstance(replicas, int) or replicas < 0:
+            raise errors.invalid(
+                "autoscaling",
+                "Scale",
+                self.name,
+                [
+                    errors.field_error(
+                        "FieldValueInvalid", "spec.replicas", replicas, "must be greater than or equal to 0"
+                    )
+                ],
+            )
+        attrs = self._attrs(
+            "UPDATE", scale, self._scale_of(old), {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
+        )
+        await self._admit(attrs, lambda o: None)
+        new = copy.deepcopy(old)
+        path = (self.rt.scale_paths or {}).get("specReplicasPath", ".spec.replicas").lstrip(".").split(".")
+        target = new
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+        target[path[-1]] = (attrs.object or scale)["spec"]["replicas"]
+        saved_sub = self.sub
+        self.sub = ""
+        causes = schema.validate(new, self.rt.schema) if self.rt.is_custom and self.rt.schema else []
+        if causes:
+            raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
+        stored = self._commit_update(old, new, "Update")
+        self.sub = saved_sub
+        return self._scale_of(stored)
+
+    async def access_review(self) -> dict[str, Any]:
+        """The sandbox token is a member of system:masters, so every review is allowed, as RBAC would say."""
+        review = self._object_body(await self._body())
+        review["metadata"].setdefault("creationTimestamp", None)
+        review["status"] = {
+            "allowed": True,
+            "reason": 'RBAC: allowed by ClusterRoleBinding "cluster-admin" of '
+            'ClusterRole "cluster-admin" to Group "system:masters"',
+        }
+        return review
+
+    # ------------------------------------------------------------ pods/eviction, pods/binding
+    async def pod_subresource(self) -> dict[str, Any]:
+        body = await self._body() or {}
+        pod = self._stored()
+        if self.sub == "binding":
+            target = (body.get("target") or {}).get("name")
+            attrs = self._attrs(
+                "CREATE", body, None, {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
+            )
+            await self._admit(attrs, lambda o: None)
+            if pod["spec"].get("nodeName"):
+                raise errors.conflict(
+                    "",
+                    "pods",
+                    self.name,
+                    f'pod {self.name} is already assigned to node "{pod["spec"]["nodeName"]}"',
+                )
+            if not target:
+                raise errors.invalid(
+                    "", "Binding", self.name, [errors.field_error("FieldValueRequired", "target.name")]
+                )
+            if not self.dry_run:
+                new = copy.deepcopy(pod)
+                new["spec"]["nodeName"] = target
+                conds = new.setdefault("status", {}).setdefault("conditions", [])
+                conds[:] = [c for c in conds if c.get("type") != "PodScheduled"]
+                conds.append(
+                    {
+                        "type": "PodScheduled",
+                        "status": "True",
+                        "lastProbeTime": None,
+                        "lastTransitionTime": now_iso(),
+                    }
+                )
+                self.store.put(self.rt.key, new, "MODIFIED", pod)
+            return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+        attrs = self._attrs("CREATE", body, None, {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"})
+        await self._admit(attrs, lambda o: None)
+        self.server.lifecycle.check_disruption_budgets(pod, self.dry_run)
+        if not self.dry_run:
+            options = body.get("deleteOptions") or {}
+            await self._delete_object(pod, options)
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+    # ------------------------------------------------------------ delete
+    async def _delete_options(self) -> dict[str, Any]:
+        body = await self._body() if self.request.can_read_body else None
+        options = dict(body) if isinstance(body, dict) else {}
+        for key in ("gracePeriodSeconds", "propagationPolicy", "orphanDependents"):
+            if key in self.query:
+                options[key] = self.query[key]
+        if "gracePeriodSeconds" in options and options["gracePeriodSeconds"] is not None:
+            options["gracePeriodSeconds"] = int(options["gracePeriodSeconds"])
+        if "dryRun" in options and options["dryRun"] == ["All"]:
+            self.dry_run = True
+        return options
+
+    async def delete(self) -> tuple[dict[str, Any], int]:
+        options = await self._delete_options()
+        obj = self._stored()
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != obj["metadata"]["uid"]:
+            raise errors.conflict(
+                self.rt.group,
+                self.rt.plural,
+                self.name,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                f"{obj['metadata']['uid']}",
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != obj["metadata"]["resourceVersion"]:
+            raise errors.conflict(
+                self.rt.group,
+                self.rt.plural,
+                self.name,
+                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+                f"ResourceVersion in object meta: {obj['metadata']['resourceVersion']}",
+            )
+        attrs = self._attrs(
+            "DELETE", None, obj, {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options}
+        )
+        await self._admit(attrs, lambda o: None)
+        result = await self._delete_object(obj, options)
+        if result is None:
+            return {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": {
+                    "name": self.name,
+                    "group": self.rt.group,
+                    "kind": self.rt.plural,
+                    "uid": obj["metadata"]["uid"],
+                },
+            }, 200
+        return result, 200
+
+    async def _delete_object(self, obj: dict[str, Any], options: dict[str, Any]) -> dict[str, Any] | None:
+        """Returns the object (marked or, for types that return it, deleted); None means a Status reply."""
+        return self.server.lifecycle.delete(self.rt, obj, options, self.dry_run)
+
+    async def delete_collection(self) -> dict[str, Any]:
+        options = await self._delete_options()
+        reqs, fields = self._filters()
+        items = [
+            o
+            for o in self.store.list(self.rt.key, self.namespace)
+            if labels_match(reqs, o["metadata"].get("labels")) and fields(o)
+        ]
+        deleted = []
+        for obj in items:
+            attrs = self._attrs(
+                "DELETE", None, obj, {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options}
+            )
+            await self._admit(attrs, lambda o: None)
+            result = self.server.lifecycle.delete(self.rt, obj, options, self.dry_run)
+            deleted.append(self._served(result or obj))
+        return {
+            "kind": f"{self.rt.kind}List",
+            "apiVersion": self.rt.api_version,
+            "metadata": {"resourceVersion": self.store_rv()},
+            "items": deleted,
+        }
+
+
+def _manager_from_agent(agent: str) -> str:
+    """kube-apiserver's default manager: the user agent up to the first '/'."""
+    return (agent.split("/", 1)[0] or "unknown")[:128]
+
+
+def _meta_changed_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    keys = (set(old) | set(new)) - {"metadata", "status", "apiVersion", "kind"}
+    return all(old.get(k) == new.get(k) for k in keys)
+
+
+def _same_ignoring(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """An update that changes nothing (managedFields aside) is a no-op: no new resourceVersion."""
+
+    def strip(o: dict[str, Any]) -> dict[str, Any]:
+        meta = {k: v for k, v in o["metadata"].items() if k not in ("managedFields", "resourceVersion")}
+        return {**{k: v for k, v in o.items() if k != "metadata"}, "metadata": meta}
+
+    return strip(old) == strip(new)
