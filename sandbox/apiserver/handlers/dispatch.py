@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import copy
 import random
 import uuid
@@ -16,6 +15,7 @@ from kruise.sandbox.apiserver import defaults, errors, podlogs, revisiondata, sc
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, json_response, now_iso, parse_bool
+from kruise.sandbox.apiserver.handlers.reads import Reads
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import (
@@ -84,7 +84,7 @@ def validate_name(rt: ResourceType, name: str) -> list[dict[str, str]]:
     return [errors.field_error("FieldValueInvalid", "metadata.name", name, rule)]
 
 
-class Handlers(RequestContext):
+class Handlers(Reads, RequestContext):
     # ------------------------------------------------------------ dispatch
     async def run(self) -> web.StreamResponse:
         method = self.request.method
@@ -159,88 +159,6 @@ class Handlers(RequestContext):
         return json_response(obj, status, headers)
 
     # ------------------------------------------------------------ reads
-
-    async def get(self) -> dict[str, Any]:
-        obj = self._stored()
-        if self.sub == "scale":
-            return self._scale_of(obj)
-        return obj
-
-    def _respond_list(self) -> web.Response:
-        reqs, fields = self._filters()
-        items = [
-            o
-            for o in self.store.list(self.rt.key, self.namespace)
-            if labels_match(reqs, o["metadata"].get("labels")) and fields(o)
-        ]
-        items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
-        rv_param = self.query.get("resourceVersion", "")
-        if (
-            rv_param
-            and rv_param != "0"
-            and self.query.get("resourceVersionMatch") == "Exact"
-            and rv_param != self.store_rv()
-        ):
-            raise StatusError(410, "Expired", f"too old resource version: {rv_param} ({self.store.rv})")
-        list_meta: dict[str, Any] = {"resourceVersion": self.store_rv()}
-        cont = self.query.get("continue")
-        if cont:
-            try:
-                token = orjson.loads(base64.urlsafe_b64decode(cont + "=" * (-len(cont) % 4)))
-                start = (token["ns"], token["name"])
-            except (ValueError, KeyError, TypeError):
-                raise StatusError(
-                    400, "BadRequest", "continue key is not valid: illegal base64 data"
-                ) from None
-            items = [o for o in items if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start]
-            list_meta["resourceVersion"] = str(token.get("rv", self.store.rv))
-        limit = int(self.query.get("limit") or 0)
-        if limit > 0 and len(items) > limit:
-            last = items[limit - 1]["metadata"]
-            token = {
-                "rv": int(list_meta["resourceVersion"]),
-                "ns": last.get("namespace", ""),
-                "name": last["name"],
-            }
-            list_meta["continue"] = base64.urlsafe_b64encode(orjson.dumps(token)).decode().rstrip("=")
-            list_meta["remainingItemCount"] = len(items) - limit
-            items = items[:limit]
-        accept = self.request.headers.get("Accept", "")
-        served = [self._served(o) for o in items]
-        if "as=Table" in accept:
-            return json_response(
-                tables.to_table(self.rt, served, list_meta, self.query.get("includeObject", "Metadata"))
-            )
-        if "as=PartialObjectMetadataList" in accept:
-            return json_response(
-                {
-                    "kind": "PartialObjectMetadataList",
-                    "apiVersion": "meta.k8s.io/v1",
-                    "metadata": list_meta,
-                    "items": [
-                        {
-                            "kind": "PartialObjectMetadata",
-                            "apiVersion": "meta.k8s.io/v1",
-                            "metadata": o["metadata"],
-                        }
-                        for o in served
-                    ],
-                }
-            )
-        body = (
-            b'{"kind":"'
-            + f"{self.rt.kind}List".encode()
-            + b'","apiVersion":"'
-            + self.rt.api_version.encode()
-            + b'","metadata":'
-            + orjson.dumps(list_meta)
-            + b',"items":'
-            + orjson.dumps(served)
-            + b"}"
-        )
-        resp = web.Response(body=body)
-        resp.headers["Content-Type"] = "application/json"
-        return resp
 
     async def watch(self) -> web.StreamResponse:
         reqs, fields = self._filters()
