@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import random
 import uuid
@@ -16,13 +15,13 @@ from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, json_response, now_iso, parse_bool
 from kruise.sandbox.apiserver.handlers.reads import Reads
+from kruise.sandbox.apiserver.handlers.watch import Watch
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import (
     format_label_selector,
     labels_match,
 )
-from kruise.sandbox.apiserver.store import Event
 
 # utilrand's alphabet for generateName suffixes: no vowels, no digits that look like letters.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -84,7 +83,7 @@ def validate_name(rt: ResourceType, name: str) -> list[dict[str, str]]:
     return [errors.field_error("FieldValueInvalid", "metadata.name", name, rule)]
 
 
-class Handlers(Reads, RequestContext):
+class Handlers(Watch, Reads, RequestContext):
     # ------------------------------------------------------------ dispatch
     async def run(self) -> web.StreamResponse:
         method = self.request.method
@@ -157,105 +156,6 @@ class Handlers(Reads, RequestContext):
                 "metadata": obj["metadata"],
             }
         return json_response(obj, status, headers)
-
-    # ------------------------------------------------------------ reads
-
-    async def watch(self) -> web.StreamResponse:
-        reqs, fields = self._filters()
-
-        def matches(obj: dict[str, Any]) -> bool:
-            return labels_match(reqs, obj["metadata"].get("labels")) and fields(obj)
-
-        rv_param = self.query.get("resourceVersion", "")
-        send_initial = self.query.get("sendInitialEvents")
-        bookmarks = parse_bool(self.query.get("allowWatchBookmarks"))
-        timeout_param = self.query.get("timeoutSeconds")
-        timeout = float(timeout_param) if timeout_param else 1800 * (1 + random.random())
-        response = web.StreamResponse(status=200)
-        response.headers["Content-Type"] = "application/json"
-        response.headers["Transfer-Encoding"] = "chunked"
-        await response.prepare(self.request)
-        api_version = self.rt.api_version
-        initial: list[dict[str, Any]] = []
-        since: int | None
-        if rv_param in ("", "0") or (send_initial is not None and parse_bool(send_initial)):
-            initial = [o for o in self.store.list(self.rt.key, self.namespace) if matches(o)]
-            since = None
-        else:
-            try:
-                since = int(rv_param)
-            except ValueError:
-                raise StatusError(400, "BadRequest", f"invalid resource version: {rv_param}") from None
-            if self.store.too_old(since):
-                gone = StatusError(
-                    410, "Expired", f"too old resource version: {since} ({self.store.compacted_rv})"
-                )
-                await response.write(orjson.dumps({"type": "ERROR", "object": gone.status()}) + b"\n")
-                return response
-        watcher = self.store.watch(self.rt.key, self.namespace, since, matches)
-        self.server._watch_responses.add(response)
-        try:
-            for obj in initial:
-                await response.write(Event(0, self.rt.key, "ADDED", obj).line(api_version))
-            if initial is not None and parse_bool(send_initial) and bookmarks:
-                await response.write(self._bookmark(self.store.rv, initial_end=True))
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + timeout
-            while True:
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    if bookmarks:
-                        await response.write(self._bookmark(self.store.rv))
-                    break
-                wait = min(remaining, self.server.bookmark_interval) if bookmarks else remaining
-                try:
-                    # Not wait_for: on 3.11 it can swallow the cancel of a disconnected watch.
-                    async with asyncio.timeout(wait):
-                        event = await watcher.queue.get()
-                except TimeoutError:
-                    if bookmarks and loop.time() < deadline:
-                        await response.write(self._bookmark(self.store.rv))
-                    continue
-                # Drain whatever else is queued and send it as one chunk: one TLS record, one syscall.
-                batch = [event]
-                while not watcher.queue.empty() and batch[-1] is not None:
-                    batch.append(watcher.queue.get_nowait())
-                closing = batch[-1] is None
-                chunk = b"".join(
-                    line
-                    for e in batch
-                    if e is not None and (line := self._filtered_line(e, matches, api_version))
-                )
-                if chunk:
-                    await response.write(chunk)
-                if closing:
-                    break
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
-        finally:
-            self.store.unwatch(watcher)
-            self.server._watch_responses.discard(response)
-        return response
-
-    def _filtered_line(self, event: Event, matches: Any, api_version: str) -> bytes | None:
-        now = matches(event.obj)
-        if event.type != "MODIFIED" or event.prev is None:
-            return event.line(api_version) if now else None
-        before = matches(event.prev)
-        if now and before:
-            return event.line(api_version)
-        if now:
-            return Event(event.rv, event.res, "ADDED", event.obj).line(api_version)
-        if before:
-            return Event(event.rv, event.res, "DELETED", event.obj).line(api_version)
-        return None
-
-    def _bookmark(self, rv: int, initial_end: bool = False) -> bytes:
-        meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        if initial_end:
-            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-        obj = {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
-        return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 
     # ------------------------------------------------------------ pipeline pieces
     def _default_and_prune(self, obj: dict[str, Any], creating: bool) -> None:
