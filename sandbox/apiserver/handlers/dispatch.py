@@ -14,13 +14,13 @@ from kruise.sandbox.apiserver import defaults, errors, podlogs, revisiondata, sc
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, json_response, now_iso, parse_bool
+from kruise.sandbox.apiserver.handlers.delete import Deletes
 from kruise.sandbox.apiserver.handlers.reads import Reads
 from kruise.sandbox.apiserver.handlers.watch import Watch
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import (
     format_label_selector,
-    labels_match,
 )
 
 # utilrand's alphabet for generateName suffixes: no vowels, no digits that look like letters.
@@ -83,7 +83,7 @@ def validate_name(rt: ResourceType, name: str) -> list[dict[str, str]]:
     return [errors.field_error("FieldValueInvalid", "metadata.name", name, rule)]
 
 
-class Handlers(Watch, Reads, RequestContext):
+class Handlers(Deletes, Watch, Reads, RequestContext):
     # ------------------------------------------------------------ dispatch
     async def run(self) -> web.StreamResponse:
         method = self.request.method
@@ -660,86 +660,6 @@ class Handlers(Watch, Reads, RequestContext):
             options = body.get("deleteOptions") or {}
             await self._delete_object(pod, options)
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
-
-    # ------------------------------------------------------------ delete
-    async def _delete_options(self) -> dict[str, Any]:
-        body = await self._body() if self.request.can_read_body else None
-        options = dict(body) if isinstance(body, dict) else {}
-        for key in ("gracePeriodSeconds", "propagationPolicy", "orphanDependents"):
-            if key in self.query:
-                options[key] = self.query[key]
-        if "gracePeriodSeconds" in options and options["gracePeriodSeconds"] is not None:
-            options["gracePeriodSeconds"] = int(options["gracePeriodSeconds"])
-        if "dryRun" in options and options["dryRun"] == ["All"]:
-            self.dry_run = True
-        return options
-
-    async def delete(self) -> tuple[dict[str, Any], int]:
-        options = await self._delete_options()
-        obj = self._stored()
-        pre = options.get("preconditions") or {}
-        if pre.get("uid") and pre["uid"] != obj["metadata"]["uid"]:
-            raise errors.conflict(
-                self.rt.group,
-                self.rt.plural,
-                self.name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                f"{obj['metadata']['uid']}",
-            )
-        if pre.get("resourceVersion") and pre["resourceVersion"] != obj["metadata"]["resourceVersion"]:
-            raise errors.conflict(
-                self.rt.group,
-                self.rt.plural,
-                self.name,
-                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                f"ResourceVersion in object meta: {obj['metadata']['resourceVersion']}",
-            )
-        attrs = self._attrs(
-            "DELETE", None, obj, {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options}
-        )
-        await self._admit(attrs, lambda o: None)
-        result = await self._delete_object(obj, options)
-        if result is None:
-            return {
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Success",
-                "details": {
-                    "name": self.name,
-                    "group": self.rt.group,
-                    "kind": self.rt.plural,
-                    "uid": obj["metadata"]["uid"],
-                },
-            }, 200
-        return result, 200
-
-    async def _delete_object(self, obj: dict[str, Any], options: dict[str, Any]) -> dict[str, Any] | None:
-        """Returns the object (marked or, for types that return it, deleted); None means a Status reply."""
-        return self.server.lifecycle.delete(self.rt, obj, options, self.dry_run)
-
-    async def delete_collection(self) -> dict[str, Any]:
-        options = await self._delete_options()
-        reqs, fields = self._filters()
-        items = [
-            o
-            for o in self.store.list(self.rt.key, self.namespace)
-            if labels_match(reqs, o["metadata"].get("labels")) and fields(o)
-        ]
-        deleted = []
-        for obj in items:
-            attrs = self._attrs(
-                "DELETE", None, obj, {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options}
-            )
-            await self._admit(attrs, lambda o: None)
-            result = self.server.lifecycle.delete(self.rt, obj, options, self.dry_run)
-            deleted.append(self._served(result or obj))
-        return {
-            "kind": f"{self.rt.kind}List",
-            "apiVersion": self.rt.api_version,
-            "metadata": {"resourceVersion": self.store_rv()},
-            "items": deleted,
-        }
 
 
 def _manager_from_agent(agent: str) -> str:
