@@ -10,18 +10,16 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, errors, podlogs, revisiondata, schema, serviceaccounts, tables
+from kruise.sandbox.apiserver import defaults, errors, revisiondata, schema, serviceaccounts, tables
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, json_response, now_iso, parse_bool
 from kruise.sandbox.apiserver.handlers.delete import Deletes
 from kruise.sandbox.apiserver.handlers.reads import Reads
+from kruise.sandbox.apiserver.handlers.subresources import Subresources, scale_of
 from kruise.sandbox.apiserver.handlers.watch import Watch
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
 from kruise.sandbox.apiserver.resources import ResourceType
-from kruise.sandbox.apiserver.selectors import (
-    format_label_selector,
-)
 
 # utilrand's alphabet for generateName suffixes: no vowels, no digits that look like letters.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -83,15 +81,13 @@ def validate_name(rt: ResourceType, name: str) -> list[dict[str, str]]:
     return [errors.field_error("FieldValueInvalid", "metadata.name", name, rule)]
 
 
-class Handlers(Deletes, Watch, Reads, RequestContext):
+class Handlers(Subresources, Deletes, Watch, Reads, RequestContext):
     # ------------------------------------------------------------ dispatch
     async def run(self) -> web.StreamResponse:
         method = self.request.method
         if method == "GET":
             if self.sub == "log":
-                pod = self._stored()
-                node = self.store.get(("", "nodes"), "", (pod.get("spec") or {}).get("nodeName") or "")
-                return await podlogs.serve(self.request, pod, node, self.server.kubelet_host)
+                return await self.serve_log()
             if self.name:
                 return self._respond(await self.get())
             if parse_bool(self.query.get("watch")):
@@ -515,7 +511,7 @@ class Handlers(Deletes, Watch, Reads, RequestContext):
                 return await self.create(body), True
             if old is None:
                 raise errors.not_found(self.rt.group, self.rt.plural, self.name)
-            current = self._scale_of(old) if self.sub == "scale" else old
+            current = scale_of(self.rt, old) if self.sub == "scale" else old
             merged = server_side_apply(
                 current, body, self.query["fieldManager"], strategic=not self.rt.is_custom
             )
@@ -523,7 +519,7 @@ class Handlers(Deletes, Watch, Reads, RequestContext):
             return await self.update(merged, old=old, operation="Apply"), False
         if old is None:
             raise errors.not_found(self.rt.group, self.rt.plural, self.name)
-        current = self._scale_of(old) if self.sub == "scale" else self._served(old)
+        current = scale_of(self.rt, old) if self.sub == "scale" else self._served(old)
         if ctype == "application/json-patch+json":
             patched = json_patch(copy.deepcopy(current), body)
         elif ctype == "application/merge-patch+json":
@@ -537,129 +533,6 @@ class Handlers(Deletes, Watch, Reads, RequestContext):
             raise errors.stale(self.rt.group, self.rt.plural, self.name)
         patched.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
         return await self.update(patched, old=old), False
-
-    # ------------------------------------------------------------ scale
-    def _scale_of(self, obj: dict[str, Any]) -> dict[str, Any]:
-        paths = self.rt.scale_paths or {
-            "specReplicasPath": ".spec.replicas",
-            "statusReplicasPath": ".status.replicas",
-            "labelSelectorPath": ".status.selector" if self.rt.is_custom else "",
-        }
-        spec_val = tables.json_path(obj, paths["specReplicasPath"])
-        status_val = tables.json_path(obj, paths.get("statusReplicasPath", ""))
-        scale: dict[str, Any] = {
-            "kind": "Scale",
-            "apiVersion": "autoscaling/v1",
-            "metadata": {
-                k: obj["metadata"][k]
-                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                if k in obj["metadata"]
-            },
-            "spec": {"replicas": spec_val[0] if spec_val else 0},
-            "status": {"replicas": status_val[0] if status_val else 0},
-        }
-        if self.rt.is_custom:
-            sel = (
-                tables.json_path(obj, paths.get("labelSelectorPath") or "")
-                if paths.get("labelSelectorPath")
-                else []
-            )
-            if sel:
-                scale["status"]["selector"] = sel[0]
-        else:
-            scale["status"]["selector"] = format_label_selector((obj.get("spec") or {}).get("selector"))
-        return scale
-
-    async def _update_scale(self, scale: dict[str, Any]) -> dict[str, Any]:
-        old = self._stored()
-        rv = (scale.get("metadata") or {}).get("resourceVersion")
-        if rv and rv != old["metadata"]["resourceVersion"]:
-            raise errors.stale(self.rt.group, self.rt.plural, self.name)
-        replicas = (scale.get("spec") or {}).get("replicas", 0)
-        if not isinstance(replicas, int) or replicas < 0:
-            raise errors.invalid(
-                "autoscaling",
-                "Scale",
-                self.name,
-                [
-                    errors.field_error(
-                        "FieldValueInvalid", "spec.replicas", replicas, "must be greater than or equal to 0"
-                    )
-                ],
-            )
-        attrs = self._attrs(
-            "UPDATE", scale, self._scale_of(old), {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
-        )
-        await self._admit(attrs, lambda o: None)
-        new = copy.deepcopy(old)
-        path = (self.rt.scale_paths or {}).get("specReplicasPath", ".spec.replicas").lstrip(".").split(".")
-        target = new
-        for part in path[:-1]:
-            target = target.setdefault(part, {})
-        target[path[-1]] = (attrs.object or scale)["spec"]["replicas"]
-        saved_sub = self.sub
-        self.sub = ""
-        causes = schema.validate(new, self.rt.schema) if self.rt.is_custom and self.rt.schema else []
-        if causes:
-            raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
-        stored = self._commit_update(old, new, "Update")
-        self.sub = saved_sub
-        return self._scale_of(stored)
-
-    async def access_review(self) -> dict[str, Any]:
-        """The sandbox token is a member of system:masters, so every review is allowed, as RBAC would say."""
-        review = self._object_body(await self._body())
-        review["metadata"].setdefault("creationTimestamp", None)
-        review["status"] = {
-            "allowed": True,
-            "reason": 'RBAC: allowed by ClusterRoleBinding "cluster-admin" of '
-            'ClusterRole "cluster-admin" to Group "system:masters"',
-        }
-        return review
-
-    # ------------------------------------------------------------ pods/eviction, pods/binding
-    async def pod_subresource(self) -> dict[str, Any]:
-        body = await self._body() or {}
-        pod = self._stored()
-        if self.sub == "binding":
-            target = (body.get("target") or {}).get("name")
-            attrs = self._attrs(
-                "CREATE", body, None, {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}
-            )
-            await self._admit(attrs, lambda o: None)
-            if pod["spec"].get("nodeName"):
-                raise errors.conflict(
-                    "",
-                    "pods",
-                    self.name,
-                    f'pod {self.name} is already assigned to node "{pod["spec"]["nodeName"]}"',
-                )
-            if not target:
-                raise errors.invalid(
-                    "", "Binding", self.name, [errors.field_error("FieldValueRequired", "target.name")]
-                )
-            if not self.dry_run:
-                new = copy.deepcopy(pod)
-                new["spec"]["nodeName"] = target
-                conds = new.setdefault("status", {}).setdefault("conditions", [])
-                conds[:] = [c for c in conds if c.get("type") != "PodScheduled"]
-                conds.append(
-                    {
-                        "type": "PodScheduled",
-                        "status": "True",
-                        "lastProbeTime": None,
-                        "lastTransitionTime": now_iso(),
-                    }
-                )
-                self.store.put(self.rt.key, new, "MODIFIED", pod)
-            return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
-        attrs = self._attrs("CREATE", body, None, {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"})
-        await self._admit(attrs, lambda o: None)
-        self.server.lifecycle.check_disruption_budgets(pod, self.dry_run)
-        if not self.dry_run:
-            options = body.get("deleteOptions") or {}
-            await self._delete_object(pod, options)
-        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
 
 def _manager_from_agent(agent: str) -> str:

@@ -17,6 +17,7 @@ from aiohttp import web
 from kruise.sandbox.apiserver import tables
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, json_response
+from kruise.sandbox.apiserver.handlers.subresources import scale_of
 from kruise.sandbox.apiserver.selectors import labels_match
 
 
@@ -26,7 +27,7 @@ class Reads(RequestContext):
     async def get(self) -> dict[str, Any]:
         obj = self._stored()
         if self.sub == "scale":
-            return self._scale_of(obj)
+            return scale_of(self.rt, obj)
         return obj
 
     def _respond_list(self) -> web.Response:
