@@ -21,7 +21,8 @@ from kruise.sandbox.apiserver import defaults, discovery
 from kruise.sandbox.apiserver.admission import AdmissionDenied, AdmissionPlugin
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import json_response
-from kruise.sandbox.apiserver.handlers.dispatch import Handlers, stamp_new
+from kruise.sandbox.apiserver.handlers.dispatch import Handlers
+from kruise.sandbox.apiserver.handlers.writes import stamp_new
 from kruise.sandbox.apiserver.lifecycle import Lifecycle
 from kruise.sandbox.apiserver.resources import ResourceType, builtin_resources, crd_resources
 from kruise.sandbox.apiserver.store import Store

@@ -98,7 +98,7 @@ class Subresources(RequestContext):
         causes = schema.validate(new, self.rt.schema) if self.rt.is_custom and self.rt.schema else []
         if causes:
             raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
-        stored = self._commit_update(old, new, "Update")
+        stored = self._commit_update(old, new, "Update")  # Writes, in writes.py
         self.sub = saved_sub
         return scale_of(self.rt, stored)
 
@@ -153,5 +153,5 @@ class Subresources(RequestContext):
         self.server.lifecycle.check_disruption_budgets(pod, self.dry_run)
         if not self.dry_run:
             options = body.get("deleteOptions") or {}
-            await self._delete_object(pod, options)
+            await self._delete_object(pod, options)  # Deletes, in delete.py
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
