@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kruise.sandbox.apiserver import errors, serviceaccounts
 from kruise.sandbox.apiserver.errors import StatusError
-from kruise.sandbox.apiserver.handlers import stamp_new
+from kruise.sandbox.apiserver.handlers.writes import stamp_new
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import labels_match, selector_from_label_selector
 from kruise.sandbox.apiserver.store import ResKey

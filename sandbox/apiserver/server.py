@@ -1,8 +1,10 @@
-"""`ApiServer`: the HTTP front of the emulator — routing, the write pipeline, list/watch, faults.
+"""`ApiServer`: the HTTP front of the emulator — start/stop, auth, URL routing, discovery, faults.
 
-The write pipeline mirrors kube-apiserver's order: decode -> defaulting -> mutating admission ->
-schema validation -> validating admission -> persist. All state lives on one event loop; a write
-never awaits between reading and storing, so resourceVersion checks are atomic.
+A request for a resource is handed to `handlers.dispatch.Handlers`, which serves it by verb (reads,
+watch, writes, delete, subresources: one module each under `handlers/`). The write pipeline there
+mirrors kube-apiserver's order: decode -> defaulting -> mutating admission -> schema validation ->
+validating admission -> persist. All state lives on one event loop; a write never awaits between
+reading and storing, so resourceVersion checks are atomic.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from aiohttp import web
 from kruise.sandbox.apiserver import defaults, discovery
 from kruise.sandbox.apiserver.admission import AdmissionDenied, AdmissionPlugin
 from kruise.sandbox.apiserver.errors import StatusError
-from kruise.sandbox.apiserver.handlers import Handlers, json_response, stamp_new
+from kruise.sandbox.apiserver.handlers.base import json_response
+from kruise.sandbox.apiserver.handlers.dispatch import Handlers
+from kruise.sandbox.apiserver.handlers.writes import stamp_new
 from kruise.sandbox.apiserver.lifecycle import Lifecycle
 from kruise.sandbox.apiserver.resources import ResourceType, builtin_resources, crd_resources
 from kruise.sandbox.apiserver.store import Store
