@@ -108,3 +108,19 @@ class StorePodsAndNodes:
 
     def node(self, name: str) -> dict | None:
         return self._nodes.get_by_name(None, name)
+
+
+class StorePersistentPodStates:
+    """PersistentPodStates by namespace, for steering a recreated StatefulSet pod back to its node.
+
+    Attached once the process found the kind served; until then no pod has a recorded state.
+    """
+
+    def __init__(self, states: Store | None = None) -> None:
+        self._states = states
+
+    def attach(self, states: Store) -> None:
+        self._states = states
+
+    def in_namespace(self, namespace: str) -> list[dict]:
+        return self._states.by_index(NAMESPACE_INDEX, namespace) if self._states is not None else []

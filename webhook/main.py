@@ -25,12 +25,21 @@ from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.logging import configure_logging
-from kruise.kube.resources import CONFIGMAPS, NAMESPACES, NODES, PODS, PODUNAVAILABLEBUDGETS, PVCS
+from kruise.kube.resources import (
+    CONFIGMAPS,
+    NAMESPACES,
+    NODES,
+    PERSISTENT_POD_STATES,
+    PODS,
+    PODUNAVAILABLEBUDGETS,
+    PVCS,
+)
 from kruise.webhook import certs
 from kruise.webhook.app import create_app
 from kruise.webhook.caches import (
     SIDECARSETS,
     StoreNamespaceContents,
+    StorePersistentPodStates,
     StorePodsAndNodes,
     StorePubs,
     StoreSidecarSets,
@@ -137,12 +146,14 @@ class WebhookProcess:
         self.recorder = EventRecorder(client, "kruise-webhook")
         self.budgets = BudgetKeeper(client, self.pubs, self.recorder)
         objects = StorePodsAndNodes(pods.store, self.factory.informer(NODES).store)
+        self.persistent_pod_states = StorePersistentPodStates()
         self.routes = build_routes(
             StoreNamespaceContents(pods.store, pvcs.store),
             self.sidecarsets,
             self.gates,
             self.budgets,
             objects,
+            self.persistent_pod_states.in_namespace,
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
@@ -181,7 +192,17 @@ class WebhookProcess:
             return False
         return True
 
+    async def _persistent_pod_state_served(self) -> bool:
+        try:
+            await self.client.list(PERSISTENT_POD_STATES, limit=1)
+        except NotFound:
+            log.warning("PersistentPodState is not served; recreated StatefulSet pods are not steered back")
+            return False
+        return True
+
     async def start(self) -> None:
+        if await self._persistent_pod_state_served():
+            self.persistent_pod_states.attach(self.factory.informer(PERSISTENT_POD_STATES).store)
         if await self._sidecarset_served():
             self.sidecarsets.attach(self.factory.informer(SIDECARSETS).store)
         if await self._pub_served():
