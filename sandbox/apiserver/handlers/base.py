@@ -51,6 +51,16 @@ def json_response(
     return resp
 
 
+def defaults_after_mutation(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """The ObjectDefaulter kube-apiserver's webhook dispatcher runs on every patched object: the
+    defaults of decoding, so a webhook-injected container or env gets what a sent one would."""
+    fn = defaults.SCHEME_DEFAULTS.get(rt.key)
+    if fn is not None:
+        fn(obj)
+    if rt.is_custom and rt.schema:
+        schema.apply_defaults(obj, rt.schema)
+
+
 class RequestContext:
     """One request's context (resource type, namespace, name, subresource, query, dry run, warnings) and
     the steps every verb shares: finding the stored object, selector filters, body decoding, admission."""
@@ -154,13 +164,7 @@ class RequestContext:
         return body
 
     def _defaults_after_mutation(self, obj: dict[str, Any]) -> None:
-        """The ObjectDefaulter kube-apiserver's webhook dispatcher runs on every patched object: the
-        defaults of decoding, so a webhook-injected container or env gets what a sent one would."""
-        fn = defaults.SCHEME_DEFAULTS.get(self.rt.key)
-        if fn is not None:
-            fn(obj)
-        if self.rt.is_custom and self.rt.schema:
-            schema.apply_defaults(obj, self.rt.schema)
+        defaults_after_mutation(self.rt, obj)
 
     def _attrs(
         self,
