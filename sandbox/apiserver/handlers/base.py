@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
+# who sent a request authenticated by a TokenRequest token (absent: the admin token, system:admin)
+USER_INFO = web.RequestKey("user_info", dict)
 
 
 def now_iso() -> str:
@@ -49,6 +51,16 @@ def json_response(
     resp = web.Response(status=status, body=orjson.dumps(body), headers=headers)
     resp.headers["Content-Type"] = content_type
     return resp
+
+
+def defaults_after_mutation(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """The ObjectDefaulter kube-apiserver's webhook dispatcher runs on every patched object: the
+    defaults of decoding, so a webhook-injected container or env gets what a sent one would."""
+    fn = defaults.SCHEME_DEFAULTS.get(rt.key)
+    if fn is not None:
+        fn(obj)
+    if rt.is_custom and rt.schema:
+        schema.apply_defaults(obj, rt.schema)
 
 
 class RequestContext:
@@ -129,7 +141,8 @@ class RequestContext:
         if not isinstance(body, dict):
             raise StatusError(400, "BadRequest", "the body of the request was in an unknown format")
         kind, api_version = body.get("kind"), body.get("apiVersion")
-        if kind and kind != self.rt.kind and not (self.sub and kind in ("Scale",)):
+        own_kind = ("Scale", "TokenRequest")  # subresources with a kind of their own
+        if kind and kind != self.rt.kind and not (self.sub and kind in own_kind):
             raise StatusError(
                 400,
                 "BadRequest",
@@ -139,7 +152,7 @@ class RequestContext:
                 else f'{kind} in version "{self.rt.version}" cannot be handled as a {self.rt.kind}: '
                 f"kind mismatch",
             )
-        if api_version and api_version != self.rt.api_version and kind != "Scale":
+        if api_version and api_version != self.rt.api_version and kind not in own_kind:
             raise StatusError(
                 400,
                 "BadRequest",
@@ -154,13 +167,7 @@ class RequestContext:
         return body
 
     def _defaults_after_mutation(self, obj: dict[str, Any]) -> None:
-        """The ObjectDefaulter kube-apiserver's webhook dispatcher runs on every patched object: the
-        defaults of decoding, so a webhook-injected container or env gets what a sent one would."""
-        fn = defaults.SCHEME_DEFAULTS.get(self.rt.key)
-        if fn is not None:
-            fn(obj)
-        if self.rt.is_custom and self.rt.schema:
-            schema.apply_defaults(obj, self.rt.schema)
+        defaults_after_mutation(self.rt, obj)
 
     def _attrs(
         self,
@@ -180,6 +187,8 @@ class RequestContext:
             kind = {"group": "policy", "version": "v1", "kind": "Eviction"}
         elif sub == "binding":
             kind = {"group": "", "version": "v1", "kind": "Binding"}
+        elif sub == "token":
+            kind = {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}
         return AdmissionAttributes(
             operation=operation,
             group=self.rt.group,
@@ -194,6 +203,7 @@ class RequestContext:
             dry_run=self.dry_run,
             options=options,
             defaulter=self._defaults_after_mutation if sub in ("", "status") else None,
+            **({"user_info": self.request[USER_INFO]} if USER_INFO in self.request else {}),
         )
 
     async def _admit(

@@ -43,6 +43,8 @@ class Handlers(Reads, Watch, Writes, Deletes, Subresources):
         if method == "POST":
             if self.sub in ("eviction", "binding"):
                 return self._respond(await self.pod_subresource(), 201)
+            if self.sub == "token":
+                return self._respond(await self.token_request(), 201)
             if self.name:
                 raise StatusError(
                     405,
@@ -88,7 +90,7 @@ class Handlers(Reads, Watch, Writes, Deletes, Subresources):
                 status,
                 headers,
             )
-        if obj.get("kind") not in ("Status", "Scale", "Eviction", "Binding"):
+        if obj.get("kind") not in ("Status", "Scale", "Eviction", "Binding", "TokenRequest"):
             obj = self._served(obj)
         if "as=PartialObjectMetadata;" in accept + ";" and obj.get("kind") != "Status":
             obj = {

@@ -102,6 +102,14 @@ class Subresources(RequestContext):
         self.sub = saved_sub
         return scale_of(self.rt, stored)
 
+    async def token_request(self) -> dict[str, Any]:
+        """serviceaccounts/<name>/token: a token the emulator then accepts as that account."""
+        body = self._object_body(await self._body())
+        account = self._stored()
+        attrs = self._attrs("CREATE", body, None, {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"})
+        await self._admit(attrs, lambda o: None)
+        return self.server.tokens.request(account, attrs.object or body)
+
     async def access_review(self) -> dict[str, Any]:
         """The sandbox token is a member of system:masters, so every review is allowed, as RBAC would say."""
         review = self._object_body(await self._body())
