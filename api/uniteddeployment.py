@@ -8,6 +8,7 @@ on update. Not covered: the full validation of the embedded StatefulSet/Deployme
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from typing import Any, Literal
@@ -413,6 +414,10 @@ def validate_template(
         if not selects_all and not selector_matches(selector, pod_labels):
             errs.append(invalid(f"{pod_path}.metadata.labels", pod_labels, mismatch))
         if field == "deploymentTemplate":
+            # Upstream's ConvertPodTemplateSpec applies the pod defaults (restartPolicy: Always, ...)
+            # to the copy it validates; the stored template is not changed.
+            pod = copy.deepcopy(pod)
+            default_pod_template(pod)
             errs.extend(validate_pod_template(pod, pod_path))
             restart = (pod.get("spec") or {}).get("restartPolicy")
             if restart != "Always":

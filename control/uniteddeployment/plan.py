@@ -21,6 +21,8 @@ class ChildWrite:
     subset: str
     body: dict[str, Any]
     reason: str = ""
+    revision: str = ""
+    partition: int = 0
 
 
 @dataclass
@@ -68,5 +70,5 @@ def plan_children(
         if reason is None:
             continue
         body = render_child(ud_obj, ud, name, revision, replicas, partition, existing=child.obj)
-        plan.updates.append(ChildWrite(name, body, reason))
+        plan.updates.append(ChildWrite(name, body, reason, revision, partition))
     return plan

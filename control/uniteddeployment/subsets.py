@@ -7,11 +7,17 @@ every required node-affinity term, its tolerations appended, and its `patch` str
 into the pod template (and recorded in the `apps.kruise.io/subset-patch` annotation, so a changed
 patch is noticed). Children are created with generateName `<ud>-<subset>-` (`<ud>-` when that
 prefix is not a valid name).
+
+Per kind, as upstream's subset adapters: a CloneSet takes the partition as
+`updateStrategy.partition`; an Advanced or native StatefulSet as `rollingUpdate.partition`, unless
+its template asks for `OnDelete` (then its partition is read back as the number of its pods not
+yet at its revision); a Deployment has no partition at all.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -173,13 +179,20 @@ def render_child(
 
 
 def _set_partition(kind: str, spec: dict[str, Any], partition: int) -> None:
-    strategy = dict(spec.get("updateStrategy") or {})
+    """Write the partition where the kind keeps it (`spec` is already the template's copy).
+
+    A StatefulSet template with no strategy type means RollingUpdate (the webhook does not default
+    it); the native kind gets the type written out, the Advanced one keeps it empty, as upstream.
+    """
     if kind == KIND_CLONESET:
-        strategy["partition"] = partition
+        spec["updateStrategy"] = {**(spec.get("updateStrategy") or {}), "partition": partition}
     elif kind in (KIND_STATEFULSET, KIND_ADVANCED_STATEFULSET):
-        strategy.setdefault("type", "RollingUpdate")
-        strategy["rollingUpdate"] = {**(strategy.get("rollingUpdate") or {}), "partition": partition}
-    spec["updateStrategy"] = strategy
+        strategy = dict(spec.get("updateStrategy") or {})
+        if strategy.get("type") in (None, "", "RollingUpdate"):
+            if kind == KIND_STATEFULSET:
+                strategy["type"] = "RollingUpdate"
+            strategy["rollingUpdate"] = {**(strategy.get("rollingUpdate") or {}), "partition": partition}
+        spec["updateStrategy"] = strategy
 
 
 def _with_controller(refs: Iterable[Mapping[str, Any]], ud_obj: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -223,7 +236,16 @@ def subset_name_of(obj: Mapping[str, Any]) -> str | None:
     return name or None
 
 
-def spec_partition(kind: str, obj: Mapping[str, Any]) -> int | None:
+def revision_of(obj: Mapping[str, Any]) -> str:
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(LABEL_KRUISE_CONTROLLER_REVISION_HASH, "")
+
+
+def spec_partition(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, Any]] = ()) -> int | None:
+    """The child's partition as upstream's `GetSpecPartition` reads it (None: the kind has none).
+
+    An `OnDelete` StatefulSet has no partition field; its pods not at the child's revision count
+    as the partition instead.
+    """
     spec = obj.get("spec") or {}
     strategy = spec.get("updateStrategy") or {}
     if kind == KIND_CLONESET:
@@ -235,6 +257,9 @@ def spec_partition(kind: str, obj: Mapping[str, Any]) -> int | None:
             return -(-replicas * int(value[:-1]) // 100)
         return int(value)
     if kind in (KIND_STATEFULSET, KIND_ADVANCED_STATEFULSET):
+        if strategy.get("type") == "OnDelete":
+            revision = revision_of(obj)
+            return sum(1 for pod in pods if revision_of(pod) != revision)
         value = (strategy.get("rollingUpdate") or {}).get("partition")
         return None if value is None else int(value)
     return None
@@ -244,10 +269,11 @@ def read_child(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, An
     """The child with its updated (and updated-ready) replicas counted from its active pods."""
     meta = obj.get("metadata") or {}
     status = obj.get("status") or {}
+    pods = list(pods)
     updated = updated_ready = 0
     for pod in pods:
         pod_meta = pod.get("metadata") or {}
-        if (pod_meta.get("labels") or {}).get(LABEL_KRUISE_CONTROLLER_REVISION_HASH) != revision:
+        if revision_of(pod) != revision:
             continue
         phase = (pod.get("status") or {}).get("phase")
         if pod_meta.get("deletionTimestamp") or phase in ("Succeeded", "Failed"):
@@ -260,8 +286,8 @@ def read_child(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, An
         name=meta.get("name", ""),
         uid=meta.get("uid", ""),
         replicas=int((obj.get("spec") or {}).get("replicas") or 0),
-        partition=spec_partition(kind, obj),
-        revision=(meta.get("labels") or {}).get(LABEL_KRUISE_CONTROLLER_REVISION_HASH, ""),
+        partition=spec_partition(kind, obj, pods),
+        revision=revision_of(obj),
         patch=(meta.get("annotations") or {}).get(ANNOTATION_SUBSET_PATCH, ""),
         status_replicas=int(status.get("replicas") or 0),
         ready_replicas=int(status.get("readyReplicas") or 0),
@@ -291,3 +317,33 @@ def needs_update(child: Child, revision: str, replicas: int, partition: int, pat
     if child.updated_replicas < child.status_replicas:
         return "still in updating progress"
     return None
+
+
+# ---- native StatefulSet: pods stuck in a rolling update ------------------------------------------
+
+_ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
+
+
+def pod_ordinal(pod: Mapping[str, Any]) -> int:
+    """The StatefulSet ordinal at the end of the pod's name, -1 when it has none."""
+    match = _ORDINAL.match((pod.get("metadata") or {}).get("name", ""))
+    return int(match.group(2)) if match else -1
+
+
+def stuck_pods(
+    child: Mapping[str, Any], pods: Iterable[Mapping[str, Any]], revision: str, partition: int
+) -> list[Mapping[str, Any]]:
+    """Pods of a native RollingUpdate StatefulSet that its controller would wait on forever.
+
+    kubernetes/kubernetes#67250: a pod at or above the partition, not yet at `revision` and not
+    Ready blocks the rolling update; upstream's StatefulSet adapter deletes such pods after each
+    update of the child so they come back at the new revision. OnDelete children are left alone.
+    """
+    strategy = ((child.get("spec") or {}).get("updateStrategy") or {}).get("type")
+    if strategy == "OnDelete":
+        return []
+    return [
+        pod
+        for pod in pods
+        if pod_ordinal(pod) >= partition and revision_of(pod) != revision and not _pod_ready(pod)
+    ]

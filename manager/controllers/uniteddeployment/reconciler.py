@@ -32,7 +32,14 @@ from kruise.control.uniteddeployment.status import (
     set_updated_condition,
     status_unchanged,
 )
-from kruise.control.uniteddeployment.subsets import Child, read_child, template_kind
+from kruise.control.uniteddeployment.subsets import (
+    KIND_DEPLOYMENT,
+    KIND_STATEFULSET,
+    Child,
+    read_child,
+    stuck_pods,
+    template_kind,
+)
 from kruise.kube.client import Client
 from kruise.kube.clock import rfc3339
 from kruise.kube.controller import Result, TerminalError
@@ -40,7 +47,7 @@ from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import CONTROLLER_REVISIONS, UNITED_DEPLOYMENTS, ResourceRef
+from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, UNITED_DEPLOYMENTS, ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
 
 log = structlog.get_logger("kruise.manager.uniteddeployment")
@@ -64,6 +71,7 @@ class UnitedDeploymentReconciler:
         children: Mapping[str, tuple[ResourceRef, SharedInformer]],
         pods: SharedInformer,
         revisions: SharedInformer,
+        replicasets: SharedInformer,
         recorder: EventRecorder,
         expectations: ResourceVersionExpectations,
         wall: Callable[[], datetime],
@@ -74,6 +82,8 @@ class UnitedDeploymentReconciler:
         """Child kind (subsets.KIND_*) -> its resource and informer."""
         self.pods = pods
         self.revisions = revisions
+        self.replicasets = replicasets
+        """ReplicaSets, to find a Deployment child's pods."""
         self.recorder = recorder
         self.expectations = expectations
         self.wall = wall
@@ -86,17 +96,23 @@ class UnitedDeploymentReconciler:
             o for o in informer.by_index(NAMESPACE_INDEX, meta["namespace"]) if controlled_by(o, meta["uid"])
         ]
 
+    def _controlled(self, informer: SharedInformer, owner: Mapping[str, Any]) -> list[dict[str, Any]]:
+        uid = owner["metadata"]["uid"]
+        return [o for o in informer.by_index(OWNER_UID_INDEX, uid) if controlled_by(o, uid)]
+
+    def _child_pods(self, kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The child's pods: its own, or for a Deployment those of its ReplicaSets (as upstream)."""
+        if kind == KIND_DEPLOYMENT:
+            sets = self._controlled(self.replicasets, obj)
+            return [pod for rs in sets for pod in self._controlled(self.pods, rs)]
+        return self._controlled(self.pods, obj)
+
     def _read_children(self, kind: str, ud_obj: Mapping[str, Any], revision: str) -> list[Child]:
         _, informer = self.children[kind]
-        out = []
-        for obj in self._owned(informer, ud_obj):
-            pods = [
-                p
-                for p in self.pods.by_index(OWNER_UID_INDEX, obj["metadata"]["uid"])
-                if controlled_by(p, obj["metadata"]["uid"])
-            ]
-            out.append(read_child(kind, obj, pods, revision))
-        return out
+        return [
+            read_child(kind, obj, self._child_pods(kind, obj), revision)
+            for obj in self._owned(informer, ud_obj)
+        ]
 
     # ---- the pass --------------------------------------------------------------------------------
 
@@ -272,7 +288,9 @@ class UnitedDeploymentReconciler:
                 replicas=write.body["spec"].get("replicas"),
             )
             try:
-                await self.client.update(ref, write.body)
+                written = await self.client.update(ref, write.body)
+                if kind == KIND_STATEFULSET:
+                    await self._delete_stuck_pods(written, write.revision, write.partition, bound)
             except Exception as exc:
                 name = write.body["metadata"].get("name")
                 self.recorder.event(
@@ -284,6 +302,18 @@ class UnitedDeploymentReconciler:
                 errors.append(str(exc))
         if errors:
             raise RuntimeError("; ".join(errors))
+
+    async def _delete_stuck_pods(
+        self, child: Mapping[str, Any], revision: str, partition: int, bound: Any
+    ) -> None:
+        """Upstream's native StatefulSet PostUpdate: delete pods a rolling update would wait on forever."""
+        for pod in stuck_pods(child, self._child_pods(KIND_STATEFULSET, child), revision, partition):
+            meta = pod["metadata"]
+            bound.info("Deleted pod at stuck state", pod=f"{meta['namespace']}/{meta['name']}")
+            with contextlib.suppress(NotFound):
+                await self.client.delete(
+                    PODS, meta["name"], meta["namespace"], propagation_policy="Background"
+                )
 
     # ---- status ----------------------------------------------------------------------------------
 

@@ -114,6 +114,8 @@ def allows(role_rules: list[dict], group: str, resource: str, verb: str) -> bool
         ("kruise-manager-role", "batch", "jobs", "delete"),
         ("kruise-manager-role", "", "secrets", "create"),  # ResourceDistribution copies
         ("kruise-manager-role", "", "secrets", "delete"),
+        ("kruise-manager-role", "apps", "deployments", "create"),  # UnitedDeployment children
+        ("kruise-manager-role", "apps", "statefulsets", "update"),
         ("kruise-webhook-role", "policy.kruise.io", "podunavailablebudgets/status", "update"),
         ("kruise-webhook-role", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "patch"),
         ("kruise-webhook-role", "", "namespaces", "list"),

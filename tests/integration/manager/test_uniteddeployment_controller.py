@@ -6,6 +6,7 @@ pins its pods to one zone of the simulated nodes (node-1..3 in zone-a..c).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,9 +14,11 @@ import pytest
 from kruise.api import cloneset as cloneset_api
 from kruise.api import uniteddeployment as ud_api
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_SUBSET_NAME
+from kruise.kube.errors import Conflict
 from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, UNITED_DEPLOYMENTS
 from kruise.manager.controllers.cloneset import SETUP as CLONESET_SETUP
 from kruise.manager.controllers.uniteddeployment import SETUP
+from tests.kit.polling import until
 
 NS = "default"
 ZONE = "topology.kubernetes.io/zone"
@@ -86,6 +89,17 @@ async def children(cluster, ud_name: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+async def edit_ud(cluster, name: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Apply `change` to the latest UnitedDeployment, again on a Conflict with a status write."""
+
+    async def attempt() -> dict[str, Any]:
+        ud = await cluster.client.get(UNITED_DEPLOYMENTS, name, NS)
+        change(ud)
+        return await cluster.client.update(UNITED_DEPLOYMENTS, ud)
+
+    return await until(attempt, timeout=10, ignore=(Conflict,))
+
+
 def replicas_of(found: dict[str, dict[str, Any]]) -> dict[str, int]:
     return {name: cs["spec"]["replicas"] for name, cs in found.items()}
 
@@ -149,18 +163,20 @@ async def test_three_zone_subsets_resplit_and_removal(kruise_cluster) -> None:
         assert pod["metadata"]["labels"][LABEL_KRUISE_CONTROLLER_REVISION_HASH] == revision
 
     # spec.replicas changes: the rest is split again.
-    # spec edits are merge patches: the controller writes status meanwhile, so a PUT of a stale copy conflicts
-    await cluster.client.patch(UNITED_DEPLOYMENTS, "demo", {"spec": {"replicas": 9}}, NS)
+    await edit_ud(cluster, "demo", lambda u: u["spec"].__setitem__("replicas", 9))
     found = await cluster.until(
         lambda: children(cluster, "demo"),
         lambda c: replicas_of(c) == {"subset-a": 1, "subset-b": 4, "subset-c": 4},
     )
 
     # A subset removed: its CloneSet goes, the others take its share.
-    ud = await cluster.client.get(UNITED_DEPLOYMENTS, "demo", NS)
     removed = found["subset-a"]["metadata"]["name"]
-    kept = [s for s in ud["spec"]["topology"]["subsets"] if s["name"] != "subset-a"]
-    await cluster.client.patch(UNITED_DEPLOYMENTS, "demo", {"spec": {"topology": {"subsets": kept}}}, NS)
+
+    def drop_a(ud: dict[str, Any]) -> None:
+        topology = ud["spec"]["topology"]
+        topology["subsets"] = [s for s in topology["subsets"] if s["name"] != "subset-a"]
+
+    await edit_ud(cluster, "demo", drop_a)
     found = await cluster.until(
         lambda: children(cluster, "demo"), lambda c: replicas_of(c) == {"subset-b": 4, "subset-c": 5}
     )
@@ -184,10 +200,11 @@ async def test_template_change_and_manual_partition(kruise_cluster) -> None:
     assert found["subset-a"]["spec"]["updateStrategy"]["partition"] == 1
     assert found["subset-b"]["spec"]["updateStrategy"]["partition"] == 0
 
-    ud = await cluster.client.get(UNITED_DEPLOYMENTS, "roll", NS)
-    template = ud["spec"]["template"]
-    template["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.27"
-    await cluster.client.patch(UNITED_DEPLOYMENTS, "roll", {"spec": {"template": template}}, NS)
+    def new_image(ud: dict[str, Any]) -> None:
+        containers = ud["spec"]["template"]["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"]
+        containers[0]["image"] = "nginx:1.27"
+
+    await edit_ud(cluster, "roll", new_image)
 
     def rolled(c: dict[str, dict[str, Any]]) -> bool:
         return all(

@@ -287,3 +287,16 @@ def test_subset_tolerations_and_terms_get_core_validation():
         'spec.topology.subsets[1].nodeSelectorTerm.matchExpressions[0].operator: Invalid value: "Near": '
         "not a valid selector operator"
     ]
+
+
+def test_deployment_template_without_restart_policy_is_valid():
+    """The pod defaults (restartPolicy: Always) apply to the validated copy, as upstream's
+    ConvertPodTemplateSpec; the stored template is left as written."""
+    obj = copy.deepcopy(BASE)
+    template = obj["spec"]["template"].pop("advancedStatefulSetTemplate")
+    template["spec"]["template"]["spec"].pop("restartPolicy", None)
+    obj["spec"]["template"]["deploymentTemplate"] = template
+    parsed = _parse(obj)
+    assert ud.validate(parsed) == []
+    pod_spec = parsed.spec.template.deployment_template.spec["template"]["spec"]
+    assert "restartPolicy" not in pod_spec
