@@ -28,7 +28,7 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
 )
 from kruise.control import podstatus
-from kruise.control.sidecarset import hotupgrade
+from kruise.control.sidecarset import hotupgrade, order
 from kruise.control.sidecarset.injection import go_time
 from kruise.control.sidecarset.matching import selector_matches
 
@@ -202,9 +202,10 @@ def pods_not_upgradable(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
 
 
 def pods_to_update(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
-    """Which pods to update now: not updated, selected by updateStrategy.selector, upgradable in place,
-    not mid-update; `partition` of the matched pods are held back and at most `maxUnavailable`
-    (default 1) may be updated-but-not-ready at a time. Unready pods take no budget."""
+    """Which pods to update now (upstream `GetNextUpgradePods`): the waiting ones (not updated, selected
+    by updateStrategy.selector, upgradable in place, not mid-update) in rollout order (`order`), less the
+    last `partition` of them (int or % of the matched pods, rounded up), cut where `maxUnavailable`
+    (default 1) updated-but-not-ready pods would be exceeded. Unready pods take no budget."""
     strategy = (sidecarset.get("spec") or {}).get("updateStrategy") or {}
     if not rolling(sidecarset):
         return []
@@ -217,21 +218,18 @@ def pods_to_update(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
         and not mid_update(p, sidecarset)
         and _selected(sidecarset, p)
     ]
+    ordered = order.sort_for_update(strategy, pods, candidates)
     partition = strategy.get("partition")
-    keep = 0 if partition is None else scaled_value(partition, total, round_up=True)
-    waiting = sum(1 for p in pods if not is_updated(p, sidecarset))
-    room_by_partition = max(waiting - keep, 0)
+    keep = 0 if partition is None else min(scaled_value(partition, total, round_up=True), total)
+    ordered = ordered[: max(len(ordered) - keep, 0)]
     max_unavailable = strategy.get("maxUnavailable")
     budget = 1 if max_unavailable is None else scaled_value(max_unavailable, total, round_up=True)
     unavailable = sum(1 for p in pods if is_updated(p, sidecarset) and not is_pod_ready(p, sidecarset))
-    ordered = sorted(candidates, key=lambda p: (is_pod_ready(p, sidecarset), p["metadata"].get("name", "")))
     chosen: list[Obj] = []
     for pod in ordered:
-        if len(chosen) >= room_by_partition:
-            break
         if is_pod_ready(pod, sidecarset):
             if unavailable >= budget:
-                continue
+                break
             unavailable += 1
         chosen.append(pod)
     return chosen

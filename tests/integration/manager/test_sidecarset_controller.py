@@ -234,3 +234,78 @@ async def test_change_beyond_images_marks_pods_not_upgradable(kruise_cluster):
     assert event["message"] == (
         "SidecarSet in-place update detected 2 not upgradable pod(s) in this round, will skip them."
     )
+
+
+def sidecar_image(p):
+    return images(p)["sidecar1"]
+
+
+async def test_priority_strategy_orders_the_rollout(kruise_cluster):
+    """orderPriority `rank`: the larger suffix goes first; partition steps show the order one pod at a
+    time (weightPriority and scatter share the CloneSet sorter, unit-tested there and in order)."""
+    client = kruise_cluster.client
+    created = await client.create(
+        SIDECARSETS, sidecarset(partition=2, priorityStrategy={"orderPriority": [{"orderedKey": "rank"}]})
+    )
+    ranks = {"o-a": "1", "o-b": "3", "o-c": "2"}
+    for name, rank in ranks.items():
+        body = pod(name, created)
+        body["metadata"]["labels"]["rank"] = rank
+        await client.create(PODS, body)
+
+    async def status():
+        return (await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}
+
+    await kruise_cluster.until(status, lambda s: s.get("updatedReadyPods") == 3)
+
+    async def upgraded():
+        pods = {n: await client.get(PODS, n, NS) for n in ranks}
+        return {n for n, p in pods.items() if sidecar_image(p) == "busybox:1.35.0"}
+
+    async def roll(partition, expected):
+        current = copy.deepcopy(await client.get(SIDECARSETS, "test-sidecarset"))
+        current["spec"]["containers"][0]["image"] = "busybox:1.35.0"
+        current["spec"]["updateStrategy"]["partition"] = partition
+        set_hash_annotations(current)
+        await client.update(SIDECARSETS, current)
+        await kruise_cluster.until(
+            status,
+            lambda s: s.get("updatedPods") == len(expected) and s.get("updatedReadyPods") == len(expected),
+        )
+        assert await upgraded() == expected
+
+    await roll(2, {"o-b"})
+    await roll(1, {"o-b", "o-c"})
+    await roll(0, {"o-a", "o-b", "o-c"})
+
+
+async def test_scatter_strategy_spreads_a_zone_through_the_rollout(kruise_cluster):
+    """Priority alone would leave both z1 pods (lowest ranks) for last; scatter on zone=z1 moves one of
+    them to the front, so `partition: 2` holds back one z1 pod and one z2 pod."""
+    client = kruise_cluster.client
+    created = await client.create(
+        SIDECARSETS,
+        sidecarset(
+            partition=2,
+            maxUnavailable=6,
+            priorityStrategy={"orderPriority": [{"orderedKey": "rank"}]},
+            scatterStrategy=[{"key": "zone", "value": "z1"}],
+        ),
+    )
+    zones = {"s-1": "z1", "s-2": "z1", "s-10": "z2", "s-11": "z2", "s-12": "z2", "s-13": "z2"}
+    for name, zone in zones.items():
+        body = pod(name, created)
+        body["metadata"]["labels"].update(zone=zone, rank=name.split("-")[1])
+        await client.create(PODS, body)
+
+    async def status():
+        return (await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}
+
+    await kruise_cluster.until(status, lambda s: s.get("updatedReadyPods") == 6)
+    current = copy.deepcopy(await client.get(SIDECARSETS, "test-sidecarset"))
+    current["spec"]["containers"][0]["image"] = "busybox:1.35.0"
+    set_hash_annotations(current)
+    await client.update(SIDECARSETS, current)
+    await kruise_cluster.until(status, lambda s: s.get("updatedPods") == 4 and s.get("updatedReadyPods") == 4)
+    held = {n for n in zones if sidecar_image(await client.get(PODS, n, NS)) != "busybox:1.35.0"}
+    assert held == {"s-1", "s-10"}
