@@ -11,6 +11,7 @@ from kruise.api.broadcastjob import BroadcastJobSpec
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, ObjectMeta, Schemaless, Time
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.cronschedule import ScheduleError, load_location, parse_standard
+from kruise.api.imagelistpulljob import ImageListPullJobSpec
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
 from kruise.api.validation import FieldError, forbidden, invalid, required, validate_nonnegative
@@ -86,30 +87,52 @@ class AdvancedCronJob(KruiseObject):
     status: AdvancedCronJobStatus | None = None
 
 
+class ImageListPullJobTemplateSpec(KruiseModel):
+    metadata: ObjectMeta | None = None
+    spec: ImageListPullJobSpec
+
+
+class CronJobTemplateV1beta1(CronJobTemplate):
+    """v1beta1 (1.9) can also create ImageListPullJobs on schedule."""
+
+    image_list_pull_job_template: ImageListPullJobTemplateSpec | None = None
+
+
+class AdvancedCronJobSpecV1beta1(AdvancedCronJobSpec):
+    template: CronJobTemplateV1beta1  # type: ignore[assignment]
+
+
+class AdvancedCronJobV1beta1(KruiseObject):
+    """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None
+    kind: Literal["AdvancedCronJob"] | None = None
+    spec: AdvancedCronJobSpecV1beta1
+    status: AdvancedCronJobStatus | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("Schedule", "string", ".spec.schedule", description="The schedule of advanced cron job."),
+    PrinterColumn("Type", "string", ".status.type", description="Type of cron job."),
+    PrinterColumn(
+        "LastScheduleTime",
+        "date",
+        ".status.lastScheduleTime",
+        description="The last time at which job was scheduled.",
+    ),
+    age_column(),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="advancedcronjobs",
     short_names=("acj",),
     versions=(
-        CRDVersion(
-            name=VERSION,
-            model=AdvancedCronJob,
-            printer_columns=(
-                PrinterColumn(
-                    "Schedule", "string", ".spec.schedule", description="The schedule of advanced cron job."
-                ),
-                PrinterColumn("Type", "string", ".status.type", description="Type of cron job."),
-                PrinterColumn(
-                    "LastScheduleTime",
-                    "date",
-                    ".status.lastScheduleTime",
-                    description="The last time at which job was scheduled.",
-                ),
-                age_column(),
-            ),
-        ),
+        CRDVersion(VERSION, AdvancedCronJob, storage=False, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", AdvancedCronJobV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 

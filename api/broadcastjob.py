@@ -100,42 +100,46 @@ class BroadcastJob(KruiseObject):
     status: BroadcastJobStatus | None = None
 
 
+class BroadcastJobV1beta1(BroadcastJob):
+    """The v1beta1 (storage) form: the same shape as v1alpha1."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None  # type: ignore[assignment]
+
+
+_COLUMNS = (
+    PrinterColumn(
+        "Desired",
+        "integer",
+        ".status.desired",
+        description="The desired number of pods. This is typically equal to the number of "
+        "nodes satisfied to run pods.",
+    ),
+    PrinterColumn("Active", "integer", ".status.active", description="The number of actively running pods."),
+    PrinterColumn(
+        "Succeeded",
+        "integer",
+        ".status.succeeded",
+        description="The number of pods which reached phase Succeeded.",
+    ),
+    PrinterColumn(
+        "Failed",
+        "integer",
+        ".status.failed",
+        description="The number of pods which reached phase Failed.",
+    ),
+    age_column(),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="broadcastjobs",
     short_names=("bcj",),
     versions=(
-        CRDVersion(
-            name=VERSION,
-            model=BroadcastJob,
-            printer_columns=(
-                PrinterColumn(
-                    "Desired",
-                    "integer",
-                    ".status.desired",
-                    description="The desired number of pods. This is typically equal to the number of "
-                    "nodes satisfied to run pods.",
-                ),
-                PrinterColumn(
-                    "Active", "integer", ".status.active", description="The number of actively running pods."
-                ),
-                PrinterColumn(
-                    "Succeeded",
-                    "integer",
-                    ".status.succeeded",
-                    description="The number of pods which reached phase Succeeded.",
-                ),
-                PrinterColumn(
-                    "Failed",
-                    "integer",
-                    ".status.failed",
-                    description="The number of pods which reached phase Failed.",
-                ),
-                age_column(),
-            ),
-        ),
+        CRDVersion(VERSION, BroadcastJob, storage=False, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", BroadcastJobV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 

@@ -108,30 +108,86 @@ class CloneSet(KruiseObject):
     status: CloneSetStatus | None = None
 
 
+class CloneSetScaleStrategyV1beta1(KruiseModel):
+    """v1beta1: `enablePVCReuse` (default off) replaces `disablePVCReuse`; `excludePreparingDelete`
+    replaces label apps.kruise.io/cloneset-scaling-exclude-preparing-delete."""
+
+    pods_to_delete: list[str] | None = None
+    max_unavailable: IntOrString | None = None
+    enable_pvc_reuse: bool | None = Field(default=None, alias="enablePVCReuse")
+    exclude_preparing_delete: bool | None = None
+
+
+class InPlaceUpdateStrategyV1beta1(InPlaceUpdateStrategy):
+    """v1beta1 holds the image pre-download settings v1alpha1 keeps in annotations."""
+
+    image_pre_download_parallelism: IntOrString | None = None
+    image_pre_download_timeout_seconds: Int32 | None = None
+    image_pre_download_min_updated_ready_pods: Int32 | None = None
+
+
+class RollingUpdateCloneSetStrategy(KruiseModel):
+    """v1beta1 `updateStrategy.rollingUpdate`: v1alpha1's updateStrategy fields plus `podUpdatePolicy`
+    (v1alpha1's ReCreate / InPlaceIfPossible / InPlaceOnly type)."""
+
+    partition: IntOrString | None = None
+    max_unavailable: IntOrString | None = None
+    max_surge: IntOrString | None = None
+    pod_update_policy: str | None = None
+    paused: bool | None = None
+    priority_strategy: UpdatePriorityStrategy | None = None
+    scatter_strategy: list[UpdateScatterTerm] | None = None
+    in_place_update_strategy: InPlaceUpdateStrategyV1beta1 | None = None
+
+
+class CloneSetUpdateStrategyV1beta1(KruiseModel):
+    """v1beta1: `type` is RollingUpdate or OnDelete."""
+
+    type: str | None = None
+    rolling_update: RollingUpdateCloneSetStrategy | None = None
+
+
+class CloneSetSpecV1beta1(CloneSetSpec):
+    scale_strategy: CloneSetScaleStrategyV1beta1 = Field(  # type: ignore[assignment]
+        default_factory=CloneSetScaleStrategyV1beta1
+    )
+    update_strategy: CloneSetUpdateStrategyV1beta1 = Field(  # type: ignore[assignment]
+        default_factory=CloneSetUpdateStrategyV1beta1
+    )
+
+
+class CloneSetV1beta1(KruiseObject):
+    """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
+
+    spec: CloneSetSpecV1beta1
+    status: CloneSetStatus | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("DESIRED", "integer", ".spec.replicas"),
+    PrinterColumn("UPDATED", "integer", ".status.updatedReplicas"),
+    PrinterColumn("UPDATED_READY", "integer", ".status.updatedReadyReplicas"),
+    PrinterColumn("UPDATED_AVAILABLE", "integer", ".status.updatedAvailableReplicas"),
+    PrinterColumn("READY", "integer", ".status.readyReplicas"),
+    PrinterColumn("TOTAL", "integer", ".status.replicas"),
+    age_column(),
+    PrinterColumn("CONTAINERS", "string", ".spec.template.spec.containers[*].name", priority=1),
+    PrinterColumn("IMAGES", "string", ".spec.template.spec.containers[*].image", priority=1),
+    PrinterColumn("SELECTOR", "string", ".status.labelSelector", priority=1),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="clonesets",
     short_names=("clone",),
     versions=(
+        CRDVersion(VERSION, CloneSet, storage=False, printer_columns=_COLUMNS, scale=ScaleSubresource()),
         CRDVersion(
-            VERSION,
-            CloneSet,
-            printer_columns=(
-                PrinterColumn("DESIRED", "integer", ".spec.replicas"),
-                PrinterColumn("UPDATED", "integer", ".status.updatedReplicas"),
-                PrinterColumn("UPDATED_READY", "integer", ".status.updatedReadyReplicas"),
-                PrinterColumn("UPDATED_AVAILABLE", "integer", ".status.updatedAvailableReplicas"),
-                PrinterColumn("READY", "integer", ".status.readyReplicas"),
-                PrinterColumn("TOTAL", "integer", ".status.replicas"),
-                age_column(),
-                PrinterColumn("CONTAINERS", "string", ".spec.template.spec.containers[*].name", priority=1),
-                PrinterColumn("IMAGES", "string", ".spec.template.spec.containers[*].image", priority=1),
-                PrinterColumn("SELECTOR", "string", ".status.labelSelector", priority=1),
-            ),
-            scale=ScaleSubresource(),
+            "v1beta1", CloneSetV1beta1, storage=True, printer_columns=_COLUMNS, scale=ScaleSubresource()
         ),
     ),
+    conversion_webhook=True,
 )
 
 

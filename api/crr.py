@@ -103,32 +103,57 @@ class ContainerRecreateRequest(KruiseObject):
     status: ContainerRecreateRequestStatus | None = None
 
 
+class MetaCondition(KruiseModel):
+    """metav1.Condition, as v1beta1 status.conditions holds it (e.g. PreRecreateGrace)."""
+
+    type: str
+    status: str
+    observed_generation: Int64 | None = None
+    last_transition_time: Time
+    reason: str
+    message: str
+
+
+class ContainerRecreateRequestStatusV1beta1(ContainerRecreateRequestStatus):
+    """v1beta1 holds what v1alpha1 keeps in annotations: the container status snapshot
+    (`crr.apps.kruise.io/sync-container-statuses`) and the PreRecreateGrace condition
+    (`crr.apps.kruise.io/unready-acquired`)."""
+
+    container_status_snapshot: list[SyncContainerStatus] | None = None
+    conditions: list[MetaCondition] | None = None
+
+
+class ContainerRecreateRequestV1beta1(KruiseObject):
+    """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None
+    kind: Literal["ContainerRecreateRequest"] | None = None
+    spec: ContainerRecreateRequestSpec
+    status: ContainerRecreateRequestStatusV1beta1 | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("PHASE", "string", ".status.phase", description="Phase of this ContainerRecreateRequest."),
+    PrinterColumn("POD", "string", ".spec.podName", description="Pod name of this ContainerRecreateRequest."),
+    PrinterColumn(
+        "NODE",
+        "string",
+        ".metadata.labels.crr\\.apps\\.kruise\\.io/node-name",
+        description="Pod name of this ContainerRecreateRequest.",
+    ),
+    age_column(),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="containerrecreaterequests",
     short_names=("crr",),
     versions=(
-        CRDVersion(
-            name=VERSION,
-            model=ContainerRecreateRequest,
-            printer_columns=(
-                PrinterColumn(
-                    "PHASE", "string", ".status.phase", description="Phase of this ContainerRecreateRequest."
-                ),
-                PrinterColumn(
-                    "POD", "string", ".spec.podName", description="Pod name of this ContainerRecreateRequest."
-                ),
-                PrinterColumn(
-                    "NODE",
-                    "string",
-                    ".metadata.labels.crr\\.apps\\.kruise\\.io/node-name",
-                    description="Pod name of this ContainerRecreateRequest.",
-                ),
-                age_column(),
-            ),
-        ),
+        CRDVersion(VERSION, ContainerRecreateRequest, storage=False, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", ContainerRecreateRequestV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 

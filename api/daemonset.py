@@ -40,6 +40,7 @@ from kruise.api.workload_common import Lifecycle
 
 GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
+VERSION_V1BETA1 = "v1beta1"
 KIND = "DaemonSet"
 STRATEGY_ROLLING_UPDATE = "RollingUpdate"
 STRATEGY_ON_DELETE = "OnDelete"
@@ -53,7 +54,7 @@ class RollingUpdateDaemonSet(KruiseModel):
     max_unavailable: IntOrString | None = None
     max_surge: IntOrString | None = None
     selector: LabelSelector | None = None
-    partition: Int32 | None = None
+    partition: IntOrString | None = None
     paused: bool | None = None
 
 
@@ -80,7 +81,7 @@ class DaemonSetCondition(KruiseModel):
     message: str | None = None
 
 
-class DaemonSetStatus(KruiseModel):
+class _DaemonSetStatusCommon(KruiseModel):
     current_number_scheduled: Int32 | None = None
     number_misscheduled: Int32 | None = None
     desired_number_scheduled: Int32 | None = None
@@ -91,6 +92,9 @@ class DaemonSetStatus(KruiseModel):
     number_unavailable: Int32 | None = None
     collision_count: Int32 | None = None
     conditions: list[DaemonSetCondition] | None = None
+
+
+class DaemonSetStatus(_DaemonSetStatusCommon):
     daemon_set_hash: str | None = None
 
 
@@ -99,27 +103,50 @@ class DaemonSet(KruiseObject):
     status: DaemonSetStatus | None = None
 
 
+class DaemonSetScaleStrategy(KruiseModel):
+    """v1beta1: `partitionedScaling` replaces annotation daemonset.kruise.io/progressive-create-pod."""
+
+    partitioned_scaling: bool | None = None
+
+
+class DaemonSetSpecV1beta1(DaemonSetSpec):
+    scale_strategy: DaemonSetScaleStrategy | None = None
+
+
+class DaemonSetStatusV1beta1(_DaemonSetStatusCommon):
+    """v1beta1 names v1alpha1's `daemonSetHash` `updateRevision`."""
+
+    update_revision: str | None = None
+
+
+class DaemonSetV1beta1(KruiseObject):
+    """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
+
+    spec: DaemonSetSpecV1beta1
+    status: DaemonSetStatusV1beta1 | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("DESIRED", "integer", ".status.desiredNumberScheduled"),
+    PrinterColumn("CURRENT", "integer", ".status.currentNumberScheduled"),
+    PrinterColumn("READY", "integer", ".status.numberReady"),
+    PrinterColumn("UP-TO-DATE", "integer", ".status.updatedNumberScheduled"),
+    PrinterColumn("AVAILABLE", "integer", ".status.numberAvailable"),
+    age_column(),
+    PrinterColumn("CONTAINERS", "string", ".spec.template.spec.containers[*].name", priority=1),
+    PrinterColumn("IMAGES", "string", ".spec.template.spec.containers[*].image", priority=1),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="daemonsets",
     short_names=("daemon", "ads"),
     versions=(
-        CRDVersion(
-            VERSION,
-            DaemonSet,
-            printer_columns=(
-                PrinterColumn("DESIRED", "integer", ".status.desiredNumberScheduled"),
-                PrinterColumn("CURRENT", "integer", ".status.currentNumberScheduled"),
-                PrinterColumn("READY", "integer", ".status.numberReady"),
-                PrinterColumn("UP-TO-DATE", "integer", ".status.updatedNumberScheduled"),
-                PrinterColumn("AVAILABLE", "integer", ".status.numberAvailable"),
-                age_column(),
-                PrinterColumn("CONTAINERS", "string", ".spec.template.spec.containers[*].name", priority=1),
-                PrinterColumn("IMAGES", "string", ".spec.template.spec.containers[*].image", priority=1),
-            ),
-        ),
+        CRDVersion(VERSION, DaemonSet, storage=False, printer_columns=_COLUMNS),
+        CRDVersion(VERSION_V1BETA1, DaemonSetV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 
@@ -195,7 +222,8 @@ def _rolling_update_errors(rolling: RollingUpdateDaemonSet, path: str) -> list[F
             )
         )
     if rolling.partition is not None:
-        errs.extend(validate_nonnegative(rolling.partition, f"{path}.rollingUpdate.partition"))
+        errs.extend(int_or_percent_errors(rolling.partition, f"{path}.rollingUpdate.partition"))
+        errs.extend(percent_over_100(rolling.partition, f"{path}.rollingUpdate.partition"))
     return errs
 
 

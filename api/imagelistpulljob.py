@@ -49,32 +49,38 @@ class ImageListPullJob(KruiseObject):
     status: ImageListPullJobStatus | None = None
 
 
+class ImageListPullJobV1beta1(ImageListPullJob):
+    """The v1beta1 (storage) form: the same shape as v1alpha1."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None  # type: ignore[assignment]
+
+
+_COLUMNS = (
+    PrinterColumn("TOTAL", "integer", ".status.desired", description="Number of image pull job"),
+    PrinterColumn(
+        "SUCCEEDED",
+        "integer",
+        ".status.succeeded",
+        description="Number of image pull job succeeded",
+    ),
+    PrinterColumn(
+        "COMPLETED",
+        "integer",
+        ".status.completed",
+        description="Number of ImagePullJobs which are finished",
+    ),
+    age_column(),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="imagelistpulljobs",
     versions=(
-        CRDVersion(
-            name=VERSION,
-            model=ImageListPullJob,
-            printer_columns=(
-                PrinterColumn("TOTAL", "integer", ".status.desired", description="Number of image pull job"),
-                PrinterColumn(
-                    "SUCCEEDED",
-                    "integer",
-                    ".status.succeeded",
-                    description="Number of image pull job succeeded",
-                ),
-                PrinterColumn(
-                    "COMPLETED",
-                    "integer",
-                    ".status.completed",
-                    description="Number of ImagePullJobs which are finished",
-                ),
-                age_column(),
-            ),
-        ),
+        CRDVersion(VERSION, ImageListPullJob, storage=False, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", ImageListPullJobV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 

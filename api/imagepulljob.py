@@ -81,40 +81,40 @@ class ImagePullJob(KruiseObject):
     status: ImagePullJobStatus | None = None
 
 
+class ImagePullJobV1beta1(ImagePullJob):
+    """The v1beta1 (storage) form: the same shape as v1alpha1."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None  # type: ignore[assignment]
+
+
+_COLUMNS = (
+    PrinterColumn(
+        "TOTAL",
+        "integer",
+        ".status.desired",
+        description="Number of all nodes matched by this job",
+    ),
+    PrinterColumn("ACTIVE", "integer", ".status.active", description="Number of image pull task active"),
+    PrinterColumn(
+        "SUCCEED",
+        "integer",
+        ".status.succeeded",
+        description="Number of image pull task succeeded",
+    ),
+    PrinterColumn("FAILED", "integer", ".status.failed", description="Number of image pull tasks failed"),
+    age_column(),
+    PrinterColumn("MESSAGE", "string", ".status.message", description="Summary of status when job is failed"),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="imagepulljobs",
     versions=(
-        CRDVersion(
-            name=VERSION,
-            model=ImagePullJob,
-            printer_columns=(
-                PrinterColumn(
-                    "TOTAL",
-                    "integer",
-                    ".status.desired",
-                    description="Number of all nodes matched by this job",
-                ),
-                PrinterColumn(
-                    "ACTIVE", "integer", ".status.active", description="Number of image pull task active"
-                ),
-                PrinterColumn(
-                    "SUCCEED",
-                    "integer",
-                    ".status.succeeded",
-                    description="Number of image pull task succeeded",
-                ),
-                PrinterColumn(
-                    "FAILED", "integer", ".status.failed", description="Number of image pull tasks failed"
-                ),
-                age_column(),
-                PrinterColumn(
-                    "MESSAGE", "string", ".status.message", description="Summary of status when job is failed"
-                ),
-            ),
-        ),
+        CRDVersion(VERSION, ImagePullJob, storage=False, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", ImagePullJobV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 

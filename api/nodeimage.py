@@ -109,35 +109,52 @@ class NodeImage(KruiseObject):
     status: NodeImageStatus | None = None
 
 
+class ReferenceObjectV1beta1(ReferenceObject):
+    """v1beta1 adds `mode`: `batch` syncs the secret once for all pull jobs rather than per job."""
+
+    mode: str | None = None
+
+
+class ImageSpecV1beta1(ImageSpec):
+    pull_secrets: list[ReferenceObjectV1beta1] | None = None  # type: ignore[assignment]
+
+
+class NodeImageSpecV1beta1(KruiseModel):
+    images: dict[str, ImageSpecV1beta1] | None = None
+
+
+class NodeImageV1beta1(KruiseObject):
+    """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None
+    kind: Literal["NodeImage"] | None = None
+    spec: NodeImageSpecV1beta1 = Field(default_factory=NodeImageSpecV1beta1)
+    status: NodeImageStatus | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("DESIRED", "integer", ".status.desired", description="Number of all images on this node"),
+    PrinterColumn("PULLING", "integer", ".status.pulling", description="Number of image pull task active"),
+    PrinterColumn(
+        "SUCCEED",
+        "integer",
+        ".status.succeeded",
+        description="Number of image pull task succeeded",
+    ),
+    PrinterColumn("FAILED", "integer", ".status.failed", description="Number of image pull tasks failed"),
+    age_column(),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="nodeimages",
     scope="Cluster",
     versions=(
-        CRDVersion(
-            name=VERSION,
-            model=NodeImage,
-            printer_columns=(
-                PrinterColumn(
-                    "DESIRED", "integer", ".status.desired", description="Number of all images on this node"
-                ),
-                PrinterColumn(
-                    "PULLING", "integer", ".status.pulling", description="Number of image pull task active"
-                ),
-                PrinterColumn(
-                    "SUCCEED",
-                    "integer",
-                    ".status.succeeded",
-                    description="Number of image pull task succeeded",
-                ),
-                PrinterColumn(
-                    "FAILED", "integer", ".status.failed", description="Number of image pull tasks failed"
-                ),
-                age_column(),
-            ),
-        ),
+        CRDVersion(VERSION, NodeImage, storage=False, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", NodeImageV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 

@@ -67,23 +67,39 @@ class PodUnavailableBudget(KruiseObject):
     status: PodUnavailableBudgetStatus | None = None
 
 
+class PodUnavailableBudgetSpecV1beta1(PodUnavailableBudgetSpec):
+    """v1beta1 holds what v1alpha1 keeps in annotations (`kruise.io/pub-protect-operations`,
+    `pub.kruise.io/protect-total-replicas`) and adds `ignoredPodSelector`."""
+
+    protect_operations: list[str] | None = None
+    protect_total_replicas: Int32 | None = None
+    ignored_pod_selector: LabelSelector | None = None
+
+
+class PodUnavailableBudgetV1beta1(KruiseObject):
+    """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
+
+    spec: PodUnavailableBudgetSpecV1beta1 = Field(default_factory=PodUnavailableBudgetSpecV1beta1)
+    status: PodUnavailableBudgetStatus | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("Allowed", "integer", ".status.unavailableAllowed"),
+    PrinterColumn("Current", "integer", ".status.currentAvailable"),
+    PrinterColumn("Desired", "integer", ".status.desiredAvailable"),
+    PrinterColumn("Total", "integer", ".status.totalReplicas"),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="podunavailablebudgets",
     short_names=("pub",),
     versions=(
-        CRDVersion(
-            VERSION,
-            PodUnavailableBudget,
-            printer_columns=(
-                PrinterColumn("Allowed", "integer", ".status.unavailableAllowed"),
-                PrinterColumn("Current", "integer", ".status.currentAvailable"),
-                PrinterColumn("Desired", "integer", ".status.desiredAvailable"),
-                PrinterColumn("Total", "integer", ".status.totalReplicas"),
-            ),
-        ),
+        CRDVersion(VERSION, PodUnavailableBudget, storage=False, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", PodUnavailableBudgetV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 PROTECTABLE_OPERATIONS = (PUB_OPERATION_UPDATE, PUB_OPERATION_DELETE, PUB_OPERATION_EVICT)

@@ -135,9 +135,8 @@ class SidecarSetPatchPodMetadata(KruiseModel):
     patch_policy: str | None = None
 
 
-class SidecarSetSpec(KruiseModel):
+class _SidecarSetSpecCommon(KruiseModel):
     selector: LabelSelector | None = None
-    namespace: str | None = None
     namespace_selector: LabelSelector | None = None
     init_containers: list[SidecarContainer] | None = None
     containers: list[SidecarContainer] | None = None
@@ -147,6 +146,16 @@ class SidecarSetSpec(KruiseModel):
     image_pull_secrets: list[LocalObjectReference] | None = None
     revision_history_limit: Int32 | None = None
     patch_pod_metadata: list[SidecarSetPatchPodMetadata] | None = None
+
+
+class SidecarSetSpec(_SidecarSetSpecCommon):
+    namespace: str | None = None
+
+
+class SidecarSetSpecV1beta1(_SidecarSetSpecCommon):
+    """v1beta1: no `namespace` (a namespaceSelector says it), `customVersion` instead of the label."""
+
+    custom_version: str | None = None
 
 
 class SidecarSetStatus(KruiseModel):
@@ -164,23 +173,31 @@ class SidecarSet(KruiseObject):
     status: SidecarSetStatus | None = None
 
 
+class SidecarSetV1beta1(KruiseObject):
+    """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
+
+    spec: SidecarSetSpecV1beta1 = Field(default_factory=SidecarSetSpecV1beta1)
+    status: SidecarSetStatus | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("MATCHED", "integer", ".status.matchedPods"),
+    PrinterColumn("UPDATED", "integer", ".status.updatedPods"),
+    PrinterColumn("READY", "integer", ".status.readyPods"),
+    age_column(),
+)
+
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="sidecarsets",
     scope="Cluster",
     versions=(
-        CRDVersion(
-            VERSION,
-            SidecarSet,
-            printer_columns=(
-                PrinterColumn("MATCHED", "integer", ".status.matchedPods"),
-                PrinterColumn("UPDATED", "integer", ".status.updatedPods"),
-                PrinterColumn("READY", "integer", ".status.readyPods"),
-                age_column(),
-            ),
-        ),
+        CRDVersion(VERSION, SidecarSet, storage=False, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", SidecarSetV1beta1, storage=True, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 

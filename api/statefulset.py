@@ -184,6 +184,7 @@ CRD = CRDInfo(
         ),
         CRDVersion("v1beta1", StatefulSet, storage=True, printer_columns=_COLUMNS, scale=ScaleSubresource()),
     ),
+    conversion_webhook=True,
 )
 
 

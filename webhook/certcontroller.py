@@ -2,6 +2,8 @@
 
 Level-triggered like upstream's webhook controller: any change to the Secret or either configuration
 (e.g. `helm upgrade` resetting caBundle) wakes it, and a periodic resync catches expiry thresholds.
+With a ConversionPatcher it also keeps the caBundle of every Kruise CRD's conversion webhook
+current, and a change to such a CRD (e.g. `kubectl apply` of crds/ dropping the bundle) wakes it too.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ import structlog
 
 from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import SECRETS
+from kruise.kube.resources import CRDS, SECRETS
 from kruise.webhook import certs
 from kruise.webhook.certsecret import MUTATING, SECRET_NAME, VALIDATING, ConfigurationPatcher, ensure_secret
 from kruise.webhook.configurations import MUTATING_NAME, VALIDATING_NAME
+from kruise.webhook.crdconversion import ConversionPatcher, is_kruise_webhook_converted
 
 log = structlog.get_logger("kruise.webhook.certs")
 
@@ -54,6 +57,7 @@ class CertController:
         resync_seconds: float = 60.0,
         on_rotate: Callable[[certs.CertBundle], None] | None = None,
         now: Callable[[], datetime.datetime] | None = None,
+        conversion: ConversionPatcher | None = None,
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -65,6 +69,7 @@ class CertController:
         self.resync_seconds = resync_seconds
         self.on_rotate = on_rotate
         self.now = now
+        self.conversion = conversion
         self.bundle: certs.CertBundle | None = None
         self.syncs = 0
         self._wake = asyncio.Event()
@@ -81,6 +86,15 @@ class CertController:
 
         for informer in self.informers:
             informer.add_event_handler(on_add=poke, on_update=poke, on_delete=poke)
+        if conversion is not None:
+            crds = SharedInformer(client, CRDS)
+
+            def poke_crd(*objs: Any) -> None:
+                if any(isinstance(o, dict) and is_kruise_webhook_converted(o) for o in objs):
+                    self._wake.set()
+
+            crds.add_event_handler(on_add=poke_crd, on_update=poke_crd)
+            self.informers.append(crds)
 
     @property
     def cert_file(self) -> Path:
@@ -105,6 +119,10 @@ class CertController:
         written = await self.patcher.ensure(bundle.ca_cert)
         if written:
             log.info("patched webhook configurations", names=written)
+        if self.conversion is not None:
+            crds = await self.conversion.ensure(bundle.ca_cert)
+            if crds:
+                log.info("patched CRD conversion webhooks", names=crds)
         self.syncs += 1
 
     async def initialize(self, timeout: float) -> None:

@@ -47,6 +47,7 @@ from kruise.webhook.caches import (
 from kruise.webhook.certcontroller import CertController
 from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
 from kruise.webhook.configurations import SERVICE_NAME, ClientTarget
+from kruise.webhook.crdconversion import ConversionPatcher
 from kruise.webhook.handlers.pub import BudgetKeeper
 from kruise.webhook.routes import build_routes
 from kruise.webhook.server import HTTPSServer
@@ -160,6 +161,7 @@ class WebhookProcess:
             ConfigurationPatcher(client, options.target, frozenset(self.routes)),
             secret_name=options.secret_name, renew_before=certs.parse_renew_before(options.renew_before),
             resync_seconds=options.cert_resync_seconds, on_rotate=lambda _: self._reload(),
+            conversion=ConversionPatcher(client, options.target),
         )  # fmt: skip
         self.app = create_app(self.routes, ready=self.ready)
         self.server: HTTPSServer | None = None

@@ -14,6 +14,7 @@ from kruise.webhook.caches import StorePodsAndNodes
 from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset
 from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
+from kruise.webhook.handlers.versions import at_version
 
 # Kinds whose validating webhook refuses everything while a gate is off (upstream: 403
 # "feature-gate X is not enabled"), checked in this order.
@@ -72,10 +73,12 @@ def build_routes(
             mutate = crr.mutating_handler(
                 objects.pod, objects.node, daemon_gate=gates.enabled(features.KRUISE_DAEMON)
             )
-        for path in paths.kind_paths("mutate", info.group, info.kind, versions):
-            routes[path] = mutate
         if info.kind in KIND_GATES:
             validate = gated(validate, gates, KIND_GATES[info.kind])
+        mutate = at_version(mutate, info.group, info.kind, hooks.version)
+        validate = at_version(validate, info.group, info.kind, hooks.version)
+        for path in paths.kind_paths("mutate", info.group, info.kind, versions):
+            routes[path] = mutate
         for path in paths.kind_paths("validate", info.group, info.kind, versions):
             routes[path] = validate
     delete_gate = gates.enabled(features.POD_UNAVAILABLE_BUDGET_DELETE_GATE)

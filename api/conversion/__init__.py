@@ -12,7 +12,19 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from kruise.api.conversion import advancedcronjob, broadcastjob, cloneset, daemonset, sidecarset
+from kruise.api.conversion import (
+    advancedcronjob,
+    broadcastjob,
+    cloneset,
+    crr,
+    daemonset,
+    imagelistpulljob,
+    imagepulljob,
+    nodeimage,
+    pub,
+    sidecarset,
+    statefulset,
+)
 from kruise.api.conversion.errors import ConversionError
 from kruise.api.conversion.lossless import STASH_ANNOTATION, apply, diff, pop_stash, put_stash
 
@@ -20,7 +32,19 @@ __all__ = ["STASH_ANNOTATION", "VERSIONS", "ConversionError", "convert", "conver
 
 VERSIONS = ("v1alpha1", "v1beta1")
 
-_MODULES: tuple[ModuleType, ...] = (daemonset, sidecarset, broadcastjob, advancedcronjob, cloneset)
+_MODULES: tuple[ModuleType, ...] = (
+    daemonset,
+    sidecarset,
+    broadcastjob,
+    advancedcronjob,
+    cloneset,
+    statefulset,
+    imagepulljob,
+    imagelistpulljob,
+    nodeimage,
+    crr,
+    pub,
+)
 _BY_KIND: dict[tuple[str, str], ModuleType] = {(m.GROUP, m.KIND): m for m in _MODULES}
 
 

@@ -48,6 +48,13 @@ class KindHooks:
         return self.info.storage_version.model
 
     @property
+    def version(self) -> str | None:
+        """The version the kind's hooks are written for (its module's VERSION); None when they take
+        every served version (Advanced StatefulSet reads v1alpha1 through its v1beta1 form)."""
+        module = sys.modules[self.info.storage_version.model.__module__]
+        return getattr(module, "VERSION", None)
+
+    @property
     def has_replicas(self) -> bool:
         return self.info.kind in ("CloneSet", "StatefulSet", "UnitedDeployment")
 

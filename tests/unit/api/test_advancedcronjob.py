@@ -190,7 +190,16 @@ def test_crd_metadata_and_printer_columns():
     crd = build_crd(acj.CRD)
     assert crd["metadata"]["name"] == "advancedcronjobs.apps.kruise.io"
     assert crd["spec"]["names"]["shortNames"] == ["acj"]
-    (version,) = crd["spec"]["versions"]
+    alpha, beta = crd["spec"]["versions"]
+    assert (alpha["name"], alpha["storage"], beta["name"], beta["storage"]) == (
+        "v1alpha1",
+        False,
+        "v1beta1",
+        True,
+    )
+    assert alpha["additionalPrinterColumns"] == beta["additionalPrinterColumns"]
+    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    version = alpha
     columns = [(c["name"], c["type"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
     assert columns == [
         ("Schedule", "string", ".spec.schedule"),

@@ -198,7 +198,16 @@ def test_crd_metadata_and_printer_columns():
     assert crd["metadata"]["name"] == "broadcastjobs.apps.kruise.io"
     assert crd["spec"]["scope"] == "Namespaced"
     assert crd["spec"]["names"]["shortNames"] == ["bcj"]
-    (version,) = crd["spec"]["versions"]
+    alpha, beta = crd["spec"]["versions"]
+    assert (alpha["name"], alpha["storage"], beta["name"], beta["storage"]) == (
+        "v1alpha1",
+        False,
+        "v1beta1",
+        True,
+    )
+    assert alpha["additionalPrinterColumns"] == beta["additionalPrinterColumns"]
+    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    version = alpha
     assert version["subresources"] == {"status": {}}
     columns = [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
     assert columns == [

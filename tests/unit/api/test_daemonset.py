@@ -110,6 +110,18 @@ INVALID = [
         ],
     ),
     (
+        {"updateStrategy": {"rollingUpdate": {"partition": "150%"}}},
+        [
+            'spec.updateStrategy.rollingUpdate.rollingUpdate.partition: Invalid value: "150%": must not be greater than 100%'
+        ],
+    ),
+    (
+        {"updateStrategy": {"rollingUpdate": {"partition": "half"}}},
+        [
+            "spec.updateStrategy.rollingUpdate.rollingUpdate.partition: Invalid value: \"half\": a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+        ],
+    ),
+    (
         {"updateStrategy": {"type": "Recreate"}},
         [
             'spec.updateStrategy: Unsupported value: {"type":"Recreate"}: supported values: "RollingUpdate", "OnDelete"'
@@ -131,6 +143,17 @@ INVALID = [
         ["spec.lifecycle.inPlaceUpdate: Forbidden: inPlaceUpdate hook has not supported yet"],
     ),
 ]
+
+
+def test_partition_is_int_or_percent():
+    """1.9: partition is int-or-string in v1alpha1 too; a percentage is scaled against desired pods."""
+    for partition in (3, "30%", "100%"):
+        obj = defaulted(make(updateStrategy={"rollingUpdate": {"partition": partition}}))
+        assert obj.spec.update_strategy.rolling_update.partition == partition
+        assert daemonset.validate(obj) == []
+    schema = build_crd(daemonset.CRD)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    rolling = schema["properties"]["spec"]["properties"]["updateStrategy"]["properties"]["rollingUpdate"]
+    assert rolling["properties"]["partition"]["x-kubernetes-int-or-string"] is True
 
 
 @pytest.mark.parametrize(("overrides", "messages"), INVALID)

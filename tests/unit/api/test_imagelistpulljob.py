@@ -77,7 +77,16 @@ def test_webhook_rules(changes, expected):
 def test_crd_and_defaulted_object_fit_the_schema():
     crd = build_crd(ilpj.CRD)
     assert crd["metadata"]["name"] == "imagelistpulljobs.apps.kruise.io"
-    (version,) = crd["spec"]["versions"]
+    alpha, beta = crd["spec"]["versions"]
+    assert (alpha["name"], alpha["storage"], beta["name"], beta["storage"]) == (
+        "v1alpha1",
+        False,
+        "v1beta1",
+        True,
+    )
+    assert alpha["additionalPrinterColumns"] == beta["additionalPrinterColumns"]
+    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    version = alpha
     columns = [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
     assert columns == [
         ("TOTAL", ".status.desired"),

@@ -165,7 +165,16 @@ def test_crd_metadata_and_printer_columns():
     crd = build_crd(ipj.CRD)
     assert crd["metadata"]["name"] == "imagepulljobs.apps.kruise.io"
     assert "shortNames" not in crd["spec"]["names"]
-    (version,) = crd["spec"]["versions"]
+    alpha, beta = crd["spec"]["versions"]
+    assert (alpha["name"], alpha["storage"], beta["name"], beta["storage"]) == (
+        "v1alpha1",
+        False,
+        "v1beta1",
+        True,
+    )
+    assert alpha["additionalPrinterColumns"] == beta["additionalPrinterColumns"]
+    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    version = alpha
     columns = [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
     assert columns == [
         ("TOTAL", ".status.desired"),

@@ -107,7 +107,16 @@ def test_webhook_rules(images, expected):
 def test_crd_is_cluster_scoped_with_upstream_columns():
     crd = build_crd(ni.CRD)
     assert crd["spec"]["scope"] == "Cluster"
-    (version,) = crd["spec"]["versions"]
+    alpha, beta = crd["spec"]["versions"]
+    assert (alpha["name"], alpha["storage"], beta["name"], beta["storage"]) == (
+        "v1alpha1",
+        False,
+        "v1beta1",
+        True,
+    )
+    assert alpha["additionalPrinterColumns"] == beta["additionalPrinterColumns"]
+    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    version = alpha
     columns = [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
     assert columns == [
         ("DESIRED", ".status.desired"),

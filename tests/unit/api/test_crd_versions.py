@@ -1,0 +1,144 @@
+"""Kinds served at v1alpha1 and v1beta1: CRD versions, storage, the conversion webhook stanza, and
+that converted objects fit the other version's schema (a field the schema lacks would be pruned)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import load_seed_objects
+
+from kruise.api.conversion import convert, convertible
+from kruise.api.crdgen import build_crd, root_schema
+from kruise.api.registry import KINDS
+from kruise.api.schemacheck import check
+
+TWO_VERSIONS = {
+    "CloneSet",
+    "StatefulSet",
+    "DaemonSet",
+    "SidecarSet",
+    "BroadcastJob",
+    "AdvancedCronJob",
+    "ImagePullJob",
+    "ImageListPullJob",
+    "NodeImage",
+    "ContainerRecreateRequest",
+    "PodUnavailableBudget",
+}
+MULTI = [info for info in KINDS if info.kind in TWO_VERSIONS]
+
+
+def test_the_covered_kinds_are_the_multi_version_ones() -> None:
+    assert {info.kind for info in KINDS if len(info.versions) > 1} == TWO_VERSIONS
+
+
+@pytest.mark.parametrize("info", MULTI, ids=lambda i: i.kind)
+def test_versions_storage_and_conversion_webhook(info) -> None:
+    crd = build_crd(info)
+    versions = [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]]
+    assert versions == [("v1alpha1", True, False), ("v1beta1", True, True)]
+    assert crd["spec"]["conversion"] == {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "service": {
+                    "name": "kruise-webhook-service",
+                    "namespace": "kruise-system",
+                    "path": "/convert",
+                }
+            },
+            "conversionReviewVersions": ["v1", "v1beta1"],
+        },
+    }
+    assert convertible(info.group, info.kind)
+
+
+def test_single_version_kinds_declare_no_conversion() -> None:
+    for info in KINDS:
+        if info.kind not in TWO_VERSIONS:
+            assert "conversion" not in build_crd(info)["spec"], info.kind
+
+
+SEEDS = [
+    obj
+    for obj in load_seed_objects()
+    if obj["kind"] in TWO_VERSIONS
+    and obj["apiVersion"].split("/")[0] in ("apps.kruise.io", "policy.kruise.io")
+]
+
+
+@pytest.mark.parametrize("obj", SEEDS, ids=lambda o: f"{o['kind']}-{o['metadata'].get('name')}")
+def test_seed_objects_fit_the_other_version_schema(obj) -> None:
+    group, version = obj["apiVersion"].split("/")
+    info = next(i for i in MULTI if i.group == group and i.kind == obj["kind"])
+    other = "v1beta1" if version == "v1alpha1" else "v1alpha1"
+    converted = convert(obj, other)
+    report = check(converted, root_schema(info.version(other).model))
+    assert report.errors == [] and report.pruned == [], report
+    assert convert(converted, version) == obj
+
+
+WORKLOAD = {"selector": {"matchLabels": {"app": "a"}}, "template": {}}
+BETA_ONLY = {
+    "DaemonSet": {
+        "spec": {**WORKLOAD, "scaleStrategy": {"partitionedScaling": True}},
+        "status": {"updateRevision": "r"},
+    },
+    "SidecarSet": {"spec": {"customVersion": "v2"}},
+    "AdvancedCronJob": {
+        "spec": {
+            "schedule": "* * * * *",
+            "template": {"imageListPullJobTemplate": {"spec": {"images": ["a"]}}},
+        }
+    },
+    "CloneSet": {
+        "spec": {
+            **WORKLOAD,
+            "scaleStrategy": {"enablePVCReuse": True, "excludePreparingDelete": True},
+            "updateStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {
+                    "podUpdatePolicy": "InPlaceIfPossible",
+                    "partition": "10%",
+                    "inPlaceUpdateStrategy": {"imagePreDownloadParallelism": 2},
+                },
+            },
+        }
+    },
+    "NodeImage": {"spec": {"images": {"a": {"pullSecrets": [{"name": "s", "mode": "batch"}], "tags": []}}}},
+    "ContainerRecreateRequest": {
+        "spec": {"podName": "p", "containers": [{"name": "c"}]},
+        "status": {
+            "phase": "Recreating",
+            "containerStatusSnapshot": [{"name": "c", "ready": True, "restartCount": 1}],
+            "conditions": [
+                {
+                    "type": "PreRecreateGrace",
+                    "status": "True",
+                    "lastTransitionTime": "2024-01-01T00:00:00Z",
+                    "reason": "PreRecreateGrace",
+                    "message": "m",
+                }
+            ],
+        },
+    },
+    "PodUnavailableBudget": {
+        "spec": {
+            "protectOperations": ["DELETE"],
+            "protectTotalReplicas": 3,
+            "ignoredPodSelector": {"matchLabels": {"a": "b"}},
+        }
+    },
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BETA_ONLY))
+def test_v1beta1_only_fields_are_in_the_v1beta1_schema_only(kind: str) -> None:
+    info = next(i for i in MULTI if i.kind == kind)
+    obj = {"apiVersion": f"{info.group}/v1beta1", "kind": kind, "metadata": {"name": "x"}, **BETA_ONLY[kind]}
+    beta_report = check(obj, root_schema(info.version("v1beta1").model))
+    assert beta_report.errors == [] and beta_report.pruned == [], beta_report
+    alpha_report = check(
+        {**obj, "apiVersion": f"{info.group}/v1alpha1"}, root_schema(info.version("v1alpha1").model)
+    )
+    assert alpha_report.pruned, f"{kind}: v1alpha1 should have no place for {BETA_ONLY[kind]}"
+    info.version("v1beta1").model.model_validate(obj)

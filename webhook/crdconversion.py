@@ -1,0 +1,86 @@
+"""Point every Kruise CRD that declares Webhook conversion at this process, with the current CA.
+
+The CRDs ship with `conversion.strategy: Webhook` and a clientConfig naming kruise-webhook-service
+`/convert` but no caBundle (the CA is generated at runtime), so the apiserver cannot call `/convert`
+until the webhook writes the bundle in. As upstream's crd.Ensure does, each sync rewrites
+`spec.conversion.webhook` of every such CRD whose kind kruise serves (found in the registry) when
+its clientConfig differs from the desired one: the same Service (or `--webhook-url` base) the
+admission configurations use, path `/convert`, and conversionReviewVersions [v1, v1beta1]. CRDs of
+other groups and CRDs with conversion None are never touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from kruise.api.registry import by_kind
+from kruise.kube.client import Client
+from kruise.kube.errors import Conflict, NotFound
+from kruise.kube.resources import CRDS
+from kruise.webhook.configurations import ClientTarget
+from kruise.webhook.paths import CONVERT
+
+REVIEW_VERSIONS = ["v1", "v1beta1"]
+MAX_ATTEMPTS = 5
+
+
+def is_kruise_webhook_converted(crd: dict[str, Any]) -> bool:
+    """A CRD of a registered Kruise kind whose conversion strategy is Webhook."""
+    spec = crd.get("spec") or {}
+    if not spec.get("versions") or (spec.get("conversion") or {}).get("strategy") != "Webhook":
+        return False
+    try:
+        by_kind(spec.get("group", ""), (spec.get("names") or {}).get("kind", ""))
+    except KeyError:
+        return False
+    return True
+
+
+def desired_webhook(target: ClientTarget, ca_bundle: bytes) -> dict[str, Any]:
+    return {
+        "clientConfig": target.client_config(CONVERT, ca_bundle),
+        "conversionReviewVersions": REVIEW_VERSIONS,
+    }
+
+
+def with_conversion_webhook(crd: dict[str, Any], webhook: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `crd` whose conversion webhook is `webhook` (other CRD fields untouched)."""
+    out = orjson.loads(orjson.dumps(crd))
+    out["spec"]["conversion"]["webhook"] = webhook
+    return out
+
+
+@dataclass(frozen=True)
+class ConversionPatcher:
+    client: Client
+    target: ClientTarget
+
+    async def ensure(self, ca_bundle: bytes) -> list[str]:
+        """Bring every Kruise CRD with Webhook conversion up to date; returns the names written."""
+        webhook = desired_webhook(self.target, ca_bundle)
+        listing = await self.client.list(CRDS)
+        written = []
+        for crd in listing.get("items") or []:
+            if is_kruise_webhook_converted(crd) and await self._ensure_one(crd, webhook):
+                written.append(crd["metadata"]["name"])
+        return written
+
+    async def _ensure_one(self, crd: dict[str, Any], webhook: dict[str, Any]) -> bool:
+        name = crd["metadata"]["name"]
+        for _ in range(MAX_ATTEMPTS):
+            if (crd["spec"]["conversion"].get("webhook") or {}) == webhook:
+                return False
+            try:
+                await self.client.update(CRDS, with_conversion_webhook(crd, webhook))
+                return True
+            except Conflict:
+                try:
+                    crd = await self.client.get(CRDS, name)
+                except NotFound:
+                    return False
+                if not is_kruise_webhook_converted(crd):
+                    return False
+        raise RuntimeError(f"could not settle customresourcedefinitions/{name} after {MAX_ATTEMPTS} attempts")
