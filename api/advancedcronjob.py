@@ -9,7 +9,7 @@ from pydantic import Field
 
 from kruise.api.broadcastjob import BroadcastJobSpec
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, ObjectMeta, Schemaless, Time
-from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.cronschedule import ScheduleError, load_location, parse_standard
 from kruise.api.imagelistpulljob import ImageListPullJobSpec
 from kruise.api.podtemplate_defaults import default_pod_template
@@ -129,8 +129,10 @@ CRD = CRDInfo(
     plural="advancedcronjobs",
     short_names=("acj",),
     versions=(
-        CRDVersion(VERSION, AdvancedCronJob, storage=False, printer_columns=_COLUMNS),
-        CRDVersion("v1beta1", AdvancedCronJobV1beta1, storage=True, printer_columns=_COLUMNS),
+        CRDVersion(VERSION, AdvancedCronJob, storage=True, printer_columns=_COLUMNS),
+        CRDVersion(
+            "v1beta1", AdvancedCronJobV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
+        ),
     ),
     conversion_webhook=True,
 )

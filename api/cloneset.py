@@ -20,7 +20,15 @@ from kruise.api.common import (
     scaled_value_round_up,
     selector_matches,
 )
-from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, ScaleSubresource, age_column
+from kruise.api.crdgen import (
+    CRD_REQUIRED,
+    V1BETA1_SERVED,
+    CRDInfo,
+    CRDVersion,
+    PrinterColumn,
+    ScaleSubresource,
+    age_column,
+)
 from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
 from kruise.api.podtemplate_validation import (
     first_non_image_change,
@@ -182,9 +190,14 @@ CRD = CRDInfo(
     plural="clonesets",
     short_names=("clone",),
     versions=(
-        CRDVersion(VERSION, CloneSet, storage=False, printer_columns=_COLUMNS, scale=ScaleSubresource()),
+        CRDVersion(VERSION, CloneSet, storage=True, printer_columns=_COLUMNS, scale=ScaleSubresource()),
         CRDVersion(
-            "v1beta1", CloneSetV1beta1, storage=True, printer_columns=_COLUMNS, scale=ScaleSubresource()
+            "v1beta1",
+            CloneSetV1beta1,
+            served=V1BETA1_SERVED,
+            storage=False,
+            printer_columns=_COLUMNS,
+            scale=ScaleSubresource(),
         ),
     ),
     conversion_webhook=True,

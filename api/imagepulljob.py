@@ -13,7 +13,7 @@ from pydantic import Field
 from kruise.api import keys
 from kruise.api.broadcastjob import COMPLETION_ALWAYS, COMPLETION_NEVER, CompletionPolicy
 from kruise.api.common import Int32, IntOrString, KruiseModel, KruiseObject, LabelSelector, Time
-from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.imageref import ImageReferenceError, normalize
 from kruise.api.validation import FieldError, forbidden, invalid, required, validate_label_selector
 
@@ -111,8 +111,10 @@ CRD = CRDInfo(
     kind=KIND,
     plural="imagepulljobs",
     versions=(
-        CRDVersion(VERSION, ImagePullJob, storage=False, printer_columns=_COLUMNS),
-        CRDVersion("v1beta1", ImagePullJobV1beta1, storage=True, printer_columns=_COLUMNS),
+        CRDVersion(VERSION, ImagePullJob, storage=True, printer_columns=_COLUMNS),
+        CRDVersion(
+            "v1beta1", ImagePullJobV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
+        ),
     ),
     conversion_webhook=True,
 )

@@ -22,7 +22,7 @@ from kruise.api.common import (
     TargetReference,
     Time,
 )
-from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn
+from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn
 from kruise.api.keys import (
     ANNOTATION_PUB_PROTECT_OPERATIONS,
     ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS,
@@ -96,8 +96,14 @@ CRD = CRDInfo(
     plural="podunavailablebudgets",
     short_names=("pub",),
     versions=(
-        CRDVersion(VERSION, PodUnavailableBudget, storage=False, printer_columns=_COLUMNS),
-        CRDVersion("v1beta1", PodUnavailableBudgetV1beta1, storage=True, printer_columns=_COLUMNS),
+        CRDVersion(VERSION, PodUnavailableBudget, storage=True, printer_columns=_COLUMNS),
+        CRDVersion(
+            "v1beta1",
+            PodUnavailableBudgetV1beta1,
+            served=V1BETA1_SERVED,
+            storage=False,
+            printer_columns=_COLUMNS,
+        ),
     ),
     conversion_webhook=True,
 )

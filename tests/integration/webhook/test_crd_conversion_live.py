@@ -6,7 +6,9 @@ import asyncio
 import base64
 
 import orjson
+import pytest
 
+from kruise.api.crdgen import V1BETA1_SERVED
 from kruise.kube.resources import CRDS, SECRETS
 
 CRD_NAME = "clonesets.apps.kruise.io"
@@ -71,6 +73,10 @@ async def test_reset_crd_ca_bundle_is_patched_back(live_webhook):
     assert seen[-1] == expected
 
 
+@pytest.mark.skipif(
+    not V1BETA1_SERVED,
+    reason="v1beta1 is declared but not served until the sandbox emulator converts (docs/api.md)",
+)
 async def test_v1beta1_cloneset_is_admitted_and_defaulted_in_v1beta1(live_webhook):
     await live_webhook.kubectl.apply(BETA_CLONESET)
     _, out, _ = await live_webhook.kubectl("get", "clonesets.v1beta1.apps.kruise.io", "beta", "-o", "json")

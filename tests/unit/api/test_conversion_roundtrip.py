@@ -12,11 +12,11 @@ import json
 from typing import Any
 
 import pytest
-from conftest import load_seed_objects
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kruise.api.conversion import STASH_ANNOTATION, convert, convertible
+from tests.unit.api.conftest import load_seed_objects
 
 GROUP = "apps.kruise.io"
 POLICY_GROUP = "policy.kruise.io"

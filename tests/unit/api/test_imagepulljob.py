@@ -168,10 +168,10 @@ def test_crd_metadata_and_printer_columns():
     alpha, beta = crd["spec"]["versions"]
     assert (alpha["name"], alpha["storage"], beta["name"], beta["storage"]) == (
         "v1alpha1",
-        False,
-        "v1beta1",
         True,
-    )
+        "v1beta1",
+        False,
+    )  # v1alpha1 stores until the sandbox converts (kruise.api.crdgen.V1BETA1_SERVED)
     assert alpha["additionalPrinterColumns"] == beta["additionalPrinterColumns"]
     assert crd["spec"]["conversion"]["strategy"] == "Webhook"
     version = alpha
