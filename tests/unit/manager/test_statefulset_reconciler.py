@@ -4,6 +4,8 @@ pod, and a refused pod create written to the status as FailedCreatePod and retri
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from kruise.api import statefulset as statefulset_api
@@ -193,3 +195,35 @@ async def test_a_refused_pod_create_is_reported_in_status_and_retried() -> None:
     await h.reconcile()
     assert [(c.name, c.succeeded) for c in h.client.calls_to("create", PODS)] == [("web-0", True)]
     assert h.client.object(PODS, "web-0", NS) is not None
+
+
+async def test_in_place_update_retries_its_object_write_after_a_conflict() -> None:
+    in_place = {"type": "RollingUpdate", "rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible"}}
+    sts = statefulset(replicas=1, updateStrategy=in_place)
+    sts["spec"]["template"]["spec"]["readinessGates"] = [{"conditionType": "InPlaceUpdateReady"}]
+    h = Harness(sts)
+    await h.reconcile()
+    h.observe_pods()
+    h.make_ready("web-0")
+    await h.reconcile()
+    uid = h.client.object(PODS, "web-0", NS)["metadata"]["uid"]
+
+    rolled = copy.deepcopy(sts)
+    rolled["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    rolled["metadata"].update(generation=2, resourceVersion="2")
+    h.sets.add(rolled)
+    h.client.put(ADVANCED_STATEFULSETS, rolled)
+    h.client.clear()
+    h.client.fail_next("update", PODS, "web-0", NS, error=Conflict)
+    await h.reconcile()
+
+    pod_writes = [(c.verb, c.subresource, c.succeeded) for c in h.client.writes if c.resource == PODS]
+    # InPlaceUpdateReady=False first, then the object write: refused once, re-read, written
+    assert pod_writes == [("patch", "status", True), ("update", None, False), ("update", None, True)]
+    assert h.client.calls_to("get", PODS, "web-0")
+    pod = h.client.object(PODS, "web-0", NS)
+    assert pod["metadata"]["uid"] == uid  # updated in place, not recreated
+    assert pod["spec"]["containers"][0]["image"] == "nginx:2"
+    (status,) = h.client.calls_to("patch", ADVANCED_STATEFULSETS, NAME, subresource="status")
+    assert pod["metadata"]["labels"][HASH] == status.body["status"]["updateRevision"]
+    assert h.recorder.reasons()[-1] == "SuccessfulUpdatePodInPlace"
