@@ -1,6 +1,7 @@
 """StatefulSetReconciler against fake caches and a recording client, no emulator: the first pass (revision,
 web-0 only under OrderedReady), the wait for its own create, web-1 once web-0 is Ready, claims before their
-pod, and a refused pod create written to the status as FailedCreatePod and retried by the next pass."""
+pod, a refused pod create written to the status as FailedCreatePod and retried by the next pass, and an
+in-place update whose object write is retried after a conflict."""
 
 from __future__ import annotations
 
