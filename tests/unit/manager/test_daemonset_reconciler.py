@@ -1,0 +1,253 @@
+"""DaemonSetReconciler against fake caches and a recording client, no emulator: the first pass (revision,
+one pod per node), the wait for its own creates, a rolling update within maxUnavailable, a failed delete
+handed back to the queue, and an in-place update whose object write is retried after a conflict."""
+
+from __future__ import annotations
+
+import pytest
+
+from kruise.api import daemonset as daemonset_api
+from kruise.api.features import FeatureGates
+from kruise.control.daemonnodes import target_node_name
+from kruise.kube.clock import FakeClock
+from kruise.kube.controller import Result
+from kruise.kube.errors import Conflict
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
+from kruise.manager.controllers.daemonset.reconciler import DaemonSetReconciler
+from tests.kit import FakeInformer, RecordingClient, RecordingEventRecorder
+
+NS = "default"
+NAME = "ds"
+HASH = "controller-revision-hash"
+
+
+def daemonset(image: str = "nginx:1", generation: int = 1, **rolling) -> dict:
+    """A DaemonSet as the webhook would store it (defaults applied)."""
+    body = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": NAME,
+            "namespace": NS,
+            "uid": "ds-uid",
+            "generation": generation,
+            "resourceVersion": str(generation),
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": NAME}},
+            "template": {
+                "metadata": {"labels": {"app": NAME}},
+                "spec": {"containers": [{"name": "main", "image": image}]},
+            },
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, **rolling}},
+        },
+    }
+    model = daemonset_api.DaemonSet.model_validate(body)
+    daemonset_api.set_defaults(model)
+    return model.model_dump(by_alias=True, exclude_none=True)
+
+
+def node(name: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "uid": f"uid-{name}", "labels": {"kubernetes.io/hostname": name}},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+class Harness:
+    def __init__(self, ds: dict, nodes: int = 3) -> None:
+        self.clock = FakeClock()
+        self.client = RecordingClient(self.clock)
+        self.recorder = RecordingEventRecorder()
+        self.daemonsets = FakeInformer([ds])
+        self.nodes = FakeInformer([node(f"node-{i}") for i in range(1, nodes + 1)])
+        self.pods, self.revisions = FakeInformer(), FakeInformer()
+        self.client.put(ADVANCED_DAEMONSETS, ds)
+        self.client.sync(PODS, self.pods)
+        self.client.sync(CONTROLLER_REVISIONS, self.revisions)
+        self.scale = ScaleExpectations(self.clock)
+        self.rv = ResourceVersionExpectations(self.clock)
+        self.reconciler = DaemonSetReconciler(
+            self.client,
+            self.recorder,
+            FeatureGates(env={}),
+            daemonsets=self.daemonsets,
+            pods=self.pods,
+            nodes=self.nodes,
+            revisions=self.revisions,
+            scale_expectations=self.scale,
+            rv_expectations=self.rv,
+            wall=self.clock.wall,
+        )
+
+    async def reconcile(self) -> Result | None:
+        result = await self.reconciler.reconcile(f"{NS}/{NAME}")
+        for cache in (self.daemonsets, self.nodes, self.pods, self.revisions):
+            cache.assert_unmodified()
+        return result
+
+    def observe_pods(self, *deleted: str) -> None:
+        """What the controller's pod handler does when the informer delivers our creates (expected
+        per target node) and the deletes of `deleted` (expected per pod name)."""
+        key = f"{NS}/{NAME}"
+        for pod in self.pods.list():
+            self.scale.observe(key, ScaleExpectations.CREATE, target_node_name(pod) or "")
+            self.rv.observe(pod)
+        for name in deleted:
+            self.scale.observe(key, ScaleExpectations.DELETE, name)
+
+    def make_ready(self) -> None:
+        """The kubelet's part: every pod bound to its node, running and ready."""
+        for pod in self.client.objects(PODS):
+            pod["spec"]["nodeName"] = target_node_name(pod)
+            pod["status"] = {
+                "phase": "Running",
+                "conditions": [
+                    {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-22T22:00:00Z"},
+                    {"type": "InPlaceUpdateReady", "status": "True"},
+                ],
+                "containerStatuses": [
+                    {"name": c["name"], "image": c["image"], "imageID": f"id-{c['image']}", "ready": True}
+                    for c in pod["spec"]["containers"]
+                ],
+            }
+            self.client.put(PODS, pod)
+            self.pods.add(self.client.object(PODS, pod["metadata"]["name"], NS))
+
+    def roll_to(self, ds: dict) -> None:
+        """The user's update, as the watch delivers it."""
+        self.daemonsets.add(ds)
+        self.client.put(ADVANCED_DAEMONSETS, ds)
+        self.client.clear()
+        self.recorder.events.clear()
+
+
+async def settled(ds: dict, nodes: int = 3) -> Harness:
+    """A harness whose first pass ran and whose pods are observed, running and ready."""
+    h = Harness(ds, nodes)
+    await h.reconcile()
+    h.observe_pods()
+    h.make_ready()
+    await h.reconcile()
+    return h
+
+
+async def test_first_pass_writes_the_revision_and_one_pod_per_node() -> None:
+    h = Harness(daemonset(), nodes=3)
+    await h.reconcile()
+
+    (revision,) = h.client.objects(CONTROLLER_REVISIONS)
+    hash_ = revision["metadata"]["labels"][HASH]
+    assert revision["metadata"]["name"] == f"{NAME}-{hash_}"
+    assert revision["metadata"]["ownerReferences"][0]["uid"] == "ds-uid"
+    creates = h.client.calls_to("create", PODS)
+    assert len(creates) == 3
+    assert all(c.body["metadata"]["generateName"] == f"{NAME}-" for c in creates)
+    pods = h.client.objects(PODS)
+    assert sorted(target_node_name(p) for p in pods) == ["node-1", "node-2", "node-3"]
+    for pod in pods:
+        assert pod["metadata"]["labels"] == {"app": NAME, HASH: hash_}
+        owner = pod["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["uid"], owner["controller"]) == ("DaemonSet", "ds-uid", True)
+    assert sorted(e.message for e in h.recorder.events if e.reason == "SuccessfulCreate") == sorted(
+        f"Created pod: {p['metadata']['name']}" for p in pods
+    )
+    (status,) = h.client.calls_to("patch", ADVANCED_DAEMONSETS, NAME, subresource="status")
+    assert status.body["status"]["desiredNumberScheduled"] == 3
+    assert status.body["status"]["daemonSetHash"] == hash_
+    assert "observedGeneration" not in status.body["status"]  # the pass ended waiting for its creates
+
+
+async def test_a_pass_waits_for_its_own_creates_to_reach_the_cache() -> None:
+    h = Harness(daemonset(), nodes=2)
+    await h.reconcile()
+    h.client.clear()
+    # the pods are in the cache, but the handler has not counted them: the next pass must not act again
+    result = await h.reconcile()
+    assert isinstance(result, Result) and result.requeue_after
+    assert [c for c in h.client.writes if c.resource in (PODS, CONTROLLER_REVISIONS)] == []
+
+    h.observe_pods()
+    h.client.clear()
+    await h.reconcile()
+    assert [c for c in h.client.writes if c.resource in (PODS, CONTROLLER_REVISIONS)] == []
+    (status,) = h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status")
+    assert status.body["status"]["observedGeneration"] == 1
+
+
+async def test_image_change_deletes_max_unavailable_old_pods_and_waits_for_the_delete() -> None:
+    h = await settled(daemonset(image="nginx:1"), nodes=3)
+    old_pods = {p["metadata"]["name"] for p in h.client.objects(PODS)}
+    (old_hash,) = {p["metadata"]["labels"][HASH] for p in h.client.objects(PODS)}
+    h.roll_to(daemonset(image="nginx:2", generation=2))
+    await h.reconcile()
+
+    revisions = h.client.objects(CONTROLLER_REVISIONS)
+    assert len(revisions) == 2
+    (delete,) = h.client.calls_to("delete", PODS)  # maxUnavailable 1: one old pod at a time
+    assert delete.name in old_pods
+    assert h.client.calls_to("create", PODS) == []
+    assert [(e.reason, e.message) for e in h.recorder.events] == [
+        ("SuccessfulDelete", f"Deleted pod: {delete.name}")
+    ]
+
+    # until the informer reports the delete, a second pass deletes nothing more
+    h.client.clear()
+    await h.reconcile()
+    assert h.client.calls_to("delete", PODS) == [] and h.client.calls_to("create", PODS) == []
+
+    # once it does, the emptied node gets a pod of the new revision
+    h.observe_pods(delete.name)
+    h.client.clear()
+    await h.reconcile()
+    (create,) = h.client.calls_to("create", PODS)
+    (new_hash,) = {r["metadata"]["labels"][HASH] for r in revisions} - {old_hash}
+    assert create.body["metadata"]["labels"][HASH] == new_hash
+    assert target_node_name(create.body) not in {
+        target_node_name(p) for p in h.client.objects(PODS) if p["metadata"]["name"] != create.name
+    }
+
+
+async def test_a_failed_delete_is_reported_and_retried_by_the_next_pass() -> None:
+    h = await settled(daemonset(image="nginx:1"), nodes=1)
+    (victim,) = (p["metadata"]["name"] for p in h.client.objects(PODS))
+    h.roll_to(daemonset(image="nginx:2", generation=2))
+    h.client.fail_next("delete", PODS, victim, NS, error=Conflict)
+
+    with pytest.raises(Conflict):  # the controller requeues the key with backoff
+        await h.reconcile()
+    assert [(c.name, c.succeeded) for c in h.client.calls_to("delete", PODS)] == [(victim, False)]
+    assert h.recorder.reasons() == ["FailedDelete"]
+
+    # the failed delete is no longer expected, so the retry is not stuck behind it
+    h.client.clear()
+    await h.reconcile()
+    assert [(c.name, c.succeeded) for c in h.client.calls_to("delete", PODS)] == [(victim, True)]
+    assert h.client.object(PODS, victim, NS) is None
+
+
+async def test_in_place_update_retries_its_object_write_after_a_conflict() -> None:
+    in_place = {"rollingUpdateType": "InPlaceIfPossible"}
+    h = await settled(daemonset(image="nginx:1", **in_place), nodes=1)
+    (pod,) = h.client.objects(PODS)
+    name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+    h.roll_to(daemonset(image="nginx:2", generation=2, **in_place))
+    h.client.fail_next("update", PODS, name, NS, error=Conflict)
+    await h.reconcile()
+
+    pod_writes = [(c.verb, c.subresource, c.succeeded) for c in h.client.writes if c.resource == PODS]
+    # InPlaceUpdateReady=False first, then the object write: refused once, re-read, written
+    assert pod_writes == [("patch", "status", True), ("update", None, False), ("update", None, True)]
+    assert h.client.calls_to("get", PODS, name)
+    assert h.client.calls_to("delete", PODS) == []
+    updated = h.client.object(PODS, name, NS)
+    assert updated["metadata"]["uid"] == uid
+    assert updated["spec"]["containers"][0]["image"] == "nginx:2"
+    new_hash = h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status")[-1].body["status"][
+        "daemonSetHash"
+    ]
+    assert updated["metadata"]["labels"][HASH] == new_hash
+    assert h.recorder.reasons() == ["SuccessfulUpdatePodInPlace"]
