@@ -77,6 +77,7 @@ ADVANCED_CRONJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "advancedcronjobs"
 IMAGEPULLJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "imagepulljobs", True, "ImagePullJob")
 NODEIMAGES = ResourceRef("apps.kruise.io", "v1alpha1", "nodeimages", False, "NodeImage")
 IMAGELISTPULLJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "imagelistpulljobs", True, "ImageListPullJob")
+EPHEMERALJOBS = ResourceRef("apps.kruise.io", "v1alpha1", "ephemeraljobs", True, "EphemeralJob")
 RESOURCEDISTRIBUTIONS = ResourceRef(
     "apps.kruise.io", "v1alpha1", "resourcedistributions", False, "ResourceDistribution"
 )

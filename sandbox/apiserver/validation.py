@@ -52,7 +52,6 @@ def _mutable_view(spec: dict[str, Any]) -> dict[str, Any]:
         "activeDeadlineSeconds",
         "tolerations",
         "terminationGracePeriodSeconds",
-        "ephemeralContainers",
     ):
         view.pop(key, None)
     return view

@@ -35,6 +35,7 @@ from kruise.sandbox.cri import (
     CriError,
     FakeRuntime,
 )
+from kruise.sandbox.simulator import ephemeral
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import (
     ConfigMapLookup,
@@ -342,6 +343,34 @@ class Kubelet:
                 wake.append(slot.ready_at - now)
             if slot.probes is not None:
                 await self._probe(pod, run, container, slot, record, now, wake)
+        await self._sync_ephemeral(pod, run, now, wake)
+
+    async def _sync_ephemeral(self, pod: Obj, run: PodRun, now: float, wake: list[float]) -> None:
+        """Start each ephemeral container once; a simulated one exits after its run time (see
+        ``ephemeral``); none is ever restarted."""
+        for spec in (pod.get("spec") or {}).get("ephemeralContainers") or []:
+            slot = run.slot(spec["name"])
+            record = self._record(slot)
+            if record is None and not slot.done:
+                if slot.retry_at > now:
+                    wake.append(slot.retry_at - now)
+                    continue
+                path = ephemeral.field_path(spec["name"])
+                await self._create(pod, run, slot, spec, now, wake, path, init=False)
+                record = self._record(slot)
+                if record is None:
+                    continue
+                slot.done = True  # started: never again, whatever its exit
+                slot.probes = None
+                slot.run_until = None
+                if slot.process is None:
+                    seconds = ephemeral.run_seconds(pod, spec, self.timing.run_seconds)
+                    slot.run_until = time.monotonic() + self.timing.scaled(seconds)
+            if record is not None and record.state == ContainerState.RUNNING and slot.run_until is not None:
+                if now >= slot.run_until:
+                    self.runtime.stop_container(record.id, exit_code=ephemeral.exit_code(pod))
+                else:
+                    wake.append(slot.run_until - now)
 
     async def _probe(
         self,
@@ -737,6 +766,8 @@ class Kubelet:
         spec = pod.get("spec") or {}
         if any(c.get("name") == name for c in spec.get("initContainers") or []):
             return f"spec.initContainers{{{name}}}"
+        if any(c.get("name") == name for c in spec.get("ephemeralContainers") or []):
+            return ephemeral.field_path(name)
         return f"spec.containers{{{name}}}"
 
     # ------------------------------------------------------------------ status
@@ -839,6 +870,13 @@ class Kubelet:
         status["containerStatuses"] = sorted(statuses, key=lambda s: s["name"])
         if inits:
             status["initContainerStatuses"] = init_statuses
+        ephemerals = spec.get("ephemeralContainers") or []
+        if ephemerals:
+            _views, ephemeral_statuses = self._views(run, ephemerals, now)
+            for entry in ephemeral_statuses:
+                entry["ready"] = False  # never ready, and no startup probe to report on
+                entry.pop("started", None)
+            status["ephemeralContainerStatuses"] = ephemeral_statuses
         return status
 
     async def _write_status(self, key: str, pod: Obj, run: PodRun) -> str:

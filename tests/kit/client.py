@@ -391,13 +391,20 @@ class RecordingClient:
 
     @staticmethod
     def _merged(current: Obj, new: Obj, subresource: str | None) -> Obj:
-        """The main resource keeps the stored status; the status subresource keeps all but status."""
+        """The main resource keeps the stored status; the status subresource keeps all but status;
+        pods/ephemeralcontainers keeps all but the ephemeral containers."""
         if subresource == "status":
             merged = mutable_copy(current)
             if "status" in new:
                 merged["status"] = new["status"]
             else:
                 merged.pop("status", None)
+            return merged
+        if subresource == "ephemeralcontainers":
+            # pods/ephemeralcontainers takes only the ephemeral containers from the body
+            merged = mutable_copy(current)
+            containers = (new.get("spec") or {}).get("ephemeralContainers")
+            merged.setdefault("spec", {})["ephemeralContainers"] = mutable_copy(containers or [])
             return merged
         if subresource is not None:
             raise ValueError(f"subresource: {subresource!r} is not modelled by RecordingClient")

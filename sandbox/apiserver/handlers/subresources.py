@@ -6,6 +6,8 @@
 - pods/eviction checks the PodDisruptionBudgets and then deletes the pod like a DELETE would.
 - pods/binding sets spec.nodeName and the PodScheduled condition, once.
 - pods/log streams the container log from the simulated kubelet (see podlogs.py).
+- pods/ephemeralcontainers serves the Pod; a PUT or PATCH may only add ephemeral containers
+  (the strategy and the rules are in ephemeral.py).
 - SelfSubjectAccessReview, a create-only virtual resource, answers "allowed" for everything.
 
 /status and namespaces/finalize are not here: they are updates of the object with a narrower
@@ -19,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kruise.sandbox.apiserver import errors, podlogs, schema, tables
+from kruise.sandbox.apiserver import defaults, ephemeral, errors, podlogs, schema, tables
 from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import format_label_selector
@@ -109,6 +111,29 @@ class Subresources(RequestContext):
         attrs = self._attrs("CREATE", body, None, {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"})
         await self._admit(attrs, lambda o: None)
         return self.server.tokens.request(account, attrs.object or body)
+
+    async def _update_ephemeral_containers(self, body: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+        """An update of pods/ephemeralcontainers: only `spec.ephemeralContainers` is taken, added to."""
+        rv = (body.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise errors.stale(self.rt.group, self.rt.plural, self.name)
+        new = ephemeral.prepare(body, old)
+        defaults.pod_scheme(new)
+
+        def prepare_and_validate(obj: dict[str, Any]) -> None:
+            # what mutating webhooks changed outside the ephemeral containers is dropped, as the strategy does
+            kept = ephemeral.prepare(obj, old)
+            defaults.pod_scheme(kept)
+            obj.clear()
+            obj.update(kept)
+            causes = ephemeral.validate(obj, old)
+            if causes:
+                raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
+
+        options = {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
+        result = await self._admit(self._attrs("UPDATE", new, old, options), prepare_and_validate)
+        assert result is not None
+        return self._commit_update(old, result, "Update")  # Writes, in writes.py
 
     async def access_review(self) -> dict[str, Any]:
         """The sandbox token is a member of system:masters, so every review is allowed, as RBAC would say."""

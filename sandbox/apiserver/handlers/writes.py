@@ -188,6 +188,9 @@ class Writes(RequestContext):
         new = self._object_body(body if body is not None else await self._body())
         if self.sub == "scale":
             return await self._update_scale(new)  # Subresources, in subresources.py
+        if self.sub == "ephemeralcontainers":
+            stored = old if old is not None else self._stored()
+            return await self._update_ephemeral_containers(new, stored)  # Subresources, in subresources.py
         if self.rt.key == ("", "namespaces") and self.sub == "finalize":
             self.sub = "finalize"
         old = old if old is not None else self.store.get(self.rt.key, self.namespace, self.name)

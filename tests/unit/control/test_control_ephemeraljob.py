@@ -1,0 +1,195 @@
+"""EphemeralJob planning: targets, container and pod states, status phases/conditions, who is next."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kruise.control import ephemeraljob as plan
+
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def job(uid="uid-j", containers=("dbg",), **spec):
+    return {
+        "metadata": {"name": "j", "namespace": "ns", "uid": uid},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"ephemeralContainers": [{"name": n, "image": "busybox"} for n in containers]},
+            **spec,
+        },
+    }
+
+
+def pod(
+    name, created="2026-01-01T00:00:00Z", labels=None, phase="Running", ephemerals=(), statuses=(), **meta
+):
+    return {
+        "metadata": {"name": name, "namespace": meta.pop("namespace", "ns"), "creationTimestamp": created,
+                     "labels": {"app": "web"} if labels is None else labels, **meta},
+        "spec": {"containers": [{"name": "main"}], "ephemeralContainers": list(ephemerals)},
+        "status": {"phase": phase, "ephemeralContainerStatuses": list(statuses)},
+    }  # fmt: skip
+
+
+def mine(name="dbg", uid="uid-j"):
+    return {"name": name, "image": "busybox", "env": [{"name": "KRUISE_EJOB_ID", "value": uid}]}
+
+
+def running(name="dbg"):
+    return {"name": name, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}
+
+
+def done(name="dbg", code=0):
+    return {"name": name, "state": {"terminated": {"exitCode": code, "finishedAt": "2026-01-01T00:00:01Z"}}}
+
+
+def waiting(name="dbg", reason="ContainerCreating"):
+    return {"name": name, "state": {"waiting": {"reason": reason}}}
+
+
+def test_targets_are_active_selected_oldest_first_up_to_replicas():
+    pods = [
+        pod("c", created="2026-01-01T00:00:03Z"),
+        pod("a", created="2026-01-01T00:00:01Z"),
+        pod("b", created="2026-01-01T00:00:01Z"),
+        pod("other", labels={"app": "db"}),
+        pod("elsewhere", namespace="other"),
+        pod("finished", phase="Succeeded"),
+        pod("gone", deletionTimestamp="2026-01-01T00:00:00Z"),
+        pod("foreign", ephemerals=[{"name": "dbg", "image": "x"}]),
+        pod("ours", created="2026-01-01T00:00:09Z", ephemerals=[mine()]),
+    ]
+    assert [p["metadata"]["name"] for p in plan.target_pods(job(), pods)] == ["a", "b", "c", "ours"]
+    assert [p["metadata"]["name"] for p in plan.target_pods(job(replicas=2), pods)] == ["a", "b"]
+    # a nil selector selects nothing; an empty one everything (but not for pod events)
+    assert plan.target_pods({**job(), "spec": {**job()["spec"], "selector": None}}, pods) == []
+    everything = {**job(), "spec": {**job()["spec"], "selector": {}}}
+    assert len(plan.target_pods(everything, pods)) == 5
+    assert not plan.selects(everything, pods[0], empty_matches=False)
+
+
+@pytest.mark.parametrize(
+    ("status", "state"),
+    [
+        (done(), plan.SUCCEEDED),
+        (done(code=2), plan.FAILED),
+        ({"name": "dbg", "state": {"terminated": {"exitCode": 0}}}, plan.UNKNOWN),
+        (running(), plan.RUNNING),
+        (waiting(), plan.WAITING),
+        (waiting(reason="RunContainerError"), plan.FAILED),
+        ({"name": "dbg", "state": {}}, plan.UNKNOWN),
+    ],
+)
+def test_container_state(status, state):
+    assert plan.container_state(status) == state
+
+
+def test_pod_state_over_the_job_containers_only():
+    two = job(containers=("a", "b"))
+    assert plan.pod_state(two, pod("p", statuses=[done("a"), done("b")])) == plan.SUCCEEDED
+    assert plan.pod_state(two, pod("p", statuses=[done("a"), running("b")])) == plan.RUNNING
+    assert plan.pod_state(two, pod("p", statuses=[done("a"), waiting("b")])) == plan.WAITING
+    assert plan.pod_state(two, pod("p", statuses=[running("a"), done("b", 1)])) == plan.FAILED
+    assert plan.pod_state(two, pod("p", statuses=[done("a")])) == plan.UNKNOWN
+    assert plan.pod_state(two, pod("p", statuses=[done("a"), done("b"), running("x")])) == plan.SUCCEEDED
+
+
+def _types(status):
+    return {c["type"]: c["reason"] for c in status["conditions"]}
+
+
+def test_status_phases_and_conditions():
+    empty = plan.status(job(), [], NOW)
+    assert (
+        empty["phase"] == "Waiting" and empty["match"] == 0 and empty["startTime"] == "2026-01-01T12:00:00Z"
+    )
+    assert _types(empty) == {"Initialized": "Initialized", "MatchedEmpty": "MatchEmpty"}
+
+    pods = [pod("a", statuses=[done()]), pod("b", statuses=[running()])]
+    mid = plan.status(job(), pods, NOW)
+    assert (mid["phase"], mid["match"], mid["succeeded"], mid["running"]) == ("Running", 2, 1, 1)
+    assert "completionTime" not in mid
+
+    ok = plan.status(job(), [pod("a", statuses=[done()]), pod("b", statuses=[done()])], NOW)
+    assert ok["phase"] == "Succeeded" and ok["completionTime"] == "2026-01-01T12:00:00Z"
+    assert _types(ok)["JobSucceeded"] == "JobSucceeded"
+
+    bad = plan.status(job(), [pod("a", statuses=[done(code=1)])], NOW)
+    assert bad["phase"] == "Failed" and bad["failed"] == 1 and "completionTime" in bad
+    assert _types(bad)["JobFailed"] == "CreateFailed"  # the CreateFailed condition replaces JobFailed
+
+    wait = plan.status(job(), [pod("a", statuses=[waiting()])], NOW)
+    assert wait["phase"] == "Waiting" and wait["waiting"] == 1
+    unknown = plan.status(job(), [pod("a"), pod("b", statuses=[waiting()])], NOW)
+    assert unknown["phase"] == "Unknown"
+    paused = plan.status(job(paused=True), [pod("a", statuses=[running()])], NOW)
+    assert paused["phase"] == "Paused"
+    error = plan.status(job(containers=()), [pod("a")], NOW)
+    assert error["phase"] == "Error" and _types(error)["JobError"] == "Error"
+
+
+def test_status_keeps_condition_times_when_nothing_changed():
+    first = plan.status(job(), [], NOW)
+    again = plan.status({**job(), "status": first}, [], NOW + timedelta(minutes=5))
+    assert again == first
+
+
+def test_active_deadline_fails_an_unfinished_job():
+    started = {"startTime": "2026-01-01T11:59:00Z"}
+    j = {**job(activeDeadlineSeconds=60), "status": started}
+    late = plan.status(j, [pod("a", statuses=[running()])], NOW)
+    assert (
+        late["phase"] == "Failed"
+        and late["completionTime"]
+        and _types(late)["JobFailed"] == "DeadlineExceeded"
+    )
+    early = plan.status(j, [pod("a", statuses=[running()])], NOW - timedelta(seconds=1))
+    assert early["phase"] == "Running"
+    assert plan.deadline_left(j, started["startTime"], NOW - timedelta(seconds=20)) == 20.0
+    assert plan.deadline_left(j, started["startTime"], NOW + timedelta(hours=1)) == 0.0
+    assert plan.deadline_left(job(), started["startTime"], NOW) is None
+
+
+def test_to_inject_respects_parallelism_and_running():
+    targets = [pod("a", ephemerals=[mine()]), pod("b"), pod("c"), pod("d")]
+    names = lambda ps: [p["metadata"]["name"] for p in ps]  # noqa: E731
+    assert names(plan.to_inject(job(), targets, running=0)) == ["b"]
+    assert names(plan.to_inject(job(parallelism=2), targets, running=1)) == ["b"]
+    assert names(plan.to_inject(job(parallelism=5), targets, running=0)) == ["b", "c", "d"]
+    assert plan.to_inject(job(parallelism=2), targets, running=3) == []
+    assert plan.to_inject(job(containers=()), targets, running=0) == []
+
+
+@given(
+    st.integers(min_value=0, max_value=8),
+    st.integers(min_value=0, max_value=8),
+    st.integers(min_value=0, max_value=8),
+)
+def test_never_more_new_pods_than_parallelism_allows(n, parallelism, run):
+    targets = [pod(f"p{i}") for i in range(n)]
+    chosen = plan.to_inject(job(parallelism=parallelism), targets, running=run)
+    assert len(chosen) == max(0, min(parallelism, n) - run)
+    assert chosen == targets[: len(chosen)]
+
+
+def test_injection_patch_marks_containers_with_the_job_uid():
+    j = job(containers=("a", "b"))
+    j["spec"]["template"]["ephemeralContainers"][0]["env"] = [{"name": "X", "value": "1"}]
+    patch = plan.injection_patch(j)
+    a, b = patch["spec"]["ephemeralContainers"]
+    assert a["env"] == [{"name": "X", "value": "1"}, {"name": "KRUISE_EJOB_ID", "value": "uid-j"}]
+    assert b["env"] == [{"name": "KRUISE_EJOB_ID", "value": "uid-j"}]
+    assert "env" not in job()["spec"]["template"]["ephemeralContainers"][0]  # the template is untouched
+    assert plan.created_by(j, a) and not plan.created_by(job(uid="other"), a)
+    assert plan.expectation_names(j, pod("p")) == ["p-a", "p-b"]
+
+
+def test_ttl_left_defaults_to_1800_seconds():
+    finished = {"completionTime": "2026-01-01T11:00:00Z"}
+    assert plan.ttl_left(job(), NOW) is None
+    assert plan.ttl_left({**job(), "status": finished}, NOW) == 1800 - 3600
+    assert plan.ttl_left({**job(ttlSecondsAfterFinished=7200), "status": finished}, NOW) == 3600
