@@ -83,6 +83,7 @@ RESOURCEDISTRIBUTIONS = ResourceRef(
 CONTAINER_RECREATE_REQUESTS = ResourceRef(
     "apps.kruise.io", "v1alpha1", "containerrecreaterequests", True, "ContainerRecreateRequest"
 )
+WORKLOADSPREADS = ResourceRef("apps.kruise.io", "v1alpha1", "workloadspreads", True, "WorkloadSpread")
 UNITED_DEPLOYMENTS = ResourceRef("apps.kruise.io", "v1alpha1", "uniteddeployments", True, "UnitedDeployment")
 PODUNAVAILABLEBUDGETS = ResourceRef(
     "policy.kruise.io", "v1alpha1", "podunavailablebudgets", True, "PodUnavailableBudget"

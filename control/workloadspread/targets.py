@@ -120,3 +120,29 @@ def matching_spread(
         except SelectorError:
             continue
     return None
+
+
+def _path_value(obj: Any, path: str) -> int:
+    """An integer at a dotted path (list indexes as numbers); absent → 0, like upstream's NestedField
+    errors which it reports and counts as nothing."""
+    for part in path.split("."):
+        if isinstance(obj, Mapping) and part in obj:
+            obj = obj[part]
+        elif isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
+            obj = obj[int(part)]
+        else:
+            return 0
+    return obj if isinstance(obj, int) and not isinstance(obj, bool) else 0
+
+
+def workload_replicas(ws: Mapping[str, Any], workload: Mapping[str, Any] | None) -> int:
+    """The replicas percentages refer to: the sum of `targetFilter.replicasPathList` when given,
+    else `spec.parallelism` of a Job and `spec.replicas` of anything else (0 when unknown)."""
+    if workload is None:
+        return 0
+    paths = ((ws.get("spec") or {}).get("targetFilter") or {}).get("replicasPathList") or []
+    if paths:
+        return sum(_path_value(workload, p) for p in paths)
+    field = "parallelism" if workload.get("kind") == "Job" else "replicas"
+    value = (workload.get("spec") or {}).get(field)
+    return value if isinstance(value, int) else 0

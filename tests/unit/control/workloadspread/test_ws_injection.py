@@ -247,3 +247,14 @@ def test_matching_spread_filters() -> None:
     assert matching_spread(pod_of_daemonset, [ws], lookup) is None
     orphan = owned_pod({**cs_owner, "controller": False})
     assert matching_spread(orphan, [ws], lookup) is None
+
+
+def test_workload_replicas() -> None:
+    from kruise.control.workloadspread.targets import workload_replicas
+
+    ws = ws_with({"name": "a"})
+    assert workload_replicas(ws, None) == 0
+    assert workload_replicas(ws, {"kind": "CloneSet", "spec": {"replicas": 6}}) == 6
+    assert workload_replicas(ws, {"kind": "Job", "spec": {"replicas": 9, "parallelism": 3}}) == 3
+    ws["spec"]["targetFilter"] = {"replicasPathList": ["spec.replicas", "spec.extra.0.n", "spec.missing"]}
+    assert workload_replicas(ws, {"kind": "CloneSet", "spec": {"replicas": 4, "extra": [{"n": 2}]}}) == 6
