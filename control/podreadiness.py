@@ -110,3 +110,33 @@ def lifecycle_readiness_change(pod: Mapping[str, Any], state: str, now: datetime
     if state == LIFECYCLE_STATE_UPDATED:
         return remove_not_ready_key(pod, LIFECYCLE_USER_AGENT, KRUISE_POD_READY_KEY_PRE_UPDATE_HOOK, now)
     return None
+
+
+def lacks_condition(pod: Mapping[str, Any]) -> bool:
+    """The pod carries the `KruisePodReady` readiness gate but not yet the condition."""
+    return _has_gate(pod) and get_condition(pod, CONDITION_KRUISE_POD_READY) is None
+
+
+def controlled_by_cloneset(pod: Mapping[str, Any]) -> bool:
+    """The CloneSet controller writes a new pod's first `KruisePodReady` itself, in the same status
+    patch as `InPlaceUpdateReady` (one status write per new pod instead of two); the pod-readiness
+    controller leaves such pods alone so the two never race for the same condition."""
+    return any(
+        ref.get("controller")
+        and ref.get("kind") == "CloneSet"
+        and str(ref.get("apiVersion", "")).split("/")[0] == "apps.kruise.io"
+        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []
+    )
+
+
+def with_initial_condition(pod: Mapping[str, Any], now: datetime) -> Pod | None:
+    """The pod (for a status write) with `KruisePodReady=True` added when it has the gate and no
+    condition yet — what the pod-readiness controller would write — or None. `Ready` is left to the
+    kubelet, as that controller leaves it."""
+    if not lacks_condition(pod):
+        return None
+    clone: Pod = copy.deepcopy(dict(pod))
+    clone.setdefault("status", {}).setdefault("conditions", []).append(
+        {"type": CONDITION_KRUISE_POD_READY, "status": "True", "lastTransitionTime": rfc3339(now)}
+    )
+    return clone

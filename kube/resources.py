@@ -84,6 +84,11 @@ CONTAINER_RECREATE_REQUESTS = ResourceRef(
     "apps.kruise.io", "v1alpha1", "containerrecreaterequests", True, "ContainerRecreateRequest"
 )
 WORKLOADSPREADS = ResourceRef("apps.kruise.io", "v1alpha1", "workloadspreads", True, "WorkloadSpread")
+PERSISTENT_POD_STATES = ResourceRef(
+    "apps.kruise.io", "v1alpha1", "persistentpodstates", True, "PersistentPodState"
+)
+POD_PROBE_MARKERS = ResourceRef("apps.kruise.io", "v1alpha1", "podprobemarkers", True, "PodProbeMarker")
+NODE_POD_PROBES = ResourceRef("apps.kruise.io", "v1alpha1", "nodepodprobes", False, "NodePodProbe")
 UNITED_DEPLOYMENTS = ResourceRef("apps.kruise.io", "v1alpha1", "uniteddeployments", True, "UnitedDeployment")
 PODUNAVAILABLEBUDGETS = ResourceRef(
     "policy.kruise.io", "v1alpha1", "podunavailablebudgets", True, "PodUnavailableBudget"

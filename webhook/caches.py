@@ -145,3 +145,19 @@ class StoreSpreads:
     def workload(self, ref: dict, namespace: str) -> dict | None:
         store = self._store(ref)
         return store.get_by_name(namespace, str(ref.get("name", ""))) if store is not None else None
+
+
+class StorePersistentPodStates:
+    """PersistentPodStates by namespace, for steering a recreated StatefulSet pod back to its node.
+
+    Attached once the process found the kind served; until then no pod has a recorded state.
+    """
+
+    def __init__(self, states: Store | None = None) -> None:
+        self._states = states
+
+    def attach(self, states: Store) -> None:
+        self._states = states
+
+    def in_namespace(self, namespace: str) -> list[dict]:
+        return self._states.by_index(NAMESPACE_INDEX, namespace) if self._states is not None else []

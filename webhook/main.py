@@ -34,6 +34,7 @@ from kruise.kube.resources import (
     JOBS,
     NAMESPACES,
     NODES,
+    PERSISTENT_POD_STATES,
     PODS,
     PODUNAVAILABLEBUDGETS,
     PVCS,
@@ -47,6 +48,7 @@ from kruise.webhook.app import create_app
 from kruise.webhook.caches import (
     SIDECARSETS,
     StoreNamespaceContents,
+    StorePersistentPodStates,
     StorePodsAndNodes,
     StorePubs,
     StoreSidecarSets,
@@ -164,6 +166,7 @@ class WebhookProcess:
         if self.gates.enabled(features.WORKLOAD_SPREAD) and self.gates.enabled(features.POD_WEBHOOK):
             self.spreads = StoreSpreads()
             keeper = SpreadKeeper(client, self.spreads)
+        self.persistent_pod_states = StorePersistentPodStates()
         self.routes = build_routes(
             StoreNamespaceContents(pods.store, pvcs.store),
             self.sidecarsets,
@@ -171,6 +174,7 @@ class WebhookProcess:
             self.budgets,
             objects,
             keeper,
+            self.persistent_pod_states.in_namespace,
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
@@ -229,9 +233,19 @@ class WebhookProcess:
             if await self._served(ref):
                 spreads.attach_workload(ref.group, ref.kind, self.factory.informer(ref).store)
 
+    async def _persistent_pod_state_served(self) -> bool:
+        try:
+            await self.client.list(PERSISTENT_POD_STATES, limit=1)
+        except NotFound:
+            log.warning("PersistentPodState is not served; recreated StatefulSet pods are not steered back")
+            return False
+        return True
+
     async def start(self) -> None:
         if self.spreads is not None:
             await self._attach_spreads(self.spreads)
+        if await self._persistent_pod_state_served():
+            self.persistent_pod_states.attach(self.factory.informer(PERSISTENT_POD_STATES).store)
         if await self._sidecarset_served():
             self.sidecarsets.attach(self.factory.informer(SIDECARSETS).store)
         if await self._pub_served():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from kruise.api import features
 from kruise.api.features import FeatureGates
 from kruise.api.registry import KINDS
@@ -43,11 +46,13 @@ def build_routes(
     budgets: pub.BudgetKeeper | None = None,
     objects: StorePodsAndNodes | None = None,
     spreads: SpreadKeeper | None = None,
+    persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> dict[str, Handler]:
     """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
     `budgets` None: no PodUnavailableBudget checks (`/validate-pod` is not served).
     `objects` None: ContainerRecreateRequests are only defaulted, not checked against their pod.
-    `spreads` None: no WorkloadSpread subset injection (it also needs gate WorkloadSpread)."""
+    `spreads` None: no WorkloadSpread subset injection (it also needs gate WorkloadSpread).
+    `persistent_pod_states` None: recreated StatefulSet pods are not steered back (PPS not served)."""
     gates = gates or FeatureGates()
     protection = gates.enabled(features.RESOURCES_DELETION_PROTECTION)
     routes: dict[str, Handler] = {}
@@ -88,6 +93,7 @@ def build_routes(
             sort_sidecars_by_name=gates.enabled(features.ENABLE_SORT_SIDECAR_CONTAINER_BY_NAME),
             pubs_in_namespace=budget_pubs,
             spreads=spreads if gates.enabled(features.WORKLOAD_SPREAD) else None,
+            persistent_pod_states=persistent_pod_states,
         )
     if budgets is not None and (delete_gate or update_gate):
         routes[paths.POD_VALIDATE] = pub.pod_validating_handler(

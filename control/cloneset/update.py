@@ -10,7 +10,7 @@ unavailability budget. :func:`plan_update` returns both halves as typed data (re
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -26,7 +26,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATING,
 )
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
-from kruise.control import lifecycle
+from kruise.control import lifecycle, podreadiness
 from kruise.control.cloneset.diffs import ExpectationDiffs, is_pod_available
 from kruise.control.cloneset.podsort import sort_active_pods
 from kruise.control.inplace.engine import RefreshResult, refresh, update_completed_problem
@@ -279,9 +279,19 @@ class PodRefresh:
         )
 
 
+def with_kruise_pod_ready(step: RefreshResult, pod: Pod, now: datetime) -> RefreshResult:
+    """A gated pod still without `KruisePodReady` gets it in the status write of this refresh (the
+    first refresh of a new pod already writes `InPlaceUpdateReady`): both readiness-gate conditions
+    in one patch. Object writes (a next container batch) and errors are left as they are."""
+    if step.pod is not None or step.error is not None:
+        return step
+    status_pod = podreadiness.with_initial_condition(step.status_pod or pod, now)
+    return step if status_pod is None else replace(step, status_pod=status_pod)
+
+
 def refresh_pod(cloneset: Mapping[str, Any], pod: Pod, update_revision: str, now: datetime) -> PodRefresh:
     spec_lifecycle = _lifecycle(cloneset) or {}
-    inplace = refresh(pod, now, equal_to_revision_hash)
+    inplace = with_kruise_pod_ready(refresh(pod, now, equal_to_revision_hash), pod, now)
     completed = update_completed_problem(pod) is None
     labels = (pod.get("metadata") or {}).get("labels") or {}
     missing_hash = None

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
+
+from kruise.sandbox.apiserver.errors import StatusError
 
 _NOT_READY_TOLERATIONS = [
     {
@@ -212,7 +215,31 @@ def service(obj: dict[str, Any]) -> None:
 
 
 def secret(obj: dict[str, Any]) -> None:
+    """v1 Secret decoding: `stringData` is write-only; its values overwrite `data` (base64), as
+    the v1 -> internal conversion does, so it is neither stored nor seen by webhooks."""
+    string_data = obj.pop("stringData", None)
+    if string_data is not None and not isinstance(string_data, dict):
+        raise _undecodable("Secret", "stringData", string_data, "map[string]string")
+    if string_data:
+        data = obj.get("data") or {}
+        for key, value in string_data.items():
+            if value is not None and not isinstance(value, str):
+                raise _undecodable("Secret", "stringData", value, "string")
+            data[key] = base64.b64encode((value or "").encode()).decode()  # null decodes as ""
+        obj["data"] = data
     obj.setdefault("type", "Opaque")
+
+
+def _undecodable(kind: str, field: str, value: Any, go_type: str) -> StatusError:
+    json_type = {bool: "bool", int: "number", float: "number", list: "array", dict: "object"}.get(
+        type(value), "string"
+    )
+    return StatusError(
+        400,
+        "BadRequest",
+        f'{kind} in version "v1" cannot be handled as a {kind}: json: cannot unmarshal {json_type} '
+        f"into Go struct field {kind}.{field} of type {go_type}",
+    )
 
 
 def namespace(obj: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ _SUB_VERBS = {
     "eviction": ["create"],
     "binding": ["create"],
     "finalize": ["update"],
+    "token": ["create"],
     "ephemeralcontainers": ["get", "patch", "update"],
     "resize": ["get", "patch", "update"],
 }
@@ -30,6 +31,7 @@ _SUB_KIND = {
     "scale": ("autoscaling", "v1", "Scale"),
     "eviction": ("policy", "v1", "Eviction"),
     "binding": ("", "v1", "Binding"),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),
 }
 
 

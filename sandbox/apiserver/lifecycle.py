@@ -1,20 +1,32 @@
 """What happens around writes: deletion (grace, finalizers, propagation), the garbage collector,
 namespace termination, CRD establishment and the built-in validation clients depend on.
 
-The controllers here (GC, namespace, CRD) write without admission, as the in-cluster
-controllers' own writes are not what kruise-py's webhooks are checked against here.
+The garbage collector and the namespace controller are kube-controller-manager's, API clients on a
+real cluster: their deletes and updates pass admission (`controllerwrites`) under their service
+accounts, and a refused one is retried with a growing delay, as their work queues do. The CRD
+finalizer is apiextensions-apiserver's own and deletes custom resources in storage, without admission,
+like the real one. Work items are keyed and coalesced: one run per key at a time, rerun once when
+asked again meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import logging
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from kruise.sandbox.apiserver import errors, serviceaccounts
+from kruise.sandbox.apiserver.admission import AdmissionDenied
+from kruise.sandbox.apiserver.controllerwrites import (
+    GARBAGE_COLLECTOR,
+    NAMESPACE_CONTROLLER,
+    ControllerWrites,
+)
 from kruise.sandbox.apiserver.errors import StatusError
-from kruise.sandbox.apiserver.handlers import stamp_new
+from kruise.sandbox.apiserver.handlers.writes import stamp_new
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import labels_match, selector_from_label_selector
 from kruise.sandbox.apiserver.store import ResKey
@@ -34,10 +46,58 @@ _NAMESPACE_DEFAULTS = {
 CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
+# a refused controller write is retried after 5 ms, doubling up to this (kube-controller-manager's
+# queues back off to 60 s or 1000 s; kept short so a cluster recovers quickly once a webhook relents)
+_RETRY_FIRST, _RETRY_MAX = 0.005, 1.0
+_log = logging.getLogger(__name__)
 
 
 def _iso(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+Change = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _without_owner(uid: str) -> Change:
+    """The GC's patch of a dependent: the ownerReference to `uid` removed."""
+
+    def change(obj: dict[str, Any]) -> dict[str, Any]:
+        refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+        if refs:
+            obj["metadata"]["ownerReferences"] = refs
+        else:
+            obj["metadata"].pop("ownerReferences", None)
+        return obj
+
+    return change
+
+
+def _without_finalizer(finalizer: str) -> Change:
+    def change(obj: dict[str, Any]) -> dict[str, Any]:
+        rest = [f for f in obj["metadata"].get("finalizers") or [] if f != finalizer]
+        if rest:
+            obj["metadata"]["finalizers"] = rest
+        else:
+            obj["metadata"].pop("finalizers", None)
+        return obj
+
+    return change
+
+
+def _without_spec_finalizer(finalizer: str) -> Change:
+    """The namespace controller's finalize: `finalizer` removed from a Namespace's spec.finalizers."""
+
+    def change(obj: dict[str, Any]) -> dict[str, Any]:
+        spec = obj.setdefault("spec", {})
+        rest = [f for f in spec.get("finalizers") or [] if f != finalizer]
+        if rest:
+            spec["finalizers"] = rest
+        else:
+            spec.pop("finalizers", None)
+        return obj
+
+    return change
 
 
 class Lifecycle:
@@ -48,6 +108,10 @@ class Lifecycle:
         self._dependents: dict[str, set[tuple[ResKey, str, str]]] = {}
         self._uids: dict[str, tuple[ResKey, str, str]] = {}
         self._next_ip = 9
+        self.gc = ControllerWrites(server, GARBAGE_COLLECTOR)
+        self.namespace_controller = ControllerWrites(server, NAMESPACE_CONTROLLER)
+        self._busy: set[tuple[Any, ...]] = set()
+        self._again: set[tuple[Any, ...]] = set()
 
     # ------------------------------------------------------------ indexes
     def _index(self, res: ResKey, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
@@ -86,6 +150,32 @@ class Lifecycle:
         else:
             loop.call_soon(fn, *args)
 
+    def _enqueue(self, key: tuple[Any, ...], work: Callable[[], Awaitable[None]]) -> None:
+        """Run `work` as a controller's work item: never twice at once for one key, once more when
+        asked again while running, retried with backoff while it fails (a webhook refusing)."""
+        if key in self._busy:
+            self._again.add(key)
+            return
+        self._busy.add(key)
+        self.server.spawn(self._work(key, work))
+
+    async def _work(self, key: tuple[Any, ...], work: Callable[[], Awaitable[None]]) -> None:
+        delay = _RETRY_FIRST
+        try:
+            while True:
+                self._again.discard(key)
+                try:
+                    await work()
+                except Exception as exc:  # the controller logs and requeues whatever failed
+                    _log.info("%s: %s; retrying in %.3fs", key, exc, delay)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, _RETRY_MAX)
+                    self._again.add(key)
+                if key not in self._again:
+                    return
+        finally:
+            self._busy.discard(key)
+
     # ------------------------------------------------------------ write hooks
     def prepare_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         if rt.key == ("", "services"):
@@ -119,7 +209,7 @@ class Lifecycle:
             self.server.register_crd(obj)
             self._later(self._establish, meta["name"], delay=self.server.crd_establish_delay)
         if meta.get("deletionTimestamp"):
-            self._later(self._finalize_step, rt.key, meta.get("namespace", ""), meta["name"])
+            self._queue_finalize(rt.key, meta.get("namespace", ""), meta["name"])
         elif rt.key == NS_KEY and old is None:
             self.ensure_namespace_objects(meta["name"])
 
@@ -135,12 +225,13 @@ class Lifecycle:
         gone = self.store.remove(rt.key, obj)
         self._unindex(rt.key, obj)
         meta = obj["metadata"]
-        self._later(self._collect_dependents, meta["uid"])
+        uid = meta["uid"]
+        self._enqueue(("collect", uid), lambda: self._collect_dependents(uid))
         for ref in meta.get("ownerReferences") or []:
-            self._later(self._owner_check, ref.get("uid", ""))
+            self._owner_check(ref.get("uid", ""))
         ns = meta.get("namespace")
         if ns:
-            self._later(self._namespace_step, ns)
+            self._queue_namespace(ns)
             if (rt.key, meta["name"]) in _NAMESPACE_DEFAULTS:
                 self._later(self.ensure_namespace_objects, ns)
         if rt.key == CRD_KEY:
@@ -189,7 +280,7 @@ class Lifecycle:
             if dry_run:
                 return new
             self.store.put(rt.key, new, "MODIFIED", obj)
-            self._later(self._namespace_step, meta["name"])
+            self._queue_namespace(meta["name"])
             return new
         if nmeta.get("deletionTimestamp"):
             current = nmeta.get("deletionGracePeriodSeconds", 0)
@@ -231,30 +322,35 @@ class Lifecycle:
         return max(0, int(grace))
 
     # ------------------------------------------------------------ finalizer-driven controllers
-    def _finalize_step(self, res: ResKey, ns: str, name: str) -> None:
-        """Work the system finalizers (orphan, foregroundDeletion, CRD cleanup) of a deleting object."""
+    def _queue_finalize(self, res: ResKey, ns: str, name: str) -> None:
+        self._enqueue(("finalize", res, ns, name), lambda: self._finalize_step(res, ns, name))
+
+    async def _finalize_step(self, res: ResKey, ns: str, name: str) -> None:
+        """Work the system finalizers of a deleting object: orphan and foregroundDeletion (the
+        garbage collector's, through admission) and the CRD cleanup (apiextensions-apiserver's)."""
         obj = self.store.get(res, ns, name)
         if obj is None or not obj["metadata"].get("deletionTimestamp"):
             return
         finalizers = list(obj["metadata"].get("finalizers") or [])
         uid = obj["metadata"]["uid"]
+        owner_rt = self._type_of(res)
+        if owner_rt is None:
+            return
         if ORPHAN in finalizers:
             for dep_res, dep in self.dependents_of(uid):
-                new = copy.deepcopy(dep)
-                refs = [r for r in new["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
-                if refs:
-                    new["metadata"]["ownerReferences"] = refs
-                else:
-                    new["metadata"].pop("ownerReferences", None)
-                self._write(dep_res, new, dep)
-            self._drop_finalizer(res, obj, ORPHAN)
+                dep_rt = self._type_of(dep_res)
+                if dep_rt is not None:
+                    dmeta = dep["metadata"]
+                    await self.gc.update(
+                        dep_rt, dmeta.get("namespace", ""), dmeta["name"], _without_owner(uid)
+                    )
+            await self.gc.update(owner_rt, ns, name, _without_finalizer(ORPHAN))
             return
         if FOREGROUND in finalizers:
-            deps = self.dependents_of(uid)
-            for dep_res, dep in deps:
+            for dep_res, dep in self.dependents_of(uid):
                 rt = self._type_of(dep_res)
                 if rt is not None and not dep["metadata"].get("deletionTimestamp"):
-                    self.delete(rt, dep, {"propagationPolicy": "Foreground"}, False)
+                    await self.gc.delete(rt, dep, "Foreground")
             blocking = [
                 d
                 for _, d in self.dependents_of(uid)
@@ -264,7 +360,7 @@ class Lifecycle:
                 )
             ]
             if not blocking:
-                self._drop_finalizer(res, obj, FOREGROUND)
+                await self.gc.update(owner_rt, ns, name, _without_finalizer(FOREGROUND))
             return
         if res == CRD_KEY and CRD_CLEANUP in finalizers:
             spec = obj.get("spec") or {}
@@ -275,21 +371,12 @@ class Lifecycle:
                 if rt is not None and not cr["metadata"].get("deletionTimestamp"):
                     self.delete(rt, cr, {}, False)
             if not list(self.store.list(cr_key)):
-                self._drop_finalizer(res, obj, CRD_CLEANUP)
+                self.commit_update(res, _without_finalizer(CRD_CLEANUP)(copy.deepcopy(obj)), obj)
             else:
-                self._later(self._finalize_step, res, ns, name, delay=0.05)
+                self._later(self._queue_finalize, res, ns, name, delay=0.05)
 
-    def _drop_finalizer(self, res: ResKey, obj: dict[str, Any], finalizer: str) -> None:
-        new = copy.deepcopy(obj)
-        rest = [f for f in new["metadata"].get("finalizers") or [] if f != finalizer]
-        if rest:
-            new["metadata"]["finalizers"] = rest
-        else:
-            new["metadata"].pop("finalizers", None)
-        self._write(res, new, obj)
-
-    def _write(self, res: ResKey, new: dict[str, Any], old: dict[str, Any]) -> None:
-        """A controller's update: store it, or finish the deletion when nothing holds the object any more."""
+    def commit_update(self, res: ResKey, new: dict[str, Any], old: dict[str, Any]) -> None:
+        """Store a controller's admitted update, or finish the deletion when nothing holds the object."""
         rt = self._type_of(res)
         meta = new["metadata"]
         if (
@@ -305,8 +392,9 @@ class Lifecycle:
         if rt is not None:
             self.after_write(rt, stored, old)
 
-    def _collect_dependents(self, uid: str) -> None:
-        """Background GC: dependents of a gone owner are deleted once no owner of theirs remains."""
+    async def _collect_dependents(self, uid: str) -> None:
+        """Background GC: dependents of a gone owner are deleted once no owner of theirs remains;
+        a dependent with other live owners only loses the reference to the gone one."""
         for res, dep in self.dependents_of(uid):
             refs = dep["metadata"].get("ownerReferences") or []
             alive = [r for r in refs if r.get("uid") != uid and r.get("uid") in self._uids]
@@ -314,18 +402,17 @@ class Lifecycle:
             if rt is None:
                 continue
             if alive:
-                new = copy.deepcopy(dep)
-                new["metadata"]["ownerReferences"] = [r for r in refs if r.get("uid") != uid]
-                self._write(res, new, dep)
+                dmeta = dep["metadata"]
+                await self.gc.update(rt, dmeta.get("namespace", ""), dmeta["name"], _without_owner(uid))
             elif not dep["metadata"].get("deletionTimestamp"):
-                self.delete(rt, dep, {"propagationPolicy": "Background"}, False)
+                await self.gc.delete(rt, dep, "Background")
         if not self.dependents_of(uid):
             self._dependents.pop(uid, None)
 
     def _owner_check(self, uid: str) -> None:
         ident = self._uids.get(uid)
         if ident is not None:
-            self._finalize_step(*ident)
+            self._queue_finalize(*ident)
 
     # ------------------------------------------------------------ namespaces
     def ensure_namespace_objects(self, namespace: str) -> None:
@@ -343,32 +430,37 @@ class Lifecycle:
             stamp_new(obj, rt)
             self.after_write(rt, self.store.put(res, obj, "ADDED"), None)
 
-    def _namespace_step(self, name: str) -> None:
+    def _queue_namespace(self, name: str) -> None:
+        self._enqueue(("namespace", name), lambda: self._namespace_step(name))
+
+    async def _namespace_step(self, name: str) -> None:
+        """The namespace controller: delete everything in a terminating namespace, then drop the
+        `kubernetes` finalizer through namespaces/<name>/finalize. A refused delete does not stop
+        the others; it fails the step (retried) and the namespace stays Terminating."""
         ns = self.store.get(NS_KEY, "", name)
         if ns is None or not ns["metadata"].get("deletionTimestamp"):
             return
-        remaining = 0
+        failure: Exception | None = None
         for res in self.store.resources():
             rt = self._type_of(res)
             if rt is None or not rt.namespaced:
                 continue
             for obj in list(self.store.list(res, name)):
-                remaining += 1
-                if not obj["metadata"].get("deletionTimestamp"):
-                    self.delete(rt, obj, {"propagationPolicy": "Background"}, False)
-        left = sum(self.store.count(res, name) for res in self.store.resources())
-        if left == 0 and remaining >= 0:
-            current = self.store.get(NS_KEY, "", name)
-            if current is None:
-                return
-            new = copy.deepcopy(current)
-            new.setdefault("spec", {})["finalizers"] = [
-                f for f in new["spec"].get("finalizers") or [] if f != "kubernetes"
-            ]
-            if not new["spec"]["finalizers"]:
-                new["spec"].pop("finalizers")
-            if new != current:
-                self._write(NS_KEY, new, current)
+                if obj["metadata"].get("deletionTimestamp"):
+                    continue
+                try:
+                    await self.namespace_controller.delete(rt, obj, "Background")
+                except (AdmissionDenied, StatusError) as exc:
+                    failure = failure or exc
+        if failure is not None:
+            raise failure
+        if any(self.store.count(res, name) for res in self.store.resources()):
+            return  # what is left is terminating; its removal queues this step again
+        ns_rt = self._type_of(NS_KEY)
+        assert ns_rt is not None
+        await self.namespace_controller.update(
+            ns_rt, "", name, _without_spec_finalizer("kubernetes"), sub="finalize"
+        )
 
     # ------------------------------------------------------------ CRDs
     def _establish(self, name: str) -> None:

@@ -77,7 +77,7 @@ def builtin_resources() -> list[ResourceType]:
             "", "v1", "services", "Service", short_names=["svc"], categories=all_cat, subresources=("status",)
         ),
         _r("", "v1", "endpoints", "Endpoints", short_names=["ep"]),
-        _r("", "v1", "serviceaccounts", "ServiceAccount", short_names=["sa"]),
+        _r("", "v1", "serviceaccounts", "ServiceAccount", short_names=["sa"], subresources=("token",)),
         _r("", "v1", "events", "Event", short_names=["ev"]),
         _r(
             "",

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import signal
 
+from kruise.sandbox.simulator.processes import ProcessImage
 from kruise.sandbox.simulator.simulator import CONTROLLERS, Simulator
 
 
@@ -21,6 +22,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=",".join(CONTROLLERS),
         help=f"comma-separated built-ins to run (default {','.join(CONTROLLERS)})",
     )
+    parser.add_argument(
+        "--process-image",
+        action="append",
+        default=[],
+        metavar="PATTERN=NAME[,NAME...]",
+        help="run containers of images matching PATTERN as local processes; each NAME is an entry "
+        "point run as the local executable of that name, the first is the image's default",
+    )
+    parser.add_argument("--state-dir", default=None, help="where process containers' files are written")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
 
@@ -33,6 +43,8 @@ async def run(args: argparse.Namespace) -> None:
         speed=args.speed,
         cri_socket_dir=args.cri_socket_dir,
         controllers=controllers,
+        process_images=[ProcessImage.parse(text) for text in args.process_image],
+        state_dir=args.state_dir,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -3,16 +3,21 @@
 Each pod is reconciled level-triggered from the pod (watched with ``spec.nodeName=<node>``),
 ConfigMaps (for env blocking) and the runtime's container events (a container stopped through
 the CRI is restarted per restartPolicy). The containers are real runtime containers, so
-kruise-daemon sees what the kubelet runs. Status is written through pods/status with the pod's
-resourceVersion; a conflict just retries from fresher state.
+kruise-daemon sees what the kubelet runs. Containers of configured process images (see
+``processes`` and ``process_runner``) also run as real local processes: their output is the
+container log, their exit is the container's exit, their probes connect to them, and deleting
+the pod sends SIGTERM, then SIGKILL once the grace period is over. Status is written through
+pods/status with the pod's resourceVersion; a conflict just retries from fresher state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import ipaddress
 import logging
+import signal
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,21 +47,28 @@ from kruise.sandbox.simulator.containers import (
 )
 from kruise.sandbox.simulator.events import Recorder, now_rfc3339
 from kruise.sandbox.simulator.informer import Informer
+from kruise.sandbox.simulator.liveprobe import check as live_check
 from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeSpec
+from kruise.sandbox.simulator.podenv import ConfigMissing
 from kruise.sandbox.simulator.podstatus import (
     ContainerView,
     kubelet_conditions,
     merge_conditions,
     pod_phase,
 )
-from kruise.sandbox.simulator.probes import ContainerProbes
+from kruise.sandbox.simulator.podvolumes import MountFailed
+from kruise.sandbox.simulator.probes import ContainerProbes, Prober
+from kruise.sandbox.simulator.process_runner import ProcessRunner
+from kruise.sandbox.simulator.processes import ContainerProcess, StartError
 from kruise.sandbox.simulator.timing import Timing, pod_exit_code, pod_run_seconds
 from kruise.sandbox.simulator.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
 SIGTERM_EXIT_CODE = 0
+START_ERROR_EXIT_CODE = 128
+STOP_GRACE_ON_SHUTDOWN = 2.0  # real seconds a process gets when the simulator itself stops
 BASE_BACKOFF_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 300.0
 
@@ -77,6 +89,7 @@ class Slot:
     crash_delay: float = 0.0
     backoff_until: float = 0.0
     probes: ContainerProbes | None = None  # regular containers; init containers use ready_at
+    process: ContainerProcess | None = None  # the real process of a process-image container
 
 
 @dataclass
@@ -89,6 +102,7 @@ class PodRun:
     start_time: str
     slots: dict[str, Slot] = field(default_factory=dict)
     stop_at: float | None = None
+    kill_at: float | None = None  # when live processes get SIGKILL during deletion
     stopped: bool = False
     released: bool = False
 
@@ -133,6 +147,7 @@ class Kubelet:
         timing: Timing,
         configmap: ConfigMapLookup,
         logs: ContainerLogs | None = None,
+        processes: ProcessRunner | None = None,
     ) -> None:
         self.client = client
         self.logs = logs if logs is not None else ContainerLogs()
@@ -140,6 +155,9 @@ class Kubelet:
         self.runtime = runtime
         self.timing = timing
         self.configmap = configmap
+        self.processes = processes
+        self.live: dict[str, ContainerProcess] = {}  # container id -> its running process
+        self._stopping: set[asyncio.Task[int]] = set()
         self.recorder = Recorder(client, "kubelet", node.name)
         self.pods = Informer(client, resource_path("v1", "pods"), field_selector=f"spec.nodeName={node.name}")
         self.pods.add_handler(lambda kind, pod: self.queue.add(_pod_key(pod)))
@@ -159,7 +177,19 @@ class Kubelet:
         if self._events_task:
             self._events_task.cancel()
             await asyncio.gather(self._events_task, return_exceptions=True)
+        for process in list(self.live.values()):
+            self._stop_process(process, min(process.grace, STOP_GRACE_ON_SHUTDOWN))
+        await asyncio.gather(*self._stopping, return_exceptions=True)
         await self.recorder.drain()
+
+    def _stop_process(self, process: ContainerProcess, grace: float | None = None) -> None:
+        """SIGTERM now, SIGKILL after the grace period, in the background; idempotent."""
+        if process.alive and not process.stopping:
+            process.stopping = True
+            wait = process.grace if grace is None else grace
+            task = asyncio.create_task(process.stop(wait), name=f"stop process {process.pid}")
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
 
     def configmaps_changed(self) -> None:
         """Re-check pods with a container blocked on a ConfigMap."""
@@ -173,7 +203,11 @@ class Kubelet:
     async def _runtime_events(self) -> None:
         with self.runtime.subscribe() as events:
             async for event in events:
-                if event.type == ContainerEventType.STOPPED:
+                live = self.live.get(event.container.id)
+                ended = event.type in (ContainerEventType.STOPPED, ContainerEventType.DELETED)
+                if live is not None and ended:
+                    self._stop_process(live)  # stopped through the runtime: end the real process too
+                if event.type == ContainerEventType.STOPPED and live is None:
                     self._log_exit(event.container)
                 if event.cause == CAUSE_KUBELET or event.type != ContainerEventType.STOPPED:
                     continue
@@ -250,6 +284,11 @@ class Kubelet:
 
     def _teardown(self, key: str, run: PodRun) -> None:
         self.runtime.remove_pod_sandbox(run.sandbox_id)
+        for slot in run.slots.values():
+            if slot.process is not None:
+                self._stop_process(slot.process)
+        if self.processes is not None:
+            self.processes.forget(run.uid)
         self.logs.forget(run.uid)
         if run.ip != self.node.internal_ip and not run.released:
             self.ips.release(run.ip)
@@ -302,9 +341,18 @@ class Kubelet:
             if slot.ready_at > now:
                 wake.append(slot.ready_at - now)
             if slot.probes is not None:
-                self._probe(pod, slot, record, now, wake)
+                await self._probe(pod, run, container, slot, record, now, wake)
 
-    def _probe(self, pod: Obj, slot: Slot, record: Container, now: float, wake: list[float]) -> None:
+    async def _probe(
+        self,
+        pod: Obj,
+        run: PodRun,
+        spec: Mapping[str, Any],
+        slot: Slot,
+        record: Container,
+        now: float,
+        wake: list[float],
+    ) -> None:
         """Run the container's due probes; kill it when liveness or startup failed for good."""
         assert slot.probes is not None
         field_path = f"spec.containers{{{slot.name}}}"
@@ -316,7 +364,14 @@ class Kubelet:
                 return False, str(error)
             return result.exit_code == 0, (result.stdout + result.stderr).decode(errors="replace").strip()
 
-        for outcome in slot.probes.run_due(now, execute):
+        async def ask(prober: Prober) -> tuple[bool, str]:
+            return await live_check(prober.spec, spec, run.ip, execute)
+
+        if slot.process is not None:
+            outcomes = await slot.probes.run_due_live(now, ask)
+        else:
+            outcomes = slot.probes.run_due(now, execute)
+        for outcome in outcomes:
             if not outcome.ok:
                 kind = outcome.prober.kind.capitalize()
                 self.recorder.event(
@@ -502,6 +557,31 @@ class Kubelet:
                 self.recorder.event(pod, "Warning", "Failed", f"Error: {problem}", field_path=field_path)
             slot.waiting = ("CreateContainerConfigError", problem)
             return
+        rule = self.processes.match(image) if self.processes is not None else None
+        launch = None
+        start_error = ""
+        if rule is not None:
+            assert self.processes is not None
+            if slot.process is not None and slot.process.alive:
+                return  # the previous instance is still stopping; its exit requeues the pod
+            try:
+                launch = await self.processes.prepare(
+                    pod, spec, rule, pod_ip=run.ip, host_ip=self.node.internal_ip, node=self.node.name
+                )
+            except ConfigMissing as error:
+                if slot.waiting != ("CreateContainerConfigError", str(error)):
+                    self.recorder.event(pod, "Warning", "Failed", f"Error: {error}", field_path=field_path)
+                slot.waiting = ("CreateContainerConfigError", str(error))
+                slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
+                wake.append(slot.retry_at - now)
+                return
+            except MountFailed as error:
+                self.recorder.event(pod, "Warning", "FailedMount", f"MountVolume.SetUp failed: {error}")
+                slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
+                wake.append(slot.retry_at - now)
+                return
+            except StartError as error:
+                start_error = str(error)
         container_id = self.runtime.create_container(
             run.sandbox_id,
             name,
@@ -512,14 +592,21 @@ class Kubelet:
         )
         self.recorder.event(pod, "Normal", "Created", f"Created container: {name}", field_path=field_path)
         self.runtime.start_container(container_id)
-        command = " ".join([*(spec.get("command") or ()), *(spec.get("args") or ())])
-        self.logs.started(
-            pod["metadata"]["uid"],
-            name,
-            slot.restart_count,
-            f'[sandbox] container "{name}" started on {self.node.name} (image "{image}", '
-            f"restart {slot.restart_count})" + (f"; command: {command}" if command else ""),
-        )
+        if rule is not None:
+            if not await self._spawn(pod, slot, container_id, launch, start_error, field_path):
+                slot.container_id = container_id
+                slot.waiting = None
+                wake.append(0.0)
+                return
+        else:
+            command = " ".join([*(spec.get("command") or ()), *(spec.get("args") or ())])
+            self.logs.started(
+                pod["metadata"]["uid"],
+                name,
+                slot.restart_count,
+                f'[sandbox] container "{name}" started on {self.node.name} (image "{image}", '
+                f"restart {slot.restart_count})" + (f"; command: {command}" if command else ""),
+            )
         self.recorder.event(pod, "Normal", "Started", f"Started container {name}", field_path=field_path)
         started_at = time.monotonic()
         slot.container_id = container_id
@@ -531,9 +618,11 @@ class Kubelet:
             slot.probes = None
         else:
             slot.ready_at = 0.0
-            slot.probes = ContainerProbes.create(spec, started_at, self.timing.scaled)
+            slot.probes = ContainerProbes.create(spec, started_at, self.timing.scaled, live=rule is not None)
         restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
-        if init and spec.get("restartPolicy") != "Always":
+        if rule is not None:
+            slot.run_until = None  # a real process runs until it exits
+        elif init and spec.get("restartPolicy") != "Always":
             slot.run_until = started_at + self.timing.scaled(self.timing.init_seconds)
             wake.append(slot.run_until - now)
         elif not init and restart_policy != "Always":
@@ -542,6 +631,48 @@ class Kubelet:
             wake.append(slot.run_until - now)
         else:
             slot.run_until = None
+
+    async def _spawn(
+        self,
+        pod: Obj,
+        slot: Slot,
+        container_id: str,
+        launch: Any,
+        start_error: str,
+        field_path: str,
+    ) -> bool:
+        """Start the container's process with its output as the container log; False (and the
+        container exited with 128, as a StartError) if it cannot be started."""
+        uid = pod["metadata"]["uid"]
+        instance = self.logs.open(uid, slot.name, slot.restart_count)
+        key = _pod_key(pod)
+
+        def exited(code: int) -> None:
+            instance.close()
+            self.live.pop(container_id, None)
+            with contextlib.suppress(CriError):  # already removed
+                self.runtime.stop_container(container_id, exit_code=code)
+            self.queue.add(key)
+
+        process = None
+        if launch is not None:
+            try:
+                process = await ContainerProcess.spawn(
+                    launch.argv, launch.env, launch.cwd, instance.append, exited
+                )
+            except StartError as error:
+                start_error = str(error)
+        if process is None:
+            instance.close()
+            self.runtime.stop_container(container_id, exit_code=START_ERROR_EXIT_CODE)
+            self.recorder.event(pod, "Warning", "Failed", f"Error: {start_error}", field_path=field_path)
+            return False
+        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+        process.container_id = container_id
+        process.grace = self.timing.scaled(float(30 if grace is None else grace))
+        slot.process = process
+        self.live[container_id] = process
+        return True
 
     # ------------------------------------------------------------------ delete
 
@@ -553,12 +684,16 @@ class Kubelet:
                 for name, slot in run.slots.items()
                 if (record := self._record(slot)) is not None and record.state == ContainerState.RUNNING
             ]
+            processes = [s.process for s in run.slots.values() if s.process is not None and s.process.alive]
             if run.stop_at is None:
                 grace = pod["metadata"].get("deletionGracePeriodSeconds")
                 if grace is None:
                     grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
                 seconds = min(float(grace), self.timing.termination_seconds)
                 run.stop_at = now + self.timing.scaled(seconds)
+                run.kill_at = now + self.timing.scaled(float(grace))
+                for process in processes:
+                    process.signal(signal.SIGTERM)  # its exit requeues the pod
                 for name, _record in running:
                     self.recorder.event(
                         pod,
@@ -567,9 +702,17 @@ class Kubelet:
                         f"Stopping container {name}",
                         field_path=self._path_of(pod, name),
                     )
-            if now < run.stop_at:
+            if processes:
+                assert run.kill_at is not None
+                if now < run.kill_at:
+                    return run.kill_at - now
+                for process in processes:
+                    process.signal(signal.SIGKILL)
+                return STOP_GRACE_ON_SHUTDOWN  # the exits requeue the pod sooner
+            fake = [(name, record) for name, record in running if record.id not in self.live]
+            if fake and now < run.stop_at:
                 return run.stop_at - now
-            for _name, record in running:
+            for _name, record in fake:
                 self.runtime.stop_container(record.id, exit_code=SIGTERM_EXIT_CODE)
             run.stopped = True
             try:

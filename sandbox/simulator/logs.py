@@ -52,6 +52,15 @@ class InstanceLog:
         self.lines.append((time.time_ns(), text))
         self.total += 1
         del self.lines[:-MAX_LINES]
+        self._wake()
+
+    def close(self) -> None:
+        """The instance exited: followers stop once they have read everything."""
+        if not self.closed:
+            self.closed = True
+            self._wake()
+
+    def _wake(self) -> None:
         self.changed.set()
         self.changed = asyncio.Event()
 
@@ -70,6 +79,11 @@ class ContainerLogs:
         instances = self._pods.setdefault(uid, {}).setdefault(container, {})
         instance = instances.setdefault(attempt, InstanceLog(attempt))
         instance.append(text)
+
+    def open(self, uid: str, container: str, attempt: int) -> InstanceLog:
+        """A new, empty instance for a container that writes its own output (a real process)."""
+        instances = self._pods.setdefault(uid, {}).setdefault(container, {})
+        return instances.setdefault(attempt, InstanceLog(attempt))
 
     def exited(self, uid: str, container: str, attempt: int, text: str) -> None:
         instance = self._pods.get(uid, {}).get(container, {}).get(attempt)

@@ -42,11 +42,14 @@ class NodeSpec:
 
     @property
     def internal_ip(self) -> str:
-        return f"172.18.0.{self.index + 1}"
+        """A loopback address (Linux routes all of 127.0.0.0/8 to ``lo``), so a hostNetwork
+        process the kubelet runs can bind it."""
+        return f"127.18.0.{self.index + 1}"
 
     @property
     def pod_cidr(self) -> str:
-        return f"10.244.{self.index}.0/24"
+        """A loopback /24 per node: every pod IP is bindable by a real process on this machine."""
+        return f"127.244.{self.index}.0/24"
 
 
 def node_images(runtime: FakeRuntime) -> list[Obj]:

@@ -3,7 +3,9 @@
 Fake containers run no process, so only ``exec`` probes have someone to ask: they go through
 the node runtime's ExecSync (``FakeRuntime.exec_handler`` scripts the answer, exit code 0 is a
 success — the path kruise-daemon's PodProbeMarker probes take too). ``httpGet``, ``tcpSocket``
-and ``grpc`` probes always succeed, so they are asked once and never again.
+and ``grpc`` probes always succeed, so they are asked once and never again. Containers run as
+real processes are "live": every probe is asked every period (``run_due_live``, with a check
+that really connects, see ``liveprobe``).
 
 Timing and thresholds follow the kubelet: the first probe after ``initialDelaySeconds`` (from
 the container's start), then every ``periodSeconds``; ``successThreshold`` consecutive
@@ -16,12 +18,13 @@ Every duration is in cluster seconds, scaled by the speed factor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 Scale = Callable[[float], float]
 Execute = Callable[[list[str]], tuple[bool, str]]  # exec command -> (success, output)
+LiveCheck = Callable[["Prober"], Awaitable[tuple[bool, str]]]  # probe -> (success, output)
 
 KINDS = ("startup", "readiness", "liveness")
 
@@ -38,9 +41,12 @@ class Prober:
     successes: int = 0
     failures: int = 0
     failed: bool = False  # failureThreshold reached
+    live: bool = False  # a real process answers every kind of probe
 
     @classmethod
-    def create(cls, kind: str, spec: Mapping[str, Any], started_at: float, scale: Scale) -> Prober:
+    def create(
+        cls, kind: str, spec: Mapping[str, Any], started_at: float, scale: Scale, live: bool = False
+    ) -> Prober:
         initial = float(spec.get("initialDelaySeconds") or 0)
         return cls(
             kind=kind,
@@ -48,6 +54,7 @@ class Prober:
             next_at=started_at + scale(initial),
             period=scale(float(spec.get("periodSeconds") or 10)),
             result=kind == "liveness",
+            live=live,
         )
 
     @property
@@ -57,7 +64,7 @@ class Prober:
     @property
     def settled(self) -> bool:
         """A non-exec probe cannot fail: liveness never needs asking, the others once."""
-        if self.is_exec:
+        if self.is_exec or self.live:
             return False
         return self.kind == "liveness" or self.result
 
@@ -87,9 +94,11 @@ class ContainerProbes:
     probers: dict[str, Prober] = field(default_factory=dict)
 
     @classmethod
-    def create(cls, spec: Mapping[str, Any], started_at: float, scale: Scale) -> ContainerProbes:
+    def create(
+        cls, spec: Mapping[str, Any], started_at: float, scale: Scale, live: bool = False
+    ) -> ContainerProbes:
         probers = {
-            kind: Prober.create(kind, spec[f"{kind}Probe"], started_at, scale)
+            kind: Prober.create(kind, spec[f"{kind}Probe"], started_at, scale, live)
             for kind in KINDS
             if spec.get(f"{kind}Probe")
         }
@@ -122,6 +131,19 @@ class ContainerProbes:
             outcomes.append(ProbeOutcome(prober, ok, output))
             if prober.kind == "startup" and prober.result:
                 outcomes.extend(self.run_due(now, execute))  # readiness/liveness may be due already
+        return outcomes
+
+    async def run_due_live(self, now: float, check: LiveCheck) -> list[ProbeOutcome]:
+        """``run_due`` for a real process: ``check(prober)`` asks it, whatever the probe's kind."""
+        outcomes = []
+        for prober in self._active():
+            if prober.next_at > now:
+                continue
+            ok, output = await check(prober)
+            prober.record(ok, now)
+            outcomes.append(ProbeOutcome(prober, ok, output))
+            if prober.kind == "startup" and prober.result:
+                outcomes.extend(await self.run_due_live(now, check))
         return outcomes
 
     def next_wake(self) -> float | None:

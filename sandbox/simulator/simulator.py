@@ -3,12 +3,17 @@
 It is a client of whatever the kubeconfig points at (the sandbox emulator or a real
 kube-apiserver), like kwok. Each node gets its own ``FakeRuntime``; with ``cri_socket_dir``
 each runtime is also served over CRI gRPC at ``<dir>/<node>.sock`` for kruise-daemon.
+With ``process_images``, containers of those images run as real local processes (see
+``kubelet`` and ``process_runner``); their files live under ``state_dir``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from kruise.sandbox.cri import FakeRuntime
@@ -20,6 +25,8 @@ from kruise.sandbox.simulator.kubelet import Kubelet
 from kruise.sandbox.simulator.kubelet_api import KubeletApi
 from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeAgent, NodeSpec
+from kruise.sandbox.simulator.process_runner import ProcessRunner
+from kruise.sandbox.simulator.processes import ProcessImage
 from kruise.sandbox.simulator.replicaset import ReplicaSetController
 from kruise.sandbox.simulator.scheduler import Scheduler
 from kruise.sandbox.simulator.timing import Timing
@@ -44,6 +51,9 @@ class Simulator:
             it runs kube-scheduler.
         pods_per_node, cpu, memory: node capacity.
         pull_delay: seconds each image pull takes at speed 1.
+        process_images: images whose containers run as real local processes.
+        state_dir: where those containers' volumes and roots are written (a temporary
+            directory, removed on stop, when not given).
     """
 
     def __init__(
@@ -60,6 +70,8 @@ class Simulator:
         cpu: str = "8",
         memory: str = "32Gi",
         pull_delay: float = 0.0,
+        process_images: Sequence[ProcessImage] = (),
+        state_dir: str | Path | None = None,
     ) -> None:
         if nodes < 1:
             raise ValueError(f"nodes: must be >= 1, got {nodes}")
@@ -91,6 +103,10 @@ class Simulator:
         self.logs = ContainerLogs()
         self.kubelet_api = KubeletApi(self.kubelets)
         self.cri_servers: dict[str, object] = {}
+        self.process_images = list(process_images)
+        self.state_dir = Path(state_dir) if state_dir else None
+        self._own_state_dir = False
+        self.processes: ProcessRunner | None = None
         self._agents: list[NodeAgent] = []
         self._informers: list[Informer] = []
         self._parts: list[object] = []
@@ -109,6 +125,11 @@ class Simulator:
             self.cri_socket_dir.mkdir(parents=True, exist_ok=True)
             for name, runtime in self.runtimes.items():
                 self.cri_servers[name] = await runtime.serve(str(self.socket_path(name)))
+        if self.process_images:
+            if self.state_dir is None:
+                self.state_dir = Path(tempfile.mkdtemp(prefix="sim-state-"))
+                self._own_state_dir = True
+            self.processes = ProcessRunner(client, self.process_images, self.state_dir)
         port = await self.kubelet_api.start()
         configmaps = Informer(client, resource_path("v1", "configmaps"))
         self._informers.append(configmaps)
@@ -123,7 +144,7 @@ class Simulator:
             def lookup(namespace: str, name: str, _cms: Informer = configmaps) -> Obj | None:
                 return _cms.get(f"{namespace}/{name}")
 
-            kubelet = Kubelet(client, spec, runtime, self.timing, lookup, self.logs)
+            kubelet = Kubelet(client, spec, runtime, self.timing, lookup, self.logs, self.processes)
             self.kubelets[spec.name] = kubelet
         configmaps.add_handler(self._configmaps_changed)
         configmaps.start()
@@ -176,6 +197,9 @@ class Simulator:
             await server.stop()  # type: ignore[attr-defined]
         if self.client is not None:
             await self.client.close()
+        if self._own_state_dir and self.state_dir is not None:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+            self.state_dir, self._own_state_dir = None, False
         self._parts.clear()
         self._informers.clear()
         self._agents.clear()

@@ -1,7 +1,8 @@
 """Pod CREATE mutation, in upstream's order: the `KruisePodReady` readiness gate, WorkloadSpread
 subset injection (not for dryRun requests: it books the pod in the WorkloadSpread status), SidecarSet
-injection (`kruise.control.sidecarset`), then container launch priority barriers — last, because
-they must see the injected sidecars too.
+injection (`kruise.control.sidecarset`), container launch priority barriers (after the sidecars,
+because they must see them too), the related-pub annotation, then PersistentPodState's node
+selector and preferred affinity for a recreated StatefulSet pod (`kruise.control.persistentpodstate`).
 
 Upstream injects the readiness gate (not InPlaceUpdateReady, which the CloneSet controller itself
 writes into the pods it creates) so lifecycle hooks and container recreation can hold a pod NotReady
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
+from kruise.control import persistentpodstate
 from kruise.control import pub as pubcontrol
 from kruise.control.launchpriority import PriorityError, inject_barriers
 from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
@@ -76,11 +78,14 @@ def pod_create_handler(
     clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.UTC),
     pubs_in_namespace: Callable[[str], list[dict[str, Any]]] | None = None,
     spreads: SpreadKeeper | None = None,
+    persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> Any:
     """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
     EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection.
     `pubs_in_namespace` (PodUnavailableBudget gates on): stamp the related-pub annotation at once.
-    `spreads` (gate WorkloadSpread): book and inject the pod's WorkloadSpread subset."""
+    `spreads` (gate WorkloadSpread): book and inject the pod's WorkloadSpread subset.
+    `persistent_pod_states` (the namespace's PersistentPodStates; None when the kind is not served):
+    a recreated StatefulSet pod gets its recorded topology back."""
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation != "CREATE" or req.sub_resource or req.resource.resource != "pods" or not req.object:
@@ -116,6 +121,9 @@ def pod_create_handler(
                 annotations = metadata.setdefault("annotations", {})
                 annotations.update(pubcontrol.related_pub_patch(name)["metadata"]["annotations"])
                 changed = True
+        if persistent_pod_states is not None:
+            states = persistent_pod_states(metadata.get("namespace") or "")
+            changed = persistentpodstate.inject(pod, states) or changed
         if not had_namespace:
             metadata.pop("namespace", None)
         return patched(pod) if changed else allow()

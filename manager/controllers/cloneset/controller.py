@@ -64,6 +64,7 @@ def build(ctx: ManagerContext) -> Controller:
         wall=ctx.clock.wall,
         predownloader=predownloader,
         pub_gate=pub_gate,
+        clock=ctx.clock,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(clonesets, enqueue_object)

@@ -24,6 +24,7 @@ from kruise.control.cloneset.podchoice import truncated_pods_to_delete
 from kruise.control.cloneset.scale import plan_scale
 from kruise.control.cloneset.status import compute_status
 from kruise.kube.client import Client, PatchType
+from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.events import EventRecorder
@@ -60,6 +61,7 @@ class CloneSetReconciler:
         wall: Any,
         predownloader: PreDownloader | None = None,
         pub_gate: PubGate | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.client = client
         self.recorder = recorder
@@ -72,7 +74,9 @@ class CloneSetReconciler:
         short_hash = gates.enabled(features.CLONESET_SHORT_HASH)
         inplace = InPlaceWriter(client, rv_expectations)
         self.revision_writer = RevisionWriter(client, rv_expectations)
-        self.scaler = Scaler(client, recorder, scale_expectations, inplace.pods, short_hash_gate=short_hash)
+        self.scaler = Scaler(
+            client, recorder, scale_expectations, inplace.pods, short_hash_gate=short_hash, clock=clock
+        )
         self.updater = Updater(
             client,
             recorder,

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
-from kruise.control.inplace.engine import get_condition
+from kruise.control import podreadiness
 from kruise.control.lifecycle import rfc3339
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import NotFound
@@ -20,10 +20,9 @@ from kruise.kube.resources import PODS, split_key
 
 
 def needs_condition(pod: Mapping[str, Any]) -> bool:
-    """The pod carries the `KruisePodReady` readiness gate but not yet the condition."""
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
-    has_gate = any(g.get("conditionType") == CONDITION_KRUISE_POD_READY for g in gates)
-    return has_gate and get_condition(pod, CONDITION_KRUISE_POD_READY) is None
+    """The pod carries the `KruisePodReady` readiness gate but not yet the condition, and no CloneSet
+    controls it (the CloneSet controller writes it together with `InPlaceUpdateReady`)."""
+    return podreadiness.lacks_condition(pod) and not podreadiness.controlled_by_cloneset(pod)
 
 
 class PodReadinessReconciler:

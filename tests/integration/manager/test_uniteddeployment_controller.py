@@ -149,8 +149,8 @@ async def test_three_zone_subsets_resplit_and_removal(kruise_cluster) -> None:
         assert pod["metadata"]["labels"][LABEL_KRUISE_CONTROLLER_REVISION_HASH] == revision
 
     # spec.replicas changes: the rest is split again.
-    ud["spec"]["replicas"] = 9
-    await cluster.client.update(UNITED_DEPLOYMENTS, ud)
+    # spec edits are merge patches: the controller writes status meanwhile, so a PUT of a stale copy conflicts
+    await cluster.client.patch(UNITED_DEPLOYMENTS, "demo", {"spec": {"replicas": 9}}, NS)
     found = await cluster.until(
         lambda: children(cluster, "demo"),
         lambda c: replicas_of(c) == {"subset-a": 1, "subset-b": 4, "subset-c": 4},
@@ -159,10 +159,8 @@ async def test_three_zone_subsets_resplit_and_removal(kruise_cluster) -> None:
     # A subset removed: its CloneSet goes, the others take its share.
     ud = await cluster.client.get(UNITED_DEPLOYMENTS, "demo", NS)
     removed = found["subset-a"]["metadata"]["name"]
-    ud["spec"]["topology"]["subsets"] = [
-        s for s in ud["spec"]["topology"]["subsets"] if s["name"] != "subset-a"
-    ]
-    await cluster.client.update(UNITED_DEPLOYMENTS, ud)
+    kept = [s for s in ud["spec"]["topology"]["subsets"] if s["name"] != "subset-a"]
+    await cluster.client.patch(UNITED_DEPLOYMENTS, "demo", {"spec": {"topology": {"subsets": kept}}}, NS)
     found = await cluster.until(
         lambda: children(cluster, "demo"), lambda c: replicas_of(c) == {"subset-b": 4, "subset-c": 5}
     )
@@ -187,10 +185,9 @@ async def test_template_change_and_manual_partition(kruise_cluster) -> None:
     assert found["subset-b"]["spec"]["updateStrategy"]["partition"] == 0
 
     ud = await cluster.client.get(UNITED_DEPLOYMENTS, "roll", NS)
-    ud["spec"]["template"]["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = (
-        "nginx:1.27"
-    )
-    await cluster.client.update(UNITED_DEPLOYMENTS, ud)
+    template = ud["spec"]["template"]
+    template["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.27"
+    await cluster.client.patch(UNITED_DEPLOYMENTS, "roll", {"spec": {"template": template}}, NS)
 
     def rolled(c: dict[str, dict[str, Any]]) -> bool:
         return all(

@@ -71,3 +71,42 @@ def test_lifecycle_states_map_to_keys():
     assert podreadiness.lifecycle_readiness_change(pod(), "Normal", NOW) is None
     deleting = podreadiness.lifecycle_readiness_change(pod(), "PreparingDelete", NOW)
     assert "preDeleteHook" in cond(deleting, "KruisePodReady")["message"]
+
+
+def owned(kind="CloneSet", api_version="apps.kruise.io/v1alpha1", controller=True):
+    p = pod(conditions=[{"type": "Ready", "status": "False"}])
+    p["metadata"]["ownerReferences"] = [
+        {"apiVersion": api_version, "kind": kind, "name": "o", "uid": "u", "controller": controller}
+    ]
+    return p
+
+
+def test_lacks_condition_needs_the_gate_and_no_condition():
+    assert podreadiness.lacks_condition(pod(conditions=[{"type": "Ready", "status": "False"}]))
+    assert not podreadiness.lacks_condition(pod())
+    assert not podreadiness.lacks_condition(
+        pod(conditions=[{"type": "Ready", "status": "False"}], gate=False)
+    )
+    assert not podreadiness.lacks_condition({"metadata": {"name": "bare"}})
+
+
+def test_controlled_by_cloneset_only_for_a_kruise_cloneset_controller():
+    assert podreadiness.controlled_by_cloneset(owned())
+    assert not podreadiness.controlled_by_cloneset(owned(controller=False))
+    assert not podreadiness.controlled_by_cloneset(owned(kind="StatefulSet"))
+    assert not podreadiness.controlled_by_cloneset(owned(api_version="apps/v1"))
+    assert not podreadiness.controlled_by_cloneset(pod())
+
+
+def test_with_initial_condition_adds_true_once_and_leaves_ready_alone():
+    before = pod(conditions=[{"type": "Ready", "status": "False"}])
+    out = podreadiness.with_initial_condition(before, NOW)
+    assert cond(out, "KruisePodReady") == {
+        "type": "KruisePodReady",
+        "status": "True",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    assert cond(out, "Ready")["status"] == "False"
+    assert "KruisePodReady" not in [c["type"] for c in before["status"]["conditions"]]
+    assert podreadiness.with_initial_condition(out, NOW) is None
+    assert podreadiness.with_initial_condition(pod(gate=False, conditions=[{"type": "Ready"}]), NOW) is None

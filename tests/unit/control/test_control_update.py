@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -297,3 +298,35 @@ def test_plan_update_hooked_pod_prepares_then_waits() -> None:
     assert prepare.kind is UpdateKind.PREPARE_UPDATE and prepare.mark_not_ready
     pod["metadata"]["labels"][STATE] = "PreparingUpdate"
     assert [u.kind for u in _plan(cs, [pod], old, new).updates] == [UpdateKind.WAIT]
+
+
+def test_first_refresh_writes_both_readiness_gate_conditions_in_one_status_write() -> None:
+    cs = build_cloneset(1)
+    fresh = build_pod(labels={STATE: "PreparingNormal", "pod-template-hash": "new"})
+    fresh["spec"]["readinessGates"] = [
+        {"conditionType": "InPlaceUpdateReady"},
+        {"conditionType": "KruisePodReady"},
+    ]
+    step = refresh_pod(cs, fresh, "cs-new", NOW)
+    assert step.inplace.pod is None and step.inplace.status_pod is not None
+    written = {c["type"]: c["status"] for c in step.inplace.status_pod["status"]["conditions"]}
+    assert written["InPlaceUpdateReady"] == written["KruisePodReady"] == "True"
+
+    # KruisePodReady already there (False from a not-ready key): never overwritten
+    held = build_pod(
+        labels={STATE: "Normal", "pod-template-hash": "new"},
+        conditions=[
+            {"type": "InPlaceUpdateReady", "status": "True"},
+            {"type": "KruisePodReady", "status": "False", "message": "[]"},
+        ],
+    )
+    held["spec"]["readinessGates"] = fresh["spec"]["readinessGates"]
+    assert not refresh_pod(cs, held, "cs-new", NOW).writes()
+
+    # only the KruisePodReady gate missing its condition: the refresh writes it alone
+    lone = copy.deepcopy(held)
+    lone["status"]["conditions"] = [c for c in lone["status"]["conditions"] if c["type"] != "KruisePodReady"]
+    step = refresh_pod(cs, lone, "cs-new", NOW)
+    assert step.writes() and [c["type"] for c in step.inplace.status_pod["status"]["conditions"]][-1] == (
+        "KruisePodReady"
+    )

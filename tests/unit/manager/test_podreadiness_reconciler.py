@@ -122,3 +122,19 @@ def test_needs_condition_is_gate_without_condition(gates, conditions):
 def test_needs_condition_tolerates_missing_spec_and_status():
     assert needs_condition({"metadata": {"name": "bare"}}) is False
     assert needs_condition({"spec": {"readinessGates": [GATE]}}) is True
+
+
+def test_needs_condition_leaves_cloneset_pods_to_the_cloneset_controller():
+    p = {"metadata": {"name": "cs-x"}, "spec": {"readinessGates": [GATE]}}
+    p["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "CloneSet",
+            "name": "cs",
+            "uid": "u",
+            "controller": True,
+        }
+    ]
+    assert needs_condition(p) is False
+    p["metadata"]["ownerReferences"][0]["kind"] = "StatefulSet"
+    assert needs_condition(p) is True

@@ -1,0 +1,202 @@
+"""PodProbeMarker / NodePodProbe planning (pure): which probes each node runs, and what a result does.
+
+The PodProbeMarker controller turns each PodProbeMarker into entries of the NodePodProbe named after
+the node of every matching pod (active, Initialized, bound): one `podProbes[]` entry per pod (name,
+namespace, uid, IP) holding the marker's probes as `<ppm>#<probe>`, with named tcpSocket/httpGet
+ports resolved against the container's ports. kruise-daemon runs them and writes
+`status.podProbeStatuses`. The NodePodProbe controller drops entries whose pod is gone (or replaced:
+different uid) and writes each result into its pod: the probe's `podConditionType` condition (True
+for Succeeded, else False; message from the probe) and the marker policy — labels/annotations of the
+policy whose state matches are set, those of the opposite policy removed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from kruise.api.common import LabelSelector
+from kruise.api.podprobemarker import PROBE_SUCCEEDED
+from kruise.control import podstatus
+
+Obj = Mapping[str, Any]
+
+
+def probe_key(ppm_name: str, probe_name: str) -> str:
+    return f"{ppm_name}#{probe_name}"
+
+
+def split_probe_key(name: str) -> tuple[str, str] | None:
+    ppm, sep, probe = name.partition("#")
+    return (ppm, probe) if sep and ppm and probe else None
+
+
+def matching_pods(ppm: Obj, pods: Iterable[Obj]) -> list[Obj]:
+    """Pods of the marker's namespace its selector matches that are active, Initialized and bound."""
+    spec = ppm.get("spec") or {}
+    if not spec.get("selector"):
+        return []
+    selector = LabelSelector.model_validate(spec["selector"])
+    matched = []
+    for pod in pods:
+        initialized = podstatus.condition(pod, "Initialized")
+        if not podstatus.is_active(pod) or not (pod.get("spec") or {}).get("nodeName"):
+            continue
+        if initialized is None or initialized.get("status") != "True":
+            continue
+        if selector.matches((pod.get("metadata") or {}).get("labels") or {}):
+            matched.append(pod)
+    return matched
+
+
+def _resolve_port(port: Any, container: Obj | None) -> int | None:
+    if isinstance(port, int) and not isinstance(port, bool):
+        return port
+    if container is None:
+        return None
+    for item in container.get("ports") or []:
+        if item.get("name") == port:
+            return int(item["containerPort"])
+    return None
+
+
+def container_probe(ppm_name: str, probe: Obj, pod: Obj) -> dict[str, Any] | None:
+    """The NodePodProbe form of one marker probe for one pod; None when a named port is unknown."""
+    body = copy.deepcopy(dict(probe.get("probe") or {}))
+    container = next(
+        (
+            c
+            for c in (pod.get("spec") or {}).get("containers") or []
+            if c.get("name") == probe.get("containerName")
+        ),
+        None,
+    )
+    for handler in ("tcpSocket", "httpGet"):
+        if body.get(handler) is not None:
+            port = _resolve_port(body[handler].get("port"), container)
+            if port is None:
+                return None
+            body[handler]["port"] = port
+    return {
+        "name": probe_key(ppm_name, probe["name"]),
+        "containerName": probe.get("containerName", ""),
+        "probe": body,
+    }
+
+
+def merge_probes(spec: Obj, ppm: Obj, pods: Iterable[Obj]) -> dict[str, Any]:
+    """The NodePodProbe spec with the marker's probes set for each pod (others' probes untouched)."""
+    entries = copy.deepcopy(list(spec.get("podProbes") or []))
+    name = ppm["metadata"]["name"]
+    for pod in pods:
+        meta = pod["metadata"]
+        ip = (pod.get("status") or {}).get("podIP") or ""
+        identity = (meta["name"], meta["namespace"], meta["uid"])
+        entry = next(
+            (e for e in entries if (e.get("name"), e.get("namespace"), e.get("uid")) == identity), None
+        )
+        if entry is None:
+            entry = {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"], "IP": ip}
+            entries.append(entry)
+        elif not entry.get("IP"):
+            entry["IP"] = ip
+        probes = entry.setdefault("probes", [])
+        for probe in (ppm.get("spec") or {}).get("probes") or []:
+            wanted = container_probe(name, probe, pod)
+            if wanted is None:
+                continue
+            index = next((i for i, p in enumerate(probes) if p.get("name") == wanted["name"]), None)
+            if index is None:
+                probes.append(wanted)
+            else:
+                probes[index] = wanted
+    return {"podProbes": entries} if entries else {}
+
+
+def remove_marker(spec: Obj, namespace: str, ppm_name: str) -> dict[str, Any]:
+    """The spec without the marker's probes; a pod entry left with no probe goes too."""
+    entries = []
+    prefix = f"{ppm_name}#"
+    for entry in spec.get("podProbes") or []:
+        if entry.get("namespace") != namespace:
+            entries.append(copy.deepcopy(entry))
+            continue
+        kept = [
+            copy.deepcopy(p) for p in entry.get("probes") or [] if not p.get("name", "").startswith(prefix)
+        ]
+        if kept:
+            entries.append({**copy.deepcopy(entry), "probes": kept})
+    return {"podProbes": entries} if entries else {}
+
+
+def prune_pods(spec: Obj, live: Callable[[str, str, str], bool]) -> dict[str, Any]:
+    """The spec without entries whose pod is gone, inactive or replaced (`live(ns, name, uid)`)."""
+    entries = [
+        copy.deepcopy(e)
+        for e in spec.get("podProbes") or []
+        if live(e.get("namespace", ""), e.get("name", ""), e.get("uid", ""))
+    ]
+    return {"podProbes": entries} if entries else {}
+
+
+def apply_results(
+    pod: Obj, states: Iterable[Obj], marker: Callable[[str], Obj | None]
+) -> dict[str, Any] | None:
+    """The pod with its probe results written (conditions, labels, annotations); None if unchanged.
+
+    `marker(name)` returns the live PodProbeMarker of the pod's namespace, or None when it is gone or
+    being deleted (its results are then ignored).
+    """
+    new = copy.deepcopy(dict(pod))
+    meta = new.setdefault("metadata", {})
+    conditions = new.setdefault("status", {}).setdefault("conditions", [])
+    seen_types: set[str] = set()
+    for state in states:
+        if not state.get("state"):
+            continue
+        parsed = split_probe_key(state.get("name") or "")
+        if parsed is None:
+            continue
+        ppm = marker(parsed[0])
+        if ppm is None:
+            continue
+        probe = next(
+            (p for p in (ppm.get("spec") or {}).get("probes") or [] if p.get("name") == parsed[1]), None
+        )
+        if probe is None:
+            continue
+        condition_type = probe.get("podConditionType") or ""
+        if condition_type and condition_type not in seen_types:
+            seen_types.add(condition_type)
+            _set_condition(conditions, {
+                "type": condition_type,
+                "status": "True" if state["state"] == PROBE_SUCCEEDED else "False",
+                "lastProbeTime": state.get("lastProbeTime"),
+                "lastTransitionTime": state.get("lastTransitionTime"),
+                "message": state.get("message") or "",
+            })  # fmt: skip
+        for policy in probe.get("markerPolicy") or []:
+            matched = policy.get("state") == state["state"]
+            for field in ("labels", "annotations"):
+                target = meta.setdefault(field, {})
+                for key, value in (policy.get(field) or {}).items():
+                    if matched:
+                        target[key] = value
+                    else:
+                        target.pop(key, None)
+    for field in ("labels", "annotations"):
+        if not meta.get(field) and field not in (pod.get("metadata") or {}):
+            meta.pop(field, None)
+    return None if new == pod else new
+
+
+def _set_condition(conditions: list[dict[str, Any]], wanted: dict[str, Any]) -> None:
+    """util.SetPodConditionIfMsgChanged: replace when status or message changed, else keep as is."""
+    for i, current in enumerate(conditions):
+        if current.get("type") != wanted["type"]:
+            continue
+        if current.get("status") != wanted["status"] or (current.get("message") or "") != wanted["message"]:
+            conditions[i] = {k: v for k, v in wanted.items() if v is not None}
+        return
+    conditions.append({k: v for k, v in wanted.items() if v is not None})

@@ -1,0 +1,148 @@
+"""PodProbeMarker / NodePodProbe planning: matching pods, probes merged per pod with named ports
+resolved, a marker's probes removed, gone pods pruned, results written into the pod."""
+
+from __future__ import annotations
+
+from kruise.control import podprobemarker as plan
+
+
+def pod(name, uid=None, labels=None, node="node-1", initialized=True, phase="Running", ip="10.0.0.1"):
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": uid or f"uid-{name}",
+            "labels": labels or {"app": "web"},
+        },
+        "spec": {
+            "nodeName": node,
+            "containers": [{"name": "main", "ports": [{"name": "http", "containerPort": 8080}]}],
+        },
+        "status": {
+            "phase": phase,
+            "podIP": ip,
+            "conditions": [{"type": "Initialized", "status": "True" if initialized else "False"}],
+        },
+    }
+
+
+def marker(name="ppm", probes=None):
+    return {
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "probes": probes
+            if probes is not None
+            else [
+                {
+                    "name": "healthy",
+                    "containerName": "main",
+                    "probe": {"exec": {"command": ["cat", "/healthy"]}, "periodSeconds": 5},
+                    "podConditionType": "game.io/healthy",
+                    "markerPolicy": [
+                        {"state": "Succeeded", "labels": {"healthy": "true"}, "annotations": {"ok": "1"}},
+                        {"state": "Failed", "labels": {"unhealthy": "true"}},
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def test_matching_pods_are_active_initialized_bound_and_selected():
+    pods = [
+        pod("a"),
+        pod("b", initialized=False),
+        pod("c", node=""),
+        pod("d", phase="Succeeded"),
+        pod("e", labels={"app": "db"}),
+    ]
+    assert [p["metadata"]["name"] for p in plan.matching_pods(marker(), pods)] == ["a"]
+
+
+def test_probes_merged_per_pod_and_replaced_not_duplicated():
+    spec = plan.merge_probes({}, marker(), [pod("a"), pod("b", ip="")])
+    assert [e["name"] for e in spec["podProbes"]] == ["a", "b"]
+    assert spec["podProbes"][0]["IP"] == "10.0.0.1"
+    assert spec["podProbes"][0]["probes"] == [
+        {
+            "name": "ppm#healthy",
+            "containerName": "main",
+            "probe": {"exec": {"command": ["cat", "/healthy"]}, "periodSeconds": 5},
+        }
+    ]
+    again = plan.merge_probes(spec, marker(), [pod("a"), pod("b", ip="10.0.0.2")])
+    assert [len(e["probes"]) for e in again["podProbes"]] == [1, 1]
+    assert again["podProbes"][1]["IP"] == "10.0.0.2"
+    other = plan.merge_probes(again, marker("other"), [pod("a")])
+    assert [p["name"] for p in other["podProbes"][0]["probes"]] == ["ppm#healthy", "other#healthy"]
+
+
+def test_named_ports_resolved_and_unknown_names_skipped():
+    probes = [
+        {"name": "tcp", "containerName": "main", "probe": {"tcpSocket": {"port": "http"}}},
+        {"name": "web", "containerName": "main", "probe": {"httpGet": {"port": "nope", "path": "/"}}},
+    ]
+    spec = plan.merge_probes({}, marker(probes=probes), [pod("a")])
+    assert spec["podProbes"][0]["probes"] == [
+        {"name": "ppm#tcp", "containerName": "main", "probe": {"tcpSocket": {"port": 8080}}}
+    ]
+
+
+def test_remove_marker_keeps_other_markers_and_namespaces():
+    spec = plan.merge_probes(plan.merge_probes({}, marker(), [pod("a")]), marker("other"), [pod("a")])
+    spec["podProbes"].append(
+        {
+            "name": "x",
+            "namespace": "ns2",
+            "uid": "u",
+            "IP": "",
+            "probes": [{"name": "ppm#healthy", "containerName": "c", "probe": {}}],
+        }
+    )
+    left = plan.remove_marker(spec, "ns", "ppm")
+    assert [[p["name"] for p in e["probes"]] for e in left["podProbes"]] == [
+        ["other#healthy"],
+        ["ppm#healthy"],
+    ]
+    assert plan.remove_marker(plan.merge_probes({}, marker(), [pod("a")]), "ns", "ppm") == {}
+
+
+def test_prune_drops_gone_or_replaced_pods():
+    spec = plan.merge_probes({}, marker(), [pod("a"), pod("b")])
+    left = plan.prune_pods(spec, lambda ns, name, uid: uid == "uid-a")
+    assert [e["name"] for e in left["podProbes"]] == ["a"]
+
+
+def result(state, name="ppm#healthy", message=""):
+    return {
+        "name": name,
+        "state": state,
+        "lastProbeTime": "2026-01-01T00:00:00Z",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+        "message": message,
+    }
+
+
+def test_success_sets_condition_and_labels_then_failure_flips_them():
+    markers = {"ppm": marker()}
+    ok = plan.apply_results(pod("a"), [result("Succeeded")], markers.get)
+    assert ok["metadata"]["labels"] == {"app": "web", "healthy": "true"}
+    assert ok["metadata"]["annotations"] == {"ok": "1"}
+    condition = next(c for c in ok["status"]["conditions"] if c["type"] == "game.io/healthy")
+    assert condition["status"] == "True"
+    assert plan.apply_results(ok, [result("Succeeded")], markers.get) is None
+    bad = plan.apply_results(ok, [result("Failed", message="exit 1")], markers.get)
+    assert bad["metadata"]["labels"] == {"app": "web", "unhealthy": "true"}
+    assert bad["metadata"]["annotations"] == {}
+    condition = next(c for c in bad["status"]["conditions"] if c["type"] == "game.io/healthy")
+    assert (condition["status"], condition["message"]) == ("False", "exit 1")
+
+
+def test_results_of_deleted_markers_unknown_probes_and_empty_states_are_ignored():
+    assert plan.apply_results(pod("a"), [result("Succeeded")], {}.get) is None
+    assert (
+        plan.apply_results(pod("a"), [result("Succeeded", name="ppm#other")], {"ppm": marker()}.get) is None
+    )
+    assert plan.apply_results(pod("a"), [result("")], {"ppm": marker()}.get) is None
+    assert plan.apply_results(pod("a"), [result("Succeeded", name="bad")], {"ppm": marker()}.get) is None

@@ -1,0 +1,167 @@
+"""Pure rules of process containers: image matching, argv, $(VAR) expansion, env, path mapping."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kruise.sandbox.simulator.podenv import ConfigMissing, container_env, expand, field_value
+from kruise.sandbox.simulator.podvolumes import PathMap, bind_listen_address
+from kruise.sandbox.simulator.probes import ContainerProbes
+from kruise.sandbox.simulator.processes import ProcessImage, StartError, exit_code_of
+
+MANAGER = {"kruise-manager": ["/venv/bin/kruise-manager"]}
+IMAGE = ProcessImage("kruise-py:*", MANAGER, default="kruise-manager")
+POD = {
+    "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "labels": {"a": "1", "b": "2"}},
+    "spec": {"nodeName": "node-1", "serviceAccountName": "sa"},
+}
+
+
+@pytest.mark.parametrize(
+    ("image", "matches"),
+    [
+        ("kruise-py:0.1.0", True),
+        ("docker.io/library/kruise-py:0.1.0", True),
+        ("ghcr.io/org/kruise-py:latest", True),
+        ("kruise-py", False),
+        ("nginx:1.25", False),
+        ("kruise-py-other:1", False),
+    ],
+)
+def test_image_pattern(image: str, matches: bool):
+    assert IMAGE.matches(image) is matches
+
+
+def test_argv_maps_the_entry_point_and_defaults_to_the_image_entrypoint():
+    assert IMAGE.argv(["kruise-manager"], ["--x=1"]) == ["/venv/bin/kruise-manager", "--x=1"]
+    assert IMAGE.argv([], ["--x=1"]) == ["/venv/bin/kruise-manager", "--x=1"]
+    with pytest.raises(StartError, match=r'exec: "sh": executable file not found in \$PATH'):
+        IMAGE.argv(["sh", "-c", "x"], [])
+
+
+def test_parse_finds_executables_and_rejects_bad_text(tmp_path: Path):
+    exe = tmp_path / "tool"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    rule = ProcessImage.parse("img:*=tool", [tmp_path])
+    assert rule == ProcessImage("img:*", {"tool": [str(exe)]}, "tool")
+    with pytest.raises(ValueError, match="expected PATTERN=NAME"):
+        ProcessImage.parse("img:*", [tmp_path])
+    with pytest.raises(ValueError, match="executable 'nope-not-here' not found"):
+        ProcessImage.parse("img:*=nope-not-here", [tmp_path])
+
+
+def test_exit_codes_of_signals():
+    assert exit_code_of(0) == 0 and exit_code_of(3) == 3
+    assert exit_code_of(-15) == 143 and exit_code_of(-9) == 137
+
+
+def test_expand_follows_kubernetes_rules():
+    env = {"A": "x", "B": "y"}
+    assert expand("$(A)-$(B)", env) == "x-y"
+    assert expand("$(C)", env) == "$(C)"
+    assert expand("$$(A)", env) == "$(A)"
+    assert expand("$A", env) == "$A"
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="$")))
+def test_expand_leaves_text_without_references_alone(text: str):
+    assert expand(text, {"A": "x"}) == text
+
+
+def test_field_values():
+    assert field_value(POD, "metadata.name", "127.244.1.2", "127.18.0.2") == "p"
+    assert field_value(POD, "status.podIP", "127.244.1.2", "127.18.0.2") == "127.244.1.2"
+    assert field_value(POD, "status.hostIP", "127.244.1.2", "127.18.0.2") == "127.18.0.2"
+    assert field_value(POD, "spec.nodeName", "", "") == "node-1"
+    assert field_value(POD, "metadata.labels['b']", "", "") == "2"
+    assert field_value(POD, "metadata.labels", "", "") == 'a="1"\nb="2"'
+    with pytest.raises(ConfigMissing, match=r"unsupported fieldRef\.fieldPath"):
+        field_value(POD, "spec.bogus", "", "")
+
+
+async def test_container_env_order_sources_and_missing_keys():
+    objects = {
+        ("configmaps", "ns", "cm"): {"data": {"K": "v", "X": "cm"}},
+        ("secrets", "ns", "sec"): {"data": {"pw": base64.b64encode(b"s3").decode()}},
+    }
+
+    async def fetch(plural: str, namespace: str, name: str):
+        return objects.get((plural, namespace, name))
+
+    container = {
+        "envFrom": [{"configMapRef": {"name": "cm"}, "prefix": "CM_"}],
+        "env": [
+            {"name": "CM_X", "value": "override"},
+            {"name": "PW", "valueFrom": {"secretKeyRef": {"name": "sec", "key": "pw"}}},
+            {"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "BOTH", "value": "$(NS)/$(PW)"},
+            {"name": "OPT", "valueFrom": {"secretKeyRef": {"name": "gone", "key": "k", "optional": True}}},
+            {
+                "name": "MEM",
+                "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}},
+            },
+        ],
+        "resources": {"limits": {"memory": "64Mi"}},
+    }
+    env = await container_env(POD, container, fetch, pod_ip="i", host_ip="h", base={"PATH": "/bin"})
+    assert env == {
+        "PATH": "/bin",
+        "CM_K": "v",
+        "CM_X": "override",
+        "PW": "s3",
+        "NS": "ns",
+        "BOTH": "ns/s3",
+        "MEM": "64",
+    }
+    missing_key = {"env": [{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "nope"}}}]}
+    with pytest.raises(ConfigMissing, match="couldn't find key nope in ConfigMap ns/cm"):
+        await container_env(POD, missing_key, fetch, pod_ip="", host_ip="")
+    missing_secret = {"env": [{"name": "A", "valueFrom": {"secretKeyRef": {"name": "x", "key": "k"}}}]}
+    with pytest.raises(ConfigMissing, match='secret "x" not found'):
+        await container_env(POD, missing_secret, fetch, pod_ip="", host_ip="")
+
+
+def test_path_map_rewrites_paths_under_mounts_only(tmp_path: Path):
+    paths = PathMap(tmp_path, [("/etc/certs", tmp_path / "etc/certs"), ("/etc", tmp_path / "etc")])
+    assert paths.local("/etc/certs/tls.crt") == f"{tmp_path}/etc/certs/tls.crt"
+    assert paths.local("/etcetera") == "/etcetera"
+    assert paths.rewrite("--cert-dir=/etc/certs") == f"--cert-dir={tmp_path}/etc/certs"
+    assert paths.rewrite("/etc/x") == f"{tmp_path}/etc/x"
+    assert paths.rewrite("--flag=value") == "--flag=value"
+    assert paths.rewrite("/var/x") == "/var/x"
+
+
+@pytest.mark.parametrize(
+    ("arg", "expected"),
+    [
+        (":8080", "127.244.1.2:8080"),
+        ("--addr=:10221", "--addr=127.244.1.2:10221"),
+        ("--addr=0.0.0.0:80", "--addr=0.0.0.0:80"),
+        ("--x=:y", "--x=:y"),
+        ("8080", "8080"),
+    ],
+)
+def test_any_interface_listen_addresses_bind_the_pod_ip(arg: str, expected: str):
+    assert bind_listen_address(arg, "127.244.1.2") == expected
+
+
+async def test_live_probes_ask_every_period_and_count_failures():
+    spec = {"readinessProbe": {"httpGet": {"port": 80}, "periodSeconds": 1, "failureThreshold": 2}}
+    probes = ContainerProbes.create(spec, 0.0, lambda s: s, live=True)
+    answers = iter([(True, ""), (False, "down"), (False, "down")])
+
+    async def check(prober):
+        return next(answers)
+
+    assert [o.ok for o in await probes.run_due_live(0.0, check)] == [True] and probes.ready()
+    assert await probes.run_due_live(0.5, check) == []
+    await probes.run_due_live(1.0, check)
+    assert probes.ready()  # one failure is below the threshold
+    await probes.run_due_live(2.0, check)
+    assert not probes.ready()
