@@ -15,7 +15,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.control.cloneset.podsort import POD_DELETION_COST, sort_active_pods
-from kruise.control.workloadspread.subsets import MaxReplicasError, scaled_max_replicas
+from kruise.control.workloadspread.subsets import (
+    LABEL_POD_TEMPLATE_HASH,
+    VERSION_IGNORED,
+    MaxReplicasError,
+    controller_of,
+    scaled_max_replicas,
+)
 
 Pod = Mapping[str, Any]
 COST_POSITIVE = 100
@@ -97,3 +103,33 @@ def cost_patch(pod: Pod, cost: int) -> dict[str, Any] | None:
     if current == value or (current is None and value == "0"):
         return None
     return {"metadata": {"annotations": {POD_DELETION_COST: value}}}
+
+
+def _without_hash(template: Mapping[str, Any] | None) -> dict[str, Any]:
+    body = dict(template or {})
+    metadata = dict(body.get("metadata") or {})
+    labels = {k: v for k, v in (metadata.get("labels") or {}).items() if k != LABEL_POD_TEMPLATE_HASH}
+    metadata["labels"] = labels
+    body["metadata"] = metadata
+    return body
+
+
+def latest_version(workload: Mapping[str, Any], replicasets: Sequence[Mapping[str, Any]] = ()) -> str | None:
+    """The version key of the workload's newest pods, as `subsets.pod_version` keys them: a
+    ReplicaSet's pod-template-hash; for a Deployment, the hash of its live ReplicaSet whose template
+    equals the Deployment's (None while there is none: costs wait); VERSION_IGNORED for the rest."""
+    kind = workload.get("kind")
+    if kind == "ReplicaSet":
+        return ((workload.get("metadata") or {}).get("labels") or {}).get(LABEL_POD_TEMPLATE_HASH, "")
+    if kind != "Deployment":
+        return VERSION_IGNORED
+    uid = (workload.get("metadata") or {}).get("uid")
+    wanted = _without_hash((workload.get("spec") or {}).get("template"))
+    for rs in replicasets:
+        meta = rs.get("metadata") or {}
+        owner = controller_of(rs)
+        if owner is None or owner.get("uid") != uid or meta.get("deletionTimestamp"):
+            continue
+        if _without_hash((rs.get("spec") or {}).get("template")) == wanted:
+            return (meta.get("labels") or {}).get(LABEL_POD_TEMPLATE_HASH, "")
+    return None
