@@ -84,6 +84,7 @@ RESOURCEDISTRIBUTIONS = ResourceRef(
 CONTAINER_RECREATE_REQUESTS = ResourceRef(
     "apps.kruise.io", "v1alpha1", "containerrecreaterequests", True, "ContainerRecreateRequest"
 )
+WORKLOADSPREADS = ResourceRef("apps.kruise.io", "v1alpha1", "workloadspreads", True, "WorkloadSpread")
 PERSISTENT_POD_STATES = ResourceRef(
     "apps.kruise.io", "v1alpha1", "persistentpodstates", True, "PersistentPodState"
 )

@@ -110,6 +110,43 @@ class StorePodsAndNodes:
         return self._nodes.get_by_name(None, name)
 
 
+class StoreSpreads:
+    """WorkloadSpreads and the workloads their pods come from, from informer stores.
+
+    Workload stores are keyed by (group, kind) and attached as the process finds the kinds served.
+    An owner of a kind with no store attached reads as an object with no controller (its chain
+    ends there), one missing from an attached store as None (unknown: not in the cache yet).
+    """
+
+    def __init__(self, spreads: Store | None = None) -> None:
+        self._spreads = spreads
+        self._workloads: dict[tuple[str, str], Store] = {}
+
+    def attach(self, spreads: Store) -> None:
+        self._spreads = spreads
+
+    def attach_workload(self, group: str, kind: str, store: Store) -> None:
+        self._workloads[(group, kind)] = store
+
+    def in_namespace(self, namespace: str) -> list[dict]:
+        return self._spreads.by_index(NAMESPACE_INDEX, namespace) if self._spreads is not None else []
+
+    def _store(self, ref: dict) -> Store | None:
+        api_version = str(ref.get("apiVersion", ""))
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        return self._workloads.get((group, str(ref.get("kind", ""))))
+
+    def owner(self, ref: dict, namespace: str) -> dict | None:
+        store = self._store(ref)
+        if store is None:
+            return {"metadata": {"name": ref.get("name", "")}}
+        return store.get_by_name(namespace, str(ref.get("name", "")))
+
+    def workload(self, ref: dict, namespace: str) -> dict | None:
+        store = self._store(ref)
+        return store.get_by_name(namespace, str(ref.get("name", ""))) if store is not None else None
+
+
 class StorePersistentPodStates:
     """PersistentPodStates by namespace, for steering a recreated StatefulSet pod back to its node.
 

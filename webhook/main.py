@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import structlog
 
+from kruise.api import features
 from kruise.api.features import FeatureGateError, FeatureGates
 from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
 from kruise.kube.client import Client
@@ -26,13 +27,21 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.logging import configure_logging
 from kruise.kube.resources import (
+    ADVANCED_STATEFULSETS,
+    CLONESETS,
     CONFIGMAPS,
+    DEPLOYMENTS,
+    JOBS,
     NAMESPACES,
     NODES,
     PERSISTENT_POD_STATES,
     PODS,
     PODUNAVAILABLEBUDGETS,
     PVCS,
+    REPLICASETS,
+    STATEFULSETS_APPS,
+    WORKLOADSPREADS,
+    ResourceRef,
 )
 from kruise.webhook import certs
 from kruise.webhook.app import create_app
@@ -43,16 +52,22 @@ from kruise.webhook.caches import (
     StorePodsAndNodes,
     StorePubs,
     StoreSidecarSets,
+    StoreSpreads,
 )
 from kruise.webhook.certcontroller import CertController
 from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
 from kruise.webhook.configurations import SERVICE_NAME, ClientTarget
 from kruise.webhook.crdconversion import ConversionPatcher
 from kruise.webhook.handlers.pub import BudgetKeeper
+from kruise.webhook.handlers.workloadspread import SpreadKeeper
 from kruise.webhook.routes import build_routes
 from kruise.webhook.server import HTTPSServer
 
 log = structlog.get_logger("kruise.webhook")
+
+# Workloads a WorkloadSpread's pods come from: the webhook follows pod owners through these caches.
+SPREAD_WORKLOADS: tuple[ResourceRef, ...] = (REPLICASETS, DEPLOYMENTS, JOBS, STATEFULSETS_APPS)
+SPREAD_KRUISE_WORKLOADS: tuple[ResourceRef, ...] = (CLONESETS, ADVANCED_STATEFULSETS)
 
 
 @dataclass
@@ -147,6 +162,11 @@ class WebhookProcess:
         self.recorder = EventRecorder(client, "kruise-webhook")
         self.budgets = BudgetKeeper(client, self.pubs, self.recorder)
         objects = StorePodsAndNodes(pods.store, self.factory.informer(NODES).store)
+        self.spreads: StoreSpreads | None = None
+        keeper = None
+        if self.gates.enabled(features.WORKLOAD_SPREAD) and self.gates.enabled(features.POD_WEBHOOK):
+            self.spreads = StoreSpreads()
+            keeper = SpreadKeeper(client, self.spreads)
         self.persistent_pod_states = StorePersistentPodStates()
         self.routes = build_routes(
             StoreNamespaceContents(pods.store, pvcs.store),
@@ -154,6 +174,7 @@ class WebhookProcess:
             self.gates,
             self.budgets,
             objects,
+            keeper,
             self.persistent_pod_states.in_namespace,
         )
         self.certs = CertController(
@@ -194,6 +215,26 @@ class WebhookProcess:
             return False
         return True
 
+    async def _served(self, ref: ResourceRef) -> bool:
+        try:
+            await self.client.list(ref, limit=1)
+        except NotFound:
+            return False
+        return True
+
+    async def _attach_spreads(self, spreads: StoreSpreads) -> None:
+        """WorkloadSpread injection reads WorkloadSpreads and the workloads behind pod owners; kinds
+        that are not served (a CRD not installed) are simply not followed."""
+        if not await self._served(WORKLOADSPREADS):
+            log.warning("WorkloadSpread is not served; pods are admitted without subset injection")
+            return
+        spreads.attach(self.factory.informer(WORKLOADSPREADS).store)
+        for ref in SPREAD_WORKLOADS:
+            spreads.attach_workload(ref.group, ref.kind, self.factory.informer(ref).store)
+        for ref in SPREAD_KRUISE_WORKLOADS:
+            if await self._served(ref):
+                spreads.attach_workload(ref.group, ref.kind, self.factory.informer(ref).store)
+
     async def _persistent_pod_state_served(self) -> bool:
         try:
             await self.client.list(PERSISTENT_POD_STATES, limit=1)
@@ -203,6 +244,8 @@ class WebhookProcess:
         return True
 
     async def start(self) -> None:
+        if self.spreads is not None:
+            await self._attach_spreads(self.spreads)
         if await self._persistent_pod_state_served():
             self.persistent_pod_states.attach(self.factory.informer(PERSISTENT_POD_STATES).store)
         if await self._sidecarset_served():

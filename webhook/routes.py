@@ -15,6 +15,7 @@ from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset
 from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
 from kruise.webhook.handlers.versions import at_version
+from kruise.webhook.handlers.workloadspread import SpreadKeeper
 
 # Kinds whose validating webhook refuses everything while a gate is off (upstream: 403
 # "feature-gate X is not enabled"), checked in this order.
@@ -45,11 +46,13 @@ def build_routes(
     gates: FeatureGates | None = None,
     budgets: pub.BudgetKeeper | None = None,
     objects: StorePodsAndNodes | None = None,
+    spreads: SpreadKeeper | None = None,
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> dict[str, Handler]:
     """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
     `budgets` None: no PodUnavailableBudget checks (`/validate-pod` is not served).
     `objects` None: ContainerRecreateRequests are only defaulted, not checked against their pod.
+    `spreads` None: no WorkloadSpread subset injection (it also needs gate WorkloadSpread).
     `persistent_pod_states` None: recreated StatefulSet pods are not steered back (PPS not served)."""
     gates = gates or FeatureGates()
     protection = gates.enabled(features.RESOURCES_DELETION_PROTECTION)
@@ -92,6 +95,7 @@ def build_routes(
             sidecarsets,
             sort_sidecars_by_name=gates.enabled(features.ENABLE_SORT_SIDECAR_CONTAINER_BY_NAME),
             pubs_in_namespace=budget_pubs,
+            spreads=spreads if gates.enabled(features.WORKLOAD_SPREAD) else None,
             persistent_pod_states=persistent_pod_states,
         )
     if budgets is not None and (delete_gate or update_gate):

@@ -1,4 +1,5 @@
-"""Pod CREATE mutation, in upstream's order: the `KruisePodReady` readiness gate, SidecarSet
+"""Pod CREATE mutation, in upstream's order: the `KruisePodReady` readiness gate, WorkloadSpread
+subset injection (not for dryRun requests: it books the pod in the WorkloadSpread status), SidecarSet
 injection (`kruise.control.sidecarset`), container launch priority barriers (after the sidecars,
 because they must see them too), the related-pub annotation, then PersistentPodState's node
 selector and preferred affinity for a recreated StatefulSet pod (`kruise.control.persistentpodstate`).
@@ -22,7 +23,12 @@ from kruise.control import pub as pubcontrol
 from kruise.control.launchpriority import PriorityError, inject_barriers
 from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
 from kruise.control.sidecarset.matching import SelectorError, matching_sidecarsets
+from kruise.control.uniteddeployment.podpatch import PatchError
+from kruise.control.workloadspread.subsets import MaxReplicasError
+from kruise.control.workloadspread.targets import OwnerNotFound
+from kruise.kube.errors import ApiError
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
+from kruise.webhook.handlers.workloadspread import SpreadKeeper
 
 KRUISE_GROUP = "apps.kruise.io"
 
@@ -71,11 +77,13 @@ def pod_create_handler(
     sort_sidecars_by_name: bool = False,
     clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.UTC),
     pubs_in_namespace: Callable[[str], list[dict[str, Any]]] | None = None,
+    spreads: SpreadKeeper | None = None,
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> Any:
     """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
     EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection.
     `pubs_in_namespace` (PodUnavailableBudget gates on): stamp the related-pub annotation at once.
+    `spreads` (gate WorkloadSpread): book and inject the pod's WorkloadSpread subset.
     `persistent_pod_states` (the namespace's PersistentPodStates; None when the kind is not served):
     a recreated StatefulSet pod gets its recorded topology back."""
 
@@ -88,6 +96,13 @@ def pod_create_handler(
         if not had_namespace and req.namespace:
             metadata["namespace"] = req.namespace  # matching needs it; it is not part of the patch
         changed = inject_readiness_gate(pod, all_pods)
+        if spreads is not None and not (req.dry_run or (req.options or {}).get("dryRun")):
+            try:
+                spread = await spreads.on_create(pod)
+            except (OwnerNotFound, PatchError, MaxReplicasError, ApiError) as exc:
+                return deny(500, str(exc))
+            if spread is not None:
+                pod, metadata, changed = spread, spread["metadata"], True
         if sidecarsets is not None:
             try:
                 changed = _inject_sidecars(pod, sidecarsets, sort_sidecars_by_name, clock()) or changed

@@ -1,0 +1,122 @@
+"""Wiring of the WorkloadSpread controller.
+
+A WorkloadSpread wakes on its own changes. A pod carrying `apps.kruise.io/matched-workloadspread`
+wakes the WorkloadSpread it names when created, deleted, when it stops being active, or when its
+version changes. A target workload (CloneSet, Deployment, ReplicaSet, Job, StatefulSet, Advanced
+StatefulSet) wakes the WorkloadSpread targeting it — a ReplicaSet also the one targeting its
+Deployment — when created or deleted, when its replicas (a Job: parallelism) change, and for a
+CloneSet or Deployment when a new revision rolls out (deletion costs rank versions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kruise.control import podstatus
+from kruise.control.workloadspread.subsets import MatchedSpread, controller_of, pod_version
+from kruise.control.workloadspread.targets import group_of
+from kruise.kube.controller import Controller
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import (
+    ADVANCED_STATEFULSETS,
+    CLONESETS,
+    DEPLOYMENTS,
+    JOBS,
+    PODS,
+    REPLICASETS,
+    STATEFULSETS_APPS,
+    WORKLOADSPREADS,
+    ResourceRef,
+)
+from kruise.kube.store import NAMESPACE_INDEX, unwrap_tombstone
+from kruise.manager.context import ManagerContext
+from kruise.manager.controllers.workloadspread.reconciler import WorkloadSpreadReconciler
+
+NAME = "workloadspread"
+COMPONENT = "workloadspread-controller"
+TARGETS: tuple[ResourceRef, ...] = (
+    CLONESETS, DEPLOYMENTS, REPLICASETS, JOBS, STATEFULSETS_APPS, ADVANCED_STATEFULSETS,
+)  # fmt: skip
+DEPLOYMENT_REVISION = "deployment.kubernetes.io/revision"
+
+Obj = dict[str, Any]
+
+
+def pod_handlers(enqueue: Callable[[str], None]) -> dict[str, Any]:
+    def wake(pod: Obj) -> None:
+        matched = MatchedSpread.of(pod)
+        if matched is not None and matched.name:
+            enqueue(f"{pod['metadata'].get('namespace') or ''}/{matched.name}")
+
+    def on_update(old: Obj, new: Obj) -> None:
+        stopped = podstatus.is_active(old) and not podstatus.is_active(new)
+        if stopped or pod_version(old) != pod_version(new):
+            wake(new)
+
+    return {"on_add": wake, "on_update": on_update, "on_delete": lambda pod: wake(unwrap_tombstone(pod))}
+
+
+def spreads_for(workload: Obj, group: str, kind: str, spreads: SharedInformer) -> list[str]:
+    """Keys of the live WorkloadSpreads targeting the workload (or, for a ReplicaSet, its Deployment)."""
+    meta = workload.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    names = {(group, kind, meta.get("name"))}
+    owner = controller_of(workload)
+    deployment = owner is not None and owner.get("kind") == "Deployment"
+    if kind == "ReplicaSet" and deployment and group_of(str((owner or {}).get("apiVersion") or "")) == "apps":
+        names.add(("apps", "Deployment", owner.get("name")))
+    keys = []
+    for ws in spreads.by_index(NAMESPACE_INDEX, namespace):
+        if ws["metadata"].get("deletionTimestamp"):
+            continue
+        ref = (ws.get("spec") or {}).get("targetRef") or {}
+        if (group_of(str(ref.get("apiVersion") or "")), ref.get("kind"), ref.get("name")) in names:
+            keys.append(f"{namespace}/{ws['metadata']['name']}")
+    return keys
+
+
+def _rolled(old: Obj, new: Obj, kind: str) -> bool:
+    if kind == "CloneSet":
+        # as upstream: the new updateRevision against the old currentRevision (true all through a rollout)
+        new_status, old_status = new.get("status") or {}, old.get("status") or {}
+        return new_status.get("updateRevision") != old_status.get("currentRevision")
+    if kind == "Deployment":
+        old_ann = old["metadata"].get("annotations") or {}
+        new_ann = new["metadata"].get("annotations") or {}
+        return old_ann.get(DEPLOYMENT_REVISION) != new_ann.get(DEPLOYMENT_REVISION)
+    return False
+
+
+def workload_handlers(
+    ref: ResourceRef, spreads: SharedInformer, enqueue: Callable[[str], None]
+) -> dict[str, Any]:
+    def wake(obj: Obj) -> None:
+        for key in spreads_for(obj, ref.group, ref.kind, spreads):
+            enqueue(key)
+
+    def on_update(old: Obj, new: Obj) -> None:
+        spec_old, spec_new = old.get("spec") or {}, new.get("spec") or {}
+        field = "parallelism" if ref.kind == "Job" else "replicas"
+        if spec_old.get(field) != spec_new.get(field) or _rolled(old, new, ref.kind):
+            wake(new)
+
+    return {"on_add": wake, "on_update": on_update, "on_delete": lambda o: wake(unwrap_tombstone(o))}
+
+
+def build(ctx: ManagerContext) -> Controller:
+    spreads = ctx.informers.informer(WORKLOADSPREADS)
+    pods = ctx.informers.informer(PODS)
+    workloads = {(ref.group, ref.kind): ctx.informers.informer(ref) for ref in TARGETS}
+    reconciler = WorkloadSpreadReconciler(
+        ctx.client, spreads=spreads, pods=pods, workloads=workloads,
+        recorder=ctx.recorder(COMPONENT), clock=ctx.clock,
+    )  # fmt: skip
+    controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
+    controller.watch(spreads)
+    pods.add_event_handler(**pod_handlers(controller.queue.add))
+    for ref in TARGETS:
+        workloads[(ref.group, ref.kind)].add_event_handler(
+            **workload_handlers(ref, spreads, controller.queue.add)
+        )
+    return controller

@@ -1,0 +1,156 @@
+"""One pass over a WorkloadSpread: read its target workload and that workload's pods from the caches,
+patch the deletion cost each pod should carry, then write the recomputed status when it changed.
+
+Pods are the target's own (by controller reference; a Deployment's through its ReplicaSets, a Job's
+also by its selector), narrowed by `targetFilter.selector`. A missing workload counts as no pods and
+zero replicas. Costs are written only for CloneSet, Deployment and ReplicaSet targets, the kinds that
+honour them; while a Deployment's newest ReplicaSet is not in the cache the pass retries instead of
+ranking versions it cannot tell apart. The status write is an update of the cached copy, so a
+concurrent webhook booking makes it conflict and the pass runs again on fresh books.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from kruise.control.sidecarset.matching import SelectorError, selector_matches
+from kruise.control.workloadspread import deletioncost, status
+from kruise.control.workloadspread.subsets import controller_of
+from kruise.control.workloadspread.targets import group_of, pod_selected, workload_replicas
+from kruise.kube.client import Client
+from kruise.kube.clock import Clock, RealClock
+from kruise.kube.controller import Result, TerminalError
+from kruise.kube.errors import NotFound
+from kruise.kube.events import EventRecorder
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import PODS, WORKLOADSPREADS
+from kruise.kube.store import OWNER_UID_INDEX
+
+Obj = Mapping[str, Any]
+log = structlog.get_logger(__name__)
+
+
+class WorkloadSpreadReconciler:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        spreads: SharedInformer,
+        pods: SharedInformer,
+        workloads: Mapping[tuple[str, str], SharedInformer],
+        recorder: EventRecorder | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        """`workloads`: (API group, kind) → informer; it must hold ("apps", "ReplicaSet") to follow a
+        Deployment's pods. Target kinds without an informer are not followed."""
+        self.client = client
+        self.spreads = spreads
+        self.pods = pods
+        self.workloads = workloads
+        self.recorder = recorder
+        self.clock = clock or RealClock()
+
+    def _workload(self, ws: Obj) -> tuple[str, Obj | None] | None:
+        """(kind, workload or None when missing); None when the target kind is not followed."""
+        ref = (ws.get("spec") or {}).get("targetRef") or {}
+        kind = str(ref.get("kind") or "")
+        informer = self.workloads.get((group_of(str(ref.get("apiVersion") or "")), kind))
+        if informer is None:
+            return None
+        namespace = ws["metadata"].get("namespace") or ""
+        workload = informer.get(f"{namespace}/{ref.get('name') or ''}")
+        # list items may come without `kind`; the rules read it (Job parallelism, versions)
+        return kind, {**workload, "kind": kind} if workload is not None else None
+
+    def _owned(self, uid: str) -> list[Obj]:
+        return [
+            p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if (controller_of(p) or {}).get("uid") == uid
+        ]
+
+    def _replicasets(self, workload: Obj) -> list[Obj]:
+        informer = self.workloads.get(("apps", "ReplicaSet"))
+        if informer is None:
+            return []
+        return informer.by_index(OWNER_UID_INDEX, workload["metadata"].get("uid") or "")
+
+    def _pods_of(self, kind: str, workload: Obj) -> list[Obj]:
+        uid = workload["metadata"].get("uid") or ""
+        if kind == "Deployment":
+            pods: list[Obj] = []
+            for rs in self._replicasets(workload):
+                if (controller_of(rs) or {}).get("uid") == uid:
+                    pods.extend(self._owned(rs["metadata"].get("uid") or ""))
+            return pods
+        owned = self._owned(uid)
+        if kind == "Job":
+            selector = (workload.get("spec") or {}).get("selector")
+            try:
+                return [p for p in owned if selector_matches(selector, (p["metadata"].get("labels") or {}))]
+            except SelectorError:
+                return []
+        return owned
+
+    async def reconcile(self, key: str) -> Result | None:
+        ws = self.spreads.get(key)
+        if ws is None or ws["metadata"].get("deletionTimestamp"):
+            return None
+        if not (ws.get("spec") or {}).get("targetRef"):
+            return None
+        found = self._workload(ws)
+        if found is None:
+            log.info("workloadspread target kind not followed", workloadspread=key)
+            return None
+        kind, workload = found
+        pods = self._pods_of(kind, workload) if workload is not None else []
+        replicas = workload_replicas(ws, workload)
+        try:
+            pods = [p for p in pods if pod_selected(ws, p)]
+        except SelectorError as exc:
+            raise TerminalError(f"WorkloadSpread {key}: spec.targetFilter.selector: {exc}") from exc
+        versioned, by_subset = status.group_pods(ws, pods)
+        if kind in deletioncost.COST_KINDS:
+            latest: str | None = ""  # upstream: no workload, no version; every pod ranks as old
+            if workload is not None:
+                latest = deletioncost.latest_version(workload, self._replicasets(workload))
+            if latest is None:
+                log.info("workloadspread waits for the workload's newest version", workloadspread=key)
+                return Result(requeue=True)
+            for version, pods_by_subset in versioned.items():
+                old = version != latest
+                for pod, cost in deletioncost.deletion_costs(ws, pods_by_subset, replicas, old_version=old):
+                    await self._patch_cost(ws, pod, cost)
+        notes = status.Notes()
+        desired = status.next_status(ws, versioned, by_subset, replicas, self.clock.wall(), notes)
+        for reason, message in notes.events:
+            if self.recorder is not None:
+                self.recorder.event(dict(ws), "Warning", reason, message)
+        if desired is not None and (ws.get("status") or {}) != desired:
+            try:
+                await self.client.update_status(WORKLOADSPREADS, {**ws, "status": desired})
+            except NotFound:
+                return None
+        if notes.requeue_after is not None:
+            return Result(requeue_after=max(notes.requeue_after.total_seconds(), 0.0))
+        return None
+
+    async def _patch_cost(self, ws: Obj, pod: Obj, cost: int) -> None:
+        patch = deletioncost.cost_patch(pod, cost)
+        if patch is None:
+            return
+        meta = pod["metadata"]
+        try:
+            await self.client.patch(PODS, meta["name"], patch, meta.get("namespace"))
+        except NotFound:
+            return
+        except Exception:
+            if self.recorder is not None:
+                spread = f"{ws['metadata'].get('namespace')}/{ws['metadata']['name']}"
+                message = (
+                    f"WorkloadSpread {spread} failed to patch deletion-cost annotation to {cost} "
+                    f"for Pod {meta.get('namespace')}/{meta['name']}"
+                )
+                self.recorder.event(dict(ws), "Warning", "PatchPodDeletionCostFailed", message)
+            raise

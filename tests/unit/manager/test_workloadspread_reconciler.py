@@ -1,0 +1,296 @@
+"""WorkloadSpreadReconciler against fake caches and a recording client: status recomputed from the
+target's pods (not other workloads'), deletion costs patched once, expired books dropped with a
+warning and kept ones re-run at their expiry, a conflicting status write surfacing for a retry,
+Deployment pods found through ReplicaSets, costs held back until the newest ReplicaSet is known;
+and the event handlers' wake-ups."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, MatchedSpread, format_time
+from kruise.kube.clock import FakeClock
+from kruise.kube.controller import Result
+from kruise.kube.errors import Conflict
+from kruise.kube.resources import (
+    CLONESETS,
+    DEPLOYMENTS,
+    JOBS,
+    PODS,
+    REPLICASETS,
+    WORKLOADSPREADS,
+)
+from kruise.manager.controllers.workloadspread.controller import pod_handlers, workload_handlers
+from kruise.manager.controllers.workloadspread.reconciler import WorkloadSpreadReconciler
+from tests.kit import FakeInformer, RecordingClient, RecordingEventRecorder
+
+COST = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def spread(kind="CloneSet", api_version="apps.kruise.io/v1alpha1", status=None, **extra):
+    ws = {
+        "metadata": {"name": "ws", "namespace": "default", "generation": 2},
+        "spec": {
+            "targetRef": {"apiVersion": api_version, "kind": kind, "name": "app"},
+            "subsets": [{"name": "zone-a", "maxReplicas": 2}, {"name": "zone-b"}],
+            **extra,
+        },
+    }
+    if status is not None:
+        ws["status"] = status
+    return ws
+
+
+def cloneset(replicas=4, name="app"):
+    return {
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {"replicas": replicas},
+    }
+
+
+def pod(name, subset, owner_uid="uid-app", kind="CloneSet", created="2026-11-22T22:00:00Z", **labels):
+    meta = {
+        "name": name,
+        "namespace": "default",
+        "creationTimestamp": created,
+        "labels": labels,
+        "ownerReferences": [
+            {
+                "apiVersion": "apps.kruise.io/v1alpha1",
+                "kind": kind,
+                "name": "app",
+                "uid": owner_uid,
+                "controller": True,
+            }
+        ],
+        "annotations": {},
+    }
+    if subset:
+        meta["annotations"][ANNOTATION_MATCHED] = MatchedSpread("ws", subset).to_json()
+    return {"metadata": meta, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}
+
+
+class Harness:
+    def __init__(self, spreads=(), pods=(), clonesets=(), deployments=(), replicasets=(), jobs=()):
+        self.clock = FakeClock()
+        self.client = RecordingClient(self.clock)
+        self.recorder = RecordingEventRecorder()
+        self.informers = {
+            ref: FakeInformer() for ref in (WORKLOADSPREADS, PODS, CLONESETS, DEPLOYMENTS, REPLICASETS, JOBS)
+        }
+        for ref, objs in (
+            (WORKLOADSPREADS, spreads),
+            (PODS, pods),
+            (CLONESETS, clonesets),
+            (DEPLOYMENTS, deployments),
+            (REPLICASETS, replicasets),
+            (JOBS, jobs),
+        ):
+            self.client.put(ref, *objs)
+            self.client.sync(ref, self.informers[ref])
+        self.reconciler = WorkloadSpreadReconciler(
+            self.client,
+            spreads=self.informers[WORKLOADSPREADS],
+            pods=self.informers[PODS],
+            workloads={
+                (ref.group, ref.kind): self.informers[ref]
+                for ref in (CLONESETS, DEPLOYMENTS, REPLICASETS, JOBS)
+            },
+            recorder=self.recorder,
+            clock=self.clock,
+        )
+
+    async def reconcile(self, key="default/ws"):
+        result = await self.reconciler.reconcile(key)
+        for informer in self.informers.values():
+            informer.assert_unmodified()
+        return result
+
+    def status(self):
+        return self.client.object(WORKLOADSPREADS, "ws", "default").get("status") or {}
+
+    def cost(self, name):
+        return (self.client.object(PODS, name, "default")["metadata"].get("annotations") or {}).get(COST)
+
+
+async def test_status_and_costs_from_the_cloneset_pods_then_no_writes():
+    pods = [
+        pod("a1", "zone-a"),
+        pod("a2", "zone-a"),
+        pod("a3", "zone-a", created="2026-11-22T22:30:00Z"),
+        pod("b1", "zone-b"),
+        pod("x1", "zone-b", owner_uid="uid-other"),
+    ]
+    h = Harness([spread()], pods, [cloneset(), cloneset(name="other")])
+    assert await h.reconcile() is None
+    assert h.status()["observedGeneration"] == 2
+    assert h.status()["subsetStatuses"] == [
+        {"name": "zone-a", "replicas": 3, "missingReplicas": 0},
+        {"name": "zone-b", "replicas": 1, "missingReplicas": -1},
+    ]
+    # zone-a over quota: its newest pod goes first (-100); in-quota zone-a 200; zone-b 100
+    assert [h.cost(n) for n in ("a1", "a2", "a3", "b1", "x1")] == ["200", "200", "-100", "100", None]
+    assert {c.name for c in h.client.calls_to("patch", PODS)} == {"a1", "a2", "a3", "b1"}
+    h.client.clear()
+    await h.reconcile()
+    assert h.client.writes == []
+
+
+async def test_pods_in_no_subset_get_a_negative_cost():
+    h = Harness([spread()], [pod("old", None), pod("a1", "zone-a")], [cloneset()])
+    await h.reconcile()
+    assert h.cost("old") == "-300" and h.cost("a1") == "200"
+
+
+async def test_expired_creating_booking_dropped_with_warning_and_live_one_requeued():
+    clock_now = FakeClock().wall()
+    stale = format_time(clock_now - timedelta(seconds=31))
+    fresh = format_time(clock_now - timedelta(seconds=10))
+    books = {
+        "versionIgnored": [
+            {
+                "name": "zone-a",
+                "replicas": 0,
+                "missingReplicas": 0,
+                "creatingPods": {"gone": stale, "soon": fresh},
+            },
+            {"name": "zone-b", "replicas": 0, "missingReplicas": -1},
+        ]
+    }
+    h = Harness([spread(status={"versionedSubsetStatuses": books})], [], [cloneset()])
+    result = await h.reconcile()
+    assert result == Result(requeue_after=20.0)
+    kept = h.status()["versionedSubsetStatuses"]["versionIgnored"][0]
+    assert kept["creatingPods"] == {"soon": fresh} and kept["missingReplicas"] == 1
+    assert h.recorder.reasons() == ["CreatePodFailed"]
+    assert h.recorder.events[0].message == "Pod default/gone was expected to be created but it wasn't"
+
+
+async def test_conflicting_status_write_surfaces_for_a_retry():
+    h = Harness([spread()], [pod("a1", "zone-a")], [cloneset()])
+    h.client.fail_next("update", WORKLOADSPREADS, "ws", "default", error=Conflict)
+    with pytest.raises(Conflict):
+        await h.reconcile()
+    await h.reconcile()
+    assert h.status()["subsetStatuses"][0]["replicas"] == 1
+
+
+async def test_missing_workload_counts_nothing_and_deleted_spread_is_left_alone():
+    h = Harness([spread()], [pod("a1", "zone-a")])
+    await h.reconcile()
+    assert h.status()["subsetStatuses"][0] == {"name": "zone-a", "replicas": 0, "missingReplicas": 2}
+    assert h.client.calls_to("patch", PODS) == []
+    h2 = Harness()
+    assert await h2.reconcile() is None and h2.client.writes == []
+
+
+def deployment(image="v2"):
+    return {
+        "metadata": {"name": "app", "namespace": "default", "uid": "uid-dep"},
+        "spec": {
+            "replicas": 3,
+            "template": {
+                "metadata": {"labels": {"app": "x"}},
+                "spec": {"containers": [{"name": "c", "image": image}]},
+            },
+        },
+    }
+
+
+def replicaset(hash_, image):
+    labels = {"app": "x", "pod-template-hash": hash_}
+    return {
+        "metadata": {
+            "name": f"app-{hash_}",
+            "namespace": "default",
+            "uid": f"uid-rs-{hash_}",
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": "app",
+                    "uid": "uid-dep",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": image}]},
+            }
+        },
+    }
+
+
+async def test_deployment_pods_through_replicasets_with_old_version_ranked_reversed():
+    old = pod("o1", "zone-a", owner_uid="uid-rs-h1", kind="ReplicaSet", **{"pod-template-hash": "h1"})
+    new = pod("n1", "zone-a", owner_uid="uid-rs-h2", kind="ReplicaSet", **{"pod-template-hash": "h2"})
+    ws = spread(kind="Deployment", api_version="apps/v1")
+    h = Harness(
+        [ws],
+        [old, new],
+        deployments=[deployment()],
+        replicasets=[replicaset("h1", "v1"), replicaset("h2", "v2")],
+    )
+    await h.reconcile()
+    # the newest version keeps subset order (zone-a first: 200), the old one is reversed (zone-a: 100)
+    assert h.cost("n1") == "200" and h.cost("o1") == "100"
+    assert sorted(h.status()["versionedSubsetStatuses"]) == ["h1", "h2"]
+
+
+async def test_costs_wait_for_the_newest_replicaset():
+    ws = spread(kind="Deployment", api_version="apps/v1")
+    h = Harness([ws], [], deployments=[deployment("v3")], replicasets=[replicaset("h1", "v1")])
+    assert await h.reconcile() == Result(requeue=True)
+    assert h.client.writes == []
+
+
+async def test_job_target_counts_selected_pods_and_gets_no_costs():
+    job = {
+        "metadata": {"name": "app", "namespace": "default", "uid": "uid-job"},
+        "spec": {"parallelism": 4, "selector": {"matchLabels": {"run": "1"}}},
+    }
+    ws = spread(kind="Job", api_version="batch/v1")
+    ws["spec"]["subsets"][0]["maxReplicas"] = "50%"
+    p1 = pod("j1", "zone-a", owner_uid="uid-job", kind="Job", run="1")
+    p2 = pod("j2", "zone-a", owner_uid="uid-job", kind="Job", run="2")
+    h = Harness([ws], [p1, p2], jobs=[job])
+    await h.reconcile()
+    assert h.status()["subsetStatuses"][0] == {"name": "zone-a", "replicas": 1, "missingReplicas": 1}
+    assert h.client.calls_to("patch", PODS) == []
+
+
+def test_pod_handlers_wake_the_named_spread_on_create_stop_and_delete():
+    woken = []
+    handlers = pod_handlers(woken.append)
+    handlers["on_add"](pod("a1", "zone-a"))
+    handlers["on_add"](pod("plain", None))
+    running, failed = pod("a1", "zone-a"), pod("a1", "zone-a")
+    failed["status"]["phase"] = "Failed"
+    handlers["on_update"](running, running)  # nothing relevant changed
+    handlers["on_update"](running, failed)
+    handlers["on_delete"](pod("a1", "zone-a"))
+    assert woken == ["default/ws"] * 3
+
+
+def test_workload_handlers_wake_on_replicas_and_through_a_deployments_replicaset():
+    spreads = FakeInformer(
+        [
+            spread(),
+            {
+                **spread(kind="Deployment", api_version="apps/v1"),
+                "metadata": {"name": "dep-ws", "namespace": "default"},
+            },
+        ]
+    )
+    woken = []
+    cs = workload_handlers(CLONESETS, spreads, woken.append)
+    cs["on_update"](cloneset(4), cloneset(4))
+    cs["on_update"](cloneset(4), cloneset(6))
+    rs = workload_handlers(REPLICASETS, spreads, woken.append)
+    rs["on_add"](replicaset("h1", "v1"))
+    assert woken == ["default/ws", "default/dep-ws"]
