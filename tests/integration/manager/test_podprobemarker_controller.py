@@ -5,11 +5,16 @@ marker-policy labels/annotations, and a deleted marker takes its probes away bef
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+from kruise.daemon.cri.client import RuntimeClient
+from kruise.daemon.podprobe.prober import PodProber
 from kruise.kube.errors import NotFound
 from kruise.kube.resources import NODE_POD_PROBES, NODES, POD_PROBE_MARKERS, PODS
 from kruise.manager.controllers import nodepodprobe, podprobemarker
+from kruise.sandbox.cri.model import ExecResult
 
 NS = "default"
 
@@ -162,3 +167,39 @@ async def test_node_pod_probe_follows_its_node(kruise_cluster):
     await kruise_cluster.until(names, lambda n: n == ["extra", "node-1", "node-2"])
     await client.delete(NODES, "extra")
     await kruise_cluster.until(names, lambda n: n == ["node-1", "node-2"])
+
+
+async def test_end_to_end_with_the_daemon_prober(kruise_cluster):
+    """Manager controllers and kruise-daemon's prober together: an exec probe answered by the node's
+    fake CRI marks the pod, and a changed answer flips the marks."""
+    client = kruise_cluster.client
+    runtime = RuntimeClient(kruise_cluster.simulator.socket_path("node-1"))
+    runtime.open()
+    prober = PodProber(client, runtime, "node-1")
+    prober.start()
+    idle = {"now": True}
+    kruise_cluster.simulator.runtimes["node-1"].exec_handler = lambda container, cmd: (
+        ExecResult(exit_code=0) if idle["now"] else ExecResult(exit_code=1, stderr=b"match running")
+    )
+    try:
+        await client.create(PODS, pod_body("g1", "node-1", {"app": "game"}), NS)
+        marker = copy.deepcopy(MARKER)
+        probe = marker["spec"]["probes"][0]
+        probe["probe"] = {"exec": {"command": ["/idle.sh"]}, "periodSeconds": 1, "failureThreshold": 1}
+        await client.create(POD_PROBE_MARKERS, marker, NS)
+
+        def marks(pod):
+            condition = next(
+                (c for c in pod["status"].get("conditions") or [] if c["type"] == "game.io/idle"), {}
+            )
+            return condition.get("status"), pod["metadata"].get("labels", {}).get("gameserver-idle")
+
+        await kruise_cluster.until(lambda: client.get(PODS, "g1", NS), lambda p: marks(p) == ("True", "true"))
+        idle["now"] = False
+        busy = await kruise_cluster.until(
+            lambda: client.get(PODS, "g1", NS), lambda p: marks(p) == ("False", "false")
+        )
+        assert busy["metadata"]["annotations"]["controller.kubernetes.io/pod-deletion-cost"] == "10"
+    finally:
+        await prober.stop()
+        await runtime.close()
