@@ -80,7 +80,12 @@ class PodProber:
 
     def start(self) -> None:
         self.node_probes.start()
-        self._writer = asyncio.create_task(self._write_loop(), name="podprobe-writer")
+        self.start_writer()
+
+    def start_writer(self) -> None:
+        """Start the status writer alone (`start` does it too); workers start with `sync`."""
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write_loop(), name="podprobe-writer")
 
     def has_synced(self) -> bool:
         return self.node_probes.has_synced()
