@@ -152,6 +152,8 @@ def apply_results(
     meta = new.setdefault("metadata", {})
     conditions = new.setdefault("status", {}).setdefault("conditions", [])
     seen_types: set[str] = set()
+    to_set: dict[str, dict[str, str]] = {"labels": {}, "annotations": {}}
+    to_remove: dict[str, set[str]] = {"labels": set(), "annotations": set()}
     for state in states:
         if not state.get("state"):
             continue
@@ -179,12 +181,18 @@ def apply_results(
         for policy in probe.get("markerPolicy") or []:
             matched = policy.get("state") == state["state"]
             for field in ("labels", "annotations"):
-                target = meta.setdefault(field, {})
                 for key, value in (policy.get(field) or {}).items():
                     if matched:
-                        target[key] = value
+                        to_set[field][key] = value
                     else:
-                        target.pop(key, None)
+                        to_remove[field].add(key)
+    # Removals first: both policies of a probe often set the same key to different values, and the
+    # matched policy's value must win.
+    for field in ("labels", "annotations"):
+        target = meta.setdefault(field, {})
+        for key in to_remove[field]:
+            target.pop(key, None)
+        target.update(to_set[field])
     for field in ("labels", "annotations"):
         if not meta.get(field) and field not in (pod.get("metadata") or {}):
             meta.pop(field, None)
@@ -200,3 +208,57 @@ def _set_condition(conditions: list[dict[str, Any]], wanted: dict[str, Any]) -> 
             conditions[i] = {k: v for k, v in wanted.items() if v is not None}
         return
     conditions.append({k: v for k, v in wanted.items() if v is not None})
+
+
+def holds_marker(spec: Obj, namespace: str, ppm_name: str) -> bool:
+    """Whether a NodePodProbe spec runs any probe of this marker."""
+    prefix = f"{ppm_name}#"
+    return any(
+        p.get("name", "").startswith(prefix)
+        for e in spec.get("podProbes") or []
+        if e.get("namespace") == namespace
+        for p in e.get("probes") or []
+    )
+
+
+def set_marker(spec: Obj, ppm: Obj, pods: Iterable[Obj]) -> dict[str, Any]:
+    """The spec with exactly the marker's current probes on exactly `pods` (this node's matching ones).
+
+    Probes of a pod that stopped matching, and probes the marker no longer lists, are dropped.
+    """
+    meta = ppm["metadata"]
+    return merge_probes(remove_marker(spec, meta.get("namespace", ""), meta["name"]), ppm, pods)
+
+
+def _canonical(spec: Obj) -> list[Any]:
+    entries = []
+    for e in spec.get("podProbes") or []:
+        probes = sorted((p for p in e.get("probes") or []), key=lambda p: p.get("name", ""))
+        entries.append(({k: v for k, v in e.items() if k != "probes"}, probes))
+    return sorted(entries, key=lambda item: (item[0].get("namespace", ""), item[0].get("name", ""),
+                                             item[0].get("uid", "")))  # fmt: skip
+
+
+def same_spec(a: Obj, b: Obj) -> bool:
+    """Equal up to the order of pod entries and of their probes (order carries no meaning)."""
+    return _canonical(a) == _canonical(b)
+
+
+def result_patches(old: Obj, new: Obj) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """What `apply_results` changed, as writes: a merge patch of labels/annotations (None values
+    remove a key; None when nothing changed) and the conditions that changed (merged by type)."""
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    patch: dict[str, Any] = {}
+    for field in ("labels", "annotations"):
+        before, after = old_meta.get(field) or {}, new_meta.get(field) or {}
+        diff: dict[str, Any] = {k: v for k, v in after.items() if before.get(k) != v}
+        diff.update({k: None for k in before if k not in after})
+        if diff:
+            patch[field] = diff
+    before_conditions = {c.get("type"): c for c in (old.get("status") or {}).get("conditions") or []}
+    changed = [
+        c
+        for c in (new.get("status") or {}).get("conditions") or []
+        if before_conditions.get(c.get("type")) != c
+    ]
+    return ({"metadata": patch} if patch else None), changed

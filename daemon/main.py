@@ -1,5 +1,6 @@
-"""`kruise-daemon`: the node agent. Connects to this node's CRI runtime, keeps its NodeImage pulled and
-carries out the ContainerRecreateRequests of pods on this node.
+"""`kruise-daemon`: the node agent. Connects to this node's CRI runtime, keeps its NodeImage pulled,
+carries out the ContainerRecreateRequests of pods on this node and, under PodProbeMarkerGate, runs
+the probes of its NodePodProbe.
 
 Exit codes: 0 after SIGTERM/SIGINT, 1 when the runtime socket is missing (upstream: fatal
 "not found container runtime sock"), 2 for bad flags.
@@ -20,10 +21,12 @@ from collections.abc import Awaitable, Sequence
 
 import structlog
 
+from kruise.api import features
 from kruise.daemon.containerrecreate.recreator import ContainerRecreator
 from kruise.daemon.cri.client import RuntimeClient, RuntimeNotFound, discover_socket
 from kruise.daemon.imagepuller.puller import ImagePuller
 from kruise.daemon.options import Options, parse_args
+from kruise.daemon.podprobe.prober import PodProber
 from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
 from kruise.kube.logging import configure_logging
@@ -70,6 +73,10 @@ async def run(options: Options) -> int:
     recreator = ContainerRecreator(client, runtime, options.node_name)
     probes.add_readyz_check("nodeimage-informer", node_images.has_synced)
     probes.add_readyz_check("containerrecreate-informers", recreator.has_synced)
+    prober = None
+    if options.feature_gates.enabled(features.POD_PROBE_MARKER_GATE):
+        prober = PodProber(client, runtime, options.node_name)
+        probes.add_readyz_check("nodepodprobe-informer", prober.has_synced)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -79,6 +86,8 @@ async def run(options: Options) -> int:
         port = await probes.start()
         node_images.start()
         recreator.start()
+        if prober is not None:
+            prober.start()
         log.info(
             "kruise-daemon started",
             node=options.node_name,
@@ -95,6 +104,8 @@ async def run(options: Options) -> int:
         drain = SHUTDOWN_DRAIN_SECONDS
         await _bounded("containerrecreate", recreator.stop(drain), drain + SHUTDOWN_STEP_SECONDS)
         await _bounded("nodeimage-informer", node_images.stop(), SHUTDOWN_STEP_SECONDS)
+        if prober is not None:
+            await _bounded("podprobe", prober.stop(), SHUTDOWN_STEP_SECONDS)
         await _bounded("imagepuller", puller.stop(), SHUTDOWN_STEP_SECONDS)
         await _bounded("probes", probes.stop(), SHUTDOWN_STEP_SECONDS)
         await _bounded("cri", runtime.close(), SHUTDOWN_STEP_SECONDS)

@@ -146,3 +146,63 @@ def test_results_of_deleted_markers_unknown_probes_and_empty_states_are_ignored(
     )
     assert plan.apply_results(pod("a"), [result("")], {"ppm": marker()}.get) is None
     assert plan.apply_results(pod("a"), [result("Succeeded", name="bad")], {"ppm": marker()}.get) is None
+
+
+def test_set_marker_drops_unmatched_pods_and_removed_probes_and_keeps_others():
+    spec = plan.merge_probes({}, marker(), [pod("a"), pod("b")])
+    spec = plan.merge_probes(spec, marker("other"), [pod("b")])
+    narrowed = marker(probes=[{**marker()["spec"]["probes"][0], "name": "ready"}])
+    result = plan.set_marker(spec, narrowed, [pod("a")])
+    by_pod = {e["name"]: [p["name"] for p in e["probes"]] for e in result["podProbes"]}
+    assert by_pod == {"a": ["ppm#ready"], "b": ["other#healthy"]}
+    assert plan.set_marker(spec, marker(), []) == plan.remove_marker(spec, "ns", "ppm")
+
+
+def test_same_spec_ignores_order_and_set_marker_is_stable():
+    spec = plan.merge_probes({}, marker(), [pod("a"), pod("b")])
+    spec = plan.merge_probes(spec, marker("other"), [pod("a")])
+    again = plan.set_marker(spec, marker(), [pod("a"), pod("b")])
+    assert again != spec  # entries re-appended in another order
+    assert plan.same_spec(again, spec)
+    assert not plan.same_spec(again, plan.set_marker(spec, marker(), [pod("a")]))
+
+
+def test_holds_marker_is_per_namespace_and_name():
+    spec = plan.merge_probes({}, marker(), [pod("a")])
+    assert plan.holds_marker(spec, "ns", "ppm")
+    assert not plan.holds_marker(spec, "other-ns", "ppm")
+    assert not plan.holds_marker(spec, "ns", "pp")
+    assert not plan.holds_marker({}, "ns", "ppm")
+
+
+def test_result_patches_set_and_remove_keys_and_list_changed_conditions():
+    before = pod("a", labels={"app": "web", "unhealthy": "true"})
+    states = [{"name": "ppm#healthy", "state": "Succeeded", "message": "ok"}]
+    after = plan.apply_results(before, states, lambda name: marker() if name == "ppm" else None)
+    meta_patch, conditions = plan.result_patches(before, after)
+    assert meta_patch == {
+        "metadata": {"labels": {"healthy": "true", "unhealthy": None}, "annotations": {"ok": "1"}}
+    }
+    assert [(c["type"], c["status"], c["message"]) for c in conditions] == [("game.io/healthy", "True", "ok")]
+    assert plan.result_patches(after, after) == (None, [])
+
+
+def test_policies_sharing_a_key_leave_the_matched_value():
+    shared = marker(
+        probes=[
+            {
+                "name": "idle",
+                "containerName": "main",
+                "probe": {"exec": {"command": ["idle"]}},
+                "markerPolicy": [
+                    {"state": "Succeeded", "labels": {"idle": "true"}, "annotations": {"cost": "-10"}},
+                    {"state": "Failed", "labels": {"idle": "false"}, "annotations": {"cost": "10"}},
+                ],
+            }
+        ]
+    )
+    for state, label, cost in (("Succeeded", "true", "-10"), ("Failed", "false", "10")):
+        states = [{"name": "ppm#idle", "state": state}]
+        result = plan.apply_results(pod("a"), states, lambda name, m=shared: m)
+        assert result["metadata"]["labels"]["idle"] == label
+        assert result["metadata"]["annotations"]["cost"] == cost

@@ -1,0 +1,104 @@
+"""One pass over a PodProbeMarker.
+
+A live marker first gets the `kruise.io/node-pod-probe-cleanup` finalizer. Then every NodePodProbe
+that runs a matching pod or still holds the marker's probes gets exactly the marker's current probes
+on exactly its matching pods (`control.podprobemarker.set_marker`), written only when the spec
+changed beyond ordering (a compare-and-swap PUT: two markers writing one node retry rather than lose
+each other's probes). A NodePodProbe that does not exist yet is skipped: the NodePodProbe controller
+creates it with its node, and its appearance wakes this marker again. Last, `status.matchedPods`.
+
+A deleting marker has its probes removed from every NodePodProbe holding them, then the finalizer
+released.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from kruise.api.keys import FINALIZER_NODE_POD_PROBE_CLEANUP
+from kruise.control import podprobemarker as plan
+from kruise.kube.client import Client
+from kruise.kube.controller import Result
+from kruise.kube.errors import NotFound
+from kruise.kube.informer import SharedInformer
+from kruise.kube.resources import NODE_POD_PROBES, POD_PROBE_MARKERS, split_key
+from kruise.kube.store import NAMESPACE_INDEX
+
+Obj = Mapping[str, Any]
+
+
+class PodProbeMarkerReconciler:
+    def __init__(
+        self, client: Client, *, markers: SharedInformer, pods: SharedInformer, node_probes: SharedInformer
+    ) -> None:
+        self.client = client
+        self.markers = markers
+        self.pods = pods
+        self.node_probes = node_probes
+
+    def _holders(self, namespace: str, name: str) -> set[str]:
+        return {
+            npp["metadata"]["name"]
+            for npp in self.node_probes.list()
+            if plan.holds_marker(npp.get("spec") or {}, namespace, name)
+        }
+
+    async def _write_spec(self, node: str, spec: dict[str, Any]) -> None:
+        npp = self.node_probes.get(node)
+        if npp is None or plan.same_spec(npp.get("spec") or {}, spec):
+            return
+        try:
+            await self.client.update(NODE_POD_PROBES, {**npp, "spec": spec})
+        except NotFound:
+            return  # the node went away; its NodePodProbe with it
+
+    async def reconcile(self, key: str) -> Result | None:
+        namespace, name = split_key(key)
+        namespace = namespace or ""
+        ppm = self.markers.get(key)
+        if ppm is None:
+            return None
+        meta = ppm["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp"):
+            for node in sorted(self._holders(namespace, name)):
+                npp = self.node_probes.get(node)
+                if npp is not None:
+                    await self._write_spec(node, plan.remove_marker(npp.get("spec") or {}, namespace, name))
+            if FINALIZER_NODE_POD_PROBE_CLEANUP in finalizers:
+                finalizers.remove(FINALIZER_NODE_POD_PROBE_CLEANUP)
+                try:
+                    await self.client.update(
+                        POD_PROBE_MARKERS, {**ppm, "metadata": {**meta, "finalizers": finalizers}}
+                    )
+                except NotFound:
+                    return None
+            return None
+        if FINALIZER_NODE_POD_PROBE_CLEANUP not in finalizers:
+            body = {
+                **ppm,
+                "metadata": {**meta, "finalizers": [*finalizers, FINALIZER_NODE_POD_PROBE_CLEANUP]},
+            }
+            try:
+                ppm = await self.client.update(POD_PROBE_MARKERS, body)
+            except NotFound:
+                return None
+        pods = plan.matching_pods(ppm, self.pods.by_index(NAMESPACE_INDEX, namespace))
+        by_node: dict[str, list[Obj]] = defaultdict(list)
+        for pod in pods:
+            by_node[pod["spec"]["nodeName"]].append(pod)
+        for node in sorted(set(by_node) | self._holders(namespace, name)):
+            npp = self.node_probes.get(node)
+            if npp is not None:
+                await self._write_spec(
+                    node, plan.set_marker(npp.get("spec") or {}, ppm, by_node.get(node, []))
+                )
+        status = {"observedGeneration": ppm["metadata"].get("generation", 0), "matchedPods": len(pods)}
+        if (ppm.get("status") or {}) != status:
+            try:
+                await self.client.update_status(POD_PROBE_MARKERS, {**ppm, "status": status})
+            except NotFound:
+                return None
+        return None
