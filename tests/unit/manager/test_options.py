@@ -108,7 +108,7 @@ def test_assign_bcj_pods_by_scheduler_reaches_the_broadcastjob_reconciler(flag) 
     from kruise.manager.app import Manager
     from kruise.manager.controllers import broadcastjob
 
-    options = parse_args([f"--assign-bcj-pods-by-scheduler={flag}"], env={})
+    options = parse_args([f"--assign-bcj-pods-by-scheduler={flag}", "--enable-leader-election=false"], env={})
     manager = Manager(_UnusedClient(), options, setups=[broadcastjob.SETUP])  # type: ignore[arg-type]
     controller = broadcastjob.SETUP.build(manager.context)
     assert controller._reconcile.__self__.by_scheduler is (flag == "true")  # type: ignore[attr-defined]
