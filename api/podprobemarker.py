@@ -104,7 +104,8 @@ def _port_errors(port: Any, path: str) -> list[FieldError]:
 
 
 def validate_probe(probe: dict[str, Any], path: str) -> list[FieldError]:
-    """validateProbe: exactly one of exec/tcpSocket (httpGet is refused), non-negative timings."""
+    """validateProbe: exactly one of exec/httpGet/tcpSocket, non-negative timings. OpenKruise 1.9 added HTTP
+    probes (1.8 refused httpGet with "current no support http probe"); the port rule is tcpSocket's."""
     errs: list[FieldError] = []
     handlers = 0
     if probe.get("exec") is not None:
@@ -116,7 +117,8 @@ def validate_probe(probe: dict[str, Any], path: str) -> list[FieldError]:
             errs.append(forbidden(f"{path}.httpGet", "may not specify more than 1 handler type"))
         else:
             handlers += 1
-            errs.append(forbidden(f"{path}.probe", "current no support http probe"))
+            http = probe["httpGet"] or {}
+            errs.extend(_port_errors(http.get("port", 0), f"{path}.httpGet.port"))
     if probe.get("tcpSocket") is not None:
         if handlers:
             errs.append(forbidden(f"{path}.tcpSocket", "may not specify more than 1 handler type"))

@@ -92,9 +92,9 @@ def test_valid_object_round_trips_and_fits_the_schema():
                 "podConditionType game.kruise.io/healthy must be unique in podProbeMarker"
             ],
         ),
-        (
-            {"probes": [_probe(probe={"httpGet": {"port": 80}})]},
-            ["spec.probe.probe: Forbidden: current no support http probe"],
+        (  # 1.9 serves HTTP probes; the port must be valid as for tcpSocket
+            {"probes": [_probe(probe={"httpGet": {"port": 0}})]},
+            ["spec.probe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive"],
         ),
         (
             {"probes": [_probe(probe={"exec": {"command": ["x"]}, "tcpSocket": {"port": 80}})]},
@@ -217,3 +217,7 @@ def test_node_pod_probe_model_and_crd():
     (version,) = crd["spec"]["versions"]
     assert "additionalPrinterColumns" not in version
     assert check(obj, version["schema"]["openAPIV3Schema"]).ok
+
+
+def test_http_probes_are_accepted_as_in_1_9() -> None:
+    assert ppm.validate_probe({"httpGet": {"port": 8080, "path": "/healthz"}}, "spec.probe") == []
