@@ -2,16 +2,16 @@
 
 Pod events do two jobs besides waking the owning CloneSet: they mark expected creations and
 deletions as observed (a pod that starts terminating counts as deleted, as upstream's handler
-treats it), and they feed the resourceVersion expectations of pods the controller just wrote.
+treats it), and they feed the resourceVersion expectations of pods the controller just wrote — the
+shared `kruise.kube.ownedpods.watch_owned_pods`, as for Advanced StatefulSet and DaemonSet.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from kruise.api import features
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.ownedpods import watch_owned_pods
 from kruise.kube.resources import (
     CLONESETS,
     CONTROLLER_REVISIONS,
@@ -20,7 +20,6 @@ from kruise.kube.resources import (
     PODUNAVAILABLEBUDGETS,
     PVCS,
 )
-from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.cloneset.predownloader import PreDownloader
 from kruise.manager.controllers.cloneset.pubgate import PubGate
@@ -71,29 +70,5 @@ def build(ctx: ManagerContext) -> Controller:
     controller.watch(revisions, owner_key)
     controller.watch(pvcs, owner_key)
 
-    def pod_added(pod: dict[str, Any]) -> None:
-        for key in owner_key(pod):
-            action = ScaleExpectations.DELETE if _terminating(pod) else ScaleExpectations.CREATE
-            scale_expectations.observe(key, action, pod["metadata"]["name"])
-            controller.queue.add(key)
-
-    def pod_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
-        rv_expectations.observe(new)
-        keys = set(owner_key(old)) | set(owner_key(new))
-        for key in keys:
-            if _terminating(new):
-                scale_expectations.observe(key, ScaleExpectations.DELETE, new["metadata"]["name"])
-            controller.queue.add(key)
-
-    def pod_deleted(obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
-        pod = unwrap_tombstone(obj)
-        for key in owner_key(pod):
-            scale_expectations.observe(key, ScaleExpectations.DELETE, pod["metadata"]["name"])
-            controller.queue.add(key)
-
-    pods.add_event_handler(on_add=pod_added, on_update=pod_updated, on_delete=pod_deleted)
+    watch_owned_pods(controller, pods, owner_key, scale_expectations, rv_expectations)
     return controller
-
-
-def _terminating(pod: dict[str, Any]) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))

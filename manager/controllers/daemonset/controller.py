@@ -13,8 +13,8 @@ from typing import Any
 from kruise.control.daemonnodes import target_node_name
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.ownedpods import watch_owned_pods
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, NODES, PODS, object_key
-from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.daemonset.reconciler import DaemonSetReconciler
 
@@ -48,27 +48,6 @@ def build(ctx: ManagerContext) -> Controller:
     controller.watch(daemonsets, enqueue_object)
     controller.watch(revisions, owner_key)
 
-    def pod_added(pod: dict[str, Any]) -> None:
-        for key in owner_key(pod):
-            if _terminating(pod):
-                scale_expectations.observe(key, ScaleExpectations.DELETE, pod["metadata"]["name"])
-            else:
-                scale_expectations.observe(key, ScaleExpectations.CREATE, target_node_name(pod) or "")
-            controller.queue.add(key)
-
-    def pod_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
-        rv_expectations.observe(new)
-        for key in set(owner_key(old)) | set(owner_key(new)):
-            if _terminating(new):
-                scale_expectations.observe(key, ScaleExpectations.DELETE, new["metadata"]["name"])
-            controller.queue.add(key)
-
-    def pod_deleted(obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
-        pod = unwrap_tombstone(obj)
-        for key in owner_key(pod):
-            scale_expectations.observe(key, ScaleExpectations.DELETE, pod["metadata"]["name"])
-            controller.queue.add(key)
-
     def wake_all(*_: Any) -> None:
         for ds in daemonsets.list():
             controller.queue.add(object_key(ds))
@@ -77,13 +56,16 @@ def build(ctx: ManagerContext) -> Controller:
         if _scheduling_view(old) != _scheduling_view(new):
             wake_all()
 
-    pods.add_event_handler(on_add=pod_added, on_update=pod_updated, on_delete=pod_deleted)
+    watch_owned_pods(
+        controller,
+        pods,
+        owner_key,
+        scale_expectations,
+        rv_expectations,
+        creation_name=lambda pod: target_node_name(pod) or "",
+    )
     nodes.add_event_handler(on_add=wake_all, on_update=node_updated, on_delete=wake_all)
     return controller
-
-
-def _terminating(pod: dict[str, Any]) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
 
 def _scheduling_view(node: dict[str, Any]) -> tuple[Any, ...]:
