@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import Field
@@ -14,7 +13,13 @@ from kruise.api.cronschedule import ScheduleError, load_location, parse_standard
 from kruise.api.imagelistpulljob import ImageListPullJobSpec
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
-from kruise.api.validation import FieldError, forbidden, invalid, required, validate_nonnegative
+from kruise.api.validation import (
+    FieldError,
+    forbidden,
+    invalid,
+    validate_job_name,
+    validate_nonnegative,
+)
 
 GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
@@ -27,9 +32,6 @@ CONCURRENCY_REPLACE = "Replace"
 TEMPLATE_KIND_JOB = "Job"
 TEMPLATE_KIND_BROADCASTJOB = "BroadcastJob"
 
-NAME_MAX_LEN = 63
-_NAME_FMT = r"^[a-zA-Z0-9\-]+$"
-_NAME_MSG = "AdvancedCronJob name must consist of alphanumeric characters or '-'"
 
 UPDATABLE_SPEC_FIELDS = (
     "schedule",
@@ -171,23 +173,7 @@ def template_kind(spec: AdvancedCronJobSpec) -> str | None:
 
 
 def validate_name(meta: ObjectMeta) -> list[FieldError]:
-    """ValidateObjectMeta's name part with upstream's rule (letters, digits and '-', at most 63)."""
-    if meta.name:
-        path, name = "metadata.name", meta.name
-    elif meta.generate_name:
-        path, name = "metadata.generateName", meta.generate_name
-    else:
-        return [required("metadata.name", "name or generateName is required")]
-    errs: list[FieldError] = []
-    if not re.fullmatch(_NAME_FMT, name):
-        errs.append(
-            invalid(
-                path, name, f"{_NAME_MSG} (e.g. 'example-com', regex used for validation is '{_NAME_FMT}')"
-            )
-        )
-    if len(name) > NAME_MAX_LEN:
-        errs.append(invalid(path, name, f"must be no more than {NAME_MAX_LEN} characters"))
-    return errs
+    return validate_job_name("AdvancedCronJob", meta.name, meta.generate_name)
 
 
 def validate_time_zone(time_zone: str | None, path: str) -> list[FieldError]:

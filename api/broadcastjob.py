@@ -5,7 +5,6 @@ Also home of CompletionPolicy, which upstream shares between BroadcastJob and th
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import Field
@@ -24,7 +23,7 @@ from kruise.api.common import (
 from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
-from kruise.api.validation import FieldError, invalid, required
+from kruise.api.validation import FieldError, invalid, validate_job_name
 
 GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
@@ -45,10 +44,7 @@ PHASE_FAILED = "failed"
 CONDITION_COMPLETE = "Complete"
 CONDITION_FAILED = "Failed"
 
-NAME_MAX_LEN = 63
 """Upstream's broadcastJobNameMaxLen: a pod is named ``<job>-xxxxx`` and carries the name as a label value."""
-_NAME_FMT = r"^[a-zA-Z0-9\-]+$"
-_NAME_MSG = "BroadcastJob name must consist of alphanumeric characters or '-'"
 
 UNLIMITED_PARALLELISM = (1 << 31) - 1
 """Upstream's default parallelism: MaxInt32, i.e. every desired node at once."""
@@ -219,24 +215,7 @@ def validate_spec(spec: BroadcastJobSpec, path: str = "spec") -> list[FieldError
 
 
 def validate_name(meta: ObjectMeta) -> list[FieldError]:
-    """ValidateObjectMeta's name part with upstream's validateBroadcastJobName: letters, digits and
-    '-' only (no dots, unlike a DNS subdomain), at most 63 characters."""
-    if meta.name:
-        path, name = "metadata.name", meta.name
-    elif meta.generate_name:
-        path, name = "metadata.generateName", meta.generate_name
-    else:
-        return [required("metadata.name", "name or generateName is required")]
-    errs: list[FieldError] = []
-    if not re.fullmatch(_NAME_FMT, name):
-        errs.append(
-            invalid(
-                path, name, f"{_NAME_MSG} (e.g. 'example-com', regex used for validation is '{_NAME_FMT}')"
-            )
-        )
-    if len(name) > NAME_MAX_LEN:
-        errs.append(invalid(path, name, f"must be no more than {NAME_MAX_LEN} characters"))
-    return errs
+    return validate_job_name("BroadcastJob", meta.name, meta.generate_name)
 
 
 def validate(obj: BroadcastJob) -> list[FieldError]:

@@ -328,3 +328,29 @@ def pydantic_errors(exc: Any) -> list[FieldError]:
         else:
             errs.append(invalid(path, item.get("input"), item["msg"]))
     return errs
+
+
+JOB_NAME_MAX_LEN = 63
+_JOB_NAME_FMT = r"^[a-zA-Z0-9\-]+$"
+
+
+def validate_job_name(kind: str, name: str | None, generate_name: str | None) -> list[FieldError]:
+    """The name rule of upstream's BroadcastJob and AdvancedCronJob webhooks: letters, digits and '-' only
+    (no dots, unlike a DNS subdomain), at most 63 characters; generateName when there is no name."""
+    if name:
+        path, value = "metadata.name", name
+    elif generate_name:
+        path, value = "metadata.generateName", generate_name
+    else:
+        return [required("metadata.name", "name or generateName is required")]
+    errs: list[FieldError] = []
+    if not re.fullmatch(_JOB_NAME_FMT, value):
+        message = f"{kind} name must consist of alphanumeric characters or '-'"
+        errs.append(
+            invalid(
+                path, value, f"{message} (e.g. 'example-com', regex used for validation is '{_JOB_NAME_FMT}')"
+            )
+        )
+    if len(value) > JOB_NAME_MAX_LEN:
+        errs.append(invalid(path, value, f"must be no more than {JOB_NAME_MAX_LEN} characters"))
+    return errs
