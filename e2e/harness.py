@@ -10,8 +10,12 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 E2E_NODES = 2
 READY_TIMEOUT = 60.0
@@ -124,3 +128,21 @@ async def kubectl_kruise(
             f"kubectl kruise {' '.join(args)} failed ({code}): {out.decode()} {err.decode()}"
         )
     return code, out.decode(), err.decode()
+
+
+async def until(
+    probe: Callable[[], Awaitable[T]], done: Callable[[T], object], what: str, timeout: float = 60.0
+) -> T:
+    """Poll ``probe`` (kubectl reads) until ``done`` holds for its value; fail naming ``what`` and the
+    last value when the deadline passes. For states `kubectl wait` cannot express (an object that
+    does not exist yet, a condition across several objects)."""
+    last: T | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                last = await probe()
+                if done(last):
+                    return last
+                await asyncio.sleep(0.2)
+    except TimeoutError:
+        raise AssertionError(f"{what} not reached within {timeout}s; last seen: {last!r}") from None
