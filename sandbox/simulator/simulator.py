@@ -19,6 +19,7 @@ from pathlib import Path
 from kruise.sandbox.cri import FakeRuntime
 from kruise.sandbox.simulator.client import Client, Obj, resource_path
 from kruise.sandbox.simulator.deployment import DeploymentController
+from kruise.sandbox.simulator.endpoints import EndpointsController
 from kruise.sandbox.simulator.informer import Informer
 from kruise.sandbox.simulator.job import JobController
 from kruise.sandbox.simulator.kubelet import Kubelet
@@ -34,7 +35,7 @@ from kruise.sandbox.simulator.timing import Timing
 log = logging.getLogger(__name__)
 
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-CONTROLLERS = ("scheduler", "job", "deployment", "replicaset")
+CONTROLLERS = ("scheduler", "job", "deployment", "replicaset", "endpoints")
 
 
 class Simulator:
@@ -48,7 +49,8 @@ class Simulator:
         timing: durations in cluster seconds (its ``speed`` is overridden by ``speed``).
         controllers: which built-ins to run; drop ``"deployment"``/``"replicaset"``/``"job"``
             when the target cluster already runs kube-controller-manager, ``"scheduler"`` when
-            it runs kube-scheduler.
+            it runs kube-scheduler, ``"endpoints"`` (EndpointSlices and Endpoints of selector
+            Services) when it runs kube-controller-manager.
         pods_per_node, cpu, memory: node capacity.
         pull_delay: seconds each image pull takes at speed 1.
         process_images: images whose containers run as real local processes.
@@ -171,11 +173,18 @@ class Simulator:
                 deployments = Informer(client, resource_path("apps/v1", "deployments"))
                 self._informers.append(deployments)
                 self._parts.append(DeploymentController(client, deployments, replicasets))
+        if "endpoints" in self.controllers:
+            services = Informer(client, resource_path("v1", "services"))
+            self._informers.append(services)
+            zones = {spec.name: spec.zone for spec in self.node_specs}
+            endpoints = EndpointsController(client, services, pods, zones.get)
+            self._parts.append(endpoints)
         for part in self._parts:
             part.start()  # type: ignore[attr-defined]
         for informer in self._informers[1:]:
             informer.start()
-        await asyncio.gather(*(i.synced.wait() for i in self._informers))
+        owned = [i for part in self._parts for i in getattr(part, "informers", [])]
+        await asyncio.gather(*(i.synced.wait() for i in [*self._informers, *owned]))
         await asyncio.gather(*(k.pods.synced.wait() for k in self.kubelets.values()))
 
     def _configmaps_changed(self, kind: str, obj: Obj) -> None:
