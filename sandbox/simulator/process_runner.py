@@ -10,8 +10,11 @@
 - env: the host's ``PATH``/``LANG`` only (a container does not inherit the node's
   environment), ``HOSTNAME``, ``KUBERNETES_SERVICE_HOST``/``_PORT`` pointing at the apiserver
   the simulator uses (as the kubelet sets them for the ``kubernetes`` Service), the container's
-  own variables (see ``podenv``; values naming a mounted path rewritten too) and
-  ``SANDBOX_CONTAINER_ROOT``;
+  own variables (see ``podenv``; values naming a mounted path rewritten too),
+  ``SANDBOX_CONTAINER_ROOT`` and, when the service account volume is mounted,
+  ``KUBERNETES_SERVICE_ACCOUNT_DIR`` = its local directory - so an in-cluster client (client-go's
+  rules: the service variables plus ``token``/``ca.crt`` in that directory) connects as it
+  would in a pod without knowing about the sandbox;
 - cwd: the container's ``workingDir`` under a mount, else its root.
 
 Service account tokens come from the TokenRequest API; an apiserver without it (the sandbox
@@ -38,6 +41,11 @@ from kruise.sandbox.simulator.podvolumes import (
     materialize,
 )
 from kruise.sandbox.simulator.processes import ProcessImage, match_image
+
+# Where a pod's service account files are mounted, and the variable that tells an in-cluster
+# client where they really are when the runtime cannot put them there (see prepare()).
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_ACCOUNT_DIR_ENV = "KUBERNETES_SERVICE_ACCOUNT_DIR"
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,9 @@ class ProcessRunner:
         for name, value in list(env.items()):
             env[name] = paths.rewrite(value)
         env[ROOT_ENV] = str(paths.root)
+        account_dir = paths.local(SERVICE_ACCOUNT_DIR)
+        if account_dir != SERVICE_ACCOUNT_DIR:
+            env.setdefault(SERVICE_ACCOUNT_DIR_ENV, account_dir)
         command = [expand(part, env) for part in container.get("command") or []]
         args = [expand(part, env) for part in container.get("args") or []]
         argv = rule.argv(command, args)
