@@ -46,6 +46,23 @@ from kruise.sandbox.simulator.processes import ProcessImage, match_image
 # client where they really are when the runtime cannot put them there (see prepare()).
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SERVICE_ACCOUNT_DIR_ENV = "KUBERNETES_SERVICE_ACCOUNT_DIR"
+CRI_SOCKET = "run/containerd/containerd.sock"  # under a node's host file system
+
+
+def link_cri_socket(host_root: Path, socket: Path) -> None:
+    """Put a node's CRI socket where containerd keeps it on a host (``/run/containerd/
+    containerd.sock``, with ``/var/run`` a link to ``/run``) in that node's host file system, so
+    a hostPath mount of ``/var/run`` or ``/run`` (kruise-daemon's chart) finds the runtime as on a
+    real node. Idempotent."""
+    target = host_root / CRI_SOCKET
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or target.exists():
+        target.unlink()
+    target.symlink_to(socket)
+    var_run = host_root / "var" / "run"
+    if not var_run.is_symlink() and not var_run.exists():
+        var_run.parent.mkdir(parents=True, exist_ok=True)
+        var_run.symlink_to(Path("..") / "run")
 
 
 @dataclass(frozen=True)
@@ -75,6 +92,9 @@ class ProcessRunner:
 
     def node_root(self, node: str) -> Path:
         return self.state_dir / "nodes" / node
+
+    def link_cri_socket(self, node: str, socket: Path) -> None:
+        link_cri_socket(self.node_root(node), socket)
 
     def forget(self, uid: str) -> None:
         shutil.rmtree(self.pod_dir(uid), ignore_errors=True)

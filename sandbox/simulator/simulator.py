@@ -4,7 +4,8 @@ It is a client of whatever the kubeconfig points at (the sandbox emulator or a r
 kube-apiserver), like kwok. Each node gets its own ``FakeRuntime``; with ``cri_socket_dir``
 each runtime is also served over CRI gRPC at ``<dir>/<node>.sock`` for kruise-daemon.
 With ``process_images``, containers of those images run as real local processes (see
-``kubelet`` and ``process_runner``); their files live under ``state_dir``.
+``kubelet`` and ``process_runner``); their files live under ``state_dir``, and each node's CRI
+socket is also linked at ``/run/containerd/containerd.sock`` of its host file system.
 """
 
 from __future__ import annotations
@@ -132,6 +133,10 @@ class Simulator:
                 self.state_dir = Path(tempfile.mkdtemp(prefix="sim-state-"))
                 self._own_state_dir = True
             self.processes = ProcessRunner(client, self.process_images, self.state_dir)
+            for name in self.runtimes:
+                socket = self.socket_path(name)
+                if socket is not None:
+                    self.processes.link_cri_socket(name, socket)
         port = await self.kubelet_api.start()
         configmaps = Informer(client, resource_path("v1", "configmaps"))
         self._informers.append(configmaps)
