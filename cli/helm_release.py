@@ -1,0 +1,142 @@
+"""`kruise sandbox up --via-helm`: install kruise-py with its own chart, the way users install it.
+
+Instead of starting kruise-webhook/manager/daemon as host processes, the sandbox's kubelets run the
+containers of kruise-py's image (``PROCESS_IMAGE``) as real processes, and this component runs
+``helm install kruise helm/kruise`` against the sandbox, then waits until the kruise-system
+Deployments are available - so ``kubectl get pods -n kruise-system`` shows what a cluster would,
+``kubectl logs`` shows their output, and webhooks are reached through ``kruise-webhook-service``'s
+endpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from kruise.kube.client import Client
+from kruise.kube.errors import NotFound
+from kruise.kube.resources import DEPLOYMENTS
+from kruise.sandbox.cluster import Sandbox
+from kruise.sandbox.simulator import ProcessImage
+
+CHART_DIR = Path(__file__).resolve().parent.parent / "helm" / "kruise"
+RELEASE = "kruise"
+KRUISE_NAMESPACE = "kruise-system"
+DEPLOYMENTS_OF_CHART = ("kruise-webhook", "kruise-manager")
+# docker/Dockerfile builds `kruise-py:<tag>` with these three entry points (ENTRYPOINT first).
+PROCESS_IMAGE = "kruise-py:*=kruise-manager,kruise-webhook,kruise-daemon"
+
+
+def find_helm() -> str:
+    """The helm installed next to this Python (``make install`` puts one there), else PATH's."""
+    beside = Path(sys.executable).parent / "helm"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("helm")
+    if found is None:
+        raise FileNotFoundError("helm: not found next to the Python interpreter nor on PATH")
+    return found
+
+
+def kruise_process_images() -> list[ProcessImage]:
+    """kruise-py's image mapped to the venv's console scripts."""
+    return [ProcessImage.parse(PROCESS_IMAGE)]
+
+
+def deployment_available(deployment: dict) -> bool:
+    """All wanted replicas updated and available for the current generation (kubectl rollout status)."""
+    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    wanted = spec.get("replicas", 1)
+    return (
+        status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 1)
+        and status.get("updatedReplicas", 0) == wanted
+        and status.get("availableReplicas", 0) == wanted
+    )
+
+
+class HelmRelease:
+    """``helm install`` of kruise-py's chart once the cluster is up; the release dies with the cluster."""
+
+    def __init__(
+        self,
+        *,
+        feature_gates: str = "",
+        chart: Path = CHART_DIR,
+        timeout: float = 120.0,
+        helm: str | None = None,
+    ) -> None:
+        self.name = f"helm/{RELEASE}"
+        self.feature_gates = feature_gates
+        self.chart = chart
+        self.timeout = timeout
+        self.helm = helm
+        self._home: tempfile.TemporaryDirectory[str] | None = None
+
+    def install_args(self, values_file: Path) -> list[str]:
+        return ["install", RELEASE, str(self.chart), "--namespace", "default", "-f", str(values_file)]
+
+    async def start(self, sandbox: Sandbox) -> None:
+        helm = self.helm or find_helm()
+        self._home = tempfile.TemporaryDirectory(prefix="kruise-helm-")
+        home = Path(self._home.name)
+        values = home / "values.yaml"
+        values.write_text(yaml.safe_dump({"featureGates": self.feature_gates}))
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(sandbox.kubeconfig),
+            "HELM_CACHE_HOME": str(home / "cache"),
+            "HELM_CONFIG_HOME": str(home / "config"),
+            "HELM_DATA_HOME": str(home / "data"),
+        }
+        process = await asyncio.create_subprocess_exec(
+            helm,
+            *self.install_args(values),
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        output, _ = await asyncio.wait_for(process.communicate(), self.timeout)
+        if process.returncode != 0:
+            text = output.decode(errors="replace").strip()
+            raise RuntimeError(f"helm install {RELEASE} {self.chart}: {text}")
+        await self._wait_available(sandbox)
+
+    async def _wait_available(self, sandbox: Sandbox) -> None:
+        """Poll the chart's Deployments until each is available (a clear error naming the laggards)."""
+        client = await Client.from_kubeconfig(sandbox.kubeconfig)
+        deadline = time.monotonic() + self.timeout
+        pending = list(DEPLOYMENTS_OF_CHART)
+        try:
+            while pending:
+                still = []
+                for name in pending:
+                    try:
+                        deployment = await client.get(DEPLOYMENTS, name, KRUISE_NAMESPACE)
+                    except NotFound:
+                        still.append(name)
+                        continue
+                    if not deployment_available(deployment):
+                        still.append(name)
+                pending = still
+                if pending and time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"helm release {RELEASE}: deployments {', '.join(pending)} in {KRUISE_NAMESPACE} "
+                        f"not available after {self.timeout:.0f}s (kubectl get pods -n {KRUISE_NAMESPACE})"
+                    )
+                if pending:
+                    await asyncio.sleep(0.5)
+        finally:
+            await client.close()
+
+    async def stop(self) -> None:
+        """The release goes with the cluster; only helm's own scratch directory is removed."""
+        home, self._home = self._home, None
+        if home is not None:
+            home.cleanup()

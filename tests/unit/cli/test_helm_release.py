@@ -1,0 +1,54 @@
+"""`kruise sandbox up --via-helm`: the release component's pure parts and its failure report."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from kruise.cli.helm_release import HelmRelease, deployment_available, kruise_process_images
+
+
+def deployment(replicas: int, generation: int = 2, **status: int) -> dict:
+    return {"metadata": {"generation": generation}, "spec": {"replicas": replicas}, "status": status}
+
+
+@pytest.mark.parametrize(
+    ("obj", "available"),
+    [
+        (deployment(2, observedGeneration=2, updatedReplicas=2, availableReplicas=2), True),
+        (deployment(2, observedGeneration=1, updatedReplicas=2, availableReplicas=2), False),
+        (deployment(2, observedGeneration=2, updatedReplicas=2, availableReplicas=1), False),
+        (deployment(2, observedGeneration=2, updatedReplicas=1, availableReplicas=2), False),
+        (deployment(0, observedGeneration=2), True),
+    ],
+)
+def test_deployment_available_as_rollout_status_sees_it(obj: dict, available: bool):
+    assert deployment_available(obj) is available
+
+
+def test_kruise_image_runs_the_three_entry_points():
+    [image] = kruise_process_images()
+    assert image.matches("kruise-py:0.1.0") and image.matches("registry.example/x/kruise-py:v1")
+    assert not image.matches("nginx:alpine")
+    assert set(image.entrypoints) == {"kruise-manager", "kruise-webhook", "kruise-daemon"}
+    assert image.default == "kruise-manager"
+
+
+async def test_feature_gates_reach_the_chart_and_helm_failures_are_reported(tmp_path: Path):
+    fake = tmp_path / "helm"
+    seen = tmp_path / "seen.yaml"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'while [ "$#" -gt 0 ]; do [ "$1" = "-f" ] && cp "$2" ' + str(seen) + "; shift; done\n"
+        'echo "Error: INSTALLATION FAILED: boom" >&2\nexit 1\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    release = HelmRelease(feature_gates="A=true,B=false", helm=str(fake), timeout=10)
+    with pytest.raises(RuntimeError, match=r"helm install kruise .*: Error: INSTALLATION FAILED: boom"):
+        await release.start(SimpleNamespace(kubeconfig=tmp_path / "kubeconfig"))  # type: ignore[arg-type]
+    await release.stop()
+    assert yaml.safe_load(seen.read_text()) == {"featureGates": "A=true,B=false"}
