@@ -3,9 +3,9 @@
 Instead of starting kruise-webhook/manager/daemon as host processes, the sandbox's kubelets run the
 containers of kruise-py's image (``PROCESS_IMAGE``) as real processes, and this component runs
 ``helm install kruise helm/kruise`` against the sandbox, then waits until the kruise-system
-Deployments are available - so ``kubectl get pods -n kruise-system`` shows what a cluster would,
-``kubectl logs`` shows their output, and webhooks are reached through ``kruise-webhook-service``'s
-endpoints.
+Deployments and the kruise-daemon DaemonSet are available - so ``kubectl get pods -n
+kruise-system`` shows what a cluster would, ``kubectl logs`` shows their output, and webhooks are
+reached through ``kruise-webhook-service``'s endpoints.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import yaml
 
 from kruise.kube.client import Client
 from kruise.kube.errors import NotFound
-from kruise.kube.resources import DEPLOYMENTS
+from kruise.kube.resources import DEPLOYMENTS, ResourceRef
 from kruise.sandbox.cluster import Sandbox
 from kruise.sandbox.simulator import ProcessImage
 
@@ -30,6 +30,8 @@ CHART_DIR = Path(__file__).resolve().parent.parent / "helm" / "kruise"
 RELEASE = "kruise"
 KRUISE_NAMESPACE = "kruise-system"
 DEPLOYMENTS_OF_CHART = ("kruise-webhook", "kruise-manager")
+DAEMONSET_OF_CHART = "kruise-daemon"  # absent with daemon.enabled=false
+DAEMONSETS_APPS = ResourceRef("apps", "v1", "daemonsets", True, "DaemonSet")
 # docker/Dockerfile builds `kruise-py:<tag>` with these three entry points (ENTRYPOINT first).
 PROCESS_IMAGE = "kruise-py:*=kruise-manager,kruise-webhook,kruise-daemon"
 
@@ -58,6 +60,17 @@ def deployment_available(deployment: dict) -> bool:
         status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 1)
         and status.get("updatedReplicas", 0) == wanted
         and status.get("availableReplicas", 0) == wanted
+    )
+
+
+def daemonset_available(daemonset: dict) -> bool:
+    """Every node that should run a pod runs an updated, available one (kubectl rollout status)."""
+    status = daemonset.get("status") or {}
+    desired = status.get("desiredNumberScheduled", 0)
+    return (
+        status.get("observedGeneration", 0) >= daemonset["metadata"].get("generation", 1)
+        and status.get("updatedNumberScheduled", 0) == desired
+        and status.get("numberAvailable", 0) == desired
     )
 
 
@@ -109,25 +122,34 @@ class HelmRelease:
         await self._wait_available(sandbox)
 
     async def _wait_available(self, sandbox: Sandbox) -> None:
-        """Poll the chart's Deployments until each is available (a clear error naming the laggards)."""
+        """Poll the chart's workloads until each is available (a clear error naming the laggards)."""
         client = await Client.from_kubeconfig(sandbox.kubeconfig)
         deadline = time.monotonic() + self.timeout
-        pending = list(DEPLOYMENTS_OF_CHART)
+        pending = [f"deployment/{name}" for name in DEPLOYMENTS_OF_CHART] + [
+            f"daemonset/{DAEMONSET_OF_CHART}"
+        ]
         try:
             while pending:
                 still = []
-                for name in pending:
+                for workload in pending:
+                    kind, _, name = workload.partition("/")
+                    ref, ready = (
+                        (DEPLOYMENTS, deployment_available)
+                        if kind == "deployment"
+                        else (DAEMONSETS_APPS, daemonset_available)
+                    )
                     try:
-                        deployment = await client.get(DEPLOYMENTS, name, KRUISE_NAMESPACE)
+                        obj = await client.get(ref, name, KRUISE_NAMESPACE)
                     except NotFound:
-                        still.append(name)
-                        continue
-                    if not deployment_available(deployment):
-                        still.append(name)
+                        if kind == "deployment":
+                            still.append(workload)
+                        continue  # the chart renders no daemon when daemon.enabled is false
+                    if not ready(obj):
+                        still.append(workload)
                 pending = still
                 if pending and time.monotonic() > deadline:
                     raise RuntimeError(
-                        f"helm release {RELEASE}: deployments {', '.join(pending)} in {KRUISE_NAMESPACE} "
+                        f"helm release {RELEASE}: {', '.join(pending)} in {KRUISE_NAMESPACE} "
                         f"not available after {self.timeout:.0f}s (kubectl get pods -n {KRUISE_NAMESPACE})"
                     )
                 if pending:

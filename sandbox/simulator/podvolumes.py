@@ -203,7 +203,9 @@ async def materialize(
         elif link.is_dir():
             os.rmdir(link)
         link.symlink_to(source)
-        paths.mounts.append((mount["mountPath"], link))
+        # Rewritten paths name the volume itself, not the link: shorter, which matters for unix
+        # sockets (108 bytes at most), e.g. the node's CRI socket under a hostPath mount.
+        paths.mounts.append((mount["mountPath"], source))
     return paths
 
 

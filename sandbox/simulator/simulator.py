@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kruise.sandbox.cri import FakeRuntime
 from kruise.sandbox.simulator.client import Client, Obj, resource_path
+from kruise.sandbox.simulator.daemonset import DaemonSetController
 from kruise.sandbox.simulator.deployment import DeploymentController
 from kruise.sandbox.simulator.endpoints import EndpointsController
 from kruise.sandbox.simulator.informer import Informer
@@ -35,8 +36,9 @@ from kruise.sandbox.simulator.timing import Timing
 
 log = logging.getLogger(__name__)
 
+APPS_V1 = "apps/v1"
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-CONTROLLERS = ("scheduler", "job", "deployment", "replicaset", "endpoints")
+CONTROLLERS = ("scheduler", "job", "deployment", "replicaset", "daemonset", "endpoints")
 
 
 class Simulator:
@@ -48,10 +50,10 @@ class Simulator:
         speed: divides every simulated duration (see ``Timing``).
         cri_socket_dir: if set, serve each node's runtime at ``<dir>/<node>.sock``.
         timing: durations in cluster seconds (its ``speed`` is overridden by ``speed``).
-        controllers: which built-ins to run; drop ``"deployment"``/``"replicaset"``/``"job"``
-            when the target cluster already runs kube-controller-manager, ``"scheduler"`` when
-            it runs kube-scheduler, ``"endpoints"`` (EndpointSlices and Endpoints of selector
-            Services) when it runs kube-controller-manager.
+        controllers: which built-ins to run; drop ``"deployment"``, ``"replicaset"``, ``"job"``,
+            ``"daemonset"`` and ``"endpoints"`` (EndpointSlices and Endpoints of selector
+            Services) when the target cluster already runs kube-controller-manager,
+            ``"scheduler"`` when it runs kube-scheduler.
         pods_per_node, cpu, memory: node capacity.
         pull_delay: seconds each image pull takes at speed 1.
         process_images: images whose containers run as real local processes.
@@ -160,11 +162,16 @@ class Simulator:
             await kubelet.start()
         pods = Informer(client, resource_path("v1", "pods"))
         self._informers.append(pods)
-        if "scheduler" in self.controllers:
+        if "scheduler" in self.controllers or "daemonset" in self.controllers:
             nodes = Informer(client, resource_path("v1", "nodes"))
             self._informers.append(nodes)
+        if "scheduler" in self.controllers:
             scheduler = Scheduler(client, nodes, pods, set(self.node_names))
             self._parts.append(scheduler)
+        if "daemonset" in self.controllers:
+            daemonsets = Informer(client, resource_path(APPS_V1, "daemonsets"))
+            self._informers.append(daemonsets)
+            self._parts.append(DaemonSetController(client, daemonsets, pods, nodes))
         if "job" in self.controllers:
             jobs = Informer(client, resource_path("batch/v1", "jobs"))
             self._informers.append(jobs)

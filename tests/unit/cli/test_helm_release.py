@@ -9,7 +9,12 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from kruise.cli.helm_release import HelmRelease, deployment_available, kruise_process_images
+from kruise.cli.helm_release import (
+    HelmRelease,
+    daemonset_available,
+    deployment_available,
+    kruise_process_images,
+)
 
 
 def deployment(replicas: int, generation: int = 2, **status: int) -> dict:
@@ -52,3 +57,25 @@ async def test_feature_gates_reach_the_chart_and_helm_failures_are_reported(tmp_
         await release.start(SimpleNamespace(kubeconfig=tmp_path / "kubeconfig"))  # type: ignore[arg-type]
     await release.stop()
     assert yaml.safe_load(seen.read_text()) == {"featureGates": "A=true,B=false"}
+
+
+def ds_status(generation: int, desired: int, updated: int, available: int) -> dict:
+    return {
+        "observedGeneration": generation,
+        "desiredNumberScheduled": desired,
+        "updatedNumberScheduled": updated,
+        "numberAvailable": available,
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "available"),
+    [
+        (ds_status(1, 2, 2, 2), True),
+        (ds_status(1, 2, 1, 2), False),
+        (ds_status(1, 2, 2, 1), False),
+        (ds_status(0, 0, 0, 0), False),
+    ],
+)
+def test_daemonset_available_on_every_desired_node(status: dict, available: bool):
+    assert daemonset_available({"metadata": {"generation": 1}, "status": status}) is available
