@@ -59,6 +59,7 @@ def deployment_available(deployment: dict) -> bool:
     return (
         status.get("observedGeneration", 0) >= deployment["metadata"].get("generation", 1)
         and status.get("updatedReplicas", 0) == wanted
+        and status.get("replicas", 0) == wanted  # no old replicas left to terminate
         and status.get("availableReplicas", 0) == wanted
     )
 
@@ -96,11 +97,18 @@ class HelmRelease:
         return ["install", RELEASE, str(self.chart), "--namespace", "default", "-f", str(values_file)]
 
     async def start(self, sandbox: Sandbox) -> None:
-        helm = self.helm or find_helm()
         self._home = tempfile.TemporaryDirectory(prefix="kruise-helm-")
-        home = Path(self._home.name)
-        values = home / "values.yaml"
+        values = Path(self._home.name) / "values.yaml"
         values.write_text(yaml.safe_dump({"featureGates": self.feature_gates}))
+        await self.run(sandbox, *self.install_args(values))
+        await self.wait_available(sandbox)
+
+    async def run(self, sandbox: Sandbox, *args: str) -> str:
+        """Run helm against the sandbox with this release's own helm home; its output, or a
+        RuntimeError carrying it."""
+        if self._home is None:
+            self._home = tempfile.TemporaryDirectory(prefix="kruise-helm-")
+        home = Path(self._home.name)
         env = {
             **os.environ,
             "KUBECONFIG": str(sandbox.kubeconfig),
@@ -109,19 +117,19 @@ class HelmRelease:
             "HELM_DATA_HOME": str(home / "data"),
         }
         process = await asyncio.create_subprocess_exec(
-            helm,
-            *self.install_args(values),
+            self.helm or find_helm(),
+            *args,
             env=env,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )
         output, _ = await asyncio.wait_for(process.communicate(), self.timeout)
+        text = output.decode(errors="replace").strip()
         if process.returncode != 0:
-            text = output.decode(errors="replace").strip()
-            raise RuntimeError(f"helm install {RELEASE} {self.chart}: {text}")
-        await self._wait_available(sandbox)
+            raise RuntimeError(f"helm {' '.join(args[:3])}: {text}")
+        return text
 
-    async def _wait_available(self, sandbox: Sandbox) -> None:
+    async def wait_available(self, sandbox: Sandbox) -> None:
         """Poll the chart's workloads until each is available (a clear error naming the laggards)."""
         client = await Client.from_kubeconfig(sandbox.kubeconfig)
         deadline = time.monotonic() + self.timeout

@@ -89,6 +89,24 @@ def test_crds_are_the_generated_ones():
     assert set(crds) == generated
 
 
+def test_webhook_configurations_are_the_defined_ones_with_the_values_timeout():
+    from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
+
+    docs = render("installation.namespace=kruise-x", "webhookConfiguration.timeoutSeconds=10")
+    target = ClientTarget(namespace="kruise-x")
+    for kind, build in (
+        ("MutatingWebhookConfiguration", mutating_configuration),
+        ("ValidatingWebhookConfiguration", validating_configuration),
+    ):
+        [rendered] = by_kind(docs, kind).values()
+        expected = build(target, None, timeout=10)
+        assert rendered["metadata"]["name"] == expected["metadata"]["name"]
+        assert rendered["webhooks"] == expected["webhooks"]
+        assert all(hook["timeoutSeconds"] == 10 for hook in rendered["webhooks"])
+    [default] = by_kind(render(), "ValidatingWebhookConfiguration").values()
+    assert {hook["timeoutSeconds"] for hook in default["webhooks"]} == {30}
+
+
 def rules(docs: list[dict], name: str) -> list[dict]:
     return by_kind(docs, "ClusterRole")[name]["rules"]
 

@@ -3,8 +3,9 @@
 What a user sees after `kruise sandbox up --via-helm` (seed 000/003's `kubectl get pods -n
 kruise-system`): two kruise-manager replicas with one leader, two kruise-webhook replicas called
 through `kruise-webhook-service`'s endpoints, a kruise-daemon per node (talking CRI to its node),
-a CloneSet reconciled by the in-pod manager, and another replica taking over when the leader's pod
-is deleted.
+a CloneSet reconciled by the in-pod manager, another replica taking over when the leader's pod
+is deleted, `helm upgrade` changing the feature gates, and `helm uninstall` removing the webhook
+configurations the chart created.
 """
 
 from __future__ import annotations
@@ -129,5 +130,21 @@ async def test_chart_runs_kruise_as_pods_with_leader_handover(tmp_path: Path):
                 return listing["items"] if len(listing["items"]) == 2 else []
 
             await until(cloned, "the new leader did not create the CloneSet's pods")
+
+            # helm upgrade changes the gates of every process; uninstall leaves no webhook behind.
+            await release.run(sandbox, "upgrade", "kruise", str(release.chart), "--reuse-values",
+                              "--set", "featureGates=ResourceDistributionGate=true")  # fmt: skip
+            await release.wait_available(sandbox)
+            managers = await pods_of("controller-manager")
+            args = [
+                p["spec"]["containers"][0]["args"]
+                for p in managers
+                if not p["metadata"].get("deletionTimestamp")
+            ]
+            assert args and all("--feature-gates=ResourceDistributionGate=true" in a for a in args)
+            await release.run(sandbox, "uninstall", "kruise", "--wait", "--timeout", "60s")
+            for plural in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+                listing = await client.list(resource_path("admissionregistration.k8s.io/v1", plural))
+                assert not [c for c in listing["items"] if c["metadata"]["name"].startswith("kruise-")]
         finally:
             await client.close()

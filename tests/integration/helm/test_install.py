@@ -41,6 +41,8 @@ EXPECTED = [
     ("deployment", "kruise-system", "kruise-webhook"),
     ("daemonset", "kruise-system", "kruise-daemon"),
     ("service", "kruise-system", "kruise-webhook-service"),
+    ("mutatingwebhookconfiguration", "", "kruise-mutating-webhook-configuration"),
+    ("validatingwebhookconfiguration", "", "kruise-validating-webhook-configuration"),
 ]
 
 

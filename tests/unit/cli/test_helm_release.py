@@ -17,17 +17,18 @@ from kruise.cli.helm_release import (
 )
 
 
-def deployment(replicas: int, generation: int = 2, **status: int) -> dict:
-    return {"metadata": {"generation": generation}, "spec": {"replicas": replicas}, "status": status}
+def deployment(wanted: int, generation: int = 2, **status: int) -> dict:
+    return {"metadata": {"generation": generation}, "spec": {"replicas": wanted}, "status": status}
 
 
 @pytest.mark.parametrize(
     ("obj", "available"),
     [
-        (deployment(2, observedGeneration=2, updatedReplicas=2, availableReplicas=2), True),
-        (deployment(2, observedGeneration=1, updatedReplicas=2, availableReplicas=2), False),
-        (deployment(2, observedGeneration=2, updatedReplicas=2, availableReplicas=1), False),
-        (deployment(2, observedGeneration=2, updatedReplicas=1, availableReplicas=2), False),
+        (deployment(2, observedGeneration=2, replicas=2, updatedReplicas=2, availableReplicas=2), True),
+        (deployment(2, observedGeneration=1, replicas=2, updatedReplicas=2, availableReplicas=2), False),
+        (deployment(2, observedGeneration=2, replicas=2, updatedReplicas=2, availableReplicas=1), False),
+        (deployment(2, observedGeneration=2, replicas=2, updatedReplicas=1, availableReplicas=2), False),
+        (deployment(2, observedGeneration=2, replicas=3, updatedReplicas=2, availableReplicas=2), False),
         (deployment(0, observedGeneration=2), True),
     ],
 )
@@ -53,7 +54,7 @@ async def test_feature_gates_reach_the_chart_and_helm_failures_are_reported(tmp_
     )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     release = HelmRelease(feature_gates="A=true,B=false", helm=str(fake), timeout=10)
-    with pytest.raises(RuntimeError, match=r"helm install kruise .*: Error: INSTALLATION FAILED: boom"):
+    with pytest.raises(RuntimeError, match=r"helm install kruise .*kruise: Error: INSTALLATION FAILED: boom"):
         await release.start(SimpleNamespace(kubeconfig=tmp_path / "kubeconfig"))  # type: ignore[arg-type]
     await release.stop()
     assert yaml.safe_load(seen.read_text()) == {"featureGates": "A=true,B=false"}
