@@ -29,7 +29,7 @@ from kruise.sandbox.simulator import ProcessImage
 CHART_DIR = Path(__file__).resolve().parent.parent / "helm" / "kruise"
 RELEASE = "kruise"
 KRUISE_NAMESPACE = "kruise-system"
-DEPLOYMENTS_OF_CHART = ("kruise-webhook", "kruise-manager")
+DEPLOYMENTS_OF_CHART = ("kruise-webhook", "kruise-controller-manager")
 DAEMONSET_OF_CHART = "kruise-daemon"  # absent with daemon.enabled=false
 DAEMONSETS_APPS = ResourceRef("apps", "v1", "daemonsets", True, "DaemonSet")
 # docker/Dockerfile builds `kruise-py:<tag>` with these three entry points (ENTRYPOINT first).

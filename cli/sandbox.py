@@ -66,7 +66,8 @@ def up(
             demo=demo,
             components=components,
             tours=tours,
-            process_images=kruise_process_images() if helm_install else (),
+            # always: a later `helm install kruise helm/kruise` (e.g. after --no-kruise) runs for real
+            process_images=kruise_process_images(),
             install_crds=not helm_install,
         )
         try:
