@@ -22,6 +22,11 @@ def up(
     feature_gates: str = typer.Option(
         "", "--feature-gates", help="Passed to kruise-py, e.g. A=true,B=false."
     ),
+    via_helm: bool = typer.Option(
+        False,
+        "--via-helm",
+        help="Install kruise-py with its Helm chart: its pods run in kruise-system as real processes.",
+    ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
@@ -31,6 +36,7 @@ def up(
     """Start the sandbox in the foreground; Ctrl-C or SIGTERM stops it."""
     from kruise.api.features import FeatureGateError, parse
     from kruise.cli.demo import cloneset_tour
+    from kruise.cli.helm_release import HelmRelease, kruise_process_images
     from kruise.cli.stack import kruise_components
     from kruise.sandbox.up import UpOptions, run_up
 
@@ -43,11 +49,14 @@ def up(
         typer.echo(line)
 
     with tempfile.TemporaryDirectory(prefix="kruise-sandbox-") as workdir:  # webhook certs; gone on exit
-        components = (
-            []
-            if no_kruise
-            else kruise_components(Path(workdir), feature_gates=feature_gates, nodes=nodes, log_dir=log_dir)
-        )
+        helm_install = via_helm and not no_kruise
+        components: list = []
+        if helm_install:
+            components = [HelmRelease(feature_gates=feature_gates)]
+        elif not no_kruise:
+            components = kruise_components(
+                Path(workdir), feature_gates=feature_gates, nodes=nodes, log_dir=log_dir
+            )
         tours = [] if no_kruise else [cloneset_tour]
         options = UpOptions(
             nodes=nodes,
@@ -57,6 +66,9 @@ def up(
             demo=demo,
             components=components,
             tours=tours,
+            # always: a later `helm install kruise helm/kruise` (e.g. after --no-kruise) runs for real
+            process_images=kruise_process_images(),
+            install_crds=not helm_install,
         )
         try:
             asyncio.run(run_up(options, echo))

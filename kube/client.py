@@ -23,6 +23,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 
 from kruise.kube import metrics
 from kruise.kube.errors import ApiError, TransportError, error_from_response, error_from_status
+from kruise.kube.incluster import HOST_ENV, PORT_ENV, in_cluster_paths, running_in_pod
 from kruise.kube.ratelimit import TokenBucket
 from kruise.kube.resources import PODS, ResourceRef
 
@@ -110,15 +111,23 @@ class Client:
         return cls(ApiClient(configuration), **kwargs)
 
     @classmethod
-    def in_cluster(cls, **kwargs: Any) -> Client:
+    def in_cluster(cls, environ: Mapping[str, str] | None = None, **kwargs: Any) -> Client:
+        """The pod's apiserver with its service account token (re-read as the kubelet rotates it)
+        and the cluster CA; see ``kruise.kube.incluster`` (``NotInCluster`` outside a pod)."""
+        paths = in_cluster_paths(environ)
         configuration = Configuration()
-        k8s_config.load_incluster_config(client_configuration=configuration)
+        k8s_config.load_incluster_config(
+            client_configuration=configuration,
+            token_filename=str(paths.token_file),
+            cert_filename=str(paths.ca_file),
+            environ={HOST_ENV: paths.host, PORT_ENV: paths.port},
+        )
         return cls(ApiClient(configuration), **kwargs)
 
     @classmethod
     async def from_environment(cls, kubeconfig: str | None = None, **kwargs: Any) -> Client:
         """An explicit kubeconfig wins; else in-cluster when running in a pod; else ~/.kube/config."""
-        if kubeconfig or os.environ.get("KUBECONFIG") or not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        if kubeconfig or os.environ.get("KUBECONFIG") or not running_in_pod():
             return await cls.from_kubeconfig(kubeconfig, **kwargs)
         return cls.in_cluster(**kwargs)
 

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import inspect
 import math
+import os
 import random
 import socket
 import uuid
@@ -36,8 +37,12 @@ JITTER_FACTOR = 1.2
 
 
 def default_identity() -> str:
-    """`hostname_uuid`, as controller-runtime builds it: unique even for two processes on one host."""
-    return f"{socket.gethostname()}_{uuid.uuid4()}"
+    """`hostname_uuid`, as controller-runtime builds it: unique even for two processes on one host.
+
+    The host name is the container's ``HOSTNAME`` (the pod's name, set by every container runtime)
+    when present, else the machine's: the same value in a real pod, and the pod's name where pods
+    run as plain processes sharing one machine's host name (the sandbox)."""
+    return f"{os.environ.get('HOSTNAME') or socket.gethostname()}_{uuid.uuid4()}"
 
 
 @dataclass(frozen=True)

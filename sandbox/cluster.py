@@ -21,9 +21,10 @@ from typing import Any, Protocol
 
 import yaml
 
+from kruise.sandbox.apiserver import serviceroute
 from kruise.sandbox.apiserver.server import ApiServer
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
-from kruise.sandbox.simulator import Simulator
+from kruise.sandbox.simulator import ProcessImage, Simulator
 from kruise.sandbox.simulator.client import ApiError, Client
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -48,8 +49,11 @@ class Sandbox:
     """Emulator + webhook admission + CRDs + simulated nodes, as an async context manager.
 
     ``service_addresses`` maps a webhook Service ``(namespace, name, port)`` to the ``host:port``
-    that serves it, since the sandbox has no cluster DNS or kube-proxy; ``register_service`` adds
-    entries while running. ``crd_dir`` defaults to the repository's ``crds/`` when it exists.
+    of a host process that serves it (``register_service`` adds entries while running); any other
+    Service is reached through a ready endpoint of its EndpointSlices, which the simulator's
+    endpointslice controller keeps for pods: containers of ``process_images`` run as real
+    processes at their pod IP (see ``simulator.processes``). ``crd_dir`` defaults to the
+    repository's ``crds/`` when it exists.
     """
 
     def __init__(
@@ -63,6 +67,7 @@ class Sandbox:
         components: Sequence[Component] = (),
         service_addresses: dict[tuple[str, str, int], str] | None = None,
         crd_timeout: float = 30.0,
+        process_images: Sequence[ProcessImage] = (),
     ) -> None:
         if nodes < 0:
             raise ValueError(f"nodes: must be >= 0, got {nodes}")
@@ -75,6 +80,7 @@ class Sandbox:
         self.components = list(components)
         self.service_addresses: dict[tuple[str, str, int], str] = dict(service_addresses or {})
         self.crd_timeout = crd_timeout
+        self.process_images = list(process_images)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -111,7 +117,7 @@ class Sandbox:
     async def _start(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kruise-sandbox-")
         self.kubeconfig = self._kubeconfig_arg or Path(self._tmp.name) / "kubeconfig"
-        self.admission = WebhookAdmission(self._list_stored, self.service_addresses)
+        self.admission = WebhookAdmission(self._list_stored, self._service_address)
         self.server = ApiServer(admission=self.admission)
         await self.server.start(host="127.0.0.1", port=self.port)
         self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
@@ -124,6 +130,8 @@ class Sandbox:
                 nodes=self.nodes,
                 speed=self.speed,
                 cri_socket_dir=Path(self._tmp.name) / "cri",
+                process_images=self.process_images,
+                state_dir=Path(self._tmp.name) / "kubelet",
             )
             await self.simulator.start()
         for component in self.components:
@@ -170,6 +178,16 @@ class Sandbox:
         admission, self.admission = self.admission, None
         if admission is not None:
             await admission.aclose()
+
+    def _service_address(self, namespace: str, name: str, port: int) -> str:
+        """A registered address (the host-process components), else a ready endpoint of the
+        Service's EndpointSlices, as kube-proxy would pick one (``ServiceUnreachable`` if none)."""
+        registered = self.service_addresses.get((namespace, name, port))
+        if registered is not None:
+            return registered
+        assert self.server is not None
+        store = self.server.store
+        return serviceroute.resolve(lambda group, plural: store.list((group, plural)), namespace, name, port)
 
     def _list_stored(self, group: str, version: str, plural: str) -> list[dict[str, Any]]:
         """Admission reads webhook configurations and namespaces straight from storage.

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from kruise.sandbox.cluster import Component, Sandbox
+from kruise.sandbox.simulator import ProcessImage
 
 Echo = Callable[[str], None]
 Tour = Callable[[Path, Echo], Awaitable[None]]
@@ -36,6 +37,10 @@ class UpOptions:
     """Processes started once the cluster is up (the CLI passes kruise-webhook and kruise-manager)."""
     tours: Sequence[Tour] = ()
     """More demo steps run after the built-in tour with ``--demo`` (the CLI adds kruise's CloneSet tour)."""
+    process_images: Sequence[ProcessImage] = ()
+    """Images whose containers the kubelets run as real processes (``--via-helm``: kruise-py's)."""
+    install_crds: bool = True
+    """Apply the repository's ``crds/`` at start (off when a chart installs them)."""
 
 
 def find_kubectl() -> str:
@@ -62,6 +67,8 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             kubeconfig=options.kubeconfig,
             speed=options.speed,
             components=options.components,
+            process_images=options.process_images,
+            **({} if options.install_crds else {"crd_dir": None}),
         )
         async with sandbox:
             echo(f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}")

@@ -135,6 +135,7 @@ def builtin_resources() -> list[ResourceType]:
             subresources=("status",),
         ),
         _r("coordination.k8s.io", "v1", "leases", "Lease"),
+        _r("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
         _r("events.k8s.io", "v1", "events", "Event", short_names=["ev"]),
         _r(
             "policy",

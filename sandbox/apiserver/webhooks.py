@@ -30,6 +30,7 @@ import jsonpointer
 import orjson
 
 from kruise.sandbox.apiserver.admission import AdmissionAttributes, AdmissionDenied
+from kruise.sandbox.apiserver.serviceroute import ServiceUnreachable
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 ADMISSION_VERSION = "v1"
@@ -237,7 +238,8 @@ class WebhookAdmission:
     async); it is read on every request, so a configuration change applies to the next write.
     ``service_addresses`` resolves a clientConfig.service ``(namespace, name, port)`` to the
     ``host:port`` actually listening - the sandbox has no cluster DNS - while TLS is still checked
-    against ``<name>.<namespace>.svc`` as a real apiserver does.
+    against ``<name>.<namespace>.svc`` as a real apiserver does; a callable resolver may raise
+    ``ServiceUnreachable`` to fail the call with the apiserver's words (see ``serviceroute``).
     """
 
     def __init__(
@@ -478,7 +480,10 @@ class WebhookAdmission:
             path = "/" + path
         server_name = f"{name}.{ns}.svc"
         url = f"https://{server_name}:{port}{path}?{query}"
-        address = self._resolve(ns, name, port)
+        try:
+            address = self._resolve(ns, name, port)
+        except ServiceUnreachable as exc:
+            return f'failed to call webhook: Post "{url}": {exc}'
         if address is None:
             return (
                 f'failed to call webhook: Post "{url}": service "{ns}/{name}" has no address in the sandbox'

@@ -36,7 +36,8 @@ TokenSource = Callable[[str, str, str, int], Awaitable[str]]
 
 ROOT_ENV = "SANDBOX_CONTAINER_ROOT"
 DEFAULT_MODE = 0o644
-_LISTEN_ANY = re.compile(r"^(--?[A-Za-z0-9-]+=)?:(\d+)$")
+# ":8080", "0.0.0.0:8080", "[::]:8080", "0.0.0.0", "::" - alone or as "--flag=<that>"
+_LISTEN_ANY = re.compile(r"^(--?[A-Za-z0-9-]+=)?(?:(?:0\.0\.0\.0|\[::\])?:(\d+)|0\.0\.0\.0|::)$")
 
 
 class MountFailed(Exception):
@@ -66,12 +67,14 @@ class PathMap:
 
 
 def bind_listen_address(arg: str, ip: str) -> str:
-    """``:8080`` or ``--addr=:8080`` (all interfaces of the pod's network namespace) becomes
-    ``<pod IP>:8080``: pods share the machine's network, so the pod IP stands in for "any"."""
+    """``:8080``, ``--addr=0.0.0.0:8080`` or ``--bind-address=0.0.0.0`` (all interfaces of the pod's
+    network namespace) becomes the pod IP: pods share the machine's network, so the pod IP stands
+    in for "any" - two replicas on one machine must not both take every interface's port."""
     match = _LISTEN_ANY.match(arg)
     if not match:
         return arg
-    return f"{match.group(1) or ''}{ip}:{match.group(2)}"
+    port = f":{match.group(2)}" if match.group(2) else ""
+    return f"{match.group(1) or ''}{ip}{port}"
 
 
 def _write(directory: Path, files: Mapping[str, bytes], mode: int) -> None:
@@ -200,7 +203,9 @@ async def materialize(
         elif link.is_dir():
             os.rmdir(link)
         link.symlink_to(source)
-        paths.mounts.append((mount["mountPath"], link))
+        # Rewritten paths name the volume itself, not the link: shorter, which matters for unix
+        # sockets (108 bytes at most), e.g. the node's CRI socket under a hostPath mount.
+        paths.mounts.append((mount["mountPath"], source))
     return paths
 
 

@@ -10,8 +10,11 @@
 - env: the host's ``PATH``/``LANG`` only (a container does not inherit the node's
   environment), ``HOSTNAME``, ``KUBERNETES_SERVICE_HOST``/``_PORT`` pointing at the apiserver
   the simulator uses (as the kubelet sets them for the ``kubernetes`` Service), the container's
-  own variables (see ``podenv``; values naming a mounted path rewritten too) and
-  ``SANDBOX_CONTAINER_ROOT``;
+  own variables (see ``podenv``; values naming a mounted path rewritten too),
+  ``SANDBOX_CONTAINER_ROOT`` and, when the service account volume is mounted,
+  ``KUBERNETES_SERVICE_ACCOUNT_DIR`` = its local directory - so an in-cluster client (client-go's
+  rules: the service variables plus ``token``/``ca.crt`` in that directory) connects as it
+  would in a pod without knowing about the sandbox;
 - cwd: the container's ``workingDir`` under a mount, else its root.
 
 Service account tokens come from the TokenRequest API; an apiserver without it (the sandbox
@@ -38,6 +41,28 @@ from kruise.sandbox.simulator.podvolumes import (
     materialize,
 )
 from kruise.sandbox.simulator.processes import ProcessImage, match_image
+
+# Where a pod's service account files are mounted, and the variable that tells an in-cluster
+# client where they really are when the runtime cannot put them there (see prepare()).
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_ACCOUNT_DIR_ENV = "KUBERNETES_SERVICE_ACCOUNT_DIR"
+CRI_SOCKET = "run/containerd/containerd.sock"  # under a node's host file system
+
+
+def link_cri_socket(host_root: Path, socket: Path) -> None:
+    """Put a node's CRI socket where containerd keeps it on a host (``/run/containerd/
+    containerd.sock``, with ``/var/run`` a link to ``/run``) in that node's host file system, so
+    a hostPath mount of ``/var/run`` or ``/run`` (kruise-daemon's chart) finds the runtime as on a
+    real node. Idempotent."""
+    target = host_root / CRI_SOCKET
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or target.exists():
+        target.unlink()
+    target.symlink_to(socket)
+    var_run = host_root / "var" / "run"
+    if not var_run.is_symlink() and not var_run.exists():
+        var_run.parent.mkdir(parents=True, exist_ok=True)
+        var_run.symlink_to(Path("..") / "run")
 
 
 @dataclass(frozen=True)
@@ -67,6 +92,9 @@ class ProcessRunner:
 
     def node_root(self, node: str) -> Path:
         return self.state_dir / "nodes" / node
+
+    def link_cri_socket(self, node: str, socket: Path) -> None:
+        link_cri_socket(self.node_root(node), socket)
 
     def forget(self, uid: str) -> None:
         shutil.rmtree(self.pod_dir(uid), ignore_errors=True)
@@ -126,6 +154,9 @@ class ProcessRunner:
         for name, value in list(env.items()):
             env[name] = paths.rewrite(value)
         env[ROOT_ENV] = str(paths.root)
+        account_dir = paths.local(SERVICE_ACCOUNT_DIR)
+        if account_dir != SERVICE_ACCOUNT_DIR:
+            env.setdefault(SERVICE_ACCOUNT_DIR_ENV, account_dir)
         command = [expand(part, env) for part in container.get("command") or []]
         args = [expand(part, env) for part in container.get("args") or []]
         argv = rule.argv(command, args)

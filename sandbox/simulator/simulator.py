@@ -4,7 +4,8 @@ It is a client of whatever the kubeconfig points at (the sandbox emulator or a r
 kube-apiserver), like kwok. Each node gets its own ``FakeRuntime``; with ``cri_socket_dir``
 each runtime is also served over CRI gRPC at ``<dir>/<node>.sock`` for kruise-daemon.
 With ``process_images``, containers of those images run as real local processes (see
-``kubelet`` and ``process_runner``); their files live under ``state_dir``.
+``kubelet`` and ``process_runner``); their files live under ``state_dir``, and each node's CRI
+socket is also linked at ``/run/containerd/containerd.sock`` of its host file system.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from pathlib import Path
 
 from kruise.sandbox.cri import FakeRuntime
 from kruise.sandbox.simulator.client import Client, Obj, resource_path
+from kruise.sandbox.simulator.daemonset import DaemonSetController
 from kruise.sandbox.simulator.deployment import DeploymentController
+from kruise.sandbox.simulator.endpoints import EndpointsController
 from kruise.sandbox.simulator.informer import Informer
 from kruise.sandbox.simulator.job import JobController
 from kruise.sandbox.simulator.kubelet import Kubelet
@@ -33,8 +36,9 @@ from kruise.sandbox.simulator.timing import Timing
 
 log = logging.getLogger(__name__)
 
+APPS_V1 = "apps/v1"
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-CONTROLLERS = ("scheduler", "job", "deployment", "replicaset")
+CONTROLLERS = ("scheduler", "job", "deployment", "replicaset", "daemonset", "endpoints")
 
 
 class Simulator:
@@ -46,9 +50,10 @@ class Simulator:
         speed: divides every simulated duration (see ``Timing``).
         cri_socket_dir: if set, serve each node's runtime at ``<dir>/<node>.sock``.
         timing: durations in cluster seconds (its ``speed`` is overridden by ``speed``).
-        controllers: which built-ins to run; drop ``"deployment"``/``"replicaset"``/``"job"``
-            when the target cluster already runs kube-controller-manager, ``"scheduler"`` when
-            it runs kube-scheduler.
+        controllers: which built-ins to run; drop ``"deployment"``, ``"replicaset"``, ``"job"``,
+            ``"daemonset"`` and ``"endpoints"`` (EndpointSlices and Endpoints of selector
+            Services) when the target cluster already runs kube-controller-manager,
+            ``"scheduler"`` when it runs kube-scheduler.
         pods_per_node, cpu, memory: node capacity.
         pull_delay: seconds each image pull takes at speed 1.
         process_images: images whose containers run as real local processes.
@@ -130,6 +135,10 @@ class Simulator:
                 self.state_dir = Path(tempfile.mkdtemp(prefix="sim-state-"))
                 self._own_state_dir = True
             self.processes = ProcessRunner(client, self.process_images, self.state_dir)
+            for name in self.runtimes:
+                socket = self.socket_path(name)
+                if socket is not None:
+                    self.processes.link_cri_socket(name, socket)
         port = await self.kubelet_api.start()
         configmaps = Informer(client, resource_path("v1", "configmaps"))
         self._informers.append(configmaps)
@@ -153,11 +162,16 @@ class Simulator:
             await kubelet.start()
         pods = Informer(client, resource_path("v1", "pods"))
         self._informers.append(pods)
-        if "scheduler" in self.controllers:
+        if "scheduler" in self.controllers or "daemonset" in self.controllers:
             nodes = Informer(client, resource_path("v1", "nodes"))
             self._informers.append(nodes)
+        if "scheduler" in self.controllers:
             scheduler = Scheduler(client, nodes, pods, set(self.node_names))
             self._parts.append(scheduler)
+        if "daemonset" in self.controllers:
+            daemonsets = Informer(client, resource_path(APPS_V1, "daemonsets"))
+            self._informers.append(daemonsets)
+            self._parts.append(DaemonSetController(client, daemonsets, pods, nodes))
         if "job" in self.controllers:
             jobs = Informer(client, resource_path("batch/v1", "jobs"))
             self._informers.append(jobs)
@@ -171,11 +185,18 @@ class Simulator:
                 deployments = Informer(client, resource_path("apps/v1", "deployments"))
                 self._informers.append(deployments)
                 self._parts.append(DeploymentController(client, deployments, replicasets))
+        if "endpoints" in self.controllers:
+            services = Informer(client, resource_path("v1", "services"))
+            self._informers.append(services)
+            zones = {spec.name: spec.zone for spec in self.node_specs}
+            endpoints = EndpointsController(client, services, pods, zones.get)
+            self._parts.append(endpoints)
         for part in self._parts:
             part.start()  # type: ignore[attr-defined]
         for informer in self._informers[1:]:
             informer.start()
-        await asyncio.gather(*(i.synced.wait() for i in self._informers))
+        owned = [i for part in self._parts for i in getattr(part, "informers", [])]
+        await asyncio.gather(*(i.synced.wait() for i in [*self._informers, *owned]))
         await asyncio.gather(*(k.pods.synced.wait() for k in self.kubelets.values()))
 
     def _configmaps_changed(self, kind: str, obj: Obj) -> None:

@@ -48,9 +48,9 @@ def test_lint_passes():
 def test_default_objects():
     docs = render()
     deployments = by_kind(docs, "Deployment")
-    assert set(deployments) == {"kruise-manager", "kruise-webhook"}
-    assert deployments["kruise-manager"]["spec"]["replicas"] == 2
-    manager_args = args_of(deployments["kruise-manager"])
+    assert set(deployments) == {"kruise-controller-manager", "kruise-webhook"}
+    assert deployments["kruise-controller-manager"]["spec"]["replicas"] == 2
+    manager_args = args_of(deployments["kruise-controller-manager"])
     assert "--enable-leader-election=true" in manager_args and "--metrics-addr=:8080" in manager_args
     assert "--health-probe-addr=:8000" in manager_args
     webhook = deployments["kruise-webhook"]["spec"]["template"]["spec"]["containers"][0]
@@ -74,7 +74,7 @@ def test_values_reach_every_process():
     )
     for workload in [*by_kind(docs, "Deployment").values(), *by_kind(docs, "DaemonSet").values()]:
         assert "--feature-gates=ImagePullJobGate=true" in args_of(workload)
-    assert by_kind(docs, "Deployment")["kruise-manager"]["spec"]["replicas"] == 3
+    assert by_kind(docs, "Deployment")["kruise-controller-manager"]["spec"]["replicas"] == 3
     assert "--socket-file=containerd/containerd.sock" in args_of(by_kind(docs, "DaemonSet")["kruise-daemon"])
     assert not by_kind(render("daemon.enabled=false"), "DaemonSet")
 
@@ -87,6 +87,24 @@ def test_crds_are_the_generated_ones():
         for p in (CHART.parents[1] / "crds").glob("*.yaml")
     }
     assert set(crds) == generated
+
+
+def test_webhook_configurations_are_the_defined_ones_with_the_values_timeout():
+    from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
+
+    docs = render("installation.namespace=kruise-x", "webhookConfiguration.timeoutSeconds=10")
+    target = ClientTarget(namespace="kruise-x")
+    for kind, build in (
+        ("MutatingWebhookConfiguration", mutating_configuration),
+        ("ValidatingWebhookConfiguration", validating_configuration),
+    ):
+        [rendered] = by_kind(docs, kind).values()
+        expected = build(target, None, timeout=10)
+        assert rendered["metadata"]["name"] == expected["metadata"]["name"]
+        assert rendered["webhooks"] == expected["webhooks"]
+        assert all(hook["timeoutSeconds"] == 10 for hook in rendered["webhooks"])
+    [default] = by_kind(render(), "ValidatingWebhookConfiguration").values()
+    assert {hook["timeoutSeconds"] for hook in default["webhooks"]} == {30}
 
 
 def rules(docs: list[dict], name: str) -> list[dict]:

@@ -37,10 +37,12 @@ EXPECTED = [
     ("clusterrolebinding", "", "kruise-manager-rolebinding"),
     ("role", "kruise-system", "kruise-leader-election-role"),
     ("rolebinding", "kruise-system", "kruise-leader-election-rolebinding"),
-    ("deployment", "kruise-system", "kruise-manager"),
+    ("deployment", "kruise-system", "kruise-controller-manager"),
     ("deployment", "kruise-system", "kruise-webhook"),
     ("daemonset", "kruise-system", "kruise-daemon"),
     ("service", "kruise-system", "kruise-webhook-service"),
+    ("mutatingwebhookconfiguration", "", "kruise-mutating-webhook-configuration"),
+    ("validatingwebhookconfiguration", "", "kruise-validating-webhook-configuration"),
 ]
 
 
@@ -96,7 +98,7 @@ def test_install_then_uninstall(tools):
 
     # upgrading with a changed value is accepted too (helm computes a three-way patch per object)
     tools(HELM, "upgrade", "kruise", str(CHART), "--set", "manager.replicas=3")
-    manager = json.loads(_get(tools, "deployment", "kruise-system", "kruise-manager").stdout)
+    manager = json.loads(_get(tools, "deployment", "kruise-system", "kruise-controller-manager").stdout)
     assert manager["spec"]["replicas"] == 3
 
     tools(HELM, "uninstall", "kruise", "--wait", "--timeout", "60s")

@@ -121,3 +121,8 @@ async def test_failed_renew_stops_leading(fake_objects):
     with pytest.raises(LeadershipLost):
         await asyncio.wait_for(task, 5)
     assert stopped.is_set() and work_cancelled.is_set() and not elector.is_leader()
+
+
+def test_default_identity_names_the_pod_where_the_runtime_sets_hostname(monkeypatch):
+    monkeypatch.setenv("HOSTNAME", "kruise-manager-7c9-abcde")
+    assert re.match(r"^kruise-manager-7c9-abcde_[0-9a-f-]{36}$", default_identity())

@@ -142,7 +142,13 @@ def test_path_map_rewrites_paths_under_mounts_only(tmp_path: Path):
     [
         (":8080", "127.244.1.2:8080"),
         ("--addr=:10221", "--addr=127.244.1.2:10221"),
-        ("--addr=0.0.0.0:80", "--addr=0.0.0.0:80"),
+        ("--addr=0.0.0.0:80", "--addr=127.244.1.2:80"),
+        ("[::]:80", "127.244.1.2:80"),
+        ("--bind-address=0.0.0.0", "--bind-address=127.244.1.2"),
+        ("0.0.0.0", "127.244.1.2"),
+        ("--addr=10.0.0.1:80", "--addr=10.0.0.1:80"),
+        ("--addr=127.0.0.1:80", "--addr=127.0.0.1:80"),
+        ("0.0.0.0/0", "0.0.0.0/0"),
         ("--x=:y", "--x=:y"),
         ("8080", "8080"),
     ],
@@ -165,3 +171,17 @@ async def test_live_probes_ask_every_period_and_count_failures():
     assert probes.ready()  # one failure is below the threshold
     await probes.run_due_live(2.0, check)
     assert not probes.ready()
+
+
+def test_cri_socket_is_linked_where_a_daemon_probes_the_host_run_dir(tmp_path):
+    from kruise.daemon.cri.client import discover_socket
+    from kruise.sandbox.simulator.process_runner import link_cri_socket
+
+    socket = tmp_path / "cri" / "node-1.sock"
+    socket.parent.mkdir()
+    socket.write_text("")  # stands in for the served socket
+    host = tmp_path / "state" / "nodes" / "node-1"
+    link_cri_socket(host, socket)
+    link_cri_socket(host, socket)  # idempotent (a restarted simulator)
+    assert (host / "run/containerd/containerd.sock").resolve() == socket
+    assert discover_socket(None, host / "var" / "run").resolve() == socket

@@ -1,0 +1,82 @@
+"""`kruise sandbox up --via-helm`: the release component's pure parts and its failure report."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from kruise.cli.helm_release import (
+    HelmRelease,
+    daemonset_available,
+    deployment_available,
+    kruise_process_images,
+)
+
+
+def deployment(wanted: int, generation: int = 2, **status: int) -> dict:
+    return {"metadata": {"generation": generation}, "spec": {"replicas": wanted}, "status": status}
+
+
+@pytest.mark.parametrize(
+    ("obj", "available"),
+    [
+        (deployment(2, observedGeneration=2, replicas=2, updatedReplicas=2, availableReplicas=2), True),
+        (deployment(2, observedGeneration=1, replicas=2, updatedReplicas=2, availableReplicas=2), False),
+        (deployment(2, observedGeneration=2, replicas=2, updatedReplicas=2, availableReplicas=1), False),
+        (deployment(2, observedGeneration=2, replicas=2, updatedReplicas=1, availableReplicas=2), False),
+        (deployment(2, observedGeneration=2, replicas=3, updatedReplicas=2, availableReplicas=2), False),
+        (deployment(0, observedGeneration=2), True),
+    ],
+)
+def test_deployment_available_as_rollout_status_sees_it(obj: dict, available: bool):
+    assert deployment_available(obj) is available
+
+
+def test_kruise_image_runs_the_three_entry_points():
+    [image] = kruise_process_images()
+    assert image.matches("kruise-py:0.1.0") and image.matches("registry.example/x/kruise-py:v1")
+    assert not image.matches("nginx:alpine")
+    assert set(image.entrypoints) == {"kruise-manager", "kruise-webhook", "kruise-daemon"}
+    assert image.default == "kruise-manager"
+
+
+async def test_feature_gates_reach_the_chart_and_helm_failures_are_reported(tmp_path: Path):
+    fake = tmp_path / "helm"
+    seen = tmp_path / "seen.yaml"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'while [ "$#" -gt 0 ]; do [ "$1" = "-f" ] && cp "$2" ' + str(seen) + "; shift; done\n"
+        'echo "Error: INSTALLATION FAILED: boom" >&2\nexit 1\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    release = HelmRelease(feature_gates="A=true,B=false", helm=str(fake), timeout=10)
+    with pytest.raises(RuntimeError, match=r"helm install kruise .*kruise: Error: INSTALLATION FAILED: boom"):
+        await release.start(SimpleNamespace(kubeconfig=tmp_path / "kubeconfig"))  # type: ignore[arg-type]
+    await release.stop()
+    assert yaml.safe_load(seen.read_text()) == {"featureGates": "A=true,B=false"}
+
+
+def ds_status(generation: int, desired: int, updated: int, available: int) -> dict:
+    return {
+        "observedGeneration": generation,
+        "desiredNumberScheduled": desired,
+        "updatedNumberScheduled": updated,
+        "numberAvailable": available,
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "available"),
+    [
+        (ds_status(1, 2, 2, 2), True),
+        (ds_status(1, 2, 1, 2), False),
+        (ds_status(1, 2, 2, 1), False),
+        (ds_status(0, 0, 0, 0), False),
+    ],
+)
+def test_daemonset_available_on_every_desired_node(status: dict, available: bool):
+    assert daemonset_available({"metadata": {"generation": 1}, "status": status}) is available

@@ -1,0 +1,60 @@
+"""The Helm chart's webhook configurations, generated from ``configurations`` (their one definition).
+
+The chart creates ``kruise-mutating-webhook-configuration`` and ``kruise-validating-webhook-configuration``
+itself, as upstream's chart does, so ``helm uninstall`` removes them; kruise-webhook then only fills
+in each webhook's ``clientConfig`` (caBundle) and drops the entries it does not serve (see
+``certsecret.ConfigurationPatcher``), keeping the chart's failurePolicy, selectors and timeout.
+
+The template is a generated file committed to the chart (``TEMPLATE``); ``drift()`` says whether it
+still matches the definitions and ``python -m kruise.webhook.charttemplate`` rewrites it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
+
+TEMPLATE = (
+    Path(__file__).resolve().parent.parent / "helm" / "kruise" / "templates" / "webhookconfiguration.yaml"
+)
+_NAMESPACE = "KRUISE-NAMESPACE-PLACEHOLDER"
+_TIMEOUT = 987654321
+_HEADER = "# Generated from kruise.webhook.configurations (python -m kruise.webhook.charttemplate).\n"
+
+
+def render() -> str:
+    """Both configurations as a Helm template: the namespace and timeout come from the values."""
+    target = ClientTarget(namespace=_NAMESPACE)
+    docs = []
+    for build in (mutating_configuration, validating_configuration):
+        config = build(target, None, timeout=_TIMEOUT)
+        body = yaml.safe_dump({"webhooks": config["webhooks"]}, sort_keys=False, width=1000)
+        head = (
+            f"apiVersion: {config['apiVersion']}\n"
+            f"kind: {config['kind']}\n"
+            "metadata:\n"
+            f"  name: {config['metadata']['name']}\n"
+            '  labels: {{- include "kruise.labels" . | nindent 4 }}\n'
+        )
+        docs.append(head + body)
+    text = _HEADER + "---\n".join(docs)
+    text = text.replace(_NAMESPACE, "{{ .Values.installation.namespace }}")
+    return text.replace(str(_TIMEOUT), "{{ .Values.webhookConfiguration.timeoutSeconds }}")
+
+
+def drift(path: Path = TEMPLATE) -> bool:
+    """Whether the committed template differs from what the definitions render."""
+    return not path.exists() or path.read_text() != render()
+
+
+def main() -> None:
+    TEMPLATE.write_text(render())
+    sys.stdout.write(f"{TEMPLATE}\n")
+
+
+if __name__ == "__main__":
+    main()
