@@ -51,6 +51,10 @@ RECORDED_FIELDS: tuple[tuple[str, str | None], ...] = (
 )
 
 
+class PartitionError(ValueError):
+    """A string `updateStrategy.partition` that is not a percentage (Partial policy cannot use it)."""
+
+
 class RevisionNotFound(LookupError):
     """The revision `injectionStrategy.revision` names is not stored; upstream's webhook answers 500."""
 
@@ -269,11 +273,11 @@ def partition_probability(partition: int | str | None) -> float | None:
         return None
     text = str(partition)
     if not text.endswith("%"):
-        raise ValueError(f"spec.updateStrategy.partition: invalid percentage value {text!r}")
+        raise PartitionError(f"spec.updateStrategy.partition: invalid percentage value {text!r}")
     try:
         return float(text[:-1]) / 100
     except ValueError as exc:
-        raise ValueError(f"spec.updateStrategy.partition: invalid percentage value {text!r}") from exc
+        raise PartitionError(f"spec.updateStrategy.partition: invalid percentage value {text!r}") from exc
 
 
 def sidecarset_for_new_pod(
