@@ -41,11 +41,19 @@ class StoreSidecarSets:
     """
 
     def __init__(
-        self, namespaces: Store, sidecarsets: Store | None = None, configuration: Store | None = None
+        self,
+        namespaces: Store,
+        sidecarsets: Store | None = None,
+        configuration: Store | None = None,
+        revisions: Store | None = None,
+        namespace: str = "kruise-system",
     ) -> None:
         self._namespaces = namespaces
         self._sidecarsets = sidecarsets
         self._configuration = configuration
+        self._revisions = revisions
+        self.namespace = namespace
+        """kruise's namespace, where SidecarSet ControllerRevisions live."""
 
     def attach(self, sidecarsets: Store) -> None:
         """Start reading SidecarSets once the process found the kind served (until then: none)."""
@@ -53,6 +61,10 @@ class StoreSidecarSets:
 
     def list(self) -> list[dict]:
         return self._sidecarsets.list() if self._sidecarsets is not None else []
+
+    def revisions(self) -> list[dict]:
+        """SidecarSet ControllerRevisions (kruise's namespace, `kruise.io/sidecarset-name` labelled)."""
+        return self._revisions.list() if self._revisions is not None else []
 
     def get(self, name: str) -> dict | None:
         return self._sidecarsets.get_by_name(None, name) if self._sidecarsets is not None else None

@@ -20,6 +20,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.features import FeatureGateError, FeatureGates
+from kruise.control.sidecarset.revision import LABEL_SIDECARSET_NAME
 from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
 from kruise.kube.client import Client
 from kruise.kube.errors import NotFound
@@ -30,6 +31,7 @@ from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
     CLONESETS,
     CONFIGMAPS,
+    CONTROLLER_REVISIONS,
     DEPLOYMENTS,
     JOBS,
     NAMESPACES,
@@ -155,8 +157,15 @@ class WebhookProcess:
         configuration = self.factory.informer(
             CONFIGMAPS, options.namespace, field_selector=f"metadata.name={CONFIGURATION_NAME}"
         )
+        sidecarset_revisions = self.factory.informer(
+            CONTROLLER_REVISIONS, options.namespace, label_selector=LABEL_SIDECARSET_NAME
+        )
         self.sidecarsets = StoreSidecarSets(
-            self.factory.informer(NAMESPACES).store, None, configuration.store
+            self.factory.informer(NAMESPACES).store,
+            None,
+            configuration.store,
+            sidecarset_revisions.store,
+            options.namespace,
         )
         self.pubs = StorePubs(pods.store)
         self.recorder = EventRecorder(client, "kruise-webhook")

@@ -14,6 +14,7 @@ the apiserver may reinvoke mutating webhooks.
 from __future__ import annotations
 
 import datetime
+import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -23,6 +24,11 @@ from kruise.control import pub as pubcontrol
 from kruise.control.launchpriority import PriorityError, inject_barriers
 from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
 from kruise.control.sidecarset.matching import SelectorError, matching_sidecarsets
+from kruise.control.sidecarset.revision import (
+    PartitionError,
+    RevisionNotFound,
+    sidecarset_for_new_pod,
+)
 from kruise.control.uniteddeployment.podpatch import PatchError
 from kruise.control.workloadspread.subsets import MaxReplicasError
 from kruise.control.workloadspread.targets import OwnerNotFound
@@ -44,6 +50,11 @@ class SidecarSetSource(Protocol):
 
     def configuration(self) -> dict[str, str]: ...
 
+    def revisions(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def namespace(self) -> str: ...
+
 
 def owned_by_kruise(pod: dict[str, Any]) -> bool:
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
@@ -64,9 +75,17 @@ def inject_readiness_gate(pod: dict[str, Any], all_pods: bool = False) -> bool:
 
 
 def _inject_sidecars(
-    pod: dict[str, Any], source: SidecarSetSource, sort_by_name: bool, now: datetime.datetime
+    pod: dict[str, Any],
+    source: SidecarSetSource,
+    sort_by_name: bool,
+    now: datetime.datetime,
+    draw: Callable[[], float],
 ) -> bool:
+    """Each matched SidecarSet is injected at the version `injectionStrategy.revision` asks for."""
     matched = matching_sidecarsets(source.list(), pod, source.namespace_labels)
+    if any(((s.get("spec") or {}).get("injectionStrategy") or {}).get("revision") for s in matched):
+        revisions = source.revisions()
+        matched = [dict(sidecarset_for_new_pod(s, pod, revisions, source.namespace, draw)) for s in matched]
     return inject(pod, matched, sort_containers_by_name=sort_by_name, now=now)
 
 
@@ -79,13 +98,15 @@ def pod_create_handler(
     pubs_in_namespace: Callable[[str], list[dict[str, Any]]] | None = None,
     spreads: SpreadKeeper | None = None,
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
+    draw: Callable[[], float] = random.random,
 ) -> Any:
     """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
     EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection.
     `pubs_in_namespace` (PodUnavailableBudget gates on): stamp the related-pub annotation at once.
     `spreads` (gate WorkloadSpread): book and inject the pod's WorkloadSpread subset.
     `persistent_pod_states` (the namespace's PersistentPodStates; None when the kind is not served):
-    a recreated StatefulSet pod gets its recorded topology back."""
+    a recreated StatefulSet pod gets its recorded topology back. `draw` is the random number
+    (in [0, 1)) injectionStrategy.revision policy Partial compares with a percentage partition."""
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation != "CREATE" or req.sub_resource or req.resource.resource != "pods" or not req.object:
@@ -105,8 +126,8 @@ def pod_create_handler(
                 pod, metadata, changed = spread, spread["metadata"], True
         if sidecarsets is not None:
             try:
-                changed = _inject_sidecars(pod, sidecarsets, sort_sidecars_by_name, clock()) or changed
-            except (InjectionError, SelectorError) as exc:
+                changed = _inject_sidecars(pod, sidecarsets, sort_sidecars_by_name, clock(), draw) or changed
+            except (InjectionError, SelectorError, RevisionNotFound, PartitionError) as exc:
                 return deny(500, str(exc))
             except InjectionConflict as exc:
                 name = metadata.get("name") or metadata.get("generateName") or ""

@@ -8,8 +8,9 @@ from typing import Any
 from kruise.control.sidecarset import update as plan
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ResourceVersionExpectations
-from kruise.kube.resources import NAMESPACES, PODS, SIDECARSETS
+from kruise.kube.resources import CONTROLLER_REVISIONS, NAMESPACES, PODS, SIDECARSETS
 from kruise.manager.context import ManagerContext
+from kruise.manager.controllers.sidecarset.history import SidecarSetHistory
 from kruise.manager.controllers.sidecarset.reconciler import SidecarSetReconciler
 from kruise.manager.writers.inplace import InPlaceWriter
 
@@ -26,6 +27,7 @@ def build(ctx: ManagerContext) -> Controller:
         ctx.recorder("sidecarset-controller"),
         InPlaceWriter(ctx.client, expectations),
         expectations,
+        SidecarSetHistory(ctx.client, ctx.informers.informer(CONTROLLER_REVISIONS), ctx.namespace),
         sidecarsets=sidecarsets,
         pods=pods,
         namespaces=namespaces,

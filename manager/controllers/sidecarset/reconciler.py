@@ -7,6 +7,8 @@ pass, once that container runs ready, resets the old one to the empty image (`pl
 resets come before any further update, as upstream. A change beyond images cannot be applied in place and
 waits for the pods to be recreated by their owners: such pods get `SidecarSetUpgradable=False` and the
 SidecarSet a NotUpgradablePods event; pods updated in place get `SidecarSetUpgradable=True`.
+Every pass first stores the sidecar part of the SidecarSet as its latest ControllerRevision
+(`history`), named in `status.latestRevision`; the pod webhook injects it into new pods.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import SIDECARSETS, object_key
+from kruise.manager.controllers.sidecarset.history import SidecarSetHistory
 from kruise.manager.writers.inplace import InPlaceWriter
 
 log = structlog.get_logger("kruise.manager.sidecarset")
@@ -42,6 +45,7 @@ class SidecarSetReconciler:
         recorder: EventRecorder,
         inplace: InPlaceWriter,
         expectations: ResourceVersionExpectations,
+        history: SidecarSetHistory,
         *,
         sidecarsets: SharedInformer,
         pods: SharedInformer,
@@ -52,6 +56,7 @@ class SidecarSetReconciler:
         self.recorder = recorder
         self.inplace = inplace
         self.expectations = expectations
+        self.history = history
         self.sidecarsets, self.pods, self.namespaces = sidecarsets, pods, namespaces
         self.wall = wall
 
@@ -79,7 +84,12 @@ class SidecarSetReconciler:
         matched = self.covered(sidecarset)
         if any(not self.expectations.is_satisfied(pod) for pod in matched):
             return Result(requeue_after=EXPECTATION_REQUEUE)  # our last pod write is not in the cache yet
-        status = plan.compute_status(sidecarset, matched)
+        latest = await self.history.register_latest(sidecarset, matched)
+        status = {
+            **plan.compute_status(sidecarset, matched),
+            "latestRevision": latest.name,
+            "collisionCount": latest.collision_count,
+        }
         await self._write_status(sidecarset, status)
         if not plan.rolling(sidecarset):
             return None

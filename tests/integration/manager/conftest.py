@@ -23,7 +23,9 @@ from kruise.api.features import FeatureGates
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Controller
+from kruise.kube.errors import AlreadyExists
 from kruise.kube.informer import SharedInformerFactory
+from kruise.kube.resources import NAMESPACES
 from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
 from kruise.manager.controllers import discover
 from kruise.sandbox.cluster import apply_crds, load_crds
@@ -105,6 +107,8 @@ async def kruise_cluster(
             [f"{info.kind}.{info.group}" for info in registry.KINDS], discover(), running
         ),
     )
+    with contextlib.suppress(AlreadyExists):  # the chart creates kruise's namespace (SidecarSet history)
+        await client.create(NAMESPACES, {"metadata": {"name": context.namespace}})
     controllers = [setup.build(context) for setup in running]
     context.informers.start()
     assert await context.informers.wait_for_cache_sync(30)

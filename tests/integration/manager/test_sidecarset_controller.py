@@ -9,7 +9,7 @@ import pytest
 
 from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.injection import inject
-from kruise.kube.resources import EVENTS, PODS, SIDECARSETS
+from kruise.kube.resources import CONTROLLER_REVISIONS, EVENTS, PODS, SIDECARSETS
 from kruise.manager.controllers.sidecarset import SETUP
 
 NS = "default"
@@ -309,3 +309,41 @@ async def test_scatter_strategy_spreads_a_zone_through_the_rollout(kruise_cluste
     await kruise_cluster.until(status, lambda s: s.get("updatedPods") == 4 and s.get("updatedReadyPods") == 4)
     held = {n for n in zones if sidecar_image(await client.get(PODS, n, NS)) != "busybox:1.35.0"}
     assert held == {"s-1", "s-10"}
+
+
+async def test_each_sidecar_version_is_a_controller_revision_pruned_to_the_history_limit(kruise_cluster):
+    """status.latestRevision names a ControllerRevision in kruise's namespace holding the sidecar part;
+    going back to an old version reuses its revision; history stays within revisionHistoryLimit."""
+    client = kruise_cluster.client
+    body = sidecarset()
+    body["spec"]["revisionHistoryLimit"] = 2
+    await client.create(SIDECARSETS, body)
+
+    async def latest():
+        return ((await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}).get("latestRevision")
+
+    async def stored():
+        items = (await client.list(CONTROLLER_REVISIONS, "kruise-system"))["items"]
+        return {r["metadata"]["name"]: r for r in items}
+
+    first = await kruise_cluster.until(latest, bool)
+    revision = (await stored())[first]
+    assert revision["metadata"]["labels"]["kruise.io/sidecarset-name"] == "test-sidecarset"
+    assert revision["data"]["spec"]["containers"][0]["image"] == "busybox:1.34"
+    assert revision["metadata"]["ownerReferences"][0]["kind"] == "SidecarSet"
+
+    async def set_image(image):
+        changed = copy.deepcopy(await client.get(SIDECARSETS, "test-sidecarset"))
+        changed["spec"]["containers"][0]["image"] = image
+        set_hash_annotations(changed)
+        await client.update(SIDECARSETS, changed)
+
+    await set_image("busybox:1.35.0")
+    second = await kruise_cluster.until(latest, lambda n: n and n != first)
+    await set_image("busybox:1.34")
+    await kruise_cluster.until(latest, lambda n: n == first)
+    assert (await stored())[first]["revision"] == 3
+    await set_image("busybox:1.36.0")
+    third = await kruise_cluster.until(latest, lambda n: n not in (first, second))
+    remaining = await kruise_cluster.until(stored, lambda s: len(s) == 2)
+    assert set(remaining) == {first, third}

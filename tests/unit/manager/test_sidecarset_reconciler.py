@@ -11,7 +11,8 @@ from kruise.control.sidecarset.injection import inject
 from kruise.kube.clock import FakeClock
 from kruise.kube.errors import Conflict
 from kruise.kube.expectations import ResourceVersionExpectations
-from kruise.kube.resources import PODS, SIDECARSETS
+from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, SIDECARSETS
+from kruise.manager.controllers.sidecarset.history import SidecarSetHistory
 from kruise.manager.controllers.sidecarset.reconciler import SidecarSetReconciler
 from kruise.manager.writers.inplace import InPlaceWriter
 from tests.kit import FakeInformer, RecordingClient, RecordingEventRecorder
@@ -63,6 +64,8 @@ class Harness:
         self.client.put(SIDECARSETS, current)
         self.client.put(PODS, *pods)
         self.client.sync(PODS, self.pods)
+        self.revisions = FakeInformer()
+        self.client.sync(CONTROLLER_REVISIONS, self.revisions)
         self.client.clear()
         expectations = ResourceVersionExpectations(self.clock)
         self.reconciler = SidecarSetReconciler(
@@ -70,6 +73,7 @@ class Harness:
             self.recorder,
             InPlaceWriter(self.client, expectations),
             expectations,
+            SidecarSetHistory(self.client, self.revisions, "kruise-system"),
             sidecarsets=self.sidecarsets,
             pods=self.pods,
             namespaces=FakeInformer([{"metadata": {"name": NS}}]),
@@ -89,14 +93,18 @@ async def test_all_pods_current_writes_status_only() -> None:
     current = sidecarset()
     h = Harness(current, [running_pod("p1", current), running_pod("p2", current)])
     assert await h.reconcile() is None
-    (status_write,) = h.client.writes
+    revision_write, status_write = h.client.writes
+    assert revision_write.verb == "create" and revision_write.resource == CONTROLLER_REVISIONS
     assert status_write.resource == SIDECARSETS and status_write.subresource == "status"
+    (revision,) = h.client.objects(CONTROLLER_REVISIONS)
     assert status_write.body["status"] == {
         "observedGeneration": 1,
         "matchedPods": 2,
         "updatedPods": 2,
         "readyPods": 2,
         "updatedReadyPods": 2,
+        "latestRevision": revision["metadata"]["name"],
+        "collisionCount": 0,
     }
     h.client.clear()
     h.sidecarsets.add({**current, "status": status_write.body["status"]})

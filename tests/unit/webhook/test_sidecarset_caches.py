@@ -33,3 +33,10 @@ def test_configuration_is_the_configmap_data():
     view = StoreSidecarSets(_store(), None, _store(config_map))
     assert view.configuration() == {"k": "v"}
     assert StoreSidecarSets(_store(), None, _store()).configuration() == {}
+
+
+def test_revisions_come_from_the_attached_store_with_the_kruise_namespace():
+    revision = {"metadata": {"name": "s-abc", "namespace": "kruise-system"}}
+    view = StoreSidecarSets(_store(), None, None, _store(revision), "kruise-system")
+    assert view.revisions() == [revision] and view.namespace == "kruise-system"
+    assert StoreSidecarSets(_store()).revisions() == []

@@ -16,6 +16,7 @@ from webhook_testkit import FakeContents, apply_patch, post, review
 from kruise.api.features import FeatureGates
 from kruise.api.keys import ANNOTATION_SIDECARSET_HASH, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE
 from kruise.control.sidecarset.hashing import sidecarset_hash, sidecarset_hash_without_image
+from kruise.control.sidecarset.revision import new_revision
 from kruise.webhook.admission import AdmissionReview
 from kruise.webhook.app import create_app
 from kruise.webhook.handlers.pod import pod_create_handler
@@ -50,6 +51,11 @@ class FakeSidecarSets:
         self.items: dict[str, dict[str, Any]] = {}
         self.namespaces: dict[str, dict[str, str]] = {"default": {}}
         self.config: dict[str, str] = {}
+        self.history: list[dict[str, Any]] = []
+        self.namespace = "kruise-system"
+
+    def revisions(self) -> list[dict[str, Any]]:
+        return self.history
 
     def list(self) -> list[dict[str, Any]]:
         return list(self.items.values())
@@ -266,3 +272,30 @@ async def test_patch_pod_metadata_needs_the_whitelist(app_client, sidecarsets):
     sidecarsets.config = {"SidecarSet_PatchPodMetadata_WhiteList": json.dumps(rules)}
     resp = await post(app_client, path, sidecarset_review("CREATE", patching))
     assert resp["allowed"] is True, resp
+
+
+async def test_injection_revision_gives_new_pods_the_historic_sidecar(app_client, sidecarsets):
+    """`injectionStrategy.revision.revisionName`: the pod gets the stored version and records it."""
+    old = await store(app_client, sidecarsets, copy.deepcopy(SEED_SIDECARSET))
+    old["metadata"]["uid"] = "ss-uid"
+    revision = new_revision(old, "kruise-system", 1, 0)
+    sidecarsets.history.append(revision)
+    newer = copy.deepcopy(SEED_SIDECARSET)
+    newer["spec"]["containers"][0]["image"] = "busybox:1.35.0"
+    newer["spec"]["injectionStrategy"] = {"revision": {"revisionName": revision["metadata"]["name"]}}
+    await store(app_client, sidecarsets, newer)
+    resp = await post(app_client, "/mutate-pod", pod_review(copy.deepcopy(SEED_POD)))
+    pod = apply_patch(SEED_POD, resp)
+    assert pod["spec"]["containers"][0]["image"] == "busybox"
+    record = json.loads(pod["metadata"]["annotations"][ANNOTATION_SIDECARSET_HASH])["test-sidecarset"]
+    assert record["controllerRevision"] == revision["metadata"]["name"]
+    assert record["hash"] == old["metadata"]["annotations"][ANNOTATION_SIDECARSET_HASH]
+
+
+async def test_missing_injection_revision_refuses_the_pod(app_client, sidecarsets):
+    missing = copy.deepcopy(SEED_SIDECARSET)
+    missing["spec"]["injectionStrategy"] = {"revision": {"customVersion": "v9"}}
+    await store(app_client, sidecarsets, missing)
+    resp = await post(app_client, "/mutate-pod", pod_review(copy.deepcopy(SEED_POD)))
+    assert resp["allowed"] is False and resp["status"]["code"] == 500
+    assert resp["status"]["message"] == 'ControllerRevision.apps "test-sidecarset" not found'
