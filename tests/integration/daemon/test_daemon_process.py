@@ -153,7 +153,7 @@ async def test_daemon_exits_promptly_on_sigterm_while_busy(busy_node, record_pro
             },
         )
         # Busy on both fronts: the kill is inside StopContainer and the pull is in flight.
-        await asyncio.wait_for(stop_started.wait(), 30)
+        await asyncio.wait_for(stop_started.wait(), 90)  # a deadline for a loaded machine, not a measure
         await until(lambda: client.get(NODEIMAGES, NODE), pulling("redis"))
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
