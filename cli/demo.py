@@ -71,6 +71,25 @@ async def _wait_rolled_out(kubeconfig: Path, echo: Echo, replicas: int) -> None:
         )
 
 
+async def kruise_system_tour(kubeconfig: Path, echo: Echo) -> None:
+    """kruise-py as the chart installed it: its pods in kruise-system and a webhook's real log."""
+    echo("--- kruise-py itself: helm install kruise helm/kruise, pods in kruise-system ---")
+    await kubectl(kubeconfig, "get", "pods", "-n", "kruise-system", "-o", "wide", echo=echo)
+    webhooks = await kubectl(
+        kubeconfig,
+        "get",
+        "pods",
+        "-n",
+        "kruise-system",
+        "-l",
+        "control-plane=webhook",
+        "-o",
+        "jsonpath={.items[*].metadata.name}",
+    )
+    first = webhooks.split()[0]
+    await kubectl(kubeconfig, "logs", "-n", "kruise-system", first, "--tail=3", echo=echo)
+
+
 async def cloneset_tour(kubeconfig: Path, echo: Echo) -> None:
     echo("--- CloneSet: pods managed directly, updated in place ---")
     await kubectl(kubeconfig, "apply", "-f", "-", stdin=CLONESET_DEMO, echo=echo)

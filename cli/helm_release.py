@@ -1,4 +1,4 @@
-"""`kruise sandbox up --via-helm`: install kruise-py with its own chart, the way users install it.
+"""`kruise sandbox up` (default; `--host-processes` opts out): kruise-py installed by its own chart.
 
 Instead of starting kruise-webhook/manager/daemon as host processes, the sandbox's kubelets run the
 containers of kruise-py's image (``PROCESS_IMAGE``) as real processes, and this component runs
@@ -92,6 +92,11 @@ class HelmRelease:
         self.timeout = timeout
         self.helm = helm
         self._home: tempfile.TemporaryDirectory[str] | None = None
+        self.log_hint = (
+            f"logs of kruise-py: kubectl get pods -n {KRUISE_NAMESPACE}; "
+            f"kubectl logs -n {KRUISE_NAMESPACE} <pod>"
+        )
+        """What `kruise sandbox up` prints instead of a log file: the pods log like any cluster's."""
 
     def install_args(self, values_file: Path) -> list[str]:
         return ["install", RELEASE, str(self.chart), "--namespace", "default", "-f", str(values_file)]

@@ -22,20 +22,30 @@ def up(
     feature_gates: str = typer.Option(
         "", "--feature-gates", help="Passed to kruise-py, e.g. A=true,B=false."
     ),
-    via_helm: bool = typer.Option(
+    host_processes: bool = typer.Option(
         False,
-        "--via-helm",
-        help="Install kruise-py with its Helm chart: its pods run in kruise-system as real processes.",
+        "--host-processes",
+        help="Run kruise-webhook, kruise-manager and one kruise-daemon per node as host processes "
+        "(logs in --log-dir) instead of installing the Helm chart.",
+    ),
+    via_helm: bool = typer.Option(
+        False, "--via-helm", hidden=True, help="The default now: kept so older scripts still run."
     ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
-        help="Where kruise-webhook, kruise-manager and each kruise-daemon write <name>.log.",
+        help="With --host-processes: where kruise-webhook, kruise-manager and each kruise-daemon "
+        "write <name>.log.",
     ),
 ) -> None:
-    """Start the sandbox in the foreground; Ctrl-C or SIGTERM stops it."""
+    """Start the sandbox in the foreground; Ctrl-C or SIGTERM stops it.
+
+    By default kruise-py is installed with its Helm chart (``helm install kruise helm/kruise``):
+    its pods run in kruise-system, each container a real process, and ``kubectl logs -n
+    kruise-system <pod>`` shows its output.
+    """
     from kruise.api.features import FeatureGateError, parse
-    from kruise.cli.demo import cloneset_tour
+    from kruise.cli.demo import cloneset_tour, kruise_system_tour
     from kruise.cli.helm_release import HelmRelease, kruise_process_images
     from kruise.cli.stack import kruise_components
     from kruise.sandbox.up import UpOptions, run_up
@@ -45,11 +55,21 @@ def up(
     except FeatureGateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--feature-gates") from exc
 
+    if via_helm and host_processes:
+        raise typer.BadParameter(
+            "--via-helm and --host-processes exclude each other", param_hint="--via-helm"
+        )
+
     def echo(line: str) -> None:
         typer.echo(line)
 
+    helm_install = not (no_kruise or host_processes)
+    if helm_install and nodes == 0:
+        # The chart's pods need a node to run on; an API-only sandbox keeps kruise-py on the host.
+        echo("--nodes 0: no node for kruise-system's pods; kruise-py runs as host processes")
+        helm_install = False
+
     with tempfile.TemporaryDirectory(prefix="kruise-sandbox-") as workdir:  # webhook certs; gone on exit
-        helm_install = via_helm and not no_kruise
         components: list = []
         if helm_install:
             components = [HelmRelease(feature_gates=feature_gates)]
@@ -57,7 +77,7 @@ def up(
             components = kruise_components(
                 Path(workdir), feature_gates=feature_gates, nodes=nodes, log_dir=log_dir
             )
-        tours = [] if no_kruise else [cloneset_tour]
+        tours = [] if no_kruise else [kruise_system_tour, cloneset_tour] if helm_install else [cloneset_tour]
         options = UpOptions(
             nodes=nodes,
             port=port,

@@ -49,13 +49,18 @@ def sandbox_only(cluster: Cluster) -> Cluster:
 
 @pytest.fixture(scope="session")
 def kruise_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """`kruise sandbox up` with kruise-py on it (kruise-webhook + kruise-manager as real processes),
-    shared by the tests that exercise kruise end to end. Needs the sandbox: skipped (visibly) when
-    KUBECONFIG points at another cluster, where kruise would be installed with Helm instead."""
+    """`kruise sandbox up --host-processes` with kruise-py on it (kruise-webhook, kruise-manager and a
+    kruise-daemon per node as real host processes), shared by the tests that exercise kruise end to
+    end. It stays on host processes rather than the default Helm install because the kind suites
+    were written and timed against it and have not been re-run on the Helm path yet; e2e/helm and
+    test_sandbox_e2e's demo cover that path. Needs the sandbox: skipped (visibly) when KUBECONFIG
+    points at another cluster, where kruise would be installed with Helm instead."""
     if os.environ.get("KUBECONFIG"):
         pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
     kubeconfig = tmp_path_factory.mktemp("kruise-sandbox") / "kubeconfig"
-    sandbox = SandboxProcess.start("--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig))
+    sandbox = SandboxProcess.start(
+        "--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig), "--host-processes"
+    )
     try:
         yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)
     finally:
@@ -76,7 +81,15 @@ def kruise_sandbox_gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
         pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
     kubeconfig = tmp_path_factory.mktemp("kruise-sandbox-gated") / "kubeconfig"
     sandbox = SandboxProcess.start(
-        "--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig), "--feature-gates", OPT_IN_GATES
+        "--nodes",
+        "3",
+        "--speed",
+        "20",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--feature-gates",
+        OPT_IN_GATES,
+        "--host-processes",
     )
     try:
         yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)

@@ -127,7 +127,28 @@ def test_sandbox_stops_cleanly_on_sigterm(tmp_path: Path):
     assert code == 0, sandbox.output
 
 
+def running_pods(output: list[str]) -> dict[str, int]:
+    """How many `kubectl get pods` rows the demo printed as Running, by name prefix."""
+    prefixes = (
+        "sandbox-demo-",
+        "kruise-controller-manager-",
+        "kruise-webhook-",
+        "kruise-daemon-",
+        "demo-cloneset-",
+    )
+    counts: dict[str, int] = {}
+    for line in output:
+        if " Running " not in line:
+            continue
+        name = line.split()[0]
+        prefix = next((p for p in prefixes if name.startswith(p)), name)
+        counts[prefix] = counts.get(prefix, 0) + 1
+    return counts
+
+
 def test_demo_runs_with_real_kubectl(tmp_path: Path):
+    """The default `kruise sandbox up --demo`: kruise-py installed by its Helm chart, its pods in
+    kruise-system read with `kubectl logs`, then the Deployment and CloneSet tours."""
     logs = tmp_path / "logs"
     sandbox = SandboxProcess.start(
         "--nodes",
@@ -141,20 +162,57 @@ def test_demo_runs_with_real_kubectl(tmp_path: Path):
         str(logs),
     )
     try:
-        sandbox.wait_for("ready", 60)
-        sandbox.wait_for("demo finished", 120)
+        sandbox.wait_for("ready", 150)
+        sandbox.wait_for("demo finished", 150)
     finally:
         code = sandbox.terminate()
     assert code == 0, sandbox.output
     assert any("successfully rolled out" in line for line in sandbox.output), sandbox.output
-    # the Deployment's one pod, then demo-cloneset's three pods twice: before and after the in-place update
-    assert sum(" Running " in line for line in sandbox.output) == 1 + 3 + 3, sandbox.output
+    # the Deployment's one pod; kruise-system's two managers, two webhooks and the node's daemon;
+    # then demo-cloneset's three pods twice: before and after the in-place update
+    assert running_pods(sandbox.output) == {
+        "sandbox-demo-": 1,
+        "kruise-controller-manager-": 2,
+        "kruise-webhook-": 2,
+        "kruise-daemon-": 1,
+        "demo-cloneset-": 6,
+    }, sandbox.output
     assert sum("successfully update pod demo-cloneset-" in line for line in sandbox.output) == 3, (
         sandbox.output
     )
-    # every kruise-py process says where it logs, and the file holds its output
+    # kruise-py logs like any cluster's pods: the CLI says how to read them, the demo does it
+    hint = "logs of kruise-py: kubectl get pods -n kruise-system; kubectl logs -n kruise-system <pod>"
+    assert any(hint in line for line in sandbox.output), sandbox.output
+    (at,) = [i for i, line in enumerate(sandbox.output) if line.startswith("$ kubectl logs -n kruise-system")]
+    assert sandbox.output[at + 1].strip() and not sandbox.output[at + 1].startswith("$ "), sandbox.output
+    assert not any(f"{logs}" in line for line in sandbox.output), "no host process logs on the Helm path"
+    assert not logs.exists()
+
+
+def test_host_processes_log_to_the_log_dir(tmp_path: Path):
+    """`--host-processes`: kruise-webhook, kruise-manager and a kruise-daemon per node run on the host,
+    each saying where it logs, and the file holds its output."""
+    logs = tmp_path / "logs"
+    sandbox = SandboxProcess.start(
+        "--nodes",
+        "1",
+        "--speed",
+        "20",
+        "--host-processes",
+        "--kubeconfig",
+        str(tmp_path / "kc"),
+        "--log-dir",
+        str(logs),
+    )
+    try:
+        sandbox.wait_for("ready", 90)
+        sandbox.wait_for("  logs of kruise-daemon-node-1", 30)
+    finally:
+        code = sandbox.terminate()
+    assert code == 0, sandbox.output
+    assert not any("kubectl logs -n kruise-system" in line for line in sandbox.output), sandbox.output
     for name in ("kruise-webhook", "kruise-manager", "kruise-daemon-node-1"):
-        assert any(f"{logs / name}.log" in line for line in sandbox.output), sandbox.output
+        assert any(f"logs of {name}: {logs / name}.log" in line for line in sandbox.output), sandbox.output
         assert (logs / f"{name}.log").read_text().strip()
 
 

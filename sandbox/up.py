@@ -38,7 +38,7 @@ class UpOptions:
     tours: Sequence[Tour] = ()
     """More demo steps run after the built-in tour with ``--demo`` (the CLI adds kruise's CloneSet tour)."""
     process_images: Sequence[ProcessImage] = ()
-    """Images whose containers the kubelets run as real processes (``--via-helm``: kruise-py's)."""
+    """Images whose containers the kubelets run as real processes (the CLI maps kruise-py's)."""
     install_crds: bool = True
     """Apply the repository's ``crds/`` at start (off when a chart installs them)."""
 
@@ -78,6 +78,9 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
                 log_file = getattr(component, "log_file", None)
                 if log_file is not None:
                     echo(f"  logs of {component.name}: {log_file}")
+                log_hint = getattr(component, "log_hint", None)
+                if log_hint is not None:
+                    echo(f"  {log_hint}")
             if options.demo:
                 await run_demo(sandbox.kubeconfig, echo, nodes=options.nodes, crds=bool(sandbox.crds))
                 for tour in options.tours:

@@ -13,7 +13,10 @@ successes make the result true and ``failureThreshold`` consecutive failures mak
 Readiness starts false, liveness true; readiness and liveness wait until the startup probe
 succeeded, and the container is ``started`` only then. A liveness or startup probe that
 reaches its failure threshold gets the container killed and restarted per restartPolicy.
-Every duration is in cluster seconds, scaled by the speed factor.
+Every duration is in cluster seconds, scaled by the speed factor - except a live container's: a
+real process starts and answers at its own pace whatever the speed, so its probes keep the
+seconds its spec says (at speed 20 a 10 s liveness period would otherwise kill a Python process
+before it listens).
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ Execute = Callable[[list[str]], tuple[bool, str]]  # exec command -> (success, o
 LiveCheck = Callable[["Prober"], Awaitable[tuple[bool, str]]]  # probe -> (success, output)
 
 KINDS = ("startup", "readiness", "liveness")
+
+
+def real_seconds(seconds: float) -> float:
+    """A live container's probe durations: not divided by the speed factor."""
+    return seconds
 
 
 @dataclass
@@ -97,6 +105,8 @@ class ContainerProbes:
     def create(
         cls, spec: Mapping[str, Any], started_at: float, scale: Scale, live: bool = False
     ) -> ContainerProbes:
+        if live:
+            scale = real_seconds
         probers = {
             kind: Prober.create(kind, spec[f"{kind}Probe"], started_at, scale, live)
             for kind in KINDS

@@ -173,6 +173,19 @@ async def test_live_probes_ask_every_period_and_count_failures():
     assert not probes.ready()
 
 
+@pytest.mark.parametrize("speed", [1.0, 2.0, 20.0, 200.0])
+def test_live_probes_keep_real_seconds_whatever_the_speed(speed: float):
+    spec = {
+        "livenessProbe": {"httpGet": {"port": 80}, "initialDelaySeconds": 5, "periodSeconds": 10},
+        "readinessProbe": {"httpGet": {"port": 80}},
+    }
+    live = ContainerProbes.create(spec, 100.0, lambda s: s / speed, live=True)
+    assert live.probers["liveness"].next_at == 105.0 and live.probers["liveness"].period == 10.0
+    assert live.probers["readiness"].period == 10.0  # the kubelet's default period
+    fake = ContainerProbes.create(spec, 100.0, lambda s: s / speed)
+    assert fake.probers["liveness"].period == 10.0 / speed
+
+
 def test_cri_socket_is_linked_where_a_daemon_probes_the_host_run_dir(tmp_path):
     from kruise.daemon.cri.client import discover_socket
     from kruise.sandbox.simulator.process_runner import link_cri_socket
