@@ -206,13 +206,13 @@ def test_host_processes_log_to_the_log_dir(tmp_path: Path):
     )
     try:
         sandbox.wait_for("ready", 90)
-        sandbox.wait_for("  logs of kruise-daemon-node-1", 30)
+        sandbox.wait_for("  logs of kruise-daemon/node-1", 30)
     finally:
         code = sandbox.terminate()
     assert code == 0, sandbox.output
     assert not any("kubectl logs -n kruise-system" in line for line in sandbox.output), sandbox.output
     for name in ("kruise-webhook", "kruise-manager", "kruise-daemon-node-1"):
-        assert any(f"logs of {name}: {logs / name}.log" in line for line in sandbox.output), sandbox.output
+        assert any(f"{logs / name}.log" in line for line in sandbox.output), sandbox.output
         assert (logs / f"{name}.log").read_text().strip()
 
 
