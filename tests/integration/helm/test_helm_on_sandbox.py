@@ -1,6 +1,6 @@
 """`helm install` of kruise-py's chart on the sandbox runs its real processes as pods.
 
-What a user sees after `kruise sandbox up --via-helm` (seed 000/003's `kubectl get pods -n
+What a user sees after `kruise sandbox up` (the default Helm install; seed 000/003's `kubectl get pods -n
 kruise-system`): two kruise-manager replicas with one leader, two kruise-webhook replicas called
 through `kruise-webhook-service`'s endpoints, a kruise-daemon per node (talking CRI to its node),
 a CloneSet reconciled by the in-pod manager, another replica taking over when the leader's pod
@@ -70,7 +70,8 @@ def cloneset(name: str, replicas: int, labels: dict[str, str]) -> dict[str, Any]
 
 
 async def test_chart_runs_kruise_as_pods_with_leader_handover(tmp_path: Path):
-    # speed 2: the chart's probes stay lenient enough for six Python processes starting at once
+    # speed 2: the simulated durations around the processes (pulls, backoffs) stay short but realistic;
+    # the processes' own probes keep real seconds at any speed
     release = HelmRelease(timeout=2 * WAIT)
     async with Sandbox(
         nodes=2, speed=2, crd_dir=None, process_images=kruise_process_images(), components=[release]
