@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from harness import Cluster, kubectl_binary, kubectl_kruise
 
 WEB = """
@@ -246,6 +247,18 @@ async def pods_table(cluster: Cluster, app: str = "nginx") -> list[list[str]]:
 WEB_PODS = [f"web-{i}" for i in range(5)]
 
 
+@pytest.fixture(autouse=True)
+async def _leave_no_sets_behind(kruise_sandbox: Cluster):
+    """The sandbox is shared by every e2e module, and the seed's pods carry the common `app: nginx`: delete
+    this module's sets and wait for their pods, so later modules count only their own."""
+    yield
+    await kruise_sandbox.kubectl(
+        "delete", "asts", "web", "big", "--ignore-not-found", "--wait=true", check=False
+    )
+    pods = [f"pod/web-{i}" for i in range(8)]
+    await kruise_sandbox.kubectl("wait", *pods, "--for=delete", "--timeout=90s", check=False)
+
+
 async def test_seed_002_advanced_statefulset_walkthrough(kruise_sandbox: Cluster, tmp_path: Path):
     cluster = kruise_sandbox
     manifest = tmp_path / "web.yaml"
@@ -254,7 +267,7 @@ async def test_seed_002_advanced_statefulset_walkthrough(kruise_sandbox: Cluster
     # Create: `kubectl get asts` DESIRED/CURRENT/UPDATED/READY 5, pods web-0..web-4 Running.
     await cluster.kubectl("apply", "-f", str(manifest))
     await wait_status(cluster, replicas=5, currentReplicas=5, updatedReplicas=5, readyReplicas=5)
-    _, table = await cluster.kubectl("get", "asts")
+    _, table = await cluster.kubectl("get", "asts", "web")
     header, row = table.strip().splitlines()
     assert header.split() == ["NAME", "DESIRED", "CURRENT", "UPDATED", "READY", "AGE"]
     assert row.split()[:5] == ["web", "5", "5", "5", "5"]

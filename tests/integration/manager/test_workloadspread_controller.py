@@ -5,6 +5,7 @@ scale-in removes zone-b pods before zone-a's (tutorial scenario: WorkloadSpread 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from kruise.kube.client import Client
+from kruise.kube.errors import AlreadyExists
 from kruise.kube.resources import CLONESETS, NAMESPACES, WORKLOADSPREADS
 from kruise.manager.controllers import cloneset, workloadspread
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
@@ -43,7 +45,8 @@ async def webhook(kruise_cluster, emulator, tmp_path) -> AsyncIterator[WebhookPr
         lambda group, version, plural: list(server.store.list((group, plural)))
     )
     # the webhook keeps its certificate Secret there
-    await kruise_cluster.client.create(NAMESPACES, {"metadata": {"name": "kruise-system"}})
+    with contextlib.suppress(AlreadyExists):  # the kruise_cluster fixture creates it too
+        await kruise_cluster.client.create(NAMESPACES, {"metadata": {"name": "kruise-system"}})
     port = free_port()
     options = Options(
         kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
