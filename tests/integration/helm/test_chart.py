@@ -143,3 +143,17 @@ def allows(role_rules: list[dict], group: str, resource: str, verb: str) -> bool
 )
 def test_rbac_covers_what_each_process_does(role, group, resource, verb):
     assert allows(rules(render(), role), group, resource, verb)
+
+
+def test_upstream_manager_webhook_port_key_sets_the_webhook_port():
+    docs = render("manager.webhook.port=9443")
+    (deployment,) = [
+        d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "kruise-webhook"
+    ]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert "--port=9443" in container["args"]
+    assert container["readinessProbe"]["httpGet"]["port"] == 9443
+    (service,) = [
+        d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "kruise-webhook-service"
+    ]
+    assert service["spec"]["ports"] == [{"port": 443, "targetPort": 9443}]
