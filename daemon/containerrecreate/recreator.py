@@ -11,6 +11,8 @@ period; the kubelet notices the exit and starts the container again, which the p
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -77,6 +79,7 @@ class ContainerRecreator:
         self.controller = Controller("containerrecreate", self.reconcile, workers=workers)
         self.controller.watch(self.requests, self._siblings)
         self.controller.watch(self.pods, self._requests_for_pod)
+        self._workers_starter: asyncio.Future[None] | None = None
 
     # ---- wiring ------------------------------------------------------------------------------
 
@@ -101,8 +104,16 @@ class ContainerRecreator:
         ]
 
     def start(self) -> None:
+        """Informers now, workers once both caches have synced (as controller-runtime waits for its caches):
+        a request handled before the pod cache is filled would find no pod and be completed as "pod has
+        gone" without recreating anything."""
         self.requests.start()
         self.pods.start()
+        self._workers_starter = asyncio.ensure_future(self._start_workers_when_synced())
+
+    async def _start_workers_when_synced(self) -> None:
+        await self.requests.wait_for_sync(None)
+        await self.pods.wait_for_sync(None)
         self.controller.start()
 
     def has_synced(self) -> bool:
@@ -114,6 +125,11 @@ class ContainerRecreator:
         A cancelled kill is safe to abandon: its outcome was not written, and the next daemon
         re-plans from the pod (a container that already restarted is never killed twice).
         """
+        starter = self._workers_starter
+        if starter is not None and not starter.done():
+            starter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starter
         await self.controller.stop(timeout=drain_seconds)
         await self.requests.stop()
         await self.pods.stop()
@@ -125,7 +141,9 @@ class ContainerRecreator:
         if cached is None or (cached.get("status") or {}).get("phase") == PHASE_COMPLETED:
             return None
         if not self.expectations.is_satisfied(cached):
-            return None  # our last status write is not in the cache yet: its event brings us back
+            # our last status write is not in the cache yet: its event brings us back, and the requeue
+            # makes sure of it should that event have been handled before the write was expected
+            return Result(requeue_after=RECHECK_SECONDS)
         crr = copy.deepcopy(cached)
         namespace, spec = crr["metadata"]["namespace"], crr.get("spec") or {}
         pod = self.pods.get(f"{namespace}/{spec.get('podName', '')}")
@@ -145,9 +163,9 @@ class ContainerRecreator:
             # Answer first: phase Recreating is what tells kruise-manager the daemon has the request
             # (until then it counts towards "daemon has not responded"), and what it waits for before
             # taking the pod out of service for `unreadyGracePeriodSeconds`. Our write's event brings
-            # the request back here.
+            # the request back here (the requeue is the safety net, as above).
             await self._write(crr, plan.recreating_status(states))
-            return None
+            return Result(requeue_after=RECHECK_SECONDS)
         grace = (spec.get("strategy") or {}).get("unreadyGracePeriodSeconds")
         if grace:
             acquired = podstatus.parse_time(
