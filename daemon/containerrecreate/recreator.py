@@ -141,7 +141,9 @@ class ContainerRecreator:
         if cached is None or (cached.get("status") or {}).get("phase") == PHASE_COMPLETED:
             return None
         if not self.expectations.is_satisfied(cached):
-            return None  # our last status write is not in the cache yet: its event brings us back
+            # our last status write is not in the cache yet: its event brings us back, and the requeue
+            # makes sure of it should that event have been handled before the write was expected
+            return Result(requeue_after=RECHECK_SECONDS)
         crr = copy.deepcopy(cached)
         namespace, spec = crr["metadata"]["namespace"], crr.get("spec") or {}
         pod = self.pods.get(f"{namespace}/{spec.get('podName', '')}")
@@ -161,9 +163,9 @@ class ContainerRecreator:
             # Answer first: phase Recreating is what tells kruise-manager the daemon has the request
             # (until then it counts towards "daemon has not responded"), and what it waits for before
             # taking the pod out of service for `unreadyGracePeriodSeconds`. Our write's event brings
-            # the request back here.
+            # the request back here (the requeue is the safety net, as above).
             await self._write(crr, plan.recreating_status(states))
-            return None
+            return Result(requeue_after=RECHECK_SECONDS)
         grace = (spec.get("strategy") or {}).get("unreadyGracePeriodSeconds")
         if grace:
             acquired = podstatus.parse_time(
