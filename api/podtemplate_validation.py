@@ -1,8 +1,9 @@
 """The part of core ValidatePodTemplateSpec that workloads trip over most, in the apiserver's words.
 
 Upstream converts the template to the internal core type and runs the full pod validation; this
-covers names, images, ports, volume names and template labels — enough that a template the real
-apiserver would reject for those reasons is rejected here with the same field path and text.
+covers names, images, ports, volume names, container restartPolicy (native sidecars) and template
+labels — enough that a template the real apiserver would reject for those reasons is rejected here
+with the same field path and text.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from kruise.api.validation import (
     FieldError,
     dns1123_label_errors,
     duplicate,
+    forbidden,
     invalid,
     not_supported,
     required,
@@ -25,6 +27,7 @@ from kruise.api.validation import (
 )
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
+INIT_CONTAINER_RESTART_POLICIES = ["Always"]
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
 
 
@@ -56,8 +59,31 @@ def _validate_mounts(mounts: list[dict[str, Any]], volumes: set[str], path: str)
     return errs
 
 
+def _restart_policy_errors(container: dict[str, Any], cpath: str, *, init: bool) -> list[FieldError]:
+    """A container-level `restartPolicy` (Kubernetes 1.28+ native sidecars): only `Always`, only on
+    init containers; init containers without it run to completion, so they may carry no lifecycle
+    hooks and no probes."""
+    restart = container.get("restartPolicy")
+    if not init:
+        if restart is not None:
+            return [forbidden(f"{cpath}.restartPolicy", "may not be set for non-init containers")]
+        return []
+    errs: list[FieldError] = []
+    if restart is not None and restart not in INIT_CONTAINER_RESTART_POLICIES:
+        errs.append(not_supported(f"{cpath}.restartPolicy", restart, INIT_CONTAINER_RESTART_POLICIES))
+    if restart != "Always":
+        for key in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
+            if container.get(key) is not None:
+                errs.append(
+                    forbidden(
+                        f"{cpath}.{key}", "may not be set for init containers without restartPolicy=Always"
+                    )
+                )
+    return errs
+
+
 def _validate_containers(
-    containers: list[dict[str, Any]], path: str, names: set[str], volumes: set[str]
+    containers: list[dict[str, Any]], path: str, names: set[str], volumes: set[str], *, init: bool = False
 ) -> list[FieldError]:
     errs: list[FieldError] = []
     for i, container in enumerate(containers):
@@ -74,6 +100,7 @@ def _validate_containers(
             errs.append(required(f"{cpath}.image"))
         errs.extend(_validate_ports(container.get("ports") or [], f"{cpath}.ports"))
         errs.extend(_validate_mounts(container.get("volumeMounts") or [], volumes, f"{cpath}.volumeMounts"))
+        errs.extend(_restart_policy_errors(container, cpath, init=init))
     return errs
 
 
@@ -97,7 +124,9 @@ def validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
     names: set[str] = set()
     errs.extend(_validate_containers(containers, f"{path}.containers", names, volume_names))
     init_containers = spec.get("initContainers") or []
-    errs.extend(_validate_containers(init_containers, f"{path}.initContainers", names, volume_names))
+    errs.extend(
+        _validate_containers(init_containers, f"{path}.initContainers", names, volume_names, init=True)
+    )
     restart = spec.get("restartPolicy")
     if restart and restart not in RESTART_POLICIES:
         errs.append(not_supported(f"{path}.restartPolicy", restart, RESTART_POLICIES))

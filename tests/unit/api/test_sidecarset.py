@@ -62,6 +62,29 @@ def test_valid():
     assert sidecarset.validate(defaulted(make())) == []
 
 
+def test_native_sidecar_is_valid_only_with_not_update():
+    """Upstream refuses RollingUpdate (the default) for a SidecarSet carrying an initContainer with
+    restartPolicy Always: it never upgrades native sidecars in place (openkruise/kruise#1671, wontfix)."""
+    native = {
+        "name": "proxy",
+        "image": "envoy:v1",
+        "restartPolicy": "Always",
+        "readinessProbe": {"exec": {"command": ["true"]}},
+        "lifecycle": {"preStop": {"exec": {"command": ["true"]}}},
+    }
+    not_update = make(updateStrategy={"type": "NotUpdate"}, initContainers=[native])
+    assert sidecarset.validate(defaulted(not_update)) == []
+    rolling = make(initContainers=[native])
+    assert [str(e) for e in sidecarset.validate(defaulted(rolling))] == [
+        "spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported."
+    ]
+    switched = copy.deepcopy(not_update)
+    switched["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+    assert [str(e) for e in sidecarset.validate(defaulted(switched), defaulted(not_update))] == [
+        "spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported."
+    ]
+
+
 INVALID = [
     ({"selector": None}, ["spec.selector: Required value: no selector defined for SidecarSet"]),
     ({"selector": {}}, ["spec.selector: Invalid value: {}: empty selector is not valid for sidecarset."]),
@@ -106,6 +129,37 @@ INVALID = [
         {"initContainers": [{"name": "native", "image": "i", "restartPolicy": "Always"}]},
         [
             "spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported."
+        ],
+    ),
+    (
+        {
+            "updateStrategy": {"type": "NotUpdate"},
+            "initContainers": [{"name": "once", "image": "i", "restartPolicy": "OnFailure"}],
+        },
+        ['spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"'],
+    ),
+    (
+        {
+            "containers": [
+                {"name": "sidecar", "image": "busybox:1.36", "restartPolicy": "Always"},
+            ]
+        },
+        ["spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"],
+    ),
+    (
+        {
+            "initContainers": [
+                {
+                    "name": "setup",
+                    "image": "i",
+                    "readinessProbe": {"exec": {"command": ["true"]}},
+                    "lifecycle": {"postStart": {"exec": {"command": ["true"]}}},
+                }
+            ]
+        },
+        [
+            "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without restartPolicy=Always",
+            "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
         ],
     ),
 ]
