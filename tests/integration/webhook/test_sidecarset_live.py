@@ -219,3 +219,49 @@ async def test_patch_pod_metadata_whitelist_from_the_configmap(sidecar_webhook):
     pod = await get_json(kubectl, "pod", "web", "-n", "default")
     assert pod["metadata"]["annotations"]["team.io/owner"] == "platform"
     assert [c["name"] for c in pod["spec"]["containers"]] == ["agent", "app"]
+
+
+NATIVE = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: native}
+spec:
+  selector: {matchLabels: {app: mesh}}
+  %(strategy)s
+  initContainers:
+  - {name: proxy, image: "envoyproxy/envoy:v1.30", restartPolicy: Always}
+"""
+
+
+async def test_native_sidecar_needs_not_update_and_is_injected_after_the_pods_init_containers(
+    sidecar_webhook,
+):
+    """Upstream refuses RollingUpdate (the default) for native sidecars: they are never upgraded in
+    place, only injected into new pods."""
+    kubectl, cache = sidecar_webhook.kubectl, sidecar_webhook.process.sidecarsets
+    code, _, err = await kubectl("apply", "-f", "-", stdin=NATIVE % {"strategy": ""}, check=False)
+    assert code != 0
+    assert (
+        "spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported."
+    ) in err
+    await kubectl.apply(NATIVE % {"strategy": "updateStrategy: {type: NotUpdate}"})
+    await until(sidecar_webhook, lambda: cache.get("native") is not None)
+
+    code, _, err = await kubectl(
+        "patch", "sidecarset", "native", "--type=merge",
+        "-p", '{"spec":{"updateStrategy":{"type":"RollingUpdate"}}}', check=False,
+    )  # fmt: skip
+    assert code != 0 and "The initContainer in-place upgrade is not currently supported." in err
+
+    await kubectl.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: meshed, namespace: default, labels: {app: mesh}}\n"
+        "spec:\n  initContainers: [{name: setup, image: busybox}]\n"
+        "  containers: [{name: app, image: nginx}]\n"
+    )
+    pod = await get_json(kubectl, "pod", "meshed", "-n", "default")
+    assert [c["name"] for c in pod["spec"]["initContainers"]] == ["setup", "proxy"]
+    proxy = pod["spec"]["initContainers"][1]
+    assert proxy["restartPolicy"] == "Always"
+    assert {"name": "IS_INJECTED", "value": "true"} in proxy["env"]
+    hashes = orjson.loads(pod["metadata"]["annotations"]["kruise.io/sidecarset-hash"])
+    assert hashes["native"]["sidecarList"] == ["proxy"]

@@ -175,6 +175,43 @@ async def test_init_containers_then_native_sidecar_then_containers(cluster: Clus
     assert condition(pod, "Initialized")["status"] == "True"
 
 
+async def test_native_sidecar_image_change_restarts_it_but_not_a_finished_init_container(cluster: Cluster):
+    """kube-apiserver lets pod updates change `spec.initContainers[*].image`; the kubelet restarts a
+    restartable init container whose spec changed and ignores the change on one that has completed."""
+    inits = [
+        {"name": "setup", "image": "busybox:1.36"},
+        {"name": "proxy", "image": "envoyproxy/envoy:v1.30", "restartPolicy": "Always"},
+    ]
+    await cluster.create(pod_manifest("residecar", initContainers=inits))
+    before = await cluster.wait_for("pods", "residecar", is_ready)
+    patch = {
+        "spec": {
+            "initContainers": [
+                {"name": "setup", "image": "busybox:1.37"},
+                {"name": "proxy", "image": "envoyproxy/envoy:v1.31"},
+            ]
+        }
+    }
+    await cluster.client.patch(resource_path("v1", "pods", "default", "residecar"), patch, STRATEGIC_PATCH)
+
+    def statuses(p):
+        return {s["name"]: s for s in p["status"]["initContainerStatuses"]}
+
+    after = await cluster.wait_for(
+        "pods", "residecar", lambda p: statuses(p)["proxy"]["restartCount"] == 1 and is_ready(p)
+    )
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+    proxy = statuses(after)["proxy"]
+    assert proxy["image"] == "docker.io/envoyproxy/envoy:v1.31" and "running" in proxy["state"]
+    assert proxy["containerID"] != statuses(before)["proxy"]["containerID"]
+    assert statuses(after)["setup"]["restartCount"] == 0
+    assert statuses(after)["setup"]["containerID"] == statuses(before)["setup"]["containerID"]
+    assert container(after, "main")["restartCount"] == 0
+    killing = await cluster.wait_event("residecar", "Killing")
+    assert killing["message"] == "Container proxy definition changed, will be restarted"
+    assert killing["involvedObject"]["fieldPath"] == "spec.initContainers{proxy}"
+
+
 async def test_graceful_deletion_finishes_the_pod(cluster: Cluster):
     await cluster.create(pod_manifest("doomed"))
     pod = await cluster.wait_for("pods", "doomed", is_ready)
