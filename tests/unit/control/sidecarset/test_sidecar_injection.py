@@ -213,6 +213,31 @@ def test_init_containers_sorted_after_existing_and_native_sidecars_listed():
     assert record["sidecarList"] == ["a-native"]
 
 
+def test_native_sidecar_before_app_goes_ahead_of_the_pods_init_containers():
+    """`mergeSidecarContainers` serves initContainers too: BeforeAppContainer puts the sidecar first
+    (the default for initContainers is AfterAppContainer, i.e. after the pod's own)."""
+    native = {
+        "name": "proxy",
+        "image": "p",
+        "restartPolicy": "Always",
+        "podInjectPolicy": "BeforeAppContainer",
+    }
+    s = sidecarset("s", None, initContainers=[native], updateStrategy={"type": "NotUpdate"})
+    out = injected(pod(initContainers=[{"name": "mine", "image": "m"}]), s)
+    assert names(out, "initContainers") == ["proxy", "mine"]
+    assert container(out, "proxy")["restartPolicy"] == "Always"
+    assert "podInjectPolicy" not in container(out, "proxy")
+
+
+def test_native_sidecar_replaces_a_same_named_pod_init_container_in_place():
+    native = {"name": "proxy", "image": "new", "restartPolicy": "Always"}
+    s = sidecarset("s", None, initContainers=[native], updateStrategy={"type": "NotUpdate"})
+    p = pod(initContainers=[{"name": "proxy", "image": "old"}, {"name": "mine", "image": "m"}])
+    out = injected(p, s)
+    assert names(out, "initContainers") == ["proxy", "mine"]
+    assert container(out, "proxy")["image"] == "new"
+
+
 def test_hot_upgrade_makes_two_containers_with_version_env_and_annotations():
     hot = {
         "name": "mesh",
