@@ -8,15 +8,21 @@ ordinal and waits for it to be gone before deleting the next.
 from __future__ import annotations
 
 import asyncio
+import re
+import shutil
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from simulator_testkit import WAIT, Cluster, is_ready
 
 from kruise.sandbox.simulator.client import MERGE_PATCH, resource_path
 
 Obj = dict[str, Any]
 APPS = "apps/v1"
+KUBECTL = Path(sys.executable).parent / "kubectl"
 
 
 def statefulset(name: str = "web", replicas: int = 3, **spec: Any) -> Obj:
@@ -316,3 +322,42 @@ async def test_volume_claim_templates_and_retention(cluster: Cluster):
     assert claim["metadata"]["ownerReferences"][0]["kind"] == "StatefulSet"
     await cluster.client.delete(sts_path())
     await cluster.wait_list("persistentvolumeclaims", lambda cs: not cs, label_selector="app=web", timeout=30)
+
+
+async def kubectl(cluster: Cluster, tmp_path: Path, *args: str) -> str:
+    if not KUBECTL.exists() and shutil.which("kubectl") is None:
+        pytest.skip("kubectl binary not available")
+    proc = await asyncio.create_subprocess_exec(
+        str(KUBECTL if KUBECTL.exists() else shutil.which("kubectl")),
+        "--kubeconfig",
+        str(cluster.simulator.kubeconfig_path),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, err.decode()
+    return re.sub(r" +", " ", out.decode())
+
+
+async def test_kubectl_columns_and_scale(cluster: Cluster, tmp_path: Path):
+    claim = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
+    await cluster.create(statefulset(replicas=1, volumeClaimTemplates=[claim]), "statefulsets", APPS)
+    sts = await wait_sts(cluster, settled(1))
+    out = await kubectl(cluster, tmp_path, "scale", "statefulset", "web", "--replicas=2")
+    assert out == "statefulset.apps/web scaled\n"
+    sts = await wait_sts(cluster, settled(2))
+    lines = (await kubectl(cluster, tmp_path, "get", "sts", "-o", "wide")).splitlines()
+    assert lines[0] == "NAME READY AGE CONTAINERS IMAGES"
+    assert lines[1].startswith("web 2/2 ") and lines[1].endswith(" main nginx:1.25")
+    lines = (await kubectl(cluster, tmp_path, "get", "controllerrevisions")).splitlines()
+    assert lines[0] == "NAME CONTROLLER REVISION AGE"
+    assert lines[1].startswith(f"{sts['status']['currentRevision']} statefulset.apps/web 1 ")
+    lines = (await kubectl(cluster, tmp_path, "get", "pvc")).splitlines()
+    assert lines[0] == "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE"
+    assert [line.split(" ")[:2] for line in lines[1:]] == [
+        ["data-web-0", "Pending"],
+        ["data-web-1", "Pending"],
+    ]
