@@ -301,6 +301,15 @@ def network_policy(obj: dict[str, Any]) -> None:
         spec["policyTypes"] = ["Ingress", *(["Egress"] if spec.get("egress") else [])]
 
 
+def persistent_volume_claim(obj: dict[str, Any]) -> None:
+    """SetDefaults_PersistentVolumeClaim(Spec): Filesystem volume mode, phase Pending until bound."""
+    obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        status = obj["status"] = {}
+    status.setdefault("phase", "Pending")
+
+
 def node(obj: dict[str, Any]) -> None:
     return None
 
@@ -310,6 +319,7 @@ CREATE_DEFAULTS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
     ("", "services"): service,
     ("", "secrets"): secret,
     ("", "namespaces"): namespace,
+    ("", "persistentvolumeclaims"): persistent_volume_claim,
     ("apps", "deployments"): deployment,
     ("apps", "replicasets"): replicaset,
     ("apps", "statefulsets"): statefulset,

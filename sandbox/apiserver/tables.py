@@ -182,6 +182,44 @@ def _deploy_row(o: dict[str, Any]) -> list[Any]:
     ]
 
 
+def _controller_name(o: dict[str, Any]) -> str:
+    """``statefulset.apps/web``: the controller's lowercased Kind.group and name, or ``<none>``."""
+    for ref in o["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+            kind = f"{ref.get('kind', '')}.{group}" if group else ref.get("kind", "")
+            return f"{kind.lower()}/{ref.get('name', '')}"
+    return "<none>"
+
+
+_ACCESS_MODES = {
+    "ReadWriteOnce": "RWO",
+    "ReadOnlyMany": "ROX",
+    "ReadWriteMany": "RWX",
+    "ReadWriteOncePod": "RWOP",
+}
+
+
+def _pvc_row(o: dict[str, Any]) -> list[Any]:
+    spec, st = o.get("spec") or {}, o.get("status") or {}
+    phase = "Terminating" if o["metadata"].get("deletionTimestamp") else st.get("phase", "")
+    bound = bool(spec.get("volumeName"))
+    storage_class = spec.get("storageClassName") or (o["metadata"].get("annotations") or {}).get(
+        "volume.beta.kubernetes.io/storage-class"
+    )
+    return [
+        o["metadata"]["name"],
+        phase,
+        spec.get("volumeName", ""),
+        ((st.get("capacity") or {}).get("storage", "")) if bound else "",
+        ",".join(_ACCESS_MODES.get(m, m) for m in st.get("accessModes") or []) if bound else "",
+        storage_class or "<unset>",
+        spec.get("volumeAttributesClassName") or "<unset>",
+        age(o),
+        spec.get("volumeMode") or "<unset>",
+    ]
+
+
 def _node_row(o: dict[str, Any]) -> list[Any]:
     st = o.get("status") or {}
     ready = next((c for c in st.get("conditions") or [] if c.get("type") == "Ready"), None)
@@ -356,12 +394,31 @@ BUILTIN_TABLES: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
         ],
     ),
     ("apps", "statefulsets"): (
-        [NAME, _col("Ready"), AGE],
+        [NAME, _col("Ready"), AGE, _col("Containers", priority=1), _col("Images", priority=1)],
         lambda o: [
             o["metadata"]["name"],
             f"{(o.get('status') or {}).get('readyReplicas', 0)}/{(o.get('spec') or {}).get('replicas', 0)}",
             age(o),
+            *_workload_images(o),
         ],
+    ),
+    ("apps", "controllerrevisions"): (
+        [NAME, _col("Controller"), _col("Revision", "integer"), AGE],
+        lambda o: [o["metadata"]["name"], _controller_name(o), o.get("revision", 0), age(o)],
+    ),
+    ("", "persistentvolumeclaims"): (
+        [
+            NAME,
+            _col("Status"),
+            _col("Volume"),
+            _col("Capacity"),
+            _col("Access Modes"),
+            _col("StorageClass"),
+            _col("VolumeAttributesClass"),
+            AGE,
+            _col("VolumeMode", priority=1),
+        ],
+        lambda o: _pvc_row(o),
     ),
     ("apps", "daemonsets"): (
         [

@@ -32,13 +32,14 @@ from kruise.sandbox.simulator.process_runner import ProcessRunner
 from kruise.sandbox.simulator.processes import ProcessImage
 from kruise.sandbox.simulator.replicaset import ReplicaSetController
 from kruise.sandbox.simulator.scheduler import Scheduler
+from kruise.sandbox.simulator.statefulset import StatefulSetController
 from kruise.sandbox.simulator.timing import Timing
 
 log = logging.getLogger(__name__)
 
 APPS_V1 = "apps/v1"
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-CONTROLLERS = ("scheduler", "job", "deployment", "replicaset", "daemonset", "endpoints")
+CONTROLLERS = ("scheduler", "job", "deployment", "replicaset", "daemonset", "statefulset", "endpoints")
 
 
 class Simulator:
@@ -51,7 +52,7 @@ class Simulator:
         cri_socket_dir: if set, serve each node's runtime at ``<dir>/<node>.sock``.
         timing: durations in cluster seconds (its ``speed`` is overridden by ``speed``).
         controllers: which built-ins to run; drop ``"deployment"``, ``"replicaset"``, ``"job"``,
-            ``"daemonset"`` and ``"endpoints"`` (EndpointSlices and Endpoints of selector
+            ``"daemonset"``, ``"statefulset"`` and ``"endpoints"`` (EndpointSlices and Endpoints of selector
             Services) when the target cluster already runs kube-controller-manager,
             ``"scheduler"`` when it runs kube-scheduler.
         pods_per_node, cpu, memory: node capacity.
@@ -172,6 +173,12 @@ class Simulator:
             daemonsets = Informer(client, resource_path(APPS_V1, "daemonsets"))
             self._informers.append(daemonsets)
             self._parts.append(DaemonSetController(client, daemonsets, pods, nodes))
+        if "statefulset" in self.controllers:
+            statefulsets = Informer(client, resource_path(APPS_V1, "statefulsets"))
+            self._informers.append(statefulsets)
+            revisions = Informer(client, resource_path(APPS_V1, "controllerrevisions"))
+            claims = Informer(client, resource_path("v1", "persistentvolumeclaims"))
+            self._parts.append(StatefulSetController(client, statefulsets, pods, revisions, claims))
         if "job" in self.controllers:
             jobs = Informer(client, resource_path("batch/v1", "jobs"))
             self._informers.append(jobs)

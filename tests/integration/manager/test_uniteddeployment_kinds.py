@@ -1,13 +1,13 @@
 """UnitedDeployment with Advanced StatefulSet, Deployment and native StatefulSet templates.
 
 The Advanced StatefulSet controller runs in-process and the simulator runs Deployments (and their
-ReplicaSets), so those children get real, scheduled pods. The simulator has no native StatefulSet
-controller: for that template the children are checked as written, and their pods and status are
-played by the test (which is what the UnitedDeployment controller reads either way).
+ReplicaSets) and native StatefulSets, so every child gets real, scheduled pods. A pod that must stay
+unready gets a readiness exec probe the nodes' fake runtimes answer with a failure.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +29,8 @@ from kruise.kube.resources import (
 )
 from kruise.manager.controllers.statefulset import SETUP as ASTS_SETUP
 from kruise.manager.controllers.uniteddeployment import SETUP
+from kruise.sandbox.cri import ExecResult
+from kruise.sandbox.cri.model import POD_NAME_LABEL
 from tests.kit.polling import until
 
 NS = "default"
@@ -252,38 +254,54 @@ async def test_deployment_subsets_count_pods_through_replicasets(kruise_cluster)
     assert {s: len(p) for s, p in per_subset.items()} == {"subset-a": 2, "subset-b": 2, "subset-c": 2}
 
 
-def fake_pod(child: dict[str, Any], ordinal: int, revision: str, ready: bool) -> dict[str, Any]:
-    meta = child["metadata"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{meta['name']}-{ordinal}",
-            "namespace": NS,
-            "labels": {
-                **child["spec"]["template"]["metadata"]["labels"],
-                LABEL_KRUISE_CONTROLLER_REVISION_HASH: revision,
-            },
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "StatefulSet",
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        },
-        # No node: the simulator's kubelet leaves it alone; the test plays its status.
-        "spec": {"schedulerName": "none", "containers": [{"name": "main", "image": "nginx:alpine"}]},
-    }
+READINESS = {"exec": {"command": ["check"]}, "periodSeconds": 1}
+
+
+def fail_readiness(cluster, failing: Callable[[str], bool]) -> None:
+    """Every node answers the readiness exec probe with a failure for pods named as `failing` says."""
+
+    def handler(container: Any, cmd: list[str]) -> ExecResult:
+        return ExecResult(exit_code=1 if failing(container.labels.get(POD_NAME_LABEL, "")) else 0)
+
+    for runtime in cluster.simulator.runtimes.values():
+        runtime.exec_handler = handler
+
+
+async def test_native_statefulset_subsets_get_ready_pods_in_their_zones(kruise_cluster) -> None:
+    cluster = kruise_cluster
+    subsets = [zone_subset("zone-a", replicas=1), zone_subset("zone-b"), zone_subset("zone-c")]
+    spec = {"serviceName": "demo", "template": POD_TEMPLATE}
+    await cluster.client.create(
+        UNITED_DEPLOYMENTS, manifest("sts", 5, "statefulSetTemplate", spec, subsets), NS
+    )
+    found = await cluster.until(lambda: children(cluster, STATEFULSETS_APPS, "sts"), lambda c: len(c) == 3)
+    assert replicas_of(found) == {"subset-a": 1, "subset-b": 2, "subset-c": 2}
+
+    ud = await settled_ud(cluster, "sts", 5)
+    per_subset = await pods_in_zones(cluster, ud["status"]["currentRevision"])
+    assert {s: len(p) for s, p in per_subset.items()} == {"subset-a": 1, "subset-b": 2, "subset-c": 2}
+    for subset, pods in per_subset.items():
+        child = found[subset]["metadata"]["name"]
+        assert sorted(p["metadata"]["name"] for p in pods) == [f"{child}-{i}" for i in range(len(pods))]
+        assert all(p["spec"]["hostname"] == p["metadata"]["name"] for p in pods)
+        assert all(p["spec"]["subdomain"] == "demo" for p in pods)
+    found = await cluster.until(
+        lambda: children(cluster, STATEFULSETS_APPS, "sts"),
+        lambda c: all(
+            (s.get("status") or {}).get("readyReplicas") == s["spec"]["replicas"] for s in c.values()
+        ),
+    )
+    assert ud["status"]["subsetReplicas"] == {"subset-a": 1, "subset-b": 2, "subset-c": 2}
 
 
 async def test_native_statefulset_children_stuck_pods_and_kind_switch(kruise_cluster) -> None:
     cluster = kruise_cluster
+    # subset-a's ordinal 1 never becomes ready, which blocks an OrderedReady rolling update.
+    fail_readiness(cluster, lambda pod: pod.startswith("nat-subset-a-") and pod.endswith("-1"))
     subsets = [zone_subset("zone-a"), zone_subset("zone-b")]
-    spec = {"serviceName": "demo", "template": POD_TEMPLATE}
+    template = copy.deepcopy(POD_TEMPLATE)
+    template["spec"]["containers"][0]["readinessProbe"] = READINESS
+    spec = {"serviceName": "demo", "template": template}
     await cluster.client.create(
         UNITED_DEPLOYMENTS, manifest("nat", 4, "statefulSetTemplate", spec, subsets), NS
     )
@@ -295,36 +313,35 @@ async def test_native_statefulset_children_stuck_pods_and_kind_switch(kruise_clu
     assert child["spec"]["serviceName"] == "demo"
     assert child["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
     revision = child["metadata"]["labels"][LABEL_KRUISE_CONTROLLER_REVISION_HASH]
-
-    # Play the StatefulSet controller for subset-a: two pods, ordinal 1 never became ready.
-    for ordinal, ready in ((0, True), (1, False)):
-        pod = await cluster.client.create(PODS, fake_pod(child, ordinal, revision, ready), NS)
-        pod["status"] = {
-            "phase": "Running",
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        }
-        await cluster.client.update(PODS, pod, subresource="status")
-    child["status"] = {
-        "replicas": 2,
-        "readyReplicas": 1,
-        "observedGeneration": child["metadata"]["generation"],
-    }
-    await cluster.client.update(STATEFULSETS_APPS, child, subresource="status")
     ud = await cluster.until(
         lambda: cluster.client.get(UNITED_DEPLOYMENTS, "nat", NS),
-        lambda u: (u.get("status") or {}).get("readyReplicas") == 1,
+        lambda u: (u.get("status") or {}).get("readyReplicas") == 3 and u["status"].get("replicas") == 4,
     )
-    assert ud["status"]["replicas"] == 2 and ud["status"]["updatedReplicas"] == 2
+    assert ud["status"]["updatedReplicas"] == 4
+    stuck = await cluster.client.get(PODS, f"{child['metadata']['name']}-1", NS)
 
     # A new template: the child is rewritten and its old, unready pod at/above partition is deleted
-    # (the stuck-rollout workaround); the ready one is left to the StatefulSet controller.
+    # (the stuck-rollout workaround), so the StatefulSet controller recreates it at the new revision;
+    # the ready ordinal 0 stays behind it, as OrderedReady waits for ordinal 1 to become ready.
     await edit_ud(cluster, "nat", set_image("statefulSetTemplate", "nginx:1.27"))
 
-    async def live_pods() -> set[str]:
+    async def subset_a_pods() -> dict[str, dict[str, Any]]:
         listing = await cluster.client.list(PODS, NS, label_selector={LABEL_SUBSET_NAME: "subset-a"})
-        return {p["metadata"]["name"] for p in listing["items"] if not p["metadata"].get("deletionTimestamp")}
+        return {
+            p["metadata"]["name"]: p for p in listing["items"] if not p["metadata"].get("deletionTimestamp")
+        }
 
-    assert await cluster.until(live_pods, lambda names: len(names) == 1) == {f"{child['metadata']['name']}-0"}
+    name = child["metadata"]["name"]
+    pods = await cluster.until(
+        subset_a_pods,
+        lambda ps: (
+            f"{name}-1" in ps
+            and ps[f"{name}-1"]["metadata"]["uid"] != stuck["metadata"]["uid"]
+            and ps[f"{name}-1"]["metadata"]["labels"][LABEL_KRUISE_CONTROLLER_REVISION_HASH] != revision
+        ),
+    )
+    assert pods[f"{name}-1"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert pods[f"{name}-0"]["metadata"]["labels"][LABEL_KRUISE_CONTROLLER_REVISION_HASH] == revision
     found = await children(cluster, STATEFULSETS_APPS, "nat")
     assert found["subset-a"]["metadata"]["labels"][LABEL_KRUISE_CONTROLLER_REVISION_HASH] != revision
 
