@@ -159,16 +159,11 @@ SIDECARSET = {
 ACJ_TEMPLATE = optional(
     jobTemplate=optional(spec=st.dictionaries(names, json_values, max_size=2)),
     broadcastJobTemplate=optional(spec=st.dictionaries(names, json_values, max_size=2)),
+    imageListPullJobTemplate=optional(spec=optional(images=st.lists(names, max_size=2))),
 )
 ADVANCEDCRONJOB = {
-    "v1alpha1": optional(schedule=st.just("*/1 * * * *"), template=ACJ_TEMPLATE),
-    "v1beta1": optional(
-        schedule=st.just("*/1 * * * *"),
-        template=st.tuples(
-            ACJ_TEMPLATE,
-            optional(imageListPullJobTemplate=optional(spec=optional(images=st.lists(names, max_size=2)))),
-        ).map(lambda p: {**p[0], **p[1]}),
-    ),
+    version: optional(schedule=st.just("*/1 * * * *"), template=ACJ_TEMPLATE)
+    for version in ("v1alpha1", "v1beta1")
 }
 
 BROADCASTJOB = {

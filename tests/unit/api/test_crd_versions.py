@@ -87,12 +87,6 @@ BETA_ONLY = {
         "status": {"updateRevision": "r"},
     },
     "SidecarSet": {"spec": {"customVersion": "v2"}},
-    "AdvancedCronJob": {
-        "spec": {
-            "schedule": "* * * * *",
-            "template": {"imageListPullJobTemplate": {"spec": {"images": ["a"]}}},
-        }
-    },
     "CloneSet": {
         "spec": {
             **WORKLOAD,
