@@ -11,7 +11,8 @@ Simulated containers run no process, so nothing listens on a pod's IP and `Servi
 The sandbox's pod IPs are loopback addresses of this machine, so the test plays the container's server:
 it listens on one pod's IP and port, the marker flips that pod (and only it) to `serving=true`, then it
 closes the port and the marker flips back to the Failed policy. Deleting the marker takes its probes
-out of every NodePodProbe and releases the finalizer."""
+out of every NodePodProbe and releases the finalizer. A second scenario follows a marker through
+scale-out, scale-in, the removal of one of its probes and a pod relabelled out of its selector."""
 
 from __future__ import annotations
 
@@ -229,3 +230,103 @@ async def test_pods_marked_by_exec_and_tcp_probes_and_unmarked_on_failure(kruise
     # What the marker wrote stays on the pods, as upstream.
     after = await get_json(cluster, "pod", target_name, "-n", NS)
     assert (after["metadata"].get("labels") or {}).get("gameserver-idle") == "true"
+
+
+def scaled(name: str, replicas: int) -> dict:
+    body = json.loads(json.dumps(CLONESET))
+    body["metadata"]["name"] = name
+    body["spec"]["replicas"] = replicas
+    body["spec"]["selector"]["matchLabels"]["app"] = name
+    body["spec"]["template"]["metadata"]["labels"]["app"] = name
+    return body
+
+
+def marker_for(app: str, probes: list[str]) -> dict:
+    body = json.loads(json.dumps(PROBE_MARKER))
+    body["metadata"]["name"] = f"{app}-probe"
+    body["spec"]["selector"]["matchLabels"]["app"] = app
+    body["spec"]["probes"] = [p for p in body["spec"]["probes"] if p["name"] in probes]
+    return body
+
+
+async def entries(cluster: Cluster, marker: str) -> dict[str, list[str]]:
+    """pod name → that marker's probes, over every NodePodProbe."""
+    found: dict[str, list[str]] = {}
+    for npp in (await get_json(cluster, "nodepodprobes"))["items"]:
+        for pod, names in probe_names(npp).items():
+            mine = [n for n in names if n.startswith(f"{marker}#")]
+            if mine:
+                found[pod] = mine
+    return found
+
+
+async def test_probes_follow_scaling_and_marker_edits(kruise_sandbox: Cluster):
+    cluster = kruise_sandbox
+    app, marker = "lobby", "lobby-probe"
+    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(scaled(app, 1)))
+    await cluster.kubectl(
+        "wait", f"cloneset/{app}", "--for=jsonpath={.status.readyReplicas}=1", "--timeout=90s"
+    )
+    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(marker_for(app, ["Idle", "Serving"])))
+    both = [f"{marker}#Idle", f"{marker}#Serving"]
+    await until(
+        lambda: entries(cluster, marker), lambda seen: list(seen.values()) == [both], "one pod probed"
+    )
+
+    # Scaling up: the new pods are probed and marked too.
+    await cluster.kubectl("scale", f"cloneset/{app}", "--replicas=3")
+    await cluster.kubectl(
+        "wait", f"cloneset/{app}", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=90s"
+    )
+
+    async def app_pods() -> list[dict]:
+        return (await get_json(cluster, "pods", "-n", NS, "-l", f"app={app}"))["items"]
+
+    pods = await until(
+        app_pods,
+        lambda seen: len(seen) == 3 and all(marked(p, "true", "false") for p in seen),
+        "three pods marked",
+        timeout=60,
+    )
+    seen = await entries(cluster, marker)
+    assert sorted(seen) == sorted(p["metadata"]["name"] for p in pods)
+    await cluster.kubectl(
+        "wait", f"podprobemarker/{marker}", "--for=jsonpath={.status.matchedPods}=3", "--timeout=30s"
+    )
+
+    # The marker loses its Serving probe: it leaves every entry (spec and reported status).
+    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(marker_for(app, ["Idle"])))
+    await until(
+        lambda: entries(cluster, marker),
+        lambda seen: len(seen) == 3 and all(names == [f"{marker}#Idle"] for names in seen.values()),
+        "Serving taken out of the NodePodProbes",
+    )
+
+    async def reported() -> set[str]:
+        names: set[str] = set()
+        for npp in (await get_json(cluster, "nodepodprobes"))["items"]:
+            for status in (npp.get("status") or {}).get("podProbeStatuses") or []:
+                names.update(
+                    s["name"] for s in status.get("probeStates") or [] if s["name"].startswith(marker)
+                )
+        return names
+
+    await until(reported, lambda names: names == {f"{marker}#Idle"}, "only Idle reported")
+
+    # Scaling down: the deleted pods' entries go. A pod relabelled out of the selector leaves too
+    # (the CloneSet releases it and creates a replacement, which is probed instead).
+    await cluster.kubectl("scale", f"cloneset/{app}", "--replicas=2")
+    await until(
+        lambda: entries(cluster, marker), lambda seen: len(seen) == 2, "two pods probed after scale-in"
+    )
+    released = sorted(await entries(cluster, marker))[0]
+    await cluster.kubectl("label", "pod", released, "-n", NS, f"app={app}-released", "--overwrite")
+    seen = await until(
+        lambda: entries(cluster, marker),
+        lambda seen: released not in seen and len(seen) == 2,
+        "relabelled pod no longer probed, its replacement probed",
+    )
+    _, names = await cluster.kubectl(
+        "get", "pods", "-n", NS, "-l", f"app={app}", "-o", "jsonpath={.items[*].metadata.name}"
+    )
+    assert sorted(seen) == sorted(names.split())
