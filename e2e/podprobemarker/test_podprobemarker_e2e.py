@@ -170,7 +170,7 @@ async def test_pods_marked_by_exec_and_tcp_probes_and_unmarked_on_failure(kruise
         assert annotations["controller.kubernetes.io/pod-deletion-cost"] == "-10"
         serving = condition(pod, "game.io/serving")
         assert serving is not None
-        assert f"dial tcp {pod['status']['podIP']}:{PORT}" in serving["message"]
+        assert serving["message"] == f"dial tcp {pod['status']['podIP']}:{PORT}: connect: connection refused"
 
     ppm = await get_json(cluster, "podprobemarker", "game-server-probe", "-n", NS)
     assert ppm["metadata"]["finalizers"] == ["kruise.io/node-pod-probe-cleanup"]
