@@ -56,6 +56,20 @@ def _validate_mounts(mounts: list[dict[str, Any]], volumes: set[str], path: str)
     return errs
 
 
+def _validate_devices(devices: list[dict[str, Any]], volumes: set[str], path: str) -> list[FieldError]:
+    """volumeDevices: a named pod volume and a device path, as core validation requires."""
+    errs: list[FieldError] = []
+    for i, device in enumerate(devices):
+        name = device.get("name") or ""
+        if not name:
+            errs.append(required(f"{path}[{i}].name"))
+        elif name not in volumes:
+            errs.append(FieldError(ErrorType.NotFound, f"{path}[{i}].name", name))
+        if not device.get("devicePath"):
+            errs.append(required(f"{path}[{i}].devicePath"))
+    return errs
+
+
 def _validate_containers(
     containers: list[dict[str, Any]], path: str, names: set[str], volumes: set[str]
 ) -> list[FieldError]:
@@ -74,6 +88,9 @@ def _validate_containers(
             errs.append(required(f"{cpath}.image"))
         errs.extend(_validate_ports(container.get("ports") or [], f"{cpath}.ports"))
         errs.extend(_validate_mounts(container.get("volumeMounts") or [], volumes, f"{cpath}.volumeMounts"))
+        errs.extend(
+            _validate_devices(container.get("volumeDevices") or [], volumes, f"{cpath}.volumeDevices")
+        )
     return errs
 
 

@@ -12,6 +12,7 @@ upstream decides), and the results replace the sidecar's `resources`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -27,6 +28,11 @@ _MEMORY_WORD = re.compile(r"\bmemory\b")
 
 class ResourcesPolicyError(ValueError):
     """The policy cannot be applied to this pod; the pod webhook refuses the pod with it (500)."""
+
+
+def _go_quote(text: str) -> str:
+    """Go's `%q` for the printable strings these messages quote."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _kruise_sidecar_names(sidecarsets: Iterable[dict[str, Any]]) -> set[str]:
@@ -46,7 +52,7 @@ def target_containers(
         pattern = re.compile(name_regex)
     except re.error as exc:
         raise ResourcesPolicyError(
-            f"failed to get target containers: invalid regex pattern {name_regex!r}: {exc}"
+            f"failed to get target containers: invalid regex pattern {_go_quote(name_regex)}: {exc}"
         ) from exc
     skip = _kruise_sidecar_names(sidecarsets)
     spec = pod.get("spec") or {}
@@ -117,7 +123,7 @@ def evaluate_expression(expression: str, aggregated: Quantity) -> Quantity:
     try:
         result = evaluate(expression, {variable: Value(quantity=aggregated)})
     except ExpressionError as exc:
-        raise ResourcesPolicyError(f"failed to parse expression {expression!r}: {exc}") from exc
+        raise ResourcesPolicyError(f"failed to parse expression {_go_quote(expression)}: {exc}") from exc
     if result.quantity is not None:
         return result.quantity
     if variable == CPU:
@@ -132,28 +138,28 @@ def compute_resources(
     regex = policy.get("targetContainersNameRegex") or ""
     targets = target_containers(pod, regex, sidecarsets)
     if not targets:
-        raise ResourcesPolicyError(f"no containers match the regex pattern {regex!r}")
+        raise ResourcesPolicyError(f"no containers match the regex pattern {_go_quote(regex)}")
     limits, requests = aggregate(targets, policy.get("targetContainersMode") or "")
     expressions = policy.get("resourcesExpr") or {}
     resources: dict[str, Any] = {}
-    limit_exprs = expressions.get("limits")
-    if limit_exprs is not None:
-        computed = {
-            resource: str(evaluate_expression(limit_exprs[resource], limits[resource]))
-            for resource in (CPU, MEMORY)
-            if limit_exprs.get(resource) and resource in limits
-        }
+    for kind, aggregated in (("limits", limits), ("requests", requests)):
+        exprs = expressions.get(kind)
+        if exprs is None:
+            continue
+        computed: dict[str, str] = {}
+        for resource in (CPU, MEMORY):
+            if not exprs.get(resource):
+                continue
+            if kind == "limits" and resource not in aggregated:
+                continue  # an unlimited aggregate leaves the sidecar unlimited
+            value = aggregated.get(resource, ZERO)
+            try:
+                computed[resource] = str(evaluate_expression(exprs[resource], value))
+            except ResourcesPolicyError as exc:
+                label = "CPU" if resource == CPU else "memory"
+                raise ResourcesPolicyError(f"failed to evaluate {label} {kind} expression: {exc}") from exc
         if computed:
-            resources["limits"] = computed
-    request_exprs = expressions.get("requests")
-    if request_exprs is not None:
-        computed = {
-            resource: str(evaluate_expression(request_exprs[resource], requests.get(resource, ZERO)))
-            for resource in (CPU, MEMORY)
-            if request_exprs.get(resource)
-        }
-        if computed:
-            resources["requests"] = computed
+            resources[kind] = computed
     return resources
 
 
