@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 import pytest
+from kubernetes_asyncio import client as k8s
+from kubernetes_asyncio import config as k8s_config
 
 from kruise.sandbox.simulator.client import ApiError, Client
 from tests.kit.webhook_server import Reply, make_certificates
@@ -441,3 +443,27 @@ async def test_strategy_none_only_rewrites_the_api_version(sandbox, server, cert
         assert server.received.get("/convert") is None
     finally:
         await client.close()
+
+
+async def test_kubernetes_asyncio_custom_objects_across_versions(sandbox, server, widgets):
+    cfg = k8s.Configuration()
+    await k8s_config.load_kube_config(config_file=str(sandbox.kubeconfig), client_configuration=cfg)
+    async with k8s.ApiClient(cfg) as api:
+        custom = k8s.CustomObjectsApi(api)
+        created = await custom.create_namespaced_custom_object(
+            GROUP, "v2", "default", "widgets", widget("ka", dimensions={"size": 2}, replicas=1)
+        )
+        assert created["apiVersion"] == f"{GROUP}/v2" and created["spec"]["dimensions"] == {"size": 2}
+        at_v1 = await custom.get_namespaced_custom_object(GROUP, "v1", "default", "widgets", "ka")
+        assert at_v1["spec"] == {"size": 2, "replicas": 1}
+        patched = await custom.patch_namespaced_custom_object(
+            GROUP, "v1", "default", "widgets", "ka", [{"op": "replace", "path": "/spec/size", "value": 9}]
+        )
+        assert patched["apiVersion"] == f"{GROUP}/v1" and patched["spec"]["size"] == 9
+        listed = await custom.list_namespaced_custom_object(GROUP, "v2", "default", "widgets")
+        assert [o["spec"]["dimensions"]["size"] for o in listed["items"]] == [9]
+        server.routes["/convert"] = lambda r: Reply(status=500, body=b"down")
+        with pytest.raises(k8s.ApiException) as failure:
+            await custom.get_namespaced_custom_object(GROUP, "v2", "default", "widgets", "ka")
+        assert failure.value.status == 500
+        assert orjson.loads(failure.value.body)["reason"] == "InternalError"
