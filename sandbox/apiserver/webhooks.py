@@ -5,8 +5,8 @@ AdmissionReview body, the same TLS checks against ``caBundle`` and the same erro
 looser here would let kruise's webhook pass tests and then fail on a real apiserver.
 
 Known simplifications (documented in docs/sandbox.md):
-- ``matchPolicy: Equivalent`` behaves like ``Exact``: the emulator serves each resource at the
-  versions its storage knows, and has no conversion to hand a webhook another version.
+- ``matchPolicy: Equivalent`` behaves like ``Exact``: a webhook registered for another version of
+  a custom resource is not called with the object converted to that version (conversion.py could).
 - ``matchConditions`` (CEL) are not evaluated; a webhook that declares them is called regardless.
 - ``auditAnnotations`` in responses are ignored (there is no audit log).
 """
