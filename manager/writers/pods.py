@@ -49,14 +49,45 @@ class PodWriter:
         return patched
 
     async def patch_conditions(
-        self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None]
+        self,
+        pod: Pod,
+        change: Callable[[Pod], dict[str, Any] | None],
+        *,
+        state: str | None = None,
+        now: datetime | None = None,
     ) -> dict[str, Any] | None:
         """Apply `change` and send only the pod conditions it changed, as a strategic merge patch (merged
         by condition type): no resourceVersion, so the kubelet's concurrent status writes never make it
-        conflict — at 1000 pods a PUT here conflicted every other time."""
+        conflict — at 1000 pods a PUT here conflicted every other time.
+
+        `state` (with `now`) moves the pod's lifecycle state in the same pods/status patch:
+        kube-apiserver's pod status strategy resets only spec, deletionTimestamp and ownerReferences,
+        so labels and annotations written there are stored. Conditions and state land together, one
+        write where upstream makes two, and no observer sees the state ahead of the conditions."""
         new = change(pod)
-        if new is None:
+        moves = state is not None and lifecycle.pod_state(pod) != state
+        if new is None and not moves:
             return None
+        body: dict[str, Any] = {}
+        if new is not None:
+            conditions = self._changed_conditions(pod, new)
+            if conditions:
+                body["status"] = {"conditions": conditions}
+        if moves:
+            if state is None or now is None:
+                raise ValueError("patch_conditions: a lifecycle state move needs `now` for its timestamp")
+            body.update(lifecycle.state_patch(state, now))
+        if not body:
+            return None
+        meta = pod["metadata"]
+        patched = await self.client.patch(
+            PODS, meta["name"], body, meta["namespace"], patch_type=PatchType.STRATEGIC, subresource="status"
+        )
+        self.rv_expectations.expect(patched)
+        return patched
+
+    @staticmethod
+    def _changed_conditions(pod: Pod, new: Pod) -> list[dict[str, Any]]:
         before = {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or []}
         changed = []
         for condition in (new.get("status") or {}).get("conditions") or []:
@@ -65,15 +96,7 @@ class PodWriter:
                 continue
             # a merge patch keeps fields it does not mention: drop the old reason/message explicitly
             changed.append({**dict.fromkeys(set(old or {}) - set(condition)), **condition})
-        if not changed:
-            return None
-        meta = pod["metadata"]
-        patched = await self.client.patch(
-            PODS, meta["name"], {"status": {"conditions": changed}}, meta["namespace"],
-            patch_type=PatchType.STRATEGIC, subresource="status",
-        )  # fmt: skip
-        self.rv_expectations.expect(patched)
-        return patched
+        return changed
 
     async def write_status_with(
         self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None]

@@ -21,7 +21,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.control import lifecycle
+from kruise.control import lifecycle, podreadiness
 from kruise.control.cloneset.diffs import ExpectationDiffs
 from kruise.control.cloneset.update import (
     PodRefresh,
@@ -113,7 +113,9 @@ class Updater:
         """`refreshPodState` (+ the template-hash label fix) for one pod."""
         pod = step.pod
         try:
-            outcome = await self.inplace.refresh(pod, now, equal_to_revision_hash, step.inplace)
+            outcome = await self.inplace.refresh(
+                pod, now, equal_to_revision_hash, step.inplace, state=_state_for_status_write(step, now)
+            )
         except InPlaceRefreshError as exc:
             raise UpdateError(str(exc)) from exc
         if step.template_hash_label:
@@ -126,7 +128,7 @@ class Updater:
                 patch_type=PatchType.STRATEGIC,
             )
             self.rv_expectations.expect(patched)
-        if step.lifecycle_state:
+        if step.lifecycle_state and not outcome.state_moved:
             await self.pod_writer.set_lifecycle_state(pod, step.lifecycle_state, step.mark_not_ready, now)
         return outcome.requeue_after
 
@@ -204,3 +206,15 @@ def _mark_updating(pod: dict[str, Any], now: datetime) -> None:
     state = lifecycle.state_patch(LIFECYCLE_STATE_UPDATING, now)["metadata"]
     pod["metadata"].setdefault("labels", {}).update(state["labels"])
     pod["metadata"].setdefault("annotations", {}).update(state["annotations"])
+
+
+def _state_for_status_write(step: PodRefresh, now: datetime) -> str | None:
+    """The lifecycle move that can ride in this refresh's status write (PreparingNormal -> Normal with
+    a new pod's readiness-gate conditions, Updating -> Normal with `InPlaceUpdateReady=True`): any move
+    without a markPodNotReady readiness change, which upstream writes first and on its own."""
+    state = step.lifecycle_state
+    if not state:
+        return None
+    if step.mark_not_ready and podreadiness.lifecycle_readiness_change(step.pod, state, now) is not None:
+        return None
+    return state
