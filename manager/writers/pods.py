@@ -21,6 +21,17 @@ Pod = Mapping[str, Any]
 MAX_CONFLICT_RETRIES = 5
 
 
+def state_for_status_write(pod: Pod, state: str | None, mark_not_ready: bool, now: datetime) -> str | None:
+    """The lifecycle move that may ride in a status write the controller makes anyway (see
+    `PodWriter.patch_conditions`), or None: any move except one whose markPodNotReady hook changes
+    readiness, which upstream writes first and on its own (`set_lifecycle_state`)."""
+    if not state:
+        return None
+    if mark_not_ready and podreadiness.lifecycle_readiness_change(pod, state, now) is not None:
+        return None
+    return state
+
+
 class PodWriter:
     def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
         self.client = client

@@ -21,7 +21,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.control import lifecycle, podreadiness
+from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import ExpectationDiffs
 from kruise.control.cloneset.update import (
     PodRefresh,
@@ -39,7 +39,7 @@ from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS
 from kruise.manager.controllers.cloneset.pubgate import REFUSED_RETRY_SECONDS, PubGate
 from kruise.manager.writers.inplace import InPlaceRefreshError, InPlaceWriter
-from kruise.manager.writers.pods import PodWriter
+from kruise.manager.writers.pods import PodWriter, state_for_status_write
 
 log = structlog.get_logger("kruise.manager.cloneset")
 
@@ -114,7 +114,11 @@ class Updater:
         pod = step.pod
         try:
             outcome = await self.inplace.refresh(
-                pod, now, equal_to_revision_hash, step.inplace, state=_state_for_status_write(step, now)
+                pod,
+                now,
+                equal_to_revision_hash,
+                step.inplace,
+                state=state_for_status_write(pod, step.lifecycle_state, step.mark_not_ready, now),
             )
         except InPlaceRefreshError as exc:
             raise UpdateError(str(exc)) from exc
@@ -206,15 +210,3 @@ def _mark_updating(pod: dict[str, Any], now: datetime) -> None:
     state = lifecycle.state_patch(LIFECYCLE_STATE_UPDATING, now)["metadata"]
     pod["metadata"].setdefault("labels", {}).update(state["labels"])
     pod["metadata"].setdefault("annotations", {}).update(state["annotations"])
-
-
-def _state_for_status_write(step: PodRefresh, now: datetime) -> str | None:
-    """The lifecycle move that can ride in this refresh's status write (PreparingNormal -> Normal with
-    a new pod's readiness-gate conditions, Updating -> Normal with `InPlaceUpdateReady=True`): any move
-    without a markPodNotReady readiness change, which upstream writes first and on its own."""
-    state = step.lifecycle_state
-    if not state:
-        return None
-    if step.mark_not_ready and podreadiness.lifecycle_readiness_change(step.pod, state, now) is not None:
-        return None
-    return state
