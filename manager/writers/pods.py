@@ -40,13 +40,29 @@ class PodWriter:
     async def set_lifecycle_state(
         self, pod: Pod, state: str, mark_not_ready: bool, now: datetime
     ) -> dict[str, Any] | None:
-        """`UpdatePodLifecycle`: the readiness key first (so the pod leaves endpoints before its
-        state says so), then the state label. Returns the patched pod, or None when unchanged."""
+        """`UpdatePodLifecycle`: the readiness key (markPodNotReady) and the state label. Upstream writes
+        them in that order so the pod leaves endpoints before its state says so; here both go in ONE
+        pods/status update (the status strategy stores labels and annotations), which keeps that
+        guarantee — no one ever sees the new state on a pod still ready — at one write instead of two.
+        The update carries the resourceVersion and is recomputed on a fresh read after a conflict, as
+        the readiness keys are a list merged with other writers'. Returns the written pod, or None when
+        the state was already `state`."""
+        moves = lifecycle.pod_state(pod) != state
         if mark_not_ready:
-            await self.write_status_with(
-                pod, lambda fresh: podreadiness.lifecycle_readiness_change(fresh, state, now)
-            )
-        if lifecycle.pod_state(pod) == state:
+
+            def change(fresh: Pod) -> dict[str, Any] | None:
+                new = podreadiness.lifecycle_readiness_change(fresh, state, now)
+                if new is None or not moves:
+                    return new
+                meta = new.setdefault("metadata", {})
+                for key, values in lifecycle.state_patch(state, now)["metadata"].items():
+                    meta[key] = {**(meta.get(key) or {}), **values}
+                return new
+
+            written = await self.write_status_with(pod, change)
+            if written is not None:
+                return written if moves else None
+        if not moves:
             return None
         meta = pod["metadata"]
         patched = await self.client.patch(

@@ -1,4 +1,5 @@
-"""PodWriter.patch_conditions: changed conditions and a lifecycle move in one pods/status patch."""
+"""PodWriter: changed conditions and a lifecycle move in one pods/status patch; a markPodNotReady key and
+its state move in one pods/status update."""
 
 from __future__ import annotations
 
@@ -70,3 +71,32 @@ async def test_a_state_move_without_a_timestamp_is_refused(client):
     writer = PodWriter(client, ResourceVersionExpectations())
     with pytest.raises(ValueError, match="needs `now`"):
         await writer.patch_conditions(pod("PreparingNormal"), with_ready_gate, state="Normal")
+
+
+async def test_a_not_ready_mark_and_its_state_move_are_one_status_update(client):
+    gated = pod("Normal")
+    gated["spec"]["readinessGates"] = [{"conditionType": "KruisePodReady"}]
+    gated["status"]["conditions"].append({"type": "KruisePodReady", "status": "True"})
+    client.put(PODS, gated)
+    writer = PodWriter(client, ResourceVersionExpectations())
+
+    written = await writer.set_lifecycle_state(
+        client.object(PODS, "p", "default"), "PreparingDelete", True, NOW
+    )
+
+    (call,) = client.writes
+    assert (call.verb, call.subresource) == ("update", "status")
+    for obj in (written, client.object(PODS, "p", "default")):
+        assert obj is not None and obj["metadata"]["labels"][STATE] == "PreparingDelete"
+        assert obj["metadata"]["annotations"] == {STAMP: "2024-05-01T12:00:00Z"}
+        (ready,) = [c for c in obj["status"]["conditions"] if c["type"] == "KruisePodReady"]
+        assert ready["status"] == "False" and "preDelete" in ready["message"]
+
+
+async def test_a_pod_without_the_gate_only_moves_its_state(client):
+    writer = PodWriter(client, ResourceVersionExpectations())
+    # no KruisePodReady gate: nothing to mark, the state moves by a metadata patch
+    await writer.set_lifecycle_state(client.object(PODS, "p", "default"), "PreparingDelete", True, NOW)
+    (call,) = client.writes
+    assert (call.verb, call.subresource) == ("patch", None)
+    assert call.body["metadata"]["labels"] == {STATE: "PreparingDelete"}
