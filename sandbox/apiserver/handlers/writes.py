@@ -428,6 +428,7 @@ class Writes(RequestContext):
         meta["name"] = self.name
         if self.sub == "status":
             self._status_strategy(merged, old)
+            self._refuse_new_finalizers_if_deleting(old_meta, merged["metadata"])
             return merged
         if self.sub == "finalize":
             result = copy.deepcopy(old)
@@ -438,6 +439,41 @@ class Writes(RequestContext):
                 merged["status"] = copy.deepcopy(old["status"])
             else:
                 merged.pop("status", None)
+        self._refuse_new_finalizers_if_deleting(old_meta, meta)
+        return merged
+
+    def _status_strategy(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        """The status strategies' PrepareForUpdate, in place: a write to /status keeps the stored
+        object and takes only its status (and, for built-in kinds, labels and annotations) from the
+        body; spec, ownerReferences and the rest of metadata in the body are ignored, never refused.
+
+        Pods follow podStatusStrategy exactly: it resets only spec, deletionTimestamp and
+        ownerReferences, so the body's labels, annotations and finalizers are what is stored (absent
+        means removed, as with any update) — a controller may move a label in its status write."""
+        meta = obj.get("metadata") or {}
+        pod = self.rt.key == ("", "pods")
+        kept = ("labels", "annotations", "finalizers") if pod else ("labels", "annotations")
+        taken = {} if self.rt.is_custom else {k: meta[k] for k in kept if k in meta}
+        status = obj.get("status")
+        has_status = "status" in obj
+        obj.clear()
+        obj.update(copy.deepcopy(old))
+        if pod:
+            for key in kept:
+                obj["metadata"].pop(key, None)
+        obj["metadata"].update(copy.deepcopy(taken))
+        if has_status:
+            obj["status"] = status
+        else:
+            obj.pop("status", None)
+        if self.rt.key == ("", "pods"):
+            old_qos = (old.get("status") or {}).get("qosClass")
+            if old_qos and not (obj.get("status") or {}).get("qosClass"):
+                obj.setdefault("status", {})["qosClass"] = old_qos  # QoS is immutable once set
+
+    def _refuse_new_finalizers_if_deleting(self, old_meta: dict[str, Any], meta: dict[str, Any]) -> None:
+        """BeforeUpdate's rule for every update, status writes included: an object being deleted
+        takes no new finalizers."""
         if old_meta.get("deletionTimestamp") and not self._finalizers_shrink(old_meta, meta):
             added = set(meta.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
             if added:
@@ -454,27 +490,6 @@ class Writes(RequestContext):
                         )
                     ],
                 )
-        return merged
-
-    def _status_strategy(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
-        """The status strategies' PrepareForUpdate, in place: a write to /status keeps the stored
-        object and takes only its status (and, for built-in kinds, labels and annotations) from the
-        body; spec, ownerReferences and the rest of metadata in the body are ignored, never refused."""
-        meta = obj.get("metadata") or {}
-        taken = {} if self.rt.is_custom else {k: meta[k] for k in ("labels", "annotations") if k in meta}
-        status = obj.get("status")
-        has_status = "status" in obj
-        obj.clear()
-        obj.update(copy.deepcopy(old))
-        obj["metadata"].update(copy.deepcopy(taken))
-        if has_status:
-            obj["status"] = status
-        else:
-            obj.pop("status", None)
-        if self.rt.key == ("", "pods"):
-            old_qos = (old.get("status") or {}).get("qosClass")
-            if old_qos and not (obj.get("status") or {}).get("qosClass"):
-                obj.setdefault("status", {})["qosClass"] = old_qos  # QoS is immutable once set
 
     @staticmethod
     def _finalizers_shrink(old_meta: dict[str, Any], meta: dict[str, Any]) -> bool:
