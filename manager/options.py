@@ -44,6 +44,7 @@ class Options:
     logging_format: str = "auto"
     nodeimage_creation_delay: float = 30.0
     assign_bcj_pods_by_scheduler: bool = True
+    webhook_service_name: str = ""  # wait for this Service's ready endpoints before leading ("" = don't)
 
     def leader_election_config(self) -> LeaderElectionConfig:
         return LeaderElectionConfig(
@@ -141,6 +142,12 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         default="true",
         help="bind BroadcastJob pods by node affinity through the scheduler (false: set spec.nodeName)",
     )
+    p.add_argument(
+        "--webhook-service-name",
+        default="",
+        help="the kruise-webhook Service in --namespace; the leader starts controllers once it has a ready "
+        "endpoint (upstream's manager waits for its in-process webhook); empty: do not wait",
+    )
     a = p.parse_args(argv)
     try:
         metrics = parse_address("--metrics-addr", a.metrics_addr)
@@ -160,6 +167,7 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
             assign_bcj_pods_by_scheduler=parse_go_bool(
                 "--assign-bcj-pods-by-scheduler", a.assign_bcj_pods_by_scheduler
             ),
+            webhook_service_name=a.webhook_service_name,
         )  # fmt: skip
         options.leader_election_config()  # validates the lease timings
     except FeatureGateError as exc:
