@@ -407,7 +407,7 @@ UNITEDDEPLOYMENT_STATUS = {
 
 
 def topology_term(key: str) -> st.SearchStrategy[dict[str, Any]]:
-    return with_extra(optional(**{key: st.lists(names, max_size=2)}))
+    return with_extra(st.fixed_dictionaries({key: st.lists(names, max_size=2)}))
 
 
 def persistent_pod_state(key: str) -> st.SearchStrategy[dict[str, Any]]:
