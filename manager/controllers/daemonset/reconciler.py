@@ -26,7 +26,7 @@ from kruise.api.keys import (
     LABEL_CONTROLLER_REVISION_HASH,
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
-from kruise.control import lifecycle
+from kruise.control import lifecycle, podreadiness
 from kruise.control.daemonnodes import (
     NodeFit,
     bind_to_node,
@@ -41,6 +41,7 @@ from kruise.control.daemonset.rollingupdate import (
     RollingUpdateSettings,
     plan_rolling_update,
 )
+from kruise.control.inplace.engine import refresh
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
@@ -427,9 +428,14 @@ class DaemonSetReconciler:
         return recreate
 
     async def _refresh_in_place(self, ds: Obj, now: datetime, delays: list[float]) -> None:
-        """refreshUpdateStates: move every in-flight in-place update one step."""
+        """refreshUpdateStates: move every in-flight in-place update one step. A new pod's first
+        refresh writes `InPlaceUpdateReady` and `KruisePodReady` together (or the latter alone when the
+        pod has no in-place gate): one status write per new pod."""
         for pod in self._owned_pods(ds):
-            outcome = await self.inplace.refresh(pod, now, _matches_revision)
+            step = refresh(pod, now, _matches_revision)
+            if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+                step = podreadiness.fold_initial_condition(step, pod, now)
+            outcome = await self.inplace.refresh(pod, now, _matches_revision, step)
             if outcome.requeue_after:
                 delays.append(outcome.requeue_after)
 
