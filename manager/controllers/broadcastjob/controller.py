@@ -42,6 +42,7 @@ def build(ctx: ManagerContext) -> Controller:
         nodes=nodes,
         expectations=expectations,
         wall=ctx.clock.wall,
+        clock=ctx.clock,
         by_scheduler=ctx.assign_bcj_pods_by_scheduler,
         rv_expectations=rv_expectations,
     )

@@ -37,6 +37,7 @@ from kruise.control.broadcastjob.plan import (
     PodDeletion,
 )
 from kruise.kube.client import Client
+from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import ApiError, Conflict, NotFound
 from kruise.kube.events import EventRecorder
@@ -51,6 +52,10 @@ log = structlog.get_logger("kruise.manager.broadcastjob")
 Obj = Mapping[str, Any]
 STATUS_WRITE_ATTEMPTS = 5
 """client-go ``retry.DefaultRetry``: five attempts at a status write that keeps conflicting."""
+CREATE_PASS_SECONDS = 3.0
+"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
+written once, with the pods created so far) and the pods' add events bring the next one, so status
+shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
 
 
 def _is_timeout(error: BaseException) -> bool:
@@ -71,6 +76,8 @@ class BroadcastJobReconciler:
         wall: Callable[[], datetime],
         by_scheduler: bool = True,
         rv_expectations: ResourceVersionExpectations | None = None,
+        clock: Clock | None = None,
+        create_pass_seconds: float = CREATE_PASS_SECONDS,
     ) -> None:
         self.client = client
         self.recorder = recorder
@@ -80,6 +87,8 @@ class BroadcastJobReconciler:
         self.by_scheduler = by_scheduler
         """upstream ``--assign-bcj-pods-by-scheduler`` (default true): bind by node affinity."""
         self.rv_expectations = rv_expectations or ResourceVersionExpectations()
+        self.clock = clock or RealClock()
+        self.create_pass_seconds = create_pass_seconds
         self.pod_writer = PodWriter(client, self.rv_expectations)
 
     async def reconcile(self, key: str) -> Result | None:
@@ -161,11 +170,15 @@ class BroadcastJobReconciler:
     ) -> tuple[int, BaseException | None]:
         """upstream ``reconcilePods``: slow-start batches 1, 2, 4 …, stopping after a batch with a
         failure. Like upstream, every attempted create counts as active (a failed one too, unless
-        it timed out: that pod may still appear), and the first error is returned."""
+        it timed out: that pod may still appear), and the first error is returned. No batch starts
+        after ``CREATE_PASS_SECONDS``: the nodes left are neither counted nor expected."""
         counted = 0
         first_error: BaseException | None = None
         start, batch = 0, 1
+        deadline = self.clock.now() + self.create_pass_seconds
         while start < len(creations):
+            if start and self.clock.now() >= deadline:
+                break  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
             chunk = creations[start : start + batch]
             results = await asyncio.gather(
                 *(self._create_one(key, job, c) for c in chunk), return_exceptions=True

@@ -44,6 +44,7 @@ from kruise.control.daemonset.rollingupdate import (
 from kruise.control.inplace.engine import refresh
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.kube.client import Client, PatchType
+from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
@@ -58,6 +59,10 @@ log = structlog.get_logger("kruise.manager.daemonset")
 Obj = Mapping[str, Any]
 DEFAULT_BURST_REPLICAS = 250
 FORCED_EXPECTATION_REQUEUE = 10.0
+CREATE_PASS_SECONDS = 3.0
+"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
+written once, with the pods created so far) and the pods' add events bring the next one, so status
+shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
 STATUS_COUNTERS = (
     "desiredNumberScheduled",
     "currentNumberScheduled",
@@ -83,6 +88,8 @@ class DaemonSetReconciler:
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
+        clock: Clock | None = None,
+        create_pass_seconds: float = CREATE_PASS_SECONDS,
     ) -> None:
         self.client = client
         self.recorder = recorder
@@ -91,6 +98,8 @@ class DaemonSetReconciler:
         self.scale_expectations = scale_expectations
         self.rv_expectations = rv_expectations
         self.wall = wall
+        self.clock = clock or RealClock()
+        self.create_pass_seconds = create_pass_seconds
         self.inplace = InPlaceWriter(client, rv_expectations)
 
     # ---- the pass ---------------------------------------------------------------------------
@@ -259,14 +268,18 @@ class DaemonSetReconciler:
         update_hash: str,
     ) -> None:
         """syncNodes: PreparingDelete first for pods a preDelete hook holds; then at most
-        ``burstReplicas`` creates and deletes, each expected before it is sent."""
+        ``burstReplicas`` creates and deletes, each expected before it is sent; creates stop after
+        ``CREATE_PASS_SECONDS`` (the nodes left are not expected, the next pass creates them)."""
         to_delete = await self._prepare_delete(ds, to_delete)
         burst = _burst_replicas(ds)
         to_create, to_delete = list(to_create)[:burst], list(to_delete)[:burst]
         errors: list[Exception] = []
         if to_create:
             template = self._pod_template(ds, update_hash)
+            deadline = self.clock.now() + self.create_pass_seconds
             for node in to_create:
+                if self.clock.now() >= deadline:
+                    break  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
                 self.scale_expectations.expect(key, ScaleExpectations.CREATE, node)
                 try:
                     created = await self.client.create(PODS, self._pod_for(ds, template, node))
