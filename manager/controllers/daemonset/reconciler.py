@@ -34,6 +34,7 @@ from kruise.control.daemonnodes import (
     node_name,
     should_run_on_node,
 )
+from kruise.control.daemonset import predownload
 from kruise.control.daemonset.history import plan_history, revision_hash, revisions_to_prune
 from kruise.control.daemonset.manage import compute_status, group_by_node, plan_manage
 from kruise.control.daemonset.rollingupdate import (
@@ -53,6 +54,7 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
 from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.predownload import PreDownloadWriter
 
 log = structlog.get_logger("kruise.manager.daemonset")
 
@@ -90,8 +92,10 @@ class DaemonSetReconciler:
         wall: Any,
         clock: Clock | None = None,
         create_pass_seconds: float = CREATE_PASS_SECONDS,
+        predownloader: PreDownloadWriter | None = None,
     ) -> None:
         self.client = client
+        self.predownloader = predownloader
         self.recorder = recorder
         self.gates = gates
         self.daemonsets, self.pods, self.nodes, self.revisions = daemonsets, pods, nodes, revisions
@@ -145,6 +149,8 @@ class DaemonSetReconciler:
             await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
             return _result(delays)
 
+        await self._pre_download(ds, key, current, old)
+
         now = self.wall()
         settings = RollingUpdateSettings.from_daemonset(ds)
         node_to_pods = group_by_node(self._owned_pods(ds))
@@ -180,6 +186,20 @@ class DaemonSetReconciler:
         await self._cleanup_history(ds, old)
         await self._update_status(ds, nodes, fit_of, update_hash, observed=True, delays=delays)
         return _result(delays)
+
+    async def _pre_download(self, ds: Obj, key: str, current: Obj, old: Sequence[Obj]) -> None:
+        """Image pre-download for the rollout under way (an optimisation: a failure is logged and
+        the pass goes on). A revision label written by an earlier pass but not yet in the cache
+        waits for it rather than deciding twice."""
+        if self.predownloader is None:
+            return
+        self.rv_expectations.observe(dict(current))
+        if not self.rv_expectations.is_satisfied(dict(current)):
+            return
+        try:
+            await self.predownloader.apply(ds, current, predownload.plan(ds, current, old))
+        except Exception as exc:
+            log.error("failed to pre-download images", daemonset=key, error=str(exc))
 
     # ---- reading ------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ import structlog
 from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.statefulset import PVC_DELETE
+from kruise.control.statefulset import predownload
 from kruise.control.statefulset.actions import (
     CreatePod,
     DeletePod,
@@ -51,6 +52,7 @@ from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.controllers.statefulset.podcontrol import StatefulPodControl
 from kruise.manager.controllers.statefulset.updater import StatefulSetUpdater
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.predownload import PreDownloadWriter
 from kruise.manager.writers.revisions import RevisionWriter
 
 log = structlog.get_logger("kruise.manager.statefulset")
@@ -84,8 +86,10 @@ class StatefulSetReconciler:
         wall: Any,
         clock: Clock | None = None,
         create_pass_seconds: float = CREATE_PASS_SECONDS,
+        predownloader: PreDownloadWriter | None = None,
     ) -> None:
         self.client = client
+        self.predownloader = predownloader
         self.recorder = recorder
         self.gates = gates
         self.sets, self.pods, self.pvcs, self.revisions = sets, pods, pvcs, revisions
@@ -189,6 +193,7 @@ class StatefulSetReconciler:
         now: datetime,
     ) -> float | None:
         update_name = update["metadata"]["name"]
+        await self._pre_download(sts, key, current, update)
         try:
             modified, refresh_delay = await self.updater.refresh(sts, pods, update_name, now)
         except Exception as exc:
@@ -252,6 +257,21 @@ class StatefulSetReconciler:
             set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
             raise
         return _earliest(refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay)
+
+    async def _pre_download(self, sts: Obj, key: str, current: Obj, update: Obj) -> None:
+        """``doPreDownload``: an optimisation, so a failure is logged and the pass goes on."""
+        if self.predownloader is None:
+            return
+        try:
+            plan = predownload.plan(
+                sts,
+                current,
+                update,
+                env_from_metadata=self.gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),
+            )
+            await self.predownloader.apply(sts, update, plan)
+        except Exception as exc:
+            log.error("failed to pre-download images", statefulset=key, error=str(exc))
 
 
 def _controlled_by(obj: Obj, uid: str) -> bool:

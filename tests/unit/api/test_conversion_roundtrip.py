@@ -320,11 +320,15 @@ SNAPSHOT_ENTRY = optional(
     restartCount=st.integers(0, 5),
     containerID=st.sampled_from(["", "docker://a"]),
 )
+# metav1.Condition: type, status and lastTransitionTime are required by the CRD schema, so an object
+# without them never reaches a conversion.
 CONDITION = with_extra(
-    optional(
-        type=st.sampled_from(["PreRecreateGrace", "Other"]),
-        status=st.sampled_from(["True", "False"]),
-        lastTransitionTime=st.sampled_from(["2024-05-01T10:00:00Z", "2024-05-01T10:00:00.25+01:00"]),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["PreRecreateGrace", "Other"]),
+            "status": st.sampled_from(["True", "False"]),
+            "lastTransitionTime": st.sampled_from(["2024-05-01T10:00:00Z", "2024-05-01T10:00:00.25+01:00"]),
+        }
     )
 )
 CRR_STATUS = {
