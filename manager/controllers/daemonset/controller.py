@@ -60,6 +60,7 @@ def build(ctx: ManagerContext) -> Controller:
         scale_expectations=scale_expectations,
         rv_expectations=rv_expectations,
         wall=ctx.clock.wall,
+        clock=ctx.clock,
         predownloader=predownloader,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)

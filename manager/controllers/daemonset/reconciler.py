@@ -26,7 +26,7 @@ from kruise.api.keys import (
     LABEL_CONTROLLER_REVISION_HASH,
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
-from kruise.control import lifecycle
+from kruise.control import lifecycle, podreadiness
 from kruise.control.daemonnodes import (
     NodeFit,
     bind_to_node,
@@ -42,8 +42,10 @@ from kruise.control.daemonset.rollingupdate import (
     RollingUpdateSettings,
     plan_rolling_update,
 )
+from kruise.control.inplace.engine import refresh
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.kube.client import Client, PatchType
+from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
@@ -59,6 +61,10 @@ log = structlog.get_logger("kruise.manager.daemonset")
 Obj = Mapping[str, Any]
 DEFAULT_BURST_REPLICAS = 250
 FORCED_EXPECTATION_REQUEUE = 10.0
+CREATE_PASS_SECONDS = 3.0
+"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
+written once, with the pods created so far) and the pods' add events bring the next one, so status
+shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
 STATUS_COUNTERS = (
     "desiredNumberScheduled",
     "currentNumberScheduled",
@@ -84,6 +90,8 @@ class DaemonSetReconciler:
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
+        clock: Clock | None = None,
+        create_pass_seconds: float = CREATE_PASS_SECONDS,
         predownloader: PreDownloadWriter | None = None,
     ) -> None:
         self.client = client
@@ -94,6 +102,8 @@ class DaemonSetReconciler:
         self.scale_expectations = scale_expectations
         self.rv_expectations = rv_expectations
         self.wall = wall
+        self.clock = clock or RealClock()
+        self.create_pass_seconds = create_pass_seconds
         self.inplace = InPlaceWriter(client, rv_expectations)
 
     # ---- the pass ---------------------------------------------------------------------------
@@ -278,14 +288,18 @@ class DaemonSetReconciler:
         update_hash: str,
     ) -> None:
         """syncNodes: PreparingDelete first for pods a preDelete hook holds; then at most
-        ``burstReplicas`` creates and deletes, each expected before it is sent."""
+        ``burstReplicas`` creates and deletes, each expected before it is sent; creates stop after
+        ``CREATE_PASS_SECONDS`` (the nodes left are not expected, the next pass creates them)."""
         to_delete = await self._prepare_delete(ds, to_delete)
         burst = _burst_replicas(ds)
         to_create, to_delete = list(to_create)[:burst], list(to_delete)[:burst]
         errors: list[Exception] = []
         if to_create:
             template = self._pod_template(ds, update_hash)
+            deadline = self.clock.now() + self.create_pass_seconds
             for node in to_create:
+                if self.clock.now() >= deadline:
+                    break  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
                 self.scale_expectations.expect(key, ScaleExpectations.CREATE, node)
                 try:
                     created = await self.client.create(PODS, self._pod_for(ds, template, node))
@@ -447,9 +461,14 @@ class DaemonSetReconciler:
         return recreate
 
     async def _refresh_in_place(self, ds: Obj, now: datetime, delays: list[float]) -> None:
-        """refreshUpdateStates: move every in-flight in-place update one step."""
+        """refreshUpdateStates: move every in-flight in-place update one step. A new pod's first
+        refresh writes `InPlaceUpdateReady` and `KruisePodReady` together (or the latter alone when the
+        pod has no in-place gate): one status write per new pod."""
         for pod in self._owned_pods(ds):
-            outcome = await self.inplace.refresh(pod, now, _matches_revision)
+            step = refresh(pod, now, _matches_revision)
+            if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+                step = podreadiness.fold_initial_condition(step, pod, now)
+            outcome = await self.inplace.refresh(pod, now, _matches_revision, step)
             if outcome.requeue_after:
                 delays.append(outcome.requeue_after)
 

@@ -24,9 +24,10 @@ from kruise.kube.resources import PODS, split_key
 
 
 def needs_condition(pod: Mapping[str, Any]) -> bool:
-    """The pod carries the `KruisePodReady` readiness gate but not yet the condition, and no CloneSet
-    controls it (the CloneSet controller writes it together with `InPlaceUpdateReady`)."""
-    return podreadiness.lacks_condition(pod) and not podreadiness.controlled_by_cloneset(pod)
+    """The pod carries the `KruisePodReady` readiness gate but not yet the condition, and its controller
+    does not write it (CloneSet, Advanced StatefulSet/DaemonSet and BroadcastJob write it in their own
+    status write: `kruise.control.podreadiness.written_by_owner`)."""
+    return podreadiness.lacks_condition(pod) and not podreadiness.written_by_owner(pod)
 
 
 class PodReadinessReconciler:

@@ -41,6 +41,7 @@ from kruise.control.statefulset.status import (
 )
 from kruise.control.statefulset.update import plan_update
 from kruise.kube.client import Client
+from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
@@ -58,6 +59,10 @@ log = structlog.get_logger("kruise.manager.statefulset")
 
 Obj = Mapping[str, Any]
 FORCED_EXPECTATION_REQUEUE = 10.0
+CREATE_PASS_SECONDS = 3.0
+"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
+written once, with the pods created so far) and the pods' add events bring the next one, so status
+shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
 
 
 def _earliest(*values: float | None) -> float | None:
@@ -79,6 +84,8 @@ class StatefulSetReconciler:
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
+        clock: Clock | None = None,
+        create_pass_seconds: float = CREATE_PASS_SECONDS,
         predownloader: PreDownloadWriter | None = None,
     ) -> None:
         self.client = client
@@ -89,6 +96,8 @@ class StatefulSetReconciler:
         self.scale_expectations = scale_expectations
         self.rv_expectations = rv_expectations
         self.wall = wall
+        self.clock = clock or RealClock()
+        self.create_pass_seconds = create_pass_seconds
         self.plan_gates = Gates(
             start_ordinal=gates.enabled(features.STATEFULSET_START_ORDINAL),
             pod_index_label=gates.enabled(features.POD_INDEX_LABEL),
@@ -208,7 +217,11 @@ class StatefulSetReconciler:
         if plan.wait:
             log.debug("statefulset scale waits", statefulset=key, reason=plan.wait)
         retention = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+        deadline = self.clock.now() + self.create_pass_seconds
         for action in plan.actions:
+            if isinstance(action, CreatePod) and self.clock.now() >= deadline:
+                # the rest next pass (CREATE_PASS_SECONDS); no update before the scale plan is done
+                return _earliest(refresh_delay, plan.requeue_after)
             try:
                 if isinstance(action, CreatePod):
                     await self.pod_control.create_pod(sts, key, action.pod)

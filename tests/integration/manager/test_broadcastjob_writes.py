@@ -2,11 +2,12 @@
 
 The BroadcastJob and pod-readiness controllers run as in kruise-manager, on one client; every
 non-GET request it sends is recorded. The template carries `KruisePodReady` (kruise-webhook adds it
-to every pod a kruise workload owns). The numbers are today's, asserted exactly as a regression
-guard (docs/benchmarks.md lists them beside CloneSet's):
+to every pod a kruise workload owns). The count is the floor, asserted exactly (docs/benchmarks.md
+lists it beside CloneSet's):
 
-- a pod run to completion, 2 writes: the create and `KruisePodReady=True` (pod-readiness
-  controller); the job's pods are neither updated nor deleted on completion.
+- a pod run to completion, 2 writes: the create and `KruisePodReady=True`, written by the
+  broadcastjob controller (the pod-readiness controller leaves the pod alone); the job's pods are
+  neither updated nor deleted on completion.
 """
 
 from __future__ import annotations

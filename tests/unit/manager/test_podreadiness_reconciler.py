@@ -124,7 +124,7 @@ def test_needs_condition_tolerates_missing_spec_and_status():
     assert needs_condition({"spec": {"readinessGates": [GATE]}}) is True
 
 
-def test_needs_condition_leaves_cloneset_pods_to_the_cloneset_controller():
+def test_needs_condition_leaves_kruise_workload_pods_to_their_controller():
     p = {"metadata": {"name": "cs-x"}, "spec": {"readinessGates": [GATE]}}
     p["metadata"]["ownerReferences"] = [
         {
@@ -136,7 +136,12 @@ def test_needs_condition_leaves_cloneset_pods_to_the_cloneset_controller():
         }
     ]
     assert needs_condition(p) is False
-    p["metadata"]["ownerReferences"][0]["kind"] = "StatefulSet"
+    for kind in ("StatefulSet", "DaemonSet", "BroadcastJob"):
+        p["metadata"]["ownerReferences"][0]["kind"] = kind
+        assert needs_condition(p) is False
+    p["metadata"]["ownerReferences"][0]["kind"] = "UnitedDeployment"
+    assert needs_condition(p) is True
+    p["metadata"]["ownerReferences"][0].update(apiVersion="apps/v1", kind="StatefulSet")
     assert needs_condition(p) is True
 
 
