@@ -1,7 +1,8 @@
 """One pass over a WorkloadSpread: read its target workload and that workload's pods from the caches,
 adopt pods that lack its annotation into the subset their node fits (see
-`kruise.control.workloadspread.adoption`), patch the deletion cost each pod should carry, then write
-the recomputed status when it changed.
+`kruise.control.workloadspread.adoption`), patch the deletion cost each pod should carry, write the
+recomputed status when it changed, then (Adaptive strategy) delete the pods that failed to schedule
+(see `kruise.control.workloadspread.reschedule`).
 
 Pods are the target's own (by controller reference; a Deployment's through its ReplicaSets, a Job's
 also by its selector), narrowed by `targetFilter.selector`. A missing workload counts as no pods and
@@ -134,11 +135,17 @@ class WorkloadSpreadReconciler:
         for reason, message in notes.events:
             if self.recorder is not None:
                 self.recorder.event(dict(ws), "Warning", reason, message)
-        if desired is not None and (ws.get("status") or {}) != desired:
-            try:
-                await self.client.update_status(WORKLOADSPREADS, {**ws, "status": desired})
-            except NotFound:
-                return None
+        for reason, message in notes.normal_events:
+            if self.recorder is not None:
+                self.recorder.event(dict(ws), "Normal", reason, message)
+        if desired is not None:
+            if (ws.get("status") or {}) != desired:
+                try:
+                    await self.client.update_status(WORKLOADSPREADS, {**ws, "status": desired})
+                except NotFound:
+                    return None
+            for subset_name, pod in notes.failed_to_schedule:
+                await self._delete_unschedulable(ws, subset_name, pod)
         if notes.requeue_after is not None:
             return Result(requeue_after=max(notes.requeue_after.total_seconds(), 0.0))
         return None
@@ -163,6 +170,24 @@ class WorkloadSpreadReconciler:
             )
         if patched:
             grouping.replace(patched)
+
+    async def _delete_unschedulable(self, ws: Obj, subset_name: str, pod: Obj) -> None:
+        """Adaptive: a pod stuck unschedulable goes so its workload re-creates it elsewhere."""
+        meta = pod["metadata"]
+        try:
+            await self.client.delete(PODS, meta["name"], meta.get("namespace"))
+        except NotFound:
+            return
+        except Exception:
+            if self.recorder is not None:
+                spread = f"{ws['metadata'].get('namespace')}/{ws['metadata']['name']}"
+                message = (
+                    f"Failed to delete unschedulabe Pod {meta.get('namespace')}/{meta['name']} "
+                    f"in Subset {subset_name} of WorkloadSpread {spread}"
+                )
+                self.recorder.event(dict(ws), "Warning", "DeletePodFailed", message)
+            raise
+        log.info("workloadspread deleted unschedulable pod", pod=meta["name"], subset=subset_name)
 
     async def _patch_cost(self, ws: Obj, pod: Obj, cost: int) -> None:
         patch = deletioncost.cost_patch(pod, cost)

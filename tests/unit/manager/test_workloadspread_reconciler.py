@@ -412,3 +412,21 @@ async def test_failed_adoption_patch_fails_the_pass_for_a_retry():
     assert h.client.calls_to("update", WORKLOADSPREADS) == []
     await h.reconcile()
     assert h.status()["subsetStatuses"][1]["replicas"] == 1
+
+
+async def test_adaptive_deletes_pods_stuck_unschedulable_after_marking_the_subset():
+    ws = spread(scheduleStrategy={"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}})
+    stuck = pod("stuck", "zone-a", created=format_time(FakeClock().wall() - timedelta(seconds=60)))
+    stuck["spec"] = {}
+    stuck["status"] = {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+    }
+    h = Harness([ws], [stuck, pod("b1", "zone-b")], [cloneset()])
+    await h.reconcile()
+    assert h.status()["subsetStatuses"][0]["conditions"][0]["status"] == "False"
+    assert [c.name for c in h.client.calls_to("delete", PODS)] == ["stuck"]
+    status_write = h.client.calls_to("update", WORKLOADSPREADS)
+    assert status_write and h.client.writes.index(status_write[0]) < h.client.writes.index(
+        h.client.calls_to("delete", PODS)[0]
+    )
