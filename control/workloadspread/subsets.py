@@ -86,6 +86,17 @@ def format_time(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def parse_time(value: Any) -> datetime | None:
+    """A metav1.Time from JSON, or None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
 def scaled_max_replicas(max_replicas: int | str | None, workload_replicas: int) -> int:
     """`maxReplicas` against the workload's replicas (percent rounded up); UNLIMITED for nil."""
     if max_replicas is None:
