@@ -1,7 +1,8 @@
 """One Advanced DaemonSet reconcile (upstream ``syncDaemonSet``): observe, plan with ``kruise.control``,
 write.
 
-Order, as upstream: make the current ControllerRevision exist; if earlier creates/deletes or pod
+Order, as upstream: claim (adopt/release) the revisions and make the current one exist; claim the
+pods; if earlier creates/deletes or pod
 writes are not in the cache yet, only refresh the status; otherwise run the manage step (pods onto
 eligible nodes, off ineligible ones); if that wrote nothing, advance in-place updates and run one
 rolling-update pass (skipped while ``paused``); prune revision history; write the status with
@@ -35,6 +36,7 @@ from kruise.control.daemonnodes import (
     should_run_on_node,
 )
 from kruise.control.daemonset import predownload
+from kruise.control.daemonset.backoff import FailedPodsBackoff, backoff_key
 from kruise.control.daemonset.history import plan_history, revision_hash, revisions_to_prune
 from kruise.control.daemonset.manage import compute_status, group_by_node, plan_manage
 from kruise.control.daemonset.rollingupdate import (
@@ -52,7 +54,7 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
-from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.controllers.daemonset.claim import claim_objects, claimed_view, selector_of
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.predownload import PreDownloadWriter
 
@@ -92,6 +94,8 @@ class DaemonSetReconciler:
         wall: Any,
         clock: Clock | None = None,
         create_pass_seconds: float = CREATE_PASS_SECONDS,
+        monotonic: Any = None,
+        failed_backoff: FailedPodsBackoff | None = None,
         predownloader: PreDownloadWriter | None = None,
     ) -> None:
         self.client = client
@@ -104,6 +108,8 @@ class DaemonSetReconciler:
         self.wall = wall
         self.clock = clock or RealClock()
         self.create_pass_seconds = create_pass_seconds
+        self.monotonic = monotonic or self.clock.now
+        self.failed_backoff = failed_backoff or FailedPodsBackoff()
         self.inplace = InPlaceWriter(client, rv_expectations)
 
     # ---- the pass ---------------------------------------------------------------------------
@@ -141,9 +147,12 @@ class DaemonSetReconciler:
                 fits[name] = should_run_on_node(template, node)
             return fits[name]
 
-        current, old = await self._history(ds)
+        matches = selector_of(ds)
+        current, old = await self._history(ds, matches)
         update_hash = revision_hash(current)
         delays: list[float] = []
+        # getDaemonPods: every pass (the status-only one too) adopts and releases first
+        await claim_objects(self.client, ds, PODS, self.pods, matches)
 
         if not self._expectations_satisfied(key, ds, delays):
             await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
@@ -162,6 +171,7 @@ class DaemonSetReconciler:
             allow_surge=_allow_surge(ds),
             min_ready_seconds=settings.min_ready_seconds,
             now=now,
+            admit_failed=lambda node: self.failed_backoff.admit(backoff_key(ds, node), self.monotonic()),
         )
         for pod, node in manage.failed_pods:
             self.recorder.event(
@@ -204,8 +214,8 @@ class DaemonSetReconciler:
     # ---- reading ------------------------------------------------------------------------------
 
     def _owned_pods(self, ds: Obj) -> list[Obj]:
-        uid = ds["metadata"]["uid"]
-        return [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if _controlled_by(p, uid)]
+        """The pods this pass works with: controlled and matching, plus orphans being adopted."""
+        return claimed_view(ds, self.pods, selector_of(ds))
 
     def _expectations_satisfied(self, key: str, ds: Obj, delays: list[float]) -> bool:
         satisfied, waited, pending = self.scale_expectations.satisfied(key)
@@ -226,9 +236,10 @@ class DaemonSetReconciler:
 
     # ---- revisions ----------------------------------------------------------------------------
 
-    async def _history(self, ds: dict[str, Any]) -> tuple[Obj, tuple[Obj, ...]]:
-        uid = ds["metadata"]["uid"]
-        owned = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
+    async def _history(self, ds: dict[str, Any], matches: Any) -> tuple[Obj, tuple[Obj, ...]]:
+        """constructHistory: claim the revisions (adopt/release), then find or create the current one."""
+        await claim_objects(self.client, ds, CONTROLLER_REVISIONS, self.revisions, matches)
+        owned = claimed_view(ds, self.revisions, matches)
         plan = plan_history(ds, owned)
         namespace = ds["metadata"]["namespace"]
         if plan.create is not None:
@@ -524,13 +535,6 @@ class DaemonSetReconciler:
 def _result(delays: Sequence[float]) -> Result | None:
     positive = [d for d in delays if d > 0]
     return Result(requeue_after=min(positive)) if positive else None
-
-
-def _controlled_by(obj: Obj, uid: str) -> bool:
-    return any(
-        r.get("controller") and r.get("uid") == uid
-        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
-    )
 
 
 def _rolling(ds: Obj) -> Mapping[str, Any]:
