@@ -10,13 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api import features
 from kruise.control.daemonnodes import target_node_name
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.ownedpods import watch_owned_pods
-from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, NODES, PODS, object_key
+from kruise.kube.resources import (
+    ADVANCED_DAEMONSETS,
+    CONTROLLER_REVISIONS,
+    IMAGEPULLJOBS,
+    NODES,
+    PODS,
+    object_key,
+)
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.daemonset.reconciler import DaemonSetReconciler
+from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "daemonset"
 KIND = "DaemonSet"
@@ -32,9 +41,17 @@ def build(ctx: ManagerContext) -> Controller:
     revisions = ctx.informers.informer(CONTROLLER_REVISIONS)
     scale_expectations = ScaleExpectations(ctx.clock)
     rv_expectations = ResourceVersionExpectations(ctx.clock)
+    recorder = ctx.recorder("daemonset-controller")
+    predownloader = None
+    gates = ctx.feature_gates
+    if gates.enabled(features.KRUISE_DAEMON) and gates.enabled(
+        features.PRE_DOWNLOAD_IMAGE_FOR_DAEMONSET_UPDATE
+    ):
+        jobs = ctx.informers.informer(IMAGEPULLJOBS)
+        predownloader = PreDownloadWriter(ctx.client, recorder, rv_expectations, jobs)
     reconciler = DaemonSetReconciler(
         ctx.client,
-        ctx.recorder("daemonset-controller"),
+        recorder,
         ctx.feature_gates,
         daemonsets=daemonsets,
         pods=pods,
@@ -43,6 +60,8 @@ def build(ctx: ManagerContext) -> Controller:
         scale_expectations=scale_expectations,
         rv_expectations=rv_expectations,
         wall=ctx.clock.wall,
+        clock=ctx.clock,
+        predownloader=predownloader,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(daemonsets, enqueue_object)

@@ -5,7 +5,8 @@ wakes the WorkloadSpread it names when created, deleted, when it stops being act
 version changes. A target workload (CloneSet, Deployment, ReplicaSet, Job, StatefulSet, Advanced
 StatefulSet) wakes the WorkloadSpread targeting it — a ReplicaSet also the one targeting its
 Deployment — when created or deleted, when its replicas (a Job: parallelism) change, and for a
-CloneSet or Deployment when a new revision rolls out (deletion costs rank versions).
+CloneSet or Deployment when a new revision rolls out (deletion costs rank versions). Nodes are
+only read (to adopt pods created before the WorkloadSpread), as upstream: a node change wakes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kruise.kube.resources import (
     CLONESETS,
     DEPLOYMENTS,
     JOBS,
+    NODES,
     PODS,
     REPLICASETS,
     STATEFULSETS_APPS,
@@ -109,7 +111,7 @@ def build(ctx: ManagerContext) -> Controller:
     pods = ctx.informers.informer(PODS)
     workloads = {(ref.group, ref.kind): ctx.informers.informer(ref) for ref in TARGETS}
     reconciler = WorkloadSpreadReconciler(
-        ctx.client, spreads=spreads, pods=pods, workloads=workloads,
+        ctx.client, spreads=spreads, pods=pods, workloads=workloads, nodes=ctx.informers.informer(NODES),
         recorder=ctx.recorder(COMPONENT), clock=ctx.clock,
     )  # fmt: skip
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)

@@ -81,3 +81,19 @@ def test_rebuild_keeps_a_template_and_restores_ca_after_a_reset():
     again = patcher.rebuild(reset, b"CA1")
     assert again == first
     assert patcher.rebuild(first, b"CA1") == first  # steady state: nothing to write
+
+
+def test_pod_deletion_and_eviction_are_registered_as_upstream():
+    """WorkloadSpread and PUB book pod DELETEs and pods/eviction CREATEs: upstream's vpod.kb.io
+    (pods UPDATE, DELETE) and vpodeviction.kb.io (pods/eviction CREATE), both failurePolicy Fail."""
+    hooks = _by_name(validating_configuration())
+    for name, resource, operations in (
+        ("vpod.kb.io", "pods", ["UPDATE", "DELETE"]),
+        ("vpodeviction.kb.io", "pods/eviction", ["CREATE"]),
+    ):
+        hook = hooks[name]
+        assert hook["clientConfig"]["service"]["path"] == "/validate-pod"
+        assert hook["rules"] == [
+            {"apiGroups": [""], "apiVersions": ["v1"], "resources": [resource], "operations": operations}
+        ]
+        assert hook["failurePolicy"] == "Fail"
