@@ -7,7 +7,11 @@ pods the controller just wrote, so a pass never plans from a pod older than its 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from kruise.api import features
+from kruise.control.statefulset.claims import ANNOTATION_PVC_OWNED_BY_ASTS
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.ownedpods import watch_owned_pods
@@ -21,6 +25,14 @@ KIND = "StatefulSet"
 GROUP = "apps.kruise.io"
 
 owner_key = enqueue_owner(KIND, GROUP)
+
+
+def resized_claim_owner(claim: Mapping[str, Any]) -> list[str]:
+    """A claim the controller resized names its set in ``apps.kruise.io/owned-by-asts``; its
+    changes (capacity growing, resize conditions) wake that set, as upstream's pvcEventHandler."""
+    meta = claim.get("metadata") or {}
+    owner = (meta.get("annotations") or {}).get(ANNOTATION_PVC_OWNED_BY_ASTS)
+    return [f"{meta.get('namespace', '')}/{owner}"] if owner else []
 
 
 def build(ctx: ManagerContext) -> Controller:
@@ -55,6 +67,7 @@ def build(ctx: ManagerContext) -> Controller:
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(sets, enqueue_object)
     controller.watch(revisions, owner_key)
+    controller.watch(pvcs, resized_claim_owner)
 
     watch_owned_pods(controller, pods, owner_key, scale_expectations, rv_expectations)
     return controller

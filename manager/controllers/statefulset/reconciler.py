@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,7 @@ from kruise.control.statefulset.actions import (
     FixIdentity,
     PrepareDelete,
 )
+from kruise.control.statefulset.claims import volume_claim_statuses
 from kruise.control.statefulset.identity import is_member, ordinal_of
 from kruise.control.statefulset.pods import revision_of
 from kruise.control.statefulset.scaleplan import Gates, Revisions, plan_scale
@@ -157,6 +158,7 @@ class StatefulSetReconciler:
         now = self.wall()
         current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
         status = compute_status(sts, pods, current_name, update_name, collision_count, now)
+        self._count_claims(sts, status, pods)
         delay: float | None = None
         sync_error: Exception | None = None
         if not meta.get("deletionTimestamp"):
@@ -216,12 +218,39 @@ class StatefulSetReconciler:
         )
         if plan.wait:
             log.debug("statefulset scale waits", statefulset=key, reason=plan.wait)
+        try:
+            finished = await self._scale(sts, key, status, plan.actions, now)
+        finally:
+            # upstream recounts over the live replicas on every exit of the scale phase
+            self._count_claims(sts, status, plan.replicas.values())
+        if not finished:
+            # the rest next pass (CREATE_PASS_SECONDS); no update before the scale plan is done
+            return _earliest(refresh_delay, plan.requeue_after)
+        if not plan.update_allowed:
+            return _earliest(refresh_delay, plan.requeue_after)
+
+        update_plan = plan_update(sts, plan.live_range, plan.replicas, plan.placeholders, update_name, now)
+        if update_plan.skipped:
+            return _earliest(refresh_delay, plan.requeue_after)
+        try:
+            update_delay = await self.updater.execute(sts, key, update_plan.actions, revisions, update, now)
+        except Exception as exc:
+            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
+            raise
+        return _earliest(refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay)
+
+    async def _scale(
+        self, sts: dict[str, Any], key: str, status: dict[str, Any], actions: Sequence[Any], now: datetime
+    ) -> bool:
+        """Carry out the scale plan's pod and claim writes; a failure becomes a status condition.
+
+        Returns False when the create-pass deadline cut the plan short (no pod is created once
+        ``create_pass_seconds`` have gone by), True when every action ran."""
         retention = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
         deadline = self.clock.now() + self.create_pass_seconds
-        for action in plan.actions:
+        for action in actions:
             if isinstance(action, CreatePod) and self.clock.now() >= deadline:
-                # the rest next pass (CREATE_PASS_SECONDS); no update before the scale plan is done
-                return _earliest(refresh_delay, plan.requeue_after)
+                return False
             try:
                 if isinstance(action, CreatePod):
                     await self.pod_control.create_pod(sts, key, action.pod)
@@ -245,18 +274,14 @@ class StatefulSetReconciler:
                 )
                 set_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
                 raise
-        if not plan.update_allowed:
-            return _earliest(refresh_delay, plan.requeue_after)
+        return True
 
-        update_plan = plan_update(sts, plan.live_range, plan.replicas, plan.placeholders, update_name, now)
-        if update_plan.skipped:
-            return _earliest(refresh_delay, plan.requeue_after)
-        try:
-            update_delay = await self.updater.execute(sts, key, update_plan.actions, revisions, update, now)
-        except Exception as exc:
-            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
-            raise
-        return _earliest(refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay)
+    def _count_claims(self, sts: Obj, status: dict[str, Any], pods: Iterable[Obj]) -> None:
+        """``updatePVCStatus``: ``status.volumeClaims`` from the claims in the informer (None
+        clears the field when the set has no templates, as upstream's omitempty)."""
+        namespace = sts["metadata"].get("namespace", "")
+        counted = volume_claim_statuses(sts, pods, lambda name: self.pvcs.get(f"{namespace}/{name}"))
+        status["volumeClaims"] = counted or None
 
     async def _pre_download(self, sts: Obj, key: str, current: Obj, update: Obj) -> None:
         """``doPreDownload``: an optimisation, so a failure is logged and the pass goes on."""
