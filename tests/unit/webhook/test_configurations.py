@@ -97,3 +97,28 @@ def test_pod_deletion_and_eviction_are_registered_as_upstream():
             {"apiGroups": [""], "apiVersions": ["v1"], "resources": [resource], "operations": operations}
         ]
         assert hook["failurePolicy"] == "Fail"
+
+
+def test_an_emptied_template_is_reseeded_from_the_webhooks_helm_wrote():
+    """`helm upgrade --set webhookConfiguration.timeoutSeconds=10` patches every hook's timeout and, since
+    the chart renders `template: ""`, clears the stored template; the rebuild must keep the new timeout
+    (not revert to the install's from a stale template) and store it as the template."""
+    patcher = ConfigurationPatcher(client=None, target=ClientTarget(), served=SERVED)  # type: ignore[arg-type]
+    chart = validating_configuration()
+    chart["metadata"]["annotations"] = {"template": ""}  # as the chart renders it
+    installed = patcher.rebuild(chart, b"CA1")
+    assert {w["timeoutSeconds"] for w in installed["webhooks"]} == {30}
+    assert installed["metadata"]["annotations"]["template"]
+
+    upgraded = {
+        **installed,
+        "metadata": {**installed["metadata"], "annotations": {"template": ""}},
+        "webhooks": [{**w, "timeoutSeconds": 10} for w in installed["webhooks"]],
+    }
+    rebuilt = patcher.rebuild(upgraded, b"CA1")
+    assert {w["timeoutSeconds"] for w in rebuilt["webhooks"]} == {10}
+    assert patcher.rebuild(rebuilt, b"CA1") == rebuilt  # the new template holds: nothing more to write
+
+    # with the template left in place (not a chart upgrade), the stored webhooks win, as upstream
+    edited = {**installed, "webhooks": [{**w, "timeoutSeconds": 5} for w in installed["webhooks"]]}
+    assert {w["timeoutSeconds"] for w in patcher.rebuild(edited, b"CA1")["webhooks"]} == {30}
