@@ -36,6 +36,17 @@ REASON_SUFFICIENT = "Sufficient"
 RECOVER_REASON = "RecoverSchedulable"
 
 
+def marked_unschedulable(pod: Pod) -> bool:
+    """The scheduler reported the pod as not fitting anywhere: `PodScheduled=False`, reason
+    `Unschedulable`."""
+    return any(
+        condition.get("type") == "PodScheduled"
+        and condition.get("status") == "False"
+        and condition.get("reason") == "Unschedulable"
+        for condition in (pod.get("status") or {}).get("conditions") or []
+    )
+
+
 def pending_timeout(pod: Pod, critical: timedelta, now: datetime) -> tuple[bool, timedelta | None]:
     """(failed to schedule past `critical`, time left before it would be) — the second only for an
     unschedulable pod still within the limit (upstream's GetTimeBeforePendingTimeout)."""
@@ -47,20 +58,15 @@ def pending_timeout(pod: Pod, critical: timedelta, now: datetime) -> tuple[bool,
         or (pod.get("spec") or {}).get("nodeName")
     ):
         return False, None
-    for condition in status.get("conditions") or []:
-        if (
-            condition.get("type") == "PodScheduled"
-            and condition.get("status") == "False"
-            and condition.get("reason") == "Unschedulable"
-        ):
-            created = parse_time(meta.get("creationTimestamp"))
-            if created is None:
-                return False, None
-            expected = created + critical
-            if expected < now:
-                return True, None
-            return False, expected - now
-    return False, None
+    if not marked_unschedulable(pod):
+        return False, None
+    created = parse_time(meta.get("creationTimestamp"))
+    if created is None:
+        return False, None
+    expected = created + critical
+    if expected < now:
+        return True, None
+    return False, expected - now
 
 
 def _condition(status: str, reason: str, now: datetime) -> Obj:
@@ -124,6 +130,7 @@ __all__ = [
     "CONDITION_SCHEDULABLE",
     "MAX_SCHEDULE_FAILED_DURATION",
     "last_subset_condition",
+    "marked_unschedulable",
     "pending_timeout",
     "set_condition",
     "subset_condition",

@@ -6,6 +6,7 @@ and the event handlers' wake-ups."""
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -279,6 +280,27 @@ def test_pod_handlers_wake_the_named_spread_on_create_stop_and_delete():
     handlers["on_update"](running, failed)
     handlers["on_delete"](pod("a1", "zone-a"))
     assert woken == ["default/ws"] * 3
+
+
+def test_pod_handlers_wake_when_the_scheduler_marks_a_pod_unschedulable_once():
+    """Adaptive: the pass that starts a pod's rescheduleCriticalSeconds must not depend on luck."""
+    woken = []
+    handlers = pod_handlers(woken.append)
+    pending = pod("x1", "zone-a")
+    pending["status"] = {"phase": "Pending"}
+    failed = copy.deepcopy(pending)
+    failed["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes"}
+    ]
+    retried = copy.deepcopy(failed)
+    retried["status"]["conditions"][0]["message"] = "0/4 nodes"
+    gated = copy.deepcopy(pending)
+    gated["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]
+    handlers["on_update"](pending, gated)  # not the scheduler giving up
+    handlers["on_update"](pending, failed)
+    handlers["on_update"](failed, retried)  # already counted
+    handlers["on_update"](pod("plain", None), {**failed, "metadata": pod("plain", None)["metadata"]})
+    assert woken == ["default/ws"]
 
 
 def test_workload_handlers_wake_on_replicas_and_through_a_deployments_replicaset():
