@@ -24,7 +24,7 @@ from kruise.kube.resources import (
     object_key,
 )
 from kruise.manager.context import ManagerContext
-from kruise.manager.controllers.daemonset.reconciler import DaemonSetReconciler
+from kruise.manager.controllers.daemonset.reconciler import STATUS_PACE_SECONDS, DaemonSetReconciler
 from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "daemonset"
@@ -61,6 +61,7 @@ def build(ctx: ManagerContext) -> Controller:
         rv_expectations=rv_expectations,
         wall=ctx.clock.wall,
         clock=ctx.clock,
+        status_pace_seconds=STATUS_PACE_SECONDS,
         predownloader=predownloader,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
