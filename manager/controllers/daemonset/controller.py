@@ -30,7 +30,7 @@ from kruise.kube.resources import (
 from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.daemonset.claim import selector_of
-from kruise.manager.controllers.daemonset.reconciler import DaemonSetReconciler
+from kruise.manager.controllers.daemonset.reconciler import STATUS_PACE_SECONDS, DaemonSetReconciler
 from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "daemonset"
@@ -69,6 +69,7 @@ def build(ctx: ManagerContext) -> Controller:
         clock=ctx.clock,
         monotonic=ctx.clock.now,
         failed_backoff=FailedPodsBackoff(),
+        status_pace_seconds=STATUS_PACE_SECONDS,
         predownloader=predownloader,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)

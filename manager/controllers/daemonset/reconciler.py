@@ -11,6 +11,7 @@ rolling-update pass (skipped while ``paused``); prune revision history; write th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 from collections.abc import Mapping, Sequence
@@ -54,6 +55,7 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
+from kruise.kube.slowstart import slow_start
 from kruise.manager.controllers.daemonset.claim import claim_objects, claimed_view, selector_of
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.predownload import PreDownloadWriter
@@ -67,6 +69,12 @@ CREATE_PASS_SECONDS = 3.0
 """No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
 written once, with the pods created so far) and the pods' add events bring the next one, so status
 shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
+STATUS_PACE_SECONDS = 1.0
+"""A status write that only moves the counters waits until this long after the previous one (the pass
+asks to be run again then): once passes are short, every pod turning ready would otherwise bring its
+own status write. A write that changes observedGeneration or the hash, or that shows every scheduled
+pod updated and available, is never held back (issue 18: status written at least every few
+seconds, at most once per pass)."""
 STATUS_COUNTERS = (
     "desiredNumberScheduled",
     "currentNumberScheduled",
@@ -96,6 +104,7 @@ class DaemonSetReconciler:
         create_pass_seconds: float = CREATE_PASS_SECONDS,
         monotonic: Any = None,
         failed_backoff: FailedPodsBackoff | None = None,
+        status_pace_seconds: float = 0.0,
         predownloader: PreDownloadWriter | None = None,
     ) -> None:
         self.client = client
@@ -110,6 +119,8 @@ class DaemonSetReconciler:
         self.create_pass_seconds = create_pass_seconds
         self.monotonic = monotonic or self.clock.now
         self.failed_backoff = failed_backoff or FailedPodsBackoff()
+        self.status_pace_seconds = status_pace_seconds
+        self._status_written: dict[str, float] = {}  # daemonset key -> clock time of its last status write
         self.inplace = InPlaceWriter(client, rv_expectations)
 
     # ---- the pass ---------------------------------------------------------------------------
@@ -118,6 +129,7 @@ class DaemonSetReconciler:
         cached = self.daemonsets.get(key)
         if cached is None:
             self.scale_expectations.delete(key)
+            self._status_written.pop(key, None)
             return None
         ds: dict[str, Any] = copy.deepcopy(dict(cached))
         if ds["metadata"].get("deletionTimestamp"):
@@ -299,29 +311,36 @@ class DaemonSetReconciler:
         update_hash: str,
     ) -> None:
         """syncNodes: PreparingDelete first for pods a preDelete hook holds; then at most
-        ``burstReplicas`` creates and deletes, each expected before it is sent; creates stop after
-        ``CREATE_PASS_SECONDS`` (the nodes left are not expected, the next pass creates them)."""
+        ``burstReplicas`` creates and deletes, each expected before it is sent. Creates go in
+        slow-start batches (1, 2, 4, ... at once, as upstream), none after a batch with a failure and
+        none starting after ``CREATE_PASS_SECONDS`` (the nodes left are not expected, the next pass
+        creates them). One create at a time would leave the client's rate limit mostly unused: each
+        request waits for the previous answer."""
         to_delete = await self._prepare_delete(ds, to_delete)
         burst = _burst_replicas(ds)
         to_create, to_delete = list(to_create)[:burst], list(to_delete)[:burst]
-        errors: list[Exception] = []
+        errors: list[BaseException] = []
         if to_create:
             template = self._pod_template(ds, update_hash)
             deadline = self.clock.now() + self.create_pass_seconds
-            for node in to_create:
+
+            async def create_on(node: str) -> None:
                 if self.clock.now() >= deadline:
-                    break  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
+                    return  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
                 self.scale_expectations.expect(key, ScaleExpectations.CREATE, node)
                 try:
                     created = await self.client.create(PODS, self._pod_for(ds, template, node))
                 except Exception as exc:
                     self.scale_expectations.observe(key, ScaleExpectations.CREATE, node)
                     self.recorder.event(ds, "Warning", "FailedCreate", f"Error creating: {exc}")
-                    errors.append(exc)
-                    continue
+                    raise
                 self.recorder.event(
                     ds, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
                 )
+
+            _, error = await slow_start(to_create, create_on)
+            if error is not None:
+                errors.append(error)
         namespace = ds["metadata"]["namespace"]
         for name in to_delete:
             self.scale_expectations.expect(key, ScaleExpectations.DELETE, name)
@@ -474,14 +493,24 @@ class DaemonSetReconciler:
     async def _refresh_in_place(self, ds: Obj, now: datetime, delays: list[float]) -> None:
         """refreshUpdateStates: move every in-flight in-place update one step. A new pod's first
         refresh writes `InPlaceUpdateReady` and `KruisePodReady` together (or the latter alone when the
-        pod has no in-place gate): one status write per new pod."""
-        for pod in self._owned_pods(ds):
+        pod has no in-place gate): one status write per new pod. The pods are refreshed at once (each
+        pod's writes are its own): one after the other, 100 new pods' status writes took twice what
+        the client's rate limit allows."""
+
+        async def refresh_one(pod: Obj) -> None:
             step = refresh(pod, now, _matches_revision)
             if not (pod.get("metadata") or {}).get("deletionTimestamp"):
                 step = podreadiness.fold_initial_condition(step, pod, now)
             outcome = await self.inplace.refresh(pod, now, _matches_revision, step)
             if outcome.requeue_after:
                 delays.append(outcome.requeue_after)
+
+        results = await asyncio.gather(
+            *(refresh_one(p) for p in self._owned_pods(ds)), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
 
     # ---- status ---------------------------------------------------------------------------------
 
@@ -523,10 +552,32 @@ class DaemonSetReconciler:
         if observed and generation is not None:
             status["observedGeneration"] = generation
         meta = ds["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        wait = self._status_pace(key, old, status, counters)
+        if wait > 0:
+            delays.append(wait)
+            return
+        self._status_written[key] = self.clock.now()
         with contextlib.suppress(NotFound):
             await self.client.patch(
                 ADVANCED_DAEMONSETS, meta["name"], {"status": status}, meta["namespace"], subresource="status"
             )
+
+    def _status_pace(
+        self, key: str, old: Mapping[str, Any], status: Mapping[str, Any], counters: Mapping[str, int]
+    ) -> float:
+        """Seconds this status write waits (``STATUS_PACE_SECONDS``); 0 to write now."""
+        if self.status_pace_seconds <= 0 or key not in self._status_written:
+            return 0.0
+        if status.get("observedGeneration", old.get("observedGeneration")) != old.get("observedGeneration"):
+            return 0.0
+        if status.get("daemonSetHash") != old.get("daemonSetHash"):
+            return 0.0
+        desired = counters["desiredNumberScheduled"]
+        if counters["updatedNumberScheduled"] == desired and counters["numberAvailable"] == desired:
+            return 0.0
+        since = self.clock.now() - self._status_written[key]
+        return max(0.0, self.status_pace_seconds - since)
 
 
 # ---- helpers ----------------------------------------------------------------------------------

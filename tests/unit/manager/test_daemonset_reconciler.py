@@ -252,3 +252,76 @@ async def test_in_place_update_retries_its_object_write_after_a_conflict() -> No
     ]
     assert updated["metadata"]["labels"][HASH] == new_hash
     assert h.recorder.reasons() == ["SuccessfulUpdatePodInPlace"]
+
+
+async def test_creates_go_in_slow_start_batches_and_stop_after_a_failing_batch() -> None:
+    """Upstream syncNodes: batches of 1, 2, 4, ... at once; a failure ends the pass after its batch, and
+    only the creates actually sent stay expected."""
+    h = Harness(daemonset(), nodes=6)
+    create = h.client.create
+
+    async def failing_on_node_2(resource, body, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if resource is PODS and target_node_name(body) == "node-2":
+            raise Conflict("refused")
+        return await create(resource, body, *args, **kwargs)
+
+    h.client.create = failing_on_node_2  # type: ignore[method-assign]
+    with pytest.raises(Conflict):
+        await h.reconcile()
+    # batch 1: node-1; batch 2: node-2 (fails) and node-3 together; node-4..6 wait for the next pass
+    assert sorted(target_node_name(p) for p in h.client.objects(PODS)) == ["node-1", "node-3"]
+    _, _, pending = h.scale.satisfied(f"{NS}/{NAME}")
+    assert sorted(pending[ScaleExpectations.CREATE]) == ["node-1", "node-3"]
+    assert h.recorder.reasons().count("FailedCreate") == 1
+
+
+def make_one_ready(h: Harness, name: str) -> None:
+    pod = h.client.object(PODS, name, NS)
+    assert pod is not None
+    pod["status"] = {
+        "phase": "Running",
+        "conditions": [
+            {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-22T22:00:00Z"},
+            {"type": "InPlaceUpdateReady", "status": "True"},
+        ],
+    }
+    h.client.put(PODS, pod)
+    h.pods.add(h.client.object(PODS, name, NS))
+
+
+def observe_status(h: Harness) -> None:
+    """The watch delivering the DaemonSet's own status write."""
+    h.daemonsets.add(h.client.object(ADVANCED_DAEMONSETS, NAME, NS))
+
+
+async def test_a_counters_only_status_write_waits_for_the_pace_then_is_written() -> None:
+    h = Harness(daemonset(), nodes=2)
+    h.reconciler.clock = h.clock
+    h.reconciler.status_pace_seconds = 1.0
+    await h.reconcile()
+    h.observe_pods()
+    h.client.clear()
+    await h.reconcile()  # observedGeneration moves: written at once, whatever the pace
+    (status,) = h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status")
+    assert status.body["status"]["observedGeneration"] == 1
+    observe_status(h)
+
+    first, second = sorted(p["metadata"]["name"] for p in h.client.objects(PODS))
+    make_one_ready(h, first)
+    h.client.clear()
+    result = await h.reconcile()  # numberReady 0 -> 1, within the pace: held, the pass comes back
+    assert h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status") == []
+    assert isinstance(result, Result) and result.requeue_after is not None
+    assert 0 < result.requeue_after <= 1.0
+
+    h.clock.step(1.0)
+    await h.reconcile()
+    (status,) = h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status")
+    assert status.body["status"]["numberReady"] == 1
+    observe_status(h)
+
+    make_one_ready(h, second)
+    h.client.clear()
+    await h.reconcile()  # every pod updated and available: written at once
+    (status,) = h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status")
+    assert status.body["status"]["numberAvailable"] == 2
