@@ -14,6 +14,7 @@ import pytest
 
 from kruise.daemon.containerrecreate.recreator import ContainerRecreator
 from kruise.kube.client import WatchEvent
+from kruise.kube.errors import Conflict
 
 NODE = "node-1"
 KEY = "default/crr-1"
@@ -29,8 +30,19 @@ class FakeApi:
         self.deliver_during_write: Any = None  # called with the written object before the write returns
         self.written: list[dict[str, Any]] = []
 
+    def foreign_write(self, annotations: dict[str, str]) -> dict[str, Any]:
+        """Another writer (kruise-manager) changes the request; its event is delivered by the test."""
+        self.rv += 1
+        self.crr["metadata"].setdefault("annotations", {}).update(annotations)
+        self.crr["metadata"]["resourceVersion"] = str(self.rv)
+        return copy.deepcopy(self.crr)
+
+    async def get(self, ref: Any, name: str, namespace: str) -> dict[str, Any]:
+        return copy.deepcopy(self.crr)
+
     async def update_status(self, ref: Any, body: dict[str, Any], **_: Any) -> dict[str, Any]:
-        assert body["metadata"]["resourceVersion"] == self.crr["metadata"]["resourceVersion"]
+        if body["metadata"]["resourceVersion"] != self.crr["metadata"]["resourceVersion"]:
+            raise Conflict("the object has been modified")
         self.rv += 1
         self.crr = copy.deepcopy(body)
         self.crr["metadata"]["resourceVersion"] = str(self.rv)
@@ -158,6 +170,20 @@ async def test_a_wake_before_the_event_waits_and_the_event_resumes(harness):
     recreator.pods._apply(WatchEvent("MODIFIED", pod))
     await work_off(recreator)
     assert phases(api) == ["Recreating"] and runtime.stopped == []
+    deliver(recreator, copy.deepcopy(api.crr))
+    await work_off(recreator)
+    assert runtime.stopped == ["app-1"]
+
+
+async def test_a_conflicting_write_waits_for_its_own_event_not_the_foreign_one(harness):
+    api, runtime, recreator = harness
+    foreign = api.foreign_write({"example.com/touched": "yes"})  # the cache has not seen it yet
+    recreator.controller.queue.add(KEY)
+    await work_off(recreator)
+    assert phases(api) == ["Recreating"] and api.rv == 12  # conflicted at 10, re-read 11, wrote 12
+    deliver(recreator, foreign)  # the other writer's event: newer than the cache, older than ours
+    await work_off(recreator)
+    assert phases(api) == ["Recreating"] and runtime.stopped == []  # no second answer, no kill
     deliver(recreator, copy.deepcopy(api.crr))
     await work_off(recreator)
     assert runtime.stopped == ["app-1"]
