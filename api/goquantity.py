@@ -60,6 +60,16 @@ class Quantity:
         return cls(_round_nano(value), fmt)
 
     @classmethod
+    def of(cls, raw: object) -> Quantity:
+        """A quantity as a decoded manifest holds it: a string, or a JSON number (which Go's
+        `UnmarshalJSON` parses from its text, as here). Anything else is refused by type."""
+        if isinstance(raw, str):
+            return cls.parse(raw)
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            return cls.parse(str(raw))
+        raise QuantityError(f"quantity {raw!r}: must be a string or a number, not {type(raw).__name__}")
+
+    @classmethod
     def from_milli(cls, milli: int, fmt: str = DECIMAL_SI) -> Quantity:
         """`resource.NewMilliQuantity`."""
         return cls(Decimal(milli).scaleb(-3, context=_CONTEXT), fmt)
@@ -72,6 +82,10 @@ class Quantity:
     def milli_value(self) -> int:
         """`MilliValue`: thousandths, rounded up."""
         return int((self.value * 1000).to_integral_value(rounding=ROUND_CEILING))
+
+    def whole_value(self) -> int:
+        """`Value`: whole units, rounded up."""
+        return int(self.value.to_integral_value(rounding=ROUND_CEILING))
 
     def with_milli(self, milli: int) -> Quantity:
         """`SetMilli`: a new value, same format."""

@@ -10,10 +10,10 @@ maximum with the sidecars started before it, and ``overhead`` is added on top.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from typing import Any
+
+from kruise.api.goquantity import Quantity, QuantityError
 
 Obj = Mapping[str, Any]
 
@@ -22,55 +22,18 @@ MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
 
-_SUFFIXES = {
-    "": Decimal(1),
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "k": Decimal(10) ** 3,
-    "M": Decimal(10) ** 6,
-    "G": Decimal(10) ** 9,
-    "T": Decimal(10) ** 12,
-    "P": Decimal(10) ** 15,
-    "E": Decimal(10) ** 18,
-    "Ki": Decimal(2) ** 10,
-    "Mi": Decimal(2) ** 20,
-    "Gi": Decimal(2) ** 30,
-    "Ti": Decimal(2) ** 40,
-    "Pi": Decimal(2) ** 50,
-    "Ei": Decimal(2) ** 60,
-}
-_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([eE][+-]?[0-9]+)|([a-zA-Z]*))")
-
-
-def parse_quantity(value: Any) -> Decimal:
-    """A resource.Quantity (``"500m"``, ``"1Gi"``, ``"1e3"``, ``2``) as a number of base units.
-
-    Raises ValueError naming the value: the apiserver rejects such quantities, so one reaching
-    here is a bug elsewhere, not something to guess about."""
-    if isinstance(value, bool):
-        raise ValueError(f"quantity {value!r}: must be a number or a quantity string")
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    match = _QUANTITY.fullmatch(str(value).strip())
-    if match is None or (match.group(3) or "") not in _SUFFIXES:
-        raise ValueError(f"quantity {value!r}: must match the Kubernetes quantity syntax")
-    number, exponent, suffix = match.groups()
-    try:
-        base = Decimal(number)
-    except InvalidOperation as error:  # pragma: no cover - the pattern admits only decimals
-        raise ValueError(f"quantity {value!r}: must match the Kubernetes quantity syntax") from error
-    if exponent:
-        return base * Decimal(10) ** int(exponent[1:])
-    return base * _SUFFIXES[suffix or ""]
-
 
 def scaled(name: str, value: Any) -> int:
-    """What the scheduler compares: millicores for cpu (MilliValue), else whole units rounded up."""
-    amount = parse_quantity(value)
-    if name == CPU:
-        amount *= 1000
-    return int(amount.to_integral_value(rounding=ROUND_CEILING))
+    """What the scheduler compares: millicores for cpu (MilliValue), else whole units (Value),
+    both rounded up.
+
+    Raises ValueError naming the resource and value: the apiserver rejects such quantities, so
+    one reaching here is a bug elsewhere, not something to guess about."""
+    try:
+        amount = Quantity.of(value)
+    except QuantityError as error:
+        raise ValueError(f"quantity {name}={value!r}: {error}") from error
+    return amount.milli_value() if name == CPU else amount.whole_value()
 
 
 def is_scalar_resource(name: str) -> bool:

@@ -14,8 +14,9 @@ table by value / pointer / list, and `^T` a struct embedded inline.
 from __future__ import annotations
 
 import json
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from typing import Any
+
+from kruise.api.goquantity import Quantity, QuantityError
 
 Field = tuple[str, str, bool]
 
@@ -115,53 +116,16 @@ TYPES: dict[str, tuple[Field, ...]] = {
 }
 
 _ZERO = {"s": "", "i": 0, "b": False}
-_DECIMAL_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-_BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
-_SUFFIX_VALUE = {
-    **{s: Decimal(10) ** e for e, s in _DECIMAL_SUFFIX.items()},
-    **{s: Decimal(1024) ** i for i, s in enumerate(_BINARY_SUFFIXES) if s},
-}
 
 
 def canonical_quantity(raw: Any) -> str:
-    """`resource.Quantity.String()`: the value re-rendered in the format it was written in.
+    """`resource.Quantity.String()` of a manifest value: what Go re-encodes after decoding it.
 
-    Binary suffixes stay binary while the value is a whole number of at least 1024; otherwise SI
-    with the largest exponent (a multiple of 3) keeping an integer mantissa, never below nano.
-    """
-    text = str(raw).strip()
-    number, suffix = text, ""
-    for candidate in sorted(_SUFFIX_VALUE, key=len, reverse=True):
-        if candidate and text.endswith(candidate):
-            number, suffix = text[: -len(candidate)], candidate
-            break
-    exponent_form = suffix == "" and any(c in number for c in "eE")
+    Text the apiserver would refuse is returned as written: it never reaches a hash upstream."""
     try:
-        value = Decimal(number) * _SUFFIX_VALUE.get(suffix, Decimal(1))
-    except InvalidOperation:
-        return text  # the apiserver refuses such a quantity long before anything hashes it
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    value = abs(value)
-    if suffix in _BINARY_SUFFIXES[1:] and value >= 1024 and value == value.to_integral_value():
-        whole, index = int(value), 0
-        while whole % 1024 == 0 and index < len(_BINARY_SUFFIXES) - 1:
-            whole, index = whole // 1024, index + 1
-        return f"{sign}{whole}{_BINARY_SUFFIXES[index]}"
-    if value * Decimal(10) ** 9 != (value * Decimal(10) ** 9).to_integral_value():
-        value = (value * Decimal(10) ** 9).to_integral_value(rounding=ROUND_CEILING) / Decimal(10) ** 9
-    exponent = -9
-    while (
-        exponent < 18
-        and (value / Decimal(10) ** (exponent + 3))
-        == (value / Decimal(10) ** (exponent + 3)).to_integral_value()
-    ):
-        exponent += 3
-    mantissa = int(value / Decimal(10) ** exponent)
-    if exponent_form:
-        return f"{sign}{mantissa}" + (f"e{exponent}" if exponent else "")
-    return f"{sign}{mantissa}{_DECIMAL_SUFFIX[exponent]}"
+        return str(Quantity.of(raw))
+    except QuantityError:
+        return str(raw).strip()
 
 
 def _empty(kind: str, value: Any) -> bool:

@@ -141,9 +141,12 @@ class ContainerRecreator:
         if cached is None or (cached.get("status") or {}).get("phase") == PHASE_COMPLETED:
             return None
         if not self.expectations.is_satisfied(cached):
-            # our last status write is not in the cache yet: its event brings us back, and the requeue
-            # makes sure of it should that event have been handled before the write was expected
-            return Result(requeue_after=RECHECK_SECONDS)
+            # Our last status write is not in the cache yet. Its watch event brings us back whichever
+            # way it races the write: one that lands while we work (even before the write returns)
+            # re-queues the key when we finish; one that lands later queues it then. The check reads
+            # the cache's resourceVersion, not an "observed" mark, so an event handled before the
+            # expectation was recorded cannot leave it stale (upstream, too, waits for the event).
+            return None
         crr = copy.deepcopy(cached)
         namespace, spec = crr["metadata"]["namespace"], crr.get("spec") or {}
         pod = self.pods.get(f"{namespace}/{spec.get('podName', '')}")
@@ -163,9 +166,9 @@ class ContainerRecreator:
             # Answer first: phase Recreating is what tells kruise-manager the daemon has the request
             # (until then it counts towards "daemon has not responded"), and what it waits for before
             # taking the pod out of service for `unreadyGracePeriodSeconds`. Our write's event brings
-            # the request back here (the requeue is the safety net, as above).
+            # the request back here (see the expectation check above).
             await self._write(crr, plan.recreating_status(states))
-            return Result(requeue_after=RECHECK_SECONDS)
+            return None
         grace = (spec.get("strategy") or {}).get("unreadyGracePeriodSeconds")
         if grace:
             acquired = podstatus.parse_time(

@@ -1,0 +1,189 @@
+"""kruise-daemon's recreator when the watch event of its own status write arrives before or after
+the write returns: either order must bring the request back, with no timed requeue to lean on.
+
+The recreator runs on its real informers and workqueue; only the API (a fake that applies each
+write's watch event when told) and the CRI are stand-ins, so each interleaving is exact."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from kruise.daemon.containerrecreate.recreator import ContainerRecreator
+from kruise.kube.client import WatchEvent
+from kruise.kube.errors import Conflict
+
+NODE = "node-1"
+KEY = "default/crr-1"
+
+
+class FakeApi:
+    """Compare-and-swap status writes with one resourceVersion counter, as the apiserver keeps."""
+
+    def __init__(self, crr: dict[str, Any]) -> None:
+        self.rv = 10
+        self.crr = crr
+        self.crr["metadata"]["resourceVersion"] = str(self.rv)
+        self.deliver_during_write: Any = None  # called with the written object before the write returns
+        self.written: list[dict[str, Any]] = []
+
+    def foreign_write(self, annotations: dict[str, str]) -> dict[str, Any]:
+        """Another writer (kruise-manager) changes the request; its event is delivered by the test."""
+        self.rv += 1
+        self.crr["metadata"].setdefault("annotations", {}).update(annotations)
+        self.crr["metadata"]["resourceVersion"] = str(self.rv)
+        return copy.deepcopy(self.crr)
+
+    async def get(self, ref: Any, name: str, namespace: str) -> dict[str, Any]:
+        return copy.deepcopy(self.crr)
+
+    async def update_status(self, ref: Any, body: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if body["metadata"]["resourceVersion"] != self.crr["metadata"]["resourceVersion"]:
+            raise Conflict("the object has been modified")
+        self.rv += 1
+        self.crr = copy.deepcopy(body)
+        self.crr["metadata"]["resourceVersion"] = str(self.rv)
+        self.written.append(copy.deepcopy(self.crr))
+        if self.deliver_during_write is not None:
+            self.deliver_during_write(copy.deepcopy(self.crr))
+        return copy.deepcopy(self.crr)
+
+
+class FakeRuntime:
+    def __init__(self) -> None:
+        self.stopped: list[str] = []
+
+    async def exec_sync(self, container_id: str, command: list[str], timeout: int) -> None:
+        raise AssertionError("no preStop hook in these requests")
+
+    async def stop_container(self, container_id: str, timeout: int) -> None:
+        self.stopped.append(container_id)
+
+
+def _pod() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "victim", "namespace": "default", "uid": "pod-uid", "resourceVersion": "5"},
+        "spec": {"nodeName": NODE, "containers": [{"name": "app"}]},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [{"name": "app", "containerID": "cri://app-1", "restartCount": 0}],
+        },
+    }
+
+
+def _crr() -> dict[str, Any]:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "ContainerRecreateRequest",
+        "metadata": {
+            "name": "crr-1",
+            "namespace": "default",
+            "uid": "crr-uid",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {
+                "crr.apps.kruise.io/node-name": NODE,
+                "crr.apps.kruise.io/pod-uid": "pod-uid",
+                "crr.apps.kruise.io/active": "true",
+            },
+        },
+        "spec": {
+            "podName": "victim",
+            "containers": [
+                {"name": "app", "statusContext": {"containerID": "cri://app-1", "restartCount": 0}}
+            ],
+            "strategy": {"failurePolicy": "Fail"},
+        },
+    }
+
+
+@pytest.fixture
+async def harness():
+    api = FakeApi(_crr())
+    runtime = FakeRuntime()
+    recreator = ContainerRecreator(
+        api,  # type: ignore[arg-type]
+        runtime,  # type: ignore[arg-type]
+        NODE,
+        clock=lambda: datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
+    )
+    recreator.requests._replace([copy.deepcopy(api.crr)], "10")
+    recreator.pods._replace([_pod()], "5")
+    yield api, runtime, recreator
+    await recreator.controller.stop(timeout=1)
+
+
+def deliver(recreator: ContainerRecreator, obj: dict[str, Any]) -> None:
+    """The informer receives the MODIFIED event of `obj` (cache update, then handlers)."""
+    recreator.requests._apply(WatchEvent("MODIFIED", obj))
+
+
+async def work_off(recreator: ContainerRecreator) -> int:
+    """Run the worker loop until nothing is queued for now (timed requeues stay parked)."""
+    queue, rounds = recreator.controller.queue, 0
+    while len(queue):
+        key = await queue.get()
+        try:
+            await recreator.controller.reconcile_handler(key)
+        finally:
+            queue.done(key)
+        rounds += 1
+    return rounds
+
+
+def phases(api: FakeApi) -> list[str]:
+    return [w["status"]["phase"] for w in api.written]
+
+
+async def test_event_before_the_write_returns_brings_the_request_back(harness):
+    api, runtime, recreator = harness
+    api.deliver_during_write = lambda obj: deliver(recreator, obj)
+    recreator.controller.queue.add(KEY)
+    await work_off(recreator)
+    # answered Recreating, came back on its own event (queued while it was processing), then killed
+    assert phases(api)[:2] == ["Recreating", "Recreating"]
+    assert runtime.stopped == ["app-1"]
+    assert recreator.expectations.is_satisfied(recreator.requests.get(KEY))
+
+
+async def test_event_after_the_write_returned_brings_the_request_back(harness):
+    api, runtime, recreator = harness
+    recreator.controller.queue.add(KEY)
+    await work_off(recreator)
+    assert phases(api) == ["Recreating"] and runtime.stopped == []
+    deliver(recreator, copy.deepcopy(api.crr))
+    await work_off(recreator)
+    assert runtime.stopped == ["app-1"]
+
+
+async def test_a_wake_before_the_event_waits_and_the_event_resumes(harness):
+    api, runtime, recreator = harness
+    recreator.controller.queue.add(KEY)
+    await work_off(recreator)
+    # a pod update wakes the request while the cache still holds the pre-write version: it must not act
+    pod = _pod()
+    pod["metadata"]["resourceVersion"] = "6"
+    recreator.pods._apply(WatchEvent("MODIFIED", pod))
+    await work_off(recreator)
+    assert phases(api) == ["Recreating"] and runtime.stopped == []
+    deliver(recreator, copy.deepcopy(api.crr))
+    await work_off(recreator)
+    assert runtime.stopped == ["app-1"]
+
+
+async def test_a_conflicting_write_waits_for_its_own_event_not_the_foreign_one(harness):
+    api, runtime, recreator = harness
+    foreign = api.foreign_write({"example.com/touched": "yes"})  # the cache has not seen it yet
+    recreator.controller.queue.add(KEY)
+    await work_off(recreator)
+    assert phases(api) == ["Recreating"] and api.rv == 12  # conflicted at 10, re-read 11, wrote 12
+    deliver(recreator, foreign)  # the other writer's event: newer than the cache, older than ours
+    await work_off(recreator)
+    assert phases(api) == ["Recreating"] and runtime.stopped == []  # no second answer, no kill
+    deliver(recreator, copy.deepcopy(api.crr))
+    await work_off(recreator)
+    assert runtime.stopped == ["app-1"]
