@@ -3,6 +3,9 @@
 Pod events wake the owning set and mark expected creations and deletions as observed (a pod that
 starts terminating counts as deleted); pod updates also feed the resourceVersion expectations of
 pods the controller just wrote, so a pass never plans from a pod older than its own last write.
+An orphan pod (no controller) that the set would adopt — selector matches, named ``<set>-<n>`` —
+wakes it when it appears or its labels change; upstream kruise watches owned pods only and leaves
+the adoption to the set's next pass.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectati
 from kruise.kube.ownedpods import watch_owned_pods
 from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, IMAGEPULLJOBS, PODS, PVCS
 from kruise.manager.context import ManagerContext
-from kruise.manager.controllers.statefulset.reconciler import StatefulSetReconciler
+from kruise.manager.controllers.orphans import watch_orphans
+from kruise.manager.controllers.statefulset.reconciler import StatefulSetReconciler, member_selection
+from kruise.manager.writers.ownership import selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "statefulset"
@@ -70,4 +75,6 @@ def build(ctx: ManagerContext) -> Controller:
     controller.watch(pvcs, resized_claim_owner)
 
     watch_owned_pods(controller, pods, owner_key, scale_expectations, rv_expectations)
+    # an orphan pod the set would adopt (selector and name) wakes it
+    watch_orphans(controller, pods, sets, lambda sts, pod: member_selection(sts, selector_of(sts))(pod))
     return controller
