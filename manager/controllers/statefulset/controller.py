@@ -15,13 +15,14 @@ from typing import Any
 
 from kruise.api import features
 from kruise.control.statefulset.claims import ANNOTATION_PVC_OWNED_BY_ASTS
+from kruise.control.statefulset.identity import member_selection
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.ownedpods import watch_owned_pods
 from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, IMAGEPULLJOBS, PODS, PVCS
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.orphans import watch_orphans
-from kruise.manager.controllers.statefulset.reconciler import StatefulSetReconciler, member_selection
+from kruise.manager.controllers.statefulset.reconciler import StatefulSetReconciler
 from kruise.manager.writers.ownership import selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
 
@@ -76,5 +77,10 @@ def build(ctx: ManagerContext) -> Controller:
 
     watch_owned_pods(controller, pods, owner_key, scale_expectations, rv_expectations)
     # an orphan pod the set would adopt (selector and name) wakes it
-    watch_orphans(controller, pods, sets, lambda sts, pod: member_selection(sts, selector_of(sts))(pod))
+    watch_orphans(
+        controller,
+        pods,
+        sets,
+        lambda sts, pod: member_selection(sts["metadata"]["name"], selector_of(sts))(pod),
+    )
     return controller

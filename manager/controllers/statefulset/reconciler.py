@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -31,7 +31,7 @@ from kruise.control.statefulset.actions import (
     PrepareDelete,
 )
 from kruise.control.statefulset.claims import volume_claim_statuses
-from kruise.control.statefulset.identity import is_member, ordinal_of
+from kruise.control.statefulset.identity import member_selection, ordinal_of
 from kruise.control.statefulset.pods import revision_of
 from kruise.control.statefulset.scaleplan import Gates, Revisions, plan_scale
 from kruise.control.statefulset.status import (
@@ -197,7 +197,7 @@ class StatefulSetReconciler:
 
         revisions = selected_or_orphan(sts, self.revisions.by_index(NAMESPACE_INDEX, namespace), selected)
         await adopt_orphans(self.client, sts, ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, revisions)
-        members = member_selection(sts, selected)
+        members = member_selection(sts["metadata"]["name"], selected)
         await claim_objects(self.client, sts, ADVANCED_STATEFULSETS, PODS, self.pods, members)
         return revisions, claimed_view(sts, self.pods, members)
 
@@ -315,10 +315,3 @@ class StatefulSetReconciler:
             await self.predownloader.apply(sts, update, plan)
         except Exception as exc:
             log.error("failed to pre-download images", statefulset=key, error=str(exc))
-
-
-def member_selection(sts: Obj, selected: Callable[[Obj], bool]) -> Callable[[Obj], bool]:
-    """What the set claims: a pod its selector ``selected`` and whose name's parent is the set
-    (``<set>-<ordinal>``, upstream's ``isMemberOf`` filter on ClaimPods)."""
-    name = sts["metadata"]["name"]
-    return lambda pod: selected(pod) and is_member(name, pod)
