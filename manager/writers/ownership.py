@@ -4,8 +4,9 @@
 The decisions are :func:`kruise.control.controllerref.claim`; this module sends the patches. The
 objects a pass then works with are :func:`claimed_view` of the cache: what is ours plus what was
 just adopted (a failed adoption raises, so the pass never acts on an object it did not get).
-Shared by the Advanced DaemonSet and the Advanced StatefulSet; the owner's own resource is passed
-in so the uncached re-read before the first adoption goes to the right kind.
+Shared by the Advanced DaemonSet, the Advanced StatefulSet (adopt and release) and CloneSet (release
+only: upstream lists its pods by owner uid, so orphans never reach the claim); the owner's own
+resource is passed in so the uncached re-read before the first adoption goes to the right kind.
 """
 
 from __future__ import annotations
@@ -114,6 +115,41 @@ async def claim_objects(
             log.info("released", owner=owner_name, kind=resource.kind, name=meta["name"])
     if errors:
         raise errors[0]
+
+
+async def release_strays(
+    client: Client, owner: Obj, resource: Any, objects: Iterable[Obj], matches: Matches
+) -> list[Obj]:
+    """The CloneSet's ``RefManager.ClaimOwnedObjects``: ``objects`` were listed by the owner's uid,
+    so nothing is adopted; one it controls that stopped matching is released (unless the owner is
+    being deleted, then it just stops counting). Returns the objects still ours; release errors
+    are collected and the first raised after every object had its turn."""
+    namespace = owner["metadata"]["namespace"]
+    kept: list[Obj] = []
+    errors: list[Exception] = []
+    for obj in objects:
+        decision = claim(owner, obj, matches)
+        if decision is Claim.OURS:
+            kept.append(obj)
+        elif decision is Claim.RELEASE:
+            meta = obj["metadata"]
+            try:
+                await client.patch(
+                    resource,
+                    meta["name"],
+                    release_patch(owner, obj),
+                    namespace,
+                    patch_type=PatchType.STRATEGIC,
+                )
+            except (NotFound, Invalid):
+                continue
+            except Exception as exc:
+                errors.append(exc)
+                continue
+            log.info("released", owner=owner["metadata"]["name"], kind=resource.kind, name=meta["name"])
+    if errors:
+        raise errors[0]
+    return kept
 
 
 def selected_or_orphan(owner: Obj, objects: Iterable[Obj], matches: Matches) -> list[Obj]:
