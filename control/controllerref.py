@@ -84,8 +84,10 @@ def release_patch(owner: Obj, obj: Obj) -> dict[str, Any]:
     }
 
 
-def adoption_refusal(owner: Obj, fresh: Obj | None) -> str | None:
-    """RecheckDeletionTimestamp on a fresh read of the owner: why adoption must not happen, or None."""
+def adoption_refusal(owner: Obj, fresh: Obj | None, *, check_deletion: bool = True) -> str | None:
+    """RecheckDeletionTimestamp on a fresh read of the owner: why adoption must not happen, or None.
+
+    ``check_deletion=False`` is the uid-only check of the StatefulSet's ``adoptOrphanRevisions``."""
     meta = owner.get("metadata") or {}
     where = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
     if fresh is None:
@@ -93,6 +95,6 @@ def adoption_refusal(owner: Obj, fresh: Obj | None) -> str | None:
     fresh_meta = fresh.get("metadata") or {}
     if fresh_meta.get("uid") != meta.get("uid"):
         return f"original {where} is gone: got uid {fresh_meta.get('uid')}, wanted {meta.get('uid')}"
-    if fresh_meta.get("deletionTimestamp"):
+    if check_deletion and fresh_meta.get("deletionTimestamp"):
         return f"{where} has just been deleted at {fresh_meta['deletionTimestamp']}"
     return None

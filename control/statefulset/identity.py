@@ -9,7 +9,7 @@ on a reserved ordinal, are condemned.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,10 @@ def parent_and_ordinal(name: str) -> tuple[str, int]:
     match = _POD_NAME.match(name)
     if match is None:
         return "", -1
-    ordinal = int(match.group(2))
+    digits = match.group(2).lstrip("0") or "0"
+    if len(digits) > len(str(_INT32_MAX)):  # out of range, and int() would refuse thousands of digits
+        return match.group(1), -1
+    ordinal = int(digits)
     return match.group(1), ordinal if ordinal <= _INT32_MAX else -1
 
 
@@ -47,7 +50,15 @@ def claim_name(claim_template_name: str, set_name: str, ordinal: int) -> str:
 
 
 def is_member(set_name: str, pod: Pod) -> bool:
+    """``isMemberOf``: the parent in the pod's name ``<parent>-<ordinal>`` is the set (the ordinal
+    itself may be out of int32 range: such a pod is still a member, and condemned)."""
     return parent_and_ordinal(pod_name_of(pod))[0] == set_name
+
+
+def member_selection(set_name: str, selected: Callable[[Pod], bool]) -> Callable[[Pod], bool]:
+    """What the set claims (adopts, or keeps rather than releases): a pod its selector test
+    ``selected`` takes and that is a member by name (ClaimPods with the ``isMemberOf`` filter)."""
+    return lambda pod: selected(pod) and is_member(set_name, pod)
 
 
 def parse_reserve_range(text: str) -> tuple[int, int]:

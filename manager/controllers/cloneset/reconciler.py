@@ -36,6 +36,7 @@ from kruise.manager.controllers.cloneset.pubgate import PubGate
 from kruise.manager.controllers.cloneset.scaler import Scaler
 from kruise.manager.controllers.cloneset.updater import Updater
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.ownership import release_strays, selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
 from kruise.manager.writers.revisions import RevisionWriter
 
@@ -117,7 +118,8 @@ class CloneSetReconciler:
         pvcs = self.pvcs.by_index(OWNER_UID_INDEX, uid)
         if ((spec.get("scaleStrategy") or {}).get("disablePVCReuse")) is True:
             pvcs = await self._cleanup_pvcs(cloneset, active, inactive, pvcs)
-        active = await self._release_unmatched(cloneset, active)
+        # ClaimOwnedObjects: owned pods that stopped matching are released; orphans are never adopted
+        active = await release_strays(self.client, cloneset, PODS, active, selector_of(cloneset))
 
         revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
         current, update, collision_count = await self.revision_writer.active_revisions(cloneset, revisions)
@@ -240,32 +242,6 @@ class CloneSetReconciler:
             )
         except (Conflict, NotFound) as exc:
             log.info("podsToDelete not truncated this time", reason=type(exc).__name__)
-
-    async def _release_unmatched(self, cloneset: Mapping[str, Any], pods: Sequence[Obj]) -> list[Obj]:
-        """`ClaimOwnedObjects`: owned pods whose labels no longer match the selector are released
-        (ownerReference removed) and stop counting; orphans are never adopted, as upstream."""
-        selector = LabelSelector.model_validate((cloneset.get("spec") or {}).get("selector") or {})
-        uid = cloneset["metadata"]["uid"]
-        kept = []
-        for pod in pods:
-            if selector.matches(pod["metadata"].get("labels") or {}):
-                kept.append(pod)
-                continue
-            refs = pod["metadata"].get("ownerReferences") or []
-            index = next(i for i, r in enumerate(refs) if r.get("uid") == uid)
-            with contextlib.suppress(NotFound):
-                await self.client.patch(
-                    PODS,
-                    pod["metadata"]["name"],
-                    [
-                        {"op": "test", "path": "/metadata/uid", "value": pod["metadata"]["uid"]},
-                        {"op": "test", "path": f"/metadata/ownerReferences/{index}/uid", "value": uid},
-                        {"op": "remove", "path": f"/metadata/ownerReferences/{index}"},
-                    ],
-                    pod["metadata"]["namespace"],
-                    patch_type=PatchType.JSON,
-                )
-        return kept
 
     async def _cleanup_pvcs(
         self, cloneset: Mapping[str, Any], active: Sequence[Obj], inactive: Sequence[Obj], pvcs: Sequence[Obj]

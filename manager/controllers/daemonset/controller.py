@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from kruise.api import features
-from kruise.control.controllerref import controller_of
 from kruise.control.daemonnodes import target_node_name
 from kruise.control.daemonset.backoff import FailedPodsBackoff
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
@@ -27,10 +26,10 @@ from kruise.kube.resources import (
     PODS,
     object_key,
 )
-from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.context import ManagerContext
-from kruise.manager.controllers.daemonset.claim import selector_of
 from kruise.manager.controllers.daemonset.reconciler import STATUS_PACE_SECONDS, DaemonSetReconciler
+from kruise.manager.controllers.orphans import watch_orphans
+from kruise.manager.writers.ownership import selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "daemonset"
@@ -94,24 +93,8 @@ def build(ctx: ManagerContext) -> Controller:
     )
     nodes.add_event_handler(on_add=wake_all, on_update=node_updated, on_delete=wake_all)
 
-    def wake_adopters(pod: dict[str, Any]) -> None:
-        """getPodDaemonSets for an orphan: every DaemonSet of its namespace selecting it."""
-        if controller_of(pod) is not None or (pod.get("metadata") or {}).get("deletionTimestamp"):
-            return
-        for ds in daemonsets.by_index(NAMESPACE_INDEX, pod["metadata"].get("namespace", "")):
-            try:
-                selected = selector_of(ds)(pod)
-            except ValueError:
-                continue
-            if selected:
-                controller.queue.add(object_key(ds))
-
-    def orphan_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
-        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-        if old_meta.get("labels") != new_meta.get("labels") or controller_of(old) != controller_of(new):
-            wake_adopters(new)
-
-    pods.add_event_handler(on_add=wake_adopters, on_update=orphan_updated)
+    # getPodDaemonSets for an orphan: every DaemonSet of its namespace selecting it
+    watch_orphans(controller, pods, daemonsets, lambda ds, pod: selector_of(ds)(pod))
     return controller
 
 

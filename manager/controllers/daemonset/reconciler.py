@@ -56,8 +56,8 @@ from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpect
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
 from kruise.kube.slowstart import slow_start
-from kruise.manager.controllers.daemonset.claim import claim_objects, claimed_view, selector_of
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.ownership import claim_objects, claimed_view, selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
 
 log = structlog.get_logger("kruise.manager.daemonset")
@@ -164,7 +164,7 @@ class DaemonSetReconciler:
         update_hash = revision_hash(current)
         delays: list[float] = []
         # getDaemonPods: every pass (the status-only one too) adopts and releases first
-        await claim_objects(self.client, ds, PODS, self.pods, matches)
+        await claim_objects(self.client, ds, ADVANCED_DAEMONSETS, PODS, self.pods, matches)
 
         if not self._expectations_satisfied(key, ds, delays):
             await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
@@ -250,7 +250,9 @@ class DaemonSetReconciler:
 
     async def _history(self, ds: dict[str, Any], matches: Any) -> tuple[Obj, tuple[Obj, ...]]:
         """constructHistory: claim the revisions (adopt/release), then find or create the current one."""
-        await claim_objects(self.client, ds, CONTROLLER_REVISIONS, self.revisions, matches)
+        await claim_objects(
+            self.client, ds, ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, self.revisions, matches
+        )
         owned = claimed_view(ds, self.revisions, matches)
         plan = plan_history(ds, owned)
         namespace = ds["metadata"]["namespace"]

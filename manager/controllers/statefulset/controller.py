@@ -3,6 +3,9 @@
 Pod events wake the owning set and mark expected creations and deletions as observed (a pod that
 starts terminating counts as deleted); pod updates also feed the resourceVersion expectations of
 pods the controller just wrote, so a pass never plans from a pod older than its own last write.
+An orphan pod (no controller) that the set would adopt — selector matches, named ``<set>-<n>`` —
+wakes it when it appears or its labels change; upstream kruise watches owned pods only and leaves
+the adoption to the set's next pass.
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ from typing import Any
 
 from kruise.api import features
 from kruise.control.statefulset.claims import ANNOTATION_PVC_OWNED_BY_ASTS
+from kruise.control.statefulset.identity import member_selection
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.ownedpods import watch_owned_pods
 from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, IMAGEPULLJOBS, PODS, PVCS
 from kruise.manager.context import ManagerContext
+from kruise.manager.controllers.orphans import watch_orphans
 from kruise.manager.controllers.statefulset.reconciler import StatefulSetReconciler
+from kruise.manager.writers.ownership import selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "statefulset"
@@ -70,4 +76,11 @@ def build(ctx: ManagerContext) -> Controller:
     controller.watch(pvcs, resized_claim_owner)
 
     watch_owned_pods(controller, pods, owner_key, scale_expectations, rv_expectations)
+    # an orphan pod the set would adopt (selector and name) wakes it
+    watch_orphans(
+        controller,
+        pods,
+        sets,
+        lambda sts, pod: member_selection(sts["metadata"]["name"], selector_of(sts))(pod),
+    )
     return controller

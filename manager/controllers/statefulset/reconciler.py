@@ -1,10 +1,12 @@
 """One Advanced StatefulSet reconcile (upstream ``syncStatefulSet`` → ``UpdateStatefulSet``):
 observe from the caches, plan with ``kruise.control.statefulset``, write, then report status.
 
-A pass: revisions (current/update, collisions), refresh of pods mid-update (a lifecycle write ends
-the pass), the scale plan (create with claims first, recreate failed pods, remove condemned ones),
-and — only when the scale plan reached its end — the rolling update. Expectations make a pass
-that races its own writes wait for the informer instead of acting twice.
+A pass: claims first (orphan ControllerRevisions adopted, pods adopted or released by selector
+and name, ``kruise.manager.writers.ownership``), revisions (current/update, collisions), refresh
+of pods mid-update (a lifecycle write ends the pass), the scale plan (create with claims first,
+recreate failed pods, remove condemned ones), and — only when the scale plan reached its end —
+the rolling update. Expectations make a pass that races its own writes wait for the informer
+instead of acting twice.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from kruise.control.statefulset.actions import (
     PrepareDelete,
 )
 from kruise.control.statefulset.claims import volume_claim_statuses
-from kruise.control.statefulset.identity import is_member, ordinal_of
+from kruise.control.statefulset.identity import member_selection, ordinal_of
 from kruise.control.statefulset.pods import revision_of
 from kruise.control.statefulset.scaleplan import Gates, Revisions, plan_scale
 from kruise.control.statefulset.status import (
@@ -48,11 +50,12 @@ from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import ADVANCED_STATEFULSETS
-from kruise.kube.store import OWNER_UID_INDEX
+from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PODS
+from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.controllers.statefulset.podcontrol import StatefulPodControl
 from kruise.manager.controllers.statefulset.updater import StatefulSetUpdater
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.ownership import adopt_orphans, claim_objects, claimed_view, selected_or_orphan
 from kruise.manager.writers.predownload import PreDownloadWriter
 from kruise.manager.writers.revisions import RevisionWriter
 
@@ -126,6 +129,9 @@ class StatefulSetReconciler:
             log.error("invalid selector, not retrying", statefulset=key, error=str(exc))
             return None
 
+        # as upstream's Reconcile: adoptOrphanRevisions, then getPodsForStatefulSet, then the sync
+        revisions, pods = await self._claim(sts, selector)
+
         satisfied, waited, pending = self.scale_expectations.satisfied(key)
         if not satisfied:
             if waited < EXPECTATIONS_TIMEOUT:
@@ -135,15 +141,6 @@ class StatefulSetReconciler:
             return Result(requeue_after=FORCED_EXPECTATION_REQUEUE)
 
         meta = sts["metadata"]
-        uid = meta["uid"]
-        pods = [
-            p
-            for p in self.pods.by_index(OWNER_UID_INDEX, uid)
-            if _controlled_by(p, uid)
-            and is_member(meta["name"], p)
-            and selector.matches((p.get("metadata") or {}).get("labels") or {})
-        ]
-        revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
         current, update, collision_count = await self.revision_writer.active_revisions(sts, revisions)
         revisions = [r for r in revisions if r["metadata"]["name"] != update["metadata"]["name"]] + [update]
 
@@ -182,6 +179,27 @@ class StatefulSetReconciler:
         if sync_error is not None:
             raise sync_error
         return Result(requeue_after=delay) if delay else None
+
+    async def _claim(self, sts: Obj, selector: LabelSelector) -> tuple[list[Obj], list[Obj]]:
+        """The set's revisions and pods, after adopting and releasing (a failed claim raises, and
+        the pass ends before any other write, as upstream's Reconcile returns the error).
+
+        Revisions: those of the namespace matching the selector that are ours or nobody's; the
+        orphans among them are adopted (uid-only fresh read, first failure stops). Pods: ClaimPods
+        with the ``isMemberOf`` filter (name ``<set>-<ordinal>``): an orphan named after another set
+        is never taken, and an owned pod relabelled out of the selector is released. Orphans are not
+        adopted while the set is being deleted, and the set is re-read uncached before the first.
+        """
+        namespace = sts["metadata"]["namespace"]
+
+        def selected(obj: Obj) -> bool:
+            return selector.matches((obj.get("metadata") or {}).get("labels") or {})
+
+        revisions = selected_or_orphan(sts, self.revisions.by_index(NAMESPACE_INDEX, namespace), selected)
+        await adopt_orphans(self.client, sts, ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, revisions)
+        members = member_selection(sts["metadata"]["name"], selected)
+        await claim_objects(self.client, sts, ADVANCED_STATEFULSETS, PODS, self.pods, members)
+        return revisions, claimed_view(sts, self.pods, members)
 
     async def _sync(
         self,
@@ -297,10 +315,3 @@ class StatefulSetReconciler:
             await self.predownloader.apply(sts, update, plan)
         except Exception as exc:
             log.error("failed to pre-download images", statefulset=key, error=str(exc))
-
-
-def _controlled_by(obj: Obj, uid: str) -> bool:
-    return any(
-        r.get("controller") and r.get("uid") == uid
-        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
-    )
