@@ -1,4 +1,11 @@
-"""AdvancedCronJob (apps.kruise.io/v1alpha1): a CronJob whose child is a Job or a BroadcastJob."""
+"""AdvancedCronJob (apps.kruise.io/v1alpha1): a CronJob whose child is a Job, a BroadcastJob or an
+ImageListPullJob.
+
+Upstream 1.9 declares `spec.template.imageListPullJobTemplate` on v1beta1 only (its v1alpha1 refuses
+to hold it). Here v1alpha1 is the served and storage version until v1beta1 can be served (see
+`kruise.api.crdgen.V1BETA1_SERVED`), so the field is part of the v1alpha1 model too: otherwise the
+apiserver would prune it and the feature could not be used at all.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,19 @@ from typing import Literal
 
 from pydantic import Field
 
-from kruise.api.broadcastjob import BroadcastJobSpec
+from kruise.api.broadcastjob import COMPLETION_ALWAYS, BroadcastJobSpec
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, ObjectMeta, Schemaless, Time
 from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.cronschedule import ScheduleError, load_location, parse_standard
-from kruise.api.imagelistpulljob import ImageListPullJobSpec
+from kruise.api.imagelistpulljob import MAX_IMAGES, ImageListPullJobSpec
+from kruise.api.imagepulljob import (
+    DEFAULT_PULL_BACKOFF_LIMIT,
+    DEFAULT_PULL_TIMEOUT_SECONDS,
+    PULL_IF_NOT_PRESENT,
+    PullPolicy,
+    image_errors,
+    validate_selectors,
+)
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
 from kruise.api.validation import (
@@ -31,6 +46,10 @@ CONCURRENCY_REPLACE = "Replace"
 
 TEMPLATE_KIND_JOB = "Job"
 TEMPLATE_KIND_BROADCASTJOB = "BroadcastJob"
+TEMPLATE_KIND_IMAGELISTPULLJOB = "ImageListPullJob"
+
+MAX_ACTIVE_DEADLINE_SECONDS = 3600 * 24
+"""The longest `completionPolicy.activeDeadlineSeconds` an ImageListPullJob template may ask for."""
 
 
 UPDATABLE_SPEC_FIELDS = (
@@ -42,6 +61,7 @@ UPDATABLE_SPEC_FIELDS = (
     "paused",
     "time_zone",
 )
+"""Spec fields an update may change; the ImageListPullJob template may change too (see validate_update)."""
 
 
 class BroadcastJobTemplateSpec(KruiseModel):
@@ -49,10 +69,17 @@ class BroadcastJobTemplateSpec(KruiseModel):
     spec: BroadcastJobSpec = Field(default_factory=BroadcastJobSpec)
 
 
+class ImageListPullJobTemplateSpec(KruiseModel):
+    metadata: ObjectMeta | None = None
+    spec: ImageListPullJobSpec
+
+
 class CronJobTemplate(KruiseModel):
     job_template: Schemaless | None = None
     """batch/v1 JobTemplateSpec, kept as the user wrote it (an embedded Kubernetes type)."""
     broadcast_job_template: BroadcastJobTemplateSpec | None = None
+    image_list_pull_job_template: ImageListPullJobTemplateSpec | None = None
+    """An ImageListPullJob per activation (upstream 1.9, v1beta1; see the module docstring)."""
 
 
 class AdvancedCronJobSpec(KruiseModel):
@@ -89,15 +116,8 @@ class AdvancedCronJob(KruiseObject):
     status: AdvancedCronJobStatus | None = None
 
 
-class ImageListPullJobTemplateSpec(KruiseModel):
-    metadata: ObjectMeta | None = None
-    spec: ImageListPullJobSpec
-
-
 class CronJobTemplateV1beta1(CronJobTemplate):
-    """v1beta1 (1.9) can also create ImageListPullJobs on schedule."""
-
-    image_list_pull_job_template: ImageListPullJobTemplateSpec | None = None
+    """v1beta1 (1.9) has the same template (the ImageListPullJob one included)."""
 
 
 class AdvancedCronJobSpecV1beta1(AdvancedCronJobSpec):
@@ -141,10 +161,12 @@ CRD = CRDInfo(
 
 
 def set_defaults(obj: AdvancedCronJob, inject_template_defaults: bool = True) -> None:
-    """SetDefaultsAdvancedCronJob: Allow, not paused, keep 3 successful and 1 failed child.
+    """SetDefaultsAdvancedCronJob: Allow (Replace for an ImageListPullJob template: pulling the same
+    images twice at once is useless), not paused, keep 3 successful and 1 failed child.
 
     Only the pod template of the child gets defaults here; the child's own defaults (e.g. a
-    BroadcastJob's parallelism) are applied when the controller creates it.
+    BroadcastJob's parallelism) are applied when the controller creates it. An ImageListPullJob
+    template gets its pull defaults only while its completion policy type is unset, as upstream.
     """
     spec = obj.spec
     if inject_template_defaults:
@@ -153,8 +175,11 @@ def set_defaults(obj: AdvancedCronJob, inject_template_defaults: bool = True) ->
             default_pod_template(job_spec.setdefault("template", {}))
         if spec.template.broadcast_job_template is not None:
             default_pod_template(spec.template.broadcast_job_template.spec.template)
+    ilpj_template = spec.template.image_list_pull_job_template
+    if ilpj_template is not None and not ilpj_template.spec.completion_policy.type:
+        _default_image_list_pull_job_template(ilpj_template.spec)
     if not spec.concurrency_policy:
-        spec.concurrency_policy = CONCURRENCY_ALLOW
+        spec.concurrency_policy = CONCURRENCY_REPLACE if ilpj_template is not None else CONCURRENCY_ALLOW
     if spec.paused is None:
         spec.paused = False
     if spec.successful_jobs_history_limit is None:
@@ -163,10 +188,25 @@ def set_defaults(obj: AdvancedCronJob, inject_template_defaults: bool = True) ->
         spec.failed_jobs_history_limit = 1
 
 
+def _default_image_list_pull_job_template(spec: ImageListPullJobSpec) -> None:
+    spec.completion_policy = spec.completion_policy  # marks it set, so to_dict() emits it
+    spec.completion_policy.type = COMPLETION_ALWAYS
+    if spec.pull_policy is None:
+        spec.pull_policy = PullPolicy()
+    if spec.pull_policy.timeout_seconds is None:
+        spec.pull_policy.timeout_seconds = DEFAULT_PULL_TIMEOUT_SECONDS
+    if spec.pull_policy.backoff_limit is None:
+        spec.pull_policy.backoff_limit = DEFAULT_PULL_BACKOFF_LIMIT
+    if not spec.image_pull_policy:
+        spec.image_pull_policy = PULL_IF_NOT_PRESENT
+
+
 def template_kind(spec: AdvancedCronJobSpec) -> str | None:
-    """Which child kind the cron job creates (what status.type reports)."""
+    """Which child kind the cron job creates (what status.type reports), in upstream's order."""
     if spec.template.job_template is not None:
         return TEMPLATE_KIND_JOB
+    if spec.template.image_list_pull_job_template is not None:
+        return TEMPLATE_KIND_IMAGELISTPULLJOB
     if spec.template.broadcast_job_template is not None:
         return TEMPLATE_KIND_BROADCASTJOB
     return None
@@ -223,9 +263,10 @@ def validate_schedule(spec: AdvancedCronJobSpec, path: str) -> list[FieldError]:
 
 
 def validate_template(spec: AdvancedCronJobSpec, path: str) -> list[FieldError]:
-    """Exactly one child template, whose pod template passes core validation.
+    """Exactly one child template, which passes its own kind's checks.
 
-    The error path is `spec.template.spec...` for both kinds because upstream builds it that way.
+    The pod-template error path is `spec.template.spec...` for Jobs and BroadcastJobs, and the
+    concurrency-policy error path is `spec.spec.concurrencyPolicy`, because upstream builds them so.
     """
     errs: list[FieldError] = []
     count = 0
@@ -237,22 +278,108 @@ def validate_template(spec: AdvancedCronJobSpec, path: str) -> list[FieldError]:
         count += 1
         bcj_template = spec.template.broadcast_job_template.spec.template
         errs.extend(validate_pod_template(bcj_template, f"{path}.template"))
+    if spec.template.image_list_pull_job_template is not None:
+        count += 1
+        if spec.concurrency_policy not in (CONCURRENCY_REPLACE, CONCURRENCY_FORBID):
+            errs.append(
+                invalid(
+                    f"{path}.spec.concurrencyPolicy",
+                    spec.concurrency_policy or "",
+                    "concurrencyPolicy should be Replace or Forbid, "
+                    f"but current value is: {spec.concurrency_policy or ''}",
+                )
+            )
+        errs.extend(
+            validate_image_list_pull_job_template(
+                spec.template.image_list_pull_job_template, f"{path}.template.imageListPullJobTemplate"
+            )
+        )
     if count == 0:
         errs.append(
             forbidden(
                 f"{path}.template",
-                "spec must have one template, either JobTemplate or BroadcastJobTemplate should be provided",
+                "spec must have one template, either JobTemplate or BroadcastJobTemplate "
+                "or ImageListPullJobTemplate should be provided",
             )
         )
     elif count > 1:
         errs.append(
             forbidden(
                 f"{path}.template",
-                "spec can have only one template, "
-                "either JobTemplate or BroadcastJobTemplate should be provided",
+                "spec can have only one template, either JobTemplate or BroadcastJobTemplate "
+                "or ImageListPullJobTemplate should be provided",
             )
         )
     return errs
+
+
+def validate_image_list_pull_job_template(
+    template: ImageListPullJobTemplateSpec, path: str
+) -> list[FieldError]:
+    """The ImageListPullJob a cron job creates: the ImageListPullJob's own selector and image rules,
+    plus the cron job's narrower completion rules (only `Always`, a deadline of at most a day that
+    outlasts the pull timeout, and no TTL — the cron job's history limits own the cleanup).
+
+    Like upstream, only the first problem is reported.
+    """
+    spec = template.spec
+    spec_path = f"{path}.spec"
+    errs = validate_selectors(spec, spec_path)
+    if errs:
+        return errs
+    images_path = f"{spec_path}.images"
+    if len(spec.images) == 0:
+        return [invalid(images_path, spec.images, "image can not be empty")]
+    if len(spec.images) > MAX_IMAGES:
+        return [invalid(images_path, len(spec.images), f"the maximum number of images cannot > {MAX_IMAGES}")]
+    seen: set[str] = set()
+    for i, image in enumerate(spec.images):
+        if image in seen:
+            return [invalid(f"{images_path}[{i}]", image, "images cannot have duplicate values")]
+        seen.add(image)
+    for i, image in enumerate(spec.images):
+        errs = image_errors(image, f"{images_path}[{i}]")
+        if errs:
+            return errs
+    policy = spec.completion_policy
+    policy_path = f"{spec_path}.completionPolicy"
+    if policy.type != COMPLETION_ALWAYS:
+        return [
+            invalid(
+                f"{policy_path}.type",
+                policy.type or "",
+                f"completionPolicy should be Always, but current value is: {policy.type or ''}",
+            )
+        ]
+    deadline = policy.active_deadline_seconds
+    if deadline is not None and deadline > MAX_ACTIVE_DEADLINE_SECONDS:
+        return [
+            invalid(
+                f"{policy_path}.activeDeadlineSeconds",
+                deadline,
+                f"activeDeadlineSeconds must be less than {MAX_ACTIVE_DEADLINE_SECONDS}, "
+                f"current value is: {deadline}",
+            )
+        ]
+    timeout = spec.pull_policy.timeout_seconds if spec.pull_policy is not None else None
+    if deadline is not None and timeout is not None and timeout > deadline:
+        return [
+            invalid(
+                f"{policy_path}.activeDeadlineSeconds",
+                deadline,
+                "completionPolicy.activeDeadlineSeconds must be greater than "
+                f"pullPolicy.timeoutSeconds({timeout})",
+            )
+        ]
+    if policy.ttl_seconds_after_finished is not None:
+        return [
+            invalid(
+                f"{policy_path}.ttlSecondsAfterFinished",
+                policy.ttl_seconds_after_finished,
+                "ttlSecondsAfterFinished is not supported in advancedCronJob",
+            )
+        ]
+    return []
 
 
 def validate_spec(spec: AdvancedCronJobSpec, path: str = "spec") -> list[FieldError]:
@@ -273,16 +400,21 @@ def validate(obj: AdvancedCronJob) -> list[FieldError]:
 
 
 def validate_update(obj: AdvancedCronJob, old: AdvancedCronJob) -> list[FieldError]:
-    """validateAdvancedCronJobUpdate: only scheduling knobs may change; the template is immutable."""
+    """validateAdvancedCronJobUpdate: only scheduling knobs may change, and the ImageListPullJob
+    template when the cron job already has one; the Job and BroadcastJob templates are immutable."""
     errs = validate_spec(obj.spec)
     frozen_new = obj.spec.model_copy(update={f: getattr(old.spec, f) for f in UPDATABLE_SPEC_FIELDS})
+    if old.spec.template.image_list_pull_job_template is not None:
+        frozen_new.template = frozen_new.template.model_copy(
+            update={"image_list_pull_job_template": old.spec.template.image_list_pull_job_template}
+        )
     if frozen_new.model_dump(exclude_none=True) != old.spec.model_dump(exclude_none=True):
         errs.append(
             forbidden(
                 "spec",
-                "updates to advancedcronjob spec for fields other than 'schedule', 'concurrencyPolicy', "
-                "'successfulJobsHistoryLimit', 'failedJobsHistoryLimit', 'startingDeadlineSeconds', "
-                "'timeZone' and 'paused' are forbidden",
+                "updates to advancedcronjob spec for fields other than 'imageListPullJobTemplate', "
+                "'schedule', 'concurrencyPolicy', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit', "
+                "'startingDeadlineSeconds', 'timeZone' and 'paused' are forbidden",
             )
         )
     return errs

@@ -181,8 +181,14 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
         props = type_schema(tp, tuple(info.metadata))
         if info.description:
             props = {"description": info.description, **props}
-        properties[wire] = props
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if "crd_enum" in extra:
+            props = {**props, "enum": list(extra["crd_enum"])}
+        if "crd_default" in extra:
+            props = {**props, "default": extra["crd_default"]}
+        if "crd_minimum" in extra:
+            props = {**props, "minimum": extra["crd_minimum"]}
+        properties[wire] = props
         if info.is_required() or extra.get("crd_required"):
             required.append(wire)
     schema: dict[str, Any] = {"type": "object"}

@@ -82,6 +82,20 @@ def _restart_policy_errors(container: dict[str, Any], cpath: str, *, init: bool)
     return errs
 
 
+def _validate_devices(devices: list[dict[str, Any]], volumes: set[str], path: str) -> list[FieldError]:
+    """volumeDevices: a named pod volume and a device path, as core validation requires."""
+    errs: list[FieldError] = []
+    for i, device in enumerate(devices):
+        name = device.get("name") or ""
+        if not name:
+            errs.append(required(f"{path}[{i}].name"))
+        elif name not in volumes:
+            errs.append(FieldError(ErrorType.NotFound, f"{path}[{i}].name", name))
+        if not device.get("devicePath"):
+            errs.append(required(f"{path}[{i}].devicePath"))
+    return errs
+
+
 def _validate_containers(
     containers: list[dict[str, Any]], path: str, names: set[str], volumes: set[str], *, init: bool = False
 ) -> list[FieldError]:
@@ -101,6 +115,9 @@ def _validate_containers(
         errs.extend(_validate_ports(container.get("ports") or [], f"{cpath}.ports"))
         errs.extend(_validate_mounts(container.get("volumeMounts") or [], volumes, f"{cpath}.volumeMounts"))
         errs.extend(_restart_policy_errors(container, cpath, init=init))
+        errs.extend(
+            _validate_devices(container.get("volumeDevices") or [], volumes, f"{cpath}.volumeDevices")
+        )
     return errs
 
 

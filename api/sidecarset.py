@@ -27,6 +27,12 @@ from kruise.api.common import (
 from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.podtemplate_defaults import default_container, default_volumes
 from kruise.api.podtemplate_validation import validate_pod_spec
+from kruise.api.sidecarset_resources import (
+    DEFAULT_NAME_REGEX,
+    ResourcesPolicy,
+    init_container_policy_errors,
+    resources_policy_errors,
+)
 from kruise.api.validation import (
     FieldError,
     int_or_percent_errors,
@@ -99,12 +105,22 @@ class SidecarContainer(KruiseModel):
     pod_inject_policy: str | None = None
     upgrade_strategy: SidecarContainerUpgradeStrategy = Field(default_factory=SidecarContainerUpgradeStrategy)
     share_volume_policy: ShareVolumePolicy = Field(default_factory=ShareVolumePolicy)
+    # a pointer upstream, so that SidecarSets not using it keep their hash
+    share_volume_device_policy: ShareVolumePolicy | None = None
     transfer_env: list[TransferEnvVar] | None = None
+    resources_policy: ResourcesPolicy | None = None
 
     def container_dict(self) -> dict[str, Any]:
         """The plain core Container part, as injected into pods."""
         data = self.to_dict()
-        for key in ("podInjectPolicy", "upgradeStrategy", "shareVolumePolicy", "transferEnv"):
+        for key in (
+            "podInjectPolicy",
+            "upgradeStrategy",
+            "shareVolumePolicy",
+            "shareVolumeDevicePolicy",
+            "transferEnv",
+            "resourcesPolicy",
+        ):
             data.pop(key, None)
         return data
 
@@ -224,6 +240,11 @@ def _default_sidecar_container(container: SidecarContainer, inject_policy: str) 
         ref = env.source_container_name_from.field_ref if env.source_container_name_from else None
         if ref is not None and not ref.api_version:
             ref.api_version = "v1"
+    policy = container.resources_policy
+    if policy is not None and policy.target_containers_name_regex is None:
+        # the CRD schema's default (`+kubebuilder:default=".*"`); an explicit "" stays and is refused
+        policy.target_containers_name_regex = DEFAULT_NAME_REGEX
+        container.resources_policy = policy
 
 
 def set_defaults(obj: SidecarSet) -> None:
@@ -300,6 +321,13 @@ def _update_strategy_errors(strategy: SidecarSetUpdateStrategy, path: str) -> li
 
 def _containers_errors(spec: SidecarSetSpec) -> list[FieldError]:
     errs: list[FieldError] = []
+    for i, container in enumerate(spec.init_containers or []):
+        if container.resources_policy is not None:
+            errs.extend(
+                init_container_policy_errors(
+                    container.resources_policy, container.container_dict(), f"spec[{i}].resourcesPolicy"
+                )
+            )
     for i, container in enumerate(spec.containers or []):
         if container.pod_inject_policy not in (INJECT_BEFORE_APP, INJECT_AFTER_APP):
             errs.append(
@@ -325,6 +353,14 @@ def _containers_errors(spec: SidecarSetSpec) -> list[FieldError]:
                         f"[{i}].transferEnv.fieldRef.fieldPath", ref.field_path, list(DOWNWARD_API_PATHS)
                     )
                 )
+        if container.resources_policy is not None:
+            errs.extend(
+                resources_policy_errors(
+                    container.resources_policy,
+                    container.container_dict().get("resources"),
+                    f"spec[{i}].resourcesPolicy",
+                )
+            )
     containers = [c.container_dict() for c in spec.containers or []] or [
         {"name": "test", "image": "busybox", "imagePullPolicy": "IfNotPresent"}
     ]

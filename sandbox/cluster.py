@@ -118,7 +118,7 @@ class Sandbox:
         self._tmp = tempfile.TemporaryDirectory(prefix="kruise-sandbox-")
         self.kubeconfig = self._kubeconfig_arg or Path(self._tmp.name) / "kubeconfig"
         self.admission = WebhookAdmission(self._list_stored, self._service_address)
-        self.server = ApiServer(admission=self.admission)
+        self.server = ApiServer(admission=self.admission, service_addresses=self._service_address)
         await self.server.start(host="127.0.0.1", port=self.port)
         self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
         self.server.write_kubeconfig(self.kubeconfig)

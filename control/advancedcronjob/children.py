@@ -1,4 +1,5 @@
-"""An AdvancedCronJob's children (Jobs or BroadcastJobs): how they are read, named, built and pruned.
+"""An AdvancedCronJob's children (Jobs, BroadcastJobs or ImageListPullJobs): how they are read, named,
+built and pruned.
 
 A child remembers the activation it was started for in the `apps.kruise.io/scheduled-at`
 annotation (RFC 3339); the latest of those is the cron job's `status.lastScheduleTime`, so the
@@ -16,14 +17,29 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kruise.api.advancedcronjob import KIND, TEMPLATE_KIND_BROADCASTJOB, TEMPLATE_KIND_JOB
+from kruise.api.advancedcronjob import (
+    KIND,
+    TEMPLATE_KIND_BROADCASTJOB,
+    TEMPLATE_KIND_IMAGELISTPULLJOB,
+    TEMPLATE_KIND_JOB,
+)
 from kruise.api.keys import ANNOTATION_SCHEDULED_AT
 
 Obj = Mapping[str, Any]
 
 ACJ_API_VERSION = "apps.kruise.io/v1alpha1"
-CHILD_API_VERSION = {TEMPLATE_KIND_JOB: "batch/v1", TEMPLATE_KIND_BROADCASTJOB: "apps.kruise.io/v1alpha1"}
-TEMPLATE_FIELD = {TEMPLATE_KIND_JOB: "jobTemplate", TEMPLATE_KIND_BROADCASTJOB: "broadcastJobTemplate"}
+CHILD_API_VERSION = {
+    TEMPLATE_KIND_JOB: "batch/v1",
+    TEMPLATE_KIND_BROADCASTJOB: "apps.kruise.io/v1alpha1",
+    TEMPLATE_KIND_IMAGELISTPULLJOB: "apps.kruise.io/v1alpha1",
+}
+"""The version children are created at: the served (storage) one. Upstream 1.9 creates its
+BroadcastJobs and ImageListPullJobs at v1beta1, which is not served here yet."""
+TEMPLATE_FIELD = {
+    TEMPLATE_KIND_JOB: "jobTemplate",
+    TEMPLATE_KIND_BROADCASTJOB: "broadcastJobTemplate",
+    TEMPLATE_KIND_IMAGELISTPULLJOB: "imageListPullJobTemplate",
+}
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
@@ -83,16 +99,30 @@ FINISHED_COMPLETE = "Complete"
 FINISHED_FAILED = "Failed"
 
 
-def finished_type(child: Obj) -> str | None:
-    """`Complete` or `Failed` from the first such condition that is True; None while the child runs.
+def finished_type(child: Obj, kind: str = TEMPLATE_KIND_JOB) -> str | None:
+    """`Complete` or `Failed` once the child has finished; None while it runs.
 
-    Jobs and BroadcastJobs both report completion through these two condition types.
+    Jobs and BroadcastJobs report it through the first of these two condition types that is True.
+    An ImageListPullJob has no such conditions: it has finished once `status.completionTime` is set,
+    and it counts as complete only when every image succeeded (`succeeded == desired`), as upstream.
     """
+    if kind == TEMPLATE_KIND_IMAGELISTPULLJOB:
+        return _image_list_pull_job_finished(child)
     for condition in (child.get("status") or {}).get("conditions") or []:
         kind = condition.get("type")
         if kind in (FINISHED_COMPLETE, FINISHED_FAILED) and condition.get("status") == "True":
             return str(kind)
     return None
+
+
+def _image_list_pull_job_finished(child: Obj) -> str | None:
+    status = child.get("status") or {}
+    if not status.get("completionTime"):
+        return None
+    # Absent counters are Go's zero values.
+    if (status.get("succeeded") or 0) == (status.get("desired") or 0):
+        return FINISHED_COMPLETE
+    return FINISHED_FAILED
 
 
 @dataclass(frozen=True)
@@ -105,13 +135,14 @@ class Children:
     last_scheduled: datetime | None
 
 
-def classify(children: Sequence[Obj]) -> Children:
+def classify(children: Sequence[Obj], kind: str = TEMPLATE_KIND_JOB) -> Children:
+    """Sort children of `kind` into active / succeeded / failed (see `finished_type`)."""
     active: list[Obj] = []
     succeeded: list[Obj] = []
     failed: list[Obj] = []
     latest: datetime | None = None
     for child in sorted(children, key=lambda c: (c.get("metadata") or {}).get("name") or ""):
-        state = finished_type(child)
+        state = finished_type(child, kind)
         if state is None:
             active.append(child)
         elif state == FINISHED_FAILED:

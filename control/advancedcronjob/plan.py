@@ -24,6 +24,7 @@ from kruise.api.advancedcronjob import (
     CONCURRENCY_FORBID,
     CONCURRENCY_REPLACE,
     TEMPLATE_KIND_BROADCASTJOB,
+    TEMPLATE_KIND_IMAGELISTPULLJOB,
     TEMPLATE_KIND_JOB,
 )
 from kruise.control.advancedcronjob.children import (
@@ -69,7 +70,7 @@ class Deletion:
 @dataclass(frozen=True)
 class Plan:
     child_kind: str
-    """Job or BroadcastJob: the kind listed, deleted and created (also `status.type`)."""
+    """Job, BroadcastJob or ImageListPullJob: the kind listed, deleted and created (also `status.type`)."""
     status: dict[str, Any]
     """The complete status to write (camelCase, empty fields omitted)."""
     status_changed: bool
@@ -88,10 +89,13 @@ class Plan:
 
 
 def template_kind(acj: Obj) -> str:
-    """upstream's FindTemplateKind: jobTemplate wins, anything else is a BroadcastJob cron job."""
+    """upstream's FindTemplateKind: jobTemplate wins, then imageListPullJobTemplate; anything else is a
+    BroadcastJob cron job."""
     template = (acj.get("spec") or {}).get("template") or {}
     if template.get("jobTemplate") is not None:
         return TEMPLATE_KIND_JOB
+    if template.get("imageListPullJobTemplate") is not None:
+        return TEMPLATE_KIND_IMAGELISTPULLJOB
     return TEMPLATE_KIND_BROADCASTJOB
 
 
@@ -135,7 +139,7 @@ def plan_reconcile(acj: Obj, children: Sequence[Obj], now: datetime, local_zone:
     now = now.astimezone(local_zone)
     spec = acj.get("spec") or {}
     kind = template_kind(acj)
-    sorted_children = classify(children)
+    sorted_children = classify(children, kind)
 
     status: dict[str, Any] = {"type": kind}
     if sorted_children.active:

@@ -26,6 +26,7 @@ from kruise.control.sidecarset import gojson, hotupgrade
 from kruise.control.sidecarset.hashing import is_native_sidecar
 from kruise.control.sidecarset.matching import is_active_pod
 from kruise.control.sidecarset.metadata import patch_pod_metadata
+from kruise.control.sidecarset.resources import ResourcesPolicyError, apply_resources_policy
 
 ENV_IS_INJECTED = "IS_INJECTED"
 # Fields of a SidecarContainer that are Kruise's, not the core Container's.
@@ -176,9 +177,18 @@ def transferred_envs(sidecar: dict[str, Any], pod: dict[str, Any]) -> list[dict[
 
 
 def _prepare(
-    sidecar: dict[str, Any], pod: dict[str, Any], volumes: dict[str, dict[str, Any]], plan: _Plan
+    sidecar: dict[str, Any],
+    pod: dict[str, Any],
+    volumes: dict[str, dict[str, Any]],
+    plan: _Plan,
+    sidecarsets: list[dict[str, Any]],
 ) -> None:
-    """Resolve one sidecar in place: shared mounts, transferred envs, IS_INJECTED, its volumes."""
+    """Resolve one sidecar in place: resourcesPolicy, shared mounts, transferred envs, IS_INJECTED,
+    its volumes."""
+    try:
+        apply_resources_policy(sidecar, pod, sidecarsets)
+    except ResourcesPolicyError as exc:
+        raise InjectionError(str(exc)) from exc
     mounts, subpath_envs = shared_mounts_and_envs(sidecar, pod)
     transfer = merge_by_key(transferred_envs(sidecar, pod), subpath_envs, "name")
     for ref in (sidecar.get("volumeMounts") or []) + (sidecar.get("volumeDevices") or []):
@@ -275,7 +285,7 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
         for init in [dict(c) for c in spec.get("initContainers") or []]:
             if is_native_sidecar(init):
                 sidecar_list.add(init.get("name", ""))
-            _prepare(init, pod, volumes, plan)
+            _prepare(init, pod, volumes, plan, sidecarsets)
             injecting = True
             hot = (init.get("upgradeStrategy") or {}).get("upgradeType") == UPGRADE_HOT
             if is_native_sidecar(init) and hot:
@@ -285,7 +295,7 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
         plan.secrets.extend(dict(s) for s in spec.get("imagePullSecrets") or [])
         for sidecar in [dict(c) for c in spec.get("containers") or []]:
             sidecar_list.add(sidecar.get("name", ""))
-            _prepare(sidecar, pod, volumes, plan)
+            _prepare(sidecar, pod, volumes, plan, sidecarsets)
             injecting = True
             if (sidecar.get("upgradeStrategy") or {}).get("upgradeType") == UPGRADE_HOT:
                 plan.containers.extend(hotupgrade.expand(sidecar, working, plan.annotations))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import ssl
 from collections.abc import Mapping
 from typing import Any
@@ -56,11 +57,20 @@ async def run_tcp(host: str, port: int, timeout: int) -> Outcome:
     except TimeoutError:
         return PROBE_FAILED, f"dial tcp {host}:{port}: i/o timeout"
     except OSError as exc:
-        return PROBE_FAILED, f"dial tcp {host}:{port}: {exc.strerror or exc}"
+        return PROBE_FAILED, f"dial tcp {host}:{port}: {dial_error(exc)}"
     writer.close()
     with contextlib.suppress(OSError):
         await writer.wait_closed()
     return PROBE_SUCCEEDED, ""
+
+
+def dial_error(exc: OSError) -> str:
+    """The failure as the kubelet's Go dialer words it (``connect: connection refused``): asyncio's
+    own text ("Connect call failed (...)") would land in the pod condition's message otherwise."""
+    if exc.errno:
+        reason = os.strerror(exc.errno)
+        return f"connect: {reason[:1].lower()}{reason[1:]}"
+    return str(exc)
 
 
 async def run_http(host: str, action: Obj, timeout: int) -> Outcome:

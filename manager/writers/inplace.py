@@ -8,7 +8,8 @@ The order of the writes is the contract that makes an in-place update safe to in
    images (or, inside a grace period, the pending spec in the grace annotation), retried on conflict
    against a fresh read;
 3. on later reconciles, `refresh`: finish the grace period, roll the next container batch, and once the
-   kubelet reports the new containers flip `InPlaceUpdateReady` back to True.
+   kubelet reports the new containers flip `InPlaceUpdateReady` back to True — with the lifecycle state
+   the controller moves to next (Updating -> Normal) in that same pods/status patch.
 
 A manager killed between any two of these writes resumes from what the pod object says, because every
 step is derived from the pod alone (`kruise.control.inplace.engine`). Controllers that do not use the
@@ -43,6 +44,8 @@ class RefreshOutcome:
 
     wrote: bool = False
     requeue_after: float | None = None
+    state_moved: bool = False
+    """The lifecycle state asked for rode in the status write (the caller has nothing left to patch)."""
 
 
 class InPlaceWriter:
@@ -83,8 +86,12 @@ class InPlaceWriter:
         now: datetime,
         matches_revision: Callable[[Mapping[str, Any], str], bool],
         step: RefreshResult | None = None,
+        *,
+        state: str | None = None,
     ) -> RefreshOutcome:
         """Step 3: at most one write; `step` is the engine's verdict when the caller's plan already has it.
+        `state`: the lifecycle state the caller moves the pod to next (e.g. Updating -> Normal once the
+        update completed); when this step is a status write the state rides in it (`state_moved`).
         Raises `InPlaceRefreshError` when the annotations contradict each other (a grace annotation
         without a state), which upstream reports as an update failure."""
         if step is None:
@@ -98,6 +105,6 @@ class InPlaceWriter:
             return RefreshOutcome(wrote=True, requeue_after=delay)
         if step.status_pod is not None:
             status_pod = step.status_pod
-            await self.pods.patch_conditions(pod, lambda _: status_pod)
-            return RefreshOutcome(wrote=True, requeue_after=delay)
+            await self.pods.patch_conditions(pod, lambda _: status_pod, state=state, now=now)
+            return RefreshOutcome(wrote=True, requeue_after=delay, state_moved=state is not None)
         return RefreshOutcome(requeue_after=delay)

@@ -21,6 +21,17 @@ Pod = Mapping[str, Any]
 MAX_CONFLICT_RETRIES = 5
 
 
+def state_for_status_write(pod: Pod, state: str | None, mark_not_ready: bool, now: datetime) -> str | None:
+    """The lifecycle move that may ride in a status write the controller makes anyway (see
+    `PodWriter.patch_conditions`), or None: any move except one whose markPodNotReady hook changes
+    readiness, which upstream writes first and on its own (`set_lifecycle_state`)."""
+    if not state:
+        return None
+    if mark_not_ready and podreadiness.lifecycle_readiness_change(pod, state, now) is not None:
+        return None
+    return state
+
+
 class PodWriter:
     def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
         self.client = client
@@ -29,13 +40,29 @@ class PodWriter:
     async def set_lifecycle_state(
         self, pod: Pod, state: str, mark_not_ready: bool, now: datetime
     ) -> dict[str, Any] | None:
-        """`UpdatePodLifecycle`: the readiness key first (so the pod leaves endpoints before its
-        state says so), then the state label. Returns the patched pod, or None when unchanged."""
+        """`UpdatePodLifecycle`: the readiness key (markPodNotReady) and the state label. Upstream writes
+        them in that order so the pod leaves endpoints before its state says so; here both go in ONE
+        pods/status update (the status strategy stores labels and annotations), which keeps that
+        guarantee — no one ever sees the new state on a pod still ready — at one write instead of two.
+        The update carries the resourceVersion and is recomputed on a fresh read after a conflict, as
+        the readiness keys are a list merged with other writers'. Returns the written pod, or None when
+        the state was already `state`."""
+        moves = lifecycle.pod_state(pod) != state
         if mark_not_ready:
-            await self.write_status_with(
-                pod, lambda fresh: podreadiness.lifecycle_readiness_change(fresh, state, now)
-            )
-        if lifecycle.pod_state(pod) == state:
+
+            def change(fresh: Pod) -> dict[str, Any] | None:
+                new = podreadiness.lifecycle_readiness_change(fresh, state, now)
+                if new is None or not moves:
+                    return new
+                meta = new.setdefault("metadata", {})
+                for key, values in lifecycle.state_patch(state, now)["metadata"].items():
+                    meta[key] = {**(meta.get(key) or {}), **values}
+                return new
+
+            written = await self.write_status_with(pod, change)
+            if written is not None:
+                return written if moves else None
+        if not moves:
             return None
         meta = pod["metadata"]
         patched = await self.client.patch(
@@ -49,14 +76,45 @@ class PodWriter:
         return patched
 
     async def patch_conditions(
-        self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None]
+        self,
+        pod: Pod,
+        change: Callable[[Pod], dict[str, Any] | None],
+        *,
+        state: str | None = None,
+        now: datetime | None = None,
     ) -> dict[str, Any] | None:
         """Apply `change` and send only the pod conditions it changed, as a strategic merge patch (merged
         by condition type): no resourceVersion, so the kubelet's concurrent status writes never make it
-        conflict — at 1000 pods a PUT here conflicted every other time."""
+        conflict — at 1000 pods a PUT here conflicted every other time.
+
+        `state` (with `now`) moves the pod's lifecycle state in the same pods/status patch:
+        kube-apiserver's pod status strategy resets only spec, deletionTimestamp and ownerReferences,
+        so labels and annotations written there are stored. Conditions and state land together, one
+        write where upstream makes two, and no observer sees the state ahead of the conditions."""
         new = change(pod)
-        if new is None:
+        moves = state is not None and lifecycle.pod_state(pod) != state
+        if new is None and not moves:
             return None
+        body: dict[str, Any] = {}
+        if new is not None:
+            conditions = self._changed_conditions(pod, new)
+            if conditions:
+                body["status"] = {"conditions": conditions}
+        if moves:
+            if state is None or now is None:
+                raise ValueError("patch_conditions: a lifecycle state move needs `now` for its timestamp")
+            body.update(lifecycle.state_patch(state, now))
+        if not body:
+            return None
+        meta = pod["metadata"]
+        patched = await self.client.patch(
+            PODS, meta["name"], body, meta["namespace"], patch_type=PatchType.STRATEGIC, subresource="status"
+        )
+        self.rv_expectations.expect(patched)
+        return patched
+
+    @staticmethod
+    def _changed_conditions(pod: Pod, new: Pod) -> list[dict[str, Any]]:
         before = {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or []}
         changed = []
         for condition in (new.get("status") or {}).get("conditions") or []:
@@ -65,15 +123,7 @@ class PodWriter:
                 continue
             # a merge patch keeps fields it does not mention: drop the old reason/message explicitly
             changed.append({**dict.fromkeys(set(old or {}) - set(condition)), **condition})
-        if not changed:
-            return None
-        meta = pod["metadata"]
-        patched = await self.client.patch(
-            PODS, meta["name"], {"status": {"conditions": changed}}, meta["namespace"],
-            patch_type=PatchType.STRATEGIC, subresource="status",
-        )  # fmt: skip
-        self.rv_expectations.expect(patched)
-        return patched
+        return changed
 
     async def write_status_with(
         self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None]

@@ -26,6 +26,7 @@ class ResourceType:
     scale_paths: dict[str, str] | None = None  # specReplicasPath, statusReplicasPath, labelSelectorPath
     storage_version: str = ""
     crd_name: str = ""
+    conversion: dict[str, Any] | None = None  # the CRD's spec.conversion (strategy None or Webhook)
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -225,6 +226,7 @@ def crd_resources(crd: dict[str, Any]) -> list[ResourceType]:
                 scale_paths=sub.get("scale"),
                 storage_version=storage,
                 crd_name=crd["metadata"]["name"],
+                conversion=spec.get("conversion"),
             )
         )
     return out

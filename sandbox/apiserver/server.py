@@ -19,8 +19,9 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, discovery
+from kruise.sandbox.apiserver import defaults, discovery, serviceroute
 from kruise.sandbox.apiserver.admission import AdmissionDenied, AdmissionPlugin
+from kruise.sandbox.apiserver.conversion import Converter
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import USER_INFO, json_response
 from kruise.sandbox.apiserver.handlers.dispatch import Handlers
@@ -30,6 +31,7 @@ from kruise.sandbox.apiserver.resources import ResourceType, builtin_resources, 
 from kruise.sandbox.apiserver.store import Store
 from kruise.sandbox.apiserver.tls import ServingCerts, generate
 from kruise.sandbox.apiserver.tokens import TokenIssuer
+from kruise.sandbox.apiserver.webhookcall import ServiceAddresses, WebhookCaller
 
 GIT_VERSION = "v1.36.0"
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -52,7 +54,10 @@ class ApiServer:
         bookmark_interval: float = 60.0,
         crd_establish_delay: float = 0.05,
         kubelet_host: str = "127.0.0.1",
+        service_addresses: ServiceAddresses | None = None,
     ):
+        """``service_addresses`` routes the conversion webhooks' clientConfig.service to a listening
+        ``host:port``; by default a ready endpoint of the Service's EndpointSlices, as kube-proxy would."""
         self.admission = admission
         self.tls = tls
         self.token = token or secrets.token_urlsafe(24)
@@ -70,6 +75,7 @@ class ApiServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._watch_responses: set[web.StreamResponse] = set()
         self.lifecycle = Lifecycle(self)
+        self.conversion = Converter(WebhookCaller(service_addresses or self._service_endpoint))
         self._loop: asyncio.AbstractEventLoop | None = None
         self.url = ""
         for ns in _INITIAL_NAMESPACES:
@@ -102,6 +108,12 @@ class ApiServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        await self.conversion.aclose()
+
+    def _service_endpoint(self, namespace: str, name: str, port: int) -> str:
+        return serviceroute.resolve(
+            lambda group, plural: self.store.list((group, plural)), namespace, name, port
+        )
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -30,10 +30,15 @@ class Event:
     def namespace(self) -> str:
         return self.obj["metadata"].get("namespace", "")
 
-    def line(self, api_version: str) -> bytes:
+    def has_line(self, api_version: str) -> bool:
+        return api_version in self._lines
+
+    def line(self, api_version: str, converted: dict[str, Any] | None = None) -> bytes:
+        """The line at `api_version`; `converted` is the object already at that version (a
+        conversion webhook's answer), else only apiVersion is rewritten."""
         cached = self._lines.get(api_version)
         if cached is None:
-            obj = (
+            obj = converted or (
                 self.obj
                 if self.obj.get("apiVersion") == api_version
                 else {**self.obj, "apiVersion": api_version}

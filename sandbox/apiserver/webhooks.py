@@ -5,8 +5,8 @@ AdmissionReview body, the same TLS checks against ``caBundle`` and the same erro
 looser here would let kruise's webhook pass tests and then fail on a real apiserver.
 
 Known simplifications (documented in docs/sandbox.md):
-- ``matchPolicy: Equivalent`` behaves like ``Exact``: the emulator serves each resource at the
-  versions its storage knows, and has no conversion to hand a webhook another version.
+- ``matchPolicy: Equivalent`` behaves like ``Exact``: a webhook registered for another version of
+  a custom resource is not called with the object converted to that version (conversion.py could).
 - ``matchConditions`` (CEL) are not evaluated; a webhook that declares them is called regardless.
 - ``auditAnnotations`` in responses are ignored (there is no audit log).
 """
@@ -17,20 +17,17 @@ import asyncio
 import base64
 import binascii
 import inspect
-import ssl
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 import jsonpatch
 import jsonpointer
 import orjson
 
 from kruise.sandbox.apiserver.admission import AdmissionAttributes, AdmissionDenied
-from kruise.sandbox.apiserver.serviceroute import ServiceUnreachable
+from kruise.sandbox.apiserver.webhookcall import CallFailed, ServiceAddresses, WebhookCaller
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 ADMISSION_VERSION = "v1"
@@ -50,7 +47,6 @@ _EXEMPT_RESOURCES = frozenset(
 _OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 ListObjects = Callable[[str, str, str], "Iterable[dict[str, Any]] | Awaitable[Iterable[dict[str, Any]]]"]
-ServiceAddresses = Mapping[tuple[str, str, int], str] | Callable[[str, str, int], str | None]
 
 
 class InvalidSelector(ValueError):
@@ -248,13 +244,10 @@ class WebhookAdmission:
         service_addresses: ServiceAddresses | None = None,
     ) -> None:
         self._list_objects = list_objects
-        self._service_addresses = service_addresses if service_addresses is not None else {}
-        self._clients: dict[bytes, httpx.AsyncClient] = {}
+        self.caller = WebhookCaller(service_addresses)
 
     async def aclose(self) -> None:
-        clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            await client.aclose()
+        await self.caller.aclose()
 
     # -- AdmissionPlugin ------------------------------------------------------------------------
 
@@ -415,102 +408,17 @@ class WebhookAdmission:
                     bad_request_status(f'admission webhook "{hook.name}" does not support dry run')
                 )
         timeout = hook.spec.get("timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS
-        target = self._target(hook, timeout)
-        if isinstance(target, str):
-            raise WebhookCallError(f"{failed}: {target}")
-        url, connect_url, server_name = target
         review = build_review(attrs)
         uid = review["request"]["uid"]
         try:
-            client = self._client_for(hook.spec.get("clientConfig") or {})
-        except (ssl.SSLError, ValueError, binascii.Error) as exc:
-            raise WebhookCallError(f"{failed}: failed to call webhook: invalid caBundle: {exc}") from exc
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        extensions: dict[str, Any] = {}
-        if server_name:
-            headers["Host"] = urlsplit(url).netloc
-            extensions["sni_hostname"] = server_name
+            content = await self.caller.post(hook.spec.get("clientConfig") or {}, review, timeout)
+        except CallFailed as exc:
+            raise WebhookCallError(f"{failed}: failed to call webhook: {exc}") from exc
         try:
-            reply = await client.post(
-                connect_url,
-                content=orjson.dumps(review),
-                headers=headers,
-                timeout=float(timeout),
-                extensions=extensions,
-            )
-        except httpx.TimeoutException as exc:
-            raise WebhookCallError(
-                f'{failed}: failed to call webhook: Post "{url}": context deadline exceeded'
-            ) from exc
-        except httpx.HTTPError as exc:
-            raise WebhookCallError(
-                f'{failed}: failed to call webhook: Post "{url}": {_describe(exc)}'
-            ) from exc
-        if reply.status_code // 100 != 2:
-            raise WebhookCallError(
-                f"{failed}: failed to call webhook: an error on the server "
-                f'("{reply.text[:200]}") has prevented the request from succeeding'
-            )
-        try:
-            body = orjson.loads(reply.content)
+            body = orjson.loads(content)
         except orjson.JSONDecodeError as exc:
             raise WebhookCallError(f"{failed}: received invalid webhook response: {exc}") from exc
         return _checked_response(failed, body, uid, mutating=hook.mutating)
-
-    def _target(self, hook: _Hook, timeout: int) -> tuple[str, str, str] | str:
-        """(URL as the apiserver names it, URL actually dialled, TLS server name) or an error."""
-        config = hook.spec.get("clientConfig") or {}
-        query = f"timeout={timeout}s"
-        if config.get("url"):
-            parts = urlsplit(config["url"])
-            if parts.scheme != "https":
-                return f'failed to call webhook: unsupported protocol scheme "{parts.scheme}"'
-            full = urlunsplit(parts._replace(query=f"{parts.query}&{query}" if parts.query else query))
-            return full, full, ""
-        service = config.get("service")
-        if not service:
-            return "failed to call webhook: clientConfig has neither url nor service"
-        ns, name, port = (
-            service.get("namespace", ""),
-            service.get("name", ""),
-            int(service.get("port") or 443),
-        )
-        path = service.get("path") or "/"
-        if not path.startswith("/"):
-            path = "/" + path
-        server_name = f"{name}.{ns}.svc"
-        url = f"https://{server_name}:{port}{path}?{query}"
-        try:
-            address = self._resolve(ns, name, port)
-        except ServiceUnreachable as exc:
-            return f'failed to call webhook: Post "{url}": {exc}'
-        if address is None:
-            return (
-                f'failed to call webhook: Post "{url}": service "{ns}/{name}" has no address in the sandbox'
-            )
-        return url, f"https://{address}{path}?{query}", server_name
-
-    def _resolve(self, namespace: str, name: str, port: int) -> str | None:
-        if callable(self._service_addresses):
-            return self._service_addresses(namespace, name, port)
-        return self._service_addresses.get((namespace, name, port))
-
-    def _client_for(self, client_config: dict[str, Any]) -> httpx.AsyncClient:
-        bundle = base64.b64decode(client_config.get("caBundle") or "", validate=True)
-        client = self._clients.get(bundle)
-        if client is None:
-            context = ssl.create_default_context()
-            if bundle:
-                context = ssl.create_default_context(cadata=bundle.decode("ascii", "replace"))
-            client = httpx.AsyncClient(verify=context, trust_env=False)
-            self._clients[bundle] = client
-        return client
-
-
-def _describe(exc: httpx.HTTPError) -> str:
-    cause = exc.__cause__ or exc.__context__
-    text = str(exc) or (str(cause) if cause else type(exc).__name__)
-    return text
 
 
 def _checked_response(failed: str, body: Any, uid: str, *, mutating: bool) -> dict[str, Any]:

@@ -247,7 +247,7 @@ class RecordingClient:
         def apply() -> Obj:
             current = self._existing(ref, namespace, name)
             self._check_version(ref, current, meta.get("resourceVersion"))
-            merged = self._merged(current, sent, subresource)
+            merged = self._merged(current, sent, subresource, pods=_is_pods(ref))
             return merged if dry_run else self._write(ref, namespace, name, merged)
 
         return mutable_copy(self._run(call, apply))
@@ -293,7 +293,7 @@ class RecordingClient:
                     patched = merge_patch(current, sent)
             except StatusError as exc:
                 raise error_from_status(exc.code, exc.status()) from None
-            merged = self._merged(current, patched, subresource)
+            merged = self._merged(current, patched, subresource, pods=_is_pods(ref))
             return merged if dry_run else self._write(ref, namespace, name, merged)
 
         return mutable_copy(self._run(call, apply))
@@ -390,11 +390,17 @@ class RecordingClient:
             )
 
     @staticmethod
-    def _merged(current: Obj, new: Obj, subresource: str | None) -> Obj:
-        """The main resource keeps the stored status; the status subresource keeps all but status;
-        pods/ephemeralcontainers keeps all but the ephemeral containers."""
+    def _merged(current: Obj, new: Obj, subresource: str | None, *, pods: bool = False) -> Obj:
+        """The main resource keeps the stored status; the status subresource keeps all but status
+        (pods/status also takes labels, annotations and finalizers, as kube-apiserver's pod status
+        strategy does); pods/ephemeralcontainers keeps all but the ephemeral containers."""
         if subresource == "status":
             merged = mutable_copy(current)
+            if pods:
+                for key in ("labels", "annotations", "finalizers"):
+                    merged["metadata"].pop(key, None)
+                    if key in (new.get("metadata") or {}):
+                        merged["metadata"][key] = mutable_copy(new["metadata"][key])
             if "status" in new:
                 merged["status"] = new["status"]
             else:
@@ -478,3 +484,7 @@ def _error(cls: type[ApiError], ref: ResourceRef, name: str, what: str) -> ApiEr
     else:
         message = f'{qualified} "{name}" {what}'
     return cls(message, status={"kind": "Status", "reason": cls.reason, "code": cls.code, "message": message})
+
+
+def _is_pods(ref: ResourceRef) -> bool:
+    return ref.group == "" and ref.plural == "pods"

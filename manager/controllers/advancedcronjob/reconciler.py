@@ -14,19 +14,28 @@ from typing import Any
 
 import structlog
 
-from kruise.api.advancedcronjob import KIND, TEMPLATE_KIND_BROADCASTJOB, TEMPLATE_KIND_JOB
+from kruise.api.advancedcronjob import (
+    KIND,
+    TEMPLATE_KIND_BROADCASTJOB,
+    TEMPLATE_KIND_IMAGELISTPULLJOB,
+    TEMPLATE_KIND_JOB,
+)
 from kruise.control.advancedcronjob import Deletion, Outcome, Plan, plan_reconcile, template_kind
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, JOBS, ResourceRef
+from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, IMAGELISTPULLJOBS, JOBS, ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX
 
 log = structlog.get_logger("kruise.manager.advancedcronjob")
 
 GROUP = "apps.kruise.io"
-CHILD_RESOURCES: dict[str, ResourceRef] = {TEMPLATE_KIND_JOB: JOBS, TEMPLATE_KIND_BROADCASTJOB: BROADCASTJOBS}
+CHILD_RESOURCES: dict[str, ResourceRef] = {
+    TEMPLATE_KIND_JOB: JOBS,
+    TEMPLATE_KIND_BROADCASTJOB: BROADCASTJOBS,
+    TEMPLATE_KIND_IMAGELISTPULLJOB: IMAGELISTPULLJOBS,
+}
 STATUS_FIELDS = ("type", "active", "lastScheduleTime")
 """Every field of AdvancedCronJobStatus: the status patch names each, null for the ones to clear."""
 
@@ -50,12 +59,17 @@ class AdvancedCronJobReconciler:
         cronjobs: SharedInformer,
         jobs: SharedInformer,
         broadcastjobs: SharedInformer,
+        imagelistpulljobs: SharedInformer,
         wall: Callable[[], datetime],
         local_zone: tzinfo,
     ) -> None:
         self.client = client
         self.cronjobs = cronjobs
-        self.children = {TEMPLATE_KIND_JOB: jobs, TEMPLATE_KIND_BROADCASTJOB: broadcastjobs}
+        self.children = {
+            TEMPLATE_KIND_JOB: jobs,
+            TEMPLATE_KIND_BROADCASTJOB: broadcastjobs,
+            TEMPLATE_KIND_IMAGELISTPULLJOB: imagelistpulljobs,
+        }
         self.wall = wall
         self.local_zone = local_zone
 

@@ -39,7 +39,7 @@ from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS
 from kruise.manager.controllers.cloneset.pubgate import REFUSED_RETRY_SECONDS, PubGate
 from kruise.manager.writers.inplace import InPlaceRefreshError, InPlaceWriter
-from kruise.manager.writers.pods import PodWriter
+from kruise.manager.writers.pods import PodWriter, state_for_status_write
 
 log = structlog.get_logger("kruise.manager.cloneset")
 
@@ -113,7 +113,13 @@ class Updater:
         """`refreshPodState` (+ the template-hash label fix) for one pod."""
         pod = step.pod
         try:
-            outcome = await self.inplace.refresh(pod, now, equal_to_revision_hash, step.inplace)
+            outcome = await self.inplace.refresh(
+                pod,
+                now,
+                equal_to_revision_hash,
+                step.inplace,
+                state=state_for_status_write(pod, step.lifecycle_state, step.mark_not_ready, now),
+            )
         except InPlaceRefreshError as exc:
             raise UpdateError(str(exc)) from exc
         if step.template_hash_label:
@@ -126,7 +132,7 @@ class Updater:
                 patch_type=PatchType.STRATEGIC,
             )
             self.rv_expectations.expect(patched)
-        if step.lifecycle_state:
+        if step.lifecycle_state and not outcome.state_moved:
             await self.pod_writer.set_lifecycle_state(pod, step.lifecycle_state, step.mark_not_ready, now)
         return outcome.requeue_after
 

@@ -19,8 +19,8 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.control import lifecycle
-from kruise.control.inplace.engine import update_completed_problem
+from kruise.control import lifecycle, podreadiness
+from kruise.control.inplace.engine import refresh, update_completed_problem
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.control.revision import equal_to_revision_hash
 from kruise.control.statefulset import health
@@ -30,6 +30,7 @@ from kruise.control.statefulset.update import refreshed_lifecycle_state, update_
 from kruise.kube.events import EventRecorder
 from kruise.manager.controllers.statefulset.podcontrol import StatefulPodControl
 from kruise.manager.writers.inplace import InPlaceRefreshError, InPlaceWriter
+from kruise.manager.writers.pods import state_for_status_write
 
 Pod = Mapping[str, Any]
 
@@ -77,17 +78,21 @@ class StatefulSetUpdater:
         for pod in pods:
             if lifecycle.pod_state(pod) == LIFECYCLE_STATE_PREPARING_DELETE or health.is_terminating(pod):
                 continue
+            completed = update_completed_problem(pod) is None
+            state = refreshed_lifecycle_state(sts, pod, update_revision, completed)
+            # a new pod's KruisePodReady and a move that needs no readiness change ride in the
+            # refresh's status write
+            step = podreadiness.fold_initial_condition(refresh(pod, now, equal_to_revision_hash), pod, now)
             try:
-                outcome = await self.inplace.refresh(pod, now, equal_to_revision_hash)
+                moves = state_for_status_write(pod, state, mark, now)
+                outcome = await self.inplace.refresh(pod, now, equal_to_revision_hash, step, state=moves)
             except InPlaceRefreshError as exc:
                 raise UpdateError(str(exc)) from exc
             delay = _earliest(delay, outcome.requeue_after)
             if outcome.wrote:
-                # the next pass sees the refreshed pod; its lifecycle moves from there
+                # the next pass sees the refreshed pod; a move that did not ride along starts there
                 modified = True
                 continue
-            completed = update_completed_problem(pod) is None
-            state = refreshed_lifecycle_state(sts, pod, update_revision, completed)
             if state is not None and await self.inplace.pods.set_lifecycle_state(pod, state, mark, now):
                 modified = True
         return modified, delay

@@ -2,8 +2,9 @@
 
 `RequestContext` holds one request (resource type, namespace, name, subresource, query, dry run, the
 warnings to send back) and the pieces more than one verb needs: the stored object or a NotFound, the
-label/field selector filter, body decoding (JSON, YAML, protobuf), the object-body checks, the version
-an object is served at, and admission (attributes, mutating webhooks, validation, validating webhooks).
+label/field selector filter, body decoding (JSON, YAML, protobuf), the object-body checks, the
+conversions between the request's version and the storage version, and admission (attributes,
+mutating webhooks, validation, validating webhooks).
 The verb modules (reads, watch, writes, delete, subresources) are mixins over it, combined by
 `dispatch.Handlers`.
 """
@@ -86,11 +87,23 @@ class RequestContext:
     def store_rv(self) -> str:
         return str(self.store.rv)
 
-    def _served(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """The stored object as seen at the requested version (conversion strategy None)."""
-        if obj.get("apiVersion") != self.rt.api_version:
-            return {**obj, "apiVersion": self.rt.api_version}
-        return obj
+    async def _served(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """An object (stored, or about to be returned) as seen at the requested version: the CRD's
+        conversion (apiVersion rewritten, or its conversion webhook called; see conversion.py)."""
+        return (await self.server.conversion.convert(self.rt, [obj], self.rt.api_version))[0]
+
+    async def _served_all(self, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A collection at the requested version, converted as one list (one ConversionReview)."""
+        return await self.server.conversion.convert(self.rt, objs, self.rt.api_version, as_list=True)
+
+    async def _stored_form(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """An object of this request at the storage version, as it is written to storage."""
+        return (await self.server.conversion.convert(self.rt, [obj], self._storage_api_version()))[0]
+
+    def _storage_api_version(self) -> str:
+        if self.rt.is_custom and self.rt.storage_version:
+            return f"{self.rt.group}/{self.rt.storage_version}"
+        return self.rt.api_version
 
     def _stored(self, name: str | None = None) -> dict[str, Any]:
         obj = self.store.get(self.rt.key, self.namespace, name or self.name)

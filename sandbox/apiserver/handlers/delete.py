@@ -51,7 +51,10 @@ class Deletes(RequestContext):
                 f"ResourceVersion in object meta: {obj['metadata']['resourceVersion']}",
             )
         attrs = self._attrs(
-            "DELETE", None, obj, {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options}
+            "DELETE",
+            None,
+            await self._served(obj),
+            {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options},
         )
         await self._admit(attrs, lambda o: None)
         result = await self._delete_object(obj, options)
@@ -83,16 +86,16 @@ class Deletes(RequestContext):
             if labels_match(reqs, o["metadata"].get("labels")) and fields(o)
         ]
         deleted = []
-        for obj in items:
+        for obj, served in zip(items, await self._served_all(items), strict=True):
             attrs = self._attrs(
-                "DELETE", None, obj, {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options}
+                "DELETE", None, served, {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options}
             )
             await self._admit(attrs, lambda o: None)
             result = self.server.lifecycle.delete(self.rt, obj, options, self.dry_run)
-            deleted.append(self._served(result or obj))
+            deleted.append(result or obj)
         return {
             "kind": f"{self.rt.kind}List",
             "apiVersion": self.rt.api_version,
             "metadata": {"resourceVersion": self.store_rv()},
-            "items": deleted,
+            "items": await self._served_all(deleted),
         }

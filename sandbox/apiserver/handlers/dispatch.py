@@ -34,64 +34,64 @@ class Handlers(Reads, Watch, Writes, Deletes, Subresources):
             if self.sub == "log":
                 return await self.serve_log()
             if self.name:
-                return self._respond(await self.get())
+                return await self._respond(await self.get())
             if parse_bool(self.query.get("watch")):
                 return await self.watch()
-            return self._respond_list()
+            return await self._respond_list()
         if method == "POST" and self.rt.key == ("authorization.k8s.io", "selfsubjectaccessreviews"):
-            return self._respond(await self.access_review(), 201)
+            return await self._respond(await self.access_review(), 201)
         if method == "POST":
             if self.sub in ("eviction", "binding"):
-                return self._respond(await self.pod_subresource(), 201)
+                return await self._respond(await self.pod_subresource(), 201)
             if self.sub == "token":
-                return self._respond(await self.token_request(), 201)
+                return await self._respond(await self.token_request(), 201)
             if self.name:
                 raise StatusError(
                     405,
                     "MethodNotAllowed",
                     "the server does not allow this method on the requested resource",
                 )
-            return self._respond(await self.create(), 201)
+            return await self._respond(await self.create(), 201)
         if method == "PUT":
             if not self.name:
                 raise StatusError(
                     405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
                 )
-            return self._respond(await self.update())
+            return await self._respond(await self.update())
         if method == "PATCH":
             if not self.name:
                 raise StatusError(
                     405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
                 )
             obj, created = await self.patch()
-            return self._respond(obj, 201 if created else 200)
+            return await self._respond(obj, 201 if created else 200)
         if method == "DELETE":
             if not self.name:
-                return self._respond(await self.delete_collection())
+                return await self._respond(await self.delete_collection())
             obj, code = await self.delete()
-            return self._respond(obj, code)
+            return await self._respond(obj, code)
         raise StatusError(
             405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
         )
 
-    def _respond(self, obj: dict[str, Any], status: int = 200) -> web.Response:
+    async def _respond(self, obj: dict[str, Any], status: int = 200) -> web.Response:
         headers = {}
         if self.warnings:
             headers["Warning"] = ", ".join(f'299 - "{w}"' for w in self.warnings)
         accept = self.request.headers.get("Accept", "")
+        if obj.get("kind") == self.rt.kind:
+            obj = await self._served(obj)  # what a verb returns may be the stored object
         if obj.get("kind") != "Status" and "as=Table" in accept and self.request.method == "GET":
             return json_response(
                 tables.to_table(
                     self.rt,
-                    [self._served(obj)],
+                    [obj],
                     {"resourceVersion": self.store_rv()},
                     self.query.get("includeObject", "Metadata"),
                 ),
                 status,
                 headers,
             )
-        if obj.get("kind") not in ("Status", "Scale", "Eviction", "Binding", "TokenRequest"):
-            obj = self._served(obj)
         if "as=PartialObjectMetadata;" in accept + ";" and obj.get("kind") != "Status":
             obj = {
                 "kind": "PartialObjectMetadata",

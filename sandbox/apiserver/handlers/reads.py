@@ -27,10 +27,10 @@ class Reads(RequestContext):
     async def get(self) -> dict[str, Any]:
         obj = self._stored()
         if self.sub == "scale":
-            return scale_of(self.rt, obj)
+            return scale_of(self.rt, await self._served(obj))
         return obj
 
-    def _respond_list(self) -> web.Response:
+    async def _respond_list(self) -> web.Response:
         reqs, fields = self._filters()
         items = [
             o
@@ -70,7 +70,7 @@ class Reads(RequestContext):
             list_meta["remainingItemCount"] = len(items) - limit
             items = items[:limit]
         accept = self.request.headers.get("Accept", "")
-        served = [self._served(o) for o in items]
+        served = await self._served_all(items)
         if "as=Table" in accept:
             return json_response(
                 tables.to_table(self.rt, served, list_meta, self.query.get("includeObject", "Metadata"))

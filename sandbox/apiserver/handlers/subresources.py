@@ -69,7 +69,8 @@ class Subresources(RequestContext):
         return await podlogs.serve(self.request, pod, node, self.server.kubelet_host)
 
     async def _update_scale(self, scale: dict[str, Any]) -> dict[str, Any]:
-        old = self._stored()
+        old_stored = self._stored()
+        old = await self._served(old_stored)  # the scale paths are the request version's
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.stale(self.rt.group, self.rt.plural, self.name)
@@ -100,9 +101,11 @@ class Subresources(RequestContext):
         causes = schema.validate(new, self.rt.schema) if self.rt.is_custom and self.rt.schema else []
         if causes:
             raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
-        stored = self._commit_update(old, new, "Update")  # Writes, in writes.py
-        self.sub = saved_sub
-        return scale_of(self.rt, stored)
+        try:
+            stored = await self._commit_update(old_stored, old, new, "Update")  # Writes, in writes.py
+        finally:
+            self.sub = saved_sub
+        return scale_of(self.rt, await self._served(stored))
 
     async def token_request(self) -> dict[str, Any]:
         """serviceaccounts/<name>/token: a token the emulator then accepts as that account."""
@@ -133,7 +136,7 @@ class Subresources(RequestContext):
         options = {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
         result = await self._admit(self._attrs("UPDATE", new, old, options), prepare_and_validate)
         assert result is not None
-        return self._commit_update(old, result, "Update")  # Writes, in writes.py
+        return await self._commit_update(old, old, result, "Update")  # Writes, in writes.py
 
     async def access_review(self) -> dict[str, Any]:
         """The sandbox token is a member of system:masters, so every review is allowed, as RBAC would say."""

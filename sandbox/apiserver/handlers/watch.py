@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kruise.sandbox.apiserver.conversion import uses_webhook
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, parse_bool
 from kruise.sandbox.apiserver.selectors import labels_match
@@ -63,7 +64,7 @@ class Watch(RequestContext):
         watcher = self.store.watch(self.rt.key, self.namespace, since, matches)
         self.server._watch_responses.add(response)
         try:
-            for obj in initial:
+            for obj in await self._served_all(initial) if initial else []:
                 await response.write(Event(0, self.rt.key, "ADDED", obj).line(api_version))
             if initial is not None and parse_bool(send_initial) and bookmarks:
                 await response.write(self._bookmark(self.store.rv, initial_end=True))
@@ -89,15 +90,19 @@ class Watch(RequestContext):
                 while not watcher.queue.empty() and batch[-1] is not None:
                     batch.append(watcher.queue.get_nowait())
                 closing = batch[-1] is None
-                chunk = b"".join(
-                    line
-                    for e in batch
-                    if e is not None and (line := self._filtered_line(e, matches, api_version))
-                )
+                lines = []
+                for e in batch:
+                    if e is not None and (seen := self._filtered(e, matches)) is not None:
+                        lines.append(await self._line(seen, api_version))
+                chunk = b"".join(lines)
                 if chunk:
                     await response.write(chunk)
                 if closing:
                     break
+        except StatusError as exc:
+            # an object the conversion webhook failed on ends the stream with the error, as the
+            # watch cache's encoder does
+            await response.write(orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n")
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
@@ -105,18 +110,30 @@ class Watch(RequestContext):
             self.server._watch_responses.discard(response)
         return response
 
-    def _filtered_line(self, event: Event, matches: Any, api_version: str) -> bytes | None:
+    def _filtered(self, event: Event, matches: Any) -> Event | None:
+        """The event as this watch sees it: a MODIFIED that enters (leaves) the selection is an
+        ADDED (DELETED); None when the object is not selected before or after."""
         now = matches(event.obj)
         if event.type != "MODIFIED" or event.prev is None:
-            return event.line(api_version) if now else None
+            return event if now else None
         before = matches(event.prev)
         if now and before:
-            return event.line(api_version)
+            return event
         if now:
-            return Event(event.rv, event.res, "ADDED", event.obj).line(api_version)
+            return Event(event.rv, event.res, "ADDED", event.obj)
         if before:
-            return Event(event.rv, event.res, "DELETED", event.obj).line(api_version)
+            return Event(event.rv, event.res, "DELETED", event.obj)
         return None
+
+    async def _line(self, event: Event, api_version: str) -> bytes:
+        """The event's JSON line at the watch's version; a webhook conversion is done once per event."""
+        if (
+            not uses_webhook(self.rt)
+            or event.has_line(api_version)
+            or event.obj.get("apiVersion") == api_version
+        ):
+            return event.line(api_version)
+        return event.line(api_version, await self._served(event.obj))
 
     def _bookmark(self, rv: int, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(rv)}

@@ -23,6 +23,7 @@ import orjson
 
 from kruise.sandbox.apiserver import defaults, errors, revisiondata, schema, serviceaccounts
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
+from kruise.sandbox.apiserver.conversion import uses_webhook
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.handlers.subresources import scale_of
@@ -173,27 +174,39 @@ class Writes(RequestContext):
             in_tree,
         )
         assert obj is not None
+        self._track_manager(obj, None, "Apply" if self._applied is not None else "Update", self._applied)
+        obj = await self._stored_form(obj)
         if self.store.get(self.rt.key, self.namespace, obj["metadata"]["name"]) is not None:
             raise errors.already_exists(self.rt.group, self.rt.plural, obj["metadata"]["name"])
-        self._track_manager(obj, None, "Apply" if self._applied is not None else "Update", self._applied)
         if self.dry_run:
-            return obj
-        stored = self.store.put(self.rt.key, {**obj, "apiVersion": self._storage_api_version()}, "ADDED")
+            return obj  # a dry run is encoded for storage too; the response converts it back
+        stored = self.store.put(self.rt.key, obj, "ADDED")
         self.server.lifecycle.after_write(self.rt, stored, None)
         return stored
 
     async def update(
-        self, body: Any = None, *, old: dict[str, Any] | None = None, operation: str = "Update"
+        self,
+        body: Any = None,
+        *,
+        old: tuple[dict[str, Any], dict[str, Any]] | None = None,
+        operation: str = "Update",
     ) -> dict[str, Any]:
+        """`old`, when the caller (PATCH) has read it: the stored object and that object as seen
+        at the request's version."""
         new = self._object_body(body if body is not None else await self._body())
         if self.sub == "scale":
             return await self._update_scale(new)  # Subresources, in subresources.py
         if self.sub == "ephemeralcontainers":
-            stored = old if old is not None else self._stored()
+            stored = old[0] if old is not None else self._stored()
             return await self._update_ephemeral_containers(new, stored)  # Subresources, in subresources.py
         if self.rt.key == ("", "namespaces") and self.sub == "finalize":
             self.sub = "finalize"
-        old = old if old is not None else self.store.get(self.rt.key, self.namespace, self.name)
+        if old is not None:
+            old_stored, served_old = old
+        else:
+            old_stored = self.store.get(self.rt.key, self.namespace, self.name)
+            served_old = await self._served(old_stored) if old_stored is not None else None
+        old = served_old
         meta = new["metadata"]
         if meta.get("name") and meta["name"] != self.name:
             raise StatusError(
@@ -242,8 +255,8 @@ class Writes(RequestContext):
             self._validate(obj, old)
 
         new = await self._admit(self._attrs("UPDATE", new, old, options), prepare_and_validate)
-        assert new is not None
-        return self._commit_update(old, new, operation)
+        assert new is not None and old_stored is not None
+        return await self._commit_update(old_stored, old, new, operation)
 
     async def patch(self) -> tuple[dict[str, Any], bool]:
         ctype = self.request.content_type
@@ -263,7 +276,8 @@ class Writes(RequestContext):
                 "application/merge-patch+json, application/apply-patch+yaml",
             )
         body = await self._body()
-        old = self.store.get(self.rt.key, self.namespace, self.name)
+        old_stored = self.store.get(self.rt.key, self.namespace, self.name)
+        old = await self._served(old_stored) if old_stored is not None else None  # patched as seen
         if ctype == "application/apply-patch+yaml":
             if not isinstance(body, dict):
                 raise StatusError(400, "BadRequest", "error decoding YAML: expected an object")
@@ -283,10 +297,11 @@ class Writes(RequestContext):
                 current, body, self.query["fieldManager"], strategic=not self.rt.is_custom
             )
             merged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
-            return await self.update(merged, old=old, operation="Apply"), False
+            return await self.update(merged, old=(old_stored, old), operation="Apply"), False
         if old is None:
             raise errors.not_found(self.rt.group, self.rt.plural, self.name)
-        current = scale_of(self.rt, old) if self.sub == "scale" else self._served(old)
+        assert old_stored is not None
+        current = scale_of(self.rt, old) if self.sub == "scale" else old
         if ctype == "application/json-patch+json":
             patched = json_patch(copy.deepcopy(current), body)
         elif ctype == "application/merge-patch+json":
@@ -299,7 +314,7 @@ class Writes(RequestContext):
         if patched_rv and patched_rv != old["metadata"]["resourceVersion"]:
             raise errors.stale(self.rt.group, self.rt.plural, self.name)
         patched.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
-        return await self.update(patched, old=old), False
+        return await self.update(patched, old=(old_stored, old)), False
 
     def _default_and_prune(self, obj: dict[str, Any], creating: bool) -> None:
         fn = (defaults.CREATE_DEFAULTS if creating else defaults.SCHEME_DEFAULTS).get(self.rt.key)
@@ -348,11 +363,6 @@ class Writes(RequestContext):
         ns = self.store.get(("", "namespaces"), "", self.namespace)
         if ns is None:
             raise errors.not_found("", "namespaces", self.namespace)
-
-    def _storage_api_version(self) -> str:
-        if self.rt.is_custom and self.rt.storage_version:
-            return f"{self.rt.group}/{self.rt.storage_version}"
-        return self.rt.api_version
 
     def _track_manager(
         self,
@@ -418,6 +428,7 @@ class Writes(RequestContext):
         meta["name"] = self.name
         if self.sub == "status":
             self._status_strategy(merged, old)
+            self._refuse_new_finalizers_if_deleting(old_meta, merged["metadata"])
             return merged
         if self.sub == "finalize":
             result = copy.deepcopy(old)
@@ -428,6 +439,41 @@ class Writes(RequestContext):
                 merged["status"] = copy.deepcopy(old["status"])
             else:
                 merged.pop("status", None)
+        self._refuse_new_finalizers_if_deleting(old_meta, meta)
+        return merged
+
+    def _status_strategy(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        """The status strategies' PrepareForUpdate, in place: a write to /status keeps the stored
+        object and takes only its status (and, for built-in kinds, labels and annotations) from the
+        body; spec, ownerReferences and the rest of metadata in the body are ignored, never refused.
+
+        Pods follow podStatusStrategy exactly: it resets only spec, deletionTimestamp and
+        ownerReferences, so the body's labels, annotations and finalizers are what is stored (absent
+        means removed, as with any update) — a controller may move a label in its status write."""
+        meta = obj.get("metadata") or {}
+        pod = self.rt.key == ("", "pods")
+        kept = ("labels", "annotations", "finalizers") if pod else ("labels", "annotations")
+        taken = {} if self.rt.is_custom else {k: meta[k] for k in kept if k in meta}
+        status = obj.get("status")
+        has_status = "status" in obj
+        obj.clear()
+        obj.update(copy.deepcopy(old))
+        if pod:
+            for key in kept:
+                obj["metadata"].pop(key, None)
+        obj["metadata"].update(copy.deepcopy(taken))
+        if has_status:
+            obj["status"] = status
+        else:
+            obj.pop("status", None)
+        if self.rt.key == ("", "pods"):
+            old_qos = (old.get("status") or {}).get("qosClass")
+            if old_qos and not (obj.get("status") or {}).get("qosClass"):
+                obj.setdefault("status", {})["qosClass"] = old_qos  # QoS is immutable once set
+
+    def _refuse_new_finalizers_if_deleting(self, old_meta: dict[str, Any], meta: dict[str, Any]) -> None:
+        """BeforeUpdate's rule for every update, status writes included: an object being deleted
+        takes no new finalizers."""
         if old_meta.get("deletionTimestamp") and not self._finalizers_shrink(old_meta, meta):
             added = set(meta.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
             if added:
@@ -444,37 +490,24 @@ class Writes(RequestContext):
                         )
                     ],
                 )
-        return merged
-
-    def _status_strategy(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
-        """The status strategies' PrepareForUpdate, in place: a write to /status keeps the stored
-        object and takes only its status (and, for built-in kinds, labels and annotations) from the
-        body; spec, ownerReferences and the rest of metadata in the body are ignored, never refused."""
-        meta = obj.get("metadata") or {}
-        taken = {} if self.rt.is_custom else {k: meta[k] for k in ("labels", "annotations") if k in meta}
-        status = obj.get("status")
-        has_status = "status" in obj
-        obj.clear()
-        obj.update(copy.deepcopy(old))
-        obj["metadata"].update(copy.deepcopy(taken))
-        if has_status:
-            obj["status"] = status
-        else:
-            obj.pop("status", None)
-        if self.rt.key == ("", "pods"):
-            old_qos = (old.get("status") or {}).get("qosClass")
-            if old_qos and not (obj.get("status") or {}).get("qosClass"):
-                obj.setdefault("status", {})["qosClass"] = old_qos  # QoS is immutable once set
 
     @staticmethod
     def _finalizers_shrink(old_meta: dict[str, Any], meta: dict[str, Any]) -> bool:
         return set(meta.get("finalizers") or []) <= set(old_meta.get("finalizers") or [])
 
-    def _commit_update(self, old: dict[str, Any], new: dict[str, Any], operation: str) -> dict[str, Any]:
+    async def _commit_update(
+        self, old_stored: dict[str, Any], old: dict[str, Any], new: dict[str, Any], operation: str
+    ) -> dict[str, Any]:
+        """Store `new` (at the request's version) over `old_stored` (`old`: it at the request's version)."""
         if has_generation(self.rt) and self.sub != "status" and not _meta_changed_only(old, new):
             new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
         self._track_manager(new, old, operation, self._applied)
-        new["apiVersion"] = self._storage_api_version()
+        new = await self._stored_form(new)
+        old = old_stored
+        current = self.store.get(self.rt.key, self.namespace, self.name)
+        if current is not None and current is not old and uses_webhook(self.rt):
+            # written meanwhile (the conversion webhook was awaited): etcd's compare-and-swap fails
+            raise errors.stale(self.rt.group, self.rt.plural, self.name)
         unchanged = _same_ignoring(old, new)
         if self.dry_run:
             return new

@@ -14,11 +14,11 @@ import pytest
 
 from kruise.api.features import FeatureGates
 from kruise.control.advancedcronjob.children import format_rfc3339, parse_rfc3339
-from kruise.kube.client import Client
+from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import FakeClock
 from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformerFactory
-from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, JOBS
+from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, IMAGELISTPULLJOBS, JOBS
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.advancedcronjob import SETUP
 from kruise.manager.controllers.advancedcronjob.localzone import process_zone
@@ -377,3 +377,109 @@ async def test_a_restarted_manager_runs_only_the_latest_activation_it_missed(
         await controller.stop()
         await context.informers.stop()
         await client.close()
+
+
+def image_pull_cronjob(name: str, policy: str) -> dict:
+    """An ImageListPullJob cron job as the webhook leaves it (no ImageListPullJob controller runs here,
+    so its children stay active until the test completes them)."""
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "AdvancedCronJob",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "schedule": "* * * * *",
+            "concurrencyPolicy": policy,
+            "template": {
+                "imageListPullJobTemplate": {
+                    "metadata": {"labels": {"pull": name}, "annotations": {"team": "infra"}},
+                    "spec": {
+                        "images": ["nginx:1.25", "redis:7"],
+                        "completionPolicy": {"type": "Always"},
+                        "pullPolicy": {"timeoutSeconds": 600, "backoffLimit": 3},
+                    },
+                }
+            },
+        },
+    }
+
+
+async def complete_pull_job(cluster, name: str) -> None:
+    """Finish an ImageListPullJob the way its controller does: every image succeeded, completion time set."""
+    status = {
+        "desired": 2,
+        "succeeded": 2,
+        "completed": 2,
+        "completionTime": format_rfc3339(datetime.now(UTC)),
+    }
+    await cluster.client.patch(
+        IMAGELISTPULLJOBS, name, {"status": status}, NS, patch_type=PatchType.MERGE, subresource="status"
+    )
+
+
+async def test_image_list_pull_job_template_runs_an_image_list_pull_job(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(image_pull_cronjob("prepull", "Replace"))
+    assert (await driver.status("prepull"))["type"] == "ImageListPullJob"
+    assert await driver.names(IMAGELISTPULLJOBS, "prepull") == []
+
+    activation = driver.step_to_next_minute(acj)
+    pull_job = await driver.child(IMAGELISTPULLJOBS, child_name("prepull", activation))
+
+    meta = pull_job["metadata"]
+    assert meta["labels"] == {"pull": "prepull"}
+    assert meta["annotations"] == {
+        "team": "infra",
+        SCHEDULED_AT: format_rfc3339(activation.astimezone(process_zone())),
+    }
+    [owner] = meta["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "AdvancedCronJob",
+        "prepull",
+        acj["metadata"]["uid"],
+        True,
+    )
+    assert pull_job["spec"]["images"] == ["nginx:1.25", "redis:7"]
+    assert await driver.names(JOBS, "prepull") == []
+
+    status = await kruise_cluster.until(lambda: driver.status("prepull"), lambda s: bool(s.get("active")))
+    assert status["type"] == "ImageListPullJob"
+    assert status["lastScheduleTime"] == format_rfc3339(activation.astimezone(UTC))
+    assert [(a["kind"], a["name"]) for a in status["active"]] == [("ImageListPullJob", meta["name"])]
+
+    # A completed pull job leaves the active list.
+    await complete_pull_job(kruise_cluster, meta["name"])
+    await kruise_cluster.until(lambda: driver.status("prepull"), lambda s: not s.get("active"))
+
+
+async def test_forbid_skips_the_run_while_an_image_list_pull_job_runs(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(image_pull_cronjob("pull-forbid", "Forbid"))
+    first = driver.step_to_next_minute(acj)
+    first_job = child_name("pull-forbid", first)
+    await driver.child(IMAGELISTPULLJOBS, first_job)
+
+    driver.step_minute()
+    await driver.fence("pull-forbid", first_job, IMAGELISTPULLJOBS)
+    assert await driver.names(IMAGELISTPULLJOBS, "pull-forbid") == [first_job]
+
+    # Once the running pull job has completed, the skipped activation is still the latest one due (as
+    # upstream: Forbid defers a run, it does not drop it), so it runs at once, without a clock step.
+    await complete_pull_job(kruise_cluster, first_job)
+    second_job = child_name("pull-forbid", first + timedelta(minutes=1))
+    await driver.child(IMAGELISTPULLJOBS, second_job)
+    assert await driver.names(IMAGELISTPULLJOBS, "pull-forbid") == sorted([first_job, second_job])
+
+
+async def test_replace_deletes_the_running_image_list_pull_job(kruise_cluster, manager_clock):
+    driver = CronDriver(kruise_cluster, manager_clock)
+    acj = await driver.create(image_pull_cronjob("pull-replace", "Replace"))
+    first = driver.step_to_next_minute(acj)
+    first_job = child_name("pull-replace", first)
+    await driver.child(IMAGELISTPULLJOBS, first_job)
+    await kruise_cluster.until(lambda: driver.status("pull-replace"), lambda s: bool(s.get("active")))
+
+    driver.step_minute()
+    second_job = child_name("pull-replace", first + timedelta(minutes=1))
+    await driver.child(IMAGELISTPULLJOBS, second_job)
+    await driver.gone(IMAGELISTPULLJOBS, first_job)
+    assert await driver.names(IMAGELISTPULLJOBS, "pull-replace") == [second_job]

@@ -4,10 +4,11 @@ The CloneSet and pod-readiness controllers run as in kruise-manager, on one clie
 request that client sends is recorded. The template carries the `KruisePodReady` gate, as
 kruise-webhook would add it. The counts asserted are upstream's sequence at its floor:
 
-- a new pod: the create (as `PreparingNormal`, as upstream creates it), ONE status patch carrying
-  both readiness-gate conditions, and the lifecycle label patch to `Normal`;
+- a new pod: the create (as `PreparingNormal`, as upstream creates it) and ONE pods/status patch
+  carrying both readiness-gate conditions and the move to `Normal` (kube-apiserver's pod status
+  strategy stores labels and annotations written there);
 - an in-place update: `InPlaceUpdateReady=False`, one object write (images, revision labels, state
-  `Updating`), `InPlaceUpdateReady=True`, and the lifecycle label patch back to `Normal`.
+  `Updating`), and `InPlaceUpdateReady=True` with the state back to `Normal` in one status patch.
 """
 
 from __future__ import annotations
@@ -92,15 +93,14 @@ async def all_pods_normal(kruise_cluster, revision: str | None = None) -> list[d
     return await kruise_cluster.until(lambda: pods_of(kruise_cluster, "cs-demo"), done)
 
 
-async def test_scale_up_costs_three_pod_writes_per_pod(kruise_cluster, write_log):
+async def test_scale_up_costs_two_pod_writes_per_pod(kruise_cluster, write_log):
     await kruise_cluster.client.create(CLONESETS, gated_manifest())
     await settled(kruise_cluster, "cs-demo", PODS_N, availableReplicas=PODS_N)
     pods = await all_pods_normal(kruise_cluster)
 
     assert write_log.pod_writes() == {
         ("POST", "pods"): PODS_N,
-        ("PATCH", "pods/status"): PODS_N,  # InPlaceUpdateReady and KruisePodReady together
-        ("PATCH", "pods"): PODS_N,  # PreparingNormal -> Normal
+        ("PATCH", "pods/status"): PODS_N,  # InPlaceUpdateReady, KruisePodReady, PreparingNormal -> Normal
     }
     for pod in pods:
         conditions = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
@@ -109,7 +109,7 @@ async def test_scale_up_costs_three_pod_writes_per_pod(kruise_cluster, write_log
     assert 1 <= write_log.status_writes() < PODS_N
 
 
-async def test_in_place_update_costs_four_pod_writes_per_pod(kruise_cluster, write_log):
+async def test_in_place_update_costs_three_pod_writes_per_pod(kruise_cluster, write_log):
     await kruise_cluster.client.create(CLONESETS, gated_manifest())
     await settled(kruise_cluster, "cs-demo", PODS_N, availableReplicas=PODS_N)
     await all_pods_normal(kruise_cluster)
@@ -122,8 +122,7 @@ async def test_in_place_update_costs_four_pod_writes_per_pod(kruise_cluster, wri
     pods = await all_pods_normal(kruise_cluster, cs["status"]["updateRevision"])
 
     assert write_log.pod_writes() == {
-        ("PATCH", "pods/status"): 2 * PODS_N,  # InPlaceUpdateReady False, then True
+        ("PATCH", "pods/status"): 2 * PODS_N,  # InPlaceUpdateReady False; then True with Updating -> Normal
         ("PUT", "pods"): PODS_N,  # images + revision labels + state Updating, one write
-        ("PATCH", "pods"): PODS_N,  # Updating -> Normal
     }
     assert all(p["spec"]["containers"][0]["image"] == "nginx:1.26" for p in pods)

@@ -9,7 +9,8 @@ import orjson
 import pytest
 
 from kruise.api.crdgen import V1BETA1_SERVED
-from kruise.kube.resources import CRDS, SECRETS
+from kruise.kube.errors import NotFound
+from kruise.kube.resources import CLONESETS, CRDS, SECRETS, ResourceRef
 
 CRD_NAME = "clonesets.apps.kruise.io"
 
@@ -83,3 +84,48 @@ async def test_v1beta1_cloneset_is_admitted_and_defaulted_in_v1beta1(live_webhoo
     rolling = orjson.loads(out)["spec"]["updateStrategy"]["rollingUpdate"]
     assert rolling["podUpdatePolicy"] == "InPlaceIfPossible"
     assert rolling["maxUnavailable"] == "20%"
+
+
+ALPHA_CLONESET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: alpha, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: alpha}}
+  template:
+    metadata: {labels: {app: alpha}}
+    spec: {containers: [{name: main, image: nginx:alpine}]}
+  updateStrategy: {type: InPlaceIfPossible, partition: 1}
+"""
+BETA_CLONESETS = ResourceRef("apps.kruise.io", "v1beta1", "clonesets", True, "CloneSet")
+
+
+async def test_emulator_converts_through_kruise_webhook_convert(live_webhook):
+    """The emulator calls kruise-webhook's real /convert (URL, caBundle it patched in) to serve a
+    v1alpha1-stored CloneSet at v1beta1 and to store a v1beta1 patch back at v1alpha1."""
+    await _until_ca_bundle(live_webhook, base64.b64encode(await _ca(live_webhook)).decode())
+    serve = [{"op": "replace", "path": "/spec/versions/1/served", "value": True}]
+    await live_webhook.kubectl("patch", "crd", CRD_NAME, "--type=json", "-p", orjson.dumps(serve).decode())
+    await live_webhook.kubectl.apply(ALPHA_CLONESET)
+    async with asyncio.timeout(15):
+        while True:
+            try:
+                beta = await live_webhook.client.get(BETA_CLONESETS, "alpha", "default")
+                break
+            except NotFound:  # v1beta1 is served once the CRD change is registered
+                await asyncio.sleep(0.05)
+    assert beta["apiVersion"] == "apps.kruise.io/v1beta1"
+    update = beta["spec"]["updateStrategy"]
+    assert update["type"] == "RollingUpdate"
+    assert update["rollingUpdate"]["podUpdatePolicy"] == "InPlaceIfPossible"
+    assert update["rollingUpdate"]["partition"] == 1
+    patched = await live_webhook.client.patch(
+        BETA_CLONESETS, "alpha", {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}}, "default"
+    )
+    assert patched["apiVersion"] == "apps.kruise.io/v1beta1"
+    assert patched["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 0
+    alpha = await live_webhook.client.get(CLONESETS, "alpha", "default")
+    assert alpha["apiVersion"] == "apps.kruise.io/v1alpha1"
+    assert alpha["spec"]["updateStrategy"]["type"] == "InPlaceIfPossible"
+    assert alpha["spec"]["updateStrategy"]["partition"] == 0

@@ -120,7 +120,7 @@ def test_job_template_pod_gets_defaults():
             {"template": {}},
             [
                 "spec.template: Forbidden: spec must have one template, "
-                "either JobTemplate or BroadcastJobTemplate should be provided"
+                "either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided"
             ],
         ),
         (
@@ -132,7 +132,7 @@ def test_job_template_pod_gets_defaults():
             },
             [
                 "spec.template: Forbidden: spec can have only one template, "
-                "either JobTemplate or BroadcastJobTemplate should be provided"
+                "either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided"
             ],
         ),
     ],
@@ -180,7 +180,8 @@ def test_update_may_change_only_scheduling_knobs():
     changed_template["spec"]["template"]["broadcastJobTemplate"]["spec"]["paused"] = True
     errors = [str(e) for e in acj.validate_update(_parsed(changed_template), old)]
     assert errors == [
-        "spec: Forbidden: updates to advancedcronjob spec for fields other than 'schedule', "
+        "spec: Forbidden: updates to advancedcronjob spec for fields other than 'imageListPullJobTemplate', "
+        "'schedule', "
         "'concurrencyPolicy', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit', "
         "'startingDeadlineSeconds', 'timeZone' and 'paused' are forbidden"
     ]

@@ -330,3 +330,28 @@ def test_first_refresh_writes_both_readiness_gate_conditions_in_one_status_write
     assert step.writes() and [c["type"] for c in step.inplace.status_pod["status"]["conditions"]][-1] == (
         "KruisePodReady"
     )
+
+
+def _new_gated_pod(node: str | None) -> dict:
+    pod = build_pod(labels={STATE: "PreparingNormal", "pod-template-hash": "new"}, node=node)
+    gates = ("InPlaceUpdateReady", "KruisePodReady")
+    pod["spec"]["readinessGates"] = [{"conditionType": gate} for gate in gates]
+    return pod
+
+
+def test_an_unscheduled_new_pod_waits_and_then_moves_to_normal_with_its_conditions() -> None:
+    cs = build_cloneset(1)
+    waiting = refresh_pod(cs, _new_gated_pod(node=None), "cs-new", NOW)
+    assert not waiting.writes(), "nothing to write before the pod has a node"
+
+    scheduled = refresh_pod(cs, _new_gated_pod(node="node-a"), "cs-new", NOW)
+    assert scheduled.lifecycle_state == "Normal" and scheduled.inplace.status_pod is not None
+    written = {c["type"]: c["status"] for c in scheduled.inplace.status_pod["status"]["conditions"]}
+    assert written["InPlaceUpdateReady"] == written["KruisePodReady"] == "True"
+
+
+def test_a_pre_normal_hook_does_not_hold_back_the_readiness_gate_conditions() -> None:
+    cs = build_cloneset(1)
+    cs["spec"]["lifecycle"] = {"preNormal": {"labelsHandler": {"ready-to-serve": "true"}}}
+    step = refresh_pod(cs, _new_gated_pod(node=None), "cs-new", NOW)
+    assert step.lifecycle_state is None and step.inplace.status_pod is not None

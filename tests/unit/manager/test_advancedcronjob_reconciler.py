@@ -10,7 +10,7 @@ import pytest
 
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, ApiError, NotFound
-from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, JOBS
+from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, IMAGELISTPULLJOBS, JOBS
 from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.controllers.advancedcronjob.localzone import process_zone
 from kruise.manager.controllers.advancedcronjob.reconciler import AdvancedCronJobReconciler, controlled_by
@@ -110,12 +110,13 @@ def child(name: str, *, scheduled: str, finished: str | None = None, started: st
     }
 
 
-def reconciler(acj: dict, *children: dict, client: RecordingClient | None = None, bcjs=()):
+def reconciler(acj: dict, *children: dict, client: RecordingClient | None = None, bcjs=(), ilpjs=()):
     return AdvancedCronJobReconciler(
         client or RecordingClient(),
         cronjobs=FakeInformer(acj),
         jobs=FakeInformer(*children),
         broadcastjobs=FakeInformer(*bcjs),
+        imagelistpulljobs=FakeInformer(*ilpjs),
         wall=lambda: NOW,
         local_zone=UTC,
     )
@@ -262,3 +263,74 @@ def test_process_zone_reads_localtime_when_tz_is_unset(tmp_path: Path):
     assert zone.utcoffset(datetime(2026, 7, 1)) == timedelta(hours=2)
     assert zone.utcoffset(datetime(2026, 1, 1)) == timedelta(hours=1)
     assert str(process_zone({}, localtime=tmp_path / "missing")) == "UTC"
+
+
+def ilpj_cronjob(**spec) -> dict:
+    acj = cronjob(**spec)
+    acj["spec"]["template"] = {
+        "imageListPullJobTemplate": {
+            "metadata": {"labels": {"pull": "nightly"}},
+            "spec": {"images": ["nginx:1.25"], "completionPolicy": {"type": "Always"}},
+        }
+    }
+    return acj
+
+
+def ilpj(name: str, *, scheduled: str, completed: bool = False, succeeded: int = 1, desired: int = 1) -> dict:
+    status: dict = {"desired": desired, "succeeded": succeeded if completed else 0}
+    if completed:
+        status["completionTime"] = "2026-11-23T10:00:30Z"
+    obj = child(name, scheduled=scheduled)
+    obj["apiVersion"] = "apps.kruise.io/v1alpha1"
+    obj["kind"] = "ImageListPullJob"
+    obj["status"] = status
+    return obj
+
+
+async def test_an_image_list_pull_job_template_creates_an_image_list_pull_job():
+    r = reconciler(ilpj_cronjob(concurrencyPolicy="Replace"))
+    result = await r.reconcile(f"{NS}/acj")
+    assert r.client.verbs() == [("patch", "acj"), ("create", "acj-1795428060")]
+    assert r.client.calls[0][3] == {
+        "status": {"type": "ImageListPullJob", "active": None, "lastScheduleTime": None}
+    }
+    _, ref, _, manifest = r.client.calls[1]
+    assert ref == IMAGELISTPULLJOBS
+    assert manifest["kind"] == "ImageListPullJob"
+    assert manifest["metadata"]["labels"] == {"pull": "nightly"}
+    assert manifest["spec"]["images"] == ["nginx:1.25"]
+    assert result == Result(requeue_after=40.0)
+
+
+async def test_image_list_pull_jobs_are_read_from_their_own_cache():
+    """A Job of the same name in the Job cache is not a child of an ImageListPullJob cron job."""
+    running = ilpj("acj-1795428000", scheduled="2026-11-23T10:00:00Z")
+    stray_job = child("acj-1795428000", scheduled="2026-11-23T10:00:00Z")
+    r = reconciler(ilpj_cronjob(concurrencyPolicy="Forbid"), stray_job, ilpjs=(running,))
+    assert await r.reconcile(f"{NS}/acj") == Result(requeue_after=40.0)
+    [patch] = r.client.calls
+    status = patch[3]["status"]
+    assert status["type"] == "ImageListPullJob"
+    assert [a["name"] for a in status["active"]] == ["acj-1795428000"]
+    assert status["active"][0]["kind"] == "ImageListPullJob"
+
+
+async def test_replace_deletes_the_running_image_list_pull_job_first():
+    running = ilpj("acj-1795428000", scheduled="2026-11-23T10:00:00Z")
+    r = reconciler(ilpj_cronjob(concurrencyPolicy="Replace"), ilpjs=(running,))
+    await r.reconcile(f"{NS}/acj")
+    assert r.client.verbs() == [("patch", "acj"), ("delete", "acj-1795428000"), ("create", "acj-1795428060")]
+    assert r.client.calls[1][1] == IMAGELISTPULLJOBS
+    assert r.client.calls[1][3:] == ("Background", "acj-1795428000-uid")
+
+
+async def test_finished_image_list_pull_jobs_beyond_the_limits_are_deleted():
+    done = ilpj("acj-1795427940", scheduled="2026-11-23T09:59:00Z", completed=True)
+    partial = ilpj("acj-1795428000", scheduled="2026-11-23T10:00:00Z", completed=True, succeeded=1, desired=2)
+    r = reconciler(
+        ilpj_cronjob(paused=True, successfulJobsHistoryLimit=0, failedJobsHistoryLimit=0),
+        ilpjs=(done, partial),
+    )
+    assert await r.reconcile(f"{NS}/acj") is None
+    assert r.client.verbs() == [("patch", "acj"), ("delete", "acj-1795428000"), ("delete", "acj-1795427940")]
+    assert all(call[1] == IMAGELISTPULLJOBS for call in r.client.calls[1:])

@@ -1,7 +1,8 @@
 """StatefulSetReconciler against fake caches and a recording client, no emulator: the first pass (revision,
 web-0 only under OrderedReady), the wait for its own create, web-1 once web-0 is Ready, claims before their
-pod, a refused pod create written to the status as FailedCreatePod and retried by the next pass, and an
-in-place update whose object write is retried after a conflict."""
+pod, a refused pod create written to the status as FailedCreatePod and retried by the next pass, an
+in-place update whose object write is retried after a conflict, and a finished in-place update whose
+state move rides in its InPlaceUpdateReady=True status patch."""
 
 from __future__ import annotations
 
@@ -228,3 +229,42 @@ async def test_in_place_update_retries_its_object_write_after_a_conflict() -> No
     (status,) = h.client.calls_to("patch", ADVANCED_STATEFULSETS, NAME, subresource="status")
     assert pod["metadata"]["labels"][HASH] == status.body["status"]["updateRevision"]
     assert h.recorder.reasons()[-1] == "SuccessfulUpdatePodInPlace"
+
+
+async def test_a_finished_in_place_update_moves_the_state_in_its_ready_condition_write() -> None:
+    """`InPlaceUpdateReady=True` and Updating -> Normal in one pods/status patch (upstream's
+    refreshPodState makes both moves in one pass, as two writes)."""
+    in_place = {"type": "RollingUpdate", "rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible"}}
+    sts = statefulset(replicas=1, updateStrategy=in_place)
+    sts["spec"]["template"]["spec"]["readinessGates"] = [{"conditionType": "InPlaceUpdateReady"}]
+    h = Harness(sts)
+    await h.reconcile()
+    h.observe_pods()
+    h.make_ready("web-0")
+    await h.reconcile()
+    h.pods.add(h.client.object(PODS, "web-0", NS))
+    rolled = copy.deepcopy(sts)
+    rolled["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
+    rolled["metadata"].update(generation=2, resourceVersion="2")
+    h.sets.add(rolled)
+    h.client.put(ADVANCED_STATEFULSETS, rolled)
+    await h.reconcile()
+    pod = h.client.object(PODS, "web-0", NS)
+    assert pod["metadata"]["labels"]["lifecycle.apps.kruise.io/state"] == "Updating"
+
+    # the kubelet runs the new image
+    pod["status"]["containerStatuses"] = [
+        {"name": "nginx", "image": "nginx:2", "imageID": "sha-2", "ready": True}
+    ]
+    h.client.put(PODS, pod)
+    h.pods.add(h.client.object(PODS, "web-0", NS))
+    h.rv.observe(h.client.object(PODS, "web-0", NS))
+    h.client.clear()
+    await h.reconcile()
+
+    (write,) = [c for c in h.client.writes if c.resource == PODS]
+    assert (write.verb, write.subresource) == ("patch", "status")
+    assert write.body["metadata"]["labels"] == {"lifecycle.apps.kruise.io/state": "Normal"}
+    assert [c["type"] for c in write.body["status"]["conditions"]] == ["InPlaceUpdateReady"]
+    pod = h.client.object(PODS, "web-0", NS)
+    assert pod["metadata"]["labels"]["lifecycle.apps.kruise.io/state"] == "Normal"

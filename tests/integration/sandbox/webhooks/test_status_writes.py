@@ -1,4 +1,4 @@
-"""Conformance: writes to pods/status change status only.
+"""Conformance: writes to pods/status change status and metadata, never spec or owners.
 
 kube-apiserver's podStatusStrategy.PrepareForUpdate copies the stored spec and ownerReferences
 over the body (after mutating admission, so a webhook cannot change them either), backfills the
@@ -14,13 +14,14 @@ import pytest
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
-from kruise.sandbox.simulator.client import MERGE_PATCH, Client
+from kruise.sandbox.simulator.client import MERGE_PATCH, ApiError, Client
 from tests.kit.webhook_server import patch_response
 
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 PODS = "/api/v1/namespaces/default/pods"
 STRATEGIC = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+STAMP = "lifecycle.apps.kruise.io/timestamp"
 
 
 def app_pod(name):
@@ -162,3 +163,59 @@ async def test_kubernetes_asyncio_status_writes(client, core):
     assert patched.spec.containers[0].image == "nginx:1.25"
     assert patched.status.phase == "Succeeded"
     assert (await client.get(f"{PODS}/web"))["spec"] == created["spec"]
+
+
+async def test_patch_status_persists_labels_and_annotations(client):
+    """podStatusStrategy resets only spec, deletionTimestamp and ownerReferences: a controller can
+    move a lifecycle label in the same pods/status patch as a condition (issue 18)."""
+    created = await client.create(PODS, app_pod("web"))
+    patch = {
+        "metadata": {
+            "labels": {"lifecycle.apps.kruise.io/state": "Normal"},
+            "annotations": {STAMP: "2024-01-01T00:00:00Z"},
+            "ownerReferences": None,
+        },
+        "status": {"conditions": [{"type": "InPlaceUpdateReady", "status": "True"}]},
+    }
+    patched = await client.patch(f"{PODS}/web/status", patch, STRATEGIC)
+    stored = await client.get(f"{PODS}/web")
+    for obj in (patched, stored):
+        assert obj["metadata"]["labels"] == {"lifecycle.apps.kruise.io/state": "Normal"}
+        assert obj["metadata"]["annotations"] == {STAMP: "2024-01-01T00:00:00Z"}
+        assert obj["metadata"]["ownerReferences"] == created["metadata"]["ownerReferences"]
+        assert {"type": "InPlaceUpdateReady", "status": "True"} in obj["status"]["conditions"]
+
+
+async def test_update_status_takes_metadata_from_the_body(client):
+    """An update replaces labels, annotations and finalizers with the body's: absent means removed."""
+    pod = app_pod("web")
+    pod["metadata"]["labels"] = {"app": "web"}
+    pod["metadata"]["annotations"] = {"note": "x"}
+    created = await client.create(PODS, pod)
+    body = copy.deepcopy(created)
+    del body["metadata"]["labels"], body["metadata"]["annotations"]
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    replaced = await client.replace(f"{PODS}/web/status", body)
+    assert "labels" not in replaced["metadata"] and "annotations" not in replaced["metadata"]
+    assert replaced["metadata"]["finalizers"] == ["example.com/hold"]
+
+
+async def test_status_write_keeps_deletion_and_refuses_new_finalizers_while_deleting(client):
+    pod = app_pod("web")
+    pod["metadata"]["finalizers"] = ["example.com/hold"]
+    pod["spec"]["nodeName"] = "nowhere"  # scheduled: deletion is graceful, the pod stays
+    await client.create(PODS, pod)
+    await client.delete(f"{PODS}/web")
+    deleting = await client.get(f"{PODS}/web")
+    stamp = deleting["metadata"]["deletionTimestamp"]
+
+    body = copy.deepcopy(deleting)
+    body["metadata"].pop("deletionTimestamp")
+    body["metadata"]["labels"] = {"seen": "yes"}
+    kept = await client.replace(f"{PODS}/web/status", body)
+    assert kept["metadata"]["deletionTimestamp"] == stamp and kept["metadata"]["labels"] == {"seen": "yes"}
+
+    body = copy.deepcopy(kept)
+    body["metadata"]["finalizers"].append("example.com/late")
+    with pytest.raises(ApiError, match="no new finalizers can be added"):
+        await client.replace(f"{PODS}/web/status", body)

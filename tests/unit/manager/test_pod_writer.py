@@ -1,0 +1,102 @@
+"""PodWriter: changed conditions and a lifecycle move in one pods/status patch; a markPodNotReady key and
+its state move in one pods/status update."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from kruise.kube.client import PatchType
+from kruise.kube.expectations import ResourceVersionExpectations
+from kruise.kube.resources import PODS
+from kruise.manager.writers.pods import PodWriter
+from tests.kit.client import RecordingClient
+
+NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+STATE = "lifecycle.apps.kruise.io/state"
+STAMP = "lifecycle.apps.kruise.io/timestamp"
+
+
+def pod(state: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "labels": {"app": "x", STATE: state}},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+        "status": {"conditions": [{"type": "Ready", "status": "False"}]},
+    }
+
+
+def with_ready_gate(p: dict) -> dict:
+    conditions = [*p["status"]["conditions"], {"type": "InPlaceUpdateReady", "status": "True"}]
+    return {**p, "status": {"conditions": conditions}}
+
+
+@pytest.fixture
+def client() -> RecordingClient:
+    c = RecordingClient()
+    c.put(PODS, pod("PreparingNormal"))
+    return c
+
+
+async def test_conditions_and_state_travel_in_one_status_patch(client):
+    writer = PodWriter(client, ResourceVersionExpectations())
+    written = await writer.patch_conditions(pod("PreparingNormal"), with_ready_gate, state="Normal", now=NOW)
+
+    (call,) = client.writes
+    assert (call.verb, call.subresource, call.patch_type) == ("patch", "status", PatchType.STRATEGIC)
+    assert call.body == {
+        "status": {"conditions": [{"type": "InPlaceUpdateReady", "status": "True"}]},
+        "metadata": {"labels": {STATE: "Normal"}, "annotations": {STAMP: "2024-05-01T12:00:00Z"}},
+    }
+    assert written is not None and written["metadata"]["labels"] == {"app": "x", STATE: "Normal"}
+    assert {"type": "InPlaceUpdateReady", "status": "True"} in written["status"]["conditions"]
+
+
+async def test_a_state_already_reached_sends_conditions_alone(client):
+    writer = PodWriter(client, ResourceVersionExpectations())
+    await writer.patch_conditions(pod("PreparingNormal"), with_ready_gate, state="PreparingNormal", now=NOW)
+    (call,) = client.writes
+    assert "metadata" not in call.body
+
+
+async def test_nothing_changed_writes_nothing(client):
+    writer = PodWriter(client, ResourceVersionExpectations())
+    assert await writer.patch_conditions(pod("Normal"), lambda _: None, state="Normal", now=NOW) is None
+    assert client.writes == []
+
+
+async def test_a_state_move_without_a_timestamp_is_refused(client):
+    writer = PodWriter(client, ResourceVersionExpectations())
+    with pytest.raises(ValueError, match="needs `now`"):
+        await writer.patch_conditions(pod("PreparingNormal"), with_ready_gate, state="Normal")
+
+
+async def test_a_not_ready_mark_and_its_state_move_are_one_status_update(client):
+    gated = pod("Normal")
+    gated["spec"]["readinessGates"] = [{"conditionType": "KruisePodReady"}]
+    gated["status"]["conditions"].append({"type": "KruisePodReady", "status": "True"})
+    client.put(PODS, gated)
+    writer = PodWriter(client, ResourceVersionExpectations())
+
+    written = await writer.set_lifecycle_state(
+        client.object(PODS, "p", "default"), "PreparingDelete", True, NOW
+    )
+
+    (call,) = client.writes
+    assert (call.verb, call.subresource) == ("update", "status")
+    for obj in (written, client.object(PODS, "p", "default")):
+        assert obj is not None and obj["metadata"]["labels"][STATE] == "PreparingDelete"
+        assert obj["metadata"]["annotations"] == {STAMP: "2024-05-01T12:00:00Z"}
+        (ready,) = [c for c in obj["status"]["conditions"] if c["type"] == "KruisePodReady"]
+        assert ready["status"] == "False" and "preDelete" in ready["message"]
+
+
+async def test_a_pod_without_the_gate_only_moves_its_state(client):
+    writer = PodWriter(client, ResourceVersionExpectations())
+    # no KruisePodReady gate: nothing to mark, the state moves by a metadata patch
+    await writer.set_lifecycle_state(client.object(PODS, "p", "default"), "PreparingDelete", True, NOW)
+    (call,) = client.writes
+    assert (call.verb, call.subresource) == ("patch", None)
+    assert call.body["metadata"]["labels"] == {STATE: "PreparingDelete"}
