@@ -1,6 +1,11 @@
 """structlog setup for every kruise process: JSON in production, key=value on a terminal.
 
 Every log line of a reconcile should carry the object key; `with_key` binds it once.
+
+Logging runs synchronously on the caller's event loop, so rendering must stay cheap: structlog's
+default console exception formatter (rich, printing every frame's locals) spends seconds on one
+reconcile's traceback, and meanwhile every controller, watch and lease renewal of the process
+stands still. Console output therefore prints plain tracebacks (`console_renderer`).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ def configure_logging(level: str | int = "info", fmt: Format = "auto", stream: T
     if use_json:
         processors += [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
     else:
-        processors.append(structlog.dev.ConsoleRenderer(colors=stream.isatty()))
+        processors.append(console_renderer(colors=stream.isatty()))
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
@@ -57,6 +62,24 @@ def configure_logging(level: str | int = "info", fmt: Format = "auto", stream: T
     logging.basicConfig(
         level=numeric, stream=stream, format="%(levelname)s %(name)s: %(message)s", force=True
     )
+
+
+def console_renderer(colors: bool) -> structlog.dev.ConsoleRenderer:
+    """key=value lines whose exceptions are plain Python tracebacks (no locals; see the module doc)."""
+    return structlog.dev.ConsoleRenderer(colors=colors, exception_formatter=structlog.dev.plain_traceback)
+
+
+def use_plain_tracebacks() -> None:
+    """Keep structlog's current processors but render exceptions as `console_renderer` does.
+
+    For a process that never calls `configure_logging` (a test session): structlog's defaults
+    would otherwise render every logged exception with rich and its locals.
+    """
+    processors = [
+        console_renderer(colors=False) if isinstance(p, structlog.dev.ConsoleRenderer) else p
+        for p in structlog.get_config()["processors"]
+    ]
+    structlog.configure(processors=processors)
 
 
 def with_key(logger: Any, key: str, **extra: Any) -> Any:

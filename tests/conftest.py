@@ -15,6 +15,10 @@ keeps serving while the code under test blocks. It yields an `Emulator` handle:
   certificate-authority-data), usable by kubernetes-asyncio, kruise.kube and real kubectl.
 
 Namespaces default, kube-system, kube-public and kube-node-lease exist from the start.
+
+`plain_tracebacks` (autouse): tests never call `configure_logging`, and structlog's defaults render a
+logged exception with rich and every frame's locals — seconds per "Reconciler error", during which
+the test's event loop (controllers, informers, the simulator) stands still.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from kruise.kube.logging import use_plain_tracebacks
 from kruise.sandbox.apiserver import ApiServer
 from kruise.sandbox.apiserver.threaded import serve_in_thread
 
@@ -34,6 +39,11 @@ class Emulator:
     server: ApiServer
     url: str
     kubeconfig: Path
+
+
+@pytest.fixture(autouse=True)
+def plain_tracebacks() -> None:
+    use_plain_tracebacks()
 
 
 @pytest.fixture

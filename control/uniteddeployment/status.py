@@ -69,14 +69,18 @@ def set_updated_condition(status: dict[str, Any], current: str, expected: str, n
     set_condition(status, UPDATED, state, reason, message, now)
 
 
-def init_subset_statuses(status: dict[str, Any], subset_names: list[str]) -> None:
-    """`initStatus`: every subset of the spec gets an entry (existing ones are kept, even stale)."""
+def init_subset_statuses(status: dict[str, Any], subset_names: list[str]) -> list[str]:
+    """`initStatus`: every subset of the spec gets an entry (existing ones are kept, even stale).
+
+    Returns the names that had an entry before, for reservation mode's marking of new subsets.
+    """
     entries = status.setdefault("subsetStatuses", []) or []
     status["subsetStatuses"] = entries
-    known = {e.get("name") for e in entries}
+    known = [e.get("name") for e in entries]
     for name in subset_names:
         if name not in known:
             entries.append({"name": name})
+    return [n for n in known if n]
 
 
 def aggregate(
@@ -86,14 +90,20 @@ def aggregate(
     next_partitions: Mapping[str, int],
     current_revision: str,
     expected_revision: str,
+    reserved: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """`calculateStatus`: counts summed from the children, subset entries, revisions and partitions."""
+    """`calculateStatus`: counts summed from the children, subset entries, revisions and partitions.
+
+    `reserved` (reservation mode) is each subset's reserved pods: they are not counted in
+    `replicas` but in `reservedPods`, overall and per subset.
+    """
+    reserved = reserved or {}
     out = copy.deepcopy(status)
-    out["replicas"] = sum(c.status_replicas for c in children.values())
+    out["replicas"] = sum(c.status_replicas - reserved.get(n, 0) for n, c in children.items())
     out["readyReplicas"] = sum(c.ready_replicas for c in children.values())
     out["updatedReplicas"] = sum(c.updated_replicas for c in children.values())
     out["updatedReadyReplicas"] = sum(c.updated_ready_replicas for c in children.values())
-    out.pop("reservedPods", None)
+    _set_or_drop(out, "reservedPods", sum(reserved.get(n, 0) for n in children))
     entries = {e.get("name"): e for e in out.get("subsetStatuses") or []}
     for name, child in children.items():
         entry = entries.get(name)
@@ -102,7 +112,7 @@ def aggregate(
         _set_or_drop(entry, "replicas", child.status_replicas)
         _set_or_drop(entry, "readyReplicas", child.ready_replicas)
         _set_or_drop(entry, "partition", next_partitions.get(name, 0))
-        entry.pop("reservedPods", None)
+        _set_or_drop(entry, "reservedPods", reserved.get(name, 0))
     out["subsetReplicas"] = dict(next_replicas)
     if not out.get("currentRevision"):
         out["currentRevision"] = current_revision

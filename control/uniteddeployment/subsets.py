@@ -195,6 +195,21 @@ def _set_partition(kind: str, spec: dict[str, Any], partition: int) -> None:
         spec["updateStrategy"] = strategy
 
 
+def set_max_unavailable(kind: str, body: dict[str, Any], value: int) -> None:
+    """Upstream's `SetMaxUnavailable`: the rolling-update maxUnavailable of the kind, as an int."""
+    spec = body.setdefault("spec", {})
+    if kind == KIND_CLONESET:
+        spec["updateStrategy"] = {**(spec.get("updateStrategy") or {}), "maxUnavailable": value}
+    elif kind == KIND_DEPLOYMENT:
+        strategy = dict(spec.get("strategy") or {})
+        strategy["rollingUpdate"] = {**(strategy.get("rollingUpdate") or {}), "maxUnavailable": value}
+        spec["strategy"] = strategy
+    else:
+        strategy = dict(spec.get("updateStrategy") or {})
+        strategy["rollingUpdate"] = {**(strategy.get("rollingUpdate") or {}), "maxUnavailable": value}
+        spec["updateStrategy"] = strategy
+
+
 def _with_controller(refs: Iterable[Mapping[str, Any]], ud_obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     meta = ud_obj["metadata"]
     own = {
@@ -228,6 +243,8 @@ class Child:
     updated_replicas: int
     updated_ready_replicas: int
     obj: Mapping[str, Any]
+    pods: tuple[Mapping[str, Any], ...] = ()
+    """The child's pods (upstream's `SubsetPods`), read by adaptive scheduling."""
 
 
 def subset_name_of(obj: Mapping[str, Any]) -> str | None:
@@ -294,6 +311,7 @@ def read_child(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, An
         updated_replicas=updated,
         updated_ready_replicas=updated_ready,
         obj=obj,
+        pods=tuple(pods),
     )
 
 

@@ -27,7 +27,14 @@ from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.controller import OwnerController
 from kruise.sandbox.simulator.deployment import template_hash
 from kruise.sandbox.simulator.informer import Informer
-from kruise.sandbox.simulator.owners import available_in, is_ready, owned_by, pod_from_template, remember
+from kruise.sandbox.simulator.owners import (
+    available_in,
+    is_ready,
+    owned_by,
+    pod_from_template,
+    remember,
+    remember_deletion,
+)
 from kruise.sandbox.simulator.scheduling import matches_node_affinity, untolerated_taint
 
 APPS = "apps/v1"
@@ -205,8 +212,7 @@ class DaemonSetController(OwnerController):
             if not error.not_found:
                 raise
             return
-        if deleted.get("kind") == "Pod":
-            remember(self.owned, deleted)
+        remember_deletion(self.owned, deleted)
         self.recorder.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
 
     async def _write_status(self, ds: Obj, current_hash: str, eligible: set[str]) -> float | None:

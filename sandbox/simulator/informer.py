@@ -8,6 +8,7 @@ ends is resumed from the last seen resourceVersion; a 410 Gone (or any error) re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +48,7 @@ class Informer:
         self.field_selector = field_selector
         self.retry_delay = retry_delay
         self.store: dict[str, Obj] = {}
+        self.seen_version = 0
         self.handlers: list[Handler] = []
         self.synced = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -59,6 +61,14 @@ class Informer:
 
     def items(self) -> list[Obj]:
         return list(self.store.values())
+
+    def has_seen(self, resource_version: int) -> bool:
+        """Whether the cache already reflects every change up to ``resource_version``.
+
+        If so, an object of that version (or older) that the cache lacks has been deleted (or left
+        the selector) since, and a controller's own write of it must not bring it back.
+        """
+        return resource_version <= self.seen_version
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"informer {self.path}")
@@ -92,6 +102,8 @@ class Informer:
         fresh = {key_of(item): item for item in listing.get("items") or []}
         old = self.store
         self.store = fresh
+        version = (listing.get("metadata") or {}).get("resourceVersion", "")
+        self._saw(version)
         for key, obj in old.items():
             if key not in fresh:
                 self._notify("DELETED", obj)
@@ -102,7 +114,7 @@ class Informer:
             elif _rv(previous) != _rv(obj):
                 self._notify("MODIFIED", obj)
         self.synced.set()
-        return (listing.get("metadata") or {}).get("resourceVersion", "")
+        return version
 
     async def _watch(self, version: str) -> str:
         async for event in self.client.watch(
@@ -116,14 +128,20 @@ class Informer:
             obj: Any = event.get("object") or {}
             version = _rv(obj) or version
             if kind == "BOOKMARK":
+                self._saw(version)
                 continue
             key = key_of(obj)
             if kind == "DELETED":
                 self.store.pop(key, None)
             else:
                 self.store[key] = obj
+            self._saw(version)
             self._notify(kind, obj)
         return version
+
+    def _saw(self, version: str) -> None:
+        with contextlib.suppress(ValueError):  # an opaque version: has_seen stays conservative
+            self.seen_version = max(self.seen_version, int(version))
 
     def _notify(self, kind: str, obj: Obj) -> None:
         for handler in self.handlers:

@@ -93,14 +93,39 @@ def available_in(pod: Obj, min_ready_seconds: int, now: datetime | None = None) 
 
 
 def remember(informer: Informer, obj: Obj) -> None:
-    """Put our own write (a create/update response) into the cache so the next pass sees it."""
+    """Put our own write (a create/update response) into the cache so the next pass sees it.
+
+    Only if it is news to the cache: not when the cache holds a newer copy, and not when the
+    watch has already gone past this version without the object (it was deleted since; putting
+    it back would leave a phantom that no later event removes).
+    """
     key = key_of(obj)
     cached = informer.get(key)
     try:
-        if cached is not None and int(obj["metadata"]["resourceVersion"]) <= int(
-            cached["metadata"]["resourceVersion"]
-        ):
+        version = int(obj["metadata"]["resourceVersion"])
+        if cached is not None and version <= int(cached["metadata"]["resourceVersion"]):
             return
     except (KeyError, ValueError):
         return
+    if cached is None and informer.has_seen(version):
+        return
     informer.store[key] = obj
+
+
+def remember_deletion(informer: Informer, answer: Obj) -> None:
+    """Put a pod DELETE's answer into the cache: a pod marked for deletion stays (terminating),
+    one removed at once (unbound pods have no grace period) leaves the cache now."""
+    if answer.get("kind") != "Pod":
+        return  # a Status reply: nothing to record
+    if answer["metadata"].get("deletionTimestamp"):
+        remember(informer, answer)
+        return
+    key = key_of(answer)
+    cached = informer.get(key)
+    try:
+        if cached is not None and int(cached["metadata"]["resourceVersion"]) <= int(
+            answer["metadata"]["resourceVersion"]
+        ):
+            del informer.store[key]
+    except (KeyError, ValueError):
+        return

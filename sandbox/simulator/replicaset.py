@@ -15,6 +15,7 @@ from kruise.sandbox.simulator.owners import (
     owned_by,
     pod_from_template,
     remember,
+    remember_deletion,
 )
 
 APPS = "apps/v1"
@@ -68,8 +69,7 @@ class ReplicaSetController(OwnerController):
                     if not error.not_found:
                         raise
                     deleted = {}
-                if deleted.get("kind") == "Pod":
-                    remember(self.owned, deleted)
+                remember_deletion(self.owned, deleted)
                 self.recorder.event(
                     rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}"
                 )

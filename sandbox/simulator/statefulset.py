@@ -33,7 +33,7 @@ import math
 from kruise.sandbox.simulator.client import MERGE_PATCH, ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.controller import OwnerController
 from kruise.sandbox.simulator.informer import Informer
-from kruise.sandbox.simulator.owners import owned_by, remember
+from kruise.sandbox.simulator.owners import owned_by, remember, remember_deletion
 from kruise.sandbox.simulator.statefulset_history import (
     equal_revisions,
     new_revision,
@@ -291,8 +291,7 @@ class StatefulSetController(OwnerController):
             if not error.not_found:
                 raise
             return
-        if deleted.get("kind") == "Pod":
-            remember(self.owned, deleted)
+        remember_deletion(self.owned, deleted)
         self.recorder.event(
             sts,
             "Normal",

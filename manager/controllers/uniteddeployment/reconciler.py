@@ -17,15 +17,36 @@ from typing import Any
 import structlog
 
 from kruise.api.common import selector_to_string
+from kruise.api.keys import LABEL_UNITED_DEPLOYMENT_RESERVED_POD
 from kruise.api.uniteddeployment import UnitedDeployment
-from kruise.control.uniteddeployment.allocation import AllocationError, SubsetState, allocate, next_partitions
+from kruise.control.uniteddeployment.adaptive import (
+    RESERVED_SELECTOR_SUFFIX,
+    AdaptiveTimes,
+    Assessment,
+    Requeue,
+    after_allocation,
+    assess_default,
+    assess_reservation,
+    mark_new_subsets,
+    max_unavailable_for,
+)
+from kruise.control.uniteddeployment.allocation import (
+    AllocationError,
+    SubsetState,
+    allocate,
+    is_adaptive,
+    next_partitions,
+    reserves_unschedulable_pods,
+)
 from kruise.control.uniteddeployment.plan import group_children, plan_children
 from kruise.control.uniteddeployment.revision import new_revision, plan_revisions
 from kruise.control.uniteddeployment.status import (
     SUBSET_FAILURE,
     SUBSET_PROVISIONED,
     SUBSET_UPDATED,
+    UPDATED,
     aggregate,
+    get_condition,
     init_subset_statuses,
     remove_condition,
     set_condition,
@@ -37,11 +58,12 @@ from kruise.control.uniteddeployment.subsets import (
     KIND_STATEFULSET,
     Child,
     read_child,
+    set_max_unavailable,
     stuck_pods,
     template_kind,
 )
-from kruise.kube.client import Client
-from kruise.kube.clock import rfc3339
+from kruise.kube.client import Client, PatchType
+from kruise.kube.clock import parse_rfc3339, rfc3339
 from kruise.kube.controller import Result, TerminalError
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
@@ -53,6 +75,13 @@ from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
 log = structlog.get_logger("kruise.manager.uniteddeployment")
 
 MAX_COLLISIONS = 100
+
+
+def _entry(status: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    for entry in status.get("subsetStatuses") or []:
+        if entry.get("name") == name:
+            return entry
+    return None
 
 
 def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
@@ -127,10 +156,15 @@ class UnitedDeploymentReconciler:
         except ValueError as exc:
             raise TerminalError(f"UnitedDeployment {key}: {exc}") from exc
         bound = log.bind(uniteddeployment=key)
-        now = rfc3339(self.wall())
+        wall = self.wall()
+        now = rfc3339(wall)
         old_status = dict(ud_obj.get("status") or {})
         status = copy.deepcopy(old_status)
-        init_subset_statuses(status, [s.name for s in ud.spec.topology.subsets or []])
+        subset_names = [s.name for s in ud.spec.topology.subsets or []]
+        known = init_subset_statuses(status, subset_names)
+        reserve = reserves_unschedulable_pods(ud)
+        if reserve:
+            mark_new_subsets(status, known, subset_names, wall)
 
         try:
             current_revision, expected_revision = await self._revisions(ud_obj)
@@ -149,8 +183,17 @@ class UnitedDeploymentReconciler:
             )
             await self._delete(kind, child.obj)
 
+        requeue = Requeue()
+        assessments = await self._assess(ud, status, existing, expected_revision, wall, requeue, bound)
         states = {
-            n: SubsetState(replicas=c.replicas, ready_replicas=c.ready_replicas) for n, c in existing.items()
+            n: SubsetState(
+                replicas=c.replicas,
+                ready_replicas=c.ready_replicas,
+                unschedulable=assessments[n].unschedulable if n in assessments else False,
+                marked_unschedulable=assessments[n].marked_unschedulable if n in assessments else False,
+                reserved_pods=assessments[n].reserved_pods if n in assessments else 0,
+            )
+            for n, c in existing.items()
         }
         try:
             replicas = allocate(ud, states)
@@ -162,8 +205,20 @@ class UnitedDeploymentReconciler:
                 f"Specified subset replicas is ineffective: {exc}",
             )
             raise
+        if reserve:
+            for name, assessment in assessments.items():
+                entry = _entry(status, name)
+                if entry is not None:
+                    after_allocation(entry, assessment, existing[name].replicas, replicas.get(name, 0), wall)
         partitions = next_partitions(ud, replicas)
         plan = plan_children(ud_obj, ud, existing, expected_revision, replicas, partitions)
+        if reserve:
+            for write in plan.updates:
+                assessment = assessments.get(write.subset)
+                if assessment is not None and assessment.unschedulable:
+                    child = existing[write.subset]
+                    value = max_unavailable_for(child.replicas, child.ready_replicas, assessment)
+                    set_max_unavailable(kind, write.body, value)
 
         provisioned = await self._provision(kind, ud_obj, plan, bound)
         if provisioned:
@@ -173,10 +228,68 @@ class UnitedDeploymentReconciler:
 
         kept = {n: c for n, c in existing.items() if n in replicas}
         status["labelSelector"] = selector_to_string(ud.spec.selector)
-        new_status = aggregate(status, kept, replicas, partitions, current_revision, expected_revision)
+        if reserve:
+            status["labelSelector"] += RESERVED_SELECTOR_SUFFIX
+        reserved = {n: a.reserved_pods for n, a in assessments.items()}
+        new_status = aggregate(
+            status, kept, replicas, partitions, current_revision, expected_revision, reserved
+        )
         remove_condition(new_status, SUBSET_FAILURE)
         await self._write_status(ud_obj, old_status, new_status)
+        if requeue.seconds > 0:
+            bound.info("Requeue needed", after_seconds=requeue.seconds)
+            return Result(requeue_after=requeue.seconds)
         return None
+
+    # ---- adaptive scheduling ---------------------------------------------------------------------
+
+    async def _assess(
+        self,
+        ud: UnitedDeployment,
+        status: dict[str, Any],
+        existing: Mapping[str, Child],
+        revision: str,
+        wall: datetime,
+        requeue: Requeue,
+        bound: Any,
+    ) -> dict[str, Assessment]:
+        """Each existing subset's unschedulable status (Adaptive only), its condition updated in
+        `status`; in reservation mode the pods' reserved labels are written first."""
+        if not is_adaptive(ud):
+            return {}
+        times = AdaptiveTimes.of(ud)
+        updated = get_condition(status, UPDATED) or {}
+        since = updated.get("lastTransitionTime")
+        updated_since = parse_rfc3339(since) if since else None
+        assessments: dict[str, Assessment] = {}
+        for name, child in existing.items():
+            entry = _entry(status, name)
+            if entry is None:
+                bound.error("SubsetStatus not found", subset=name)
+                continue
+            if reserves_unschedulable_pods(ud):
+                assessment = assess_reservation(
+                    entry, child.pods, revision, updated_since, times, wall, requeue
+                )
+                for pod, value in assessment.pods_to_label:
+                    await self._label_reserved(pod, value)
+            else:
+                assessment = assess_default(
+                    entry, child.status_replicas, child.ready_replicas, child.pods, times, wall, requeue
+                )
+                if assessment.pending_pods:
+                    bound.info("subset has pending pods", subset=name, pending_pods=assessment.pending_pods)
+            assessments[name] = assessment
+        return assessments
+
+    async def _label_reserved(self, pod: Mapping[str, Any], reserved: bool) -> None:
+        meta = pod["metadata"]
+        value = "true" if reserved else "false"
+        patch = {"metadata": {"labels": {LABEL_UNITED_DEPLOYMENT_RESERVED_POD: value}}}
+        with contextlib.suppress(NotFound):
+            await self.client.patch(
+                PODS, meta["name"], patch, meta["namespace"], patch_type=PatchType.STRATEGIC
+            )
 
     # ---- revisions -------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import httpx
 import pytest
 import structlog
 
-from kruise.kube.logging import configure_logging, parse_level, with_key
+from kruise.kube.logging import configure_logging, parse_level, use_plain_tracebacks, with_key
 from kruise.kube.serving import ProbeServer
 
 
@@ -88,3 +88,39 @@ def test_level_filtering_and_bad_values():
         parse_level("loud")
     with pytest.raises(ValueError, match="log-format"):
         configure_logging("info", "xml", io.StringIO())  # type: ignore[arg-type]
+
+
+def _fail_with_big_locals() -> None:
+    rows = [{"name": f"pod-{i}", "secret-marker": "local-value-" * 4} for i in range(2000)]
+    raise RuntimeError(f"conflict after {len(rows)} rows")
+
+
+def _logged_exception(logger) -> str:
+    try:
+        _fail_with_big_locals()
+    except RuntimeError as exc:
+        logger.error("Reconciler error", error=str(exc), exc_info=exc)
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("setup", ["configure_logging", "structlog defaults"])
+def test_console_tracebacks_are_plain(setup, capsys):
+    """A logged exception renders as a plain traceback without frame locals: rich's locals
+    rendering took seconds on the event loop and froze every controller (flaky integration tests)."""
+    out = io.StringIO()
+    if setup == "configure_logging":
+        configure_logging("info", "console", out)
+    else:
+        structlog.reset_defaults()
+        use_plain_tracebacks()
+        structlog.configure(logger_factory=structlog.PrintLoggerFactory(out))
+    try:
+        with pytest.raises(AssertionError, match="unreachable"):
+            _logged_exception(structlog.get_logger("t"))
+    finally:
+        structlog.reset_defaults()
+    text = out.getvalue()
+    assert "Reconciler error" in text
+    assert "Traceback (most recent call last):" in text
+    assert "RuntimeError: conflict after 2000 rows" in text
+    assert "local-value-" not in text and "│" not in text  # no locals, no rich panel
