@@ -1,7 +1,8 @@
 """The Helm chart's webhook configurations, generated from ``configurations`` (their one definition).
 
 The chart creates ``kruise-mutating-webhook-configuration`` and ``kruise-validating-webhook-configuration``
-itself, as upstream's chart does, so ``helm uninstall`` removes them; kruise-webhook then only fills
+itself, as upstream's chart does (the pod webhooks only while the ``featureGates`` value does not
+say ``PodWebhook=false``), so ``helm uninstall`` removes them; kruise-webhook then only fills
 in each webhook's ``clientConfig`` (caBundle) and drops the entries it does not serve (see
 ``certsecret.ConfigurationPatcher``), keeping the chart's failurePolicy, selectors and timeout.
 Each carries upstream's empty ``template`` annotation: kruise-webhook stores the webhooks it first saw
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from kruise.webhook import paths
 from kruise.webhook.certsecret import TEMPLATE_ANNOTATION
 from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
 
@@ -30,13 +32,36 @@ _TIMEOUT = 987654321
 _HEADER = "# Generated from kruise.webhook.configurations (python -m kruise.webhook.charttemplate).\n"
 
 
+# Upstream's chart leaves the pod webhooks out when the values turn the PodWebhook gate off: with
+# failurePolicy Fail and no handler behind them, every pod CREATE would be refused until kruise-webhook
+# dropped them.
+_POD_PATHS = (paths.POD_MUTATE, paths.POD_VALIDATE)
+_POD_GATE_OPEN = '{{- if not (contains "PodWebhook=false" .Values.featureGates) }}\n'
+_POD_GATE_CLOSE = "{{- end }}\n"
+
+
+def _webhooks(hooks: list[dict]) -> str:
+    """The `webhooks:` list, one item at a time (no YAML anchors between entries), with each run of
+    pod webhooks wrapped in the PodWebhook condition."""
+    out = ["webhooks:\n"]
+    gated = False
+    for hook in hooks:
+        pod = hook["clientConfig"]["service"]["path"] in _POD_PATHS
+        if pod != gated:
+            out.append(_POD_GATE_OPEN if pod else _POD_GATE_CLOSE)
+            gated = pod
+        out.append(yaml.safe_dump([hook], sort_keys=False, width=1000))
+    if gated:
+        out.append(_POD_GATE_CLOSE)
+    return "".join(out)
+
+
 def render() -> str:
     """Both configurations as a Helm template: the namespace and timeout come from the values."""
     target = ClientTarget(namespace=_NAMESPACE)
     docs = []
     for build in (mutating_configuration, validating_configuration):
         config = build(target, None, timeout=_TIMEOUT)
-        body = yaml.safe_dump({"webhooks": config["webhooks"]}, sort_keys=False, width=1000)
         head = (
             f"apiVersion: {config['apiVersion']}\n"
             f"kind: {config['kind']}\n"
@@ -46,7 +71,7 @@ def render() -> str:
             "  annotations:\n"
             f'    {TEMPLATE_ANNOTATION}: ""\n'
         )
-        docs.append(head + body)
+        docs.append(head + _webhooks(config["webhooks"]))
     text = _HEADER + "---\n".join(docs)
     text = text.replace(_NAMESPACE, "{{ .Values.installation.namespace }}")
     return text.replace(str(_TIMEOUT), "{{ .Values.webhookConfiguration.timeoutSeconds }}")

@@ -3,16 +3,22 @@
 Helm renders them, `kruise sandbox up` applies them, and the cert controller rebuilds them with the
 caBundle. Entries whose path this process does not serve are dropped when rebuilding, as upstream's
 webhook controller does, so a configuration never points the apiserver at a 404.
+
+The entries are upstream 1.9's, one for one: its chart's webhookconfiguration template (same order,
+selectors, failurePolicy, timeout from the values) with each name, path, version list and verb list
+taken from the `+kubebuilder:webhook` marker and handler path of the matching upstream handler. Like
+upstream, no entry sets matchPolicy or reinvocationPolicy (the apiserver defaults them to Equivalent
+and Never). Every path here is one `routes.build_routes` answers (it serves both path spellings).
 """
 
 from __future__ import annotations
 
 import base64
+import copy
 from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.keys import LABEL_DELETION_PROTECTION
-from kruise.api.registry import KINDS
 from kruise.webhook import paths
 
 MUTATING_NAME = "kruise-mutating-webhook-configuration"
@@ -50,26 +56,45 @@ class Entry:
     scope: str | None = None
 
 
-def _kind_entries(prefix: str, verb: str) -> list[Entry]:
-    out = []
-    for info in KINDS:
-        versions = tuple(v.name for v in info.versions if v.served)
-        ops = ("CREATE", "UPDATE")
-        if verb == "validate" and info.kind in ("CloneSet", "StatefulSet", "UnitedDeployment"):
-            ops = ("CREATE", "UPDATE", "DELETE")
-        path = paths.kind_paths(verb, info.group, info.kind, versions)[0]
-        out.append(
-            Entry(f"{prefix}{info.kind.lower()}.kb.io", path, (info.group,), versions, (info.plural,), ops)
-        )
-    return out
+_KRUISE = "apps.kruise.io"
+_BOTH = ("v1alpha1", "v1beta1")
+_ALPHA = ("v1alpha1",)
+_CU = ("CREATE", "UPDATE")
+_CUD = ("CREATE", "UPDATE", "DELETE")
+_M = "/mutate-apps-kruise-io-"  # + the handler's path tail
+_V = "/validate-apps-kruise-io-"
+
+
+def _kruise(
+    name: str, path: str, plural: str, versions: tuple[str, ...], ops: tuple[str, ...] = _CU
+) -> Entry:
+    return Entry(name, path, (_KRUISE,), versions, (plural,), ops)
 
 
 def mutating_entries() -> list[Entry]:
+    """Upstream 1.9's mutating webhooks in its chart's order: names and paths are those its handlers
+    register (some with the version in the path, the imagepulljob pair with a `-v1beta1` name).
+    Kinds upstream does not default at admission (PodUnavailableBudget, ResourceDistribution,
+    PersistentPodState, PodProbeMarker, NodePodProbe, EphemeralJob, WorkloadSpread) get no entry."""
     pod = Entry(
         "mpod.kb.io", paths.POD_MUTATE, ("",), ("v1",), ("pods",), ("CREATE",),
         namespace_selector=_POD_NAMESPACE_SELECTOR,
     )  # fmt: skip
-    return [pod, *_kind_entries("m", "mutate")]
+    return [
+        pod,
+        _kruise("madvancedcronjob.kb.io", _M + "advancedcronjob", "advancedcronjobs", _BOTH),
+        _kruise("mbroadcastjob.kb.io", _M + "broadcastjob", "broadcastjobs", _BOTH),
+        _kruise("mcloneset.kb.io", _M + "v1alpha1-cloneset", "clonesets", _ALPHA),
+        _kruise("mcontainerrecreaterequest.kb.io", _M + "v1alpha1-containerrecreaterequest",
+                "containerrecreaterequests", _ALPHA),
+        _kruise("mdaemonset.kb.io", _M + "daemonset", "daemonsets", _BOTH),
+        _kruise("mimagelistpulljob-v1beta1.kb.io", _M + "imagelistpulljob", "imagelistpulljobs", _BOTH),
+        _kruise("mimagepulljob-v1beta1.kb.io", _M + "imagepulljob", "imagepulljobs", _BOTH),
+        _kruise("mnodeimage.kb.io", _M + "nodeimage", "nodeimages", _BOTH),
+        _kruise("msidecarset.kb.io", _M + "sidecarset", "sidecarsets", _BOTH),
+        _kruise("mstatefulset.kb.io", _M + "statefulset", "statefulsets", _BOTH),
+        _kruise("muniteddeployment.kb.io", _M + "v1alpha1-uniteddeployment", "uniteddeployments", _ALPHA),
+    ]  # fmt: skip
 
 
 def _protection(name: str, path: str, group: str, versions: tuple[str, ...], resource: str) -> Entry:
@@ -80,12 +105,9 @@ def _protection(name: str, path: str, group: str, versions: tuple[str, ...], res
 
 
 def validating_entries() -> list[Entry]:
+    """Upstream 1.9's validating webhooks in its chart's order. ContainerRecreateRequest and
+    NodePodProbe have no validating webhook upstream, so none here either."""
     return [
-        Entry("vpod.kb.io", paths.POD_VALIDATE, ("",), ("v1",), ("pods",), ("UPDATE", "DELETE"),
-              namespace_selector=_POD_NAMESPACE_SELECTOR),
-        Entry("vpodeviction.kb.io", paths.POD_VALIDATE, ("",), ("v1",), ("pods/eviction",), ("CREATE",),
-              namespace_selector=_POD_NAMESPACE_SELECTOR),
-        *_kind_entries("v", "validate"),
         _protection("vbuiltindeployment.kb.io", paths.DEPLOYMENT, "apps", ("v1",), "deployments"),
         _protection("vbuiltinreplicaset.kb.io", paths.REPLICASET, "apps", ("v1",), "replicasets"),
         _protection("vbuiltinstatefulset.kb.io", paths.STATEFULSET, "apps", ("v1",), "statefulsets"),
@@ -94,6 +116,29 @@ def validating_entries() -> list[Entry]:
         _protection("vnamespace.kb.io", paths.NAMESPACE, "", ("v1",), "namespaces"),
         _protection("vingress.kb.io", paths.INGRESS, "networking.k8s.io", ("v1", "v1beta1"), "ingresses"),
         _protection("vservice.kb.io", paths.SERVICE, "", ("v1",), "services"),
+        Entry("vpod.kb.io", paths.POD_VALIDATE, ("",), ("v1",), ("pods",), ("UPDATE", "DELETE"),
+              namespace_selector=_POD_NAMESPACE_SELECTOR),
+        Entry("vpodeviction.kb.io", paths.POD_VALIDATE, ("",), ("v1",), ("pods/eviction",), ("CREATE",),
+              namespace_selector=_POD_NAMESPACE_SELECTOR),
+        _kruise("vresourcedistribution.kb.io", _V + "v1alpha1-resourcedistribution",
+                "resourcedistributions", _ALPHA),
+        _kruise("vworkloadspread.kb.io", _V + "v1alpha1-workloadspread", "workloadspreads", _ALPHA),
+        _kruise("vadvancedcronjob.kb.io", _V + "advancedcronjob", "advancedcronjobs", _BOTH),
+        _kruise("vbroadcastjob.kb.io", _V + "broadcastjob", "broadcastjobs", _BOTH),
+        _kruise("vcloneset.kb.io", _V + "v1alpha1-cloneset", "clonesets", _ALPHA, _CUD),
+        _kruise("vdaemonset.kb.io", _V + "daemonset", "daemonsets", _BOTH),
+        _kruise("vimagelistpulljob-v1beta1.kb.io", _V + "imagelistpulljob", "imagelistpulljobs", _BOTH),
+        _kruise("vimagepulljob-v1beta1.kb.io", _V + "imagepulljob", "imagepulljobs", _BOTH),
+        _kruise("vnodeimage.kb.io", _V + "nodeimage", "nodeimages", _BOTH),
+        _kruise("vpersistentpodstate.kb.io", _V + "persistentpodstate", "persistentpodstates", _ALPHA),
+        _kruise("vpodprobemarker.kb.io", _V + "podprobemarker", "podprobemarkers", _ALPHA),
+        Entry("vpodunavailablebudget.kb.io", "/validate-policy-kruise-io-podunavailablebudget",
+              ("policy.kruise.io",), _ALPHA, ("podunavailablebudgets",), _CU),
+        _kruise("vsidecarset.kb.io", _V + "sidecarset", "sidecarsets", _BOTH),
+        _kruise("vstatefulset.kb.io", _V + "statefulset", "statefulsets", _BOTH, _CUD),
+        _kruise("vephemeraljobs.kb.io", _V + "v1alpha1-ephemeraljob", "ephemeraljobs", _ALPHA),
+        _kruise("vuniteddeployment.kb.io", _V + "v1alpha1-uniteddeployment", "uniteddeployments",
+                _ALPHA, _CUD),
     ]  # fmt: skip
 
 
@@ -142,9 +187,9 @@ def _webhook(entry: Entry, target: ClientTarget, ca_bundle: bytes | None, timeou
         "timeoutSeconds": timeout,
     }
     if entry.namespace_selector is not None:
-        hook["namespaceSelector"] = entry.namespace_selector
+        hook["namespaceSelector"] = copy.deepcopy(entry.namespace_selector)
     if entry.object_selector is not None:
-        hook["objectSelector"] = entry.object_selector
+        hook["objectSelector"] = copy.deepcopy(entry.object_selector)
     return hook
 
 

@@ -109,6 +109,22 @@ def test_webhook_configurations_are_the_defined_ones_with_the_values_timeout():
     assert {hook["timeoutSeconds"] for hook in default["webhooks"]} == {30}
 
 
+def test_pod_webhooks_are_left_out_when_the_pod_webhook_gate_is_off():
+    """As upstream's chart: `featureGates` containing PodWebhook=false drops mpod, vpod and
+    vpodeviction (failurePolicy Fail with nothing serving them would refuse every pod write)."""
+    pod_hooks = {"mpod.kb.io", "vpod.kb.io", "vpodeviction.kb.io"}
+    for gates, present in (("", True), ("PodWebhook=false,ImagePullJobGate=true", False)):
+        docs = render(f"featureGates={gates.replace(',', chr(92) + ',')}")
+        names = {
+            hook["name"]
+            for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+            for config in by_kind(docs, kind).values()
+            for hook in config["webhooks"]
+        }
+        assert (pod_hooks <= names) is present
+        assert "vcloneset.kb.io" in names and "mcloneset.kb.io" in names
+
+
 def rules(docs: list[dict], name: str) -> list[dict]:
     return by_kind(docs, "ClusterRole")[name]["rules"]
 

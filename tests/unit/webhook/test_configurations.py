@@ -45,7 +45,10 @@ def test_upstream_shapes():
     ]
     exprs = pod["namespaceSelector"]["matchExpressions"]
     assert {"key": "control-plane", "operator": "NotIn", "values": ["openkruise"]} in exprs
-    assert hooks["mcloneset.kb.io"]["clientConfig"]["service"]["path"] == "/mutate-apps-kruise-io-cloneset"
+    assert (
+        hooks["mcloneset.kb.io"]["clientConfig"]["service"]["path"]
+        == "/mutate-apps-kruise-io-v1alpha1-cloneset"
+    )
     assert all(h["failurePolicy"] == "Fail" and h["sideEffects"] == "None" for h in hooks.values())
 
     validating = _by_name(validating_configuration())
