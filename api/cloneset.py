@@ -22,7 +22,6 @@ from kruise.api.common import (
 )
 from kruise.api.crdgen import (
     CRD_REQUIRED,
-    V1BETA1_SERVED,
     CRDInfo,
     CRDVersion,
     PrinterColumn,
@@ -194,7 +193,6 @@ CRD = CRDInfo(
         CRDVersion(
             "v1beta1",
             CloneSetV1beta1,
-            served=V1BETA1_SERVED,
             storage=False,
             printer_columns=_COLUMNS,
             scale=ScaleSubresource(),
