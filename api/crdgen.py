@@ -182,6 +182,8 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
             props = {**props, "enum": list(extra["crd_enum"])}
         if "crd_default" in extra:
             props = {**props, "default": extra["crd_default"]}
+        if "crd_minimum" in extra:
+            props = {**props, "minimum": extra["crd_minimum"]}
         properties[wire] = props
         if info.is_required() or extra.get("crd_required"):
             required.append(wire)

@@ -1,4 +1,9 @@
-"""PersistentPodState (apps.kruise.io/v1alpha1): remember where a StatefulSet's pods ran, and steer them back.
+"""PersistentPodState (apps.kruise.io v1alpha1/v1beta1): remember where a StatefulSet's pods ran, and steer
+them back.
+
+v1beta1 (upstream master's storage version) names a topology term's keys `keys` (v1alpha1:
+`nodeTopologyKeys`) and declares the retention policy's values and a non-negative weight in its schema;
+validation is written against v1alpha1 and `kruise.api.conversion.persistentpodstate` maps between the two.
 
 Upstream's webhook also reads the `PPS_Watch_Custom_Workload_WhiteList` from kruise-configuration and
 lists the other PersistentPodStates of the namespace; both come in here as arguments so validation
@@ -66,11 +71,43 @@ class PersistentPodState(KruiseObject):
     status: PersistentPodStateStatus | None = None
 
 
+class NodeTopologyTermV1beta1(KruiseModel):
+    keys: list[str] = Field(default_factory=list)
+
+
+class PreferredTopologyTermV1beta1(KruiseModel):
+    weight: Int32 = Field(json_schema_extra={"crd_minimum": 0})
+    preference: NodeTopologyTermV1beta1
+
+
+class PersistentPodStateSpecV1beta1(KruiseModel):
+    target_ref: TargetReference = Field(alias="targetRef")
+    persistent_pod_annotations: list[PersistentPodAnnotation] | None = None
+    required_persistent_topology: NodeTopologyTermV1beta1 | None = None
+    preferred_persistent_topology: list[PreferredTopologyTermV1beta1] | None = None
+    persistent_pod_state_retention_policy: str | None = Field(
+        default=None, json_schema_extra={"crd_enum": [RETENTION_WHEN_SCALED, RETENTION_WHEN_DELETED]}
+    )
+
+
+class PersistentPodStateV1beta1(KruiseObject):
+    """The v1beta1 (upstream's storage) form; controllers read v1alpha1, `/convert` maps between."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None
+    kind: Literal["PersistentPodState"] | None = None
+    spec: PersistentPodStateSpecV1beta1
+    status: PersistentPodStateStatus | None = None
+
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="persistentpodstates",
-    versions=(CRDVersion(name=VERSION, model=PersistentPodState),),
+    versions=(
+        CRDVersion(VERSION, PersistentPodState, storage=True),
+        CRDVersion("v1beta1", PersistentPodStateV1beta1, storage=False),
+    ),
+    conversion_webhook=True,
 )
 
 

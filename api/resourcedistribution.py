@@ -1,4 +1,9 @@
-"""ResourceDistribution (apps.kruise.io/v1alpha1, cluster-scoped): copy a Secret/ConfigMap into namespaces.
+"""ResourceDistribution (apps.kruise.io v1alpha1/v1beta1, cluster-scoped): copy a Secret/ConfigMap into
+namespaces.
+
+v1beta1 (upstream master's storage version) renames `targets.namespaceLabelSelector` to
+`targets.namespaceSelector` and a condition's `failedNamespace` to `failedNamespaces`; validation is
+written against v1alpha1 and `kruise.api.conversion.resourcedistribution` maps between the two.
 
 Validation mirrors upstream's webhook except its last step, a dry-run create of the resource, which
 needs the apiserver and therefore belongs to the webhook layer.
@@ -48,10 +53,13 @@ class TargetNamespaces(KruiseModel):
     items: list[TargetNamespace] | None = Field(default=None, alias="list")
 
 
-class ResourceDistributionTargets(KruiseModel):
+class _TargetsCommon(KruiseModel):
     all_namespaces: bool | None = None
     excluded_namespaces: TargetNamespaces | None = None
     included_namespaces: TargetNamespaces | None = None
+
+
+class ResourceDistributionTargets(_TargetsCommon):
     namespace_label_selector: LabelSelector | None = None
 
 
@@ -61,11 +69,14 @@ class ResourceDistributionSpec(KruiseModel):
     targets: ResourceDistributionTargets
 
 
-class ResourceDistributionCondition(KruiseModel):
+class _ConditionCommon(KruiseModel):
     type: str
     status: str
     last_transition_time: Time | None = None
     reason: str | None = None
+
+
+class ResourceDistributionCondition(_ConditionCommon):
     failed_namespaces: list[str] | None = Field(default=None, alias="failedNamespace")
 
 
@@ -84,6 +95,55 @@ class ResourceDistribution(KruiseObject):
     status: ResourceDistributionStatus | None = None
 
 
+class ResourceDistributionTargetsV1beta1(_TargetsCommon):
+    namespace_selector: LabelSelector | None = None
+
+
+class ResourceDistributionSpecV1beta1(KruiseModel):
+    resource: Schemaless
+    targets: ResourceDistributionTargetsV1beta1
+
+
+class ResourceDistributionConditionV1beta1(_ConditionCommon):
+    failed_namespaces: list[str] | None = None
+
+
+class ResourceDistributionStatusV1beta1(KruiseModel):
+    desired: Int32 | None = None
+    succeeded: Int32 | None = None
+    failed: Int32 | None = None
+    observed_generation: Int64 | None = None
+    conditions: list[ResourceDistributionConditionV1beta1] | None = None
+
+
+class ResourceDistributionV1beta1(KruiseObject):
+    """The v1beta1 (upstream's storage) form; controllers read v1alpha1, `/convert` maps between."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None
+    kind: Literal["ResourceDistribution"] | None = None
+    spec: ResourceDistributionSpecV1beta1
+    status: ResourceDistributionStatusV1beta1 | None = None
+
+
+_COLUMNS = (
+    PrinterColumn(
+        "TOTAL",
+        "integer",
+        ".status.desired",
+        description="The desired number of desired distribution and syncs.",
+    ),
+    PrinterColumn(
+        "SUCCEED",
+        "integer",
+        ".status.succeeded",
+        description="The number of successful distribution and syncs.",
+    ),
+    PrinterColumn(
+        "FAILED", "integer", ".status.failed", description="The number of failed distributions and syncs."
+    ),
+)
+
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
@@ -91,31 +151,15 @@ CRD = CRDInfo(
     scope="Cluster",
     short_names=("distributor",),
     versions=(
+        CRDVersion(VERSION, ResourceDistribution, storage=True, printer_columns=_COLUMNS),
         CRDVersion(
-            name=VERSION,
-            model=ResourceDistribution,
-            printer_columns=(
-                PrinterColumn(
-                    "TOTAL",
-                    "integer",
-                    ".status.desired",
-                    description="The desired number of desired distribution and syncs.",
-                ),
-                PrinterColumn(
-                    "SUCCEED",
-                    "integer",
-                    ".status.succeeded",
-                    description="The number of successful distribution and syncs.",
-                ),
-                PrinterColumn(
-                    "FAILED",
-                    "integer",
-                    ".status.failed",
-                    description="The number of failed distributions and syncs.",
-                ),
-            ),
+            "v1beta1",
+            ResourceDistributionV1beta1,
+            storage=False,
+            printer_columns=_COLUMNS,
         ),
     ),
+    conversion_webhook=True,
 )
 
 

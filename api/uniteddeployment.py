@@ -1,4 +1,8 @@
-"""UnitedDeployment (apps.kruise.io/v1alpha1): one workload per topology subset, replicas split between them.
+"""UnitedDeployment (apps.kruise.io v1alpha1/v1beta1): one workload per topology subset, replicas split
+between them.
+
+v1beta1 (upstream master's storage version) has the same spec and a per-subset status; defaulting and
+validation are written against v1alpha1 and `kruise.api.conversion.uniteddeployment` maps between the two.
 
 Validation covers upstream's webhook for the UnitedDeployment's own fields: selector, the single
 subset template and its selector/label match, subset names, the replicas / min / max arithmetic,
@@ -27,7 +31,14 @@ from kruise.api.common import (
     Time,
     selector_matches,
 )
-from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, ScaleSubresource, age_column
+from kruise.api.crdgen import (
+    CRD_REQUIRED,
+    CRDInfo,
+    CRDVersion,
+    PrinterColumn,
+    ScaleSubresource,
+    age_column,
+)
 from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
 from kruise.api.podtemplate_validation import validate_pod_template
 from kruise.api.validation import (
@@ -152,7 +163,7 @@ class UpdateStatus(KruiseModel):
     current_partitions: dict[str, Int32] | None = None
 
 
-class UnitedDeploymentStatus(KruiseModel):
+class _UnitedDeploymentStatusCommon(KruiseModel):
     observed_generation: Int64 | None = None
     ready_replicas: Int32 | None = None
     replicas: Int32 = 0
@@ -161,11 +172,14 @@ class UnitedDeploymentStatus(KruiseModel):
     updated_ready_replicas: Int32 | None = None
     collision_count: Int32 | None = None
     current_revision: str = ""
-    subset_replicas: dict[str, Int32] | None = None
     subset_statuses: list[SubsetStatus] | None = None
     conditions: list[UnitedDeploymentCondition] | None = None
-    update_status: UpdateStatus | None = None
     label_selector: str | None = None
+
+
+class UnitedDeploymentStatus(_UnitedDeploymentStatusCommon):
+    subset_replicas: dict[str, Int32] | None = None
+    update_status: UpdateStatus | None = None
 
 
 class UnitedDeployment(KruiseObject):
@@ -175,6 +189,31 @@ class UnitedDeployment(KruiseObject):
     status: UnitedDeploymentStatus | None = None
 
 
+class UnitedDeploymentStatusV1beta1(_UnitedDeploymentStatusCommon):
+    """v1beta1 keeps per-subset replicas and partitions in `subsetStatuses[]` (v1alpha1: the
+    `subsetReplicas` and `updateStatus.currentPartitions` maps) and the updated revision at the top
+    (v1alpha1: `updateStatus.updatedRevision`)."""
+
+    updated_revision: str | None = None
+
+
+class UnitedDeploymentV1beta1(KruiseObject):
+    """The v1beta1 (upstream's storage) form; controllers read v1alpha1, `/convert` maps between."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None
+    kind: Literal["UnitedDeployment"] | None = None
+    spec: UnitedDeploymentSpec
+    status: UnitedDeploymentStatusV1beta1 | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("DESIRED", "integer", ".spec.replicas", description="The desired number of pods."),
+    PrinterColumn("CURRENT", "integer", ".status.replicas", description="The number of currently all pods."),
+    PrinterColumn("UPDATED", "integer", ".status.updatedReplicas", description="The number of pods updated."),
+    PrinterColumn("READY", "integer", ".status.readyReplicas", description="The number of pods ready."),
+    age_column(),
+)
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
@@ -182,29 +221,17 @@ CRD = CRDInfo(
     short_names=("ud",),
     versions=(
         CRDVersion(
-            name=VERSION,
-            model=UnitedDeployment,
+            VERSION, UnitedDeployment, storage=True, scale=ScaleSubresource(), printer_columns=_COLUMNS
+        ),
+        CRDVersion(
+            "v1beta1",
+            UnitedDeploymentV1beta1,
+            storage=False,
             scale=ScaleSubresource(),
-            printer_columns=(
-                PrinterColumn(
-                    "DESIRED", "integer", ".spec.replicas", description="The desired number of pods."
-                ),
-                PrinterColumn(
-                    "CURRENT", "integer", ".status.replicas", description="The number of currently all pods."
-                ),
-                PrinterColumn(
-                    "UPDATED",
-                    "integer",
-                    ".status.updatedReplicas",
-                    description="The number of pods updated.",
-                ),
-                PrinterColumn(
-                    "READY", "integer", ".status.readyReplicas", description="The number of pods ready."
-                ),
-                age_column(),
-            ),
+            printer_columns=_COLUMNS,
         ),
     ),
+    conversion_webhook=True,
 )
 
 

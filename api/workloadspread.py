@@ -1,4 +1,10 @@
-"""WorkloadSpread (apps.kruise.io/v1alpha1): spread a workload's pods over subsets of nodes with quotas.
+"""WorkloadSpread (apps.kruise.io v1alpha1/v1beta1): spread a workload's pods over subsets of nodes with
+quotas.
+
+v1beta1 (upstream master's storage version) renames a subset's `requiredNodeSelectorTerm` /
+`preferredNodeSelectorTerms` to `requiredNodeSelector` / `preferredNodeSelector` and holds subset
+conditions as metav1.Condition; validation is written against v1alpha1 and
+`kruise.api.conversion.workloadspread` maps between the two.
 
 Validation follows upstream's webhook for the WorkloadSpread's own fields; the other inputs it
 needs (kruise-configuration's custom-workload whitelist, the namespace's other WorkloadSpreads) are
@@ -10,7 +16,7 @@ the workload.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -22,11 +28,13 @@ from kruise.api.common import (
     KruiseModel,
     KruiseObject,
     LabelSelector,
+    ListMapKeys,
     Schemaless,
     Time,
     scaled_value_round_up,
 )
 from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn
+from kruise.api.crr import MetaCondition
 from kruise.api.persistentpodstate import parse_group
 from kruise.api.validation import (
     FieldError,
@@ -129,32 +137,71 @@ class WorkloadSpread(KruiseObject):
     status: WorkloadSpreadStatus | None = None
 
 
+class WorkloadSpreadSubsetV1beta1(KruiseModel):
+    name: str
+    required_node_selector: Schemaless | None = None
+    preferred_node_selector: list[Schemaless] | None = None
+    tolerations: list[Schemaless] | None = None
+    max_replicas: IntOrString | None = None
+    patch: Schemaless | None = None
+
+
+class WorkloadSpreadSpecV1beta1(KruiseModel):
+    target_ref: WorkloadTargetReference | None = Field(
+        default=None, alias="targetRef", json_schema_extra=CRD_REQUIRED
+    )
+    target_filter: TargetFilter | None = None
+    subsets: list[WorkloadSpreadSubsetV1beta1] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
+    schedule_strategy: ScheduleStrategy | None = None
+
+
+class SubsetStatusV1beta1(KruiseModel):
+    name: str
+    replicas: Int32 = 0
+    conditions: Annotated[list[MetaCondition], ListMapKeys(("type",))] | None = None
+    missing_replicas: Int32 = 0
+    creating_pods: dict[str, Time] | None = None
+    deleting_pods: dict[str, Time] | None = None
+
+
+class WorkloadSpreadStatusV1beta1(KruiseModel):
+    observed_generation: Int64 | None = None
+    subset_statuses: list[SubsetStatusV1beta1] | None = None
+    versioned_subset_statuses: dict[str, list[SubsetStatusV1beta1]] | None = None
+
+
+class WorkloadSpreadV1beta1(KruiseObject):
+    """The v1beta1 (upstream's storage) form; controllers read v1alpha1, `/convert` maps between."""
+
+    api_version: Literal["apps.kruise.io/v1beta1"] | None = None
+    kind: Literal["WorkloadSpread"] | None = None
+    spec: WorkloadSpreadSpecV1beta1
+    status: WorkloadSpreadStatusV1beta1 | None = None
+
+
+_COLUMNS = (
+    PrinterColumn("WorkloadName", "string", ".spec.targetRef.name", description="The name of workload"),
+    PrinterColumn("WorkloadKind", "string", ".spec.targetRef.kind", description="The kind of workload"),
+    PrinterColumn(
+        "Adaptive",
+        "boolean",
+        '.spec.scheduleStrategy.type[?(@ == "Adaptive")]',
+        description="Whether use the adaptive reschedule strategy",
+    ),
+    PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+)
+
+
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="workloadspreads",
     short_names=("ws",),
     versions=(
-        CRDVersion(
-            name=VERSION,
-            model=WorkloadSpread,
-            printer_columns=(
-                PrinterColumn(
-                    "WorkloadName", "string", ".spec.targetRef.name", description="The name of workload"
-                ),
-                PrinterColumn(
-                    "WorkloadKind", "string", ".spec.targetRef.kind", description="The kind of workload"
-                ),
-                PrinterColumn(
-                    "Adaptive",
-                    "boolean",
-                    '.spec.scheduleStrategy.type[?(@ == "Adaptive")]',
-                    description="Whether use the adaptive reschedule strategy",
-                ),
-                PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
-            ),
-        ),
+        CRDVersion(VERSION, WorkloadSpread, storage=True, printer_columns=_COLUMNS),
+        CRDVersion("v1beta1", WorkloadSpreadV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
+    conversion_webhook=True,
 )
 
 

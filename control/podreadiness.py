@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +23,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATED,
 )
-from kruise.control.inplace.engine import get_condition, recompute_ready
+from kruise.control.inplace.engine import RefreshResult, get_condition, recompute_ready
 from kruise.control.lifecycle import rfc3339
 
 LIFECYCLE_USER_AGENT = "Lifecycle"
@@ -117,13 +118,20 @@ def lacks_condition(pod: Mapping[str, Any]) -> bool:
     return _has_gate(pod) and get_condition(pod, CONDITION_KRUISE_POD_READY) is None
 
 
-def controlled_by_cloneset(pod: Mapping[str, Any]) -> bool:
-    """The CloneSet controller writes a new pod's first `KruisePodReady` itself, in the same status
-    patch as `InPlaceUpdateReady` (one status write per new pod instead of two); the pod-readiness
-    controller leaves such pods alone so the two never race for the same condition."""
+OWNERS_WRITING_READINESS = frozenset({"CloneSet", "StatefulSet", "DaemonSet", "BroadcastJob"})
+"""Kruise workload kinds (group apps.kruise.io) whose controller writes a new pod's first
+`KruisePodReady` itself, in the one pods/status write it makes anyway (CloneSet, Advanced
+StatefulSet and Advanced DaemonSet with `InPlaceUpdateReady`; BroadcastJob alone)."""
+
+
+def written_by_owner(pod: Mapping[str, Any]) -> bool:
+    """The pod's controller writes its first `KruisePodReady` in its own status write (one write per
+    new pod instead of two); the pod-readiness controller leaves such pods alone so the two never race
+    for the same condition. Pods of any other owner (a native Deployment under the
+    `KruisePodReadinessGate` feature gate) stay with the pod-readiness controller."""
     return any(
         ref.get("controller")
-        and ref.get("kind") == "CloneSet"
+        and ref.get("kind") in OWNERS_WRITING_READINESS
         and str(ref.get("apiVersion", "")).split("/")[0] == "apps.kruise.io"
         for ref in (pod.get("metadata") or {}).get("ownerReferences") or []
     )
@@ -140,3 +148,14 @@ def with_initial_condition(pod: Mapping[str, Any], now: datetime) -> Pod | None:
         {"type": CONDITION_KRUISE_POD_READY, "status": "True", "lastTransitionTime": rfc3339(now)}
     )
     return clone
+
+
+def fold_initial_condition(step: RefreshResult, pod: Mapping[str, Any], now: datetime) -> RefreshResult:
+    """A gated pod still without `KruisePodReady` gets it in this refresh's status write (a new pod's
+    first refresh writes `InPlaceUpdateReady` when it has that gate, or nothing else when it has not):
+    the readiness-gate conditions in one patch. Object writes (a next container batch) and errors are
+    left as they are; the condition then rides in a later refresh."""
+    if step.pod is not None or step.error is not None:
+        return step
+    status_pod = with_initial_condition(step.status_pod or pod, now)
+    return step if status_pod is None else replace(step, status_pod=status_pod)

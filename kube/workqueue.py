@@ -200,6 +200,10 @@ class WorkQueue(Generic[T]):
         """Items parked by `add_after` whose time has not come."""
         return len(self._waiting_ready)
 
+    def ready_at(self, item: T) -> float | None:
+        """The clock time a parked `item` will be added at; None when it is not parked."""
+        return self._waiting_ready.get(item)
+
     def release_ready(self) -> float | None:
         """Move every waiting item whose time has come onto the queue; return seconds to the next one."""
         now = self.clock.now()

@@ -23,6 +23,7 @@ from kruise.kube.leaderelection import LeaderElector
 from kruise.kube.serving import ProbeServer
 from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
 from kruise.manager.options import Options
+from kruise.manager.webhookready import wait_for_webhook
 
 log = structlog.get_logger("kruise.manager")
 
@@ -120,6 +121,8 @@ class Manager:
         self._warm_up()
         if not await self.context.informers.wait_for_cache_sync(CACHE_SYNC_TIMEOUT):
             raise RuntimeError("informer caches did not sync in time")
+        if self.options.webhook_service_name:
+            await wait_for_webhook(self.client, self.options.namespace, self.options.webhook_service_name)
         for controller in self.controllers:
             controller.start()
         self._running.set()

@@ -44,6 +44,7 @@ class Options:
     logging_format: str = "auto"
     nodeimage_creation_delay: float = 30.0
     assign_bcj_pods_by_scheduler: bool = True
+    webhook_service_name: str = ""  # wait for this Service's ready endpoints before leading ("" = don't)
 
     def leader_election_config(self) -> LeaderElectionConfig:
         return LeaderElectionConfig(
@@ -94,6 +95,18 @@ def parse_duration(flag: str, text: str) -> float:
     return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
 
 
+def parse_period(flag: str, text: str) -> float:
+    """Upstream's `--sync-period` is a Go duration (the chart's `manager.resyncPeriod`); plain seconds
+    are also taken, as kruise-py's flag took them first."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = parse_duration(flag, text)
+    if seconds < 0:
+        raise ValueError(f'{flag}: invalid duration "{text}": must not be negative')
+    return seconds
+
+
 _GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
@@ -128,7 +141,9 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
     )
     p.add_argument("--controllers", default="*", help="'*' for all, 'name' to enable, '-name' to disable")
     p.add_argument("--namespace", default=namespace, help="the namespace kruise runs in")
-    p.add_argument("--sync-period", type=float, default=0.0, help="informer resync seconds (0: never)")
+    p.add_argument(
+        "--sync-period", default="0", help="informer resync: a duration (30s, 10m) or seconds; 0: never"
+    )
     p.add_argument("--log-level", default="info")
     p.add_argument("--logging-format", default="auto", choices=("auto", "json", "console"))
     p.add_argument(
@@ -140,6 +155,12 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         const="true",
         default="true",
         help="bind BroadcastJob pods by node affinity through the scheduler (false: set spec.nodeName)",
+    )
+    p.add_argument(
+        "--webhook-service-name",
+        default="",
+        help="the kruise-webhook Service in --namespace; the leader starts controllers once it has a ready "
+        "endpoint (upstream's manager waits for its in-process webhook); empty: do not wait",
     )
     a = p.parse_args(argv)
     try:
@@ -154,12 +175,13 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
             retry_period=a.leader_election_retry_period, metrics_addr=metrics, health_probe_addr=health,
             feature_gates=gates, qps=a.rest_config_qps, burst=a.rest_config_burst, workers=workers,
             controllers=tuple(c.strip() for c in a.controllers.split(",") if c.strip()),
-            namespace=a.namespace, sync_period=a.sync_period, log_level=a.log_level,
-            logging_format=a.logging_format,
+            namespace=a.namespace, sync_period=parse_period("--sync-period", a.sync_period),
+            log_level=a.log_level, logging_format=a.logging_format,
             nodeimage_creation_delay=parse_duration("--nodeimage-creation-delay", a.nodeimage_creation_delay),
             assign_bcj_pods_by_scheduler=parse_go_bool(
                 "--assign-bcj-pods-by-scheduler", a.assign_bcj_pods_by_scheduler
             ),
+            webhook_service_name=a.webhook_service_name,
         )  # fmt: skip
         options.leader_election_config()  # validates the lease timings
     except FeatureGateError as exc:

@@ -143,6 +143,10 @@ class StoreSpreads:
     def in_namespace(self, namespace: str) -> list[dict]:
         return self._spreads.by_index(NAMESPACE_INDEX, namespace) if self._spreads is not None else []
 
+    def spread(self, namespace: str, name: str) -> dict | None:
+        """One WorkloadSpread by name; None when not cached (or the kind is not served)."""
+        return self._spreads.get_by_name(namespace, name) if self._spreads is not None else None
+
     def _store(self, ref: dict) -> Store | None:
         api_version = str(ref.get("apiVersion", ""))
         group = api_version.split("/", 1)[0] if "/" in api_version else ""

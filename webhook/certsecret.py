@@ -154,10 +154,15 @@ class ConfigurationPatcher:
         raise RuntimeError(f"could not settle {ref.plural}/{name} after {MAX_ATTEMPTS} attempts")
 
     def rebuild(self, current: dict[str, Any], ca_bundle: bytes) -> dict[str, Any]:
-        """From the stored template (first run: the webhooks found), keep served paths, set clientConfig."""
+        """From the stored template (first run: the webhooks found), keep served paths, set clientConfig.
+
+        An empty template counts as none, as upstream: the chart renders ``template: ""``, so every
+        ``helm upgrade`` clears the stored copy and the webhooks Helm just wrote (a new timeout, say)
+        become the template instead of being reverted to the first install's.
+        """
         out = orjson.loads(orjson.dumps(current))
         annotations = out.setdefault("metadata", {}).setdefault("annotations", {})
-        if TEMPLATE_ANNOTATION not in annotations:
+        if not annotations.get(TEMPLATE_ANNOTATION):
             annotations[TEMPLATE_ANNOTATION] = orjson.dumps(out.get("webhooks") or []).decode()
         template = orjson.loads(annotations[TEMPLATE_ANNOTATION])
         hooks = []

@@ -4,6 +4,9 @@ The chart creates ``kruise-mutating-webhook-configuration`` and ``kruise-validat
 itself, as upstream's chart does, so ``helm uninstall`` removes them; kruise-webhook then only fills
 in each webhook's ``clientConfig`` (caBundle) and drops the entries it does not serve (see
 ``certsecret.ConfigurationPatcher``), keeping the chart's failurePolicy, selectors and timeout.
+Each carries upstream's empty ``template`` annotation: kruise-webhook stores the webhooks it first saw
+there and rebuilds from it, and Helm resetting it to "" on every upgrade is what lets a changed value
+(``webhookConfiguration.timeoutSeconds``) reach the live configurations.
 
 The template is a generated file committed to the chart (``TEMPLATE``); ``drift()`` says whether it
 still matches the definitions and ``python -m kruise.webhook.charttemplate`` rewrites it.
@@ -16,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from kruise.webhook.certsecret import TEMPLATE_ANNOTATION
 from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
 
 TEMPLATE = (
@@ -39,6 +43,8 @@ def render() -> str:
             "metadata:\n"
             f"  name: {config['metadata']['name']}\n"
             '  labels: {{- include "kruise.labels" . | nindent 4 }}\n'
+            "  annotations:\n"
+            f'    {TEMPLATE_ANNOTATION}: ""\n'
         )
         docs.append(head + body)
     text = _HEADER + "---\n".join(docs)

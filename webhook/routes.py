@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kruise.api import features
 from kruise.api.features import FeatureGates
 from kruise.api.registry import KINDS
 from kruise.webhook import paths
-from kruise.webhook.admission import AdmissionRequest, Decision, Handler, deny
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
 from kruise.webhook.caches import StorePodsAndNodes
-from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset
+from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset, workloadspread
 from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
 from kruise.webhook.handlers.versions import at_version
@@ -40,6 +40,21 @@ def gated(handler: Handler, gates: FeatureGates, names: tuple[str, ...]) -> Hand
     return handle
 
 
+def _spread_first(
+    spread_check: Callable[[AdmissionRequest], Awaitable[Decision | None]], then: Handler | None
+) -> Handler:
+    """`/validate-pod` as upstream orders it: WorkloadSpread bookkeeping, then (when served) the
+    PodUnavailableBudget checks."""
+
+    async def handle(req: AdmissionRequest) -> Decision:
+        refused = await spread_check(req)
+        if refused is not None:
+            return refused
+        return await then(req) if then is not None else allow()
+
+    return handle
+
+
 def build_routes(
     namespace_contents: NamespaceContents,
     sidecarsets: SidecarSetSource | None = None,
@@ -50,7 +65,9 @@ def build_routes(
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> dict[str, Handler]:
     """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
-    `budgets` None: no PodUnavailableBudget checks (`/validate-pod` is not served).
+    `budgets` None: no PodUnavailableBudget checks.
+    `/validate-pod` is served while PodUnavailableBudget checks or WorkloadSpread bookkeeping of
+    pod deletions/evictions (`spreads` and `objects` given, gate WorkloadSpread) apply.
     `objects` None: ContainerRecreateRequests are only defaulted, not checked against their pod.
     `spreads` None: no WorkloadSpread subset injection (it also needs gate WorkloadSpread).
     `persistent_pod_states` None: recreated StatefulSet pods are not steered back (PPS not served)."""
@@ -98,10 +115,14 @@ def build_routes(
             spreads=spreads if gates.enabled(features.WORKLOAD_SPREAD) else None,
             persistent_pod_states=persistent_pod_states,
         )
+    pod_validate = None
     if budgets is not None and (delete_gate or update_gate):
-        routes[paths.POD_VALIDATE] = pub.pod_validating_handler(
-            budgets, delete_gate=delete_gate, update_gate=update_gate
-        )
+        pod_validate = pub.pod_validating_handler(budgets, delete_gate=delete_gate, update_gate=update_gate)
+    spread_gates = gates.enabled(features.WORKLOAD_SPREAD) and gates.enabled(features.POD_WEBHOOK)
+    if spreads is not None and objects is not None and spread_gates:
+        pod_validate = _spread_first(workloadspread.pod_deletion_check(spreads, objects.pod), pod_validate)
+    if pod_validate is not None:
+        routes[paths.POD_VALIDATE] = pod_validate
     workload = deletion.builtin_workload_handler(protection)
     for path in (paths.DEPLOYMENT, paths.REPLICASET, paths.STATEFULSET):
         routes[path] = workload

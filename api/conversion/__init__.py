@@ -21,9 +21,13 @@ from kruise.api.conversion import (
     imagelistpulljob,
     imagepulljob,
     nodeimage,
+    persistentpodstate,
     pub,
+    resourcedistribution,
     sidecarset,
     statefulset,
+    uniteddeployment,
+    workloadspread,
 )
 from kruise.api.conversion.errors import ConversionError
 from kruise.api.conversion.lossless import STASH_ANNOTATION, apply, diff, pop_stash, put_stash
@@ -44,6 +48,10 @@ _MODULES: tuple[ModuleType, ...] = (
     nodeimage,
     crr,
     pub,
+    uniteddeployment,
+    persistentpodstate,
+    resourcedistribution,
+    workloadspread,
 )
 _BY_KIND: dict[tuple[str, str], ModuleType] = {(m.GROUP, m.KIND): m for m in _MODULES}
 

@@ -84,3 +84,46 @@ def drop_if_empty(parent: dict[str, Any], key: str) -> None:
     """Remove `parent[key]` when it is an empty object, as omitempty on a pointer struct would."""
     if parent.get(key) == {}:
         del parent[key]
+
+
+def rename(parent: dict[str, Any] | None, old: str, new: str) -> None:
+    """Move `parent[old]` to `parent[new]`. A stray `new` key (unknown in the source version, so a
+    typed conversion would never see it) is dropped, so the target holds only what `old` said."""
+    if parent is None:
+        return
+    parent.pop(new, None)
+    if old in parent:
+        parent[new] = parent.pop(old)
+
+
+def object_list(parent: dict[str, Any], key: str, path: str) -> list[dict[str, Any]]:
+    """The list of objects at `parent[key]`; empty when absent or null; an error naming the item
+    that is not an object."""
+    value = parent.get(key)
+    if value is None:
+        return []
+    field = f"{path}.{key}".lstrip(".")
+    if not isinstance(value, list):
+        raise ConversionError(field, f"must be a list, got {_type_name(value)}")
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ConversionError(f"{field}[{index}]", f"must be an object, got {_type_name(item)}")
+    return value
+
+
+def int32_map(parent: dict[str, Any], key: str, path: str) -> dict[str, int] | None:
+    """A `map[string]int32` at `parent[key]`, None when absent or null."""
+    values = child(parent, key, path)
+    if values is None:
+        return None
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConversionError(f"{path}.{key}[{name}]".lstrip("."), f"must be an integer, got {value!r}")
+    return values
+
+
+def integer(parent: dict[str, Any], key: str, path: str) -> int | None:
+    value = parent.get(key)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ConversionError(f"{path}.{key}", f"must be an integer, got {value!r}")

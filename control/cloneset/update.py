@@ -279,16 +279,6 @@ class PodRefresh:
         )
 
 
-def with_kruise_pod_ready(step: RefreshResult, pod: Pod, now: datetime) -> RefreshResult:
-    """A gated pod still without `KruisePodReady` gets it in the status write of this refresh (the
-    first refresh of a new pod already writes `InPlaceUpdateReady`): both readiness-gate conditions
-    in one patch. Object writes (a next container batch) and errors are left as they are."""
-    if step.pod is not None or step.error is not None:
-        return step
-    status_pod = podreadiness.with_initial_condition(step.status_pod or pod, now)
-    return step if status_pod is None else replace(step, status_pod=status_pod)
-
-
 def _waits_for_scheduling(cloneset: Mapping[str, Any], pod: Pod) -> bool:
     """A new pod held in PreparingNormal only until it is scheduled (no preNormal hook). Its first
     status write (both readiness-gate conditions) waits too, and then carries the move to Normal:
@@ -301,7 +291,7 @@ def _waits_for_scheduling(cloneset: Mapping[str, Any], pod: Pod) -> bool:
 
 def refresh_pod(cloneset: Mapping[str, Any], pod: Pod, update_revision: str, now: datetime) -> PodRefresh:
     spec_lifecycle = _lifecycle(cloneset) or {}
-    inplace = with_kruise_pod_ready(refresh(pod, now, equal_to_revision_hash), pod, now)
+    inplace = podreadiness.fold_initial_condition(refresh(pod, now, equal_to_revision_hash), pod, now)
     completed = update_completed_problem(pod) is None
     labels = (pod.get("metadata") or {}).get("labels") or {}
     missing_hash = None

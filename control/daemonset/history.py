@@ -47,6 +47,19 @@ def revision_hash(revision: Obj) -> str:
     return (meta.get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH) or meta.get("name") or ""
 
 
+def controller_ref(daemonset: Obj) -> dict[str, Any]:
+    """The controller reference of whatever the DaemonSet owns (revisions, ImagePullJobs)."""
+    meta = daemonset["metadata"]
+    return {
+        "apiVersion": daemonset.get("apiVersion", "apps.kruise.io/v1alpha1"),
+        "kind": daemonset.get("kind", "DaemonSet"),
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def new_revision(daemonset: Obj, number: int) -> dict[str, Any]:
     """snapshot: the ControllerRevision for the DaemonSet's current template."""
     meta = daemonset["metadata"]
@@ -62,16 +75,7 @@ def new_revision(daemonset: Obj, number: int) -> dict[str, Any]:
             "name": controller_revision_name(meta["name"], hash_),
             "namespace": meta.get("namespace"),
             "labels": labels,
-            "ownerReferences": [
-                {
-                    "apiVersion": daemonset.get("apiVersion", "apps.kruise.io/v1alpha1"),
-                    "kind": daemonset.get("kind", "DaemonSet"),
-                    "name": meta["name"],
-                    "uid": meta.get("uid", ""),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [controller_ref(daemonset)],
         },
         "data": revision_data(template),
         "revision": number,

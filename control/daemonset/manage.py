@@ -3,7 +3,8 @@
 Upstream's ``manage``/``podsShouldBeOnNode``, as a plan. For every Node:
 
 - the pod should run there and the node has no pod of the DaemonSet at all ⇒ create one;
-- the pod may keep running there ⇒ failed pods and PreparingDelete pods are deleted; without surge
+- the pod may keep running there ⇒ failed pods (unless the node's failed-pod backoff holds them, see
+  :mod:`kruise.control.daemonset.backoff`) and PreparingDelete pods are deleted; without surge
   every live pod but the oldest is deleted; with surge at most one old and one new pod are kept
   (the old one goes once it is not ready, or once the new one is available for minReadySeconds)
   and a node left with no live pod gets a new one;
@@ -36,6 +37,7 @@ from kruise.control.daemonset.rollingupdate import is_pod_updated
 Pod = Mapping[str, Any]
 Node = Mapping[str, Any]
 FitOf = Callable[[Node], NodeFit]
+AdmitFailed = Callable[[str], float]
 
 
 def pod_name(pod: Pod) -> str:
@@ -69,7 +71,8 @@ def group_by_node(pods: Sequence[Pod]) -> dict[str, list[Pod]]:
 class ManagePlan:
     """``nodes_to_create``: nodes that get a new pod, sorted. ``pods_to_delete``: pod names.
     ``failed_pods``: ``(pod, node)`` of failed pods among the deletions (each gets a Warning event).
-    ``requeue_after``: seconds until a surged new pod turns available (0 when nothing waits)."""
+    ``requeue_after``: seconds until a surged new pod turns available or a failed pod's backoff
+    ends, whichever is first (0 when nothing waits)."""
 
     nodes_to_create: tuple[str, ...] = ()
     pods_to_delete: tuple[str, ...] = ()
@@ -121,9 +124,14 @@ def plan_manage(
     allow_surge: bool,
     min_ready_seconds: int,
     now: datetime,
+    admit_failed: AdmitFailed | None = None,
 ) -> ManagePlan:
     """One manage pass. ``fit_of(node)`` is the DaemonSet's
-    :func:`kruise.control.daemonnodes.should_run_on_node` for that node."""
+    :func:`kruise.control.daemonnodes.should_run_on_node` for that node. ``admit_failed(node)`` is
+    asked once per failed pod: 0 lets it be deleted now, a positive delay keeps it and requeues after
+    that delay (without surge the node still counts as having a pod, so no replacement is created;
+    with surge a node left with no running pod gets one, as upstream).
+    Without it every failed pod is deleted at once."""
     create: list[str] = []
     delete: list[str] = []
     failed: list[tuple[str, str]] = []
@@ -145,6 +153,10 @@ def plan_manage(
             if _deleting(pod):
                 continue
             if podstatus.phase(pod) == "Failed":
+                held = admit_failed(name) if admit_failed is not None else 0.0
+                if held > 0:
+                    wait = held if not wait or held < wait else wait
+                    continue
                 delete.append(pod_name(pod))
                 failed.append((pod_name(pod), name))
             elif lifecycle.pod_state(pod) == LIFECYCLE_STATE_PREPARING_DELETE:

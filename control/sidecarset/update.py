@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import scaled_value
+from kruise.api.imageref import image_id_reference, images_equal, is_digest
 from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH,
     ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
@@ -110,32 +111,63 @@ def _statuses(pod: Obj) -> dict[str, Mapping[str, Any]]:
     return {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
 
 
+def _update_completed(pod: Obj, sidecarset: Obj, names: Sequence[str]) -> bool:
+    """Upstream `IsSidecarContainerUpdateCompleted`: no container of `names` still reports the imageID
+    recorded before this SidecarSet's last in-place write while its status image differs from the spec
+    one (a re-tag to the same imageID counts as done). No record: never updated in place, so done; a
+    record that is not JSON (hand-edited) is not."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    raw = annotations.get(ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE)
+    if raw is None:
+        return True
+    try:
+        states = json.loads(raw)
+    except ValueError:
+        return False
+    if not isinstance(states, dict):
+        return False
+    state = states.get(_name(sidecarset))
+    before = (state.get("lastContainerStatuses") or {}) if isinstance(state, dict) else {}
+    specs = {c.get("name"): c.get("image") for c in (pod.get("spec") or {}).get("containers") or []}
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        name = status.get("name")
+        if name not in names or name not in before:
+            continue
+        same_image_id = (before[name] or {}).get("imageID") == status.get("imageID")
+        if same_image_id and specs.get(name) != status.get("image"):
+            return False
+    return True
+
+
 def sidecars_consistent(pod: Obj, sidecarset: Obj, names: Sequence[str] | None = None) -> bool:
-    """Every sidecar container (or just `names`) runs the image its spec names: after an in-place update
-    the container's imageID differs from the one recorded before it (or, for a re-tag with the same
-    imageID, the status image equals the spec image). A pod whose kubelet does not report every
-    container yet is not consistent."""
+    """Upstream `IsPodStateConsistent`: every sidecar container (or just `names`) runs the image its spec
+    names. A pod whose kubelet does not report every container yet is not consistent.
+
+    Digest rule: when every one of those containers names its image by digest (`repo@sha256:…`), the
+    imageID the kubelet reports (scheme stripped) must equal it, repo and digest compared as written
+    (`imageref.images_equal`) — and that alone decides. Otherwise (some sidecar on a tag) it is the
+    imageID test of `_update_completed`. As upstream, containers are checked in pod order and the first
+    tag image ends the digest checks (a digest container before it that does not match still fails)."""
     containers = (pod.get("spec") or {}).get("containers") or []
     if len(containers) != len((pod.get("status") or {}).get("containerStatuses") or []):
         return False
-    state = _annotation_json(pod, ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE).get(_name(sidecarset)) or {}
-    before = state.get("lastContainerStatuses") or {}
-    statuses = _statuses(pod)
-    specs = {c.get("name"): c for c in containers}
-    for name in _sidecar_names(sidecarset) if names is None else names:
-        if name not in specs:
+    wanted = set(names) if names else set(_sidecar_names(sidecarset))
+    image_ids = {
+        s.get("name"): image_id_reference(s.get("imageID") or "")
+        for s in (pod.get("status") or {}).get("containerStatuses") or []
+    }
+    all_digest = True
+    for container in containers:
+        if container.get("name") not in wanted:
             continue
-        status = statuses.get(name)
-        if status is None:
+        image = container.get("image") or ""
+        if not is_digest(image):
+            all_digest = False
+            break
+        image_id = image_ids.get(container.get("name"))
+        if image_id is None or not images_equal(image, image_id):
             return False
-        old = (before.get(name) or {}).get("imageID")
-        if (
-            old is not None
-            and old == status.get("imageID")
-            and specs[name].get("image") != status.get("image")
-        ):
-            return False
-    return True
+    return all_digest or _update_completed(pod, sidecarset, wanted)
 
 
 def _container_ready(pod: Obj, sidecarset: Obj, name: str) -> bool:

@@ -86,8 +86,6 @@ def compute_status(
     }
     if old.get("conditions"):
         status["conditions"] = copy.deepcopy(old["conditions"])
-    if old.get("volumeClaims"):
-        status["volumeClaims"] = copy.deepcopy(old["volumeClaims"])
     complete_rolling_update(sts, status)
     return status
 

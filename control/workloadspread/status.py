@@ -12,24 +12,26 @@ annotation); an unseen one is kept, and counted as created, for 30s after its bo
 with a `CreatePodFailed` warning. A `deletingPods` entry is kept, and counted as gone, while its pod is
 still active within 15s of its booking, then dropped with `DeletePodFailed`; an entry whose pod is
 no longer active is simply forgotten. The controller asks to run again when the first kept entry
-expires. Without the Adaptive strategy no subset carries a `Schedulable` condition.
+expires. Without the Adaptive strategy no subset carries a `Schedulable` condition; with it, see
+`kruise.control.workloadspread.reschedule`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.control import podstatus
+from kruise.control.workloadspread import reschedule
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
 from kruise.control.workloadspread.subsets import (
     CONDITION_SCHEDULABLE,
     UNLIMITED,
     MatchedSpread,
     MaxReplicasError,
-    format_time,
+    parse_time,
     pod_version,
     scaled_max_replicas,
 )
@@ -48,26 +50,22 @@ class Notes:
 
     events: list[tuple[str, str]] = field(default_factory=list)
     requeue_after: timedelta | None = None
+    normal_events: list[tuple[str, str]] = field(default_factory=list)
+    failed_to_schedule: list[tuple[str, Pod]] = field(default_factory=list)
+    """(subset, pod) the Adaptive strategy deletes after the status write (overall books only)."""
 
     def warn(self, reason: str, message: str) -> None:
         """Once per (reason, message): overall and versioned books may both hold the same pod."""
         if (reason, message) not in self.events:
             self.events.append((reason, message))
 
+    def inform(self, reason: str, message: str) -> None:
+        if (reason, message) not in self.normal_events:
+            self.normal_events.append((reason, message))
+
     def requeue(self, after: timedelta) -> None:
         if self.requeue_after is None or after < self.requeue_after:
             self.requeue_after = after
-
-
-def parse_time(value: Any) -> datetime | None:
-    """A metav1.Time from JSON, or None when it is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def subset_of(ws: Mapping[str, Any], pod: Pod) -> str:
@@ -169,10 +167,13 @@ def subset_status(
     return out
 
 
-def _adaptive(ws: Mapping[str, Any]) -> bool:
+def _critical(ws: Mapping[str, Any]) -> timedelta | None:
+    """rescheduleCriticalSeconds of an Adaptive strategy, None when rescheduling is off."""
     strategy = (ws.get("spec") or {}).get("scheduleStrategy") or {}
     seconds = (strategy.get("adaptive") or {}).get("rescheduleCriticalSeconds")
-    return strategy.get("type") == ADAPTIVE and isinstance(seconds, int) and seconds > 0
+    if strategy.get("type") == ADAPTIVE and isinstance(seconds, int) and seconds > 0:
+        return timedelta(seconds=seconds)
+    return None
 
 
 def subset_statuses(
@@ -182,12 +183,16 @@ def subset_statuses(
     workload_replicas: int,
     now: datetime,
     notes: Notes,
+    *,
+    overall: bool = False,
 ) -> list[Obj] | None:
     """Every subset's status in spec order (old statuses are matched by name, so reordering subsets
-    keeps their books); None when a subset's maxReplicas is invalid."""
+    keeps their books); None when a subset's maxReplicas is invalid. With the Adaptive strategy each
+    subset also gets its Schedulable condition, and for the `overall` books the pods failed to
+    schedule are noted for deletion."""
     old_by_name = {s.get("name"): s for s in old or []}
     subsets = list((ws.get("spec") or {}).get("subsets") or [])
-    adaptive = _adaptive(ws)
+    critical = _critical(ws)
     out: list[Obj] = []
     for i, subset in enumerate(subsets):
         previous = old_by_name.get(subset["name"])
@@ -196,19 +201,26 @@ def subset_statuses(
         )
         if status is None:
             return None
-        if adaptive:
+        if critical is not None:
             kept = _condition(previous, CONDITION_SCHEDULABLE)
             if i == len(subsets) - 1:
                 # The last subset is never rescheduled away from: always schedulable.
-                since = kept.get("lastTransitionTime") if kept and kept.get("status") == "True" else None
-                kept = {
-                    "type": CONDITION_SCHEDULABLE,
-                    "status": "True",
-                    "reason": "Sufficient",
-                    "lastTransitionTime": since or format_time(now),
-                }
-            if kept is not None:
-                status["conditions"] = [kept]
+                kept = reschedule.last_subset_condition(kept, now)
+            else:
+                pods = pods_by_subset.get(subset["name"]) or []
+                kept, failed, wait, recovered = reschedule.subset_condition(pods, kept, critical, now)
+                if wait is not None:
+                    notes.requeue(wait)
+                if recovered:
+                    namespace = (ws.get("metadata") or {}).get("namespace") or ""
+                    notes.inform(
+                        reschedule.RECOVER_REASON,
+                        f"Subset {subset['name']} of WorkloadSpread {namespace}/{ws['metadata']['name']} "
+                        "is recovered from unschedulable to schedulable",
+                    )
+                if overall:
+                    notes.failed_to_schedule.extend((subset["name"], p) for p in failed)
+            status["conditions"] = [kept]
         out.append(status)
     return out
 
@@ -231,7 +243,9 @@ def next_status(
     webhook booked but whose pods the controller has not seen yet keeps its (expiring) books while
     anything is left in them. None when a maxReplicas is invalid."""
     old = ws.get("status") or {}
-    overall = subset_statuses(ws, old.get("subsetStatuses"), by_subset, workload_replicas, now, notes)
+    overall = subset_statuses(
+        ws, old.get("subsetStatuses"), by_subset, workload_replicas, now, notes, overall=True
+    )
     if overall is None:
         return None
     old_versioned = old.get("versionedSubsetStatuses") or {}

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from kruise.control import podstatus
+
 Obj = dict[str, Any]
 
 ANNOTATION_MATCHED = "apps.kruise.io/matched-workloadspread"
@@ -82,6 +84,17 @@ class MatchedSpread:
 def format_time(now: datetime) -> str:
     """metav1.Time as JSON (RFC 3339, seconds, UTC)."""
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A metav1.Time from JSON, or None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def scaled_max_replicas(max_replicas: int | str | None, workload_replicas: int) -> int:
@@ -239,11 +252,32 @@ def assign_for_creation(
     return Assignment(chosen["name"], uid, updated)
 
 
+def deletion_booking(pod: Mapping[str, Any]) -> MatchedSpread | None:
+    """The WorkloadSpread and subset a pod being deleted or evicted is booked out of, or None when
+    the deletion changes no books: as upstream, only an active pod (not Succeeded/Failed, not already
+    terminating) with a controller and a readable `matched-workloadspread` annotation naming a
+    WorkloadSpread counts."""
+    matched = MatchedSpread.of(pod)
+    if matched is None or not matched.name:
+        return None
+    if not podstatus.is_active(pod) or controller_of(pod) is None:
+        return None
+    return matched
+
+
 def record_deletion(
     ws: Mapping[str, Any], pod: Mapping[str, Any], subset: str, now: datetime, workload_replicas: int
 ) -> Obj | None:
-    """The WorkloadSpread with a deleted/evicted pod put into its subset's deletingPods, or None when
-    nothing changes (already recorded, unknown subset, unlimited subset)."""
+    """The WorkloadSpread with a deleted/evicted pod put into its subset's deletingPods and one more
+    missing replica (when not already negative), or None when nothing changes: a single unlimited
+    subset or a StatefulSet target (neither keeps books), a pod already in some subset's
+    creatingPods/deletingPods of its version, an unknown subset, an unlimited subset. The input is not
+    changed. `workload_replicas` only matters for percentages when the version's books start fresh."""
+    subsets = _subsets(ws)
+    if len(subsets) == 1 and subsets[0].get("maxReplicas") is None:
+        return None
+    if ((ws.get("spec") or {}).get("targetRef") or {}).get("kind") == "StatefulSet":
+        return None
     updated = copy.deepcopy(dict(ws))
     statuses = _books(updated, pod_version(pod), workload_replicas)
     pod_name = (pod.get("metadata") or {}).get("name") or ""

@@ -3,5 +3,7 @@
 `pods.PodWriter` holds the conflict-safe pod writes (object, status, condition patches, lifecycle state);
 `inplace.InPlaceWriter` is the one in-place update sequence that CloneSet, SidecarSet, Advanced StatefulSet
 and Advanced DaemonSet all go through, so its ordering rules live in a single place;
-`revisions.RevisionWriter` stores and prunes the ControllerRevisions of CloneSet and Advanced StatefulSet.
+`predownload.PreDownloadWriter` creates and cleans up the image pre-download ImagePullJobs
+of CloneSet, Advanced StatefulSet and Advanced DaemonSet; `revisions.RevisionWriter` stores and prunes the
+ControllerRevisions of CloneSet and Advanced StatefulSet.
 """

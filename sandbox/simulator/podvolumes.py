@@ -35,6 +35,7 @@ Obj = dict[str, Any]
 TokenSource = Callable[[str, str, str, int], Awaitable[str]]
 
 ROOT_ENV = "SANDBOX_CONTAINER_ROOT"
+TMP = "/tmp"  # the container path; mapped into the container's own root
 DEFAULT_MODE = 0o644
 # ":8080", "0.0.0.0:8080", "[::]:8080", "0.0.0.0", "::" - alone or as "--flag=<that>"
 _LISTEN_ANY = re.compile(r"^(--?[A-Za-z0-9-]+=)?(?:(?:0\.0\.0\.0|\[::\])?:(\d+)|0\.0\.0\.0|::)$")
@@ -206,6 +207,13 @@ async def materialize(
         # Rewritten paths name the volume itself, not the link: shorter, which matters for unix
         # sockets (108 bytes at most), e.g. the node's CRI socket under a hostPath mount.
         paths.mounts.append((mount["mountPath"], source))
+    if not any(mount.rstrip("/") == TMP for mount, _ in paths.mounts):
+        # A container's /tmp is its own, never the host's: two kruise-webhook pods (of this sandbox or
+        # another on the machine) writing serving certificates to the host /tmp would serve each
+        # other's, signed by a CA their configurations do not carry.
+        own = root / TMP.lstrip("/")
+        own.mkdir(exist_ok=True)
+        paths.mounts.append((TMP, own))
     return paths
 
 

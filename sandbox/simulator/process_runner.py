@@ -35,6 +35,7 @@ from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.podenv import container_env, expand
 from kruise.sandbox.simulator.podvolumes import (
     ROOT_ENV,
+    TMP,
     PathMap,
     VolumeContext,
     bind_listen_address,
@@ -154,6 +155,7 @@ class ProcessRunner:
         for name, value in list(env.items()):
             env[name] = paths.rewrite(value)
         env[ROOT_ENV] = str(paths.root)
+        env.setdefault("TMPDIR", paths.local(TMP))  # tempfile.gettempdir() -> the container's own /tmp
         account_dir = paths.local(SERVICE_ACCOUNT_DIR)
         if account_dir != SERVICE_ACCOUNT_DIR:
             env.setdefault(SERVICE_ACCOUNT_DIR_ENV, account_dir)

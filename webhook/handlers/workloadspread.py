@@ -1,4 +1,6 @@
-"""WorkloadSpread on pod CREATE: pick the pod's subset, book it in the WorkloadSpread status, inject.
+"""WorkloadSpread in the pod webhooks: on CREATE pick the pod's subset, book it in the WorkloadSpread
+status and inject it (`/mutate-pod`); on DELETE and `pods/eviction` CREATE book the pod out of its
+subset (`/validate-pod`).
 
 The WorkloadSpread governing a pod is found from the webhook's caches (its controller, or the
 controller's controller for a Deployment's ReplicaSet). The subset is chosen from the freshest
@@ -7,7 +9,11 @@ optimistic status update; on a conflict the WorkloadSpread is read afresh from t
 the choice is made again, so replicas racing for the last slot of a subset cannot both get it. A
 per-WorkloadSpread lock keeps this replica's own requests from conflicting with each other.
 
-A dryRun creation is left alone (upstream admits it untouched). Errors (an owner missing from the
+A pod being deleted or evicted goes into its subset's `deletingPods` with one more missing
+replica, through the same optimistic write, so concurrent deletions each free exactly one slot and
+none is lost. The controller drops the entry once the pod is gone (or after 15s when it is not).
+
+A dryRun request is left alone (upstream admits it untouched). Errors (an owner missing from the
 caches, a status write that keeps conflicting, a bad subset patch) fail the admission so the
 workload controller retries the pod.
 """
@@ -16,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -26,9 +32,10 @@ from kruise.control.workloadspread import subsets as wsrules
 from kruise.control.workloadspread.injection import inject
 from kruise.control.workloadspread.targets import matching_spread, workload_replicas
 from kruise.kube.client import Client
-from kruise.kube.errors import NotFound
+from kruise.kube.errors import ApiError, NotFound
 from kruise.kube.resources import WORKLOADSPREADS
 from kruise.kube.retry import DEFAULT_BACKOFF, Backoff, optimistic_update
+from kruise.webhook.admission import AdmissionRequest, Decision, deny
 
 log = structlog.get_logger("kruise.webhook.workloadspread")
 
@@ -39,6 +46,8 @@ class SpreadSource(Protocol):
     """Read-only cache answers (informer stores)."""
 
     def in_namespace(self, namespace: str) -> list[Obj]: ...
+
+    def spread(self, namespace: str, name: str) -> Obj | None: ...
 
     def owner(self, ref: Mapping[str, Any], namespace: str) -> Obj | None: ...
 
@@ -81,32 +90,26 @@ class SpreadKeeper:
         target = (ws.get("spec") or {}).get("targetRef") or {}
         return workload_replicas(ws, self.source.workload(target, namespace))
 
-    async def on_create(self, pod: Obj) -> Obj | None:
-        """The pod with its subset injected, or None when no WorkloadSpread governs it or no subset
-        has room. Raises OwnerNotFound, PatchError, MaxReplicasError, or the API error of a write
-        that could not be made."""
-        namespace = (pod.get("metadata") or {}).get("namespace") or ""
-        matched = matching_spread(pod, self.source.in_namespace(namespace), self.source.owner)
-        if matched is None:
-            return None
+    async def _book(self, matched: Obj, change: Callable[[Obj, int], Obj | None]) -> Obj | None:
+        """`change` (WorkloadSpread as last read, workload replicas) → the WorkloadSpread to write or
+        None, applied with an optimistic status write under this replica's per-WorkloadSpread lock;
+        returns the copy `change` last decided on (None when the WorkloadSpread is gone)."""
         meta = matched["metadata"]
+        namespace = meta.get("namespace") or ""
         lock = self._locks.setdefault(meta.get("uid") or meta["name"], asyncio.Lock())
         async with lock:
             start = self._freshest(matched)
             replicas = self._replicas(start, namespace)
-            chosen: list[wsrules.Assignment] = []
             used: list[Obj] = []
 
-            def choose(current: Obj) -> Obj | None:
-                assignment = wsrules.assign_for_creation(current, pod, self.clock(), replicas, self.new_uid)
-                chosen[:] = [assignment]
+            def decide(current: Obj) -> Obj | None:
                 used[:] = [current]
-                return assignment.updated
+                return change(current, replicas)
 
             try:
                 written = await optimistic_update(
                     start,
-                    choose,
+                    decide,
                     read=lambda: self.client.get(WORKLOADSPREADS, meta["name"], namespace),
                     write=lambda updated: self.client.update_status(WORKLOADSPREADS, updated),
                     backoff=self.backoff,
@@ -115,8 +118,94 @@ class SpreadKeeper:
                 return None
             if written is not None:
                 self._written[meta.get("uid", "")] = written
+        return used[0]
+
+    async def on_create(self, pod: Obj) -> Obj | None:
+        """The pod with its subset injected, or None when no WorkloadSpread governs it or no subset
+        has room. Raises OwnerNotFound, PatchError, MaxReplicasError, or the API error of a write
+        that could not be made."""
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        matched = matching_spread(pod, self.source.in_namespace(namespace), self.source.owner)
+        if matched is None:
+            return None
+        chosen: list[wsrules.Assignment] = []
+
+        def choose(current: Obj, replicas: int) -> Obj | None:
+            assignment = wsrules.assign_for_creation(current, pod, self.clock(), replicas, self.new_uid)
+            chosen[:] = [assignment]
+            return assignment.updated
+
+        used = await self._book(matched, choose)
+        if used is None:
+            return None
         assignment = chosen[0]
         if assignment.subset is None:
-            log.info("no subset has room", workloadspread=f"{namespace}/{meta['name']}")
+            log.info("no subset has room", workloadspread=f"{namespace}/{matched['metadata']['name']}")
             return None
-        return inject(pod, used[0], assignment.subset, assignment.uid)
+        return inject(pod, used, assignment.subset, assignment.uid)
+
+    async def on_delete(self, pod: Obj) -> bool:
+        """Book a pod being deleted or evicted out of its subset (`deletingPods`, one more missing
+        replica). False when no books change: the pod is not an active, controlled pod annotated
+        with a WorkloadSpread, the WorkloadSpread is not in the cache or is gone, or the books do not
+        count this pod (see `record_deletion`). Raises MaxReplicasError, or the API error of a write
+        that could not be made."""
+        booking = wsrules.deletion_booking(pod)
+        if booking is None:
+            return False
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        matched = self.source.spread(namespace, booking.name)
+        if matched is None:
+            return False
+        changed: list[bool] = [False]
+
+        def book_out(current: Obj, replicas: int) -> Obj | None:
+            updated = wsrules.record_deletion(current, pod, booking.subset, self.clock(), replicas)
+            changed[0] = updated is not None
+            return updated
+
+        used = await self._book(matched, book_out)
+        return used is not None and changed[0]
+
+
+PodLookup = Callable[[str, str], Obj | None]
+"""(namespace, name) → the pod from the webhook's cache, or None."""
+
+
+def _dry_run(req: AdmissionRequest, options: Mapping[str, Any] | None) -> bool:
+    return bool(req.dry_run or (options or {}).get("dryRun"))
+
+
+def pod_deletion_check(
+    keeper: SpreadKeeper, pod_of: PodLookup
+) -> Callable[[AdmissionRequest], Awaitable[Decision | None]]:
+    """The WorkloadSpread part of `/validate-pod` (upstream runs it before the PodUnavailableBudget
+    checks): a pod DELETE (not of a subresource) books the old object out of its subset, a
+    `pods/eviction` CREATE the cached pod. Returns a refusal (400, as upstream's admission.Errored)
+    when the booking cannot be made, else None: the request goes on to the next check. Dry runs and
+    every other operation book nothing."""
+
+    async def check(req: AdmissionRequest) -> Decision | None:
+        if req.resource.resource != "pods":
+            return None
+        if req.operation == "DELETE" and not req.sub_resource:
+            pod = req.old_object or {}
+            if not pod.get("metadata") or _dry_run(req, req.options):
+                return None
+        elif req.operation == "CREATE" and req.sub_resource == "eviction":
+            if _dry_run(req, (req.object or {}).get("deleteOptions")):
+                return None
+            found = pod_of(req.namespace or "", req.name or "")
+            if found is None:
+                # upstream reads the pod with its cached client and fails on any error
+                return deny(400, f'pods "{req.name}" not found')
+            pod = found
+        else:
+            return None
+        try:
+            await keeper.on_delete(pod)
+        except (wsrules.MaxReplicasError, ApiError) as exc:
+            return deny(400, str(exc))
+        return None
+
+    return check

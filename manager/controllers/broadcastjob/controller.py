@@ -15,7 +15,7 @@ from kruise.api import broadcastjob as api
 from kruise.control.broadcastjob import assigned_node
 from kruise.control.broadcastjob.nodeevents import is_heartbeat, wakes_on_add, wakes_on_update
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
-from kruise.kube.expectations import ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import BROADCASTJOBS, NODES, PODS, object_key
 from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
@@ -33,6 +33,7 @@ def build(ctx: ManagerContext) -> Controller:
     pods = ctx.informers.informer(PODS)
     nodes = ctx.informers.informer(NODES)
     expectations = ScaleExpectations(ctx.clock)
+    rv_expectations = ResourceVersionExpectations(ctx.clock)
     reconciler = BroadcastJobReconciler(
         ctx.client,
         ctx.recorder(RECORDER),
@@ -41,7 +42,9 @@ def build(ctx: ManagerContext) -> Controller:
         nodes=nodes,
         expectations=expectations,
         wall=ctx.clock.wall,
+        clock=ctx.clock,
         by_scheduler=ctx.assign_bcj_pods_by_scheduler,
+        rv_expectations=rv_expectations,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(jobs, enqueue_object)
@@ -58,6 +61,7 @@ def build(ctx: ManagerContext) -> Controller:
 
     def pod_deleted(obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
         pod = unwrap_tombstone(obj)
+        rv_expectations.delete((pod.get("metadata") or {}).get("uid", ""))
         for key in owner_key(pod):
             expectations.observe(key, ScaleExpectations.DELETE, assigned_node(pod))
             controller.queue.add(key)

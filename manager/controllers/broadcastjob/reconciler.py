@@ -5,6 +5,11 @@ Everything is read from the informer caches; the plan comes from
 Scale expectations keyed by node name keep a pass that races its own creates and deletes from
 acting twice; after ``EXPECTATIONS_TIMEOUT`` unsatisfied the key is dropped, as upstream does
 (the next event brings it back).
+
+A pod's first `KruisePodReady` (kruise-webhook puts that gate on every pod a kruise workload owns) is
+written here, as CloneSet and the Advanced StatefulSet/DaemonSet write theirs: one pods/status patch
+per running pod, never repeated while the cache lags it (resourceVersion expectations); the
+pod-readiness controller leaves these pods alone.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 import structlog
 
 from kruise.api import broadcastjob as api
+from kruise.control import podreadiness
 from kruise.control.broadcastjob import plan_reconcile
 from kruise.control.broadcastjob.plan import (
     EVENT_NORMAL,
@@ -31,19 +37,25 @@ from kruise.control.broadcastjob.plan import (
     PodDeletion,
 )
 from kruise.kube.client import Client
+from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import ApiError, Conflict, NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ScaleExpectations
+from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import BROADCASTJOBS, PODS
 from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.writers.pods import PodWriter
 
 log = structlog.get_logger("kruise.manager.broadcastjob")
 
 Obj = Mapping[str, Any]
 STATUS_WRITE_ATTEMPTS = 5
 """client-go ``retry.DefaultRetry``: five attempts at a status write that keeps conflicting."""
+CREATE_PASS_SECONDS = 3.0
+"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
+written once, with the pods created so far) and the pods' add events bring the next one, so status
+shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
 
 
 def _is_timeout(error: BaseException) -> bool:
@@ -63,6 +75,9 @@ class BroadcastJobReconciler:
         expectations: ScaleExpectations,
         wall: Callable[[], datetime],
         by_scheduler: bool = True,
+        rv_expectations: ResourceVersionExpectations | None = None,
+        clock: Clock | None = None,
+        create_pass_seconds: float = CREATE_PASS_SECONDS,
     ) -> None:
         self.client = client
         self.recorder = recorder
@@ -71,6 +86,10 @@ class BroadcastJobReconciler:
         self.wall = wall
         self.by_scheduler = by_scheduler
         """upstream ``--assign-bcj-pods-by-scheduler`` (default true): bind by node affinity."""
+        self.rv_expectations = rv_expectations or ResourceVersionExpectations()
+        self.clock = clock or RealClock()
+        self.create_pass_seconds = create_pass_seconds
+        self.pod_writer = PodWriter(client, self.rv_expectations)
 
     async def reconcile(self, key: str) -> Result | None:
         cached = self.jobs.get(key)
@@ -110,6 +129,7 @@ class BroadcastJobReconciler:
             self.recorder.event(body, event.type, event.reason, event.message)
         deleted, delete_error = await self._delete_pods(key, body, plan.deletes)
         created, create_error = await self._create_pods(key, body, plan.creates)
+        await self._write_readiness(pods)
         settlement = plan.settle(deleted=deleted, created=created)
         for event in settlement.events:
             self.recorder.event(body, event.type, event.reason, event.message)
@@ -150,11 +170,15 @@ class BroadcastJobReconciler:
     ) -> tuple[int, BaseException | None]:
         """upstream ``reconcilePods``: slow-start batches 1, 2, 4 …, stopping after a batch with a
         failure. Like upstream, every attempted create counts as active (a failed one too, unless
-        it timed out: that pod may still appear), and the first error is returned."""
+        it timed out: that pod may still appear), and the first error is returned. No batch starts
+        after ``CREATE_PASS_SECONDS``: the nodes left are neither counted nor expected."""
         counted = 0
         first_error: BaseException | None = None
         start, batch = 0, 1
+        deadline = self.clock.now() + self.create_pass_seconds
         while start < len(creations):
+            if start and self.clock.now() >= deadline:
+                break  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
             chunk = creations[start : start + batch]
             results = await asyncio.gather(
                 *(self._create_one(key, job, c) for c in chunk), return_exceptions=True
@@ -186,6 +210,23 @@ class BroadcastJobReconciler:
         name = (created.get("metadata") or {}).get("name") or ""
         log.info("created BroadcastJob pod", key=key, pod=name, node=creation.node)
         self.recorder.event(job, EVENT_NORMAL, REASON_SUCCESSFUL_CREATE, f"Created pod: {name}")
+
+    async def _write_readiness(self, pods: Any) -> None:
+        """`KruisePodReady=True` for each live pod that has the gate and not yet the condition; a pod
+        that already finished never needs it, and one whose last write the cache does not show yet
+        is left for the pass that sees it."""
+        now = self.wall()
+        for pod in pods:
+            meta = pod.get("metadata") or {}
+            phase = (pod.get("status") or {}).get("phase")
+            if meta.get("deletionTimestamp") or phase in ("Succeeded", "Failed"):
+                continue
+            if not podreadiness.lacks_condition(pod) or not self.rv_expectations.is_satisfied(dict(pod)):
+                continue
+            with contextlib.suppress(NotFound):
+                await self.pod_writer.patch_conditions(
+                    pod, lambda current: podreadiness.with_initial_condition(current, now)
+                )
 
     async def _write_status(self, job: dict[str, Any], status: dict[str, Any]) -> None:
         """Status().Update with RetryOnConflict: on a conflict, put the same status on a fresh copy."""

@@ -21,9 +21,9 @@ from kruise.kube.resources import (
     PVCS,
 )
 from kruise.manager.context import ManagerContext
-from kruise.manager.controllers.cloneset.predownloader import PreDownloader
 from kruise.manager.controllers.cloneset.pubgate import PubGate
 from kruise.manager.controllers.cloneset.reconciler import CloneSetReconciler
+from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "cloneset"
 KIND = "CloneSet"
@@ -46,7 +46,7 @@ def build(ctx: ManagerContext) -> Controller:
         features.PRE_DOWNLOAD_IMAGE_FOR_IN_PLACE_UPDATE
     ):
         jobs = ctx.informers.informer(IMAGEPULLJOBS)
-        predownloader = PreDownloader(ctx.client, recorder, rv_expectations, jobs)
+        predownloader = PreDownloadWriter(ctx.client, recorder, rv_expectations, jobs)
     pub_gate = None
     if gates.enabled(features.POD_UNAVAILABLE_BUDGET_UPDATE_GATE):
         pub_gate = PubGate(ctx.client, ctx.informers.informer(PODUNAVAILABLEBUDGETS), ctx.clock.wall)

@@ -18,7 +18,7 @@ from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
 from kruise.control import podstatus
-from kruise.control.cloneset import conditions
+from kruise.control.cloneset import conditions, predownload
 from kruise.control.cloneset.diffs import calculate_diffs
 from kruise.control.cloneset.podchoice import truncated_pods_to_delete
 from kruise.control.cloneset.scale import plan_scale
@@ -32,11 +32,11 @@ from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpect
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CLONESETS, PODS, PVCS
 from kruise.kube.store import OWNER_UID_INDEX
-from kruise.manager.controllers.cloneset.predownloader import PreDownloader
 from kruise.manager.controllers.cloneset.pubgate import PubGate
 from kruise.manager.controllers.cloneset.scaler import Scaler
 from kruise.manager.controllers.cloneset.updater import Updater
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.predownload import PreDownloadWriter
 from kruise.manager.writers.revisions import RevisionWriter
 
 log = structlog.get_logger("kruise.manager.cloneset")
@@ -59,7 +59,7 @@ class CloneSetReconciler:
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
-        predownloader: PreDownloader | None = None,
+        predownloader: PreDownloadWriter | None = None,
         pub_gate: PubGate | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -133,7 +133,7 @@ class CloneSetReconciler:
 
         if self.predownloader is not None:
             try:
-                await self.predownloader.sync(cloneset, current, update)
+                await self.predownloader.apply(cloneset, update, predownload.plan(cloneset, current, update))
             except Exception as exc:  # upstream logs and goes on: pre-download is an optimisation
                 log.error("failed to pre-download images", error=str(exc))
 

@@ -2,21 +2,36 @@
 
 Creations are expected per target node (a pod is created by ``generateName``, so its name is only
 known once the server answers, while the node it is bound to is known up front); deletions per pod
-name. A Node that appears, disappears, or changes labels, taints or readiness can change where every
-DaemonSet wants a pod, so it wakes them all.
+name. An orphan pod (no controller reference) that appears or changes labels wakes every DaemonSet
+of its namespace whose selector matches it, so one of them can adopt it (no expectation is
+observed for it: nobody waits for an orphan). A Node that appears, disappears, or changes labels,
+taints or readiness can change where every DaemonSet wants a pod, so it wakes them all.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kruise.api import features
+from kruise.control.controllerref import controller_of
 from kruise.control.daemonnodes import target_node_name
+from kruise.control.daemonset.backoff import FailedPodsBackoff
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.ownedpods import watch_owned_pods
-from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, NODES, PODS, object_key
+from kruise.kube.resources import (
+    ADVANCED_DAEMONSETS,
+    CONTROLLER_REVISIONS,
+    IMAGEPULLJOBS,
+    NODES,
+    PODS,
+    object_key,
+)
+from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.context import ManagerContext
+from kruise.manager.controllers.daemonset.claim import selector_of
 from kruise.manager.controllers.daemonset.reconciler import DaemonSetReconciler
+from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "daemonset"
 KIND = "DaemonSet"
@@ -32,9 +47,17 @@ def build(ctx: ManagerContext) -> Controller:
     revisions = ctx.informers.informer(CONTROLLER_REVISIONS)
     scale_expectations = ScaleExpectations(ctx.clock)
     rv_expectations = ResourceVersionExpectations(ctx.clock)
+    recorder = ctx.recorder("daemonset-controller")
+    predownloader = None
+    gates = ctx.feature_gates
+    if gates.enabled(features.KRUISE_DAEMON) and gates.enabled(
+        features.PRE_DOWNLOAD_IMAGE_FOR_DAEMONSET_UPDATE
+    ):
+        jobs = ctx.informers.informer(IMAGEPULLJOBS)
+        predownloader = PreDownloadWriter(ctx.client, recorder, rv_expectations, jobs)
     reconciler = DaemonSetReconciler(
         ctx.client,
-        ctx.recorder("daemonset-controller"),
+        recorder,
         ctx.feature_gates,
         daemonsets=daemonsets,
         pods=pods,
@@ -43,6 +66,10 @@ def build(ctx: ManagerContext) -> Controller:
         scale_expectations=scale_expectations,
         rv_expectations=rv_expectations,
         wall=ctx.clock.wall,
+        clock=ctx.clock,
+        monotonic=ctx.clock.now,
+        failed_backoff=FailedPodsBackoff(),
+        predownloader=predownloader,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(daemonsets, enqueue_object)
@@ -65,6 +92,25 @@ def build(ctx: ManagerContext) -> Controller:
         creation_name=lambda pod: target_node_name(pod) or "",
     )
     nodes.add_event_handler(on_add=wake_all, on_update=node_updated, on_delete=wake_all)
+
+    def wake_adopters(pod: dict[str, Any]) -> None:
+        """getPodDaemonSets for an orphan: every DaemonSet of its namespace selecting it."""
+        if controller_of(pod) is not None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        for ds in daemonsets.by_index(NAMESPACE_INDEX, pod["metadata"].get("namespace", "")):
+            try:
+                selected = selector_of(ds)(pod)
+            except ValueError:
+                continue
+            if selected:
+                controller.queue.add(object_key(ds))
+
+    def orphan_updated(old: dict[str, Any], new: dict[str, Any]) -> None:
+        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+        if old_meta.get("labels") != new_meta.get("labels") or controller_of(old) != controller_of(new):
+            wake_adopters(new)
+
+    pods.add_event_handler(on_add=wake_adopters, on_update=orphan_updated)
     return controller
 
 

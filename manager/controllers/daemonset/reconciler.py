@@ -1,7 +1,8 @@
 """One Advanced DaemonSet reconcile (upstream ``syncDaemonSet``): observe, plan with ``kruise.control``,
 write.
 
-Order, as upstream: make the current ControllerRevision exist; if earlier creates/deletes or pod
+Order, as upstream: claim (adopt/release) the revisions and make the current one exist; claim the
+pods; if earlier creates/deletes or pod
 writes are not in the cache yet, only refresh the status; otherwise run the manage step (pods onto
 eligible nodes, off ineligible ones); if that wrote nothing, advance in-place updates and run one
 rolling-update pass (skipped while ``paused``); prune revision history; write the status with
@@ -26,7 +27,7 @@ from kruise.api.keys import (
     LABEL_CONTROLLER_REVISION_HASH,
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
-from kruise.control import lifecycle
+from kruise.control import lifecycle, podreadiness
 from kruise.control.daemonnodes import (
     NodeFit,
     bind_to_node,
@@ -34,6 +35,8 @@ from kruise.control.daemonnodes import (
     node_name,
     should_run_on_node,
 )
+from kruise.control.daemonset import predownload
+from kruise.control.daemonset.backoff import FailedPodsBackoff, backoff_key
 from kruise.control.daemonset.history import plan_history, revision_hash, revisions_to_prune
 from kruise.control.daemonset.manage import compute_status, group_by_node, plan_manage
 from kruise.control.daemonset.rollingupdate import (
@@ -41,22 +44,29 @@ from kruise.control.daemonset.rollingupdate import (
     RollingUpdateSettings,
     plan_rolling_update,
 )
+from kruise.control.inplace.engine import refresh
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.kube.client import Client, PatchType
+from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
-from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.controllers.daemonset.claim import claim_objects, claimed_view, selector_of
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.predownload import PreDownloadWriter
 
 log = structlog.get_logger("kruise.manager.daemonset")
 
 Obj = Mapping[str, Any]
 DEFAULT_BURST_REPLICAS = 250
 FORCED_EXPECTATION_REQUEUE = 10.0
+CREATE_PASS_SECONDS = 3.0
+"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
+written once, with the pods created so far) and the pods' add events bring the next one, so status
+shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
 STATUS_COUNTERS = (
     "desiredNumberScheduled",
     "currentNumberScheduled",
@@ -82,14 +92,24 @@ class DaemonSetReconciler:
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
+        clock: Clock | None = None,
+        create_pass_seconds: float = CREATE_PASS_SECONDS,
+        monotonic: Any = None,
+        failed_backoff: FailedPodsBackoff | None = None,
+        predownloader: PreDownloadWriter | None = None,
     ) -> None:
         self.client = client
+        self.predownloader = predownloader
         self.recorder = recorder
         self.gates = gates
         self.daemonsets, self.pods, self.nodes, self.revisions = daemonsets, pods, nodes, revisions
         self.scale_expectations = scale_expectations
         self.rv_expectations = rv_expectations
         self.wall = wall
+        self.clock = clock or RealClock()
+        self.create_pass_seconds = create_pass_seconds
+        self.monotonic = monotonic or self.clock.now
+        self.failed_backoff = failed_backoff or FailedPodsBackoff()
         self.inplace = InPlaceWriter(client, rv_expectations)
 
     # ---- the pass ---------------------------------------------------------------------------
@@ -127,13 +147,18 @@ class DaemonSetReconciler:
                 fits[name] = should_run_on_node(template, node)
             return fits[name]
 
-        current, old = await self._history(ds)
+        matches = selector_of(ds)
+        current, old = await self._history(ds, matches)
         update_hash = revision_hash(current)
         delays: list[float] = []
+        # getDaemonPods: every pass (the status-only one too) adopts and releases first
+        await claim_objects(self.client, ds, PODS, self.pods, matches)
 
         if not self._expectations_satisfied(key, ds, delays):
             await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
             return _result(delays)
+
+        await self._pre_download(ds, key, current, old)
 
         now = self.wall()
         settings = RollingUpdateSettings.from_daemonset(ds)
@@ -146,6 +171,7 @@ class DaemonSetReconciler:
             allow_surge=_allow_surge(ds),
             min_ready_seconds=settings.min_ready_seconds,
             now=now,
+            admit_failed=lambda node: self.failed_backoff.admit(backoff_key(ds, node), self.monotonic()),
         )
         for pod, node in manage.failed_pods:
             self.recorder.event(
@@ -171,11 +197,25 @@ class DaemonSetReconciler:
         await self._update_status(ds, nodes, fit_of, update_hash, observed=True, delays=delays)
         return _result(delays)
 
+    async def _pre_download(self, ds: Obj, key: str, current: Obj, old: Sequence[Obj]) -> None:
+        """Image pre-download for the rollout under way (an optimisation: a failure is logged and
+        the pass goes on). A revision label written by an earlier pass but not yet in the cache
+        waits for it rather than deciding twice."""
+        if self.predownloader is None:
+            return
+        self.rv_expectations.observe(dict(current))
+        if not self.rv_expectations.is_satisfied(dict(current)):
+            return
+        try:
+            await self.predownloader.apply(ds, current, predownload.plan(ds, current, old))
+        except Exception as exc:
+            log.error("failed to pre-download images", daemonset=key, error=str(exc))
+
     # ---- reading ------------------------------------------------------------------------------
 
     def _owned_pods(self, ds: Obj) -> list[Obj]:
-        uid = ds["metadata"]["uid"]
-        return [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if _controlled_by(p, uid)]
+        """The pods this pass works with: controlled and matching, plus orphans being adopted."""
+        return claimed_view(ds, self.pods, selector_of(ds))
 
     def _expectations_satisfied(self, key: str, ds: Obj, delays: list[float]) -> bool:
         satisfied, waited, pending = self.scale_expectations.satisfied(key)
@@ -196,9 +236,10 @@ class DaemonSetReconciler:
 
     # ---- revisions ----------------------------------------------------------------------------
 
-    async def _history(self, ds: dict[str, Any]) -> tuple[Obj, tuple[Obj, ...]]:
-        uid = ds["metadata"]["uid"]
-        owned = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
+    async def _history(self, ds: dict[str, Any], matches: Any) -> tuple[Obj, tuple[Obj, ...]]:
+        """constructHistory: claim the revisions (adopt/release), then find or create the current one."""
+        await claim_objects(self.client, ds, CONTROLLER_REVISIONS, self.revisions, matches)
+        owned = claimed_view(ds, self.revisions, matches)
         plan = plan_history(ds, owned)
         namespace = ds["metadata"]["namespace"]
         if plan.create is not None:
@@ -258,14 +299,18 @@ class DaemonSetReconciler:
         update_hash: str,
     ) -> None:
         """syncNodes: PreparingDelete first for pods a preDelete hook holds; then at most
-        ``burstReplicas`` creates and deletes, each expected before it is sent."""
+        ``burstReplicas`` creates and deletes, each expected before it is sent; creates stop after
+        ``CREATE_PASS_SECONDS`` (the nodes left are not expected, the next pass creates them)."""
         to_delete = await self._prepare_delete(ds, to_delete)
         burst = _burst_replicas(ds)
         to_create, to_delete = list(to_create)[:burst], list(to_delete)[:burst]
         errors: list[Exception] = []
         if to_create:
             template = self._pod_template(ds, update_hash)
+            deadline = self.clock.now() + self.create_pass_seconds
             for node in to_create:
+                if self.clock.now() >= deadline:
+                    break  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
                 self.scale_expectations.expect(key, ScaleExpectations.CREATE, node)
                 try:
                     created = await self.client.create(PODS, self._pod_for(ds, template, node))
@@ -427,9 +472,14 @@ class DaemonSetReconciler:
         return recreate
 
     async def _refresh_in_place(self, ds: Obj, now: datetime, delays: list[float]) -> None:
-        """refreshUpdateStates: move every in-flight in-place update one step."""
+        """refreshUpdateStates: move every in-flight in-place update one step. A new pod's first
+        refresh writes `InPlaceUpdateReady` and `KruisePodReady` together (or the latter alone when the
+        pod has no in-place gate): one status write per new pod."""
         for pod in self._owned_pods(ds):
-            outcome = await self.inplace.refresh(pod, now, _matches_revision)
+            step = refresh(pod, now, _matches_revision)
+            if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+                step = podreadiness.fold_initial_condition(step, pod, now)
+            outcome = await self.inplace.refresh(pod, now, _matches_revision, step)
             if outcome.requeue_after:
                 delays.append(outcome.requeue_after)
 
@@ -485,13 +535,6 @@ class DaemonSetReconciler:
 def _result(delays: Sequence[float]) -> Result | None:
     positive = [d for d in delays if d > 0]
     return Result(requeue_after=min(positive)) if positive else None
-
-
-def _controlled_by(obj: Obj, uid: str) -> bool:
-    return any(
-        r.get("controller") and r.get("uid") == uid
-        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
-    )
 
 
 def _rolling(ds: Obj) -> Mapping[str, Any]:

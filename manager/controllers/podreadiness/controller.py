@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from kruise.kube.controller import Controller
+from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS, object_key
+from kruise.kube.store import unwrap_tombstone
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.podreadiness.reconciler import PodReadinessReconciler, needs_condition
 
@@ -18,7 +20,10 @@ NAME = "podreadiness"
 
 def build(ctx: ManagerContext) -> Controller:
     pods = ctx.informers.informer(PODS)
-    reconciler = PodReadinessReconciler(ctx.client, pods=pods, wall=ctx.clock.wall)
+    rv_expectations = ResourceVersionExpectations(ctx.clock)
+    reconciler = PodReadinessReconciler(
+        ctx.client, pods=pods, wall=ctx.clock.wall, rv_expectations=rv_expectations
+    )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
 
     def on_add(pod: dict[str, Any]) -> None:
@@ -26,7 +31,11 @@ def build(ctx: ManagerContext) -> Controller:
             controller.queue.add(object_key(pod))
 
     def on_update(_old: dict[str, Any], new: dict[str, Any]) -> None:
+        rv_expectations.observe(new)
         on_add(new)
 
-    pods.add_event_handler(on_add=on_add, on_update=on_update)
+    def on_delete(obj: Any) -> None:
+        rv_expectations.delete((unwrap_tombstone(obj).get("metadata") or {}).get("uid", ""))
+
+    pods.add_event_handler(on_add=on_add, on_update=on_update, on_delete=on_delete)
     return controller

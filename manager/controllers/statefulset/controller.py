@@ -7,18 +7,32 @@ pods the controller just wrote, so a pass never plans from a pod older than its 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from kruise.api import features
+from kruise.control.statefulset.claims import ANNOTATION_PVC_OWNED_BY_ASTS
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.ownedpods import watch_owned_pods
-from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PODS, PVCS
+from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, IMAGEPULLJOBS, PODS, PVCS
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.statefulset.reconciler import StatefulSetReconciler
+from kruise.manager.writers.predownload import PreDownloadWriter
 
 NAME = "statefulset"
 KIND = "StatefulSet"
 GROUP = "apps.kruise.io"
 
 owner_key = enqueue_owner(KIND, GROUP)
+
+
+def resized_claim_owner(claim: Mapping[str, Any]) -> list[str]:
+    """A claim the controller resized names its set in ``apps.kruise.io/owned-by-asts``; its
+    changes (capacity growing, resize conditions) wake that set, as upstream's pvcEventHandler."""
+    meta = claim.get("metadata") or {}
+    owner = (meta.get("annotations") or {}).get(ANNOTATION_PVC_OWNED_BY_ASTS)
+    return [f"{meta.get('namespace', '')}/{owner}"] if owner else []
 
 
 def build(ctx: ManagerContext) -> Controller:
@@ -28,9 +42,17 @@ def build(ctx: ManagerContext) -> Controller:
     revisions = ctx.informers.informer(CONTROLLER_REVISIONS)
     scale_expectations = ScaleExpectations(ctx.clock)
     rv_expectations = ResourceVersionExpectations(ctx.clock)
+    recorder = ctx.recorder("statefulset-controller")
+    predownloader = None
+    gates = ctx.feature_gates
+    if gates.enabled(features.KRUISE_DAEMON) and gates.enabled(
+        features.PRE_DOWNLOAD_IMAGE_FOR_IN_PLACE_UPDATE
+    ):
+        jobs = ctx.informers.informer(IMAGEPULLJOBS)
+        predownloader = PreDownloadWriter(ctx.client, recorder, rv_expectations, jobs)
     reconciler = StatefulSetReconciler(
         ctx.client,
-        ctx.recorder("statefulset-controller"),
+        recorder,
         ctx.feature_gates,
         sets=sets,
         pods=pods,
@@ -39,10 +61,13 @@ def build(ctx: ManagerContext) -> Controller:
         scale_expectations=scale_expectations,
         rv_expectations=rv_expectations,
         wall=ctx.clock.wall,
+        clock=ctx.clock,
+        predownloader=predownloader,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(sets, enqueue_object)
     controller.watch(revisions, owner_key)
+    controller.watch(pvcs, resized_claim_owner)
 
     watch_owned_pods(controller, pods, owner_key, scale_expectations, rv_expectations)
     return controller

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ import structlog
 from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.statefulset import PVC_DELETE
+from kruise.control.statefulset import predownload
 from kruise.control.statefulset.actions import (
     CreatePod,
     DeletePod,
@@ -27,6 +28,7 @@ from kruise.control.statefulset.actions import (
     FixIdentity,
     PrepareDelete,
 )
+from kruise.control.statefulset.claims import volume_claim_statuses
 from kruise.control.statefulset.identity import is_member, ordinal_of
 from kruise.control.statefulset.pods import revision_of
 from kruise.control.statefulset.scaleplan import Gates, Revisions, plan_scale
@@ -40,6 +42,7 @@ from kruise.control.statefulset.status import (
 )
 from kruise.control.statefulset.update import plan_update
 from kruise.kube.client import Client
+from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
@@ -50,12 +53,17 @@ from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.controllers.statefulset.podcontrol import StatefulPodControl
 from kruise.manager.controllers.statefulset.updater import StatefulSetUpdater
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.predownload import PreDownloadWriter
 from kruise.manager.writers.revisions import RevisionWriter
 
 log = structlog.get_logger("kruise.manager.statefulset")
 
 Obj = Mapping[str, Any]
 FORCED_EXPECTATION_REQUEUE = 10.0
+CREATE_PASS_SECONDS = 3.0
+"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
+written once, with the pods created so far) and the pods' add events bring the next one, so status
+shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
 
 
 def _earliest(*values: float | None) -> float | None:
@@ -77,14 +85,20 @@ class StatefulSetReconciler:
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
+        clock: Clock | None = None,
+        create_pass_seconds: float = CREATE_PASS_SECONDS,
+        predownloader: PreDownloadWriter | None = None,
     ) -> None:
         self.client = client
+        self.predownloader = predownloader
         self.recorder = recorder
         self.gates = gates
         self.sets, self.pods, self.pvcs, self.revisions = sets, pods, pvcs, revisions
         self.scale_expectations = scale_expectations
         self.rv_expectations = rv_expectations
         self.wall = wall
+        self.clock = clock or RealClock()
+        self.create_pass_seconds = create_pass_seconds
         self.plan_gates = Gates(
             start_ordinal=gates.enabled(features.STATEFULSET_START_ORDINAL),
             pod_index_label=gates.enabled(features.POD_INDEX_LABEL),
@@ -144,6 +158,7 @@ class StatefulSetReconciler:
         now = self.wall()
         current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
         status = compute_status(sts, pods, current_name, update_name, collision_count, now)
+        self._count_claims(sts, status, pods)
         delay: float | None = None
         sync_error: Exception | None = None
         if not meta.get("deletionTimestamp"):
@@ -180,6 +195,7 @@ class StatefulSetReconciler:
         now: datetime,
     ) -> float | None:
         update_name = update["metadata"]["name"]
+        await self._pre_download(sts, key, current, update)
         try:
             modified, refresh_delay = await self.updater.refresh(sts, pods, update_name, now)
         except Exception as exc:
@@ -202,8 +218,39 @@ class StatefulSetReconciler:
         )
         if plan.wait:
             log.debug("statefulset scale waits", statefulset=key, reason=plan.wait)
+        try:
+            finished = await self._scale(sts, key, status, plan.actions, now)
+        finally:
+            # upstream recounts over the live replicas on every exit of the scale phase
+            self._count_claims(sts, status, plan.replicas.values())
+        if not finished:
+            # the rest next pass (CREATE_PASS_SECONDS); no update before the scale plan is done
+            return _earliest(refresh_delay, plan.requeue_after)
+        if not plan.update_allowed:
+            return _earliest(refresh_delay, plan.requeue_after)
+
+        update_plan = plan_update(sts, plan.live_range, plan.replicas, plan.placeholders, update_name, now)
+        if update_plan.skipped:
+            return _earliest(refresh_delay, plan.requeue_after)
+        try:
+            update_delay = await self.updater.execute(sts, key, update_plan.actions, revisions, update, now)
+        except Exception as exc:
+            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
+            raise
+        return _earliest(refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay)
+
+    async def _scale(
+        self, sts: dict[str, Any], key: str, status: dict[str, Any], actions: Sequence[Any], now: datetime
+    ) -> bool:
+        """Carry out the scale plan's pod and claim writes; a failure becomes a status condition.
+
+        Returns False when the create-pass deadline cut the plan short (no pod is created once
+        ``create_pass_seconds`` have gone by), True when every action ran."""
         retention = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
-        for action in plan.actions:
+        deadline = self.clock.now() + self.create_pass_seconds
+        for action in actions:
+            if isinstance(action, CreatePod) and self.clock.now() >= deadline:
+                return False
             try:
                 if isinstance(action, CreatePod):
                     await self.pod_control.create_pod(sts, key, action.pod)
@@ -227,18 +274,29 @@ class StatefulSetReconciler:
                 )
                 set_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
                 raise
-        if not plan.update_allowed:
-            return _earliest(refresh_delay, plan.requeue_after)
+        return True
 
-        update_plan = plan_update(sts, plan.live_range, plan.replicas, plan.placeholders, update_name, now)
-        if update_plan.skipped:
-            return _earliest(refresh_delay, plan.requeue_after)
+    def _count_claims(self, sts: Obj, status: dict[str, Any], pods: Iterable[Obj]) -> None:
+        """``updatePVCStatus``: ``status.volumeClaims`` from the claims in the informer (None
+        clears the field when the set has no templates, as upstream's omitempty)."""
+        namespace = sts["metadata"].get("namespace", "")
+        counted = volume_claim_statuses(sts, pods, lambda name: self.pvcs.get(f"{namespace}/{name}"))
+        status["volumeClaims"] = counted or None
+
+    async def _pre_download(self, sts: Obj, key: str, current: Obj, update: Obj) -> None:
+        """``doPreDownload``: an optimisation, so a failure is logged and the pass goes on."""
+        if self.predownloader is None:
+            return
         try:
-            update_delay = await self.updater.execute(sts, key, update_plan.actions, revisions, update, now)
+            plan = predownload.plan(
+                sts,
+                current,
+                update,
+                env_from_metadata=self.gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),
+            )
+            await self.predownloader.apply(sts, update, plan)
         except Exception as exc:
-            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
-            raise
-        return _earliest(refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay)
+            log.error("failed to pre-download images", statefulset=key, error=str(exc))
 
 
 def _controlled_by(obj: Obj, uid: str) -> bool:

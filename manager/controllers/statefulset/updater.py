@@ -19,8 +19,8 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.control import lifecycle
-from kruise.control.inplace.engine import update_completed_problem
+from kruise.control import lifecycle, podreadiness
+from kruise.control.inplace.engine import refresh, update_completed_problem
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.control.revision import equal_to_revision_hash
 from kruise.control.statefulset import health
@@ -80,11 +80,12 @@ class StatefulSetUpdater:
                 continue
             completed = update_completed_problem(pod) is None
             state = refreshed_lifecycle_state(sts, pod, update_revision, completed)
+            # a new pod's KruisePodReady and a move that needs no readiness change ride in the
+            # refresh's status write
+            step = podreadiness.fold_initial_condition(refresh(pod, now, equal_to_revision_hash), pod, now)
             try:
-                # a move that needs no readiness change rides in the refresh's status write
-                outcome = await self.inplace.refresh(
-                    pod, now, equal_to_revision_hash, state=state_for_status_write(pod, state, mark, now)
-                )
+                moves = state_for_status_write(pod, state, mark, now)
+                outcome = await self.inplace.refresh(pod, now, equal_to_revision_hash, step, state=moves)
             except InPlaceRefreshError as exc:
                 raise UpdateError(str(exc)) from exc
             delay = _earliest(delay, outcome.requeue_after)

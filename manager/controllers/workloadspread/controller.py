@@ -1,11 +1,14 @@
 """Wiring of the WorkloadSpread controller.
 
 A WorkloadSpread wakes on its own changes. A pod carrying `apps.kruise.io/matched-workloadspread`
-wakes the WorkloadSpread it names when created, deleted, when it stops being active, or when its
-version changes. A target workload (CloneSet, Deployment, ReplicaSet, Job, StatefulSet, Advanced
-StatefulSet) wakes the WorkloadSpread targeting it — a ReplicaSet also the one targeting its
-Deployment — when created or deleted, when its replicas (a Job: parallelism) change, and for a
-CloneSet or Deployment when a new revision rolls out (deletion costs rank versions).
+wakes the WorkloadSpread it names when created, deleted, when it stops being active, when its
+version changes, or when the scheduler marks it Unschedulable (so the Adaptive strategy starts
+counting rescheduleCriticalSeconds for it; upstream's handler leaves that to chance). A target
+workload (CloneSet, Deployment, ReplicaSet, Job, StatefulSet, Advanced StatefulSet) wakes the
+WorkloadSpread targeting it — a ReplicaSet also the one targeting its Deployment — when created or
+deleted, when its replicas (a Job: parallelism) change, and for a CloneSet or Deployment when a new
+revision rolls out (deletion costs rank versions). Nodes are only read (to adopt pods created before
+the WorkloadSpread), as upstream: a node change wakes nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kruise.control import podstatus
+from kruise.control.workloadspread.reschedule import marked_unschedulable
 from kruise.control.workloadspread.subsets import MatchedSpread, controller_of, pod_version
 from kruise.control.workloadspread.targets import group_of
 from kruise.kube.controller import Controller
@@ -23,6 +27,7 @@ from kruise.kube.resources import (
     CLONESETS,
     DEPLOYMENTS,
     JOBS,
+    NODES,
     PODS,
     REPLICASETS,
     STATEFULSETS_APPS,
@@ -51,7 +56,10 @@ def pod_handlers(enqueue: Callable[[str], None]) -> dict[str, Any]:
 
     def on_update(old: Obj, new: Obj) -> None:
         stopped = podstatus.is_active(old) and not podstatus.is_active(new)
-        if stopped or pod_version(old) != pod_version(new):
+        # Not in upstream's handler: without it the Adaptive clock of a pod starts only if some
+        # unrelated event happens to run a pass after the scheduler gave up on the pod.
+        unschedulable = marked_unschedulable(new) and not marked_unschedulable(old)
+        if stopped or unschedulable or pod_version(old) != pod_version(new):
             wake(new)
 
     return {"on_add": wake, "on_update": on_update, "on_delete": lambda pod: wake(unwrap_tombstone(pod))}
@@ -109,7 +117,7 @@ def build(ctx: ManagerContext) -> Controller:
     pods = ctx.informers.informer(PODS)
     workloads = {(ref.group, ref.kind): ctx.informers.informer(ref) for ref in TARGETS}
     reconciler = WorkloadSpreadReconciler(
-        ctx.client, spreads=spreads, pods=pods, workloads=workloads,
+        ctx.client, spreads=spreads, pods=pods, workloads=workloads, nodes=ctx.informers.informer(NODES),
         recorder=ctx.recorder(COMPONENT), clock=ctx.clock,
     )  # fmt: skip
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)

@@ -1,5 +1,8 @@
 """One pass over a WorkloadSpread: read its target workload and that workload's pods from the caches,
-patch the deletion cost each pod should carry, then write the recomputed status when it changed.
+adopt pods that lack its annotation into the subset their node fits (see
+`kruise.control.workloadspread.adoption`), patch the deletion cost each pod should carry, write the
+recomputed status when it changed, then (Adaptive strategy) delete the pods that failed to schedule
+(see `kruise.control.workloadspread.reschedule`).
 
 Pods are the target's own (by controller reference; a Deployment's through its ReplicaSets, a Job's
 also by its selector), narrowed by `targetFilter.selector`. A missing workload counts as no pods and
@@ -17,10 +20,10 @@ from typing import Any
 import structlog
 
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
-from kruise.control.workloadspread import deletioncost, status
+from kruise.control.workloadspread import adoption, deletioncost, status
 from kruise.control.workloadspread.subsets import controller_of
 from kruise.control.workloadspread.targets import group_of, pod_selected, workload_replicas
-from kruise.kube.client import Client
+from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result, TerminalError
 from kruise.kube.errors import NotFound
@@ -41,14 +44,17 @@ class WorkloadSpreadReconciler:
         spreads: SharedInformer,
         pods: SharedInformer,
         workloads: Mapping[tuple[str, str], SharedInformer],
+        nodes: SharedInformer | None = None,
         recorder: EventRecorder | None = None,
         clock: Clock | None = None,
     ) -> None:
         """`workloads`: (API group, kind) → informer; it must hold ("apps", "ReplicaSet") to follow a
-        Deployment's pods. Target kinds without an informer are not followed."""
+        Deployment's pods. Target kinds without an informer are not followed. Without `nodes`, pods
+        lacking the annotation are not adopted (their nodes cannot be read)."""
         self.client = client
         self.spreads = spreads
         self.pods = pods
+        self.nodes = nodes
         self.workloads = workloads
         self.recorder = recorder
         self.clock = clock or RealClock()
@@ -110,7 +116,9 @@ class WorkloadSpreadReconciler:
             pods = [p for p in pods if pod_selected(ws, p)]
         except SelectorError as exc:
             raise TerminalError(f"WorkloadSpread {key}: spec.targetFilter.selector: {exc}") from exc
-        versioned, by_subset = status.group_pods(ws, pods)
+        grouping = adoption.group_and_adopt(ws, pods, replicas, self._node)
+        await self._adopt(ws, grouping)
+        versioned, by_subset = grouping.versioned, grouping.by_subset
         if kind in deletioncost.COST_KINDS:
             latest: str | None = ""  # upstream: no workload, no version; every pod ranks as old
             if workload is not None:
@@ -127,14 +135,59 @@ class WorkloadSpreadReconciler:
         for reason, message in notes.events:
             if self.recorder is not None:
                 self.recorder.event(dict(ws), "Warning", reason, message)
-        if desired is not None and (ws.get("status") or {}) != desired:
-            try:
-                await self.client.update_status(WORKLOADSPREADS, {**ws, "status": desired})
-            except NotFound:
-                return None
+        for reason, message in notes.normal_events:
+            if self.recorder is not None:
+                self.recorder.event(dict(ws), "Normal", reason, message)
+        if desired is not None:
+            if (ws.get("status") or {}) != desired:
+                try:
+                    await self.client.update_status(WORKLOADSPREADS, {**ws, "status": desired})
+                except NotFound:
+                    return None
+            for subset_name, pod in notes.failed_to_schedule:
+                await self._delete_unschedulable(ws, subset_name, pod)
         if notes.requeue_after is not None:
             return Result(requeue_after=max(notes.requeue_after.total_seconds(), 0.0))
         return None
+
+    def _node(self, name: str) -> Obj | None:
+        return self.nodes.get(name) if self.nodes is not None else None
+
+    async def _adopt(self, ws: Obj, grouping: adoption.Grouping) -> None:
+        """Write each adoption onto its pod (an error fails the pass, as upstream, so it is retried)
+        and carry on with the patched pods."""
+        patched: dict[str, Obj] = {}
+        for adopted in grouping.adoptions:
+            meta = adopted.pod["metadata"]
+            log.info(
+                "workloadspread adopts existing pod",
+                workloadspread=f"{ws['metadata'].get('namespace')}/{ws['metadata']['name']}",
+                pod=meta["name"],
+                subset=adopted.subset,
+            )
+            patched[meta["name"]] = await self.client.patch(
+                PODS, meta["name"], adopted.patch, meta.get("namespace"), patch_type=PatchType.STRATEGIC
+            )
+        if patched:
+            grouping.replace(patched)
+
+    async def _delete_unschedulable(self, ws: Obj, subset_name: str, pod: Obj) -> None:
+        """Adaptive: a pod stuck unschedulable goes so its workload re-creates it elsewhere."""
+        meta = pod["metadata"]
+        try:
+            await self.client.delete(PODS, meta["name"], meta.get("namespace"))
+        except NotFound:
+            return
+        except Exception:
+            if self.recorder is not None:
+                spread = f"{ws['metadata'].get('namespace')}/{ws['metadata']['name']}"
+                message = (
+                    f"Failed to delete unschedulabe Pod {meta.get('namespace')}/{meta['name']} "
+                    f"in Subset {subset_name} of WorkloadSpread {spread}"
+                )
+                self.recorder.event(dict(ws), "Warning", "DeletePodFailed", message)
+            raise
+        log.info("workloadspread deleted unschedulable pod", pod=meta["name"], subset=subset_name)
 
     async def _patch_cost(self, ws: Obj, pod: Obj, cost: int) -> None:
         patch = deletioncost.cost_patch(pod, cost)

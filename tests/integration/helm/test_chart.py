@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kruise.manager.options import parse_args
+
 CHART = Path(__file__).resolve().parents[3] / "helm" / "kruise"
 HELM = Path(sys.executable).parent / "helm"
 if not HELM.exists() and shutil.which("helm"):
@@ -157,3 +159,55 @@ def test_upstream_manager_webhook_port_key_sets_the_webhook_port():
         d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "kruise-webhook-service"
     ]
     assert service["spec"]["ports"] == [{"port": 443, "targetPort": 9443}]
+
+
+def test_upstream_manager_keys_reach_the_manager_flags_and_pod():
+    default = by_kind(render(), "Deployment")["kruise-controller-manager"]
+    assert "--sync-period=0" in args_of(default) and "--logging-format=json" in args_of(default)
+    assert "--webhook-service-name=kruise-webhook-service" in args_of(default)
+    assert "affinity" not in default["spec"]["template"]["spec"]
+    affinity = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["infra"]}]}]}}  # fmt: skip
+    docs = render(
+        "manager.resyncPeriod=10m",
+        "manager.loggingFormat=console",
+        "manager.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+        ".matchExpressions[0].key=pool",
+        "manager.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+        ".matchExpressions[0].operator=In",
+        "manager.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+        ".matchExpressions[0].values[0]=infra",
+    )
+    manager = by_kind(docs, "Deployment")["kruise-controller-manager"]
+    assert "--sync-period=10m" in args_of(manager) and "--logging-format=console" in args_of(manager)
+    assert manager["spec"]["template"]["spec"]["affinity"] == {"nodeAffinity": affinity}
+    # the rendered flags parse: the key does something in kruise-manager
+    options = parse_args(
+        [a for a in args_of(manager) if a.startswith(("--sync-period", "--logging-format"))], env={}
+    )
+    assert options.sync_period == 600.0 and options.logging_format == "console"
+
+
+def test_upstream_daemon_and_service_account_keys():
+    daemon = by_kind(render(), "DaemonSet")["kruise-daemon"]["spec"]["template"]["spec"]
+    term = daemon["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "type", "operator": "NotIn", "values": ["virtual-kubelet"]}
+    ]
+    assert [e["name"] for e in daemon["containers"][0]["env"]] == ["NODE_NAME"]
+    docs = render(
+        "daemon.extraEnvs[0].name=HTTPS_PROXY",
+        "daemon.extraEnvs[0].value=http://proxy:3128",
+        "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/kruise",
+        "daemon.affinity=null",
+    )
+    daemon = by_kind(docs, "DaemonSet")["kruise-daemon"]["spec"]["template"]["spec"]
+    assert daemon["containers"][0]["env"][1] == {"name": "HTTPS_PROXY", "value": "http://proxy:3128"}
+    assert "affinity" not in daemon
+    accounts = by_kind(docs, "ServiceAccount")
+    assert set(accounts) == {"kruise-manager", "kruise-webhook", "kruise-daemon"}
+    for account in accounts.values():
+        assert account["metadata"]["annotations"] == {
+            "eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/kruise"
+        }
+    assert all("annotations" not in a["metadata"] for a in by_kind(render(), "ServiceAccount").values())

@@ -11,6 +11,7 @@ configurations the chart created.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -132,10 +133,33 @@ async def test_chart_runs_kruise_as_pods_with_leader_handover(tmp_path: Path):
 
             await until(cloned, "the new leader did not create the CloneSet's pods")
 
-            # helm upgrade changes the gates of every process; uninstall leaves no webhook behind.
+            # helm upgrade changes the gates of every process and the live webhooks' timeout (the
+            # chart's empty `template` annotation clears kruise-webhook's stored copy, so the new
+            # timeout is not rebuilt away); uninstall leaves no webhook behind.
             await release.run(sandbox, "upgrade", "kruise", str(release.chart), "--reuse-values",
-                              "--set", "featureGates=ResourceDistributionGate=true")  # fmt: skip
+                              "--set", "featureGates=ResourceDistributionGate=true",
+                              "--set", "webhookConfiguration.timeoutSeconds=7")  # fmt: skip
             await release.wait_available(sandbox)
+            configurations = [
+                resource_path("admissionregistration.k8s.io/v1", plural, name=name)
+                for plural, name in (
+                    ("mutatingwebhookconfigurations", "kruise-mutating-webhook-configuration"),
+                    ("validatingwebhookconfigurations", "kruise-validating-webhook-configuration"),
+                )
+            ]
+
+            async def timeouts_settled() -> bool:
+                # live webhooks and kruise-webhook's re-seeded template both say 7 (a stale template
+                # would hold 30 and rebuild the webhooks back to it)
+                for path in configurations:
+                    config = await client.get(path)
+                    stored = json.loads(config["metadata"]["annotations"].get("template") or "[]")
+                    live = {hook.get("timeoutSeconds") for hook in config["webhooks"]}
+                    if not stored or live != {7} or {h.get("timeoutSeconds") for h in stored} != {7}:
+                        return False
+                return True
+
+            await until(timeouts_settled, "helm upgrade's timeoutSeconds=7 did not reach the live webhooks")
             managers = await pods_of("controller-manager")
             args = [
                 p["spec"]["containers"][0]["args"]

@@ -475,3 +475,63 @@ async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cl
         await fresh.informers.stop()
         for recorder in fresh.recorders:
             await recorder.stop()
+
+
+def volume_claims(sts: dict[str, Any]) -> list[dict[str, Any]] | None:
+    return (sts.get("status") or {}).get("volumeClaims")
+
+
+async def provision(cluster, name: str, storage: str, capacity: str) -> None:
+    """Play the volume provisioner: the claim requests `storage` and its volume reports `capacity`."""
+    pvc = copy.deepcopy(await cluster.client.get(PVCS, name, NS))
+    pvc["spec"]["resources"]["requests"]["storage"] = storage
+    pvc = await cluster.client.update(PVCS, pvc)
+    pvc["status"] = {"phase": "Bound", "capacity": {"storage": capacity}}
+    await cluster.client.update_status(PVCS, pvc)
+
+
+async def test_status_volume_claims_follow_the_template_and_the_claims(kruise_cluster):
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    await kruise_cluster.client.create(
+        ADVANCED_STATEFULSETS,
+        manifest(replicas=2, podManagementPolicy="Parallel", volumeClaimTemplates=[claim]),
+    )
+    await settled(kruise_cluster, "web", 2)
+    # claims exist and match the template, no volume reports a capacity yet
+    await kruise_cluster.until(
+        lambda: get_sts(kruise_cluster, "web"),
+        lambda s: (
+            volume_claims(s)
+            == [{"volumeClaimName": "data", "compatibleReplicas": 2, "compatibleReadyReplicas": 0}]
+        ),
+    )
+    for ordinal in range(2):
+        await provision(kruise_cluster, f"data-web-{ordinal}", "1Gi", "1Gi")
+
+    def grow(spec: dict[str, Any]) -> None:
+        spec["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] = "2Gi"
+
+    # the template outgrows every claim: none is compatible any more
+    await update_spec(kruise_cluster, "web", grow)
+    await kruise_cluster.until(
+        lambda: get_sts(kruise_cluster, "web"),
+        lambda s: (
+            (s.get("status") or {}).get("observedGeneration") == s["metadata"]["generation"]
+            and volume_claims(s)
+            == [{"volumeClaimName": "data", "compatibleReplicas": 0, "compatibleReadyReplicas": 0}]
+        ),
+    )
+    # the user expands web-0's claim and its volume grows; a new replica gets a 2Gi claim
+    await provision(kruise_cluster, "data-web-0", "2Gi", "2Gi")
+    await update_spec(kruise_cluster, "web", lambda spec: spec.update(replicas=3))
+    await settled(kruise_cluster, "web", 3)
+    await kruise_cluster.until(
+        lambda: get_sts(kruise_cluster, "web"),
+        lambda s: (
+            volume_claims(s)
+            == [{"volumeClaimName": "data", "compatibleReplicas": 2, "compatibleReadyReplicas": 1}]
+        ),
+    )

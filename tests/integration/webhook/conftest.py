@@ -68,7 +68,13 @@ class LiveWebhook:
 
 
 @pytest.fixture
-async def live_webhook(emulator, tmp_path) -> AsyncIterator[LiveWebhook]:
+def cert_resync_seconds() -> float:
+    """The webhook's periodic resync; a test module overrides it to prove a reaction is event-driven."""
+    return 30.0
+
+
+@pytest.fixture
+async def live_webhook(emulator, tmp_path, cert_resync_seconds) -> AsyncIterator[LiveWebhook]:
     server = emulator.server
     server.admission = WebhookAdmission(
         lambda group, version, plural: list(server.store.list((group, plural)))
@@ -81,8 +87,9 @@ async def live_webhook(emulator, tmp_path) -> AsyncIterator[LiveWebhook]:
     url = f"https://127.0.0.1:{port}"
     options = Options(
         kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
-        cert_dir=tmp_path / "certs", webhook_url=url, cert_resync_seconds=30.0, initialize_timeout=30.0,
-        cache_sync_timeout=30.0, shutdown_grace=0.5, feature_gates="ResourcesDeletionProtection=true",
+        cert_dir=tmp_path / "certs", webhook_url=url, cert_resync_seconds=cert_resync_seconds,
+        initialize_timeout=30.0, cache_sync_timeout=30.0, shutdown_grace=0.5,
+        feature_gates="ResourcesDeletionProtection=true",
     )  # fmt: skip
     client = await Client.from_kubeconfig(emulator.kubeconfig)
     process = WebhookProcess(client, options)

@@ -32,6 +32,10 @@ KINDS = (
     "NodeImage",
     "ContainerRecreateRequest",
     "PodUnavailableBudget",
+    "UnitedDeployment",
+    "PersistentPodState",
+    "ResourceDistribution",
+    "WorkloadSpread",
 )
 GROUPS = {"PodUnavailableBudget": POLICY_GROUP}
 
@@ -320,11 +324,15 @@ SNAPSHOT_ENTRY = optional(
     restartCount=st.integers(0, 5),
     containerID=st.sampled_from(["", "docker://a"]),
 )
+# metav1.Condition: type, status and lastTransitionTime are required by the CRD schema, so an object
+# without them never reaches a conversion.
 CONDITION = with_extra(
-    optional(
-        type=st.sampled_from(["PreRecreateGrace", "Other"]),
-        status=st.sampled_from(["True", "False"]),
-        lastTransitionTime=st.sampled_from(["2024-05-01T10:00:00Z", "2024-05-01T10:00:00.25+01:00"]),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["PreRecreateGrace", "Other"]),
+            "status": st.sampled_from(["True", "False"]),
+            "lastTransitionTime": st.sampled_from(["2024-05-01T10:00:00Z", "2024-05-01T10:00:00.25+01:00"]),
+        }
     )
 )
 CRR_STATUS = {
@@ -360,6 +368,170 @@ PUB_ANNOTATIONS = optional(
     },
 )
 
+UD_SUBSET_STATUS = with_extra(
+    optional(
+        name=st.one_of(st.sampled_from(["a", "b", "c"]), st.just("")),
+        replicas=st.integers(0, 5),
+        readyReplicas=st.integers(0, 5),
+        partition=st.integers(0, 5),
+        conditions=st.lists(optional(type=st.just("Schedulable"), status=st.just("False")), max_size=1),
+    )
+)
+SUBSET_NAME_COUNTS = st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 5), max_size=3)
+UD_STATUS_COMMON = optional(
+    replicas=st.integers(0, 9),
+    currentRevision=names,
+    subsetStatuses=st.lists(UD_SUBSET_STATUS, max_size=3),
+    conditions=st.lists(optional(type=st.just("SubsetProvisioned"), status=st.just("True")), max_size=1),
+)
+UNITEDDEPLOYMENT = {
+    version: optional(
+        replicas=st.integers(0, 9),
+        selector=optional(matchLabels=st.dictionaries(names, names, max_size=1)),
+        template=optional(cloneSetTemplate=optional(spec=st.dictionaries(names, json_values, max_size=2))),
+        topology=optional(subsets=st.lists(optional(name=names, replicas=int_or_string), max_size=2)),
+        updateStrategy=optional(type=st.just("Manual"), manualUpdate=optional(partitions=SUBSET_NAME_COUNTS)),
+    )
+    for version in ("v1alpha1", "v1beta1")
+}
+UNITEDDEPLOYMENT_STATUS = {
+    "v1alpha1": st.tuples(
+        UD_STATUS_COMMON,
+        optional(
+            subsetReplicas=SUBSET_NAME_COUNTS,
+            updateStatus=optional(
+                updatedRevision=st.one_of(names, st.just("")), currentPartitions=SUBSET_NAME_COUNTS
+            ),
+        ),
+    ).map(lambda p: {**p[0], **p[1]}),
+    "v1beta1": st.tuples(UD_STATUS_COMMON, optional(updatedRevision=st.one_of(names, st.just("")))).map(
+        lambda p: {**p[0], **p[1]}
+    ),
+}
+
+
+def topology_term(key: str) -> st.SearchStrategy[dict[str, Any]]:
+    return with_extra(st.fixed_dictionaries({key: st.lists(names, max_size=2)}))
+
+
+def persistent_pod_state(key: str) -> st.SearchStrategy[dict[str, Any]]:
+    return optional(
+        targetRef=optional(apiVersion=st.just("apps/v1"), kind=st.just("StatefulSet"), name=names),
+        persistentPodAnnotations=st.lists(optional(key=names), max_size=2),
+        requiredPersistentTopology=topology_term(key),
+        preferredPersistentTopology=st.lists(
+            with_extra(optional(weight=st.integers(0, 100), preference=topology_term(key))), max_size=2
+        ),
+        persistentPodStateRetentionPolicy=st.sampled_from(["WhenScaled", "WhenDeleted"]),
+    )
+
+
+PERSISTENTPODSTATE = {
+    "v1alpha1": persistent_pod_state("nodeTopologyKeys"),
+    "v1beta1": persistent_pod_state("keys"),
+}
+PERSISTENTPODSTATE_STATUS = {
+    version: optional(
+        observedGeneration=st.integers(0, 9),
+        podStates=st.dictionaries(names, optional(nodeName=names, annotations=st.dictionaries(names, names))),
+    )
+    for version in ("v1alpha1", "v1beta1")
+}
+
+
+def resource_distribution(selector: str) -> st.SearchStrategy[dict[str, Any]]:
+    namespaces = optional(list=st.lists(optional(name=names), max_size=2))
+    return optional(
+        resource=optional(
+            apiVersion=st.just("v1"), kind=st.just("Secret"), data=st.dictionaries(names, names)
+        ),
+        targets=with_extra(
+            optional(
+                allNamespaces=st.booleans(),
+                includedNamespaces=namespaces,
+                excludedNamespaces=namespaces,
+                **{selector: optional(matchLabels=st.dictionaries(names, names, max_size=1))},
+            )
+        ),
+    )
+
+
+def resource_distribution_status(failed: str) -> st.SearchStrategy[dict[str, Any]]:
+    condition = with_extra(
+        optional(
+            type=st.sampled_from(["ConflictOccurred", "NamespaceNotExists"]),
+            status=st.sampled_from(["True", "False"]),
+            reason=names,
+            **{failed: st.lists(names, max_size=2)},
+        )
+    )
+    return optional(
+        desired=st.integers(0, 9), failed=st.integers(0, 9), conditions=st.lists(condition, max_size=2)
+    )
+
+
+RESOURCEDISTRIBUTION = {
+    "v1alpha1": resource_distribution("namespaceLabelSelector"),
+    "v1beta1": resource_distribution("namespaceSelector"),
+}
+RESOURCEDISTRIBUTION_STATUS = {
+    "v1alpha1": resource_distribution_status("failedNamespace"),
+    "v1beta1": resource_distribution_status("failedNamespaces"),
+}
+
+
+def workload_spread(required: str, preferred: str) -> st.SearchStrategy[dict[str, Any]]:
+    subset = with_extra(
+        optional(
+            name=names,
+            maxReplicas=int_or_string,
+            tolerations=st.lists(optional(key=names, operator=st.just("Exists")), max_size=1),
+            **{
+                required: optional(matchExpressions=st.lists(optional(key=names), max_size=1)),
+                preferred: st.lists(optional(weight=st.integers(1, 100)), max_size=2),
+            },
+        )
+    )
+    return optional(
+        targetRef=optional(apiVersion=st.just("apps/v1"), kind=st.just("Deployment"), name=names),
+        subsets=st.lists(subset, max_size=3),
+        scheduleStrategy=optional(type=st.sampled_from(["Fixed", "Adaptive"])),
+    )
+
+
+def workload_spread_status(condition: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    subset = with_extra(
+        optional(
+            name=names,
+            replicas=st.integers(0, 5),
+            missingReplicas=st.integers(-1, 5),
+            conditions=st.lists(condition, max_size=2),
+        )
+    )
+    subsets = st.lists(subset, max_size=2)
+    return optional(
+        observedGeneration=st.integers(0, 9),
+        subsetStatuses=subsets,
+        versionedSubsetStatuses=st.dictionaries(names, subsets, max_size=2),
+    )
+
+
+WS_CONDITION = {
+    "type": st.just("Schedulable"),
+    "status": st.sampled_from(["True", "False"]),
+    "lastTransitionTime": st.just("2024-05-01T10:00:00Z"),
+    "reason": st.sampled_from(["", "Unknown", "Full"]),
+    "message": st.sampled_from(["", "m"]),
+}
+WORKLOADSPREAD = {
+    "v1alpha1": workload_spread("requiredNodeSelectorTerm", "preferredNodeSelectorTerms"),
+    "v1beta1": workload_spread("requiredNodeSelector", "preferredNodeSelector"),
+}
+WORKLOADSPREAD_STATUS = {
+    "v1alpha1": workload_spread_status(optional(**WS_CONDITION)),
+    "v1beta1": workload_spread_status(optional(**WS_CONDITION, observedGeneration=st.integers(0, 9))),
+}
+
 SPECS = {
     "StatefulSet": STATEFULSET,
     "ImagePullJob": IMAGEPULLJOB,
@@ -372,11 +544,19 @@ SPECS = {
     "BroadcastJob": BROADCASTJOB,
     "AdvancedCronJob": ADVANCEDCRONJOB,
     "CloneSet": CLONESET,
+    "UnitedDeployment": UNITEDDEPLOYMENT,
+    "PersistentPodState": PERSISTENTPODSTATE,
+    "ResourceDistribution": RESOURCEDISTRIBUTION,
+    "WorkloadSpread": WORKLOADSPREAD,
 }
 STATUSES = {
     "DaemonSet": DAEMONSET_STATUS,
     "StatefulSet": STATEFULSET_STATUS,
     "ContainerRecreateRequest": CRR_STATUS,
+    "UnitedDeployment": UNITEDDEPLOYMENT_STATUS,
+    "PersistentPodState": PERSISTENTPODSTATE_STATUS,
+    "ResourceDistribution": RESOURCEDISTRIBUTION_STATUS,
+    "WorkloadSpread": WORKLOADSPREAD_STATUS,
 }
 
 

@@ -23,6 +23,10 @@ TWO_VERSIONS = {
     "NodeImage",
     "ContainerRecreateRequest",
     "PodUnavailableBudget",
+    "UnitedDeployment",
+    "PersistentPodState",
+    "ResourceDistribution",
+    "WorkloadSpread",
 }
 MULTI = [info for info in KINDS if info.kind in TWO_VERSIONS]
 
@@ -124,6 +128,48 @@ BETA_ONLY = {
             "protectTotalReplicas": 3,
             "ignoredPodSelector": {"matchLabels": {"a": "b"}},
         }
+    },
+    "UnitedDeployment": {
+        "spec": {"selector": {"matchLabels": {"app": "a"}}},
+        "status": {"updatedRevision": "r2", "subsetStatuses": [{"name": "a", "replicas": 2, "partition": 1}]},
+    },
+    "PersistentPodState": {
+        "spec": {
+            "targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet", "name": "s"},
+            "requiredPersistentTopology": {"keys": ["topology.kubernetes.io/zone"]},
+        }
+    },
+    "ResourceDistribution": {
+        "spec": {
+            "resource": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+            "targets": {"namespaceSelector": {"matchLabels": {"a": "b"}}},
+        },
+        "status": {"conditions": [{"type": "ConflictOccurred", "status": "True", "failedNamespaces": ["n"]}]},
+    },
+    "WorkloadSpread": {
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+            "subsets": [{"name": "a", "requiredNodeSelector": {"matchExpressions": []}}],
+        },
+        "status": {
+            "subsetStatuses": [
+                {
+                    "name": "a",
+                    "replicas": 1,
+                    "missingReplicas": 0,
+                    "conditions": [
+                        {
+                            "type": "Schedulable",
+                            "status": "True",
+                            "observedGeneration": 3,
+                            "lastTransitionTime": "2024-01-01T00:00:00Z",
+                            "reason": "Unknown",
+                            "message": "",
+                        }
+                    ],
+                }
+            ]
+        },
     },
 }
 

@@ -117,6 +117,8 @@ def test_one_pps_per_workload_regardless_of_version():
 def test_crd_has_no_printer_columns():
     crd = build_crd(pps.CRD)
     assert crd["metadata"]["name"] == "persistentpodstates.apps.kruise.io"
-    (version,) = crd["spec"]["versions"]
+    version, beta = crd["spec"]["versions"]  # v1alpha1; v1beta1 is covered by test_crd_versions
+    assert beta.get("additionalPrinterColumns") == version.get("additionalPrinterColumns")
+    assert beta.get("subresources") == version.get("subresources")
     assert "additionalPrinterColumns" not in version
     assert version["subresources"] == {"status": {}}

@@ -149,7 +149,9 @@ def test_crd_is_cluster_scoped_with_upstream_columns_and_accepts_the_object():
     crd = build_crd(rd.CRD)
     assert crd["spec"]["scope"] == "Cluster"
     assert crd["spec"]["names"]["shortNames"] == ["distributor"]
-    (version,) = crd["spec"]["versions"]
+    version, beta = crd["spec"]["versions"]  # v1alpha1; v1beta1 is covered by test_crd_versions
+    assert beta.get("additionalPrinterColumns") == version.get("additionalPrinterColumns")
+    assert beta.get("subresources") == version.get("subresources")
     columns = [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
     assert columns == [
         ("TOTAL", ".status.desired"),

@@ -102,7 +102,9 @@ def test_valid_object_round_trips_and_fits_the_schema():
     assert _errors() == []
     assert _parse(BASE).to_dict() == BASE
     crd = build_crd(ud.CRD)
-    (version,) = crd["spec"]["versions"]
+    version, beta = crd["spec"]["versions"]  # v1alpha1; v1beta1 is covered by test_crd_versions
+    assert beta.get("additionalPrinterColumns") == version.get("additionalPrinterColumns")
+    assert beta.get("subresources") == version.get("subresources")
     assert check(BASE, version["schema"]["openAPIV3Schema"]).ok
     assert version["subresources"]["scale"] == {
         "specReplicasPath": ".spec.replicas",

@@ -242,7 +242,9 @@ def test_one_workloadspread_per_workload_and_immutable_target():
 def test_crd_columns():
     crd = build_crd(ws.CRD)
     assert crd["spec"]["names"]["shortNames"] == ["ws"]
-    (version,) = crd["spec"]["versions"]
+    version, beta = crd["spec"]["versions"]  # v1alpha1; v1beta1 is covered by test_crd_versions
+    assert beta.get("additionalPrinterColumns") == version.get("additionalPrinterColumns")
+    assert beta.get("subresources") == version.get("subresources")
     columns = [(c["name"], c["type"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
     assert columns == [
         ("WorkloadName", "string", ".spec.targetRef.name"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+
 from kruise.control import podreadiness
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -90,12 +92,17 @@ def test_lacks_condition_needs_the_gate_and_no_condition():
     assert not podreadiness.lacks_condition({"metadata": {"name": "bare"}})
 
 
-def test_controlled_by_cloneset_only_for_a_kruise_cloneset_controller():
-    assert podreadiness.controlled_by_cloneset(owned())
-    assert not podreadiness.controlled_by_cloneset(owned(controller=False))
-    assert not podreadiness.controlled_by_cloneset(owned(kind="StatefulSet"))
-    assert not podreadiness.controlled_by_cloneset(owned(api_version="apps/v1"))
-    assert not podreadiness.controlled_by_cloneset(pod())
+@pytest.mark.parametrize("kind", ["CloneSet", "StatefulSet", "DaemonSet", "BroadcastJob"])
+def test_written_by_owner_for_kruise_workload_controllers(kind):
+    assert podreadiness.written_by_owner(owned(kind=kind))
+    assert not podreadiness.written_by_owner(owned(kind=kind, controller=False))
+    assert not podreadiness.written_by_owner(owned(kind=kind, api_version="apps/v1"))
+
+
+def test_written_by_owner_not_for_other_owners():
+    for kind in ("Deployment", "UnitedDeployment", "SidecarSet", "Job"):
+        assert not podreadiness.written_by_owner(owned(kind=kind))
+    assert not podreadiness.written_by_owner(pod())
 
 
 def test_with_initial_condition_adds_true_once_and_leaves_ready_alone():

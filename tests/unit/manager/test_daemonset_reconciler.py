@@ -81,6 +81,7 @@ class Harness:
             scale_expectations=self.scale,
             rv_expectations=self.rv,
             wall=self.clock.wall,
+            monotonic=self.clock.now,
         )
 
     async def reconcile(self) -> Result | None:

@@ -116,3 +116,23 @@ def test_assign_bcj_pods_by_scheduler_reaches_the_broadcastjob_reconciler(flag) 
 
 class _UnusedClient:
     """Building the manager and a controller wires informers but sends no request."""
+
+
+@pytest.mark.parametrize(
+    ("flag", "seconds"),
+    [("0", 0.0), ("30", 30.0), ("1.5", 1.5), ("30s", 30.0), ("10m", 600.0), ("1h30m", 5400.0)],
+)
+def test_sync_period_takes_go_durations_and_seconds(flag, seconds):
+    assert parse_args([f"--sync-period={flag}"], env={}).sync_period == seconds
+
+
+@pytest.mark.parametrize("flag", ["-5", "ten", "10x"])
+def test_bad_sync_period_names_the_flag(flag, capsys):
+    with pytest.raises(SystemExit):
+        parse_args([f"--sync-period={flag}"], env={})
+    assert "--sync-period" in capsys.readouterr().err
+
+
+def test_webhook_service_name_defaults_to_not_waiting():
+    assert parse_args([], env={}).webhook_service_name == ""
+    assert parse_args(["--webhook-service-name=svc"], env={}).webhook_service_name == "svc"

@@ -124,7 +124,7 @@ def test_needs_condition_tolerates_missing_spec_and_status():
     assert needs_condition({"spec": {"readinessGates": [GATE]}}) is True
 
 
-def test_needs_condition_leaves_cloneset_pods_to_the_cloneset_controller():
+def test_needs_condition_leaves_kruise_workload_pods_to_their_controller():
     p = {"metadata": {"name": "cs-x"}, "spec": {"readinessGates": [GATE]}}
     p["metadata"]["ownerReferences"] = [
         {
@@ -136,5 +136,32 @@ def test_needs_condition_leaves_cloneset_pods_to_the_cloneset_controller():
         }
     ]
     assert needs_condition(p) is False
-    p["metadata"]["ownerReferences"][0]["kind"] = "StatefulSet"
+    for kind in ("StatefulSet", "DaemonSet", "BroadcastJob"):
+        p["metadata"]["ownerReferences"][0]["kind"] = kind
+        assert needs_condition(p) is False
+    p["metadata"]["ownerReferences"][0]["kind"] = "UnitedDeployment"
     assert needs_condition(p) is True
+    p["metadata"]["ownerReferences"][0].update(apiVersion="apps/v1", kind="StatefulSet")
+    assert needs_condition(p) is True
+
+
+async def test_a_pod_woken_again_before_the_cache_shows_the_patch_is_not_patched_twice():
+    """Issue 18: the kubelet's and workload controllers' status writes wake the pod while the cache
+    still holds the copy without the condition; the patch already sent must not be sent again."""
+    clock = FakeClock()
+    client = RecordingClient(clock)
+    client.put(PODS, pod())
+    cache = FakeInformer([await client.get(PODS, "p", "default")])
+    client.clear()
+    reconciler = PodReadinessReconciler(client, pods=cache, wall=clock.wall)
+    await reconciler.reconcile("default/p")
+    await reconciler.reconcile("default/p")  # woken by another writer; the cache is still behind
+    assert [(c.verb, c.subresource) for c in client.writes] == [("patch", "status")]
+    # the cache catches up with something newer that still lacks the condition (status wiped):
+    # the expectation is met, so the pod is patched again
+    newer = await client.get(PODS, "p", "default")
+    newer["status"]["conditions"] = []
+    newer["metadata"]["resourceVersion"] = str(int(newer["metadata"]["resourceVersion"]) + 1)
+    cache.add(newer)
+    await reconciler.reconcile("default/p")
+    assert [(c.verb, c.subresource) for c in client.writes] == [("patch", "status")] * 2

@@ -6,6 +6,7 @@ and the event handlers' wake-ups."""
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -18,6 +19,7 @@ from kruise.kube.resources import (
     CLONESETS,
     DEPLOYMENTS,
     JOBS,
+    NODES,
     PODS,
     REPLICASETS,
     WORKLOADSPREADS,
@@ -73,12 +75,13 @@ def pod(name, subset, owner_uid="uid-app", kind="CloneSet", created="2026-11-22T
 
 
 class Harness:
-    def __init__(self, spreads=(), pods=(), clonesets=(), deployments=(), replicasets=(), jobs=()):
+    def __init__(self, spreads=(), pods=(), clonesets=(), deployments=(), replicasets=(), jobs=(), nodes=()):
         self.clock = FakeClock()
         self.client = RecordingClient(self.clock)
         self.recorder = RecordingEventRecorder()
         self.informers = {
-            ref: FakeInformer() for ref in (WORKLOADSPREADS, PODS, CLONESETS, DEPLOYMENTS, REPLICASETS, JOBS)
+            ref: FakeInformer()
+            for ref in (WORKLOADSPREADS, PODS, CLONESETS, DEPLOYMENTS, REPLICASETS, JOBS, NODES)
         }
         for ref, objs in (
             (WORKLOADSPREADS, spreads),
@@ -87,6 +90,7 @@ class Harness:
             (DEPLOYMENTS, deployments),
             (REPLICASETS, replicasets),
             (JOBS, jobs),
+            (NODES, nodes),
         ):
             self.client.put(ref, *objs)
             self.client.sync(ref, self.informers[ref])
@@ -98,6 +102,7 @@ class Harness:
                 (ref.group, ref.kind): self.informers[ref]
                 for ref in (CLONESETS, DEPLOYMENTS, REPLICASETS, JOBS)
             },
+            nodes=self.informers[NODES],
             recorder=self.recorder,
             clock=self.clock,
         )
@@ -277,6 +282,27 @@ def test_pod_handlers_wake_the_named_spread_on_create_stop_and_delete():
     assert woken == ["default/ws"] * 3
 
 
+def test_pod_handlers_wake_when_the_scheduler_marks_a_pod_unschedulable_once():
+    """Adaptive: the pass that starts a pod's rescheduleCriticalSeconds must not depend on luck."""
+    woken = []
+    handlers = pod_handlers(woken.append)
+    pending = pod("x1", "zone-a")
+    pending["status"] = {"phase": "Pending"}
+    failed = copy.deepcopy(pending)
+    failed["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes"}
+    ]
+    retried = copy.deepcopy(failed)
+    retried["status"]["conditions"][0]["message"] = "0/4 nodes"
+    gated = copy.deepcopy(pending)
+    gated["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]
+    handlers["on_update"](pending, gated)  # not the scheduler giving up
+    handlers["on_update"](pending, failed)
+    handlers["on_update"](failed, retried)  # already counted
+    handlers["on_update"](pod("plain", None), {**failed, "metadata": pod("plain", None)["metadata"]})
+    assert woken == ["default/ws"]
+
+
 def test_workload_handlers_wake_on_replicas_and_through_a_deployments_replicaset():
     spreads = FakeInformer(
         [
@@ -294,3 +320,135 @@ def test_workload_handlers_wake_on_replicas_and_through_a_deployments_replicaset
     rs = workload_handlers(REPLICASETS, spreads, woken.append)
     rs["on_add"](replicaset("h1", "v1"))
     assert woken == ["default/ws", "default/dep-ws"]
+
+
+def zone_node(name, zone, taints=None):
+    return {
+        "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
+        "spec": {"taints": taints} if taints else {},
+    }
+
+
+def zoned_spread(annotations=None):
+    def term(zone):
+        return {
+            "matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]
+        }
+
+    ws = spread()
+    ws["spec"]["subsets"] = [
+        {"name": "zone-a", "requiredNodeSelectorTerm": term("a"), "maxReplicas": 1},
+        {
+            "name": "zone-b",
+            "requiredNodeSelectorTerm": term("b"),
+            "patch": {"metadata": {"labels": {"pool": "b"}}, "spec": {"priorityClassName": "x"}},
+        },
+    ]
+    if annotations:
+        ws["metadata"]["annotations"] = annotations
+    return ws
+
+
+def on(node_name, p):
+    p["spec"]["nodeName"] = node_name
+    return p
+
+
+async def test_pods_without_annotation_adopted_by_their_node_then_counted_and_costed():
+    pods = [
+        on("na", pod("old-a", None, created="2026-11-22T21:00:00Z")),
+        on("na", pod("old-a2", None, created="2026-11-22T21:10:00Z")),
+        on("nb", pod("old-b", None)),
+        on("nc", pod("old-c", None)),
+        on("", pod("pending", None)),
+    ]
+    nodes = [zone_node("na", "a"), zone_node("nb", "b"), zone_node("nc", "c")]
+    h = Harness([zoned_spread()], pods, [cloneset()], nodes=nodes)
+    assert await h.reconcile() is None
+    adopted = {
+        c.name: (c.body, c.patch_type)
+        for c in h.client.calls_to("patch", PODS)
+        if ANNOTATION_MATCHED in str(c.body)
+    }
+    assert adopted == {
+        "old-a": (
+            {"metadata": {"annotations": {ANNOTATION_MATCHED: '{"name":"ws","subset":"zone-a"}'}}},
+            "application/strategic-merge-patch+json",
+        ),
+        "old-a2": (
+            {"metadata": {"annotations": {ANNOTATION_MATCHED: '{"name":"ws","subset":"zone-a"}'}}},
+            "application/strategic-merge-patch+json",
+        ),
+        "old-b": (
+            {
+                "metadata": {
+                    "labels": {"pool": "b"},
+                    "annotations": {ANNOTATION_MATCHED: '{"name":"ws","subset":"zone-b"}'},
+                }
+            },
+            "application/strategic-merge-patch+json",
+        ),
+    }
+    assert h.client.object(PODS, "old-b", "default")["metadata"]["labels"] == {"pool": "b"}
+    # the only zone-a subset takes both zone-a pods, over its quota of 1
+    assert h.status()["subsetStatuses"] == [
+        {"name": "zone-a", "replicas": 2, "missingReplicas": 0},
+        {"name": "zone-b", "replicas": 1, "missingReplicas": -1},
+    ]
+    # the younger zone-a pod is over quota; pods in no subset rank last
+    assert [h.cost(n) for n in ("old-a", "old-a2", "old-b", "old-c", "pending")] == [
+        "200",
+        "-100",
+        "100",
+        "-300",
+        "-300",
+    ]
+    h.client.clear()
+    h.client.sync(PODS, h.informers[PODS])
+    await h.reconcile()
+    assert h.client.writes == []
+
+
+async def test_ignore_patch_annotation_adopts_without_subset_metadata():
+    ws = zoned_spread({"workloadspread.kruise.io/ignore-patch-existing-pods-metadata": "true"})
+    h = Harness([ws], [on("nb", pod("old-b", None))], [cloneset()], nodes=[zone_node("nb", "b")])
+    await h.reconcile()
+    meta = h.client.object(PODS, "old-b", "default")["metadata"]
+    assert meta["labels"] == {}
+    assert meta["annotations"][ANNOTATION_MATCHED] == '{"name":"ws","subset":"zone-b"}'
+
+
+async def test_tainted_node_not_tolerated_leaves_pod_unadopted():
+    node = zone_node("nb", "b", taints=[{"key": "spot", "effect": "NoSchedule"}])
+    h = Harness([zoned_spread()], [on("nb", pod("old-b", None))], [cloneset()], nodes=[node])
+    await h.reconcile()
+    assert ANNOTATION_MATCHED not in h.client.object(PODS, "old-b", "default")["metadata"]["annotations"]
+    assert h.cost("old-b") == "-300"
+
+
+async def test_failed_adoption_patch_fails_the_pass_for_a_retry():
+    h = Harness([zoned_spread()], [on("nb", pod("old-b", None))], [cloneset()], nodes=[zone_node("nb", "b")])
+    h.client.fail_next("patch", PODS, "old-b", "default", error=Conflict)
+    with pytest.raises(Conflict):
+        await h.reconcile()
+    assert h.client.calls_to("update", WORKLOADSPREADS) == []
+    await h.reconcile()
+    assert h.status()["subsetStatuses"][1]["replicas"] == 1
+
+
+async def test_adaptive_deletes_pods_stuck_unschedulable_after_marking_the_subset():
+    ws = spread(scheduleStrategy={"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}})
+    stuck = pod("stuck", "zone-a", created=format_time(FakeClock().wall() - timedelta(seconds=60)))
+    stuck["spec"] = {}
+    stuck["status"] = {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+    }
+    h = Harness([ws], [stuck, pod("b1", "zone-b")], [cloneset()])
+    await h.reconcile()
+    assert h.status()["subsetStatuses"][0]["conditions"][0]["status"] == "False"
+    assert [c.name for c in h.client.calls_to("delete", PODS)] == ["stuck"]
+    status_write = h.client.calls_to("update", WORKLOADSPREADS)
+    assert status_write and h.client.writes.index(status_write[0]) < h.client.writes.index(
+        h.client.calls_to("delete", PODS)[0]
+    )

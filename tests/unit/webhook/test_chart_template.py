@@ -21,3 +21,12 @@ def test_drift_notices_an_edit(tmp_path):
     edited.write_text(render().replace("failurePolicy: Fail", "failurePolicy: Ignore", 1))
     assert drift(edited)
     assert drift(tmp_path / "missing.yaml")
+
+
+def test_each_configuration_carries_an_empty_template_annotation():
+    """Upstream's chart renders `template: ""` so each `helm upgrade` clears kruise-webhook's stored copy
+    of the webhooks; without it a changed timeout is reverted to the first install's."""
+    docs = render().split("---\n")
+    assert len(docs) == 2
+    for doc in docs:
+        assert '  annotations:\n    template: ""\n' in doc.split("webhooks:")[0]

@@ -81,3 +81,44 @@ def test_rebuild_keeps_a_template_and_restores_ca_after_a_reset():
     again = patcher.rebuild(reset, b"CA1")
     assert again == first
     assert patcher.rebuild(first, b"CA1") == first  # steady state: nothing to write
+
+
+def test_pod_deletion_and_eviction_are_registered_as_upstream():
+    """WorkloadSpread and PUB book pod DELETEs and pods/eviction CREATEs: upstream's vpod.kb.io
+    (pods UPDATE, DELETE) and vpodeviction.kb.io (pods/eviction CREATE), both failurePolicy Fail."""
+    hooks = _by_name(validating_configuration())
+    for name, resource, operations in (
+        ("vpod.kb.io", "pods", ["UPDATE", "DELETE"]),
+        ("vpodeviction.kb.io", "pods/eviction", ["CREATE"]),
+    ):
+        hook = hooks[name]
+        assert hook["clientConfig"]["service"]["path"] == "/validate-pod"
+        assert hook["rules"] == [
+            {"apiGroups": [""], "apiVersions": ["v1"], "resources": [resource], "operations": operations}
+        ]
+        assert hook["failurePolicy"] == "Fail"
+
+
+def test_an_emptied_template_is_reseeded_from_the_webhooks_helm_wrote():
+    """`helm upgrade --set webhookConfiguration.timeoutSeconds=10` patches every hook's timeout and, since
+    the chart renders `template: ""`, clears the stored template; the rebuild must keep the new timeout
+    (not revert to the install's from a stale template) and store it as the template."""
+    patcher = ConfigurationPatcher(client=None, target=ClientTarget(), served=SERVED)  # type: ignore[arg-type]
+    chart = validating_configuration()
+    chart["metadata"]["annotations"] = {"template": ""}  # as the chart renders it
+    installed = patcher.rebuild(chart, b"CA1")
+    assert {w["timeoutSeconds"] for w in installed["webhooks"]} == {30}
+    assert installed["metadata"]["annotations"]["template"]
+
+    upgraded = {
+        **installed,
+        "metadata": {**installed["metadata"], "annotations": {"template": ""}},
+        "webhooks": [{**w, "timeoutSeconds": 10} for w in installed["webhooks"]],
+    }
+    rebuilt = patcher.rebuild(upgraded, b"CA1")
+    assert {w["timeoutSeconds"] for w in rebuilt["webhooks"]} == {10}
+    assert patcher.rebuild(rebuilt, b"CA1") == rebuilt  # the new template holds: nothing more to write
+
+    # with the template left in place (not a chart upgrade), the stored webhooks win, as upstream
+    edited = {**installed, "webhooks": [{**w, "timeoutSeconds": 5} for w in installed["webhooks"]]}
+    assert {w["timeoutSeconds"] for w in patcher.rebuild(edited, b"CA1")["webhooks"]} == {30}

@@ -141,3 +141,45 @@ async def test_requests_are_counted(client: httpx.AsyncClient) -> None:
     await post(client, review(f"{G}/v1beta1"))
     text = (await client.get("/metrics")).text
     assert 'controller_runtime_webhook_requests_total{code="200",webhook="/convert"} 1.0' in text
+
+
+async def test_converts_the_kinds_master_moved_last(client: httpx.AsyncClient) -> None:
+    """UnitedDeployment, PersistentPodState, ResourceDistribution, WorkloadSpread go through `/convert`."""
+    meta = {"name": "x", "namespace": "default"}
+    objects = [
+        {
+            "apiVersion": f"{G}/v1alpha1",
+            "kind": "UnitedDeployment",
+            "metadata": meta,
+            "spec": {"replicas": 2},
+            "status": {"subsetReplicas": {"a": 2}, "updateStatus": {"updatedRevision": "r"}},
+        },
+        {
+            "apiVersion": f"{G}/v1alpha1",
+            "kind": "PersistentPodState",
+            "metadata": meta,
+            "spec": {"requiredPersistentTopology": {"nodeTopologyKeys": ["zone"]}},
+        },
+        {
+            "apiVersion": f"{G}/v1alpha1",
+            "kind": "ResourceDistribution",
+            "metadata": {"name": "x"},
+            "spec": {"targets": {"namespaceLabelSelector": {"matchLabels": {"a": "b"}}}},
+        },
+        {
+            "apiVersion": f"{G}/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": meta,
+            "spec": {"subsets": [{"name": "a", "requiredNodeSelectorTerm": {"matchExpressions": []}}]},
+        },
+    ]
+    resp = await post(client, review(f"{G}/v1beta1", *objects))
+    response = resp.json()["response"]
+    assert response["result"] == {"status": "Success"}
+    ud, pps, rd, ws = response["convertedObjects"]
+    assert ud["status"] == {"updatedRevision": "r", "subsetStatuses": [{"name": "a", "replicas": 2}]}
+    assert pps["spec"] == {"requiredPersistentTopology": {"keys": ["zone"]}}
+    assert rd["spec"] == {"targets": {"namespaceSelector": {"matchLabels": {"a": "b"}}}}
+    assert ws["spec"] == {"subsets": [{"name": "a", "requiredNodeSelector": {"matchExpressions": []}}]}
+    back = await post(client, review(f"{G}/v1alpha1", *response["convertedObjects"]))
+    assert back.json()["response"]["convertedObjects"] == objects

@@ -19,6 +19,7 @@ from kruise.control.sidecarset.hashing import sidecarset_hash, sidecarset_hash_w
 from kruise.control.sidecarset.revision import new_revision
 from kruise.webhook.admission import AdmissionReview
 from kruise.webhook.app import create_app
+from kruise.webhook.configurations import ClientTarget, mutating_configuration
 from kruise.webhook.handlers.pod import pod_create_handler
 from kruise.webhook.main import parse_args
 from kruise.webhook.routes import build_routes
@@ -299,3 +300,71 @@ async def test_missing_injection_revision_refuses_the_pod(app_client, sidecarset
     resp = await post(app_client, "/mutate-pod", pod_review(copy.deepcopy(SEED_POD)))
     assert resp["allowed"] is False and resp["status"]["code"] == 500
     assert resp["status"]["message"] == 'ControllerRevision.apps "test-sidecarset" not found'
+
+
+def pod_update_review(obj: dict, old: dict) -> dict:
+    return review("UPDATE", group="", version="v1", kind="Pod", resource="pods", obj=obj, old=old)
+
+
+def _without_sidecar(pod: dict) -> dict:
+    """A pod created before the SidecarSet existed (or in a namespace it did not select then)."""
+    return copy.deepcopy(pod)
+
+
+def _app_image(pod: dict, image: str) -> dict:
+    """What a CloneSet in-place update writes: the app container's image, by name."""
+    new = copy.deepcopy(pod)
+    next(c for c in new["spec"]["containers"] if c["name"] == "app")["image"] = image
+    return new
+
+
+def _sidecar_image(pod: dict, image: str) -> dict:
+    new = copy.deepcopy(pod)
+    next(c for c in new["spec"]["containers"] if c["name"] == "sidecar1")["image"] = image
+    return new
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "in-place update of the app, SidecarSet unchanged",
+        "in-place update of the app, SidecarSet moved on",
+        "pod never injected",
+        "sidecar image written by hand",
+        "labels changed only",
+    ],
+)
+async def test_pod_update_is_never_injected(app_client, sidecarsets, case):
+    """Upstream: CREATE only; an UPDATE is answered without a patch, whatever the pod or SidecarSet."""
+    sidecarset = copy.deepcopy(SEED_SIDECARSET)
+    sidecarset["spec"]["patchPodMetadata"] = [{"annotations": {"team.io/owner": "platform"}}]
+    stored = await store(app_client, sidecarsets, sidecarset)
+    created = apply_patch(
+        SEED_POD, await post(app_client, "/mutate-pod", pod_review(copy.deepcopy(SEED_POD)))
+    )
+    assert [c["name"] for c in created["spec"]["containers"]] == ["sidecar1", "app"]
+    assert created["metadata"]["annotations"]["team.io/owner"] == "platform"  # CREATE does inject
+    old, new = created, _app_image(created, "nginx:1.9")
+    if case == "in-place update of the app, SidecarSet moved on":
+        moved = copy.deepcopy(stored)
+        moved["spec"]["containers"][0]["image"] = "busybox:1.35"
+        await store(app_client, sidecarsets, moved)
+    elif case == "pod never injected":
+        old = _without_sidecar(SEED_POD)
+        new = _app_image(old, "nginx:1.9")
+    elif case == "sidecar image written by hand":
+        new = _sidecar_image(created, "busybox:1.30")
+    elif case == "labels changed only":
+        new = copy.deepcopy(created)
+        new["metadata"]["labels"]["canary.release"] = "true"
+    resp = await post(app_client, "/mutate-pod", pod_update_review(copy.deepcopy(new), old))
+    assert resp["allowed"] is True
+    assert "patch" not in resp
+
+
+def test_pod_mutation_is_registered_for_create_only():
+    """As upstream's `+kubebuilder:webhook:...,verbs=create,...,name=mpod.kb.io`: the apiserver never
+    sends a pod UPDATE to the SidecarSet injection."""
+    configuration = mutating_configuration(ClientTarget(namespace="kruise"), b"CA")
+    hooks = {h["name"]: h for h in configuration["webhooks"]}
+    assert [rule["operations"] for rule in hooks["mpod.kb.io"]["rules"]] == [["CREATE"]]

@@ -209,6 +209,21 @@ def test_unschedulable_subset_is_skipped() -> None:
     assert assign_for_creation(ws, pod("p"), NOW, 0, uids()) == Assignment("b")
 
 
+@pytest.mark.parametrize("disable", [None, False, True])
+def test_disable_simulation_schedule_changes_no_choice(disable: bool | None) -> None:
+    """Upstream 1.9 accepts `adaptive.disableSimulationSchedule` but its webhook never simulates
+    scheduling: a schedulable subset with room takes the pod whatever the field says."""
+    ws = spread(("a", 2), ("b", None))
+    adaptive: dict[str, Any] = {"rescheduleCriticalSeconds": 10}
+    if disable is not None:
+        adaptive["disableSimulationSchedule"] = disable
+    ws["spec"]["scheduleStrategy"] = {"type": "Adaptive", "adaptive": adaptive}
+    chosen = assign_for_creation(ws, pod("p"), NOW, 0, uids())
+    assert chosen.subset == "a"
+    books = chosen.updated["status"]["versionedSubsetStatuses"][VERSION_IGNORED]
+    assert [(s["name"], s["missingReplicas"]) for s in books] == [("a", 1), ("b", UNLIMITED)]
+
+
 def test_input_is_not_mutated() -> None:
     ws = spread(("a", 2), ("b", None))
     before = copy.deepcopy(ws)

@@ -198,3 +198,46 @@ def test_cri_socket_is_linked_where_a_daemon_probes_the_host_run_dir(tmp_path):
     link_cri_socket(host, socket)  # idempotent (a restarted simulator)
     assert (host / "run/containerd/containerd.sock").resolve() == socket
     assert discover_socket(None, host / "var" / "run").resolve() == socket
+
+
+async def test_each_container_has_its_own_tmp(tmp_path: Path):
+    """Process containers run on the host; /tmp (and TMPDIR, so tempfile.gettempdir()) must be the
+    container's own: two kruise-webhook pods sharing the host /tmp served each other's certificates."""
+    from types import SimpleNamespace
+
+    from kruise.sandbox.simulator.process_runner import ProcessRunner
+
+    client = SimpleNamespace(config=SimpleNamespace(server="https://127.0.0.1:6443", headers={}))
+    runner = ProcessRunner(client, [], tmp_path / "state")  # type: ignore[arg-type]
+    rule = ProcessImage("kruise-webhook*", {"kruise-webhook": ["/bin/true"]}, "kruise-webhook")
+
+    def pod(uid: str, **spec) -> dict:
+        container = {"name": "webhook", "image": "kruise-webhook", **spec.pop("container", {})}
+        return {
+            "metadata": {"name": uid, "namespace": "ns", "uid": uid},
+            "spec": {"containers": [container], **spec},
+        }
+
+    launches = []
+    for uid in ("a", "b"):
+        body = pod(uid, container={"args": ["--cert-dir=/tmp/certs"]})
+        launches.append(
+            await runner.prepare(body, body["spec"]["containers"][0], rule, pod_ip="1", host_ip="2", node="n")
+        )
+    tmps = [Path(launch.env["TMPDIR"]) for launch in launches]
+    assert tmps[0] != tmps[1] and all(t.is_dir() and t.is_relative_to(tmp_path) for t in tmps)
+    assert launches[0].argv[-1] == f"--cert-dir={tmps[0]}/certs"
+
+    # a volume mounted at /tmp is used as such, and a TMPDIR the container sets is kept (rewritten)
+    body = pod(
+        "c",
+        volumes=[{"name": "scratch", "emptyDir": {}}],
+        container={
+            "volumeMounts": [{"name": "scratch", "mountPath": "/tmp"}],
+            "env": [{"name": "TMPDIR", "value": "/tmp/x"}],
+        },
+    )
+    launch = await runner.prepare(
+        body, body["spec"]["containers"][0], rule, pod_ip="1", host_ip="2", node="n"
+    )
+    assert launch.env["TMPDIR"] == str(runner.pod_dir("c") / "volumes" / "scratch" / "x")

@@ -1,0 +1,116 @@
+"""How a pod's PersistentVolumeClaims compare with the set's ``volumeClaimTemplates``, and the
+``status.volumeClaims`` summary built from that comparison.
+
+A claim is *compatible* with its template when nothing but the size differs (storage class when
+both name one, access modes in order) and its requested storage is at least the template's; it is
+*ready* when the volume's reported capacity covers what the claim requests. A claim smaller than
+its template *needs expansion*; the claim's expansion is *complete* once it is ready, or once the
+volume is resized and only the file system waits for the pod (``FileSystemResizePending``).
+Upstream counts these per template over the set's live replicas; a missing claim (not created
+yet, or retained from a scaled-in ordinal) and a claim being deleted are not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from kruise.control.broadcastjob.resources import parse_quantity
+from kruise.control.statefulset.identity import claim_name, ordinal_of
+
+Obj = Mapping[str, Any]
+ClaimLookup = Callable[[str], Obj | None]
+"""The set's claim of that name in the set's namespace (from the informer), or None."""
+
+CONDITION_FILE_SYSTEM_RESIZE_PENDING = "FileSystemResizePending"
+ANNOTATION_PVC_OWNED_BY_ASTS = "apps.kruise.io/owned-by-asts"
+"""Written on a claim the controller resizes: the name of the set that owns it."""
+
+
+def _storage(quantities: Mapping[str, Any] | None) -> Decimal | None:
+    value = (quantities or {}).get("storage")
+    return None if value is None else parse_quantity(value)
+
+
+def _requested(claim: Obj) -> Decimal | None:
+    return _storage(((claim.get("spec") or {}).get("resources") or {}).get("requests"))
+
+
+def _capacity(claim: Obj) -> Decimal | None:
+    return _storage((claim.get("status") or {}).get("capacity"))
+
+
+def compatible_without_size(claim: Obj, template: Obj) -> bool:
+    """Storage class (only when both name one: a claim defaulted by the cluster's default class
+    still matches a template that names none) and access modes (same list, same order)."""
+    claim_spec, template_spec = claim.get("spec") or {}, template.get("spec") or {}
+    claim_class, template_class = claim_spec.get("storageClassName"), template_spec.get("storageClassName")
+    if claim_class is not None and template_class is not None and claim_class != template_class:
+        return False
+    return list(claim_spec.get("accessModes") or []) == list(template_spec.get("accessModes") or [])
+
+
+def compatible_and_ready(claim: Obj, template: Obj) -> tuple[bool, bool]:
+    """(requested storage >= the template's, capacity >= requested storage); both False when
+    the claim differs from the template in anything but size."""
+    if not compatible_without_size(claim, template):
+        return False, False
+    requested, wanted, capacity = _requested(claim), _requested(template), _capacity(claim)
+    compatible = requested is not None and wanted is not None and requested >= wanted
+    ready = capacity is not None and requested is not None and capacity >= requested
+    return compatible, ready
+
+
+def needs_expand(claim: Obj, template: Obj) -> bool:
+    """The claim requests less storage than its template."""
+    requested, wanted = _requested(claim), _requested(template)
+    return requested is not None and wanted is not None and requested < wanted
+
+
+def expansion_completed(claim: Obj, template: Obj) -> bool:
+    """Compatible and ready, or compatible with only the file system resize left to the node."""
+    compatible, ready = compatible_and_ready(claim, template)
+    if not compatible:
+        return False
+    return ready or any(
+        c.get("type") == CONDITION_FILE_SYSTEM_RESIZE_PENDING and c.get("status") == "True"
+        for c in (claim.get("status") or {}).get("conditions") or []
+    )
+
+
+def pod_claims(sts: Obj, pod: Obj, lookup: ClaimLookup) -> list[tuple[Obj, Obj]]:
+    """(claim, template) for each template whose claim of this pod's ordinal exists and is not
+    being deleted (``handlePVCWithCustomFn`` with terminating claims ignored)."""
+    set_name, ordinal = sts["metadata"]["name"], ordinal_of(pod)
+    pairs = []
+    for template in (sts.get("spec") or {}).get("volumeClaimTemplates") or []:
+        name = claim_name((template.get("metadata") or {}).get("name", ""), set_name, ordinal)
+        claim = lookup(name)
+        if claim is None or (claim.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        pairs.append((claim, template))
+    return pairs
+
+
+def volume_claim_statuses(sts: Obj, pods: Iterable[Obj], lookup: ClaimLookup) -> list[dict[str, Any]]:
+    """``status.volumeClaims``: one entry per template, in template order, counting the pods whose
+    claim is compatible (``compatibleReplicas``) and also ready (``compatibleReadyReplicas``)."""
+    templates = (sts.get("spec") or {}).get("volumeClaimTemplates") or []
+    statuses = [
+        {
+            "volumeClaimName": (t.get("metadata") or {}).get("name", ""),
+            "compatibleReplicas": 0,
+            "compatibleReadyReplicas": 0,
+        }
+        for t in templates
+    ]
+    by_name = {s["volumeClaimName"]: s for s in statuses}
+    for pod in pods:
+        for claim, template in pod_claims(sts, pod, lookup):
+            compatible, ready = compatible_and_ready(claim, template)
+            if compatible:
+                entry = by_name[(template.get("metadata") or {}).get("name", "")]
+                entry["compatibleReplicas"] += 1
+                entry["compatibleReadyReplicas"] += int(ready)
+    return statuses
