@@ -2,9 +2,9 @@
 ImageListPullJob.
 
 Upstream 1.9 declares `spec.template.imageListPullJobTemplate` on v1beta1 only (its v1alpha1 refuses
-to hold it). Here v1alpha1 is the served and storage version until v1beta1 can be served (see
-`kruise.api.crdgen.V1BETA1_SERVED`), so the field is part of the v1alpha1 model too: otherwise the
-apiserver would prune it and the feature could not be used at all.
+to hold it). Here v1alpha1 stays the storage version and the version controllers read (both are served,
+see docs/api.md), so the field is part of the v1alpha1 model too: otherwise the apiserver would prune it
+on its way to storage and the feature could not be used at all.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import Field
 
 from kruise.api.broadcastjob import COMPLETION_ALWAYS, BroadcastJobSpec
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, ObjectMeta, Schemaless, Time
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.cronschedule import ScheduleError, load_location, parse_standard
 from kruise.api.imagelistpulljob import MAX_IMAGES, ImageListPullJobSpec
 from kruise.api.imagepulljob import (
@@ -152,9 +152,7 @@ CRD = CRDInfo(
     short_names=("acj",),
     versions=(
         CRDVersion(VERSION, AdvancedCronJob, storage=True, printer_columns=_COLUMNS),
-        CRDVersion(
-            "v1beta1", AdvancedCronJobV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
-        ),
+        CRDVersion("v1beta1", AdvancedCronJobV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
     conversion_webhook=True,
 )

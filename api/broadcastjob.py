@@ -20,7 +20,7 @@ from kruise.api.common import (
     Schemaless,
     Time,
 )
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
 from kruise.api.validation import FieldError, invalid, validate_job_name
@@ -133,9 +133,7 @@ CRD = CRDInfo(
     short_names=("bcj",),
     versions=(
         CRDVersion(VERSION, BroadcastJob, storage=True, printer_columns=_COLUMNS),
-        CRDVersion(
-            "v1beta1", BroadcastJobV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
-        ),
+        CRDVersion("v1beta1", BroadcastJobV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
     conversion_webhook=True,
 )

@@ -22,7 +22,6 @@ from kruise.api.common import (
 )
 from kruise.api.crdgen import (
     CRD_REQUIRED,
-    V1BETA1_SERVED,
     CRDInfo,
     CRDVersion,
     PrinterColumn,
@@ -194,7 +193,6 @@ CRD = CRDInfo(
         CRDVersion(
             "v1beta1",
             CloneSetV1beta1,
-            served=V1BETA1_SERVED,
             storage=False,
             printer_columns=_COLUMNS,
             scale=ScaleSubresource(),
@@ -377,6 +375,33 @@ MUTABLE_SPEC_FIELDS = (
     "revisionHistoryLimit",
     "volumeClaimTemplates",
 )
+
+
+def validate_v1beta1_values(obj: dict[str, Any]) -> list[FieldError]:
+    """upstream's validateUpdateStrategyV1beta1 type checks, on a v1beta1 object as the client wrote it.
+
+    The admission webhook converts a v1beta1 CloneSet to v1alpha1 for `validate`; the conversion reads any
+    `type` but OnDelete as RollingUpdate and any unknown `podUpdatePolicy` as ReCreate (as upstream's
+    does), so a v1alpha1 value written at v1beta1 (`type: InPlaceIfPossible`) would silently become a
+    ReCreate CloneSet. These are checked first, with upstream's messages."""
+    errs: list[FieldError] = []
+    strategy = (obj.get("spec") or {}).get("updateStrategy")
+    if not isinstance(strategy, dict):
+        return errs
+    kind = strategy.get("type")
+    if kind not in (None, "", "RollingUpdate", "OnDelete"):
+        errs.append(invalid("spec.updateStrategy.type", kind, "must be 'RollingUpdate' or 'OnDelete'"))
+    rolling = strategy.get("rollingUpdate")
+    policy = rolling.get("podUpdatePolicy") if isinstance(rolling, dict) else None
+    if policy not in (None, "", *POD_UPDATE_TYPES):
+        errs.append(
+            invalid(
+                "spec.updateStrategy.rollingUpdate.podUpdatePolicy",
+                policy,
+                "must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'",
+            )
+        )
+    return errs
 
 
 def validate(obj: CloneSet, old: CloneSet | None = None) -> list[FieldError]:

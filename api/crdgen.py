@@ -23,14 +23,6 @@ CRD_REQUIRED: dict[str, Any] = {"crd_required": True}
 apiserver rejects its absence) while the model still parses without it and validation can name it."""
 
 
-V1BETA1_SERVED = False
-"""Whether the v1beta1 versions converted through kruise-webhook's `/convert` are served (all kinds but
-StatefulSet, whose two versions are schema-compatible). Off until the sandbox's API emulator calls conversion
-webhooks as kube-apiserver does: served without conversion, a v1beta1 object would be stored unconverted and
-reconciled by controllers that read v1alpha1. The models, conversions and `/convert` exist and are tested;
-switching this on also needs storage back on v1beta1 (upstream's storage version) — see docs/api.md."""
-
-
 @dataclass(frozen=True)
 class PrinterColumn:
     name: str
@@ -93,6 +85,10 @@ class CRDInfo:
     list_kind: str | None = None
     singular: str | None = None
     conversion_webhook: bool = False
+    """Both versions served, converted by kruise-webhook's `/convert`. The ten kinds converted this way keep
+    v1alpha1 as their storage version (upstream master stores v1beta1) so kruise-manager and kruise-webhook,
+    which read and write v1alpha1, never wait on the conversion webhook for their own reads; only v1beta1
+    clients (kubectl, whose preferred version is then v1beta1) go through `/convert`. See docs/api.md."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from kruise.api import keys
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, Schemaless, Time
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 
 GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
@@ -154,7 +154,6 @@ CRD = CRDInfo(
         CRDVersion(
             "v1beta1",
             ContainerRecreateRequestV1beta1,
-            served=V1BETA1_SERVED,
             storage=False,
             printer_columns=_COLUMNS,
         ),

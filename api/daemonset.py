@@ -22,7 +22,7 @@ from kruise.api.common import (
     Schemaless,
     selector_matches,
 )
-from kruise.api.crdgen import CRD_REQUIRED, V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.podtemplate_validation import template_labels, template_spec, validate_pod_template
 from kruise.api.validation import (
     FieldError,
@@ -144,9 +144,7 @@ CRD = CRDInfo(
     short_names=("daemon", "ads"),
     versions=(
         CRDVersion(VERSION, DaemonSet, storage=True, printer_columns=_COLUMNS),
-        CRDVersion(
-            VERSION_V1BETA1, DaemonSetV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
-        ),
+        CRDVersion(VERSION_V1BETA1, DaemonSetV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
     conversion_webhook=True,
 )

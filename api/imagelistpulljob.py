@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from kruise.api.common import Int32, KruiseModel, KruiseObject, Time
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.imagepulljob import (
     ImagePullJobTemplate,
     completion_type_errors,
@@ -78,9 +78,7 @@ CRD = CRDInfo(
     plural="imagelistpulljobs",
     versions=(
         CRDVersion(VERSION, ImageListPullJob, storage=True, printer_columns=_COLUMNS),
-        CRDVersion(
-            "v1beta1", ImageListPullJobV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
-        ),
+        CRDVersion("v1beta1", ImageListPullJobV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
     conversion_webhook=True,
 )

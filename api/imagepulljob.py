@@ -13,7 +13,7 @@ from pydantic import Field
 from kruise.api import keys
 from kruise.api.broadcastjob import COMPLETION_ALWAYS, COMPLETION_NEVER, CompletionPolicy
 from kruise.api.common import Int32, IntOrString, KruiseModel, KruiseObject, LabelSelector, Time
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.imageref import ImageReferenceError, normalize
 from kruise.api.validation import FieldError, forbidden, invalid, required, validate_label_selector
 
@@ -103,6 +103,10 @@ _COLUMNS = (
     ),
     PrinterColumn("FAILED", "integer", ".status.failed", description="Number of image pull tasks failed"),
     age_column(),
+)
+# upstream's v1alpha1 also prints the failure message; its v1beta1 does not
+_COLUMNS_V1ALPHA1 = (
+    *_COLUMNS,
     PrinterColumn("MESSAGE", "string", ".status.message", description="Summary of status when job is failed"),
 )
 
@@ -111,10 +115,8 @@ CRD = CRDInfo(
     kind=KIND,
     plural="imagepulljobs",
     versions=(
-        CRDVersion(VERSION, ImagePullJob, storage=True, printer_columns=_COLUMNS),
-        CRDVersion(
-            "v1beta1", ImagePullJobV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
-        ),
+        CRDVersion(VERSION, ImagePullJob, storage=True, printer_columns=_COLUMNS_V1ALPHA1),
+        CRDVersion("v1beta1", ImagePullJobV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
     conversion_webhook=True,
 )

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, Time
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.imagepulljob import DEFAULT_PULL_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS, SandboxConfig
 from kruise.api.validation import FieldError, duplicate, invalid, required
 
@@ -152,9 +152,7 @@ CRD = CRDInfo(
     scope="Cluster",
     versions=(
         CRDVersion(VERSION, NodeImage, storage=True, printer_columns=_COLUMNS),
-        CRDVersion(
-            "v1beta1", NodeImageV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
-        ),
+        CRDVersion("v1beta1", NodeImageV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
     conversion_webhook=True,
 )

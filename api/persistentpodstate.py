@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, TargetReference
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion
+from kruise.api.crdgen import CRDInfo, CRDVersion
 from kruise.api.validation import FieldError, invalid, required
 
 GROUP = "apps.kruise.io"
@@ -105,7 +105,7 @@ CRD = CRDInfo(
     plural="persistentpodstates",
     versions=(
         CRDVersion(VERSION, PersistentPodState, storage=True),
-        CRDVersion("v1beta1", PersistentPodStateV1beta1, served=V1BETA1_SERVED, storage=False),
+        CRDVersion("v1beta1", PersistentPodStateV1beta1, storage=False),
     ),
     conversion_webhook=True,
 )

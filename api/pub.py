@@ -22,7 +22,7 @@ from kruise.api.common import (
     TargetReference,
     Time,
 )
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn
 from kruise.api.keys import (
     ANNOTATION_PUB_PROTECT_OPERATIONS,
     ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS,
@@ -100,7 +100,6 @@ CRD = CRDInfo(
         CRDVersion(
             "v1beta1",
             PodUnavailableBudgetV1beta1,
-            served=V1BETA1_SERVED,
             storage=False,
             printer_columns=_COLUMNS,
         ),

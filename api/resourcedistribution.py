@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, LabelSelector, Schemaless, Time
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn
 from kruise.api.validation import (
     ErrorType,
     FieldError,
@@ -155,7 +155,6 @@ CRD = CRDInfo(
         CRDVersion(
             "v1beta1",
             ResourceDistributionV1beta1,
-            served=V1BETA1_SERVED,
             storage=False,
             printer_columns=_COLUMNS,
         ),

@@ -24,7 +24,7 @@ from kruise.api.common import (
     Schemaless,
     selector_matches,
 )
-from kruise.api.crdgen import V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.podtemplate_defaults import default_container, default_volumes
 from kruise.api.podtemplate_validation import validate_pod_spec
 from kruise.api.sidecarset_resources import (
@@ -211,9 +211,7 @@ CRD = CRDInfo(
     scope="Cluster",
     versions=(
         CRDVersion(VERSION, SidecarSet, storage=True, printer_columns=_COLUMNS),
-        CRDVersion(
-            "v1beta1", SidecarSetV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
-        ),
+        CRDVersion("v1beta1", SidecarSetV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
     conversion_webhook=True,
 )

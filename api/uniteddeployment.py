@@ -33,7 +33,6 @@ from kruise.api.common import (
 )
 from kruise.api.crdgen import (
     CRD_REQUIRED,
-    V1BETA1_SERVED,
     CRDInfo,
     CRDVersion,
     PrinterColumn,
@@ -227,7 +226,6 @@ CRD = CRDInfo(
         CRDVersion(
             "v1beta1",
             UnitedDeploymentV1beta1,
-            served=V1BETA1_SERVED,
             storage=False,
             scale=ScaleSubresource(),
             printer_columns=_COLUMNS,

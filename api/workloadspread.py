@@ -33,7 +33,7 @@ from kruise.api.common import (
     Time,
     scaled_value_round_up,
 )
-from kruise.api.crdgen import CRD_REQUIRED, V1BETA1_SERVED, CRDInfo, CRDVersion, PrinterColumn
+from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn
 from kruise.api.crr import MetaCondition
 from kruise.api.persistentpodstate import parse_group
 from kruise.api.validation import (
@@ -199,9 +199,7 @@ CRD = CRDInfo(
     short_names=("ws",),
     versions=(
         CRDVersion(VERSION, WorkloadSpread, storage=True, printer_columns=_COLUMNS),
-        CRDVersion(
-            "v1beta1", WorkloadSpreadV1beta1, served=V1BETA1_SERVED, storage=False, printer_columns=_COLUMNS
-        ),
+        CRDVersion("v1beta1", WorkloadSpreadV1beta1, storage=False, printer_columns=_COLUMNS),
     ),
     conversion_webhook=True,
 )

@@ -100,7 +100,9 @@ async def cloneset_tour(kubeconfig: Path, echo: Echo) -> None:
     await kubectl(
         kubeconfig,
         "patch",
-        "cloneset",
+        # the patch is in the tutorial's v1alpha1 shape; plain `cloneset` is kubectl's preferred v1beta1,
+        # where the in-place switch is updateStrategy.rollingUpdate.podUpdatePolicy
+        "clonesets.v1alpha1.apps.kruise.io",
         "demo-cloneset",
         "--type=merge",
         "-p",

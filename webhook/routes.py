@@ -96,7 +96,7 @@ def build_routes(
         if info.kind in KIND_GATES:
             validate = gated(validate, gates, KIND_GATES[info.kind])
         mutate = at_version(mutate, info.group, info.kind, hooks.version)
-        validate = at_version(validate, info.group, info.kind, hooks.version)
+        validate = at_version(validate, info.group, info.kind, hooks.version, validating=True)
         for path in paths.kind_paths("mutate", info.group, info.kind, versions):
             routes[path] = mutate
         for path in paths.kind_paths("validate", info.group, info.kind, versions):

@@ -12,6 +12,10 @@ from harness import Cluster, kubectl_kruise
 
 pytestmark = pytest.mark.e2e
 
+# This cluster runs no kruise-webhook, so nothing answers the CRDs' conversion webhook: kubectl's
+# preferred version (v1beta1) would fail; the storage version v1alpha1 needs no conversion.
+ALPHA_CLONESETS = "clonesets.v1alpha1.apps.kruise.io"
+
 
 async def kruise(
     cluster: Cluster, *args: str, check: bool = True, timeout: float = 90.0
@@ -95,7 +99,7 @@ async def test_cloneset_pause_resume_status_and_set_image(cluster: Cluster, name
     _, out, _ = await kruise(cluster, "rollout", "pause", "cloneset/demo", "-n", namespace)
     assert out == "cloneset.apps.kruise.io/demo paused\n"
     _, paused = await cluster.kubectl(
-        "get", "cloneset", "demo", "-n", namespace, "-o", "jsonpath={.spec.updateStrategy.paused}"
+        "get", ALPHA_CLONESETS, "demo", "-n", namespace, "-o", "jsonpath={.spec.updateStrategy.paused}"
     )
     assert paused == "true"
     code, _, err = await kruise(cluster, "rollout", "pause", "clone/demo", "-n", namespace, check=False)
@@ -104,14 +108,14 @@ async def test_cloneset_pause_resume_status_and_set_image(cluster: Cluster, name
     assert out == "cloneset.apps.kruise.io/demo resumed\n"
 
     _, generation = await cluster.kubectl(
-        "get", "cloneset", "demo", "-n", namespace, "-o", "jsonpath={.metadata.generation}"
+        "get", ALPHA_CLONESETS, "demo", "-n", namespace, "-o", "jsonpath={.metadata.generation}"
     )
     status = {"status": {"observedGeneration": int(generation), "replicas": 2, "updatedReplicas": 2,
                          "readyReplicas": 2, "updatedReadyReplicas": 2, "availableReplicas": 2,
                          "updateRevision": "demo-1"}}  # fmt: skip
     await cluster.kubectl(
         "patch",
-        "cloneset",
+        ALPHA_CLONESETS,
         "demo",
         "-n",
         namespace,

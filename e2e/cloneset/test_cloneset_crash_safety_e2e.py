@@ -68,7 +68,10 @@ def ready(pod: dict[str, Any]) -> bool:
 
 
 async def status_of(cluster: Cluster, namespace: str) -> dict[str, Any]:
-    _, out = await cluster.kubectl("get", "cloneset", "crash", "-n", namespace, "-o", "json")
+    # v1alpha1 named: with no kruise-webhook, kubectl's preferred v1beta1 has no conversion webhook to answer
+    _, out = await cluster.kubectl(
+        "get", "clonesets.v1alpha1.apps.kruise.io", "crash", "-n", namespace, "-o", "json"
+    )
     return json.loads(out).get("status") or {}
 
 

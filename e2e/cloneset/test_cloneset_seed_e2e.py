@@ -63,7 +63,16 @@ async def wait_rolled_out(cluster: Cluster, replicas: int, updated: int | None =
 
 
 async def apply_spec(cluster: Cluster, patch: dict) -> None:
-    await cluster.kubectl("patch", "cloneset", "cs-demo", "--type=merge", "-p", json.dumps({"spec": patch}))
+    """The seed edits its v1alpha1 YAML; kubectl's preferred version is v1beta1 (where e.g.
+    updateStrategy.type InPlaceIfPossible is rollingUpdate.podUpdatePolicy), so the patch names v1alpha1."""
+    await cluster.kubectl(
+        "patch",
+        "clonesets.v1alpha1.apps.kruise.io",
+        "cs-demo",
+        "--type=merge",
+        "-p",
+        json.dumps({"spec": patch}),
+    )
 
 
 async def events(cluster: Cluster) -> list[dict]:

@@ -50,7 +50,8 @@ def container(image: str) -> dict:
 
 
 async def get_ds(cluster: Cluster, name: str = "nginx") -> dict:
-    _, out = await cluster.kubectl("get", "daemon", name, "-o", "json")
+    # v1alpha1, as the seed's YAML (status.daemonSetHash is status.updateRevision at v1beta1)
+    _, out = await cluster.kubectl("get", "daemonsets.v1alpha1.apps.kruise.io", name, "-o", "json")
     return json.loads(out)
 
 
@@ -62,7 +63,9 @@ async def live_pods(cluster: Cluster, app: str = "nginx") -> dict[str, dict]:
 
 
 async def patch_spec(cluster: Cluster, patch: dict, name: str = "nginx") -> None:
-    await cluster.kubectl("patch", "daemon", name, "--type=merge", "-p", json.dumps({"spec": patch}))
+    await cluster.kubectl(
+        "patch", "daemonsets.v1alpha1.apps.kruise.io", name, "--type=merge", "-p", json.dumps({"spec": patch})
+    )
 
 
 async def wait_status(cluster: Cluster, name: str = "nginx", **expected: int) -> dict:
@@ -85,7 +88,10 @@ async def wait_hash_observed(cluster: Cluster, name: str = "nginx") -> dict:
     )
     newest = json.loads(out)["items"][-1]["metadata"]["labels"]["controller-revision-hash"]
     await cluster.kubectl(
-        "wait", f"daemon/{name}", f"--for=jsonpath={{.status.daemonSetHash}}={newest}", "--timeout=60s"
+        "wait",
+        f"daemonsets.v1alpha1.apps.kruise.io/{name}",
+        f"--for=jsonpath={{.status.daemonSetHash}}={newest}",
+        "--timeout=60s",
     )
     return await get_ds(cluster, name)
 

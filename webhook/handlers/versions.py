@@ -6,15 +6,27 @@ served version is converted to that version with `kruise.api.conversion`, handed
 handler, and a mutated object is converted back to the request's version before the patch is
 computed, so the patch is always against what the client sent. Field paths in denials name the
 hooks' version (e.g. CloneSet `spec.updateStrategy.partition`, not `...rollingUpdate.partition`).
+
+A validating handler first applies the request version's own value checks (`REQUEST_VERSION_CHECKS`):
+values the conversion cannot carry (upstream's conversion maps them to a default) are denied at the
+version the client wrote, with upstream's messages, instead of being admitted as something else.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
+from kruise.api import cloneset
 from kruise.api.conversion import STASH_ANNOTATION, ConversionError, convert, convertible
+from kruise.api.validation import FieldError, aggregate_message
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, deny
+
+# (group, kind, request version) -> checks of the object as written at that version
+REQUEST_VERSION_CHECKS: dict[tuple[str, str, str], Callable[[dict[str, Any]], list[FieldError]]] = {
+    (cloneset.GROUP, cloneset.KIND, "v1beta1"): cloneset.validate_v1beta1_values,
+}
 
 
 def _with_stash_of(obj: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
@@ -31,14 +43,22 @@ def _with_stash_of(obj: dict[str, Any], original: dict[str, Any]) -> dict[str, A
     return obj
 
 
-def at_version(handler: Handler, group: str, kind: str, hooks_version: str | None) -> Handler:
-    """`handler` (written for `hooks_version`) serving requests at any convertible version."""
+def at_version(
+    handler: Handler, group: str, kind: str, hooks_version: str | None, validating: bool = False
+) -> Handler:
+    """`handler` (written for `hooks_version`) serving requests at any convertible version;
+    `validating` adds the request version's own value checks."""
     if hooks_version is None or not convertible(group, kind):
         return handler
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.kind.version == hooks_version:
             return await handler(req)
+        check = REQUEST_VERSION_CHECKS.get((group, kind, req.kind.version)) if validating else None
+        if check is not None and req.operation in ("CREATE", "UPDATE") and req.object:
+            errors = check(req.object)
+            if errors:
+                return deny(422, aggregate_message(errors))
         target = f"{group}/{hooks_version}"
         try:
             obj = convert(req.object, target) if req.object else req.object

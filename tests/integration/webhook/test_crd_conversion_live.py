@@ -8,7 +8,6 @@ import base64
 import orjson
 import pytest
 
-from kruise.api.crdgen import V1BETA1_SERVED
 from kruise.kube.errors import NotFound
 from kruise.kube.resources import CLONESETS, CRDS, SECRETS, ResourceRef
 
@@ -74,16 +73,18 @@ async def test_reset_crd_ca_bundle_is_patched_back(live_webhook):
     assert seen[-1] == expected
 
 
-@pytest.mark.skipif(
-    not V1BETA1_SERVED,
-    reason="v1beta1 is declared but not served until the sandbox emulator converts (docs/api.md)",
-)
 async def test_v1beta1_cloneset_is_admitted_and_defaulted_in_v1beta1(live_webhook):
+    """Written at v1beta1: stored at v1alpha1 through /convert, admitted (defaulted) at v1beta1 by
+    kruise-webhook, and read back at v1beta1 with the defaults in their v1beta1 places."""
+    await _until_ca_bundle(live_webhook, base64.b64encode(await _ca(live_webhook)).decode())
     await live_webhook.kubectl.apply(BETA_CLONESET)
     _, out, _ = await live_webhook.kubectl("get", "clonesets.v1beta1.apps.kruise.io", "beta", "-o", "json")
     rolling = orjson.loads(out)["spec"]["updateStrategy"]["rollingUpdate"]
     assert rolling["podUpdatePolicy"] == "InPlaceIfPossible"
     assert rolling["maxUnavailable"] == "20%"
+    stored = await live_webhook.client.get(CLONESETS, "beta", "default")
+    assert stored["apiVersion"] == "apps.kruise.io/v1alpha1"
+    assert stored["spec"]["updateStrategy"]["type"] == "InPlaceIfPossible"
 
 
 ALPHA_CLONESET = """
@@ -105,16 +106,8 @@ async def test_emulator_converts_through_kruise_webhook_convert(live_webhook):
     """The emulator calls kruise-webhook's real /convert (URL, caBundle it patched in) to serve a
     v1alpha1-stored CloneSet at v1beta1 and to store a v1beta1 patch back at v1alpha1."""
     await _until_ca_bundle(live_webhook, base64.b64encode(await _ca(live_webhook)).decode())
-    serve = [{"op": "replace", "path": "/spec/versions/1/served", "value": True}]
-    await live_webhook.kubectl("patch", "crd", CRD_NAME, "--type=json", "-p", orjson.dumps(serve).decode())
     await live_webhook.kubectl.apply(ALPHA_CLONESET)
-    async with asyncio.timeout(15):
-        while True:
-            try:
-                beta = await live_webhook.client.get(BETA_CLONESETS, "alpha", "default")
-                break
-            except NotFound:  # v1beta1 is served once the CRD change is registered
-                await asyncio.sleep(0.05)
+    beta = await live_webhook.client.get(BETA_CLONESETS, "alpha", "default")
     assert beta["apiVersion"] == "apps.kruise.io/v1beta1"
     update = beta["spec"]["updateStrategy"]
     assert update["type"] == "RollingUpdate"
@@ -129,3 +122,18 @@ async def test_emulator_converts_through_kruise_webhook_convert(live_webhook):
     assert alpha["apiVersion"] == "apps.kruise.io/v1alpha1"
     assert alpha["spec"]["updateStrategy"]["type"] == "InPlaceIfPossible"
     assert alpha["spec"]["updateStrategy"]["partition"] == 0
+
+
+async def test_v1beta1_cloneset_is_validated_at_the_request_version(live_webhook):
+    """kruise-webhook gets the v1beta1 object from the emulator (the request version), converts it for
+    upstream's checks and denies it; nothing is stored."""
+    await _until_ca_bundle(live_webhook, base64.b64encode(await _ca(live_webhook)).decode())
+    bad = BETA_CLONESET.replace("name: beta,", "name: bad,").replace(
+        "podUpdatePolicy: InPlaceIfPossible}", "podUpdatePolicy: InPlaceIfPossible, partition: -1}"
+    )
+    code, _, err = await live_webhook.kubectl("apply", "-f", "-", stdin=bad, check=False)
+    assert code != 0
+    assert 'admission webhook "vcloneset.kb.io" denied the request' in err
+    assert "spec.updateStrategy.partition: Invalid value: -1: must be greater than or equal to 0" in err
+    with pytest.raises(NotFound):
+        await live_webhook.client.get(CLONESETS, "bad", "default")

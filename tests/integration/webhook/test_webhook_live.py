@@ -53,10 +53,16 @@ async def test_kubectl_apply_invalid_cloneset_is_refused_naming_the_field(live_w
     assert 'admission webhook "vcloneset.kb.io" denied the request' in err
     assert "spec.template.metadata.labels" in err
     await live_webhook.kubectl("apply", "-f", "-", stdin=VALID_CLONESET)
-    _, out, _ = await live_webhook.kubectl("get", "clonesets.apps.kruise.io", "good", "-o", "json")
+    _, out, _ = await live_webhook.kubectl("get", "clonesets.v1alpha1.apps.kruise.io", "good", "-o", "json")
     spec = orjson.loads(out)["spec"]
     assert spec["updateStrategy"]["type"] == "ReCreate"  # defaulted by the mutating webhook
     assert spec["revisionHistoryLimit"] == 10
+    # kubectl's preferred version is v1beta1, served through the conversion webhook
+    _, out, _ = await live_webhook.kubectl("get", "clonesets.apps.kruise.io", "good", "-o", "json")
+    beta = orjson.loads(out)
+    assert beta["apiVersion"] == "apps.kruise.io/v1beta1"
+    assert beta["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+    assert beta["spec"]["updateStrategy"]["rollingUpdate"]["podUpdatePolicy"] == "ReCreate"
 
 
 async def test_kubectl_delete_protected_namespace_is_refused(live_webhook):

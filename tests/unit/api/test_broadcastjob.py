@@ -204,7 +204,7 @@ def test_crd_metadata_and_printer_columns():
         True,
         "v1beta1",
         False,
-    )  # v1alpha1 stores until the sandbox converts (kruise.api.crdgen.V1BETA1_SERVED)
+    )  # both served, v1alpha1 stores (what controllers read; docs/api.md)
     assert alpha["additionalPrinterColumns"] == beta["additionalPrinterColumns"]
     assert crd["spec"]["conversion"]["strategy"] == "Webhook"
     version = alpha

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kruise.api.conversion import convert, convertible
-from kruise.api.crdgen import V1BETA1_SERVED, build_crd, root_schema
+from kruise.api.crdgen import build_crd, root_schema
 from kruise.api.registry import KINDS
 from kruise.api.schemacheck import check
 from tests.unit.api.conftest import load_seed_objects
@@ -41,8 +41,8 @@ def test_versions_storage_and_conversion_webhook(info) -> None:
     versions = [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]]
     if info.kind == "StatefulSet":  # schema-compatible versions, both served since before /convert existed
         assert versions == [("v1alpha1", True, False), ("v1beta1", True, True)]
-    else:  # v1beta1 declared, served once the sandbox converts (kruise.api.crdgen.V1BETA1_SERVED)
-        assert versions == [("v1alpha1", True, True), ("v1beta1", V1BETA1_SERVED, False)]
+    else:  # both served; v1alpha1 stores so kruise's own reads never need /convert (docs/api.md)
+        assert versions == [("v1alpha1", True, True), ("v1beta1", True, False)]
     assert crd["spec"]["conversion"] == {
         "strategy": "Webhook",
         "webhook": {
@@ -185,3 +185,17 @@ def test_v1beta1_only_fields_are_in_the_v1beta1_schema_only(kind: str) -> None:
     )
     assert alpha_report.pruned, f"{kind}: v1alpha1 should have no place for {BETA_ONLY[kind]}"
     info.version("v1beta1").model.model_validate(obj)
+
+
+@pytest.mark.parametrize("info", MULTI, ids=lambda i: i.kind)
+def test_both_versions_print_the_same_columns_except_imagepulljob_message(info) -> None:
+    """Upstream's v1beta1 printer columns are its v1alpha1 ones, except that ImagePullJob's v1beta1
+    drops MESSAGE; kubectl, whose preferred version is v1beta1, prints the v1beta1 set."""
+    columns = {v.name: [c.name for c in v.printer_columns] for v in info.versions}
+    if info.kind == "ImagePullJob":
+        assert columns["v1alpha1"] == [*columns["v1beta1"], "MESSAGE"]
+        assert columns["v1beta1"] == ["TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE"]
+    else:
+        assert columns["v1alpha1"] == columns["v1beta1"]
+    subresources = {v.name: (v.status_subresource, v.scale) for v in info.versions}
+    assert subresources["v1alpha1"] == subresources["v1beta1"]

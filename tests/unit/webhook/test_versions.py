@@ -63,6 +63,45 @@ async def test_v1beta1_cloneset_is_validated_through_v1alpha1(client):
     assert "spec.template.metadata.labels" in resp["status"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("update_strategy", "message"),
+    [
+        (
+            {"type": "InPlaceIfPossible"},
+            'spec.updateStrategy.type: Invalid value: "InPlaceIfPossible": '
+            "must be 'RollingUpdate' or 'OnDelete'",
+        ),
+        (
+            {"type": "RollingUpdate", "rollingUpdate": {"podUpdatePolicy": "InPlace"}},
+            'spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: "InPlace": '
+            "must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'",
+        ),
+    ],
+)
+async def test_v1beta1_cloneset_values_the_conversion_cannot_carry_are_denied(
+    client, update_strategy, message
+):
+    """Converted as is, they would become a ReCreate CloneSet; upstream's v1beta1 validation denies them."""
+    bad = copy.deepcopy(BETA_CLONESET)
+    bad["spec"]["updateStrategy"] = update_strategy
+    resp = await post(client, "/validate-apps-kruise-io-v1beta1-cloneset", _review("CREATE", bad))
+    assert resp["allowed"] is False
+    assert resp["status"]["code"] == 422
+    assert resp["status"]["message"] == message
+
+
+async def test_v1beta1_checks_do_not_apply_at_v1alpha1(client):
+    alpha = copy.deepcopy(BETA_CLONESET)
+    alpha["apiVersion"] = "apps.kruise.io/v1alpha1"
+    alpha["spec"]["updateStrategy"] = {"type": "InPlaceIfPossible", "maxUnavailable": "20%", "maxSurge": 0}
+    alpha["spec"]["scaleStrategy"] = {}
+    body = review(
+        "CREATE", group="apps.kruise.io", version="v1alpha1", kind="CloneSet", resource="clonesets", obj=alpha
+    )
+    resp = await post(client, "/validate-apps-kruise-io-v1alpha1-cloneset", body)
+    assert resp["allowed"] is True, resp
+
+
 async def test_v1beta1_sidecarset_custom_version_and_namespace_selector(client):
     sidecarset = {
         "apiVersion": "apps.kruise.io/v1beta1",
