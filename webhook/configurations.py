@@ -72,8 +72,10 @@ def _kruise(
 
 
 def mutating_entries() -> list[Entry]:
-    """Upstream 1.9's mutating webhooks in its chart's order: names and paths are those its handlers
-    register (some with the version in the path, the imagepulljob pair with a `-v1beta1` name).
+    """Upstream's mutating webhooks in its 1.9 chart's order, with v1beta1 in the rules of every kind
+    kruise-py serves at v1beta1 (as upstream master's markers list it; the emulator's matchPolicy is
+    Exact, where a real apiserver would convert to v1alpha1 for the call). Names and paths are those
+    its handlers register (some with the version in the path, the imagepulljob pair with a `-v1beta1` name).
     Kinds upstream does not default at admission (PodUnavailableBudget, ResourceDistribution,
     PersistentPodState, PodProbeMarker, NodePodProbe, EphemeralJob, WorkloadSpread) get no entry."""
     pod = Entry(
@@ -84,16 +86,16 @@ def mutating_entries() -> list[Entry]:
         pod,
         _kruise("madvancedcronjob.kb.io", _M + "advancedcronjob", "advancedcronjobs", _BOTH),
         _kruise("mbroadcastjob.kb.io", _M + "broadcastjob", "broadcastjobs", _BOTH),
-        _kruise("mcloneset.kb.io", _M + "v1alpha1-cloneset", "clonesets", _ALPHA),
+        _kruise("mcloneset.kb.io", _M + "v1alpha1-cloneset", "clonesets", _BOTH),
         _kruise("mcontainerrecreaterequest.kb.io", _M + "v1alpha1-containerrecreaterequest",
-                "containerrecreaterequests", _ALPHA),
+                "containerrecreaterequests", _BOTH),
         _kruise("mdaemonset.kb.io", _M + "daemonset", "daemonsets", _BOTH),
         _kruise("mimagelistpulljob-v1beta1.kb.io", _M + "imagelistpulljob", "imagelistpulljobs", _BOTH),
         _kruise("mimagepulljob-v1beta1.kb.io", _M + "imagepulljob", "imagepulljobs", _BOTH),
         _kruise("mnodeimage.kb.io", _M + "nodeimage", "nodeimages", _BOTH),
         _kruise("msidecarset.kb.io", _M + "sidecarset", "sidecarsets", _BOTH),
         _kruise("mstatefulset.kb.io", _M + "statefulset", "statefulsets", _BOTH),
-        _kruise("muniteddeployment.kb.io", _M + "v1alpha1-uniteddeployment", "uniteddeployments", _ALPHA),
+        _kruise("muniteddeployment.kb.io", _M + "v1alpha1-uniteddeployment", "uniteddeployments", _BOTH),
     ]  # fmt: skip
 
 
@@ -121,24 +123,24 @@ def validating_entries() -> list[Entry]:
         Entry("vpodeviction.kb.io", paths.POD_VALIDATE, ("",), ("v1",), ("pods/eviction",), ("CREATE",),
               namespace_selector=_POD_NAMESPACE_SELECTOR),
         _kruise("vresourcedistribution.kb.io", _V + "v1alpha1-resourcedistribution",
-                "resourcedistributions", _ALPHA),
-        _kruise("vworkloadspread.kb.io", _V + "v1alpha1-workloadspread", "workloadspreads", _ALPHA),
+                "resourcedistributions", _BOTH),
+        _kruise("vworkloadspread.kb.io", _V + "v1alpha1-workloadspread", "workloadspreads", _BOTH),
         _kruise("vadvancedcronjob.kb.io", _V + "advancedcronjob", "advancedcronjobs", _BOTH),
         _kruise("vbroadcastjob.kb.io", _V + "broadcastjob", "broadcastjobs", _BOTH),
-        _kruise("vcloneset.kb.io", _V + "v1alpha1-cloneset", "clonesets", _ALPHA, _CUD),
+        _kruise("vcloneset.kb.io", _V + "v1alpha1-cloneset", "clonesets", _BOTH, _CUD),
         _kruise("vdaemonset.kb.io", _V + "daemonset", "daemonsets", _BOTH),
         _kruise("vimagelistpulljob-v1beta1.kb.io", _V + "imagelistpulljob", "imagelistpulljobs", _BOTH),
         _kruise("vimagepulljob-v1beta1.kb.io", _V + "imagepulljob", "imagepulljobs", _BOTH),
         _kruise("vnodeimage.kb.io", _V + "nodeimage", "nodeimages", _BOTH),
-        _kruise("vpersistentpodstate.kb.io", _V + "persistentpodstate", "persistentpodstates", _ALPHA),
+        _kruise("vpersistentpodstate.kb.io", _V + "persistentpodstate", "persistentpodstates", _BOTH),
         _kruise("vpodprobemarker.kb.io", _V + "podprobemarker", "podprobemarkers", _ALPHA),
         Entry("vpodunavailablebudget.kb.io", "/validate-policy-kruise-io-podunavailablebudget",
-              ("policy.kruise.io",), _ALPHA, ("podunavailablebudgets",), _CU),
+              ("policy.kruise.io",), _BOTH, ("podunavailablebudgets",), _CU),
         _kruise("vsidecarset.kb.io", _V + "sidecarset", "sidecarsets", _BOTH),
         _kruise("vstatefulset.kb.io", _V + "statefulset", "statefulsets", _BOTH, _CUD),
         _kruise("vephemeraljobs.kb.io", _V + "v1alpha1-ephemeraljob", "ephemeraljobs", _ALPHA),
         _kruise("vuniteddeployment.kb.io", _V + "v1alpha1-uniteddeployment", "uniteddeployments",
-                _ALPHA, _CUD),
+                _BOTH, _CUD),
     ]  # fmt: skip
 
 

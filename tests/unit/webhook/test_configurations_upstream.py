@@ -30,6 +30,10 @@ PROTECTED = {"matchExpressions": [{"key": "policy.kruise.io/delete-protection", 
 K = "apps.kruise.io"
 BOTH = ["v1alpha1", "v1beta1"]
 ALPHA = ["v1alpha1"]
+# Kinds upstream 1.9 registers at v1alpha1 only but kruise-py serves at v1beta1 too (as upstream master
+# does, whose markers list both): a v1beta1 write must reach the webhook, and the sandbox's emulator
+# calls webhooks with matchPolicy Exact, so the rule names the version.
+SERVED_BETA = BOTH
 CU = ["CREATE", "UPDATE"]
 CUD = ["CREATE", "UPDATE", "DELETE"]
 
@@ -42,9 +46,9 @@ MUTATING: list[tuple[Any, ...]] = [
     ("mbroadcastjob.kb.io", "/mutate-apps-kruise-io-broadcastjob",
      K, BOTH, "broadcastjobs", CU, "Fail", None, None),
     ("mcloneset.kb.io", "/mutate-apps-kruise-io-v1alpha1-cloneset",
-     K, ALPHA, "clonesets", CU, "Fail", None, None),
+     K, SERVED_BETA, "clonesets", CU, "Fail", None, None),
     ("mcontainerrecreaterequest.kb.io", "/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest",
-     K, ALPHA, "containerrecreaterequests", CU, "Fail", None, None),
+     K, SERVED_BETA, "containerrecreaterequests", CU, "Fail", None, None),
     ("mdaemonset.kb.io", "/mutate-apps-kruise-io-daemonset",
      K, BOTH, "daemonsets", CU, "Fail", None, None),
     ("mimagelistpulljob-v1beta1.kb.io", "/mutate-apps-kruise-io-imagelistpulljob",
@@ -58,7 +62,7 @@ MUTATING: list[tuple[Any, ...]] = [
     ("mstatefulset.kb.io", "/mutate-apps-kruise-io-statefulset",
      K, BOTH, "statefulsets", CU, "Fail", None, None),
     ("muniteddeployment.kb.io", "/mutate-apps-kruise-io-v1alpha1-uniteddeployment",
-     K, ALPHA, "uniteddeployments", CU, "Fail", None, None),
+     K, SERVED_BETA, "uniteddeployments", CU, "Fail", None, None),
 ]  # fmt: skip
 
 VALIDATING: list[tuple[Any, ...]] = [
@@ -82,15 +86,15 @@ VALIDATING: list[tuple[Any, ...]] = [
     ("vpodeviction.kb.io", "/validate-pod",
      "", ["v1"], "pods/eviction", ["CREATE"], "Fail", POD_NS, None),
     ("vresourcedistribution.kb.io", "/validate-apps-kruise-io-v1alpha1-resourcedistribution",
-     K, ALPHA, "resourcedistributions", CU, "Fail", None, None),
+     K, SERVED_BETA, "resourcedistributions", CU, "Fail", None, None),
     ("vworkloadspread.kb.io", "/validate-apps-kruise-io-v1alpha1-workloadspread",
-     K, ALPHA, "workloadspreads", CU, "Fail", None, None),
+     K, SERVED_BETA, "workloadspreads", CU, "Fail", None, None),
     ("vadvancedcronjob.kb.io", "/validate-apps-kruise-io-advancedcronjob",
      K, BOTH, "advancedcronjobs", CU, "Fail", None, None),
     ("vbroadcastjob.kb.io", "/validate-apps-kruise-io-broadcastjob",
      K, BOTH, "broadcastjobs", CU, "Fail", None, None),
     ("vcloneset.kb.io", "/validate-apps-kruise-io-v1alpha1-cloneset",
-     K, ALPHA, "clonesets", CUD, "Fail", None, None),
+     K, SERVED_BETA, "clonesets", CUD, "Fail", None, None),
     ("vdaemonset.kb.io", "/validate-apps-kruise-io-daemonset",
      K, BOTH, "daemonsets", CU, "Fail", None, None),
     ("vimagelistpulljob-v1beta1.kb.io", "/validate-apps-kruise-io-imagelistpulljob",
@@ -100,11 +104,11 @@ VALIDATING: list[tuple[Any, ...]] = [
     ("vnodeimage.kb.io", "/validate-apps-kruise-io-nodeimage",
      K, BOTH, "nodeimages", CU, "Fail", None, None),
     ("vpersistentpodstate.kb.io", "/validate-apps-kruise-io-persistentpodstate",
-     K, ALPHA, "persistentpodstates", CU, "Fail", None, None),
+     K, SERVED_BETA, "persistentpodstates", CU, "Fail", None, None),
     ("vpodprobemarker.kb.io", "/validate-apps-kruise-io-podprobemarker",
      K, ALPHA, "podprobemarkers", CU, "Fail", None, None),
     ("vpodunavailablebudget.kb.io", "/validate-policy-kruise-io-podunavailablebudget",
-     "policy.kruise.io", ALPHA, "podunavailablebudgets", CU, "Fail", None, None),
+     "policy.kruise.io", SERVED_BETA, "podunavailablebudgets", CU, "Fail", None, None),
     ("vsidecarset.kb.io", "/validate-apps-kruise-io-sidecarset",
      K, BOTH, "sidecarsets", CU, "Fail", None, None),
     ("vstatefulset.kb.io", "/validate-apps-kruise-io-statefulset",
@@ -112,7 +116,7 @@ VALIDATING: list[tuple[Any, ...]] = [
     ("vephemeraljobs.kb.io", "/validate-apps-kruise-io-v1alpha1-ephemeraljob",
      K, ALPHA, "ephemeraljobs", CU, "Fail", None, None),
     ("vuniteddeployment.kb.io", "/validate-apps-kruise-io-v1alpha1-uniteddeployment",
-     K, ALPHA, "uniteddeployments", CUD, "Fail", None, None),
+     K, SERVED_BETA, "uniteddeployments", CUD, "Fail", None, None),
 ]  # fmt: skip
 
 TARGET = ClientTarget(namespace="kruise-system")
