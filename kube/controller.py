@@ -20,6 +20,7 @@ import structlog
 
 from kruise.kube import metrics
 from kruise.kube.clock import Clock, RealClock
+from kruise.kube.errors import ApiError, log_fields
 from kruise.kube.informer import SharedInformer
 from kruise.kube.ratelimit import RateLimiter
 from kruise.kube.resources import object_key
@@ -204,7 +205,14 @@ class Controller:
             self.queue.forget(key)
             self._count("error")
             self._log.error("Reconciler error (terminal, not requeued)", key=key, error=str(exc))
+        except ApiError as exc:
+            # Routine (a Conflict is optimistic concurrency at work): controller-runtime logs the
+            # error's text and retries with backoff; so do we, in one line without a traceback.
+            self.queue.add_rate_limited(key)
+            self._count("error")
+            self._log.error("Reconciler error", key=key, **log_fields(exc))
         except Exception as exc:
+            # Anything else is a bug in the reconciler: retried all the same, with its traceback.
             self.queue.add_rate_limited(key)
             self._count("error")
             self._log.error("Reconciler error", key=key, error=str(exc), exc_info=exc)

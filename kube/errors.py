@@ -204,6 +204,17 @@ def error_from_response(code: int, body: bytes, headers: dict[str, str] | None =
     return error_from_status(code, status, headers)
 
 
+def log_fields(err: ApiError) -> dict[str, Any]:
+    """What one log line about an API error carries: the server's text, its reason and HTTP code.
+
+    An API error is the apiserver's answer (a Conflict from optimistic concurrency, a NotFound
+    after a delete, a throttle) or a dropped connection, not a bug in the caller: those three
+    fields say all there is to say, and a traceback would only bury them. Unexpected exceptions
+    keep theirs.
+    """
+    return {"error": err.message, "reason": err.reason, "code": err.code}
+
+
 def is_not_found(err: BaseException) -> bool:
     return isinstance(err, NotFound)
 

@@ -28,7 +28,7 @@ import structlog
 
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock, RealClock, rfc3339
-from kruise.kube.errors import ApiError, NotFound
+from kruise.kube.errors import ApiError, NotFound, log_fields
 from kruise.kube.ratelimit import TokenBucket
 from kruise.kube.resources import EVENTS
 
@@ -310,7 +310,7 @@ class EventRecorder:
                 return
             except ApiError as exc:
                 if tries >= self.max_tries or (400 <= exc.code < 500 and exc.code != 429):
-                    log.error("unable to write event (giving up)", error=str(exc), tries=tries)
+                    log.error("unable to write event (giving up)", tries=tries, **log_fields(exc))
                     return
             # The first retry is randomised so many recorders do not retry in lockstep.
             delay = self.retry_interval * (random.random() if tries == 1 else 1.0)

@@ -24,7 +24,7 @@ import structlog
 
 from kruise.kube.client import Client, WatchEvent
 from kruise.kube.clock import Clock, RealClock
-from kruise.kube.errors import Gone, TooManyRequests
+from kruise.kube.errors import ApiError, Gone, TooManyRequests, log_fields
 from kruise.kube.resources import ResourceRef, object_key
 from kruise.kube.store import (
     STANDARD_INDEXERS,
@@ -186,14 +186,22 @@ class SharedInformer:
                 await self._watch_once()
                 continue
             except Gone as exc:
-                self._log.info("watch history expired, relisting", error=exc.message)
+                self._log.info("watch history expired, relisting", **log_fields(exc))
                 need_list = True
                 continue
             except Exception as exc:
                 wait = delay * (1.0 + random.random())
                 if isinstance(exc, TooManyRequests) and exc.retry_after:
                     wait = max(wait, exc.retry_after)
-                self._log.warning("list/watch failed, backing off", error=repr(exc), seconds=round(wait, 3))
+                seconds = round(wait, 3)
+                if isinstance(exc, ApiError):
+                    # A refusal or a dropped connection: routine, one line, retried after the wait.
+                    self._log.warning("list/watch failed, backing off", seconds=seconds, **log_fields(exc))
+                else:
+                    # Anything else is a bug here or in the client: retried too, with its traceback.
+                    self._log.warning(
+                        "list/watch failed, backing off", error=repr(exc), seconds=seconds, exc_info=exc
+                    )
             if self.clock.now() - started >= self.options.backoff_reset_after:
                 delay = self.options.backoff_initial
             await self.clock.sleep(wait)
