@@ -60,6 +60,8 @@ STRATEGY_ROLLING_UPDATE = "RollingUpdate"
 STRATEGY_ON_DELETE = "OnDelete"
 PVC_RETAIN = "Retain"
 PVC_DELETE = "Delete"
+VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE = "OnPodRollingUpdate"
+VOLUME_CLAIM_UPDATE_ON_DELETE = "OnDelete"
 _RESERVE_RANGE = re.compile(r"^\d+-\d+$")
 
 
@@ -197,8 +199,15 @@ def to_v1beta1(obj: StatefulSetV1alpha1 | StatefulSet) -> StatefulSet:
     return StatefulSet.model_validate(data)
 
 
-def set_defaults(obj: StatefulSet | StatefulSetV1alpha1, inject_template_defaults: bool = True) -> None:
-    """SetDefaultsStatefulSet (gate StatefulSetAutoDeletePVC on, as in 1.8; AutoResizePVC off)."""
+def set_defaults(
+    obj: StatefulSet | StatefulSetV1alpha1,
+    inject_template_defaults: bool = True,
+    auto_resize_pvc: bool = False,
+) -> None:
+    """SetDefaultsStatefulSet (gate StatefulSetAutoDeletePVC on, as in 1.8).
+
+    ``auto_resize_pvc``: gate StatefulSetAutoResizePVCGate (off by default); on, an unset
+    ``volumeClaimUpdateStrategy.type`` becomes ``OnDelete`` (claims are resized only by recreation)."""
     spec = obj.spec
     if not spec.pod_management_policy:
         spec.pod_management_policy = POD_MANAGEMENT_ORDERED_READY
@@ -225,6 +234,8 @@ def set_defaults(obj: StatefulSet | StatefulSetV1alpha1, inject_template_default
             policy.when_scaled = PVC_RETAIN
         spec.persistent_volume_claim_retention_policy = policy
         spec.volume_claim_update_strategy = spec.volume_claim_update_strategy
+        if auto_resize_pvc and not spec.volume_claim_update_strategy.type:
+            spec.volume_claim_update_strategy.type = VOLUME_CLAIM_UPDATE_ON_DELETE
     if spec.replicas is None:
         spec.replicas = 1
     if spec.revision_history_limit is None:

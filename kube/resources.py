@@ -64,6 +64,7 @@ STATEFULSETS_APPS = ResourceRef("apps", "v1", "statefulsets", True, "StatefulSet
 CONTROLLER_REVISIONS = ResourceRef("apps", "v1", "controllerrevisions", True, "ControllerRevision")
 JOBS = ResourceRef("batch", "v1", "jobs", True, "Job")
 PDBS = ResourceRef("policy", "v1", "poddisruptionbudgets", True, "PodDisruptionBudget")
+STORAGE_CLASSES = ResourceRef("storage.k8s.io", "v1", "storageclasses", False, "StorageClass")
 CRDS = ResourceRef(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", False, "CustomResourceDefinition"
 )

@@ -31,6 +31,19 @@ class StoreNamespaceContents:
         return sum(1 for pvc in self._pvcs.by_index(NAMESPACE_INDEX, namespace) if _pvc_bound(pvc))
 
 
+class StoreStorageClasses:
+    """StorageClasses from an informer store, for Advanced StatefulSet's claim-template check."""
+
+    def __init__(self, classes: Store) -> None:
+        self._classes = classes
+
+    def get(self, name: str) -> dict | None:
+        return self._classes.get_by_name(None, name)
+
+    def list(self) -> list[dict]:
+        return self._classes.list()
+
+
 SIDECARSETS = ResourceRef("apps.kruise.io", "v1alpha1", "sidecarsets", False, "SidecarSet")
 
 

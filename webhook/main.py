@@ -42,6 +42,7 @@ from kruise.kube.resources import (
     PVCS,
     REPLICASETS,
     STATEFULSETS_APPS,
+    STORAGE_CLASSES,
     WORKLOADSPREADS,
     ResourceRef,
 )
@@ -55,6 +56,7 @@ from kruise.webhook.caches import (
     StorePubs,
     StoreSidecarSets,
     StoreSpreads,
+    StoreStorageClasses,
 )
 from kruise.webhook.certcontroller import CertController
 from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
@@ -177,6 +179,10 @@ class WebhookProcess:
             self.spreads = StoreSpreads()
             keeper = SpreadKeeper(client, self.spreads)
         self.persistent_pod_states = StorePersistentPodStates()
+        storage_classes = None
+        if self.gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE):
+            # only this gate's claim-template check reads classes (RBAC: storageclasses get/list/watch)
+            storage_classes = StoreStorageClasses(self.factory.informer(STORAGE_CLASSES).store)
         self.routes = build_routes(
             StoreNamespaceContents(pods.store, pvcs.store),
             self.sidecarsets,
@@ -185,6 +191,7 @@ class WebhookProcess:
             objects,
             keeper,
             self.persistent_pod_states.in_namespace,
+            storage_classes,
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,

@@ -11,7 +11,7 @@ from kruise.api.registry import KINDS
 from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
 from kruise.webhook.caches import StorePodsAndNodes
-from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset, workloadspread
+from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset, statefulset, workloadspread
 from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
 from kruise.webhook.handlers.versions import at_version
@@ -63,6 +63,7 @@ def build_routes(
     objects: StorePodsAndNodes | None = None,
     spreads: SpreadKeeper | None = None,
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
+    storage_classes: statefulset.StorageClassSource | None = None,
 ) -> dict[str, Handler]:
     """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
     `budgets` None: no PodUnavailableBudget checks.
@@ -70,7 +71,9 @@ def build_routes(
     pod deletions/evictions (`spreads` and `objects` given, gate WorkloadSpread) apply.
     `objects` None: ContainerRecreateRequests are only defaulted, not checked against their pod.
     `spreads` None: no WorkloadSpread subset injection (it also needs gate WorkloadSpread).
-    `persistent_pod_states` None: recreated StatefulSet pods are not steered back (PPS not served)."""
+    `persistent_pod_states` None: recreated StatefulSet pods are not steered back (PPS not served).
+    `storage_classes`: read by Advanced StatefulSet's claim-template check (gate
+    StatefulSetAutoResizePVCGate); None there means no class is known."""
     gates = gates or FeatureGates()
     protection = gates.enabled(features.RESOURCES_DELETION_PROTECTION)
     routes: dict[str, Handler] = {}
@@ -89,6 +92,12 @@ def build_routes(
                         features.SIDECARSET_PATCH_POD_METADATA_DEFAULTS_ALLOWED
                     ),
                 )
+        if info.group == "apps.kruise.io" and info.kind == "StatefulSet":
+            resize = gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE)
+            mutate = statefulset.statefulset_mutating_handler(hooks, resize)
+            validate = statefulset.statefulset_validating_handler(
+                hooks, storage_classes, resize, deletion_protection=protection
+            )
         if info.kind == "ContainerRecreateRequest" and objects is not None:
             mutate = crr.mutating_handler(
                 objects.pod, objects.node, daemon_gate=gates.enabled(features.KRUISE_DAEMON)
