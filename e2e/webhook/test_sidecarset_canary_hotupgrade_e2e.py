@@ -115,6 +115,11 @@ def _restarts(pod: dict) -> dict[str, int]:
 
 async def test_seed_sidecarset_canary_by_selector(kruise_sandbox: Cluster):
     cluster = kruise_sandbox
+    # the seed's section starts on a clean cluster: a same-named pod or SidecarSet left by an earlier
+    # module would carry restarts of its own and the absolute restartCount waits below would time out
+    for obj in ("pod/test-pod", "sidecarset/test-sidecarset"):
+        _, leftover = await cluster.kubectl("get", obj, "--ignore-not-found", "-o", "name")
+        assert not leftover.strip(), f"{obj} left over by an earlier e2e module on the shared sandbox"
     try:
         await cluster.kubectl("apply", "-f", "-", stdin=SIDECARSET)
         await cluster.kubectl("apply", "-f", "-", stdin=POD)
