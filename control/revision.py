@@ -215,12 +215,15 @@ class RevisionChoice:
     ``action`` is ``"reuse"`` (update revision is already the newest stored one), ``"rollback"``
     (an equal older revision exists: patch its ``revision`` to ``new_number``) or ``"create"``
     (create ``update``; on AlreadyExists with different data bump collisionCount and recompute).
+    ``annotations`` is set only for a rollback whose stored revision must also take the candidate's
+    volumeClaimTemplates hash (written with the ``revision`` patch).
     """
 
     action: str
     update: Mapping[str, Any]
     current: Mapping[str, Any]
     new_number: int
+    annotations: Mapping[str, str] | None = None
 
 
 def choose_revisions(
@@ -228,16 +231,27 @@ def choose_revisions(
     revisions: Iterable[Mapping[str, Any]],
     vct_hash: str | None = None,
 ) -> RevisionChoice:
-    """``getActiveRevisions``: derive update/current revisions from stored history."""
+    """``getActiveRevisions``: derive update/current revisions from stored history.
+
+    ``vct_hash`` (CloneSet only) is the ``cloneset-volumeclaimtemplate-hash`` of the current
+    volumeClaimTemplates. Reusing the newest revision keeps its recorded hash (a change of the
+    templates alone makes no new revision, as upstream); rolling back to an older equal revision
+    carries the new hash onto it when its own is missing or different.
+    """
     ordered = sort_revisions(revisions)
     status = cloneset.get("status") or {}
     number = next_revision_number(ordered)
     candidate = new_cloneset_revision(cloneset, number, status.get("collisionCount") or 0, vct_hash)
     equal = [r for r in ordered if revisions_equal(r, candidate)]
+    annotations = None
     if equal and revisions_equal(ordered[-1], equal[-1]):
         action, update = "reuse", ordered[-1]
     elif equal:
         action, update = "rollback", {**equal[-1], "revision": number}
+        stored = (equal[-1].get("metadata") or {}).get("annotations") or {}
+        if vct_hash is not None and stored.get(ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH) != vct_hash:
+            annotations = {**stored, ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH: vct_hash}
+            update["metadata"] = {**update["metadata"], "annotations": annotations}
     else:
         action, update = "create", candidate
     current_name = status.get("currentRevision")
@@ -248,7 +262,9 @@ def choose_revisions(
     )
     if current is None or current["metadata"]["name"] == update_name:
         current = update
-    return RevisionChoice(action=action, update=update, current=current, new_number=number)
+    return RevisionChoice(
+        action=action, update=update, current=current, new_number=number, annotations=annotations
+    )
 
 
 def revisions_to_truncate(

@@ -16,6 +16,7 @@ from kruise.api.workload_common import UPDATE_TYPE_RECREATE
 from kruise.control import predownload as shared
 from kruise.control.cloneset.pods import controller_ref
 from kruise.control.cloneset.strategy import DEFAULT_MAX_UNAVAILABLE, partition_replicas
+from kruise.control.cloneset.vcthash import vct_change_forces_recreate
 from kruise.control.inplace.spec import calculate_update_spec
 
 created_event_message = shared.created_event_message
@@ -39,7 +40,11 @@ def should_consider(cloneset: Mapping[str, Any], current_revision: str, update_r
 
 
 def decision(
-    cloneset: Mapping[str, Any], current: Mapping[str, Any], update: Mapping[str, Any]
+    cloneset: Mapping[str, Any],
+    current: Mapping[str, Any],
+    update: Mapping[str, Any],
+    *,
+    recreate_on_vct_change: bool = False,
 ) -> str | None:
     """``None`` (already decided), ``LABEL_IMAGE_PREDOWNLOAD_IGNORED`` or ``LABEL_PRE_PREDOWNLOAD_CREATED``:
     the label to put on the update revision (after creating the jobs for the latter)."""
@@ -59,7 +64,9 @@ def decision(
     )
     if partition == 0 and max_unavailable >= replicas:
         return shared.IGNORED
-    if calculate_update_spec(current, update) is None:
+    if calculate_update_spec(current, update) is None or vct_change_forces_recreate(
+        cloneset, current, update, recreate_on_vct_change=recreate_on_vct_change
+    ):
         return shared.IGNORED
     return shared.CREATED
 
@@ -82,7 +89,11 @@ def image_pull_jobs(
 
 
 def plan(
-    cloneset: Mapping[str, Any], current: Mapping[str, Any], update: Mapping[str, Any]
+    cloneset: Mapping[str, Any],
+    current: Mapping[str, Any],
+    update: Mapping[str, Any],
+    *,
+    recreate_on_vct_change: bool = False,
 ) -> shared.PreDownloadPlan:
     """The pass's pre-download step: delete the jobs once converged, else decide once enough
     updated pods are ready."""
@@ -90,7 +101,7 @@ def plan(
         return shared.DELETE_JOBS
     if not should_consider(cloneset, current["metadata"]["name"], update["metadata"]["name"]):
         return shared.NOTHING
-    label = decision(cloneset, current, update)
+    label = decision(cloneset, current, update, recreate_on_vct_change=recreate_on_vct_change)
     if label is None:
         return shared.NOTHING
     if label == shared.IGNORED:

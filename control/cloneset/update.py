@@ -29,6 +29,7 @@ from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_
 from kruise.control import lifecycle, podreadiness
 from kruise.control.cloneset.diffs import ExpectationDiffs, is_pod_available
 from kruise.control.cloneset.podsort import sort_active_pods
+from kruise.control.cloneset.vcthash import vct_change_forces_recreate
 from kruise.control.inplace.engine import RefreshResult, refresh, update_completed_problem
 from kruise.control.inplace.spec import UpdateSpec, calculate_update_spec
 from kruise.control.inplace.state import get_grace_json
@@ -211,9 +212,12 @@ def in_place_spec(
     revisions: Sequence[Mapping[str, Any]],
     *,
     env_from_metadata: bool,
+    recreate_on_vct_change: bool = False,
 ) -> UpdateSpec | None:
     """The in-place change from the pod's own revision to ``target`` (None: not possible in place)."""
     old = next((r for r in revisions if equal_to_revision_hash(pod, r["metadata"]["name"])), None)
+    if vct_change_forces_recreate(cloneset, old, target, recreate_on_vct_change=recreate_on_vct_change):
+        return None
     strategy = ((cloneset.get("spec") or {}).get("updateStrategy") or {}).get("inPlaceUpdateStrategy") or {}
     grace = int(strategy.get("gracePeriodSeconds") or 0)
     return calculate_update_spec(old, target, grace_seconds=grace, env_from_metadata=env_from_metadata)
@@ -226,8 +230,16 @@ def plan_pod_update(
     revisions: Sequence[Mapping[str, Any]],
     *,
     env_from_metadata: bool,
+    recreate_on_vct_change: bool = False,
 ) -> PodUpdate:
-    spec = in_place_spec(cloneset, pod, target, revisions, env_from_metadata=env_from_metadata)
+    spec = in_place_spec(
+        cloneset,
+        pod,
+        target,
+        revisions,
+        env_from_metadata=env_from_metadata,
+        recreate_on_vct_change=recreate_on_vct_change,
+    )
     kind, message = pod_update_kind(cloneset, pod, spec is not None)
     hook = (_lifecycle(cloneset) or {}).get("inPlaceUpdate") or {}
     return PodUpdate(
@@ -329,6 +341,7 @@ def plan_update(
     now: datetime,
     *,
     env_from_metadata: bool = True,
+    recreate_on_vct_change: bool = False,
 ) -> UpdatePlan:
     update_name = update_revision["metadata"]["name"]
     refreshes = tuple(
@@ -341,7 +354,14 @@ def plan_update(
     )
     target = update_revision if target_name == update_name else current_revision
     updates = (
-        plan_pod_update(cloneset, pod, target, revisions, env_from_metadata=env_from_metadata)
+        plan_pod_update(
+            cloneset,
+            pod,
+            target,
+            revisions,
+            env_from_metadata=env_from_metadata,
+            recreate_on_vct_change=recreate_on_vct_change,
+        )
         for pod in chosen
     )
     return UpdatePlan(refreshes, tuple(u for u in updates if u is not None))

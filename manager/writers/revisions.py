@@ -42,20 +42,26 @@ class RevisionWriter:
         self.rv_expectations = rv_expectations
 
     async def active_revisions(
-        self, owner: Mapping[str, Any], revisions: Sequence[Mapping[str, Any]]
+        self,
+        owner: Mapping[str, Any],
+        revisions: Sequence[Mapping[str, Any]],
+        vct_hash: str | None = None,
     ) -> tuple[Mapping[str, Any], Mapping[str, Any], int]:
-        """(current revision, update revision, collisionCount) with the update revision stored."""
+        """(current revision, update revision, collisionCount) with the update revision stored.
+
+        ``vct_hash``: CloneSet's volumeClaimTemplates hash, written on the revisions it creates or
+        rolls back to (see `choose_revisions`); None for owners without the annotation."""
         collision_count = int((owner.get("status") or {}).get("collisionCount") or 0)
         for _ in range(MAX_COLLISION_RETRIES):
             view = {
                 **owner,
                 "status": {**(owner.get("status") or {}), "collisionCount": collision_count},
             }
-            choice = choose_revisions(view, revisions)
+            choice = choose_revisions(view, revisions, vct_hash)
             if choice.action == "reuse":
                 return choice.current, choice.update, collision_count
             if choice.action == "rollback":
-                update = await self._bump(choice.update, choice.new_number)
+                update = await self._bump(choice.update, choice.new_number, choice.annotations)
                 current = update if choice.current is choice.update else choice.current
                 return current, update, collision_count
             created = await self._create(choice.update)
@@ -65,12 +71,17 @@ class RevisionWriter:
             collision_count += 1
         raise RuntimeError(f"revision hash collided {MAX_COLLISION_RETRIES} times for {_name(owner)}")
 
-    async def _bump(self, revision: Mapping[str, Any], number: int) -> dict[str, Any]:
+    async def _bump(
+        self, revision: Mapping[str, Any], number: int, annotations: Mapping[str, str] | None
+    ) -> dict[str, Any]:
         meta = revision["metadata"]
+        body: dict[str, Any] = {"revision": number}
+        if annotations is not None:
+            body["metadata"] = {"annotations": dict(annotations)}
         updated = await self.client.patch(
             CONTROLLER_REVISIONS,
             meta["name"],
-            {"revision": number},
+            body,
             meta.get("namespace"),
             patch_type=PatchType.MERGE,
         )

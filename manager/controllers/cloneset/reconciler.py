@@ -18,7 +18,7 @@ from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
 from kruise.control import podstatus
-from kruise.control.cloneset import conditions, predownload
+from kruise.control.cloneset import conditions, predownload, vcthash
 from kruise.control.cloneset.diffs import calculate_diffs
 from kruise.control.cloneset.podchoice import truncated_pods_to_delete
 from kruise.control.cloneset.scale import plan_scale
@@ -85,6 +85,7 @@ class CloneSetReconciler:
             rv_expectations,
             short_hash_gate=short_hash,
             env_from_metadata=gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),
+            recreate_on_vct_change=gates.enabled(features.RECREATE_POD_WHEN_CHANGE_VCT_IN_CLONESET_GATE),
             pub_gate=pub_gate,
         )
 
@@ -122,7 +123,9 @@ class CloneSetReconciler:
         active = await release_strays(self.client, cloneset, PODS, active, selector_of(cloneset))
 
         revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
-        current, update, collision_count = await self.revision_writer.active_revisions(cloneset, revisions)
+        current, update, collision_count = await self.revision_writer.active_revisions(
+            cloneset, revisions, vcthash.revision_annotation(cloneset)
+        )
         revisions = [r for r in revisions if r["metadata"]["name"] != update["metadata"]["name"]] + [update]
 
         self.rv_expectations.observe(dict(update))
@@ -135,7 +138,9 @@ class CloneSetReconciler:
 
         if self.predownloader is not None:
             try:
-                await self.predownloader.apply(cloneset, update, predownload.plan(cloneset, current, update))
+                vct_gate = self.gates.enabled(features.RECREATE_POD_WHEN_CHANGE_VCT_IN_CLONESET_GATE)
+                pd_plan = predownload.plan(cloneset, current, update, recreate_on_vct_change=vct_gate)
+                await self.predownloader.apply(cloneset, update, pd_plan)
             except Exception as exc:  # upstream logs and goes on: pre-download is an optimisation
                 log.error("failed to pre-download images", error=str(exc))
 

@@ -67,6 +67,7 @@ class Updater:
         *,
         short_hash_gate: bool = False,
         env_from_metadata: bool = True,
+        recreate_on_vct_change: bool = False,
         pub_gate: PubGate | None = None,
     ) -> None:
         self.client = client
@@ -76,6 +77,7 @@ class Updater:
         self.rv_expectations = rv_expectations
         self.short_hash_gate = short_hash_gate
         self.env_from_metadata = env_from_metadata
+        self.recreate_on_vct_change = recreate_on_vct_change
         self.pub_gate = pub_gate
 
     async def update(
@@ -98,6 +100,7 @@ class Updater:
             diffs,
             now,
             env_from_metadata=self.env_from_metadata,
+            recreate_on_vct_change=self.recreate_on_vct_change,
         )
         delay: float | None = None
         for step in plan.refreshes:
