@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from kruise.control.broadcastjob.resources import parse_quantity
+from kruise.api.goquantity import Quantity
 from kruise.control.statefulset.identity import claim_name, ordinal_of
 
 Obj = Mapping[str, Any]
@@ -30,7 +30,7 @@ ANNOTATION_PVC_OWNED_BY_ASTS = "apps.kruise.io/owned-by-asts"
 
 def _storage(quantities: Mapping[str, Any] | None) -> Decimal | None:
     value = (quantities or {}).get("storage")
-    return None if value is None else parse_quantity(value)
+    return None if value is None else Quantity.of(value).value
 
 
 def _requested(claim: Obj) -> Decimal | None:
