@@ -9,7 +9,10 @@ no jitter, keyed by ``<ds uid>/<status.observedGeneration>/<node>``:
 - every further bump doubles the delay, capped at the maximum;
 - while less than the current delay has passed since the last bump the failed pod is left alone
   and the DaemonSet is requeued after the *whole* current delay (upstream pushes ``Get(key)``,
-  not the time remaining);
+  not the time remaining) — counted from the first pass that finds it held. Upstream's work
+  queue keeps that first, earliest wake; a later pass inside the window (woken by a pod event, or
+  by an earlier requeue such as paced status writes) asks for the time left to that same moment,
+  so it cannot push the deletion back by another whole delay;
 - entries untouched for twice the maximum are dropped (upstream's GC runs every minute).
 
 Times are plain seconds from :class:`kruise.kube.clock.Clock.now`, so tests drive it by hand.
@@ -37,6 +40,8 @@ def backoff_key(ds: Mapping[str, Any], node: str) -> str:
 class _Entry:
     delay: float
     last_update: float
+    held_until: float | None = None
+    """When the current hold ends: the first held check's time plus the delay (None until then)."""
 
 
 class FailedPodsBackoff:
@@ -72,6 +77,7 @@ class FailedPodsBackoff:
             return
         entry.delay = min(entry.delay * 2, self.maximum)
         entry.last_update = now
+        entry.held_until = None
 
     def in_backoff_since_update(self, key: str, now: float) -> bool:
         entry = self._entries.get(key)
@@ -87,10 +93,16 @@ class FailedPodsBackoff:
 
     def admit(self, key: str, now: float) -> float:
         """One failed pod found under ``key``: 0.0 when it may be deleted now (the delay is bumped),
-        otherwise the delay to requeue after. Collects garbage at most every ``gc_interval``."""
+        otherwise the seconds to requeue after: the whole delay the first time the key is found
+        held, the time left to that moment on later checks. Collects garbage at most every
+        ``gc_interval``."""
         if self._last_gc is None or now - self._last_gc >= self.gc_interval:
             self.gc(now)
         if self.in_backoff_since_update(key, now):
-            return self.get(key)
+            entry = self._entries[key]
+            if entry.held_until is None or entry.held_until <= now:
+                entry.held_until = now + entry.delay
+                return entry.delay
+            return entry.held_until - now
         self.next(key, now)
         return 0.0

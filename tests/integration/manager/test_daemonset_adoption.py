@@ -123,10 +123,38 @@ async def test_failed_pod_is_recreated_then_held_by_the_node_backoff(kruise_clus
     messages = await cluster.until(lambda: failed_events(cluster), lambda m: len(m) == 2)
     assert messages[1].startswith(f"Found failed daemon pod {NS}/{second['metadata']['name']} ")
 
-    # third failure right away: held for the doubled delay, 2 s
+    # third failure right away: held for the doubled delay, 2 s. The pass may also park the
+    # DaemonSet earlier, for a paced status write (the delete and the create moved the counters
+    # within one second); that wake must neither delete the pod nor move its deadline to 2 s from
+    # then: the pod goes at exactly T + 2
+    held_from = manager_clock.now()
     await fail(cluster, third)
-    await cluster.until(lambda: _async(queue.ready_at(key)), lambda at: at == manager_clock.now() + 2.0)
+    pods_cache = cluster.context.informers.informer(PODS)
+    await cluster.until(
+        lambda: _async(pods_cache.get(f"{NS}/{third['metadata']['name']}")),
+        lambda pod: pod is not None and pod["status"].get("phase") == "Failed",
+    )
+    await cluster.until(lambda: _async(idle_and_parked(queue, key)), lambda at: at is not None)
+    assert idle_and_parked(queue, key) <= held_from + 2.0
+    manager_clock.step(1.0)
+    await cluster.until(lambda: _async(idle_and_parked(queue, key)), lambda at: at == held_from + 2.0)
     assert [p["metadata"]["uid"] for p in await ghost_pods(cluster)] == [third["metadata"]["uid"]]
+    assert len(await failed_events(cluster)) == 2
+
+    manager_clock.step(1.0)
+    await cluster.until(
+        lambda: ghost_pods(cluster),
+        lambda pods: len(pods) == 1 and pods[0]["metadata"]["uid"] != third["metadata"]["uid"],
+    )
+    messages = await cluster.until(lambda: failed_events(cluster), lambda m: len(m) == 3)
+    assert messages[2].startswith(f"Found failed daemon pod {NS}/{third['metadata']['name']} ")
+
+
+def idle_and_parked(queue: Any, key: str) -> float | None:
+    """When ``key`` is parked until, once no pass for it is queued or running; else None."""
+    if key in queue.processing() or len(queue):
+        return None
+    return queue.ready_at(key)
 
 
 async def _async(value: Any) -> Any:

@@ -41,6 +41,28 @@ def test_first_failure_is_admitted_then_held_for_one_second():
     assert b.get("k") == 2.0
 
 
+def test_later_checks_in_the_window_aim_at_the_first_checks_moment():
+    """A pass woken early inside the hold (a paced status write, say) must not move the deletion:
+    it asks for the time left to the moment the first held check promised."""
+    b = FailedPodsBackoff()
+    b.admit("k", 100.0)
+    b.admit("k", 101.0)  # second failure admitted; the delay is now 2 s
+    assert b.admit("k", 101.0) == 2.0  # first held check: the whole delay, until 103
+    assert b.admit("k", 102.0) == 1.0  # woken early: still 103, not 104
+    assert b.admit("k", 102.5) == 0.5
+    assert b.admit("k", 103.0) == 0.0  # the hold ends there
+    assert b.admit("k", 103.0) == 4.0  # the next hold starts afresh from its own first check
+
+
+def test_first_held_check_after_the_bump_counts_from_itself():
+    """Upstream requeues after Get(key) from the pass that first sees the pod held: that moment may
+    be after the bump's delay has ended, and the pass then finds the key free anyway."""
+    b = FailedPodsBackoff()
+    b.admit("k", 0.0)
+    assert b.admit("k", 0.75) == 1.0  # the first held check requeues until 1.75
+    assert b.admit("k", 1.0) == 0.0  # but a pass at the bump's end is admitted, as upstream
+
+
 def test_keys_are_independent():
     b = FailedPodsBackoff()
     b.admit("a", 0.0)
@@ -144,3 +166,23 @@ def test_held_failed_pod_is_kept_and_requeues_after_the_delay():
     admitted = _plan([failed], lambda node: 0.0)
     assert admitted.pods_to_delete == ("ds-a",) and admitted.failed_pods == (("ds-a", "a"),)
     assert admitted.requeue_after == 0.0
+
+
+@given(
+    st.integers(min_value=0, max_value=12),
+    st.lists(st.floats(min_value=0.0, max_value=0.999), min_size=1, max_size=10),
+)
+def test_every_held_check_in_one_window_aims_at_one_moment(bumps, fractions):
+    """However many passes run inside one hold, and whenever, each asks to come back at the moment
+    the first held check set: its time plus the whole delay."""
+    b = FailedPodsBackoff()
+    t = 0.0
+    b.admit("k", t)
+    for _ in range(bumps):
+        t += b.get("k")
+        assert b.admit("k", t) == 0.0
+    delay = b.get("k")
+    checks = sorted(t + f * delay for f in fractions)
+    deadline = checks[0] + delay
+    for now in checks:
+        assert now + b.admit("k", now) == pytest.approx(deadline)

@@ -325,3 +325,32 @@ async def test_a_counters_only_status_write_waits_for_the_pace_then_is_written()
     await h.reconcile()  # every pod updated and available: written at once
     (status,) = h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status")
     assert status.body["status"]["numberAvailable"] == 2
+
+
+async def test_a_pass_before_its_own_status_write_is_observed_neither_rewrites_nor_parks() -> None:
+    """The cache still holds the status from before this controller's write: the counters computed
+    again equal what was sent, so there is nothing to write and no pace to wait for (the write's
+    watch event brings the next pass). Parking here woke the DaemonSet inside a failed pod's
+    backoff window."""
+    h = Harness(daemonset(), nodes=2)
+    h.reconciler.clock = h.clock
+    h.reconciler.status_pace_seconds = 1.0
+    await h.reconcile()
+    h.observe_pods()
+    h.client.clear()
+    await h.reconcile()  # observedGeneration 1 written; the cache does not show it yet
+    assert len(h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status")) == 1
+    stale = h.daemonsets.get(f"{NS}/{NAME}")
+    assert stale is not None and "observedGeneration" not in (stale.get("status") or {})
+
+    h.client.clear()
+    result = await h.reconcile()
+    assert h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status") == []
+    assert result is None or result.requeue_after is None or result.requeue_after > 1.0
+
+    # once the write is observed, a real change is paced again as usual
+    observe_status(h)
+    make_one_ready(h, sorted(p["metadata"]["name"] for p in h.client.objects(PODS))[0])
+    result = await h.reconcile()
+    assert h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status") == []
+    assert isinstance(result, Result) and result.requeue_after is not None and result.requeue_after <= 1.0
