@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kruise.sandbox.apiserver import errors
+from kruise.sandbox.apiserver import preconditions
 from kruise.sandbox.apiserver.handlers.base import RequestContext
 from kruise.sandbox.apiserver.selectors import labels_match
 
@@ -33,23 +33,7 @@ class Deletes(RequestContext):
     async def delete(self) -> tuple[dict[str, Any], int]:
         options = await self._delete_options()
         obj = self._stored()
-        pre = options.get("preconditions") or {}
-        if pre.get("uid") and pre["uid"] != obj["metadata"]["uid"]:
-            raise errors.conflict(
-                self.rt.group,
-                self.rt.plural,
-                self.name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                f"{obj['metadata']['uid']}",
-            )
-        if pre.get("resourceVersion") and pre["resourceVersion"] != obj["metadata"]["resourceVersion"]:
-            raise errors.conflict(
-                self.rt.group,
-                self.rt.plural,
-                self.name,
-                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                f"ResourceVersion in object meta: {obj['metadata']['resourceVersion']}",
-            )
+        preconditions.check_delete(self.rt, obj, options)  # before admission, as rest.BeforeDelete
         attrs = self._attrs(
             "DELETE",
             None,

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from kruise.sandbox.apiserver import defaults, errors, revisiondata, schema, serviceaccounts
+from kruise.sandbox.apiserver import defaults, errors, preconditions, revisiondata, schema, serviceaccounts
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.conversion import uses_webhook
 from kruise.sandbox.apiserver.errors import StatusError
@@ -29,6 +29,7 @@ from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.handlers.subresources import scale_of
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
 from kruise.sandbox.apiserver.resources import ResourceType
+from kruise.sandbox.apiserver.statusstrategy import prepare_status_update
 
 # utilrand's alphabet for generateName suffixes: no vowels, no digits that look like letters.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -193,6 +194,7 @@ class Writes(RequestContext):
     ) -> dict[str, Any]:
         """`old`, when the caller (PATCH) has read it: the stored object and that object as seen
         at the request's version."""
+        from_put = old is None  # PATCH hands over what it read; its uid is checked by validation
         new = self._object_body(body if body is not None else await self._body())
         if self.sub == "scale":
             return await self._update_scale(new)  # Subresources, in subresources.py
@@ -221,6 +223,9 @@ class Writes(RequestContext):
                 "BadRequest",
                 "the namespace of the provided object does not match the namespace sent on the request",
             )
+        # a PUT body's uid is a storage precondition, checked before anything about the stored object
+        if from_put and (old is not None or (self._allow_create_on_update() and not self.sub)):
+            preconditions.check_update_uid(self.rt, self.namespace, self.name, new, old)
         if old is None:
             if self.sub or not self._allow_create_on_update():
                 raise errors.not_found(self.rt.group, self.rt.plural, self.name)
@@ -287,6 +292,9 @@ class Writes(RequestContext):
                 )
             self._applied = body
             if old is None and not self.sub:
+                refusal = preconditions.uid_mismatch_on_apply_create(self.rt, self.name, body)
+                if refusal is not None:
+                    raise refusal
                 body = copy.deepcopy(body)
                 body.setdefault("metadata", {})["name"] = self.name
                 return await self.create(body), True
@@ -347,6 +355,13 @@ class Writes(RequestContext):
         name = obj["metadata"].get("name", "")
         if old is None:
             causes += validate_name(self.rt, name)
+        elif obj["metadata"].get("uid") != old["metadata"].get("uid"):
+            # validateCommonFields: reached by a PATCH that sets another uid (a PUT was refused earlier)
+            causes.append(
+                errors.field_error(
+                    "FieldValueInvalid", "metadata.uid", obj["metadata"].get("uid"), "field is immutable"
+                )
+            )
         if self.rt.is_custom and self.rt.schema:
             causes += schema.validate(obj, self.rt.schema)
         if not (self.sub == "status" and old is not None):
@@ -412,8 +427,9 @@ class Writes(RequestContext):
         merged = copy.deepcopy(new)
         meta = merged["metadata"]
         old_meta = old["metadata"]
+        if not meta.get("uid") and "uid" in old_meta:
+            meta["uid"] = old_meta["uid"]  # BeforeUpdate: the stored uid when the body names none
         for key in (
-            "uid",
             "creationTimestamp",
             "deletionTimestamp",
             "deletionGracePeriodSeconds",
@@ -443,29 +459,9 @@ class Writes(RequestContext):
         return merged
 
     def _status_strategy(self, obj: dict[str, Any], old: dict[str, Any]) -> None:
-        """The status strategies' PrepareForUpdate, in place: a write to /status keeps the stored
-        object and takes only its status (and, for built-in kinds, labels and annotations) from the
-        body; spec, ownerReferences and the rest of metadata in the body are ignored, never refused.
-
-        Pods follow podStatusStrategy exactly: it resets only spec, deletionTimestamp and
-        ownerReferences, so the body's labels, annotations and finalizers are what is stored (absent
-        means removed, as with any update) — a controller may move a label in its status write."""
-        meta = obj.get("metadata") or {}
-        pod = self.rt.key == ("", "pods")
-        kept = ("labels", "annotations", "finalizers") if pod else ("labels", "annotations")
-        taken = {} if self.rt.is_custom else {k: meta[k] for k in kept if k in meta}
-        status = obj.get("status")
-        has_status = "status" in obj
-        obj.clear()
-        obj.update(copy.deepcopy(old))
-        if pod:
-            for key in kept:
-                obj["metadata"].pop(key, None)
-        obj["metadata"].update(copy.deepcopy(taken))
-        if has_status:
-            obj["status"] = status
-        else:
-            obj.pop("status", None)
+        """The kind's status strategy PrepareForUpdate, in place (statusstrategy.py says what each
+        kind keeps from the stored object); a pod's QoS class, once set, also stays."""
+        prepare_status_update(self.rt, obj, old)
         if self.rt.key == ("", "pods"):
             old_qos = (old.get("status") or {}).get("qosClass")
             if old_qos and not (obj.get("status") or {}).get("qosClass"):

@@ -4,6 +4,7 @@ bookmarks, pagination, subresources, deletion propagation and fault injection.""
 from __future__ import annotations
 
 import asyncio
+import json
 import ssl
 
 import httpx
@@ -291,7 +292,11 @@ async def test_generation_status_split_preconditions_and_deletecollection(api, e
     k1 = await core.read_namespaced_config_map("k1", "default")
     with pytest.raises(ApiException) as exc:
         await core.delete_namespaced_config_map("k1", "default", body={"preconditions": {"uid": "wrong"}})
-    assert exc.value.status == 409 and "Precondition failed: UID in precondition: wrong" in exc.value.body
+    # rest.BeforeDelete's text, which names the kind, not the resource
+    assert exc.value.status == 409 and json.loads(exc.value.body)["message"] == (
+        'Operation cannot be fulfilled on ConfigMap "k1": the UID in the precondition (wrong) does not match '
+        f"the UID in record ({k1.metadata.uid}). The object might have been deleted and then recreated"
+    )
     with pytest.raises(ApiException) as exc:
         await core.delete_namespaced_config_map(
             "k1", "default", body={"preconditions": {"resourceVersion": "1"}}
