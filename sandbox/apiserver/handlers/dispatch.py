@@ -57,13 +57,13 @@ class Handlers(Reads, Watch, Writes, Deletes, Subresources):
                 raise StatusError(
                     405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
                 )
-            return await self._respond(await self.update())
+            return await self._respond(await self.guaranteed(self.update))
         if method == "PATCH":
             if not self.name:
                 raise StatusError(
                     405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
                 )
-            obj, created = await self.patch()
+            obj, created = await self.guaranteed(self.patch)
             return await self._respond(obj, 201 if created else 200)
         if method == "DELETE":
             if not self.name:

@@ -17,13 +17,13 @@ import copy
 import random
 import re
 import uuid
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import orjson
 
 from kruise.sandbox.apiserver import defaults, errors, preconditions, revisiondata, schema, serviceaccounts
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
-from kruise.sandbox.apiserver.conversion import uses_webhook
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.handlers.subresources import scale_of
@@ -32,6 +32,7 @@ from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.statusstrategy import prepare_status_update
 
 # utilrand's alphabet for generateName suffixes: no vowels, no digits that look like letters.
+T = TypeVar("T")
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -112,8 +113,26 @@ def _same_ignoring(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return strip(old) == strip(new)
 
 
+class WriteRaced(Exception):
+    """The stored object changed between the read an update started from and its commit."""
+
+
 class Writes(RequestContext):
     """POST (create), PUT (update, and /status, /finalize) and PATCH (all four patch types) of one object."""
+
+    async def guaranteed(self, write: Callable[[], Awaitable[T]]) -> T:
+        """Run the update or patch `write` as kube-apiserver's GuaranteedUpdate does: when another
+        write lands while this one awaits a webhook, redo it from the current object. A request that
+        named a resourceVersion then fails its own precondition (409 Conflict) on the redo; one that
+        did not (a patch, an unconditional update) applies to the current object instead of failing
+        or overwriting what was written meanwhile."""
+        warnings = list(self.warnings)
+        while True:
+            try:
+                return await write()
+            except WriteRaced:
+                self.warnings = list(warnings)
+                self._applied = None
 
     async def create(self, body: Any = None) -> dict[str, Any]:
         obj = self._object_body(copy.deepcopy(body) if body is not None else await self._body())
@@ -500,10 +519,10 @@ class Writes(RequestContext):
         self._track_manager(new, old, operation, self._applied)
         new = await self._stored_form(new)
         old = old_stored
-        current = self.store.get(self.rt.key, self.namespace, self.name)
-        if current is not None and current is not old and uses_webhook(self.rt):
-            # written meanwhile (the conversion webhook was awaited): etcd's compare-and-swap fails
-            raise errors.stale(self.rt.group, self.rt.plural, self.name)
+        if self.store.get(self.rt.key, self.namespace, self.name) is not old:
+            # written (or deleted) while a conversion or admission webhook was awaited: etcd's
+            # compare-and-swap fails and the whole write is redone on the current object
+            raise WriteRaced(self.name)
         unchanged = _same_ignoring(old, new)
         if self.dry_run:
             return new
