@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import LabelSelector, scaled_value
+from kruise.api.timestamps import rfc3339
 
 Obj = Mapping[str, Any]
 
@@ -33,10 +34,6 @@ def split_image(image: str) -> tuple[str, str]:
     if not sep or "/" in tag:
         return image, "latest"
     return name, tag
-
-
-def _rfc3339(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def owner_ref(job: Obj) -> dict[str, Any]:
@@ -159,7 +156,7 @@ def with_job(
         image["pullSecrets"] = [*(image.get("pullSecrets") or []), *extra]
     entry = {
         "tag": tag,
-        "createdAt": _rfc3339(now),
+        "createdAt": rfc3339(now),
         "pullPolicy": tag_pull_policy(job),
         "imagePullPolicy": spec.get("imagePullPolicy") or "IfNotPresent",
     }
@@ -207,7 +204,7 @@ def parallelism(job: Obj, desired: int) -> int:
 
 def job_status(job: Obj, result: JobProgress, now: datetime, started: str | None) -> dict[str, Any]:
     status: dict[str, Any] = {
-        "startTime": started or _rfc3339(now),
+        "startTime": started or rfc3339(now),
         "desired": result.desired,
         "active": result.active,
         "succeeded": result.succeeded,
@@ -217,7 +214,7 @@ def job_status(job: Obj, result: JobProgress, now: datetime, started: str | None
         status["failedNodes"] = sorted(result.failed_nodes)
     done = result.succeeded + result.failed
     if not is_never(job) and result.desired - done == 0:
-        status["completionTime"] = _rfc3339(now)
+        status["completionTime"] = rfc3339(now)
         status["message"] = "job has completed"
     elif result.desired == 0 or done == 0:
         status["message"] = "job is running, no progress"

@@ -7,7 +7,7 @@ holding the pod); it is "all hooked" when EVERY handler is present (the user has
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import (
@@ -20,6 +20,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
     LIFECYCLE_STATE_UPDATING,
 )
+from kruise.api.timestamps import rfc3339
 
 STATES = (
     LIFECYCLE_STATE_PREPARING_NORMAL,
@@ -66,10 +67,6 @@ def is_all_hooked(hook: Mapping[str, Any] | None, pod: Mapping[str, Any]) -> boo
     return all(f in pod_finalizers for f in finalizers) and all(
         pod_labels.get(k) == v for k, v in labels.items()
     )
-
-
-def rfc3339(now: datetime) -> str:
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def state_patch(state: str, now: datetime) -> dict[str, Any]:

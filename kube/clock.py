@@ -14,6 +14,10 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol
 
+from kruise.api.timestamps import parse_rfc3339, rfc3339, rfc3339_micro
+
+__all__ = ["Clock", "FakeClock", "RealClock", "parse_rfc3339", "rfc3339", "rfc3339_micro"]
+
 
 class Clock(Protocol):
     def now(self) -> float:
@@ -79,18 +83,3 @@ class FakeClock:
     @property
     def sleepers(self) -> int:
         return sum(1 for _, _, f in self._sleepers if not f.done())
-
-
-def rfc3339_micro(dt: datetime) -> str:
-    """Kubernetes MicroTime: `2026-11-22T23:00:00.000000Z`, always UTC."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def rfc3339(dt: datetime) -> str:
-    """Kubernetes Time: `2026-11-22T23:00:00Z`, always UTC, second precision."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_rfc3339(value: str) -> datetime:
-    """Parse Time or MicroTime as written by the apiserver (trailing `Z`, optional fraction)."""
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)

@@ -33,12 +33,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_UNITED_DEPLOYMENT_RESERVED_POD
+from kruise.api.timestamps import parse_rfc3339, rfc3339
 from kruise.api.uniteddeployment import (
     DEFAULT_RESCHEDULE_CRITICAL_SECONDS,
     DEFAULT_UNSCHEDULABLE_SECONDS,
     UnitedDeployment,
 )
-from kruise.kube.clock import parse_rfc3339, rfc3339
 
 SCHEDULABLE = "Schedulable"
 """The subset condition type (`UnitedDeploymentSubsetSchedulable`)."""
