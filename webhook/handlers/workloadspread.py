@@ -106,14 +106,25 @@ class SpreadKeeper:
                 used[:] = [current]
                 return change(current, replicas)
 
-            try:
-                written = await optimistic_update(
-                    start,
+            def read() -> Awaitable[Obj]:
+                return self.client.get(WORKLOADSPREADS, meta["name"], namespace)
+
+            async def update(first: Obj) -> Obj | None:
+                return await optimistic_update(
+                    first,
                     decide,
-                    read=lambda: self.client.get(WORKLOADSPREADS, meta["name"], namespace),
+                    read=read,
                     write=lambda updated: self.client.update_status(WORKLOADSPREADS, updated),
                     backoff=self.backoff,
                 )
+
+            try:
+                written = await update(start)
+                if written is None and used and used[0] is start:
+                    # "Nothing to write" was decided from a cached copy, which may not show a slot
+                    # freed (or a pod booked) a moment ago; with nothing written no Conflict would
+                    # ever correct it, so confirm the decision once against the apiserver.
+                    written = await update(await read())
             except NotFound:
                 return None
             if written is not None:
@@ -140,7 +151,12 @@ class SpreadKeeper:
             return None
         assignment = chosen[0]
         if assignment.subset is None:
-            log.info("no subset has room", workloadspread=f"{namespace}/{matched['metadata']['name']}")
+            log.info(
+                "no subset has room",
+                workloadspread=f"{namespace}/{matched['metadata']['name']}",
+                resource_version=(used.get("metadata") or {}).get("resourceVersion"),
+                books=(used.get("status") or {}).get("versionedSubsetStatuses"),
+            )
             return None
         return inject(pod, used, assignment.subset, assignment.uid)
 
