@@ -4,7 +4,8 @@ A worker is restarted when its tag's `version` changes (that is how an ImagePull
 re-pull) and cancelled when the tag leaves the spec. `imagePullPolicy: IfNotPresent` (the default)
 succeeds at once when the runtime already has the image. A pull gets `timeoutSeconds` per attempt and
 `backoffLimit` retries (1 s doubling to 30 s), all within `activeDeadlineSeconds`. States are
-written to the NodeImage status by one writer task, coalescing bursts into one patch.
+written to the NodeImage status by one writer task, coalescing bursts into one patch. A finished
+pull is also told as an event (see `events.py`); a cancelled one (tag removed, version bumped) is not.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import structlog
 
 from kruise.daemon.cri import api_pb2 as cri
 from kruise.daemon.cri.client import RuntimeClient
+from kruise.daemon.imagepuller import events
 from kruise.daemon.imagepuller.status import (
     DEFAULT_BACKOFF_LIMIT,
     DEFAULT_TIMEOUT_SECONDS,
@@ -33,6 +35,7 @@ from kruise.daemon.imagepuller.status import (
 )
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError, NotFound
+from kruise.kube.events import NORMAL, WARNING, EventRecorder
 from kruise.kube.resources import NODEIMAGES, SECRETS
 
 log = structlog.get_logger("kruise.daemon.imagepuller")
@@ -54,8 +57,13 @@ class ImagePuller:
         *,
         clock: Clock = lambda: datetime.now(UTC),
         sleep: Callable[[float], Any] = asyncio.sleep,
+        recorder: EventRecorder | None = None,
     ) -> None:
         self.client = client
+        # A recorder made here is this puller's to stop; a given one belongs to the caller.
+        self._owns_recorder = recorder is None
+        self.recorder = recorder or EventRecorder(client, events.SOURCE_COMPONENT, node_name)
+        self._node_image: dict[str, Any] | None = None
         self.runtime = runtime
         self.node_name = node_name
         self.clock = clock
@@ -77,6 +85,8 @@ class ImagePuller:
         if node_image is not None and not self._synced_once:
             self._synced_once = True
             self._dirty.set()
+        if node_image is not None and (node_image.get("metadata") or {}).get("uid"):
+            self._node_image = events.node_image_target(node_image)
         wanted: dict[tuple[str, str], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
         for name, image in (((node_image or {}).get("spec") or {}).get("images") or {}).items():
             for tag in image.get("tags") or []:
@@ -105,27 +115,56 @@ class ImagePuller:
     async def _work(self, state: TagState, image: Mapping[str, Any], tag: Mapping[str, Any]) -> None:
         reference = f"{state.image}:{state.tag}"
         policy = tag.get("pullPolicy") or {}
-        state.phase, state.start_time = PHASE_PULLING, _rfc3339(self.clock())
+        started = self.clock()
+        state.phase, state.start_time = PHASE_PULLING, _rfc3339(started)
         self._dirty.set()
         try:
-            if (tag.get("imagePullPolicy") or "IfNotPresent") == "IfNotPresent":
-                present = await self.runtime.image_status(reference)
-                if present is not None:
-                    self._finish(state, PHASE_SUCCEEDED, image_id=present.id)
-                    return
-            deadline = policy.get("activeDeadlineSeconds")
-            work = self._pull_with_retries(state, reference, image, policy)
-            if deadline:
-                async with asyncio.timeout(float(deadline)):
-                    await work
-            else:
-                await work
+            await self._pull(state, reference, image, tag, policy)
         except TimeoutError:
             self._finish(state, PHASE_FAILED, message="pulling exceeds the activeDeadlineSeconds")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken runtime connection fails the tag, not the daemon
             self._finish(state, PHASE_FAILED, message=str(exc))
+        self._record(state, tag, (self.clock() - started).total_seconds())
+
+    async def _pull(
+        self,
+        state: TagState,
+        reference: str,
+        image: Mapping[str, Any],
+        tag: Mapping[str, Any],
+        policy: Mapping[str, Any],
+    ) -> None:
+        """Succeed at once for a present image under IfNotPresent, else pull within the deadline."""
+        if (tag.get("imagePullPolicy") or "IfNotPresent") == "IfNotPresent":
+            present = await self.runtime.image_status(reference)
+            if present is not None:
+                self._finish(state, PHASE_SUCCEEDED, image_id=present.id)
+                return
+        deadline = policy.get("activeDeadlineSeconds")
+        work = self._pull_with_retries(state, reference, image, policy)
+        if deadline:
+            async with asyncio.timeout(float(deadline)):
+                await work
+        else:
+            await work
+
+    def _record(self, state: TagState, tag: Mapping[str, Any], elapsed: float) -> None:
+        """Tell how the pull ended: success on the NodeImage, failure on every owner of the tag and
+        on the NodeImage (as upstream, the owners hear of a failure even before the NodeImage is known)."""
+        if state.phase == PHASE_SUCCEEDED:
+            if self._node_image is not None:
+                message = events.succeeded_message(state.image, state.tag, elapsed)
+                self.recorder.event(self._node_image, NORMAL, events.PULL_IMAGE_SUCCEED, message)
+            return
+        if state.phase != PHASE_FAILED:
+            return
+        message = events.failed_message(state.image, state.tag, state.message or "")
+        for owner in tag.get("ownerReferences") or []:
+            self.recorder.event(events.owner_target(owner), WARNING, events.PULL_IMAGE_FAILED, message)
+        if self._node_image is not None:
+            self.recorder.event(self._node_image, WARNING, events.PULL_IMAGE_FAILED, message)
 
     async def _pull_with_retries(
         self, state: TagState, reference: str, image: Mapping[str, Any], policy: Mapping[str, Any]
@@ -206,3 +245,5 @@ class ImagePuller:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._workers.clear()
+        if self._owns_recorder:
+            await self.recorder.stop()

@@ -4,6 +4,10 @@ A node's NodeImage is created `--nodeimage-creation-delay` (30 s) after the node
 flapping node does not churn objects; it is deleted with the node (unless labelled
 `apps.kruise.io/fake-nodeimage`, which tests use to keep a NodeImage without a node). kruise-daemon
 on that node pulls what the spec lists and writes the status.
+
+The spec is kept tidy too (`kruise.control.nodeimage`): tags whose ImagePullJobs are all gone, tags
+without `createdAt` and finished tags past `ttlSecondsAfterFinished` are removed, with images left
+without tags. A tag still in its TTL brings the NodeImage back when the TTL runs out.
 """
 
 from __future__ import annotations
@@ -13,12 +17,17 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+import structlog
+
+from kruise.control import nodeimage as spec_plan
 from kruise.control import podstatus
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import NODEIMAGES
+from kruise.kube.resources import NODEIMAGES, object_key
+
+log = structlog.get_logger("kruise.manager.nodeimage")
 
 FAKE_LABEL = "apps.kruise.io/fake-nodeimage"
 
@@ -42,12 +51,14 @@ class NodeImageReconciler:
         *,
         nodes: SharedInformer,
         node_images: SharedInformer,
+        jobs: SharedInformer,
         creation_delay: float,
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client
         self.nodes = nodes
         self.node_images = node_images
+        self.jobs = jobs
         self.creation_delay = creation_delay
         self.wall = wall
 
@@ -55,22 +66,22 @@ class NodeImageReconciler:
         node = self.nodes.get(name)
         node_image = self.node_images.get(name)
         if node is None or node["metadata"].get("deletionTimestamp"):
-            await self._delete_orphan(name, node_image)
-            return None
+            return await self._delete_orphan(name, node_image)
         labels = dict(node["metadata"].get("labels") or {})
         if node_image is None:
             return await self._create(name, node, labels)
         await self._mirror_labels(name, node_image, labels)
-        return None
+        return await self._prune_spec(node_image)
 
-    async def _delete_orphan(self, name: str, node_image: Mapping[str, Any] | None) -> None:
+    async def _delete_orphan(self, name: str, node_image: Mapping[str, Any] | None) -> Result | None:
         """The node is gone or going: its NodeImage goes too, unless it is a labelled fake."""
         if node_image is None or node_image["metadata"].get("deletionTimestamp"):
-            return
+            return None
         if FAKE_LABEL in (node_image["metadata"].get("labels") or {}):
-            return
+            return await self._prune_spec(node_image)
         with contextlib.suppress(NotFound):
             await self.client.delete(NODEIMAGES, name)
+        return None
 
     async def _create(self, name: str, node: Mapping[str, Any], labels: dict[str, str]) -> Result | None:
         """Create once the node has been Ready for the creation delay; until then come back."""
@@ -98,3 +109,22 @@ class NodeImageReconciler:
         patch = {"metadata": {"labels": {**dict.fromkeys(set(current) - set(labels)), **labels}}}
         with contextlib.suppress(NotFound):
             await self.client.patch(NODEIMAGES, name, patch, patch_type=PatchType.MERGE)
+
+    def _job_uid(self, namespace: str, name: str) -> str | None:
+        job = self.jobs.get(object_key({"metadata": {"namespace": namespace, "name": name}}))
+        return None if job is None else job["metadata"].get("uid")
+
+    async def _prune_spec(self, node_image: Mapping[str, Any]) -> Result | None:
+        """Drop the tags that are done with (see `kruise.control.nodeimage`); come back when the next
+        TTL runs out. A PUT with the cached resourceVersion: if an ImagePullJob added a tag meanwhile
+        it conflicts and the reconcile is retried on the fresh object, losing nothing."""
+        if node_image["metadata"].get("deletionTimestamp"):
+            return None
+        plan = spec_plan.prune_spec(node_image, self.wall(), self._job_uid)
+        if plan.spec is None:
+            return None if plan.requeue_after is None else Result(requeue_after=plan.requeue_after)
+        log.info("cleaning NodeImage spec", nodeimage=node_image["metadata"]["name"], reasons=plan.reasons)
+        with contextlib.suppress(NotFound):
+            await self.client.update(NODEIMAGES, {**node_image, "spec": plan.spec})
+        # The update comes back as an event and that reconcile schedules the next TTL.
+        return None

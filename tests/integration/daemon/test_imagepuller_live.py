@@ -14,7 +14,7 @@ from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.imagepuller.puller import ImagePuller
 from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import NODEIMAGES, NODES
+from kruise.kube.resources import EVENTS, NODEIMAGES, NODES
 from kruise.sandbox.cluster import apply_crds, load_crds
 from kruise.sandbox.simulator import Simulator
 
@@ -128,3 +128,46 @@ async def test_removed_tags_leave_the_status_and_version_bump_pulls_again(node):
     )
     assert final["desired"] == 1
     assert puller.states[("redis", "7")].version == 1
+
+
+async def test_finished_pulls_are_events_on_the_nodeimage_and_the_owning_job(node):
+    client, _, _ = node
+    job = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob", "name": "warm",
+           "namespace": "default", "uid": "6f1c1f4e-0000-4000-8000-000000000001"}  # fmt: skip
+    body = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "NodeImage",
+        "metadata": {"name": NODE},
+        "spec": {
+            "images": {
+                "nginx": {"tags": [tag("1.25")]},
+                "example.com/broken": {
+                    "tags": [
+                        tag("v1", ownerReferences=[job], pullPolicy={"backoffLimit": 0, "timeoutSeconds": 30})
+                    ]
+                },
+            }
+        },
+    }
+    created = await client.create(NODEIMAGES, body)
+
+    async def events():
+        return (await client.list(EVENTS, "default"))["items"]
+
+    found = await until(events, lambda items: len(items) >= 3)
+    by_reason = {}
+    for event in found:
+        assert event["source"] == {"component": "kruise-daemon-imagepuller", "host": NODE}
+        involved = event["involvedObject"]
+        by_reason.setdefault(event["reason"], []).append((involved["kind"], involved["name"], event))
+    ((kind, name, succeeded),) = by_reason["PullImageSucceed"]
+    assert (kind, name, succeeded["type"]) == ("NodeImage", NODE, "Normal")
+    assert succeeded["involvedObject"]["uid"] == created["metadata"]["uid"]
+    assert succeeded["message"].startswith("Image nginx:1.25, ecalpsedTime ")
+    failed = sorted(by_reason["PullImageFailed"], key=lambda item: item[0])
+    assert [(k, n) for k, n, _ in failed] == [("ImagePullJob", "warm"), ("NodeImage", NODE)]
+    for _, _, event in failed:
+        assert event["type"] == "Warning"
+        assert event["message"].startswith(
+            "Image example.com/broken:v1 Failed to pull image example.com/broken:v1"
+        )

@@ -43,16 +43,22 @@ def node_image(name="node-1", *, labels=None, deleting=False):
 class Harness:
     """A reconciler over fake caches; the client mirrors NodeImage writes into the cache."""
 
-    def __init__(self, nodes=(), images=()):
-        self.clock = FakeClock()
+    def __init__(self, nodes=(), images=(), jobs=(), clock=None):
+        self.clock = clock or FakeClock()
         self.client = RecordingClient(self.clock)
         self.nodes = FakeInformer(nodes)
         self.images = FakeInformer()
+        self.jobs = FakeInformer(jobs)
         self.client.put(NODEIMAGES, *images)
         self.client.sync(NODEIMAGES, self.images)
         self.client.clear()
         self.reconciler = NodeImageReconciler(
-            self.client, nodes=self.nodes, node_images=self.images, creation_delay=DELAY, wall=self.clock.wall
+            self.client,
+            nodes=self.nodes,
+            node_images=self.images,
+            jobs=self.jobs,
+            creation_delay=DELAY,
+            wall=self.clock.wall,
         )
 
     async def reconcile(self, name="node-1"):
@@ -179,3 +185,74 @@ def test_ready_since_reads_the_ready_transition():
     assert ready_since(node(ready_for=5.0, clock=clock)) == clock.wall() - timedelta(seconds=5)
     assert ready_since(node(ready=False)) is None
     assert ready_since({"status": {"conditions": [{"type": "MemoryPressure", "status": "True"}]}}) is None
+
+
+JOB = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob", "namespace": "ns", "name": "warm",
+       "uid": "uid-warm"}  # fmt: skip
+
+
+def job(uid="uid-warm"):
+    return {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob",
+            "metadata": {"namespace": "ns", "name": "warm", "uid": uid}}  # fmt: skip
+
+
+def with_tags(clock, *, ttl=300, finished_ago=None, labels=None):
+    """A NodeImage holding nginx:1.25 (owned by JOB, the given TTL), finished `finished_ago` s ago."""
+    image = node_image(labels=labels or {"kubernetes.io/hostname": "node-1"})
+    tag = {"tag": "1.25", "version": 0, "createdAt": rfc3339(clock.wall() - timedelta(hours=1)),
+           "ownerReferences": [JOB], "pullPolicy": {"ttlSecondsAfterFinished": ttl}}  # fmt: skip
+    image["spec"] = {"images": {"nginx": {"tags": [tag]}}}
+    if finished_ago is not None:
+        done = rfc3339(clock.wall() - timedelta(seconds=finished_ago))
+        image["status"] = {"imageStatuses": {"nginx": {"tags": [
+            {"tag": "1.25", "version": 0, "phase": "Succeeded", "completionTime": done}]}}}  # fmt: skip
+    return image
+
+
+async def test_a_finished_tag_is_removed_when_its_ttl_runs_out_and_not_before():
+    clock = FakeClock()
+    h = Harness([node(clock=clock)], [with_tags(clock, ttl=300, finished_ago=100)], [job()], clock)
+    assert await h.reconcile() == Result(requeue_after=pytest.approx(200.0))
+    assert h.client.writes == []
+
+    clock.step(200.0)
+    assert await h.reconcile() is None
+    (call,) = h.client.writes
+    assert (call.verb, call.resource, call.name) == ("update", NODEIMAGES, "node-1")
+    assert call.body["spec"] == {"images": {}}
+    # the write carried the cached resourceVersion, so a concurrent tag would make it conflict
+    assert call.body["metadata"]["resourceVersion"]
+
+    h.client.clear()
+    assert await h.reconcile() is None  # the emptied NodeImage (from the cache) needs nothing
+    assert h.client.writes == []
+
+
+async def test_a_tag_still_pulling_has_no_ttl_clock_yet():
+    clock = FakeClock()
+    h = Harness([node(clock=clock)], [with_tags(clock, ttl=1)], [job()])
+    assert await h.reconcile() is None
+    assert h.client.writes == []
+
+
+async def test_a_deleted_jobs_tag_goes_at_once():
+    clock = FakeClock()
+    h = Harness([node(clock=clock)], [with_tags(clock)], [])
+    assert await h.reconcile() is None
+    (call,) = h.client.writes
+    assert call.body["spec"] == {"images": {}}
+
+
+async def test_a_fake_nodeimage_without_a_node_is_still_pruned():
+    clock = FakeClock()
+    h = Harness([], [with_tags(clock, labels={FAKE_LABEL: "true"}, ttl=30, finished_ago=10)], [job()], clock)
+    assert await h.reconcile() == Result(requeue_after=pytest.approx(20.0))
+    assert h.client.writes == []
+
+
+async def test_a_conflicting_spec_write_propagates_for_a_retry():
+    clock = FakeClock()
+    h = Harness([node(clock=clock)], [with_tags(clock)], [job(uid="uid-recreated")])
+    h.client.fail_next("update", NODEIMAGES, "node-1")
+    with pytest.raises(Conflict):
+        await h.reconcile()
