@@ -6,8 +6,8 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from kruise.sandbox.apiserver import podresize
 from kruise.sandbox.apiserver.errors import StatusError
+from kruise.sandbox.qos import compute_qos
 
 _NOT_READY_TOLERATIONS = [
     {
@@ -111,7 +111,7 @@ def pod(obj: dict[str, Any]) -> None:
 
 def qos_class(spec: dict[str, Any]) -> str:
     """The pod's QoS class, as podStrategy.PrepareForCreate computes it from the final spec."""
-    return podresize.compute_qos(spec)
+    return compute_qos(spec)
 
 
 def _template(obj: dict[str, Any]) -> None:

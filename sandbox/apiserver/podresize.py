@@ -13,46 +13,14 @@ updates may not touch resources at all (see validation.py).
 from __future__ import annotations
 
 import copy
-import re
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from kruise.sandbox.apiserver.errors import field_error
+from kruise.sandbox.qos import compute_qos
+from kruise.sandbox.quantity import amount
 
 _RESIZABLE = ("cpu", "memory")
 _POLICIES = ("NotRequired", "RestartContainer")
-_SUFFIXES = {
-    "": Decimal(1),
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "k": Decimal(10) ** 3,
-    "M": Decimal(10) ** 6,
-    "G": Decimal(10) ** 9,
-    "T": Decimal(10) ** 12,
-    "P": Decimal(10) ** 15,
-    "E": Decimal(10) ** 18,
-    "Ki": Decimal(2) ** 10,
-    "Mi": Decimal(2) ** 20,
-    "Gi": Decimal(2) ** 30,
-    "Ti": Decimal(2) ** 40,
-    "Pi": Decimal(2) ** 50,
-    "Ei": Decimal(2) ** 60,
-}
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
-
-
-def amount(value: Any) -> Decimal | None:
-    """A quantity as a number of base units (None when it does not parse), for semantic comparison."""
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    match = _QUANTITY.match(str(value).strip())
-    if not match or match.group(2) not in _SUFFIXES:
-        return None
-    try:
-        return Decimal(match.group(1)) * _SUFFIXES[match.group(2)]
-    except InvalidOperation:
-        return None
 
 
 def _same_list(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
@@ -86,35 +54,6 @@ def prepare(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
                     container.pop(key, None)
             container.setdefault("resources", {})  # SetDefaults: resources is a struct, never absent
     return pod
-
-
-def compute_qos(spec: dict[str, Any]) -> str:
-    """qos.ComputePodQOS: cpu and memory summed over all containers (init ones too); positive
-    quantities only; Guaranteed when every container limits both and the sums of requests equal
-    the sums of limits, BestEffort when nothing is requested or limited."""
-    requests: dict[str, Decimal] = {}
-    limits: dict[str, Decimal] = {}
-    guaranteed = True
-    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
-        resources = container.get("resources") or {}
-        for name, value in (resources.get("requests") or {}).items():
-            quantity = amount(value)
-            if name in _RESIZABLE and quantity is not None and quantity > 0:
-                requests[name] = requests.get(name, Decimal(0)) + quantity
-        found = set()
-        for name, value in (resources.get("limits") or {}).items():
-            quantity = amount(value)
-            if name in _RESIZABLE and quantity is not None and quantity > 0:
-                found.add(name)
-                limits[name] = limits.get(name, Decimal(0)) + quantity
-        if not found >= set(_RESIZABLE):
-            guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    equal = all(name in limits and limits[name] == req for name, req in requests.items())
-    if guaranteed and equal and len(requests) == len(limits):
-        return "Guaranteed"
-    return "Burstable"
 
 
 def _spec_rules(container: dict[str, Any], path: str, restart_policy: str) -> list[dict[str, str]]:

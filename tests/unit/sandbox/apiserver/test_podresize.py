@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.sandbox.apiserver import podresize
+from kruise.sandbox.qos import compute_qos
+from kruise.sandbox.quantity import amount
 
 
 def _pod(resources=None, *, policy=None, restart="Always", qos=None, inits=None):
@@ -19,7 +21,7 @@ def _pod(resources=None, *, policy=None, restart="Always", qos=None, inits=None)
     if inits is not None:
         spec["initContainers"] = inits
     pod = {"metadata": {"name": "p", "namespace": "default"}, "spec": spec, "status": {}}
-    pod["status"]["qosClass"] = qos or podresize.compute_qos(spec)
+    pod["status"]["qosClass"] = qos or compute_qos(spec)
     return pod
 
 
@@ -78,7 +80,7 @@ def test_prepare_ignores_unknown_containers_and_regular_init_containers():
     ],
 )
 def test_compute_qos(resources, expected):
-    assert podresize.compute_qos({"containers": [{"name": "c", "resources": resources}]}) == expected
+    assert compute_qos({"containers": [{"name": "c", "resources": resources}]}) == expected
 
 
 def test_a_resize_within_the_class_is_accepted():
@@ -264,7 +266,7 @@ def test_guaranteed_stays_guaranteed_when_requests_track_limits(cpu, mem):
     wanted = {"requests": {"cpu": cpu, "memory": mem}, "limits": {"cpu": cpu, "memory": mem}}
     new, causes = _resize(old, wanted, restart)
     assert causes == []
-    assert podresize.compute_qos(new["spec"]) == "Guaranteed"
+    assert compute_qos(new["spec"]) == "Guaranteed"
 
 
 @given(cpu=_CPU, limit=_CPU)
@@ -272,5 +274,5 @@ def test_cpu_only_resizes_are_valid_exactly_when_they_keep_the_class(cpu, limit)
     old = _pod(BURSTABLE)
     wanted = {"requests": {"cpu": cpu, "memory": "64Mi"}, "limits": {"cpu": limit, "memory": "128Mi"}}
     _, causes = _resize(old, wanted)
-    too_big = podresize.amount(cpu) > podresize.amount(limit)
+    too_big = amount(cpu) > amount(limit)
     assert bool(causes) == too_big
