@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kruise.sandbox.apiserver.errors import StatusError
+from kruise.sandbox.qos import compute_qos
 
 _NOT_READY_TOLERATIONS = [
     {
@@ -81,6 +82,12 @@ def pod_scheme(obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     pod_spec(spec)
     spec.setdefault("enableServiceLinks", True)
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        resources = c.get("resources") or {}
+        if resources.get("limits"):  # SetDefaults_Pod: a limit with no request is also the request
+            requests = resources.setdefault("requests", {})
+            for name, value in resources["limits"].items():
+                requests.setdefault(name, value)
 
 
 def pod(obj: dict[str, Any]) -> None:
@@ -104,19 +111,7 @@ def pod(obj: dict[str, Any]) -> None:
 
 def qos_class(spec: dict[str, Any]) -> str:
     """The pod's QoS class, as podStrategy.PrepareForCreate computes it from the final spec."""
-    containers = spec.get("containers") or []
-    if not any(
-        (c.get("resources") or {}).get("requests") or (c.get("resources") or {}).get("limits")
-        for c in containers
-    ):
-        return "BestEffort"
-    guaranteed = all(
-        (r := c.get("resources") or {}).get("limits")
-        and set(r.get("limits", {})) >= {"cpu", "memory"}
-        and all(r.get("requests", {}).get(k, v) == v for k, v in r["limits"].items())
-        for c in containers
-    )
-    return "Guaranteed" if guaranteed else "Burstable"
+    return compute_qos(spec)
 
 
 def _template(obj: dict[str, Any]) -> None:

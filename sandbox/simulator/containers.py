@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kruise.sandbox.cri import Container, ContainerState
+from kruise.sandbox.qos import compute_qos
 
 Obj = dict[str, Any]
 ConfigMapLookup = Callable[[str, str], Mapping[str, Any] | None]
@@ -113,20 +114,16 @@ def container_status(
 
 
 def qos_class(pod: Obj) -> str:
-    """BestEffort / Guaranteed / Burstable from requests and limits (simplified GetPodQOS)."""
-    spec = pod.get("spec") or {}
-    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-    any_set = False
-    guaranteed = True
-    for container in containers:
-        resources = container.get("resources") or {}
-        limits = resources.get("limits") or {}
-        requests = {**limits, **(resources.get("requests") or {})}
-        if requests or limits:
-            any_set = True
-        for name in ("cpu", "memory"):
-            if name not in limits or str(requests.get(name)) != str(limits.get(name)):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    """The pod's QoS class; a limit without a request counts as that request, as the apiserver's
+    defaulting makes it before ComputePodQOS sees the pod."""
+    spec = dict(pod.get("spec") or {})
+    for group in ("initContainers", "containers"):
+        defaulted = []
+        for container in spec.get(group) or []:
+            resources = dict(container.get("resources") or {})
+            limits = resources.get("limits") or {}
+            if limits:
+                resources["requests"] = {**limits, **(resources.get("requests") or {})}
+            defaulted.append({**container, "resources": resources})
+        spec[group] = defaulted
+    return compute_qos(spec)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from kruise.sandbox.simulator.quantity import parse_quantity
+from kruise.sandbox.quantity import parse_quantity
 
 Obj = dict[str, Any]
 # (plural, namespace, name) -> the ConfigMap/Secret, or None when it does not exist

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.sandbox.simulator.quantity import milli, whole
+from kruise.sandbox.quantity import milli, whole
 
 Obj = dict[str, Any]
 

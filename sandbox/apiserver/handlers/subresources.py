@@ -8,6 +8,8 @@
 - pods/log streams the container log from the simulated kubelet (see podlogs.py).
 - pods/ephemeralcontainers serves the Pod; a PUT or PATCH may only add ephemeral containers
   (the strategy and the rules are in ephemeral.py).
+- pods/resize serves the Pod; a PUT or PATCH changes only containers' resources and resizePolicy
+  (in-place pod resize; the strategy and ValidatePodResize are in podresize.py).
 - SelfSubjectAccessReview, a create-only virtual resource, answers "allowed" for everything.
 
 /status and namespaces/finalize are not here: they are updates of the object with a narrower
@@ -21,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, ephemeral, errors, podlogs, schema, tables
+from kruise.sandbox.apiserver import defaults, ephemeral, errors, podlogs, podresize, schema, tables
 from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import format_label_selector
@@ -130,6 +132,30 @@ class Subresources(RequestContext):
             obj.clear()
             obj.update(kept)
             causes = ephemeral.validate(obj, old)
+            if causes:
+                raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
+
+        options = {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
+        result = await self._admit(self._attrs("UPDATE", new, old, options), prepare_and_validate)
+        assert result is not None
+        return await self._commit_update(old, old, result, "Update")  # Writes, in writes.py
+
+    async def _update_resize(self, body: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+        """An update of pods/resize: only containers' `resources` and `resizePolicy` are taken; the
+        update path bumps metadata.generation as kube-apiserver 1.33+ does for a spec change."""
+        rv = (body.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise errors.stale(self.rt.group, self.rt.plural, self.name)
+        new = podresize.prepare(body, old)
+        defaults.pod_scheme(new)
+
+        def prepare_and_validate(obj: dict[str, Any]) -> None:
+            # webhook changes outside resources and resizePolicy are dropped, as the strategy does
+            kept = podresize.prepare(obj, old)
+            defaults.pod_scheme(kept)
+            obj.clear()
+            obj.update(kept)
+            causes = podresize.validate(obj, old)
             if causes:
                 raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
 

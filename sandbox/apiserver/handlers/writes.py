@@ -220,6 +220,9 @@ class Writes(RequestContext):
         if self.sub == "ephemeralcontainers":
             stored = old[0] if old is not None else self._stored()
             return await self._update_ephemeral_containers(new, stored)  # Subresources, in subresources.py
+        if self.sub == "resize" and self.rt.key == ("", "pods"):
+            stored = old[0] if old is not None else self._stored()
+            return await self._update_resize(new, stored)  # Subresources, in subresources.py
         if self.rt.key == ("", "namespaces") and self.sub == "finalize":
             self.sub = "finalize"
         if old is not None:

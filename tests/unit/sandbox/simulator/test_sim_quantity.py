@@ -1,6 +1,6 @@
 import pytest
 
-from kruise.sandbox.simulator.quantity import milli, parse_quantity, whole
+from kruise.sandbox.quantity import milli, parse_quantity, whole
 
 
 @pytest.mark.parametrize(

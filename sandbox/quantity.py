@@ -1,7 +1,8 @@
-"""Kubernetes resource quantities as numbers, for the scheduler's fit check.
+"""Kubernetes resource quantities as numbers, shared by the API emulator and the simulator.
 
-Only the comparison matters, so CPU becomes millicores and everything else a float of base
-units (bytes for memory); suffixes follow apimachinery's resource.Quantity.
+Only comparison and sums matter (the scheduler's and kubelet's fit checks, the apiserver's
+semantic equality of resource lists), so a quantity becomes a Decimal of base units; suffixes
+follow apimachinery's resource.Quantity.
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ def parse_quantity(value: str | int | float) -> Decimal:
         return Decimal(number) * _SUFFIXES[suffix]
     except InvalidOperation as error:
         raise ValueError(f"quantities must match the regular expression, got {value!r}") from error
+
+
+def amount(value: object) -> Decimal | None:
+    """A quantity in base units, or None when it does not parse (for semantic comparison)."""
+    if value is None:
+        return None
+    try:
+        return parse_quantity(value)  # type: ignore[arg-type]
+    except ValueError:
+        return None
 
 
 def milli(value: str | int | float) -> int:
