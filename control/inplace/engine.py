@@ -422,7 +422,10 @@ def refresh(
                 container_resources=dict(state.next_container_resources),
                 update_env_from_metadata=state.update_env_from_metadata,
             )
-            return _batch_result(copy.deepcopy(dict(pod)), spec, state, now, **modes)
+            patched, expected = apply_batch(copy.deepcopy(dict(pod)), spec, state, now, **modes)
+            return RefreshResult(
+                pod=patched, resize=vertical.resize_body(patched, expected) if expected else None
+            )
     if not has_readiness_gate(pod):
         return RefreshResult()
     current = get_condition(pod, CONDITION_INPLACE_UPDATE_READY)
@@ -465,26 +468,10 @@ def _finish_grace(
         elapsed = (now - state.update_timestamp).total_seconds()
         if elapsed < spec.grace_seconds:
             return RefreshResult(delay_seconds=math.ceil(spec.grace_seconds - elapsed))
-        result = _batch_result(
+        clone, expected = apply_batch(
             clone, spec, state, now, vertical_scaling=vertical_scaling, resize_subresource=resize_subresource
         )
-        assert result.pod is not None
-        remove_grace(result.pod["metadata"]["annotations"])
-        return result
+        remove_grace(clone["metadata"]["annotations"])
+        return RefreshResult(pod=clone, resize=vertical.resize_body(clone, expected) if expected else None)
     remove_grace(clone["metadata"]["annotations"])
     return RefreshResult(pod=clone)
-
-
-def _batch_result(
-    pod: Pod,
-    spec: UpdateSpec,
-    state: InPlaceUpdateState,
-    now: datetime,
-    *,
-    vertical_scaling: bool,
-    resize_subresource: bool,
-) -> RefreshResult:
-    patched, expected = apply_batch(
-        pod, spec, state, now, vertical_scaling=vertical_scaling, resize_subresource=resize_subresource
-    )
-    return RefreshResult(pod=patched, resize=vertical.resize_body(patched, expected) if expected else None)
