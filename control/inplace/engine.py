@@ -5,6 +5,12 @@ Start:   ``unready_pod`` (status write: InPlaceUpdateReady=False/StartInPlaceUpd
          gracePeriodSeconds, the pending spec in the grace annotation).
 Refresh: ``refresh`` on every reconcile: finish the grace period, roll the next priority batch,
          or — once ``update_completed`` — flip InPlaceUpdateReady back to True.
+
+Vertical scaling (``vertical_scaling`` = the InPlaceWorkloadVerticalScaling gate): a batch's
+container resources are written into the pod spec, or — with ``resize_subresource`` (Kubernetes
+1.32+, where upstream patches ``pods/resize``) — left out of the pod and returned as the resize
+body (``StartResult.resize`` / ``RefreshResult.resize``) for the caller to send before writing the
+pod; completion then also waits for the containers' status resources (``vertical.resize_problem``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from kruise.api.keys import (
     CONDITION_INPLACE_UPDATE_READY,
     REASON_START_INPLACE_UPDATE,
 )
-from kruise.control.inplace import envhash
+from kruise.control.inplace import envhash, vertical
 from kruise.control.inplace.jsondiff import apply_merge_patch
 from kruise.control.inplace.spec import UpdateSpec
 from kruise.control.inplace.state import InPlaceUpdateState, get_grace_json, get_state, remove_grace
@@ -127,11 +133,51 @@ def _metadata_sharing_closure(selected: set[str], ref_meta: Mapping[str, Mapping
                 frontier.add(name)
 
 
-def patch_spec_to_pod(pod: Pod, spec: UpdateSpec, state: InPlaceUpdateState, now: datetime) -> Pod:
-    """Apply this batch of ``spec`` to ``pod``; later batches go into ``state.next_*``.
+def needs_unready(pod: Mapping[str, Any], spec: UpdateSpec, *, vertical_scaling: bool = False) -> bool:
+    """Must the pod leave service (InPlaceUpdateReady False) for this update?
+
+    ``defaultCheckPodNeedsBeUnready``: only pods with the readiness gate; and a resources-only
+    update keeps serving unless a resized container's ``resizePolicy`` restarts it.
+    """
+    if (
+        vertical_scaling
+        and spec.vertical_update_only()
+        and not vertical.needs_restart(pod, spec.container_resources)
+    ):
+        return False
+    return has_readiness_gate(pod)
+
+
+def patch_spec_to_pod(
+    pod: Pod,
+    spec: UpdateSpec,
+    state: InPlaceUpdateState,
+    now: datetime,
+    *,
+    vertical_scaling: bool = False,
+    resize_subresource: bool = False,
+) -> Pod:
+    """Apply this batch of ``spec`` to ``pod``; later batches go into ``state.next_*``."""
+    return apply_batch(
+        pod, spec, state, now, vertical_scaling=vertical_scaling, resize_subresource=resize_subresource
+    )[0]
+
+
+def apply_batch(
+    pod: Pod,
+    spec: UpdateSpec,
+    state: InPlaceUpdateState,
+    now: datetime,
+    *,
+    vertical_scaling: bool = False,
+    resize_subresource: bool = False,
+) -> tuple[Pod, dict[str, dict[str, Any]]]:
+    """The pod with this batch of ``spec`` applied, and the batch's resources left for a resize.
 
     Containers without launch priority all update now, plus those with the highest priority; the
-    rest wait until these are ready (``preCheckBeforeNext``).
+    rest wait until these are ready (``preCheckBeforeNext``). Resources apply only with
+    ``vertical_scaling``; with ``resize_subresource`` they stay out of the pod and are returned
+    (``defaultPatchUpdateSpecToPod``'s expected resources), else the second item is empty.
     """
     state.next_container_images = {}
     state.next_container_ref_metadata = {}
@@ -148,7 +194,11 @@ def patch_spec_to_pod(pod: Pod, spec: UpdateSpec, state: InPlaceUpdateState, now
     highest: int | None = None
     top: list[str] = []
     for c in containers:
-        if c["name"] not in spec.container_images and c["name"] not in spec.container_ref_metadata:
+        if (
+            c["name"] not in spec.container_images
+            and c["name"] not in spec.container_ref_metadata
+            and c["name"] not in spec.container_resources
+        ):
             continue
         priority = container_barrier_priority(c)
         if priority is None:
@@ -175,6 +225,18 @@ def patch_spec_to_pod(pod: Pod, spec: UpdateSpec, state: InPlaceUpdateState, now
             if state.last_container_statuses is None:
                 state.last_container_statuses = {}
             state.last_container_statuses.setdefault(status["name"], {"imageID": status.get("imageID", "")})
+    expected_resources: dict[str, dict[str, Any]] = {}
+    if vertical_scaling:
+        for c in containers:
+            resources = spec.container_resources.get(c["name"])
+            if resources is None:
+                continue
+            if c["name"] in selected:
+                expected_resources[c["name"]] = copy.deepcopy(resources)
+            else:
+                state.next_container_resources[c["name"]] = copy.deepcopy(resources)
+        if not resize_subresource:
+            vertical.apply_resources(pod, expected_resources)
     for name, ref in spec.container_ref_metadata.items():
         if name in selected:
             labels.update(ref.get("labels") or {})
@@ -184,13 +246,47 @@ def patch_spec_to_pod(pod: Pod, spec: UpdateSpec, state: InPlaceUpdateState, now
     state.pre_check_before_next = sorted(selected) if state.has_next_batch() else None
     state.container_batches_record.append({"timestamp": rfc3339(now), "containers": sorted(selected)})
     annotations[ANNOTATION_INPLACE_UPDATE_STATE] = state.to_json()
-    return pod
+    return pod, (expected_resources if resize_subresource else {})
+
+
+@dataclass(frozen=True)
+class StartResult:
+    """The pod object to write, and — when set — the ``pods/resize`` body to send first."""
+
+    pod: Pod
+    resize: dict[str, Any] | None = None
 
 
 def start_update(
-    pod: Mapping[str, Any], spec: UpdateSpec, now: datetime, write_revision: WriteRevision
+    pod: Mapping[str, Any],
+    spec: UpdateSpec,
+    now: datetime,
+    write_revision: WriteRevision,
+    *,
+    vertical_scaling: bool = False,
+    resize_subresource: bool = False,
 ) -> Pod:
     """The pod object to write to begin the in-place update (``updatePodInPlace``)."""
+    return begin_update(
+        pod,
+        spec,
+        now,
+        write_revision,
+        vertical_scaling=vertical_scaling,
+        resize_subresource=resize_subresource,
+    ).pod
+
+
+def begin_update(
+    pod: Mapping[str, Any],
+    spec: UpdateSpec,
+    now: datetime,
+    write_revision: WriteRevision,
+    *,
+    vertical_scaling: bool = False,
+    resize_subresource: bool = False,
+) -> StartResult:
+    """``start_update`` plus the resize body of the first batch (with ``resize_subresource``)."""
     clone: Pod = copy.deepcopy(dict(pod))
     write_revision(clone, spec.revision)
     annotations = clone.setdefault("metadata", {}).setdefault("annotations", {})
@@ -199,15 +295,18 @@ def start_update(
         update_timestamp=now,
         update_env_from_metadata=spec.update_env_from_metadata,
         update_images=bool(spec.container_images),
+        update_resources=bool(spec.container_resources),
     )
     annotations[ANNOTATION_INPLACE_UPDATE_STATE] = state.to_json()
     annotations.pop(ANNOTATION_INPLACE_UPDATE_STATE_OLD, None)
-    if spec.grace_seconds <= 0:
-        clone = patch_spec_to_pod(clone, spec, state, now)
-        remove_grace(clone["metadata"]["annotations"])
-    else:
+    if spec.grace_seconds > 0:
         annotations[ANNOTATION_INPLACE_UPDATE_GRACE] = spec.to_json()
-    return clone
+        return StartResult(pod=clone)
+    clone, expected = apply_batch(
+        clone, spec, state, now, vertical_scaling=vertical_scaling, resize_subresource=resize_subresource
+    )
+    remove_grace(clone["metadata"]["annotations"])
+    return StartResult(pod=clone, resize=vertical.resize_body(clone, expected) if expected else None)
 
 
 def _container_status(pod: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
@@ -232,11 +331,14 @@ def _env_hashes_consistent(pod: Mapping[str, Any], metas: list[Mapping[str, Any]
     return True
 
 
-def containers_update_problem(pod: Mapping[str, Any], state: InPlaceUpdateState) -> str | None:
+def containers_update_problem(
+    pod: Mapping[str, Any], state: InPlaceUpdateState, *, vertical_scaling: bool = False
+) -> str | None:
     """Why the updated containers are not done yet (None = done).
 
     A container is done when its status imageID differs from the one recorded before the update,
-    or (same imageID, e.g. a retag) when the status image equals the spec image.
+    or (same imageID, e.g. a retag) when the status image equals the spec image. After a resize
+    (``updateResources`` with the gate on) every container's status resources must equal its spec.
     """
     if state.update_env_from_metadata:
         metas = _runtime_meta(pod)
@@ -244,6 +346,10 @@ def containers_update_problem(pod: Mapping[str, Any], state: InPlaceUpdateState)
             return "waiting for all containers hash consistent, but runtime-container-meta not found"
         if not _env_hashes_consistent(pod, metas):
             return "waiting for all containers hash consistent"
+    if vertical_scaling and state.update_resources:
+        problem = vertical.resize_problem(pod)
+        if problem is not None:
+            return problem
     images = {}
     for c in (pod.get("spec") or {}).get("containers") or []:
         image = c.get("image", "")
@@ -259,7 +365,7 @@ def containers_update_problem(pod: Mapping[str, Any], state: InPlaceUpdateState)
     return None
 
 
-def update_completed_problem(pod: Mapping[str, Any]) -> str | None:
+def update_completed_problem(pod: Mapping[str, Any], *, vertical_scaling: bool = False) -> str | None:
     """``DefaultCheckInPlaceUpdateCompleted``: None when the whole in-place update has finished."""
     if get_grace_json(pod) is not None:
         return "still in grace period of in-place update"
@@ -268,31 +374,41 @@ def update_completed_problem(pod: Mapping[str, Any]) -> str | None:
         return None
     if state.has_next_batch():
         return "existing containers to in-place update in next batches"
-    return containers_update_problem(pod, state)
+    return containers_update_problem(pod, state, vertical_scaling=vertical_scaling)
 
 
 @dataclass(frozen=True)
 class RefreshResult:
-    """At most one write: ``pod`` (object update) or ``status_pod`` (status update)."""
+    """At most one write: ``pod`` (object update) or ``status_pod`` (status update); ``resize``
+    is the ``pods/resize`` body to send before writing ``pod`` (resize_subresource mode)."""
 
     pod: Pod | None = None
     status_pod: Pod | None = None
     delay_seconds: int = 0
     error: str | None = None
+    resize: dict[str, Any] | None = None
 
 
 def refresh(
     pod: Mapping[str, Any],
     now: datetime,
     matches_revision: Callable[[Mapping[str, Any], str], bool],
+    *,
+    vertical_scaling: bool = False,
+    resize_subresource: bool = False,
 ) -> RefreshResult:
-    """Advance an in-flight in-place update by one step (``Refresh``)."""
+    """Advance an in-flight in-place update by one step (``Refresh``).
+
+    A next batch holding only resources is rolled too (upstream's ``updateNextBatch`` returns
+    early unless images or metadata remain, which leaves such a pod never completing).
+    """
+    modes = {"vertical_scaling": vertical_scaling, "resize_subresource": resize_subresource}
     grace = get_grace_json(pod)
     if grace:
-        return _finish_grace(pod, grace, now, matches_revision)
+        return _finish_grace(pod, grace, now, matches_revision, **modes)
     state = get_state(pod)
     if state is not None:
-        if containers_update_problem(pod, state) is not None:
+        if containers_update_problem(pod, state, vertical_scaling=vertical_scaling) is not None:
             return RefreshResult()
         if state.has_next_batch():
             for name in state.pre_check_before_next or []:
@@ -303,9 +419,13 @@ def refresh(
                 revision=state.revision,
                 container_images=dict(state.next_container_images),
                 container_ref_metadata=dict(state.next_container_ref_metadata),
+                container_resources=dict(state.next_container_resources),
                 update_env_from_metadata=state.update_env_from_metadata,
             )
-            return RefreshResult(pod=patch_spec_to_pod(copy.deepcopy(dict(pod)), spec, state, now))
+            patched, expected = apply_batch(copy.deepcopy(dict(pod)), spec, state, now, **modes)
+            return RefreshResult(
+                pod=patched, resize=vertical.resize_body(patched, expected) if expected else None
+            )
     if not has_readiness_gate(pod):
         return RefreshResult()
     current = get_condition(pod, CONDITION_INPLACE_UPDATE_READY)
@@ -333,6 +453,9 @@ def _finish_grace(
     grace: str,
     now: datetime,
     matches_revision: Callable[[Mapping[str, Any], str], bool],
+    *,
+    vertical_scaling: bool,
+    resize_subresource: bool,
 ) -> RefreshResult:
     spec = UpdateSpec.from_json(grace)
     state = get_state(pod)
@@ -345,6 +468,10 @@ def _finish_grace(
         elapsed = (now - state.update_timestamp).total_seconds()
         if elapsed < spec.grace_seconds:
             return RefreshResult(delay_seconds=math.ceil(spec.grace_seconds - elapsed))
-        clone = patch_spec_to_pod(clone, spec, state, now)
+        clone, expected = apply_batch(
+            clone, spec, state, now, vertical_scaling=vertical_scaling, resize_subresource=resize_subresource
+        )
+        remove_grace(clone["metadata"]["annotations"])
+        return RefreshResult(pod=clone, resize=vertical.resize_body(clone, expected) if expected else None)
     remove_grace(clone["metadata"]["annotations"])
     return RefreshResult(pod=clone)

@@ -4,8 +4,10 @@ Upstream rule (``defaultCalculateInPlaceUpdateSpec``): diff the two revisions' d
 under ``spec`` must be a ``replace`` of ``/spec/containers/<i>/image``; changes under
 ``metadata`` are allowed (labels/annotations are patched onto the pod), and — with
 InPlaceUpdateEnvFromMetadata — a changed label/annotation that a container reads through a
-downward-API env ``fieldRef`` is recorded per container so that container restarts. Anything
-else (other spec fields, added/removed containers, resources) means "recreate".
+downward-API env ``fieldRef`` is recorded per container so that container restarts. With
+InPlaceWorkloadVerticalScaling, a ``replace`` of an existing cpu/memory request or limit is also
+allowed (``containerResources``) as long as the pod's QoS class stays the same (see ``vertical``).
+Anything else (other spec fields, added/removed containers or resource keys) means "recreate".
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from typing import Any
 
 from kruise.control.inplace.envhash import meta_env_refs
 from kruise.control.inplace.jsondiff import create_patch, merge_patch, unescape
+from kruise.control.inplace.vertical import NotResizable, qos_changed, record_resource_change
 from kruise.control.revision import go_json
 
 _IMAGE_PATH = re.compile(r"^/spec/containers/([0-9]+)/image$")
+_RESOURCES_PATH = re.compile(r"^/spec/containers/([0-9]+)/resources/.*$")
 
 
 @dataclass
@@ -32,6 +36,7 @@ class UpdateSpec:
     revision: str
     container_images: dict[str, str] = field(default_factory=dict)
     container_ref_metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    container_resources: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     metadata_patch: dict[str, Any] | None = None
     update_env_from_metadata: bool = False
     grace_seconds: int = 0
@@ -42,6 +47,8 @@ class UpdateSpec:
             body["containerImages"] = self.container_images
         if self.container_ref_metadata:
             body["containerRefMetadata"] = self.container_ref_metadata
+        if self.container_resources:
+            body["containerResources"] = self.container_resources
         if self.metadata_patch is not None:
             body["metaDataPatch"] = base64.b64encode(go_json(self.metadata_patch)).decode()
         if self.update_env_from_metadata:
@@ -58,9 +65,16 @@ class UpdateSpec:
             revision=body.get("revision", ""),
             container_images=dict(body.get("containerImages") or {}),
             container_ref_metadata=dict(body.get("containerRefMetadata") or {}),
+            container_resources=dict(body.get("containerResources") or {}),
             metadata_patch=json.loads(base64.b64decode(raw_patch)) if raw_patch else None,
             update_env_from_metadata=bool(body.get("updateEnvFromMetadata")),
             grace_seconds=int(body.get("graceSeconds") or 0),
+        )
+
+    def vertical_update_only(self) -> bool:
+        """Only resources change: no image, no env-from-metadata restart (``VerticalUpdateOnly``)."""
+        return (
+            bool(self.container_resources) and not self.container_images and not self.update_env_from_metadata
         )
 
 
@@ -81,9 +95,14 @@ def calculate_update_spec(
     *,
     grace_seconds: int = 0,
     env_from_metadata: bool = True,
+    vertical_scaling: bool = False,
     revision_name: str | None = None,
 ) -> UpdateSpec | None:
-    """The in-place update from ``old_revision`` to ``new_revision``, or None if it must recreate."""
+    """The in-place update from ``old_revision`` to ``new_revision``, or None if it must recreate.
+
+    ``env_from_metadata`` / ``vertical_scaling`` are the InPlaceUpdateEnvFromMetadata /
+    InPlaceWorkloadVerticalScaling gates.
+    """
     if old_revision is None or new_revision is None:
         return None
     old_t, new_t = template_of(old_revision), template_of(new_revision)
@@ -101,14 +120,23 @@ def calculate_update_spec(
             return None
         if op["op"] != "replace":
             return None
-        match = _IMAGE_PATH.match(path)
-        if not match:
-            return None
-        index = int(match.group(1))
         old_containers = (old_t.get("spec") or {}).get("containers") or []
-        if index >= len(old_containers) or not isinstance(op["value"], str):
-            return None
-        spec.container_images[old_containers[index]["name"]] = op["value"]
+        match = _IMAGE_PATH.match(path)
+        if match:
+            index = int(match.group(1))
+            if index >= len(old_containers) or not isinstance(op["value"], str):
+                return None
+            spec.container_images[old_containers[index]["name"]] = op["value"]
+            continue
+        if vertical_scaling and _RESOURCES_PATH.match(path):
+            try:
+                record_resource_change({**op, "path": path}, old_containers, spec.container_resources)
+            except NotResizable:
+                return None
+            continue
+        return None
+    if vertical_scaling and spec.container_resources and qos_changed(old_t, new_t):
+        return None
     if metadata_ops:
         old_meta = copy.deepcopy(old_t.get("metadata") or {})
         new_meta = copy.deepcopy(new_t.get("metadata") or {})
