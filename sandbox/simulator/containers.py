@@ -6,6 +6,7 @@ Kept apart from the kubelet loop so each rule is tested on plain dicts, and so t
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -83,8 +84,15 @@ def container_status(
     waiting: tuple[str, str] | None,
     last_terminated: Obj | None,
     started: bool = True,
+    allocated: Obj | None = None,
+    actuated: Obj | None = None,
 ) -> Obj:
-    """One ``containerStatuses[]`` entry from the runtime record (None: not created yet)."""
+    """One ``containerStatuses[]`` entry from the runtime record (None: not created yet).
+
+    A running container reports ``resources`` (the requests and limits applied to it, ``actuated``)
+    and ``allocatedResources`` (the ``allocated`` requests) as kubelet 1.33+ does; ``resources`` is
+    there even when empty, which is how the apiserver knows the node supports in-place resize.
+    """
     status: Obj = {
         "name": spec["name"],
         "image": spec.get("image", ""),
@@ -108,6 +116,9 @@ def container_status(
         status["state"] = {"running": {"startedAt": rfc3339_ns(record.started_at)}}
         status["started"] = started  # false until the startup probe succeeded
         status["ready"] = ready
+        status["resources"] = copy.deepcopy(actuated or {})
+        if (allocated or {}).get("requests"):
+            status["allocatedResources"] = copy.deepcopy(allocated["requests"])  # type: ignore[index]
     else:
         status["state"] = {"terminated": terminated_state(record)}
     return status

@@ -35,7 +35,7 @@ from kruise.sandbox.cri import (
     CriError,
     FakeRuntime,
 )
-from kruise.sandbox.simulator import ephemeral
+from kruise.sandbox.simulator import ephemeral, resize
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import (
     ConfigMapLookup,
@@ -106,6 +106,10 @@ class PodRun:
     kill_at: float | None = None  # when live processes get SIGKILL during deletion
     stopped: bool = False
     released: bool = False
+    allocated: dict[str, Obj] = field(default_factory=dict)  # container -> resources admitted
+    actuated: dict[str, Obj] = field(default_factory=dict)  # container -> resources applied
+    resize_pending: tuple[str, str] | None = None  # (Infeasible|Deferred, message)
+    resize_until: float | None = None  # when the resize being applied is done
 
     def slot(self, name: str) -> Slot:
         return self.slots.setdefault(name, Slot(name))
@@ -258,6 +262,7 @@ class Kubelet:
         wake: list[float] = []
         now = time.monotonic()
         if phase not in ("Succeeded", "Failed"):
+            self._resize(pod, run, now, wake)
             await self._sync_containers(pod, run, now, wake)
         reported = await self._write_status(key, pod, run)
         if reported in ("Succeeded", "Failed"):
@@ -272,7 +277,15 @@ class Kubelet:
         host_network = (pod.get("spec") or {}).get("hostNetwork")
         ip = self.node.internal_ip if host_network else self.ips.take()
         start = (pod.get("status") or {}).get("startTime") or now_rfc3339()
-        return PodRun(uid=meta["uid"], sandbox_id=sandbox_id, ip=ip, start_time=start)
+        allocated = resize.desired(pod)
+        return PodRun(
+            uid=meta["uid"],
+            sandbox_id=sandbox_id,
+            ip=ip,
+            start_time=start,
+            allocated=allocated,
+            actuated=copy.deepcopy(allocated),
+        )
 
     def _release(self, run: PodRun) -> None:
         """A finished pod keeps its status.podIP but, as with a real CNI, gives the address back."""
@@ -282,6 +295,7 @@ class Kubelet:
         self.runtime.stop_pod_sandbox(run.sandbox_id)
         if run.ip != self.node.internal_ip:
             self.ips.release(run.ip)
+        self._retry_deferred_resizes()
 
     def _teardown(self, key: str, run: PodRun) -> None:
         self.runtime.remove_pod_sandbox(run.sandbox_id)
@@ -294,6 +308,73 @@ class Kubelet:
         if run.ip != self.node.internal_ip and not run.released:
             self.ips.release(run.ip)
         self.runs.pop(key, None)
+        self._retry_deferred_resizes()
+
+    # ------------------------------------------------------------------ resize
+
+    def _resize(self, pod: Obj, run: PodRun, now: float, wake: list[float]) -> None:
+        """Follow an in-place resize of the pod's spec resources, as the kubelet does.
+
+        A changed spec is first admitted against the node (else ``PodResizePending`` and nothing
+        changes), then applied over ``resize_seconds`` (``PodResizeInProgress``); at the end,
+        containers whose resizePolicy says RestartContainer for a changed resource are stopped
+        (``_ensure`` starts them again, restartCount + 1), the others keep running.
+        """
+        wanted = resize.desired(pod)
+        if resize.same(wanted, run.allocated):
+            run.resize_pending = None
+        else:
+            others = [
+                resize.with_allocation(other, other_run.allocated)
+                for other_key, other_run in self.runs.items()
+                if other_run is not run
+                and not other_run.released
+                and (other := self.pods.get(other_key)) is not None
+            ]
+            run.resize_pending = resize.pending(pod, self._node_allocatable(), others)
+            if run.resize_pending is None:
+                run.allocated = wanted
+                run.resize_until = now + self.timing.scaled(self.timing.resize_seconds)
+        if resize.same(run.allocated, run.actuated):
+            run.resize_until = None
+            return
+        if run.resize_until is None:
+            run.resize_until = now + self.timing.scaled(self.timing.resize_seconds)
+        if now < run.resize_until:
+            wake.append(run.resize_until - now)
+            return
+        spec = pod.get("spec") or {}
+        for container in resize.resizable_containers(spec):
+            name = container["name"]
+            changed = resize.changed_resources(run.actuated.get(name, {}), run.allocated.get(name, {}))
+            slot = run.slots.get(name)
+            if slot is None or not changed or not resize.needs_restart(container, changed):
+                continue
+            record = self._record(slot)
+            if record is None or record.state != ContainerState.RUNNING:
+                continue
+            self.recorder.event(
+                pod,
+                "Normal",
+                "Killing",
+                f"Container {name} resize requires restart",
+                field_path=self._path_of(pod, name),
+            )
+            self.runtime.stop_container(record.id, exit_code=SIGTERM_EXIT_CODE)
+            self._retire(slot)
+        run.actuated = copy.deepcopy(run.allocated)
+        run.resize_until = None
+
+    def _node_allocatable(self) -> Obj:
+        """This node's allocatable, shaped as the Node object reports it."""
+        allocatable = {"cpu": self.node.cpu, "memory": self.node.memory, "pods": str(self.node.pods)}
+        return {"status": {"allocatable": allocatable}}
+
+    def _retry_deferred_resizes(self) -> None:
+        """A pod left the node: a resize deferred for lack of room may fit now."""
+        for key, run in self.runs.items():
+            if run.resize_pending is not None and run.resize_pending[0] == resize.DEFERRED:
+                self.queue.add(key)
 
     # --------------------------------------------------------------- containers
 
@@ -804,6 +885,8 @@ class Kubelet:
                     started=started,
                     waiting=slot.waiting,
                     last_terminated=last_terminated,
+                    allocated=run.allocated.get(spec["name"], resize.container_resources(spec)),
+                    actuated=run.actuated.get(spec["name"], resize.container_resources(spec)),
                 )
             )
         return views, statuses
@@ -858,8 +941,15 @@ class Kubelet:
             containers=[*sidecars, *views],
             phase=phase,
         )
+        resizing = resize.conditions(
+            run.resize_pending, not run.stopped and not resize.same(run.allocated, run.actuated)
+        )
         stamp = now_rfc3339()
-        status["conditions"] = merge_conditions(status.get("conditions") or [], owned, stamp)
+        merged = merge_conditions(status.get("conditions") or [], [*owned, *resizing], stamp)
+        current = {c["type"] for c in resizing}
+        status["conditions"] = [
+            c for c in merged if c.get("type") not in resize.RESIZE_CONDITIONS or c.get("type") in current
+        ]
         status["phase"] = phase
         status["hostIP"] = self.node.internal_ip
         status["hostIPs"] = [{"ip": self.node.internal_ip}]

@@ -27,6 +27,8 @@ class Timing:
             waits ``min(grace period, termination_seconds)`` before it finishes a deletion.
         image_pull_backoff_seconds: wait before retrying a failed image pull.
         heartbeat_seconds: node status and Lease renewal interval (real time, not scaled).
+        resize_seconds: how long the runtime takes to apply an in-place pod resize; the pod shows
+            ``PodResizeInProgress`` meanwhile.
     """
 
     speed: float = 1.0
@@ -35,6 +37,7 @@ class Timing:
     termination_seconds: float = 1.0
     image_pull_backoff_seconds: float = 10.0
     heartbeat_seconds: float = 10.0
+    resize_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         if self.speed <= 0:

@@ -91,7 +91,25 @@ def test_running_status_entry():
         "restartCount": 1,
         "state": {"running": {"startedAt": "2023-11-14T22:13:21Z"}},
         "lastState": {"terminated": {"exitCode": 0}},
+        "resources": {},
     }
+
+
+def test_running_entry_reports_applied_resources_and_allocated_requests():
+    allocated = {"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}
+    applied = {"requests": {"cpu": "250m"}, "limits": {"cpu": "1"}}
+    status = container_status(
+        {"name": "app", "image": "nginx:alpine"},
+        record(ContainerState.RUNNING),
+        restart_count=0,
+        ready=True,
+        waiting=None,
+        last_terminated=None,
+        allocated=allocated,
+        actuated=applied,
+    )
+    assert status["resources"] == applied
+    assert status["allocatedResources"] == {"cpu": "500m"}
 
 
 def test_waiting_and_terminated_entries():
