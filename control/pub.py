@@ -79,9 +79,10 @@ def is_pod_ready(pod: Obj) -> bool:
     )
 
 
-def is_pod_state_consistent(pod: Obj) -> bool:
-    """Not in the middle of an in-place update (spec and running containers agree)."""
-    return update_completed_problem(pod) is None
+def is_pod_state_consistent(pod: Obj, *, vertical_scaling: bool = False) -> bool:
+    """Not in the middle of an in-place update (spec and running containers agree); with the
+    InPlaceWorkloadVerticalScaling gate (``vertical_scaling``) a pod still resizing is inconsistent."""
+    return update_completed_problem(pod, vertical_scaling=vertical_scaling) is None
 
 
 def is_unavailable_change(old: Obj, new: Obj) -> bool:
@@ -182,11 +183,11 @@ class Refused(Exception):
     """The budget has no room; the message is what the user sees."""
 
 
-def needs_check(pub: Obj | None, pod: Obj, operation: str) -> bool:
+def needs_check(pub: Obj | None, pod: Obj, operation: str, *, vertical_scaling: bool = False) -> bool:
     """Whether this operation on this pod must take a slot of the budget at all."""
     if pub is None or is_no_protection(pod):
         return False
-    if not is_pod_ready(pod) or not is_pod_state_consistent(pod):
+    if not is_pod_ready(pod) or not is_pod_state_consistent(pod, vertical_scaling=vertical_scaling):
         return False
     if ignored(pub, pod):
         return False
@@ -283,7 +284,11 @@ def live_records(
 
 
 def current_available(
-    pods: Iterable[Obj], disrupted: Mapping[str, str], unavailable: Mapping[str, str]
+    pods: Iterable[Obj],
+    disrupted: Mapping[str, str],
+    unavailable: Mapping[str, str],
+    *,
+    vertical_scaling: bool = False,
 ) -> int:
     recorded = set(disrupted) | set(unavailable)
     return sum(
@@ -291,17 +296,18 @@ def current_available(
         for pod in pods
         if podstatus.is_active(pod)
         and (pod.get("metadata") or {}).get("name") not in recorded
-        and is_pod_state_consistent(pod)
+        and is_pod_state_consistent(pod, vertical_scaling=vertical_scaling)
         and is_pod_ready(pod)
     )
 
 
 def compute_status(
-    pub: Obj, pods: list[Obj], expected: int, now: datetime
+    pub: Obj, pods: list[Obj], expected: int, now: datetime, *, vertical_scaling: bool = False
 ) -> tuple[dict[str, Any], list[str], datetime | None]:
-    """(new status, pods expected deleted but still there, when to requeue)."""
+    """(new status, pods expected deleted but still there, when to requeue). ``vertical_scaling``:
+    the InPlaceWorkloadVerticalScaling gate (a pod mid-resize is not available)."""
     disrupted, unavailable, not_deleted, recheck = live_records(pub, pods, now)
-    available = current_available(pods, disrupted, unavailable)
+    available = current_available(pods, disrupted, unavailable, vertical_scaling=vertical_scaling)
     desired = desired_available(pub, expected)
     status = {
         "observedGeneration": (pub.get("metadata") or {}).get("generation"),

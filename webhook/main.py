@@ -171,7 +171,12 @@ class WebhookProcess:
         )
         self.pubs = StorePubs(pods.store)
         self.recorder = EventRecorder(client, "kruise-webhook")
-        self.budgets = BudgetKeeper(client, self.pubs, self.recorder)
+        self.budgets = BudgetKeeper(
+            client,
+            self.pubs,
+            self.recorder,
+            vertical_scaling=self.gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
+        )
         objects = StorePodsAndNodes(pods.store, self.factory.informer(NODES).store)
         self.spreads: StoreSpreads | None = None
         keeper = None

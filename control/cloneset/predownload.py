@@ -45,9 +45,11 @@ def decision(
     update: Mapping[str, Any],
     *,
     recreate_on_vct_change: bool = False,
+    vertical_scaling: bool = False,
 ) -> str | None:
     """``None`` (already decided), ``LABEL_IMAGE_PREDOWNLOAD_IGNORED`` or ``LABEL_PRE_PREDOWNLOAD_CREATED``:
-    the label to put on the update revision (after creating the jobs for the latter)."""
+    the label to put on the update revision (after creating the jobs for the latter).
+    ``vertical_scaling``: the InPlaceWorkloadVerticalScaling gate, as upstream's ``CanUpdateInPlace``."""
     if shared.already_decided(update):
         return None
     spec = cloneset.get("spec") or {}
@@ -64,7 +66,9 @@ def decision(
     )
     if partition == 0 and max_unavailable >= replicas:
         return shared.IGNORED
-    if calculate_update_spec(current, update) is None or vct_change_forces_recreate(
+    if calculate_update_spec(
+        current, update, vertical_scaling=vertical_scaling
+    ) is None or vct_change_forces_recreate(
         cloneset, current, update, recreate_on_vct_change=recreate_on_vct_change
     ):
         return shared.IGNORED
@@ -94,6 +98,7 @@ def plan(
     update: Mapping[str, Any],
     *,
     recreate_on_vct_change: bool = False,
+    vertical_scaling: bool = False,
 ) -> shared.PreDownloadPlan:
     """The pass's pre-download step: delete the jobs once converged, else decide once enough
     updated pods are ready."""
@@ -101,7 +106,13 @@ def plan(
         return shared.DELETE_JOBS
     if not should_consider(cloneset, current["metadata"]["name"], update["metadata"]["name"]):
         return shared.NOTHING
-    label = decision(cloneset, current, update, recreate_on_vct_change=recreate_on_vct_change)
+    label = decision(
+        cloneset,
+        current,
+        update,
+        recreate_on_vct_change=recreate_on_vct_change,
+        vertical_scaling=vertical_scaling,
+    )
     if label is None:
         return shared.NOTHING
     if label == shared.IGNORED:

@@ -213,14 +213,22 @@ def in_place_spec(
     *,
     env_from_metadata: bool,
     recreate_on_vct_change: bool = False,
+    vertical_scaling: bool = False,
 ) -> UpdateSpec | None:
-    """The in-place change from the pod's own revision to ``target`` (None: not possible in place)."""
+    """The in-place change from the pod's own revision to ``target`` (None: not possible in place).
+    ``vertical_scaling``: the InPlaceWorkloadVerticalScaling gate (cpu/memory changes in place)."""
     old = next((r for r in revisions if equal_to_revision_hash(pod, r["metadata"]["name"])), None)
     if vct_change_forces_recreate(cloneset, old, target, recreate_on_vct_change=recreate_on_vct_change):
         return None
     strategy = ((cloneset.get("spec") or {}).get("updateStrategy") or {}).get("inPlaceUpdateStrategy") or {}
     grace = int(strategy.get("gracePeriodSeconds") or 0)
-    return calculate_update_spec(old, target, grace_seconds=grace, env_from_metadata=env_from_metadata)
+    return calculate_update_spec(
+        old,
+        target,
+        grace_seconds=grace,
+        env_from_metadata=env_from_metadata,
+        vertical_scaling=vertical_scaling,
+    )
 
 
 def plan_pod_update(
@@ -231,6 +239,7 @@ def plan_pod_update(
     *,
     env_from_metadata: bool,
     recreate_on_vct_change: bool = False,
+    vertical_scaling: bool = False,
 ) -> PodUpdate:
     spec = in_place_spec(
         cloneset,
@@ -239,6 +248,7 @@ def plan_pod_update(
         revisions,
         env_from_metadata=env_from_metadata,
         recreate_on_vct_change=recreate_on_vct_change,
+        vertical_scaling=vertical_scaling,
     )
     kind, message = pod_update_kind(cloneset, pod, spec is not None)
     hook = (_lifecycle(cloneset) or {}).get("inPlaceUpdate") or {}
@@ -301,10 +311,26 @@ def _waits_for_scheduling(cloneset: Mapping[str, Any], pod: Pod) -> bool:
     )
 
 
-def refresh_pod(cloneset: Mapping[str, Any], pod: Pod, update_revision: str, now: datetime) -> PodRefresh:
+def refresh_pod(
+    cloneset: Mapping[str, Any],
+    pod: Pod,
+    update_revision: str,
+    now: datetime,
+    *,
+    vertical_scaling: bool = False,
+    resize_subresource: bool = False,
+) -> PodRefresh:
+    """``vertical_scaling`` / ``resize_subresource``: the in-place engine's modes (see ``engine``)."""
     spec_lifecycle = _lifecycle(cloneset) or {}
-    inplace = podreadiness.fold_initial_condition(refresh(pod, now, equal_to_revision_hash), pod, now)
-    completed = update_completed_problem(pod) is None
+    step = refresh(
+        pod,
+        now,
+        equal_to_revision_hash,
+        vertical_scaling=vertical_scaling,
+        resize_subresource=resize_subresource,
+    )
+    inplace = podreadiness.fold_initial_condition(step, pod, now)
+    completed = update_completed_problem(pod, vertical_scaling=vertical_scaling) is None
     labels = (pod.get("metadata") or {}).get("labels") or {}
     missing_hash = None
     if LABEL_POD_TEMPLATE_HASH not in labels:
@@ -342,10 +368,15 @@ def plan_update(
     *,
     env_from_metadata: bool = True,
     recreate_on_vct_change: bool = False,
+    vertical_scaling: bool = False,
+    resize_subresource: bool = False,
 ) -> UpdatePlan:
+    """``vertical_scaling``: the InPlaceWorkloadVerticalScaling gate; ``resize_subresource``: resources
+    go through ``pods/resize`` (the refresh steps then carry the resize body)."""
     update_name = update_revision["metadata"]["name"]
+    modes = {"vertical_scaling": vertical_scaling, "resize_subresource": resize_subresource}
     refreshes = tuple(
-        step for step in (refresh_pod(cloneset, p, update_name, now) for p in pods) if step.matters()
+        step for step in (refresh_pod(cloneset, p, update_name, now, **modes) for p in pods) if step.matters()
     )
     if any(step.lifecycle_state for step in refreshes):
         return UpdatePlan(refreshes, ())
@@ -361,6 +392,7 @@ def plan_update(
             revisions,
             env_from_metadata=env_from_metadata,
             recreate_on_vct_change=recreate_on_vct_change,
+            vertical_scaling=vertical_scaling,
         )
         for pod in chosen
     )

@@ -46,8 +46,12 @@ def _max_unavailable(rolling: Mapping[str, Any], replicas: int) -> int:
         return 0
 
 
-def decision(sts: Obj, current: Obj, update: Obj, *, env_from_metadata: bool = True) -> str | None:
-    """``None`` (already decided), ``IGNORED`` or ``CREATED``: the label the update revision gets."""
+def decision(
+    sts: Obj, current: Obj, update: Obj, *, env_from_metadata: bool = True, vertical_scaling: bool = False
+) -> str | None:
+    """``None`` (already decided), ``IGNORED`` or ``CREATED``: the label the update revision gets.
+    ``env_from_metadata`` / ``vertical_scaling``: the InPlaceUpdateEnvFromMetadata /
+    InPlaceWorkloadVerticalScaling gates."""
     if shared.already_decided(update):
         return None
     rolling = _rolling(sts)
@@ -60,7 +64,13 @@ def decision(sts: Obj, current: Obj, update: Obj, *, env_from_metadata: bool = T
     if partition == 0 and _max_unavailable(rolling, replicas) >= replicas:
         return shared.IGNORED
     grace = int((rolling.get("inPlaceUpdateStrategy") or {}).get("gracePeriodSeconds") or 0)
-    spec = calculate_update_spec(current, update, grace_seconds=grace, env_from_metadata=env_from_metadata)
+    spec = calculate_update_spec(
+        current,
+        update,
+        grace_seconds=grace,
+        env_from_metadata=env_from_metadata,
+        vertical_scaling=vertical_scaling,
+    )
     if spec is None:
         return shared.IGNORED
     return shared.CREATED
@@ -76,7 +86,9 @@ def image_pull_jobs(sts: Obj, current: Obj, update: Obj) -> tuple[dict[str, Any]
     )
 
 
-def plan(sts: Obj, current: Obj, update: Obj, *, env_from_metadata: bool = True) -> shared.PreDownloadPlan:
+def plan(
+    sts: Obj, current: Obj, update: Obj, *, env_from_metadata: bool = True, vertical_scaling: bool = False
+) -> shared.PreDownloadPlan:
     """``doPreDownload``: delete the jobs once converged; else, with enough updated pods ready,
     decide on the update revision (once)."""
     update_name = update["metadata"]["name"]
@@ -84,7 +96,9 @@ def plan(sts: Obj, current: Obj, update: Obj, *, env_from_metadata: bool = True)
         return shared.DELETE_JOBS
     if not shared.enough_updated_ready(sts, update_name, _replicas(sts)):
         return shared.NOTHING
-    label = decision(sts, current, update, env_from_metadata=env_from_metadata)
+    label = decision(
+        sts, current, update, env_from_metadata=env_from_metadata, vertical_scaling=vertical_scaling
+    )
     if label is None:
         return shared.NOTHING
     if label == shared.IGNORED:

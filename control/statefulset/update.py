@@ -98,11 +98,14 @@ def sort_update_targets(
     return [*updated, *waiting_ordinals][:max_update]
 
 
-def is_unavailable(pod: Pod, min_ready_seconds: int, now: datetime) -> tuple[bool, float]:
-    """(unavailable, seconds until it may become available) for the update budget."""
+def is_unavailable(
+    pod: Pod, min_ready_seconds: int, now: datetime, *, vertical_scaling: bool = False
+) -> tuple[bool, float]:
+    """(unavailable, seconds until it may become available) for the update budget; with the
+    InPlaceWorkloadVerticalScaling gate (``vertical_scaling``) a pod still resizing is unavailable."""
     if not health.is_healthy(pod):
         return True, 0.0
-    if update_completed_problem(pod) is not None:
+    if update_completed_problem(pod, vertical_scaling=vertical_scaling) is not None:
         return True, 0.0
     available, wait = health.running_and_available(pod, min_ready_seconds, now)
     return (not available), wait
@@ -134,9 +137,12 @@ def plan_update(
     placeholders: frozenset[int] | set[int],
     update_revision: str,
     now: datetime,
+    *,
+    vertical_scaling: bool = False,
 ) -> UpdatePlan:
     """``replicas``/``placeholders`` come from the scale plan; placeholders (pods not created yet)
-    count as unavailable but are never deleted or updated."""
+    count as unavailable but are never deleted or updated. ``vertical_scaling``: the
+    InPlaceWorkloadVerticalScaling gate (resizes count in the in-place completion check)."""
     plan = UpdatePlan()
     strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
     if strategy.get("type", "RollingUpdate") == "OnDelete":
@@ -149,7 +155,9 @@ def plan_update(
     plan.max_unavailable = update_max_unavailable(sts)
     min_ready = health.min_ready_seconds(sts)
     for ordinal in sorted(replicas):
-        unavailable, wait = is_unavailable(replicas[ordinal], min_ready, now)
+        unavailable, wait = is_unavailable(
+            replicas[ordinal], min_ready, now, vertical_scaling=vertical_scaling
+        )
         if unavailable:
             plan.unavailable.add(pod_name_of(replicas[ordinal]))
             if wait > 0 and (plan.requeue_after is None or wait < plan.requeue_after):

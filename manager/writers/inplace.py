@@ -14,6 +14,15 @@ The order of the writes is the contract that makes an in-place update safe to in
 A manager killed between any two of these writes resumes from what the pod object says, because every
 step is derived from the pod alone (`kruise.control.inplace.engine`). Controllers that do not use the
 readiness gate (SidecarSet) skip step 1 through `update`, which is step 2 alone.
+
+With the InPlaceWorkloadVerticalScaling gate (`vertical_scaling`) cpu/memory changes are applied in place
+too. Kubernetes 1.32+ accepts resource changes only through `pods/resize` (a plain pod update touching
+them is refused), so step 2 first sends the resize body as a strategic merge patch and then writes the
+pod object on top of the resized pod — upstream decides this from the server version
+(`ShouldUpdateResourceByResize`, >= 1.32); this manager does not discover the server version and always
+resizes through the subresource (`resize_subresource`), which every supported cluster (1.33+) serves.
+Step 1 is skipped for a resources-only update unless a resized container's resizePolicy restarts it
+(`needs_unready`): the pod keeps serving while kubelet resizes it.
 """
 
 from __future__ import annotations
@@ -24,14 +33,25 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kruise.control.inplace.engine import RefreshResult, WriteRevision, refresh, start_update, unready_pod
+from kruise.control.inplace.engine import (
+    RefreshResult,
+    WriteRevision,
+    begin_update,
+    needs_unready,
+    refresh,
+    unready_pod,
+)
 from kruise.control.inplace.spec import UpdateSpec
-from kruise.kube.client import Client
+from kruise.kube.client import Client, PatchType
+from kruise.kube.errors import Conflict
 from kruise.kube.expectations import ResourceVersionExpectations
-from kruise.manager.writers.pods import PodWriter
+from kruise.kube.resources import PODS
+from kruise.manager.writers.pods import MAX_CONFLICT_RETRIES, PodWriter
 
 Pod = Mapping[str, Any]
 PodChange = Callable[[Pod], dict[str, Any] | None]
+ResizingChange = Callable[[Pod], tuple[dict[str, Any] | None, dict[str, Any] | None]]
+"""pod -> (the pod object to write or None, the `pods/resize` body to send first or None)."""
 
 
 class InPlaceRefreshError(Exception):
@@ -49,8 +69,32 @@ class RefreshOutcome:
 
 
 class InPlaceWriter:
-    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
+    def __init__(
+        self,
+        client: Client,
+        rv_expectations: ResourceVersionExpectations,
+        *,
+        vertical_scaling: bool = False,
+        resize_subresource: bool = True,
+    ) -> None:
+        """`vertical_scaling`: the InPlaceWorkloadVerticalScaling gate. `resize_subresource`: send resources
+        through `pods/resize` (Kubernetes >= 1.32) rather than in the pod object; see the module docstring."""
         self.pods = PodWriter(client, rv_expectations)
+        self.client = client
+        self.rv_expectations = rv_expectations
+        self.vertical_scaling = vertical_scaling
+        self.resize_subresource = resize_subresource and vertical_scaling
+
+    @property
+    def modes(self) -> dict[str, bool]:
+        """The engine's keyword arguments for this writer's gates."""
+        return {"vertical_scaling": self.vertical_scaling, "resize_subresource": self.resize_subresource}
+
+    def refresh_step(
+        self, pod: Pod, now: datetime, matches_revision: Callable[[Mapping[str, Any], str], bool]
+    ) -> RefreshResult:
+        """The engine's `refresh` with this writer's gates (for callers planning before writing)."""
+        return refresh(pod, now, matches_revision, **self.modes)
 
     async def start(
         self,
@@ -63,17 +107,55 @@ class InPlaceWriter:
     ) -> dict[str, Any] | None:
         """Steps 1 and 2. `write_revision` stamps the controller's revision labels; `also` adds the
         controller's own metadata (CloneSet's lifecycle state) to the same object write, so an update costs
-        one status patch and one object write whatever the controller."""
-        written = await self.pods.patch_conditions(pod, lambda current: unready_pod(current, now))
+        one status patch and one object write whatever the controller (a resize adds its `pods/resize`
+        patch before the object write; a resources-only update skips the status patch: `needs_unready`)."""
+        written = None
+        if needs_unready(pod, spec, vertical_scaling=self.vertical_scaling):
+            written = await self.pods.patch_conditions(pod, lambda current: unready_pod(current, now))
         base: Pod = written or pod
 
-        def change(fresh: Pod) -> dict[str, Any]:
-            updated = start_update(fresh, spec, now, write_revision)
+        def change(fresh: Pod) -> tuple[dict[str, Any], dict[str, Any] | None]:
+            result = begin_update(fresh, spec, now, write_revision, **self.modes)
             if also is not None:
-                also(updated)
-            return updated
+                also(result.pod)
+            return result.pod, result.resize
 
-        return await self.pods.write_with(copy.deepcopy(dict(base)), change)
+        return await self._write_resizing(copy.deepcopy(dict(base)), change)
+
+    async def _write_resizing(self, pod: Pod, change: ResizingChange) -> dict[str, Any] | None:
+        """PUT the pod `change` computes, sending its `pods/resize` body first (upstream's order); the
+        object write then carries the resized pod's resources and resourceVersion (a plain update may not
+        change resources). On Conflict the pod is re-read and everything recomputed, as upstream's
+        RetryOnConflict; a resize already applied is not sent again (its body comes out empty)."""
+        current: Pod = pod
+        for attempt in range(MAX_CONFLICT_RETRIES):
+            new, resize = change(current)
+            if new is None:
+                return None
+            if resize is not None:
+                meta = current["metadata"]
+                resized = await self.client.patch(
+                    PODS,
+                    meta["name"],
+                    resize,
+                    meta["namespace"],
+                    patch_type=PatchType.STRATEGIC,
+                    subresource="resize",
+                )
+                self.rv_expectations.expect(resized)
+                _carry_resize(new, resized)
+                current = resized
+            try:
+                written = await self.client.update(PODS, new)
+            except Conflict:
+                if attempt == MAX_CONFLICT_RETRIES - 1:
+                    raise
+                meta = current["metadata"]
+                current = await self.client.get(PODS, meta["name"], meta["namespace"])
+                continue
+            self.rv_expectations.expect(written)
+            return written
+        return None
 
     async def update(self, pod: Pod, change: PodChange) -> dict[str, Any] | None:
         """Step 2 alone, for changes computed by the controller itself (SidecarSet's sidecar images):
@@ -95,16 +177,34 @@ class InPlaceWriter:
         Raises `InPlaceRefreshError` when the annotations contradict each other (a grace annotation
         without a state), which upstream reports as an update failure."""
         if step is None:
-            step = refresh(pod, now, matches_revision)
+            step = self.refresh_step(pod, now, matches_revision)
         if step.error:
             raise InPlaceRefreshError(step.error)
         delay = float(step.delay_seconds) if step.delay_seconds else None
         if step.pod is not None:
             # recomputed on the fresh pod after a conflict: the step depends on the pod alone
-            await self.pods.write_with(pod, lambda fresh: refresh(fresh, now, matches_revision).pod)
+            def change(fresh: Pod) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+                result = self.refresh_step(fresh, now, matches_revision)
+                return result.pod, result.resize
+
+            await self._write_resizing(pod, change)
             return RefreshOutcome(wrote=True, requeue_after=delay)
         if step.status_pod is not None:
             status_pod = step.status_pod
             await self.pods.patch_conditions(pod, lambda _: status_pod, state=state, now=now)
             return RefreshOutcome(wrote=True, requeue_after=delay, state_moved=state is not None)
         return RefreshOutcome(requeue_after=delay)
+
+
+def _carry_resize(pod: dict[str, Any], resized: Pod) -> None:
+    """Give the object write the resized pod's container resources and resourceVersion, so it neither
+    reverts the resize nor conflicts with it."""
+    pod["metadata"]["resourceVersion"] = resized["metadata"].get("resourceVersion")
+    by_name = {c.get("name"): c for c in (resized.get("spec") or {}).get("containers") or []}
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        source = by_name.get(container.get("name"))
+        if source is None:
+            continue
+        for key in ("resources", "resizePolicy"):
+            if key in source:
+                container[key] = copy.deepcopy(source[key])

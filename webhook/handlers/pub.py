@@ -67,7 +67,11 @@ class BudgetKeeper:
         recorder: EventRecorder | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         backoff: float = CONFLICT_BACKOFF,
+        *,
+        vertical_scaling: bool = False,
     ) -> None:
+        """`vertical_scaling`: the InPlaceWorkloadVerticalScaling gate (a pod mid-resize takes no slot)."""
+        self.vertical_scaling = vertical_scaling
         self.client = client
         self.source = source
         self.recorder = recorder
@@ -89,7 +93,7 @@ class BudgetKeeper:
         if cached is None:
             return allow()
         cached = self._freshest(cached)
-        if not pubcontrol.needs_check(cached, pod, operation):
+        if not pubcontrol.needs_check(cached, pod, operation, vertical_scaling=self.vertical_scaling):
             return allow()
         lock = self._locks.setdefault(cached["metadata"].get("uid", name), asyncio.Lock())
         async with lock:

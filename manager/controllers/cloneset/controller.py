@@ -49,7 +49,12 @@ def build(ctx: ManagerContext) -> Controller:
         predownloader = PreDownloadWriter(ctx.client, recorder, rv_expectations, jobs)
     pub_gate = None
     if gates.enabled(features.POD_UNAVAILABLE_BUDGET_UPDATE_GATE):
-        pub_gate = PubGate(ctx.client, ctx.informers.informer(PODUNAVAILABLEBUDGETS), ctx.clock.wall)
+        pub_gate = PubGate(
+            ctx.client,
+            ctx.informers.informer(PODUNAVAILABLEBUDGETS),
+            ctx.clock.wall,
+            vertical_scaling=ctx.feature_gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
+        )
     reconciler = CloneSetReconciler(
         ctx.client,
         recorder,

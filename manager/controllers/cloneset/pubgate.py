@@ -29,16 +29,27 @@ CONFLICT_BACKOFF = Backoff(steps=4, duration=0.5, factor=1.0, jitter=0.0)
 
 
 class PubGate:
-    def __init__(self, client: Client, pubs: SharedInformer, wall: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        client: Client,
+        pubs: SharedInformer,
+        wall: Callable[[], datetime],
+        *,
+        vertical_scaling: bool = False,
+    ) -> None:
+        """`vertical_scaling`: the InPlaceWorkloadVerticalScaling gate (a pod mid-resize takes no slot)."""
         self.client = client
         self.pubs = pubs
         self.wall = wall
+        self.vertical_scaling = vertical_scaling
 
     async def allows(self, pod: Mapping[str, Any]) -> bool:
         name = pubcontrol.related_pub(pod)
         namespace = (pod.get("metadata") or {}).get("namespace", "")
         pub = self.pubs.get(f"{namespace}/{name}") if name else None
-        if pub is None or not pubcontrol.needs_check(pub, pod, PUB_OPERATION_UPDATE):
+        if pub is None or not pubcontrol.needs_check(
+            pub, pod, PUB_OPERATION_UPDATE, vertical_scaling=self.vertical_scaling
+        ):
             return True
         try:
             now, pod_name = self.wall(), pod["metadata"]["name"]

@@ -73,7 +73,11 @@ class CloneSetReconciler:
         self.wall = wall
         self.predownloader = predownloader
         short_hash = gates.enabled(features.CLONESET_SHORT_HASH)
-        inplace = InPlaceWriter(client, rv_expectations)
+        inplace = InPlaceWriter(
+            client,
+            rv_expectations,
+            vertical_scaling=gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
+        )
         self.revision_writer = RevisionWriter(client, rv_expectations)
         self.scaler = Scaler(
             client, recorder, scale_expectations, inplace.pods, short_hash_gate=short_hash, clock=clock
@@ -139,7 +143,13 @@ class CloneSetReconciler:
         if self.predownloader is not None:
             try:
                 vct_gate = self.gates.enabled(features.RECREATE_POD_WHEN_CHANGE_VCT_IN_CLONESET_GATE)
-                pd_plan = predownload.plan(cloneset, current, update, recreate_on_vct_change=vct_gate)
+                pd_plan = predownload.plan(
+                    cloneset,
+                    current,
+                    update,
+                    recreate_on_vct_change=vct_gate,
+                    vertical_scaling=self.gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
+                )
                 await self.predownloader.apply(cloneset, update, pd_plan)
             except Exception as exc:  # upstream logs and goes on: pre-download is an optimisation
                 log.error("failed to pre-download images", error=str(exc))

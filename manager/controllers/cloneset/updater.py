@@ -101,6 +101,7 @@ class Updater:
             now,
             env_from_metadata=self.env_from_metadata,
             recreate_on_vct_change=self.recreate_on_vct_change,
+            **self.inplace.modes,
         )
         delay: float | None = None
         for step in plan.refreshes:

@@ -45,7 +45,6 @@ from kruise.control.daemonset.rollingupdate import (
     RollingUpdateSettings,
     plan_rolling_update,
 )
-from kruise.control.inplace.engine import refresh
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock, RealClock
@@ -123,7 +122,12 @@ class DaemonSetReconciler:
         self._status_written: dict[str, float] = {}  # daemonset key -> clock time of its last status write
         self._status_sent: dict[str, tuple[int | None, dict[str, Any]]] = {}
         """daemonset key -> (resourceVersion the server answered, status) of this controller's last write"""
-        self.inplace = InPlaceWriter(client, rv_expectations)
+        # upstream's ADS runs the shared in-place code with the global gates, so resizes apply here too
+        self.inplace = InPlaceWriter(
+            client,
+            rv_expectations,
+            vertical_scaling=gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
+        )
 
     # ---- the pass ---------------------------------------------------------------------------
 
@@ -476,7 +480,12 @@ class DaemonSetReconciler:
             if pod is not None and _has_in_place_gate(pod):
                 label = (pod["metadata"].get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH)
                 previous = next((r for r in old if revision_hash(r) == label), None)
-                spec = calculate_update_spec(previous, current, revision_name=update_hash)
+                spec = calculate_update_spec(
+                    previous,
+                    current,
+                    revision_name=update_hash,
+                    vertical_scaling=self.inplace.vertical_scaling,
+                )
             if pod is None or spec is None:
                 recreate.append(name)
                 continue
@@ -503,7 +512,7 @@ class DaemonSetReconciler:
         the client's rate limit allows."""
 
         async def refresh_one(pod: Obj) -> None:
-            step = refresh(pod, now, _matches_revision)
+            step = self.inplace.refresh_step(pod, now, _matches_revision)
             if not (pod.get("metadata") or {}).get("deletionTimestamp"):
                 step = podreadiness.fold_initial_condition(step, pod, now)
             outcome = await self.inplace.refresh(pod, now, _matches_revision, step)

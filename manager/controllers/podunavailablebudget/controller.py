@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api import features
 from kruise.control import pub as pubcontrol
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
@@ -82,6 +83,7 @@ def build(ctx: ManagerContext) -> Controller:
         finder=WorkloadFinder(pods, workloads),
         recorder=ctx.recorder("podunavailablebudget-controller"),
         wall=ctx.clock.wall,
+        vertical_scaling=ctx.feature_gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(pubs)

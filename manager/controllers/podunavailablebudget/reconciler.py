@@ -46,7 +46,10 @@ class PodUnavailableBudgetReconciler:
         recorder: EventRecorder,
         wall: Callable[[], datetime],
         conflict_retry: Backoff = CONFLICT_RETRY,
+        vertical_scaling: bool = False,
     ) -> None:
+        """`vertical_scaling`: the InPlaceWorkloadVerticalScaling gate (a pod mid-resize is not available)."""
+        self.vertical_scaling = vertical_scaling
         self.client = client
         self.pubs = pubs
         self.finder = finder
@@ -101,7 +104,9 @@ class PodUnavailableBudgetReconciler:
                 else await self.client.get(PODUNAVAILABLEBUDGETS, name, namespace)
             )
             first = False
-            status, not_deleted, recheck = pubcontrol.compute_status(current, covered, expected, now)
+            status, not_deleted, recheck = pubcontrol.compute_status(
+                current, covered, expected, now, vertical_scaling=self.vertical_scaling
+            )
             self._report_not_deleted(namespace, name, covered, not_deleted)
             if not pubcontrol.status_changed(current.get("status") or {}, status):
                 return

@@ -106,7 +106,8 @@ class StatefulSetReconciler:
             start_ordinal=gates.enabled(features.STATEFULSET_START_ORDINAL),
             pod_index_label=gates.enabled(features.POD_INDEX_LABEL),
         )
-        inplace = InPlaceWriter(client, rv_expectations)
+        self.inplace_vertical_scaling = gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING)
+        inplace = InPlaceWriter(client, rv_expectations, vertical_scaling=self.inplace_vertical_scaling)
         self.revision_writer = RevisionWriter(client, rv_expectations)
         self.pod_control = StatefulPodControl(client, recorder, pvcs, scale_expectations, rv_expectations)
         self.updater = StatefulSetUpdater(
@@ -247,7 +248,15 @@ class StatefulSetReconciler:
         if not plan.update_allowed:
             return _earliest(refresh_delay, plan.requeue_after)
 
-        update_plan = plan_update(sts, plan.live_range, plan.replicas, plan.placeholders, update_name, now)
+        update_plan = plan_update(
+            sts,
+            plan.live_range,
+            plan.replicas,
+            plan.placeholders,
+            update_name,
+            now,
+            vertical_scaling=self.inplace_vertical_scaling,
+        )
         if update_plan.skipped:
             return _earliest(refresh_delay, plan.requeue_after)
         try:
@@ -311,6 +320,7 @@ class StatefulSetReconciler:
                 current,
                 update,
                 env_from_metadata=self.gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),
+                vertical_scaling=self.gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
             )
             await self.predownloader.apply(sts, update, plan)
         except Exception as exc:

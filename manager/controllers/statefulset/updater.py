@@ -20,7 +20,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATING,
 )
 from kruise.control import lifecycle, podreadiness
-from kruise.control.inplace.engine import refresh, update_completed_problem
+from kruise.control.inplace.engine import update_completed_problem
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.control.revision import equal_to_revision_hash
 from kruise.control.statefulset import health
@@ -78,11 +78,13 @@ class StatefulSetUpdater:
         for pod in pods:
             if lifecycle.pod_state(pod) == LIFECYCLE_STATE_PREPARING_DELETE or health.is_terminating(pod):
                 continue
-            completed = update_completed_problem(pod) is None
+            completed = update_completed_problem(pod, vertical_scaling=self.inplace.vertical_scaling) is None
             state = refreshed_lifecycle_state(sts, pod, update_revision, completed)
             # a new pod's KruisePodReady and a move that needs no readiness change ride in the
             # refresh's status write
-            step = podreadiness.fold_initial_condition(refresh(pod, now, equal_to_revision_hash), pod, now)
+            step = podreadiness.fold_initial_condition(
+                self.inplace.refresh_step(pod, now, equal_to_revision_hash), pod, now
+            )
             try:
                 moves = state_for_status_write(pod, state, mark, now)
                 outcome = await self.inplace.refresh(pod, now, equal_to_revision_hash, step, state=moves)
@@ -134,6 +136,7 @@ class StatefulSetUpdater:
             update_revision,
             grace_seconds=_grace_seconds(sts),
             env_from_metadata=self.env_from_metadata,
+            vertical_scaling=self.inplace.vertical_scaling,
         )
         method = update_method(sts, pod, spec is not None)
         target = update_revision["metadata"]["name"]

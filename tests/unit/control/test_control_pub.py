@@ -162,3 +162,27 @@ def test_pub_for_new_pod_by_target_or_selector():
     assert pub.pub_for_new_pod(owned, [by_selector, by_target]) == "b"
     assert pub.pub_for_new_pod(a_pod(labels={"app": "x"}), [by_target, by_selector]) == "a"
     assert pub.pub_for_new_pod(a_pod(labels={"app": "z"}), [by_target, by_selector]) is None
+
+
+def resizing_pod(status_cpu: str):
+    """A pod whose in-place resize set cpu 200m; kubelet reports ``status_cpu``."""
+    state = '{"revision":"r2","updateTimestamp":"2024-01-01T00:00:00Z","updateResources":true}'
+    pod = a_pod(annotations={"apps.kruise.io/inplace-update-state": state})
+    pod["spec"] = {
+        "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "200m"}}}]
+    }
+    pod["status"]["containerStatuses"] = [
+        {"name": "c", "image": "nginx", "imageID": "x", "resources": {"requests": {"cpu": status_cpu}}}
+    ]
+    return pod
+
+
+def test_pod_mid_resize_is_inconsistent_only_with_vertical_scaling():
+    pending, applied = resizing_pod("100m"), resizing_pod("0.2")
+    assert pub.is_pod_state_consistent(pending)  # gate off: resources are not looked at
+    assert not pub.is_pod_state_consistent(pending, vertical_scaling=True)
+    assert pub.is_pod_state_consistent(applied, vertical_scaling=True)
+    budget = a_pub(spec={"maxUnavailable": 1}, status={"desiredAvailable": 1})
+    assert not pub.needs_check(budget, pending, "UPDATE", vertical_scaling=True)
+    assert pub.current_available([pending, applied], {}, {}, vertical_scaling=True) == 1
+    assert pub.current_available([pending, applied], {}, {}) == 2
