@@ -28,6 +28,7 @@ from kruise.api.keys import (
     ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS,
     PUB_OPERATION_DELETE,
     PUB_OPERATION_EVICT,
+    PUB_OPERATION_RESIZE,
     PUB_OPERATION_UPDATE,
 )
 from kruise.api.validation import (
@@ -107,7 +108,13 @@ CRD = CRDInfo(
     conversion_webhook=True,
 )
 
-PROTECTABLE_OPERATIONS = (PUB_OPERATION_UPDATE, PUB_OPERATION_DELETE, PUB_OPERATION_EVICT)
+# RESIZE: a pod UPDATE that only resizes containers in place (see kruise.control.pub.can_resize_in_place)
+PROTECTABLE_OPERATIONS = (
+    PUB_OPERATION_UPDATE,
+    PUB_OPERATION_DELETE,
+    PUB_OPERATION_EVICT,
+    PUB_OPERATION_RESIZE,
+)
 
 
 def set_defaults(obj: PodUnavailableBudget) -> None:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api.common import LabelSelector, scaled_value
+from kruise.api.goquantity import Quantity, QuantityError
 from kruise.api.keys import (
     ANNOTATION_PUB_NO_PROTECT,
     ANNOTATION_PUB_PROTECT_OPERATIONS,
@@ -28,7 +29,9 @@ from kruise.api.keys import (
 )
 from kruise.control import podstatus
 from kruise.control.inplace.engine import update_completed_problem
+from kruise.control.inplace.vertical import can_resize
 from kruise.control.lifecycle import rfc3339
+from kruise.control.podqos import pod_qos_class
 
 Obj = Mapping[str, Any]
 
@@ -36,6 +39,9 @@ MAX_RECORDED_PODS = 2000
 DELETION_TIMEOUT = timedelta(seconds=20)
 UPDATE_DELAY_CHECK = timedelta(seconds=10)
 DEFAULT_OPERATIONS = frozenset({PUB_OPERATION_DELETE, PUB_OPERATION_UPDATE, PUB_OPERATION_EVICT})
+CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
+APISERVER_SOURCE = "api"
+RESIZE_POLICY_NOT_REQUIRED = "NotRequired"
 
 
 # ---- pods -------------------------------------------------------------------------------------
@@ -92,19 +98,129 @@ def is_unavailable_change(old: Obj, new: Obj) -> bool:
     return not has_unavailable_label(old) and has_unavailable_label(new)
 
 
+# ---- in-place resize (the RESIZE operation) --------------------------------------------------
+
+
+def is_static_pod(pod: Obj) -> bool:
+    """A kubelet static pod (its mirror carries `kubernetes.io/config.source` other than "api"):
+    the kubelet does not resize those in place, so a resources change there is an update."""
+    source = _annotations(pod).get(CONFIG_SOURCE_ANNOTATION)
+    return source is not None and source != APISERVER_SOURCE
+
+
+def _same_quantity(a: object, b: object) -> bool:
+    try:
+        return Quantity.of(a).cmp(Quantity.of(b)) == 0
+    except QuantityError:
+        return a == b
+
+
+def is_resource_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, name: str) -> bool:
+    """Whether resource `name` differs between two resource lists: set in only one of them, or set
+    in both to quantities that are not equal ("1" and "1000m" are equal). A value missing on both
+    sides is unchanged, even though the scheduler may assume a default for it."""
+    old, new = old or {}, new or {}
+    if name not in old and name not in new:
+        return False
+    if (name in old) != (name in new):
+        return True
+    return not _same_quantity(old[name], new[name])
+
+
+def _container_resources_changed(old: Obj, new: Obj, name: str) -> bool:
+    old_res, new_res = old.get("resources") or {}, new.get("resources") or {}
+    return is_resource_changed(old_res.get("requests"), new_res.get("requests"), name) or (
+        is_resource_changed(old_res.get("limits"), new_res.get("limits"), name)
+    )
+
+
+def spec_without_resources(pod: Obj) -> dict[str, Any]:
+    """The pod spec with every app container's `resources` dropped: what must stay equal for an
+    UPDATE to be a resize only. Init containers keep theirs (they do not change on a running pod)."""
+    spec = copy.deepcopy(dict(pod.get("spec") or {}))
+    spec["containers"] = [
+        {key: value for key, value in (container or {}).items() if key != "resources"}
+        for container in spec.get("containers") or []
+    ]
+    return spec
+
+
+def resources_resizable(old: Obj, new: Obj) -> bool:
+    """Every changed container resource may be resized in place (cpu or memory) and its container's
+    `resizePolicy` for it is NotRequired or unset — a RestartContainer policy restarts the container,
+    which makes the pod unavailable. Containers are matched by name; a container count change fails."""
+    old_containers = (old.get("spec") or {}).get("containers") or []
+    new_containers = (new.get("spec") or {}).get("containers") or []
+    if len(old_containers) != len(new_containers):
+        return False
+    by_name = {container.get("name"): container for container in old_containers}
+    for container in new_containers:
+        previous = by_name.get(container.get("name"))
+        if previous is None:
+            return False
+        names = set()
+        for holder in (previous, container):
+            for kind in ("requests", "limits"):
+                names.update(((holder.get("resources") or {}).get(kind) or {}).keys())
+        policies = {
+            policy.get("resourceName"): policy.get("restartPolicy") or ""
+            for policy in container.get("resizePolicy") or []
+        }
+        for name in names:
+            if not _container_resources_changed(previous, container, name):
+                continue
+            if not can_resize(name):
+                return False
+            if policies.get(name, "") not in ("", RESIZE_POLICY_NOT_REQUIRED):
+                return False
+    return True
+
+
+def _qos(pod: Obj) -> str | None:
+    try:
+        return pod_qos_class(pod.get("spec") or {})
+    except QuantityError:
+        return None
+
+
+def can_resize_in_place(old: Obj, new: Obj) -> bool:
+    """upstream's `CanResizeInplace`: this pod UPDATE only resizes containers in place and will not
+    make the pod unavailable. False when an `unavailable-pod.kruise.io/*` label appears, anything
+    in the spec besides app containers' resources changes, the pod is a static pod, its QoS class
+    changes, or a changed resource cannot be resized without a restart (see `resources_resizable`).
+    Labels and annotations fed to containers through the downward API are not considered, as upstream."""
+    if not has_unavailable_label(old) and has_unavailable_label(new):
+        return False
+    if spec_without_resources(old) != spec_without_resources(new):
+        return False
+    if is_static_pod(old) or is_static_pod(new):
+        return False
+    old_qos = _qos(old)
+    if old_qos is None or old_qos != _qos(new):
+        return False
+    return resources_resizable(old, new)
+
+
+def update_operation(old: Obj, new: Obj) -> str:
+    """The PUB operation a pod UPDATE is checked as: RESIZE when it only resizes in place, else UPDATE."""
+    return PUB_OPERATION_RESIZE if can_resize_in_place(old, new) else PUB_OPERATION_UPDATE
+
+
 # ---- PUBs -------------------------------------------------------------------------------------
 
 
-def protect_operations(pub: Obj) -> frozenset[str]:
+def protect_operations(pub: Obj, *, in_place_pod_vertical_scaling: bool = False) -> frozenset[str]:
     """spec.protectOperations (v1beta1), else the `kruise.io/pub-protect-operations` annotation,
-    else DELETE, UPDATE and EVICT. RESIZE is protected whenever UPDATE is (no in-place resize here)."""
+    else DELETE, UPDATE and EVICT. With the InPlacePodVerticalScaling gate off there is no separate
+    in-place resize, so RESIZE is protected whenever UPDATE is; with it on, RESIZE is protected only
+    when listed, and a resize-only pod UPDATE under a PUB protecting just UPDATE takes no slot."""
     operations = set((pub.get("spec") or {}).get("protectOperations") or [])
     if not operations:
         raw = _annotations(pub).get(ANNOTATION_PUB_PROTECT_OPERATIONS, "")
         operations = {op for op in raw.split(",") if op}
     if not operations:
         operations = set(DEFAULT_OPERATIONS)
-    if PUB_OPERATION_UPDATE in operations:
+    if not in_place_pod_vertical_scaling and PUB_OPERATION_UPDATE in operations:
         operations.add(PUB_OPERATION_RESIZE)
     return frozenset(operations)
 
@@ -183,8 +299,17 @@ class Refused(Exception):
     """The budget has no room; the message is what the user sees."""
 
 
-def needs_check(pub: Obj | None, pod: Obj, operation: str, *, vertical_scaling: bool = False) -> bool:
-    """Whether this operation on this pod must take a slot of the budget at all."""
+def needs_check(
+    pub: Obj | None,
+    pod: Obj,
+    operation: str,
+    *,
+    vertical_scaling: bool = False,
+    in_place_pod_vertical_scaling: bool = False,
+) -> bool:
+    """Whether this operation on this pod must take a slot of the budget at all. `vertical_scaling`
+    is the InPlaceWorkloadVerticalScaling gate (a pod mid-resize is not consistent);
+    `in_place_pod_vertical_scaling` the InPlacePodVerticalScaling gate (see `protect_operations`)."""
     if pub is None or is_no_protection(pod):
         return False
     if not is_pod_ready(pod) or not is_pod_state_consistent(pod, vertical_scaling=vertical_scaling):
@@ -193,7 +318,7 @@ def needs_check(pub: Obj | None, pod: Obj, operation: str, *, vertical_scaling: 
         return False
     if int((pub.get("status") or {}).get("desiredAvailable") or 0) == 0:
         return False
-    if operation not in protect_operations(pub):
+    if operation not in protect_operations(pub, in_place_pod_vertical_scaling=in_place_pod_vertical_scaling):
         return False
     return not is_recorded(pub, (pod.get("metadata") or {}).get("name", ""))
 

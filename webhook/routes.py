@@ -126,7 +126,12 @@ def build_routes(
         )
     pod_validate = None
     if budgets is not None and (delete_gate or update_gate):
-        pod_validate = pub.pod_validating_handler(budgets, delete_gate=delete_gate, update_gate=update_gate)
+        pod_validate = pub.pod_validating_handler(
+            budgets,
+            delete_gate=delete_gate,
+            update_gate=update_gate,
+            in_place_pod_vertical_scaling=gates.enabled(features.IN_PLACE_POD_VERTICAL_SCALING),
+        )
     spread_gates = gates.enabled(features.WORKLOAD_SPREAD) and gates.enabled(features.POD_WEBHOOK)
     if spreads is not None and objects is not None and spread_gates:
         pod_validate = _spread_first(workloadspread.pod_deletion_check(spreads, objects.pod), pod_validate)

@@ -1,5 +1,9 @@
 """PodUnavailableBudget admission: pod DELETE, pods/eviction CREATE and pod UPDATE (`/validate-pod`).
 
+A pod UPDATE is checked as the RESIZE operation when it only resizes containers in place
+(`control.pub.can_resize_in_place`), else as UPDATE. With the InPlacePodVerticalScaling gate off,
+every PUB protecting UPDATE protects RESIZE too; with it on, only PUBs listing RESIZE do.
+
 A protected operation takes one slot of the PUB's budget by writing the pod into the PUB status
 (disruptedPods, or unavailablePods for updates) with `unavailableAllowed` one lower — an optimistic
 status update, so two replicas or two concurrent requests can never both take the last slot. A
@@ -24,7 +28,6 @@ from kruise.api.keys import (
     EVENT_PUB_PREVENT_POD_DELETION,
     PUB_OPERATION_DELETE,
     PUB_OPERATION_EVICT,
-    PUB_OPERATION_UPDATE,
 )
 from kruise.control import pub as pubcontrol
 from kruise.kube.client import Client
@@ -84,7 +87,14 @@ class BudgetKeeper:
         mine = self._written.get(cached["metadata"].get("uid", ""))
         return mine if mine is not None and _rv(mine) > _rv(cached) else cached
 
-    async def admit(self, pod: dict[str, Any], operation: str, dry_run: bool) -> Decision:
+    async def admit(
+        self,
+        pod: dict[str, Any],
+        operation: str,
+        dry_run: bool,
+        *,
+        in_place_pod_vertical_scaling: bool = False,
+    ) -> Decision:
         name = pubcontrol.related_pub(pod)
         if not name:
             return allow()
@@ -93,7 +103,13 @@ class BudgetKeeper:
         if cached is None:
             return allow()
         cached = self._freshest(cached)
-        if not pubcontrol.needs_check(cached, pod, operation, vertical_scaling=self.vertical_scaling):
+        if not pubcontrol.needs_check(
+            cached,
+            pod,
+            operation,
+            vertical_scaling=self.vertical_scaling,
+            in_place_pod_vertical_scaling=in_place_pod_vertical_scaling,
+        ):
             return allow()
         lock = self._locks.setdefault(cached["metadata"].get("uid", name), asyncio.Lock())
         async with lock:
@@ -148,9 +164,13 @@ def _dry_run(options: dict[str, Any] | None) -> bool:
     return bool((options or {}).get("dryRun"))
 
 
-def pod_validating_handler(keeper: BudgetKeeper, *, delete_gate: bool, update_gate: bool) -> Any:
+def pod_validating_handler(
+    keeper: BudgetKeeper, *, delete_gate: bool, update_gate: bool, in_place_pod_vertical_scaling: bool = False
+) -> Any:
     """`delete_gate` (PodUnavailableBudgetDeleteGate) covers DELETE and eviction, `update_gate`
-    (PodUnavailableBudgetUpdateGate) pod UPDATEs that may make the pod unavailable."""
+    (PodUnavailableBudgetUpdateGate) pod UPDATEs that may make the pod unavailable, checked as RESIZE
+    or UPDATE; `in_place_pod_vertical_scaling` (the InPlacePodVerticalScaling gate) decides whether
+    protecting UPDATE also protects RESIZE."""
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.resource.resource != "pods":
@@ -159,7 +179,12 @@ def pod_validating_handler(keeper: BudgetKeeper, *, delete_gate: bool, update_ga
             new, old = req.object or {}, req.old_object or {}
             if not pubcontrol.related_pub(new) or not pubcontrol.is_unavailable_change(old, new):
                 return allow()
-            return await keeper.admit(old, PUB_OPERATION_UPDATE, req.dry_run or _dry_run(req.options))
+            return await keeper.admit(
+                old,
+                pubcontrol.update_operation(old, new),
+                req.dry_run or _dry_run(req.options),
+                in_place_pod_vertical_scaling=in_place_pod_vertical_scaling,
+            )
         if req.operation == "DELETE" and delete_gate and not req.sub_resource:
             pod = req.old_object or {}
             if not pod.get("metadata"):

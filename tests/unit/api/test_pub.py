@@ -95,6 +95,9 @@ def test_invalid(spec, messages):
     [
         ({"kruise.io/pub-protect-operations": "DELETE,EVICT"}, True),
         ({"kruise.io/pub-protect-operations": "DELETE,RESTART"}, False),
+        ({"kruise.io/pub-protect-operations": "UPDATE,RESIZE"}, True),
+        ({"kruise.io/pub-protect-operations": "RESIZE"}, True),
+        ({"kruise.io/pub-protect-operations": "resize"}, False),
         ({"pub.kruise.io/protect-total-replicas": "10"}, True),
         ({"pub.kruise.io/protect-total-replicas": "ten"}, False),
         ({"pub.kruise.io/protect-total-replicas": "4294967296"}, False),
