@@ -19,6 +19,7 @@ strategy, handled by the update pipeline in writes.py.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -119,43 +120,35 @@ class Subresources(RequestContext):
 
     async def _update_ephemeral_containers(self, body: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         """An update of pods/ephemeralcontainers: only `spec.ephemeralContainers` is taken, added to."""
-        rv = (body.get("metadata") or {}).get("resourceVersion")
-        if rv and rv != old["metadata"]["resourceVersion"]:
-            raise errors.stale(self.rt.group, self.rt.plural, self.name)
-        new = ephemeral.prepare(body, old)
-        defaults.pod_scheme(new)
-
-        def prepare_and_validate(obj: dict[str, Any]) -> None:
-            # what mutating webhooks changed outside the ephemeral containers is dropped, as the strategy does
-            kept = ephemeral.prepare(obj, old)
-            defaults.pod_scheme(kept)
-            obj.clear()
-            obj.update(kept)
-            causes = ephemeral.validate(obj, old)
-            if causes:
-                raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
-
-        options = {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
-        result = await self._admit(self._attrs("UPDATE", new, old, options), prepare_and_validate)
-        assert result is not None
-        return await self._commit_update(old, old, result, "Update")  # Writes, in writes.py
+        return await self._update_pod_through(ephemeral.prepare, ephemeral.validate, body, old)
 
     async def _update_resize(self, body: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         """An update of pods/resize: only containers' `resources` and `resizePolicy` are taken; the
         update path bumps metadata.generation as kube-apiserver 1.33+ does for a spec change."""
+        return await self._update_pod_through(podresize.prepare, podresize.validate, body, old)
+
+    async def _update_pod_through(
+        self,
+        prepare: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]],
+        validate: Callable[[dict[str, Any], dict[str, Any]], list[dict[str, str]]],
+        body: dict[str, Any],
+        old: dict[str, Any],
+    ) -> dict[str, Any]:
+        """A pod subresource whose strategy takes only some fields of the body (`prepare`) and then
+        checks the result (`validate`): what mutating webhooks change outside those fields is dropped
+        again, as the subresource's strategy does in kube-apiserver."""
         rv = (body.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.stale(self.rt.group, self.rt.plural, self.name)
-        new = podresize.prepare(body, old)
+        new = prepare(body, old)
         defaults.pod_scheme(new)
 
         def prepare_and_validate(obj: dict[str, Any]) -> None:
-            # webhook changes outside resources and resizePolicy are dropped, as the strategy does
-            kept = podresize.prepare(obj, old)
+            kept = prepare(obj, old)
             defaults.pod_scheme(kept)
             obj.clear()
             obj.update(kept)
-            causes = podresize.validate(obj, old)
+            causes = validate(obj, old)
             if causes:
                 raise errors.invalid(self.rt.group, self.rt.kind, self.name, causes)
 
