@@ -1,4 +1,4 @@
-"""Which tags a NodeImage's spec should drop, and when to look again (pure).
+"""What the nodeimage-controller changes in a NodeImage, and when to look again (pure).
 
 Upstream's nodeimage-controller keeps every NodeImage spec tidy; a tag leaves `spec.images` when
 
@@ -9,41 +9,57 @@ Upstream's nodeimage-controller keeps every NodeImage spec tidy; a tag leaves `s
   `pullPolicy.ttlSecondsAfterFinished` has elapsed since then.
 
 An image whose tags are all gone leaves the spec too, and the remaining tags are sorted by name.
-For tags still waiting out their TTL the plan says how long until the first expires, so the
-controller comes back exactly then instead of polling; a wait under `MIN_REQUEUE_SECONDS` is
-raised to it, as upstream does, so a burst of nearly-due tags costs one pass.
+An image's `pullSecrets` entry leaves when its Secret no longer exists, unless its `mode` is
+`batch` (those are cleaned up with the image spec itself).
+
+Only when the spec needs no change does the controller look at the status (`status_timeouts`): a
+tag the daemon has not answered for `RESPONSE_TIMEOUT` (10 minutes) since `createdAt`, or one
+still unfinished `activeDeadlineSeconds` + 10 minutes after it, is marked Failed by the manager.
+
+Both plans say how long until their next deadline, so the controller comes back exactly then
+instead of polling; `requeue_delay` turns a wait under `MIN_REQUEUE_SECONDS` into 3-5 s, as
+upstream does, so a burst of nearly-due tags costs one pass.
 """
 
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kruise.api.timestamps import parse_rfc3339
+from kruise.api.timestamps import parse_rfc3339, rfc3339
 
 Obj = Mapping[str, Any]
 MIN_REQUEUE_SECONDS = 3.0
+REQUEUE_JITTER_MILLIS = 2000
+RESPONSE_TIMEOUT = 600.0
+NOT_RESPONDED = "node has not responded for a long time"
+DEADLINE_EXCEEDED = "pulling exceeds the activeDeadlineSeconds"
+BATCH_MODE = "batch"
 JOB_GROUP = "apps.kruise.io"
 JOB_KIND = "ImagePullJob"
 
 # (namespace, name) -> uid of the ImagePullJob there now, or None when there is none.
 JobLookup = Callable[[str, str], str | None]
+# (namespace, name) -> whether that Secret exists.
+SecretLookup = Callable[[str, str], bool]
 
 
 @dataclass
 class SpecPlan:
     """`spec` is the NodeImage spec to write, or None when nothing changes. `reasons` say why, one
-    line per change (for the log); `requeue_after` is when a TTL next runs out (None: no TTL waits)."""
+    line per change (for the log); `requeue_after` is when a TTL next runs out (None: no TTL waits),
+    not yet raised to the minimum (see `requeue_delay`)."""
 
     spec: dict[str, Any] | None = None
     reasons: list[str] = field(default_factory=list)
     requeue_after: float | None = None
 
     def wait(self, seconds: float) -> None:
-        if self.requeue_after is None or seconds < self.requeue_after:
+        if seconds > 0 and (self.requeue_after is None or seconds < self.requeue_after):
             self.requeue_after = seconds
 
 
@@ -83,7 +99,16 @@ def _ttl_left(node_image: Obj, image: str, tag: Obj, now: datetime) -> float | N
     return float(ttl) - (now - finished).total_seconds()
 
 
-def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup) -> SpecPlan:
+def live_pull_secrets(refs: list[Obj], secret_exists: SecretLookup) -> list[Obj]:
+    """The pull secret references to keep: `batch` ones, and those whose Secret still exists."""
+    return [
+        ref
+        for ref in refs
+        if ref.get("mode") == BATCH_MODE or secret_exists(ref.get("namespace") or "", ref.get("name") or "")
+    ]
+
+
+def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup, secret_exists: SecretLookup) -> SpecPlan:
     """Plan the NodeImage's spec clean-up at `now` (see the module docstring)."""
     plan = SpecPlan()
     images: dict[str, Any] = {}
@@ -112,8 +137,16 @@ def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup) -> SpecPlan:
                 plan.reasons.append(f"image {full} has exceeded TTL ({ttl})s since it completed")
                 continue
             if left is not None:
-                plan.wait(max(left, MIN_REQUEUE_SECONDS))
+                plan.wait(left)
             tags.append(tag)
+        secrets = list(image.get("pullSecrets") or [])
+        kept = live_pull_secrets(secrets, secret_exists)
+        if len(kept) != len(secrets):
+            changed = True
+            plan.reasons.append(f"image {name} lost {len(secrets) - len(kept)} pull secret(s)")
+            image = {key: value for key, value in image.items() if key != "pullSecrets"}
+            if kept:  # an emptied list is left out, as upstream's nil slice is
+                image["pullSecrets"] = kept
         if tags:
             images[name] = {**image, "tags": sorted(tags, key=lambda t: t.get("tag", ""))}
         else:
@@ -124,3 +157,124 @@ def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup) -> SpecPlan:
         spec["images"] = copy.deepcopy(images)
         plan.spec = spec
     return plan
+
+
+@dataclass
+class TagFailure:
+    """A tag the manager has just marked Failed: `image` is `name:tag`, `message` why, `owners`
+    the tag's owner references (each gets a PullImageFailed event, as does the NodeImage)."""
+
+    image: str
+    message: str
+    owners: list[Obj]
+
+
+@dataclass
+class StatusPlan:
+    """`status` is the NodeImage status to write, or None when nothing changes; `requeue_after` is
+    when the next response or deadline timeout falls due (None: nothing to wait for)."""
+
+    status: dict[str, Any] | None = None
+    failures: list[TagFailure] = field(default_factory=list)
+    requeue_after: float | None = None
+
+    def wait(self, seconds: float) -> None:
+        if seconds > 0 and (self.requeue_after is None or seconds < self.requeue_after):
+            self.requeue_after = seconds
+
+
+def _mark_failed(status: dict[str, Any], version: int, message: str, now: datetime) -> None:
+    status.update(phase="Failed", completionTime=rfc3339(now), version=version, message=message)
+
+
+def _time_out_tag(
+    plan: StatusPlan, tags: list[dict[str, Any]], spec_tag: Obj, full: str, now: datetime
+) -> None:
+    """Mark one spec tag's status Failed if its response or deadline timeout has passed; else note
+    when it will. `tags` is the image's (copied) status tag list, changed in place."""
+    age = (now - parse_rfc3339(spec_tag["createdAt"])).total_seconds()
+    version = int(spec_tag.get("version") or 0)
+    status = next((t for t in tags if t.get("tag") == spec_tag.get("tag")), None)
+    message = None
+    if status is None or int(status.get("version") or 0) != version:
+        if RESPONSE_TIMEOUT - age > 0:
+            plan.wait(RESPONSE_TIMEOUT - age)
+            return
+        if status is None:
+            status = {"tag": spec_tag.get("tag")}
+            tags.append(status)
+        message = NOT_RESPONDED
+        _mark_failed(status, version, message, now)
+    deadline = (spec_tag.get("pullPolicy") or {}).get("activeDeadlineSeconds")
+    if not status.get("completionTime") and deadline is not None:
+        left = float(deadline) + RESPONSE_TIMEOUT - age
+        if left > 0:
+            plan.wait(left)
+            return
+        message = DEADLINE_EXCEEDED
+        _mark_failed(status, version, message, now)
+    if message is not None:
+        plan.failures.append(TagFailure(full, message, list(spec_tag.get("ownerReferences") or [])))
+
+
+def _counted(node_image: Obj, statuses: dict[str, Any], spec_names: set[str]) -> dict[str, Any]:
+    """The status with image statuses cut down to the spec's tags and the phase counts redone."""
+    status = copy.deepcopy(dict(node_image.get("status") or {}))
+    spec_images = (node_image.get("spec") or {}).get("images") or {}
+    counts = {"Succeeded": 0, "Pulling": 0, "Failed": 0}
+    kept: dict[str, Any] = {}
+    for name, image in statuses.items():
+        if name not in spec_images:
+            continue
+        tags = [t for t in image.get("tags") or [] if f"{name}:{t.get('tag', '')}" in spec_names]
+        for tag in tags:
+            if tag.get("phase") in counts:
+                counts[tag["phase"]] += 1
+        if tags:
+            kept[name] = {**image, "tags": tags}
+    status.update(
+        imageStatuses=kept,
+        desired=len(spec_names),
+        pulling=counts["Pulling"],
+        succeeded=counts["Succeeded"],
+        failed=counts["Failed"],
+    )
+    return status
+
+
+def status_timeouts(node_image: Obj, now: datetime) -> StatusPlan:
+    """Plan the manager's status write at `now`: tags the node has not answered for
+    `RESPONSE_TIMEOUT` since `createdAt` (no status at the spec's version), and unfinished tags past
+    `activeDeadlineSeconds` + `RESPONSE_TIMEOUT`, become Failed with `completionTime` now. When any
+    image status changes (sorting by tag counts), the whole status is rewritten: entries no spec
+    tag lists are dropped and desired/pulling/succeeded/failed are recounted."""
+    plan = StatusPlan()
+    old = ((node_image.get("status") or {}).get("imageStatuses")) or None
+    statuses: dict[str, Any] = copy.deepcopy(dict(old or {}))
+    spec_names: set[str] = set()
+    for name, image in ((node_image.get("spec") or {}).get("images") or {}).items():
+        tags = list((statuses.get(name) or {}).get("tags") or [])
+        for spec_tag in image.get("tags") or []:
+            full = f"{name}:{spec_tag.get('tag', '')}"
+            spec_names.add(full)
+            if spec_tag.get("createdAt"):
+                _time_out_tag(plan, tags, spec_tag, full, now)
+        if tags:
+            statuses[name] = {
+                **(statuses.get(name) or {}),
+                "tags": sorted(tags, key=lambda t: t.get("tag", "")),
+            }
+    if statuses == dict(old or {}):
+        return plan
+    plan.status = _counted(node_image, statuses, spec_names)
+    return plan
+
+
+def requeue_delay(seconds: float | None, rng: random.Random) -> float | None:
+    """When to come back for the nearest deadline: None without one; a wait under
+    `MIN_REQUEUE_SECONDS` becomes 3 s plus 0-2 s of jitter (in whole milliseconds), as upstream's."""
+    if seconds is None or seconds <= 0:
+        return None
+    if seconds < MIN_REQUEUE_SECONDS:
+        return MIN_REQUEUE_SECONDS + rng.randrange(REQUEUE_JITTER_MILLIS) / 1000
+    return seconds

@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from kruise.kube.controller import Controller
-from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES, NODES
+from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES, NODES, SECRETS
 from kruise.kube.store import unwrap_tombstone
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.nodeimage.reconciler import NodeImageReconciler
 
 NAME = "nodeimage"
+RECORDER = "nodeimage-controller"
 
 
 def owned_by(node_image: dict[str, Any], uid: str) -> bool:
@@ -35,6 +36,8 @@ def build(ctx: ManagerContext) -> Controller:
         nodes=nodes,
         node_images=node_images,
         jobs=jobs,
+        secrets=ctx.informers.informer(SECRETS),
+        recorder=ctx.recorder(RECORDER),
         creation_delay=ctx.nodeimage_creation_delay,
         wall=ctx.clock.wall,
     )

@@ -7,12 +7,17 @@ on that node pulls what the spec lists and writes the status.
 
 The spec is kept tidy too (`kruise.control.nodeimage`): tags whose ImagePullJobs are all gone, tags
 without `createdAt` and finished tags past `ttlSecondsAfterFinished` are removed, with images left
-without tags. A tag still in its TTL brings the NodeImage back when the TTL runs out.
+without tags, and pull secret references whose Secret is gone. When the spec is already tidy, the
+status is checked for timeouts: a tag the node has not answered for 10 minutes, or one still
+unfinished 10 minutes past its activeDeadlineSeconds, is marked Failed by the manager, with a
+PullImageFailed event on each of its owners and on the NodeImage. The reconcile comes back at the
+nearest TTL or timeout (3-5 s when that is under 3 s), never polling.
 """
 
 from __future__ import annotations
 
 import contextlib
+import random
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -24,6 +29,7 @@ from kruise.control import podstatus
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.events import WARNING, EventRecorder
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NODEIMAGES, object_key
 
@@ -52,13 +58,19 @@ class NodeImageReconciler:
         nodes: SharedInformer,
         node_images: SharedInformer,
         jobs: SharedInformer,
+        secrets: SharedInformer,
+        recorder: EventRecorder,
         creation_delay: float,
         wall: Callable[[], datetime],
+        rng: random.Random | None = None,
     ) -> None:
         self.client = client
         self.nodes = nodes
         self.node_images = node_images
         self.jobs = jobs
+        self.secrets = secrets
+        self.recorder = recorder
+        self.rng = rng or random.Random()
         self.creation_delay = creation_delay
         self.wall = wall
 
@@ -71,14 +83,14 @@ class NodeImageReconciler:
         if node_image is None:
             return await self._create(name, node, labels)
         await self._mirror_labels(name, node_image, labels)
-        return await self._prune_spec(node_image)
+        return await self._tidy(node_image)
 
     async def _delete_orphan(self, name: str, node_image: Mapping[str, Any] | None) -> Result | None:
         """The node is gone or going: its NodeImage goes too, unless it is a labelled fake."""
         if node_image is None or node_image["metadata"].get("deletionTimestamp"):
             return None
         if FAKE_LABEL in (node_image["metadata"].get("labels") or {}):
-            return await self._prune_spec(node_image)
+            return await self._tidy(node_image)
         with contextlib.suppress(NotFound):
             await self.client.delete(NODEIMAGES, name)
         return None
@@ -114,17 +126,44 @@ class NodeImageReconciler:
         job = self.jobs.get(object_key({"metadata": {"namespace": namespace, "name": name}}))
         return None if job is None else job["metadata"].get("uid")
 
-    async def _prune_spec(self, node_image: Mapping[str, Any]) -> Result | None:
-        """Drop the tags that are done with (see `kruise.control.nodeimage`); come back when the next
-        TTL runs out. A PUT with the cached resourceVersion: if an ImagePullJob added a tag meanwhile
-        it conflicts and the reconcile is retried on the fresh object, losing nothing."""
+    def _secret_exists(self, namespace: str, name: str) -> bool:
+        return self.secrets.get(object_key({"metadata": {"namespace": namespace, "name": name}})) is not None
+
+    async def _tidy(self, node_image: Mapping[str, Any]) -> Result | None:
+        """Drop the spec tags that are done with; only when there are none, time out the status.
+        Either way come back at the nearest deadline (see `kruise.control.nodeimage`).
+
+        The spec is a PUT with the cached resourceVersion: if an ImagePullJob added a tag meanwhile
+        it conflicts and the reconcile is retried on the fresh object, losing nothing. A rewritten
+        spec comes back as an event and that reconcile looks at the status and the next deadlines."""
         if node_image["metadata"].get("deletionTimestamp"):
             return None
-        plan = spec_plan.prune_spec(node_image, self.wall(), self._job_uid)
-        if plan.spec is None:
-            return None if plan.requeue_after is None else Result(requeue_after=plan.requeue_after)
-        log.info("cleaning NodeImage spec", nodeimage=node_image["metadata"]["name"], reasons=plan.reasons)
-        with contextlib.suppress(NotFound):
-            await self.client.update(NODEIMAGES, {**node_image, "spec": plan.spec})
-        # The update comes back as an event and that reconcile schedules the next TTL.
-        return None
+        name = node_image["metadata"]["name"]
+        now = self.wall()
+        plan = spec_plan.prune_spec(node_image, now, self._job_uid, self._secret_exists)
+        if plan.spec is not None:
+            log.info("cleaning NodeImage spec", nodeimage=name, reasons=plan.reasons)
+            with contextlib.suppress(NotFound):
+                await self.client.update(NODEIMAGES, {**node_image, "spec": plan.spec})
+            return None
+        status = spec_plan.status_timeouts(node_image, now)
+        for failure in status.failures:
+            message = f"Failed to pull image {failure.image} on node {name} for {failure.message}"
+            for owner in failure.owners:
+                self.recorder.event(_as_object(owner), WARNING, "PullImageFailed", message)
+            self.recorder.event(dict(node_image), WARNING, "PullImageFailed", message)
+        if status.status is not None:
+            log.info("timing out NodeImage tags", nodeimage=name, failed=[f.image for f in status.failures])
+            # A PUT of the status with the cached resourceVersion, as upstream's Status().Update: a
+            # daemon report in between conflicts, and the retry judges the fresh status.
+            with contextlib.suppress(NotFound):
+                await self.client.update_status(NODEIMAGES, {**node_image, "status": status.status})
+        waits = [w for w in (plan.requeue_after, status.requeue_after) if w is not None]
+        delay = spec_plan.requeue_delay(min(waits) if waits else None, self.rng)
+        return None if delay is None else Result(requeue_after=delay)
+
+
+def _as_object(ref: Mapping[str, Any]) -> dict[str, Any]:
+    """An owner's ObjectReference in the shape the event recorder reads (metadata.namespace...)."""
+    meta = {key: ref[key] for key in ("namespace", "name", "uid", "resourceVersion") if ref.get(key)}
+    return {"apiVersion": ref.get("apiVersion", ""), "kind": ref.get("kind", ""), "metadata": meta}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 import pytest
@@ -12,7 +13,7 @@ from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, Conflict, NotFound
 from kruise.kube.resources import NODEIMAGES
 from kruise.manager.controllers.nodeimage.reconciler import FAKE_LABEL, NodeImageReconciler, ready_since
-from tests.kit import FakeInformer, RecordingClient
+from tests.kit import FakeInformer, RecordingClient, RecordingEventRecorder
 
 DELAY = 30.0
 
@@ -43,12 +44,14 @@ def node_image(name="node-1", *, labels=None, deleting=False):
 class Harness:
     """A reconciler over fake caches; the client mirrors NodeImage writes into the cache."""
 
-    def __init__(self, nodes=(), images=(), jobs=(), clock=None):
+    def __init__(self, nodes=(), images=(), jobs=(), clock=None, secrets=()):
         self.clock = clock or FakeClock()
         self.client = RecordingClient(self.clock)
         self.nodes = FakeInformer(nodes)
         self.images = FakeInformer()
         self.jobs = FakeInformer(jobs)
+        self.secrets = FakeInformer(secrets)
+        self.recorder = RecordingEventRecorder("nodeimage-controller")
         self.client.put(NODEIMAGES, *images)
         self.client.sync(NODEIMAGES, self.images)
         self.client.clear()
@@ -57,8 +60,11 @@ class Harness:
             nodes=self.nodes,
             node_images=self.images,
             jobs=self.jobs,
+            secrets=self.secrets,
+            recorder=self.recorder,
             creation_delay=DELAY,
             wall=self.clock.wall,
+            rng=random.Random(7),
         )
 
     async def reconcile(self, name="node-1"):
@@ -196,8 +202,9 @@ def job(uid="uid-warm"):
             "metadata": {"namespace": "ns", "name": "warm", "uid": uid}}  # fmt: skip
 
 
-def with_tags(clock, *, ttl=300, finished_ago=None, labels=None):
-    """A NodeImage holding nginx:1.25 (owned by JOB, the given TTL), finished `finished_ago` s ago."""
+def with_tags(clock, *, ttl=300, finished_ago=None, labels=None, pulling=False):
+    """A NodeImage holding nginx:1.25 (owned by JOB, the given TTL), finished `finished_ago` s ago
+    (or, with `pulling`, reported Pulling by the daemon)."""
     image = node_image(labels=labels or {"kubernetes.io/hostname": "node-1"})
     tag = {"tag": "1.25", "version": 0, "createdAt": rfc3339(clock.wall() - timedelta(hours=1)),
            "ownerReferences": [JOB], "pullPolicy": {"ttlSecondsAfterFinished": ttl}}  # fmt: skip
@@ -206,6 +213,10 @@ def with_tags(clock, *, ttl=300, finished_ago=None, labels=None):
         done = rfc3339(clock.wall() - timedelta(seconds=finished_ago))
         image["status"] = {"imageStatuses": {"nginx": {"tags": [
             {"tag": "1.25", "version": 0, "phase": "Succeeded", "completionTime": done}]}}}  # fmt: skip
+    elif pulling:
+        image["status"] = {
+            "imageStatuses": {"nginx": {"tags": [{"tag": "1.25", "version": 0, "phase": "Pulling"}]}}
+        }
     return image
 
 
@@ -230,7 +241,7 @@ async def test_a_finished_tag_is_removed_when_its_ttl_runs_out_and_not_before():
 
 async def test_a_tag_still_pulling_has_no_ttl_clock_yet():
     clock = FakeClock()
-    h = Harness([node(clock=clock)], [with_tags(clock, ttl=1)], [job()])
+    h = Harness([node(clock=clock)], [with_tags(clock, ttl=1, pulling=True)], [job()])
     assert await h.reconcile() is None
     assert h.client.writes == []
 
@@ -253,6 +264,64 @@ async def test_a_fake_nodeimage_without_a_node_is_still_pruned():
 async def test_a_conflicting_spec_write_propagates_for_a_retry():
     clock = FakeClock()
     h = Harness([node(clock=clock)], [with_tags(clock)], [job(uid="uid-recreated")])
+    h.client.fail_next("update", NODEIMAGES, "node-1")
+    with pytest.raises(Conflict):
+        await h.reconcile()
+
+
+def secret(name, namespace="ns"):
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"namespace": namespace, "name": name}}
+
+
+async def test_pull_secret_references_whose_secret_is_gone_are_removed():
+    clock = FakeClock()
+    image = with_tags(clock, pulling=True)
+    image["spec"]["images"]["nginx"]["pullSecrets"] = [
+        {"namespace": "ns", "name": "here"},
+        {"namespace": "ns", "name": "gone"},
+    ]
+    h = Harness([node(clock=clock)], [image], [job()], clock, secrets=[secret("here")])
+    assert await h.reconcile() is None
+    (call,) = h.client.writes
+    assert call.body["spec"]["images"]["nginx"]["pullSecrets"] == [{"namespace": "ns", "name": "here"}]
+
+
+async def test_an_unanswered_tag_is_failed_with_events_and_the_next_deadline_is_scheduled():
+    clock = FakeClock()
+    image = with_tags(clock)  # created an hour ago, no status at all
+    tag = {"tag": "7", "version": 0, "createdAt": rfc3339(clock.wall() - timedelta(seconds=500)),
+           "ownerReferences": [JOB], "pullPolicy": {}}  # fmt: skip
+    image["spec"]["images"]["redis"] = {"tags": [tag]}
+    h = Harness([node(clock=clock)], [image], [job()], clock)
+    assert await h.reconcile() == Result(requeue_after=pytest.approx(100.0))  # redis:7 times out next
+    (call,) = h.client.writes
+    assert (call.verb, call.resource, call.subresource) == ("update", NODEIMAGES, "status")
+    assert call.body["metadata"]["resourceVersion"]
+    assert call.body["status"]["imageStatuses"] == {"nginx": {"tags": [{"tag": "1.25", "phase": "Failed",
+        "completionTime": rfc3339(clock.wall()), "version": 0,
+        "message": "node has not responded for a long time"}]}}  # fmt: skip
+    assert (call.body["status"]["desired"], call.body["status"]["failed"]) == (2, 1)
+    message = "Failed to pull image nginx:1.25 on node node-1 for node has not responded for a long time"
+    assert [(e.key, e.involved["kind"], e.type, e.reason, e.message) for e in h.recorder.events] == [
+        ("ns/warm", "ImagePullJob", "Warning", "PullImageFailed", message),
+        ("node-1", "NodeImage", "Warning", "PullImageFailed", message),
+    ]
+    assert h.recorder.events[0].involved["uid"] == "uid-warm"
+
+
+async def test_a_deadline_under_three_seconds_comes_back_in_three_to_five():
+    clock = FakeClock()
+    image = with_tags(clock)
+    image["spec"]["images"]["nginx"]["tags"][0]["createdAt"] = rfc3339(clock.wall() - timedelta(seconds=599))
+    h = Harness([node(clock=clock)], [image], [job()], clock)
+    result = await h.reconcile()
+    assert 3.0 <= result.requeue_after < 5.0
+    assert h.client.writes == []
+
+
+async def test_a_conflicting_status_write_propagates_for_a_retry():
+    clock = FakeClock()
+    h = Harness([node(clock=clock)], [with_tags(clock)], [job()], clock)
     h.client.fail_next("update", NODEIMAGES, "node-1")
     with pytest.raises(Conflict):
         await h.reconcile()
