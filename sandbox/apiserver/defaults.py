@@ -305,6 +305,12 @@ def persistent_volume_claim(obj: dict[str, Any]) -> None:
     status.setdefault("phase", "Pending")
 
 
+def storage_class(obj: dict[str, Any]) -> None:
+    """SetDefaults_StorageClass: volumes are deleted with their claims and bound at once."""
+    obj.setdefault("reclaimPolicy", "Delete")
+    obj.setdefault("volumeBindingMode", "Immediate")
+
+
 def node(obj: dict[str, Any]) -> None:
     return None
 
@@ -315,6 +321,7 @@ CREATE_DEFAULTS: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
     ("", "secrets"): secret,
     ("", "namespaces"): namespace,
     ("", "persistentvolumeclaims"): persistent_volume_claim,
+    ("storage.k8s.io", "storageclasses"): storage_class,
     ("apps", "deployments"): deployment,
     ("apps", "replicasets"): replicaset,
     ("apps", "statefulsets"): statefulset,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kruise.sandbox.apiserver.claims import validate_claim_update
 from kruise.sandbox.apiserver.errors import field_error
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import labels_match, selector_from_label_selector
@@ -157,6 +158,8 @@ def validate_builtin(
                 causes.append(
                     field_error("FieldValueInvalid", "spec.selector", selector, "field is immutable")
                 )
+    if rt.key == ("", "persistentvolumeclaims") and old is not None:
+        causes += validate_claim_update(obj, old)
     causes += _rbac_and_scheduling(rt, obj, old)
     if rt.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         names = spec.get("names") or {}

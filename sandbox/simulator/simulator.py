@@ -34,12 +34,22 @@ from kruise.sandbox.simulator.replicaset import ReplicaSetController
 from kruise.sandbox.simulator.scheduler import Scheduler
 from kruise.sandbox.simulator.statefulset import StatefulSetController
 from kruise.sandbox.simulator.timing import Timing
+from kruise.sandbox.simulator.volumes import VolumeController
 
 log = logging.getLogger(__name__)
 
 APPS_V1 = "apps/v1"
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-CONTROLLERS = ("scheduler", "job", "deployment", "replicaset", "daemonset", "statefulset", "endpoints")
+CONTROLLERS = (
+    "scheduler",
+    "job",
+    "deployment",
+    "replicaset",
+    "daemonset",
+    "statefulset",
+    "endpoints",
+    "volumes",
+)
 
 
 class Simulator:
@@ -54,7 +64,8 @@ class Simulator:
         controllers: which built-ins to run; drop ``"deployment"``, ``"replicaset"``, ``"job"``,
             ``"daemonset"``, ``"statefulset"`` and ``"endpoints"`` (EndpointSlices and Endpoints of selector
             Services) when the target cluster already runs kube-controller-manager,
-            ``"scheduler"`` when it runs kube-scheduler.
+            ``"scheduler"`` when it runs kube-scheduler, ``"volumes"`` (provisioning, binding and
+            expansion of claims of ``sandbox.kruise.io/volumes`` StorageClasses) when it has storage.
         pods_per_node, cpu, memory: node capacity.
         pull_delay: seconds each image pull takes at speed 1.
         process_images: images whose containers run as real local processes.
@@ -179,6 +190,10 @@ class Simulator:
             revisions = Informer(client, resource_path(APPS_V1, "controllerrevisions"))
             claims = Informer(client, resource_path("v1", "persistentvolumeclaims"))
             self._parts.append(StatefulSetController(client, statefulsets, pods, revisions, claims))
+        if "volumes" in self.controllers:
+            claims = Informer(client, resource_path("v1", "persistentvolumeclaims"))
+            classes = Informer(client, resource_path("storage.k8s.io/v1", "storageclasses"))
+            self._parts.append(VolumeController(client, claims, classes, pods, self.timing))
         if "job" in self.controllers:
             jobs = Informer(client, resource_path("batch/v1", "jobs"))
             self._informers.append(jobs)

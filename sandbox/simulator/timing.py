@@ -29,6 +29,10 @@ class Timing:
         heartbeat_seconds: node status and Lease renewal interval (real time, not scaled).
         resize_seconds: how long the runtime takes to apply an in-place pod resize; the pod shows
             ``PodResizeInProgress`` meanwhile.
+        volume_resize_seconds: how long the storage backend takes to expand a claim's volume (the
+            claim shows ``ControllerResizeInProgress`` meanwhile).
+        filesystem_resize_seconds: how long the kubelet takes to grow a mounted volume's file system
+            (``NodeResizeInProgress``).
     """
 
     speed: float = 1.0
@@ -38,6 +42,8 @@ class Timing:
     image_pull_backoff_seconds: float = 10.0
     heartbeat_seconds: float = 10.0
     resize_seconds: float = 1.0
+    volume_resize_seconds: float = 2.0
+    filesystem_resize_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         if self.speed <= 0:

@@ -24,6 +24,7 @@ import orjson
 
 from kruise.sandbox.apiserver import defaults, errors, preconditions, revisiondata, schema, serviceaccounts
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
+from kruise.sandbox.apiserver.claims import admit_claim_resize
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.handlers.subresources import scale_of
@@ -280,6 +281,10 @@ class Writes(RequestContext):
             if self.sub == "status":
                 self._status_strategy(obj, old)  # PrepareForUpdate follows mutating admission
             self._validate(obj, old)
+            if self.rt.key == ("", "persistentvolumeclaims") and not self.sub:
+                refusal = admit_claim_resize(obj, old, self._storage_class)
+                if refusal is not None:  # the in-tree PersistentVolumeClaimResize plugin
+                    raise refusal
 
         new = await self._admit(self._attrs("UPDATE", new, old, options), prepare_and_validate)
         assert new is not None and old_stored is not None
@@ -429,6 +434,9 @@ class Writes(RequestContext):
         obj["metadata"]["managedFields"] = record_manager(entries, entry, paths, replace=applied is not None)
         if not obj["metadata"]["managedFields"]:
             del obj["metadata"]["managedFields"]
+
+    def _storage_class(self, name: str) -> dict[str, Any] | None:
+        return self.store.get(("storage.k8s.io", "storageclasses"), "", name)
 
     def _allow_create_on_update(self) -> bool:
         return self.rt.is_custom is False and self.rt.key in {

@@ -11,7 +11,14 @@ import pytest
 
 from kruise.api import statefulset as statefulset_api
 from kruise.kube.informer import SharedInformerFactory
-from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, EVENTS, PODS, PVCS
+from kruise.kube.resources import (
+    ADVANCED_STATEFULSETS,
+    CONTROLLER_REVISIONS,
+    EVENTS,
+    PODS,
+    PVCS,
+    STORAGE_CLASSES,
+)
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.statefulset import SETUP
 
@@ -491,9 +498,20 @@ async def provision(cluster, name: str, storage: str, capacity: str) -> None:
 
 
 async def test_status_volume_claims_follow_the_template_and_the_claims(kruise_cluster):
+    # an expandable class no simulated provisioner serves: the test plays the provisioner
+    manual = {
+        "metadata": {"name": "manual"},
+        "provisioner": "example.com/manual",
+        "allowVolumeExpansion": True,
+    }
+    await kruise_cluster.client.create(STORAGE_CLASSES, manual)
     claim = {
         "metadata": {"name": "data"},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "manual",
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
     }
     await kruise_cluster.client.create(
         ADVANCED_STATEFULSETS,
