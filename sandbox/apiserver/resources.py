@@ -151,6 +151,7 @@ def builtin_resources() -> list[ResourceType]:
         _r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
         _r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
         _r("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, short_names=["pc"]),
+        _r("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, short_names=["sc"]),
         _r(
             "networking.k8s.io",
             "v1",
