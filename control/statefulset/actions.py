@@ -13,6 +13,7 @@ from typing import Any
 
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
 from kruise.control import lifecycle
+from kruise.control.statefulset.claims import ClaimResize
 
 Pod = Mapping[str, Any]
 
@@ -70,7 +71,19 @@ class UpdatePod:
     revision: str
 
 
-Action = CreatePod | DeletePod | PrepareDelete | FixIdentity | EnsureClaims | UpdatePod
+@dataclass(frozen=True)
+class ResizeClaims:
+    """``TryPatchPVC`` before the pod's update (``volumeClaimUpdateStrategy: OnPodRollingUpdate``):
+    grow each of ``resizes`` to its template's size and mark it ``apps.kruise.io/owned-by-asts``;
+    then fail on ``conflict`` (a claim that differs from its template in more than size), if any.
+    The pod is updated on a later pass, once the claims' expansion completed."""
+
+    pod: Pod
+    resizes: tuple[ClaimResize, ...]
+    conflict: str | None = None
+
+
+Action = CreatePod | DeletePod | PrepareDelete | FixIdentity | EnsureClaims | UpdatePod | ResizeClaims
 
 
 def deletion(sts: Mapping[str, Any], pod: Pod, reason: str) -> DeletePod | PrepareDelete | None:

@@ -13,6 +13,7 @@ yet, or retained from a scaled-in ordinal) and a claim being deleted are not cou
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -114,3 +115,63 @@ def volume_claim_statuses(sts: Obj, pods: Iterable[Obj], lookup: ClaimLookup) ->
                 entry["compatibleReplicas"] += 1
                 entry["compatibleReadyReplicas"] += int(ready)
     return statuses
+
+
+@dataclass(frozen=True)
+class ClaimResize:
+    """One claim to grow to its template's size: the claim's name, the storage class it names
+    (whose ``allowVolumeExpansion`` the writer checks first; None: nothing to check) and the
+    template's ``spec.resources`` it takes over."""
+
+    name: str
+    storage_class: str | None
+    resources: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class PodClaims:
+    """Where a pod's claims stand under ``volumeClaimUpdateStrategy: OnPodRollingUpdate``.
+
+    ``ready``: every claim's volume covers what the claim requests (``IsOwnedPVCsReady``; a pod
+    that is otherwise available counts as unavailable without it). ``matched``: every claim asks
+    for at least its template's storage and differs in nothing else (``IsClaimsCompatible``).
+    ``completed``: every claim is compatible and ready or waits only for the file system
+    (``IsOwnedPVCsCompleted``). ``resizes``: the claims to grow, in template order, up to
+    ``conflict``, the first claim that differs from its template in more than size — upstream's
+    ``TryPatchPVC`` patches the claims before it, then fails on it (such a claim only goes away
+    by deletion)."""
+
+    ready: bool
+    matched: bool
+    completed: bool
+    resizes: tuple[ClaimResize, ...] = ()
+    conflict: str | None = None
+
+
+def pod_claims_state(sts: Obj, pod: Obj, lookup: ClaimLookup) -> PodClaims:
+    """The pod's existing, not-deleting claims against the templates (see ``PodClaims``)."""
+    ready = matched = completed = True
+    resizes: list[ClaimResize] = []
+    conflict: str | None = None
+    for claim, template in pod_claims(sts, pod, lookup):
+        ready = ready and compatible_and_ready(claim, template)[1]
+        completed = completed and expansion_completed(claim, template)
+        same_but_size = compatible_without_size(claim, template)
+        grow = same_but_size and needs_expand(claim, template)
+        if same_but_size and not grow:
+            continue
+        matched = False
+        if conflict is not None:
+            continue
+        name = (claim.get("metadata") or {}).get("name", "")
+        if not grow:
+            conflict = name
+            continue
+        resizes.append(
+            ClaimResize(
+                name,
+                (claim.get("spec") or {}).get("storageClassName"),
+                dict((template.get("spec") or {}).get("resources") or {}),
+            )
+        )
+    return PodClaims(ready, matched, completed, tuple(resizes), conflict)

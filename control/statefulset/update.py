@@ -7,11 +7,20 @@ minReadySeconds; ``maxUnavailable`` (Parallel only; 1 otherwise) caps that numbe
 targets are walked highest slot first down to ``partition`` (or, with unorderedUpdate, already
 updated pods then priority order, at most replicas - partition of them); the walk stops at the
 first available pod the budget cannot afford.
+
+With ``claims`` (gate StatefulSetAutoResizePVCGate on and ``volumeClaimUpdateStrategy:
+OnPodRollingUpdate``) the claims take part: an available pod whose claims' volumes are not ready
+counts as unavailable, a pod whose claims are smaller than their templates is a target even at
+the update revision, and such a pod's claims are resized first (``ResizeClaims``); the pod itself
+is updated on a later pass, once the expansion completed. Until then it counts as unavailable and
+the walk goes on to the next target (which the budget usually holds back), as upstream — claims
+are only resized right before their pod is, since the file system grows online only while a pod
+uses the volume.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,12 +39,15 @@ from kruise.control import lifecycle
 from kruise.control.inplace.engine import update_completed_problem
 from kruise.control.revision import equal_to_revision_hash
 from kruise.control.statefulset import health
-from kruise.control.statefulset.actions import Action, PrepareDelete, UpdatePod, deletion
+from kruise.control.statefulset.actions import Action, PrepareDelete, ResizeClaims, UpdatePod, deletion
+from kruise.control.statefulset.claims import PodClaims
 from kruise.control.statefulset.identity import OrdinalRange, pod_name_of
 from kruise.control.statefulset.pods import revision_of
 from kruise.control.updatesort import priority_sort
 
 Pod = Mapping[str, Any]
+ClaimsOf = Callable[[Pod], PodClaims]
+"""Where a pod's claims stand (``claims.pod_claims_state`` over the claim informer)."""
 
 
 def _rolling(sts: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -139,10 +151,12 @@ def plan_update(
     now: datetime,
     *,
     vertical_scaling: bool = False,
+    claims: ClaimsOf | None = None,
 ) -> UpdatePlan:
     """``replicas``/``placeholders`` come from the scale plan; placeholders (pods not created yet)
     count as unavailable but are never deleted or updated. ``vertical_scaling``: the
-    InPlaceWorkloadVerticalScaling gate (resizes count in the in-place completion check)."""
+    InPlaceWorkloadVerticalScaling gate (resizes count in the in-place completion check).
+    ``claims``: given when claims are resized with the rollout (see the module docstring)."""
     plan = UpdatePlan()
     strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
     if strategy.get("type", "RollingUpdate") == "OnDelete":
@@ -162,6 +176,8 @@ def plan_update(
             plan.unavailable.add(pod_name_of(replicas[ordinal]))
             if wait > 0 and (plan.requeue_after is None or wait < plan.requeue_after):
                 plan.requeue_after = wait
+        elif claims is not None and not claims(replicas[ordinal]).ready:
+            plan.unavailable.add(pod_name_of(replicas[ordinal]))
 
     specified: set[str] = set()
     for ordinal in sorted(replicas, reverse=True):
@@ -182,11 +198,19 @@ def plan_update(
     for ordinal in plan.targets:
         pod = replicas[ordinal]
         name = pod_name_of(pod)
-        if revision_of(pod) == update_revision:
+        state = claims(pod) if claims is not None else None
+        if revision_of(pod) == update_revision and (state is None or state.matched):
             continue
         if len(plan.unavailable) >= plan.max_unavailable and name not in plan.unavailable:
             plan.blocked_by = name
             break
+        if state is not None:
+            if not state.matched:
+                plan.actions.append(ResizeClaims(pod, state.resizes, state.conflict))
+            if not state.matched or not state.completed:
+                # resized just now (the cache still shows the old size) or still expanding
+                plan.unavailable.add(name)
+                continue
         if ordinal in placeholders or name in specified or health.is_terminating(pod):
             continue
         plan.actions.append(UpdatePod(pod, update_revision))

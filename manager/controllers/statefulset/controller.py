@@ -19,7 +19,14 @@ from kruise.control.statefulset.identity import member_selection
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.ownedpods import watch_owned_pods
-from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, IMAGEPULLJOBS, PODS, PVCS
+from kruise.kube.resources import (
+    ADVANCED_STATEFULSETS,
+    CONTROLLER_REVISIONS,
+    IMAGEPULLJOBS,
+    PODS,
+    PVCS,
+    STORAGE_CLASSES,
+)
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.orphans import watch_orphans
 from kruise.manager.controllers.statefulset.reconciler import StatefulSetReconciler
@@ -51,6 +58,10 @@ def build(ctx: ManagerContext) -> Controller:
     recorder = ctx.recorder("statefulset-controller")
     predownloader = None
     gates = ctx.feature_gates
+    storage_classes = None
+    if gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE):
+        # only resizing claims reads classes (RBAC: storageclasses get/list/watch)
+        storage_classes = ctx.informers.informer(STORAGE_CLASSES)
     if gates.enabled(features.KRUISE_DAEMON) and gates.enabled(
         features.PRE_DOWNLOAD_IMAGE_FOR_IN_PLACE_UPDATE
     ):
@@ -64,6 +75,7 @@ def build(ctx: ManagerContext) -> Controller:
         pods=pods,
         pvcs=pvcs,
         revisions=revisions,
+        storage_classes=storage_classes,
         scale_expectations=scale_expectations,
         rv_expectations=rv_expectations,
         wall=ctx.clock.wall,

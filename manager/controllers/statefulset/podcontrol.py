@@ -2,6 +2,11 @@
 each followed by the event upstream records: ``create Pod web-0 in StatefulSet web successful``,
 ``create Claim data-web-0 Pod web-0 in StatefulSet web success``, ``delete Pod ...``.
 
+Claims resized with the rollout (``volumeClaimUpdateStrategy: OnPodRollingUpdate``) record
+``SuccessfulResize`` (``resize Claim data-web-0 Pod web-0 in StatefulSet web success``) or
+``FailedResize``; a claim that differs from its template in more than size records
+``FailedUpdatePVC`` and stops the pass until it is deleted.
+
 Creations and deletions are announced to the scale expectations before the request and taken
 back when it fails, so a pass racing the informer never acts twice on one pod.
 """
@@ -9,13 +14,15 @@ back when it fails, so a pass racing the informer never acts twice on one pod.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
 from kruise.api.statefulset import PVC_DELETE
-from kruise.control.statefulset.actions import DeletePod, PrepareDelete
+from kruise.control.statefulset.actions import DeletePod, PrepareDelete, ResizeClaims
+from kruise.control.statefulset.claims import ANNOTATION_PVC_OWNED_BY_ASTS, ClaimResize
 from kruise.control.statefulset.identity import ordinal_of
 from kruise.control.statefulset.pods import claims_for_ordinal
 from kruise.kube.client import Client, PatchType
@@ -63,8 +70,12 @@ class StatefulPodControl:
         pvcs: SharedInformer,
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
+        storage_classes: SharedInformer | None = None,
     ) -> None:
+        """``storage_classes``: the StorageClass informer, watched only under
+        StatefulSetAutoResizePVCGate (a claim grows only if its class allows expansion)."""
         self.client = client
+        self.storage_classes = storage_classes
         self.recorder = recorder
         self.pvcs = pvcs
         self.scale_expectations = scale_expectations
@@ -181,3 +192,67 @@ class StatefulPodControl:
         for claim in claims_for_ordinal(sts, ordinal):
             with contextlib.suppress(NotFound):
                 await self.client.delete(PVCS, claim["metadata"]["name"], namespace)
+
+    async def resize_claims(self, sts: dict[str, Any], action: ResizeClaims) -> None:
+        """``TryPatchPVC``: grow each claim in turn (its class must allow expansion), then fail on
+        the conflicting claim if the plan found one."""
+        pod_name = action.pod["metadata"]["name"]
+        for resize in action.resizes:
+            self._check_expandable(resize, pod_name)
+            await self._resize_claim(sts, pod_name, resize)
+        if action.conflict is not None:
+            message = (
+                f"failed to update pvc {action.conflict}: contains diff other than spec resource, "
+                "wait pvc to be deleted"
+            )
+            self.recorder.event(sts, "Warning", "FailedUpdatePVC", message)
+            raise RuntimeError(
+                f"can not patch pvc {action.conflict}: contains diff other than spec resource, "
+                "wait pvc to be deleted"
+            )
+
+    def _check_expandable(self, resize: ClaimResize, pod_name: str) -> None:
+        if resize.storage_class is None:
+            return
+        found = None
+        if self.storage_classes is not None:
+            found = self.storage_classes.get(resize.storage_class)
+        if found is None:
+            raise RuntimeError(
+                f"could not get sc {resize.storage_class} for {pod_name} when checking PVC spec"
+            )
+        if found.get("allowVolumeExpansion") is not True:
+            raise RuntimeError(
+                f"storage class {resize.storage_class} for {pod_name} does not support volume expansion"
+            )
+
+    async def _resize_claim(self, sts: dict[str, Any], pod_name: str, resize: ClaimResize) -> None:
+        """One update of the cached claim (a conflict retries the pass with a fresh cache): the
+        template's resources replace the claim's, and the annotation lets claim events wake the
+        set."""
+        namespace = sts["metadata"].get("namespace", "")
+        set_name = sts["metadata"]["name"]
+        cached = self.pvcs.get(f"{namespace}/{resize.name}")
+        if cached is None:
+            return
+        claim = copy.deepcopy(dict(cached))
+        meta = claim.setdefault("metadata", {})
+        meta["annotations"] = {**(meta.get("annotations") or {}), ANNOTATION_PVC_OWNED_BY_ASTS: set_name}
+        claim.setdefault("spec", {})["resources"] = copy.deepcopy(dict(resize.resources))
+        try:
+            await self.client.update(PVCS, claim)
+        except Exception as exc:
+            self.recorder.event(
+                sts,
+                "Warning",
+                "FailedResize",
+                f"resize Claim {resize.name} for Pod {pod_name} in StatefulSet {set_name} "
+                f"failed error: {exc}",
+            )
+            raise RuntimeError(f"could not update claim {resize.name}: {exc}") from exc
+        self.recorder.event(
+            sts,
+            "Normal",
+            "SuccessfulResize",
+            f"resize Claim {resize.name} Pod {pod_name} in StatefulSet {set_name} success",
+        )

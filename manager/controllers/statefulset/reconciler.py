@@ -21,7 +21,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
-from kruise.api.statefulset import PVC_DELETE
+from kruise.api.statefulset import PVC_DELETE, VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE
 from kruise.control.statefulset import predownload
 from kruise.control.statefulset.actions import (
     CreatePod,
@@ -30,7 +30,7 @@ from kruise.control.statefulset.actions import (
     FixIdentity,
     PrepareDelete,
 )
-from kruise.control.statefulset.claims import volume_claim_statuses
+from kruise.control.statefulset.claims import pod_claims_state, volume_claim_statuses
 from kruise.control.statefulset.identity import member_selection, ordinal_of
 from kruise.control.statefulset.pods import revision_of
 from kruise.control.statefulset.scaleplan import Gates, Revisions, plan_scale
@@ -42,7 +42,7 @@ from kruise.control.statefulset.status import (
     set_condition,
     status_changed,
 )
-from kruise.control.statefulset.update import plan_update
+from kruise.control.statefulset.update import ClaimsOf, plan_update
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
@@ -85,6 +85,7 @@ class StatefulSetReconciler:
         pods: SharedInformer,
         pvcs: SharedInformer,
         revisions: SharedInformer,
+        storage_classes: SharedInformer | None = None,
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         wall: Any,
@@ -107,9 +108,12 @@ class StatefulSetReconciler:
             pod_index_label=gates.enabled(features.POD_INDEX_LABEL),
         )
         self.inplace_vertical_scaling = gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING)
+        self.auto_resize_pvc = gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE)
         inplace = InPlaceWriter(client, rv_expectations, vertical_scaling=self.inplace_vertical_scaling)
         self.revision_writer = RevisionWriter(client, rv_expectations)
-        self.pod_control = StatefulPodControl(client, recorder, pvcs, scale_expectations, rv_expectations)
+        self.pod_control = StatefulPodControl(
+            client, recorder, pvcs, scale_expectations, rv_expectations, storage_classes
+        )
         self.updater = StatefulSetUpdater(
             recorder,
             inplace,
@@ -256,6 +260,7 @@ class StatefulSetReconciler:
             update_name,
             now,
             vertical_scaling=self.inplace_vertical_scaling,
+            claims=self._claims_of(sts),
         )
         if update_plan.skipped:
             return _earliest(refresh_delay, plan.requeue_after)
@@ -302,6 +307,21 @@ class StatefulSetReconciler:
                 set_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
                 raise
         return True
+
+    def _claims_of(self, sts: Obj) -> ClaimsOf | None:
+        """How the rolling update sees a pod's claims when they are resized with it (gate
+        StatefulSetAutoResizePVCGate and ``volumeClaimUpdateStrategy: OnPodRollingUpdate``); None
+        otherwise, and the update leaves claims alone."""
+        spec = sts.get("spec") or {}
+        strategy = (spec.get("volumeClaimUpdateStrategy") or {}).get("type")
+        if not self.auto_resize_pvc or strategy != VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE:
+            return None
+        namespace = sts["metadata"].get("namespace", "")
+
+        def lookup(name: str) -> Obj | None:
+            return self.pvcs.get(f"{namespace}/{name}")
+
+        return lambda pod: pod_claims_state(sts, pod, lookup)
 
     def _count_claims(self, sts: Obj, status: dict[str, Any], pods: Iterable[Obj]) -> None:
         """``updatePVCStatus``: ``status.volumeClaims`` from the claims in the informer (None

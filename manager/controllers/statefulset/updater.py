@@ -24,7 +24,7 @@ from kruise.control.inplace.engine import update_completed_problem
 from kruise.control.inplace.spec import calculate_update_spec
 from kruise.control.revision import equal_to_revision_hash
 from kruise.control.statefulset import health
-from kruise.control.statefulset.actions import Action, DeletePod, PrepareDelete, UpdatePod
+from kruise.control.statefulset.actions import Action, DeletePod, PrepareDelete, ResizeClaims, UpdatePod
 from kruise.control.statefulset.pods import revision_of
 from kruise.control.statefulset.update import refreshed_lifecycle_state, update_method
 from kruise.kube.events import EventRecorder
@@ -112,6 +112,8 @@ class StatefulSetUpdater:
         for action in actions:
             if isinstance(action, DeletePod | PrepareDelete):
                 await self.pod_control.remove(sts, key, action, now)
+            elif isinstance(action, ResizeClaims):
+                await self.pod_control.resize_claims(sts, action)
             elif isinstance(action, UpdatePod):
                 delay = _earliest(
                     delay, await self._update(sts, key, action, revisions, update_revision, now)
