@@ -69,14 +69,19 @@ def kruise_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster
 
 
 # Gates off by default upstream that some kinds' controllers need (the defaults stay as they are).
-OPT_IN_GATES = "ResourceDistributionGate=true,ImagePullJobGate=true,InPlaceWorkloadVerticalScaling=true"
+OPT_IN_GATES = (
+    "ResourceDistributionGate=true,ImagePullJobGate=true,InPlaceWorkloadVerticalScaling=true,"
+    "StatefulSetAutoResizePVCGate=true"
+)
 
 
 @pytest.fixture(scope="session")
 def kruise_sandbox_gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """`kruise_sandbox` with ``--feature-gates`` opting into the alpha/beta gates of
-    ResourceDistribution, ImagePullJob/ImageListPullJob and in-place resource resize
-    (InPlaceWorkloadVerticalScaling), passed to every kruise process the way a user runs
+    ResourceDistribution, ImagePullJob/ImageListPullJob, in-place resource resize
+    (InPlaceWorkloadVerticalScaling) and Advanced StatefulSet claim resize (StatefulSetAutoResizePVCGate;
+    it only changes Advanced StatefulSets, which no other test on this cluster creates), passed to
+    every kruise process the way a user runs
     `kruise sandbox up --feature-gates ...`."""
     if os.environ.get("KUBECONFIG"):
         pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")

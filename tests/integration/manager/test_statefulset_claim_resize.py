@@ -7,10 +7,11 @@ is updated, highest ordinal first: the controller writes the template's size ont
 unavailable, and updates it only once the claim reports the new capacity. With
 ``volumeClaimUpdateStrategy: OnDelete`` or with the gate off the rollout leaves the claims alone.
 
-The sandbox has no volume binder or resizer (PVC expansion in the simulator is being added on
-another branch): these tests play both, like an external provisioner and resize controller would —
-they mark each claim Bound with a capacity, and write the grown capacity into the claim's status
-after the controller resized it.
+Claims of the ``sandbox.kruise.io/volumes`` provisioner are bound and expanded by the simulator's
+``volumes`` controller, as a CSI provisioner, the external resizer and the kubelet would; the happy
+path and the cases that leave claims alone use it. The step-by-step test, which checks what the set
+shows while a claim is resized but not yet expanded, names another provisioner and plays both parts
+itself (marks each claim Bound, writes the grown capacity when it chooses), to hold that moment.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from tests.integration.manager.test_statefulset_controller import (
 )
 
 GATE = "StatefulSetAutoResizePVCGate"
+SANDBOX_PROVISIONER = "sandbox.kruise.io/volumes"
+TEST_PROVISIONER = "example.com/csi"  # no controller serves it: the test binds and resizes
 OWNED_BY = "apps.kruise.io/owned-by-asts"
 NAME = "web"
 REPLICAS = 3
@@ -87,15 +90,30 @@ async def report_capacity(cluster, name: str, capacity: str) -> None:
     raise AssertionError(f"could not write the status of claim {name}")
 
 
-async def running(cluster, storage_class: str, claim_strategy: str) -> dict[str, dict[str, Any]]:
-    """A class, a 3-replica set whose claims are Bound at 1Gi, and its pods."""
+def bound_at(claim: dict[str, Any], capacity: str) -> bool:
+    status = claim.get("status") or {}
+    return status.get("phase") == "Bound" and (status.get("capacity") or {}).get("storage") == capacity
+
+
+async def claims_bound_at(cluster, capacity: str) -> None:
+    for ordinal in range(REPLICAS):
+        await cluster.until(
+            lambda n=f"data-{NAME}-{ordinal}": get_claim(cluster, n), lambda c: bound_at(c, capacity)
+        )
+
+
+async def running(
+    cluster, storage_class: str, claim_strategy: str, provisioner: str = SANDBOX_PROVISIONER
+) -> dict[str, dict[str, Any]]:
+    """A class, a 3-replica set whose claims are Bound at 1Gi (by the simulator, or by the test for
+    ``TEST_PROVISIONER``), and its pods."""
     await cluster.client.create(
         STORAGE_CLASSES,
         {
             "apiVersion": "storage.k8s.io/v1",
             "kind": "StorageClass",
             "metadata": {"name": storage_class},
-            "provisioner": "example.com/csi",
+            "provisioner": provisioner,
             "allowVolumeExpansion": storage_class == "expandable",
         },
     )
@@ -103,8 +121,10 @@ async def running(cluster, storage_class: str, claim_strategy: str) -> dict[str,
     body["spec"]["volumeClaimUpdateStrategy"] = {"type": claim_strategy}
     await cluster.client.create(ADVANCED_STATEFULSETS, body)
     await settled(cluster, NAME, REPLICAS, availableReplicas=REPLICAS)
-    for ordinal in range(REPLICAS):
-        await report_capacity(cluster, f"data-{NAME}-{ordinal}", "1Gi")
+    if provisioner == TEST_PROVISIONER:
+        for ordinal in range(REPLICAS):
+            await report_capacity(cluster, f"data-{NAME}-{ordinal}", "1Gi")
+    await claims_bound_at(cluster, "1Gi")
     return await pods_of(cluster, NAME)
 
 
@@ -118,8 +138,33 @@ def volume_claims(sts: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in entry.items() if k != "volumeClaimName"}
 
 
-async def test_rollout_resizes_each_claim_before_its_pod_and_waits_for_it(kruise_cluster):
+async def test_rollout_grows_every_claim_through_the_sandbox_resizer(kruise_cluster):
     before = await running(kruise_cluster, "expandable", "OnPodRollingUpdate")
+    await update_spec(kruise_cluster, NAME, grow_and_roll)
+    await settled(kruise_cluster, NAME, REPLICAS, updatedReplicas=REPLICAS, availableReplicas=REPLICAS)
+    await claims_bound_at(kruise_cluster, "2Gi")
+    sts = await kruise_cluster.until(
+        lambda: get_sts(kruise_cluster, NAME),
+        lambda s: volume_claims(s) == {"compatibleReplicas": REPLICAS, "compatibleReadyReplicas": REPLICAS},
+    )
+    assert sts["status"]["currentRevision"] == sts["status"]["updateRevision"]
+    pods = await pods_of(kruise_cluster, NAME)
+    for name, pod in pods.items():
+        assert pod["metadata"]["uid"] != before[name]["metadata"]["uid"]
+        assert pod["metadata"]["labels"]["controller-revision-hash"] == sts["status"]["updateRevision"]
+    for ordinal in range(REPLICAS):
+        claim = await get_claim(kruise_cluster, f"data-{NAME}-{ordinal}")
+        assert requested(claim) == "2Gi" and claim["metadata"]["annotations"][OWNED_BY] == NAME
+        assert not claim["status"].get("conditions")
+    resized = [e for e in await events_of(kruise_cluster, NAME) if e["reason"] == "SuccessfulResize"]
+    assert sorted(e["message"] for e in resized) == [
+        f"resize Claim data-{NAME}-{n} Pod {NAME}-{n} in StatefulSet {NAME} success" for n in range(REPLICAS)
+    ]
+
+
+async def test_rollout_resizes_each_claim_before_its_pod_and_waits_for_it(kruise_cluster):
+    """The test is the resizer here, so each claim stays resized-but-not-expanded until checked."""
+    before = await running(kruise_cluster, "expandable", "OnPodRollingUpdate", provisioner=TEST_PROVISIONER)
     await update_spec(kruise_cluster, NAME, grow_and_roll)
 
     for done, ordinal in enumerate((2, 1, 0)):
