@@ -7,11 +7,13 @@ on that node pulls what the spec lists and writes the status.
 
 The spec is kept tidy too (`kruise.control.nodeimage`): tags whose ImagePullJobs are all gone, tags
 without `createdAt` and finished tags past `ttlSecondsAfterFinished` are removed, with images left
-without tags, and pull secret references whose Secret is gone. When the spec is already tidy, the
-status is checked for timeouts: a tag the node has not answered for 10 minutes, or one still
-unfinished 10 minutes past its activeDeadlineSeconds, is marked Failed by the manager, with a
-PullImageFailed event on each of its owners and on the NodeImage. The reconcile comes back at the
-nearest TTL or timeout (3-5 s when that is under 3 s), never polling.
+without tags, and pull secret references whose Secret is gone unless their v1beta1 `mode` is
+`batch` (read from, and written back to, the conversion-data annotation: see
+`kruise.control.nodeimage_modes`). When the spec is already tidy, the status is checked for
+timeouts: a tag the node has not answered for 10 minutes, or one still unfinished 10 minutes past
+its activeDeadlineSeconds, is marked Failed by the manager, with a PullImageFailed event on each of
+its owners and on the NodeImage. The reconcile comes back at the nearest TTL or timeout (3-5 s when
+that is under 3 s), never polling.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 import structlog
 
 from kruise.control import nodeimage as spec_plan
-from kruise.control import podstatus
+from kruise.control import nodeimage_modes, podstatus
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -140,11 +142,12 @@ class NodeImageReconciler:
             return None
         name = node_image["metadata"]["name"]
         now = self.wall()
-        plan = spec_plan.prune_spec(node_image, now, self._job_uid, self._secret_exists)
+        plan = nodeimage_modes.prune_v1alpha1(node_image, now, self._job_uid, self._secret_exists)
         if plan.spec is not None:
             log.info("cleaning NodeImage spec", nodeimage=name, reasons=plan.reasons)
             with contextlib.suppress(NotFound):
-                await self.client.update(NODEIMAGES, {**node_image, "spec": plan.spec})
+                body = _with_annotations({**node_image, "spec": plan.spec}, plan)
+                await self.client.update(NODEIMAGES, body)
             return None
         status = spec_plan.status_timeouts(node_image, now)
         for failure in status.failures:
@@ -161,6 +164,17 @@ class NodeImageReconciler:
         waits = [w for w in (plan.requeue_after, status.requeue_after) if w is not None]
         delay = spec_plan.requeue_delay(min(waits) if waits else None, self.rng)
         return None if delay is None else Result(requeue_after=delay)
+
+
+def _with_annotations(node_image: dict[str, Any], plan: spec_plan.SpecPlan) -> dict[str, Any]:
+    """The NodeImage to PUT: the planned annotations (the re-stashed pull secret modes) in place of
+    the read ones when the plan changes them; an empty set leaves the field out."""
+    if plan.annotations is None:
+        return node_image
+    meta = {key: value for key, value in node_image["metadata"].items() if key != "annotations"}
+    if plan.annotations:
+        meta["annotations"] = plan.annotations
+    return {**node_image, "metadata": meta}
 
 
 def _as_object(ref: Mapping[str, Any]) -> dict[str, Any]:
