@@ -1,4 +1,5 @@
-"""NodeImage v1alpha1 <-> v1beta1 (apps.kruise.io; cluster-scoped, v1beta1 storage since 1.9).
+"""NodeImage v1alpha1 <-> v1beta1 (apps.kruise.io; cluster-scoped; upstream 1.9 stores v1beta1,
+kruise-py stores v1alpha1 — see docs/api.md).
 
 v1beta1 adds `mode` to each `spec.images[<name>].pullSecrets[]` reference (`batch`: the secret is
 synced once for all pull jobs rather than once per job). v1alpha1 has no place for it; upstream's
