@@ -43,6 +43,12 @@ class KruiseCluster:
     simulator: Simulator
     controllers: list[Controller]
 
+    async def stop_controllers(self) -> None:
+        """Stop every controller (idempotent). A fixture that serves admission for the cluster (a
+        kruise-webhook) calls this before it stops serving, so no reconcile meets a dead webhook."""
+        for controller in self.controllers:
+            await controller.stop()
+
     async def until(
         self, fetch: Callable[[], Awaitable[T]], predicate: Callable[[T], bool], timeout: float = 30.0
     ) -> T:
@@ -114,11 +120,11 @@ async def kruise_cluster(
     assert await context.informers.wait_for_cache_sync(30)
     for controller in controllers:
         controller.start()
+    cluster = KruiseCluster(client, context, simulator, controllers)
     try:
-        yield KruiseCluster(client, context, simulator, controllers)
+        yield cluster
     finally:
-        for controller in controllers:
-            await controller.stop()
+        await cluster.stop_controllers()
         for recorder in context.recorders:
             with contextlib.suppress(Exception):
                 await recorder.stop()

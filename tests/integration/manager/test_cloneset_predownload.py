@@ -75,10 +75,17 @@ async def test_image_pull_job_is_created_for_a_partitioned_in_place_rollout(krui
     assert job["metadata"]["ownerReferences"][0]["kind"] == "CloneSet"
     selector = job["spec"]["podSelector"]["matchExpressions"][-1]
     assert selector["key"] == "controller-revision-hash" and selector["operator"] == "NotIn"
-    stored = await client.get(CONTROLLER_REVISIONS, revision, NS)
+    # the controller labels the revision and its recorder writes the event after the job's create
+    # returns: wait for both
+    stored = await kruise_cluster.until(
+        lambda: client.get(CONTROLLER_REVISIONS, revision, NS),
+        lambda r: "apps.kruise.io/pre-predownload-created" in (r["metadata"].get("labels") or {}),
+    )
     assert stored["metadata"]["labels"]["apps.kruise.io/pre-predownload-created"] == "true"
-    events = (await client.list(EVENTS, NS))["items"]
-    assert any(e["reason"] == "CreatedImagePullJob" for e in events)
+    await kruise_cluster.until(
+        lambda: client.list(EVENTS, NS),
+        lambda listing: any(e["reason"] == "CreatedImagePullJob" for e in listing["items"]),
+    )
 
     # Converged: the jobs go.
     body = copy.deepcopy(await cs())

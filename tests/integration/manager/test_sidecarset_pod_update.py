@@ -62,6 +62,8 @@ async def webhook(kruise_cluster, emulator, tmp_path) -> AsyncIterator[WebhookPr
     try:
         yield process
     finally:
+        # the controllers go first: stopped after the webhook they would log "failed calling webhook"
+        await kruise_cluster.stop_controllers()
         await process.stop()
         await client.close()
 

@@ -119,8 +119,11 @@ async def test_a_late_orphan_member_wakes_the_set_and_is_adopted(kruise_cluster)
     # condemned and deleted like any pod of the set (upstream deletes only claimed pods)
     orphan = await cluster.client.create(PODS, orphan_pod("web-5"))
     await cluster.until(lambda: pods_of(cluster, "web"), lambda now: "web-5" not in now)
-    deletes = [e["message"] for e in await events_of(cluster, "web") if e["reason"] == "SuccessfulDelete"]
-    assert any("web-5" in m for m in deletes), deletes
+    # the recorder writes events from a background sender after the delete returns: wait for it
+    await cluster.until(
+        lambda: events_of(cluster, "web"),
+        lambda now: any(e["reason"] == "SuccessfulDelete" and "web-5" in e["message"] for e in now),
+    )
     pods = await pods_of(cluster, "web")
     assert sorted(pods) == ["web-0"]
     assert controller_uid(pods["web-0"]) == uid

@@ -181,10 +181,14 @@ async def test_three_zone_subsets_resplit_and_removal(kruise_cluster) -> None:
         lambda: children(cluster, "demo"), lambda c: replicas_of(c) == {"subset-b": 4, "subset-c": 5}
     )
     assert removed not in {cs["metadata"]["name"] for cs in found.values()}
-    events = (await cluster.client.list(EVENTS, NS))["items"]
-    messages = {e["message"] for e in events if e["involvedObject"].get("name") == "demo"}
-    assert "Create 3 Subset (CloneSet)" in messages
-    assert "Delete 1 Subset (CloneSet)" in messages
+    # the recorder writes events after the delete returns: wait for them
+    await cluster.until(
+        lambda: cluster.client.list(EVENTS, NS),
+        lambda listing: (
+            {"Create 3 Subset (CloneSet)", "Delete 1 Subset (CloneSet)"}
+            <= {e["message"] for e in listing["items"] if e["involvedObject"].get("name") == "demo"}
+        ),
+    )
 
 
 async def test_template_change_and_manual_partition(kruise_cluster) -> None:

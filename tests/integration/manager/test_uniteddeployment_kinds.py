@@ -352,7 +352,11 @@ async def test_native_statefulset_children_stuck_pods_and_kind_switch(kruise_clu
     )
     await cluster.until(lambda: children(cluster, DEPLOYMENTS, "nat"), lambda c: len(c) == 2)
     await cluster.until(lambda: children(cluster, STATEFULSETS_APPS, "nat"), lambda c: not c)
-    events = (await cluster.client.list(EVENTS, NS))["items"]
-    messages = {e["message"] for e in events if e["involvedObject"].get("name") == "nat"}
-    assert "Create 2 Subset (StatefulSet)" in messages
-    assert "Create 2 Subset (Deployment)" in messages
+    # the recorder writes events after the creates return: wait for them
+    await cluster.until(
+        lambda: cluster.client.list(EVENTS, NS),
+        lambda listing: (
+            {"Create 2 Subset (StatefulSet)", "Create 2 Subset (Deployment)"}
+            <= {e["message"] for e in listing["items"] if e["involvedObject"].get("name") == "nat"}
+        ),
+    )
