@@ -184,9 +184,13 @@ async def test_hot_upgrade_swaps_the_working_container_without_restarting_the_po
         assert running["sidecar-2"]["image"].endswith("/openkruise/hotupgrade-sample:sidecarv2")
         assert running["sidecar-2"]["ready"] and running["sidecar-1"]["image"].endswith("/" + EMPTY)
         assert running["nginx"]["restartCount"] == 0  # the app container is not touched
-    events = (await client.list(EVENTS, NS))["items"]
-    resets = {e["involvedObject"]["name"] for e in events if e["reason"] == "ResetContainerSucceed"}
-    assert resets == set(names)
+
+    async def resets() -> set[str]:
+        # events are written by the recorder's background task, after the reset they report
+        events = (await client.list(EVENTS, NS))["items"]
+        return {e["involvedObject"]["name"] for e in events if e["reason"] == "ResetContainerSucceed"}
+
+    await kruise_cluster.until(resets, lambda found: found == set(names))
 
 
 def condition(p, type_):
