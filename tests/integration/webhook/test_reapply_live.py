@@ -11,7 +11,9 @@ import base64
 import pytest
 import yaml
 
-from kruise.kube.resources import CRDS, SECRETS
+from kruise.kube.client import Client
+from kruise.kube.errors import Conflict
+from kruise.kube.resources import CRDS, SECRETS, ResourceRef
 from kruise.webhook.certsecret import MUTATING, VALIDATING
 from kruise.webhook.configurations import (
     MUTATING_NAME,
@@ -41,6 +43,19 @@ def _crd_bundle(crd: dict) -> str | None:
     return (webhook.get("clientConfig") or {}).get("caBundle")
 
 
+async def _replace(client: Client, ref: ResourceRef, name: str, body: dict) -> dict:
+    """A replace at the live resourceVersion; kruise-webhook restoring the first configuration may
+    also touch the second between our read and our write, so a Conflict is retried as a client would."""
+    for _ in range(10):
+        live = await client.get(ref, name)
+        body["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+        try:
+            return await client.update(ref, body)
+        except Conflict:
+            continue
+    raise AssertionError(f"{name}: 10 conflicting writes in a row")
+
+
 async def test_reapplied_configurations_and_crd_get_the_ca_bundle_back_without_resync(live_webhook):
     client = live_webhook.client
     secret = await client.get(SECRETS, "kruise-webhook-certs", "kruise-system")
@@ -66,15 +81,10 @@ async def test_reapplied_configurations_and_crd_get_the_ca_bundle_back_without_r
         (MUTATING, MUTATING_NAME, mutating_configuration),
         (VALIDATING, VALIDATING_NAME, validating_configuration),
     ):
-        live = await client.get(ref, name)
-        chart = build(chart_target)
-        chart["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
-        written = await client.update(ref, chart)
+        written = await _replace(client, ref, name, build(chart_target))
         assert _hook_bundles(written) == {None}
     shipped = yaml.safe_load((REPO / "crds" / "apps.kruise.io_clonesets.yaml").read_text())
-    live_crd = await client.get(CRDS, CRD_NAME)
-    shipped["metadata"]["resourceVersion"] = live_crd["metadata"]["resourceVersion"]
-    assert _crd_bundle(await client.update(CRDS, shipped)) is None
+    assert _crd_bundle(await _replace(client, CRDS, CRD_NAME, shipped)) is None
 
     await until(all_patched, DEADLINE, 0.05, message="caBundle restored after re-apply")
     assert live_webhook.process.certs.syncs > syncs_before
