@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import socket
 import sys
 import uuid
 
 from harness import Cluster
+
+from tests.kit.ports import free_port
 
 WEBHOOK_CONFIGS = (
     ("mutatingwebhookconfiguration", "kruise-mutating-webhook-configuration"),
@@ -54,12 +55,6 @@ spec:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def _until(probe, timeout: float = 60.0) -> None:
     """Re-run `probe` (one kubectl round trip each) until it holds."""
     async with asyncio.timeout(timeout):
@@ -85,7 +80,7 @@ async def test_seed_sidecarset_and_pod(sandbox_only: Cluster, tmp_path):
     for namespace in ("kruise-system", ns):
         manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
         await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(manifest))
-    port = _free_port()
+    port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "kruise.webhook.main", "--kubeconfig", str(cluster.kubeconfig),
         "--namespace", "kruise-system", "--bind-address", "127.0.0.1", "--port", str(port),

@@ -6,22 +6,17 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import socket
 import sys
 import uuid
 
 from harness import Cluster
 
+from tests.kit.ports import free_port
+
 WEBHOOK_CONFIGS = (
     ("mutatingwebhookconfiguration", "kruise-mutating-webhook-configuration"),
     ("validatingwebhookconfiguration", "kruise-validating-webhook-configuration"),
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def _wait_configured(cluster: Cluster, timeout: float = 60.0) -> None:
@@ -44,7 +39,7 @@ async def test_kruise_webhook_process_end_to_end(sandbox_only: Cluster, tmp_path
     for name in ("kruise-system", ns):
         await cluster.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "Namespace",
                                                                     "metadata": {"name": name}}))  # fmt: skip
-    port = _free_port()
+    port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "kruise.webhook.main", "--kubeconfig", str(cluster.kubeconfig),
         "--namespace", "kruise-system", "--bind-address", "127.0.0.1", "--port", str(port),

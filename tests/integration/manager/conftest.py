@@ -28,8 +28,11 @@ from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.resources import NAMESPACES
 from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
 from kruise.manager.controllers import discover
+from kruise.sandbox.apiserver.webhooks import WebhookAdmission
 from kruise.sandbox.cluster import apply_crds, load_crds
 from kruise.sandbox.simulator import Simulator, Timing
+from kruise.webhook.main import Options, WebhookProcess
+from tests.kit.ports import free_port
 
 CRD_DIR = Path(__file__).resolve().parents[3] / "crds"
 SPEED = 50.0
@@ -132,3 +135,39 @@ async def kruise_cluster(
         await client.close()
         await simulator.stop()
         shutil.rmtree(cri_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def webhook_feature_gates() -> str:
+    """`--feature-gates` of the `webhook` fixture's kruise-webhook."""
+    return ""
+
+
+@pytest.fixture
+async def webhook(kruise_cluster, emulator, tmp_path, webhook_feature_gates) -> AsyncIterator[WebhookProcess]:
+    """kruise-webhook wired into the emulator's admission, started after the CRDs are served (tests
+    that need the pod webhooks — injection, PUB, WorkloadSpread — ask for it by name)."""
+    server = emulator.server
+    server.admission = WebhookAdmission(
+        lambda group, version, plural: list(server.store.list((group, plural)))
+    )
+    # the webhook keeps its certificate Secret there
+    with contextlib.suppress(AlreadyExists):  # the kruise_cluster fixture creates it too
+        await kruise_cluster.client.create(NAMESPACES, {"metadata": {"name": "kruise-system"}})
+    port = free_port()
+    options = Options(
+        kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
+        cert_dir=tmp_path / "certs", webhook_url=f"https://127.0.0.1:{port}", cert_resync_seconds=30.0,
+        initialize_timeout=30.0, cache_sync_timeout=30.0, shutdown_grace=0.5,
+        feature_gates=webhook_feature_gates,
+    )  # fmt: skip
+    client = await Client.from_kubeconfig(emulator.kubeconfig)
+    process = WebhookProcess(client, options)
+    await process.start()
+    try:
+        yield process
+    finally:
+        # the controllers go first: stopped after the webhook they would log "failed calling webhook"
+        await kruise_cluster.stop_controllers()
+        await process.stop()
+        await client.close()

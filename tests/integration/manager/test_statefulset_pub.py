@@ -8,19 +8,12 @@ unready before its UPDATE, as upstream).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
-
 import pytest
 
 from kruise.api.features import FeatureGates
-from kruise.kube.client import Client
-from kruise.kube.errors import AlreadyExists, Forbidden
-from kruise.kube.resources import ADVANCED_STATEFULSETS, NAMESPACES, PODS, PODUNAVAILABLEBUDGETS
+from kruise.kube.errors import Forbidden
+from kruise.kube.resources import ADVANCED_STATEFULSETS, PODS, PODUNAVAILABLEBUDGETS
 from kruise.manager.controllers import podunavailablebudget, statefulset
-from kruise.sandbox.apiserver.webhooks import WebhookAdmission
-from kruise.webhook.main import Options, WebhookProcess
-from tests.integration.manager.test_sidecarset_pod_update import free_port
 from tests.integration.manager.test_statefulset_controller import (
     NS,
     events_of,
@@ -40,36 +33,13 @@ def controller_setups():
 
 
 @pytest.fixture
-def feature_gates():
-    return FeatureGates({"PodUnavailableBudgetUpdateGate": True}, env={})
+def webhook_feature_gates() -> str:
+    return "PodUnavailableBudgetUpdateGate=true,PodUnavailableBudgetDeleteGate=true"
 
 
 @pytest.fixture
-async def webhook(kruise_cluster, emulator, tmp_path) -> AsyncIterator[WebhookProcess]:
-    """kruise-webhook (both PUB gates on) wired into the emulator's admission."""
-    server = emulator.server
-    server.admission = WebhookAdmission(
-        lambda group, version, plural: list(server.store.list((group, plural)))
-    )
-    with contextlib.suppress(AlreadyExists):
-        await kruise_cluster.client.create(NAMESPACES, {"metadata": {"name": "kruise-system"}})
-    port = free_port()
-    options = Options(
-        kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
-        cert_dir=tmp_path / "certs", webhook_url=f"https://127.0.0.1:{port}", cert_resync_seconds=30.0,
-        initialize_timeout=30.0, cache_sync_timeout=30.0, shutdown_grace=0.5,
-        feature_gates="PodUnavailableBudgetUpdateGate=true,PodUnavailableBudgetDeleteGate=true",
-    )  # fmt: skip
-    client = await Client.from_kubeconfig(emulator.kubeconfig)
-    process = WebhookProcess(client, options)
-    await process.start()
-    try:
-        yield process
-    finally:
-        # the controllers go first: stopped after the webhook they would log "failed calling webhook"
-        await kruise_cluster.stop_controllers()
-        await process.stop()
-        await client.close()
+def feature_gates():
+    return FeatureGates({"PodUnavailableBudgetUpdateGate": True}, env={})
 
 
 async def guarded_set(cluster, **spec) -> None:

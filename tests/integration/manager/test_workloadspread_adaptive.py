@@ -23,7 +23,7 @@ from kruise.kube.clock import FakeClock, parse_rfc3339, rfc3339
 from kruise.kube.resources import CLONESETS, EVENTS, NODES, WORKLOADSPREADS
 from kruise.manager.controllers import cloneset, workloadspread
 from tests.integration.manager.test_cloneset_controller import NS, manifest, pods_of, ready
-from tests.integration.manager.test_workloadspread_controller import ZONE, subset, webhook  # noqa: F401
+from tests.integration.manager.test_workloadspread_controller import ZONE, subset
 
 pytestmark = pytest.mark.asyncio
 
@@ -90,7 +90,7 @@ def pod_scheduled(pod: dict[str, Any]) -> dict[str, Any] | None:
     return next((c for c in conditions if c["type"] == "PodScheduled"), None)
 
 
-async def test_unschedulable_subset_is_skipped_then_recovers(kruise_cluster, manager_clock, webhook):  # noqa: F811
+async def test_unschedulable_subset_is_skipped_then_recovers(kruise_cluster, manager_clock, webhook):
     cluster, clock, client = kruise_cluster, manager_clock, kruise_cluster.client
     await client.create(WORKLOADSPREADS, adaptive_spread(), NS)
     await client.create(CLONESETS, manifest("web", replicas=4), NS)

@@ -5,20 +5,13 @@ scale-in removes zone-b pods before zone-a's (tutorial scenario: WorkloadSpread 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from kruise.kube.client import Client
-from kruise.kube.errors import AlreadyExists
-from kruise.kube.resources import CLONESETS, NAMESPACES, WORKLOADSPREADS
+from kruise.kube.resources import CLONESETS, WORKLOADSPREADS
 from kruise.manager.controllers import cloneset, workloadspread
-from kruise.sandbox.apiserver.webhooks import WebhookAdmission
-from kruise.webhook.main import Options, WebhookProcess
 from tests.integration.manager.test_cloneset_controller import NS, manifest, pods_of
 
 ZONE = "topology.kubernetes.io/zone"
@@ -29,40 +22,6 @@ COST = "controller.kubernetes.io/pod-deletion-cost"
 @pytest.fixture
 def controller_setups():
     return [cloneset.SETUP, workloadspread.SETUP]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-async def webhook(kruise_cluster, emulator, tmp_path) -> AsyncIterator[WebhookProcess]:
-    """kruise-webhook wired into the emulator's admission, started after the CRDs are served."""
-    server = emulator.server
-    server.admission = WebhookAdmission(
-        lambda group, version, plural: list(server.store.list((group, plural)))
-    )
-    # the webhook keeps its certificate Secret there
-    with contextlib.suppress(AlreadyExists):  # the kruise_cluster fixture creates it too
-        await kruise_cluster.client.create(NAMESPACES, {"metadata": {"name": "kruise-system"}})
-    port = free_port()
-    options = Options(
-        kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
-        cert_dir=tmp_path / "certs", webhook_url=f"https://127.0.0.1:{port}", cert_resync_seconds=30.0,
-        initialize_timeout=30.0, cache_sync_timeout=30.0, shutdown_grace=0.5, feature_gates="",
-    )  # fmt: skip
-    client = await Client.from_kubeconfig(emulator.kubeconfig)
-    process = WebhookProcess(client, options)
-    await process.start()
-    try:
-        yield process
-    finally:
-        # the controllers go first: stopped after the webhook they would log "failed calling webhook"
-        await kruise_cluster.stop_controllers()
-        await process.stop()
-        await client.close()
 
 
 def spread() -> dict[str, Any]:

@@ -20,7 +20,7 @@ from kruise.kube.errors import ApiError
 from kruise.kube.resources import CLONESETS, PODS, WORKLOADSPREADS
 from kruise.manager.controllers import cloneset, workloadspread
 from tests.integration.manager.test_cloneset_controller import NS, manifest, pods_of
-from tests.integration.manager.test_workloadspread_controller import spread, subset, webhook  # noqa: F401
+from tests.integration.manager.test_workloadspread_controller import spread, subset
 
 pytestmark = pytest.mark.asyncio
 CTL = {"controller": True}
@@ -67,7 +67,7 @@ class TestWebhookBooksAlone:
     def controller_setups(self):
         return []
 
-    async def test_concurrent_deletes_and_eviction_each_free_one_slot(self, kruise_cluster, webhook):  # noqa: F811
+    async def test_concurrent_deletes_and_eviction_each_free_one_slot(self, kruise_cluster, webhook):
         client = kruise_cluster.client
         ws = spread()
         ws["spec"]["subsets"][1]["maxReplicas"] = 3
@@ -106,7 +106,7 @@ class TestWithControllers:
     async def test_deleted_and_evicted_pods_are_replaced_within_limits_and_books_cleared(
         self,
         kruise_cluster,
-        webhook,  # noqa: F811
+        webhook,
     ):
         client = kruise_cluster.client
         ws = spread()

@@ -17,7 +17,7 @@ from kruise.control.workloadspread.subsets import VERSION_IGNORED
 from kruise.kube.resources import CLONESETS, NODES, WORKLOADSPREADS
 from kruise.manager.controllers import cloneset, workloadspread
 from tests.integration.manager.test_cloneset_controller import NS, manifest, pods_of, ready
-from tests.integration.manager.test_workloadspread_controller import COST, MATCHED, ZONE, spread, webhook  # noqa: F401
+from tests.integration.manager.test_workloadspread_controller import COST, MATCHED, ZONE, spread
 
 pytestmark = pytest.mark.asyncio
 FULL = 5
@@ -43,7 +43,7 @@ def counts(statuses: list[dict[str, Any]]) -> dict[str, int]:
     return {s["name"]: s["replicas"] for s in statuses}
 
 
-async def test_pods_admitted_without_room_are_adopted_and_keep_the_annotation(kruise_cluster, webhook):  # noqa: F811
+async def test_pods_admitted_without_room_are_adopted_and_keep_the_annotation(kruise_cluster, webhook):
     client = kruise_cluster.client
     ws = spread()
     ws["spec"]["subsets"][1]["maxReplicas"] = 3

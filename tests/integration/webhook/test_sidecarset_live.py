@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -18,16 +17,11 @@ import pytest
 from kruise.kube.client import Client
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
 from kruise.webhook.main import Options, WebhookProcess
+from tests.kit.ports import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 KUBECTL = str(Path(sys.executable).parent / "kubectl")
 NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

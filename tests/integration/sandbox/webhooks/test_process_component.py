@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 from pathlib import Path
 
@@ -11,14 +10,9 @@ import pytest
 from kruise.sandbox.cluster import Sandbox
 from kruise.sandbox.components import ComponentFailed, ProcessComponent, ServicePort
 from kruise.sandbox.simulator.client import ApiError, Client
+from tests.kit.ports import free_port
 
 SCRIPT = Path(__file__).resolve().parents[4] / "tests" / "kit" / "webhook_server.py"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def hook_configuration(certificates, path: str, kind: str) -> dict:
