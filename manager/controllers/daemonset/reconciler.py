@@ -40,6 +40,7 @@ from kruise.control.daemonset import predownload
 from kruise.control.daemonset.backoff import FailedPodsBackoff, backoff_key
 from kruise.control.daemonset.history import plan_history, revision_hash, revisions_to_prune
 from kruise.control.daemonset.manage import compute_status, group_by_node, plan_manage
+from kruise.control.daemonset.progressive import limit_creation
 from kruise.control.daemonset.rollingupdate import (
     RollingUpdateError,
     RollingUpdateSettings,
@@ -202,7 +203,17 @@ class DaemonSetReconciler:
             )
         if manage.requeue_after:
             delays.append(manage.requeue_after)
-        await self._sync_nodes(ds, key, manage.pods_to_delete, manage.nodes_to_create, update_hash)
+        # partitionedScaling: the partition also holds back pods on nodes that have none yet
+        to_create = limit_creation(
+            ds,
+            manage.nodes_to_create,
+            nodes,
+            lambda n: fit_of(n).should_run,
+            node_to_pods,
+            update_hash,
+            settings.template_generation,
+        )
+        await self._sync_nodes(ds, key, manage.pods_to_delete, to_create, update_hash)
 
         if not self._expectations_satisfied(key, ds, delays):
             await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
