@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kruise.sandbox.simulator.client import Client
+from kruise.sandbox.simulator.client import ApiError, Client
 from tests.integration.sandbox.apiserver.conftest import CRDS, GROUP
 
 OWNER = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "0000-1111"}
@@ -88,11 +88,21 @@ async def test_custom_resource_status_write_takes_only_status(client, gadgets):
 
 async def test_crd_status_write_resets_spec_labels_annotations_owners(client, gadgets):
     name = f"gadgets.{GROUP}"
-    stored = await client.get(f"{CRDS}/{name}")
-    body = tampered(stored)
-    body["spec"] = copy.deepcopy(stored["spec"])
-    body["spec"]["names"]["shortNames"] = ["gd"]
-    out = await client.replace(f"{CRDS}/{name}/status", body)
+    for _ in range(10):
+        # the emulator's CRD controller may still be writing the new CRD's conditions: a Conflict is
+        # retried from a fresh read, as any client of /status would
+        stored = await client.get(f"{CRDS}/{name}")
+        body = tampered(stored)
+        body["spec"] = copy.deepcopy(stored["spec"])
+        body["spec"]["names"]["shortNames"] = ["gd"]
+        try:
+            out = await client.replace(f"{CRDS}/{name}/status", body)
+            break
+        except ApiError as err:
+            if err.status != 409:
+                raise
+    else:
+        raise AssertionError("10 conflicting status writes in a row")
     meta = out["metadata"]
     assert out["spec"] == stored["spec"]
     assert meta.get("labels") == stored["metadata"].get("labels")
