@@ -6,16 +6,15 @@ class is applied in place: one `pods/resize` patch, one object write (revision l
 `Normal`. The pods keep serving meanwhile (no `InPlaceUpdateReady=False`). With the gate off, or
 when the QoS class changes, the pods are recreated.
 
-The simulator's kubelet does not report container status resources yet, so the resize test stops
-the kubelets once the pods run and plays the kubelet itself: it writes each container's applied
-resources into `status.containerStatuses[].resources` (from its own client, outside the counts).
+The resize test stops the simulator's kubelets once the pods run and plays the kubelet itself, so the
+moment a resize completes is the test's: it writes each container's applied resources into
+`status.containerStatuses[].resources` (from its own client, outside the counts). The simulator's own
+resize actuation is exercised by e2e/cloneset/test_cloneset_resize_e2e.py.
 """
 
 from __future__ import annotations
 
 import copy
-import re
-from collections import Counter
 from typing import Any
 
 import pytest
@@ -26,12 +25,12 @@ from kruise.kube.errors import Conflict
 from kruise.kube.resources import CLONESETS, PODS
 from kruise.manager.controllers import cloneset, podreadiness
 from tests.integration.manager.test_cloneset_controller import get_cs, manifest, pods_of, settled
+from tests.integration.manager.writelog import WriteLog, write_log  # noqa: F401  (fixture)
 
 NS = "default"
 NAME = "cs-resize"
 PODS_N = 3
 GATE = "InPlaceWorkloadVerticalScaling"
-POD_PATH = re.compile(r"/api/v1/namespaces/[^/]+/pods(/[^/]+)?(?:/(status|resize))?$")
 
 BURSTABLE = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
 BURSTABLE_BIGGER = {
@@ -49,35 +48,6 @@ def controller_setups():
 @pytest.fixture
 def feature_gates(request):
     return FeatureGates({GATE: request.param}, env={})
-
-
-class PodWriteLog:
-    """Pod writes of the controllers' client as (method, `pods` | `pods/status` | `pods/resize`)."""
-
-    def __init__(self) -> None:
-        self.writes: list[tuple[str, str]] = []
-
-    def record(self, method: str, path: str) -> None:
-        match = POD_PATH.search(path)
-        if method != "GET" and match:
-            self.writes.append((method, f"pods/{match.group(2)}" if match.group(2) else "pods"))
-
-    def counts(self) -> Counter[tuple[str, str]]:
-        return Counter(self.writes)
-
-
-@pytest.fixture
-def write_log(kruise_cluster, monkeypatch) -> PodWriteLog:
-    log = PodWriteLog()
-    client = kruise_cluster.client
-    send = client._send
-
-    async def recording(method: str, path: str, **kwargs: Any):  # type: ignore[no-untyped-def]
-        log.record(method, path)
-        return await send(method, path, **kwargs)
-
-    monkeypatch.setattr(client, "_send", recording)
-    return log
 
 
 def resize_manifest() -> dict[str, Any]:
@@ -133,7 +103,7 @@ async def report_applied_resources(client: Client, pod: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("feature_gates", [True], indirect=True)
-async def test_resize_keeps_pods_and_costs_three_writes_per_pod(kruise_cluster, write_log, emulator):
+async def test_resize_keeps_pods_and_costs_three_writes_per_pod(kruise_cluster, write_log, emulator):  # noqa: F811
     before = await running(kruise_cluster)
     for node_kubelet in kruise_cluster.simulator.kubelets.values():
         await node_kubelet.stop()  # from here on the test is the kubelet
@@ -146,13 +116,13 @@ async def test_resize_keeps_pods_and_costs_three_writes_per_pod(kruise_cluster, 
             lambda: pods_of(kruise_cluster, NAME),
             lambda pods: all("resources" in p["status"]["containerStatuses"][0] for p in pods),
         )
-        write_log.writes.clear()
+        write_log.clear()
         await resize_in_place(kruise_cluster, kubelet, before, write_log)
     finally:
         await kubelet.close()
 
 
-async def resize_in_place(kruise_cluster, kubelet: Client, before: dict[str, Any], write_log) -> None:
+async def resize_in_place(kruise_cluster, kubelet: Client, before: dict[str, Any], log: WriteLog) -> None:
 
     revision = await set_resources(kruise_cluster, BURSTABLE_BIGGER)
 
@@ -181,7 +151,7 @@ async def resize_in_place(kruise_cluster, kubelet: Client, before: dict[str, Any
 
     await kruise_cluster.until(lambda: pods_of(kruise_cluster, NAME), normal)
     await settled(kruise_cluster, NAME, PODS_N, updatedReadyReplicas=PODS_N)
-    assert write_log.counts() == {
+    assert log.counts() == {
         ("PATCH", "pods/resize"): PODS_N,  # the new cpu/memory, before the object write
         ("PUT", "pods"): PODS_N,  # revision labels + in-place state + state Updating
         ("PATCH", "pods"): PODS_N,  # Updating -> Normal once the status resources match
@@ -202,7 +172,7 @@ async def recreated(kruise_cluster, before: dict[str, dict[str, Any]], revision:
 
 
 @pytest.mark.parametrize("feature_gates", [False], indirect=True)
-async def test_gate_off_recreates_on_resource_change(kruise_cluster, write_log):
+async def test_gate_off_recreates_on_resource_change(kruise_cluster, write_log):  # noqa: F811
     before = await running(kruise_cluster)
     revision = await set_resources(kruise_cluster, BURSTABLE_BIGGER)
     await recreated(kruise_cluster, before, revision)
@@ -210,7 +180,7 @@ async def test_gate_off_recreates_on_resource_change(kruise_cluster, write_log):
 
 
 @pytest.mark.parametrize("feature_gates", [True], indirect=True)
-async def test_qos_change_recreates_even_with_the_gate(kruise_cluster, write_log):
+async def test_qos_change_recreates_even_with_the_gate(kruise_cluster, write_log):  # noqa: F811
     before = await running(kruise_cluster)
     revision = await set_resources(kruise_cluster, GUARANTEED)
     await recreated(kruise_cluster, before, revision)

@@ -37,6 +37,10 @@ class WriteLog:
         """(method, resource) of every pod write, counted."""
         return Counter((m, r) for m, r, _ in self.writes if r in ("pods", "pods/status"))
 
+    def counts(self, resource: str = "pods") -> Counter[tuple[str, str]]:
+        """(method, resource[/subresource]) of every write to `resource` or one of its subresources."""
+        return Counter((m, r) for m, r, _ in self.writes if r.split("/", 1)[0] == resource)
+
     def pod_sequences(self) -> dict[str, tuple[tuple[str, str], ...]]:
         """Per existing pod, its writes after the create, in the order they were sent."""
         sequences: dict[str, list[tuple[str, str]]] = defaultdict(list)
