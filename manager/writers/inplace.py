@@ -43,10 +43,9 @@ from kruise.control.inplace.engine import (
 )
 from kruise.control.inplace.spec import UpdateSpec
 from kruise.kube.client import Client, PatchType
-from kruise.kube.errors import Conflict
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS
-from kruise.manager.writers.pods import MAX_CONFLICT_RETRIES, PodWriter
+from kruise.manager.writers.pods import PodWriter
 
 Pod = Mapping[str, Any]
 PodChange = Callable[[Pod], dict[str, Any] | None]
@@ -127,35 +126,28 @@ class InPlaceWriter:
         object write then carries the resized pod's resources and resourceVersion (a plain update may not
         change resources). On Conflict the pod is re-read and everything recomputed, as upstream's
         RetryOnConflict; a resize already applied is not sent again (its body comes out empty)."""
-        current: Pod = pod
-        for attempt in range(MAX_CONFLICT_RETRIES):
-            new, resize = change(current)
-            if new is None:
-                return None
-            if resize is not None:
-                meta = current["metadata"]
-                resized = await self.client.patch(
-                    PODS,
-                    meta["name"],
-                    resize,
-                    meta["namespace"],
-                    patch_type=PatchType.STRATEGIC,
-                    subresource="resize",
-                )
-                self.rv_expectations.expect(resized)
-                _carry_resize(new, resized)
-                current = resized
-            try:
-                written = await self.client.update(PODS, new)
-            except Conflict:
-                if attempt == MAX_CONFLICT_RETRIES - 1:
-                    raise
-                meta = current["metadata"]
-                current = await self.client.get(PODS, meta["name"], meta["namespace"])
-                continue
-            self.rv_expectations.expect(written)
-            return written
-        return None
+        pending: list[dict[str, Any] | None] = [None]
+
+        def object_change(current: Pod) -> dict[str, Any] | None:
+            new, pending[0] = change(current)
+            return new
+
+        async def resize_first(new: dict[str, Any]) -> None:
+            if pending[0] is None:
+                return
+            meta = new["metadata"]
+            resized = await self.client.patch(
+                PODS,
+                meta["name"],
+                pending[0],
+                meta["namespace"],
+                patch_type=PatchType.STRATEGIC,
+                subresource="resize",
+            )
+            self.rv_expectations.expect(resized)
+            _carry_resize(new, resized)
+
+        return await self.pods.write_with(pod, object_change, before_write=resize_first)
 
     async def update(self, pod: Pod, change: PodChange) -> dict[str, Any] | None:
         """Step 2 alone, for changes computed by the controller itself (SidecarSet's sidecar images):

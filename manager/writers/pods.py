@@ -7,7 +7,7 @@ reconcile waits until the informer has caught up instead of acting on the pod it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -131,12 +131,23 @@ class PodWriter:
         return await self._write(pod, change, status=True)
 
     async def write_with(
-        self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None]
+        self,
+        pod: Pod,
+        change: Callable[[Pod], dict[str, Any] | None],
+        *,
+        before_write: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> dict[str, Any] | None:
-        return await self._write(pod, change, status=False)
+        """`before_write` runs on each computed object just before its PUT (the in-place writer sends
+        `pods/resize` there and carries the result into the object)."""
+        return await self._write(pod, change, status=False, before_write=before_write)
 
     async def _write(
-        self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None], *, status: bool
+        self,
+        pod: Pod,
+        change: Callable[[Pod], dict[str, Any] | None],
+        *,
+        status: bool,
+        before_write: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> dict[str, Any] | None:
         """Apply `change` (pod -> new pod or None) and PUT it; on Conflict re-read the pod and
         recompute, as upstream's RetryOnConflict around a fresh Get does."""
@@ -145,6 +156,8 @@ class PodWriter:
             new = change(current)
             if new is None:
                 return None
+            if before_write is not None:
+                await before_write(new)
             try:
                 if status:
                     written = await self.client.update_status(PODS, new)
