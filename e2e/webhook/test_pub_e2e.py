@@ -18,7 +18,18 @@ DEPLOYMENT = {
         "selector": {"matchLabels": {"app": "pub-web"}},
         "template": {
             "metadata": {"labels": {"app": "pub-web"}},
-            "spec": {"containers": [{"name": "web", "image": "nginx:alpine"}]},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "web",
+                        "image": "nginx:alpine",
+                        # an evicted pod's replacement stays unready for a while (120 cluster seconds,
+                        # 6 s at speed 20): without it the sandbox readies the replacement before the
+                        # second eviction arrives, and that eviction is then rightly allowed
+                        "readinessProbe": {"tcpSocket": {"port": 80}, "initialDelaySeconds": 120},
+                    }
+                ]
+            },
         },
     },
 }
