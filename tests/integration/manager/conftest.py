@@ -52,6 +52,33 @@ class KruiseCluster:
         for controller in self.controllers:
             await controller.stop()
 
+    async def restart_manager(self, setups: Sequence[ControllerSetup]) -> ManagerContext:
+        """A crash and a fresh kruise-manager, in-process: the running controllers stop, their informer
+        caches, queued events and expectations are dropped with them, and new ones are built from
+        nothing through `setups`, exactly as a new process would. The fresh context replaces
+        `self.context` (the fixture stops it at teardown) and is returned."""
+        await self.stop_controllers()
+        await self.context.informers.stop()
+        for recorder in self.context.recorders:
+            await recorder.stop()
+        old = self.context
+        fresh = ManagerContext(
+            client=self.client,
+            informers=SharedInformerFactory(self.client),
+            feature_gates=old.feature_gates,
+            clock=old.clock,
+            nodeimage_creation_delay=0.0,
+            unhandled_kinds=old.unhandled_kinds,
+        )
+        controllers = [setup.build(fresh) for setup in setups if setup.enabled(old.feature_gates)]
+        fresh.informers.start()
+        assert await fresh.informers.wait_for_cache_sync(30)
+        for controller in controllers:
+            controller.start()
+        self.context = fresh
+        self.controllers[:] = controllers
+        return fresh
+
     async def until(
         self, fetch: Callable[[], Awaitable[T]], predicate: Callable[[T], bool], timeout: float = 30.0
     ) -> T:
@@ -128,10 +155,10 @@ async def kruise_cluster(
         yield cluster
     finally:
         await cluster.stop_controllers()
-        for recorder in context.recorders:
+        for recorder in cluster.context.recorders:  # a test may have restarted the manager
             with contextlib.suppress(Exception):
                 await recorder.stop()
-        await context.informers.stop()
+        await cluster.context.informers.stop()
         await client.close()
         await simulator.stop()
         shutil.rmtree(cri_dir, ignore_errors=True)

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from kruise.api import statefulset as statefulset_api
-from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
     CONTROLLER_REVISIONS,
@@ -19,7 +18,6 @@ from kruise.kube.resources import (
     PVCS,
     STORAGE_CLASSES,
 )
-from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.statefulset import SETUP
 
 NS = "default"
@@ -396,32 +394,6 @@ async def test_parallel_rollout_keeps_at_most_max_unavailable_pods_down(kruise_c
     assert 1 <= worst <= 2
 
 
-async def restart_manager(cluster) -> ManagerContext:
-    """A crash and a fresh kruise-manager, in-process: the running controllers stop, their informer
-    caches, queued events and expectations are dropped with them, and new ones are built from
-    nothing through SETUP, exactly as a new process would. Returns the new context (its informers
-    and recorder are the caller's to stop)."""
-    for controller in cluster.controllers:
-        await controller.stop()
-    await cluster.context.informers.stop()
-    for recorder in cluster.context.recorders:
-        await recorder.stop()
-    fresh = ManagerContext(
-        client=cluster.client,
-        informers=SharedInformerFactory(cluster.client),
-        feature_gates=cluster.context.feature_gates,
-        clock=cluster.context.clock,
-        nodeimage_creation_delay=0.0,
-    )
-    controllers = [SETUP.build(fresh)]
-    fresh.informers.start()
-    assert await fresh.informers.wait_for_cache_sync(30)
-    for controller in controllers:
-        controller.start()
-    cluster.controllers[:] = controllers  # the fixture stops whatever runs at teardown
-    return fresh
-
-
 async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cluster):
     """The controllers stop half-way through an in-place rollout of 6 pods (maxUnavailable 2) and
     fresh ones take over: the rollout completes, every pod keeps its UID and restarted exactly once,
@@ -447,41 +419,36 @@ async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cl
 
     await update_spec(kruise_cluster, "web", new_image("nginx:mainline"))
     await kruise_cluster.until(observe, lambda pods: 1 <= moved(pods) < 6)
-    fresh = await restart_manager(kruise_cluster)
-    try:
-        crashed = await observe()
-        assert 1 <= moved(crashed) < 6, "the crash must land mid-rollout"
+    fresh = await kruise_cluster.restart_manager([SETUP])
+    crashed = await observe()
+    assert 1 <= moved(crashed) < 6, "the crash must land mid-rollout"
 
-        target = (await get_sts(kruise_cluster, "web"))["metadata"]["generation"]
+    target = (await get_sts(kruise_cluster, "web"))["metadata"]["generation"]
 
-        async def status() -> dict[str, Any]:
-            await observe()
-            return await get_sts(kruise_cluster, "web")
+    async def status() -> dict[str, Any]:
+        await observe()
+        return await get_sts(kruise_cluster, "web")
 
-        def done(sts: dict[str, Any]) -> bool:
-            s = sts.get("status") or {}
-            return s.get("observedGeneration") == target and s.get("updatedReadyReplicas") == 6
+    def done(sts: dict[str, Any]) -> bool:
+        s = sts.get("status") or {}
+        return s.get("observedGeneration") == target and s.get("updatedReadyReplicas") == 6
 
-        sts = await kruise_cluster.until(status, done, timeout=60)
-        after = await pods_of(kruise_cluster, "web")
-        assert after.keys() == before.keys()
-        for name, pod in after.items():
-            assert pod["metadata"]["uid"] == before[name]["metadata"]["uid"]
-            assert pod["spec"]["containers"][0]["image"] == "nginx:mainline"
-            assert restarts(pod) == 1, name
-            assert pod["metadata"]["labels"]["controller-revision-hash"] == sts["status"]["updateRevision"]
-        assert 1 <= worst <= 2
-        for recorder in fresh.recorders:
-            await recorder.flush()
-        in_place = [
-            e for e in await events_of(kruise_cluster, "web") if e["reason"] == "SuccessfulUpdatePodInPlace"
-        ]
-        for name in after:
-            assert sum(f"pod {name} in-place" in e["message"] for e in in_place) <= 1, name
-    finally:
-        await fresh.informers.stop()
-        for recorder in fresh.recorders:
-            await recorder.stop()
+    sts = await kruise_cluster.until(status, done, timeout=60)
+    after = await pods_of(kruise_cluster, "web")
+    assert after.keys() == before.keys()
+    for name, pod in after.items():
+        assert pod["metadata"]["uid"] == before[name]["metadata"]["uid"]
+        assert pod["spec"]["containers"][0]["image"] == "nginx:mainline"
+        assert restarts(pod) == 1, name
+        assert pod["metadata"]["labels"]["controller-revision-hash"] == sts["status"]["updateRevision"]
+    assert 1 <= worst <= 2
+    for recorder in fresh.recorders:
+        await recorder.flush()
+    in_place = [
+        e for e in await events_of(kruise_cluster, "web") if e["reason"] == "SuccessfulUpdatePodInPlace"
+    ]
+    for name in after:
+        assert sum(f"pod {name} in-place" in e["message"] for e in in_place) <= 1, name
 
 
 def volume_claims(sts: dict[str, Any]) -> list[dict[str, Any]] | None:
