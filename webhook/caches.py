@@ -153,6 +153,10 @@ class StoreSpreads:
     def attach_workload(self, group: str, kind: str, store: Store) -> None:
         self._workloads[(group, kind)] = store
 
+    def follows(self, group: str, kind: str) -> bool:
+        """Whether a store of the (group, kind) is attached."""
+        return (group, kind) in self._workloads
+
     def in_namespace(self, namespace: str) -> list[dict]:
         return self._spreads.by_index(NAMESPACE_INDEX, namespace) if self._spreads is not None else []
 

@@ -22,10 +22,12 @@ from kruise.api import features
 from kruise.api.features import FeatureGateError, FeatureGates
 from kruise.control.sidecarset.revision import LABEL_SIDECARSET_NAME
 from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
+from kruise.control.workloadspread.whitelist import WhitelistError, parse_whitelist
 from kruise.kube.client import Client
 from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformerFactory
+from kruise.kube.kinds import resource_for_kind
 from kruise.kube.logging import configure_logging
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
@@ -182,7 +184,7 @@ class WebhookProcess:
         keeper = None
         if self.gates.enabled(features.WORKLOAD_SPREAD) and self.gates.enabled(features.POD_WEBHOOK):
             self.spreads = StoreSpreads()
-            keeper = SpreadKeeper(client, self.spreads)
+            keeper = SpreadKeeper(client, self.spreads, configuration=self.sidecarsets.configuration)
         self.persistent_pod_states = StorePersistentPodStates()
         storage_classes = None
         if self.gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE):
@@ -197,6 +199,7 @@ class WebhookProcess:
             keeper,
             self.persistent_pod_states.in_namespace,
             storage_classes,
+            configuration=self.sidecarsets.configuration,
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
@@ -255,6 +258,31 @@ class WebhookProcess:
         for ref in SPREAD_KRUISE_WORKLOADS:
             if await self._served(ref):
                 spreads.attach_workload(ref.group, ref.kind, self.factory.informer(ref).store)
+        await self._attach_custom_workloads(spreads)
+
+    async def _attach_custom_workloads(self, spreads: StoreSpreads) -> None:
+        """Caches for the kinds in kruise-configuration's WorkloadSpread whitelist (targets and their
+        subResources), read once at start as upstream's webhook does: pods are followed up their
+        owner chain through them and a target's replicas read from them. A bad whitelist or a kind
+        no resource serves is logged and not followed."""
+        try:
+            config_map = await self.client.get(CONFIGMAPS, CONFIGURATION_NAME, self.options.namespace)
+        except NotFound:
+            return
+        try:
+            whitelist = parse_whitelist(config_map.get("data") or {})
+        except WhitelistError as exc:
+            log.warning("WorkloadSpread custom workloads are not followed", error=str(exc))
+            return
+        for gvk in whitelist.kinds_to_follow():
+            if spreads.follows(gvk.group, gvk.kind):
+                continue
+            ref = await resource_for_kind(self.client, gvk.group, gvk.version, gvk.kind)
+            if ref is None or not await self._served(ref):
+                kind = f"{gvk.kind}.{gvk.group}"
+                log.warning("WorkloadSpread custom workload kind is not served", kind=kind)
+                continue
+            spreads.attach_workload(gvk.group, gvk.kind, self.factory.informer(ref).store)
 
     async def _persistent_pod_state_served(self) -> bool:
         try:

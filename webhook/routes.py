@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from kruise.api import features
@@ -64,6 +64,7 @@ def build_routes(
     spreads: SpreadKeeper | None = None,
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
     storage_classes: statefulset.StorageClassSource | None = None,
+    configuration: Callable[[], Mapping[str, str]] | None = None,
 ) -> dict[str, Handler]:
     """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
     `budgets` None: no PodUnavailableBudget checks.
@@ -73,7 +74,9 @@ def build_routes(
     `spreads` None: no WorkloadSpread subset injection (it also needs gate WorkloadSpread).
     `persistent_pod_states` None: recreated StatefulSet pods are not steered back (PPS not served).
     `storage_classes`: read by Advanced StatefulSet's claim-template check (gate
-    StatefulSetAutoResizePVCGate); None there means no class is known."""
+    StatefulSetAutoResizePVCGate); None there means no class is known.
+    `configuration`: `data` of ConfigMap kruise-configuration (WorkloadSpread's custom-workload
+    whitelist); None reads as an empty ConfigMap."""
     gates = gates or FeatureGates()
     protection = gates.enabled(features.RESOURCES_DELETION_PROTECTION)
     routes: dict[str, Handler] = {}
@@ -97,6 +100,10 @@ def build_routes(
             mutate = statefulset.statefulset_mutating_handler(hooks, resize)
             validate = statefulset.statefulset_validating_handler(
                 hooks, storage_classes, resize, deletion_protection=protection
+            )
+        if info.kind == "WorkloadSpread":
+            validate = workloadspread.spread_validating_handler(
+                hooks, configuration or dict, deletion_protection=protection
             )
         if info.kind == "ContainerRecreateRequest" and objects is not None:
             mutate = crr.mutating_handler(

@@ -10,6 +10,7 @@ from typing import Any
 
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 from kruise.control.workloadspread.subsets import controller_of
+from kruise.control.workloadspread.whitelist import ReplicasPathError, Whitelist, replicas_at
 
 Obj = dict[str, Any]
 OwnerLookup = Callable[[Mapping[str, Any], str], Mapping[str, Any] | None]
@@ -135,14 +136,33 @@ def _path_value(obj: Any, path: str) -> int:
     return obj if isinstance(obj, int) and not isinstance(obj, bool) else 0
 
 
-def workload_replicas(ws: Mapping[str, Any], workload: Mapping[str, Any] | None) -> int:
+def is_builtin_target(target: Mapping[str, Any]) -> bool:
+    """Whether a targetRef names one of the built-in workload kinds (not a whitelisted custom one)."""
+    groups = WORKLOAD_GROUPS.get(str(target.get("kind") or ""), ())
+    return group_of(str(target.get("apiVersion") or "")) in groups
+
+
+def workload_replicas(
+    ws: Mapping[str, Any], workload: Mapping[str, Any] | None, whitelist: Whitelist | None = None
+) -> int:
     """The replicas percentages refer to: the sum of `targetFilter.replicasPathList` when given,
-    else `spec.parallelism` of a Job and `spec.replicas` of anything else (0 when unknown)."""
+    else `spec.parallelism` of a Job and `spec.replicas` of another built-in workload, else (a
+    whitelisted custom workload) the value at its `replicasPath`; 0 when unknown. A replicasPath
+    that does not lead to an integer counts 0, as upstream's webhook reports and ignores it."""
     if workload is None:
         return 0
     paths = ((ws.get("spec") or {}).get("targetFilter") or {}).get("replicasPathList") or []
     if paths:
         return sum(_path_value(workload, p) for p in paths)
+    target = (ws.get("spec") or {}).get("targetRef") or {}
+    if target and not is_builtin_target(target):
+        path = (whitelist or Whitelist()).replicas_path(
+            group_of(str(target.get("apiVersion") or "")), str(target.get("kind") or "")
+        )
+        try:
+            return replicas_at(workload, path or "")
+        except ReplicasPathError:
+            return 0
     field = "parallelism" if workload.get("kind") == "Job" else "replicas"
     value = (workload.get("spec") or {}).get(field)
     return value if isinstance(value, int) else 0

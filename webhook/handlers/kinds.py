@@ -64,7 +64,7 @@ def hooks_for(info: CRDInfo) -> KindHooks:
     return KindHooks(info, getattr(module, "set_defaults", None), getattr(module, "validate", None))
 
 
-def _parse(hooks: KindHooks, req: AdmissionRequest, obj: dict[str, Any]) -> Any:
+def parse_request_object(hooks: KindHooks, req: AdmissionRequest, obj: dict[str, Any]) -> Any:
     """Parse a private copy: models keep schemaless dicts (pod templates) by reference, and defaulters
     mutate those in place — which would silently change the patch baseline."""
     return hooks.model_for(req.kind.version).model_validate(mutable(obj))
@@ -75,7 +75,7 @@ def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
         if req.operation not in ("CREATE", "UPDATE") or req.object is None or hooks.set_defaults is None:
             return allow()
         try:
-            model = _parse(hooks, req, req.object)
+            model = parse_request_object(hooks, req, req.object)
         except ValidationError as exc:
             return deny(400, aggregate_message(pydantic_errors(exc)))
         if hooks.defaults_take_protection:
@@ -108,8 +108,10 @@ def validating_handler(
         if req.operation not in ("CREATE", "UPDATE") or req.object is None or hooks.validate is None:
             return allow()
         try:
-            obj = _parse(hooks, req, req.object)
-            old = _parse(hooks, req, req.old_object) if req.operation == "UPDATE" and req.old_object else None
+            obj = parse_request_object(hooks, req, req.object)
+            old = None
+            if req.operation == "UPDATE" and req.old_object:
+                old = parse_request_object(hooks, req, req.old_object)
         except ValidationError as exc:
             return deny(422, aggregate_message(pydantic_errors(exc)))
         errors = hooks.validate(obj, old=old) if hooks.validate_takes_old else hooks.validate(obj)

@@ -27,15 +27,20 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import structlog
+from pydantic import ValidationError
 
+from kruise.api import workloadspread as wsapi
+from kruise.api.validation import ErrorType, FieldError, aggregate_message, pydantic_errors
 from kruise.control.workloadspread import subsets as wsrules
 from kruise.control.workloadspread.injection import inject
-from kruise.control.workloadspread.targets import matching_spread, workload_replicas
+from kruise.control.workloadspread.targets import is_builtin_target, matching_spread, workload_replicas
+from kruise.control.workloadspread.whitelist import Whitelist, WhitelistError, parse_whitelist
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError, NotFound
 from kruise.kube.resources import WORKLOADSPREADS
 from kruise.kube.retry import DEFAULT_BACKOFF, Backoff, optimistic_update
-from kruise.webhook.admission import AdmissionRequest, Decision, deny
+from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
+from kruise.webhook.handlers import kinds
 
 log = structlog.get_logger("kruise.webhook.workloadspread")
 
@@ -71,8 +76,11 @@ class SpreadKeeper:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         new_uid: Callable[[], str] = lambda: str(uuid.uuid4()),
         backoff: Backoff = DEFAULT_BACKOFF,
+        configuration: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
+        """`configuration`: `data` of ConfigMap kruise-configuration (its custom-workload whitelist)."""
         self.client = client
+        self.configuration = configuration
         self.source = source
         self.clock = clock
         self.new_uid = new_uid
@@ -84,11 +92,20 @@ class SpreadKeeper:
         mine = self._written.get((cached.get("metadata") or {}).get("uid", ""))
         return mine if mine is not None and _rv(mine) > _rv(cached) else cached
 
+    def whitelist(self) -> Whitelist:
+        """The custom-workload whitelist; a bad one reads as empty (upstream's webhook ignores the
+        error and handles only the built-in workloads)."""
+        try:
+            return parse_whitelist(self.configuration())
+        except WhitelistError as exc:
+            log.warning("ignoring the WorkloadSpread custom workload whitelist", error=str(exc))
+            return Whitelist()
+
     def _replicas(self, ws: Mapping[str, Any], namespace: str) -> int:
         if not wsrules.has_percent_subset(ws):
             return 0
         target = (ws.get("spec") or {}).get("targetRef") or {}
-        return workload_replicas(ws, self.source.workload(target, namespace))
+        return workload_replicas(ws, self.source.workload(target, namespace), self.whitelist())
 
     async def _book(self, matched: Obj, change: Callable[[Obj, int], Obj | None]) -> Obj | None:
         """`change` (WorkloadSpread as last read, workload replicas) → the WorkloadSpread to write or
@@ -136,7 +153,9 @@ class SpreadKeeper:
         has room. Raises OwnerNotFound, PatchError, MaxReplicasError, or the API error of a write
         that could not be made."""
         namespace = (pod.get("metadata") or {}).get("namespace") or ""
-        matched = matching_spread(pod, self.source.in_namespace(namespace), self.source.owner)
+        matched = matching_spread(
+            pod, self.source.in_namespace(namespace), self.source.owner, self.whitelist().owner_kinds()
+        )
         if matched is None:
             return None
         chosen: list[wsrules.Assignment] = []
@@ -225,3 +244,43 @@ def pod_deletion_check(
         return None
 
     return check
+
+
+def spread_validating_handler(
+    hooks: kinds.KindHooks,
+    configuration: Callable[[], Mapping[str, str]],
+    deletion_protection: bool = False,
+) -> Callable[[AdmissionRequest], Awaitable[Decision]]:
+    """`/validate-apps-kruise-io-v1alpha1-workloadspread`: the kind's validation with kruise-configuration's
+    custom-workload whitelist (a targetRef outside the built-in kinds must be whitelisted), and on
+    UPDATE the rule that the target may not change. A whitelist that does not parse refuses only a
+    WorkloadSpread that needs it (upstream reads it only for non-built-in targets), as an internal
+    error on `spec.targetRef` naming the ConfigMap key."""
+    fallback = kinds.validating_handler(hooks, deletion_protection=deletion_protection)
+
+    async def handle(req: AdmissionRequest) -> Decision:
+        if req.operation not in ("CREATE", "UPDATE") or req.object is None:
+            return await fallback(req)
+        try:
+            obj = kinds.parse_request_object(hooks, req, req.object)
+            old = None
+            if req.operation == "UPDATE" and req.old_object:
+                old = kinds.parse_request_object(hooks, req, req.old_object)
+        except ValidationError as exc:
+            return deny(422, aggregate_message(pydantic_errors(exc)))
+        target = (req.object.get("spec") or {}).get("targetRef") or {}
+        errors: list[FieldError] = []
+        whitelist: frozenset[tuple[str, str]] = frozenset()
+        if target and not is_builtin_target(target):
+            try:
+                whitelist = parse_whitelist(configuration()).target_kinds()
+            except WhitelistError as exc:
+                errors.append(FieldError(ErrorType.Internal, "spec.targetRef", detail=str(exc)))
+        errors.extend(wsapi.validate(obj, whitelist))
+        if old is not None:
+            errors.extend(wsapi.validate_update(obj, old))
+        if errors:
+            return deny(422, aggregate_message(errors))
+        return allow()
+
+    return handle

@@ -16,15 +16,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api.keys import CONFIGMAP_KRUISE_CONFIGURATION
 from kruise.control import podstatus
 from kruise.control.workloadspread.reschedule import marked_unschedulable
 from kruise.control.workloadspread.subsets import MatchedSpread, controller_of, pod_version
 from kruise.control.workloadspread.targets import group_of
+from kruise.control.workloadspread.whitelist import (
+    ReplicasPathError,
+    WhitelistError,
+    parse_whitelist,
+    replicas_at,
+)
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
     CLONESETS,
+    CONFIGMAPS,
     DEPLOYMENTS,
     JOBS,
     NODES,
@@ -97,28 +105,80 @@ def _rolled(old: Obj, new: Obj, kind: str) -> bool:
 
 
 def workload_handlers(
-    ref: ResourceRef, spreads: SharedInformer, enqueue: Callable[[str], None]
+    ref: ResourceRef,
+    spreads: SharedInformer,
+    enqueue: Callable[[str], None],
+    replicas_of: Callable[[Obj], Any] | None = None,
 ) -> dict[str, Any]:
+    """`replicas_of`: how to read a custom workload's replicas (its whitelisted replicasPath);
+    default `spec.replicas` (a Job: `spec.parallelism`)."""
+
     def wake(obj: Obj) -> None:
         for key in spreads_for(obj, ref.group, ref.kind, spreads):
             enqueue(key)
 
+    def replicas(obj: Obj) -> Any:
+        if replicas_of is not None:
+            return replicas_of(obj)
+        return (obj.get("spec") or {}).get("parallelism" if ref.kind == "Job" else "replicas")
+
     def on_update(old: Obj, new: Obj) -> None:
-        spec_old, spec_new = old.get("spec") or {}, new.get("spec") or {}
-        field = "parallelism" if ref.kind == "Job" else "replicas"
-        if spec_old.get(field) != spec_new.get(field) or _rolled(old, new, ref.kind):
+        if replicas(old) != replicas(new) or _rolled(old, new, ref.kind):
             wake(new)
 
     return {"on_add": wake, "on_update": on_update, "on_delete": lambda o: wake(unwrap_tombstone(o))}
+
+
+def configuration_of(informer: SharedInformer) -> Callable[[], dict[str, str]]:
+    """`data` of ConfigMap kruise-configuration from an informer holding only it ({} when absent)."""
+
+    def data() -> dict[str, str]:
+        for config_map in informer.list():
+            return dict(config_map.get("data") or {})
+        return {}
+
+    return data
+
+
+def custom_replicas(ref: ResourceRef, configuration: Callable[[], dict[str, str]]) -> Callable[[Obj], Any]:
+    """A custom workload's replicas as its whitelisted replicasPath reads them (None: unreadable)."""
+
+    def read(obj: Obj) -> Any:
+        try:
+            path = parse_whitelist(configuration()).replicas_path(ref.group, ref.kind)
+            return replicas_at(obj, path or "")
+        except (WhitelistError, ReplicasPathError):
+            return None
+
+    return read
 
 
 def build(ctx: ManagerContext) -> Controller:
     spreads = ctx.informers.informer(WORKLOADSPREADS)
     pods = ctx.informers.informer(PODS)
     workloads = {(ref.group, ref.kind): ctx.informers.informer(ref) for ref in TARGETS}
+    configuration = configuration_of(
+        ctx.informers.informer(
+            CONFIGMAPS, ctx.namespace, field_selector=f"metadata.name={CONFIGMAP_KRUISE_CONFIGURATION}"
+        )
+    )
+    followed: set[ResourceRef] = set()
+
+    def follow(ref: ResourceRef) -> None:
+        # A whitelisted kind is known only once a WorkloadSpread targets it (its resource is looked
+        # up then); from then on its changes wake the WorkloadSpreads targeting it.
+        if ref in followed:
+            return
+        followed.add(ref)
+        informer = ctx.informers.informer(ref)
+        informer.add_event_handler(
+            **workload_handlers(ref, spreads, controller.queue.add, custom_replicas(ref, configuration))
+        )
+        ctx.informers.start()
+
     reconciler = WorkloadSpreadReconciler(
         ctx.client, spreads=spreads, pods=pods, workloads=workloads, nodes=ctx.informers.informer(NODES),
-        recorder=ctx.recorder(COMPONENT), clock=ctx.clock,
+        recorder=ctx.recorder(COMPONENT), clock=ctx.clock, configuration=configuration, follow=follow,
     )  # fmt: skip
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(spreads)

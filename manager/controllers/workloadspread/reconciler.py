@@ -14,7 +14,7 @@ concurrent webhook booking makes it conflict and the pass runs again on fresh bo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -22,15 +22,24 @@ import structlog
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 from kruise.control.workloadspread import adoption, deletioncost, status
 from kruise.control.workloadspread.subsets import controller_of
-from kruise.control.workloadspread.targets import group_of, pod_selected, workload_replicas
+from kruise.control.workloadspread.targets import (
+    OwnerNotFound,
+    group_of,
+    is_builtin_target,
+    pod_selected,
+    references,
+    workload_replicas,
+)
+from kruise.control.workloadspread.whitelist import GroupVersionKind, parse_whitelist
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result, TerminalError
 from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import PODS, WORKLOADSPREADS
-from kruise.kube.store import OWNER_UID_INDEX
+from kruise.kube.kinds import resource_for_kind
+from kruise.kube.resources import PODS, WORKLOADSPREADS, ResourceRef
+from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
 
 Obj = Mapping[str, Any]
 log = structlog.get_logger(__name__)
@@ -47,11 +56,19 @@ class WorkloadSpreadReconciler:
         nodes: SharedInformer | None = None,
         recorder: EventRecorder | None = None,
         clock: Clock | None = None,
+        configuration: Callable[[], Mapping[str, str]] = dict,
+        follow: Callable[[ResourceRef], None] | None = None,
     ) -> None:
         """`workloads`: (API group, kind) → informer; it must hold ("apps", "ReplicaSet") to follow a
-        Deployment's pods. Target kinds without an informer are not followed. Without `nodes`, pods
-        lacking the annotation are not adopted (their nodes cannot be read)."""
+        Deployment's pods. Built-in target kinds without an informer are not followed. Without
+        `nodes`, pods lacking the annotation are not adopted (their nodes cannot be read).
+        `configuration`: `data` of ConfigMap kruise-configuration, whose custom-workload whitelist
+        lets a WorkloadSpread target other kinds; `follow` is told each such kind's resource once, so
+        the caller can watch it (replica changes wake the WorkloadSpread)."""
         self.client = client
+        self.configuration = configuration
+        self.follow = follow
+        self._resources: dict[tuple[str, str, str], ResourceRef] = {}
         self.spreads = spreads
         self.pods = pods
         self.nodes = nodes
@@ -99,19 +116,87 @@ class WorkloadSpreadReconciler:
                 return []
         return owned
 
+    async def _resource(self, gvk: GroupVersionKind) -> ResourceRef:
+        """The resource serving a whitelisted kind (looked up once); the first lookup also asks
+        `follow` to watch it. Raises LookupError while no resource serves it (retried)."""
+        key = (gvk.group, gvk.version, gvk.kind)
+        ref = self._resources.get(key)
+        if ref is None:
+            ref = await resource_for_kind(self.client, gvk.group, gvk.version, gvk.kind)
+            if ref is None:
+                raise LookupError(f"no resource serves {gvk.kind}.{gvk.group}/{gvk.version}")
+            self._resources[key] = ref
+            if self.follow is not None:
+                self.follow(ref)
+        return ref
+
+    async def _custom_target(self, ws: Obj, key: str) -> tuple[Obj | None, list[Obj], int] | None:
+        """(workload or None when missing, its pods, its replicas) of a whitelisted custom target;
+        None when the kind is not whitelisted. The workload and its subResources are read from the
+        apiserver (upstream reads unstructured kinds uncached); a pod is the target's when its
+        controller chain reaches the target through whitelisted kinds."""
+        whitelist = parse_whitelist(self.configuration())
+        ref = (ws.get("spec") or {}).get("targetRef") or {}
+        group, kind = group_of(str(ref.get("apiVersion") or "")), str(ref.get("kind") or "")
+        entry = next((w for w in whitelist.workloads if (w.gvk.group, w.gvk.kind) == (group, kind)), None)
+        if entry is None:
+            log.info("workloadspread target kind not followed", workloadspread=key)
+            return None
+        namespace = ws["metadata"].get("namespace") or ""
+        target_ref = await self._resource(GroupVersionKind(group, entry.gvk.version, kind))
+        try:
+            workload: Obj | None = await self.client.get(target_ref, str(ref.get("name") or ""), namespace)
+        except NotFound:
+            workload = None
+        if workload is None or workload["metadata"].get("deletionTimestamp"):
+            return workload, [], workload_replicas(ws, workload, whitelist)
+        known: dict[tuple[str, str, str], Obj] = {(group, kind, workload["metadata"]["name"]): workload}
+        for sub in entry.sub_resources:
+            if (sub.group, sub.kind) in self.workloads:
+                continue
+            sub_ref = await self._resource(sub)
+            for item in (await self.client.list(sub_ref, namespace)).get("items") or []:
+                known[(sub.group, sub.kind, item["metadata"]["name"])] = item
+
+        def lookup(owner: Mapping[str, Any], ns: str) -> Mapping[str, Any] | None:
+            owner_group = group_of(str(owner.get("apiVersion") or ""))
+            informer = self.workloads.get((owner_group, str(owner.get("kind") or "")))
+            if informer is not None:
+                return informer.get(f"{ns}/{owner.get('name') or ''}")
+            return known.get((owner_group, str(owner.get("kind") or ""), str(owner.get("name") or "")))
+
+        extra = whitelist.owner_kinds()
+        pods: list[Obj] = []
+        for pod in self.pods.by_index(NAMESPACE_INDEX, namespace):
+            try:
+                if references(ref, controller_of(pod), namespace, lookup, extra):
+                    pods.append(pod)
+            except OwnerNotFound:
+                continue
+        return workload, pods, workload_replicas(ws, workload, whitelist)
+
     async def reconcile(self, key: str) -> Result | None:
         ws = self.spreads.get(key)
         if ws is None or ws["metadata"].get("deletionTimestamp"):
             return None
-        if not (ws.get("spec") or {}).get("targetRef"):
+        target = (ws.get("spec") or {}).get("targetRef")
+        if not target:
             return None
-        found = self._workload(ws)
-        if found is None:
-            log.info("workloadspread target kind not followed", workloadspread=key)
-            return None
-        kind, workload = found
-        pods = self._pods_of(kind, workload) if workload is not None else []
-        replicas = workload_replicas(ws, workload)
+        if is_builtin_target(target):
+            found = self._workload(ws)
+            if found is None:
+                log.info("workloadspread target kind not followed", workloadspread=key)
+                return None
+            kind, workload = found
+            pods = self._pods_of(kind, workload) if workload is not None else []
+            replicas = workload_replicas(ws, workload)
+        else:
+            # a whitelist that does not parse raises WhitelistError: retried, as upstream returns it
+            custom = await self._custom_target(ws, key)
+            if custom is None:
+                return None
+            kind = str(target.get("kind") or "")
+            workload, pods, replicas = custom
         try:
             pods = [p for p in pods if pod_selected(ws, p)]
         except SelectorError as exc:
