@@ -7,7 +7,9 @@ counting rescheduleCriticalSeconds for it; upstream's handler leaves that to cha
 workload (CloneSet, Deployment, ReplicaSet, Job, StatefulSet, Advanced StatefulSet) wakes the
 WorkloadSpread targeting it — a ReplicaSet also the one targeting its Deployment — when created or
 deleted, when its replicas (a Job: parallelism) change, and for a CloneSet or Deployment when a new
-revision rolls out (deletion costs rank versions). Nodes are only read (to adopt pods created before
+revision rolls out (deletion costs rank versions). A custom workload whitelisted in
+kruise-configuration is watched from the first pass that targets it, and wakes its WorkloadSpread
+when the value at its `replicasPath` changes. Nodes are only read (to adopt pods created before
 the WorkloadSpread), as upstream: a node change wakes nothing.
 """
 
