@@ -278,6 +278,20 @@ def _past_deadline(job: api.BroadcastJob, start: datetime, now: datetime) -> boo
     return seconds is not None and now - start >= timedelta(seconds=seconds)
 
 
+def _deadline_requeue(job: api.BroadcastJob, start: datetime, now: datetime) -> timedelta | None:
+    """The time left before ``activeDeadlineSeconds`` (policy Always), on every pass of a running job.
+
+    Upstream requeues for the deadline only on the pass that sets ``startTime``; that requeue lives
+    in the manager's queue, so a manager restarted after it would never fail a job whose pods run
+    quietly past the deadline (no pod event comes to wake it). Requeueing for what is left on every
+    pass gives the same moment on the first pass and survives a restart."""
+    seconds = job.spec.completion_policy.active_deadline_seconds
+    if job.spec.completion_policy.type != api.COMPLETION_ALWAYS or seconds is None:
+        return None
+    left = start + timedelta(seconds=seconds) - now
+    return left if left > timedelta(0) else None
+
+
 def _ttl_requeue(job: api.BroadcastJob) -> timedelta | None:
     """finishJob's requeue: a second past the TTL, so the next pass finds it expired."""
     ttl = job.spec.completion_policy.ttl_seconds_after_finished
@@ -317,12 +331,8 @@ def plan_reconcile(
     stamp = format_time(now)
     template = labelled_template(job)
 
-    requeue_after: timedelta | None = None
-    start = parse_time(status.start_time)
-    if start is None:
-        start = now
-        if policy.type == api.COMPLETION_ALWAYS and policy.active_deadline_seconds is not None:
-            requeue_after = timedelta(seconds=policy.active_deadline_seconds)
+    start = parse_time(status.start_time) or now
+    requeue_after = _deadline_requeue(job, start, now)
     phase = status.phase or api.PHASE_RUNNING
 
     events: list[Event] = []

@@ -82,7 +82,28 @@ def test_nodes_with_pods_get_no_second_pod():
 
 def test_a_deadline_requeues_at_the_deadline_on_first_sight():
     assert plan_reconcile(job(deadline=30), NODES, [], NOW).requeue_after == timedelta(seconds=30)
-    assert plan_reconcile(job(deadline=30, status=running()), NODES, [], NOW).requeue_after is None
+
+
+@given(elapsed=st.integers(min_value=0, max_value=599))
+def test_every_pass_of_a_running_job_requeues_for_the_deadline_left(elapsed):
+    """A restarted manager has lost the first pass's requeue: the next pass it makes must set one
+    for the time still left, or a job whose pods run quietly would never meet its deadline."""
+    started = format_time(NOW - timedelta(seconds=elapsed))
+    j = job(deadline=600, status=running(start=started))
+    plan = plan_reconcile(j, NODES, [job_pod(j, n["metadata"]["name"]) for n in NODES], NOW)
+    assert plan.requeue_after == timedelta(seconds=600 - elapsed)
+    assert plan.settle().status["phase"] == "running"
+
+
+def test_a_job_past_its_deadline_fails_instead_of_requeueing_for_it():
+    plan = plan_reconcile(job(deadline=30, status=running()), NODES, [], NOW)
+    assert plan.settle().status["phase"] == "failed"
+    assert plan.requeue_after is None  # no ttlSecondsAfterFinished
+
+
+def test_policy_never_ignores_the_deadline_for_requeues():
+    j = job(deadline=30, completion="Never", status=running(start=STAMP))
+    assert plan_reconcile(j, NODES, [], NOW).requeue_after is None
 
 
 def test_a_job_being_deleted_creates_nothing():
