@@ -355,15 +355,18 @@ async def test_manager_crash_after_subset_removal_deletes_only_its_child(kruise_
     assert len(remaining) == 2
     assert ud["status"]["subsetReplicas"] == {"subset-b": 3, "subset-c": 3}
 
-    async def orphans() -> list[dict[str, Any]]:
+    async def orphans() -> list[str]:
+        """Pods of the removed child the garbage collector has not deleted (a terminating pod is
+        deleted: the kubelet finishing it is none of the manager's business)."""
         listing = await cluster.client.list(PODS, NS)
         return [
-            p
+            p["metadata"]["name"]
             for p in listing["items"]
-            if any(r.get("uid") == removed for r in p["metadata"].get("ownerReferences") or [])
+            if not p["metadata"].get("deletionTimestamp")
+            and any(r.get("uid") == removed for r in p["metadata"].get("ownerReferences") or [])
         ]
 
     try:
-        await cluster.until(orphans, lambda pods: not pods)
+        await cluster.until(orphans, lambda pods: not pods, timeout=60)
     except TimeoutError:
         raise AssertionError(f"pods of the removed child remain: {await orphans()}") from None
