@@ -370,3 +370,28 @@ async def test_manager_crash_after_subset_removal_deletes_only_its_child(kruise_
         await cluster.until(orphans, lambda pods: not pods, timeout=60)
     except TimeoutError:
         raise AssertionError(f"pods of the removed child remain: {await orphans()}") from None
+
+
+async def test_manager_crash_mid_provision_creates_each_child_once(kruise_cluster) -> None:
+    """The manager dies after creating the first of three children: the fresh one creates the other
+    two, keeps the first (children carry generated names, so only the subset label tells them
+    apart) and never a second child for any subset."""
+    cluster = kruise_cluster
+    dying = DyingClient(cluster.client, child_writes=1)
+    await cluster.restart_manager([dying_setup(dying), CLONESET_SETUP])
+    subsets = [zone_subset("zone-a"), zone_subset("zone-b"), zone_subset("zone-c")]
+    await cluster.client.create(UNITED_DEPLOYMENTS, manifest("fresh", 6, subsets), NS)
+    await cluster.until(lambda: _dead(dying), bool)
+    left = await children(cluster, "fresh")
+    assert len(left) == 1, left.keys()
+    await cluster.restart_manager([SETUP, CLONESET_SETUP])
+
+    ud = await cluster.until(lambda: ud_of(cluster, "fresh"), converged(6), timeout=60)
+    after = await children(cluster, "fresh")
+    assert replicas_of(after) == dict.fromkeys(SUBSETS, 2)
+    assert {s: identity(after)[s] for s in left} == identity(left)
+    assert len(await all_subset_clonesets(cluster)) == 3
+    assert ud["status"]["subsetReplicas"] == dict.fromkeys(SUBSETS, 2)
+    conditions = conditions_of(ud)
+    assert conditions["SubsetProvisioned"]["status"] == "True"
+    assert conditions["UnitedDeploymentUpdated"]["status"] == "True"
