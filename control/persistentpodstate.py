@@ -1,12 +1,14 @@
 """PersistentPodState planning (pure): what to remember of each pod, and how to steer it back.
 
-A PersistentPodState targets one StatefulSet (apps/v1 or Advanced). For every Ready pod of it that
-runs on a node, the controller records in `status.podStates[<pod name>]` the node name, the values of
-the node's labels named by `requiredPersistentTopology` / `preferredPersistentTopology`, and the
-pod's annotations named by `persistentPodAnnotations`. StatefulSet pods keep their names, so when a
-pod of that name is created again the pod webhook turns the recorded values into a `nodeSelector`
-(required keys) and preferred node-affinity terms (one per preferred term, its weight kept) and marks
-the pod with `kruise.io/injected-persistent-pod-state: <pps name>`.
+A PersistentPodState targets one StatefulSet (apps/v1 or Advanced), or a statefulset-like custom
+workload whitelisted in kruise-configuration (`kruise.control.customworkloads`). For every Ready
+pod of it that runs on a node, the controller records in `status.podStates[<pod name>]` the node
+name, the values of the node's labels named by `requiredPersistentTopology` /
+`preferredPersistentTopology`, and the pod's annotations named by `persistentPodAnnotations`.
+StatefulSet pods keep their names, so when a pod of that name is created again the pod webhook
+turns the recorded values into a `nodeSelector` (required keys) and preferred node-affinity terms
+(one per preferred term, its weight kept) and marks the pod with
+`kruise.io/injected-persistent-pod-state: <pps name>`.
 
 Records of ordinals outside the workload's replicas (reserved ordinals skipped, as Advanced
 StatefulSet numbers its pods) are dropped once their pod is gone, unless the retention policy is
@@ -32,6 +34,7 @@ from kruise.api.keys import (
 )
 from kruise.api.persistentpodstate import DEFAULT_SUPPORTED_GROUPS, RETENTION_WHEN_DELETED
 from kruise.control import podstatus
+from kruise.control.customworkloads import StatefulSetLikeWhitelist
 from kruise.control.statefulset.identity import parent_and_ordinal, reserved_ordinals
 
 Obj = Mapping[str, Any]
@@ -137,6 +140,14 @@ class Workload:
     replicas: int
     reserve_ordinals: tuple[int | str, ...] = ()
     deleting: bool = False
+
+    @classmethod
+    def of_custom(cls, obj: Obj) -> Workload:
+        """A whitelisted statefulset-like workload, read as upstream's controller finder reads one:
+        `spec.replicas` (0 when absent or not an integer), no reserved ordinals, and its deletion
+        timestamp not carried (its records are dropped once it is gone)."""
+        replicas = (obj.get("spec") or {}).get("replicas")
+        return cls(replicas=replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 0)
 
     @classmethod
     def of(cls, obj: Obj) -> Workload:
@@ -294,14 +305,20 @@ def node_affinity(spec: Obj, state: Obj) -> tuple[dict[str, str] | None, list[di
     return selector, preferred
 
 
-def inject(pod: dict[str, Any], states: Iterable[Obj]) -> bool:
+NO_CUSTOM_WORKLOADS = StatefulSetLikeWhitelist()
+
+
+def inject(
+    pod: dict[str, Any], states: Iterable[Obj], whitelist: StatefulSetLikeWhitelist = NO_CUSTOM_WORKLOADS
+) -> bool:
     """Steer a pod being created back to its recorded topology, in place; True when it changed.
 
-    Only pods controlled by a StatefulSet with a PersistentPodState that recorded topology labels
-    under the pod's name are touched; the first admission of a name has no record and passes.
+    Only pods controlled by a StatefulSet (or a kind in `whitelist`, PPS_Watch_Custom_Workload_WhiteList)
+    with a PersistentPodState that recorded topology labels under the pod's name are touched; the
+    first admission of a name has no record and passes.
     """
     ref = controller_ref(pod)
-    if ref is None or not is_statefulset(ref.get("apiVersion") or "", ref.get("kind") or ""):
+    if ref is None or not whitelist.allows(ref.get("apiVersion") or "", ref.get("kind") or ""):
         return False
     pps = select_for(states, ref["apiVersion"], ref["kind"], ref.get("name") or "")
     if pps is None:

@@ -11,7 +11,17 @@ from kruise.api.registry import KINDS
 from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
 from kruise.webhook.caches import StorePodsAndNodes
-from kruise.webhook.handlers import crr, deletion, kinds, pod, pub, sidecarset, statefulset, workloadspread
+from kruise.webhook.handlers import (
+    crr,
+    deletion,
+    kinds,
+    persistentpodstate,
+    pod,
+    pub,
+    sidecarset,
+    statefulset,
+    workloadspread,
+)
 from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
 from kruise.webhook.handlers.versions import at_version
@@ -75,8 +85,10 @@ def build_routes(
     `persistent_pod_states` None: recreated StatefulSet pods are not steered back (PPS not served).
     `storage_classes`: read by Advanced StatefulSet's claim-template check (gate
     StatefulSetAutoResizePVCGate); None there means no class is known.
-    `configuration`: `data` of ConfigMap kruise-configuration (WorkloadSpread's custom-workload
-    whitelist); None reads as an empty ConfigMap."""
+    `configuration`: `data` of ConfigMap kruise-configuration (the WorkloadSpread and the
+    PersistentPodState custom-workload whitelists); None reads as an empty ConfigMap.
+    A WorkloadSpread's conflict with another of its namespace is checked against `spreads`' cache
+    (so only when it is given); a PersistentPodState's against `persistent_pod_states`."""
     gates = gates or FeatureGates()
     protection = gates.enabled(features.RESOURCES_DELETION_PROTECTION)
     routes: dict[str, Handler] = {}
@@ -103,7 +115,17 @@ def build_routes(
             )
         if info.kind == "WorkloadSpread":
             validate = workloadspread.spread_validating_handler(
-                hooks, configuration or dict, deletion_protection=protection
+                hooks,
+                configuration or dict,
+                deletion_protection=protection,
+                others=spreads.source.in_namespace if spreads is not None else None,
+            )
+        if info.kind == "PersistentPodState":
+            validate = persistentpodstate.validating_handler(
+                hooks,
+                configuration or dict,
+                persistent_pod_states or (lambda _namespace: []),
+                deletion_protection=protection,
             )
         if info.kind == "ContainerRecreateRequest" and objects is not None:
             mutate = crr.mutating_handler(
@@ -130,6 +152,7 @@ def build_routes(
             pubs_in_namespace=budget_pubs,
             spreads=spreads if gates.enabled(features.WORKLOAD_SPREAD) else None,
             persistent_pod_states=persistent_pod_states,
+            configuration=configuration or dict,
         )
     pod_validate = None
     if budgets is not None and (delete_gate or update_gate):

@@ -8,32 +8,34 @@ namespace), key `WorkloadSpread_Watch_Custom_Workload_WhiteList`:
 A whitelisted kind may be a WorkloadSpread's target; its pods are followed up their controller
 chain through the kind itself and its `subResources` (the kinds it creates pods through), and the
 replicas percentages resolve against are read at `replicasPath` (dotted, list indexes as numbers).
-Field names match case-insensitively, as Go's JSON decoding does. Pure: no I/O.
+Field names match case-insensitively, as Go's JSON decoding does (decoding shared with
+PersistentPodState's whitelist in `kruise.control.customworkloads`). Pure: no I/O.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.keys import CONFIG_WORKLOADSPREAD_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
+from kruise.control.customworkloads import (
+    GroupVersionKind,
+    WhitelistError,
+    field,
+    gvk,
+    json_list,
+    json_object,
+    string,
+    workload_items,
+)
 
-
-class WhitelistError(ValueError):
-    """The whitelist in kruise-configuration is not valid JSON of the expected shape."""
+__all__ = ["CustomWorkload", "GroupVersionKind", "ReplicasPathError", "Whitelist", "WhitelistError",
+           "parse_whitelist", "replicas_at"]  # fmt: skip
 
 
 class ReplicasPathError(ValueError):
     """`replicasPath` does not lead to an integer in the workload."""
-
-
-@dataclass(frozen=True)
-class GroupVersionKind:
-    group: str
-    version: str
-    kind: str
 
 
 @dataclass(frozen=True)
@@ -75,68 +77,17 @@ class Whitelist:
         return None
 
 
-def _field(obj: Mapping[str, Any], name: str) -> Any:
-    if name in obj:
-        return obj[name]
-    lowered = name.lower()
-    for key, value in obj.items():
-        if isinstance(key, str) and key.lower() == lowered:
-            return value
-    return None
-
-
-def _string(obj: Mapping[str, Any], name: str, path: str) -> str:
-    value = _field(obj, name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise WhitelistError(f"{KEY}: {path}.{name}: must be a string, got {value!r}")
-    return value
-
-
-def _object(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise WhitelistError(f"{KEY}: {path}: must be a JSON object, got {value!r}")
-    return value
-
-
-def _list(value: Any, path: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise WhitelistError(f"{KEY}: {path}: must be a JSON array, got {value!r}")
-    return value
-
-
-def _gvk(obj: Mapping[str, Any], path: str) -> GroupVersionKind:
-    return GroupVersionKind(
-        _string(obj, "group", path), _string(obj, "version", path), _string(obj, "kind", path)
-    )
-
-
 def parse_whitelist(configuration: Mapping[str, str] | None) -> Whitelist:
     """The whitelist in kruise-configuration's `data` (absent ConfigMap or key: empty whitelist).
 
     Raises WhitelistError naming the key and the offending field on bad JSON or a wrong shape."""
-    raw = (configuration or {}).get(KEY)
-    if raw is None or raw == "":
-        return Whitelist()
-    try:
-        document = json.loads(raw)
-    except ValueError as exc:
-        raise WhitelistError(f"{KEY}: not valid JSON: {exc}") from exc
-    if document is None:
-        return Whitelist()
-    top = _object(document, "")
     workloads = []
-    for i, item in enumerate(_list(_field(top, "workloads"), "workloads")):
-        path = f"workloads[{i}]"
-        obj = _object(item, path)
+    for path, obj in workload_items(configuration, KEY):
         subs = tuple(
-            _gvk(_object(sub, f"{path}.subResources[{j}]"), f"{path}.subResources[{j}]")
-            for j, sub in enumerate(_list(_field(obj, "subResources"), f"{path}.subResources"))
+            gvk(KEY, json_object(KEY, sub, f"{path}.subResources[{j}]"), f"{path}.subResources[{j}]")
+            for j, sub in enumerate(json_list(KEY, field(obj, "subResources"), f"{path}.subResources"))
         )
-        workloads.append(CustomWorkload(_gvk(obj, path), subs, _string(obj, "replicasPath", path)))
+        workloads.append(CustomWorkload(gvk(KEY, obj, path), subs, string(KEY, obj, "replicasPath", path)))
     return Whitelist(tuple(workloads))
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import datetime
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
 from kruise.control import persistentpodstate
 from kruise.control import pub as pubcontrol
+from kruise.control.customworkloads import WhitelistError, parse_pps_whitelist
 from kruise.control.launchpriority import PriorityError, inject_barriers
 from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
 from kruise.control.sidecarset.matching import SelectorError, matching_sidecarsets
@@ -99,13 +100,16 @@ def pod_create_handler(
     spreads: SpreadKeeper | None = None,
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
     draw: Callable[[], float] = random.random,
+    configuration: Callable[[], Mapping[str, str]] = dict,
 ) -> Any:
     """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
     EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection.
     `pubs_in_namespace` (PodUnavailableBudget gates on): stamp the related-pub annotation at once.
     `spreads` (gate WorkloadSpread): book and inject the pod's WorkloadSpread subset.
     `persistent_pod_states` (the namespace's PersistentPodStates; None when the kind is not served):
-    a recreated StatefulSet pod gets its recorded topology back. `draw` is the random number
+    a recreated StatefulSet pod (or one of a kind in kruise-configuration's
+    `PPS_Watch_Custom_Workload_WhiteList`, read from `configuration` on each pod as upstream; a bad
+    one refuses the pod with 500 as upstream) gets its recorded topology back. `draw` is the random number
     (in [0, 1)) injectionStrategy.revision policy Partial compares with a percentage partition."""
 
     async def handle(req: AdmissionRequest) -> Decision:
@@ -143,8 +147,12 @@ def pod_create_handler(
                 annotations.update(pubcontrol.related_pub_patch(name)["metadata"]["annotations"])
                 changed = True
         if persistent_pod_states is not None:
+            try:
+                whitelist = parse_pps_whitelist(configuration())
+            except WhitelistError as exc:
+                return deny(500, str(exc))
             states = persistent_pod_states(metadata.get("namespace") or "")
-            changed = persistentpodstate.inject(pod, states) or changed
+            changed = persistentpodstate.inject(pod, states, whitelist) or changed
         if not had_namespace:
             metadata.pop("namespace", None)
         return patched(pod) if changed else allow()

@@ -246,16 +246,30 @@ def pod_deletion_check(
     return check
 
 
+def _spreads(objects: list[Obj]) -> list[wsapi.WorkloadSpread]:
+    """The namespace's WorkloadSpreads as models; one the model refuses cannot conflict."""
+    parsed = []
+    for obj in objects:
+        try:
+            parsed.append(wsapi.WorkloadSpread.model_validate(obj))
+        except ValidationError:
+            continue
+    return parsed
+
+
 def spread_validating_handler(
     hooks: kinds.KindHooks,
     configuration: Callable[[], Mapping[str, str]],
     deletion_protection: bool = False,
+    others: Callable[[str], list[Obj]] | None = None,
 ) -> Callable[[AdmissionRequest], Awaitable[Decision]]:
     """`/validate-apps-kruise-io-v1alpha1-workloadspread`: the kind's validation with kruise-configuration's
     custom-workload whitelist (a targetRef outside the built-in kinds must be whitelisted), and on
     UPDATE the rule that the target may not change. A whitelist that does not parse refuses only a
     WorkloadSpread that needs it (upstream reads it only for non-built-in targets), as an internal
-    error on `spec.targetRef` naming the ConfigMap key."""
+    error on `spec.targetRef` naming the ConfigMap key. `others` (namespace → its WorkloadSpreads):
+    refuse a second WorkloadSpread on the same workload (group, kind, name) with upstream's
+    "ws.spec.targetRef is in conflict with other WorkloadSpread <name>"; None skips that check."""
     fallback = kinds.validating_handler(hooks, deletion_protection=deletion_protection)
 
     async def handle(req: AdmissionRequest) -> Decision:
@@ -276,7 +290,9 @@ def spread_validating_handler(
                 whitelist = parse_whitelist(configuration()).target_kinds()
             except WhitelistError as exc:
                 errors.append(FieldError(ErrorType.Internal, "spec.targetRef", detail=str(exc)))
-        errors.extend(wsapi.validate(obj, whitelist))
+        namespace = obj.metadata.namespace or req.namespace or ""
+        siblings = _spreads(others(namespace)) if others is not None else []
+        errors.extend(wsapi.validate(obj, whitelist, siblings))
         if old is not None:
             errors.extend(wsapi.validate_update(obj, old))
         if errors:

@@ -4,7 +4,10 @@ A PersistentPodState wakes on its own changes. A StatefulSet pod wakes its Persi
 one named by its injected annotation, else the one targeting its controller) when it turns Ready,
 starts terminating or is deleted. A StatefulSet (apps/v1 or Advanced) wakes the auto-generation of
 its PersistentPodState when created annotated for it or when one of those annotations changes, and
-wakes the PersistentPodState targeting it when it starts terminating or is deleted.
+wakes the PersistentPodState targeting it when it starts terminating or is deleted. The kinds of
+kruise-configuration's `PPS_Watch_Custom_Workload_WhiteList` are treated as StatefulSets: their pods
+wake their PersistentPodState, and each kind is watched (same handlers) once kruise-configuration
+is seen naming it.
 """
 
 from __future__ import annotations
@@ -12,9 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import structlog
+
 from kruise.api.keys import ANNOTATION_INJECTED_PERSISTENT_POD_STATE
 from kruise.control import persistentpodstate as plan
 from kruise.control import podstatus
+from kruise.control.customworkloads import StatefulSetLikeWhitelist, WhitelistError, parse_pps_whitelist
+from kruise.control.persistentpodstate import NO_CUSTOM_WORKLOADS
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import (
@@ -26,35 +33,55 @@ from kruise.kube.resources import (
     ResourceRef,
 )
 from kruise.kube.store import NAMESPACE_INDEX, unwrap_tombstone
+from kruise.manager.configuration import configuration_informer, configuration_of
 from kruise.manager.context import ManagerContext
-from kruise.manager.controllers.persistentpodstate.reconciler import PersistentPodStateReconciler
+from kruise.manager.controllers.persistentpodstate.reconciler import (
+    FOLLOW_CUSTOM_WORKLOADS,
+    PersistentPodStateReconciler,
+)
+
+log = structlog.get_logger("kruise.manager.persistentpodstate")
 
 NAME = "persistentpodstate"
 
 Obj = dict[str, Any]
 
 
-def pps_of_pod(pod: Obj, states: SharedInformer) -> list[str]:
+def pps_of_pod(
+    pod: Obj, states: SharedInformer, whitelist: StatefulSetLikeWhitelist = NO_CUSTOM_WORKLOADS
+) -> list[str]:
+    """The PersistentPodState a pod belongs to, when its controller is a StatefulSet or a kind of
+    `whitelist` (PPS_Watch_Custom_Workload_WhiteList)."""
     meta = pod.get("metadata") or {}
     ref = plan.controller_ref(pod)
-    if ref is None or ref.get("kind") != "StatefulSet":
+    if ref is None or not whitelist.allows(ref.get("apiVersion") or "", ref.get("kind") or ""):
         return []
     namespace = meta.get("namespace") or ""
     injected = (meta.get("annotations") or {}).get(ANNOTATION_INJECTED_PERSISTENT_POD_STATE)
     if injected:
         return [f"{namespace}/{injected}"] if states.get(f"{namespace}/{injected}") else []
     pps = plan.select_for(
-        states.by_index(NAMESPACE_INDEX, namespace), ref.get("apiVersion") or "", "StatefulSet",
+        states.by_index(NAMESPACE_INDEX, namespace), ref.get("apiVersion") or "", ref.get("kind") or "",
         ref.get("name") or "",
     )  # fmt: skip
     return [f"{namespace}/{pps['metadata']['name']}"] if pps else []
 
 
-def pod_handlers(states: SharedInformer, enqueue: Callable[[str], None]) -> dict[str, Any]:
-    """Creations are ignored (a new pod is not Ready yet), as upstream."""
+def pod_handlers(
+    states: SharedInformer,
+    enqueue: Callable[[str], None],
+    whitelist: Callable[[], StatefulSetLikeWhitelist] = lambda: NO_CUSTOM_WORKLOADS,
+) -> dict[str, Any]:
+    """Creations are ignored (a new pod is not Ready yet), as upstream. `whitelist` is read on each
+    event; one that does not parse wakes nothing (upstream logs it and skips the pod)."""
 
     def wake(pod: Obj) -> None:
-        for key in pps_of_pod(pod, states):
+        try:
+            allowed = whitelist()
+        except WhitelistError as exc:
+            log.warning("PersistentPodState custom workload whitelist ignored", error=str(exc))
+            return
+        for key in pps_of_pod(pod, states, allowed):
             enqueue(key)
 
     def on_update(old: Obj, new: Obj) -> None:
@@ -102,8 +129,30 @@ def workload_handlers(
     return {"on_add": on_add, "on_update": on_update, "on_delete": lambda o: wake_target(unwrap_tombstone(o))}
 
 
+def configuration_handlers(namespace: str, enqueue: Callable[[str], None]) -> dict[str, Any]:
+    """kruise-configuration appearing or changing asks to watch the whitelisted kinds."""
+
+    def wake(*_: Obj) -> None:
+        enqueue(f"{namespace}/{FOLLOW_CUSTOM_WORKLOADS}")
+
+    return {"on_add": wake, "on_update": wake}
+
+
 def build(ctx: ManagerContext) -> Controller:
     states = ctx.informers.informer(PERSISTENT_POD_STATES)
+    config_maps = configuration_informer(ctx)
+    configuration = configuration_of(config_maps)
+    followed: set[ResourceRef] = set()
+
+    def follow(ref: ResourceRef) -> None:
+        # a whitelisted kind is watched from the first time it is named: its auto-generation
+        # annotations and its deletion then wake the controller as a StatefulSet's do
+        if ref in followed:
+            return
+        followed.add(ref)
+        ctx.informers.informer(ref).add_event_handler(**workload_handlers(ref, states, controller.queue.add))
+        ctx.informers.start()
+
     pods = ctx.informers.informer(PODS)
     nodes = ctx.informers.informer(NODES)
     workloads = {
@@ -111,11 +160,15 @@ def build(ctx: ManagerContext) -> Controller:
         "apps.kruise.io": ctx.informers.informer(ADVANCED_STATEFULSETS),
     }
     reconciler = PersistentPodStateReconciler(
-        ctx.client, states=states, pods=pods, nodes=nodes, workloads=workloads
-    )
+        ctx.client, states=states, pods=pods, nodes=nodes, workloads=workloads,
+        configuration=configuration, follow=follow,
+    )  # fmt: skip
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(states)
-    pods.add_event_handler(**pod_handlers(states, controller.queue.add))
+    pods.add_event_handler(
+        **pod_handlers(states, controller.queue.add, lambda: parse_pps_whitelist(configuration()))
+    )
+    config_maps.add_event_handler(**configuration_handlers(ctx.namespace, controller.queue.add))
     for ref in (STATEFULSETS_APPS, ADVANCED_STATEFULSETS):
         informer = workloads[ref.group]
         informer.add_event_handler(**workload_handlers(ref, states, controller.queue.add))

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kruise.api.keys import CONFIGMAP_KRUISE_CONFIGURATION
 from kruise.control import podstatus
 from kruise.control.workloadspread.reschedule import marked_unschedulable
 from kruise.control.workloadspread.subsets import MatchedSpread, controller_of, pod_version
@@ -34,7 +33,6 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
     CLONESETS,
-    CONFIGMAPS,
     DEPLOYMENTS,
     JOBS,
     NODES,
@@ -45,6 +43,7 @@ from kruise.kube.resources import (
     ResourceRef,
 )
 from kruise.kube.store import NAMESPACE_INDEX, unwrap_tombstone
+from kruise.manager.configuration import configuration_informer, configuration_of
 from kruise.manager.context import ManagerContext
 from kruise.manager.controllers.workloadspread.reconciler import WorkloadSpreadReconciler
 
@@ -131,17 +130,6 @@ def workload_handlers(
     return {"on_add": wake, "on_update": on_update, "on_delete": lambda o: wake(unwrap_tombstone(o))}
 
 
-def configuration_of(informer: SharedInformer) -> Callable[[], dict[str, str]]:
-    """`data` of ConfigMap kruise-configuration from an informer holding only it ({} when absent)."""
-
-    def data() -> dict[str, str]:
-        for config_map in informer.list():
-            return dict(config_map.get("data") or {})
-        return {}
-
-    return data
-
-
 def custom_replicas(ref: ResourceRef, configuration: Callable[[], dict[str, str]]) -> Callable[[Obj], Any]:
     """A custom workload's replicas as its whitelisted replicasPath reads them (None: unreadable)."""
 
@@ -159,11 +147,7 @@ def build(ctx: ManagerContext) -> Controller:
     spreads = ctx.informers.informer(WORKLOADSPREADS)
     pods = ctx.informers.informer(PODS)
     workloads = {(ref.group, ref.kind): ctx.informers.informer(ref) for ref in TARGETS}
-    configuration = configuration_of(
-        ctx.informers.informer(
-            CONFIGMAPS, ctx.namespace, field_selector=f"metadata.name={CONFIGMAP_KRUISE_CONFIGURATION}"
-        )
-    )
+    configuration = configuration_of(configuration_informer(ctx))
     followed: set[ResourceRef] = set()
 
     def follow(ref: ResourceRef) -> None:

@@ -1,0 +1,63 @@
+"""`/validate-apps-kruise-io-<version>-persistentpodstate`: the kind's validation with what it needs
+from outside the object — kruise-configuration's `PPS_Watch_Custom_Workload_WhiteList` (a targetRef
+that is not a StatefulSet must be whitelisted) and the namespace's other PersistentPodStates (two
+may not target the same workload) — as upstream's validatingPersistentPodStateFn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from kruise.api import persistentpodstate as ppsapi
+from kruise.api.validation import ErrorType, FieldError, aggregate_message, pydantic_errors
+from kruise.control.customworkloads import WhitelistError, parse_pps_whitelist
+from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
+from kruise.webhook.handlers import kinds
+
+
+def others_of(objects: list[dict[str, Any]]) -> list[ppsapi.PersistentPodState]:
+    """The namespace's PersistentPodStates as models; one the model refuses cannot conflict."""
+    parsed = []
+    for obj in objects:
+        try:
+            parsed.append(ppsapi.PersistentPodState.model_validate(obj))
+        except ValidationError:
+            continue
+    return parsed
+
+
+def validating_handler(
+    hooks: kinds.KindHooks,
+    configuration: Callable[[], Mapping[str, str]],
+    in_namespace: Callable[[str], list[dict[str, Any]]],
+    deletion_protection: bool = False,
+) -> Callable[[AdmissionRequest], Awaitable[Decision]]:
+    """A whitelist that does not parse refuses every CREATE/UPDATE with only an internal error, as
+    upstream (it reads the whitelist before anything else)."""
+    fallback = kinds.validating_handler(hooks, deletion_protection=deletion_protection)
+
+    async def handle(req: AdmissionRequest) -> Decision:
+        if req.operation not in ("CREATE", "UPDATE") or req.object is None:
+            return await fallback(req)
+        try:
+            obj = kinds.parse_request_object(hooks, req, req.object)
+            old = None
+            if req.operation == "UPDATE" and req.old_object:
+                old = kinds.parse_request_object(hooks, req, req.old_object)
+        except ValidationError as exc:
+            return deny(422, aggregate_message(pydantic_errors(exc)))
+        try:
+            whitelist = parse_pps_whitelist(configuration())
+        except WhitelistError as exc:
+            detail = f"failed to get persistent pod state config white list, error: {exc}"
+            return deny(422, aggregate_message([FieldError(ErrorType.Internal, "", detail=detail)]))
+        namespace = obj.metadata.namespace or req.namespace or ""
+        errors = ppsapi.validate(obj, old, whitelist.kinds(), others_of(in_namespace(namespace)))
+        if errors:
+            return deny(422, aggregate_message(errors))
+        return allow()
+
+    return handle
