@@ -11,7 +11,7 @@ import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -19,6 +19,8 @@ from kruise.api.crdgen import CRDInfo
 from kruise.api.validation import FieldError, aggregate_message, pydantic_errors
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
 from kruise.webhook.handlers.deletion import validate_workload_deletion
+
+M = TypeVar("M", bound=BaseModel)
 
 # Metadata a defaulter may legitimately add (ImagePullJob adds its protection finalizer).
 _DEFAULTED_METADATA = ("labels", "annotations", "finalizers")
@@ -68,6 +70,18 @@ def parse_request_object(hooks: KindHooks, req: AdmissionRequest, obj: dict[str,
     """Parse a private copy: models keep schemaless dicts (pod templates) by reference, and defaulters
     mutate those in place — which would silently change the patch baseline."""
     return hooks.model_for(req.kind.version).model_validate(mutable(obj))
+
+
+def valid_models(model: type[M], objects: list[dict[str, Any]]) -> list[M]:
+    """The objects the model accepts (a namespace's siblings for a conflict check: one the model
+    refuses cannot conflict)."""
+    parsed = []
+    for obj in objects:
+        try:
+            parsed.append(model.model_validate(obj))
+        except ValidationError:
+            continue
+    return parsed
 
 
 def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:

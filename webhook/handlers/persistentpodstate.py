@@ -18,17 +18,6 @@ from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
 from kruise.webhook.handlers import kinds
 
 
-def others_of(objects: list[dict[str, Any]]) -> list[ppsapi.PersistentPodState]:
-    """The namespace's PersistentPodStates as models; one the model refuses cannot conflict."""
-    parsed = []
-    for obj in objects:
-        try:
-            parsed.append(ppsapi.PersistentPodState.model_validate(obj))
-        except ValidationError:
-            continue
-    return parsed
-
-
 def validating_handler(
     hooks: kinds.KindHooks,
     configuration: Callable[[], Mapping[str, str]],
@@ -55,7 +44,12 @@ def validating_handler(
             detail = f"failed to get persistent pod state config white list, error: {exc}"
             return deny(422, aggregate_message([FieldError(ErrorType.Internal, "", detail=detail)]))
         namespace = obj.metadata.namespace or req.namespace or ""
-        errors = ppsapi.validate(obj, old, whitelist.kinds(), others_of(in_namespace(namespace)))
+        errors = ppsapi.validate(
+            obj,
+            old,
+            whitelist.kinds(),
+            kinds.valid_models(ppsapi.PersistentPodState, in_namespace(namespace)),
+        )
         if errors:
             return deny(422, aggregate_message(errors))
         return allow()

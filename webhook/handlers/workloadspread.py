@@ -246,17 +246,6 @@ def pod_deletion_check(
     return check
 
 
-def _spreads(objects: list[Obj]) -> list[wsapi.WorkloadSpread]:
-    """The namespace's WorkloadSpreads as models; one the model refuses cannot conflict."""
-    parsed = []
-    for obj in objects:
-        try:
-            parsed.append(wsapi.WorkloadSpread.model_validate(obj))
-        except ValidationError:
-            continue
-    return parsed
-
-
 def spread_validating_handler(
     hooks: kinds.KindHooks,
     configuration: Callable[[], Mapping[str, str]],
@@ -291,7 +280,7 @@ def spread_validating_handler(
             except WhitelistError as exc:
                 errors.append(FieldError(ErrorType.Internal, "spec.targetRef", detail=str(exc)))
         namespace = obj.metadata.namespace or req.namespace or ""
-        siblings = _spreads(others(namespace)) if others is not None else []
+        siblings = kinds.valid_models(wsapi.WorkloadSpread, others(namespace)) if others is not None else []
         errors.extend(wsapi.validate(obj, whitelist, siblings))
         if old is not None:
             errors.extend(wsapi.validate_update(obj, old))
