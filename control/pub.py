@@ -9,7 +9,7 @@ disruption in the status is what stops two concurrent evictions from both taking
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -252,21 +252,29 @@ def selector_matches(pub: Obj, pod: Obj) -> bool:
     )
 
 
-def pub_for_new_pod(pod: Obj, pubs: Iterable[Obj]) -> str | None:
-    """`GetPubForPod` at pod creation: a PUB whose targetRef is the pod's controller, or whose selector
-    matches its labels (first by name). A targetRef naming a Deployment is resolved later by the PUB
-    controller, since here the pod's owner is still its ReplicaSet."""
-    owner = next(
-        (r for r in (pod.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")), None
-    )
+def pub_for_new_pod(
+    pod: Obj,
+    pubs: Iterable[Obj],
+    workload_of: Callable[[Obj, str], Obj | None] | None = None,
+) -> str | None:
+    """`GetPubForPod` at pod creation: a PUB whose targetRef is the pod's workload, or whose selector
+    matches its labels (first by name). `workload_of(owner reference, namespace)` is upstream's
+    controller finder: a ReplicaSet owned by a Deployment answers with the Deployment (a new pod's
+    owner is still its ReplicaSet), None when the owner is not known yet (then no targetRef PUB
+    matches); without it the pod's own controller is the workload."""
+    metadata = pod.get("metadata") or {}
+    owner = next((r for r in metadata.get("ownerReferences") or [] if r.get("controller")), None)
+    workload = owner
+    if owner is not None and workload_of is not None:
+        workload = workload_of(owner, metadata.get("namespace") or "")
     for pub in sorted(pubs, key=lambda p: (p.get("metadata") or {}).get("name", "")):
         ref = (pub.get("spec") or {}).get("targetRef")
         if ref:
-            if owner is not None and (
-                ref.get("kind") == owner.get("kind")
-                and ref.get("name") == owner.get("name")
+            if workload is not None and (
+                ref.get("kind") == workload.get("kind")
+                and ref.get("name") == workload.get("name")
                 and ref.get("apiVersion", "").rpartition("/")[0]
-                == owner.get("apiVersion", "").rpartition("/")[0]
+                == workload.get("apiVersion", "").rpartition("/")[0]
             ):
                 return pub["metadata"]["name"]
         elif selector_matches(pub, pod):

@@ -104,12 +104,29 @@ class StorePubs:
     PUBs are attached once the process found the kind served; until then no pod has a budget.
     """
 
-    def __init__(self, pods: Store, pubs: Store | None = None) -> None:
+    def __init__(self, pods: Store, pubs: Store | None = None, replicasets: Store | None = None) -> None:
         self._pods = pods
         self._pubs = pubs
+        self._replicasets = replicasets
 
-    def attach(self, pubs: Store) -> None:
+    def attach(self, pubs: Store, replicasets: Store | None = None) -> None:
         self._pubs = pubs
+        self._replicasets = replicasets
+
+    def workload_of(self, owner: dict, namespace: str) -> dict | None:
+        """The workload behind a pod's controller reference, as upstream's controller finder sees it
+        at pod creation: a ReplicaSet controlled by a Deployment gives the Deployment, one not cached
+        yet gives None, anything else is its own workload."""
+        if owner.get("kind") != "ReplicaSet" or str(owner.get("apiVersion", "")).split("/")[0] != "apps":
+            return owner
+        if self._replicasets is None:
+            return owner
+        replicaset = self._replicasets.get_by_name(namespace, str(owner.get("name", "")))
+        if replicaset is None:
+            return None
+        refs = (replicaset.get("metadata") or {}).get("ownerReferences") or []
+        deployment = next((r for r in refs if r.get("controller") and r.get("kind") == "Deployment"), None)
+        return deployment if deployment is not None else owner
 
     def pub(self, namespace: str, name: str) -> dict | None:
         return self._pubs.get_by_name(namespace, name) if self._pubs is not None else None

@@ -300,7 +300,10 @@ class WebhookProcess:
         if await self._sidecarset_served():
             self.sidecarsets.attach(self.factory.informer(SIDECARSETS).store)
         if await self._pub_served():
-            self.pubs.attach(self.factory.informer(PODUNAVAILABLEBUDGETS).store)
+            # a new pod's owner is its ReplicaSet: a Deployment-targeted PUB is found through it
+            self.pubs.attach(
+                self.factory.informer(PODUNAVAILABLEBUDGETS).store, self.factory.informer(REPLICASETS).store
+            )
         self.factory.start()
         await self.certs.initialize(self.options.initialize_timeout)
         if not await self.factory.wait_for_cache_sync(self.options.cache_sync_timeout):

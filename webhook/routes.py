@@ -150,6 +150,7 @@ def build_routes(
             sidecarsets,
             sort_sidecars_by_name=gates.enabled(features.ENABLE_SORT_SIDECAR_CONTAINER_BY_NAME),
             pubs_in_namespace=budget_pubs,
+            pub_workload_of=budgets.source.workload_of if budget_pubs is not None else None,
             spreads=spreads if gates.enabled(features.WORKLOAD_SPREAD) else None,
             persistent_pod_states=persistent_pod_states,
             configuration=configuration or dict,

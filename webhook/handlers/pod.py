@@ -97,6 +97,7 @@ def pod_create_handler(
     sort_sidecars_by_name: bool = False,
     clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.UTC),
     pubs_in_namespace: Callable[[str], list[dict[str, Any]]] | None = None,
+    pub_workload_of: Callable[[dict[str, Any], str], dict[str, Any] | None] | None = None,
     spreads: SpreadKeeper | None = None,
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
     draw: Callable[[], float] = random.random,
@@ -104,7 +105,8 @@ def pod_create_handler(
 ) -> Any:
     """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
     EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection.
-    `pubs_in_namespace` (PodUnavailableBudget gates on): stamp the related-pub annotation at once.
+    `pubs_in_namespace` (PodUnavailableBudget gates on): stamp the related-pub annotation at once;
+    `pub_workload_of` resolves the pod's owner to the workload a PUB targets (ReplicaSet -> Deployment).
     `spreads` (gate WorkloadSpread): book and inject the pod's WorkloadSpread subset.
     `persistent_pod_states` (the namespace's PersistentPodStates; None when the kind is not served):
     a recreated StatefulSet pod (or one of a kind in kruise-configuration's
@@ -141,7 +143,8 @@ def pod_create_handler(
         except PriorityError as exc:
             return deny(400, str(exc))
         if pubs_in_namespace is not None:
-            name = pubcontrol.pub_for_new_pod(pod, pubs_in_namespace(metadata.get("namespace") or ""))
+            namespace = metadata.get("namespace") or ""
+            name = pubcontrol.pub_for_new_pod(pod, pubs_in_namespace(namespace), pub_workload_of)
             if name:
                 annotations = metadata.setdefault("annotations", {})
                 annotations.update(pubcontrol.related_pub_patch(name)["metadata"]["annotations"])

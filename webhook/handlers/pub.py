@@ -52,6 +52,8 @@ class PubSource(Protocol):
 
     def in_namespace(self, namespace: str) -> list[dict[str, Any]]: ...
 
+    def workload_of(self, owner: dict[str, Any], namespace: str) -> dict[str, Any] | None: ...
+
 
 def _rv(obj: dict[str, Any] | None) -> int:
     try:

@@ -186,3 +186,31 @@ def test_pod_mid_resize_is_inconsistent_only_with_vertical_scaling():
     assert not pub.needs_check(budget, pending, "UPDATE", vertical_scaling=True)
     assert pub.current_available([pending, applied], {}, {}, vertical_scaling=True) == 1
     assert pub.current_available([pending, applied], {}, {}) == 2
+
+
+def test_pub_for_new_pod_resolves_the_replicaset_owner_to_its_deployment():
+    """upstream's controller finder at pod creation: the new pod's owner is its ReplicaSet, the PUB
+    targets the Deployment; an owner not known yet matches no targetRef PUB (a selector PUB still)."""
+    by_target = {
+        "metadata": {"name": "b", "namespace": "ns"},
+        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+    }
+    by_selector = {
+        "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {"selector": {"matchLabels": {"app": "y"}}},
+    }
+    owned = a_pod(labels={"app": "y"})
+    rs_ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f", "controller": True}
+    owned["metadata"]["ownerReferences"] = [rs_ref]
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "controller": True}
+    seen = []
+
+    def finder(owner, namespace):
+        seen.append((owner["name"], namespace))
+        return deployment
+
+    assert pub.pub_for_new_pod(owned, [by_target, by_selector], finder) == "b"
+    assert seen == [("web-5d8f", "ns")]
+    assert pub.pub_for_new_pod(owned, [by_target], lambda _o, _n: None) is None
+    assert pub.pub_for_new_pod(owned, [by_target, by_selector], lambda _o, _n: None) == "c"
+    assert pub.pub_for_new_pod(owned, [by_target]) is None  # without a finder the ReplicaSet is the workload

@@ -43,6 +43,9 @@ class Source:
     def in_namespace(self, namespace):
         return [self._pub]
 
+    def workload_of(self, owner, namespace):
+        return owner
+
 
 def a_pub(operations, allowed=1):
     return {
