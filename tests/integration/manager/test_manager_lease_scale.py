@@ -13,7 +13,7 @@ the emulator and simulated nodes, scaling a CloneSet to 300 pods. The test prove
 bug's load (the controllers' limiter goes into debt well past the renew deadline: a renewal sharing
 that client would have waited longer than the deadline allows), and that the lease still holds: an
 observer reads it all along and the rollout must finish with the same holder, no transition and no
-renewal gap near the renew deadline.
+renewal gap long enough for the lease to go stale.
 """
 
 from __future__ import annotations
@@ -174,7 +174,12 @@ async def test_manager_keeps_the_lease_while_a_scale_up_backlogs_the_controllers
         assert manager.elector.is_leader() and manager.leading and not running.done()
         assert watch.holders == {manager.elector.identity}
         assert watch.transitions == {0}
-        assert watch.longest_gap(finished) < RENEW_DEADLINE
+        # The renew deadline itself is the elector's to enforce (it would have stepped down, failing the
+        # asserts above). What an observer can check is that the lease never went stale: a gap shorter
+        # than the lease duration leaves no other candidate a moment to take it. The observer shares
+        # one event loop with the emulator, the simulator and the manager, so on a loaded machine its
+        # own reads lag; the renew deadline would measure that lag, not the manager.
+        assert watch.longest_gap(finished) < LEASE_DURATION
     finally:
         if watching is not None:
             watching.cancel()
