@@ -14,6 +14,8 @@ converted back. A rule that names the request's own resource always wins; ``Exac
 Known simplifications (documented in docs/sandbox.md):
 - ``matchConditions`` (CEL) are not evaluated; a webhook that declares them is called regardless.
 - ``auditAnnotations`` in responses are ignored (there is no audit log).
+- A patch made at an equivalent version is converted back at once and defaulted at the request's
+  version (kube-apiserver defaults at the webhook's version and converts back lazily).
 """
 
 from __future__ import annotations
