@@ -15,6 +15,29 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
+@dataclass(frozen=True)
+class EquivalentResource:
+    """Another group/version/resource serving the same objects as the request's, and the kind an
+    object has there (for a subresource, the subresource's kind: ``scale`` is autoscaling/v1 Scale)."""
+
+    group: str
+    version: str
+    resource: str
+    kind: dict[str, str]
+
+
+class ObjectVersions(Protocol):
+    """What kube-apiserver's ``admission.ObjectInterfaces`` give webhook admission for
+    ``matchPolicy: Equivalent``: the equivalent resources of the request's resource (itself
+    included, in registration order) and a converter between their versions."""
+
+    def equivalents(self, subresource: str) -> list[EquivalentResource]:
+        """The resources holding the same objects that have ``subresource`` ("" for the main one)."""
+
+    async def convert(self, obj: dict[str, Any], api_version: str) -> dict[str, Any]:
+        """``obj`` at ``api_version``; raises StatusError (500) when conversion fails."""
+
+
 @dataclass
 class AdmissionAttributes:
     """Everything an admission plugin may look at for one request."""
@@ -35,6 +58,8 @@ class AdmissionAttributes:
     # The apiserver's ObjectDefaulter for `object`: kube-apiserver runs it again, in place, on the
     # object a mutating webhook's patch produced, so injected fields get the same defaults as sent ones.
     defaulter: Callable[[dict[str, Any]], None] | None = None
+    # The resource's other versions (None: served in one version only, so nothing is equivalent).
+    versions: ObjectVersions | None = None
 
 
 class AdmissionDenied(Exception):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kruise.sandbox.apiserver import errors
 from kruise.sandbox.apiserver.admission import AdmissionAttributes
+from kruise.sandbox.apiserver.equivalence import object_versions
 from kruise.sandbox.apiserver.handlers.base import defaults_after_mutation
 from kruise.sandbox.apiserver.resources import ResourceType
 
@@ -72,6 +73,7 @@ class ControllerWrites:
             options=options,
             user_info=copy.deepcopy(self.user_info),
             defaulter=(lambda o: defaults_after_mutation(rt, o)) if operation == "UPDATE" else None,
+            versions=object_versions(rt, self.server.types, self.server.conversion),
         )
 
     async def delete(self, rt: ResourceType, obj: dict[str, Any], propagation: str) -> None:

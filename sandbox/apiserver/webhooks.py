@@ -4,11 +4,18 @@ The emulator must surface exactly what a real cluster would: the same matching r
 AdmissionReview body, the same TLS checks against ``caBundle`` and the same error texts. Anything
 looser here would let kruise's webhook pass tests and then fail on a real apiserver.
 
+``matchPolicy: Equivalent`` (the v1 default): a webhook none of whose rules names the request's
+group/version/resource is still called if a rule names an equivalent one (another served version of
+the custom resource, see equivalence.py) - earlier rules first -, with ``kind``/``resource`` the
+matched version, ``requestKind``/``requestResource`` what the client asked, and the objects
+converted to the matched version; a mutating webhook's patch applies there and the result is
+converted back. A rule that names the request's own resource always wins; ``Exact`` never falls back.
+
 Known simplifications (documented in docs/sandbox.md):
-- ``matchPolicy: Equivalent`` behaves like ``Exact``: a webhook registered for another version of
-  a custom resource is not called with the object converted to that version (conversion.py could).
 - ``matchConditions`` (CEL) are not evaluated; a webhook that declares them is called regardless.
 - ``auditAnnotations`` in responses are ignored (there is no audit log).
+- A patch made at an equivalent version is converted back at once and defaulted at the request's
+  version (kube-apiserver defaults at the webhook's version and converts back lazily).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from kruise.sandbox.apiserver.admission import AdmissionAttributes, AdmissionDenied
+from kruise.sandbox.apiserver.admission import AdmissionAttributes, AdmissionDenied, EquivalentResource
 from kruise.sandbox.apiserver.webhookcall import CallFailed, ServiceAddresses, WebhookCaller
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
@@ -96,28 +103,74 @@ def _split_resource(entry: str) -> tuple[str, str]:
     return resource, sub
 
 
-def rule_matches(rule: dict[str, Any], attrs: AdmissionAttributes) -> bool:
-    """One RuleWithOperations against a request, as the apiserver's rules.Matcher does it."""
+def rule_matches(
+    rule: dict[str, Any], attrs: AdmissionAttributes, resource: tuple[str, str, str] | None = None
+) -> bool:
+    """One RuleWithOperations against a request, as the apiserver's rules.Matcher does it.
+
+    ``resource`` (group, version, resource) stands in for the request's own when an equivalent
+    resource is tried (matchPolicy Equivalent)."""
 
     def listed(values: list[str] | None, wanted: str) -> bool:
         return any(v == "*" or v == wanted for v in values or [])
 
+    group, version, plural = resource or (attrs.group, attrs.version, attrs.resource)
     if not listed(rule.get("operations"), attrs.operation):
         return False
-    if not listed(rule.get("apiGroups"), attrs.group) or not listed(rule.get("apiVersions"), attrs.version):
+    if not listed(rule.get("apiGroups"), group) or not listed(rule.get("apiVersions"), version):
         return False
     if not any(
-        res in ("*", attrs.resource) and sub in ("*", attrs.subresource)
+        res in ("*", plural) and sub in ("*", attrs.subresource)
         for res, sub in map(_split_resource, rule.get("resources") or [])
     ):
         return False
     scope = rule.get("scope") or "*"
-    is_namespace = attrs.group == "" and attrs.resource == "namespaces"
+    is_namespace = group == "" and plural == "namespaces"
     if scope == "Namespaced":
         return not is_namespace and attrs.namespace != ""
     if scope == "Cluster":
         return is_namespace or attrs.namespace == ""
     return True
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The resource and kind one webhook is called with: the request's own when a rule names it,
+    otherwise (matchPolicy Equivalent) the equivalent resource a rule named."""
+
+    group: str
+    version: str
+    resource: str
+    subresource: str
+    kind: dict[str, str]
+
+    @property
+    def api_version(self) -> str:
+        """The apiVersion the objects are sent at (the kind's; a Scale stays autoscaling/v1)."""
+        group, version = self.kind.get("group", ""), self.kind.get("version", "")
+        return f"{group}/{version}" if group else version
+
+
+def match_invocation(
+    spec: dict[str, Any], attrs: AdmissionAttributes, equivalents: Iterable[EquivalentResource] = ()
+) -> Invocation | None:
+    """Whether (and as what) a webhook is called for a request, as ShouldCallHook decides.
+
+    Any rule naming the request's own resource wins. Failing that, and only under
+    ``matchPolicy: Equivalent``, the rules are tried in order against each equivalent resource
+    (in registration order); the first match names the version the webhook is called at."""
+    rules = spec.get("rules") or []
+    if any(rule_matches(rule, attrs) for rule in rules):
+        return Invocation(attrs.group, attrs.version, attrs.resource, attrs.subresource, dict(attrs.kind))
+    if spec.get("matchPolicy") != "Equivalent":
+        return None
+    own = (attrs.group, attrs.version, attrs.resource)
+    candidates = [e for e in equivalents if (e.group, e.version, e.resource) != own]
+    for rule in rules:
+        for eq in candidates:
+            if rule_matches(rule, attrs, (eq.group, eq.version, eq.resource)):
+                return Invocation(eq.group, eq.version, eq.resource, attrs.subresource, dict(eq.kind))
+    return None
 
 
 def _labels_of(obj: dict[str, Any] | None) -> dict[str, str] | None:
@@ -217,6 +270,7 @@ class _Hook:
     config_name: str
     spec: dict[str, Any]
     mutating: bool
+    invocation: Invocation
 
     @property
     def name(self) -> str:
@@ -270,7 +324,14 @@ class WebhookAdmission:
 
     async def validate(self, attrs: AdmissionAttributes) -> list[str]:
         hooks = await self._matching_hooks(attrs, mutating=False)
-        results = await asyncio.gather(*(self._call_validating(hook, attrs) for hook in hooks))
+        # as the validating dispatcher: every version needed is converted before any webhook is called
+        versioned: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
+        for hook in hooks:
+            if hook.invocation.api_version not in versioned:
+                versioned[hook.invocation.api_version] = await _versioned(hook.invocation, attrs)
+        results = await asyncio.gather(
+            *(self._call_validating(hook, attrs, versioned[hook.invocation.api_version]) for hook in hooks)
+        )
         warnings: list[str] = []
         for hook_warnings, _ in results:
             warnings.extend(hook_warnings)
@@ -294,11 +355,13 @@ class WebhookAdmission:
         configs = await self._list(ADMISSION_GROUP, ADMISSION_VERSION, plural)
         configs.sort(key=lambda c: (c.get("metadata") or {}).get("name", ""))
         namespace_labels: dict[str, str] | None = None
+        equivalents = attrs.versions.equivalents(attrs.subresource) if attrs.versions is not None else []
         matched: list[_Hook] = []
         for config in configs:
             config_name = (config.get("metadata") or {}).get("name", "")
             for spec in config.get("webhooks") or []:
-                if not any(rule_matches(rule, attrs) for rule in spec.get("rules") or []):
+                invocation = match_invocation(spec, attrs, equivalents)
+                if invocation is None:
                     continue
                 try:
                     if spec.get("namespaceSelector") and self._namespace_selector_applies(attrs):
@@ -310,7 +373,7 @@ class WebhookAdmission:
                         continue
                 except InvalidSelector as exc:
                     raise AdmissionDenied(internal_error_status(str(exc))) from exc
-                matched.append(_Hook(config_name, spec, mutating))
+                matched.append(_Hook(config_name, spec, mutating, invocation))
         return matched
 
     @staticmethod
@@ -335,14 +398,15 @@ class WebhookAdmission:
         As in the apiserver, only failures to call (or to understand the answer) obey
         failurePolicy; a patch that cannot be applied is always an internal error.
         """
+        obj, old = await _versioned(hook.invocation, attrs)
         try:
-            response = await self._call(hook, attrs)
+            response = await self._call(hook, attrs, obj, old)
             warnings.extend(response.get("warnings") or [])
             if not response.get("allowed"):
                 raise AdmissionDenied(denial_status(hook.name, response.get("status")))
             if not response.get("patch"):
                 return False
-            if attrs.object is None:
+            if obj is None:
                 raise AdmissionDenied(
                     internal_error_status(
                         f'admission webhook "{hook.name}" attempted to modify the object, '
@@ -370,21 +434,28 @@ class WebhookAdmission:
                 return False
             raise AdmissionDenied(internal_error_status(str(exc))) from exc
         try:
-            patched = patch.apply(attrs.object, in_place=False)
+            patched = patch.apply(obj, in_place=False)
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
             raise AdmissionDenied(internal_error_status(str(exc))) from exc
-        if patched == attrs.object:
+        if patched == obj:
             return False
+        request_version = _api_version(attrs.kind)
+        if hook.invocation.api_version != request_version and attrs.versions is not None:
+            # the patch applied at the webhook's version; the request goes on at its own
+            patched = await attrs.versions.convert(patched, request_version)
         if attrs.defaulter is not None:
             attrs.defaulter(patched)  # the dispatcher defaults the decoded patch result, as kube-apiserver
         attrs.object = patched
         return True
 
     async def _call_validating(
-        self, hook: _Hook, attrs: AdmissionAttributes
+        self,
+        hook: _Hook,
+        attrs: AdmissionAttributes,
+        versioned: tuple[dict[str, Any] | None, dict[str, Any] | None],
     ) -> tuple[list[str], AdmissionDenied | None]:
         try:
-            response = await self._call(hook, attrs)
+            response = await self._call(hook, attrs, *versioned)
         except WebhookCallError as exc:
             if hook.spec.get("failurePolicy", "Fail") == "Ignore":
                 return [], None
@@ -396,8 +467,15 @@ class WebhookAdmission:
             return warnings, AdmissionDenied(denial_status(hook.name, response.get("status")))
         return warnings, None
 
-    async def _call(self, hook: _Hook, attrs: AdmissionAttributes) -> dict[str, Any]:
-        """POST one AdmissionReview and return its checked ``response``."""
+    async def _call(
+        self,
+        hook: _Hook,
+        attrs: AdmissionAttributes,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """POST one AdmissionReview (``obj``/``old`` at the invocation's version) and return its
+        checked ``response``."""
         failed = f'failed calling webhook "{hook.name}"'
         if attrs.dry_run:
             side_effects = hook.spec.get("sideEffects")
@@ -408,7 +486,7 @@ class WebhookAdmission:
                     bad_request_status(f'admission webhook "{hook.name}" does not support dry run')
                 )
         timeout = hook.spec.get("timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS
-        review = build_review(attrs)
+        review = build_review(attrs, hook.invocation, obj, old)
         uid = review["request"]["uid"]
         try:
             content = await self.caller.post(hook.spec.get("clientConfig") or {}, review, timeout)
@@ -419,6 +497,25 @@ class WebhookAdmission:
         except orjson.JSONDecodeError as exc:
             raise WebhookCallError(f"{failed}: received invalid webhook response: {exc}") from exc
         return _checked_response(failed, body, uid, mutating=hook.mutating)
+
+
+def _api_version(kind: Mapping[str, str]) -> str:
+    group, version = kind.get("group", ""), kind.get("version", "")
+    return f"{group}/{version}" if group else version
+
+
+async def _versioned(
+    invocation: Invocation, attrs: AdmissionAttributes
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The request's object and old object at the invocation's version (VersionedAttributes): the
+    same dicts when it is the request's own kind, converted copies otherwise. A failed conversion
+    is the converter's 500, whatever the failurePolicy, as in the apiserver."""
+    if attrs.versions is None or invocation.api_version == _api_version(attrs.kind):
+        return attrs.object, attrs.old_object
+    converted = []
+    for obj in (attrs.object, attrs.old_object):
+        converted.append(None if obj is None else await attrs.versions.convert(obj, invocation.api_version))
+    return converted[0], converted[1]
 
 
 def _checked_response(failed: str, body: Any, uid: str, *, mutating: bool) -> dict[str, Any]:
@@ -454,18 +551,37 @@ def _checked_response(failed: str, body: Any, uid: str, *, mutating: bool) -> di
     return response
 
 
-def build_review(attrs: AdmissionAttributes) -> dict[str, Any]:
-    """The AdmissionReview v1 request body for one admission attempt."""
-    resource = {"group": attrs.group, "version": attrs.version, "resource": attrs.resource}
+_UNCHANGED: Any = object()
+
+
+def build_review(
+    attrs: AdmissionAttributes,
+    invocation: Invocation | None = None,
+    obj: dict[str, Any] | None = _UNCHANGED,
+    old: dict[str, Any] | None = _UNCHANGED,
+) -> dict[str, Any]:
+    """The AdmissionReview v1 request body for one admission attempt.
+
+    ``kind``/``resource``/``subResource`` are the invocation's (the version the webhook's rule
+    matched) and ``object``/``oldObject`` are at that version; ``requestKind``/``requestResource``/
+    ``requestSubResource`` are always what the client asked for. Without an invocation, the
+    request's own resource and objects."""
+    requested = {"group": attrs.group, "version": attrs.version, "resource": attrs.resource}
+    kind, resource, subresource = dict(attrs.kind), dict(requested), attrs.subresource
+    if invocation is not None:
+        kind = dict(invocation.kind)
+        resource = {"group": invocation.group, "version": invocation.version, "resource": invocation.resource}
+        subresource = invocation.subresource
     request: dict[str, Any] = {
         "uid": str(uuid.uuid4()),
-        "kind": dict(attrs.kind),
+        "kind": kind,
         "resource": resource,
         "requestKind": dict(attrs.kind),
-        "requestResource": dict(resource),
+        "requestResource": requested,
     }
+    if subresource:
+        request["subResource"] = subresource
     if attrs.subresource:
-        request["subResource"] = attrs.subresource
         request["requestSubResource"] = attrs.subresource
     if attrs.name:
         request["name"] = attrs.name
@@ -473,8 +589,8 @@ def build_review(attrs: AdmissionAttributes) -> dict[str, Any]:
         request["namespace"] = attrs.namespace
     request["operation"] = attrs.operation
     request["userInfo"] = attrs.user_info
-    request["object"] = attrs.object
-    request["oldObject"] = attrs.old_object
+    request["object"] = attrs.object if obj is _UNCHANGED else obj
+    request["oldObject"] = attrs.old_object if old is _UNCHANGED else old
     request["dryRun"] = attrs.dry_run
     options = attrs.options
     if options is None and attrs.operation in _OPTIONS_KIND:

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from kruise.sandbox.apiserver import defaults, errors, schema
 from kruise.sandbox.apiserver.admission import AdmissionAttributes
+from kruise.sandbox.apiserver.equivalence import object_versions
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.protobuf import ProtobufError, decode_object, is_protobuf
 from kruise.sandbox.apiserver.resources import ResourceType
@@ -216,6 +217,7 @@ class RequestContext:
             dry_run=self.dry_run,
             options=options,
             defaulter=self._defaults_after_mutation if sub in ("", "status") else None,
+            versions=object_versions(self.rt, self.server.types, self.server.conversion),
             **({"user_info": self.request[USER_INFO]} if USER_INFO in self.request else {}),
         )
 
