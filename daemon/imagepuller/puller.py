@@ -6,6 +6,8 @@ succeeds at once when the runtime already has the image. A pull gets `timeoutSec
 `backoffLimit` retries (1 s doubling to 30 s), all within `activeDeadlineSeconds`. States are
 written to the NodeImage status by one writer task, coalescing bursts into one patch. A finished
 pull is also told as an event (see `events.py`); a cancelled one (tag removed, version bumped) is not.
+A daemon that (re)starts adopts the tags its NodeImage status shows finished for the current version
+(see `status.finished_state`) and pulls only the rest, so a restart neither repeats a pull nor its event.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kruise.daemon.imagepuller.status import (
     TagState,
     backoff_delays,
     credentials_for,
+    finished_state,
     node_image_status,
 )
 from kruise.kube.client import Client
@@ -73,6 +76,7 @@ class ImagePuller:
         self._dirty = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._written_images: set[str] = set()
+        self._adopted: set[tuple[str, str]] = set()  # tags finished before this daemon started
         self._synced_once = False
 
     # ---- spec -> workers ---------------------------------------------------------------------
@@ -91,18 +95,34 @@ class ImagePuller:
         for name, image in (((node_image or {}).get("spec") or {}).get("images") or {}).items():
             for tag in image.get("tags") or []:
                 wanted[(name, tag["tag"])] = (image, tag)
-        for key in list(self._workers):
+        for key in {*self._workers, *self.states}:
             if key not in wanted:
-                self._workers.pop(key).cancel()
+                worker = self._workers.pop(key, None)
+                if worker is not None:
+                    worker.cancel()
                 self.states.pop(key, None)
+                self._adopted.discard(key)
                 self._dirty.set()
         for key, (image, tag) in wanted.items():
             version = int(tag.get("version") or 0)
             state = self.states.get(key)
-            if state is not None and state.version == version and key in self._workers:
+            if (
+                state is not None
+                and state.version == version
+                and (key in self._workers or key in self._adopted)
+            ):
                 continue
             if key in self._workers:
                 self._workers.pop(key).cancel()
+            self._adopted.discard(key)
+            if state is None:
+                # first sight since start: a pull the status shows finished (before a restart) stays so
+                adopted = finished_state((node_image or {}).get("status"), key[0], key[1], version)
+                if adopted is not None:
+                    self.states[key] = adopted
+                    self._adopted.add(key)
+                    self._dirty.set()
+                    continue
             self.states[key] = TagState(image=key[0], tag=key[1], version=version)
             self._workers[key] = asyncio.get_running_loop().create_task(
                 self._work(self.states[key], image, tag), name=f"pull-{key[0]}:{key[1]}"

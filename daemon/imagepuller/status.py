@@ -49,6 +49,35 @@ class TagState:
         return body
 
 
+def finished_state(
+    node_image_status: Mapping[str, Any] | None, image: str, tag: str, version: int
+) -> TagState | None:
+    """The tag's finished state as the NodeImage status records it, for this spec `version`.
+
+    A daemon that starts (or restarts) adopts such a state instead of pulling again, as upstream's
+    worker pool does: a tag whose status for the same version has a completionTime is done, whether
+    it succeeded or failed (a retry is asked for by bumping the version). Only a tag that was still
+    Waiting or Pulling, or has no status, is pulled."""
+    tags = (((node_image_status or {}).get("imageStatuses") or {}).get(image) or {}).get("tags") or []
+    for entry in tags:
+        if entry.get("tag") != tag or int(entry.get("version") or 0) != version:
+            continue
+        if not entry.get("completionTime") or entry.get("phase") not in (PHASE_SUCCEEDED, PHASE_FAILED):
+            return None
+        return TagState(
+            image=image,
+            tag=tag,
+            version=version,
+            phase=entry["phase"],
+            progress=int(entry.get("progress") or 0),
+            start_time=entry.get("startTime"),
+            completion_time=entry["completionTime"],
+            image_id=entry.get("imageID"),
+            message=entry.get("message"),
+        )
+    return None
+
+
 def node_image_status(states: Iterable[TagState]) -> dict[str, Any]:
     """`status` of the NodeImage: counts and imageStatuses (tags sorted for stable writes)."""
     images: dict[str, list[dict[str, Any]]] = {}
