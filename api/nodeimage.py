@@ -98,6 +98,7 @@ class NodeImageStatus(KruiseModel):
     succeeded: Int32 = 0
     failed: Int32 = 0
     pulling: Int32 = 0
+    waiting: Int32 = 0
     image_statuses: dict[str, ImageStatus] | None = None
     first_sync_status: SyncStatus | None = None
 
