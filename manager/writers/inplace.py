@@ -74,10 +74,11 @@ class InPlaceWriter:
         rv_expectations: ResourceVersionExpectations,
         *,
         vertical_scaling: bool = False,
-        resize_subresource: bool = True,
+        resize_subresource: bool = False,
     ) -> None:
         """`vertical_scaling`: the InPlaceWorkloadVerticalScaling gate. `resize_subresource`: send resources
-        through `pods/resize` (Kubernetes >= 1.32) rather than in the pod object; see the module docstring."""
+        through `pods/resize` (server 1.32+, `ManagerContext.resize_subresource`) rather than in the pod
+        object write; see the module docstring."""
         self.pods = PodWriter(client, rv_expectations)
         self.client = client
         self.rv_expectations = rv_expectations
