@@ -9,14 +9,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from kruise.api.features import FeatureGates
 from kruise.control.inplace.spec import UpdateSpec
 from kruise.kube.client import PatchType, ServerVersion
-from kruise.kube.errors import Conflict
+from kruise.kube.errors import Conflict, TransportError
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.resources import PODS
+from kruise.manager.app import read_server_version
 from kruise.manager.context import ManagerContext
 from kruise.manager.writers.inplace import InPlaceWriter
 from tests.kit.client import RecordingClient
@@ -156,3 +158,28 @@ def test_the_context_decides_from_the_server_version(
         server_version=version,
     )
     assert ctx.resize_subresource is through_resize
+
+
+class VersionClient:
+    """Only the call `read_server_version` makes."""
+
+    def __init__(self, answer: ServerVersion | Exception) -> None:
+        self.answer = answer
+
+    async def server_version(self) -> ServerVersion:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+async def test_a_failed_version_read_is_logged_and_counts_as_unknown() -> None:
+    with capture_logs() as logs:
+        version = await read_server_version(VersionClient(TransportError("GET /version: refused")))  # type: ignore[arg-type]
+    assert version is None
+    (warning,) = [e for e in logs if e["log_level"] == "warning"]
+    assert "pods/resize" in warning["event"] and "refused" in warning["error"]
+
+
+async def test_a_read_version_is_returned_as_served() -> None:
+    served = ServerVersion("v1.31.4-gke.1200", "1", "31+")
+    assert await read_server_version(VersionClient(served)) == served  # type: ignore[arg-type]
