@@ -51,6 +51,23 @@ class WatchEvent:
     object: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ServerVersion:
+    """What the apiserver's GET /version reports (the fields kruise reads of `version.Info`)."""
+
+    git_version: str
+    major: str = ""
+    minor: str = ""
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> ServerVersion:
+        return cls(
+            git_version=str(info.get("gitVersion") or ""),
+            major=str(info.get("major") or ""),
+            minor=str(info.get("minor") or ""),
+        )
+
+
 def format_selector(selector: str | Mapping[str, str] | None) -> str | None:
     """Accept `"a=b,c"` as is, or `{"a": "b"}` as an equality selector."""
     if selector is None or isinstance(selector, str):
@@ -255,6 +272,11 @@ class Client:
         return orjson.loads(data) if data else None
 
     # ---- reads -------------------------------------------------------------------------------
+
+    async def server_version(self) -> ServerVersion:
+        """GET /version (discovery's ServerVersion): the apiserver's gitVersion, major and minor."""
+        info = await self.request("GET", "/version")
+        return ServerVersion.from_info(info or {})
 
     async def get(
         self,

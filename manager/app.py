@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import structlog
 
 from kruise.api import registry
-from kruise.kube.client import Client
+from kruise.kube.client import Client, ServerVersion
 from kruise.kube.controller import Controller
 from kruise.kube.informer import InformerOptions, SharedInformerFactory
 from kruise.kube.leaderelection import LeaderElector
@@ -29,6 +29,24 @@ log = structlog.get_logger("kruise.manager")
 
 CACHE_SYNC_TIMEOUT = 120.0
 LEADER_ELECTION_USER_AGENT = "kruise-manager/leader-election"
+
+
+async def read_server_version(client: Client) -> ServerVersion | None:
+    """The apiserver's version for `ManagerContext.server_version`, or None when it cannot be read.
+
+    Upstream refuses to start without it; here a failure is logged and the manager runs on, taking the
+    version as unknown — which the in-place writer treats as upstream treats an unparsable one (resources
+    ride the pod object write, no `pods/resize`), so it is named in the log for the operator."""
+    try:
+        version = await client.server_version()
+    except Exception as exc:  # any failure (transport, status, bad body) means "unknown", never a crash
+        log.warning(
+            "could not read the apiserver version; in-place resizes write the pod object, not pods/resize",
+            error=str(exc),
+        )
+        return None
+    log.info("apiserver version", git_version=version.git_version, major=version.major, minor=version.minor)
+    return version
 
 
 class Manager:
@@ -128,11 +146,19 @@ class Manager:
         self._running.set()
         log.info("controllers started", controllers=[c.name for c in self.controllers])
 
+    async def read_server_version(self) -> None:
+        """Read the apiserver's version into the context once, before any controller is built (the
+        in-place writers choose their resize write from it)."""
+        if self.context.server_version is None:
+            self.context.server_version = await read_server_version(self.client)
+
     async def run(self) -> None:
-        """Warm the caches, campaign (or lead at once without election) until cancelled.
+        """Read the server version, warm the caches, campaign (or lead at once without election) until
+        cancelled.
 
         LeadershipLost propagates.
         """
+        await self.read_server_version()
         self._warm_up()
         if self.elector is None:
             await self._lead()

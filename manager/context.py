@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kruise.api.features import FeatureGates
-from kruise.kube.client import Client
+from kruise.control.inplace.serverversion import should_resize_through_subresource
+from kruise.kube.client import Client, ServerVersion
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Controller
 from kruise.kube.events import EventRecorder
@@ -38,7 +39,16 @@ class ManagerContext:
     (`--assign-bcj-pods-by-scheduler`)."""
     unhandled_kinds: Mapping[str, str] = field(default_factory=dict)
     """Kruise kinds (`Kind.group`) no running controller reconciles, with why; set by the Manager."""
+    server_version: ServerVersion | None = None
+    """The apiserver's version, read once at start (`Manager.read_server_version`); None when unread."""
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
+
+    @property
+    def resize_subresource(self) -> bool:
+        """In-place cpu/memory changes go through `pods/resize` (server 1.32+) rather than in the pod
+        object write; an unread or unparsable version is the pre-1.32 write, as upstream's parse failure."""
+        version = self.server_version
+        return version is not None and should_resize_through_subresource(version.git_version)
 
     def workers_for(self, controller: str) -> int:
         return self.workers.get(controller, DEFAULT_WORKERS)

@@ -16,11 +16,13 @@ step is derived from the pod alone (`kruise.control.inplace.engine`). Controller
 readiness gate (SidecarSet) skip step 1 through `update`, which is step 2 alone.
 
 With the InPlaceWorkloadVerticalScaling gate (`vertical_scaling`) cpu/memory changes are applied in place
-too. Kubernetes 1.32+ accepts resource changes only through `pods/resize` (a plain pod update touching
-them is refused), so step 2 first sends the resize body as a strategic merge patch and then writes the
-pod object on top of the resized pod — upstream decides this from the server version
-(`ShouldUpdateResourceByResize`, >= 1.32); this manager does not discover the server version and always
-resizes through the subresource (`resize_subresource`), which every supported cluster (1.33+) serves.
+too, by one of two writes chosen from the apiserver's version, which kruise-manager reads once at start
+(`ManagerContext.resize_subresource`, upstream's `ShouldUpdateResourceByResize`): Kubernetes 1.32+ accepts
+resource changes only through `pods/resize` (a plain pod update touching them is refused), so with
+`resize_subresource` step 2 first sends the resize body as a strategic merge patch and then writes the pod
+object on top of the resized pod; older servers have no `pods/resize`, so without it (also the answer for
+an unparsable or unread version, as upstream's parse failure) the new resources ride the step-2 object
+write itself and no resize request is sent.
 Step 1 is skipped for a resources-only update unless a resized container's resizePolicy restarts it
 (`needs_unready`): the pod keeps serving while kubelet resizes it.
 """
@@ -74,10 +76,11 @@ class InPlaceWriter:
         rv_expectations: ResourceVersionExpectations,
         *,
         vertical_scaling: bool = False,
-        resize_subresource: bool = True,
+        resize_subresource: bool = False,
     ) -> None:
         """`vertical_scaling`: the InPlaceWorkloadVerticalScaling gate. `resize_subresource`: send resources
-        through `pods/resize` (Kubernetes >= 1.32) rather than in the pod object; see the module docstring."""
+        through `pods/resize` (server 1.32+, `ManagerContext.resize_subresource`) rather than in the pod
+        object write; see the module docstring."""
         self.pods = PodWriter(client, rv_expectations)
         self.client = client
         self.rv_expectations = rv_expectations

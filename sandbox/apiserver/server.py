@@ -38,6 +38,17 @@ _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease
 _json = json_response
 
 
+def _major_minor(git_version: str) -> tuple[str, str]:
+    """version.Info's major and minor for a gitVersion: the first two dotted parts as kube reports them
+    ("v1.31+gke.1" -> "1", "31+"; digits with a "+" when the part carries anything after them)."""
+    parts = git_version.removeprefix("v").split(".")
+    out = []
+    for part in [*parts, "", ""][:2]:
+        digits = part[: len(part) - len(part.lstrip("0123456789"))]
+        out.append(digits + ("+" if digits and digits != part else ""))
+    return out[0], out[1]
+
+
 class ApiServer:
     """An in-process kube-apiserver stand-in. See docs/sandbox.md ("API emulator").
 
@@ -55,9 +66,12 @@ class ApiServer:
         crd_establish_delay: float = 0.05,
         kubelet_host: str = "127.0.0.1",
         service_addresses: ServiceAddresses | None = None,
+        git_version: str = GIT_VERSION,
     ):
         """``service_addresses`` routes the conversion webhooks' clientConfig.service to a listening
-        ``host:port``; by default a ready endpoint of the Service's EndpointSlices, as kube-proxy would."""
+        ``host:port``; by default a ready endpoint of the Service's EndpointSlices, as kube-proxy would.
+        ``git_version`` is what GET /version reports (a managed cluster's "v1.31.4-gke.1200" for a test of
+        a client's version handling); it changes nothing else — the API served stays 1.36's."""
         self.admission = admission
         self.tls = tls
         self.token = token or secrets.token_urlsafe(24)
@@ -66,6 +80,7 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.crd_establish_delay = crd_establish_delay
         self.kubelet_host = kubelet_host  # where pods/log dials a node's kubelet port
+        self.git_version = git_version  # settable while serving: the next GET /version reports it
         self._types: dict[tuple[str, str, str], ResourceType] = {}
         for rt in builtin_resources():
             self._types[(rt.group, rt.version, rt.plural)] = rt
@@ -270,13 +285,14 @@ class ApiServer:
         if head in ("healthz", "readyz", "livez"):
             return web.Response(text="ok")
         if head == "version":
+            major, minor = _major_minor(self.git_version)
             return _json(
                 {
-                    "major": "1",
-                    "minor": "36",
-                    "emulationMajor": "1",
-                    "emulationMinor": "36",
-                    "gitVersion": GIT_VERSION,
+                    "major": major,
+                    "minor": minor,
+                    "emulationMajor": major,
+                    "emulationMinor": minor,
+                    "gitVersion": self.git_version,
                     "gitCommit": "0" * 40,
                     "gitTreeState": "clean",
                     "buildDate": "2026-08-01T00:00:00Z",

@@ -28,6 +28,7 @@ from kruise.kube.resources import ResourceRef, object_key
 from kruise.kube.store import mutable_copy
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
+from kruise.sandbox.apiserver.podresize import prepare as resize_prepare
 from tests.kit.informers import FakeInformer
 
 Obj = dict[str, Any]
@@ -393,7 +394,8 @@ class RecordingClient:
     def _merged(current: Obj, new: Obj, subresource: str | None, *, pods: bool = False) -> Obj:
         """The main resource keeps the stored status; the status subresource keeps all but status
         (pods/status also takes labels, annotations and finalizers, as kube-apiserver's pod status
-        strategy does); pods/ephemeralcontainers keeps all but the ephemeral containers."""
+        strategy does); pods/ephemeralcontainers keeps all but the ephemeral containers; pods/resize keeps
+        all but the containers' resources and resizePolicy (the emulator's resize strategy, unvalidated)."""
         if subresource == "status":
             merged = mutable_copy(current)
             if pods:
@@ -412,6 +414,8 @@ class RecordingClient:
             containers = (new.get("spec") or {}).get("ephemeralContainers")
             merged.setdefault("spec", {})["ephemeralContainers"] = mutable_copy(containers or [])
             return merged
+        if subresource == "resize" and pods:
+            return resize_prepare(new, current)
         if subresource is not None:
             raise ValueError(f"subresource: {subresource!r} is not modelled by RecordingClient")
         merged = mutable_copy(new)

@@ -69,6 +69,7 @@ def build(ctx: ManagerContext) -> Controller:
         predownloader=predownloader,
         pub_gate=pub_gate,
         clock=ctx.clock,
+        resize_subresource=ctx.resize_subresource,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(clonesets, enqueue_object)

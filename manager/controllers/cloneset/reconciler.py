@@ -63,7 +63,9 @@ class CloneSetReconciler:
         predownloader: PreDownloadWriter | None = None,
         pub_gate: PubGate | None = None,
         clock: Clock | None = None,
+        resize_subresource: bool = False,
     ) -> None:
+        """`resize_subresource`: in-place resizes go through `pods/resize` (server 1.32+)."""
         self.client = client
         self.recorder = recorder
         self.gates = gates
@@ -77,6 +79,7 @@ class CloneSetReconciler:
             client,
             rv_expectations,
             vertical_scaling=gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
+            resize_subresource=resize_subresource,
         )
         self.revision_writer = RevisionWriter(client, rv_expectations)
         self.scaler = Scaler(

@@ -70,6 +70,7 @@ def build(ctx: ManagerContext) -> Controller:
         failed_backoff=FailedPodsBackoff(),
         status_pace_seconds=STATUS_PACE_SECONDS,
         predownloader=predownloader,
+        resize_subresource=ctx.resize_subresource,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(daemonsets, enqueue_object)

@@ -106,6 +106,7 @@ class DaemonSetReconciler:
         failed_backoff: FailedPodsBackoff | None = None,
         status_pace_seconds: float = 0.0,
         predownloader: PreDownloadWriter | None = None,
+        resize_subresource: bool = False,
     ) -> None:
         self.client = client
         self.predownloader = predownloader
@@ -128,6 +129,7 @@ class DaemonSetReconciler:
             client,
             rv_expectations,
             vertical_scaling=gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
+            resize_subresource=resize_subresource,
         )
 
     # ---- the pass ---------------------------------------------------------------------------

@@ -81,6 +81,7 @@ def build(ctx: ManagerContext) -> Controller:
         wall=ctx.clock.wall,
         clock=ctx.clock,
         predownloader=predownloader,
+        resize_subresource=ctx.resize_subresource,
     )
     controller = Controller(NAME, reconciler, workers=ctx.workers_for(NAME), clock=ctx.clock)
     controller.watch(sets, enqueue_object)

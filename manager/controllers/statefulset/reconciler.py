@@ -92,6 +92,7 @@ class StatefulSetReconciler:
         clock: Clock | None = None,
         create_pass_seconds: float = CREATE_PASS_SECONDS,
         predownloader: PreDownloadWriter | None = None,
+        resize_subresource: bool = False,
     ) -> None:
         self.client = client
         self.predownloader = predownloader
@@ -109,7 +110,12 @@ class StatefulSetReconciler:
         )
         self.inplace_vertical_scaling = gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING)
         self.auto_resize_pvc = gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE)
-        inplace = InPlaceWriter(client, rv_expectations, vertical_scaling=self.inplace_vertical_scaling)
+        inplace = InPlaceWriter(
+            client,
+            rv_expectations,
+            vertical_scaling=self.inplace_vertical_scaling,
+            resize_subresource=resize_subresource,
+        )
         self.revision_writer = RevisionWriter(client, rv_expectations)
         self.pod_control = StatefulPodControl(
             client, recorder, pvcs, scale_expectations, rv_expectations, storage_classes

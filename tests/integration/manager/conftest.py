@@ -26,6 +26,7 @@ from kruise.kube.controller import Controller
 from kruise.kube.errors import AlreadyExists
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.resources import NAMESPACES
+from kruise.manager.app import read_server_version
 from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
 from kruise.manager.controllers import discover
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
@@ -69,6 +70,7 @@ class KruiseCluster:
             clock=old.clock,
             nodeimage_creation_delay=0.0,
             unhandled_kinds=old.unhandled_kinds,
+            server_version=await read_server_version(self.client),
         )
         controllers = [setup.build(fresh) for setup in setups if setup.enabled(old.feature_gates)]
         fresh.informers.start()
@@ -142,6 +144,7 @@ async def kruise_cluster(
         unhandled_kinds=unhandled_kinds(
             [f"{info.kind}.{info.group}" for info in registry.KINDS], discover(), running
         ),
+        server_version=await read_server_version(client),  # as Manager.run reads it
     )
     with contextlib.suppress(AlreadyExists):  # the chart creates kruise's namespace (SidecarSet history)
         await client.create(NAMESPACES, {"metadata": {"name": context.namespace}})

@@ -8,7 +8,7 @@ import yaml
 from aiohttp import web
 
 from kruise.kube import errors
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client, PatchType, ServerVersion
 from kruise.kube.resources import LEASES, PODS, ResourceRef
 
 CLONESETS = ResourceRef("apps.kruise.io", "v1alpha1", "clonesets", True, "CloneSet")
@@ -88,6 +88,19 @@ async def test_get_list_and_headers(wire):
         ("fieldSelector", "spec.nodeName=n1"),
         ("limit", "5"),
     ]
+
+
+async def test_server_version_reads_the_version_endpoint(wire):
+    wire.responses = [(200, {"major": "1", "minor": "31+", "gitVersion": "v1.31.4-gke.1200"})]
+    version = await wire.client.server_version()
+    assert version == ServerVersion(git_version="v1.31.4-gke.1200", major="1", minor="31+")
+    assert [(r["method"], r["path"], r["query"]) for r in wire.requests] == [("GET", "/version", [])]
+
+
+async def test_server_version_failure_is_typed(wire):
+    wire.responses = [(403, {"kind": "Status", "reason": "Forbidden", "code": 403, "message": "no"})]
+    with pytest.raises(errors.Forbidden):
+        await wire.client.server_version()
 
 
 async def test_list_all_follows_continue(wire):
