@@ -12,10 +12,9 @@ on update. Not covered: the full validation of the embedded StatefulSet/Deployme
 
 from __future__ import annotations
 
-import copy
 import math
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -29,7 +28,6 @@ from kruise.api.common import (
     ObjectMeta,
     Schemaless,
     Time,
-    selector_matches,
 )
 from kruise.api.crdgen import (
     CRD_REQUIRED,
@@ -40,13 +38,12 @@ from kruise.api.crdgen import (
     age_column,
 )
 from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
-from kruise.api.podtemplate_validation import validate_pod_template
+from kruise.api.uniteddeployment_templates import validate_template, validate_template_update
 from kruise.api.validation import (
     FieldError,
     dns1123_label_errors,
     forbidden,
     invalid,
-    not_supported,
     required,
     validate_label_selector,
     validate_nonnegative,
@@ -396,81 +393,54 @@ def validate_subset_replicas(expected: int | None, subsets: list[Subset], path: 
     return errs
 
 
-def _labels(template: WorkloadTemplate) -> dict[str, str]:
-    return (template.metadata.labels if template.metadata else None) or {}
-
-
-def _pod_template(template: WorkloadTemplate) -> dict[str, Any]:
-    return template.spec.get("template") or {}
-
-
-def validate_template(
-    template: SubsetTemplate, selector: LabelSelector | None, path: str
-) -> list[FieldError]:
-    """A missing selector matches nothing (as LabelSelectorAsSelector(nil) does), an empty one everything."""
-    errs: list[FieldError] = []
-    count = sum(
-        t is not None
-        for t in (
-            template.stateful_set_template,
-            template.advanced_stateful_set_template,
-            template.clone_set_template,
-            template.deployment_template,
-        )
+def _reserves_unschedulable_pods(strategy: ScheduleStrategy | None) -> bool:
+    """ShouldReserveUnschedulablePods: the Adaptive strategy with `reserveUnschedulablePods: true`."""
+    return (
+        strategy is not None
+        and strategy.type == SCHEDULE_ADAPTIVE
+        and strategy.adaptive is not None
+        and bool(strategy.adaptive.reserve_unschedulable_pods)
     )
-    kinds = "statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, or deploymentTemplate"
-    if count < 1:
-        errs.append(required(path, f"should provide one of {kinds}"))
-    elif count > 1:
-        errs.append(invalid(path, template.to_dict(), f"should provide only one of {kinds}"))
-    mismatch = "`selector` does not match template `labels`"
-    # Upstream reports an advancedStatefulSetTemplate label mismatch under statefulSetTemplate.
-    for field, label_field, workload in (
-        ("statefulSetTemplate", "statefulSetTemplate", template.stateful_set_template),
-        ("advancedStatefulSetTemplate", "statefulSetTemplate", template.advanced_stateful_set_template),
-        ("deploymentTemplate", "deploymentTemplate", template.deployment_template),
-    ):
-        if workload is None:
-            continue
-        if not selector_matches(selector, _labels(workload)):
-            errs.append(invalid(f"{path}.{label_field}.metadata.labels", _labels(workload), mismatch))
-        pod = _pod_template(workload)
-        pod_labels = (pod.get("metadata") or {}).get("labels") or {}
-        pod_path = f"{path}.{field}.spec.template"
-        selects_all = selector is not None and selector.is_empty()
-        if not selects_all and not selector_matches(selector, pod_labels):
-            errs.append(invalid(f"{pod_path}.metadata.labels", pod_labels, mismatch))
-        if field == "deploymentTemplate":
-            # Upstream's ConvertPodTemplateSpec applies the pod defaults (restartPolicy: Always, ...)
-            # to the copy it validates; the stored template is not changed.
-            pod = copy.deepcopy(pod)
-            default_pod_template(pod)
-            errs.extend(validate_pod_template(pod, pod_path))
-            restart = (pod.get("spec") or {}).get("restartPolicy")
-            if restart != "Always":
-                errs.append(not_supported(f"{pod_path}.spec.restartPolicy", restart, ["Always"]))
-        break
-    return errs
 
 
-def validate(obj: UnitedDeployment) -> list[FieldError]:
-    """validateUnitedDeployment (CREATE); name must be a DNS subdomain (checked by the apiserver too)."""
+def validate(obj: UnitedDeployment, old: UnitedDeployment | None = None) -> list[FieldError]:
+    """validateUnitedDeployment (CREATE), plus ValidateUnitedDeploymentUpdate when `old` is given
+    (UPDATE runs both, as upstream's handler does). The name must be a DNS subdomain (checked by the
+    apiserver too)."""
     spec = obj.spec
     path = "spec"
     errs: list[FieldError] = []
     errs.extend(validate_nonnegative(spec.replicas, f"{path}.replicas"))
+    selector_errs: list[FieldError] = []
     if spec.selector is None:
         errs.append(required(f"{path}.selector"))
     else:
-        errs.extend(validate_label_selector(spec.selector, f"{path}.selector"))
+        selector_errs = validate_label_selector(spec.selector, f"{path}.selector")
+        errs.extend(selector_errs)
         if spec.selector.is_empty():
             errs.append(
                 invalid(
                     f"{path}.selector", spec.selector.to_dict(), "empty selector is invalid for statefulset"
                 )
             )
-        else:
-            errs.extend(validate_template(spec.template, spec.selector, f"{path}.template"))
+    strategy = spec.topology.schedule_strategy
+    if _reserves_unschedulable_pods(strategy) and (
+        spec.template.advanced_stateful_set_template is not None
+        or spec.template.stateful_set_template is not None
+    ):
+        errs.append(
+            invalid(
+                f"{path}.topology.scheduleStrategy",
+                strategy.to_dict() if strategy else None,
+                "only stateless workloads (Deployment and CloneSet) are supported by reserved rescheduling",
+            )
+        )
+    if selector_errs:
+        # upstream: the selector does not convert, so the templates are not checked against it
+        errs.append(invalid(f"{path}.selector", spec.selector.to_dict() if spec.selector else None, ""))
+    else:
+        errs.extend(validate_template(spec.template, spec.selector, f"{path}.template"))
+    adaptive = strategy is not None and strategy.type == SCHEDULE_ADAPTIVE
     subsets = spec.topology.subsets or []
     subsets_path = f"{path}.topology.subsets"
     errs.extend(validate_subset_replicas(spec.replicas, subsets, subsets_path))
@@ -492,6 +462,13 @@ def validate(obj: UnitedDeployment) -> list[FieldError]:
         )
         if subset.tolerations is not None:
             errs.extend(validate_tolerations(subset.tolerations, f"{subsets_path}[{i}].tolerations"))
+        if subset.replicas is not None and adaptive:
+            errs.append(
+                forbidden(
+                    f"{subsets_path}[{i}].replicas",
+                    "specify replicas use minReplicas/maxReplicas to enable adaptive strategy",
+                )
+            )
     manual = spec.update_strategy.manual_update
     if manual is not None:
         for subset_name in manual.partitions or {}:
@@ -503,17 +480,21 @@ def validate(obj: UnitedDeployment) -> list[FieldError]:
                         f"subset {subset_name} does not exist",
                     )
                 )
+    if old is not None:
+        errs.extend(validate_update(obj, old))
     return errs
 
 
 def validate_update(obj: UnitedDeployment, old: UnitedDeployment) -> list[FieldError]:
-    """ValidateUnitedDeploymentUpdate: a kept subset's nodeSelectorTerm and tolerations are immutable.
+    """ValidateUnitedDeploymentUpdate: the kept template kind's update rules
+    (`uniteddeployment_templates.validate_template_update`), then a kept subset's nodeSelectorTerm
+    and tolerations are immutable.
 
     Upstream checks tolerations in two loops, so a toleration change is reported twice; kept as is.
     """
+    errs = validate_template_update(obj.spec.template, old.spec.template, "spec.template")
     old_subsets = {s.name: s for s in old.spec.topology.subsets or []}
     subsets = obj.spec.topology.subsets or []
-    errs: list[FieldError] = []
     for i, subset in enumerate(subsets):
         previous = old_subsets.get(subset.name)
         if previous is None:

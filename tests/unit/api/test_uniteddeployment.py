@@ -162,7 +162,17 @@ def test_percent_replicas_round_half_up_and_stay_within_total(total, percent):
     ("changes", "expected"),
     [
         ({"replicas": -1}, None),
-        ({"selector": None}, ["spec.selector: Required value"]),
+        (
+            # upstream: a nil selector converts to "nothing", so the templates' labels mismatch too
+            {"selector": None},
+            [
+                "spec.selector: Required value",
+                'spec.template.statefulSetTemplate.metadata.labels: Invalid value: {"app":"demo"}: '
+                "`selector` does not match template `labels`",
+                "spec.template.advancedStatefulSetTemplate.spec.template.metadata.labels: Invalid value: "
+                '{"app":"demo"}: `selector` does not match template `labels`',
+            ],
+        ),
         (
             {"selector": {}},
             ["spec.selector: Invalid value: {}: empty selector is invalid for statefulset"],
