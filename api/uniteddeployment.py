@@ -4,10 +4,10 @@ between them.
 v1beta1 (upstream master's storage version) has the same spec and a per-subset status; defaulting and
 validation are written against v1alpha1 and `kruise.api.conversion.uniteddeployment` maps between the two.
 
-Validation covers upstream's webhook for the UnitedDeployment's own fields: selector, the single
-subset template and its selector/label match, subset names, the replicas / min / max arithmetic,
-manual partitions, core validation of subset nodeSelectorTerm/tolerations and their immutability
-on update. Not covered: the full validation of the embedded StatefulSet/Deployment specs.
+Validation is upstream 1.9's webhook: selector, subset names, the replicas / min / max arithmetic,
+manual partitions, the Adaptive-strategy rules, core validation of subset nodeSelectorTerm/tolerations
+and their immutability on update; the embedded template's per-kind checks and update rules live in
+`kruise.api.uniteddeployment_templates`.
 """
 
 from __future__ import annotations
