@@ -52,15 +52,29 @@ class KruiseCluster:
         for controller in self.controllers:
             await controller.stop()
 
-    async def restart_manager(self, setups: Sequence[ControllerSetup]) -> ManagerContext:
+    async def restart_manager(
+        self, setups: Sequence[ControllerSetup], *, hard: bool = False
+    ) -> ManagerContext:
         """A crash and a fresh kruise-manager, in-process: the running controllers stop, their informer
         caches, queued events and expectations are dropped with them, and new ones are built from
         nothing through `setups`, exactly as a new process would. The fresh context replaces
-        `self.context` (the fixture stops it at teardown) and is returned."""
-        await self.stop_controllers()
+        `self.context` (the fixture stops it at teardown) and is returned.
+
+        By default the stop is gentle: in-flight reconciles finish their pass (up to 30 s) and the
+        event recorders flush their queues. `hard=True` is SIGKILL instead: every in-flight reconcile
+        is cancelled wherever it is awaiting (half-way through a pass, between two writes of one
+        update) and queued events are dropped unsent, so the fresh manager must take over state
+        written half-way. What even `hard` cannot do is take back a request already sent: the
+        emulator applies a write whose caller was cancelled while awaiting the answer, exactly as
+        a real API server applies the last write of a killed process."""
+        if hard:
+            for controller in self.controllers:
+                await controller.stop(timeout=0)
+        else:
+            await self.stop_controllers()
         await self.context.informers.stop()
         for recorder in self.context.recorders:
-            await recorder.stop()
+            await recorder.stop(timeout=0 if hard else 5.0)
         old = self.context
         fresh = ManagerContext(
             client=self.client,
