@@ -64,9 +64,11 @@ class KruiseCluster:
         event recorders flush their queues. `hard=True` is SIGKILL instead: every in-flight reconcile
         is cancelled wherever it is awaiting (half-way through a pass, between two writes of one
         update) and queued events are dropped unsent, so the fresh manager must take over state
-        written half-way. What even `hard` cannot do is take back a request already sent: the
-        emulator applies a write whose caller was cancelled while awaiting the answer, exactly as
-        a real API server applies the last write of a killed process."""
+        written half-way. What even `hard` cannot do is take back a request already sent: a write
+        whose caller was cancelled while awaiting the answer is applied or not depending on whether
+        the server got to store it (the emulator stores a write atomically after its last await, and
+        drops it if the client went away first), never half — exactly what a real API server does
+        with the last write of a killed process."""
         if hard:
             for controller in self.controllers:
                 await controller.stop(timeout=0)
