@@ -53,7 +53,11 @@ class KruiseCluster:
             await controller.stop()
 
     async def restart_manager(
-        self, setups: Sequence[ControllerSetup], *, hard: bool = False
+        self,
+        setups: Sequence[ControllerSetup],
+        *,
+        hard: bool = False,
+        crashed: Callable[[], Awaitable[object]] | None = None,
     ) -> ManagerContext:
         """A crash and a fresh kruise-manager, in-process: the running controllers stop, their informer
         caches, queued events and expectations are dropped with them, and new ones are built from
@@ -68,7 +72,10 @@ class KruiseCluster:
         whose caller was cancelled while awaiting the answer is applied or not depending on whether
         the server got to store it (the emulator stores a write atomically after its last await, and
         drops it if the client went away first), never half — exactly what a real API server does
-        with the last write of a killed process."""
+        with the last write of a killed process.
+
+        `crashed`, when given, is awaited once the old manager is gone and before the fresh one
+        starts: the moment to read what the crash left."""
         if hard:
             for controller in self.controllers:
                 await controller.stop(timeout=0)
@@ -77,6 +84,8 @@ class KruiseCluster:
         await self.context.informers.stop()
         for recorder in self.context.recorders:
             await recorder.stop(timeout=0 if hard else 5.0)
+        if crashed is not None:
+            await crashed()
         old = self.context
         fresh = ManagerContext(
             client=self.client,
