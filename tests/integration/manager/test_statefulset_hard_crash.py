@@ -55,13 +55,13 @@ class ParkingClient:
         return update
 
 
-def parking_setup(client: ParkingClient) -> ControllerSetup:
-    """The StatefulSet controller built as the manager builds it, with `client` for its API calls."""
+def parking_setup(setup: ControllerSetup, client: ParkingClient) -> ControllerSetup:
+    """`setup`'s controller built as the manager builds it, with `client` for its API calls."""
 
     def build(ctx: ManagerContext) -> Any:
-        return SETUP.build(dataclasses.replace(ctx, client=client))
+        return setup.build(dataclasses.replace(ctx, client=client))
 
-    return dataclasses.replace(SETUP, build=build)
+    return dataclasses.replace(setup, build=build)
 
 
 def condition(pod: dict[str, Any], kind: str) -> str | None:
@@ -70,7 +70,7 @@ def condition(pod: dict[str, Any], kind: str) -> str | None:
 
 async def test_hard_crash_between_unready_patch_and_spec_write_updates_the_pod_once(kruise_cluster):
     parking = ParkingClient(kruise_cluster.client)
-    await kruise_cluster.restart_manager([parking_setup(parking)])
+    await kruise_cluster.restart_manager([parking_setup(SETUP, parking)])
     body = manifest(
         replicas=REPLICAS,
         podManagementPolicy="Parallel",
