@@ -53,15 +53,40 @@ class KruiseCluster:
         for controller in self.controllers:
             await controller.stop()
 
-    async def restart_manager(self, setups: Sequence[ControllerSetup]) -> ManagerContext:
+    async def restart_manager(
+        self,
+        setups: Sequence[ControllerSetup],
+        *,
+        hard: bool = False,
+        crashed: Callable[[], Awaitable[object]] | None = None,
+    ) -> ManagerContext:
         """A crash and a fresh kruise-manager, in-process: the running controllers stop, their informer
         caches, queued events and expectations are dropped with them, and new ones are built from
         nothing through `setups`, exactly as a new process would. The fresh context replaces
-        `self.context` (the fixture stops it at teardown) and is returned."""
-        await self.stop_controllers()
+        `self.context` (the fixture stops it at teardown) and is returned.
+
+        By default the stop is gentle: in-flight reconciles finish their pass (up to 30 s) and the
+        event recorders flush their queues. `hard=True` is SIGKILL instead: every in-flight reconcile
+        is cancelled wherever it is awaiting (half-way through a pass, between two writes of one
+        update) and queued events are dropped unsent, so the fresh manager must take over state
+        written half-way. What even `hard` cannot do is take back a request already sent: a write
+        whose caller was cancelled while awaiting the answer is applied or not depending on whether
+        the server got to store it (the emulator stores a write atomically after its last await, and
+        drops it if the client went away first), never half — exactly what a real API server does
+        with the last write of a killed process.
+
+        `crashed`, when given, is awaited once the old manager is gone and before the fresh one
+        starts: the moment to read what the crash left."""
+        if hard:
+            for controller in self.controllers:
+                await controller.stop(timeout=0)
+        else:
+            await self.stop_controllers()
         await self.context.informers.stop()
         for recorder in self.context.recorders:
-            await recorder.stop()
+            await recorder.stop(timeout=0 if hard else 5.0)
+        if crashed is not None:
+            await crashed()
         old = self.context
         fresh = ManagerContext(
             client=self.client,

@@ -44,6 +44,11 @@ def restarts(pod: dict[str, Any]) -> int:
     return sum(s.get("restartCount", 0) for s in pod.get("status", {}).get("containerStatuses", []))
 
 
+def in_place_ready(pod: dict[str, Any]) -> str | None:
+    conditions = pod.get("status", {}).get("conditions", [])
+    return next((c["status"] for c in conditions if c["type"] == "InPlaceUpdateReady"), None)
+
+
 def node_names(count: int) -> list[str]:
     return [f"node-{i}" for i in range(1, count + 1)]
 
@@ -94,10 +99,12 @@ async def converge(cluster, nodes: int, observe: Callable[[], Any], **expected: 
 
 
 @pytest.mark.parametrize("simulator_nodes", [5])
-async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cluster):
+@pytest.mark.parametrize("hard", [False, True], ids=["gentle", "hard"])
+async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cluster, hard):
     """InPlaceIfPossible, maxUnavailable 2 over 5 nodes; the manager crashes with some pods
     updated and others not: the rollout completes, every pod keeps its UID and restarted exactly
-    once, at most 2 nodes are ever without a ready pod, and no pod is updated in place twice."""
+    once, at most 2 nodes are ever without a ready pod, and no pod is updated in place twice.
+    `hard` kills the in-flight pass wherever it is awaiting (`restart_manager(hard=True)`)."""
     nodes = 5
     strategy = {
         "type": "RollingUpdate",
@@ -124,9 +131,18 @@ async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cl
     def moved(pods: list[dict[str, Any]]) -> int:
         return sum(image(p) == NEW for p in pods)
 
+    half_way: list[str] = []  # pods the crash left out of the endpoints with their spec not yet written
+
+    async def left_by_crash() -> None:
+        half_way.extend(
+            p["metadata"]["name"]
+            for p in await all_pods(kruise_cluster)
+            if image(p) == OLD and in_place_ready(p) == "False"
+        )
+
     await update_template(kruise_cluster, set_image(NEW))
     await kruise_cluster.until(observe, lambda pods: 1 <= moved(pods) < nodes)
-    fresh = await kruise_cluster.restart_manager([SETUP])
+    fresh = await kruise_cluster.restart_manager([SETUP], hard=hard, crashed=left_by_crash)
     crashed = await observe()
     assert 1 <= moved(crashed) < nodes, "the crash must land mid-rollout"
 
@@ -139,14 +155,24 @@ async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cl
         assert restarts(pod) == 1, name
         assert is_new(pod, ds["status"]["daemonSetHash"]), name
     assert samples > 3
-    assert 1 <= worst <= 2
+    # An old pod already unavailable is replaced outside maxUnavailable (upstream rollingUpdate's
+    # allowedReplacementPods): a pod a hard crash left half-way (InPlaceUpdateReady=False, old spec)
+    # is such a pod, so the fresh manager may take up to maxUnavailable others down beside it.
+    assert not half_way or hard
+    assert 1 <= worst <= 2 + len(half_way), (worst, half_way)
     updated = await in_place_events(kruise_cluster, fresh)
-    # the old manager's in-flight passes finished before it stopped: each pod has its one event
-    assert updated == dict.fromkeys(before, 1)
+    if not hard:
+        # the old manager's in-flight passes finished before it stopped: each pod has its one event
+        assert updated == dict.fromkeys(before, 1)
+    else:
+        # a killed pass may lose a pod's event (written to the pod, event still queued), never
+        # record one twice
+        assert set(updated) <= set(before) and set(updated.values()) <= {1}, updated
 
 
 @pytest.mark.parametrize("simulator_nodes", [4])
-async def test_manager_crash_mid_surge_rollout_keeps_every_node_served(kruise_cluster):
+@pytest.mark.parametrize("hard", [False, True], ids=["gentle", "hard"])
+async def test_manager_crash_mid_surge_rollout_keeps_every_node_served(kruise_cluster, hard):
     """Standard with maxSurge 1 / maxUnavailable 0 over 4 nodes; the manager crashes with some
     node running its old pod and its new one: the rollout completes, at most one node at a
     time runs two pods (the surge), no node ever has three or is left without a ready pod, and every
@@ -187,7 +213,7 @@ async def test_manager_crash_mid_surge_rollout_keeps_every_node_served(kruise_cl
 
     await update_template(kruise_cluster, set_image(NEW))
     await kruise_cluster.until(observe, surging)
-    await kruise_cluster.restart_manager([SETUP])
+    await kruise_cluster.restart_manager([SETUP], hard=hard)
     assert surging(await observe()), "the crash must land mid-rollout, on a surging node"
 
     ds = await converge(kruise_cluster, nodes, observe)

@@ -267,14 +267,16 @@ async def test_manager_crash_mid_rollout_honours_the_partition(kruise_cluster):
         assert images(now)["sidecar1"] == NEW and statuses(now)["sidecar1"]["restartCount"] == 1, name
 
 
-async def test_manager_crash_wherever_a_free_running_rollout_is(kruise_cluster):
+@pytest.mark.parametrize("hard", [False, True], ids=["gentle", "hard"])
+async def test_manager_crash_wherever_a_free_running_rollout_is(kruise_cluster, hard):
     """No image held back: the crash lands wherever the rollout happens to be once a pod moved (maybe
-    between a pod write and the kubelet acting on it); the outcome is the same."""
+    between a pod write and the kubelet acting on it; with `hard`, also half-way through a pass that
+    has written some pods and not others, or a status not yet written); the outcome is the same."""
     before = await create(kruise_cluster, sidecarset(maxUnavailable=2))
     rollout = Rollout(kruise_cluster, "test-sidecarset", lambda p: images(p)["sidecar1"] == NEW)
     generation = await set_image(kruise_cluster, "test-sidecarset", NEW)
     await kruise_cluster.until(rollout.pods, lambda pods: 1 <= sum(map(rollout.moved, pods.values())) < 6)
-    await kruise_cluster.restart_manager([SETUP])
+    await kruise_cluster.restart_manager([SETUP], hard=hard)
 
     await kruise_cluster.until(rollout.status, finished(generation, 6), timeout=60)
     after = await rollout.pods()

@@ -134,11 +134,13 @@ def conditions_of(ud: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in ud["status"].get("conditions") or []}
 
 
-async def test_manager_crash_mid_subset_rollouts_keeps_children_and_partitions(kruise_cluster) -> None:
+@pytest.mark.parametrize("hard", [False, True], ids=["gentle", "hard"])
+async def test_manager_crash_mid_subset_rollouts_keeps_children_and_partitions(kruise_cluster, hard) -> None:
     """Three CloneSet subsets roll a new image in place under manual partitions; the manager dies
     while the children are half-way: afterwards each subset has the same child, exactly
     `replicas - partition` pods moved (each restarted once, none recreated), and the status
-    reports the partial rollout, then the full one once the partitions are lifted."""
+    reports the partial rollout, then the full one once the partitions are lifted. `hard` kills
+    the in-flight passes (UnitedDeployment and CloneSet) wherever they are awaiting."""
     cluster = kruise_cluster
     partitions = {"subset-a": 1, "subset-b": 0, "subset-c": 2}
     body = manifest(
@@ -174,7 +176,7 @@ async def test_manager_crash_mid_subset_rollouts_keeps_children_and_partitions(k
 
     await edit_ud(cluster, "rolling", new_image)
     await cluster.until(observe, lambda pods: 1 <= moved(pods) < 6)
-    fresh = await cluster.restart_manager([SETUP, CLONESET_SETUP])
+    fresh = await cluster.restart_manager([SETUP, CLONESET_SETUP], hard=hard)
     assert 1 <= moved(await observe()) < 6, "the crash must land mid-rollout"
 
     async def status() -> dict[str, Any]:
