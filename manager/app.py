@@ -148,9 +148,11 @@ class Manager:
 
     async def read_server_version(self) -> None:
         """Read the apiserver's version into the context once, before any controller is built (the
-        in-place writers choose their resize write from it)."""
+        in-place writers choose their resize write from it). Through the lease client when there is
+        one: the controllers' rate limiter may already be in debt (a restart under load), and neither
+        the version nor the first Lease request may wait behind it."""
         if self.context.server_version is None:
-            self.context.server_version = await read_server_version(self.client)
+            self.context.server_version = await read_server_version(self.lease_client or self.client)
 
     async def run(self) -> None:
         """Read the server version, warm the caches, campaign (or lead at once without election) until
