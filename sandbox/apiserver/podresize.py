@@ -56,7 +56,7 @@ def prepare(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     return pod
 
 
-def _spec_rules(container: dict[str, Any], path: str, restart_policy: str) -> list[dict[str, str]]:
+def spec_rules(container: dict[str, Any], path: str, restart_policy: str) -> list[dict[str, str]]:
     """The parts of ValidatePodSpec a resize can break: requests within limits, and resizePolicy."""
     causes: list[dict[str, str]] = []
     resources = container.get("resources") or {}
@@ -201,7 +201,7 @@ def validate(new: dict[str, Any], old: dict[str, Any]) -> list[dict[str, str]]:
     for group, containers in _resizable_groups(spec):
         for container in containers:
             index = (spec.get(group) or []).index(container)
-            causes += _spec_rules(container, f"spec.{group}[{index}]", restart_policy)
+            causes += spec_rules(container, f"spec.{group}[{index}]", restart_policy)
 
     def pod_level(pod_spec: dict[str, Any]) -> bool:
         resources = pod_spec.get("resources") or {}
