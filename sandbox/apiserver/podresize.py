@@ -6,8 +6,9 @@ metadata, the rest of the spec and the status sent along are ignored. The result
 `ValidatePodResize` does, with its texts: requests within limits and a well-formed resizePolicy (the
 part of pod spec validation a resize can trip), no pod-level resources, no static or Windows pod, the
 QoS class unchanged, requests and limits never removed, a memory limit neither lowered nor added
-unless memory's resizePolicy is RestartContainer, and nothing but cpu and memory changed. Plain pod
-updates may not touch resources at all (see validation.py).
+unless memory's resizePolicy is RestartContainer, and nothing but cpu and memory changed. From 1.32
+plain pod updates may not touch resources at all (see validation.py); below, there is no subresource
+and the update itself resizes (features.py, podupdateresize.py).
 """
 
 from __future__ import annotations

@@ -6,8 +6,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kruise.sandbox.apiserver.features import NEWEST, features_for
+from kruise.sandbox.apiserver.podupdateresize import without_resize
 from kruise.sandbox.apiserver.resources import builtin_resources
 from kruise.sandbox.apiserver.validation import validate_builtin
 from kruise.sandbox.qos import compute_qos
@@ -104,3 +107,23 @@ def test_changed_resources_pass_spec_validation():
             'Invalid value: "300m": must be less than or equal to cpu limit of 200m',
         )
     ]
+
+
+_QUANTITY = st.sampled_from(["50m", "100m", "1", "2", "64Mi", "1Gi", "3G"])
+_LIST = st.dictionaries(st.sampled_from(["cpu", "memory"]), _QUANTITY, max_size=2)
+
+
+@given(
+    st.lists(st.tuples(_LIST, _LIST), min_size=1, max_size=3),
+    st.lists(st.tuples(_LIST, _LIST), min_size=3, max_size=3),
+)
+def test_without_resize_undoes_any_cpu_memory_change(old_lists, new_lists):
+    def spec(lists):
+        containers = [
+            {"name": f"c{i}", "image": "nginx", "resources": {"requests": r, "limits": lim}}
+            for i, (r, lim) in enumerate(lists)
+        ]
+        return {"containers": containers}
+
+    old = spec(old_lists)
+    assert without_resize(spec(new_lists[: len(old_lists)]), old) == old
