@@ -26,6 +26,7 @@ from kruise.sandbox.apiserver.controllerwrites import (
     ControllerWrites,
 )
 from kruise.sandbox.apiserver.errors import StatusError
+from kruise.sandbox.apiserver.features import features_for
 from kruise.sandbox.apiserver.handlers.writes import stamp_new
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import labels_match, selector_from_label_selector
@@ -554,4 +555,4 @@ class Lifecycle:
     def validate_builtin(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> list[dict]:
-        return validate_builtin(rt, obj, old)
+        return validate_builtin(rt, obj, old, features_for(self.server.git_version))

@@ -6,8 +6,9 @@ metadata, the rest of the spec and the status sent along are ignored. The result
 `ValidatePodResize` does, with its texts: requests within limits and a well-formed resizePolicy (the
 part of pod spec validation a resize can trip), no pod-level resources, no static or Windows pod, the
 QoS class unchanged, requests and limits never removed, a memory limit neither lowered nor added
-unless memory's resizePolicy is RestartContainer, and nothing but cpu and memory changed. Plain pod
-updates may not touch resources at all (see validation.py).
+unless memory's resizePolicy is RestartContainer, and nothing but cpu and memory changed. From 1.32
+plain pod updates may not touch resources at all (see validation.py); below, there is no subresource
+and the update itself resizes (features.py, podupdateresize.py).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def prepare(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     return pod
 
 
-def _spec_rules(container: dict[str, Any], path: str, restart_policy: str) -> list[dict[str, str]]:
+def spec_rules(container: dict[str, Any], path: str, restart_policy: str) -> list[dict[str, str]]:
     """The parts of ValidatePodSpec a resize can break: requests within limits, and resizePolicy."""
     causes: list[dict[str, str]] = []
     resources = container.get("resources") or {}
@@ -201,7 +202,7 @@ def validate(new: dict[str, Any], old: dict[str, Any]) -> list[dict[str, str]]:
     for group, containers in _resizable_groups(spec):
         for container in containers:
             index = (spec.get(group) or []).index(container)
-            causes += _spec_rules(container, f"spec.{group}[{index}]", restart_policy)
+            causes += spec_rules(container, f"spec.{group}[{index}]", restart_policy)
 
     def pod_level(pod_spec: dict[str, Any]) -> bool:
         resources = pod_spec.get("resources") or {}

@@ -13,6 +13,7 @@ import asyncio
 import base64
 import secrets
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from kruise.sandbox.apiserver import defaults, discovery, serviceroute
 from kruise.sandbox.apiserver.admission import AdmissionDenied, AdmissionPlugin
 from kruise.sandbox.apiserver.conversion import Converter
 from kruise.sandbox.apiserver.errors import StatusError
+from kruise.sandbox.apiserver.features import features_for
 from kruise.sandbox.apiserver.handlers.base import USER_INFO, json_response
 from kruise.sandbox.apiserver.handlers.dispatch import Handlers
 from kruise.sandbox.apiserver.handlers.writes import stamp_new
@@ -71,7 +73,8 @@ class ApiServer:
         """``service_addresses`` routes the conversion webhooks' clientConfig.service to a listening
         ``host:port``; by default a ready endpoint of the Service's EndpointSlices, as kube-proxy would.
         ``git_version`` is what GET /version reports (a managed cluster's "v1.31.4-gke.1200" for a test of
-        a client's version handling); it changes nothing else — the API served stays 1.36's."""
+        a client's version handling); below 1.32 in-place pod resize is as in that release (features.py),
+        nothing else changes — the API served stays 1.36's."""
         self.admission = admission
         self.tls = tls
         self.token = token or secrets.token_urlsafe(24)
@@ -204,6 +207,17 @@ class ApiServer:
     def types(self) -> list[ResourceType]:
         return list(self._types.values())
 
+    def _served_subresources(self, rt: ResourceType) -> tuple[str, ...]:
+        """The type's subresources at the reported version: no pods/resize before 1.32 (features.py)."""
+        if rt.key == ("", "pods") and not features_for(self.git_version).resize_subresource:
+            return tuple(sub for sub in rt.subresources if sub != "resize")
+        return rt.subresources
+
+    def _discovered_types(self) -> list[ResourceType]:
+        """types() as discovery lists them at the reported version."""
+        served = [(rt, self._served_subresources(rt)) for rt in self._types.values()]
+        return [rt if subs == rt.subresources else replace(rt, subresources=subs) for rt, subs in served]
+
     def storage_type(self, group: str, plural: str) -> ResourceType | None:
         candidates = [rt for rt in self._types.values() if rt.group == group and rt.plural == plural]
         for rt in candidates:
@@ -321,7 +335,8 @@ class ApiServer:
     def _discovery_root(self, request: web.Request, legacy: bool) -> web.Response:
         accept = request.headers.get("Accept", "")
         if "as=APIGroupDiscoveryList" in accept and "v=v2;" in accept.replace(" ", "") + ";":
-            return _json(discovery.aggregated(self.types(), legacy), content_type=discovery.AGGREGATED_V2)
+            doc = discovery.aggregated(self._discovered_types(), legacy)
+            return _json(doc, content_type=discovery.AGGREGATED_V2)
         return _json(discovery.api_versions() if legacy else discovery.api_group_list(self.types()))
 
     def _openapi(self, parts: list[str]) -> web.Response:
@@ -341,7 +356,7 @@ class ApiServer:
         self, request: web.Request, group: str, version: str, rest: list[str]
     ) -> web.StreamResponse:
         if not rest:
-            doc = discovery.resource_list(self.types(), group, version)
+            doc = discovery.resource_list(self._discovered_types(), group, version)
             if doc is None:
                 raise StatusError(404, "NotFound", "the server could not find the requested resource")
             return _json(doc)
@@ -365,7 +380,7 @@ class ApiServer:
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         name = rest[1] if len(rest) > 1 else ""
         sub = rest[2] if len(rest) > 2 else ""
-        if len(rest) > 3 or (sub and sub not in rt.subresources):
+        if len(rest) > 3 or (sub and sub not in self._served_subresources(rt)):
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         if rt.namespaced and not namespace and name:
             raise StatusError(404, "NotFound", "the server could not find the requested resource")

@@ -7,6 +7,8 @@ from typing import Any
 
 from kruise.sandbox.apiserver.claims import validate_claim_update
 from kruise.sandbox.apiserver.errors import field_error
+from kruise.sandbox.apiserver.features import NEWEST, ApiFeatures
+from kruise.sandbox.apiserver.podupdateresize import MUTABLE_RESOURCES_RULE, resize_rules, without_resize
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import labels_match, selector_from_label_selector
 
@@ -58,6 +60,18 @@ def _mutable_view(spec: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
+def _pod_update(obj: dict[str, Any], old: dict[str, Any], features: ApiFeatures) -> list[dict[str, str]]:
+    """ValidatePodUpdate's spec rule; below 1.32 cpu/memory may change too (podupdateresize.py)."""
+    spec, old_spec = obj.get("spec") or {}, old.get("spec") or {}
+    rule, causes = _POD_UPDATE_RULE, []
+    if features.resources_in_pod_update:
+        causes = resize_rules(obj, old)
+        spec, rule = without_resize(spec, old_spec), _POD_UPDATE_RULE + MUTABLE_RESOURCES_RULE
+    if _mutable_view(spec) != _mutable_view(old_spec):
+        causes.append(field_error("FieldValueForbidden", "spec", detail=rule))
+    return causes
+
+
 _BINDINGS = {
     ("rbac.authorization.k8s.io", "rolebindings"): ("ClusterRole", "Role"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"): ("ClusterRole",),
@@ -105,16 +119,17 @@ def _rbac_and_scheduling(
 
 
 def validate_builtin(
-    rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+    rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, features: ApiFeatures = NEWEST
 ) -> list[dict[str, str]]:
+    """`features`: what the apiserver's reported version changes (features.py)."""
     if rt.is_custom:
         return []
     spec = obj.get("spec") or {}
     causes: list[dict[str, str]] = []
     if rt.key == ("", "pods"):
         causes += _containers(spec, "spec")
-        if old is not None and _mutable_view(spec) != _mutable_view(old.get("spec") or {}):
-            causes.append(field_error("FieldValueForbidden", "spec", detail=_POD_UPDATE_RULE))
+        if old is not None:
+            causes += _pod_update(obj, old, features)
     if rt.key in _WORKLOADS | {("batch", "jobs")}:
         replicas = spec.get("replicas")
         if isinstance(replicas, int) and replicas < 0:
