@@ -59,30 +59,45 @@ async def job_status(kc, name="debug"):
     return (await kc.client.get(EPHEMERALJOBS, name, NS)).get("status") or {}
 
 
-async def test_containers_added_with_parallelism_until_the_job_succeeds(kruise_cluster):
-    kc = kruise_cluster
-    for name in ("a", "b", "c"):
-        await kc.client.create(PODS, pod(name))
-    await running_pods(kc, 3)
-    await kc.client.create(EPHEMERALJOBS, ejob(parallelism=2, replicas=3))
+def debug_states(pods: list[dict]) -> dict[str, str]:
+    """pod name -> the state of its debug container (`running`, `waiting`, `terminated`)."""
+    states = {}
+    for p in pods:
+        for st in p["status"].get("ephemeralContainerStatuses") or []:
+            states[p["metadata"]["name"]] = next(iter(st["state"]))
+    return states
 
-    seen_running: list[int] = []
+
+async def test_containers_added_with_parallelism_until_the_job_succeeds(kruise_cluster):
+    """parallelism 2, replicas 3: a and b get the container first; c, created while both run theirs,
+    waits until neither runs (upstream's `min(parallelism, pods without it) - running`, counting
+    containers already running — so c's pass sees a and b running: the pod events come in order)."""
+    kc = kruise_cluster
+    for name in ("a", "b"):  # their debug containers run 100 cluster seconds (2 s at speed 50)
+        await kc.client.create(PODS, pod(name, **{"sandbox.kruise.io/run-seconds": "100"}))
+    await running_pods(kc, 2)
+    debug = {"name": "dbg", "image": "busybox:1.36", "imagePullPolicy": "IfNotPresent", "command": ["date"]}
+    await kc.client.create(EPHEMERALJOBS, ejob(container=debug, parallelism=2, replicas=3))
+
+    async def pods() -> list[dict]:
+        return (await kc.client.list(PODS, NS))["items"]
+
+    both = await kc.until(pods, lambda items: debug_states(items) == {"a": "running", "b": "running"})
+    assert len(both) == 2
+    await kc.client.create(PODS, pod("c", **{"sandbox.kruise.io/run-seconds": "1"}))
+
+    held_while_both_ran = 0
 
     async def watch_status():
-        # how many pods run the debug container at each poll: never more than parallelism
-        pods = (await kc.client.list(PODS, NS))["items"]
-        seen_running.append(
-            sum(
-                1
-                for p in pods
-                for st in p["status"].get("ephemeralContainerStatuses") or []
-                if "running" in st["state"]
-            )
-        )
+        nonlocal held_while_both_ran
+        states = debug_states(await pods())
+        if states.get("a") == "running" and states.get("b") == "running":
+            assert "c" not in states, "c got its container while a and b both ran theirs"
+            held_while_both_ran += 1
         return await job_status(kc)
 
     finished = await kc.until(watch_status, lambda s: s.get("phase") == "Succeeded")
-    assert max(seen_running) <= 2
+    assert held_while_both_ran > 0, "c existed while a and b ran: the gate was exercised"
     assert (finished["match"], finished["succeeded"], finished["failed"]) == (3, 3, 0)
     assert finished["completionTime"] and finished["startTime"]
     assert {c["type"] for c in finished["conditions"]} == {"Initialized", "JobSucceeded"}
@@ -92,7 +107,7 @@ async def test_containers_added_with_parallelism_until_the_job_succeeds(kruise_c
     for name in ("a", "b", "c"):
         p = await kc.client.get(PODS, name, NS)
         (ec,) = p["spec"]["ephemeralContainers"]
-        assert ec["name"] == "dbg" and ec["command"] == ["sleep", "10"]
+        assert ec["name"] == "dbg" and ec["command"] == ["date"]
         assert {"name": "KRUISE_EJOB_ID", "value": job["metadata"]["uid"]} in ec["env"]
         (st,) = p["status"]["ephemeralContainerStatuses"]
         assert st["state"]["terminated"]["exitCode"] == 0
