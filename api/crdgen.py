@@ -85,10 +85,11 @@ class CRDInfo:
     list_kind: str | None = None
     singular: str | None = None
     conversion_webhook: bool = False
-    """Both versions served, converted by kruise-webhook's `/convert`. The ten kinds converted this way keep
-    v1alpha1 as their storage version (upstream master stores v1beta1) so kruise-manager and kruise-webhook,
-    which read and write v1alpha1, never wait on the conversion webhook for their own reads; only v1beta1
-    clients (kubectl, whose preferred version is then v1beta1) go through `/convert`. See docs/api.md."""
+    """Both versions served, converted by kruise-webhook's `/convert`. All but Advanced StatefulSet (which
+    stores v1beta1, as upstream) keep v1alpha1 as their storage version (upstream master stores v1beta1),
+    so kruise-manager and kruise-webhook, which read and write v1alpha1, never wait on the conversion
+    webhook for their own reads; only v1beta1 clients (kubectl, whose preferred version is then v1beta1)
+    go through `/convert`. See docs/api.md."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
