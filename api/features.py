@@ -125,6 +125,25 @@ _NEEDS_DAEMON = (
 )
 _NEEDS_IMAGE_PULL_JOB = (PRE_DOWNLOAD_IMAGE_FOR_IN_PLACE_UPDATE, PRE_DOWNLOAD_IMAGE_FOR_DAEMONSET_UPDATE)
 
+# Gates upstream has and kruise-py accepts (so upstream's values files keep working) but does not act
+# on yet. A component warns at start when one of them is set away from its default: the setting
+# changes nothing here, and saying so is better than a silent no-op. A gate leaves this set when
+# its behaviour is built.
+WITHOUT_EFFECT: frozenset[str] = frozenset(
+    {
+        DAEMON_WATCHING_POD,
+        CLONESET_SHORT_HASH,
+        TEMPLATE_NO_DEFAULTS,
+        STATEFULSET_AUTO_DELETE_PVC,
+        SIDECAR_TERMINATOR,
+        CLONESET_EVENT_HANDLER_OPTIMIZATION,
+        PREPARING_UPDATE_AS_UPDATE,
+        ENHANCED_LIVENESS_PROBE,
+        ENABLE_EXTERNAL_CERTS,
+        DEFAULT_HOST_NETWORK_HOST_PORTS_IN_POD_TEMPLATES,
+    }
+)
+
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
 # Legacy switch: a list of enabled custom resources; without SidecarSet the pod webhook is off by default.
@@ -203,6 +222,10 @@ class FeatureGates:
         if name not in self._values:
             raise KeyError(f"unknown feature gate {name!r}")
         return self._values[name]
+
+    def without_effect(self) -> list[str]:
+        """Gates set away from their default that kruise-py does not act on (`WITHOUT_EFFECT`), sorted."""
+        return sorted(n for n in WITHOUT_EFFECT if self._values[n] != DEFAULT_GATES[n].default)
 
     def as_dict(self) -> dict[str, bool]:
         return dict(self._values)

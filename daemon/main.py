@@ -29,7 +29,7 @@ from kruise.daemon.options import Options, parse_args
 from kruise.daemon.podprobe.prober import PodProber
 from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
-from kruise.kube.logging import configure_logging
+from kruise.kube.logging import configure_logging, warn_gates_without_effect
 from kruise.kube.resources import NODEIMAGES
 from kruise.kube.serving import ProbeServer
 from kruise.kube.store import unwrap_tombstone
@@ -116,6 +116,7 @@ async def run(options: Options) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     options = parse_args(argv)
     configure_logging(options.log_level, options.logging_format)  # type: ignore[arg-type]
+    warn_gates_without_effect(log, options.feature_gates)
     return asyncio.run(run(options))
 
 

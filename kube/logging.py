@@ -85,3 +85,14 @@ def use_plain_tracebacks() -> None:
 def with_key(logger: Any, key: str, **extra: Any) -> Any:
     """A logger whose every line names the object being reconciled (`key=namespace/name`)."""
     return logger.bind(key=key, **extra)
+
+
+def warn_gates_without_effect(logger: Any, gates: Any) -> None:
+    """One warning per feature gate the operator set that kruise-py accepts but does not act on
+    (`FeatureGates.without_effect`): upstream's values keep working, and nobody believes a switch
+    changed something it did not."""
+    values = gates.as_dict()
+    for name in gates.without_effect():
+        logger.warning(
+            "feature gate is accepted but has no effect in kruise-py yet", gate=name, value=values[name]
+        )

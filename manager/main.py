@@ -15,7 +15,7 @@ import structlog
 
 from kruise.kube.client import Client
 from kruise.kube.leaderelection import LeadershipLost
-from kruise.kube.logging import configure_logging
+from kruise.kube.logging import configure_logging, warn_gates_without_effect
 from kruise.manager.app import Manager
 from kruise.manager.context import ControllerSetup
 from kruise.manager.options import Options, parse_args
@@ -62,6 +62,7 @@ async def run(options: Options, setups: Sequence[ControllerSetup] | None = None)
 def main(argv: list[str] | None = None) -> None:
     options = parse_args(argv)
     configure_logging(options.log_level, options.logging_format)  # type: ignore[arg-type]
+    warn_gates_without_effect(log, options.feature_gates)
     sys.exit(asyncio.run(run(options)))
 
 

@@ -28,7 +28,7 @@ from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.kinds import resource_for_kind
-from kruise.kube.logging import configure_logging
+from kruise.kube.logging import configure_logging, warn_gates_without_effect
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
     CLONESETS,
@@ -365,6 +365,7 @@ async def run(options: Options) -> None:
 def main(argv: list[str] | None = None) -> None:
     options = parse_args(argv)
     configure_logging(options.log_level)
+    warn_gates_without_effect(log, FeatureGates.from_flag(options.feature_gates))
     asyncio.run(run(options))
 
 
