@@ -32,6 +32,7 @@ from kruise.manager.controllers import discover
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
 from kruise.sandbox.cluster import apply_crds, load_crds
 from kruise.sandbox.simulator import Simulator, Timing
+from kruise.sandbox.simulator.processes import ProcessImage
 from kruise.webhook.main import Options, WebhookProcess
 from tests.kit.ports import free_port
 
@@ -135,6 +136,12 @@ def simulator_nodes() -> int:
 
 
 @pytest.fixture
+def simulator_process_images() -> Sequence[ProcessImage]:
+    """Images whose containers run as real local processes (override to run e.g. a long sidecar)."""
+    return ()
+
+
+@pytest.fixture
 def manager_clock() -> Clock:
     """The controllers' clock (ManagerContext.clock); override with a FakeClock to step time by hand."""
     return RealClock()
@@ -147,6 +154,7 @@ async def kruise_cluster(
     feature_gates: FeatureGates,
     simulator_nodes: int,
     manager_clock: Clock,
+    simulator_process_images: Sequence[ProcessImage],
 ) -> AsyncIterator[KruiseCluster]:
     await apply_crds(emulator.kubeconfig, load_crds(CRD_DIR), timeout=30)
     cri_dir = Path(tempfile.mkdtemp(prefix="kc-cri-", dir="/tmp"))
@@ -156,6 +164,7 @@ async def kruise_cluster(
         cri_socket_dir=cri_dir,
         nodes=simulator_nodes,
         timing=Timing(run_seconds=20.0, init_seconds=1.0, termination_seconds=1.0),
+        process_images=simulator_process_images,
     )
     await simulator.start()
     client = await Client.from_kubeconfig(emulator.kubeconfig, qps=2000, burst=2000)
