@@ -33,3 +33,14 @@ def test_every_console_script_resolves_to_a_callable():
     for name, target in pyproject["project"]["scripts"].items():
         module, _, attr = target.partition(":")
         assert callable(getattr(importlib.import_module(module), attr)), name
+
+
+def test_test_module_basenames_are_unique() -> None:
+    """pytest imports test modules of folders without `__init__.py` by basename: two `test_x.py` in
+    different folders stop the whole session at collection (a targeted run of either never shows it)."""
+    from collections import Counter
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    names = Counter(p.name for folder in ("tests", "e2e") for p in (root / folder).rglob("test_*.py"))
+    assert [name for name, count in names.items() if count > 1] == []
