@@ -4,6 +4,10 @@ Level-triggered like upstream's webhook controller: any change to the Secret or 
 (e.g. `helm upgrade` resetting caBundle) wakes it, and a periodic resync catches expiry thresholds.
 With a ConversionPatcher it also keeps the caBundle of every Kruise CRD's conversion webhook
 current, and a change to such a CRD (e.g. `kubectl apply` of crds/ dropping the bundle) wakes it too.
+
+With `external` (gate EnableExternalCerts) someone else owns the certificate and the CA injection, as
+upstream: the Secret is only read (a change to it still hot-reloads the serving certificate), and the
+configurations and CRDs are only checked to trust its `ca.crt` — a sync fails, and is retried, until they do.
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CRDS, SECRETS
 from kruise.webhook import certs
-from kruise.webhook.certsecret import MUTATING, SECRET_NAME, VALIDATING, ConfigurationPatcher, ensure_secret
+from kruise.webhook.certsecret import (
+    MUTATING,
+    SECRET_NAME,
+    VALIDATING,
+    ConfigurationPatcher,
+    ensure_secret,
+    read_external_secret,
+)
 from kruise.webhook.configurations import MUTATING_NAME, VALIDATING_NAME
 from kruise.webhook.crdconversion import ConversionPatcher, is_kruise_webhook_converted
 
@@ -58,6 +69,7 @@ class CertController:
         on_rotate: Callable[[certs.CertBundle], None] | None = None,
         now: Callable[[], datetime.datetime] | None = None,
         conversion: ConversionPatcher | None = None,
+        external: bool = False,
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -70,6 +82,7 @@ class CertController:
         self.on_rotate = on_rotate
         self.now = now
         self.conversion = conversion
+        self.external = external
         self.bundle: certs.CertBundle | None = None
         self.syncs = 0
         self._wake = asyncio.Event()
@@ -104,11 +117,16 @@ class CertController:
     def key_file(self) -> Path:
         return self.cert_dir / KEY_FILE
 
-    async def sync_once(self) -> None:
-        bundle = await ensure_secret(
+    async def _bundle(self) -> certs.CertBundle:
+        if self.external:
+            return await read_external_secret(self.client, self.namespace, self.secret_name)
+        return await ensure_secret(
             self.client, self.namespace, self.dns_name, secret_name=self.secret_name,
             renew_before=self.renew_before, now=self.now,
         )  # fmt: skip
+
+    async def sync_once(self) -> None:
+        bundle = await self._bundle()
         if bundle != self.bundle:
             write_files(self.cert_dir, bundle)
             rotated = self.bundle is not None
@@ -116,6 +134,12 @@ class CertController:
             if rotated and self.on_rotate is not None:
                 self.on_rotate(bundle)
             log.info("serving certificate loaded", dns_name=self.dns_name, rotated=rotated)
+        if self.external:
+            await self.patcher.check(bundle.ca_cert)
+            if self.conversion is not None:
+                await self.conversion.check(bundle.ca_cert)
+            self.syncs += 1
+            return
         written = await self.patcher.ensure(bundle.ca_cert)
         if written:
             log.info("patched webhook configurations", names=written)

@@ -28,6 +28,12 @@ CA_KEY, CA_CERT, SERVER_KEY, SERVER_CERT, TLS_KEY, TLS_CERT = (
     "ca-key.pem", "ca-cert.pem", "key.pem", "cert.pem", "tls.key", "tls.crt",
 )  # fmt: skip
 
+
+class ExternalCertsError(RuntimeError):
+    """EnableExternalCerts: the external certificate is missing or incomplete, or the webhook
+    configurations / CRDs do not trust its CA yet."""
+
+
 _RENEW = re.compile(r"^([0-9]+)([dmy])$")
 
 

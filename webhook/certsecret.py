@@ -104,6 +104,44 @@ async def ensure_secret(
     raise RuntimeError(f"could not settle Secret {namespace}/{secret_name} after {MAX_ATTEMPTS} attempts")
 
 
+# EnableExternalCerts: the Secret someone else (cert-manager, say) keeps, in the kubernetes.io/tls layout.
+EXTERNAL_CA_CERT, EXTERNAL_CA_KEY, EXTERNAL_SERVER_CERT, EXTERNAL_SERVER_KEY = (
+    "ca.crt",
+    "ca.key",
+    "tls.crt",
+    "tls.key",
+)
+
+
+async def read_external_secret(
+    client: Client, namespace: str, secret_name: str = SECRET_NAME
+) -> certs.CertBundle:
+    """The bundle in an externally managed Secret, read as is: never created, renewed or written.
+
+    As upstream's external cert writer: keys ``ca.crt``, ``tls.crt``, ``tls.key`` (``ca.key`` is optional,
+    an issuer need not hand out its key); serving without them is impossible, so their absence is an error.
+    """
+    try:
+        secret = await client.get(SECRETS, secret_name, namespace)
+    except NotFound:
+        raise certs.ExternalCertsError(
+            f"Secret {namespace}/{secret_name} not found: with EnableExternalCerts the webhook certificate "
+            f"must be provided in it (keys {EXTERNAL_CA_CERT}, {EXTERNAL_SERVER_CERT}, {EXTERNAL_SERVER_KEY})"
+        ) from None
+    data = _decode(secret.get("data"))
+    missing = [k for k in (EXTERNAL_CA_CERT, EXTERNAL_SERVER_CERT, EXTERNAL_SERVER_KEY) if not data.get(k)]
+    if missing:
+        raise certs.ExternalCertsError(
+            f"Secret {namespace}/{secret_name}: data.{', data.'.join(missing)} must be set"
+        )
+    return certs.CertBundle(
+        ca_key=data.get(EXTERNAL_CA_KEY, b""),
+        ca_cert=data[EXTERNAL_CA_CERT],
+        key=data[EXTERNAL_SERVER_KEY],
+        cert=data[EXTERNAL_SERVER_CERT],
+    )
+
+
 def _hook_path(hook: dict[str, Any]) -> str:
     config = hook.get("clientConfig") or {}
     if config.get("url"):
@@ -152,6 +190,28 @@ class ConfigurationPatcher:
             except Conflict:
                 continue
         raise RuntimeError(f"could not settle {ref.plural}/{name} after {MAX_ATTEMPTS} attempts")
+
+    async def check(self, ca_bundle: bytes) -> None:
+        """EnableExternalCerts: write nothing, but every served webhook must already trust ``ca_bundle``.
+
+        Upstream leaves the configurations to whoever injects the CA (cert-manager's CA injector) and
+        fails the sync until they agree, so the webhook is not reported ready against a CA the API server
+        would reject.
+        """
+        expected = base64.b64encode(ca_bundle).decode()
+        for ref, name in ((MUTATING, MUTATING_NAME), (VALIDATING, VALIDATING_NAME)):
+            try:
+                current = await self.client.get(ref, name)
+            except NotFound:
+                raise certs.ExternalCertsError(f"not found {ref.kind} {name}") from None
+            for hook in current.get("webhooks") or []:
+                if _hook_path(hook) not in self.served:
+                    continue
+                if (hook.get("clientConfig") or {}).get("caBundle") != expected:
+                    raise certs.ExternalCertsError(
+                        f"caBundle of {ref.kind} {name} (webhook {hook.get('name')}) does not match "
+                        "the external caBundle"
+                    )
 
     def rebuild(self, current: dict[str, Any], ca_bundle: bytes) -> dict[str, Any]:
         """From the stored template (first run: the webhooks found), keep served paths, set clientConfig.

@@ -11,6 +11,7 @@ other groups and CRDs with conversion None are never touched.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from kruise.api.registry import by_kind
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.resources import CRDS
+from kruise.webhook.certs import ExternalCertsError
 from kruise.webhook.configurations import ClientTarget
 from kruise.webhook.paths import CONVERT
 
@@ -67,6 +69,23 @@ class ConversionPatcher:
             if is_kruise_webhook_converted(crd) and await self._ensure_one(crd, webhook):
                 written.append(crd["metadata"]["name"])
         return written
+
+    async def check(self, ca_bundle: bytes) -> None:
+        """EnableExternalCerts: write nothing; every Kruise webhook-converted CRD must trust ``ca_bundle``."""
+        expected = base64.b64encode(ca_bundle).decode()
+        listing = await self.client.list(CRDS)
+        for crd in listing.get("items") or []:
+            if not is_kruise_webhook_converted(crd):
+                continue
+            name = crd["metadata"]["name"]
+            config = (crd["spec"]["conversion"].get("webhook") or {}).get("clientConfig")
+            if not config:
+                raise ExternalCertsError(
+                    f"bad conversion configuration of CRD {name}: "
+                    "spec.conversion.webhook.clientConfig is not set"
+                )
+            if config.get("caBundle") != expected:
+                raise ExternalCertsError(f"caBundle of CRD {name} does not match the external caBundle")
 
     async def _ensure_one(self, crd: dict[str, Any], webhook: dict[str, Any]) -> bool:
         name = crd["metadata"]["name"]

@@ -207,6 +207,7 @@ class WebhookProcess:
             secret_name=options.secret_name, renew_before=certs.parse_renew_before(options.renew_before),
             resync_seconds=options.cert_resync_seconds, on_rotate=lambda _: self._reload(),
             conversion=ConversionPatcher(client, options.target),
+            external=self.gates.enabled(features.ENABLE_EXTERNAL_CERTS),
         )  # fmt: skip
         self.app = create_app(self.routes, ready=self.ready)
         self.server: HTTPSServer | None = None

@@ -112,6 +112,22 @@ def test_pod_labels_with_and_without_short_hash_gate() -> None:
     assert rev.revision_labels_for_pod("cs-abc", short_hash_gate=True)["controller-revision-hash"] == "abc"
 
 
+_NAME = st.from_regex(r"[a-z]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True)
+_HASH = st.from_regex(r"[bcdfghjklmnpqrstvwxz2456789]{1,10}", fullmatch=True)
+
+
+@given(name=_NAME, hash_=_HASH, gate=st.booleans())
+def test_written_labels_match_their_revision_either_gate(name: str, hash_: str, gate: bool) -> None:
+    """WriteRevisionHash: long or short label by gate, pod-template-hash always short, and the pod
+    matches its own revision either way (so pods labelled before a gate flip keep matching)."""
+    revision = rev.controller_revision_name(name, hash_)
+    labels = rev.revision_labels_for_pod(revision, short_hash_gate=gate)
+    assert labels["controller-revision-hash"] == (hash_ if gate else revision)
+    assert labels["pod-template-hash"] == hash_
+    for written in (labels["controller-revision-hash"], revision, hash_):
+        assert rev.equal_to_revision_hash(build_pod(revision=written), revision)
+
+
 def _stored(cs: dict, number: int) -> dict:
     return rev.new_cloneset_revision(cs, number, 0)
 
