@@ -203,11 +203,14 @@ def set_defaults(
     obj: StatefulSet | StatefulSetV1alpha1,
     inject_template_defaults: bool = True,
     auto_resize_pvc: bool = False,
+    host_network_host_ports: bool = False,
 ) -> None:
     """SetDefaultsStatefulSet (gate StatefulSetAutoDeletePVC on, as in 1.8).
 
     ``auto_resize_pvc``: gate StatefulSetAutoResizePVCGate (off by default); on, an unset
-    ``volumeClaimUpdateStrategy.type`` becomes ``OnDelete`` (claims are resized only by recreation)."""
+    ``volumeClaimUpdateStrategy.type`` becomes ``OnDelete`` (claims are resized only by recreation).
+    ``host_network_host_ports``: gate DefaultHostNetworkHostPortsInPodTemplates (see
+    `default_pod_spec`)."""
     spec = obj.spec
     if not spec.pod_management_policy:
         spec.pod_management_policy = POD_MANAGEMENT_ORDERED_READY
@@ -241,7 +244,7 @@ def set_defaults(
     if spec.revision_history_limit is None:
         spec.revision_history_limit = 10
     if inject_template_defaults:
-        default_pod_template(spec.template)
+        default_pod_template(spec.template, host_network_host_ports)
         for pvc in spec.volume_claim_templates or []:
             default_pvc(pvc)
 

@@ -130,9 +130,14 @@ def statefulset_hooks(hooks: KindHooks, auto_resize_pvc: bool) -> KindHooks:
 
 
 def statefulset_mutating_handler(
-    hooks: KindHooks, auto_resize_pvc: bool
+    hooks: KindHooks,
+    auto_resize_pvc: bool,
+    template_no_defaults: bool = False,
+    host_network_host_ports: bool = False,
 ) -> Callable[[AdmissionRequest], Any]:
-    return mutating_handler(statefulset_hooks(hooks, auto_resize_pvc))
+    return mutating_handler(
+        statefulset_hooks(hooks, auto_resize_pvc), template_no_defaults, host_network_host_ports
+    )
 
 
 def statefulset_validating_handler(
