@@ -107,6 +107,7 @@ class StatefulSetReconciler:
         self.plan_gates = Gates(
             start_ordinal=gates.enabled(features.STATEFULSET_START_ORDINAL),
             pod_index_label=gates.enabled(features.POD_INDEX_LABEL),
+            preparing_update_as_update=gates.enabled(features.PREPARING_UPDATE_AS_UPDATE),
         )
         self.inplace_vertical_scaling = gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING)
         self.auto_resize_pvc = gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE)
@@ -267,6 +268,7 @@ class StatefulSetReconciler:
             now,
             vertical_scaling=self.inplace_vertical_scaling,
             claims=self._claims_of(sts),
+            preparing_update_as_update=self.plan_gates.preparing_update_as_update,
         )
         if update_plan.skipped:
             return _earliest(refresh_delay, plan.requeue_after)
