@@ -204,9 +204,13 @@ def set_defaults(
     inject_template_defaults: bool = True,
     auto_resize_pvc: bool = False,
     host_network_host_ports: bool = False,
+    auto_delete_pvc: bool = True,
 ) -> None:
-    """SetDefaultsStatefulSet (gate StatefulSetAutoDeletePVC on, as in 1.8).
+    """SetDefaultsStatefulSet.
 
+    ``auto_delete_pvc``: gate StatefulSetAutoDeletePVC (beta, on); off, v1beta1's
+    ``persistentVolumeClaimRetentionPolicy`` is not defaulted to Retain/Retain (and the controller
+    ignores it).
     ``auto_resize_pvc``: gate StatefulSetAutoResizePVCGate (off by default); on, an unset
     ``volumeClaimUpdateStrategy.type`` becomes ``OnDelete`` (claims are resized only by recreation).
     ``host_network_host_ports``: gate DefaultHostNetworkHostPortsInPodTemplates (see
@@ -230,12 +234,13 @@ def set_defaults(
         strategy.rolling_update = rolling
     spec.update_strategy = strategy
     if isinstance(spec, StatefulSetSpec):
-        policy = spec.persistent_volume_claim_retention_policy or PersistentVolumeClaimRetentionPolicy()
-        if not policy.when_deleted:
-            policy.when_deleted = PVC_RETAIN
-        if not policy.when_scaled:
-            policy.when_scaled = PVC_RETAIN
-        spec.persistent_volume_claim_retention_policy = policy
+        if auto_delete_pvc:
+            policy = spec.persistent_volume_claim_retention_policy or PersistentVolumeClaimRetentionPolicy()
+            if not policy.when_deleted:
+                policy.when_deleted = PVC_RETAIN
+            if not policy.when_scaled:
+                policy.when_scaled = PVC_RETAIN
+            spec.persistent_volume_claim_retention_policy = policy
         spec.volume_claim_update_strategy = spec.volume_claim_update_strategy
         if auto_resize_pvc and not spec.volume_claim_update_strategy.type:
             spec.volume_claim_update_strategy.type = VOLUME_CLAIM_UPDATE_ON_DELETE

@@ -111,7 +111,13 @@ def build_routes(
                 )
         if info.group == "apps.kruise.io" and info.kind == "StatefulSet":
             resize = gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE)
-            mutate = statefulset.statefulset_mutating_handler(hooks, resize, template_no_defaults, host_ports)
+            mutate = statefulset.statefulset_mutating_handler(
+                hooks,
+                resize,
+                template_no_defaults,
+                host_ports,
+                auto_delete_pvc=gates.enabled(features.STATEFULSET_AUTO_DELETE_PVC),
+            )
             validate = statefulset.statefulset_validating_handler(
                 hooks, storage_classes, resize, deletion_protection=protection
             )

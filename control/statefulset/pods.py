@@ -43,6 +43,16 @@ def revision_of(pod: Pod) -> str:
     return ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "")
 
 
+def retention_policy(sts: Mapping[str, Any], auto_delete_pvc: bool = True) -> Mapping[str, Any]:
+    """The ``persistentVolumeClaimRetentionPolicy`` the controller acts on. Gate
+    StatefulSetAutoDeletePVC (beta, on) off: none — claims are always retained (no owner reference
+    to the set, no deletion on scale-in), whatever the set says, as upstream skips every
+    retention step then."""
+    if not auto_delete_pvc:
+        return {}
+    return (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+
+
 def claims_for_ordinal(sts: Mapping[str, Any], ordinal: int) -> list[dict[str, Any]]:
     """The PVCs one ordinal uses, in volumeClaimTemplates order: ``<claim>-<set>-<ordinal>``,
     in the set's namespace, labelled with the selector's matchLabels."""

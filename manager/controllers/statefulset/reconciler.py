@@ -32,7 +32,7 @@ from kruise.control.statefulset.actions import (
 )
 from kruise.control.statefulset.claims import pod_claims_state, volume_claim_statuses
 from kruise.control.statefulset.identity import member_selection, ordinal_of
-from kruise.control.statefulset.pods import revision_of
+from kruise.control.statefulset.pods import retention_policy, revision_of
 from kruise.control.statefulset.scaleplan import Gates, Revisions, plan_scale
 from kruise.control.statefulset.status import (
     CONDITION_FAILED_CREATE_POD,
@@ -119,7 +119,13 @@ class StatefulSetReconciler:
         )
         self.revision_writer = RevisionWriter(client, rv_expectations)
         self.pod_control = StatefulPodControl(
-            client, recorder, pvcs, scale_expectations, rv_expectations, storage_classes
+            client,
+            recorder,
+            pvcs,
+            scale_expectations,
+            rv_expectations,
+            storage_classes,
+            auto_delete_pvc=gates.enabled(features.STATEFULSET_AUTO_DELETE_PVC),
         )
         self.updater = StatefulSetUpdater(
             recorder,
@@ -286,7 +292,7 @@ class StatefulSetReconciler:
 
         Returns False when the create-pass deadline cut the plan short (no pod is created once
         ``create_pass_seconds`` have gone by), True when every action ran."""
-        retention = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+        retention = retention_policy(sts, self.pod_control.auto_delete_pvc)
         deadline = self.clock.now() + self.create_pass_seconds
         for action in actions:
             if isinstance(action, CreatePod) and self.clock.now() >= deadline:
