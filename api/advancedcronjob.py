@@ -158,7 +158,9 @@ CRD = CRDInfo(
 )
 
 
-def set_defaults(obj: AdvancedCronJob, inject_template_defaults: bool = True) -> None:
+def set_defaults(
+    obj: AdvancedCronJob, inject_template_defaults: bool = True, host_network_host_ports: bool = False
+) -> None:
     """SetDefaultsAdvancedCronJob: Allow (Replace for an ImageListPullJob template: pulling the same
     images twice at once is useless), not paused, keep 3 successful and 1 failed child.
 
@@ -170,9 +172,9 @@ def set_defaults(obj: AdvancedCronJob, inject_template_defaults: bool = True) ->
     if inject_template_defaults:
         if spec.template.job_template is not None:
             job_spec = spec.template.job_template.setdefault("spec", {})
-            default_pod_template(job_spec.setdefault("template", {}))
+            default_pod_template(job_spec.setdefault("template", {}), host_network_host_ports)
         if spec.template.broadcast_job_template is not None:
-            default_pod_template(spec.template.broadcast_job_template.spec.template)
+            default_pod_template(spec.template.broadcast_job_template.spec.template, host_network_host_ports)
     ilpj_template = spec.template.image_list_pull_job_template
     if ilpj_template is not None and not ilpj_template.spec.completion_policy.type:
         _default_image_list_pull_job_template(ilpj_template.spec)

@@ -139,7 +139,9 @@ CRD = CRDInfo(
 )
 
 
-def set_defaults_spec(spec: BroadcastJobSpec, inject_template_defaults: bool = True) -> None:
+def set_defaults_spec(
+    spec: BroadcastJobSpec, inject_template_defaults: bool = True, host_network_host_ports: bool = False
+) -> None:
     """SetDefaultsBroadcastJob: completion Always, parallelism MaxInt32, FailFast, restartPolicy OnFailure.
 
     Like upstream, pod-template defaults run first, so an empty restartPolicy becomes Always there
@@ -147,7 +149,7 @@ def set_defaults_spec(spec: BroadcastJobSpec, inject_template_defaults: bool = T
     webhook skips it only on updates that leave the template unchanged (or with TemplateNoDefaults).
     """
     if inject_template_defaults:
-        default_pod_template(spec.template)
+        default_pod_template(spec.template, host_network_host_ports)
     # Re-assigning marks defaulted sub-objects as set, so to_dict() emits them.
     spec.completion_policy = spec.completion_policy
     spec.template = spec.template
@@ -164,8 +166,10 @@ def set_defaults_spec(spec: BroadcastJobSpec, inject_template_defaults: bool = T
         pod_spec["restartPolicy"] = "OnFailure"
 
 
-def set_defaults(obj: BroadcastJob, inject_template_defaults: bool = True) -> None:
-    set_defaults_spec(obj.spec, inject_template_defaults)
+def set_defaults(
+    obj: BroadcastJob, inject_template_defaults: bool = True, host_network_host_ports: bool = False
+) -> None:
+    set_defaults_spec(obj.spec, inject_template_defaults, host_network_host_ports)
 
 
 def validate_spec(spec: BroadcastJobSpec, path: str = "spec") -> list[FieldError]:

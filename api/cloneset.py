@@ -202,7 +202,9 @@ CRD = CRDInfo(
 )
 
 
-def set_defaults(obj: CloneSet, inject_template_defaults: bool = True) -> None:
+def set_defaults(
+    obj: CloneSet, inject_template_defaults: bool = True, host_network_host_ports: bool = False
+) -> None:
     """SetDefaultsCloneSet."""
     spec = obj.spec
     if spec.replicas is None:
@@ -210,7 +212,7 @@ def set_defaults(obj: CloneSet, inject_template_defaults: bool = True) -> None:
     if spec.revision_history_limit is None:
         spec.revision_history_limit = 10
     if inject_template_defaults:
-        default_pod_template(spec.template)
+        default_pod_template(spec.template, host_network_host_ports)
         for pvc in spec.volume_claim_templates or []:
             default_pvc(pvc)
     strategy = spec.update_strategy

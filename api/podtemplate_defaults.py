@@ -131,8 +131,12 @@ def default_volumes(volumes: list[dict[str, Any]] | None) -> None:
             rbd.setdefault("keyring", "/etc/ceph/keyring")
 
 
-def default_pod_spec(spec: dict[str, Any]) -> None:
-    """SetDefaultPodSpec as kruise applies it: pod-level fields, volumes, then every container."""
+def default_pod_spec(spec: dict[str, Any], host_network_host_ports: bool = False) -> None:
+    """SetDefaultPodSpec as kruise applies it: pod-level fields, volumes, then every container.
+
+    ``host_network_host_ports``: gate DefaultHostNetworkHostPortsInPodTemplates (off by default, as
+    in Kubernetes 1.28+). On, a hostNetwork template's container ports without a hostPort get their
+    containerPort as hostPort (the pre-1.28 behaviour); off, templates keep hostPort unset."""
     spec.setdefault("dnsPolicy", "ClusterFirst")
     if not spec.get("restartPolicy"):
         spec["restartPolicy"] = "Always"
@@ -141,7 +145,7 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
         spec["securityContext"] = {}
     if not spec.get("schedulerName"):
         spec["schedulerName"] = "default-scheduler"
-    if spec.get("hostNetwork"):
+    if host_network_host_ports and spec.get("hostNetwork"):
         for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
             for port in container.get("ports") or []:
                 if not port.get("hostPort"):
@@ -158,8 +162,8 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
             _field_ref((env.get("valueFrom") or {}).get("fieldRef"))
 
 
-def default_pod_template(template: dict[str, Any]) -> None:
-    default_pod_spec(template.setdefault("spec", {}))
+def default_pod_template(template: dict[str, Any], host_network_host_ports: bool = False) -> None:
+    default_pod_spec(template.setdefault("spec", {}), host_network_host_ports)
 
 
 def default_pvc(pvc: dict[str, Any]) -> None:

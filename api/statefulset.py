@@ -203,11 +203,18 @@ def set_defaults(
     obj: StatefulSet | StatefulSetV1alpha1,
     inject_template_defaults: bool = True,
     auto_resize_pvc: bool = False,
+    host_network_host_ports: bool = False,
+    auto_delete_pvc: bool = True,
 ) -> None:
-    """SetDefaultsStatefulSet (gate StatefulSetAutoDeletePVC on, as in 1.8).
+    """SetDefaultsStatefulSet.
 
+    ``auto_delete_pvc``: gate StatefulSetAutoDeletePVC (beta, on); off, v1beta1's
+    ``persistentVolumeClaimRetentionPolicy`` is not defaulted to Retain/Retain (and the controller
+    ignores it).
     ``auto_resize_pvc``: gate StatefulSetAutoResizePVCGate (off by default); on, an unset
-    ``volumeClaimUpdateStrategy.type`` becomes ``OnDelete`` (claims are resized only by recreation)."""
+    ``volumeClaimUpdateStrategy.type`` becomes ``OnDelete`` (claims are resized only by recreation).
+    ``host_network_host_ports``: gate DefaultHostNetworkHostPortsInPodTemplates (see
+    `default_pod_spec`)."""
     spec = obj.spec
     if not spec.pod_management_policy:
         spec.pod_management_policy = POD_MANAGEMENT_ORDERED_READY
@@ -227,12 +234,13 @@ def set_defaults(
         strategy.rolling_update = rolling
     spec.update_strategy = strategy
     if isinstance(spec, StatefulSetSpec):
-        policy = spec.persistent_volume_claim_retention_policy or PersistentVolumeClaimRetentionPolicy()
-        if not policy.when_deleted:
-            policy.when_deleted = PVC_RETAIN
-        if not policy.when_scaled:
-            policy.when_scaled = PVC_RETAIN
-        spec.persistent_volume_claim_retention_policy = policy
+        if auto_delete_pvc:
+            policy = spec.persistent_volume_claim_retention_policy or PersistentVolumeClaimRetentionPolicy()
+            if not policy.when_deleted:
+                policy.when_deleted = PVC_RETAIN
+            if not policy.when_scaled:
+                policy.when_scaled = PVC_RETAIN
+            spec.persistent_volume_claim_retention_policy = policy
         spec.volume_claim_update_strategy = spec.volume_claim_update_strategy
         if auto_resize_pvc and not spec.volume_claim_update_strategy.type:
             spec.volume_claim_update_strategy.type = VOLUME_CLAIM_UPDATE_ON_DELETE
@@ -241,7 +249,7 @@ def set_defaults(
     if spec.revision_history_limit is None:
         spec.revision_history_limit = 10
     if inject_template_defaults:
-        default_pod_template(spec.template)
+        default_pod_template(spec.template, host_network_host_ports)
         for pvc in spec.volume_claim_templates or []:
             default_pvc(pvc)
 

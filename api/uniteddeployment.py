@@ -232,7 +232,9 @@ CRD = CRDInfo(
 )
 
 
-def set_defaults(obj: UnitedDeployment, inject_template_defaults: bool = True) -> None:
+def set_defaults(
+    obj: UnitedDeployment, inject_template_defaults: bool = True, host_network_host_ports: bool = False
+) -> None:
     """SetDefaultsUnitedDeployment: history 10, Manual updates, minReplicas 0 when only capacities are set.
 
     Like upstream, only a `statefulSetTemplate` gets pod-template and PVC defaults.
@@ -247,7 +249,7 @@ def set_defaults(obj: UnitedDeployment, inject_template_defaults: bool = True) -
         spec.update_strategy.manual_update = ManualUpdate()
     sts = spec.template.stateful_set_template
     if sts is not None and inject_template_defaults:
-        default_pod_template(sts.spec.setdefault("template", {}))
+        default_pod_template(sts.spec.setdefault("template", {}), host_network_host_ports)
         for claim in sts.spec.get("volumeClaimTemplates") or []:
             default_pvc(claim)
     subsets = spec.topology.subsets or []

@@ -22,7 +22,9 @@ from kruise.api.keys import (
     ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH,
     LABEL_CONTROLLER_HASH,
     LABEL_CONTROLLER_REVISION_HASH,
+    LABEL_LIFECYCLE_STATE,
     LABEL_POD_TEMPLATE_HASH,
+    LIFECYCLE_STATE_PREPARING_UPDATE,
 )
 
 # k8s.io/apimachinery/pkg/util/rand: consonants and digits chosen so encoded strings never spell words.
@@ -98,6 +100,20 @@ def equal_to_revision_hash(pod: Mapping[str, Any], revision: str) -> bool:
     """A pod matches a revision by full name or by the hash suffix (CloneSetShortHash pods)."""
     label = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "")
     return label == revision or short_hash(label) == short_hash(revision)
+
+
+def is_pod_update(
+    pod: Mapping[str, Any], update_revision: str, preparing_update_as_update: bool = False
+) -> bool:
+    """``revision.IsPodUpdate``: the pod is at the update revision, or — gate
+    PreparingUpdateAsUpdate on — it is in lifecycle state PreparingUpdate (its update has begun,
+    only a hook still holds it), so scaling counts it as already updated and does not create or
+    keep an extra old-revision pod in its place."""
+    if preparing_update_as_update:
+        state = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_LIFECYCLE_STATE)
+        if state == LIFECYCLE_STATE_PREPARING_UPDATE:
+            return True
+    return equal_to_revision_hash(pod, update_revision)
 
 
 def revision_labels_for_pod(revision: str, short_hash_gate: bool = False) -> dict[str, str]:

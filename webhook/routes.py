@@ -91,11 +91,13 @@ def build_routes(
     (so only when it is given); a PersistentPodState's against `persistent_pod_states`."""
     gates = gates or FeatureGates()
     protection = gates.enabled(features.RESOURCES_DELETION_PROTECTION)
+    template_no_defaults = gates.enabled(features.TEMPLATE_NO_DEFAULTS)
+    host_ports = gates.enabled(features.DEFAULT_HOST_NETWORK_HOST_PORTS_IN_POD_TEMPLATES)
     routes: dict[str, Handler] = {}
     for info in KINDS:
         hooks = kinds.hooks_for(info)
         versions = tuple(v.name for v in info.versions)
-        mutate = kinds.mutating_handler(hooks)
+        mutate = kinds.mutating_handler(hooks, template_no_defaults, host_ports)
         validate = kinds.validating_handler(hooks, deletion_protection=protection)
         if info.kind == "SidecarSet":
             mutate = sidecarset.mutating_handler(hooks)
@@ -109,7 +111,13 @@ def build_routes(
                 )
         if info.group == "apps.kruise.io" and info.kind == "StatefulSet":
             resize = gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE)
-            mutate = statefulset.statefulset_mutating_handler(hooks, resize)
+            mutate = statefulset.statefulset_mutating_handler(
+                hooks,
+                resize,
+                template_no_defaults,
+                host_ports,
+                auto_delete_pvc=gates.enabled(features.STATEFULSET_AUTO_DELETE_PVC),
+            )
             validate = statefulset.statefulset_validating_handler(
                 hooks, storage_classes, resize, deletion_protection=protection
             )

@@ -72,10 +72,15 @@ def planned_deleted_pods(
     return specified, preparing, len(names)
 
 
-def split_by_revision(pods: Sequence[Pod], update_revision: str) -> tuple[list[Pod], list[Pod]]:
-    """(pods at the update revision, the others)."""
-    updated = [p for p in pods if equal_to_revision_hash(p, update_revision)]
-    return updated, [p for p in pods if not equal_to_revision_hash(p, update_revision)]
+def split_by_revision(
+    pods: Sequence[Pod],
+    update_revision: str,
+    is_pod_update: Callable[[Pod, str], bool] = equal_to_revision_hash,
+) -> tuple[list[Pod], list[Pod]]:
+    """(pods at the update revision, the others); ``is_pod_update`` decides which is which
+    (``GroupUpdateAndNotUpdatePods`` with gate PreparingUpdateAsUpdate)."""
+    updated = [p for p in pods if is_pod_update(p, update_revision)]
+    return updated, [p for p in pods if not is_pod_update(p, update_revision)]
 
 
 def choose_pods_to_delete(

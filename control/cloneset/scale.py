@@ -28,6 +28,7 @@ from kruise.control.cloneset.podchoice import (
     split_creations,
 )
 from kruise.control.cloneset.podsort import spread_constraint_ranks
+from kruise.control.revision import equal_to_revision_hash
 
 Pod = Mapping[str, Any]
 
@@ -86,7 +87,10 @@ def plan_scale(
     rng: random.Random | None = None,
     exclude_preparing_delete_flag: bool = False,
 ) -> ScalePlan:
-    """``node_labels`` is needed only when the template has topologySpreadConstraints."""
+    """``node_labels`` is needed only when the template has topologySpreadConstraints.
+    ``is_pod_update`` tells update-revision pods from the others for both the diffs and the choice
+    of scale-in victims (upstream passes ``revision.IsPodUpdate``: with gate PreparingUpdateAsUpdate,
+    see `kruise.control.revision.is_pod_update`); None compares the revision hash only."""
     plan = ScalePlan()
     specified, preparing, num_to_delete = planned_deleted_pods(cloneset, pods)
     plan.undelete = pods_to_undelete(cloneset, pods, preparing, num_to_delete)
@@ -142,7 +146,9 @@ def plan_scale(
             def ranker(group: Sequence[Pod]) -> Mapping[str, float]:
                 return spread_constraint_ranks(group, keys, node_labels or {})
 
-        updated, not_updated = split_by_revision(pods, update_revision)
+        updated, not_updated = split_by_revision(
+            pods, update_revision, is_pod_update or equal_to_revision_hash
+        )
         victims = choose_pods_to_delete(
             diffs.scale_down_num,
             diffs.scale_down_num_old_revision,

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_INDEX, LABEL_STATEFULSET_POD_NAME
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.revision import is_pod_update
 from kruise.control.statefulset.identity import (
     OrdinalRange,
     claim_name,
@@ -41,6 +41,16 @@ def controller_ref(sts: Mapping[str, Any]) -> dict[str, Any]:
 def revision_of(pod: Pod) -> str:
     """The ``controller-revision-hash`` label ("" when absent)."""
     return ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "")
+
+
+def retention_policy(sts: Mapping[str, Any], auto_delete_pvc: bool = True) -> Mapping[str, Any]:
+    """The ``persistentVolumeClaimRetentionPolicy`` the controller acts on. Gate
+    StatefulSetAutoDeletePVC (beta, on) off: none — claims are always retained (no owner reference
+    to the set, no deletion on scale-in), whatever the set says, as upstream skips every
+    retention step then."""
+    if not auto_delete_pvc:
+        return {}
+    return (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
 
 
 def claims_for_ordinal(sts: Mapping[str, Any], ordinal: int) -> list[dict[str, Any]]:
@@ -174,6 +184,8 @@ def needs_current_revision(
     ordinal: int,
     live: Mapping[int, Pod],
     update_revision: str,
+    *,
+    preparing_update_as_update: bool = False,
 ) -> bool:
     """Whether a pod newly created at ``ordinal`` takes the current revision
     (``isCurrentRevisionNeeded``). ``live`` holds the pods (existing or about to be created)
@@ -181,7 +193,8 @@ def needs_current_revision(
 
     - OnDelete: never (new pods are always at the update revision);
     - ordered rolling update: the first ``partition`` live ordinals keep the current revision;
-    - unorderedUpdate: while fewer than ``partition`` other pods are not updated.
+    - unorderedUpdate: while fewer than ``partition`` other pods are not updated (``IsPodUpdate``:
+      with gate PreparingUpdateAsUpdate a PreparingUpdate pod counts as updated).
     """
     strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
     if strategy.get("type", "RollingUpdate") != "RollingUpdate":
@@ -195,6 +208,8 @@ def needs_current_revision(
         position = sum(1 for n in range(live_range.start, ordinal) if n not in live_range.reserved)
         return position + 1 <= partition
     not_updated = sum(
-        1 for n, pod in live.items() if n != ordinal and not equal_to_revision_hash(pod, update_revision)
+        1
+        for n, pod in live.items()
+        if n != ordinal and not is_pod_update(pod, update_revision, preparing_update_as_update)
     )
     return not_updated < partition

@@ -57,6 +57,8 @@ class Revisions:
 class Gates:
     start_ordinal: bool = False
     pod_index_label: bool = True
+    # PreparingUpdateAsUpdate: a PreparingUpdate pod counts as updated (see `needs_current_revision`)
+    preparing_update_as_update: bool = False
 
 
 @dataclass
@@ -143,7 +145,14 @@ def _build_missing(
     for ordinal in live_range.ordinals():
         if ordinal in replicas:
             continue
-        if needs_current_revision(sts, live_range, ordinal, replicas, revisions.update):
+        if needs_current_revision(
+            sts,
+            live_range,
+            ordinal,
+            replicas,
+            revisions.update,
+            preparing_update_as_update=gates.preparing_update_as_update,
+        ):
             revision, template = revisions.current, revisions.current_template
         else:
             revision, template = revisions.update, revisions.update_template

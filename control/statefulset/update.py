@@ -37,7 +37,7 @@ from kruise.api.keys import (
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control import lifecycle
 from kruise.control.inplace.engine import update_completed_problem
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.revision import is_pod_update
 from kruise.control.statefulset import health
 from kruise.control.statefulset.actions import Action, PrepareDelete, ResizeClaims, UpdatePod, deletion
 from kruise.control.statefulset.claims import PodClaims
@@ -74,11 +74,16 @@ def _slots(live_range: OrdinalRange, replicas: Mapping[int, Pod]) -> list[Pod | 
 
 
 def sort_update_targets(
-    sts: Mapping[str, Any], live_range: OrdinalRange, replicas: Mapping[int, Pod], update_revision: str
+    sts: Mapping[str, Any],
+    live_range: OrdinalRange,
+    replicas: Mapping[int, Pod],
+    update_revision: str,
+    preparing_update_as_update: bool = False,
 ) -> list[int]:
     """Ordinals to walk for the update, in order (``sortPodsToUpdate``). Partition counts slots
     of the ordinal range (reserved ordinals included), and at most replicas - partition pods
-    are returned."""
+    are returned. With unorderedUpdate, updated pods come first (``IsPodUpdate``: with gate
+    PreparingUpdateAsUpdate a PreparingUpdate pod counts as updated)."""
     rolling = _rolling(sts)
     partition = int((rolling or {}).get("partition") or 0)
     spec_replicas = (sts.get("spec") or {}).get("replicas")
@@ -100,7 +105,7 @@ def sort_update_targets(
         pod = slots[index]
         if pod is None:
             continue
-        if health.is_terminating(pod) or equal_to_revision_hash(pod, update_revision):
+        if health.is_terminating(pod) or is_pod_update(pod, update_revision, preparing_update_as_update):
             updated.append(live_range.start + index)
         else:
             waiting.append(pod)
@@ -152,11 +157,13 @@ def plan_update(
     *,
     vertical_scaling: bool = False,
     claims: ClaimsOf | None = None,
+    preparing_update_as_update: bool = False,
 ) -> UpdatePlan:
     """``replicas``/``placeholders`` come from the scale plan; placeholders (pods not created yet)
     count as unavailable but are never deleted or updated. ``vertical_scaling``: the
     InPlaceWorkloadVerticalScaling gate (resizes count in the in-place completion check).
-    ``claims``: given when claims are resized with the rollout (see the module docstring)."""
+    ``claims``: given when claims are resized with the rollout (see the module docstring).
+    ``preparing_update_as_update``: gate PreparingUpdateAsUpdate (see `sort_update_targets`)."""
     plan = UpdatePlan()
     strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
     if strategy.get("type", "RollingUpdate") == "OnDelete":
@@ -194,7 +201,7 @@ def plan_update(
                 plan.actions.append(action)
         plan.unavailable.add(name)
 
-    plan.targets = sort_update_targets(sts, live_range, replicas, update_revision)
+    plan.targets = sort_update_targets(sts, live_range, replicas, update_revision, preparing_update_as_update)
     for ordinal in plan.targets:
         pod = replicas[ordinal]
         name = pod_name_of(pod)

@@ -38,10 +38,12 @@ class KindHooks:
 
     @property
     def defaults_take_protection(self) -> bool:
-        return (
-            self.set_defaults is not None
-            and "add_protection" in inspect.signature(self.set_defaults).parameters
-        )
+        return self.defaults_take("add_protection")
+
+    def defaults_take(self, option: str) -> bool:
+        """The kind's defaulter accepts keyword ``option`` (only workloads with a pod template take
+        ``inject_template_defaults`` and ``host_network_host_ports``)."""
+        return self.set_defaults is not None and option in inspect.signature(self.set_defaults).parameters
 
     def model_for(self, version: str) -> type[BaseModel]:
         for v in self.info.versions:
@@ -84,7 +86,32 @@ def valid_models(model: type[M], objects: list[dict[str, Any]]) -> list[M]:
     return parsed
 
 
-def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
+def _template(hooks: KindHooks, req: AdmissionRequest, obj: dict[str, Any]) -> Any:
+    return (parse_request_object(hooks, req, obj).to_dict().get("spec") or {}).get("template")
+
+
+def inject_template_defaults(hooks: KindHooks, req: AdmissionRequest, template_no_defaults: bool) -> bool:
+    """Whether the pod template (and claim templates) get the pod defaults, as upstream decides:
+    never with gate TemplateNoDefaults; otherwise on CREATE, and on UPDATE only when
+    ``spec.template`` changed — an untouched template keeps exactly what is stored, so objects
+    created while the gate was on (or by an older defaulter) do not get a new revision just by
+    having another field edited."""
+    if template_no_defaults:
+        return False
+    if req.operation != "UPDATE" or not req.old_object:
+        return True
+    try:
+        return _template(hooks, req, req.object) != _template(hooks, req, req.old_object)
+    except ValidationError:
+        return True  # an old object the model refuses cannot be compared: treat as changed
+
+
+def mutating_handler(
+    hooks: KindHooks, template_no_defaults: bool = False, host_network_host_ports: bool = False
+) -> Callable[[AdmissionRequest], Any]:
+    """``template_no_defaults``: gate TemplateNoDefaults. ``host_network_host_ports``: gate
+    DefaultHostNetworkHostPortsInPodTemplates. Both only matter to kinds with a pod template."""
+
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation not in ("CREATE", "UPDATE") or req.object is None or hooks.set_defaults is None:
             return allow()
@@ -92,12 +119,16 @@ def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
             model = parse_request_object(hooks, req, req.object)
         except ValidationError as exc:
             return deny(400, aggregate_message(pydantic_errors(exc)))
+        options: dict[str, bool] = {}
         if hooks.defaults_take_protection:
             # Upstream adds the protection finalizer on CREATE only: on UPDATE the controller is
             # removing it to let the object go, and re-adding it would wedge the deletion.
-            hooks.set_defaults(model, add_protection=req.operation == "CREATE")
-        else:
-            hooks.set_defaults(model)
+            options["add_protection"] = req.operation == "CREATE"
+        if hooks.defaults_take("inject_template_defaults"):
+            options["inject_template_defaults"] = inject_template_defaults(hooks, req, template_no_defaults)
+        if hooks.defaults_take("host_network_host_ports"):
+            options["host_network_host_ports"] = host_network_host_ports
+        hooks.set_defaults(model, **options)
         dumped = model.to_dict()
         mutated = mutable(req.object)
         if "spec" in dumped:

@@ -120,19 +120,27 @@ def _in_place_only_problem(new: sts_api.StatefulSet, old: sts_api.StatefulSet) -
     return sts_api.in_place_only_problem(old.spec.template, new.spec.template)
 
 
-def statefulset_hooks(hooks: KindHooks, auto_resize_pvc: bool) -> KindHooks:
-    """The kind's hooks with the gate's defaulting (``OnDelete`` for an unset claim strategy)."""
+def statefulset_hooks(hooks: KindHooks, auto_resize_pvc: bool, auto_delete_pvc: bool = True) -> KindHooks:
+    """The kind's hooks with the gates' defaulting: ``OnDelete`` for an unset claim strategy
+    (StatefulSetAutoResizePVCGate), Retain/Retain retention policy (StatefulSetAutoDeletePVC)."""
     if hooks.set_defaults is None:
         return hooks
-    return KindHooks(
-        hooks.info, partial(sts_api.set_defaults, auto_resize_pvc=auto_resize_pvc), hooks.validate
-    )
+    defaults = partial(sts_api.set_defaults, auto_resize_pvc=auto_resize_pvc, auto_delete_pvc=auto_delete_pvc)
+    return KindHooks(hooks.info, defaults, hooks.validate)
 
 
 def statefulset_mutating_handler(
-    hooks: KindHooks, auto_resize_pvc: bool
+    hooks: KindHooks,
+    auto_resize_pvc: bool,
+    template_no_defaults: bool = False,
+    host_network_host_ports: bool = False,
+    auto_delete_pvc: bool = True,
 ) -> Callable[[AdmissionRequest], Any]:
-    return mutating_handler(statefulset_hooks(hooks, auto_resize_pvc))
+    return mutating_handler(
+        statefulset_hooks(hooks, auto_resize_pvc, auto_delete_pvc),
+        template_no_defaults,
+        host_network_host_ports,
+    )
 
 
 def statefulset_validating_handler(

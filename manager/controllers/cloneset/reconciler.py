@@ -10,6 +10,7 @@ import contextlib
 import copy
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import structlog
@@ -23,6 +24,7 @@ from kruise.control.cloneset.diffs import calculate_diffs
 from kruise.control.cloneset.podchoice import truncated_pods_to_delete
 from kruise.control.cloneset.scale import plan_scale
 from kruise.control.cloneset.status import compute_status
+from kruise.control.revision import is_pod_update
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
@@ -207,7 +209,19 @@ class CloneSetReconciler:
         """`syncCloneSet`: scale; only if scaling did nothing, update. Failures become conditions."""
         current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
         try:
-            plan = plan_scale(cloneset, pods, pvcs, current_name, update_name, now)
+            plan = plan_scale(
+                cloneset,
+                pods,
+                pvcs,
+                current_name,
+                update_name,
+                now,
+                # Upstream scales with revision.IsPodUpdate and updates with the plain hash match.
+                is_pod_update=partial(
+                    is_pod_update,
+                    preparing_update_as_update=self.gates.enabled(features.PREPARING_UPDATE_AS_UPDATE),
+                ),
+            )
             if await self.scaler.execute(cloneset, plan, current, update, pvcs, now):
                 return None
         except Exception as exc:

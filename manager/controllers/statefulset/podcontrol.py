@@ -24,7 +24,7 @@ from kruise.api.statefulset import PVC_DELETE
 from kruise.control.statefulset.actions import DeletePod, PrepareDelete, ResizeClaims
 from kruise.control.statefulset.claims import ANNOTATION_PVC_OWNED_BY_ASTS, ClaimResize
 from kruise.control.statefulset.identity import ordinal_of
-from kruise.control.statefulset.pods import claims_for_ordinal
+from kruise.control.statefulset.pods import claims_for_ordinal, retention_policy
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
@@ -71,10 +71,13 @@ class StatefulPodControl:
         scale_expectations: ScaleExpectations,
         rv_expectations: ResourceVersionExpectations,
         storage_classes: SharedInformer | None = None,
+        auto_delete_pvc: bool = True,
     ) -> None:
         """``storage_classes``: the StorageClass informer, watched only under
-        StatefulSetAutoResizePVCGate (a claim grows only if its class allows expansion)."""
+        StatefulSetAutoResizePVCGate (a claim grows only if its class allows expansion).
+        ``auto_delete_pvc``: gate StatefulSetAutoDeletePVC; off, the retention policy is ignored."""
         self.client = client
+        self.auto_delete_pvc = auto_delete_pvc
         self.storage_classes = storage_classes
         self.recorder = recorder
         self.pvcs = pvcs
@@ -90,7 +93,7 @@ class StatefulPodControl:
         """``createPersistentVolumeClaims``: every missing claim of the pod's ordinal; a claim being
         deleted blocks the pod (it would bind to a dying volume)."""
         errors = []
-        policy = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+        policy = retention_policy(sts, self.auto_delete_pvc)
         for claim in claims_for_ordinal(sts, ordinal_of(pod)):
             meta = claim["metadata"]
             if policy.get("whenDeleted") == PVC_DELETE:

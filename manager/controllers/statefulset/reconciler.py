@@ -32,7 +32,7 @@ from kruise.control.statefulset.actions import (
 )
 from kruise.control.statefulset.claims import pod_claims_state, volume_claim_statuses
 from kruise.control.statefulset.identity import member_selection, ordinal_of
-from kruise.control.statefulset.pods import revision_of
+from kruise.control.statefulset.pods import retention_policy, revision_of
 from kruise.control.statefulset.scaleplan import Gates, Revisions, plan_scale
 from kruise.control.statefulset.status import (
     CONDITION_FAILED_CREATE_POD,
@@ -107,6 +107,7 @@ class StatefulSetReconciler:
         self.plan_gates = Gates(
             start_ordinal=gates.enabled(features.STATEFULSET_START_ORDINAL),
             pod_index_label=gates.enabled(features.POD_INDEX_LABEL),
+            preparing_update_as_update=gates.enabled(features.PREPARING_UPDATE_AS_UPDATE),
         )
         self.inplace_vertical_scaling = gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING)
         self.auto_resize_pvc = gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE)
@@ -118,7 +119,13 @@ class StatefulSetReconciler:
         )
         self.revision_writer = RevisionWriter(client, rv_expectations)
         self.pod_control = StatefulPodControl(
-            client, recorder, pvcs, scale_expectations, rv_expectations, storage_classes
+            client,
+            recorder,
+            pvcs,
+            scale_expectations,
+            rv_expectations,
+            storage_classes,
+            auto_delete_pvc=gates.enabled(features.STATEFULSET_AUTO_DELETE_PVC),
         )
         self.updater = StatefulSetUpdater(
             recorder,
@@ -267,6 +274,7 @@ class StatefulSetReconciler:
             now,
             vertical_scaling=self.inplace_vertical_scaling,
             claims=self._claims_of(sts),
+            preparing_update_as_update=self.plan_gates.preparing_update_as_update,
         )
         if update_plan.skipped:
             return _earliest(refresh_delay, plan.requeue_after)
@@ -284,7 +292,7 @@ class StatefulSetReconciler:
 
         Returns False when the create-pass deadline cut the plan short (no pod is created once
         ``create_pass_seconds`` have gone by), True when every action ran."""
-        retention = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+        retention = retention_policy(sts, self.pod_control.auto_delete_pvc)
         deadline = self.clock.now() + self.create_pass_seconds
         for action in actions:
             if isinstance(action, CreatePod) and self.clock.now() >= deadline:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from functools import partial
 
 from control_builders import NOW, build_cloneset, build_pod
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from kruise.control.cloneset.diffs import calculate_diffs, is_pod_ready
 from kruise.control.cloneset.scale import plan_scale, pvcs_of
 from kruise.control.cloneset.strategy import rollout_limits
 from kruise.control.lifecycle import pod_state as lifecycle_state
+from kruise.control.revision import is_pod_update
 
 STATE = "lifecycle.apps.kruise.io/state"
 
@@ -139,3 +141,40 @@ def test_plan_invariants(replicas, max_unavailable, surge, specs) -> None:  # ty
     ]
     assert len(ready_deleted) <= diffs.delete_ready_limit
     assert len({p["metadata"]["name"] for p in result.delete}) == len(result.delete)
+
+
+# Gate PreparingUpdateAsUpdate: scaling counts a PreparingUpdate pod as already at the update
+# revision (upstream ``revision.IsPodUpdate``), off it counts by its revision hash.
+def _preparing_update_gate(on: bool):  # type: ignore[no-untyped-def]
+    return partial(is_pod_update, preparing_update_as_update=on)
+
+
+def test_preparing_update_pod_counts_as_updated_when_scaling_up_with_the_gate() -> None:
+    cs = build_cloneset(3, partition=2)
+    pods = [build_pod("o1", "cs-old"), build_pod("o2", "cs-old", labels={STATE: "PreparingUpdate"})]
+    off = plan_scale(cs, pods, [], "cs-old", "cs-new", NOW, is_pod_update=_preparing_update_gate(False))
+    assert (off.create_current, off.create_update) == (0, 1)
+    on = plan_scale(cs, pods, [], "cs-old", "cs-new", NOW, is_pod_update=_preparing_update_gate(True))
+    assert (on.create_current, on.create_update) == (1, 0)  # partition 2 needs another old pod
+
+
+def test_preparing_update_pod_is_not_the_old_victim_of_scale_in_with_the_gate() -> None:
+    cs = build_cloneset(2, maxUnavailable=3)
+    pods = [
+        build_pod("n1", "cs-new"),
+        build_pod("n2", "cs-new", ready=False),
+        build_pod("o1", "cs-old", labels={STATE: "PreparingUpdate"}),
+    ]
+    off = plan_scale(cs, pods, [], "cs-old", "cs-new", NOW, is_pod_update=_preparing_update_gate(False))
+    assert names(off.delete) == ["o1"]  # the old revision goes first
+    on = plan_scale(cs, pods, [], "cs-old", "cs-new", NOW, is_pod_update=_preparing_update_gate(True))
+    assert names(on.delete) == ["n2"]  # all count as updated: the not-ready one goes
+
+
+def test_is_pod_update_reads_the_lifecycle_state_only_with_the_gate() -> None:
+    preparing = build_pod("p", "cs-old", labels={STATE: "PreparingUpdate"})
+    updating = build_pod("u", "cs-old", labels={STATE: "Updating"})
+    assert not is_pod_update(preparing, "cs-new")
+    assert is_pod_update(preparing, "cs-new", preparing_update_as_update=True)
+    assert not is_pod_update(updating, "cs-new", preparing_update_as_update=True)
+    assert is_pod_update(build_pod("n", "cs-new"), "cs-new", preparing_update_as_update=True)

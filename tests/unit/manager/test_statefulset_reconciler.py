@@ -54,7 +54,7 @@ def statefulset(replicas: int = 3, **spec) -> dict:
 
 
 class Harness:
-    def __init__(self, sts: dict) -> None:
+    def __init__(self, sts: dict, gates: FeatureGates | None = None) -> None:
         self.clock = FakeClock()
         self.client = RecordingClient(self.clock)
         self.recorder = RecordingEventRecorder()
@@ -69,7 +69,7 @@ class Harness:
         self.reconciler = StatefulSetReconciler(
             self.client,
             self.recorder,
-            FeatureGates(env={}),
+            gates or FeatureGates(env={}),
             sets=self.sets,
             pods=self.pods,
             pvcs=self.pvcs,

@@ -211,3 +211,21 @@ def test_needs_current_revision_unordered_and_on_delete():
     live[1] = pod(1, "web-v1")
     assert not stspods.needs_current_revision(set_, rng, 2, live, "web-v2")
     assert not stspods.needs_current_revision(sts(3, strategy_type="OnDelete"), rng, 0, {}, "web-v2")
+
+
+@pytest.mark.parametrize(("gate", "current"), [(False, False), (True, True)])
+def test_needs_current_revision_counts_preparing_update_as_updated_with_the_gate(gate, current):
+    """Unordered update, partition 2: web-1 is at the current revision but PreparingUpdate; with
+    gate PreparingUpdateAsUpdate it counts as updated, so only one pod is not updated and the new
+    web-2 must take the current revision."""
+    set_ = sts(3, policy="Parallel", partition=2)
+    set_["spec"]["updateStrategy"]["rollingUpdate"]["unorderedUpdate"] = {}
+    rng = ident.ordinal_range(set_["spec"])
+    live = {
+        0: pod(0, "web-v1"),
+        1: pod(1, "web-v1", labels={"lifecycle.apps.kruise.io/state": "PreparingUpdate"}),
+    }
+    assert (
+        stspods.needs_current_revision(set_, rng, 2, live, "web-v2", preparing_update_as_update=gate)
+        is current
+    )

@@ -153,3 +153,15 @@ def test_refreshed_lifecycle_state():
         refreshed_lifecycle_state(hooked, pod(0, labels={state: "Updated", "h": "1"}), UPD, True) == "Normal"
     )
     assert refreshed_lifecycle_state(sts(), pod(0, CUR, labels={state: "PreparingUpdate"}), UPD, True) is None
+
+
+def test_unordered_update_puts_preparing_update_pods_first_only_with_the_gate():
+    """Gate PreparingUpdateAsUpdate: a PreparingUpdate pod counts as updated (upstream
+    ``revision.IsPodUpdate`` in ``sortPodsToUpdate``), so it leads the walk like updated pods."""
+    set_ = sts(3, policy="Parallel", max_unavailable=3)
+    set_["spec"]["updateStrategy"]["rollingUpdate"]["unorderedUpdate"] = {}
+    state = {"lifecycle.apps.kruise.io/state": "PreparingUpdate"}
+    replicas = {0: pod(0, CUR, labels=state), 1: pod(1, UPD), 2: pod(2, CUR)}
+    live = ordinal_range(set_["spec"])
+    assert sort_update_targets(set_, live, replicas, UPD) == [1, 2, 0]
+    assert sort_update_targets(set_, live, replicas, UPD, preparing_update_as_update=True) == [1, 0, 2]
