@@ -74,6 +74,16 @@ def parse_request_object(hooks: KindHooks, req: AdmissionRequest, obj: dict[str,
     return hooks.model_for(req.kind.version).model_validate(mutable(obj))
 
 
+def parse_new_and_old(hooks: KindHooks, req: AdmissionRequest) -> tuple[Any, Any | None]:
+    """The request's object and, on UPDATE, its old object as models (ValidationError when either
+    does not parse)."""
+    obj = parse_request_object(hooks, req, req.object or {})
+    old = None
+    if req.operation == "UPDATE" and req.old_object:
+        old = parse_request_object(hooks, req, req.old_object)
+    return obj, old
+
+
 def valid_models(model: type[M], objects: list[dict[str, Any]]) -> list[M]:
     """The objects the model accepts (a namespace's siblings for a conflict check: one the model
     refuses cannot conflict)."""
@@ -153,10 +163,7 @@ def validating_handler(
         if req.operation not in ("CREATE", "UPDATE") or req.object is None or hooks.validate is None:
             return allow()
         try:
-            obj = parse_request_object(hooks, req, req.object)
-            old = None
-            if req.operation == "UPDATE" and req.old_object:
-                old = parse_request_object(hooks, req, req.old_object)
+            obj, old = parse_new_and_old(hooks, req)
         except ValidationError as exc:
             return deny(422, aggregate_message(pydantic_errors(exc)))
         errors = hooks.validate(obj, old=old) if hooks.validate_takes_old else hooks.validate(obj)

@@ -32,10 +32,7 @@ def validating_handler(
         if req.operation not in ("CREATE", "UPDATE") or req.object is None:
             return await fallback(req)
         try:
-            obj = kinds.parse_request_object(hooks, req, req.object)
-            old = None
-            if req.operation == "UPDATE" and req.old_object:
-                old = kinds.parse_request_object(hooks, req, req.old_object)
+            obj, old = kinds.parse_new_and_old(hooks, req)
         except ValidationError as exc:
             return deny(422, aggregate_message(pydantic_errors(exc)))
         try:
