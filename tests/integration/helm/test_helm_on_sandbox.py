@@ -85,14 +85,18 @@ async def test_chart_runs_kruise_as_pods_with_leader_handover(tmp_path: Path):
                 listing = await client.list(pods_path, labelSelector=f"control-plane={plane}")
                 return listing["items"]
 
-            managers = await pods_of("controller-manager")
-            webhooks = await pods_of("webhook")
-            assert len(managers) == 2 and all(ready(p) for p in managers)
-            assert len(webhooks) == 2 and all(ready(p) for p in webhooks)
+            # `helm install --wait` saw every pod Ready once; a probe that misses a beat on a loaded
+            # machine may flip one back for a moment, so readiness is awaited, not sampled once
+            async def all_ready(plane: str, count: int) -> list[dict[str, Any]]:
+                pods = await pods_of(plane)
+                return pods if len(pods) == count and all(ready(p) for p in pods) else []
+
+            managers = await until(lambda: all_ready("controller-manager", 2), "kruise-manager not Ready")
+            await until(lambda: all_ready("webhook", 2), "kruise-webhook pods not Ready")
             assert sandbox.service_addresses == {}  # the webhook is reached through its Service only
-            daemons = await pods_of("daemon")
+            daemons = await until(lambda: all_ready("daemon", 2), "kruise-daemon pods not Ready")
             assert sorted(p["spec"]["nodeName"] for p in daemons) == ["node-1", "node-2"]
-            assert all(ready(p) and p["status"]["podIP"] == p["status"]["hostIP"] for p in daemons)
+            assert all(p["status"]["podIP"] == p["status"]["hostIP"] for p in daemons)
 
             lease_path = resource_path("coordination.k8s.io/v1", "leases", KRUISE_NAMESPACE, "kruise-manager")
 
