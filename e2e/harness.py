@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import queue
 import shutil
@@ -14,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+
+import httpx
 
 T = TypeVar("T")
 
@@ -146,3 +149,31 @@ async def until(
                 await asyncio.sleep(0.2)
     except TimeoutError:
         raise AssertionError(f"{what} not reached within {timeout}s; last seen: {last!r}") from None
+
+
+KRUISE_WEBHOOK_CONFIGS = (
+    ("mutatingwebhookconfiguration", "kruise-mutating-webhook-configuration"),
+    ("validatingwebhookconfiguration", "kruise-validating-webhook-configuration"),
+)
+
+
+async def webhook_process_ready(cluster: Cluster, port: int, timeout: float = 60.0) -> None:
+    """Until a `kruise-webhook` process started on 127.0.0.1:`port` answers /readyz and both of its
+    configurations carry a caBundle. Both are needed: the process writes the caBundle before its
+    HTTPS server listens (as upstream's certificate controller does), so a caBundle alone lets the
+    apiserver call a port nobody listens on yet."""
+
+    async def ready() -> bool:
+        try:
+            async with httpx.AsyncClient(verify=False, timeout=5.0) as http:
+                if (await http.get(f"https://127.0.0.1:{port}/readyz")).status_code != 200:
+                    return False
+        except httpx.HTTPError:
+            return False
+        for kind, name in KRUISE_WEBHOOK_CONFIGS:
+            code, out = await cluster.kubectl("get", kind, name, "-o", "json", check=False)
+            if code != 0 or not json.loads(out)["webhooks"][0]["clientConfig"].get("caBundle"):
+                return False
+        return True
+
+    await until(ready, bool, f"kruise-webhook on port {port} ready and configured", timeout=timeout)

@@ -9,14 +9,10 @@ import signal
 import sys
 import uuid
 
-from harness import Cluster
+from harness import KRUISE_WEBHOOK_CONFIGS, Cluster, webhook_process_ready
 
 from tests.kit.ports import free_port
 
-WEBHOOK_CONFIGS = (
-    ("mutatingwebhookconfiguration", "kruise-mutating-webhook-configuration"),
-    ("validatingwebhookconfiguration", "kruise-validating-webhook-configuration"),
-)
 SIDECARSET = """
 apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
@@ -64,15 +60,6 @@ async def _until(probe, timeout: float = 60.0) -> None:
             await asyncio.sleep(0.2)
 
 
-async def _configured(cluster: Cluster) -> bool:
-    """Both configurations exist with a caBundle: the process's first sync is done."""
-    for kind, name in WEBHOOK_CONFIGS:
-        code, out = await cluster.kubectl("get", kind, name, "-o", "json", check=False)
-        if code != 0 or not json.loads(out)["webhooks"][0]["clientConfig"].get("caBundle"):
-            return False
-    return True
-
-
 async def test_seed_sidecarset_and_pod(sandbox_only: Cluster, tmp_path):
     cluster = sandbox_only
     ns = f"e2e-sc-{uuid.uuid4().hex[:6]}"
@@ -89,7 +76,7 @@ async def test_seed_sidecarset_and_pod(sandbox_only: Cluster, tmp_path):
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        await _until(lambda: _configured(cluster))
+        await webhook_process_ready(cluster, port)
         await cluster.kubectl("apply", "-f", "-", stdin=SIDECARSET % {"name": name})
         _, out = await cluster.kubectl("get", "sidecarset", name, "-o", "json")
         annotations = json.loads(out)["metadata"]["annotations"]
@@ -123,7 +110,7 @@ async def test_seed_sidecarset_and_pod(sandbox_only: Cluster, tmp_path):
         _, out = await cluster.kubectl("get", "pod", "test-pod", "-n", ns)
         assert out.splitlines()[1].split()[:3] == ["test-pod", "2/2", "Running"]
     finally:
-        for kind, config in WEBHOOK_CONFIGS:  # failurePolicy Fail must not outlive the process
+        for kind, config in KRUISE_WEBHOOK_CONFIGS:  # failurePolicy Fail must not outlive the process
             await cluster.kubectl("delete", kind, config, "--ignore-not-found", check=False)
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)

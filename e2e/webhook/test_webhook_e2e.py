@@ -9,28 +9,9 @@ import signal
 import sys
 import uuid
 
-from harness import Cluster
+from harness import KRUISE_WEBHOOK_CONFIGS, Cluster, webhook_process_ready
 
 from tests.kit.ports import free_port
-
-WEBHOOK_CONFIGS = (
-    ("mutatingwebhookconfiguration", "kruise-mutating-webhook-configuration"),
-    ("validatingwebhookconfiguration", "kruise-validating-webhook-configuration"),
-)
-
-
-async def _wait_configured(cluster: Cluster, timeout: float = 60.0) -> None:
-    """Until both configurations exist with a caBundle (the process's first sync is done)."""
-    async with asyncio.timeout(timeout):
-        while True:
-            ready = 0
-            for kind, name in WEBHOOK_CONFIGS:
-                code, out = await cluster.kubectl("get", kind, name, "-o", "json", check=False)
-                if code == 0 and json.loads(out)["webhooks"][0]["clientConfig"].get("caBundle"):
-                    ready += 1
-            if ready == len(WEBHOOK_CONFIGS):
-                return
-            await asyncio.sleep(0.2)
 
 
 async def test_kruise_webhook_process_end_to_end(sandbox_only: Cluster, tmp_path):
@@ -48,7 +29,7 @@ async def test_kruise_webhook_process_end_to_end(sandbox_only: Cluster, tmp_path
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        await _wait_configured(cluster)
+        await webhook_process_ready(cluster, port)
         bad = {
             "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
             "metadata": {"name": "bad", "namespace": ns},
@@ -70,7 +51,7 @@ async def test_kruise_webhook_process_end_to_end(sandbox_only: Cluster, tmp_path
         ) in out
         await cluster.kubectl("label", "namespace", ns, "policy.kruise.io/delete-protection-")
     finally:
-        for kind, name in WEBHOOK_CONFIGS:  # failurePolicy Fail must not outlive the process
+        for kind, name in KRUISE_WEBHOOK_CONFIGS:  # failurePolicy Fail must not outlive the process
             await cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)
