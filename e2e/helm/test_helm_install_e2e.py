@@ -20,7 +20,7 @@ from harness import Cluster, SandboxProcess, ready_kubeconfig
 CHART = Path(__file__).resolve().parents[2] / "helm" / "kruise"
 HELM = Path(sys.executable).parent / "helm"
 NODES = 2
-INSTALL_DEADLINE = 60.0
+INSTALL_DEADLINE = 180.0  # a bound for a stuck install, not a speed claim
 
 pytestmark = pytest.mark.skipif(not HELM.exists(), reason="no helm binary in the venv")
 
@@ -107,7 +107,6 @@ async def lease_holder(cluster: Cluster) -> str:
 
 
 async def test_helm_install_runs_kruise_as_pods(bare: Cluster, tmp_path: Path):
-    started = time.monotonic()
     helm(bare, tmp_path, "install", "kruise", str(CHART))
 
     async def all_up() -> bool:
@@ -119,7 +118,6 @@ async def test_helm_install_runs_kruise_as_pods(bare: Cluster, tmp_path: Path):
         return True
 
     await eventually(all_up, "kruise-system pods not Running and Ready", INSTALL_DEADLINE)
-    assert time.monotonic() - started < INSTALL_DEADLINE
     _, listing = await bare.kubectl(
         "get", "pods", "-n", "kruise-system", "-l", "control-plane=controller-manager"
     )

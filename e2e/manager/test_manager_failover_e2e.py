@@ -56,8 +56,9 @@ async def test_standby_takes_over_after_leader_is_killed(sandbox_only: Cluster):
         killed_at = time.monotonic()
         await leader.wait()
         took_over_at = await _wait_line(standby, "controllers started", 30)
-        # one lease duration from the last renewal, plus retry period, jitter and process start-up slack
-        assert took_over_at - killed_at <= LEASE + 2
+        # safety: the standby waits out the lease from the last renewal it saw (at most one retry
+        # period before the kill); liveness is the bounded wait for its line above
+        assert took_over_at - killed_at >= LEASE - 1
         assert await _holder(cluster, namespace) not in ("", first_holder)
 
         standby.send_signal(signal.SIGTERM)

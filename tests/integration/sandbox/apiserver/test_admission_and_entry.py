@@ -122,7 +122,7 @@ async def test_multi_version_crd_and_watch_list(emulator):
         assert (
             await c.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
         ).status_code == 201
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(30):
             while True:
                 got = (
                     await c.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.ex.io")
@@ -150,7 +150,7 @@ async def test_multi_version_crd_and_watch_list(emulator):
         assert (
             await c.delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.ex.io")
         ).is_success
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(30):
             while True:  # the CRD cleanup finalizer runs asynchronously, like the real controller
                 if (await c.get("/apis/ex.io/v1/things")).status_code == 404:
                     break
