@@ -86,11 +86,15 @@ def plan_scale(
     node_labels: Mapping[str, Mapping[str, str]] | None = None,
     rng: random.Random | None = None,
     exclude_preparing_delete_flag: bool = False,
+    partition_rollback: bool = False,
 ) -> ScalePlan:
     """``node_labels`` is needed only when the template has topologySpreadConstraints.
     ``is_pod_update`` tells update-revision pods from the others for both the diffs and the choice
     of scale-in victims (upstream passes ``revision.IsPodUpdate``: with gate PreparingUpdateAsUpdate,
-    see `kruise.control.revision.is_pod_update`); None compares the revision hash only."""
+    see `kruise.control.revision.is_pod_update`); None compares the revision hash only.
+    ``partition_rollback`` (gate CloneSetPartitionRollback) counts pods beyond a raised partition as
+    due back to the current revision here too: upstream's diffs read the gate on both paths, and
+    with maxSurge a rollback surges old-revision pods."""
     plan = ScalePlan()
     specified, preparing, num_to_delete = planned_deleted_pods(cloneset, pods)
     plan.undelete = pods_to_undelete(cloneset, pods, preparing, num_to_delete)
@@ -104,6 +108,7 @@ def plan_scale(
         update_revision,
         now,
         is_pod_update=is_pod_update,
+        partition_rollback=partition_rollback,
         exclude_preparing_delete_flag=exclude_preparing_delete_flag,
     )
     if diffs.scale_up_num > diffs.scale_up_limit:

@@ -221,6 +221,7 @@ class CloneSetReconciler:
                     is_pod_update,
                     preparing_update_as_update=self.gates.enabled(features.PREPARING_UPDATE_AS_UPDATE),
                 ),
+                partition_rollback=self.gates.enabled(features.CLONESET_PARTITION_ROLLBACK),
             )
             if await self.scaler.execute(cloneset, plan, current, update, pvcs, now):
                 return None

@@ -178,3 +178,19 @@ def test_is_pod_update_reads_the_lifecycle_state_only_with_the_gate() -> None:
     assert is_pod_update(preparing, "cs-new", preparing_update_as_update=True)
     assert not is_pod_update(updating, "cs-new", preparing_update_as_update=True)
     assert is_pod_update(build_pod("n", "cs-new"), "cs-new", preparing_update_as_update=True)
+
+
+def test_a_partition_rollback_surges_current_revision_pods_only_with_the_gate() -> None:
+    """Upstream's diffs read CloneSetPartitionRollback on the scale path too: with maxSurge, pods
+    beyond a raised partition are rolled back by surging a current-revision pod first."""
+    cs = build_cloneset(4, partition=2, maxSurge=1)
+    pods = [build_pod(f"cs-{i}", "cs-new") for i in range(4)]
+
+    def rollback_plan(gate: bool):  # type: ignore[no-untyped-def]
+        return plan_scale(
+            cs, pods, [], "cs-old", "cs-new", NOW, rng=random.Random(7), partition_rollback=gate
+        )
+
+    assert rollback_plan(False).is_empty()
+    surged = rollback_plan(True)
+    assert (surged.create_current, surged.create_update, len(surged.instance_ids)) == (1, 0, 1)
