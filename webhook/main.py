@@ -14,6 +14,7 @@ import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
@@ -200,6 +201,7 @@ class WebhookProcess:
             self.persistent_pod_states.in_namespace,
             storage_classes,
             configuration=self.sidecarsets.configuration,
+            list_custom_resources=self._list_custom_resources,
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
@@ -221,6 +223,10 @@ class WebhookProcess:
         if self.server is not None:
             self.server.reload_certificate()
             log.info("serving certificate hot-reloaded")
+
+    async def _list_custom_resources(self, ref: ResourceRef) -> list[dict[str, Any]]:
+        items, _ = await self.client.list_all(ref)
+        return items
 
     async def _sidecarset_served(self) -> bool:
         """Upstream turns SidecarSet handling off when the kind is not installed; so do we, rather

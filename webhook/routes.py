@@ -75,6 +75,7 @@ def build_routes(
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
     storage_classes: statefulset.StorageClassSource | None = None,
     configuration: Callable[[], Mapping[str, str]] | None = None,
+    list_custom_resources: deletion.ListInstances | None = None,
 ) -> dict[str, Handler]:
     """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
     `budgets` None: no PodUnavailableBudget checks.
@@ -87,6 +88,8 @@ def build_routes(
     StatefulSetAutoResizePVCGate); None there means no class is known.
     `configuration`: `data` of ConfigMap kruise-configuration (the WorkloadSpread and the
     PersistentPodState custom-workload whitelists); None reads as an empty ConfigMap.
+    `list_custom_resources`: lists a CRD's objects for a `Cascading` CRD deletion (gate
+    DeletionProtectionForCRDCascadingGate); None lets such a deletion through.
     A WorkloadSpread's conflict with another of its namespace is checked against `spreads`' cache
     (so only when it is given); a PersistentPodState's against `persistent_pod_states`."""
     gates = gates or FeatureGates()
@@ -182,6 +185,8 @@ def build_routes(
     always = deletion.always_only_handler(protection)
     routes[paths.SERVICE] = always
     routes[paths.INGRESS] = always
-    routes[paths.CRD] = deletion.crd_handler(protection)
+    routes[paths.CRD] = deletion.crd_handler(
+        protection, gates.enabled(features.DELETION_PROTECTION_FOR_CRD_CASCADING_GATE), list_custom_resources
+    )
     routes[paths.NAMESPACE] = deletion.namespace_handler(namespace_contents, protection)
     return routes

@@ -8,7 +8,7 @@ every deletion is allowed; the handlers take the gate's value as ``enabled``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from kruise.api.keys import (
@@ -16,9 +16,15 @@ from kruise.api.keys import (
     DELETION_PROTECTION_CASCADING,
     LABEL_DELETION_PROTECTION,
 )
+from kruise.kube.errors import ApiError
+from kruise.kube.resources import ResourceRef
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
 
 CRD_CASCADING_GATE = "DeletionProtectionForCRDCascadingGate"
+
+ListInstances = Callable[[ResourceRef], Awaitable[list[dict[str, Any]]]]
+"""Every object of a custom resource, in all namespaces (a live list: a CRD deletion is rare and
+the webhook caches no arbitrary kinds)."""
 
 
 class NamespaceContents(Protocol):
@@ -70,13 +76,38 @@ def validate_namespace_deletion(namespace: dict[str, Any], contents: NamespaceCo
     return None
 
 
-def validate_crd_deletion(crd: dict[str, Any], cascading_gate: bool = False) -> str | None:
-    """Cascading on CRDs needs upstream's alpha gate, not offered here: refused with the gate message."""
+def crd_storage_resource(crd: dict[str, Any]) -> ResourceRef | None:
+    """The CRD's resource at its storage version, the one upstream lists instances at."""
+    spec = crd.get("spec") or {}
+    storage = next((v.get("name") for v in spec.get("versions") or [] if v.get("storage")), None)
+    plural = (spec.get("names") or {}).get("plural")
+    if not storage or not plural:
+        return None
+    return ResourceRef(spec.get("group") or "", storage, plural, spec.get("scope") != "Cluster")
+
+
+async def validate_crd_deletion(
+    crd: dict[str, Any], cascading_gate: bool = False, list_instances: ListInstances | None = None
+) -> str | None:
+    """`Cascading` needs upstream's alpha gate DeletionProtectionForCRDCascadingGate; with it, a CRD
+    is kept while any of its objects is not terminating (counted across all namespaces)."""
     value = _label(crd)
     if value == DELETION_PROTECTION_ALWAYS:
         return _forbidden(value)
-    if value == DELETION_PROTECTION_CASCADING and not cascading_gate:
+    if value != DELETION_PROTECTION_CASCADING:
+        return None
+    if not cascading_gate:
         return f"feature-gate {CRD_CASCADING_GATE} is not enabled"
+    ref = crd_storage_resource(crd)
+    if ref is None or list_instances is None:
+        return None
+    try:
+        instances = await list_instances(ref)
+    except ApiError as exc:
+        return f"failed to list CRs of {ref}: {exc}"
+    active = sum(1 for item in instances if not (item.get("metadata") or {}).get("deletionTimestamp"))
+    if active > 0:
+        return _forbidden(value, f" and active CRs {active}>0")
     return None
 
 
@@ -110,5 +141,13 @@ def namespace_handler(contents: NamespaceContents, enabled: bool) -> Callable[[A
     return _on_delete(lambda ns: validate_namespace_deletion(ns, contents), enabled)
 
 
-def crd_handler(enabled: bool) -> Callable[[AdmissionRequest], Any]:
-    return _on_delete(validate_crd_deletion, enabled)
+def crd_handler(
+    enabled: bool, cascading_gate: bool = False, list_instances: ListInstances | None = None
+) -> Callable[[AdmissionRequest], Any]:
+    async def handle(req: AdmissionRequest) -> Decision:
+        if not enabled or req.operation != "DELETE" or not req.old_object:
+            return allow()
+        message = await validate_crd_deletion(req.old_object, cascading_gate, list_instances)
+        return deny(403, message) if message else allow()
+
+    return handle

@@ -68,7 +68,15 @@ def cert_resync_seconds() -> float:
 
 
 @pytest.fixture
-async def live_webhook(emulator, tmp_path, cert_resync_seconds) -> AsyncIterator[LiveWebhook]:
+def live_webhook_feature_gates() -> str:
+    """The live webhook's `--feature-gates`; a test module overrides it to turn on a gate it tests."""
+    return "ResourcesDeletionProtection=true"
+
+
+@pytest.fixture
+async def live_webhook(
+    emulator, tmp_path, cert_resync_seconds, live_webhook_feature_gates
+) -> AsyncIterator[LiveWebhook]:
     server = emulator.server
     server.admission = WebhookAdmission(
         lambda group, version, plural: list(server.store.list((group, plural)))
@@ -83,7 +91,7 @@ async def live_webhook(emulator, tmp_path, cert_resync_seconds) -> AsyncIterator
         kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
         cert_dir=tmp_path / "certs", webhook_url=url, cert_resync_seconds=cert_resync_seconds,
         initialize_timeout=30.0, cache_sync_timeout=30.0, shutdown_grace=0.5,
-        feature_gates="ResourcesDeletionProtection=true",
+        feature_gates=live_webhook_feature_gates,
     )  # fmt: skip
     client = await Client.from_kubeconfig(emulator.kubeconfig)
     process = WebhookProcess(client, options)
