@@ -56,6 +56,10 @@ ANNOTATION_INPLACE_UPDATE_STATE_OLD = "inplace-update-state"
 ANNOTATION_INPLACE_UPDATE_GRACE = "apps.kruise.io/inplace-update-grace"
 ANNOTATION_INPLACE_UPDATE_GRACE_OLD = "inplace-update-grace"
 ANNOTATION_RUNTIME_CONTAINERS_META = "apps.kruise.io/runtime-containers-meta"
+# EnhancedLivenessProbe: a pod of a kruise workload asking for it has its containers' livenessProbes
+# moved into the probe-context annotation by kruise-webhook (the kubelet then never kills it itself).
+ANNOTATION_USING_ENHANCED_LIVENESS = "apps.kruise.io/using-enhanced-liveness"
+ANNOTATION_CONTAINER_PROBE_CONTEXT = "apps.kruise.io/container-probe-context"
 
 # --- Annotations: lifecycle ---
 ANNOTATION_LIFECYCLE_TIMESTAMP = "lifecycle.apps.kruise.io/timestamp"

@@ -165,6 +165,7 @@ def build_routes(
             spreads=spreads if gates.enabled(features.WORKLOAD_SPREAD) else None,
             persistent_pod_states=persistent_pod_states,
             configuration=configuration or dict,
+            enhanced_liveness=gates.enabled(features.ENHANCED_LIVENESS_PROBE),
         )
     pod_validate = None
     if budgets is not None and (delete_gate or update_gate):

@@ -51,6 +51,21 @@ def _container(c: dict[str, Any]) -> None:
             probe.setdefault("periodSeconds", 10)
             probe.setdefault("successThreshold", 1)
             probe.setdefault("failureThreshold", 3)
+            _http_get(probe.get("httpGet"))
+            if isinstance(probe.get("grpc"), dict):
+                probe["grpc"].setdefault("service", "")
+    for handler in ((c.get("lifecycle") or {}).get("postStart"), (c.get("lifecycle") or {}).get("preStop")):
+        if isinstance(handler, dict):
+            _http_get(handler.get("httpGet"))
+
+
+def _http_get(action: Any) -> None:
+    """SetDefaults_HTTPGetAction: every httpGet of a pod (probes and lifecycle hooks)."""
+    if isinstance(action, dict):
+        if not action.get("path"):
+            action["path"] = "/"
+        if not action.get("scheme"):
+            action["scheme"] = "HTTP"
 
 
 def pod_spec(spec: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
-from kruise.control import persistentpodstate
+from kruise.control import enhancedliveness, persistentpodstate
 from kruise.control import pub as pubcontrol
 from kruise.control.customworkloads import WhitelistError, parse_pps_whitelist
 from kruise.control.launchpriority import PriorityError, inject_barriers
@@ -102,6 +102,7 @@ def pod_create_handler(
     persistent_pod_states: Callable[[str], list[dict[str, Any]]] | None = None,
     draw: Callable[[], float] = random.random,
     configuration: Callable[[], Mapping[str, str]] = dict,
+    enhanced_liveness: bool = False,
 ) -> Any:
     """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
     EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection.
@@ -112,7 +113,9 @@ def pod_create_handler(
     a recreated StatefulSet pod (or one of a kind in kruise-configuration's
     `PPS_Watch_Custom_Workload_WhiteList`, read from `configuration` on each pod as upstream; a bad
     one refuses the pod with 500 as upstream) gets its recorded topology back. `draw` is the random number
-    (in [0, 1)) injectionStrategy.revision policy Partial compares with a percentage partition."""
+    (in [0, 1)) injectionStrategy.revision policy Partial compares with a percentage partition.
+    `enhanced_liveness` (gate EnhancedLivenessProbe): a kruise-owned pod annotated
+    `apps.kruise.io/using-enhanced-liveness: "true"` has its livenessProbes moved into an annotation."""
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation != "CREATE" or req.sub_resource or req.resource.resource != "pods" or not req.object:
@@ -156,6 +159,8 @@ def pod_create_handler(
                 return deny(500, str(exc))
             states = persistent_pod_states(metadata.get("namespace") or "")
             changed = persistentpodstate.inject(pod, states, whitelist) or changed
+        if enhanced_liveness and owned_by_kruise(pod):
+            changed = enhancedliveness.move_liveness_probes(pod) or changed
         if not had_namespace:
             metadata.pop("namespace", None)
         return patched(pod) if changed else allow()
