@@ -63,6 +63,17 @@ class EnsureClaims:
 
 
 @dataclass(frozen=True)
+class AlignClaimOwners:
+    """Bring the owner references of the pod's existing claims in line with the retention policy
+    (gate StatefulSetAutoDeletePVC; see ``claimowners``). ``condemned``: the pod's ordinal left the
+    live range, so under ``whenScaled: Delete`` its claims go with it. The writer compares with
+    the cached claims and writes only those that differ."""
+
+    pod: Pod
+    condemned: bool
+
+
+@dataclass(frozen=True)
 class UpdatePod:
     """Bring the pod to the update revision: in place if the policy and the revision diff allow
     (see ``update.update_method``), otherwise by deletion (recreated next pass)."""
@@ -83,7 +94,16 @@ class ResizeClaims:
     conflict: str | None = None
 
 
-Action = CreatePod | DeletePod | PrepareDelete | FixIdentity | EnsureClaims | UpdatePod | ResizeClaims
+Action = (
+    CreatePod
+    | DeletePod
+    | PrepareDelete
+    | FixIdentity
+    | EnsureClaims
+    | AlignClaimOwners
+    | UpdatePod
+    | ResizeClaims
+)
 
 
 def deletion(sts: Mapping[str, Any], pod: Pod, reason: str) -> DeletePod | PrepareDelete | None:

@@ -24,7 +24,14 @@ from kruise.api.keys import (
 )
 from kruise.control import lifecycle
 from kruise.control.statefulset import health
-from kruise.control.statefulset.actions import Action, CreatePod, EnsureClaims, FixIdentity, deletion
+from kruise.control.statefulset.actions import (
+    Action,
+    AlignClaimOwners,
+    CreatePod,
+    EnsureClaims,
+    FixIdentity,
+    deletion,
+)
 from kruise.control.statefulset.identity import (
     OrdinalRange,
     ordinal_of,
@@ -59,6 +66,8 @@ class Gates:
     pod_index_label: bool = True
     # PreparingUpdateAsUpdate: a PreparingUpdate pod counts as updated (see `needs_current_revision`)
     preparing_update_as_update: bool = False
+    # StatefulSetAutoDeletePVC: claims of existing pods are kept owned as the retention policy says
+    auto_delete_pvc: bool = False
 
 
 @dataclass
@@ -231,6 +240,8 @@ def _process_replicas(
             plan.actions.append(
                 FixIdentity(pod, identity_patch(sts, pod, pod_index_label=gates.pod_index_label))
             )
+        if gates.auto_delete_pvc and has_claims:
+            plan.actions.append(AlignClaimOwners(pod, condemned=False))
     return False
 
 
@@ -274,8 +285,10 @@ def plan_scale(
 ) -> ScalePlan:
     """The scale actions of one pass for ``sts`` (a defaulted v1beta1 dict) owning ``pods``.
 
-    The controller refreshes pod states (in-place conditions, lifecycle) and reconciles PVC
-    retention owner references itself; this plan only needs the pods as observed.
+    The controller refreshes pod states (in-place conditions, lifecycle) itself; this plan only
+    needs the pods as observed. With ``gates.auto_delete_pvc`` it asks for the claims' owner
+    references to be checked (``AlignClaimOwners``) where upstream does: for each live pod the
+    replica loop reaches, and for every condemned pod before the first removal.
     """
     live_range = ordinal_range(sts.get("spec") or {}, gates.start_ordinal)
     split = partition_pods(pods, live_range)
@@ -290,6 +303,9 @@ def plan_scale(
     if _process_replicas(sts, plan, built, gates, now):
         plan.update_allowed = False
         return plan
+    if gates.auto_delete_pvc and (sts.get("spec") or {}).get("volumeClaimTemplates"):
+        # upstream fixes every condemned pod's claims before removing any of them
+        plan.actions.extend(AlignClaimOwners(pod, condemned=True) for pod in split.condemned)
     if _process_condemned(sts, plan, first_unhealthy, now):
         plan.update_allowed = False
         return plan

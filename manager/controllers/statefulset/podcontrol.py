@@ -22,6 +22,7 @@ from typing import Any
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
 from kruise.api.statefulset import PVC_DELETE
 from kruise.control.statefulset.actions import DeletePod, PrepareDelete, ResizeClaims
+from kruise.control.statefulset.claimowners import claim_is_stale, realigned_owner_refs, set_owner_ref
 from kruise.control.statefulset.claims import ANNOTATION_PVC_OWNED_BY_ASTS, ClaimResize
 from kruise.control.statefulset.identity import ordinal_of
 from kruise.control.statefulset.pods import claims_for_ordinal, retention_policy
@@ -49,17 +50,6 @@ def _pod_message(verb: str, pod_name: str, set_name: str, error: Exception | Non
         f"Failed{verb.title()}",
         f"{verb} Pod {pod_name} in StatefulSet {set_name} failed error: {error}",
     )
-
-
-def _set_owner(sts: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain (non-controller) owner reference to the set, as upstream's ``setOwnerRef``."""
-    meta = sts["metadata"]
-    return {
-        "apiVersion": sts.get("apiVersion") or "apps.kruise.io/v1beta1",
-        "kind": sts.get("kind") or "StatefulSet",
-        "name": meta["name"],
-        "uid": meta["uid"],
-    }
 
 
 class StatefulPodControl:
@@ -98,7 +88,7 @@ class StatefulPodControl:
             meta = claim["metadata"]
             if policy.get("whenDeleted") == PVC_DELETE:
                 # whenDeleted: Delete — the garbage collector removes the claim with the set
-                meta["ownerReferences"] = [_set_owner(sts)]
+                meta["ownerReferences"] = [set_owner_ref(sts)]
             existing = self.pvcs.get(object_key(claim))
             if existing is not None:
                 if (existing.get("metadata") or {}).get("deletionTimestamp"):
@@ -138,7 +128,7 @@ class StatefulPodControl:
         name = pod["metadata"]["name"]
         self.scale_expectations.expect(key, ScaleExpectations.CREATE, name)
         try:
-            await self.client.create(PODS, pod, pod["metadata"].get("namespace"))
+            created = await self.client.create(PODS, pod, pod["metadata"].get("namespace"))
         except AlreadyExists:
             self.scale_expectations.observe(key, ScaleExpectations.CREATE, name)
             raise
@@ -146,6 +136,13 @@ class StatefulPodControl:
             self.scale_expectations.observe(key, ScaleExpectations.CREATE, name)
             self._event(sts, "create", pod, exc)
             raise
+        if self.auto_delete_pvc:
+            # as much of the retention policy as can be set now that the pod has a UID
+            try:
+                await self.align_claim_owners(sts, created, condemned=False)
+            except Exception as exc:
+                self._event(sts, "update", pod, exc)
+                raise
         self._event(sts, "create", pod, None)
 
     async def delete_pod(self, sts: dict[str, Any], key: str, pod: Pod) -> None:
@@ -188,6 +185,45 @@ class StatefulPodControl:
             raise
         self.rv_expectations.expect(patched)
         self._event(sts, "update", pod, None)
+
+    def _cached_claims(self, sts: Mapping[str, Any], pod: Pod) -> list[Mapping[str, Any]]:
+        """The pod's claims as the informer holds them (missing ones skipped: created later)."""
+        found = []
+        for claim in claims_for_ordinal(sts, ordinal_of(pod)):
+            cached = self.pvcs.get(object_key(claim))
+            if cached is not None:
+                found.append(cached)
+        return found
+
+    def claim_is_stale(self, sts: Mapping[str, Any], pod: Pod) -> bool:
+        """``PodClaimIsStale``: a claim of the pod's ordinal still belongs to an earlier pod of that
+        name; the pod must not be created until the garbage collector has removed the claim."""
+        policy = retention_policy(sts, self.auto_delete_pvc)
+        return any(claim_is_stale(claim, pod, policy) for claim in self._cached_claims(sts, pod))
+
+    async def align_claim_owners(self, sts: dict[str, Any], pod: Pod, condemned: bool) -> None:
+        """``UpdatePodClaimForRetentionPolicy``: one update per claim whose owner references differ
+        from what the policy wants; nothing is written for claims that match. A claim this
+        controller updated is left alone until the informer shows that update (a conflict retries
+        the pass with a fresh cache)."""
+        policy = retention_policy(sts, self.auto_delete_pvc)
+        for cached in self._cached_claims(sts, pod):
+            if not self.rv_expectations.is_satisfied(dict(cached)):
+                continue
+            refs = realigned_owner_refs(cached, sts, pod, policy, condemned)
+            if refs is None:
+                continue
+            claim = copy.deepcopy(dict(cached))
+            claim["metadata"]["ownerReferences"] = refs
+            name = claim["metadata"]["name"]
+            try:
+                updated = await self.client.update(PVCS, claim)
+            except NotFound:
+                continue
+            except Exception as exc:
+                message = f"could not update claim {name} for delete policy ownerRefs: {exc}"
+                raise RuntimeError(message) from exc
+            self.rv_expectations.expect(updated)
 
     async def delete_claims(self, sts: dict[str, Any], ordinal: int) -> None:
         """Delete the claims of an ordinal that left the set (whenScaled: Delete)."""

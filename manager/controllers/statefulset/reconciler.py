@@ -24,6 +24,7 @@ from kruise.api.common import LabelSelector
 from kruise.api.statefulset import PVC_DELETE, VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE
 from kruise.control.statefulset import predownload
 from kruise.control.statefulset.actions import (
+    AlignClaimOwners,
     CreatePod,
     DeletePod,
     EnsureClaims,
@@ -63,6 +64,10 @@ log = structlog.get_logger("kruise.manager.statefulset")
 
 Obj = Mapping[str, Any]
 FORCED_EXPECTATION_REQUEUE = 10.0
+STALE_CLAIM_REQUEUE = 1.0
+"""Seconds before a pass blocked by a stale claim (one still owned by an earlier pod of the same
+name) looks again: the garbage collector removes such a claim, and claim deletions do not wake
+the set."""
 CREATE_PASS_SECONDS = 3.0
 """No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
 written once, with the pods created so far) and the pods' add events bring the next one, so status
@@ -108,6 +113,7 @@ class StatefulSetReconciler:
             start_ordinal=gates.enabled(features.STATEFULSET_START_ORDINAL),
             pod_index_label=gates.enabled(features.POD_INDEX_LABEL),
             preparing_update_as_update=gates.enabled(features.PREPARING_UPDATE_AS_UPDATE),
+            auto_delete_pvc=gates.enabled(features.STATEFULSET_AUTO_DELETE_PVC),
         )
         self.inplace_vertical_scaling = gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING)
         self.auto_resize_pvc = gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE)
@@ -255,15 +261,15 @@ class StatefulSetReconciler:
         if plan.wait:
             log.debug("statefulset scale waits", statefulset=key, reason=plan.wait)
         try:
-            finished = await self._scale(sts, key, status, plan.actions, now)
+            finished, stale_delay = await self._scale(sts, key, status, plan.actions, now)
         finally:
             # upstream recounts over the live replicas on every exit of the scale phase
             self._count_claims(sts, status, plan.replicas.values())
         if not finished:
             # the rest next pass (CREATE_PASS_SECONDS); no update before the scale plan is done
-            return _earliest(refresh_delay, plan.requeue_after)
+            return _earliest(refresh_delay, plan.requeue_after, stale_delay)
         if not plan.update_allowed:
-            return _earliest(refresh_delay, plan.requeue_after)
+            return _earliest(refresh_delay, plan.requeue_after, stale_delay)
 
         update_plan = plan_update(
             sts,
@@ -277,26 +283,44 @@ class StatefulSetReconciler:
             preparing_update_as_update=self.plan_gates.preparing_update_as_update,
         )
         if update_plan.skipped:
-            return _earliest(refresh_delay, plan.requeue_after)
+            return _earliest(refresh_delay, plan.requeue_after, stale_delay)
         try:
             update_delay = await self.updater.execute(sts, key, update_plan.actions, revisions, update, now)
         except Exception as exc:
             set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
             raise
-        return _earliest(refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay)
+        return _earliest(
+            refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay, stale_delay
+        )
 
     async def _scale(
         self, sts: dict[str, Any], key: str, status: dict[str, Any], actions: Sequence[Any], now: datetime
-    ) -> bool:
+    ) -> tuple[bool, float | None]:
         """Carry out the scale plan's pod and claim writes; a failure becomes a status condition.
 
-        Returns False when the create-pass deadline cut the plan short (no pod is created once
-        ``create_pass_seconds`` have gone by), True when every action ran."""
+        Returns (False, ...) when the create-pass deadline cut the plan short (no pod is created
+        once ``create_pass_seconds`` have gone by), (True, ...) when every action ran; the second
+        value is the requeue delay when a stale claim held a pod back (None otherwise). A pod
+        whose claim is stale is not created: the pass goes on with the other actions (in
+        OrderedReady mode the plan ends at that create anyway, as upstream's pass exits)."""
         retention = retention_policy(sts, self.pod_control.auto_delete_pvc)
         deadline = self.clock.now() + self.create_pass_seconds
+        stale_delay: float | None = None
         for action in actions:
             if isinstance(action, CreatePod) and self.clock.now() >= deadline:
-                return False
+                return False, stale_delay
+            if (
+                isinstance(action, CreatePod)
+                and self.pod_control.auto_delete_pvc
+                and self.pod_control.claim_is_stale(sts, action.pod)
+            ):
+                log.info(
+                    "pod waits for its stale claim to be removed",
+                    statefulset=key,
+                    pod=action.pod["metadata"]["name"],
+                )
+                stale_delay = STALE_CLAIM_REQUEUE
+                continue
             try:
                 if isinstance(action, CreatePod):
                     await self.pod_control.create_pod(sts, key, action.pod)
@@ -312,6 +336,8 @@ class StatefulSetReconciler:
                     await self.pod_control.fix_identity(sts, action.pod, action.patch)
                 elif isinstance(action, EnsureClaims):
                     await self.pod_control.create_claims(sts, action.pod)
+                elif isinstance(action, AlignClaimOwners):
+                    await self.pod_control.align_claim_owners(sts, action.pod, action.condemned)
             except Exception as exc:
                 failed = (
                     CONDITION_FAILED_CREATE_POD
@@ -320,7 +346,7 @@ class StatefulSetReconciler:
                 )
                 set_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
                 raise
-        return True
+        return True, stale_delay
 
     def _claims_of(self, sts: Obj) -> ClaimsOf | None:
         """How the rolling update sees a pod's claims when they are resized with it (gate

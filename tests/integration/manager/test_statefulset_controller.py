@@ -335,6 +335,53 @@ async def test_when_deleted_delete_hands_claims_to_the_set(kruise_cluster):
     assert await kruise_cluster.until(lambda: claim_names(kruise_cluster), lambda names: names == []) == []
 
 
+async def test_a_retention_policy_change_moves_the_claims_to_and_from_the_set(kruise_cluster):
+    body = manifest(
+        replicas=2,
+        volumeClaimTemplates=[CLAIM],
+        persistentVolumeClaimRetentionPolicy={"whenScaled": "Retain", "whenDeleted": "Retain"},
+    )
+    created = await kruise_cluster.client.create(ADVANCED_STATEFULSETS, body)
+    await settled(kruise_cluster, "web", 2)
+    names = ["data-web-0", "data-web-1"]
+
+    async def owners() -> dict[str, list[tuple[str, str, str]]]:
+        claims = (await kruise_cluster.client.list(PVCS, NS))["items"]
+        return {
+            c["metadata"]["name"]: [
+                (o["kind"], o["name"], o["uid"]) for o in c["metadata"].get("ownerReferences") or []
+            ]
+            for c in claims
+        }
+
+    assert await owners() == {name: [] for name in names}
+
+    async def claim_uids() -> dict[str, str]:
+        return {
+            c["metadata"]["name"]: c["metadata"]["uid"]
+            for c in (await kruise_cluster.client.list(PVCS, NS))["items"]
+        }
+
+    uids = await claim_uids()
+
+    def when_deleted(value: str):
+        def change(spec):
+            spec["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] = value
+
+        return change
+
+    await update_spec(kruise_cluster, "web", when_deleted("Delete"))
+    set_owner = [("StatefulSet", "web", created["metadata"]["uid"])]
+    assert await kruise_cluster.until(owners, lambda o: o == {name: set_owner for name in names})
+
+    await update_spec(kruise_cluster, "web", when_deleted("Retain"))
+    assert await kruise_cluster.until(owners, lambda o: o == {name: [] for name in names})
+    # the claims were updated in place, never recreated, and the pods kept running
+    assert await claim_uids() == uids
+    pods = await pods_of(kruise_cluster, "web")
+    assert sorted(pods) == ["web-0", "web-1"] and all(ready(p) for p in pods.values())
+
+
 async def test_paused_rollout_updates_nothing_until_resumed(kruise_cluster):
     await kruise_cluster.client.create(ADVANCED_STATEFULSETS, manifest(replicas=2))
     old = (await settled(kruise_cluster, "web", 2))["status"]["updateRevision"]

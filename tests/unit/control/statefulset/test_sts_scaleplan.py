@@ -8,7 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sts_builders import NOW, REVS, SAME, names, pod, pods, sts
 
-from kruise.control.statefulset.actions import CreatePod, DeletePod, FixIdentity, PrepareDelete
+from kruise.control.statefulset.actions import (
+    AlignClaimOwners,
+    CreatePod,
+    DeletePod,
+    FixIdentity,
+    PrepareDelete,
+)
 from kruise.control.statefulset.scaleplan import Gates, plan_scale
 
 
@@ -161,3 +167,28 @@ def test_parallel_converges_in_one_pass(existing, replicas, reserve):
     deleted = {a.pod["metadata"]["name"] for a in plan.actions if isinstance(a, DeletePod)}
     assert created == live - existing
     assert deleted == {f"web-{n}" for n in existing - live}
+
+
+CLAIM_TEMPLATE = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
+
+
+def _aligns(plan) -> list[tuple[str, bool]]:
+    return [(a.pod["metadata"]["name"], a.condemned) for a in plan.actions if isinstance(a, AlignClaimOwners)]
+
+
+def test_claim_owners_are_checked_for_live_pods_then_condemned_ones_before_removal():
+    set_ = sts(2, policy="Parallel", reserve=[1], volumeClaimTemplates=[CLAIM_TEMPLATE])
+    plan = plan_scale(set_, pods(0, 1, 2, 3), SAME, NOW, Gates(auto_delete_pvc=True))
+    # reserved ordinal 1 and ordinal 3 (beyond replicas) are condemned
+    assert _aligns(plan) == [("web-0", False), ("web-2", False), ("web-3", True), ("web-1", True)]
+    first_removal = next(i for i, a in enumerate(plan.actions) if isinstance(a, DeletePod))
+    assert all(not isinstance(a, AlignClaimOwners) for a in plan.actions[first_removal:])
+
+
+def test_claim_owners_are_not_checked_without_the_gate_templates_or_a_reached_pod():
+    with_claims = sts(2, volumeClaimTemplates=[CLAIM_TEMPLATE])
+    assert _aligns(plan_scale(with_claims, pods(0, 1, 2), SAME, NOW)) == []
+    assert _aligns(plan_scale(sts(2), pods(0, 1, 2), SAME, NOW, Gates(auto_delete_pvc=True))) == []
+    # OrderedReady stops at the unready web-0: neither web-1 nor the condemned web-2 is reached
+    blocked = [pod(0, ready=False), *pods(1, 2)]
+    assert _aligns(plan_scale(with_claims, blocked, SAME, NOW, Gates(auto_delete_pvc=True))) == []
