@@ -3,7 +3,8 @@ webhook's rules for them.
 
 The policy tells the pod webhook to compute a sidecar's resources from the app containers at pod
 creation (see `kruise.control.sidecarset.resources`). Validation follows upstream's
-`validateResourcesPolicy`: no static `resources` beside a policy, a non-empty compilable name regex,
+`validateResourcesPolicy`: no static `resources` beside a policy, a non-empty name regex Go's
+`regexp.Compile` accepts (`kruise.api.goregexp`),
 at least one of limits/requests, and every expression evaluable with its variable set to 1; a
 policy on an initContainer needs `restartPolicy: Always` (a native sidecar). Paths are upstream's
 (`spec[<i>].resourcesPolicy...`, where `<i>` indexes initContainers or containers).
@@ -11,11 +12,11 @@ policy on an initContainer needs `restartPolicy: Always` (a native sidecar). Pat
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import Field
 
+from kruise.api import goregexp
 from kruise.api.common import KruiseModel
 from kruise.api.crdgen import CRD_REQUIRED
 from kruise.api.resourceexpr import ExpressionError, Value, evaluate
@@ -91,8 +92,8 @@ def resources_policy_errors(
         errs.append(required(f"{path}.targetContainersNameRegex", "invalid empty regex"))
     else:
         try:
-            re.compile(regex)
-        except re.error as exc:
+            goregexp.compile(regex)
+        except goregexp.GoRegexpError as exc:
             errs.append(invalid(f"{path}.targetContainersNameRegex", regex, f"invalid regex pattern: {exc}"))
     expr = policy.resources_expr or ResourcesExpr()
     expr_path = f"{path}.resourcesExpr"

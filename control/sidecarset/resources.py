@@ -7,7 +7,8 @@ a matched SidecarSet injects. Their cpu and memory are aggregated (`sum` or `max
 when every target has one (otherwise the aggregate is unlimited and the sidecar gets no such
 limit), a request with a missing entry counted as 0. Each configured expression is evaluated with
 `cpu` or `memory` bound to the aggregate (`memory` when the word appears in the expression, as
-upstream decides), and the results replace the sidecar's `resources`.
+upstream decides), and the results replace the sidecar's `resources`. The name regex is Go's (RE2
+syntax, matched anywhere in the name), through `kruise.api.goregexp`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from kruise.api import goregexp
 from kruise.api.goquantity import ZERO, Quantity, QuantityError
 from kruise.api.resourceexpr import ExpressionError, Value, evaluate
 from kruise.api.sidecarset_resources import TARGET_MODE_MAX, TARGET_MODE_SUM
@@ -49,8 +51,8 @@ def target_containers(
 ) -> list[dict[str, Any]]:
     """Native sidecars first, then plain containers, as upstream lists them."""
     try:
-        pattern = re.compile(name_regex)
-    except re.error as exc:
+        pattern = goregexp.compile(name_regex)
+    except goregexp.GoRegexpError as exc:
         raise ResourcesPolicyError(
             f"failed to get target containers: invalid regex pattern {_go_quote(name_regex)}: {exc}"
         ) from exc
@@ -60,7 +62,7 @@ def target_containers(
     return [
         c
         for c in natives + list(spec.get("containers") or [])
-        if c.get("name") not in skip and pattern.search(c.get("name") or "")
+        if c.get("name") not in skip and pattern.match_string(c.get("name") or "")
     ]
 
 

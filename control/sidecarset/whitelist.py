@@ -5,14 +5,16 @@ listed in ConfigMap `kruise-configuration` (kruise namespace), key
 `SidecarSet_PatchPodMetadata_WhiteList`, as `{"rules": [{"selector": <label selector over the
 SidecarSet's labels>, "allowedAnnotationKeyExprs": ["regex", ...]}]}`. Without any applicable
 rule the SidecarSet is refused, unless gate SidecarSetPatchPodMetadataDefaultsAllowed is on.
+The expressions are Go regexps (RE2 syntax, `kruise.api.goregexp`); a key is allowed when one
+matches anywhere in it, as Go's MatchString.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from kruise.api import goregexp
 from kruise.api.keys import CONFIG_SIDECARSET_PATCH_POD_METADATA_WHITELIST
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 
@@ -40,19 +42,19 @@ def whitelist_error(
         return f"{CONFIG_SIDECARSET_PATCH_POD_METADATA_WHITELIST} is not a JSON object"
     rules = whitelist.get("rules") or []
     labels = (sidecarset.get("metadata") or {}).get("labels") or {}
-    expressions: list[re.Pattern[str]] = []
+    expressions: list[goregexp.GoRegexp] = []
     for rule in rules:
         selector = rule.get("selector")
         try:
             if selector is not None and not selector_matches(selector, labels):
                 continue
-            expressions.extend(re.compile(expr) for expr in rule.get("allowedAnnotationKeyExprs") or [])
-        except (SelectorError, re.error) as exc:
+            expressions.extend(goregexp.compile(expr) for expr in rule.get("allowedAnnotationKeyExprs") or [])
+        except (SelectorError, goregexp.GoRegexpError) as exc:
             return str(exc)
     if not expressions:
         return None if defaults_allowed else "sidecarSet patch metadata annotation is not allowed"
     for patch in patches:
         for key in patch.get("annotations") or {}:
-            if not any(expr.search(key) for expr in expressions):
+            if not any(expr.match_string(key) for expr in expressions):
                 return f"sidecarSet patch metadata annotation({key}) is not allowed"
     return None

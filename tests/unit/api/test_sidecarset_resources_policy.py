@@ -112,7 +112,7 @@ def test_valid_policies_pass():
             {**GOOD, "targetContainersNameRegex": "app-("},
             {},
             [
-                'spec[0].resourcesPolicy.targetContainersNameRegex: Invalid value: "app-(": invalid regex pattern: missing ), unterminated subpattern at position 4'
+                'spec[0].resourcesPolicy.targetContainersNameRegex: Invalid value: "app-(": invalid regex pattern: error parsing regexp: missing closing ): `app-(`'
             ],
         ),
         (

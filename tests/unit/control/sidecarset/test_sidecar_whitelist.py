@@ -41,7 +41,7 @@ def db_only(*exprs: str) -> dict:
         (sidecarset({"a.io/x": "1"}, {"tier": "db"}),
          db_only("x$"), False, None),
         (sidecarset({"a.io/x": "1"}), config({"allowedAnnotationKeyExprs": ["("]}), False,
-         "missing ), unterminated subpattern at position 0"),
+         "error parsing regexp: missing closing ): `(`"),
     ],
 )  # fmt: skip
 def test_whitelist(obj, configuration, defaults_allowed, error):
