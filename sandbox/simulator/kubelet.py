@@ -939,6 +939,9 @@ class Kubelet:
         phase = pod_phase(policy, initialized=initialized, init_failed=False, containers=views)
         if run.stopped and phase == "Running":
             phase = "Succeeded" if all(v.exit_code == 0 for v in views) and policy != "Always" else phase
+        reported = (pod.get("status") or {}).get("phase")
+        if reported in ("Succeeded", "Failed"):
+            phase = reported  # terminal is final: the kubelet forces the API's terminal phase back
         done_inits = [
             ContainerView(v.name, False, False, terminated=run.slots.get(v.name, Slot(v.name)).done)
             for v in regular_inits
