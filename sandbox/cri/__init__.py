@@ -8,6 +8,8 @@
 from kruise.sandbox.cri.errors import (
     AlreadyExistsError,
     CriError,
+    DeadlineExceededError,
+    ExecFailedError,
     FailedPreconditionError,
     ImagePullError,
     InvalidArgumentError,
@@ -29,7 +31,7 @@ from kruise.sandbox.cri.model import (
     PodSandbox,
     SandboxState,
 )
-from kruise.sandbox.cri.runtime import FakeRuntime
+from kruise.sandbox.cri.runtime import ContainerTask, FakeRuntime
 
 __all__ = [
     "CAUSE_CRI",
@@ -43,7 +45,10 @@ __all__ = [
     "ContainerEvent",
     "ContainerEventType",
     "ContainerState",
+    "ContainerTask",
     "CriError",
+    "DeadlineExceededError",
+    "ExecFailedError",
     "ExecResult",
     "FailedPreconditionError",
     "FakeRuntime",

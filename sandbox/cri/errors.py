@@ -40,3 +40,15 @@ class ImagePullError(CriError):
     """A configured pull failure; containerd reports an unresolvable reference as NOT_FOUND."""
 
     code = "NOT_FOUND"
+
+
+class ExecFailedError(CriError):
+    """An exec whose command could not be started in the container (containerd: ``Unknown``)."""
+
+    code = "UNKNOWN"
+
+
+class DeadlineExceededError(CriError):
+    """An exec that overran its timeout; its process was killed."""
+
+    code = "DEADLINE_EXCEEDED"

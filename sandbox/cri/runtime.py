@@ -12,6 +12,21 @@ image present; a sandbox or container name+attempt can be reserved only once.
 
 Timing: the only simulated duration is the image pull delay, ``pull_delay / speed`` seconds
 (``speed`` > 1 makes the node faster, which tests use to keep delays tiny).
+
+Containers with a real process. Whoever runs a container as a local process (the simulated
+kubelet, for process images) attaches a ``ContainerTask`` to it. StopContainer and ExecSync
+(``terminate_container``, ``execute``) then act on the process as containerd does on its task:
+the stop sends SIGTERM, SIGKILL once ``timeout`` seconds are over (a timeout of 0 kills at once)
+and returns when the process is gone; the container's exit code is the process's status, 128+N
+when signal N killed it (143 after SIGTERM, 137 after SIGKILL), else its own exit code. An exec
+runs the command as a local process and answers its exit code and output.
+
+Simulated containers have no process. StopContainer ends one at once with exit code 0
+(``Completed``): the container is taken to be a well-behaved workload that catches SIGTERM and
+exits cleanly, since a real runtime reports 143 only when a process actually died of the
+signal, and there is none here. ExecSync on one asks ``exec_handler`` (default: exit 0, no
+output), which is how tests script exec probes. ``stop_container`` (the in-process call) always
+records the exit code its caller gives: the kubelet uses it for the exits it simulates.
 """
 
 from __future__ import annotations
@@ -20,7 +35,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kruise.sandbox.cri.errors import (
     AlreadyExistsError,
@@ -59,6 +74,19 @@ KUBELET_API_VERSION = "0.1.0"
 KILLED_EXIT_CODE = 137
 
 ExecHandler = Callable[[Container, Sequence[str]], ExecResult]
+
+
+class ContainerTask(Protocol):
+    """The real process behind a container (see the module docstring). It reports its exit,
+    however it came, through ``FakeRuntime.task_exited``."""
+
+    async def kill(self, timeout: int) -> None:
+        """SIGTERM, then SIGKILL after ``timeout`` seconds (0: SIGKILL at once); returns once
+        the process is gone and its exit has been reported."""
+
+    async def exec(self, cmd: Sequence[str], timeout: int) -> ExecResult:
+        """Run ``cmd`` beside the process (``timeout`` seconds, 0 = none); a command that cannot
+        be run or overruns its timeout raises ``CriError``."""
 
 
 def _new_id() -> str:
@@ -119,6 +147,8 @@ class FakeRuntime:
         self.exec_handler: ExecHandler = lambda container, cmd: ExecResult()
         self._sandboxes: dict[str, PodSandbox] = {}
         self._containers: dict[str, Container] = {}
+        self._tasks: dict[str, ContainerTask] = {}  # container id -> its real process
+        self._stop_causes: dict[str, str] = {}  # container id -> who is stopping its task
         self._hub = EventHub()
 
     def __repr__(self) -> str:
@@ -380,12 +410,49 @@ class FakeRuntime:
     ) -> None:
         """Stop a running container: EXITED with ``exit_code`` (reason Completed/Error).
 
-        The fake process honours SIGTERM at once, so ``timeout`` (the grace period in seconds)
-        never elapses. Stopping a CREATED or EXITED container is a no-op, like containerd.
+        The exit the caller decided, recorded at once (its ``timeout``, the grace period in
+        seconds, never elapses); an attached task is left to its owner, which learns of the stop
+        from the STOPPED event. Stopping a CREATED or EXITED container is a no-op, like containerd.
         """
         if timeout < 0:
             raise InvalidArgumentError(f"timeout: must be >= 0, got {timeout}")
         container = self.container(container_id)
+        if container.state in (ContainerState.RUNNING, ContainerState.UNKNOWN):
+            self._finish(container, exit_code, cause)
+
+    async def terminate_container(
+        self, container_id: str, timeout: int = 0, *, cause: str = CAUSE_KUBELET
+    ) -> None:
+        """StopContainer as containerd serves it: a container with a task is stopped through it
+        (SIGTERM, SIGKILL after ``timeout`` seconds) and exits with the process's real status; a
+        simulated one exits at once with 0 (see the module docstring)."""
+        if timeout < 0:
+            raise InvalidArgumentError(f"timeout: must be >= 0, got {timeout}")
+        container = self.container(container_id)
+        task = self._tasks.get(container.id)
+        if task is None or container.state not in (ContainerState.RUNNING, ContainerState.UNKNOWN):
+            self.stop_container(container.id, timeout, cause=cause)
+            return
+        self._stop_causes.setdefault(container.id, cause)
+        await task.kill(timeout)
+
+    def attach_task(self, container_id: str, task: ContainerTask) -> None:
+        """Back a RUNNING container with a real process (see ``ContainerTask``)."""
+        container = self.container(container_id)
+        if container.state != ContainerState.RUNNING:
+            raise FailedPreconditionError(f"container is in {_cri_state_name(container.state)} state")
+        self._tasks[container.id] = task
+
+    def task_exited(self, container_id: str, exit_code: int) -> None:
+        """The container's process is gone with ``exit_code``: the container exits with it (the
+        cause is whoever asked the task to stop, else the kubelet). A container that already
+        exited or was removed keeps what it has."""
+        resolved = _resolve(self._containers, container_id)
+        if resolved is None:
+            return
+        self._tasks.pop(resolved, None)
+        cause = self._stop_causes.pop(resolved, CAUSE_KUBELET)
+        container = self._containers[resolved]
         if container.state in (ContainerState.RUNNING, ContainerState.UNKNOWN):
             self._finish(container, exit_code, cause)
 
@@ -436,6 +503,17 @@ class FakeRuntime:
             raise FailedPreconditionError(f"container is in {_cri_state_name(container.state)} state")
         return self.exec_handler(container, list(cmd))
 
+    async def execute(self, container_id: str, cmd: Sequence[str], timeout: int = 0) -> ExecResult:
+        """ExecSync as served over CRI: a container with a task runs ``cmd`` for real (its exit
+        code and output, ``timeout`` seconds at most); a simulated one asks ``exec_handler``."""
+        if timeout < 0:
+            raise InvalidArgumentError(f"timeout: must be >= 0, got {timeout}")
+        container = self.container(container_id)
+        task = self._tasks.get(container.id)
+        if task is None or not cmd or container.state != ContainerState.RUNNING:
+            return self.exec_sync(container.id, cmd, timeout)
+        return await task.exec(list(cmd), timeout)
+
     # ------------------------------------------------------------------- events
 
     def subscribe(self) -> Subscription:
@@ -446,6 +524,8 @@ class FakeRuntime:
         return [c for c in self._containers.values() if c.sandbox_id == sandbox_id]
 
     def _finish(self, container: Container, exit_code: int, cause: str) -> Container:
+        self._tasks.pop(container.id, None)
+        self._stop_causes.pop(container.id, None)
         finished = replace(
             container,
             state=ContainerState.EXITED,

@@ -125,7 +125,7 @@ class CriServicer:
         return messages.StartContainerResponse()
 
     async def StopContainer(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
-        self.runtime.stop_container(request.container_id, request.timeout, cause=CAUSE_CRI)
+        await self.runtime.terminate_container(request.container_id, request.timeout, cause=CAUSE_CRI)
         return messages.StopContainerResponse()
 
     async def RemoveContainer(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
@@ -149,7 +149,7 @@ class CriServicer:
         return messages.ContainerStatusResponse(status=wire.container_status_message(container))
 
     async def ExecSync(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
-        result = self.runtime.exec_sync(request.container_id, list(request.cmd), request.timeout)
+        result = await self.runtime.execute(request.container_id, list(request.cmd), request.timeout)
         return messages.ExecSyncResponse(
             stdout=result.stdout, stderr=result.stderr, exit_code=result.exit_code
         )

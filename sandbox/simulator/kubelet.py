@@ -13,7 +13,6 @@ pods/status with the pod's resourceVersion; a conflict just retries from fresher
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import ipaddress
 import logging
@@ -60,8 +59,9 @@ from kruise.sandbox.simulator.podstatus import (
 )
 from kruise.sandbox.simulator.podvolumes import MountFailed
 from kruise.sandbox.simulator.probes import ContainerProbes, Prober
-from kruise.sandbox.simulator.process_runner import ProcessRunner
-from kruise.sandbox.simulator.processes import ContainerProcess, StartError
+from kruise.sandbox.simulator.process_runner import Launch, ProcessRunner
+from kruise.sandbox.simulator.process_task import ProcessTask
+from kruise.sandbox.simulator.processes import ContainerProcess, ProcessImage, StartError
 from kruise.sandbox.simulator.timing import Timing, pod_exit_code, pod_run_seconds
 from kruise.sandbox.simulator.workqueue import WorkQueue
 
@@ -474,8 +474,15 @@ class Kubelet:
                 return False, str(error)
             return result.exit_code == 0, (result.stdout + result.stderr).decode(errors="replace").strip()
 
+        async def execute_live(command: list[str], timeout: int) -> tuple[bool, str]:
+            try:
+                result = await self.runtime.execute(record.id, command, timeout)
+            except CriError as error:
+                return False, str(error)
+            return result.exit_code == 0, (result.stdout + result.stderr).decode(errors="replace").strip()
+
         async def ask(prober: Prober) -> tuple[bool, str]:
-            return await live_check(prober.spec, spec, run.ip, execute)
+            return await live_check(prober.spec, spec, run.ip, execute_live)
 
         if slot.process is not None:
             outcomes = await slot.probes.run_due_live(now, ask)
@@ -703,7 +710,7 @@ class Kubelet:
         self.recorder.event(pod, "Normal", "Created", f"Created container: {name}", field_path=field_path)
         self.runtime.start_container(container_id)
         if rule is not None:
-            if not await self._spawn(pod, slot, container_id, launch, start_error, field_path):
+            if not await self._spawn(pod, slot, container_id, rule, launch, start_error, field_path):
                 slot.container_id = container_id
                 slot.waiting = None
                 wake.append(0.0)
@@ -747,12 +754,14 @@ class Kubelet:
         pod: Obj,
         slot: Slot,
         container_id: str,
-        launch: Any,
+        rule: ProcessImage,
+        launch: Launch | None,
         start_error: str,
         field_path: str,
     ) -> bool:
-        """Start the container's process with its output as the container log; False (and the
-        container exited with 128, as a StartError) if it cannot be started."""
+        """Start the container's process with its output as the container log and attach it to
+        the runtime container (a CRI stop or exec reaches it, see ``process_task``); False (and
+        the container exited with 128, as a StartError) if it cannot be started."""
         uid = pod["metadata"]["uid"]
         instance = self.logs.open(uid, slot.name, slot.restart_count)
         key = _pod_key(pod)
@@ -760,8 +769,7 @@ class Kubelet:
         def exited(code: int) -> None:
             instance.close()
             self.live.pop(container_id, None)
-            with contextlib.suppress(CriError):  # already removed
-                self.runtime.stop_container(container_id, exit_code=code)
+            self.runtime.task_exited(container_id, code)
             self.queue.add(key)
 
         process = None
@@ -782,6 +790,8 @@ class Kubelet:
         process.grace = self.timing.scaled(float(30 if grace is None else grace))
         slot.process = process
         self.live[container_id] = process
+        if process.alive and launch is not None:
+            self.runtime.attach_task(container_id, ProcessTask(process, rule, launch, self.timing.scaled))
         return True
 
     # ------------------------------------------------------------------ delete
@@ -929,6 +939,9 @@ class Kubelet:
         phase = pod_phase(policy, initialized=initialized, init_failed=False, containers=views)
         if run.stopped and phase == "Running":
             phase = "Succeeded" if all(v.exit_code == 0 for v in views) and policy != "Always" else phase
+        reported = (pod.get("status") or {}).get("phase")
+        if reported in ("Succeeded", "Failed"):
+            phase = reported  # terminal is final: the kubelet forces the API's terminal phase back
         done_inits = [
             ContainerView(v.name, False, False, terminated=run.slots.get(v.name, Slot(v.name)).done)
             for v in regular_inits

@@ -3,7 +3,8 @@
 As the kubelet: ``host`` defaults to the pod IP, a named port is looked up in the container's
 ``ports``, HTTPS is not verified, a status in [200, 400) is a success, ``timeoutSeconds``
 (default 1, real seconds) bounds the attempt. ``grpc`` probes are checked as a TCP connect to
-their port (the sandbox carries no gRPC health client); ``exec`` probes go to ``execute``.
+their port (the sandbox carries no gRPC health client); ``exec`` probes go to ``execute`` with
+that timeout (the kubelet's: the node runtime's ExecSync, which runs the command for real).
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
 
 Obj = dict[str, Any]
-Execute = Callable[[list[str]], tuple[bool, str]]
+Execute = Callable[[list[str], int], Awaitable[tuple[bool, str]]]
 
 
 def resolve_port(port: Any, container: Mapping[str, Any]) -> int:
@@ -41,7 +42,7 @@ async def check(
     """Run one probe attempt against the process; returns (success, output for the event)."""
     timeout = float(probe.get("timeoutSeconds") or 1)
     if (probe.get("exec") or {}).get("command"):
-        return execute(list(probe["exec"]["command"]))
+        return await execute(list(probe["exec"]["command"]), int(probe.get("timeoutSeconds") or 1))
     try:
         if "httpGet" in probe:
             return await _http(probe["httpGet"], container, pod_ip, timeout)

@@ -54,12 +54,16 @@ class ProcessImage:
         argv = [*(command or ([self.default] if self.default else [])), *args]
         if not argv:
             raise StartError("failed to create containerd task: no command specified")
-        local = self.entrypoints.get(argv[0])
+        local = self.local(argv)
         if local is None:
-            raise StartError(
-                f'failed to create containerd task: exec: "{argv[0]}": executable file not found in $PATH'
-            )
-        return [*local, *argv[1:]]
+            raise StartError(f"failed to create containerd task: {not_found(argv[0])}")
+        return local
+
+    def local(self, argv: Sequence[str]) -> list[str] | None:
+        """``argv`` with its executable mapped to the local command, or None if the image has
+        no such executable."""
+        local = self.entrypoints.get(argv[0]) if argv else None
+        return None if local is None else [*local, *argv[1:]]
 
     @classmethod
     def parse(cls, text: str, bin_dirs: Sequence[Path] = ()) -> ProcessImage:
@@ -77,6 +81,11 @@ class ProcessImage:
                 raise ValueError(f"process image {text!r}: executable {name!r} not found")
             mapping[name] = [path]
         return cls(pattern, mapping, entries[0])
+
+
+def not_found(executable: str) -> str:
+    """How runc words an executable the container does not have."""
+    return f'exec: "{executable}": executable file not found in $PATH'
 
 
 def find_executable(name: str, bin_dirs: Sequence[Path] = ()) -> str | None:

@@ -19,7 +19,7 @@ NS = "default"
 NODE = "node-1"
 SIDECAR_IMAGE = "sidecar-proc:1"
 GRACEFUL = "trap 'exit 0' TERM; while :; do sleep 0.05; done"  # exits 0 on SIGTERM
-STUBBORN = "while :; do sleep 0.05; done"  # no trap: a real runtime would report exit code 143
+STUBBORN = "while :; do sleep 0.05; done"  # no trap: dies of SIGTERM, exit code 143
 
 
 @pytest.fixture
@@ -128,6 +128,18 @@ async def test_ignore_exit_code_marks_the_pod_succeeded_first(daemon):
     assert finished["status"]["phase"] == "Succeeded"
     condition = next(c for c in finished["status"]["conditions"] if c["type"] == "SidecarTerminated")
     assert condition["status"] == "True" and condition["message"] == "Terminated by Sidecar Terminator"
+
+
+async def test_a_sidecar_that_dies_of_sigterm_fails_the_pod(daemon):
+    cluster = daemon
+    await cluster.client.create(PODS, job_pod("job-e", STUBBORN))
+    finished = await cluster.until(
+        lambda: cluster.client.get(PODS, "job-e", NS),
+        lambda p: p.get("status", {}).get("phase") in ("Succeeded", "Failed"),
+    )
+    terminated = state(finished, "proxy")["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (143, "Error")  # killed by SIGTERM
+    assert finished["status"]["phase"] == "Failed"
 
 
 @pytest.mark.parametrize("feature_gates", [False], indirect=True)
