@@ -35,6 +35,7 @@ from kruise.control.broadcastjob.plan import (
     Plan,
     PodCreation,
     PodDeletion,
+    is_finished,
 )
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
@@ -229,7 +230,11 @@ class BroadcastJobReconciler:
                 )
 
     async def _write_status(self, job: dict[str, Any], status: dict[str, Any]) -> None:
-        """Status().Update with RetryOnConflict: on a conflict, put the same status on a fresh copy."""
+        """Status().Update with RetryOnConflict: on a conflict, put the same status on a fresh copy —
+        unless the fresh copy is already finished. Then a pass that ran on a cache older than the
+        finishing write (e.g. woken by the deletion of a pod FailFast removed, before the job's own
+        update arrived) would overwrite final counts with its stale ones (upstream does; a finished
+        job's status is final here)."""
         if job.get("status") == status:
             return
         meta = job["metadata"]
@@ -245,6 +250,9 @@ class BroadcastJobReconciler:
                     raise
                 with contextlib.suppress(NotFound):
                     fresh = await self.client.get(BROADCASTJOBS, meta["name"], meta["namespace"])
+                    if is_finished(api.BroadcastJob.from_dict(copy.deepcopy(fresh))):
+                        log.info("BroadcastJob finished meanwhile; stale status dropped", job=meta["name"])
+                        return
                     body = {**fresh, "status": status}
                     continue
                 return

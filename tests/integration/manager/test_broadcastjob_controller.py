@@ -63,13 +63,19 @@ async def test_always_runs_one_pod_per_node_then_completes_and_expires(kruise_cl
     await client.create(
         BROADCASTJOBS, bcj("pi", completionPolicy={"type": "Always", "ttlSecondsAfterFinished": 1})
     )
-    done = await kruise_cluster.until(getter(client, "pi"), lambda j: status(j).get("phase") == "completed")
+
+    async def job_and_pods():
+        # read together: one second after completion the TTL deletes the job and its pods go with it
+        return await getter(client, "pi")(), await job_pods(client, "pi")
+
+    done, pods = await kruise_cluster.until(
+        job_and_pods, lambda seen: status(seen[0]).get("phase") == "completed" and len(seen[1]) == 3
+    )
     st = status(done)
     assert (st["desired"], st["succeeded"], st["active"], st["failed"]) == (3, 3, 0, 0)
     [condition] = st["conditions"]
     assert (condition["type"], condition["reason"]) == ("Complete", "Complete")
     assert condition["message"] == "Job completed, 3 pods succeeded, 0 pods failed"
-    pods = await job_pods(client, "pi")
     assert sorted(p["spec"]["nodeName"] for p in pods) == sorted({p["spec"]["nodeName"] for p in pods})
     assert len(pods) == 3
     await kruise_cluster.until(

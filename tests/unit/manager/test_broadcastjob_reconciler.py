@@ -56,6 +56,7 @@ class _Client:
         self.fail_creates_on = fail_creates_on
         self.create_error = create_error or Forbidden("exceeded quota")
         self.conflicts = 0
+        self.fresh: dict[str, Any] | None = None  # what a GET after a conflict reads
 
     async def create(self, ref, body):
         assert ref is PODS
@@ -80,7 +81,9 @@ class _Client:
         return body
 
     async def get(self, ref, name, namespace=None):
-        return {"metadata": {"name": name, "namespace": namespace, "resourceVersion": "2"}}
+        fresh = copy.deepcopy(self.fresh or _job())
+        fresh["metadata"]["resourceVersion"] = "2"
+        return fresh
 
 
 def _node(name: str) -> dict[str, Any]:
@@ -159,6 +162,22 @@ async def test_a_status_conflict_is_retried_on_a_fresh_copy():
     reconciler, _ = _reconciler(client, 1)
     await reconciler.reconcile(KEY)
     assert len(client.statuses) == 1 and client.statuses[0]["desired"] == 1
+
+
+async def test_a_stale_pass_never_overwrites_a_job_that_finished_meanwhile():
+    """A pass computed on a cache older than the write that failed the job (FailFast counted the
+    pod it deleted) conflicts; the fresh job is finished, so its final counts stay."""
+    client = _Client()
+    client.conflicts = 1
+    client.fresh = _job()
+    client.fresh["status"] = {
+        "phase": "failed",
+        "failed": 2,
+        "conditions": [{"type": "Failed", "status": "True", "reason": "failed pod is found"}],
+    }
+    reconciler, _ = _reconciler(client, 1)
+    await reconciler.reconcile(KEY)
+    assert client.statuses == []
 
 
 async def test_a_bad_parallelism_is_raised_after_the_status_write():
