@@ -5,8 +5,9 @@ its old or new labels when something matching depends on changes (labels, node, 
 active). A serverless pod (on a virtual-kubelet node) whose conditions changed type->status wakes,
 with gate EnablePodProbeMarkerOnServerless, the markers it carries (or matches) that have a probe
 reporting into a changed condition type: its runtime reports probe results there. A NodePodProbe or
-Node that appears (or becomes or stops being virtual-kubelet) wakes every marker, since the probes of pods already on that node could not be
-written (nor the pods told apart as normal or serverless) before it existed.
+Node that appears (or a Node that becomes or stops being virtual-kubelet) wakes every marker, since
+the probes of pods already on that node could not be written (nor the pods told apart as normal or
+serverless) before.
 """
 
 from __future__ import annotations
