@@ -133,7 +133,6 @@ WITHOUT_EFFECT: frozenset[str] = frozenset(
     {
         DAEMON_WATCHING_POD,
         CLONESET_EVENT_HANDLER_OPTIMIZATION,
-        ENABLE_POD_PROBE_MARKER_ON_SERVERLESS,
     }
 )
 

@@ -50,6 +50,11 @@ def _go_ordered(value: Any, kind: str) -> Any:
     return out
 
 
+def go_ordered_probe(probe: Mapping[str, Any]) -> Any:
+    """A v1.Probe with its keys in Go's struct order and zero values dropped, ready for json.dumps."""
+    return _go_ordered(probe, "probe")
+
+
 def probe_context(containers: list[Mapping[str, Any]]) -> str:
     """The annotation's value for (name, livenessProbe) of each container that has one."""
     entries = [

@@ -197,6 +197,21 @@ class StoreSpreads:
         return store.get_by_name(namespace, str(ref.get("name", ""))) if store is not None else None
 
 
+class StorePodProbeMarkers:
+    """PodProbeMarkers by namespace, for writing a new pod's serverless probes (gate
+    EnablePodProbeMarkerOnServerless). Attached once the process found the kind served; until then
+    no pod matches a marker."""
+
+    def __init__(self, markers: Store | None = None) -> None:
+        self._markers = markers
+
+    def attach(self, markers: Store) -> None:
+        self._markers = markers
+
+    def in_namespace(self, namespace: str) -> list[dict]:
+        return self._markers.by_index(NAMESPACE_INDEX, namespace) if self._markers is not None else []
+
+
 class StorePersistentPodStates:
     """PersistentPodStates by namespace, for steering a recreated StatefulSet pod back to its node.
 

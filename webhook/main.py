@@ -40,6 +40,7 @@ from kruise.kube.resources import (
     NAMESPACES,
     NODES,
     PERSISTENT_POD_STATES,
+    POD_PROBE_MARKERS,
     PODS,
     PODUNAVAILABLEBUDGETS,
     PVCS,
@@ -55,6 +56,7 @@ from kruise.webhook.caches import (
     SIDECARSETS,
     StoreNamespaceContents,
     StorePersistentPodStates,
+    StorePodProbeMarkers,
     StorePodsAndNodes,
     StorePubs,
     StoreSidecarSets,
@@ -187,6 +189,10 @@ class WebhookProcess:
             self.spreads = StoreSpreads()
             keeper = SpreadKeeper(client, self.spreads, configuration=self.sidecarsets.configuration)
         self.persistent_pod_states = StorePersistentPodStates()
+        self.probe_markers: StorePodProbeMarkers | None = None
+        if self.gates.enabled(features.ENABLE_POD_PROBE_MARKER_ON_SERVERLESS):
+            # only this gate's pod step reads markers (RBAC: podprobemarkers get/list/watch)
+            self.probe_markers = StorePodProbeMarkers()
         storage_classes = None
         if self.gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE):
             # only this gate's claim-template check reads classes (RBAC: storageclasses get/list/watch)
@@ -202,6 +208,7 @@ class WebhookProcess:
             storage_classes,
             configuration=self.sidecarsets.configuration,
             list_custom_resources=self._list_custom_resources,
+            probe_markers=self.probe_markers.in_namespace if self.probe_markers is not None else None,
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
@@ -304,6 +311,11 @@ class WebhookProcess:
             await self._attach_spreads(self.spreads)
         if await self._persistent_pod_state_served():
             self.persistent_pod_states.attach(self.factory.informer(PERSISTENT_POD_STATES).store)
+        if self.probe_markers is not None:
+            if await self._served(POD_PROBE_MARKERS):
+                self.probe_markers.attach(self.factory.informer(POD_PROBE_MARKERS).store)
+            else:
+                log.warning("PodProbeMarker is not served; pods are admitted without serverless probes")
         if await self._sidecarset_served():
             self.sidecarsets.attach(self.factory.informer(SIDECARSETS).store)
         if await self._pub_served():

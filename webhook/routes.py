@@ -76,6 +76,7 @@ def build_routes(
     storage_classes: statefulset.StorageClassSource | None = None,
     configuration: Callable[[], Mapping[str, str]] | None = None,
     list_custom_resources: deletion.ListInstances | None = None,
+    probe_markers: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> dict[str, Handler]:
     """`sidecarsets` None: the SidecarSet kind is not served, so no injection and no cross-checks.
     `budgets` None: no PodUnavailableBudget checks.
@@ -90,6 +91,8 @@ def build_routes(
     PersistentPodState custom-workload whitelists); None reads as an empty ConfigMap.
     `list_custom_resources`: lists a CRD's objects for a `Cascading` CRD deletion (gate
     DeletionProtectionForCRDCascadingGate); None lets such a deletion through.
+    `probe_markers`: a namespace's PodProbeMarkers, whose probes a new pod carries for a serverless
+    runtime (gate EnablePodProbeMarkerOnServerless); None when the kind is not served.
     A WorkloadSpread's conflict with another of its namespace is checked against `spreads`' cache
     (so only when it is given); a PersistentPodState's against `persistent_pod_states`."""
     gates = gates or FeatureGates()
@@ -166,6 +169,9 @@ def build_routes(
             persistent_pod_states=persistent_pod_states,
             configuration=configuration or dict,
             enhanced_liveness=gates.enabled(features.ENHANCED_LIVENESS_PROBE),
+            probe_markers=(
+                probe_markers if gates.enabled(features.ENABLE_POD_PROBE_MARKER_ON_SERVERLESS) else None
+            ),
         )
     pod_validate = None
     if budgets is not None and (delete_gate or update_gate):

@@ -2,7 +2,9 @@
 subset injection (not for dryRun requests: it books the pod in the WorkloadSpread status), SidecarSet
 injection (`kruise.control.sidecarset`), container launch priority barriers (after the sidecars,
 because they must see them too), the related-pub annotation, then PersistentPodState's node
-selector and preferred affinity for a recreated StatefulSet pod (`kruise.control.persistentpodstate`).
+selector and preferred affinity for a recreated StatefulSet pod (`kruise.control.persistentpodstate`),
+enhanced liveness, and the PodProbeMarker probes a serverless runtime runs
+(`kruise.control.podprobemarker_serverless`).
 
 Upstream injects the readiness gate (not InPlaceUpdateReady, which the CloneSet controller itself
 writes into the pods it creates) so lifecycle hooks and container recreation can hold a pod NotReady
@@ -20,6 +22,7 @@ from typing import Any, Protocol
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
 from kruise.control import enhancedliveness, persistentpodstate
+from kruise.control import podprobemarker_serverless as serverless_probes
 from kruise.control import pub as pubcontrol
 from kruise.control.customworkloads import WhitelistError, parse_pps_whitelist
 from kruise.control.launchpriority import PriorityError, inject_barriers
@@ -103,6 +106,7 @@ def pod_create_handler(
     draw: Callable[[], float] = random.random,
     configuration: Callable[[], Mapping[str, str]] = dict,
     enhanced_liveness: bool = False,
+    probe_markers: Callable[[str], list[dict[str, Any]]] | None = None,
 ) -> Any:
     """`all_pods` is gate KruisePodReadinessGate, `sort_sidecars_by_name` gate
     EnableSortSidecarContainerByName; without `sidecarsets` (SidecarSet not installed) no injection.
@@ -115,7 +119,10 @@ def pod_create_handler(
     one refuses the pod with 500 as upstream) gets its recorded topology back. `draw` is the random number
     (in [0, 1)) injectionStrategy.revision policy Partial compares with a percentage partition.
     `enhanced_liveness` (gate EnhancedLivenessProbe): a kruise-owned pod annotated
-    `apps.kruise.io/using-enhanced-liveness: "true"` has its livenessProbes moved into an annotation."""
+    `apps.kruise.io/using-enhanced-liveness: "true"` has its livenessProbes moved into an annotation.
+    `probe_markers` (the namespace's PodProbeMarkers; gate EnablePodProbeMarkerOnServerless, None when
+    off or the kind is not served): the probes of the markers matching the pod are written into its
+    `kruise.io/podprobe` annotation for a serverless runtime to run."""
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation != "CREATE" or req.sub_resource or req.resource.resource != "pods" or not req.object:
@@ -161,6 +168,9 @@ def pod_create_handler(
             changed = persistentpodstate.inject(pod, states, whitelist) or changed
         if enhanced_liveness and owned_by_kruise(pod):
             changed = enhancedliveness.move_liveness_probes(pod) or changed
+        if probe_markers is not None:
+            markers = probe_markers(metadata.get("namespace") or "")
+            changed = serverless_probes.annotate_new_pod(pod, markers) or changed
         if not had_namespace:
             metadata.pop("namespace", None)
         return patched(pod) if changed else allow()

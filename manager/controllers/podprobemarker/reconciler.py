@@ -7,6 +7,11 @@ changed beyond ordering (a compare-and-swap PUT: two markers writing one node re
 each other's probes). A NodePodProbe that does not exist yet is skipped: the NodePodProbe controller
 creates it with its node, and its appearance wakes this marker again. Last, `status.matchedPods`.
 
+Pods on virtual-kubelet nodes are serverless (`control.podprobemarker_serverless`): they get no
+NodePodProbe entry; with gate EnablePodProbeMarkerOnServerless each gets the marker policies its
+probe-result conditions call for, patched into its labels/annotations. Pods whose node is unknown are
+neither, as upstream. `status.matchedPods` counts both kinds.
+
 A deleting marker has its probes removed from every NodePodProbe holding them, then the finalizer
 released.
 """
@@ -19,11 +24,12 @@ from typing import Any
 
 from kruise.api.keys import FINALIZER_NODE_POD_PROBE_CLEANUP
 from kruise.control import podprobemarker as plan
+from kruise.control import podprobemarker_serverless as serverless
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import NODE_POD_PROBES, POD_PROBE_MARKERS, split_key
+from kruise.kube.resources import NODE_POD_PROBES, POD_PROBE_MARKERS, PODS, split_key
 from kruise.kube.store import NAMESPACE_INDEX
 
 Obj = Mapping[str, Any]
@@ -31,12 +37,33 @@ Obj = Mapping[str, Any]
 
 class PodProbeMarkerReconciler:
     def __init__(
-        self, client: Client, *, markers: SharedInformer, pods: SharedInformer, node_probes: SharedInformer
+        self,
+        client: Client,
+        *,
+        markers: SharedInformer,
+        pods: SharedInformer,
+        node_probes: SharedInformer,
+        nodes: SharedInformer,
+        serverless_marking: bool = False,
     ) -> None:
+        """`serverless_marking` is gate EnablePodProbeMarkerOnServerless."""
         self.client = client
         self.markers = markers
         self.pods = pods
         self.node_probes = node_probes
+        self.nodes = nodes
+        self.serverless_marking = serverless_marking
+
+    async def _mark_serverless(self, ppm: Obj, pods: list[Obj]) -> None:
+        for pod in pods:
+            patch = serverless.marks_from_conditions(pod, ppm)
+            if patch is None:
+                continue
+            meta = pod["metadata"]
+            try:
+                await self.client.patch(PODS, meta["name"], patch, meta.get("namespace"))
+            except NotFound:
+                continue
 
     def _holders(self, namespace: str, name: str) -> set[str]:
         return {
@@ -85,7 +112,10 @@ class PodProbeMarkerReconciler:
                 ppm = await self.client.update(POD_PROBE_MARKERS, body)
             except NotFound:
                 return None
-        pods = plan.matching_pods(ppm, self.pods.by_index(NAMESPACE_INDEX, namespace))
+        matched = plan.matching_pods(ppm, self.pods.by_index(NAMESPACE_INDEX, namespace))
+        pods, serverless_pods = serverless.split_by_node(matched, self.nodes.get)
+        if self.serverless_marking:
+            await self._mark_serverless(ppm, serverless_pods)
         by_node: dict[str, list[Obj]] = defaultdict(list)
         for pod in pods:
             by_node[pod["spec"]["nodeName"]].append(pod)
@@ -95,7 +125,10 @@ class PodProbeMarkerReconciler:
                 await self._write_spec(
                     node, plan.set_marker(npp.get("spec") or {}, ppm, by_node.get(node, []))
                 )
-        status = {"observedGeneration": ppm["metadata"].get("generation", 0), "matchedPods": len(pods)}
+        status = {
+            "observedGeneration": ppm["metadata"].get("generation", 0),
+            "matchedPods": len(pods) + len(serverless_pods),
+        }
         if (ppm.get("status") or {}) != status:
             try:
                 await self.client.update_status(POD_PROBE_MARKERS, {**ppm, "status": status})

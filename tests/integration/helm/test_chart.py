@@ -157,6 +157,9 @@ def allows(role_rules: list[dict], group: str, resource: str, verb: str) -> bool
         ("kruise-webhook-role", "policy.kruise.io", "podunavailablebudgets/status", "update"),
         ("kruise-webhook-role", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "patch"),
         ("kruise-webhook-role", "", "namespaces", "list"),
+        ("kruise-webhook-role", "apps.kruise.io", "podprobemarkers", "watch"),  # serverless probes gate
+        ("kruise-manager-role", "", "pods", "patch"),  # serverless pods marked by PodProbeMarker
+        ("kruise-manager-role", "", "nodes", "watch"),
         ("kruise-daemon-role", "apps.kruise.io", "nodeimages/status", "patch"),
         ("kruise-daemon-role", "apps.kruise.io", "containerrecreaterequests/status", "update"),
     ],
