@@ -8,7 +8,7 @@ test asserts on exactly which writes it made.
 from tests.kit.client import Call, RecordingClient
 from tests.kit.events import RecordedEvent, RecordingEventRecorder
 from tests.kit.informers import FakeInformer
-from tests.kit.polling import until
+from tests.kit.polling import until, until_fetched
 
 __all__ = [
     "Call",
@@ -17,4 +17,5 @@ __all__ = [
     "RecordingClient",
     "RecordingEventRecorder",
     "until",
+    "until_fetched",
 ]

@@ -50,3 +50,48 @@ async def until(
     what = message or getattr(predicate, "__qualname__", repr(predicate))
     outcome = "raised" if isinstance(last, BaseException) else "returned"
     raise AssertionError(f"{what}: not true within {timeout}s ({attempts} attempts); last {outcome} {last!r}")
+
+
+async def until_fetched(
+    fetch: Callable[[], Any | Awaitable[Any]],
+    predicate: Callable[[Any], Any],
+    timeout: float = 30.0,
+    interval: float = 0.05,
+    *,
+    message: str = "",
+) -> Any:
+    """Fetch a value (say an object from the API server) until `predicate(value)` is truthy; return the value.
+
+    Unlike `until`, which polls a yes/no predicate, this hands back what was fetched, so a test waits
+    for a state and then asserts on the very object that showed it. `fetch` may be sync or async; its
+    exceptions are not swallowed (a failing read is a failure, not "not yet"). The deadline covers a
+    fetch that hangs too. After `timeout` seconds an AssertionError names what was awaited (`message`,
+    or the predicate's and fetch's names) and the last value fetched.
+    """
+    if timeout <= 0:
+        raise ValueError(f"timeout: must be > 0, got {timeout}")
+    if interval < 0:
+        raise ValueError(f"interval: must be >= 0, got {interval}")
+    last: Any = _UNSET
+    attempts = 0
+    deadline = asyncio.timeout(timeout)
+    try:
+        async with deadline:
+            while True:
+                attempts += 1
+                value = fetch()
+                if inspect.isawaitable(value):
+                    value = await value
+                last = value
+                if predicate(value):
+                    return value
+                await asyncio.sleep(interval)
+    except TimeoutError:
+        if not deadline.expired():
+            raise  # raised by `fetch` itself, not the deadline
+    what = message or (
+        f"{getattr(predicate, '__qualname__', repr(predicate))} over "
+        f"{getattr(fetch, '__qualname__', repr(fetch))}"
+    )
+    seen = "nothing fetched" if last is _UNSET else f"last fetched {last!r}"
+    raise AssertionError(f"{what}: not true within {timeout}s ({attempts} attempts); {seen}")

@@ -9,75 +9,53 @@ waits the grace period from that stamp and only then kills containers.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import shutil
-import tempfile
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from kruise.daemon.containerrecreate.recreator import ContainerRecreator
 from kruise.daemon.cri.client import RuntimeClient
-from kruise.kube.client import Client
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, PODS
 from kruise.manager.controllers.containerrecreaterequest.controller import metadata_changed, requests_of_pod
 from kruise.manager.controllers.containerrecreaterequest.reconciler import ContainerRecreateRequestReconciler
-from kruise.sandbox.cluster import apply_crds, load_crds
-from kruise.sandbox.simulator import Simulator
+from tests.kit.daemon_node import NODE, NS, crr_request, simulated_node
+from tests.kit.polling import until_fetched
 
-CRD_DIR = Path(__file__).resolve().parents[3] / "crds"
-NODE = "node-1"
-NS = "default"
 UNREADY = "crr.apps.kruise.io/unready-acquired"
 
 
 @pytest.fixture
 async def cluster(emulator):
     """A simulated node with kruise-daemon's recreator, and the manager's CRR controller."""
-    await apply_crds(emulator.kubeconfig, load_crds(CRD_DIR), timeout=30)
-    cri_dir = Path(tempfile.mkdtemp(prefix="crr-grace-", dir="/tmp"))
-    simulator = Simulator(emulator.kubeconfig, nodes=1, speed=50, cri_socket_dir=cri_dir)
-    await simulator.start()
-    client = await Client.from_kubeconfig(emulator.kubeconfig, qps=500, burst=500)
-    runtime = RuntimeClient(simulator.socket_path(NODE))
-    runtime.open()
-    recreator = ContainerRecreator(client, runtime, NODE)
-    requests = SharedInformer(client, CONTAINER_RECREATE_REQUESTS, None)
-    pods = SharedInformer(client, PODS, None)
-    manager = Controller(
-        "containerrecreaterequest",
-        ContainerRecreateRequestReconciler(
-            client, requests=requests, pods=pods, wall=lambda: datetime.now(UTC)
-        ),
-    )
-    manager.watch(requests)
-    manager.watch(pods, lambda pod: requests_of_pod(requests, pod), update_filter=metadata_changed)
-    recreator.start()
-    requests.start()
-    pods.start()
-    manager.start()
-    try:
-        yield client
-    finally:
-        await manager.stop()
-        await requests.stop()
-        await pods.stop()
-        await recreator.stop()
-        await runtime.close()
-        await client.close()
-        await simulator.stop()
-        shutil.rmtree(cri_dir, ignore_errors=True)
-
-
-async def until(fetch, predicate, timeout=30.0):
-    async with asyncio.timeout(timeout):
-        while not predicate(value := await fetch()):  # noqa: ASYNC110 - polls the API
-            await asyncio.sleep(0.05)
-    return value
+    async with simulated_node(emulator, "crr-grace-") as (simulator, client):
+        runtime = RuntimeClient(simulator.socket_path(NODE))
+        runtime.open()
+        recreator = ContainerRecreator(client, runtime, NODE)
+        requests = SharedInformer(client, CONTAINER_RECREATE_REQUESTS, None)
+        pods = SharedInformer(client, PODS, None)
+        manager = Controller(
+            "containerrecreaterequest",
+            ContainerRecreateRequestReconciler(
+                client, requests=requests, pods=pods, wall=lambda: datetime.now(UTC)
+            ),
+        )
+        manager.watch(requests)
+        manager.watch(pods, lambda pod: requests_of_pod(requests, pod), update_filter=metadata_changed)
+        recreator.start()
+        requests.start()
+        pods.start()
+        manager.start()
+        try:
+            yield client
+        finally:
+            await manager.stop()
+            await requests.stop()
+            await pods.stop()
+            await recreator.stop()
+            await runtime.close()
 
 
 def condition(pod, kind):
@@ -98,12 +76,14 @@ async def served_pod(client, name):
         },
     }
     await client.create(PODS, body)
-    await until(lambda: client.get(PODS, name, NS), lambda p: p.get("status", {}).get("containerStatuses"))
+    await until_fetched(
+        lambda: client.get(PODS, name, NS), lambda p: p.get("status", {}).get("containerStatuses")
+    )
     await client.patch(
         PODS, name, {"status": {"conditions": [{"type": "KruisePodReady", "status": "True"}]}}, NS,
         patch_type="application/strategic-merge-patch+json", subresource="status",
     )  # fmt: skip
-    return await until(
+    return await until_fetched(
         lambda: client.get(PODS, name, NS), lambda p: condition(p, "Ready").get("status") == "True"
     )
 
@@ -111,34 +91,10 @@ async def served_pod(client, name):
 async def test_unready_grace_request_takes_the_pod_out_then_recreates(cluster):
     client = cluster
     pod = await served_pod(client, "graceful")
-    status = pod["status"]["containerStatuses"][0]
     await client.create(
-        CONTAINER_RECREATE_REQUESTS,
-        {
-            "apiVersion": "apps.kruise.io/v1alpha1",
-            "kind": "ContainerRecreateRequest",
-            "metadata": {
-                "name": "crr-grace",
-                "namespace": NS,
-                "labels": {
-                    "crr.apps.kruise.io/node-name": NODE,
-                    "crr.apps.kruise.io/pod-uid": pod["metadata"]["uid"],
-                    "crr.apps.kruise.io/active": "true",
-                },
-            },
-            "spec": {
-                "podName": "graceful",
-                "containers": [
-                    {
-                        "name": "app",
-                        "statusContext": {"containerID": status["containerID"], "restartCount": 0},
-                    }
-                ],
-                "strategy": {"failurePolicy": "Fail", "unreadyGracePeriodSeconds": 1},
-            },
-        },
+        CONTAINER_RECREATE_REQUESTS, crr_request(pod, "crr-grace", ["app"], unreadyGracePeriodSeconds=1)
     )
-    acquired = await until(
+    acquired = await until_fetched(
         lambda: client.get(CONTAINER_RECREATE_REQUESTS, "crr-grace", NS),
         lambda c: (
             UNREADY in (c["metadata"].get("annotations") or {}) or c.get("status", {}).get("completionTime")
@@ -152,13 +108,13 @@ async def test_unready_grace_request_takes_the_pod_out_then_recreates(cluster):
         {"userAgent": "ContainerRecreateRequest", "key": f"{NS}/crr-grace"}
     ]
 
-    done = await until(
+    done = await until_fetched(
         lambda: client.get(CONTAINER_RECREATE_REQUESTS, "crr-grace", NS),
         lambda c: c.get("status", {}).get("phase") == "Completed" and not c["metadata"].get("finalizers"),
     )
     assert done["status"].get("message") is None
     assert [s["phase"] for s in done["status"]["containerRecreateStates"]] == ["Succeeded"]
-    back = await until(
+    back = await until_fetched(
         lambda: client.get(PODS, "graceful", NS),
         lambda p: condition(p, "KruisePodReady").get("status") == "True",
     )

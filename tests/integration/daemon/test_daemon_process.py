@@ -10,24 +10,17 @@ otherwise stop at once, hiding the wait).
 from __future__ import annotations
 
 import asyncio
-import shutil
 import signal
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
-from kruise.kube.client import Client
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, NODEIMAGES, PODS
-from kruise.sandbox.cluster import apply_crds, load_crds
 from kruise.sandbox.cri.server import CriServicer
-from kruise.sandbox.simulator import Simulator
+from tests.kit.daemon_node import NODE, NS, simulated_node
+from tests.kit.polling import until_fetched
 
-CRD_DIR = Path(__file__).resolve().parents[3] / "crds"
-NODE = "node-1"
-NS = "default"
 GRACE_SECONDS = 30
 EXIT_BOUND_SECONDS = 10.0  # generous for a loaded CI machine; the target is under 2 s
 
@@ -43,25 +36,9 @@ async def busy_node(emulator, monkeypatch):
         return await original(self, request, context)
 
     monkeypatch.setattr(CriServicer, "StopContainer", stop_waiting_out_the_grace_period)
-    await apply_crds(emulator.kubeconfig, load_crds(CRD_DIR), timeout=30)
-    cri_dir = Path(tempfile.mkdtemp(prefix="daemon-exit-", dir="/tmp"))
-    simulator = Simulator(emulator.kubeconfig, nodes=1, speed=50, cri_socket_dir=cri_dir)
-    await simulator.start()
-    simulator.runtimes[NODE].images.pull_delay = lambda ref: 3600.0 if "redis" in ref else 0.0
-    client = await Client.from_kubeconfig(emulator.kubeconfig, qps=500, burst=500)
-    try:
+    async with simulated_node(emulator, "daemon-exit-") as (simulator, client):
+        simulator.runtimes[NODE].images.pull_delay = lambda ref: 3600.0 if "redis" in ref else 0.0
         yield emulator, simulator, client, stop_started
-    finally:
-        await client.close()
-        await simulator.stop()
-        shutil.rmtree(cri_dir, ignore_errors=True)
-
-
-async def until(fetch, predicate, timeout=30.0):
-    async with asyncio.timeout(timeout):
-        while not predicate(value := await fetch()):  # noqa: ASYNC110 - polls the API
-            await asyncio.sleep(0.05)
-    return value
 
 
 def running(pod):
@@ -115,7 +92,7 @@ async def test_daemon_exits_promptly_on_sigterm_while_busy(busy_node, record_pro
             },
         },
     )
-    pod = await until(lambda: client.get(PODS, "stubborn", NS), running)
+    pod = await until_fetched(lambda: client.get(PODS, "stubborn", NS), running)
     proc, lines, drainer = await start_daemon(emulator, simulator)
     try:
         await client.create(
@@ -154,7 +131,7 @@ async def test_daemon_exits_promptly_on_sigterm_while_busy(busy_node, record_pro
         )
         # Busy on both fronts: the kill is inside StopContainer and the pull is in flight.
         await asyncio.wait_for(stop_started.wait(), 90)  # a deadline for a loaded machine, not a measure
-        await until(lambda: client.get(NODEIMAGES, NODE), pulling("redis"))
+        await until_fetched(lambda: client.get(NODEIMAGES, NODE), pulling("redis"))
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(proc.wait(), EXIT_BOUND_SECONDS)

@@ -11,28 +11,30 @@ fresh one on a fresh CRI connection, as a restarted daemon process would.
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from kruise.daemon.containerrecreate.recreator import ContainerRecreator
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.imagepuller.puller import ImagePuller
-from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, EVENTS, NODEIMAGES, PODS
-from kruise.sandbox.cluster import apply_crds, load_crds
 from kruise.sandbox.cri.server import CriServicer
 from kruise.sandbox.simulator import Simulator
-from tests.integration.daemon.test_containerrecreate_live import ready, request, until
+from tests.kit.daemon_node import (
+    NODE,
+    NS,
+    crr_request,
+    image_tag,
+    nodeimage_status,
+    ready,
+    running_pod,
+    simulated_node,
+)
+from tests.kit.polling import until_fetched
 
-CRD_DIR = Path(__file__).resolve().parents[3] / "crds"
-NODE = "node-1"
-NS = "default"
 CONTAINERS = ["app", "side", "log"]
 MIN_STARTED = 5
 
@@ -67,18 +69,9 @@ async def cluster(emulator, monkeypatch):
 
     monkeypatch.setattr(CriServicer, "StopContainer", counting_stop)
     monkeypatch.setattr(CriServicer, "PullImage", held_pull)
-    await apply_crds(emulator.kubeconfig, load_crds(CRD_DIR), timeout=30)
-    cri_dir = Path(tempfile.mkdtemp(prefix="daemon-restart-", dir="/tmp"))
-    simulator = Simulator(emulator.kubeconfig, nodes=1, speed=50, cri_socket_dir=cri_dir)
-    await simulator.start()
-    simulator.runtimes[NODE].images.fail_images.add("*broken*")
-    client = await Client.from_kubeconfig(emulator.kubeconfig, qps=500, burst=500)
-    try:
+    async with simulated_node(emulator, "daemon-restart-") as (simulator, client):
+        simulator.runtimes[NODE].images.fail_images.add("*broken*")
         yield client, simulator, stops, gate
-    finally:
-        await client.close()
-        await simulator.stop()
-        shutil.rmtree(cri_dir, ignore_errors=True)
 
 
 class Daemon:
@@ -108,18 +101,7 @@ def recreator_life(client, simulator, clock, cls=ContainerRecreator) -> Daemon:
 
 
 async def three_container_pod(client, name):
-    body = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "nodeName": NODE,
-            "terminationGracePeriodSeconds": 2,
-            "containers": [{"name": c, "image": "busybox:1.36"} for c in CONTAINERS],
-        },
-    }
-    await client.create(PODS, body)
-    return await until(lambda: client.get(PODS, name, NS), ready)
+    return await running_pod(client, name, dict.fromkeys(CONTAINERS, "busybox:1.36"))
 
 
 def restarts(pod):
@@ -135,7 +117,7 @@ async def finish_with_fresh_recreator(client, simulator, stops, pod, name):
     container was stopped exactly once and restarted exactly once."""
     later = recreator_life(client, simulator, lambda: datetime.now(UTC) + timedelta(minutes=1))
     try:
-        done = await until(
+        done = await until_fetched(
             lambda: client.get(CONTAINER_RECREATE_REQUESTS, name, NS),
             lambda c: (c.get("status") or {}).get("phase") == "Completed",
         )
@@ -162,14 +144,16 @@ async def test_fresh_recreator_finishes_an_ordered_request_after_a_crash(cluster
     first = recreator_life(client, simulator, lambda: frozen)
     await client.create(
         CONTAINER_RECREATE_REQUESTS,
-        request(pod, "crr-ordered", CONTAINERS, orderedRecreate=True, minStartedSeconds=MIN_STARTED),
+        crr_request(pod, "crr-ordered", CONTAINERS, orderedRecreate=True, minStartedSeconds=MIN_STARTED),
     )
     try:
-        recorded = await until(
+        recorded = await until_fetched(
             lambda: client.get(CONTAINER_RECREATE_REQUESTS, "crr-ordered", NS),
             lambda c: states(c).get("app", {}).get("isKilled") is True,
         )
-        await until(lambda: client.get(PODS, "victim", NS), lambda p: ready(p) and restarts(p)["app"] == 1)
+        await until_fetched(
+            lambda: client.get(PODS, "victim", NS), lambda p: ready(p) and restarts(p)["app"] == 1
+        )
     finally:
         await first.crash()
     assert recorded["status"]["phase"] == "Recreating"
@@ -200,12 +184,14 @@ async def test_kill_not_yet_recorded_is_not_repeated_after_a_crash(cluster):
     first = recreator_life(client, simulator, lambda: frozen, cls=DiesAfterKill)
     await client.create(
         CONTAINER_RECREATE_REQUESTS,
-        request(pod, "crr-unrecorded", CONTAINERS, orderedRecreate=True, minStartedSeconds=MIN_STARTED),
+        crr_request(pod, "crr-unrecorded", CONTAINERS, orderedRecreate=True, minStartedSeconds=MIN_STARTED),
     )
     try:
         async with asyncio.timeout(30):
             await DiesAfterKill.killed.wait()
-        await until(lambda: client.get(PODS, "victim", NS), lambda p: ready(p) and restarts(p)["app"] == 1)
+        await until_fetched(
+            lambda: client.get(PODS, "victim", NS), lambda p: ready(p) and restarts(p)["app"] == 1
+        )
     finally:
         await first.crash()
     unrecorded = await client.get(CONTAINER_RECREATE_REQUESTS, "crr-unrecorded", NS)
@@ -232,10 +218,6 @@ def puller_life(client, simulator) -> Daemon:
     return life
 
 
-def tag(name: str, **extra) -> dict:
-    return {"tag": name, "createdAt": "2026-01-01T00:00:00Z", "version": 0, **extra}
-
-
 def tags_of(status, image):
     return {t["tag"]: t for t in ((status.get("imageStatuses") or {}).get(image) or {}).get("tags") or []}
 
@@ -257,22 +239,20 @@ async def test_pull_in_flight_is_finished_by_the_fresh_puller(cluster):
             "metadata": {"name": NODE},
             "spec": {
                 "images": {
-                    "nginx": {"tags": [tag("1.25")]},
-                    "redis": {"tags": [tag("7")]},
-                    "example.com/broken": {"tags": [tag("v1", pullPolicy={"backoffLimit": 0})]},
+                    "nginx": {"tags": [image_tag("1.25")]},
+                    "redis": {"tags": [image_tag("7")]},
+                    "example.com/broken": {"tags": [image_tag("v1", pullPolicy={"backoffLimit": 0})]},
                 }
             },
         },
     )
-
-    async def status():
-        return (await client.get(NODEIMAGES, NODE)).get("status") or {}
+    status = nodeimage_status(client)
 
     first = puller_life(client, simulator)
     try:
         async with asyncio.timeout(30):
             await gate.holding.wait()
-        before = await until(
+        before = await until_fetched(
             status,
             lambda s: (
                 phase("nginx", "1.25")(s) == "Succeeded"
@@ -286,9 +266,9 @@ async def test_pull_in_flight_is_finished_by_the_fresh_puller(cluster):
 
     later = puller_life(client, simulator)
     try:
-        await until(lambda: asyncio.sleep(0, gate.pulls["redis:7"]), lambda n: n == 2)  # pulled again
+        await until_fetched(lambda: asyncio.sleep(0, gate.pulls["redis:7"]), lambda n: n == 2)  # pulled again
         gate.release.set()
-        final = await until(status, lambda s: s.get("succeeded") == 2 and s.get("pulling") == 0)
+        final = await until_fetched(status, lambda s: s.get("succeeded") == 2 and s.get("pulling") == 0)
     finally:
         await later.crash()  # flushes the events it recorded
 

@@ -4,64 +4,41 @@ NodeImage spec -> CRI PullImage -> NodeImage status and the node's status.images
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.imagepuller.puller import ImagePuller
-from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import EVENTS, NODEIMAGES, NODES
-from kruise.sandbox.cluster import apply_crds, load_crds
-from kruise.sandbox.simulator import Simulator
+from tests.kit.daemon_node import NODE, image_tag, nodeimage_status, simulated_node
+from tests.kit.polling import until_fetched
 
-CRD_DIR = Path(__file__).resolve().parents[3] / "crds"
-NODE = "node-1"
+TIMEOUT = 20.0  # what these waits always had
 
 
 @pytest.fixture
 async def node(emulator):
-    await apply_crds(emulator.kubeconfig, load_crds(CRD_DIR), timeout=30)
-    cri_dir = Path(tempfile.mkdtemp(prefix="daemon-cri-", dir="/tmp"))
-    simulator = Simulator(emulator.kubeconfig, nodes=1, speed=50, cri_socket_dir=cri_dir)
-    await simulator.start()
-    simulator.runtimes[NODE].images.fail_images.add("*broken*")
-    client = await Client.from_kubeconfig(emulator.kubeconfig, qps=500, burst=500)
-    runtime = RuntimeClient(simulator.socket_path(NODE))
-    runtime.open()
-    slept: list[float] = []
+    async with simulated_node(emulator, "daemon-cri-") as (simulator, client):
+        simulator.runtimes[NODE].images.fail_images.add("*broken*")
+        runtime = RuntimeClient(simulator.socket_path(NODE))
+        runtime.open()
+        slept: list[float] = []
 
-    async def no_wait(seconds: float) -> None:
-        slept.append(seconds)
-        await asyncio.sleep(0)
+        async def no_wait(seconds: float) -> None:
+            slept.append(seconds)
+            await asyncio.sleep(0)
 
-    puller = ImagePuller(client, runtime, NODE, sleep=no_wait)
-    informer = SharedInformer(client, NODEIMAGES, None, field_selector=f"metadata.name={NODE}")
-    informer.add_event_handler(on_add=puller.sync, on_update=lambda _o, n: puller.sync(n))
-    informer.start()
-    try:
-        yield client, puller, slept
-    finally:
-        await informer.stop()
-        await puller.stop()
-        await runtime.close()
-        await client.close()
-        await simulator.stop()
-        shutil.rmtree(cri_dir, ignore_errors=True)
-
-
-async def until(fetch, predicate, timeout=20.0):
-    async with asyncio.timeout(timeout):
-        while not predicate(value := await fetch()):  # noqa: ASYNC110 - polls the API
-            await asyncio.sleep(0.05)
-    return value
-
-
-def tag(name: str, **extra) -> dict:
-    return {"tag": name, "createdAt": "2026-01-01T00:00:00Z", "version": 0, **extra}
+        puller = ImagePuller(client, runtime, NODE, sleep=no_wait)
+        informer = SharedInformer(client, NODEIMAGES, None, field_selector=f"metadata.name={NODE}")
+        informer.add_event_handler(on_add=puller.sync, on_update=lambda _o, n: puller.sync(n))
+        informer.start()
+        try:
+            yield client, puller, slept
+        finally:
+            await informer.stop()
+            await puller.stop()
+            await runtime.close()
 
 
 async def test_pulls_tags_and_reports_status(node):
@@ -72,19 +49,19 @@ async def test_pulls_tags_and_reports_status(node):
         "metadata": {"name": NODE},
         "spec": {
             "images": {
-                "nginx": {"tags": [tag("1.25"), tag("1.26")]},
+                "nginx": {"tags": [image_tag("1.25"), image_tag("1.26")]},
                 "example.com/broken": {
-                    "tags": [tag("v1", pullPolicy={"backoffLimit": 2, "timeoutSeconds": 30})]
+                    "tags": [image_tag("v1", pullPolicy={"backoffLimit": 2, "timeoutSeconds": 30})]
                 },
             }
         },
     }
     await client.create(NODEIMAGES, body)
+    status = nodeimage_status(client)
 
-    async def status():
-        return (await client.get(NODEIMAGES, NODE)).get("status") or {}
-
-    final = await until(status, lambda s: s.get("succeeded") == 2 and s.get("failed") == 1)
+    final = await until_fetched(
+        status, lambda s: s.get("succeeded") == 2 and s.get("failed") == 1, timeout=TIMEOUT
+    )
     assert final["desired"] == 3 and final["pulling"] == 0
     nginx = {t["tag"]: t for t in final["imageStatuses"]["nginx"]["tags"]}
     assert nginx["1.25"]["phase"] == "Succeeded" and nginx["1.25"]["progress"] == 100
@@ -93,9 +70,10 @@ async def test_pulls_tags_and_reports_status(node):
     assert broken["phase"] == "Failed" and "example.com/broken:v1" in broken["message"]
     assert slept == [1.0, 2.0]  # backoffLimit 2: three attempts, 1 s then 2 s apart
 
-    node_obj = await until(
+    node_obj = await until_fetched(
         lambda: client.get(NODES, NODE),
         lambda n: any("nginx:1.26" in " ".join(i["names"]) for i in n["status"].get("images", [])),
+        timeout=TIMEOUT,
     )
     assert any("nginx:1.25" in " ".join(i["names"]) for i in node_obj["status"]["images"])
 
@@ -106,25 +84,24 @@ async def test_removed_tags_leave_the_status_and_version_bump_pulls_again(node):
         "apiVersion": "apps.kruise.io/v1alpha1",
         "kind": "NodeImage",
         "metadata": {"name": NODE},
-        "spec": {"images": {"redis": {"tags": [tag("7")]}, "busybox": {"tags": [tag("1.36")]}}},
+        "spec": {"images": {"redis": {"tags": [image_tag("7")]}, "busybox": {"tags": [image_tag("1.36")]}}},
     }
     await client.create(NODEIMAGES, body)
+    status = nodeimage_status(client)
 
-    async def status():
-        return (await client.get(NODEIMAGES, NODE)).get("status") or {}
-
-    await until(status, lambda s: s.get("succeeded") == 2)
+    await until_fetched(status, lambda s: s.get("succeeded") == 2, timeout=TIMEOUT)
     current = await client.get(NODEIMAGES, NODE)
     current["spec"]["images"].pop("busybox")
     current["spec"]["images"]["redis"]["tags"][0]["version"] = 1
     await client.update(NODEIMAGES, current)
-    final = await until(
+    final = await until_fetched(
         status,
         lambda s: (
             set(s.get("imageStatuses") or {}) == {"redis"}
             and s["imageStatuses"]["redis"]["tags"][0].get("version") == 1
             and s.get("succeeded") == 1
         ),
+        timeout=TIMEOUT,
     )
     assert final["desired"] == 1
     assert puller.states[("redis", "7")].version == 1
@@ -140,10 +117,12 @@ async def test_finished_pulls_are_events_on_the_nodeimage_and_the_owning_job(nod
         "metadata": {"name": NODE},
         "spec": {
             "images": {
-                "nginx": {"tags": [tag("1.25")]},
+                "nginx": {"tags": [image_tag("1.25")]},
                 "example.com/broken": {
                     "tags": [
-                        tag("v1", ownerReferences=[job], pullPolicy={"backoffLimit": 0, "timeoutSeconds": 30})
+                        image_tag(
+                            "v1", ownerReferences=[job], pullPolicy={"backoffLimit": 0, "timeoutSeconds": 30}
+                        )
                     ]
                 },
             }
@@ -154,7 +133,7 @@ async def test_finished_pulls_are_events_on_the_nodeimage_and_the_owning_job(nod
     async def events():
         return (await client.list(EVENTS, "default"))["items"]
 
-    found = await until(events, lambda items: len(items) >= 3)
+    found = await until_fetched(events, lambda items: len(items) >= 3, timeout=TIMEOUT)
     by_reason = {}
     for event in found:
         assert event["source"] == {"component": "kruise-daemon-imagepuller", "host": NODE}

@@ -5,23 +5,15 @@ their thresholds) are written into the node's NodePodProbe status and follow the
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.podprobe.prober import PodProber
-from kruise.kube.client import Client
 from kruise.kube.resources import NODE_POD_PROBES, PODS
-from kruise.sandbox.cluster import apply_crds, load_crds
 from kruise.sandbox.cri.model import ExecResult
-from kruise.sandbox.simulator import Simulator
-
-CRD_DIR = Path(__file__).resolve().parents[3] / "crds"
-NODE = "node-1"
-NS = "default"
+from tests.kit.daemon_node import NODE, NS, simulated_node
+from tests.kit.polling import until_fetched
 
 
 class Backend:
@@ -56,33 +48,19 @@ class Backend:
 
 @pytest.fixture
 async def node(emulator):
-    await apply_crds(emulator.kubeconfig, load_crds(CRD_DIR), timeout=30)
-    cri_dir = Path(tempfile.mkdtemp(prefix="ppm-cri-", dir="/tmp"))
-    simulator = Simulator(emulator.kubeconfig, nodes=1, speed=50, cri_socket_dir=cri_dir)
-    await simulator.start()
-    client = await Client.from_kubeconfig(emulator.kubeconfig, qps=500, burst=500)
-    runtime = RuntimeClient(simulator.socket_path(NODE))
-    runtime.open()
-    prober = PodProber(client, runtime, NODE)
-    prober.start()
-    backend = Backend()
-    port = await backend.start()
-    try:
-        yield client, simulator.runtimes[NODE], backend, port
-    finally:
-        await backend.stop()
-        await prober.stop()
-        await runtime.close()
-        await client.close()
-        await simulator.stop()
-        shutil.rmtree(cri_dir, ignore_errors=True)
-
-
-async def until(fetch, predicate, timeout=30.0):
-    async with asyncio.timeout(timeout):
-        while not predicate(value := await fetch()):  # noqa: ASYNC110 - polls the API
-            await asyncio.sleep(0.05)
-    return value
+    async with simulated_node(emulator, "ppm-cri-") as (simulator, client):
+        runtime = RuntimeClient(simulator.socket_path(NODE))
+        runtime.open()
+        prober = PodProber(client, runtime, NODE)
+        prober.start()
+        backend = Backend()
+        port = await backend.start()
+        try:
+            yield client, simulator.runtimes[NODE], backend, port
+        finally:
+            await backend.stop()
+            await prober.stop()
+            await runtime.close()
 
 
 def states_of(npp):
@@ -112,7 +90,7 @@ async def test_exec_tcp_and_http_probes_reported_after_thresholds(node):
         "spec": {"nodeName": NODE, "containers": [{"name": "main", "image": "nginx:alpine"}]},
     }
     await client.create(PODS, pod_body)
-    pod = await until(
+    pod = await until_fetched(
         lambda: client.get(PODS, "game", NS), lambda p: p.get("status", {}).get("phase") == "Running"
     )
     timing = {"periodSeconds": 1, "failureThreshold": 2}
@@ -135,7 +113,9 @@ async def test_exec_tcp_and_http_probes_reported_after_thresholds(node):
     async def current():
         return await client.get(NODE_POD_PROBES, NODE)
 
-    ok = await until(current, lambda o: [s["state"] for s in states_of(o).values()] == ["Succeeded"] * 3)
+    ok = await until_fetched(
+        current, lambda o: [s["state"] for s in states_of(o).values()] == ["Succeeded"] * 3
+    )
     idle = states_of(ok)[("game", "m#idle")]
     assert idle["message"] == "idle" and idle["lastProbeTime"] and idle["lastTransitionTime"]
     assert calls[0] == (["/idle.sh"], True)
@@ -147,7 +127,7 @@ async def test_exec_tcp_and_http_probes_reported_after_thresholds(node):
 
     verdict["idle"] = False
     backend.status = 503
-    flipped = await until(
+    flipped = await until_fetched(
         current,
         lambda o: (
             states_of(o)[("game", "m#idle")]["state"] == "Failed"
@@ -164,9 +144,9 @@ async def test_exec_tcp_and_http_probes_reported_after_thresholds(node):
     latest = await current()
     latest["spec"]["podProbes"][0]["probes"] = latest["spec"]["podProbes"][0]["probes"][1:2]
     await client.update(NODE_POD_PROBES, latest)
-    trimmed = await until(current, lambda o: list(states_of(o)) == [("game", "m#port")])
+    trimmed = await until_fetched(current, lambda o: list(states_of(o)) == [("game", "m#port")])
     assert trimmed["status"]["podProbeStatuses"][0]["uid"] == pod["metadata"]["uid"]
     latest = await current()
     latest["spec"] = {}
     await client.update(NODE_POD_PROBES, latest)
-    await until(current, lambda o: not (o.get("status") or {}).get("podProbeStatuses"))
+    await until_fetched(current, lambda o: not (o.get("status") or {}).get("podProbeStatuses"))
