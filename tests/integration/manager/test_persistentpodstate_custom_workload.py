@@ -8,18 +8,15 @@ once its pod is gone."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 from typing import Any
 
 import pytest
 
 from kruise.api.keys import CONFIG_PPS_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
-from kruise.api.keys import CONFIGMAP_KRUISE_CONFIGURATION
-from kruise.kube.errors import AlreadyExists, NotFound
-from kruise.kube.resources import CONFIGMAPS, CRDS, NAMESPACES, PERSISTENT_POD_STATES, PODS, ResourceRef
+from kruise.kube.errors import NotFound
+from kruise.kube.resources import PERSISTENT_POD_STATES, PODS, ResourceRef
 from kruise.manager.controllers import persistentpodstate
-from tests.integration.manager.test_workloadspread_custom_workload import controller_ref, crd
+from tests.kit.custom_workloads import controller_ref, install_whitelisted
 from tests.kit.polling import until
 
 NS = "default"
@@ -37,21 +34,9 @@ def controller_setups():
 @pytest.fixture
 async def custom_workload(kruise_cluster) -> None:
     """The CRD (served) and the whitelist, in place before kruise-webhook starts."""
-    client = kruise_cluster.client
-    await client.create(CRDS, crd(GAMES))
-
-    async def served() -> bool:
-        try:
-            await client.list(GAMES, NS, limit=1)
-        except NotFound:
-            return False
-        return True
-
-    await until(served, 30, 0.05, message="GameServerSet CRD served")
-    with contextlib.suppress(AlreadyExists):
-        await client.create(NAMESPACES, {"metadata": {"name": "kruise-system"}})
-    config_map = {"metadata": {"name": CONFIGMAP_KRUISE_CONFIGURATION}, "data": {KEY: json.dumps(WHITELIST)}}
-    await client.create(CONFIGMAPS, config_map, "kruise-system")
+    await install_whitelisted(
+        kruise_cluster.client, [GAMES], KEY, WHITELIST, namespace=NS, what="GameServerSet CRD served"
+    )
 
 
 @pytest.fixture

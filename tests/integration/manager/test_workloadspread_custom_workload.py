@@ -7,17 +7,15 @@ status, and re-resolves the percentage when the GameSet is resized."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
 import pytest
 
 from kruise.api.keys import CONFIG_WORKLOADSPREAD_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
-from kruise.api.keys import CONFIGMAP_KRUISE_CONFIGURATION
-from kruise.kube.errors import AlreadyExists, NotFound
-from kruise.kube.resources import CONFIGMAPS, CRDS, NAMESPACES, PODS, WORKLOADSPREADS, ResourceRef
+from kruise.kube.resources import PODS, WORKLOADSPREADS, ResourceRef
 from kruise.manager.controllers import workloadspread
+from tests.kit.custom_workloads import controller_ref, install_whitelisted
 from tests.kit.polling import until
 
 NS = "default"
@@ -39,53 +37,23 @@ WHITELIST = {
 }
 
 
-OPEN_SCHEMA = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-
-
 @pytest.fixture
 def controller_setups():
     return [workloadspread.SETUP]
-
-
-def crd(ref: ResourceRef) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{ref.plural}.{ref.group}"},
-        "spec": {
-            "group": ref.group,
-            "scope": "Namespaced",
-            "names": {"plural": ref.plural, "singular": ref.kind.lower(), "kind": ref.kind,
-                      "listKind": f"{ref.kind}List"},
-            "versions": [{
-                "name": ref.version, "served": True, "storage": True,
-                "schema": {"openAPIV3Schema": OPEN_SCHEMA},
-            }],
-        },
-    }  # fmt: skip
 
 
 @pytest.fixture
 async def custom_workloads(kruise_cluster) -> None:
     """The CRDs (served) and the whitelist, in place before kruise-webhook starts: like upstream's,
     it reads the whitelist once at start to know which kinds to follow."""
-    client = kruise_cluster.client
-    for ref in (GAMESETS, SHARDS):
-        await client.create(CRDS, crd(ref))
-
-    async def served() -> bool:
-        try:
-            await client.list(GAMESETS, NS, limit=1)
-            await client.list(SHARDS, NS, limit=1)
-        except NotFound:
-            return False
-        return True
-
-    await until(served, 30, 0.05, message="custom workload CRDs served")
-    with contextlib.suppress(AlreadyExists):
-        await client.create(NAMESPACES, {"metadata": {"name": "kruise-system"}})
-    config_map = {"metadata": {"name": CONFIGMAP_KRUISE_CONFIGURATION}, "data": {KEY: json.dumps(WHITELIST)}}
-    await client.create(CONFIGMAPS, config_map, "kruise-system")
+    await install_whitelisted(
+        kruise_cluster.client,
+        [GAMESETS, SHARDS],
+        KEY,
+        WHITELIST,
+        namespace=NS,
+        what="custom workload CRDs served",
+    )
 
 
 @pytest.fixture
@@ -110,12 +78,6 @@ def spread() -> dict[str, Any]:
             ],
         },
     }
-
-
-def controller_ref(obj: dict[str, Any]) -> dict[str, Any]:
-    meta = obj["metadata"]
-    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": meta["name"], "uid": meta["uid"],
-            "controller": True}  # fmt: skip
 
 
 def pod(name: str, shard: dict[str, Any]) -> dict[str, Any]:
