@@ -3,67 +3,40 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 
 import orjson
 import pytest
 
 from kruise.kube.errors import NotFound
-from kruise.kube.resources import CLONESETS, CRDS, SECRETS, ResourceRef
-
-CRD_NAME = "clonesets.apps.kruise.io"
-
-BETA_CLONESET = """
-apiVersion: apps.kruise.io/v1beta1
-kind: CloneSet
-metadata: {name: beta, namespace: default}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: beta}}
-  template:
-    metadata: {labels: {app: beta}}
-    spec: {containers: [{name: main, image: nginx:alpine}]}
-  updateStrategy: {type: RollingUpdate, rollingUpdate: {podUpdatePolicy: InPlaceIfPossible}}
-"""
-
-
-async def _ca(live_webhook) -> bytes:
-    secret = await live_webhook.client.get(SECRETS, "kruise-webhook-certs", "kruise-system")
-    return base64.b64decode(secret["data"]["ca-cert.pem"])
-
-
-async def _until_ca_bundle(live_webhook, expected: str) -> dict:
-    async with asyncio.timeout(15):
-        async for event in live_webhook.client.watch(CRDS, field_selector=f"metadata.name={CRD_NAME}"):
-            webhook = event.object["spec"]["conversion"].get("webhook") or {}
-            if (webhook.get("clientConfig") or {}).get("caBundle") == expected:
-                return event.object
-    raise AssertionError("unreachable")
+from kruise.kube.resources import CLONESETS, CRDS, ResourceRef
+from tests.kit.crd_conversion import BETA_CLONESET, CLONESET_CRD, kruise_ca_bundle, until_conversion_ca
 
 
 async def test_crd_conversion_webhook_gets_the_ca_and_this_process_url(live_webhook):
-    ca = await _ca(live_webhook)
-    crd = await _until_ca_bundle(live_webhook, base64.b64encode(ca).decode())
+    ca = await kruise_ca_bundle(live_webhook.client)
+    crd = await until_conversion_ca(live_webhook.client, ca)
     assert crd["spec"]["conversion"] == {
         "strategy": "Webhook",
         "webhook": {
-            "clientConfig": {"url": live_webhook.url + "/convert", "caBundle": base64.b64encode(ca).decode()},
+            "clientConfig": {"url": live_webhook.url + "/convert", "caBundle": ca},
             "conversionReviewVersions": ["v1", "v1beta1"],
         },
     }
 
 
 async def test_reset_crd_ca_bundle_is_patched_back(live_webhook):
-    expected = base64.b64encode(await _ca(live_webhook)).decode()
-    await _until_ca_bundle(live_webhook, expected)
-    before = await live_webhook.client.get(CRDS, CRD_NAME)
+    expected = await kruise_ca_bundle(live_webhook.client)
+    await until_conversion_ca(live_webhook.client, expected)
+    before = await live_webhook.client.get(CRDS, CLONESET_CRD)
     patch = [{"op": "remove", "path": "/spec/conversion/webhook/clientConfig/caBundle"}]
-    await live_webhook.kubectl("patch", "crd", CRD_NAME, "--type=json", "-p", orjson.dumps(patch).decode())
+    await live_webhook.kubectl(
+        "patch", "crd", CLONESET_CRD, "--type=json", "-p", orjson.dumps(patch).decode()
+    )
     seen = []
     async with asyncio.timeout(15):
         async for event in live_webhook.client.watch(
             CRDS,
-            field_selector=f"metadata.name={CRD_NAME}",
+            field_selector=f"metadata.name={CLONESET_CRD}",
             resource_version=before["metadata"]["resourceVersion"],
         ):
             seen.append(event.object["spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle"))
@@ -76,7 +49,7 @@ async def test_reset_crd_ca_bundle_is_patched_back(live_webhook):
 async def test_v1beta1_cloneset_is_admitted_and_defaulted_in_v1beta1(live_webhook):
     """Written at v1beta1: stored at v1alpha1 through /convert, admitted (defaulted) at v1beta1 by
     kruise-webhook, and read back at v1beta1 with the defaults in their v1beta1 places."""
-    await _until_ca_bundle(live_webhook, base64.b64encode(await _ca(live_webhook)).decode())
+    await until_conversion_ca(live_webhook.client)
     await live_webhook.kubectl.apply(BETA_CLONESET)
     _, out, _ = await live_webhook.kubectl("get", "clonesets.v1beta1.apps.kruise.io", "beta", "-o", "json")
     rolling = orjson.loads(out)["spec"]["updateStrategy"]["rollingUpdate"]
@@ -105,7 +78,7 @@ BETA_CLONESETS = ResourceRef("apps.kruise.io", "v1beta1", "clonesets", True, "Cl
 async def test_emulator_converts_through_kruise_webhook_convert(live_webhook):
     """The emulator calls kruise-webhook's real /convert (URL, caBundle it patched in) to serve a
     v1alpha1-stored CloneSet at v1beta1 and to store a v1beta1 patch back at v1alpha1."""
-    await _until_ca_bundle(live_webhook, base64.b64encode(await _ca(live_webhook)).decode())
+    await until_conversion_ca(live_webhook.client)
     await live_webhook.kubectl.apply(ALPHA_CLONESET)
     beta = await live_webhook.client.get(BETA_CLONESETS, "alpha", "default")
     assert beta["apiVersion"] == "apps.kruise.io/v1beta1"
@@ -127,7 +100,7 @@ async def test_emulator_converts_through_kruise_webhook_convert(live_webhook):
 async def test_v1beta1_cloneset_is_validated_at_the_request_version(live_webhook):
     """kruise-webhook gets the v1beta1 object from the emulator (the request version), converts it for
     upstream's checks and denies it; nothing is stored."""
-    await _until_ca_bundle(live_webhook, base64.b64encode(await _ca(live_webhook)).decode())
+    await until_conversion_ca(live_webhook.client)
     bad = BETA_CLONESET.replace("name: beta,", "name: bad,").replace(
         "podUpdatePolicy: InPlaceIfPossible}", "podUpdatePolicy: InPlaceIfPossible, partition: -1}"
     )

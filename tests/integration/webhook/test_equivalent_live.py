@@ -3,30 +3,15 @@ only sees a v1beta1 CloneSet in its v1alpha1 shape, and its v1alpha1 patch comes
 
 from __future__ import annotations
 
-import asyncio
-import base64
-
 import orjson
 import pytest
 
-from kruise.kube.resources import CLONESETS, CRDS, SECRETS, ResourceRef
+from kruise.kube.resources import CLONESETS, ResourceRef
 from tests.kit import webhook_server
+from tests.kit.crd_conversion import BETA_CLONESET, until_conversion_ca
 from tests.kit.webhook_server import patch_response
 
 MUTATING = ResourceRef("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", False, "")
-
-BETA_CLONESET = """
-apiVersion: apps.kruise.io/v1beta1
-kind: CloneSet
-metadata: {name: beta, namespace: default}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: beta}}
-  template:
-    metadata: {labels: {app: beta}}
-    spec: {containers: [{name: main, image: nginx:alpine}]}
-  updateStrategy: {type: RollingUpdate, rollingUpdate: {podUpdatePolicy: InPlaceIfPossible}}
-"""
 
 
 @pytest.fixture
@@ -38,19 +23,6 @@ async def alpha_only_hook():
     await server.stop()
 
 
-async def _conversion_ready(live_webhook) -> None:
-    """Until kruise-webhook has written its CA into the CloneSet CRD's conversion webhook."""
-    secret = await live_webhook.client.get(SECRETS, "kruise-webhook-certs", "kruise-system")
-    expected = base64.b64encode(base64.b64decode(secret["data"]["ca-cert.pem"])).decode()
-    async with asyncio.timeout(15):
-        async for event in live_webhook.client.watch(
-            CRDS, field_selector="metadata.name=clonesets.apps.kruise.io"
-        ):
-            webhook = event.object["spec"]["conversion"].get("webhook") or {}
-            if (webhook.get("clientConfig") or {}).get("caBundle") == expected:
-                return
-
-
 async def test_v1alpha1_only_webhook_sees_a_v1beta1_cloneset_converted_by_kruise(
     live_webhook, alpha_only_hook
 ):
@@ -58,7 +30,7 @@ async def test_v1alpha1_only_webhook_sees_a_v1beta1_cloneset_converted_by_kruise
     server.routes["/alpha"] = lambda req: patch_response(
         [{"op": "add", "path": "/spec/updateStrategy/partition", "value": 1}]
     )
-    await _conversion_ready(live_webhook)
+    await until_conversion_ca(live_webhook.client)
     configuration = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
