@@ -104,3 +104,13 @@ def nodeimage_status(client: Client) -> Callable[[], Awaitable[dict[str, Any]]]:
         return (await client.get(NODEIMAGES, NODE)).get("status") or {}
 
     return status
+
+
+def node_image(images: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """`NODE`'s NodeImage asking for `images` (image name -> its `image_tag`s)."""
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "NodeImage",
+        "metadata": {"name": NODE},
+        "spec": {"images": {image: {"tags": tags} for image, tags in images.items()}},
+    }

@@ -18,7 +18,7 @@ import pytest
 
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, NODEIMAGES, PODS
 from kruise.sandbox.cri.server import CriServicer
-from tests.kit.daemon_node import NODE, NS, simulated_node
+from tests.kit.daemon_node import NODE, NS, image_tag, node_image, simulated_node
 from tests.kit.polling import until_fetched
 
 GRACE_SECONDS = 30
@@ -95,19 +95,7 @@ async def test_daemon_exits_promptly_on_sigterm_while_busy(busy_node, record_pro
     pod = await until_fetched(lambda: client.get(PODS, "stubborn", NS), running)
     proc, lines, drainer = await start_daemon(emulator, simulator)
     try:
-        await client.create(
-            NODEIMAGES,
-            {
-                "apiVersion": "apps.kruise.io/v1alpha1",
-                "kind": "NodeImage",
-                "metadata": {"name": NODE},
-                "spec": {
-                    "images": {
-                        "redis": {"tags": [{"tag": "7.2", "createdAt": "2026-01-01T00:00:00Z", "version": 0}]}
-                    }
-                },
-            },
-        )
+        await client.create(NODEIMAGES, node_image({"redis": [image_tag("7.2")]}))
         (status,) = pod["status"]["containerStatuses"]
         await client.create(
             CONTAINER_RECREATE_REQUESTS,

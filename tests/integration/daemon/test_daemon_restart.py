@@ -28,6 +28,7 @@ from tests.kit.daemon_node import (
     NS,
     crr_request,
     image_tag,
+    node_image,
     nodeimage_status,
     ready,
     running_pod,
@@ -233,18 +234,13 @@ async def test_pull_in_flight_is_finished_by_the_fresh_puller(cluster):
     client, simulator, _, gate = cluster
     await client.create(
         NODEIMAGES,
-        {
-            "apiVersion": "apps.kruise.io/v1alpha1",
-            "kind": "NodeImage",
-            "metadata": {"name": NODE},
-            "spec": {
-                "images": {
-                    "nginx": {"tags": [image_tag("1.25")]},
-                    "redis": {"tags": [image_tag("7")]},
-                    "example.com/broken": {"tags": [image_tag("v1", pullPolicy={"backoffLimit": 0})]},
-                }
-            },
-        },
+        node_image(
+            {
+                "nginx": [image_tag("1.25")],
+                "redis": [image_tag("7")],
+                "example.com/broken": [image_tag("v1", pullPolicy={"backoffLimit": 0})],
+            }
+        ),
     )
     status = nodeimage_status(client)
 

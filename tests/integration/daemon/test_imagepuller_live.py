@@ -11,7 +11,7 @@ from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.imagepuller.puller import ImagePuller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import EVENTS, NODEIMAGES, NODES
-from tests.kit.daemon_node import NODE, image_tag, nodeimage_status, simulated_node
+from tests.kit.daemon_node import NODE, image_tag, node_image, nodeimage_status, simulated_node
 from tests.kit.polling import until_fetched
 
 TIMEOUT = 20.0  # what these waits always had
@@ -43,19 +43,12 @@ async def node(emulator):
 
 async def test_pulls_tags_and_reports_status(node):
     client, _, slept = node
-    body = {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "NodeImage",
-        "metadata": {"name": NODE},
-        "spec": {
-            "images": {
-                "nginx": {"tags": [image_tag("1.25"), image_tag("1.26")]},
-                "example.com/broken": {
-                    "tags": [image_tag("v1", pullPolicy={"backoffLimit": 2, "timeoutSeconds": 30})]
-                },
-            }
-        },
-    }
+    body = node_image(
+        {
+            "nginx": [image_tag("1.25"), image_tag("1.26")],
+            "example.com/broken": [image_tag("v1", pullPolicy={"backoffLimit": 2, "timeoutSeconds": 30})],
+        }
+    )
     await client.create(NODEIMAGES, body)
     status = nodeimage_status(client)
 
@@ -80,12 +73,7 @@ async def test_pulls_tags_and_reports_status(node):
 
 async def test_removed_tags_leave_the_status_and_version_bump_pulls_again(node):
     client, puller, _ = node
-    body = {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "NodeImage",
-        "metadata": {"name": NODE},
-        "spec": {"images": {"redis": {"tags": [image_tag("7")]}, "busybox": {"tags": [image_tag("1.36")]}}},
-    }
+    body = node_image({"redis": [image_tag("7")], "busybox": [image_tag("1.36")]})
     await client.create(NODEIMAGES, body)
     status = nodeimage_status(client)
 
@@ -111,23 +99,14 @@ async def test_finished_pulls_are_events_on_the_nodeimage_and_the_owning_job(nod
     client, _, _ = node
     job = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob", "name": "warm",
            "namespace": "default", "uid": "6f1c1f4e-0000-4000-8000-000000000001"}  # fmt: skip
-    body = {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "NodeImage",
-        "metadata": {"name": NODE},
-        "spec": {
-            "images": {
-                "nginx": {"tags": [image_tag("1.25")]},
-                "example.com/broken": {
-                    "tags": [
-                        image_tag(
-                            "v1", ownerReferences=[job], pullPolicy={"backoffLimit": 0, "timeoutSeconds": 30}
-                        )
-                    ]
-                },
-            }
-        },
-    }
+    body = node_image(
+        {
+            "nginx": [image_tag("1.25")],
+            "example.com/broken": [
+                image_tag("v1", ownerReferences=[job], pullPolicy={"backoffLimit": 0, "timeoutSeconds": 30})
+            ],
+        }
+    )
     created = await client.create(NODEIMAGES, body)
 
     async def events():
