@@ -5,20 +5,27 @@ ConfigMaps (for env blocking) and the runtime's container events (a container st
 the CRI is restarted per restartPolicy). The containers are real runtime containers, so
 kruise-daemon sees what the kubelet runs. Containers of configured process images (see
 ``processes`` and ``process_runner``) also run as real local processes: their output is the
-container log, their exit is the container's exit, their probes connect to them, and deleting
-the pod sends SIGTERM, then SIGKILL once the grace period is over. Status is written through
+container log, their exit is the container's exit, their probes connect to them, and every
+stop the kubelet itself decides (failed liveness/startup probe, changed image, resize with
+RestartContainer, pod deletion, a pod gone from the API or in a terminal phase) goes through the
+runtime's StopContainer path (``FakeRuntime.terminate_container`` -> ``ProcessTask``): SIGTERM,
+SIGKILL once the grace period the real kubelet uses there (``killgrace``) is over, and the
+container exits - in the runtime record, ``state``/``lastState.terminated`` - with the process's
+real status. The wait runs in the background; the container stays running until the process is
+gone and its exit requeues the pod. Status is written through
 pods/status with the pod's resourceVersion; a conflict just retries from fresher state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import ipaddress
 import logging
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +41,7 @@ from kruise.sandbox.cri import (
     CriError,
     FakeRuntime,
 )
-from kruise.sandbox.simulator import ephemeral, resize
+from kruise.sandbox.simulator import ephemeral, killgrace, resize
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import (
     ConfigMapLookup,
@@ -67,7 +74,8 @@ from kruise.sandbox.simulator.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
-SIGTERM_EXIT_CODE = 0
+SIGTERM_EXIT_CODE = 0  # a simulated container stopped by the kubelet exits cleanly
+PROBE_KILL_EXIT_CODE = 137  # ... except after a failed probe, which it "ignored"
 START_ERROR_EXIT_CODE = 128
 STOP_GRACE_ON_SHUTDOWN = 2.0  # real seconds a process gets when the simulator itself stops
 BASE_BACKOFF_SECONDS = 10.0
@@ -91,6 +99,11 @@ class Slot:
     backoff_until: float = 0.0
     probes: ContainerProbes | None = None  # regular containers; init containers use ready_at
     process: ContainerProcess | None = None  # the real process of a process-image container
+    # Set when the kubelet stops the slot's process to restart it: the exit that follows is
+    # retired and replaced at once (image change, resize), or restarted unless the policy is
+    # Never, whatever its code (failed liveness/startup probe).
+    replace_on_exit: bool = False
+    restart_on_exit: bool = False
 
 
 @dataclass
@@ -110,6 +123,7 @@ class PodRun:
     actuated: dict[str, Obj] = field(default_factory=dict)  # container -> resources applied
     resize_pending: tuple[str, str] | None = None  # (Infeasible|Deferred, message)
     resize_until: float | None = None  # when the resize being applied is done
+    termination_grace: int = killgrace.DEFAULT_TERMINATION_GRACE  # the spec's, for a force deletion
 
     def slot(self, name: str) -> Slot:
         return self.slots.setdefault(name, Slot(name))
@@ -162,7 +176,7 @@ class Kubelet:
         self.configmap = configmap
         self.processes = processes
         self.live: dict[str, ContainerProcess] = {}  # container id -> its running process
-        self._stopping: set[asyncio.Task[int]] = set()
+        self._stopping: set[asyncio.Task[Any]] = set()
         self.recorder = Recorder(client, "kubelet", node.name)
         self.pods = Informer(client, resource_path("v1", "pods"), field_selector=f"spec.nodeName={node.name}")
         self.pods.add_handler(lambda kind, pod: self.queue.add(_pod_key(pod)))
@@ -183,18 +197,59 @@ class Kubelet:
             self._events_task.cancel()
             await asyncio.gather(self._events_task, return_exceptions=True)
         for process in list(self.live.values()):
-            self._stop_process(process, min(process.grace, STOP_GRACE_ON_SHUTDOWN))
+            shutdown_grace = min(process.grace, STOP_GRACE_ON_SHUTDOWN)
+            if process.stopping:  # already got SIGTERM from a longer stop: cut it short
+                self._background(_kill_after(process, shutdown_grace), f"shutdown {process.pid}")
+            self._stop_process(process, shutdown_grace)
         await asyncio.gather(*self._stopping, return_exceptions=True)
         await self.recorder.drain()
 
+    def _background(self, work: Coroutine[Any, Any, Any], name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+
     def _stop_process(self, process: ContainerProcess, grace: float | None = None) -> None:
-        """SIGTERM now, SIGKILL after the grace period, in the background; idempotent."""
+        """SIGTERM now, SIGKILL after ``grace`` real seconds, in the background; idempotent. For
+        a process whose container is already stopped or gone (or the simulator shutting down);
+        the kubelet's own stops of a running container use ``_kill_process``."""
         if process.alive and not process.stopping:
             process.stopping = True
             wait = process.grace if grace is None else grace
-            task = asyncio.create_task(process.stop(wait), name=f"stop process {process.pid}")
-            self._stopping.add(task)
-            task.add_done_callback(self._stopping.discard)
+            self._background(process.stop(wait), f"stop process {process.pid}")
+
+    def _kill_process(self, process: ContainerProcess, grace: int) -> bool:
+        """Stop a process container as the kubelet's StopContainer call does (``grace``:
+        simulated seconds, see ``killgrace``), in the background: the runtime's task sends
+        SIGTERM, then SIGKILL, and the container exits with the process's real status. True
+        while the process is (still) stopping; False if it is already gone. Idempotent."""
+        if not process.alive:
+            return False
+        if not process.stopping:
+            process.stopping = True
+            self._background(self._terminate_process(process, grace), f"kill process {process.pid}")
+        return True
+
+    async def _terminate_process(self, process: ContainerProcess, grace: int) -> None:
+        with contextlib.suppress(CriError):  # its container was removed meanwhile
+            await self.runtime.terminate_container(process.container_id, grace)
+        if process.alive:  # no task (its container had already exited): stop it directly
+            await process.stop(self.timing.scaled(float(grace)))
+
+    def _kill(self, slot: Slot, record: Container, grace: int, exit_code: int) -> bool:
+        """The kubelet stops a running container: a process container through the runtime's
+        task (True: still stopping, its exit requeues the pod); a simulated one exits at once
+        with ``exit_code`` (False)."""
+        process = slot.process
+        if process is not None and process.container_id == record.id and self._kill_process(process, grace):
+            return True
+        self.runtime.stop_container(record.id, exit_code=exit_code)
+        return False
+
+    @staticmethod
+    def _stopping_slot(slot: Slot) -> bool:
+        """Whether the slot's process is already being stopped (its Killing event was sent)."""
+        return slot.process is not None and slot.process.alive and slot.process.stopping
 
     def configmaps_changed(self) -> None:
         """Re-check pods with a container blocked on a ConfigMap."""
@@ -266,7 +321,7 @@ class Kubelet:
             await self._sync_containers(pod, run, now, wake)
         reported = await self._write_status(key, pod, run)
         if reported in ("Succeeded", "Failed"):
-            self._release(run)
+            self._release(run, pod)
         return max(min(wake), 0.001) if wake else None
 
     def _admit(self, pod: Obj) -> PodRun:
@@ -285,11 +340,23 @@ class Kubelet:
             start_time=start,
             allocated=allocated,
             actuated=copy.deepcopy(allocated),
+            termination_grace=killgrace.spec_termination_grace(pod),
         )
 
-    def _release(self, run: PodRun) -> None:
-        """A finished pod keeps its status.podIP but, as with a real CNI, gives the address back."""
+    def _release(self, run: PodRun, pod: Obj) -> None:
+        """A finished pod keeps its status.podIP but, as with a real CNI, gives the address back.
+
+        A terminal phase the API reports can leave containers running: the kubelet kills them
+        (process containers through the runtime, with the pod's grace period) before it stops
+        the sandbox; their exits requeue the pod, which writes their status.
+        """
         if run.released:
+            return
+        live = self._live_processes(run)
+        if live:
+            grace = killgrace.pod_termination_grace(pod)
+            for process in live:
+                self._kill_process(process, grace)
             return
         run.released = True
         self.runtime.stop_pod_sandbox(run.sandbox_id)
@@ -297,17 +364,36 @@ class Kubelet:
             self.ips.release(run.ip)
         self._retry_deferred_resizes()
 
+    @staticmethod
+    def _live_processes(run: PodRun) -> list[ContainerProcess]:
+        return [s.process for s in run.slots.values() if s.process is not None and s.process.alive]
+
     def _teardown(self, key: str, run: PodRun) -> None:
+        """The pod is gone from the API (or replaced by a new uid): stop what still runs, as the
+        kubelet does for a force-deleted pod (the spec's grace period), then remove its sandbox
+        and give back its IP and files once its processes are gone."""
+        self.runs.pop(key, None)
+        live = self._live_processes(run)
+        if not live:
+            self._dismantle(run)
+            return
+        for process in live:
+            self._kill_process(process, run.termination_grace)
+        self._background(self._dismantle_after(run, live), f"teardown {key}")
+
+    async def _dismantle_after(self, run: PodRun, live: list[ContainerProcess]) -> None:
+        try:
+            await asyncio.gather(*(process.wait() for process in live), return_exceptions=True)
+        finally:
+            self._dismantle(run)
+
+    def _dismantle(self, run: PodRun) -> None:
         self.runtime.remove_pod_sandbox(run.sandbox_id)
-        for slot in run.slots.values():
-            if slot.process is not None:
-                self._stop_process(slot.process)
         if self.processes is not None:
             self.processes.forget(run.uid)
         self.logs.forget(run.uid)
         if run.ip != self.node.internal_ip and not run.released:
             self.ips.release(run.ip)
-        self.runs.pop(key, None)
         self._retry_deferred_resizes()
 
     # ------------------------------------------------------------------ resize
@@ -351,7 +437,7 @@ class Kubelet:
             if slot is None or not changed or not resize.needs_restart(container, changed):
                 continue
             record = self._record(slot)
-            if record is None or record.state != ContainerState.RUNNING:
+            if record is None or record.state != ContainerState.RUNNING or self._stopping_slot(slot):
                 continue
             self.recorder.event(
                 pod,
@@ -360,8 +446,11 @@ class Kubelet:
                 f"Container {name} resize requires restart",
                 field_path=self._path_of(pod, name),
             )
-            self.runtime.stop_container(record.id, exit_code=SIGTERM_EXIT_CODE)
-            self._retire(slot)
+            grace = killgrace.container_kill_grace(pod, container)
+            if self._kill(slot, record, grace, SIGTERM_EXIT_CODE):
+                slot.replace_on_exit = True  # _ensure restarts it once the process is gone
+            else:
+                self._retire(slot)
         run.actuated = copy.deepcopy(run.allocated)
         run.resize_until = None
 
@@ -465,6 +554,8 @@ class Kubelet:
     ) -> None:
         """Run the container's due probes; kill it when liveness or startup failed for good."""
         assert slot.probes is not None
+        if self._stopping_slot(slot):
+            return  # being killed: no more probes, its exit requeues the pod
         field_path = f"spec.containers{{{slot.name}}}"
 
         def execute(command: list[str]) -> tuple[bool, str]:
@@ -507,8 +598,11 @@ class Kubelet:
                 f"Container {slot.name} failed {failed.kind} probe, will be restarted",
                 field_path=field_path,
             )
-            self.runtime.stop_container(record.id, exit_code=137)
-            wake.append(0.0)
+            grace = killgrace.container_kill_grace(pod, spec, failed.kind)
+            if self._kill(slot, record, grace, PROBE_KILL_EXIT_CODE):
+                slot.restart_on_exit = True
+            else:
+                wake.append(0.0)
             return
         next_at = slot.probes.next_wake()
         if next_at is not None:
@@ -539,6 +633,8 @@ class Kubelet:
         field_path = f"spec.{'initContainers' if init else 'containers'}{{{spec['name']}}}"
         if record is not None and record.image != spec.get("image") and not (init and slot.done):
             if record.state == ContainerState.RUNNING:
+                if self._stopping_slot(slot):
+                    return  # its exit requeues the pod
                 self.recorder.event(
                     pod,
                     "Normal",
@@ -546,11 +642,17 @@ class Kubelet:
                     f"Container {spec['name']} definition changed, will be restarted",
                     field_path=field_path,
                 )
-                self.runtime.stop_container(record.id, exit_code=SIGTERM_EXIT_CODE)
+                grace = killgrace.container_kill_grace(pod, spec)
+                if self._kill(slot, record, grace, SIGTERM_EXIT_CODE):
+                    return
+            self._retire(slot)
+            record = None
+        elif record is not None and record.state == ContainerState.EXITED and slot.replace_on_exit:
             self._retire(slot)
             record = None
         elif record is not None and record.state == ContainerState.EXITED:
-            restart = policy == "Always" or (policy == "OnFailure" and record.exit_code != 0)
+            failed = record.exit_code != 0 or slot.restart_on_exit
+            restart = policy == "Always" or (policy == "OnFailure" and failed)
             if not restart or self._backing_off(pod, slot, record, now, wake, field_path):
                 return
             self._retire(slot)
@@ -608,6 +710,7 @@ class Kubelet:
         slot.container_id = ""
         slot.restart_count += 1
         slot.run_until = None
+        slot.replace_on_exit = slot.restart_on_exit = False
 
     async def _create(
         self,
@@ -811,9 +914,10 @@ class Kubelet:
                     grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
                 seconds = min(float(grace), self.timing.termination_seconds)
                 run.stop_at = now + self.timing.scaled(seconds)
-                run.kill_at = now + self.timing.scaled(float(grace))
+                kill_grace = killgrace.pod_termination_grace(pod)
+                run.kill_at = now + self.timing.scaled(float(kill_grace))
                 for process in processes:
-                    process.signal(signal.SIGTERM)  # its exit requeues the pod
+                    self._kill_process(process, kill_grace)  # its exit requeues the pod
                 for name, _record in running:
                     self.recorder.event(
                         pod,
@@ -822,13 +926,9 @@ class Kubelet:
                         f"Stopping container {name}",
                         field_path=self._path_of(pod, name),
                     )
-            if processes:
+            if processes:  # the runtime sends SIGKILL at kill_at; the exits requeue the pod
                 assert run.kill_at is not None
-                if now < run.kill_at:
-                    return run.kill_at - now
-                for process in processes:
-                    process.signal(signal.SIGKILL)
-                return STOP_GRACE_ON_SHUTDOWN  # the exits requeue the pod sooner
+                return max(run.kill_at - now, STOP_GRACE_ON_SHUTDOWN)
             fake = [(name, record) for name, record in running if record.id not in self.live]
             if fake and now < run.stop_at:
                 return run.stop_at - now
@@ -995,6 +1095,15 @@ class Kubelet:
         )
         _remember(self.pods, key, written)
         return status["phase"]
+
+
+async def _kill_after(process: ContainerProcess, seconds: float) -> None:
+    """SIGKILL ``process`` if it is still running ``seconds`` from now."""
+    try:
+        await asyncio.wait_for(process.wait(), timeout=seconds)
+    except TimeoutError:
+        process.signal(signal.SIGKILL)
+        await process.wait()
 
 
 def _strip_times(conditions: list[Obj]) -> list[tuple[Any, ...]]:
