@@ -5,8 +5,9 @@ itself, as upstream's chart does (the pod webhooks only while the ``featureGates
 say ``PodWebhook=false``), so ``helm uninstall`` removes them; kruise-webhook then only fills
 in each webhook's ``clientConfig`` (caBundle) and drops the entries it does not serve (see
 ``certsecret.ConfigurationPatcher``), keeping the chart's failurePolicy, selectors and timeout.
-Each carries upstream's empty ``template`` annotation: kruise-webhook stores the webhooks it first saw
-there and rebuilds from it, and Helm resetting it to "" on every upgrade is what lets a changed value
+Each carries the ``externalCerts.annotations`` value (as upstream's chart) and upstream's empty
+``template`` annotation: kruise-webhook stores the webhooks it first saw there and rebuilds from it,
+and Helm resetting it to "" on every upgrade is what lets a changed value
 (``webhookConfiguration.timeoutSeconds``) reach the live configurations.
 
 The template is a generated file committed to the chart (``TEMPLATE``); ``drift()`` says whether it
@@ -40,6 +41,13 @@ _POD_GATE_OPEN = '{{- if not (contains "PodWebhook=false" .Values.featureGates) 
 _POD_GATE_CLOSE = "{{- end }}\n"
 
 
+# Upstream's `externalCerts.annotations` value, copied onto both configurations so an outside CA injector
+# (cert-manager's inject-ca-from) fills in the caBundles kruise-webhook only checks under EnableExternalCerts.
+_EXTERNAL_CERTS_ANNOTATIONS = (
+    '{{- with include "kruise.externalCertsAnnotations" . }}{{ . | nindent 4 }}{{- end }}\n'
+)
+
+
 def _webhooks(hooks: list[dict]) -> str:
     """The `webhooks:` list, one item at a time (no YAML anchors between entries), with each run of
     pod webhooks wrapped in the PodWebhook condition."""
@@ -70,6 +78,7 @@ def render() -> str:
             '  labels: {{- include "kruise.labels" . | nindent 4 }}\n'
             "  annotations:\n"
             f'    {TEMPLATE_ANNOTATION}: ""\n'
+            f"{_EXTERNAL_CERTS_ANNOTATIONS}"
         )
         docs.append(head + _webhooks(config["webhooks"]))
     text = _HEADER + "---\n".join(docs)

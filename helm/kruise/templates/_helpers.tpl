@@ -16,3 +16,30 @@ pod; kruise-py runs a separate kruise-webhook Deployment), falling back to the o
 {{- $hook := $manager.webhook | default dict -}}
 {{- $hook.port | default .Values.webhook.port -}}
 {{- end -}}
+
+{{/* "true" when kruise-webhook runs with gate EnableExternalCerts, else "". The `featureGates` value is
+read the way the process reads --feature-gates: the gate's own entry wins, else AllAlpha (it is an
+alpha gate), else its default (off); values are ParseBool's true/t/1 in any case. Upstream's chart
+looks for the substrings "EnableExternalCerts=true" / "AllAlpha=true"; parsing agrees with that on
+every ordinary value and does not misread e.g. "AllAlpha=true,EnableExternalCerts=false". */}}
+{{- define "kruise.externalCerts" -}}
+{{- $gates := dict -}}
+{{- range $entry := splitList "," (.Values.featureGates | default "" | toString) -}}
+{{- $pair := splitList "=" $entry -}}
+{{- if eq (len $pair) 2 -}}
+{{- $_ := set $gates (trim (first $pair)) (has (lower (trim (last $pair))) (list "true" "t" "1")) -}}
+{{- end -}}
+{{- end -}}
+{{- if hasKey $gates "EnableExternalCerts" -}}
+{{- if get $gates "EnableExternalCerts" }}true{{ end -}}
+{{- else if get $gates "AllAlpha" -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Upstream's `externalCerts.annotations` (e.g. cert-manager.io/inject-ca-from): what the CA injector
+needs on both webhook configurations and on every CRD with a conversion webhook. */}}
+{{- define "kruise.externalCertsAnnotations" -}}
+{{- $external := .Values.externalCerts | default dict -}}
+{{- with $external.annotations }}{{ toYaml . }}{{ end -}}
+{{- end -}}
