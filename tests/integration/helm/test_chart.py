@@ -232,3 +232,94 @@ def test_upstream_daemon_and_service_account_keys():
             "eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/kruise"
         }
     assert all("annotations" not in a["metadata"] for a in by_kind(render(), "ServiceAccount").values())
+
+
+INJECT = {"cert-manager.io/inject-ca-from": "kruise-system/kruise-webhook-cert"}
+EXTERNAL = (
+    "featureGates=EnableExternalCerts=true",
+    "externalCerts.annotations.cert-manager\\.io/inject-ca-from=kruise-system/kruise-webhook-cert",
+)
+
+
+def conversion_crds() -> set[str]:
+    """The CRDs in crds/ whose conversion kruise-webhook serves (the ones a CA injector must fill in)."""
+    names = set()
+    for path in (CHART.parents[1] / "crds").glob("*.yaml"):
+        crd = yaml.safe_load(path.read_text())
+        if crd["spec"].get("conversion", {}).get("strategy") == "Webhook":
+            names.add(crd["metadata"]["name"])
+    return names
+
+
+def secret_verbs(docs: list[dict]) -> set[str]:
+    [rule] = by_kind(docs, "Role")["kruise-webhook-secrets-role"]["rules"]
+    assert rule["resources"] == ["secrets"]
+    return set(rule["verbs"])
+
+
+def test_default_render_has_no_external_certs_objects():
+    docs = render()
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        [config] = by_kind(docs, kind).values()
+        assert config["metadata"]["annotations"] == {"template": ""}
+    assert not by_kind(docs, "CustomResourceDefinition")  # CRDs come from crds/ only
+    assert not by_kind(docs, "Secret")  # kruise-webhook creates kruise-webhook-certs itself
+    assert secret_verbs(docs) >= {"create", "update", "patch"}
+    webhook_role = rules(docs, "kruise-webhook-role")
+    assert allows(webhook_role, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "patch")
+    assert allows(webhook_role, "apiextensions.k8s.io", "customresourcedefinitions", "update")
+
+
+def test_external_certs_annotations_reach_configurations_and_conversion_crds():
+    docs = render(*EXTERNAL)
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        [config] = by_kind(docs, kind).values()
+        assert config["metadata"]["annotations"] == {"template": "", **INJECT}
+    crds = by_kind(docs, "CustomResourceDefinition")
+    assert set(crds) == conversion_crds() and "statefulsets.apps.kruise.io" in crds
+    assert "nodepodprobes.apps.kruise.io" not in crds  # no conversion webhook: nothing to inject
+    for name, crd in crds.items():
+        generated = yaml.safe_load((CHART.parents[1] / "crds" / f"{crd['spec']['group']}_"
+                                    f"{crd['spec']['names']['plural']}.yaml").read_text())  # fmt: skip
+        assert crd["metadata"]["annotations"] == {**INJECT, "helm.sh/resource-policy": "keep"}, name
+        assert crd["spec"] == generated["spec"], name  # the same CRD as crds/, only annotated
+    # the Secret is the issuer's: not rendered; kruise-webhook writes none of Secret, configurations, CRDs
+    assert not by_kind(docs, "Secret")
+    assert secret_verbs(docs) == {"get", "list", "watch"}
+    webhook_role = rules(docs, "kruise-webhook-role")
+    for resource in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        assert allows(webhook_role, "admissionregistration.k8s.io", resource, "watch")
+        for verb in ("create", "update", "patch"):
+            assert not allows(webhook_role, "admissionregistration.k8s.io", resource, verb)
+    assert allows(webhook_role, "apiextensions.k8s.io", "customresourcedefinitions", "watch")
+    for verb in ("update", "patch"):
+        assert not allows(webhook_role, "apiextensions.k8s.io", "customresourcedefinitions", verb)
+
+
+def test_conversion_crds_follow_the_release_namespace():
+    docs = render("installation.namespace=kruise-x", EXTERNAL[1])
+    for crd in by_kind(docs, "CustomResourceDefinition").values():
+        service = crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]
+        assert service == {"name": "kruise-webhook-service", "namespace": "kruise-x", "path": "/convert"}
+
+
+@pytest.mark.parametrize(
+    ("gates", "external"),
+    [
+        ("EnableExternalCerts=true", True),
+        ("AllAlpha=true", True),  # an alpha gate
+        ("ImagePullJobGate=true,EnableExternalCerts=True", True),
+        ("EnableExternalCerts=1", True),
+        ("", False),
+        ("EnableExternalCerts=false", False),
+        ("AllAlpha=true,EnableExternalCerts=false", False),  # its own entry wins, as in the process
+        ("AllBeta=true", False),
+        ("ImagePullJobGate=true", False),
+    ],
+)
+def test_external_certs_gate_is_read_as_the_process_reads_it(gates, external):
+    from kruise.api.features import ENABLE_EXTERNAL_CERTS, FeatureGates, parse
+
+    assert FeatureGates(parse(gates), env={}).enabled(ENABLE_EXTERNAL_CERTS) is external
+    docs = render(f"featureGates={gates.replace(',', chr(92) + ',')}")
+    assert ("create" not in secret_verbs(docs)) is external
