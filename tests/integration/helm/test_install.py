@@ -108,3 +108,31 @@ def test_install_then_uninstall(tools):
     assert "kruise" not in tools(HELM, "list", "-A", "-q").stdout.split()
     secrets = json.loads(tools(KUBECTL, "get", "secrets", "-n", "default", "-o", "json").stdout)
     assert not [s for s in secrets["items"] if s["type"] == "helm.sh/release.v1"]
+
+
+def test_external_certs_install_annotates_the_conversion_crds_and_uninstall_keeps_them(tools):
+    """Helm creates crds/ unowned, then (with --take-ownership) adopts the conversion CRDs the chart
+    renders again for `externalCerts.annotations`; their keep policy leaves them, and the Kruise objects,
+    on uninstall."""
+    inject = "kruise-system/kruise-webhook-certs"
+    tools(
+        HELM, "install", "kruise", str(CHART), "--take-ownership",
+        "--set", "featureGates=EnableExternalCerts=true",
+        "--set", f"externalCerts.annotations.cert-manager\\.io/inject-ca-from={inject}",
+    )  # fmt: skip
+    for kind, name in (
+        ("customresourcedefinition", "clonesets.apps.kruise.io"),
+        ("customresourcedefinition", "statefulsets.apps.kruise.io"),
+        ("validatingwebhookconfiguration", "kruise-validating-webhook-configuration"),
+    ):
+        meta = json.loads(_get(tools, kind, "", name).stdout)["metadata"]
+        assert meta["annotations"]["cert-manager.io/inject-ca-from"] == inject, name
+    plain = json.loads(_get(tools, "customresourcedefinition", "", "nodepodprobes.apps.kruise.io").stdout)
+    assert "cert-manager.io/inject-ca-from" not in plain["metadata"].get("annotations", {})
+    secrets = json.loads(tools(KUBECTL, "get", "secrets", "-n", "kruise-system", "-o", "json").stdout)
+    assert not secrets["items"]  # the issuer's Secret: the chart renders none
+
+    tools(HELM, "uninstall", "kruise", "--wait", "--timeout", "60s")
+    assert _get(tools, "customresourcedefinition", "", "clonesets.apps.kruise.io").returncode == 0
+    got = _get(tools, "validatingwebhookconfiguration", "", "kruise-validating-webhook-configuration")
+    assert got.returncode != 0 and "NotFound" in got.stderr
