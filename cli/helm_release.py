@@ -104,7 +104,8 @@ class HelmRelease:
     async def start(self, sandbox: Sandbox) -> None:
         self._home = tempfile.TemporaryDirectory(prefix="kruise-helm-")
         values = Path(self._home.name) / "values.yaml"
-        values.write_text(yaml.safe_dump({"featureGates": self.feature_gates}))
+        # no --feature-gates: the chart's default (ImagePullJobGate=true, as upstream's chart)
+        values.write_text(yaml.safe_dump({"featureGates": self.feature_gates} if self.feature_gates else {}))
         await self.run(sandbox, *self.install_args(values))
         await self.wait_available(sandbox)
 

@@ -66,6 +66,57 @@ def test_default_objects():
     assert env == {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
     assert spec["volumes"][0]["hostPath"]["path"] == "/var/run"
     assert by_kind(docs, "Namespace")["kruise-system"]["metadata"]["labels"]["control-plane"] == "openkruise"
+    # upstream chart's default gates, passed to every program
+    for workload in (*deployments.values(), daemon):
+        assert "--feature-gates=ImagePullJobGate=true" in args_of(workload)
+
+
+def notes(*argv: str) -> str:
+    """The release notes `helm install` prints (a client-side dry run: no cluster)."""
+    cmd = [str(HELM), "install", "kr", str(CHART), "--dry-run=client", *argv]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return out.split("NOTES:", 1)[1]
+
+
+UPSTREAM_ONLY = "have no effect in kruise-py"
+
+
+def test_notes_name_upstream_values_kruise_py_ignores():
+    assert UPSTREAM_ONLY not in notes()
+    assert "Feature gates: ImagePullJobGate=true" in notes()
+    text = notes(
+        "--set", "manager.image.repository=openkruise/kruise-manager", "--set", "manager.hostNetwork=true",
+        "--set", "daemon.credentialProvider.enable=true", "--set", "enableKubeCacheMutationDetector=true",
+        "--set", "manager.pprofAddr=localhost:8090", "--set-json", 'installation.roleListGroups=["apps"]',
+    )  # fmt: skip
+    assert UPSTREAM_ONLY in text
+    named = [line.strip()[2:].split(" ", 1)[0] for line in text.splitlines() if line.strip().startswith("- ")]
+    assert named == [
+        "manager.image",
+        "manager.hostNetwork",
+        "daemon.credentialProvider",
+        "enableKubeCacheMutationDetector",
+        "installation.roleListGroups",
+    ]  # pprofAddr at upstream's default draws nothing
+
+
+def test_notes_for_upstream_values_file_name_only_manager_image(tmp_path):
+    upstream_defaults = {
+        "installation": {"namespace": "kruise-system", "roleListGroups": ["*"]},
+        "featureGates": "ImagePullJobGate=true",
+        "enableKubeCacheMutationDetector": False,
+        "manager": {"image": {"repository": "openkruise/kruise-manager", "tag": "v1.8.3"},
+                    "pprofAddr": "localhost:8090", "hostNetwork": False},
+        "daemon": {"enablePprof": True, "pprofAddr": "localhost:10222",
+                   "credentialProvider": {"enable": False, "configmap": "credential-provider-config"}},
+        "helmHooks": {"image": {"repository": "openkruise/kruise-helm-hook", "tag": "v0.1.0"}},
+    }  # fmt: skip
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump(upstream_defaults))
+    text = notes("-f", str(values))
+    assert [line.strip() for line in text.splitlines() if line.strip().startswith("- ")] == [
+        "- manager.image (kruise-py runs every program from image.repository/image.tag)"
+    ]
 
 
 def test_values_reach_every_process():

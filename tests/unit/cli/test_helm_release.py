@@ -44,7 +44,12 @@ def test_kruise_image_runs_the_three_entry_points():
     assert image.default == "kruise-manager"
 
 
-async def test_feature_gates_reach_the_chart_and_helm_failures_are_reported(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("gates", "values"),
+    # none given: the values file leaves featureGates to the chart's default
+    [("A=true,B=false", {"featureGates": "A=true,B=false"}), ("", {})],
+)
+async def test_feature_gates_reach_the_chart_and_helm_failures_are_reported(tmp_path: Path, gates, values):
     fake = tmp_path / "helm"
     seen = tmp_path / "seen.yaml"
     fake.write_text(
@@ -53,11 +58,11 @@ async def test_feature_gates_reach_the_chart_and_helm_failures_are_reported(tmp_
         'echo "Error: INSTALLATION FAILED: boom" >&2\nexit 1\n'
     )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    release = HelmRelease(feature_gates="A=true,B=false", helm=str(fake), timeout=10)
+    release = HelmRelease(feature_gates=gates, helm=str(fake), timeout=10)
     with pytest.raises(RuntimeError, match=r"helm install kruise .*kruise: Error: INSTALLATION FAILED: boom"):
         await release.start(SimpleNamespace(kubeconfig=tmp_path / "kubeconfig"))  # type: ignore[arg-type]
     await release.stop()
-    assert yaml.safe_load(seen.read_text()) == {"featureGates": "A=true,B=false"}
+    assert yaml.safe_load(seen.read_text()) == values
 
 
 def ds_status(generation: int, desired: int, updated: int, available: int) -> dict:
