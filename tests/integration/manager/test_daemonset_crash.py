@@ -111,7 +111,9 @@ async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cl
         "rollingUpdate": {"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 2},
     }
     client = kruise_cluster.client
-    await client.create(ADVANCED_DAEMONSETS, manifest(updateStrategy=strategy))
+    # minReadySeconds: each batch of two stays unavailable 2 s, so the rollout is observably half-way (at
+    # speed 50 it could otherwise finish between two polls of a loaded machine)
+    await client.create(ADVANCED_DAEMONSETS, manifest(updateStrategy=strategy, minReadySeconds=2))
     await settled(kruise_cluster, nodes, timeout=60.0)
     before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await live_pods(kruise_cluster)}
     assert len(before) == nodes

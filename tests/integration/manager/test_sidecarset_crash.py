@@ -272,7 +272,15 @@ async def test_manager_crash_wherever_a_free_running_rollout_is(kruise_cluster, 
     """No image held back: the crash lands wherever the rollout happens to be once a pod moved (maybe
     between a pod write and the kubelet acting on it; with `hard`, also half-way through a pass that
     has written some pods and not others, or a status not yet written); the outcome is the same."""
-    before = await create(kruise_cluster, sidecarset(maxUnavailable=2))
+    body = sidecarset(maxUnavailable=2)
+    # a restarted sidecar turns ready 100 cluster seconds (2 s) after its start: each batch of two takes
+    # that long, so the rollout stays observably half-way (at speed 50 with no delay it can finish between
+    # two polls of a loaded machine, and the test would wait for a half-way state that came and went)
+    body["spec"]["containers"][0]["readinessProbe"] = {
+        "exec": {"command": ["true"]}, "initialDelaySeconds": 100, "periodSeconds": 1,
+    }  # fmt: skip
+    set_hash_annotations(body)
+    before = await create(kruise_cluster, body)
     rollout = Rollout(kruise_cluster, "test-sidecarset", lambda p: images(p)["sidecar1"] == NEW)
     generation = await set_image(kruise_cluster, "test-sidecarset", NEW)
     await kruise_cluster.until(rollout.pods, lambda pods: 1 <= sum(map(rollout.moved, pods.values())) < 6)
