@@ -451,10 +451,17 @@ async def test_manager_crash_mid_in_place_rollout_updates_no_pod_twice(kruise_cl
     body = manifest(
         replicas=6,
         podManagementPolicy="Parallel",
-        updateStrategy={"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": 2}},
-    )
+        # minReadySeconds: each batch stays unavailable 2 s, so the crash surely lands half-way (at speed
+        # 50 an unhindered rollout can finish between two polls, or during the restart)
+        updateStrategy={
+            "rollingUpdate": {
+                "podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": 2, "minReadySeconds": 2,
+            }
+        },
+    )  # fmt: skip
     await kruise_cluster.client.create(ADVANCED_STATEFULSETS, body)
-    await settled(kruise_cluster, "web", 6, updatedReplicas=6)
+    # available, not just ready: an unavailable pod is updated without taking the budget
+    await settled(kruise_cluster, "web", 6, updatedReplicas=6, availableReplicas=6)
     before = await pods_of(kruise_cluster, "web")
     worst = 0
 

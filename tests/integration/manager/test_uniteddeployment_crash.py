@@ -150,6 +150,9 @@ async def test_manager_crash_mid_subset_rollouts_keeps_children_and_partitions(k
         updateStrategy={"type": "Manual", "manualUpdate": {"partitions": partitions}},
     )
     body["spec"]["template"]["cloneSetTemplate"]["spec"]["updateStrategy"]["type"] = "InPlaceIfPossible"
+    # each in-place batch stays unavailable 2 s: the crash surely lands half-way (6 of 9 pods move in the
+    # end, and at speed 50 an unhindered rollout can get there between two polls)
+    body["spec"]["template"]["cloneSetTemplate"]["spec"]["minReadySeconds"] = 2
     await cluster.client.create(UNITED_DEPLOYMENTS, body, NS)
     ud = await cluster.until(lambda: ud_of(cluster, "rolling"), converged(9), timeout=60)
     old_revision = ud["status"]["currentRevision"]
