@@ -69,6 +69,8 @@ class NodePaths:
         self.certs_dir = self.directory / "certs.d"
         self.runc_root = self.directory / "runc"
         self.ipam_dir = self.directory / "ipam"
+        # where netns_mounts_under_state_dir puts the pods' network namespaces
+        self.netns_dir = self.state / "io.containerd.grpc.v1.cri" / "netns"
         self.opt_dir = self.directory / "opt"
         self.log_file = self.directory / "containerd.log"
         self.pod_logs = self.directory / "pods"
@@ -244,6 +246,7 @@ class ContainerdNode:
             await self._daemon.stop(timeout)
         await self.kill_leftovers()
         unmount_below(self.paths.directory)
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(self.paths.ipam_dir)
+        for folder in (self.paths.ipam_dir, self.paths.netns_dir):
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(folder)
         return errors

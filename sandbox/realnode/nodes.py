@@ -74,9 +74,16 @@ class RealNodes:
             raise
 
     async def stop(self) -> list[str]:
+        """Tear everything down, going on past failures; returns what went wrong, for a person to read."""
         errors: list[str] = []
         for name, node in reversed(list(self.nodes.items())):
-            errors += [f"{name}: {error}" for error in await node.stop()]
-        await self.bridge.down()
-        await self.registry.stop()
+            try:
+                errors += [f"{name}: {error}" for error in await node.stop()]
+            except Exception as exc:
+                errors.append(f"{name}: teardown: {exc}")
+        for what, step in (("bridge", self.bridge.down), ("registry", self.registry.stop)):
+            try:
+                await step()
+            except Exception as exc:
+                errors.append(f"{what}: teardown: {exc}")
         return errors

@@ -104,7 +104,8 @@ async def _assert_nothing_left(directory: Path, fleet: RealNodes, netns_before: 
     assert not await link_exists(fleet.network.bridge)
     assert mounts_below(directory) == [], "mounts (rootfs, shm, netns) outlived stop"
     assert _netns() - netns_before == set()
-    assert all(not node.paths.ipam_dir.exists() for node in fleet.nodes.values())
+    for node in fleet.nodes.values():
+        assert not node.paths.ipam_dir.exists() and not node.paths.netns_dir.exists()
 
 
 async def test_pod_with_busybox_and_nginx_on_a_real_containerd(tmp_path: Path, possible: None) -> None:
@@ -182,6 +183,7 @@ async def test_teardown_after_containerd_was_killed_leaves_nothing(tmp_path: Pat
         os.kill(node.pid, signal.SIGKILL)
         await until(lambda: node.pid is None, timeout=10, message="containerd gone after SIGKILL")
     finally:
-        await fleet.stop()
+        errors = await fleet.stop()
+    assert errors == []
     await _assert_nothing_left(tmp_path, fleet, netns_before)
     assert not _alive(container_pid), "the container's process outlived its killed containerd"
