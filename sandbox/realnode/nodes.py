@@ -1,0 +1,89 @@
+"""The real-node fleet of one sandbox: registry seeded with stand-ins, the bridge, a containerd per node.
+
+Start order is the dependency order (registry, images, bridge, nodes) and a failure at any step
+tears down what already started, so ``--runtime containerd`` never leaves a half-started machine.
+Stop runs the reverse order and goes on past errors, collecting them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kruise.sandbox.realnode import images, prereqs
+from kruise.sandbox.realnode.containerd import ContainerdNode
+from kruise.sandbox.realnode.network import DEFAULT_POD_SUBNET, Bridge, PodNetwork, bridge_name_for
+from kruise.sandbox.realnode.push import push_image
+from kruise.sandbox.realnode.registry import LocalRegistry
+
+
+async def seed_registry(
+    registry: LocalRegistry, standins: Sequence[images.StandIn] = images.STANDINS
+) -> dict[str, str]:
+    """Push every stand-in under all its references; returns ``{reference: manifest digest}``."""
+    pushed: dict[str, str] = {}
+    async with registry.client() as client:
+        for standin, image in images.build_all(standins):
+            by_repository: dict[str, list[str]] = {}
+            for ref in standin.parsed():
+                by_repository.setdefault(ref.repository, []).append(ref.tag)
+                pushed[str(ref)] = image.digest
+            for repository, tags in by_repository.items():
+                await push_image(client, repository, tags, image)
+    return pushed
+
+
+class RealNodes:
+    """Everything real below the simulated kubelets of one sandbox, rooted at ``directory``."""
+
+    def __init__(
+        self, directory: Path, node_names: Sequence[str], *, pod_subnet: str = DEFAULT_POD_SUBNET
+    ) -> None:
+        if not node_names:
+            raise ValueError("node_names: a real-node sandbox needs at least one node")
+        if len(set(node_names)) != len(node_names):
+            raise ValueError(f"node_names: must be unique, got {list(node_names)}")
+        self.directory = Path(directory).resolve()
+        self.network = PodNetwork.create(pod_subnet, bridge_name_for(self.directory))
+        if len(node_names) > self.network.max_nodes:
+            raise ValueError(f"node_names: {self.network.subnet} has room for {self.network.max_nodes} nodes")
+        self.registry = LocalRegistry(self.directory / "registry")
+        self.bridge = Bridge(self.network)
+        self.node_names = list(node_names)
+        self.nodes: dict[str, ContainerdNode] = {}
+        self.images: dict[str, str] = {}
+
+    async def start(self) -> None:
+        prereqs.check()
+        try:
+            await self.registry.start()
+            self.images = await seed_registry(self.registry)
+            await self.bridge.up()
+            for index, name in enumerate(self.node_names):
+                node = ContainerdNode(
+                    name,
+                    self.directory / "nodes" / name,
+                    index=index,
+                    network=self.network,
+                    registry_url=self.registry.url,
+                )
+                self.nodes[name] = node
+                await node.start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> list[str]:
+        """Tear everything down, going on past failures; returns what went wrong, for a person to read."""
+        errors: list[str] = []
+        for name, node in reversed(list(self.nodes.items())):
+            try:
+                errors += [f"{name}: {error}" for error in await node.stop()]
+            except Exception as exc:
+                errors.append(f"{name}: teardown: {exc}")
+        for what, step in (("bridge", self.bridge.down), ("registry", self.registry.stop)):
+            try:
+                await step()
+            except Exception as exc:
+                errors.append(f"{what}: teardown: {exc}")
+        return errors
