@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from kruise.sandbox.cri import Container, ContainerState
+from kruise.sandbox.cri import ContainerState
 from kruise.sandbox.qos import compute_qos
+from kruise.sandbox.simulator.noderuntime import ContainerStatus
 
 Obj = dict[str, Any]
 ConfigMapLookup = Callable[[str, str], Mapping[str, Any] | None]
@@ -58,11 +59,11 @@ def rfc3339_ns(nanos: int) -> str:
     return datetime.fromtimestamp(nanos / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def container_id_uri(container: Container) -> str:
+def container_id_uri(container: ContainerStatus) -> str:
     return f"containerd://{container.id}"
 
 
-def terminated_state(container: Container) -> Obj:
+def terminated_state(container: ContainerStatus) -> Obj:
     state: Obj = {
         "exitCode": container.exit_code,
         "reason": container.reason or ("Completed" if container.exit_code == 0 else "Error"),
@@ -77,7 +78,7 @@ def terminated_state(container: Container) -> Obj:
 
 def container_status(
     spec: Mapping[str, Any],
-    record: Container | None,
+    record: ContainerStatus | None,
     *,
     restart_count: int,
     ready: bool,
@@ -103,7 +104,7 @@ def container_status(
         "lastState": {"terminated": last_terminated} if last_terminated else {},
     }
     if record is not None:
-        status["image"] = record.image_tag or record.image
+        status["image"] = record.image
         status["imageID"] = record.image_ref
         status["containerID"] = container_id_uri(record)
     if waiting is not None or record is None or record.state == ContainerState.CREATED:

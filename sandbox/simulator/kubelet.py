@@ -1,19 +1,18 @@
-"""A simulated kubelet: runs the pods bound to one node on that node's FakeRuntime.
+"""A simulated kubelet: runs the pods bound to one node through that node's ``NodeRuntime``.
 
 Each pod is reconciled level-triggered from the pod (watched with ``spec.nodeName=<node>``),
-ConfigMaps (for env blocking) and the runtime's container events (a container stopped through
-the CRI is restarted per restartPolicy). The containers are real runtime containers, so
-kruise-daemon sees what the kubelet runs. Containers of configured process images (see
-``processes`` and ``process_runner``) also run as real local processes: their output is the
-container log, their exit is the container's exit, their probes connect to them, and every
-stop the kubelet itself decides (failed liveness/startup probe, changed image, resize with
-RestartContainer, pod deletion, a pod gone from the API or in a terminal phase) goes through the
-runtime's StopContainer path (``FakeRuntime.terminate_container`` -> ``ProcessTask``): SIGTERM,
-SIGKILL once the grace period the real kubelet uses there (``killgrace``) is over, and the
-container exits - in the runtime record, ``state``/``lastState.terminated`` - with the process's
-real status. The wait runs in the background; the container stays running until the process is
-gone and its exit requeues the pod. Status is written through
-pods/status with the pod's resourceVersion; a conflict just retries from fresher state.
+ConfigMaps (for env blocking) and the runtime's container exits (a container stopped by anyone
+else is restarted per restartPolicy). The containers are real runtime containers, so
+kruise-daemon sees what the kubelet runs. A container with a process (a process image of the
+fake runtime, every container of a real one) has its output as the container log, its exit as
+the container's exit and probes that connect to it; every stop the kubelet itself decides
+(failed liveness/startup probe, changed image, resize with RestartContainer, pod deletion, a
+pod gone from the API or in a terminal phase) is a StopContainer with the grace period the
+real kubelet uses there (``killgrace``): it blocks until the process is gone, so it runs in
+the background, the container stays running meanwhile and its exit requeues the pod. A
+*simulated* container (the fake's, no process) is ended by the kubelet itself with the exit it
+decides (see ``noderuntime``). Status is written through pods/status with the pod's
+resourceVersion; a conflict just retries from fresher state.
 """
 
 from __future__ import annotations
@@ -21,26 +20,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import ipaddress
 import logging
-import signal
 import time
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.sandbox.cri import (
-    CAUSE_KUBELET,
-    CONTAINER_NAME_LABEL,
-    POD_NAME_LABEL,
-    POD_NAMESPACE_LABEL,
-    POD_UID_LABEL,
-    Container,
-    ContainerEventType,
-    ContainerState,
-    CriError,
-    FakeRuntime,
-)
+from kruise.sandbox.cri import ContainerState, CriError
 from kruise.sandbox.simulator import ephemeral, killgrace, resize
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import (
@@ -55,8 +41,14 @@ from kruise.sandbox.simulator.containers import (
 from kruise.sandbox.simulator.events import Recorder, now_rfc3339
 from kruise.sandbox.simulator.informer import Informer
 from kruise.sandbox.simulator.liveprobe import check as live_check
-from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeSpec
+from kruise.sandbox.simulator.noderuntime import (
+    ContainerExit,
+    ContainerStatus,
+    NodeRuntime,
+    Sandbox,
+    StartFailed,
+)
 from kruise.sandbox.simulator.podenv import ConfigMissing
 from kruise.sandbox.simulator.podstatus import (
     ContainerView,
@@ -66,9 +58,6 @@ from kruise.sandbox.simulator.podstatus import (
 )
 from kruise.sandbox.simulator.podvolumes import MountFailed
 from kruise.sandbox.simulator.probes import ContainerProbes, Prober
-from kruise.sandbox.simulator.process_runner import Launch, ProcessRunner
-from kruise.sandbox.simulator.process_task import ProcessTask
-from kruise.sandbox.simulator.processes import ContainerProcess, ProcessImage, StartError
 from kruise.sandbox.simulator.timing import Timing, pod_exit_code, pod_run_seconds
 from kruise.sandbox.simulator.workqueue import WorkQueue
 
@@ -76,8 +65,7 @@ log = logging.getLogger(__name__)
 
 SIGTERM_EXIT_CODE = 0  # a simulated container stopped by the kubelet exits cleanly
 PROBE_KILL_EXIT_CODE = 137  # ... except after a failed probe, which it "ignored"
-START_ERROR_EXIT_CODE = 128
-STOP_GRACE_ON_SHUTDOWN = 2.0  # real seconds a process gets when the simulator itself stops
+STOP_RECHECK_SECONDS = 2.0  # the least wait before a deleted pod's stopping processes are looked at again
 BASE_BACKOFF_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 300.0
 
@@ -98,7 +86,7 @@ class Slot:
     crash_delay: float = 0.0
     backoff_until: float = 0.0
     probes: ContainerProbes | None = None  # regular containers; init containers use ready_at
-    process: ContainerProcess | None = None  # the real process of a process-image container
+    task_id: str = ""  # the latest instance that runs a process (its id outlives _retire)
     # Set when the kubelet stops the slot's process to restart it: the exit that follows is
     # retired and replaced at once (image change, resize), or restarted unless the policy is
     # Never, whatever its code (failed liveness/startup probe).
@@ -129,27 +117,6 @@ class PodRun:
         return self.slots.setdefault(name, Slot(name))
 
 
-class IPPool:
-    """Unique pod IPs from the node's /24 (``.2`` to ``.254``)."""
-
-    def __init__(self, cidr: str) -> None:
-        network = ipaddress.ip_network(cidr)
-        self._free = [str(ip) for ip in list(network.hosts())[1:]]
-        self._used: set[str] = set()
-
-    def take(self) -> str:
-        if not self._free:
-            raise RuntimeError("pod CIDR exhausted")
-        ip = self._free.pop(0)
-        self._used.add(ip)
-        return ip
-
-    def release(self, ip: str) -> None:
-        if ip in self._used:
-            self._used.discard(ip)
-            self._free.append(ip)
-
-
 def _pod_key(pod: Obj) -> str:
     meta = pod["metadata"]
     return f"{meta['namespace']}/{meta['name']}"
@@ -162,94 +129,73 @@ class Kubelet:
         self,
         client: Client,
         node: NodeSpec,
-        runtime: FakeRuntime,
+        runtime: NodeRuntime,
         timing: Timing,
         configmap: ConfigMapLookup,
-        logs: ContainerLogs | None = None,
-        processes: ProcessRunner | None = None,
     ) -> None:
         self.client = client
-        self.logs = logs if logs is not None else ContainerLogs()
         self.node = node
         self.runtime = runtime
         self.timing = timing
         self.configmap = configmap
-        self.processes = processes
-        self.live: dict[str, ContainerProcess] = {}  # container id -> its running process
         self._stopping: set[asyncio.Task[Any]] = set()
+        self._stops: dict[str, asyncio.Task[None]] = {}  # container id -> its StopContainer in flight
         self.recorder = Recorder(client, "kubelet", node.name)
         self.pods = Informer(client, resource_path("v1", "pods"), field_selector=f"spec.nodeName={node.name}")
         self.pods.add_handler(lambda kind, pod: self.queue.add(_pod_key(pod)))
         self.queue = WorkQueue(f"kubelet {node.name}", self._reconcile_guarded, workers=8)
         self.runs: dict[str, PodRun] = {}
-        self.ips = IPPool(node.pod_cidr)
-        self._events_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         self.queue.start()
         self.pods.start()
-        self._events_task = asyncio.create_task(self._runtime_events(), name=f"kubelet {self.node.name} cri")
+        await self.runtime.start(self._container_exited)
 
     async def stop(self) -> None:
         await self.pods.stop()
         await self.queue.stop()
-        if self._events_task:
-            self._events_task.cancel()
-            await asyncio.gather(self._events_task, return_exceptions=True)
-        for process in list(self.live.values()):
-            shutdown_grace = min(process.grace, STOP_GRACE_ON_SHUTDOWN)
-            if process.stopping:  # already got SIGTERM from a longer stop: cut it short
-                self._background(_kill_after(process, shutdown_grace), f"shutdown {process.pid}")
-            self._stop_process(process, shutdown_grace)
+        await self.runtime.close()
         await asyncio.gather(*self._stopping, return_exceptions=True)
         await self.recorder.drain()
 
-    def _background(self, work: Coroutine[Any, Any, Any], name: str) -> None:
+    def _container_exited(self, exited: ContainerExit) -> None:
+        self.queue.add(exited.pod_key)
+
+    def _background(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         task = asyncio.create_task(work, name=name)
         self._stopping.add(task)
         task.add_done_callback(self._stopping.discard)
+        return task
 
-    def _stop_process(self, process: ContainerProcess, grace: float | None = None) -> None:
-        """SIGTERM now, SIGKILL after ``grace`` real seconds, in the background; idempotent. For
-        a process whose container is already stopped or gone (or the simulator shutting down);
-        the kubelet's own stops of a running container use ``_kill_process``."""
-        if process.alive and not process.stopping:
-            process.stopping = True
-            wait = process.grace if grace is None else grace
-            self._background(process.stop(wait), f"stop process {process.pid}")
-
-    def _kill_process(self, process: ContainerProcess, grace: int) -> bool:
-        """Stop a process container as the kubelet's StopContainer call does (``grace``:
-        simulated seconds, see ``killgrace``), in the background: the runtime's task sends
-        SIGTERM, then SIGKILL, and the container exits with the process's real status. True
-        while the process is (still) stopping; False if it is already gone. Idempotent."""
-        if not process.alive:
+    async def _stop_in_background(self, container_id: str, grace: int) -> bool:
+        """StopContainer (``grace``: simulated seconds, see ``killgrace``) for a container with a
+        process, in the background: it blocks until the process is gone, and the exit requeues
+        the pod. True while the process is (still) stopping; False if it is already gone.
+        Idempotent."""
+        if not await self.runtime.task_alive(container_id):
             return False
-        if not process.stopping:
-            process.stopping = True
-            self._background(self._terminate_process(process, grace), f"kill process {process.pid}")
+        if container_id not in self._stops:
+            task = self._background(self._stop(container_id, grace), f"stop container {container_id[:12]}")
+            self._stops[container_id] = task
+            task.add_done_callback(lambda _task: self._stops.pop(container_id, None))
         return True
 
-    async def _terminate_process(self, process: ContainerProcess, grace: int) -> None:
+    async def _stop(self, container_id: str, grace: int) -> None:
         with contextlib.suppress(CriError):  # its container was removed meanwhile
-            await self.runtime.terminate_container(process.container_id, grace)
-        if process.alive:  # no task (its container had already exited): stop it directly
-            await process.stop(self.timing.scaled(float(grace)))
+            await self.runtime.stop_container(container_id, grace)
 
-    def _kill(self, slot: Slot, record: Container, grace: int, exit_code: int) -> bool:
-        """The kubelet stops a running container: a process container through the runtime's
-        task (True: still stopping, its exit requeues the pod); a simulated one exits at once
-        with ``exit_code`` (False)."""
-        process = slot.process
-        if process is not None and process.container_id == record.id and self._kill_process(process, grace):
+    async def _kill(self, slot: Slot, record: ContainerStatus, grace: int, exit_code: int) -> bool:
+        """The kubelet stops a running container: one with a process through StopContainer
+        (True: still stopping, its exit requeues the pod); a simulated one exits at once with
+        ``exit_code`` (False)."""
+        if not record.simulated and await self._stop_in_background(record.id, grace):
             return True
-        self.runtime.stop_container(record.id, exit_code=exit_code)
+        await self.runtime.finish_simulated(record.id, exit_code)
         return False
 
-    @staticmethod
-    def _stopping_slot(slot: Slot) -> bool:
-        """Whether the slot's process is already being stopped (its Killing event was sent)."""
-        return slot.process is not None and slot.process.alive and slot.process.stopping
+    async def _stopping_container(self, container_id: str) -> bool:
+        """Whether the kubelet is already stopping the container (its Killing event was sent)."""
+        return container_id in self._stops and await self.runtime.task_alive(container_id)
 
     def configmaps_changed(self) -> None:
         """Re-check pods with a container blocked on a ConfigMap."""
@@ -259,31 +205,6 @@ class Kubelet:
                 for slot in run.slots.values()
             ):
                 self.queue.add(key)
-
-    async def _runtime_events(self) -> None:
-        with self.runtime.subscribe() as events:
-            async for event in events:
-                live = self.live.get(event.container.id)
-                ended = event.type in (ContainerEventType.STOPPED, ContainerEventType.DELETED)
-                if live is not None and ended:
-                    self._stop_process(live)  # stopped through the runtime: end the real process too
-                if event.type == ContainerEventType.STOPPED and live is None:
-                    self._log_exit(event.container)
-                if event.cause == CAUSE_KUBELET or event.type != ContainerEventType.STOPPED:
-                    continue
-                labels = event.container.labels
-                if POD_NAMESPACE_LABEL in labels and POD_NAME_LABEL in labels:
-                    self.queue.add(f"{labels[POD_NAMESPACE_LABEL]}/{labels[POD_NAME_LABEL]}")
-
-    def _log_exit(self, record: Container) -> None:
-        labels = record.labels
-        if POD_UID_LABEL in labels and CONTAINER_NAME_LABEL in labels:
-            self.logs.exited(
-                labels[POD_UID_LABEL],
-                labels[CONTAINER_NAME_LABEL],
-                record.attempt,
-                f'[sandbox] container "{record.name}" exited with code {record.exit_code} ({record.reason})',
-            )
 
     # ---------------------------------------------------------------- reconcile
 
@@ -300,11 +221,11 @@ class Kubelet:
         run = self.runs.get(key)
         if pod is None:
             if run is not None:
-                self._teardown(key, run)
+                await self._teardown(key, run)
             return None
         uid = pod["metadata"]["uid"]
         if run is not None and run.uid != uid:
-            self._teardown(key, run)
+            await self._teardown(key, run)
             run = None
         if pod["metadata"].get("deletionTimestamp"):
             return await self._terminate(key, pod, run)
@@ -312,93 +233,88 @@ class Kubelet:
         if phase in ("Succeeded", "Failed") and run is None:
             return None
         if run is None:
-            run = self._admit(pod)
+            run = await self._admit(pod)
             self.runs[key] = run
         wake: list[float] = []
         now = time.monotonic()
         if phase not in ("Succeeded", "Failed"):
-            self._resize(pod, run, now, wake)
+            await self._resize(pod, run, now, wake)
             await self._sync_containers(pod, run, now, wake)
         reported = await self._write_status(key, pod, run)
         if reported in ("Succeeded", "Failed"):
-            self._release(run, pod)
+            await self._release(run, pod)
         return max(min(wake), 0.001) if wake else None
 
-    def _admit(self, pod: Obj) -> PodRun:
+    async def _admit(self, pod: Obj) -> PodRun:
         meta = pod["metadata"]
-        sandbox_id = self.runtime.run_pod_sandbox(
-            meta["name"], meta["namespace"], meta["uid"], meta.get("labels"), meta.get("annotations")
-        )
-        host_network = (pod.get("spec") or {}).get("hostNetwork")
-        ip = self.node.internal_ip if host_network else self.ips.take()
+        sandbox = await self.runtime.run_pod_sandbox(pod)
         start = (pod.get("status") or {}).get("startTime") or now_rfc3339()
         allocated = resize.desired(pod)
         return PodRun(
             uid=meta["uid"],
-            sandbox_id=sandbox_id,
-            ip=ip,
+            sandbox_id=sandbox.id,
+            ip=sandbox.ip,
             start_time=start,
             allocated=allocated,
             actuated=copy.deepcopy(allocated),
             termination_grace=killgrace.spec_termination_grace(pod),
         )
 
-    def _release(self, run: PodRun, pod: Obj) -> None:
-        """A finished pod keeps its status.podIP but, as with a real CNI, gives the address back.
+    async def _release(self, run: PodRun, pod: Obj) -> None:
+        """A finished pod keeps its status.podIP but, as with a real CNI, gives the address back
+        (the runtime does, when its sandbox stops).
 
         A terminal phase the API reports can leave containers running: the kubelet kills them
-        (process containers through the runtime, with the pod's grace period) before it stops
-        the sandbox; their exits requeue the pod, which writes their status.
+        (those with a process through StopContainer, with the pod's grace period) before it
+        stops the sandbox; their exits requeue the pod, which writes their status.
         """
         if run.released:
             return
-        live = self._live_processes(run)
+        live = await self._live_tasks(run)
         if live:
             grace = killgrace.pod_termination_grace(pod)
-            for process in live:
-                self._kill_process(process, grace)
+            for container_id in live:
+                await self._stop_in_background(container_id, grace)
             return
         run.released = True
-        self.runtime.stop_pod_sandbox(run.sandbox_id)
-        if run.ip != self.node.internal_ip:
-            self.ips.release(run.ip)
+        await self.runtime.stop_pod_sandbox(run.sandbox_id)
         self._retry_deferred_resizes()
 
-    @staticmethod
-    def _live_processes(run: PodRun) -> list[ContainerProcess]:
-        return [s.process for s in run.slots.values() if s.process is not None and s.process.alive]
+    async def _live_tasks(self, run: PodRun) -> list[str]:
+        """The pod's containers whose process still runs."""
+        return [
+            slot.task_id
+            for slot in run.slots.values()
+            if slot.task_id and await self.runtime.task_alive(slot.task_id)
+        ]
 
-    def _teardown(self, key: str, run: PodRun) -> None:
+    async def _teardown(self, key: str, run: PodRun) -> None:
         """The pod is gone from the API (or replaced by a new uid): stop what still runs, as the
         kubelet does for a force-deleted pod (the spec's grace period), then remove its sandbox
-        and give back its IP and files once its processes are gone."""
+        (which gives back its IP and files) once its processes are gone."""
         self.runs.pop(key, None)
-        live = self._live_processes(run)
+        live = await self._live_tasks(run)
         if not live:
-            self._dismantle(run)
+            await self._dismantle(run)
             return
-        for process in live:
-            self._kill_process(process, run.termination_grace)
-        self._background(self._dismantle_after(run, live), f"teardown {key}")
+        for container_id in live:
+            await self._stop_in_background(container_id, run.termination_grace)
+        stops = [self._stops[container_id] for container_id in live if container_id in self._stops]
+        self._background(self._dismantle_after(run, stops), f"teardown {key}")
 
-    async def _dismantle_after(self, run: PodRun, live: list[ContainerProcess]) -> None:
+    async def _dismantle_after(self, run: PodRun, stops: list[asyncio.Task[None]]) -> None:
         try:
-            await asyncio.gather(*(process.wait() for process in live), return_exceptions=True)
+            await asyncio.gather(*stops, return_exceptions=True)
         finally:
-            self._dismantle(run)
+            await self._dismantle(run)
 
-    def _dismantle(self, run: PodRun) -> None:
-        self.runtime.remove_pod_sandbox(run.sandbox_id)
-        if self.processes is not None:
-            self.processes.forget(run.uid)
-        self.logs.forget(run.uid)
-        if run.ip != self.node.internal_ip and not run.released:
-            self.ips.release(run.ip)
+    async def _dismantle(self, run: PodRun) -> None:
+        await self.runtime.remove_pod_sandbox(run.sandbox_id)
         self._retry_deferred_resizes()
 
     # ------------------------------------------------------------------ resize
 
-    def _resize(self, pod: Obj, run: PodRun, now: float, wake: list[float]) -> None:
+    async def _resize(self, pod: Obj, run: PodRun, now: float, wake: list[float]) -> None:
         """Follow an in-place resize of the pod's spec resources, as the kubelet does.
 
         A changed spec is first admitted against the node (else ``PodResizePending`` and nothing
@@ -436,8 +352,10 @@ class Kubelet:
             slot = run.slots.get(name)
             if slot is None or not changed or not resize.needs_restart(container, changed):
                 continue
-            record = self._record(slot)
-            if record is None or record.state != ContainerState.RUNNING or self._stopping_slot(slot):
+            record = await self._record(slot)
+            if record is None or record.state != ContainerState.RUNNING:
+                continue
+            if await self._stopping_container(record.id):
                 continue
             self.recorder.event(
                 pod,
@@ -447,10 +365,10 @@ class Kubelet:
                 field_path=self._path_of(pod, name),
             )
             grace = killgrace.container_kill_grace(pod, container)
-            if self._kill(slot, record, grace, SIGTERM_EXIT_CODE):
+            if await self._kill(slot, record, grace, SIGTERM_EXIT_CODE):
                 slot.replace_on_exit = True  # _ensure restarts it once the process is gone
             else:
-                self._retire(slot)
+                await self._retire(slot)
         run.actuated = copy.deepcopy(run.allocated)
         run.resize_until = None
 
@@ -478,14 +396,14 @@ class Kubelet:
             await self._ensure(
                 pod, run, slot, init, "Always" if sidecar else "OnFailure", now, wake, init=True
             )
-            record = self._record(slot)
+            record = await self._record(slot)
             if sidecar:
                 if record is None or record.state != ContainerState.RUNNING:
                     return
                 continue
             if record is not None and record.state == ContainerState.RUNNING:
                 if slot.run_until is not None and now >= slot.run_until:
-                    self.runtime.stop_container(record.id, exit_code=0)
+                    await self.runtime.finish_simulated(record.id, 0)
                     slot.done = True
                     continue
                 if slot.run_until is not None:
@@ -499,12 +417,12 @@ class Kubelet:
         for container in spec.get("containers") or []:
             slot = run.slot(container["name"])
             await self._ensure(pod, run, slot, container, policy, now, wake, init=False)
-            record = self._record(slot)
+            record = await self._record(slot)
             if record is None or record.state != ContainerState.RUNNING:
                 continue
             if slot.run_until is not None:
                 if now >= slot.run_until:
-                    self.runtime.stop_container(record.id, exit_code=exit_code)
+                    await self.runtime.finish_simulated(record.id, exit_code)
                     if policy == "OnFailure" and exit_code != 0:
                         wake.append(0.0)
                 else:
@@ -520,25 +438,25 @@ class Kubelet:
         ``ephemeral``); none is ever restarted."""
         for spec in (pod.get("spec") or {}).get("ephemeralContainers") or []:
             slot = run.slot(spec["name"])
-            record = self._record(slot)
+            record = await self._record(slot)
             if record is None and not slot.done:
                 if slot.retry_at > now:
                     wake.append(slot.retry_at - now)
                     continue
                 path = ephemeral.field_path(spec["name"])
                 await self._create(pod, run, slot, spec, now, wake, path, init=False)
-                record = self._record(slot)
+                record = await self._record(slot)
                 if record is None:
                     continue
                 slot.done = True  # started: never again, whatever its exit
                 slot.probes = None
                 slot.run_until = None
-                if slot.process is None:
+                if record.simulated:
                     seconds = ephemeral.run_seconds(pod, spec, self.timing.run_seconds)
                     slot.run_until = time.monotonic() + self.timing.scaled(seconds)
             if record is not None and record.state == ContainerState.RUNNING and slot.run_until is not None:
                 if now >= slot.run_until:
-                    self.runtime.stop_container(record.id, exit_code=ephemeral.exit_code(pod))
+                    await self.runtime.finish_simulated(record.id, ephemeral.exit_code(pod))
                 else:
                     wake.append(slot.run_until - now)
 
@@ -548,37 +466,31 @@ class Kubelet:
         run: PodRun,
         spec: Mapping[str, Any],
         slot: Slot,
-        record: Container,
+        record: ContainerStatus,
         now: float,
         wake: list[float],
     ) -> None:
         """Run the container's due probes; kill it when liveness or startup failed for good."""
         assert slot.probes is not None
-        if self._stopping_slot(slot):
+        if await self._stopping_container(record.id):
             return  # being killed: no more probes, its exit requeues the pod
         field_path = f"spec.containers{{{slot.name}}}"
 
-        def execute(command: list[str]) -> tuple[bool, str]:
+        async def execute(command: list[str], timeout: int) -> tuple[bool, str]:
             try:
-                result = self.runtime.exec_sync(record.id, command)
-            except CriError as error:
-                return False, str(error)
-            return result.exit_code == 0, (result.stdout + result.stderr).decode(errors="replace").strip()
-
-        async def execute_live(command: list[str], timeout: int) -> tuple[bool, str]:
-            try:
-                result = await self.runtime.execute(record.id, command, timeout)
+                result = await self.runtime.exec(record.id, command, timeout)
             except CriError as error:
                 return False, str(error)
             return result.exit_code == 0, (result.stdout + result.stderr).decode(errors="replace").strip()
 
         async def ask(prober: Prober) -> tuple[bool, str]:
-            return await live_check(prober.spec, spec, run.ip, execute_live)
+            if not record.simulated:
+                return await live_check(prober.spec, spec, run.ip, execute)
+            if prober.is_exec:  # the only probe a simulated container can fail (see ``probes``)
+                return await execute(list(prober.spec["exec"]["command"]), 0)
+            return True, ""
 
-        if slot.process is not None:
-            outcomes = await slot.probes.run_due_live(now, ask)
-        else:
-            outcomes = slot.probes.run_due(now, execute)
+        outcomes = await slot.probes.run_due_live(now, ask)
         for outcome in outcomes:
             if not outcome.ok:
                 kind = outcome.prober.kind.capitalize()
@@ -599,7 +511,7 @@ class Kubelet:
                 field_path=field_path,
             )
             grace = killgrace.container_kill_grace(pod, spec, failed.kind)
-            if self._kill(slot, record, grace, PROBE_KILL_EXIT_CODE):
+            if await self._kill(slot, record, grace, PROBE_KILL_EXIT_CODE):
                 slot.restart_on_exit = True
             else:
                 wake.append(0.0)
@@ -608,13 +520,10 @@ class Kubelet:
         if next_at is not None:
             wake.append(max(next_at - now, 0.0))
 
-    def _record(self, slot: Slot) -> Container | None:
+    async def _record(self, slot: Slot) -> ContainerStatus | None:
         if not slot.container_id:
             return None
-        try:
-            return self.runtime.container(slot.container_id)
-        except CriError:
-            return None
+        return await self.runtime.container_status(slot.container_id)
 
     async def _ensure(
         self,
@@ -629,11 +538,11 @@ class Kubelet:
         init: bool,
     ) -> None:
         """Make the container's runtime state follow its spec: restart on image change or exit."""
-        record = self._record(slot)
+        record = await self._record(slot)
         field_path = f"spec.{'initContainers' if init else 'containers'}{{{spec['name']}}}"
-        if record is not None and record.image != spec.get("image") and not (init and slot.done):
+        if record is not None and record.requested_image != spec.get("image") and not (init and slot.done):
             if record.state == ContainerState.RUNNING:
-                if self._stopping_slot(slot):
+                if await self._stopping_container(record.id):
                     return  # its exit requeues the pod
                 self.recorder.event(
                     pod,
@@ -643,19 +552,19 @@ class Kubelet:
                     field_path=field_path,
                 )
                 grace = killgrace.container_kill_grace(pod, spec)
-                if self._kill(slot, record, grace, SIGTERM_EXIT_CODE):
+                if await self._kill(slot, record, grace, SIGTERM_EXIT_CODE):
                     return
-            self._retire(slot)
+            await self._retire(slot)
             record = None
         elif record is not None and record.state == ContainerState.EXITED and slot.replace_on_exit:
-            self._retire(slot)
+            await self._retire(slot)
             record = None
         elif record is not None and record.state == ContainerState.EXITED:
             failed = record.exit_code != 0 or slot.restart_on_exit
             restart = policy == "Always" or (policy == "OnFailure" and failed)
             if not restart or self._backing_off(pod, slot, record, now, wake, field_path):
                 return
-            self._retire(slot)
+            await self._retire(slot)
             record = None
         if record is not None:
             return
@@ -665,7 +574,7 @@ class Kubelet:
         await self._create(pod, run, slot, spec, now, wake, field_path, init=init)
 
     def _backing_off(
-        self, pod: Obj, slot: Slot, record: Container, now: float, wake: list[float], field_path: str
+        self, pod: Obj, slot: Slot, record: ContainerStatus, now: float, wake: list[float], field_path: str
     ) -> bool:
         """Whether an exited container must wait before its restart (the kubelet's crash back-off).
 
@@ -701,12 +610,12 @@ class Kubelet:
         slot.backoff_until = 0.0
         return False
 
-    def _retire(self, slot: Slot) -> None:
+    async def _retire(self, slot: Slot) -> None:
         """Forget the slot's dead (or killed) container: it becomes lastState and the count goes up."""
-        record = self._record(slot)
+        record = await self._record(slot)
         if record is not None:
             slot.last_terminated = terminated_state(record)
-            self.runtime.remove_container(record.id)
+            await self.runtime.remove_container(record.id)
         slot.container_id = ""
         slot.restart_count += 1
         slot.run_until = None
@@ -727,7 +636,7 @@ class Kubelet:
         image = spec.get("image", "")
         name = spec["name"]
         policy = pull_policy(spec)
-        present = self.runtime.has_image(image)
+        present = await self.runtime.image_present(image)
         if policy == "Never" and not present:
             slot.waiting = (
                 "ErrImageNeverPull",
@@ -739,7 +648,7 @@ class Kubelet:
             self.recorder.event(pod, "Normal", "Pulling", f'Pulling image "{image}"', field_path=field_path)
             started = time.monotonic()
             try:
-                ref = await self.runtime.pull_image(image)
+                ref = await self.runtime.pull_image(image, None)
             except CriError as error:
                 slot.waiting = ("ErrImagePull", str(error))
                 slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
@@ -753,7 +662,8 @@ class Kubelet:
                 )
                 return
             took = time.monotonic() - started
-            size = next((i.size for i in self.runtime.list_images() if i.id == ref), 0)
+            pulled = await self.runtime.image_status(ref)
+            size = pulled.size if pulled is not None else 0
             self.recorder.event(
                 pod,
                 "Normal",
@@ -777,56 +687,37 @@ class Kubelet:
                 self.recorder.event(pod, "Warning", "Failed", f"Error: {problem}", field_path=field_path)
             slot.waiting = ("CreateContainerConfigError", problem)
             return
-        rule = self.processes.match(image) if self.processes is not None else None
-        launch = None
-        start_error = ""
-        if rule is not None:
-            assert self.processes is not None
-            if slot.process is not None and slot.process.alive:
-                return  # the previous instance is still stopping; its exit requeues the pod
-            try:
-                launch = await self.processes.prepare(
-                    pod, spec, rule, pod_ip=run.ip, host_ip=self.node.internal_ip, node=self.node.name
-                )
-            except ConfigMissing as error:
-                if slot.waiting != ("CreateContainerConfigError", str(error)):
-                    self.recorder.event(pod, "Warning", "Failed", f"Error: {error}", field_path=field_path)
-                slot.waiting = ("CreateContainerConfigError", str(error))
-                slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
-                wake.append(slot.retry_at - now)
-                return
-            except MountFailed as error:
-                self.recorder.event(pod, "Warning", "FailedMount", f"MountVolume.SetUp failed: {error}")
-                slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
-                wake.append(slot.retry_at - now)
-                return
-            except StartError as error:
-                start_error = str(error)
-        container_id = self.runtime.create_container(
-            run.sandbox_id,
-            name,
-            image,
-            attempt=slot.restart_count,
-            command=spec.get("command") or (),
-            args=spec.get("args") or (),
-        )
-        self.recorder.event(pod, "Normal", "Created", f"Created container: {name}", field_path=field_path)
-        self.runtime.start_container(container_id)
-        if rule is not None:
-            if not await self._spawn(pod, slot, container_id, rule, launch, start_error, field_path):
-                slot.container_id = container_id
-                slot.waiting = None
-                wake.append(0.0)
-                return
-        else:
-            command = " ".join([*(spec.get("command") or ()), *(spec.get("args") or ())])
-            self.logs.started(
-                pod["metadata"]["uid"],
-                name,
-                slot.restart_count,
-                f'[sandbox] container "{name}" started on {self.node.name} (image "{image}", '
-                f"restart {slot.restart_count})" + (f"; command: {command}" if command else ""),
+        if slot.task_id and await self.runtime.task_alive(slot.task_id):
+            return  # the previous instance is still stopping; its exit requeues the pod
+        try:
+            container_id = await self.runtime.create_container(
+                Sandbox(run.sandbox_id, run.ip), pod, spec, slot.restart_count
             )
+        except ConfigMissing as error:
+            if slot.waiting != ("CreateContainerConfigError", str(error)):
+                self.recorder.event(pod, "Warning", "Failed", f"Error: {error}", field_path=field_path)
+            slot.waiting = ("CreateContainerConfigError", str(error))
+            slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
+            wake.append(slot.retry_at - now)
+            return
+        except MountFailed as error:
+            self.recorder.event(pod, "Warning", "FailedMount", f"MountVolume.SetUp failed: {error}")
+            slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
+            wake.append(slot.retry_at - now)
+            return
+        self.recorder.event(pod, "Normal", "Created", f"Created container: {name}", field_path=field_path)
+        try:
+            await self.runtime.start_container(container_id)
+        except StartFailed as error:
+            self.recorder.event(pod, "Warning", "Failed", f"Error: {error}", field_path=field_path)
+            slot.container_id = container_id
+            slot.waiting = None
+            wake.append(0.0)
+            return
+        started = await self.runtime.container_status(container_id)
+        live = started is not None and not started.simulated
+        if live:
+            slot.task_id = container_id
         self.recorder.event(pod, "Normal", "Started", f"Started container {name}", field_path=field_path)
         started_at = time.monotonic()
         slot.container_id = container_id
@@ -838,9 +729,9 @@ class Kubelet:
             slot.probes = None
         else:
             slot.ready_at = 0.0
-            slot.probes = ContainerProbes.create(spec, started_at, self.timing.scaled, live=rule is not None)
+            slot.probes = ContainerProbes.create(spec, started_at, self.timing.scaled, live=live)
         restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
-        if rule is not None:
+        if live:
             slot.run_until = None  # a real process runs until it exits
         elif init and spec.get("restartPolicy") != "Always":
             slot.run_until = started_at + self.timing.scaled(self.timing.init_seconds)
@@ -852,51 +743,6 @@ class Kubelet:
         else:
             slot.run_until = None
 
-    async def _spawn(
-        self,
-        pod: Obj,
-        slot: Slot,
-        container_id: str,
-        rule: ProcessImage,
-        launch: Launch | None,
-        start_error: str,
-        field_path: str,
-    ) -> bool:
-        """Start the container's process with its output as the container log and attach it to
-        the runtime container (a CRI stop or exec reaches it, see ``process_task``); False (and
-        the container exited with 128, as a StartError) if it cannot be started."""
-        uid = pod["metadata"]["uid"]
-        instance = self.logs.open(uid, slot.name, slot.restart_count)
-        key = _pod_key(pod)
-
-        def exited(code: int) -> None:
-            instance.close()
-            self.live.pop(container_id, None)
-            self.runtime.task_exited(container_id, code)
-            self.queue.add(key)
-
-        process = None
-        if launch is not None:
-            try:
-                process = await ContainerProcess.spawn(
-                    launch.argv, launch.env, launch.cwd, instance.append, exited
-                )
-            except StartError as error:
-                start_error = str(error)
-        if process is None:
-            instance.close()
-            self.runtime.stop_container(container_id, exit_code=START_ERROR_EXIT_CODE)
-            self.recorder.event(pod, "Warning", "Failed", f"Error: {start_error}", field_path=field_path)
-            return False
-        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-        process.container_id = container_id
-        process.grace = self.timing.scaled(float(30 if grace is None else grace))
-        slot.process = process
-        self.live[container_id] = process
-        if process.alive and launch is not None:
-            self.runtime.attach_task(container_id, ProcessTask(process, rule, launch, self.timing.scaled))
-        return True
-
     # ------------------------------------------------------------------ delete
 
     async def _terminate(self, key: str, pod: Obj, run: PodRun | None) -> float | None:
@@ -905,9 +751,9 @@ class Kubelet:
             running = [
                 (name, record)
                 for name, slot in run.slots.items()
-                if (record := self._record(slot)) is not None and record.state == ContainerState.RUNNING
+                if (record := await self._record(slot)) is not None and record.state == ContainerState.RUNNING
             ]
-            processes = [s.process for s in run.slots.values() if s.process is not None and s.process.alive]
+            processes = await self._live_tasks(run)
             if run.stop_at is None:
                 grace = pod["metadata"].get("deletionGracePeriodSeconds")
                 if grace is None:
@@ -916,8 +762,8 @@ class Kubelet:
                 run.stop_at = now + self.timing.scaled(seconds)
                 kill_grace = killgrace.pod_termination_grace(pod)
                 run.kill_at = now + self.timing.scaled(float(kill_grace))
-                for process in processes:
-                    self._kill_process(process, kill_grace)  # its exit requeues the pod
+                for container_id in processes:
+                    await self._stop_in_background(container_id, kill_grace)  # its exit requeues the pod
                 for name, _record in running:
                     self.recorder.event(
                         pod,
@@ -928,12 +774,12 @@ class Kubelet:
                     )
             if processes:  # the runtime sends SIGKILL at kill_at; the exits requeue the pod
                 assert run.kill_at is not None
-                return max(run.kill_at - now, STOP_GRACE_ON_SHUTDOWN)
-            fake = [(name, record) for name, record in running if record.id not in self.live]
+                return max(run.kill_at - now, STOP_RECHECK_SECONDS)
+            fake = [(name, record) for name, record in running if record.simulated]
             if fake and now < run.stop_at:
                 return run.stop_at - now
             for _name, record in fake:
-                self.runtime.stop_container(record.id, exit_code=SIGTERM_EXIT_CODE)
+                await self.runtime.finish_simulated(record.id, SIGTERM_EXIT_CODE)
             run.stopped = True
             try:
                 await self._write_status(key, pod, run)
@@ -963,12 +809,14 @@ class Kubelet:
 
     # ------------------------------------------------------------------ status
 
-    def _views(self, run: PodRun, specs: list[Obj], now: float) -> tuple[list[ContainerView], list[Obj]]:
+    async def _views(
+        self, run: PodRun, specs: list[Obj], now: float
+    ) -> tuple[list[ContainerView], list[Obj]]:
         views: list[ContainerView] = []
         statuses: list[Obj] = []
         for spec in specs:
             slot = run.slots.get(spec["name"]) or Slot(spec["name"])
-            record = self._record(slot)
+            record = await self._record(slot)
             running = record is not None and record.state == ContainerState.RUNNING
             terminated = record is not None and record.state == ContainerState.EXITED
             started = running and (slot.probes is None or slot.probes.started())
@@ -1001,12 +849,12 @@ class Kubelet:
             )
         return views, statuses
 
-    def build_status(self, pod: Obj, run: PodRun) -> Obj:
+    async def build_status(self, pod: Obj, run: PodRun) -> Obj:
         now = time.monotonic()
         spec = pod.get("spec") or {}
         policy = spec.get("restartPolicy") or "Always"
         inits = spec.get("initContainers") or []
-        init_views, init_statuses = self._views(run, inits, now)
+        init_views, init_statuses = await self._views(run, inits, now)
         regular_inits = [
             v for v, c in zip(init_views, inits, strict=True) if c.get("restartPolicy") != "Always"
         ]
@@ -1017,7 +865,7 @@ class Kubelet:
                 status["state"] = {
                     "terminated": slot.last_terminated or {"exitCode": 0, "reason": "Completed"}
                 }
-        views, statuses = self._views(run, spec.get("containers") or [], now)
+        views, statuses = await self._views(run, spec.get("containers") or [], now)
         initialized = all(run.slots.get(v.name, Slot(v.name)).done for v in regular_inits) and all(
             v.started for v in sidecars
         )
@@ -1075,7 +923,7 @@ class Kubelet:
             status["initContainerStatuses"] = init_statuses
         ephemerals = spec.get("ephemeralContainers") or []
         if ephemerals:
-            _views, ephemeral_statuses = self._views(run, ephemerals, now)
+            _views, ephemeral_statuses = await self._views(run, ephemerals, now)
             for entry in ephemeral_statuses:
                 entry["ready"] = False  # never ready, and no startup probe to report on
                 entry.pop("started", None)
@@ -1084,7 +932,7 @@ class Kubelet:
 
     async def _write_status(self, key: str, pod: Obj, run: PodRun) -> str:
         """Write the pod's status if it changed; returns the phase it reports."""
-        status = self.build_status(pod, run)
+        status = await self.build_status(pod, run)
         current = pod.get("status") or {}
         if _same_status(current, status):
             return status["phase"]
@@ -1095,15 +943,6 @@ class Kubelet:
         )
         _remember(self.pods, key, written)
         return status["phase"]
-
-
-async def _kill_after(process: ContainerProcess, seconds: float) -> None:
-    """SIGKILL ``process`` if it is still running ``seconds`` from now."""
-    try:
-        await asyncio.wait_for(process.wait(), timeout=seconds)
-    except TimeoutError:
-        process.signal(signal.SIGKILL)
-        await process.wait()
 
 
 def _strip_times(conditions: list[Obj]) -> list[tuple[Any, ...]]:
@@ -1132,4 +971,4 @@ def _remember(informer: Informer, key: str, written: Obj) -> None:
         informer.store[key] = written
 
 
-__all__ = ["IPPool", "Kubelet", "PodRun", "Slot", "rfc3339_ns"]
+__all__ = ["Kubelet", "PodRun", "Slot", "rfc3339_ns"]

@@ -96,7 +96,7 @@ class KubeletApi:
         try:
             if run is None:
                 raise NoInstance(container)
-            instance = kubelet.logs.instance(run.uid, container, options.previous)
+            read = kubelet.runtime.open_log(run.uid, container, options.previous)
         except NoInstance:
             if options.previous:
                 raise web.HTTPBadRequest(
@@ -109,7 +109,7 @@ class KubeletApi:
             ) from None
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
-        async for chunk in kubelet.logs.read(instance, options):
+        async for chunk in read(options):
             await response.write(chunk)
         await response.write_eof()
         return response

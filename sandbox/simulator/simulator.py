@@ -22,6 +22,7 @@ from kruise.sandbox.simulator.client import Client, Obj, resource_path
 from kruise.sandbox.simulator.daemonset import DaemonSetController
 from kruise.sandbox.simulator.deployment import DeploymentController
 from kruise.sandbox.simulator.endpoints import EndpointsController
+from kruise.sandbox.simulator.fake_node import FakeNodeRuntime
 from kruise.sandbox.simulator.informer import Informer
 from kruise.sandbox.simulator.job import JobController
 from kruise.sandbox.simulator.kubelet import Kubelet
@@ -165,7 +166,8 @@ class Simulator:
             def lookup(namespace: str, name: str, _cms: Informer = configmaps) -> Obj | None:
                 return _cms.get(f"{namespace}/{name}")
 
-            kubelet = Kubelet(client, spec, runtime, self.timing, lookup, self.logs, self.processes)
+            node_runtime = FakeNodeRuntime(runtime, spec, self.timing, self.logs, self.processes)
+            kubelet = Kubelet(client, spec, node_runtime, self.timing, lookup)
             self.kubelets[spec.name] = kubelet
         configmaps.add_handler(self._configmaps_changed)
         configmaps.start()

@@ -93,7 +93,7 @@ async def test_http_server_becomes_ready_through_its_probe_and_stops_on_delete(c
     ip = pod["status"]["podIP"]
     assert ip.startswith("127.244.1.")
     kubelet = cluster.simulator.kubelets["node-1"]
-    [process] = list(kubelet.live.values())
+    [process] = list(kubelet.runtime.live.values())
     assert process.alive
 
     reader, writer = await asyncio.open_connection(ip, 8080)

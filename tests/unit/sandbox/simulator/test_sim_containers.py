@@ -2,13 +2,14 @@
 
 import pytest
 
-from kruise.sandbox.cri import Container, ContainerState
+from kruise.sandbox.cri import ContainerState
 from kruise.sandbox.simulator.containers import (
     config_error,
     container_status,
     default_pull_policy,
     qos_class,
 )
+from kruise.sandbox.simulator.noderuntime import ContainerStatus
 
 
 @pytest.mark.parametrize(
@@ -58,18 +59,16 @@ def test_config_error(container, problem):
 def record(state, **extra):
     fields = {
         "id": "c" * 64,
-        "sandbox_id": "s" * 64,
         "name": "app",
         "attempt": 0,
-        "image": "nginx:alpine",
-        "image_tag": "docker.io/library/nginx:alpine",
-        "image_id": "sha256:" + "1" * 64,
+        "requested_image": "nginx:alpine",
+        "image": "docker.io/library/nginx:alpine",
         "image_ref": "docker.io/library/nginx@sha256:" + "2" * 64,
         "state": state,
         "created_at": 1_700_000_000_000_000_000,
         "started_at": 1_700_000_001_000_000_000,
     }
-    return Container(**(fields | extra))
+    return ContainerStatus(**(fields | extra))
 
 
 def test_running_status_entry():

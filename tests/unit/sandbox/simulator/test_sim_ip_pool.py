@@ -2,7 +2,7 @@
 
 import pytest
 
-from kruise.sandbox.simulator.kubelet import IPPool
+from kruise.sandbox.simulator.ippool import IPPool
 
 
 def test_pool_hands_out_unique_addresses_until_exhausted():
