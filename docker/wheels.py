@@ -12,10 +12,12 @@ that runs it, while this installs for the image's /usr/bin/python3 into Debian's
 
 from __future__ import annotations
 
+import configparser
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from installer import install
@@ -107,3 +109,40 @@ def install_wheels(wheels: list[Path], root: Path) -> None:
     for wheel in wheels:
         with WheelFile.open(wheel) as source:
             install(source, destination, additional_metadata={"INSTALLER": b"kruise-py image build\n"})
+
+
+def installed_paths(wheels: list[Path]) -> set[str]:
+    """The files any installer lays down from `wheels` (pip for docker/Dockerfile, `installer` here), as
+    paths under the root, before byte-compiling: each archive member at its scheme's place, plus one
+    launcher per console script. Installer-specific metadata (INSTALLER, pip's REQUESTED and
+    direct_url.json) is left out: it names the tool, not the content."""
+    places = {
+        "purelib": SITE,
+        "platlib": SITE,
+        "scripts": "usr/local/bin",
+        "data": "usr/local",
+        "headers": "usr/local/include/python3.11",
+    }
+    paths: set[str] = set()
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/")]
+            for name in names:
+                top, _, rest = name.partition("/")
+                if top.endswith(".data"):
+                    key, _, inner = rest.partition("/")
+                    if key == "headers":
+                        inner = f"{top.removesuffix('.data').split('-')[0]}/{inner}"
+                    paths.add(f"{places[key]}/{inner}")
+                else:
+                    paths.add(f"{SITE}/{name}")
+                if name.endswith(".dist-info/entry_points.txt"):
+                    paths |= {f"usr/local/bin/{s}" for s in _console_scripts(archive.read(name).decode())}
+    return paths
+
+
+def _console_scripts(entry_points: str) -> list[str]:
+    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read_string(entry_points)
+    return list(parser["console_scripts"]) if parser.has_section("console_scripts") else []
