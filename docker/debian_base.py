@@ -25,7 +25,9 @@ SKIPPED = frozenset(
     | {"mailcap", "mime-support", "tar"}
 )
 # Kept of /usr/share/doc: the licences (Debian's copyright files must travel with the binaries).
+# gconv: glibc's iconv() charset modules (9 MB); Python's codecs are its own and OpenSSL uses none.
 DROPPED_PATHS = ("usr/share/man", "usr/share/info", "usr/share/lintian", "usr/share/locale")
+DROPPED_PATHS += ("usr/lib/x86_64-linux-gnu/gconv",)
 MERGED_USR = {"bin": "usr/bin", "sbin": "usr/sbin", "lib": "usr/lib", "lib64": "usr/lib64"}
 
 
