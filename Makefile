@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install sandbox test lint format crds bench clean
+.PHONY: install sandbox test lint format crds bench clean image-rootfs image-lock
 
 $(STAMP): pyproject.toml setup.py helm/install-helm.sh
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ format: install
 
 crds: install
 	$(BIN)/kruise crds generate
+
+# kruise-py's image root file system without Docker (root, Debian; docs/image.md)
+image-rootfs: install
+	$(BIN)/python docker/rootfs.py build
+
+image-lock: install
+	$(BIN)/python docker/rootfs.py lock
 
 bench: install
 	$(BIN)/python -m benchmarks
