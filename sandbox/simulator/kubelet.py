@@ -47,6 +47,7 @@ from kruise.sandbox.simulator.containers import (
     ConfigMapLookup,
     config_error,
     container_status,
+    kubelet_annotations,
     pull_policy,
     qos_class,
     rfc3339_ns,
@@ -57,7 +58,7 @@ from kruise.sandbox.simulator.informer import Informer
 from kruise.sandbox.simulator.liveprobe import check as live_check
 from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeSpec
-from kruise.sandbox.simulator.podenv import ConfigMissing
+from kruise.sandbox.simulator.podenv import ConfigMissing, simulated_env
 from kruise.sandbox.simulator.podstatus import (
     ContainerView,
     kubelet_conditions,
@@ -802,13 +803,21 @@ class Kubelet:
                 return
             except StartError as error:
                 start_error = str(error)
+        if launch is not None:
+            envs = launch.env
+        else:
+            envs = await simulated_env(
+                pod, spec, self.configmap, pod_ip=run.ip, host_ip=self.node.internal_ip
+            )
         container_id = self.runtime.create_container(
             run.sandbox_id,
             name,
             image,
             attempt=slot.restart_count,
+            annotations=kubelet_annotations(pod, slot.restart_count),
             command=spec.get("command") or (),
             args=spec.get("args") or (),
+            envs=envs.items(),
         )
         self.recorder.event(pod, "Normal", "Created", f"Created container: {name}", field_path=field_path)
         self.runtime.start_container(container_id)
