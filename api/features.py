@@ -131,7 +131,6 @@ _NEEDS_IMAGE_PULL_JOB = (PRE_DOWNLOAD_IMAGE_FOR_IN_PLACE_UPDATE, PRE_DOWNLOAD_IM
 # its behaviour is built.
 WITHOUT_EFFECT: frozenset[str] = frozenset(
     {
-        DAEMON_WATCHING_POD,
         CLONESET_EVENT_HANDLER_OPTIMIZATION,
     }
 )

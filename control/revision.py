@@ -54,6 +54,12 @@ def fnv1a_32(data: bytes) -> int:
     return value
 
 
+def spew_bytes(data: bytes) -> bytes:
+    """What ``hashutil.DeepHashObject`` feeds its hasher for a ``[]byte``: spew's ``%#v`` rendering
+    (the type in parentheses, then the decimal bytes in brackets), not the bytes themselves."""
+    return b"([]uint8)[" + " ".join(str(b) for b in data).encode() + b"]"
+
+
 def safe_encode_string(text: str) -> str:
     """``rand.SafeEncodeString``: map each byte onto the safe alphabet."""
     return "".join(SAFE_ALPHANUMS[b % len(SAFE_ALPHANUMS)] for b in text.encode())

@@ -1,6 +1,7 @@
 """`kruise-daemon`: the node agent. Connects to this node's CRI runtime, keeps its NodeImage pulled,
-carries out the ContainerRecreateRequests of pods on this node and, under PodProbeMarkerGate, runs
-the probes of its NodePodProbe.
+carries out the ContainerRecreateRequests of pods on this node, reports the runtime's containers of
+those pods (runtime-containers-meta, under DaemonWatchingPod) and, under PodProbeMarkerGate, runs the
+probes of its NodePodProbe.
 
 Exit codes: 0 after SIGTERM/SIGINT, 1 when the runtime socket is missing (upstream: fatal
 "not found container runtime sock"), 2 for bad flags.
@@ -22,6 +23,7 @@ from collections.abc import Awaitable, Sequence
 import structlog
 
 from kruise.api import features
+from kruise.daemon.containermeta.controller import ContainerMetaController
 from kruise.daemon.containerrecreate.recreator import ContainerRecreator
 from kruise.daemon.cri.client import RuntimeClient, RuntimeNotFound, discover_socket
 from kruise.daemon.imagepuller.puller import ImagePuller
@@ -73,6 +75,15 @@ async def run(options: Options) -> int:
     recreator = ContainerRecreator(client, runtime, options.node_name)
     probes.add_readyz_check("nodeimage-informer", node_images.has_synced)
     probes.add_readyz_check("containerrecreate-informers", recreator.has_synced)
+    container_meta = None
+    if options.feature_gates.enabled(features.DAEMON_WATCHING_POD):
+        container_meta = ContainerMetaController(
+            client,
+            runtime,
+            options.node_name,
+            env_from_metadata=options.feature_gates.enabled(features.IN_PLACE_UPDATE_ENV_FROM_METADATA),
+        )
+        probes.add_readyz_check("containermeta-informer", container_meta.has_synced)
     prober = None
     if options.feature_gates.enabled(features.POD_PROBE_MARKER_GATE):
         prober = PodProber(client, runtime, options.node_name)
@@ -86,6 +97,8 @@ async def run(options: Options) -> int:
         port = await probes.start()
         node_images.start()
         recreator.start()
+        if container_meta is not None:
+            container_meta.start()
         if prober is not None:
             prober.start()
         log.info(
@@ -104,6 +117,8 @@ async def run(options: Options) -> int:
         drain = SHUTDOWN_DRAIN_SECONDS
         await _bounded("containerrecreate", recreator.stop(drain), drain + SHUTDOWN_STEP_SECONDS)
         await _bounded("nodeimage-informer", node_images.stop(), SHUTDOWN_STEP_SECONDS)
+        if container_meta is not None:
+            await _bounded("containermeta", container_meta.stop(drain), drain + SHUTDOWN_STEP_SECONDS)
         if prober is not None:
             await _bounded("podprobe", prober.stop(), SHUTDOWN_STEP_SECONDS)
         await _bounded("imagepuller", puller.stop(), SHUTDOWN_STEP_SECONDS)

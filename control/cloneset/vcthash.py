@@ -17,7 +17,7 @@ from typing import Any
 
 from kruise.api.keys import ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
-from kruise.control.revision import fnv1a_32
+from kruise.control.revision import fnv1a_32, spew_bytes
 from kruise.control.sidecarset.gojson import dumps, to_go
 
 
@@ -94,11 +94,6 @@ def templates_json(templates: Sequence[Mapping[str, Any]] | None) -> bytes:
     ]
     claims.sort(key=lambda c: c["metadata"]["name"])
     return dumps(claims)
-
-
-def spew_bytes(data: bytes) -> bytes:
-    """spew's ``%#v`` of a ``[]byte``: the type in parentheses, then the decimal bytes in brackets."""
-    return b"([]uint8)[" + " ".join(str(b) for b in data).encode() + b"]"
 
 
 def expected_hash(templates: Sequence[Mapping[str, Any]] | None) -> int:

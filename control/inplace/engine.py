@@ -315,14 +315,23 @@ def _container_status(pod: Mapping[str, Any], name: str) -> Mapping[str, Any] | 
 
 
 def _runtime_meta(pod: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    """The containers kruise-daemon reported; ValueError when the annotation is not its JSON."""
     raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_RUNTIME_CONTAINERS_META)
-    return None if raw is None else list(json.loads(raw).get("containers") or [])
+    if raw is None:
+        return None
+    try:
+        body = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid {ANNOTATION_RUNTIME_CONTAINERS_META}: {exc}") from exc
+    if not isinstance(body, dict) or not isinstance(body.get("containers") or [], list):
+        raise ValueError(f"invalid {ANNOTATION_RUNTIME_CONTAINERS_META}: not a RuntimeContainerMetaSet")
+    return [c for c in body.get("containers") or [] if isinstance(c, dict)]
 
 
 def _env_hashes_consistent(pod: Mapping[str, Any], metas: list[Mapping[str, Any]]) -> bool:
     for c in (pod.get("spec") or {}).get("containers") or []:
         status = _container_status(pod, c["name"])
-        meta = next((m for m in metas if m.get("name") == c["name"]), None)
+        meta = next((m for m in reversed(metas) if m.get("name") == c["name"]), None)  # last wins
         if status is None or meta is None or meta.get("containerID") != status.get("containerID"):
             return False
         expected = envhash.expected_hash(c, pod.get("metadata") or {})
@@ -340,8 +349,11 @@ def containers_update_problem(
     or (same imageID, e.g. a retag) when the status image equals the spec image. After a resize
     (``updateResources`` with the gate on) every container's status resources must equal its spec.
     """
+    try:
+        metas = _runtime_meta(pod)  # upstream refuses a malformed report whatever the update changes
+    except ValueError as exc:
+        return str(exc)
     if state.update_env_from_metadata:
-        metas = _runtime_meta(pod)
         if metas is None:
             return "waiting for all containers hash consistent, but runtime-container-meta not found"
         if not _env_hashes_consistent(pod, metas):

@@ -95,8 +95,12 @@ class RuntimeClient:
     async def version(self) -> cri.VersionResponse:
         return await self.runtime.Version(cri.VersionRequest(version="v1"), timeout=self.timeout)
 
-    async def list_containers(self, labels: Mapping[str, str] | None = None) -> Sequence[cri.Container]:
-        request = cri.ListContainersRequest(filter=cri.ContainerFilter(label_selector=dict(labels or {})))
+    async def list_containers(
+        self, labels: Mapping[str, str] | None = None, *, container_id: str = ""
+    ) -> Sequence[cri.Container]:
+        request = cri.ListContainersRequest(
+            filter=cri.ContainerFilter(id=container_id, label_selector=dict(labels or {}))
+        )
         return (await self.runtime.ListContainers(request, timeout=self.timeout)).containers
 
     async def container_status(self, container_id: str) -> cri.ContainerStatus:

@@ -109,6 +109,7 @@ class Container:
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     log_path: str = ""
+    envs: tuple[tuple[str, str], ...] = ()  # the environment it was created with, in order
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,10 @@ runs the command as a local process and answers its exit code and output.
 Simulated containers have no process. StopContainer ends one at once with exit code 0
 (``Completed``): the container is taken to be a well-behaved workload that catches SIGTERM and
 exits cleanly, since a real runtime reports 143 only when a process actually died of the
-signal, and there is none here. ExecSync on one asks ``exec_handler`` (default: exit 0, no
-output), which is how tests script exec probes. ``stop_container`` (the in-process call) always
+signal, and there is none here. ExecSync on one asks ``exec_handler``, which is how tests script exec
+probes; the default answers ``env`` with the environment the container was created with (one
+``NAME=value`` line each, as a real ``env`` prints it; kruise-daemon reads env values that way) and
+anything else with exit 0 and no output. ``stop_container`` (the in-process call) always
 records the exit code its caller gives: the kubelet uses it for the exits it simulates.
 """
 
@@ -89,6 +91,13 @@ class ContainerTask(Protocol):
         be run or overruns its timeout raises ``CriError``."""
 
 
+def default_exec(container: Container, cmd: Sequence[str]) -> ExecResult:
+    """A simulated container's answer to an exec: ``env`` prints its environment, the rest succeeds."""
+    if list(cmd) in (["env"], ["/usr/bin/env"], ["/bin/env"]):
+        return ExecResult(stdout="".join(f"{name}={value}\n" for name, value in container.envs).encode())
+    return ExecResult()
+
+
 def _new_id() -> str:
     return secrets.token_hex(32)
 
@@ -144,7 +153,7 @@ class FakeRuntime:
         self.clock = clock
         self.runtime_name = runtime_name
         self.runtime_version = runtime_version
-        self.exec_handler: ExecHandler = lambda container, cmd: ExecResult()
+        self.exec_handler: ExecHandler = default_exec
         self._sandboxes: dict[str, PodSandbox] = {}
         self._containers: dict[str, Container] = {}
         self._tasks: dict[str, ContainerTask] = {}  # container id -> its real process
@@ -334,6 +343,7 @@ class FakeRuntime:
         command: Sequence[str] = (),
         args: Sequence[str] = (),
         log_path: str = "",
+        envs: Iterable[tuple[str, str]] = (),
         kubelet_labels: bool = True,
         cause: str = CAUSE_KUBELET,
     ) -> str:
@@ -386,6 +396,7 @@ class FakeRuntime:
             command=tuple(command),
             args=tuple(args),
             log_path=log_path,
+            envs=tuple((str(k), str(v)) for k, v in envs),
         )
         self._containers[container.id] = container
         self._publish(ContainerEventType.CREATED, container, cause)
@@ -495,7 +506,7 @@ class FakeRuntime:
         return sorted(found, key=lambda c: (c.created_at, c.id))
 
     def exec_sync(self, container_id: str, cmd: Sequence[str], timeout: int = 0) -> ExecResult:
-        """Run ``cmd`` through ``exec_handler`` (default: exit 0, no output); needs a RUNNING container."""
+        """Run ``cmd`` through ``exec_handler`` (see ``default_exec``); needs a RUNNING container."""
         container = self.container(container_id)
         if not cmd:
             raise InvalidArgumentError("cmd: must not be empty")

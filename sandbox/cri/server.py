@@ -115,6 +115,7 @@ class CriServicer:
             command=list(config.command),
             args=list(config.args),
             log_path=config.log_path,
+            envs=[(kv.key, bytes(kv.value).decode(errors="replace")) for kv in config.envs],
             kubelet_labels=False,
             cause=CAUSE_CRI,
         )

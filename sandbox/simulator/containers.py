@@ -55,6 +55,18 @@ def config_error(namespace: str, container: Mapping[str, Any], lookup: ConfigMap
     return None
 
 
+def kubelet_annotations(pod: Mapping[str, Any], restart_count: int) -> dict[str, str]:
+    """The annotations the kubelet puts on a runtime container that a node agent reads back without the
+    pod (kruise-daemon's containermeta report and its kills): the restart count and the pod's grace
+    period. The kubelet's container hash and preStop handler are not written here."""
+    spec = pod.get("spec") or {}
+    annotations = {"io.kubernetes.container.restartCount": str(restart_count)}
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is not None:
+        annotations["io.kubernetes.pod.terminationGracePeriod"] = str(grace)
+    return annotations
+
+
 def rfc3339_ns(nanos: int) -> str:
     return datetime.fromtimestamp(nanos / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -38,6 +38,7 @@ from kruise.sandbox.cri import (
     ExecResult,
     FakeRuntime,
 )
+from kruise.sandbox.simulator.containers import kubelet_annotations
 from kruise.sandbox.simulator.ippool import IPPool
 from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeSpec
@@ -51,6 +52,7 @@ from kruise.sandbox.simulator.noderuntime import (
     Sandbox,
     StartFailed,
 )
+from kruise.sandbox.simulator.podenv import simulated_env
 from kruise.sandbox.simulator.process_runner import Launch, ProcessRunner
 from kruise.sandbox.simulator.process_task import ProcessTask
 from kruise.sandbox.simulator.processes import ContainerProcess, ProcessImage, StartError
@@ -116,8 +118,10 @@ class FakeNodeRuntime:
         timing: Timing,
         logs: ContainerLogs | None = None,
         processes: ProcessRunner | None = None,
+        configmap: Callable[[str, str], Mapping[str, Any] | None] | None = None,
     ) -> None:
         self.runtime = runtime
+        self.configmap = configmap if configmap is not None else (lambda _namespace, _name: None)
         self.node = node
         self.timing = timing
         self.logs = logs if logs is not None else ContainerLogs()
@@ -256,13 +260,21 @@ class FakeNodeRuntime:
                 )
             except StartError as error:  # the start fails, as runc's would
                 plan.start_error = str(error)
+        if plan.launch is not None:
+            envs = plan.launch.env
+        else:
+            envs = await simulated_env(
+                pod, container, self.configmap, pod_ip=sandbox.ip, host_ip=self.node.internal_ip
+            )
         container_id = self.runtime.create_container(
             sandbox.id,
             container["name"],
             image,
             attempt=attempt,
+            annotations=kubelet_annotations(pod, attempt),
             command=container.get("command") or (),
             args=container.get("args") or (),
+            envs=envs.items(),
         )
         self._plans[container_id] = plan
         return container_id

@@ -153,3 +153,29 @@ async def container_env(
         if value is not None:
             env[name] = value
     return env
+
+
+async def simulated_env(
+    pod: Obj,
+    container: Mapping[str, Any],
+    configmap: Callable[[str, str], Mapping[str, Any] | None],
+    *,
+    pod_ip: str,
+    host_ip: str,
+) -> dict[str, str]:
+    """The environment of a simulated container (one without a process), so that ``env`` run in it answers
+    what a real container would: downward-API values as the pod's metadata was at the container's start,
+    ConfigMap values from the kubelet's cache. Secrets are not watched for simulated containers, so
+    Secret-sourced variables are left out rather than blocking a container the kubelet already let start."""
+    spec = dict(container)
+    spec["envFrom"] = [s for s in container.get("envFrom") or [] if not s.get("secretRef")]
+    spec["env"] = [e for e in container.get("env") or [] if "secretKeyRef" not in (e.get("valueFrom") or {})]
+
+    async def fetch(plural: str, namespace: str, name: str) -> Obj | None:
+        found = configmap(namespace, name) if plural == "configmaps" else None
+        return dict(found) if found is not None else None
+
+    try:
+        return await container_env(pod, spec, fetch, pod_ip=pod_ip, host_ip=host_ip)
+    except ConfigMissing:
+        return {}  # a ConfigMap went away after the kubelet's check: the container starts all the same

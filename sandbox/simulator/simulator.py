@@ -166,7 +166,7 @@ class Simulator:
             def lookup(namespace: str, name: str, _cms: Informer = configmaps) -> Obj | None:
                 return _cms.get(f"{namespace}/{name}")
 
-            node_runtime = FakeNodeRuntime(runtime, spec, self.timing, self.logs, self.processes)
+            node_runtime = FakeNodeRuntime(runtime, spec, self.timing, self.logs, self.processes, lookup)
             kubelet = Kubelet(client, spec, node_runtime, self.timing, lookup)
             self.kubelets[spec.name] = kubelet
         configmaps.add_handler(self._configmaps_changed)

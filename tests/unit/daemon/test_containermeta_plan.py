@@ -1,0 +1,116 @@
+"""The containermeta reporter's decisions: which pod events matter, the report's JSON and which
+containers restart (upstream pkg/daemon/containermeta)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from kruise.control.inplace import envhash
+from kruise.daemon.containermeta import controller, plan
+
+KEY = "apps.kruise.io/runtime-containers-meta"
+ENV = [{"name": "TEST_ENV", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['test-env']"}}}]
+
+
+def pod(value: str = "foo", *, updating: bool = False, report: list | None = None) -> dict[str, Any]:
+    annotations = {"test-env": value}
+    if report is not None:
+        annotations[KEY] = json.dumps({"containers": report})
+    return {
+        "metadata": {
+            "name": "p",
+            "namespace": "default",
+            "annotations": annotations,
+            "ownerReferences": [
+                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "c", "controller": True}
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "image": "nginx", "env": ENV}]},
+        "status": {
+            "conditions": [{"type": "InPlaceUpdateReady", "status": "False" if updating else "True"}],
+            "containerStatuses": [{"name": "main", "containerID": "containerd://abc", "restartCount": 0}],
+        },
+    }
+
+
+def meta(container_id: str = "containerd://abc", env_hash: int = 27323935) -> dict[str, Any]:
+    return {
+        "name": "main",
+        "containerID": container_id,
+        "restartCount": 0,
+        "hashes": {"plainHash": 0, "extractedEnvFromMetadataHash": env_hash},
+    }
+
+
+def test_only_kruise_workload_or_sidecarset_pods_are_watched() -> None:
+    assert plan.is_watched(pod())
+    foreign = pod()
+    foreign["metadata"]["ownerReferences"][0]["apiVersion"] = "apps/v1"
+    assert not plan.is_watched(foreign)
+    foreign["metadata"]["annotations"]["kruise.io/sidecarset-hash"] = "{}"
+    assert plan.is_watched(foreign)
+
+
+def test_missing_or_outdated_report_needs_a_report() -> None:
+    assert plan.needs_report(None, pod(), True)
+    assert plan.needs_report(None, pod(report=[meta("containerd://old")]), True)
+    assert not plan.needs_report(None, pod(report=[meta()]), True)
+
+
+def test_metadata_change_wakes_the_pod_only_with_the_gate() -> None:
+    old, new = pod(report=[meta()]), pod("bar", report=[meta()])
+    assert plan.needs_report(old, new, True)
+    assert not plan.needs_report(old, new, False)
+
+
+def test_container_without_id_yet_is_not_reported() -> None:
+    fresh = pod()
+    fresh["status"]["containerStatuses"][0]["containerID"] = ""
+    assert not plan.needs_report(None, fresh, True)
+
+
+def test_stale_hash_restarts_only_during_an_in_place_update() -> None:
+    container = pod()["spec"]["containers"][0]
+    assert not plan.stale_env(pod("bar"), container, meta())  # someone edited a running pod
+    assert plan.stale_env(pod("bar", updating=True), container, meta())
+    assert not plan.stale_env(pod("foo", updating=True), container, meta())
+    unknown = meta()
+    plan.set_env_hash(unknown, 0)  # env not read yet: never restarted blindly
+    assert not plan.stale_env(pod("bar", updating=True), container, unknown)
+
+
+def test_report_json_is_gos() -> None:
+    entry = plan.new_meta(plan.RuntimeContainer("main", "containerd://abc", 2, 0, True))
+    assert plan.dump_meta_set([entry]) == (
+        '{"containers":[{"name":"main","containerID":"containerd://abc","restartCount":2,'
+        '"hashes":{"plainHash":0}}]}'
+    )
+    plan.set_env_hash(entry, 27323935)
+    assert json.loads(plan.dump_meta_set([entry]))["containers"][0]["hashes"] == {
+        "plainHash": 0,
+        "extractedEnvFromMetadataHash": 27323935,
+    }
+    assert plan.dump_meta_set([]) == '{"containers":[]}'
+
+
+def test_a_container_keeps_the_hash_read_at_its_start() -> None:
+    earlier = [meta()]
+    reused = plan.reusable_meta(earlier, "containerd://abc")
+    assert reused == meta() and reused is not earlier[0]
+    assert plan.reusable_meta(earlier, "containerd://new") is None
+
+
+def test_malformed_report_is_replaced() -> None:
+    broken = pod()
+    broken["metadata"]["annotations"][KEY] = "not json"
+    assert plan.parse_meta_set(broken) is None
+    assert plan.needs_report(None, broken, True)
+
+
+def test_env_output_parsing_and_hash() -> None:
+    values = controller.parse_env(b"PATH=/bin\nTEST_ENV=foo\nEQ=a=b\n")
+    assert values == {"PATH": "/bin", "TEST_ENV": "foo", "EQ": "a=b"}
+    container = copy.deepcopy(pod()["spec"]["containers"][0])
+    assert envhash.current_hash(container, lambda n: values.get(n, "")) == 27323935
