@@ -71,12 +71,28 @@ def build_kruise_wheel(work: Path) -> Path:
     return wheels[0]
 
 
-def fetch_dependencies(kruise_wheel: Path, lock: Path, work: Path) -> list[Path]:
-    """kruise-py's wheel plus every dependency's wheel, at the versions `lock` pins."""
+def fetch_dependencies(kruise_wheel: Path, lock: Path, work: Path, cache: Path) -> list[Path]:
+    """kruise-py's wheel plus every dependency's wheel, at the versions `lock` pins.
+
+    pip resolves the set from the wheels `cache` holds first (offline: no index query, which is most of a
+    warm build's pip time) and from PyPI when they do not satisfy kruise-py's requirements under the
+    lock; either way the set comes from the same resolver and the same lock. PyPI never replaces a
+    released file (a name is uploaded once; a yanked release still installs when pinned with ==), so
+    these pins do not vanish as Debian's do - only a release its maintainers delete outright would."""
     out = work / "wheels"
+    cache.mkdir(parents=True, exist_ok=True)
+    args = ("download", "--dest", str(out), "--constraint", str(lock), *TARGET, str(kruise_wheel))
     shutil.rmtree(out, ignore_errors=True)
-    _pip("download", "--dest", str(out), "--constraint", str(lock), *TARGET, str(kruise_wheel))
-    return sorted(out.glob("*.whl"))
+    try:
+        _pip(*args[:1], "--no-index", "--find-links", str(cache), *args[1:])
+    except WheelError:
+        shutil.rmtree(out, ignore_errors=True)
+        _pip(*args)
+    found = sorted(out.glob("*.whl"))
+    for wheel in found:
+        if not wheel.name.startswith("kruise_py-") and not (cache / wheel.name).exists():
+            shutil.copy2(wheel, cache / wheel.name)
+    return found
 
 
 def lock_dependencies(kruise_wheel: Path, lock: Path, work: Path) -> None:
