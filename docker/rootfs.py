@@ -175,16 +175,30 @@ def _byte_compile(root: Path, epoch: int, modules: list[str]) -> None:
     runs as a user who cannot write __pycache__, so without them every start recompiles kruise-py, its
     dependencies and the stdlib in memory. A module imported by none of the three (the `kruise` CLI's,
     pygments' lexers, most of the stdlib) keeps only its source: importing it still works, it is just
-    compiled in memory. unchecked-hash .pyc files hold no timestamp (reproducible) and are never
-    revalidated (the image's sources never change); PYTHONHASHSEED=0 orders frozenset constants the same
-    way in every build."""
+    compiled in memory. wheels.BYTECODE_ONLY packages get their .pyc beside the module and lose the
+    source. unchecked-hash .pyc files hold no timestamp (reproducible) and are never revalidated (the
+    image's sources never change); PYTHONHASHSEED=0 orders frozenset constants the same way in every
+    build."""
+    bytecode_only = tuple(f"/{wheels.SITE}/{package}/" for package in wheels.BYTECODE_ONLY)
+    inside = [m for m in modules if m.startswith(COMPILED) and not m.startswith(bytecode_only)]
+    _compileall(root, epoch, ["-i", "-"], "\n".join(inside) + "\n")
+    _compileall(root, epoch, ["-b", *(p.rstrip("/") for p in bytecode_only)], "")
+    for package in wheels.BYTECODE_ONLY:
+        for source in sorted((root / wheels.SITE / package).rglob("*.py")):
+            if not source.with_suffix(".pyc").is_file():
+                raise BuildError(
+                    f"{source.relative_to(root)}: no .pyc beside it, so it cannot lose its source"
+                )
+            source.unlink()
+        for cache in sorted((root / wheels.SITE / package).rglob("__pycache__")):
+            shutil.rmtree(cache)
+
+
+def _compileall(root: Path, epoch: int, args: list[str], stdin: str) -> None:
     env = {"PATH": "/usr/bin", "PYTHONHASHSEED": "0", "SOURCE_DATE_EPOCH": str(epoch), "LC_ALL": "C.UTF-8"}
     command = [_chroot(), str(root), "/usr/bin/python3", "-m", "compileall", "-q", "-q", "-j", "1"]
-    command += ["--invalidation-mode", "unchecked-hash", "-i", "-"]
-    inside = [m for m in modules if m.startswith(COMPILED)]
-    done = subprocess.run(
-        command, input="\n".join(inside) + "\n", env=env, capture_output=True, text=True, check=False
-    )
+    command += ["--invalidation-mode", "unchecked-hash", *args]
+    done = subprocess.run(command, input=stdin, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise BuildError(f"byte-compiling in the image failed:\n{done.stdout}\n{done.stderr}")
 

@@ -29,6 +29,12 @@ REPO = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "api", "kube", "control", "manager", "webhook")
 SOURCES += ("daemon", "cli")
 SITE = "usr/local/lib/python3.11/dist-packages"
+# kubernetes-asyncio's generated OpenAPI classes (20 MB of source, 20 MB of bytecode): its package
+# __init__ imports all of them, so every process loads them at start, but kruise-py never calls one (it
+# uses only ApiClient's configuration and REST client). Both images ship them as bytecode only (.pyc
+# beside each module, no .py): same behaviour, 20 MB less; a traceback through them would lack source
+# lines. The Dockerfile does the same (a test keeps it naming these folders).
+BYTECODE_ONLY = ("kubernetes_asyncio/client/api", "kubernetes_asyncio/client/models")
 INTERPRETER = "/usr/bin/python3"
 # Debian bookworm's glibc is 2.36: every manylinux tag up to it (pip does not expand a given --platform).
 PLATFORMS = [f"manylinux_2_{minor}_x86_64" for minor in range(36, 4, -1)]
@@ -155,6 +161,14 @@ def installed_paths(wheels: list[Path]) -> set[str]:
                 if name.endswith(".dist-info/entry_points.txt"):
                     paths |= {f"usr/local/bin/{s}" for s in _console_scripts(archive.read(name).decode())}
     return paths
+
+
+def bytecode_only(paths: set[str]) -> set[str]:
+    """`paths` (as installed_paths gives them) with BYTECODE_ONLY's modules as their .pyc instead."""
+    inside = tuple(f"{SITE}/{package}/" for package in BYTECODE_ONLY)
+    return {
+        p.removesuffix(".py") + ".pyc" if p.startswith(inside) and p.endswith(".py") else p for p in paths
+    }
 
 
 def _console_scripts(entry_points: str) -> list[str]:
