@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install sandbox test lint format crds bench clean image-rootfs image-lock
+.PHONY: install sandbox test lint format crds bench clean image image-rootfs image-lock
 
 $(STAMP): pyproject.toml setup.py helm/install-helm.sh
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ crds: install
 # kruise-py's image root file system without Docker (root, Debian; docs/image.md)
 image-rootfs: install
 	$(BIN)/python docker/rootfs.py build
+
+# ... packed as an OCI image, pushed to REGISTRY (host:port; default: a local docker-registry)
+image: install
+	$(BIN)/python docker/image.py $(if $(REGISTRY),--registry $(REGISTRY))
 
 image-lock: install
 	$(BIN)/python docker/rootfs.py lock

@@ -80,11 +80,29 @@ def _names(depends: str) -> list[list[str]]:
     return groups
 
 
-def resolve(roots: tuple[str, ...] = ROOTS, pins: dict[str, str] | None = None) -> list[Package]:
+def _apt_pinned(pins: dict[str, str]) -> dict[str, str]:
+    """The records of `pins` (name -> version) apt still knows; a version the mirror dropped is absent."""
+    if not pins:
+        return {}
+    wanted = [f"{name}={version}" for name, version in sorted(pins.items())]
+    done = subprocess.run(["apt-cache", "show", *wanted], capture_output=True, text=True, check=False)
+    records = {}
+    for record in done.stdout.split("\n\n"):
+        fields = _fields(record) if record.strip() else {}
+        if fields and pins.get(fields["Package"]) == fields.get("Version"):
+            records[fields["Package"]] = record.strip()
+    return records
+
+
+def resolve(
+    roots: tuple[str, ...] = ROOTS, pins: dict[str, str] | None = None, strict: bool = False
+) -> list[Package]:
     """The closure of `roots` over Depends and Pre-Depends (first installable alternative), minus SKIPPED.
 
-    With `pins` (a lock file's name -> version), every package must resolve to its pinned version:
-    a mirror that moved on fails the build instead of silently changing the image."""
+    With `pins` (a lock file's name -> version), a package resolves to its pinned version while the mirror
+    still offers it. Debian's mirror keeps only a suite's current version, so a security update removes
+    the pinned one: then the current version is used (the caller reports the drift) unless `strict`,
+    which fails instead - a build must not start failing on its own as the mirror moves on."""
     found: dict[str, Package] = {}
     wanted: list[list[str]] = [[root] for root in roots]
     while wanted:
@@ -98,11 +116,14 @@ def resolve(roots: tuple[str, ...] = ROOTS, pins: dict[str, str] | None = None) 
             if choice is None:
                 raise DebianError(f"package {choices[0]!r}: not in the apt lists (run `apt-get update`)")
             level[choice] = records[choice]
+        if pins is not None:
+            moved = {n: pins[n] for n, r in level.items() if n in pins and _fields(r)["Version"] != pins[n]}
+            level.update(_apt_pinned(moved))
         wanted = []
         for name, record in sorted(level.items()):
             fields = _fields(record)
             version = fields["Version"]
-            if pins is not None and pins.get(name) != version:
+            if strict and pins is not None and pins.get(name) != version:
                 raise DebianError(
                     f"package {name!r}: the mirror offers {version}, docker/debian.lock pins "
                     f"{pins.get(name, 'nothing')}; refresh the lock with `make image-lock`"
@@ -110,6 +131,14 @@ def resolve(roots: tuple[str, ...] = ROOTS, pins: dict[str, str] | None = None) 
             found[name] = Package(name, version, fields["SHA256"], record)
             wanted += _names(fields.get("Pre-Depends", "") + "," + fields.get("Depends", ""))
     return sorted(found.values(), key=lambda p: p.name)
+
+
+def drift(packages: list[Package], pins: dict[str, str]) -> list[str]:
+    """How the resolved packages differ from the lock, one line per package (empty: exactly the lock)."""
+    lines = [f"{p.name}: locked {pins.get(p.name, 'nothing')}, used {p.version}" for p in packages]
+    lines = [line for p, line in zip(packages, lines, strict=True) if pins.get(p.name) != p.version]
+    resolved = {p.name for p in packages}
+    return lines + [f"{name}: locked {pins[name]}, no longer needed" for name in sorted(set(pins) - resolved)]
 
 
 def download(packages: list[Package], cache: Path) -> dict[str, Path]:

@@ -29,6 +29,12 @@ REPO = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "api", "kube", "control", "manager", "webhook")
 SOURCES += ("daemon", "cli")
 SITE = "usr/local/lib/python3.11/dist-packages"
+# kubernetes-asyncio's generated OpenAPI classes (20 MB of source, 20 MB of bytecode): its package
+# __init__ imports all of them, so every process loads them at start, but kruise-py never calls one (it
+# uses only ApiClient's configuration and REST client). Both images ship them as bytecode only (.pyc
+# beside each module, no .py): same behaviour, 20 MB less; a traceback through them would lack source
+# lines. The Dockerfile does the same (a test keeps it naming these folders).
+BYTECODE_ONLY = ("kubernetes_asyncio/client/api", "kubernetes_asyncio/client/models")
 INTERPRETER = "/usr/bin/python3"
 # Debian bookworm's glibc is 2.36: every manylinux tag up to it (pip does not expand a given --platform).
 PLATFORMS = [f"manylinux_2_{minor}_x86_64" for minor in range(36, 4, -1)]
@@ -71,12 +77,28 @@ def build_kruise_wheel(work: Path) -> Path:
     return wheels[0]
 
 
-def fetch_dependencies(kruise_wheel: Path, lock: Path, work: Path) -> list[Path]:
-    """kruise-py's wheel plus every dependency's wheel, at the versions `lock` pins."""
+def fetch_dependencies(kruise_wheel: Path, lock: Path, work: Path, cache: Path) -> list[Path]:
+    """kruise-py's wheel plus every dependency's wheel, at the versions `lock` pins.
+
+    pip resolves the set from the wheels `cache` holds first (offline: no index query, which is most of a
+    warm build's pip time) and from PyPI when they do not satisfy kruise-py's requirements under the
+    lock; either way the set comes from the same resolver and the same lock. PyPI never replaces a
+    released file (a name is uploaded once; a yanked release still installs when pinned with ==), so
+    these pins do not vanish as Debian's do - only a release its maintainers delete outright would."""
     out = work / "wheels"
+    cache.mkdir(parents=True, exist_ok=True)
+    args = ("download", "--dest", str(out), "--constraint", str(lock), *TARGET, str(kruise_wheel))
     shutil.rmtree(out, ignore_errors=True)
-    _pip("download", "--dest", str(out), "--constraint", str(lock), *TARGET, str(kruise_wheel))
-    return sorted(out.glob("*.whl"))
+    try:
+        _pip(*args[:1], "--no-index", "--find-links", str(cache), *args[1:])
+    except WheelError:
+        shutil.rmtree(out, ignore_errors=True)
+        _pip(*args)
+    found = sorted(out.glob("*.whl"))
+    for wheel in found:
+        if not wheel.name.startswith("kruise_py-") and not (cache / wheel.name).exists():
+            shutil.copy2(wheel, cache / wheel.name)
+    return found
 
 
 def lock_dependencies(kruise_wheel: Path, lock: Path, work: Path) -> None:
@@ -139,6 +161,14 @@ def installed_paths(wheels: list[Path]) -> set[str]:
                 if name.endswith(".dist-info/entry_points.txt"):
                     paths |= {f"usr/local/bin/{s}" for s in _console_scripts(archive.read(name).decode())}
     return paths
+
+
+def bytecode_only(paths: set[str]) -> set[str]:
+    """`paths` (as installed_paths gives them) with BYTECODE_ONLY's modules as their .pyc instead."""
+    inside = tuple(f"{SITE}/{package}/" for package in BYTECODE_ONLY)
+    return {
+        p.removesuffix(".py") + ".pyc" if p.startswith(inside) and p.endswith(".py") else p for p in paths
+    }
 
 
 def _console_scripts(entry_points: str) -> list[str]:

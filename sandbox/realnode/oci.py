@@ -151,9 +151,12 @@ class ImageConfig:
     exposed_ports: Sequence[str] = ()
     stop_signal: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
+    user: str = ""
 
     def to_json(self) -> dict[str, object]:
         config: dict[str, object] = {"Env": list(self.env)}
+        if self.user:
+            config["User"] = self.user
         if self.entrypoint:
             config["Entrypoint"] = list(self.entrypoint)
         if self.cmd:
@@ -191,15 +194,20 @@ class Image:
         return [*(layer.blob for layer in self.layers), self.config]
 
 
-def build_image(layers: Sequence[Layer], config: ImageConfig, *, architecture: str | None = None) -> Image:
+def build_image(
+    layers: Sequence[Layer], config: ImageConfig, *, architecture: str | None = None, created: str = ""
+) -> Image:
+    """``created`` (RFC 3339) is left out unless given: a clock reading would change the digest."""
     if not layers:
         raise ValueError("layers: an image needs at least one layer")
-    config_json = {
+    config_json: dict[str, object] = {
         "architecture": architecture or host_architecture(),
         "os": "linux",
         "config": config.to_json(),
         "rootfs": {"type": "layers", "diff_ids": [layer.diff_id for layer in layers]},
     }
+    if created:
+        config_json["created"] = created
     config_blob = Blob(CONFIG_TYPE, canonical_json(config_json))
     manifest_json = {
         "schemaVersion": 2,

@@ -61,3 +61,10 @@ def test_debian_lock_pins_the_python_runtime() -> None:
     pins = _pins(ROOT / "docker/debian.lock", "=")
     assert {"python3.11-minimal", "libpython3.11-stdlib", "libstdc++6", "ca-certificates"} <= set(pins)
     assert not {"dpkg", "perl-base", "gcc-12", "cpp-12", "binutils"} & set(pins)
+
+
+def test_dockerfile_ships_the_same_packages_as_bytecode_only() -> None:
+    instructions = DOCKERFILE.replace("\\\n", " ").splitlines()
+    run = next(line for line in instructions if "compileall" in line and " -b " in line)
+    for package in wheels.BYTECODE_ONLY:
+        assert run.count(package) == 3, f"{package}: compiled beside, .py deleted, __pycache__ removed"

@@ -135,3 +135,13 @@ def test_bad_entries_name_the_field(kwargs: dict, field: str) -> None:
 def test_an_image_needs_a_layer() -> None:
     with pytest.raises(ValueError, match="layers"):
         oci.build_image([], oci.ImageConfig(), architecture="amd64")
+
+
+def test_user_and_created_are_written_only_when_given() -> None:
+    layer = oci.Layer.of([oci.file("a", "x")])
+    plain = json.loads(oci.build_image([layer], oci.ImageConfig(), architecture="amd64").config.data)
+    assert "created" not in plain and "User" not in plain["config"]
+    config = oci.ImageConfig(entrypoint=["run"], user="65534:65534")
+    stamped = oci.build_image([layer], config, architecture="amd64", created="2023-11-14T22:13:20Z")
+    written = json.loads(stamped.config.data)
+    assert (written["created"], written["config"]["User"]) == ("2023-11-14T22:13:20Z", "65534:65534")
