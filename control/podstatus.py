@@ -7,12 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api.keys import CONDITION_INPLACE_UPDATE_READY
-
-
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+from kruise.api.timestamps import parse_time
 
 
 def condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:

@@ -27,6 +27,7 @@ from kruise.api.keys import (
     PUB_OPERATION_RESIZE,
     PUB_OPERATION_UPDATE,
 )
+from kruise.api.timestamps import parse_time
 from kruise.control import podstatus
 from kruise.control.inplace.engine import update_completed_problem
 from kruise.control.inplace.vertical import can_resize
@@ -375,13 +376,6 @@ def reserved(pub: Obj, pod_name: str, operation: str, now: datetime, *, dry_run:
 # ---- the controller ---------------------------------------------------------------------------
 
 
-def _parse(stamp: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        return None
-
-
 def live_records(
     pub: Obj, pods: Iterable[Obj], now: datetime
 ) -> tuple[dict[str, str], dict[str, str], list[str], datetime | None]:
@@ -405,7 +399,7 @@ def live_records(
         ):
             if name not in records:
                 continue
-            since = _parse(records[name])
+            since = parse_time(records[name])
             due = (since or now) + timeout
             if due < now:
                 if timeout is DELETION_TIMEOUT:

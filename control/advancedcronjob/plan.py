@@ -27,13 +27,12 @@ from kruise.api.advancedcronjob import (
     TEMPLATE_KIND_IMAGELISTPULLJOB,
     TEMPLATE_KIND_JOB,
 )
+from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 from kruise.control.advancedcronjob.children import (
     beyond_history_limit,
     build_child,
     classify,
-    format_rfc3339,
     object_reference,
-    parse_rfc3339,
 )
 from kruise.control.advancedcronjob.schedule import ScheduleProblem, due_run, parse_effective
 
@@ -123,7 +122,7 @@ def _deletion(child: Obj, kind: str, reason: DeletionReason) -> Deletion:
 
 def _creation_time(acj: Obj) -> datetime | None:
     raw = (acj.get("metadata") or {}).get("creationTimestamp")
-    return parse_rfc3339(raw) if isinstance(raw, str) else None
+    return go_parse_rfc3339(raw) if isinstance(raw, str) else None
 
 
 def plan_reconcile(acj: Obj, children: Sequence[Obj], now: datetime, local_zone: tzinfo = UTC) -> Plan:
@@ -145,7 +144,7 @@ def plan_reconcile(acj: Obj, children: Sequence[Obj], now: datetime, local_zone:
     if sorted_children.active:
         status["active"] = [object_reference(c, kind) for c in sorted_children.active]
     if sorted_children.last_scheduled is not None:
-        status["lastScheduleTime"] = format_rfc3339(sorted_children.last_scheduled.astimezone(UTC))
+        status["lastScheduleTime"] = go_format_rfc3339(sorted_children.last_scheduled.astimezone(UTC))
     status_changed = status != (acj.get("status") or {})
 
     history = tuple(

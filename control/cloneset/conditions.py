@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.timestamps import parse_time
 from kruise.control.lifecycle import rfc3339
 
 MAX_INT32 = 2**31 - 1
@@ -66,12 +67,6 @@ def failed_condition(type_: str, message: str, now: datetime) -> dict[str, Any]:
     return {"type": type_, "status": "True", "lastTransitionTime": stamp, "message": message}
 
 
-def _parse(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-
-
 def has_progress_deadline(cloneset: Mapping[str, Any]) -> bool:
     deadline = (cloneset.get("spec") or {}).get("progressDeadlineSeconds")
     return deadline is not None and deadline != MAX_INT32
@@ -114,7 +109,7 @@ def apply_progressing(cloneset: Mapping[str, Any], status: dict[str, Any], now: 
     deadline = timedelta(seconds=int(spec["progressDeadlineSeconds"]))
     current = get_condition(status, CONDITION_PROGRESSING)
     if current is not None:
-        last_update = _parse(current.get("lastUpdateTime"))
+        last_update = parse_time(current.get("lastUpdateTime"))
         exceeded = current.get("reason") == REASON_DEADLINE_EXCEEDED or (
             last_update is not None and last_update + deadline < now
         )
@@ -124,7 +119,7 @@ def apply_progressing(cloneset: Mapping[str, Any], status: dict[str, Any], now: 
             return None
     progressing("True", REASON_UPDATED, "CloneSet is progressing")
     condition = get_condition(status, CONDITION_PROGRESSING) or {}
-    last_update = _parse(condition.get("lastUpdateTime")) or now
+    last_update = parse_time(condition.get("lastUpdateTime")) or now
     after = (last_update + deadline - now).total_seconds()
     return after if after < 1 else after + 1
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import CONDITION_SIDECARSET_UPGRADABLE
-from kruise.control.sidecarset.injection import go_time
+from kruise.api.timestamps import rfc3339
 
 REASON_ALL_UPGRADABLE = "AllSidecarsetUpgradable"
 REASON_IMMUTABLE_FIELD = "UpdateImmutableField"
@@ -49,7 +49,7 @@ def with_upgradable(
     condition = {
         "type": CONDITION_SIDECARSET_UPGRADABLE,
         "status": status,
-        "lastTransitionTime": go_time(now),
+        "lastTransitionTime": rfc3339(now),
         "reason": REASON_ALL_UPGRADABLE if status == "True" else REASON_IMMUTABLE_FIELD,
         "message": json.dumps(dict(sorted(entries.items())), separators=(",", ":")),
     }

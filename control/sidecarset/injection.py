@@ -22,6 +22,7 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_INJECTED_LIST,
 )
 from kruise.api.sidecarset import INJECT_BEFORE_APP, SHARE_VOLUME_ENABLED, UPGRADE_HOT
+from kruise.api.timestamps import rfc3339
 from kruise.control.sidecarset import gojson, hotupgrade
 from kruise.control.sidecarset.hashing import is_native_sidecar
 from kruise.control.sidecarset.matching import is_active_pod
@@ -59,11 +60,6 @@ class _Plan:
     secrets: list[dict[str, Any]] = field(default_factory=list)
     volumes: list[dict[str, Any]] = field(default_factory=list)
     annotations: dict[str, str] = field(default_factory=dict)
-
-
-def go_time(now: datetime.datetime) -> str:
-    """`metav1.Time` JSON: RFC 3339 in UTC, whole seconds."""
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def merge_by_key(
@@ -374,7 +370,7 @@ def inject(
             )
         except ValueError as exc:
             raise InjectionError(str(exc)) from exc
-    plan = _plan(pod, sidecarsets, go_time(now or datetime.datetime.now(datetime.UTC)))
+    plan = _plan(pod, sidecarsets, rfc3339(now or datetime.datetime.now(datetime.UTC)))
     if not plan.containers and not plan.init_containers:
         return changed
     spec = pod.setdefault("spec", {})

@@ -28,9 +28,9 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
     ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
 )
+from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 from kruise.control.sidecarset import hotupgrade, order
-from kruise.control.sidecarset.injection import go_time
 from kruise.control.sidecarset.matching import selector_matches
 
 Obj = Mapping[str, Any]
@@ -274,7 +274,7 @@ def _record_changes(pod: dict[str, Any], sidecarset: Obj, changed: Sequence[str]
     states = _annotation_json(pod, ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE)
     state = states.get(_name(sidecarset))
     if not isinstance(state, dict):
-        state = {"revision": sidecarset_hashes(sidecarset)[0], "updateTimestamp": go_time(now)}
+        state = {"revision": sidecarset_hashes(sidecarset)[0], "updateTimestamp": rfc3339(now)}
     last = dict(state.get("lastContainerStatuses") or {})
     for name in changed:
         last[name] = {"imageID": (statuses.get(name) or {}).get("imageID", "")}
@@ -319,7 +319,7 @@ def updated_pod(pod: Obj, sidecarset: Obj, now: datetime) -> dict[str, Any]:
     # the records are read before the images change: imageIDs are those of the running containers
     changed = _upgrade_containers(clone, sidecarset)
     sidecars = [c["name"] for c in (sidecarset.get("spec") or {}).get("containers") or []]
-    stamp = go_time(now)
+    stamp = rfc3339(now)
     annotations = clone["metadata"].setdefault("annotations", {})
     for key, value in (
         (ANNOTATION_SIDECARSET_HASH, new_hash),

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from kruise.control.workloadspread.subsets import format_time, parse_time
+from kruise.api.timestamps import parse_time, rfc3339
 
 Obj = dict[str, Any]
 Pod = Mapping[str, Any]
@@ -74,7 +74,7 @@ def _condition(status: str, reason: str, now: datetime) -> Obj:
         "type": CONDITION_SCHEDULABLE,
         "status": status,
         "reason": reason,
-        "lastTransitionTime": format_time(now),
+        "lastTransitionTime": rfc3339(now),
     }
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.timestamps import parse_time
 from kruise.control import podstatus
 from kruise.control.workloadspread import reschedule
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
@@ -31,7 +32,6 @@ from kruise.control.workloadspread.subsets import (
     UNLIMITED,
     MatchedSpread,
     MaxReplicasError,
-    parse_time,
     pod_version,
     scaled_max_replicas,
 )
@@ -276,7 +276,6 @@ __all__ = [
     "Notes",
     "group_pods",
     "next_status",
-    "parse_time",
     "subset_of",
     "subset_status",
     "subset_statuses",

@@ -22,9 +22,10 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 
 Obj = dict[str, Any]
@@ -79,22 +80,6 @@ class MatchedSpread:
         if not all(isinstance(v, str) for v in (name, subset, uid)):
             return None
         return cls(name, subset, uid)
-
-
-def format_time(now: datetime) -> str:
-    """metav1.Time as JSON (RFC 3339, seconds, UTC)."""
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(value: Any) -> datetime | None:
-    """A metav1.Time from JSON, or None when it is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def scaled_max_replicas(max_replicas: int | str | None, workload_replicas: int) -> int:
@@ -246,7 +231,7 @@ def assign_for_creation(
         return Assignment(chosen["name"])
     uid = "" if pod_name else new_uid()
     creating = chosen.get("creatingPods") or {}
-    creating[pod_name or uid] = format_time(now)
+    creating[pod_name or uid] = rfc3339(now)
     chosen["creatingPods"] = creating
     chosen["missingReplicas"] = int(chosen["missingReplicas"]) - 1
     return Assignment(chosen["name"], uid, updated)
@@ -287,7 +272,7 @@ def record_deletion(
     if chosen is None or int(chosen.get("missingReplicas", 0)) == UNLIMITED:
         return None
     deleting = chosen.get("deletingPods") or {}
-    deleting[pod_name] = format_time(now)
+    deleting[pod_name] = rfc3339(now)
     chosen["deletingPods"] = deleting
     if int(chosen.get("missingReplicas", 0)) >= 0:
         chosen["missingReplicas"] = int(chosen["missingReplicas"]) + 1

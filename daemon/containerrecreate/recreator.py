@@ -28,6 +28,7 @@ from kruise.api.keys import (
     LABEL_CRR_NODE_NAME,
     LABEL_CRR_POD_UID,
 )
+from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 from kruise.daemon.containerrecreate import plan
 from kruise.daemon.cri.client import RuntimeClient
@@ -44,10 +45,6 @@ log = structlog.get_logger("kruise.daemon.crr")
 DEFAULT_GRACE_SECONDS = 30
 MIN_GRACE_SECONDS = 2
 RECHECK_SECONDS = 1.0
-
-
-def _rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _created(obj: dict[str, Any]) -> tuple[str, str]:
@@ -155,7 +152,7 @@ class ContainerRecreator:
         now = self.clock()
         states = plan.initial_states(crr)
         if pod is None or not podstatus.is_active(pod) or (pod_uid and pod["metadata"].get("uid") != pod_uid):
-            await self._write(crr, plan.completed_status(states, _rfc3339(now), "pod has gone"))
+            await self._write(crr, plan.completed_status(states, rfc3339(now), "pod has gone"))
             return None
         oldest = min(self._active_for(namespace, spec["podName"]), key=_created, default=crr)
         if oldest["metadata"]["name"] != crr["metadata"]["name"]:
@@ -185,7 +182,7 @@ class ContainerRecreator:
         for kill in kills:
             await self._kill(crr, pod, kill, states)
         if plan.finished(states) or plan.must_stop(crr, states):
-            await self._write(crr, plan.completed_status(states, _rfc3339(self.clock())))
+            await self._write(crr, plan.completed_status(states, rfc3339(self.clock())))
             return None
         status = plan.recreating_status(states)
         if status != {k: (crr.get("status") or {}).get(k) for k in status}:

@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 import structlog
 
+from kruise.api.timestamps import rfc3339
 from kruise.daemon.cri import api_pb2 as cri
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.imagepuller import events
@@ -45,10 +46,6 @@ log = structlog.get_logger("kruise.daemon.imagepuller")
 
 PULLING_BY_ANNOTATION = "apps.kruise.io/pulling-image-by"
 Clock = Callable[[], datetime]
-
-
-def _rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ImagePuller:
@@ -136,7 +133,7 @@ class ImagePuller:
         reference = f"{state.image}:{state.tag}"
         policy = tag.get("pullPolicy") or {}
         started = self.clock()
-        state.phase, state.start_time = PHASE_PULLING, _rfc3339(started)
+        state.phase, state.start_time = PHASE_PULLING, rfc3339(started)
         self._dirty.set()
         try:
             await self._pull(state, reference, image, tag, policy)
@@ -227,7 +224,7 @@ class ImagePuller:
     ) -> None:
         state.phase = phase
         state.progress = 100 if phase == PHASE_SUCCEEDED else state.progress
-        state.completion_time = _rfc3339(self.clock())
+        state.completion_time = rfc3339(self.clock())
         state.image_id = image_id
         state.message = message
         self._dirty.set()
