@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kruise.api.objects import Obj, conditions_of
+from kruise.api.objects import Obj, conditions_of, items
 
 Condition = Mapping[str, Any]
 
@@ -25,7 +25,7 @@ def find_condition(conditions: Iterable[Condition] | None, type_: str) -> Condit
 
 def get_condition(status: Obj | None, type_: str) -> Condition | None:
     """The condition of ``type_`` in a status (anything with a ``conditions`` list)."""
-    return find_condition((status or {}).get("conditions"), type_)
+    return find_condition(items(status, "conditions"), type_)
 
 
 def condition_of(obj: Obj | None, type_: str) -> Condition | None:

@@ -43,7 +43,9 @@ def reconcile(self, key):
             return None
 
 def plain(x):
-    return x["a"]
+    'Prose quoting (x.get("a") or {}) is not a chain.'
+
+    return x["a"]  # nor is a comment: (x.get("a") or {})
 """
 
 
