@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
 from kruise.control.revision import fnv1a_32, go_json, safe_encode_string
 
@@ -34,24 +35,9 @@ def template_hash(ilpj: Obj) -> str:
     return safe_encode_string(str(fnv1a_32(go_json(template(ilpj)))))
 
 
-def controller_ref(ilpj: Obj) -> dict[str, Any]:
-    meta = ilpj["metadata"]
-    return {
-        "apiVersion": ilpj.get("apiVersion") or API_VERSION,
-        "kind": KIND,
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def is_controlled_by(child: Obj, ilpj: Obj) -> bool:
-    uid = ilpj["metadata"].get("uid")
-    return any(
-        ref.get("controller") and ref.get("kind") == KIND and ref.get("uid") == uid
-        for ref in (child.get("metadata") or {}).get("ownerReferences") or []
-    )
+    ref = controller_of(child)
+    return ref is not None and ref.get("kind") == KIND and ref.get("uid") == ilpj["metadata"].get("uid")
 
 
 def new_child(ilpj: Obj, image: str, hash_: str) -> dict[str, Any]:
@@ -64,7 +50,7 @@ def new_child(ilpj: Obj, image: str, hash_: str) -> dict[str, Any]:
             "generateName": f"{meta['name']}-",
             "namespace": meta["namespace"],
             "labels": {LABEL_CONTROLLER_REVISION_HASH: hash_},
-            "ownerReferences": [controller_ref(ilpj)],
+            "ownerReferences": [new_controller_ref(ilpj, api_version=API_VERSION, kind=KIND)],
         },
         "spec": {**template(ilpj), "image": image},
     }

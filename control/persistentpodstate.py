@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import (
     ANNOTATION_AUTO_GENERATE_PERSISTENT_POD_STATE,
     ANNOTATION_INJECTED_PERSISTENT_POD_STATE,
@@ -71,13 +72,6 @@ def select_for(states: Iterable[Obj], api_version: str, kind: str, name: str) ->
             continue
         if same_target((pps.get("spec") or {}).get("targetRef") or {}, api_version, kind, name):
             return pps
-    return None
-
-
-def controller_ref(obj: Obj) -> Obj | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
     return None
 
 
@@ -231,7 +225,7 @@ def keeps_generated(workload: Obj) -> bool:
 
 
 def generated_by(pps: Obj, workload: Obj) -> bool:
-    ref = controller_ref(pps)
+    ref = controller_of(pps)
     return ref is not None and ref.get("uid") == (workload.get("metadata") or {}).get("uid")
 
 
@@ -317,7 +311,7 @@ def inject(
     with a PersistentPodState that recorded topology labels under the pod's name are touched; the
     first admission of a name has no record and passes.
     """
-    ref = controller_ref(pod)
+    ref = controller_of(pod)
     if ref is None or not whitelist.allows(ref.get("apiVersion") or "", ref.get("kind") or ""):
         return False
     pps = select_for(states, ref["apiVersion"], ref["kind"], ref.get("name") or "")

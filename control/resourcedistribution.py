@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.common import LabelSelector
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import ANNOTATION_RESOURCEDISTRIBUTION_HASHCODE, ANNOTATION_RESOURCEDISTRIBUTION_SOURCE
 from kruise.api.resourcedistribution import ALWAYS_EXCLUDED_NAMESPACES
 from kruise.control.revision import go_json
@@ -126,28 +127,15 @@ def resource_hash(rd: Obj) -> str:
     return hashlib.sha256(go_json(resource(rd))).hexdigest()
 
 
-def controller_ref(rd: Obj) -> dict[str, Any]:
-    meta = rd["metadata"]
-    return {
-        "apiVersion": rd.get("apiVersion") or API_VERSION,
-        "kind": KIND,
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def is_controlled_by(obj: Obj, rd: Obj) -> bool:
     """The object's controller reference is this distribution (by uid; by kind and name without one)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if not ref.get("controller"):
-            continue
-        uid = rd["metadata"].get("uid")
-        if ref.get("uid") and uid:
-            return bool(ref["uid"] == uid)
-        return bool(ref.get("kind") == KIND and ref.get("name") == rd["metadata"]["name"])
-    return False
+    ref = controller_of(obj)
+    if ref is None:
+        return False
+    uid = rd["metadata"].get("uid")
+    if ref.get("uid") and uid:
+        return bool(ref["uid"] == uid)
+    return bool(ref.get("kind") == KIND and ref.get("name") == rd["metadata"]["name"])
 
 
 def _normalized(body: Obj) -> dict[str, Any]:
@@ -192,7 +180,7 @@ def desired_copy(rd: Obj, namespace: str, existing: Obj | None = None) -> dict[s
         finalizers = sorted(set(finalizers) | set(old.get("finalizers") or []))
         owners = [dict(r) for r in old.get("ownerReferences") or []]
         meta["resourceVersion"] = old.get("resourceVersion")
-    ref = controller_ref(rd)
+    ref = new_controller_ref(rd, api_version=API_VERSION, kind=KIND)
     owners = [r for r in owners if r.get("uid") != ref["uid"]] + [ref]
     annotations[ANNOTATION_RESOURCEDISTRIBUTION_HASHCODE] = resource_hash(rd)
     annotations[ANNOTATION_RESOURCEDISTRIBUTION_SOURCE] = rd["metadata"]["name"]

@@ -22,6 +22,7 @@ from kruise.api.advancedcronjob import (
     TEMPLATE_KIND_IMAGELISTPULLJOB,
     TEMPLATE_KIND_JOB,
 )
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import ANNOTATION_SCHEDULED_AT
 from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 
@@ -150,18 +151,6 @@ def object_reference(child: Obj, kind: str) -> dict[str, Any]:
     return {k: v for k, v in ref.items() if v}
 
 
-def controller_ref(acj: Obj) -> dict[str, Any]:
-    meta = acj["metadata"]
-    return {
-        "apiVersion": ACJ_API_VERSION,
-        "kind": KIND,
-        "name": meta["name"],
-        "uid": meta.get("uid"),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def build_child(acj: Obj, kind: str, scheduled: datetime) -> dict[str, Any]:
     """The child for one activation: the template's spec, labels and annotations, plus the
     scheduled-at annotation and a controller reference to the cron job.
@@ -183,7 +172,7 @@ def build_child(acj: Obj, kind: str, scheduled: datetime) -> dict[str, Any]:
             "namespace": meta.get("namespace"),
             "labels": dict(template_meta.get("labels") or {}),
             "annotations": annotations,
-            "ownerReferences": [controller_ref(acj)],
+            "ownerReferences": [new_controller_ref({**acj, "apiVersion": ACJ_API_VERSION, "kind": KIND})],
         },
         "spec": copy.deepcopy(child_template.get("spec") or {}),
     }

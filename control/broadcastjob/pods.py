@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api import broadcastjob as api
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_BROADCASTJOB_CONTROLLER_UID, LABEL_BROADCASTJOB_NAME
 from kruise.control.daemonnodes import OBJECT_NAME_FIELD, replace_node_name_affinity
 
@@ -50,10 +51,8 @@ def pod_phase(pod: Obj) -> str:
 
 def controller_uid(pod: Obj) -> str | None:
     """The uid of the pod's controller when that controller is a BroadcastJob."""
-    for ref in _meta(pod).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == api.KIND:
-            return ref.get("uid")
-    return None
+    ref = controller_of(pod)
+    return ref.get("uid") if ref is not None and ref.get("kind") == api.KIND else None
 
 
 def owned_pods(pods: Sequence[Obj], name: str, uid: str) -> list[Obj]:
@@ -130,18 +129,6 @@ def is_pod_active(pod: Obj) -> bool:
     return pod_phase(pod) not in (PHASE_SUCCEEDED, PHASE_FAILED) and not is_deleting(pod)
 
 
-def owner_reference(name: str, uid: str) -> dict[str, Any]:
-    """metav1.NewControllerRef for the job."""
-    return {
-        "apiVersion": f"{api.GROUP}/{api.VERSION}",
-        "kind": api.KIND,
-        "name": name,
-        "uid": uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def generate_name_prefix(job_name: str) -> str:
     """kube ``getPodsPrefix``: ``<job>-`` (a job name is a DNS subdomain, so the prefix is one too)."""
     return f"{job_name}-"
@@ -163,7 +150,13 @@ def new_pod(
         "generateName": generate_name_prefix(job_name),
         "namespace": namespace,
         "labels": {**(meta.get("labels") or {}), **job_labels(job_name, uid)},
-        "ownerReferences": [owner_reference(job_name, uid)],
+        "ownerReferences": [
+            new_controller_ref(
+                {"metadata": {"name": job_name, "uid": uid}},
+                api_version=f"{api.GROUP}/{api.VERSION}",
+                kind=api.KIND,
+            )
+        ],
     }
     if meta.get("annotations"):
         metadata["annotations"] = dict(meta["annotations"])

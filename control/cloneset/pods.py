@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import (
     ANNOTATION_LIFECYCLE_TIMESTAMP,
     CONDITION_INPLACE_UPDATE_READY,
@@ -16,18 +17,6 @@ from kruise.api.keys import (
 )
 from kruise.control.lifecycle import rfc3339
 from kruise.control.revision import revision_labels_for_pod
-
-
-def controller_ref(cloneset: Mapping[str, Any]) -> dict[str, Any]:
-    meta = cloneset["metadata"]
-    return {
-        "apiVersion": cloneset.get("apiVersion", "apps.kruise.io/v1alpha1"),
-        "kind": cloneset.get("kind", "CloneSet"),
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def pvc_name(claim_template_name: str, cloneset_name: str, instance_id: str) -> str:
@@ -51,7 +40,10 @@ def pvcs_for_instance(cloneset: Mapping[str, Any], instance_id: str) -> dict[str
             **match_labels,
             LABEL_CLONESET_INSTANCE_ID: instance_id,
         }
-        claim_meta["ownerReferences"] = [*(claim_meta.get("ownerReferences") or []), controller_ref(cloneset)]
+        claim_meta["ownerReferences"] = [
+            *(claim_meta.get("ownerReferences") or []),
+            new_controller_ref(cloneset, api_version="apps.kruise.io/v1alpha1", kind="CloneSet"),
+        ]
         claim["metadata"] = claim_meta
         claim.setdefault("apiVersion", "v1")
         claim.setdefault("kind", "PersistentVolumeClaim")
@@ -93,7 +85,9 @@ def new_pod(
         "generateName": f"{meta['name']}-",
         "labels": labels,
         "annotations": annotations,
-        "ownerReferences": [controller_ref(cloneset)],
+        "ownerReferences": [
+            new_controller_ref(cloneset, api_version="apps.kruise.io/v1alpha1", kind="CloneSet")
+        ],
     }
     if meta.get("namespace"):
         pod_meta["namespace"] = meta["namespace"]

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
 from kruise.control.revision import (
     cloneset_revision_data,
@@ -47,19 +48,6 @@ def revision_hash(revision: Obj) -> str:
     return (meta.get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH) or meta.get("name") or ""
 
 
-def controller_ref(daemonset: Obj) -> dict[str, Any]:
-    """The controller reference of whatever the DaemonSet owns (revisions, ImagePullJobs)."""
-    meta = daemonset["metadata"]
-    return {
-        "apiVersion": daemonset.get("apiVersion", "apps.kruise.io/v1alpha1"),
-        "kind": daemonset.get("kind", "DaemonSet"),
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def new_revision(daemonset: Obj, number: int) -> dict[str, Any]:
     """snapshot: the ControllerRevision for the DaemonSet's current template."""
     meta = daemonset["metadata"]
@@ -75,7 +63,9 @@ def new_revision(daemonset: Obj, number: int) -> dict[str, Any]:
             "name": controller_revision_name(meta["name"], hash_),
             "namespace": meta.get("namespace"),
             "labels": labels,
-            "ownerReferences": [controller_ref(daemonset)],
+            "ownerReferences": [
+                new_controller_ref(daemonset, api_version="apps.kruise.io/v1alpha1", kind="DaemonSet")
+            ],
         },
         "data": revision_data(template),
         "revision": number,

@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.api.common import IntOrStringError, scaled_value
+from kruise.api.controllerref import new_controller_ref
 from kruise.control import predownload as shared
-from kruise.control.daemonset.history import controller_ref, revision_hash
+from kruise.control.daemonset.history import revision_hash
 
 Obj = Mapping[str, Any]
 DEFAULT_MAX_UNAVAILABLE = 1
@@ -66,7 +67,7 @@ def decision(ds: Obj, update: Obj) -> str | None:
 def image_pull_jobs(ds: Obj, old: Sequence[Obj], update: Obj) -> tuple[dict[str, Any], ...]:
     return shared.image_pull_jobs(
         ds,
-        controller_ref(ds),
+        new_controller_ref(ds, api_version="apps.kruise.io/v1alpha1", kind="DaemonSet"),
         update,
         shared.changed_images(old, update),
         shared.annotation_pull_settings(ds),

@@ -11,6 +11,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_INDEX, LABEL_STATEFULSET_POD_NAME
 from kruise.control.revision import is_pod_update
 from kruise.control.statefulset.identity import (
@@ -24,18 +25,6 @@ from kruise.control.statefulset.identity import (
 Pod = Mapping[str, Any]
 
 DEFAULT_API_VERSION = "apps.kruise.io/v1beta1"
-
-
-def controller_ref(sts: Mapping[str, Any]) -> dict[str, Any]:
-    meta = sts["metadata"]
-    return {
-        "apiVersion": sts.get("apiVersion") or DEFAULT_API_VERSION,
-        "kind": sts.get("kind") or "StatefulSet",
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def revision_of(pod: Pod) -> str:
@@ -113,7 +102,7 @@ def new_pod(
             **identity_labels(sts, ordinal, pod_index_label=pod_index_label),
             LABEL_CONTROLLER_REVISION_HASH: revision,
         },
-        "ownerReferences": [controller_ref(sts)],
+        "ownerReferences": [new_controller_ref(sts, api_version=DEFAULT_API_VERSION, kind="StatefulSet")],
     }
     if tmeta.get("annotations"):
         pod_meta["annotations"] = dict(tmeta["annotations"])

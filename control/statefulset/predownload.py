@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.common import IntOrStringError, scaled_value
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.statefulset import STRATEGY_ON_DELETE, STRATEGY_ROLLING_UPDATE
 from kruise.api.workload_common import UPDATE_TYPE_RECREATE
 from kruise.control import predownload as shared
 from kruise.control.inplace.spec import calculate_update_spec
-from kruise.control.statefulset.pods import controller_ref
+from kruise.control.statefulset.pods import DEFAULT_API_VERSION
 
 Obj = Mapping[str, Any]
 DEFAULT_MAX_UNAVAILABLE = 1
@@ -79,7 +80,7 @@ def decision(
 def image_pull_jobs(sts: Obj, current: Obj, update: Obj) -> tuple[dict[str, Any], ...]:
     return shared.image_pull_jobs(
         sts,
-        controller_ref(sts),
+        new_controller_ref(sts, api_version=DEFAULT_API_VERSION, kind="StatefulSet"),
         update,
         shared.changed_images([current], update),
         shared.annotation_pull_settings(sts),

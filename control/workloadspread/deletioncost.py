@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.api.controllerref import controller_of
 from kruise.control.cloneset.podsort import POD_DELETION_COST, sort_active_pods
 from kruise.control.workloadspread.subsets import (
     LABEL_POD_TEMPLATE_HASH,
     VERSION_IGNORED,
     MaxReplicasError,
-    controller_of,
     scaled_max_replicas,
 )
 

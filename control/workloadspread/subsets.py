@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kruise.api.controllerref import controller_of
 from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 
@@ -105,13 +106,6 @@ def has_percent_subset(ws: Mapping[str, Any]) -> bool:
 
 def _subsets(ws: Mapping[str, Any]) -> list[Obj]:
     return list((ws.get("spec") or {}).get("subsets") or [])
-
-
-def controller_of(obj: Mapping[str, Any]) -> Obj | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
-    return None
 
 
 def pod_version(pod: Mapping[str, Any]) -> str:

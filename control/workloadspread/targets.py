@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from kruise.api.controllerref import controller_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
-from kruise.control.workloadspread.subsets import controller_of
 from kruise.control.workloadspread.whitelist import ReplicasPathError, Whitelist, replicas_at
 
 Obj = dict[str, Any]

@@ -17,12 +17,12 @@ from typing import Any
 import structlog
 
 from kruise.api.common import LabelSelector
+from kruise.api.controllerref import controller_of
 from kruise.control.controllerref import (
     Claim,
     adopt_patch,
     adoption_refusal,
     claim,
-    controller_of,
     release_patch,
 )
 from kruise.kube.client import Client, PatchType

@@ -17,6 +17,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
+from kruise.api.controllerref import controlled_by
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
 from kruise.control import podstatus
 from kruise.control.cloneset import conditions, predownload, vcthash
@@ -122,7 +123,7 @@ class CloneSetReconciler:
             return None
 
         uid = cloneset["metadata"]["uid"]
-        owned = [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if _controlled_by(p, uid)]
+        owned = [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if controlled_by(p, uid)]
         active = [p for p in owned if podstatus.is_active(p)]
         inactive = [p for p in owned if not podstatus.is_active(p)]
         pvcs = self.pvcs.by_index(OWNER_UID_INDEX, uid)
@@ -131,7 +132,7 @@ class CloneSetReconciler:
         # ClaimOwnedObjects: owned pods that stopped matching are released; orphans are never adopted
         active = await release_strays(self.client, cloneset, PODS, active, selector_of(cloneset))
 
-        revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
+        revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if controlled_by(r, uid)]
         current, update, collision_count = await self.revision_writer.active_revisions(
             cloneset, revisions, vcthash.revision_annotation(cloneset)
         )
@@ -317,10 +318,3 @@ class CloneSetReconciler:
             except NotFound:
                 pass
         return kept
-
-
-def _controlled_by(obj: Obj, uid: str) -> bool:
-    return any(
-        r.get("controller") and r.get("uid") == uid
-        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
-    )

@@ -17,6 +17,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import ANNOTATION_INJECTED_PERSISTENT_POD_STATE
 from kruise.control import persistentpodstate as plan
 from kruise.control import podstatus
@@ -53,7 +54,7 @@ def pps_of_pod(
     """The PersistentPodState a pod belongs to, when its controller is a StatefulSet or a kind of
     `whitelist` (PPS_Watch_Custom_Workload_WhiteList)."""
     meta = pod.get("metadata") or {}
-    ref = plan.controller_ref(pod)
+    ref = controller_of(pod)
     if ref is None or not whitelist.allows(ref.get("apiVersion") or "", ref.get("kind") or ""):
         return []
     namespace = meta.get("namespace") or ""

@@ -17,6 +17,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.controllerref import controller_of
 from kruise.control import persistentpodstate as plan
 from kruise.control import podstatus
 from kruise.control.customworkloads import GroupVersionKind, StatefulSetLikeWhitelist, parse_pps_whitelist
@@ -123,7 +124,7 @@ class PersistentPodStateReconciler:
         if workload is not None:
             uid = workload["metadata"]["uid"]
             for pod in self.pods.by_index(OWNER_UID_INDEX, uid):
-                owner = plan.controller_ref(pod)
+                owner = controller_of(pod)
                 if owner is not None and owner.get("uid") == uid and podstatus.is_active(pod):
                     pods[pod["metadata"]["name"]] = pod
         status = plan.next_status(pps, shape, pods, self.nodes.get)

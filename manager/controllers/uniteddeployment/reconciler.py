@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from kruise.api.common import selector_to_string
+from kruise.api.controllerref import controlled_by
 from kruise.api.keys import LABEL_UNITED_DEPLOYMENT_RESERVED_POD
 from kruise.api.uniteddeployment import UnitedDeployment
 from kruise.control.uniteddeployment.adaptive import (
@@ -82,13 +83,6 @@ def _entry(status: Mapping[str, Any], name: str) -> dict[str, Any] | None:
         if entry.get("name") == name:
             return entry
     return None
-
-
-def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref.get("uid") == uid
-    return False
 
 
 class UnitedDeploymentReconciler:

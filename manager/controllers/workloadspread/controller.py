@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api.controllerref import controller_of
 from kruise.control import podstatus
 from kruise.control.workloadspread.reschedule import marked_unschedulable
-from kruise.control.workloadspread.subsets import MatchedSpread, controller_of, pod_version
+from kruise.control.workloadspread.subsets import MatchedSpread, pod_version
 from kruise.control.workloadspread.targets import group_of
 from kruise.control.workloadspread.whitelist import (
     ReplicasPathError,

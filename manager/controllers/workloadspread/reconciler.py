@@ -19,9 +19,9 @@ from typing import Any
 
 import structlog
 
+from kruise.api.controllerref import controller_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 from kruise.control.workloadspread import adoption, deletioncost, status
-from kruise.control.workloadspread.subsets import controller_of
 from kruise.control.workloadspread.targets import (
     OwnerNotFound,
     group_of,
