@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import LabelSelector, selector_matches
+from kruise.api.conditions import set_condition
 from kruise.api.ephemeraljob import (
     CONDITION_ERROR,
     CONDITION_FAILED,
@@ -156,6 +157,10 @@ def pod_state(job: Obj, pod: Obj) -> str:
     return UNKNOWN
 
 
+_SAME = ("status", "reason", "message")
+"""A condition saying the same thing keeps its times."""
+
+
 def _condition(type_: str, reason: str, message: str, now: str) -> dict[str, Any]:
     return {
         "type": type_,
@@ -165,17 +170,6 @@ def _condition(type_: str, reason: str, message: str, now: str) -> dict[str, Any
         "reason": reason,
         "message": message,
     }
-
-
-def _set_condition(conditions: list[dict[str, Any]], new: dict[str, Any]) -> None:
-    """Replace the condition of the same type; one saying the same thing keeps its times."""
-    for i, old in enumerate(conditions):
-        if old.get("type") == new["type"]:
-            same = all(old.get(k) == new[k] for k in ("status", "reason", "message"))
-            if not same:
-                conditions[i] = new
-            return
-    conditions.append(new)
 
 
 def past_deadline(job: Obj, start_time: datetime | None, now: datetime) -> bool:
@@ -211,22 +205,28 @@ def status(job: Obj, targets: list[Obj], now: datetime) -> dict[str, Any]:
         replicas = len(targets)
     if not targets:
         new["phase"] = PHASE_WAITING
-        _set_condition(
-            conditions, _condition(CONDITION_MATCHED_EMPTY, "MatchEmpty", "job match no pods", stamp)
+        conditions[:] = set_condition(
+            conditions,
+            _condition(CONDITION_MATCHED_EMPTY, "MatchEmpty", "job match no pods", stamp),
+            same=_SAME,
         )
     elif counts[SUCCEEDED] == replicas and counts[SUCCEEDED] > 0:
         new["completionTime"] = stamp
         new["phase"] = PHASE_SUCCEEDED
-        _set_condition(
-            conditions, _condition(CONDITION_SUCCEEDED, "JobSucceeded", "job success to run all tasks", stamp)
+        conditions[:] = set_condition(
+            conditions,
+            _condition(CONDITION_SUCCEEDED, "JobSucceeded", "job success to run all tasks", stamp),
+            same=_SAME,
         )
     elif counts[RUNNING] > 0:
         new["phase"] = PHASE_RUNNING
     elif counts[FAILED] == replicas:
         new["completionTime"] = stamp
         new["phase"] = PHASE_FAILED
-        _set_condition(
-            conditions, _condition(CONDITION_FAILED, "JobFailed", "job failed to run all tasks", stamp)
+        conditions[:] = set_condition(
+            conditions,
+            _condition(CONDITION_FAILED, "JobFailed", "job failed to run all tasks", stamp),
+            same=_SAME,
         )
     elif counts[WAITING] == replicas:
         new["phase"] = PHASE_WAITING
@@ -236,16 +236,22 @@ def status(job: Obj, targets: list[Obj], now: datetime) -> dict[str, Any]:
         new["phase"] = PHASE_PAUSED
     if counts[FAILED] > 0:
         message = f"EphemeralJob {who} failed to create ephemeral container"
-        _set_condition(conditions, _condition(CONDITION_FAILED, "CreateFailed", message, stamp))
+        conditions[:] = set_condition(
+            conditions, _condition(CONDITION_FAILED, "CreateFailed", message, stamp), same=_SAME
+        )
     started = podstatus.parse_time(new["startTime"])
     if new["phase"] in (PHASE_WAITING, PHASE_UNKNOWN, PHASE_RUNNING) and past_deadline(job, started, now):
         new["completionTime"] = stamp
         new["phase"] = PHASE_FAILED
         message = f"EphemeralJob {who} was active longer than specified deadline"
-        _set_condition(conditions, _condition(CONDITION_FAILED, "DeadlineExceeded", message, stamp))
+        conditions[:] = set_condition(
+            conditions, _condition(CONDITION_FAILED, "DeadlineExceeded", message, stamp), same=_SAME
+        )
     if not template_names(job):
         new["phase"] = PHASE_ERROR
-        _set_condition(conditions, _condition(CONDITION_ERROR, "Error", "job spec invalid fields.", stamp))
+        conditions[:] = set_condition(
+            conditions, _condition(CONDITION_ERROR, "Error", "job spec invalid fields.", stamp), same=_SAME
+        )
     return new
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kruise.api.common import LabelSelector
+from kruise.api.conditions import condition_of, set_condition
 from kruise.api.podprobemarker import PROBE_SUCCEEDED
 from kruise.control import podstatus
 
@@ -40,7 +41,7 @@ def matching_pods(ppm: Obj, pods: Iterable[Obj]) -> list[Obj]:
     selector = LabelSelector.model_validate(spec["selector"])
     matched = []
     for pod in pods:
-        initialized = podstatus.condition(pod, "Initialized")
+        initialized = condition_of(pod, "Initialized")
         if not podstatus.is_active(pod) or not (pod.get("spec") or {}).get("nodeName"):
             continue
         if initialized is None or initialized.get("status") != "True":
@@ -171,13 +172,16 @@ def apply_results(
         condition_type = probe.get("podConditionType") or ""
         if condition_type and condition_type not in seen_types:
             seen_types.add(condition_type)
-            _set_condition(conditions, {
+            wanted = {
                 "type": condition_type,
                 "status": "True" if state["state"] == PROBE_SUCCEEDED else "False",
                 "lastProbeTime": state.get("lastProbeTime"),
                 "lastTransitionTime": state.get("lastTransitionTime"),
                 "message": state.get("message") or "",
-            })  # fmt: skip
+            }
+            # util.SetPodConditionIfMsgChanged: replaced when status or message changed
+            written = {k: v for k, v in wanted.items() if v is not None}
+            conditions[:] = set_condition(conditions, written, same=("status", "message"))
         for policy in probe.get("markerPolicy") or []:
             matched = policy.get("state") == state["state"]
             for field in ("labels", "annotations"):
@@ -197,17 +201,6 @@ def apply_results(
         if not meta.get(field) and field not in (pod.get("metadata") or {}):
             meta.pop(field, None)
     return None if new == pod else new
-
-
-def _set_condition(conditions: list[dict[str, Any]], wanted: dict[str, Any]) -> None:
-    """util.SetPodConditionIfMsgChanged: replace when status or message changed, else keep as is."""
-    for i, current in enumerate(conditions):
-        if current.get("type") != wanted["type"]:
-            continue
-        if current.get("status") != wanted["status"] or (current.get("message") or "") != wanted["message"]:
-            conditions[i] = {k: v for k, v in wanted.items() if v is not None}
-        return
-    conditions.append({k: v for k, v in wanted.items() if v is not None})
 
 
 def holds_marker(spec: Obj, namespace: str, ppm_name: str) -> bool:

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kruise.api.common import LabelSelector
+from kruise.api.conditions import condition_of
 from kruise.api.crr import VIRTUAL_KUBELET_LABEL_KEY, VIRTUAL_KUBELET_LABEL_VALUE
 from kruise.api.keys import ANNOTATION_PODPROBE, ANNOTATION_PODPROBEMARKER_LIST
 from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED, PROBE_UNKNOWN
-from kruise.control import podstatus
 from kruise.control.enhancedliveness import go_ordered_probe
 
 Obj = Mapping[str, Any]
@@ -143,7 +143,7 @@ def marks_from_conditions(pod: Obj, ppm: Obj) -> dict[str, Any] | None:
         condition_type = probe.get("podConditionType") or ""
         if not condition_type or not probe.get("markerPolicy"):
             continue
-        condition = podstatus.condition(pod, condition_type)
+        condition = condition_of(pod, condition_type)
         if condition is None:
             continue
         state = condition_state(condition.get("status"))

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import (
     CONDITION_KRUISE_POD_READY,
     KRUISE_POD_READY_KEY_PRE_DELETE_HOOK,
@@ -23,7 +24,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATED,
 )
-from kruise.control.inplace.engine import RefreshResult, get_condition, recompute_ready
+from kruise.control.inplace.engine import RefreshResult, recompute_ready
 from kruise.control.lifecycle import rfc3339
 
 LIFECYCLE_USER_AGENT = "Lifecycle"
@@ -57,7 +58,7 @@ def add_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: da
     """The pod (for a status write) with the key added, or None when nothing changes."""
     if not _has_gate(pod):
         return None
-    condition = get_condition(pod, CONDITION_KRUISE_POD_READY)
+    condition = condition_of(pod, CONDITION_KRUISE_POD_READY)
     messages = _messages(condition)
     if any(m.get("userAgent") == user_agent and m.get("key") == key for m in messages):
         return None
@@ -84,7 +85,7 @@ def remove_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now:
     """The pod with the key removed (True again when no key is left), or None when absent."""
     if not _has_gate(pod):
         return None
-    condition = get_condition(pod, CONDITION_KRUISE_POD_READY)
+    condition = condition_of(pod, CONDITION_KRUISE_POD_READY)
     if condition is None:
         return None
     messages = _messages(condition)
@@ -115,7 +116,7 @@ def lifecycle_readiness_change(pod: Mapping[str, Any], state: str, now: datetime
 
 def lacks_condition(pod: Mapping[str, Any]) -> bool:
     """The pod carries the `KruisePodReady` readiness gate but not yet the condition."""
-    return _has_gate(pod) and get_condition(pod, CONDITION_KRUISE_POD_READY) is None
+    return _has_gate(pod) and condition_of(pod, CONDITION_KRUISE_POD_READY) is None
 
 
 OWNERS_WRITING_READINESS = frozenset({"CloneSet", "StatefulSet", "DaemonSet", "BroadcastJob"})

@@ -6,15 +6,9 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import CONDITION_INPLACE_UPDATE_READY
 from kruise.api.timestamps import parse_time
-
-
-def condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for cond in (pod.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return cond
-    return None
 
 
 def phase(pod: Mapping[str, Any]) -> str:
@@ -22,7 +16,7 @@ def phase(pod: Mapping[str, Any]) -> str:
 
 
 def is_ready(pod: Mapping[str, Any]) -> bool:
-    cond = condition(pod, "Ready")
+    cond = condition_of(pod, "Ready")
     return cond is not None and cond.get("status") == "True"
 
 
@@ -32,7 +26,7 @@ def is_available(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) 
         return False
     if min_ready_seconds <= 0:
         return True
-    since = parse_time((condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    since = parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
     return since is not None and since + timedelta(seconds=min_ready_seconds) < now
 
 
@@ -44,7 +38,7 @@ def is_update_ready(pod: Mapping[str, Any], min_ready_seconds: int, now: datetim
     """CloneSet core ``IsPodUpdateReady``: running+available and InPlaceUpdateReady not False."""
     if not is_running_and_available(pod, min_ready_seconds, now):
         return False
-    cond = condition(pod, CONDITION_INPLACE_UPDATE_READY)
+    cond = condition_of(pod, CONDITION_INPLACE_UPDATE_READY)
     return cond is None or cond.get("status") == "True"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.conditions import get_condition, remove_condition, set_condition
 from kruise.api.timestamps import parse_time
 from kruise.control.lifecycle import rfc3339
 
@@ -28,25 +29,12 @@ REASON_DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"
 REASON_UPDATED = "CloneSetUpdated"
 
 
-def get_condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    return next((c for c in status.get("conditions") or [] if c.get("type") == type_), None)
-
-
-def set_condition(status: dict[str, Any], condition: dict[str, Any]) -> None:
+def set_cloneset_condition(status: dict[str, Any], condition: dict[str, Any]) -> None:
     """`SetCloneSetCondition`: keep the old one when status and reason are unchanged; keep its
     transition time when only the reason changed."""
-    current = get_condition(status, condition["type"])
-    if current is not None and current.get("status") == condition["status"]:
-        if current.get("reason") == condition.get("reason"):
-            return
-        condition = {**condition, "lastTransitionTime": current.get("lastTransitionTime")}
-    others = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-    status["conditions"] = [*others, condition]
-
-
-def remove_condition(status: dict[str, Any], type_: str) -> None:
-    if status.get("conditions"):
-        status["conditions"] = [c for c in status["conditions"] if c.get("type") != type_]
+    status["conditions"] = set_condition(
+        status.get("conditions"), condition, same=("status", "reason"), keep_transition_time=True, to_end=True
+    )
 
 
 def new_condition(type_: str, status: str, reason: str, message: str, now: datetime) -> dict[str, Any]:
@@ -81,7 +69,8 @@ def apply_progressing(cloneset: Mapping[str, Any], status: dict[str, Any], now: 
     """Set or drop the Progressing condition in `status`; return seconds until the deadline to
     requeue at, or None."""
     if not has_progress_deadline(cloneset):
-        remove_condition(status, CONDITION_PROGRESSING)
+        if status.get("conditions"):
+            status["conditions"] = remove_condition(status["conditions"], CONDITION_PROGRESSING)
         return None
     spec = cloneset.get("spec") or {}
     replicas = _replicas(cloneset)
@@ -90,7 +79,7 @@ def apply_progressing(cloneset: Mapping[str, Any], status: dict[str, Any], now: 
     updated_available = int(status.get("updatedAvailableReplicas") or 0)
 
     def progressing(state: str, reason: str, message: str) -> None:
-        set_condition(status, new_condition(CONDITION_PROGRESSING, state, reason, message, now))
+        set_cloneset_condition(status, new_condition(CONDITION_PROGRESSING, state, reason, message, now))
 
     if (
         status.get("currentRevision") == status.get("updateRevision")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.control import podstatus
 
 Pod = Mapping[str, Any]
@@ -46,7 +47,7 @@ def deletion_cost(pod: Pod) -> int:
 def _ready_time(pod: Pod) -> datetime | None:
     if not podstatus.is_ready(pod):
         return None
-    return podstatus.parse_time((podstatus.condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    return podstatus.parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
 
 
 def _max_restarts(pod: Pod) -> int:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import (
     CONDITION_INPLACE_UPDATE_READY,
     LABEL_CONTROLLER_REVISION_HASH,
@@ -82,7 +83,7 @@ class ManagePlan:
 
 def _available_in(pod: Pod, min_ready: int, now: datetime) -> float:
     """Seconds until a ready pod has been ready for ``min_ready`` seconds."""
-    since = podstatus.parse_time((podstatus.condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    since = podstatus.parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
     if since is None:
         return float(min_ready)
     return max(0.0, min_ready - (now - since).total_seconds()) + 1.0
@@ -187,7 +188,7 @@ def _daemon_pod_available(pod: Pod, min_ready: int, now: datetime) -> bool:
     """isDaemonPodAvailable: available, and not in the middle of an in-place update."""
     if not podstatus.is_available(pod, min_ready, now):
         return False
-    gate = podstatus.condition(pod, CONDITION_INPLACE_UPDATE_READY)
+    gate = condition_of(pod, CONDITION_INPLACE_UPDATE_READY)
     has_gate = any(
         g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY
         for g in (pod.get("spec") or {}).get("readinessGates") or []

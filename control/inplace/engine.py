@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of, set_condition
 from kruise.api.keys import (
     ANNOTATION_INPLACE_UPDATE_GRACE,
     ANNOTATION_INPLACE_UPDATE_STATE,
@@ -46,21 +47,10 @@ def _conditions(pod: Pod) -> list[dict[str, Any]]:
     return pod.setdefault("status", {}).setdefault("conditions", [])
 
 
-def get_condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    return next(
-        (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == type_), None
-    )
-
-
-def set_condition(pod: Pod, condition: dict[str, Any]) -> None:
+def set_pod_condition(pod: Pod, condition: dict[str, Any]) -> None:
     """``util.SetPodCondition``: replace only when the status changes, else keep the old one."""
-    conditions = _conditions(pod)
-    for i, existing in enumerate(conditions):
-        if existing.get("type") == condition["type"]:
-            if existing.get("status") != condition["status"]:
-                conditions[i] = condition
-            return
-    conditions.append(condition)
+    status = pod.setdefault("status", {})
+    status["conditions"] = set_condition(status.get("conditions"), condition)
 
 
 def has_readiness_gate(pod: Mapping[str, Any]) -> bool:
@@ -71,13 +61,13 @@ def has_readiness_gate(pod: Mapping[str, Any]) -> bool:
 def recompute_ready(pod: Pod, now: datetime) -> None:
     """``util.SetPodReadyCondition``: Kruise flips Ready itself when a readiness gate goes False
     (kubelet would only notice later); only when containers are ready, as kubelet decides."""
-    ready = get_condition(pod, "Ready")
-    containers = get_condition(pod, "ContainersReady")
+    ready = condition_of(pod, "Ready")
+    containers = condition_of(pod, "ContainersReady")
     if ready is None or containers is None or containers.get("status") != "True":
         return
     problems = []
     for gate in (pod.get("spec") or {}).get("readinessGates") or []:
-        cond = get_condition(pod, gate["conditionType"])
+        cond = condition_of(pod, gate["conditionType"])
         if cond is None:
             problems.append(
                 f'corresponding condition of pod readiness gate "{gate["conditionType"]}" does not exist.'
@@ -94,7 +84,7 @@ def recompute_ready(pod: Pod, now: datetime) -> None:
         }
     else:
         new = {"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(now)}
-    set_condition(pod, new)
+    set_pod_condition(pod, new)
 
 
 def unready_pod(pod: Mapping[str, Any], now: datetime) -> Pod | None:
@@ -102,7 +92,7 @@ def unready_pod(pod: Mapping[str, Any], now: datetime) -> Pod | None:
     if not has_readiness_gate(pod):
         return None
     clone = copy.deepcopy(dict(pod))
-    set_condition(
+    set_pod_condition(
         clone,
         {
             "type": CONDITION_INPLACE_UPDATE_READY,
@@ -428,7 +418,7 @@ def refresh(
             )
     if not has_readiness_gate(pod):
         return RefreshResult()
-    current = get_condition(pod, CONDITION_INPLACE_UPDATE_READY)
+    current = condition_of(pod, CONDITION_INPLACE_UPDATE_READY)
     if (
         current is not None
         and current.get("status") == "True"
@@ -437,14 +427,9 @@ def refresh(
     ):
         return RefreshResult()
     clone: Pod = copy.deepcopy(dict(pod))
-    conditions = _conditions(clone)
+    status = clone.setdefault("status", {})
     new = {"type": CONDITION_INPLACE_UPDATE_READY, "status": "True", "lastTransitionTime": rfc3339(now)}
-    for i, existing in enumerate(conditions):
-        if existing.get("type") == CONDITION_INPLACE_UPDATE_READY:
-            conditions[i] = new
-            break
-    else:
-        conditions.append(new)
+    status["conditions"] = set_condition(status.get("conditions"), new, same=None)
     return RefreshResult(status_pod=clone)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import LIFECYCLE_STATE_NORMAL
 from kruise.control import lifecycle, podstatus
 
@@ -57,7 +58,7 @@ def running_and_available(pod: Pod, min_ready_seconds: int, now: datetime) -> tu
         return False, 0.0
     if min_ready_seconds <= 0:
         return True, 0.0
-    since = podstatus.parse_time((podstatus.condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    since = podstatus.parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
     if since is None:
         return False, float(min_ready_seconds)
     wait = (since - now).total_seconds() + min_ready_seconds

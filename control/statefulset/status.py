@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import LabelSelector, selector_to_string
+from kruise.api.conditions import set_condition
 from kruise.control.lifecycle import rfc3339
 from kruise.control.revision import template_from_revision_data
 from kruise.control.statefulset import health
@@ -102,13 +103,12 @@ def complete_rolling_update(sts: Mapping[str, Any], status: dict[str, Any]) -> N
         status["currentRevision"] = status["updateRevision"]
 
 
-def set_condition(status: dict[str, Any], type_: str, message: str, now: datetime) -> None:
+def set_failure_condition(status: dict[str, Any], type_: str, message: str, now: datetime) -> None:
     """``SetStatefulsetCondition`` for the failure conditions: status True, the latest message."""
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != type_]
-    old = next((c for c in status.get("conditions") or [] if c.get("type") == type_), None)
-    since = old.get("lastTransitionTime") if old and old.get("status") == "True" else rfc3339(now)
-    conditions.append({"type": type_, "status": "True", "lastTransitionTime": since, "message": message})
-    status["conditions"] = conditions
+    new = {"type": type_, "status": "True", "lastTransitionTime": rfc3339(now), "message": message}
+    status["conditions"] = set_condition(
+        status.get("conditions"), new, same=None, keep_transition_time=True, to_end=True
+    )
 
 
 def status_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:

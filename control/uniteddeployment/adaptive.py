@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_UNITED_DEPLOYMENT_RESERVED_POD
 from kruise.api.timestamps import parse_rfc3339, rfc3339
 from kruise.api.uniteddeployment import (
@@ -96,13 +97,6 @@ class Assessment:
 # ---- pods ----------------------------------------------------------------------------------------
 
 
-def _condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for condition in (obj.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == type_:
-            return condition
-    return None
-
-
 def _created(pod: Pod) -> datetime | None:
     stamp = (pod.get("metadata") or {}).get("creationTimestamp")
     return parse_rfc3339(stamp) if stamp else None
@@ -121,7 +115,7 @@ def pending_timeout(pod: Pod, timeout: timedelta, now: datetime) -> tuple[bool, 
         or (pod.get("spec") or {}).get("nodeName")
     ):
         return False, None
-    scheduled = _condition(pod, "PodScheduled")
+    scheduled = condition_of(pod, "PodScheduled")
     created = _created(pod)
     if (
         scheduled is None
@@ -181,7 +175,7 @@ def pod_reservation(
     min_ready = times.unschedulable
     if reserved_label(pod)[0]:
         if (pod.get("status") or {}).get("phase") == "Running" and pod_revision == revision:
-            ready = _condition(pod, "Ready")
+            ready = condition_of(pod, "Ready")
             if ready is not None and ready.get("status") == "True":
                 since = ready.get("lastTransitionTime")
                 ready_at = parse_rfc3339(since) if since else now
@@ -362,7 +356,7 @@ def max_unavailable_for(replicas: int, ready_replicas: int, assessment: Assessme
 
 def failing_to_schedule(pod: Pod) -> bool:
     """Pending, unbound and marked `PodScheduled=False` reason Unschedulable by the scheduler."""
-    scheduled = _condition(pod, "PodScheduled")
+    scheduled = condition_of(pod, "PodScheduled")
     return (
         scheduled is not None
         and scheduled.get("status") == "False"

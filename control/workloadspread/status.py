@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.conditions import get_condition
 from kruise.api.timestamps import parse_time
 from kruise.control import podstatus
 from kruise.control.workloadspread import reschedule
@@ -94,13 +95,6 @@ def group_pods(
         by_subset[subset].append(pod)
         versioned.setdefault(pod_version(pod), empty())[subset].append(pod)
     return versioned, by_subset
-
-
-def _condition(status: Mapping[str, Any] | None, kind: str) -> Obj | None:
-    for c in (status or {}).get("conditions") or []:
-        if c.get("type") == kind:
-            return dict(c)
-    return None
 
 
 def subset_status(
@@ -202,7 +196,8 @@ def subset_statuses(
         if status is None:
             return None
         if critical is not None:
-            kept = _condition(previous, CONDITION_SCHEDULABLE)
+            found = get_condition(previous, CONDITION_SCHEDULABLE)
+            kept = dict(found) if found is not None else None
             if i == len(subsets) - 1:
                 # The last subset is never rescheduled away from: always schedulable.
                 kept = reschedule.last_subset_condition(kept, now)

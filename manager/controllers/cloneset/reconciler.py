@@ -227,7 +227,7 @@ class CloneSetReconciler:
             if await self.scaler.execute(cloneset, plan, current, update, pvcs, now):
                 return None
         except Exception as exc:
-            conditions.set_condition(
+            conditions.set_cloneset_condition(
                 status, conditions.failed_condition(conditions.CONDITION_FAILED_SCALE, str(exc), now)
             )
             raise
@@ -242,7 +242,7 @@ class CloneSetReconciler:
         try:
             return await self.updater.update(cloneset, current, update, revisions, pods, diffs, now)
         except Exception as exc:
-            conditions.set_condition(
+            conditions.set_cloneset_condition(
                 status, conditions.failed_condition(conditions.CONDITION_FAILED_UPDATE, str(exc), now)
             )
             raise

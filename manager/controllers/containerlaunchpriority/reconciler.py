@@ -11,9 +11,9 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED
 from kruise.control import launchpriority
-from kruise.control.inplace.engine import get_condition
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -32,7 +32,7 @@ def should_enqueue(pod: Mapping[str, Any], barrier: Mapping[str, Any] | None) ->
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     if annotations.get(ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED) == "true":
         return False
-    containers_ready = get_condition(pod, "ContainersReady")
+    containers_ready = condition_of(pod, "ContainersReady")
     if containers_ready is not None and containers_ready.get("status") == "True":
         return False
     pending = launchpriority.pending_priorities(pod)

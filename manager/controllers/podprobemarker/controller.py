@@ -17,6 +17,7 @@ from typing import Any
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
+from kruise.api.conditions import condition_of
 from kruise.control import podprobemarker_serverless as serverless
 from kruise.control import podstatus
 from kruise.kube.controller import Controller
@@ -32,7 +33,7 @@ Obj = dict[str, Any]
 
 
 def _matching_facts(pod: Obj) -> tuple[Any, ...]:
-    initialized = podstatus.condition(pod, "Initialized") or {}
+    initialized = condition_of(pod, "Initialized") or {}
     return (
         (pod.get("metadata") or {}).get("labels") or {},
         (pod.get("spec") or {}).get("nodeName"),
@@ -57,7 +58,7 @@ def serverless_markers_to_wake(
     old: Obj, new: Obj, markers: SharedInformer, nodes: SharedInformer
 ) -> list[str]:
     """Keys of the markers a serverless pod's condition change concerns (none for other pods)."""
-    initialized = podstatus.condition(new, "Initialized") or {}
+    initialized = condition_of(new, "Initialized") or {}
     node = (new.get("spec") or {}).get("nodeName")
     if not podstatus.is_active(new) or initialized.get("status") != "True" or not node:
         return []

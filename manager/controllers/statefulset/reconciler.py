@@ -40,7 +40,7 @@ from kruise.control.statefulset.status import (
     CONDITION_FAILED_UPDATE_POD,
     compute_status,
     revision_template,
-    set_condition,
+    set_failure_condition,
     status_changed,
 )
 from kruise.control.statefulset.update import ClaimsOf, plan_update
@@ -241,7 +241,7 @@ class StatefulSetReconciler:
         try:
             modified, refresh_delay = await self.updater.refresh(sts, pods, update_name, now)
         except Exception as exc:
-            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
+            set_failure_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
             raise
         if modified:
             return refresh_delay
@@ -287,7 +287,7 @@ class StatefulSetReconciler:
         try:
             update_delay = await self.updater.execute(sts, key, update_plan.actions, revisions, update, now)
         except Exception as exc:
-            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
+            set_failure_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
             raise
         return _earliest(
             refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay, stale_delay
@@ -344,7 +344,7 @@ class StatefulSetReconciler:
                     if isinstance(action, CreatePod)
                     else CONDITION_FAILED_UPDATE_POD
                 )
-                set_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
+                set_failure_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
                 raise
         return True, stale_delay
 

@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from kruise.api.common import selector_to_string
+from kruise.api.conditions import get_condition
 from kruise.api.controllerref import controlled_by
 from kruise.api.keys import LABEL_UNITED_DEPLOYMENT_RESERVED_POD
 from kruise.api.uniteddeployment import UnitedDeployment
@@ -47,10 +48,9 @@ from kruise.control.uniteddeployment.status import (
     SUBSET_UPDATED,
     UPDATED,
     aggregate,
-    get_condition,
+    drop_condition,
     init_subset_statuses,
-    remove_condition,
-    set_condition,
+    set_united_deployment_condition,
     set_updated_condition,
     status_unchanged,
 )
@@ -216,9 +216,9 @@ class UnitedDeploymentReconciler:
 
         provisioned = await self._provision(kind, ud_obj, plan, bound)
         if provisioned:
-            set_condition(status, SUBSET_PROVISIONED, "True", "", "", now)
+            set_united_deployment_condition(status, SUBSET_PROVISIONED, "True", "", "", now)
         await self._update_children(kind, ud_obj, plan, bound)
-        set_condition(status, SUBSET_UPDATED, "True", "", "", now)
+        set_united_deployment_condition(status, SUBSET_UPDATED, "True", "", "", now)
 
         kept = {n: c for n, c in existing.items() if n in replicas}
         status["labelSelector"] = selector_to_string(ud.spec.selector)
@@ -228,7 +228,7 @@ class UnitedDeploymentReconciler:
         new_status = aggregate(
             status, kept, replicas, partitions, current_revision, expected_revision, reserved
         )
-        remove_condition(new_status, SUBSET_FAILURE)
+        drop_condition(new_status, SUBSET_FAILURE)
         await self._write_status(ud_obj, old_status, new_status)
         if requeue.seconds > 0:
             bound.info("Requeue needed", after_seconds=requeue.seconds)

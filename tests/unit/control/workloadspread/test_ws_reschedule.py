@@ -16,8 +16,8 @@ from kruise.api.timestamps import rfc3339
 from kruise.control.workloadspread.reschedule import (
     MAX_SCHEDULE_FAILED_DURATION,
     last_subset_condition,
+    merge_schedulable,
     pending_timeout,
-    set_condition,
     subset_condition,
 )
 from kruise.control.workloadspread.status import Notes, group_pods, next_status
@@ -82,13 +82,13 @@ def cond(status: str, reason: str, ago: float = 0) -> dict[str, Any]:
 
 def test_set_condition_keeps_time_while_status_holds():
     old = cond("False", "PodUnschedulable", ago=100)
-    assert set_condition(old, cond("False", "PodUnschedulable")) is old
-    assert set_condition(old, cond("False", "Other")) == {
+    assert merge_schedulable(old, cond("False", "PodUnschedulable")) is old
+    assert merge_schedulable(old, cond("False", "Other")) == {
         **cond("False", "Other"),
         "lastTransitionTime": old["lastTransitionTime"],
     }
-    assert set_condition(old, cond("True", "Sufficient")) == cond("True", "Sufficient")
-    assert set_condition(None, cond("True", "Sufficient")) == cond("True", "Sufficient")
+    assert merge_schedulable(old, cond("True", "Sufficient")) == cond("True", "Sufficient")
+    assert merge_schedulable(None, cond("True", "Sufficient")) == cond("True", "Sufficient")
 
 
 def test_last_subset_always_schedulable():
