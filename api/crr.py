@@ -17,6 +17,7 @@ from pydantic import Field
 
 from kruise.api import keys
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, Schemaless, Time
+from kruise.api.conditions import condition_of
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 
 GROUP = "apps.kruise.io"
@@ -231,8 +232,7 @@ def _pod_is_active(pod: dict[str, Any]) -> bool:
 
 
 def _terminated_by_sidecar_terminator(pod: dict[str, Any]) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == CONDITION_SIDECAR_TERMINATED for c in conditions)
+    return condition_of(pod, CONDITION_SIDECAR_TERMINATED) is not None
 
 
 def admit_create(

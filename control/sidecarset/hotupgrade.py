@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kruise.api.conditions import get_condition, is_true
 from kruise.api.keys import (
     ANNOTATION_PREFIX_SIDECARSET_VERSION,
     ANNOTATION_PREFIX_SIDECARSET_VERSION_ALT,
@@ -154,9 +155,7 @@ def working_side_ready(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) ->
     """The pod is Running and Ready, or every container but the non-working ones reports ready
     (the old version may be gone already; only the new one must serve)."""
     status = pod.get("status") or {}
-    if status.get("phase") == "Running" and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
-    ):
+    if status.get("phase") == "Running" and is_true(get_condition(status, "Ready")):
         return True
     idle = idle_containers(sidecarset, pod)
     return all(s.get("ready") for s in status.get("containerStatuses") or [] if s.get("name") not in idle)

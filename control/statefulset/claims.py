@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from kruise.api.conditions import condition_of, is_true
 from kruise.api.goquantity import Quantity
 from kruise.control.statefulset.identity import claim_name, ordinal_of
 
@@ -74,10 +75,7 @@ def expansion_completed(claim: Obj, template: Obj) -> bool:
     compatible, ready = compatible_and_ready(claim, template)
     if not compatible:
         return False
-    return ready or any(
-        c.get("type") == CONDITION_FILE_SYSTEM_RESIZE_PENDING and c.get("status") == "True"
-        for c in (claim.get("status") or {}).get("conditions") or []
-    )
+    return ready or is_true(condition_of(claim, CONDITION_FILE_SYSTEM_RESIZE_PENDING))
 
 
 def pod_claims(sts: Obj, pod: Obj, lookup: ClaimLookup) -> list[tuple[Obj, Obj]]:

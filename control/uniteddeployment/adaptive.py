@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from kruise.api.conditions import condition_of
+from kruise.api.conditions import condition_of, get_condition, set_condition
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_UNITED_DEPLOYMENT_RESERVED_POD
 from kruise.api.timestamps import parse_rfc3339, rfc3339
 from kruise.api.uniteddeployment import (
@@ -198,25 +198,14 @@ def pod_reservation(
 
 
 def schedulable_condition(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for condition in entry.get("conditions") or []:
-        if condition.get("type") == SCHEDULABLE:
-            return condition
-    return None
+    return get_condition(entry, SCHEDULABLE)
 
 
 def set_subset_condition(entry: dict[str, Any], state: str, reason: str, message: str, now: datetime) -> None:
     """`UnitedDeploymentSubsetStatus.SetCondition`: same status and reason keep the condition as is;
     otherwise it is rewritten with lastTransitionTime now (even when only the reason changed)."""
-    conditions = list(entry.get("conditions") or [])
-    for index, condition in enumerate(conditions):
-        if condition.get("type") != SCHEDULABLE:
-            continue
-        if condition.get("status") == state and (condition.get("reason") or "") == reason:
-            return
-        conditions[index] = _subset_condition(state, reason, message, now)
-        entry["conditions"] = conditions
-        return
-    entry["conditions"] = [*conditions, _subset_condition(state, reason, message, now)]
+    new = _subset_condition(state, reason, message, now)
+    entry["conditions"] = set_condition(entry.get("conditions"), new, same=("status", "reason"))
 
 
 def _subset_condition(state: str, reason: str, message: str, now: datetime) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.conditions import condition_of, is_true
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_SUBSET_NAME
 from kruise.api.uniteddeployment import Subset, UnitedDeployment
 from kruise.api.validation import dns1123_subdomain_errors
@@ -316,10 +317,7 @@ def read_child(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, An
 
 
 def _pod_ready(pod: Mapping[str, Any]) -> bool:
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
+    return is_true(condition_of(pod, "Ready"))
 
 
 def needs_update(child: Child, revision: str, replicas: int, partition: int, patch: str) -> str | None:

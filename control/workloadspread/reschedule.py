@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from kruise.api.conditions import set_condition
+from kruise.api.conditions import condition_of, set_condition
 from kruise.api.timestamps import parse_time, rfc3339
 
 Obj = dict[str, Any]
@@ -40,12 +40,8 @@ RECOVER_REASON = "RecoverSchedulable"
 def marked_unschedulable(pod: Pod) -> bool:
     """The scheduler reported the pod as not fitting anywhere: `PodScheduled=False`, reason
     `Unschedulable`."""
-    return any(
-        condition.get("type") == "PodScheduled"
-        and condition.get("status") == "False"
-        and condition.get("reason") == "Unschedulable"
-        for condition in (pod.get("status") or {}).get("conditions") or []
-    )
+    scheduled = condition_of(pod, "PodScheduled") or {}
+    return scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable"
 
 
 def pending_timeout(pod: Pod, critical: timedelta, now: datetime) -> tuple[bool, timedelta | None]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import get_condition
 from kruise.api.controllerref import controller_of
 from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
@@ -134,10 +135,7 @@ def initial_subset_statuses(ws: Mapping[str, Any], workload_replicas: int) -> li
 
 
 def schedulable(status: Mapping[str, Any]) -> bool:
-    return not any(
-        c.get("type") == CONDITION_SCHEDULABLE and c.get("status") == "False"
-        for c in status.get("conditions") or []
-    )
+    return (get_condition(status, CONDITION_SCHEDULABLE) or {}).get("status") != "False"
 
 
 def suitable_subset(statuses: Sequence[Mapping[str, Any]]) -> int | None:

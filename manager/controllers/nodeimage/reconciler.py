@@ -26,6 +26,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.conditions import condition_of, is_true
 from kruise.control import nodeimage as spec_plan
 from kruise.control import nodeimage_modes, podstatus
 from kruise.kube.client import Client, PatchType
@@ -42,12 +43,10 @@ FAKE_LABEL = "apps.kruise.io/fake-nodeimage"
 
 def ready_since(node: Mapping[str, Any]) -> datetime | None:
     """When the node's Ready condition last turned True, or None while it is not Ready."""
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            if condition.get("status") != "True":
-                return None
-            return podstatus.parse_time(condition.get("lastTransitionTime"))
-    return None
+    condition = condition_of(node, "Ready")
+    if not is_true(condition):
+        return None
+    return podstatus.parse_time(condition.get("lastTransitionTime"))
 
 
 class NodeImageReconciler:
