@@ -20,6 +20,7 @@ from kruise.api.common import (
     scaled_value_round_up,
     selector_matches,
 )
+from kruise.api.controllerref import controller_of
 from kruise.api.crdgen import (
     CRD_REQUIRED,
     CRDInfo,
@@ -358,7 +359,7 @@ def pods_to_delete_errors(obj: CloneSet, old: CloneSet | None, get_pod: PodLooku
             errs.append(invalid(path, name, f'find pod {name} failed: pods "{name}" not found'))
             continue
         meta = pod.get("metadata") or {}
-        controller = next((ref for ref in meta.get("ownerReferences") or [] if ref.get("controller")), None)
+        controller = controller_of(pod)
         if meta.get("deletionTimestamp"):
             errs.append(invalid(path, name, f"find pod {name} already terminating"))
         elif controller is None or controller.get("uid") != obj.metadata.uid:

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.conditions import condition_of
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import (
     CONDITION_KRUISE_POD_READY,
     KRUISE_POD_READY_KEY_PRE_DELETE_HOOK,
@@ -130,11 +131,11 @@ def written_by_owner(pod: Mapping[str, Any]) -> bool:
     new pod instead of two); the pod-readiness controller leaves such pods alone so the two never race
     for the same condition. Pods of any other owner (a native Deployment under the
     `KruisePodReadinessGate` feature gate) stay with the pod-readiness controller."""
-    return any(
-        ref.get("controller")
+    ref = controller_of(pod)
+    return (
+        ref is not None
         and ref.get("kind") in OWNERS_WRITING_READINESS
         and str(ref.get("apiVersion", "")).split("/")[0] == "apps.kruise.io"
-        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []
     )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api.common import LabelSelector, scaled_value
+from kruise.api.controllerref import controller_of
 from kruise.api.goquantity import Quantity, QuantityError
 from kruise.api.keys import (
     ANNOTATION_PUB_NO_PROTECT,
@@ -264,7 +265,7 @@ def pub_for_new_pod(
     owner is still its ReplicaSet), None when the owner is not known yet (then no targetRef PUB
     matches); without it the pod's own controller is the workload."""
     metadata = pod.get("metadata") or {}
-    owner = next((r for r in metadata.get("ownerReferences") or [] if r.get("controller")), None)
+    owner = controller_of(pod)
     workload = owner
     if owner is not None and workload_of is not None:
         workload = workload_of(owner, metadata.get("namespace") or "")

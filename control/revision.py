@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import (
     ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH,
     LABEL_CONTROLLER_HASH,
@@ -174,14 +175,7 @@ def new_cloneset_revision(
     annotations = dict(meta.get("annotations") or {})
     if vct_hash is not None:
         annotations[ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH] = vct_hash
-    owner = {
-        "apiVersion": cloneset.get("apiVersion", "apps.kruise.io/v1alpha1"),
-        "kind": cloneset.get("kind", "CloneSet"),
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    owner = new_controller_ref(cloneset, api_version="apps.kruise.io/v1alpha1", kind="CloneSet")
     body: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",

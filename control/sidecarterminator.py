@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api import keys
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.crr import (
     CONDITION_SIDECAR_TERMINATED,
     FAILURE_POLICY_IGNORE,
@@ -185,16 +186,7 @@ def kill_request(pod: Obj, containers: Iterable[str]) -> dict[str, Any]:
         "metadata": {
             "name": crr_name(pod),
             "namespace": meta["namespace"],
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [new_controller_ref({"apiVersion": "v1", "kind": "Pod", "metadata": meta})],
         },
         "spec": {
             "podName": meta["name"],

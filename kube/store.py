@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from kruise.api.controllerref import controller_of
 from kruise.kube.resources import object_key
 
 Obj = dict[str, Any]
@@ -39,10 +40,8 @@ def index_by_node_name(obj: Obj) -> list[str]:
 
 def index_by_controller_uid(obj: Obj) -> list[str]:
     """Only the owner marked `controller: true` (kruise's `.metadata.controller` index)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("uid"):
-            return [ref["uid"]]
-    return []
+    ref = controller_of(obj)
+    return [ref["uid"]] if ref is not None and ref.get("uid") else []
 
 
 STANDARD_INDEXERS: dict[str, IndexFunc] = {

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH,
     ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
@@ -99,14 +100,7 @@ def new_revision(sidecarset: Obj, namespace: str, number: int, collision_count: 
     if version:
         labels[LABEL_SIDECARSET_CUSTOM_VERSION] = version
     labels[LABEL_SIDECARSET_NAME] = meta["name"]
-    owner = {
-        "apiVersion": sidecarset.get("apiVersion") or "apps.kruise.io/v1alpha1",
-        "kind": sidecarset.get("kind") or "SidecarSet",
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    owner = new_controller_ref(sidecarset, api_version="apps.kruise.io/v1alpha1", kind="SidecarSet")
     body: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",
@@ -137,7 +131,7 @@ def owned_revisions(sidecarset: Obj, revisions: Iterable[Obj], namespace: str) -
             continue
         if (rmeta.get("labels") or {}).get(LABEL_SIDECARSET_NAME) != meta.get("name"):
             continue
-        controller = next((r for r in rmeta.get("ownerReferences") or [] if r.get("controller")), None)
+        controller = controller_of(revision)
         if controller is None or controller.get("uid") == uid:
             out.append(revision)
     return sort_revisions(out)

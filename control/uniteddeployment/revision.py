@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_HASH
 from kruise.control.revision import (
     controller_revision_name,
@@ -65,14 +66,7 @@ def new_revision(ud: Mapping[str, Any], number: int, collision_count: int) -> di
             "namespace": meta["namespace"],
             "labels": labels,
             "ownerReferences": [
-                {
-                    "apiVersion": ud.get("apiVersion") or "apps.kruise.io/v1alpha1",
-                    "kind": "UnitedDeployment",
-                    "name": meta["name"],
-                    "uid": meta.get("uid", ""),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
+                new_controller_ref({**ud, "kind": "UnitedDeployment"}, api_version="apps.kruise.io/v1alpha1")
             ],
         },
         "data": data,

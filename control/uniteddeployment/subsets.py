@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.conditions import condition_of, is_true
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_SUBSET_NAME
 from kruise.api.uniteddeployment import Subset, UnitedDeployment
 from kruise.api.validation import dns1123_subdomain_errors
@@ -212,15 +213,7 @@ def set_max_unavailable(kind: str, body: dict[str, Any], value: int) -> None:
 
 
 def _with_controller(refs: Iterable[Mapping[str, Any]], ud_obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    meta = ud_obj["metadata"]
-    own = {
-        "apiVersion": ud_obj.get("apiVersion") or "apps.kruise.io/v1alpha1",
-        "kind": "UnitedDeployment",
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    own = new_controller_ref({**ud_obj, "kind": "UnitedDeployment"}, api_version="apps.kruise.io/v1alpha1")
     others = [dict(r) for r in refs if r.get("uid") != own["uid"] and not r.get("controller")]
     return [*others, own]
 
