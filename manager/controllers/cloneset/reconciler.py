@@ -17,7 +17,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
-from kruise.api.controllerref import controlled_by
+from kruise.api.controllerref import controlled_by, new_controller_ref
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
 from kruise.control import podstatus
 from kruise.control.cloneset import conditions, predownload, vcthash
@@ -298,14 +298,7 @@ class CloneSetReconciler:
             pod = inactive_by_id.get(pvc_id)
             try:
                 if pod is not None:
-                    owner = {
-                        "apiVersion": "v1",
-                        "kind": "Pod",
-                        "name": pod["metadata"]["name"],
-                        "uid": pod["metadata"]["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
+                    owner = new_controller_ref({**pod, "apiVersion": "v1", "kind": "Pod"})
                     await self.client.patch(
                         PVCS,
                         meta["name"],

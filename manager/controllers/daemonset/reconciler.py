@@ -22,6 +22,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.daemonset import ROLLING_IN_PLACE_IF_POSSIBLE, STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import (
     CONDITION_INPLACE_UPDATE_READY,
@@ -427,14 +428,7 @@ class DaemonSetReconciler:
             "namespace": meta["namespace"],
             "labels": dict(template_meta.get("labels") or {}),
             "ownerReferences": [
-                {
-                    "apiVersion": ds.get("apiVersion", "apps.kruise.io/v1alpha1"),
-                    "kind": ds.get("kind", "DaemonSet"),
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
+                new_controller_ref(ds, api_version="apps.kruise.io/v1alpha1", kind="DaemonSet")
             ],
         }
         for field in ("annotations", "finalizers"):

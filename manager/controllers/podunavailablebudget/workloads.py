@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.common import LabelSelector
+from kruise.api.controllerref import controller_of
 from kruise.control import podstatus
 from kruise.control import pub as pubcontrol
 from kruise.kube.informer import SharedInformer
@@ -39,13 +40,13 @@ class WorkloadFinder:
         workload = self._get(group, kind, namespace, name)
         if workload is None or kind != "ReplicaSet":
             return workload
-        for ref in workload["metadata"].get("ownerReferences") or []:
-            if (
-                ref.get("controller")
-                and ref.get("kind") == "Deployment"
-                and _group(ref.get("apiVersion", "")) == "apps"
-            ):
-                return self._get("apps", "Deployment", namespace, ref["name"]) or workload
+        ref = controller_of(workload)
+        if (
+            ref is not None
+            and ref.get("kind") == "Deployment"
+            and _group(ref.get("apiVersion", "")) == "apps"
+        ):
+            return self._get("apps", "Deployment", namespace, ref["name"]) or workload
         return workload
 
     def _owned_pods(self, uid: str) -> list[Obj]:
@@ -84,7 +85,7 @@ class WorkloadFinder:
             return pods, total
         scales: dict[str, int] = {}
         for pod in pods:
-            ref = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
+            ref = controller_of(pod)
             if ref is None:
                 continue
             owner = self._scale_owner(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api.controllerref import controller_of
 from kruise.control import resourcedistribution as plan
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
@@ -26,10 +27,10 @@ Obj = dict[str, Any]
 
 def distribution_of(obj: Obj) -> list[str]:
     """The controlling ResourceDistribution of a copy (cluster-scoped: its key is its name)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == plan.KIND:
-            return [ref["name"]] if ref.get("apiVersion", "").startswith("apps.kruise.io/") else []
-    return []
+    ref = controller_of(obj)
+    if ref is None or ref.get("kind") != plan.KIND:
+        return []
+    return [ref["name"]] if ref.get("apiVersion", "").startswith("apps.kruise.io/") else []
 
 
 def spec_changed(old: Obj, new: Obj) -> bool:
