@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kruise.api.controllerref import controller_of
 from kruise.kube.resources import ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, Store
 
@@ -124,9 +125,8 @@ class StorePubs:
         replicaset = self._replicasets.get_by_name(namespace, str(owner.get("name", "")))
         if replicaset is None:
             return None
-        refs = (replicaset.get("metadata") or {}).get("ownerReferences") or []
-        deployment = next((r for r in refs if r.get("controller") and r.get("kind") == "Deployment"), None)
-        return deployment if deployment is not None else owner
+        controller = controller_of(replicaset)
+        return controller if controller is not None and controller.get("kind") == "Deployment" else owner
 
     def pub(self, namespace: str, name: str) -> dict | None:
         return self._pubs.get_by_name(namespace, name) if self._pubs is not None else None

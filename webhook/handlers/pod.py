@@ -20,6 +20,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
 from kruise.control import enhancedliveness, persistentpodstate
 from kruise.control import podprobemarker_serverless as serverless_probes
@@ -61,10 +62,8 @@ class SidecarSetSource(Protocol):
 
 
 def owned_by_kruise(pod: dict[str, Any]) -> bool:
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller") and str(ref.get("apiVersion", "")).split("/")[0] == KRUISE_GROUP:
-            return True
-    return False
+    ref = controller_of(pod)
+    return ref is not None and str(ref.get("apiVersion", "")).split("/")[0] == KRUISE_GROUP
 
 
 def inject_readiness_gate(pod: dict[str, Any], all_pods: bool = False) -> bool:
