@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from kruise.api.conditions import condition_of
+from kruise.api.conditions import condition_of, set_condition
 from kruise.api.controllerref import controller_of
 from kruise.api.keys import (
     CONDITION_KRUISE_POD_READY,
@@ -65,19 +65,15 @@ def add_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: da
         return None
     messages.append({"userAgent": user_agent, "key": key})
     clone: Pod = copy.deepcopy(dict(pod))
-    conditions = clone.setdefault("status", {}).setdefault("conditions", [])
+    status = clone.setdefault("status", {})
     new = {
+        **(condition or {}),
         "type": CONDITION_KRUISE_POD_READY,
         "status": "False",
         "message": _dump(messages),
         "lastTransitionTime": rfc3339(now),
     }
-    for i, existing in enumerate(conditions):
-        if existing.get("type") == CONDITION_KRUISE_POD_READY:
-            conditions[i] = {**existing, **new}
-            break
-    else:
-        conditions.append(new)
+    status["conditions"] = set_condition(status.get("conditions"), new, same=None)
     recompute_ready(clone, now)
     return clone
 
@@ -94,12 +90,10 @@ def remove_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now:
     if len(kept) == len(messages):
         return None
     clone: Pod = copy.deepcopy(dict(pod))
-    for existing in clone["status"]["conditions"]:
-        if existing.get("type") == CONDITION_KRUISE_POD_READY:
-            if not kept:
-                existing["status"] = "True"
-            existing["message"] = _dump(kept)
-            existing["lastTransitionTime"] = rfc3339(now)
+    updated = {**condition, "message": _dump(kept), "lastTransitionTime": rfc3339(now)}
+    if not kept:
+        updated["status"] = "True"
+    clone["status"]["conditions"] = set_condition(clone["status"]["conditions"], updated, same=None)
     return clone
 
 
