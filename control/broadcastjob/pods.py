@@ -49,7 +49,7 @@ def pod_phase(pod: Obj) -> str:
     return (pod.get("status") or {}).get("phase") or ""
 
 
-def controller_uid(pod: Obj) -> str | None:
+def controlling_job_uid(pod: Obj) -> str | None:
     """The uid of the pod's controller when that controller is a BroadcastJob."""
     ref = controller_of(pod)
     return ref.get("uid") if ref is not None and ref.get("kind") == api.KIND else None
@@ -62,7 +62,7 @@ def owned_pods(pods: Sequence[Obj], name: str, uid: str) -> list[Obj]:
     result = []
     for pod in pods:
         labels = _meta(pod).get("labels") or {}
-        if all(labels.get(k) == v for k, v in wanted.items()) and controller_uid(pod) == uid:
+        if all(labels.get(k) == v for k, v in wanted.items()) and controlling_job_uid(pod) == uid:
             result.append(pod)
     return result
 
