@@ -33,6 +33,7 @@ from kruise.api.ephemeraljob import (
     PHASE_UNKNOWN,
     PHASE_WAITING,
 )
+from kruise.api.objects import meta_of, section, spec_of, status_of
 from kruise.control import podstatus
 from kruise.control.lifecycle import rfc3339
 
@@ -50,7 +51,7 @@ def spec(job: Obj) -> Mapping[str, Any]:
 
 
 def template_containers(job: Obj) -> list[dict[str, Any]]:
-    return list((spec(job).get("template") or {}).get("ephemeralContainers") or [])
+    return list(section(spec(job), "template").get("ephemeralContainers") or [])
 
 
 def template_names(job: Obj) -> set[str]:
@@ -65,13 +66,13 @@ def selector(job: Obj) -> LabelSelector | None:
 def selects(job: Obj, pod: Obj, *, empty_matches: bool = True) -> bool:
     """The job's selector picks the pod (same namespace). Pod events ignore an empty selector, as
     upstream's event handler does, while listing the targets treats it as 'everything'."""
-    if (pod.get("metadata") or {}).get("namespace") != job["metadata"].get("namespace"):
+    if meta_of(pod).get("namespace") != job["metadata"].get("namespace"):
         return False
     sel = selector(job)
     if sel is not None and sel.is_empty() and not empty_matches:
         return False
     try:
-        return selector_matches(sel, (pod.get("metadata") or {}).get("labels"))
+        return selector_matches(sel, meta_of(pod).get("labels"))
     except ValueError:
         return False
 
@@ -82,7 +83,7 @@ def created_by(job: Obj, container: Obj) -> bool:
 
 
 def _pod_ephemerals(pod: Obj) -> dict[str, Obj]:
-    return {c.get("name"): c for c in (pod.get("spec") or {}).get("ephemeralContainers") or []}
+    return {c.get("name"): c for c in spec_of(pod).get("ephemeralContainers") or []}
 
 
 def has_foreign_container(job: Obj, pod: Obj) -> bool:
@@ -140,7 +141,7 @@ def pod_state(job: Obj, pod: Obj) -> str:
     Succeeded; else Running if one runs, Waiting if one waits, Unknown otherwise."""
     names = template_names(job)
     counts = {SUCCEEDED: 0, RUNNING: 0, WAITING: 0}
-    for status in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []:
+    for status in status_of(pod).get("ephemeralContainerStatuses") or []:
         if status.get("name") not in names:
             continue
         state = container_state(status)
@@ -288,7 +289,7 @@ def injection_patch(job: Obj) -> dict[str, Any]:
 def ttl_left(job: Obj, now: datetime) -> float | None:
     """Seconds until a finished job is deleted (ttlSecondsAfterFinished, default 1800); None while
     it has not finished."""
-    finished = podstatus.parse_time((job.get("status") or {}).get("completionTime"))
+    finished = podstatus.parse_time(status_of(job).get("completionTime"))
     if finished is None:
         return None
     ttl = spec(job).get("ttlSecondsAfterFinished")

@@ -25,6 +25,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATED,
 )
+from kruise.api.objects import spec_of
 from kruise.control.inplace.engine import RefreshResult, recompute_ready
 from kruise.control.lifecycle import rfc3339
 
@@ -34,7 +35,7 @@ Pod = dict[str, Any]
 
 
 def _has_gate(pod: Mapping[str, Any]) -> bool:
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    gates = spec_of(pod).get("readinessGates") or []
     return any(g.get("conditionType") == CONDITION_KRUISE_POD_READY for g in gates)
 
 

@@ -8,11 +8,12 @@ from typing import Any
 
 from kruise.api.conditions import condition_of
 from kruise.api.keys import CONDITION_INPLACE_UPDATE_READY
+from kruise.api.objects import meta_of, status_of
 from kruise.api.timestamps import parse_time
 
 
 def phase(pod: Mapping[str, Any]) -> str:
-    return (pod.get("status") or {}).get("phase") or ""
+    return status_of(pod).get("phase") or ""
 
 
 def is_ready(pod: Mapping[str, Any]) -> bool:
@@ -44,10 +45,8 @@ def is_update_ready(pod: Mapping[str, Any], min_ready_seconds: int, now: datetim
 
 def is_active(pod: Mapping[str, Any]) -> bool:
     """kube controller.IsPodActive: not finished and not being deleted."""
-    return phase(pod) not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get(
-        "deletionTimestamp"
-    )
+    return phase(pod) not in ("Succeeded", "Failed") and not meta_of(pod).get("deletionTimestamp")
 
 
 def is_terminating(pod: Mapping[str, Any]) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(meta_of(pod).get("deletionTimestamp"))

@@ -31,6 +31,7 @@ from kruise.api.crr import (
     VIRTUAL_KUBELET_LABEL_KEY,
     VIRTUAL_KUBELET_LABEL_VALUE,
 )
+from kruise.api.objects import meta_of, section, spec_of, status_of
 
 Obj = Mapping[str, Any]
 
@@ -73,11 +74,11 @@ def is_sidecar(container: Obj) -> bool:
 
 
 def _containers(pod: Obj) -> list[Obj]:
-    return list((pod.get("spec") or {}).get("containers") or [])
+    return list(spec_of(pod).get("containers") or [])
 
 
 def _statuses(pod: Obj) -> list[Obj]:
-    return list((pod.get("status") or {}).get("containerStatuses") or [])
+    return list(status_of(pod).get("containerStatuses") or [])
 
 
 def main_and_sidecar_names(pod: Obj) -> tuple[frozenset[str], frozenset[str]]:
@@ -94,9 +95,7 @@ def containers_completed(pod: Obj, names: Iterable[str]) -> bool:
     if len(_containers(pod)) != len(_statuses(pod)):
         return False
     return all(
-        (s.get("state") or {}).get("terminated") is not None
-        for s in _statuses(pod)
-        if s.get("name") in wanted
+        section(s, "state").get("terminated") is not None for s in _statuses(pod) if s.get("name") in wanted
     )
 
 
@@ -108,7 +107,7 @@ def containers_succeeded(pod: Obj, names: Iterable[str]) -> bool:
     for status in _statuses(pod):
         if status.get("name") not in wanted:
             continue
-        terminated = (status.get("state") or {}).get("terminated")
+        terminated = section(status, "state").get("terminated")
         if terminated is None or int(terminated.get("exitCode") or 0) != 0:
             return False
     return True
@@ -132,7 +131,7 @@ def is_interesting(pod: Obj) -> bool:
 
 
 def is_virtual_kubelet(node: Obj | None) -> bool:
-    labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    labels = meta_of(node or {}).get("labels") or {}
     return labels.get(VIRTUAL_KUBELET_LABEL_KEY) == VIRTUAL_KUBELET_LABEL_VALUE
 
 
@@ -168,7 +167,7 @@ def sidecar_groups(pod: Obj, virtual_kubelet: bool) -> SidecarGroups:
 
 def uncompleted(pod: Obj, names: Iterable[str]) -> list[str]:
     """The named containers without a terminated state, sorted (a container with no status yet counts)."""
-    done = {s.get("name") for s in _statuses(pod) if (s.get("state") or {}).get("terminated") is not None}
+    done = {s.get("name") for s in _statuses(pod) if section(s, "state").get("terminated") is not None}
     return sorted(set(names) - done)
 
 
@@ -214,7 +213,7 @@ def terminated_status_patch(pod: Obj, now: str) -> dict[str, Any] | None:
     """The status patch that ends the pod ahead of its ignore-exit-code sidecars: phase Succeeded when
     every main container exited 0, else Failed, and condition SidecarTerminated; None when the pod
     is already terminal (a pod never leaves a terminal phase)."""
-    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+    if status_of(pod).get("phase") in ("Succeeded", "Failed"):
         return None
     main, _ = main_and_sidecar_names(pod)
     return {

@@ -24,6 +24,7 @@ from kruise.api.advancedcronjob import (
 )
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import ANNOTATION_SCHEDULED_AT
+from kruise.api.objects import meta_of, section, spec_of, status_of
 from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 
 Obj = Mapping[str, Any]
@@ -45,7 +46,7 @@ TEMPLATE_FIELD = {
 
 def scheduled_at(child: Obj) -> datetime | None:
     """The activation a child was started for; None when unannotated or unparsable (upstream skips it)."""
-    annotations = (child.get("metadata") or {}).get("annotations") or {}
+    annotations = meta_of(child).get("annotations") or {}
     raw = annotations.get(ANNOTATION_SCHEDULED_AT)
     if not raw:
         return None
@@ -70,7 +71,7 @@ def finished_type(child: Obj, kind: str = TEMPLATE_KIND_JOB) -> str | None:
     """
     if kind == TEMPLATE_KIND_IMAGELISTPULLJOB:
         return _image_list_pull_job_finished(child)
-    for condition in (child.get("status") or {}).get("conditions") or []:
+    for condition in status_of(child).get("conditions") or []:
         kind = condition.get("type")
         if kind in (FINISHED_COMPLETE, FINISHED_FAILED) and condition.get("status") == "True":
             return str(kind)
@@ -103,7 +104,7 @@ def classify(children: Sequence[Obj], kind: str = TEMPLATE_KIND_JOB) -> Children
     succeeded: list[Obj] = []
     failed: list[Obj] = []
     latest: datetime | None = None
-    for child in sorted(children, key=lambda c: (c.get("metadata") or {}).get("name") or ""):
+    for child in sorted(children, key=lambda c: meta_of(c).get("name") or ""):
         state = finished_type(child, kind)
         if state is None:
             active.append(child)
@@ -119,8 +120,8 @@ def classify(children: Sequence[Obj], kind: str = TEMPLATE_KIND_JOB) -> Children
 
 def _start_time_key(child: Obj) -> tuple[int, datetime, str]:
     """Oldest first, children without `status.startTime` before all others (as upstream sorts)."""
-    name = (child.get("metadata") or {}).get("name") or ""
-    raw = (child.get("status") or {}).get("startTime")
+    name = meta_of(child).get("name") or ""
+    raw = status_of(child).get("startTime")
     started = go_parse_rfc3339(raw) if isinstance(raw, str) else None
     if started is None:
         return (0, datetime.min.replace(tzinfo=UTC), name)
@@ -159,10 +160,10 @@ def build_child(acj: Obj, kind: str, scheduled: datetime) -> dict[str, Any]:
     in its own zone, as Go formats the activation it computed.
     """
     meta = acj["metadata"]
-    template = (acj.get("spec") or {}).get("template") or {}
+    template = spec_of(acj).get("template") or {}
     child_template = template.get(TEMPLATE_FIELD[kind]) or {}
     template_meta = child_template.get("metadata") or {}
-    annotations = dict(template_meta.get("annotations") or {})
+    annotations = dict(section(template_meta, "annotations"))
     annotations[ANNOTATION_SCHEDULED_AT] = go_format_rfc3339(scheduled)
     return {
         "apiVersion": CHILD_API_VERSION[kind],
@@ -170,9 +171,9 @@ def build_child(acj: Obj, kind: str, scheduled: datetime) -> dict[str, Any]:
         "metadata": {
             "name": child_name(meta["name"], scheduled),
             "namespace": meta.get("namespace"),
-            "labels": dict(template_meta.get("labels") or {}),
+            "labels": dict(section(template_meta, "labels")),
             "annotations": annotations,
             "ownerReferences": [new_controller_ref({**acj, "apiVersion": ACJ_API_VERSION, "kind": KIND})],
         },
-        "spec": copy.deepcopy(child_template.get("spec") or {}),
+        "spec": copy.deepcopy(spec_of(child_template)),
     }

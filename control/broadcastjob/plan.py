@@ -35,6 +35,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api import broadcastjob as api
+from kruise.api.objects import meta_of, section
 from kruise.api.timestamps import parse_time, rfc3339
 from kruise.control.broadcastjob.fitness import mock_pod_spec, unfit_reason
 from kruise.control.broadcastjob.pods import (
@@ -217,9 +218,9 @@ def is_finished(job: api.BroadcastJob) -> bool:
 def labelled_template(job: api.BroadcastJob) -> dict[str, Any]:
     """upstream ``addLabelToPodTemplate``: the template with the job's name and uid labels."""
     template = dict(job.spec.template)
-    meta = dict(template.get("metadata") or {})
+    meta = dict(meta_of(template))
     meta["labels"] = {
-        **(meta.get("labels") or {}),
+        **section(meta, "labels"),
         **job_labels(job.metadata.name or "", job.metadata.uid or ""),
     }
     template["metadata"] = meta

@@ -19,6 +19,7 @@ from typing import Any
 from kruise.api import broadcastjob as api
 from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_BROADCASTJOB_CONTROLLER_UID, LABEL_BROADCASTJOB_NAME
+from kruise.api.objects import section, spec_of, status_of
 from kruise.control.daemonnodes import OBJECT_NAME_FIELD, replace_node_name_affinity
 
 Obj = Mapping[str, Any]
@@ -46,7 +47,7 @@ def is_deleting(pod: Obj) -> bool:
 
 
 def pod_phase(pod: Obj) -> str:
-    return (pod.get("status") or {}).get("phase") or ""
+    return status_of(pod).get("phase") or ""
 
 
 def controlling_job_uid(pod: Obj) -> str | None:
@@ -73,7 +74,7 @@ def assigned_node(pod: Obj) -> str:
     spec = pod.get("spec") or {}
     if spec.get("nodeName"):
         return spec["nodeName"]
-    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    node_affinity = section(spec, "affinity").get("nodeAffinity") or {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
     for term in required.get("nodeSelectorTerms") or []:
         for req in term.get("matchFields") or []:
@@ -91,7 +92,7 @@ def restart_count(pod: Obj) -> int:
 
 def exceeded_restart_limit(pod: Obj, restart_limit: int) -> bool:
     """upstream ``isPodFailed``: only an OnFailure pod can fail by restarting too often."""
-    if (pod.get("spec") or {}).get("restartPolicy") != RESTART_ON_FAILURE:
+    if spec_of(pod).get("restartPolicy") != RESTART_ON_FAILURE:
         return False
     return restart_count(pod) > restart_limit
 
@@ -141,7 +142,7 @@ def new_pod(
     template (with the job's labels added), ``generateName``, the controller reference, and the
     template's spec bound to ``node``."""
     meta = _meta(template)
-    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    spec = copy.deepcopy(dict(spec_of(template)))
     if by_scheduler:
         spec["affinity"] = replace_node_name_affinity(spec.get("affinity"), node)
     elif node:
@@ -149,7 +150,7 @@ def new_pod(
     metadata: dict[str, Any] = {
         "generateName": generate_name_prefix(job_name),
         "namespace": namespace,
-        "labels": {**(meta.get("labels") or {}), **job_labels(job_name, uid)},
+        "labels": {**section(meta, "labels"), **job_labels(job_name, uid)},
         "ownerReferences": [
             new_controller_ref(
                 {"metadata": {"name": job_name, "uid": uid}},

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api.conditions import get_condition, remove_condition, set_condition
+from kruise.api.objects import section, spec_of
 from kruise.api.timestamps import parse_time
 from kruise.control.lifecycle import rfc3339
 
@@ -56,12 +57,12 @@ def failed_condition(type_: str, message: str, now: datetime) -> dict[str, Any]:
 
 
 def has_progress_deadline(cloneset: Mapping[str, Any]) -> bool:
-    deadline = (cloneset.get("spec") or {}).get("progressDeadlineSeconds")
+    deadline = spec_of(cloneset).get("progressDeadlineSeconds")
     return deadline is not None and deadline != MAX_INT32
 
 
 def _replicas(cloneset: Mapping[str, Any]) -> int:
-    replicas = (cloneset.get("spec") or {}).get("replicas")
+    replicas = spec_of(cloneset).get("replicas")
     return 1 if replicas is None else int(replicas)
 
 
@@ -74,7 +75,7 @@ def apply_progressing(cloneset: Mapping[str, Any], status: dict[str, Any], now: 
         return None
     spec = cloneset.get("spec") or {}
     replicas = _replicas(cloneset)
-    paused = bool((spec.get("updateStrategy") or {}).get("paused"))
+    paused = bool(section(spec, "updateStrategy").get("paused"))
     expected_updated = int(status.get("expectedUpdatedReplicas") or 0)
     updated_available = int(status.get("updatedAvailableReplicas") or 0)
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.conditions import condition_of
+from kruise.api.objects import annotations_of, meta_of, spec_of, status_of
 from kruise.control import podstatus
 
 Pod = Mapping[str, Any]
@@ -25,7 +26,7 @@ _INT32 = re.compile(r"-?[0-9]+")
 
 
 def _node(pod: Pod) -> str:
-    return (pod.get("spec") or {}).get("nodeName") or ""
+    return spec_of(pod).get("nodeName") or ""
 
 
 def _key(pod: Pod) -> str:
@@ -35,7 +36,7 @@ def _key(pod: Pod) -> str:
 
 def deletion_cost(pod: Pod) -> int:
     """``controller.kubernetes.io/pod-deletion-cost``; malformed values count as 0 like upstream."""
-    value = ((pod.get("metadata") or {}).get("annotations") or {}).get(POD_DELETION_COST)
+    value = annotations_of(pod).get(POD_DELETION_COST)
     if value is None or not value or not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
         return 0
     if not _INT32.fullmatch(value):
@@ -51,12 +52,12 @@ def _ready_time(pod: Pod) -> datetime | None:
 
 
 def _max_restarts(pod: Pod) -> int:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    statuses = status_of(pod).get("containerStatuses") or []
     return max((int(s.get("restartCount") or 0) for s in statuses), default=0)
 
 
 def _created(pod: Pod) -> datetime | None:
-    return podstatus.parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
+    return podstatus.parse_time(meta_of(pod).get("creationTimestamp"))
 
 
 def _after_or_zero(t1: datetime | None, t2: datetime | None) -> bool:

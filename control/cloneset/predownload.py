@@ -13,6 +13,7 @@ from typing import Any
 
 from kruise.api.common import scaled_value
 from kruise.api.controllerref import new_controller_ref
+from kruise.api.objects import spec_of
 from kruise.api.workload_common import UPDATE_TYPE_RECREATE
 from kruise.control import predownload as shared
 from kruise.control.cloneset.strategy import DEFAULT_MAX_UNAVAILABLE, partition_replicas
@@ -23,7 +24,7 @@ created_event_message = shared.created_event_message
 
 
 def _replicas(cloneset: Mapping[str, Any]) -> int:
-    return int((cloneset.get("spec") or {}).get("replicas") or 0)
+    return int(spec_of(cloneset).get("replicas") or 0)
 
 
 def min_updated_ready_pods(cloneset: Mapping[str, Any]) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import labels_of, section, spec_of, status_of
 from kruise.control.revision import (
     cloneset_revision_data,
     controller_revision_name,
@@ -45,16 +46,16 @@ def template_hash(template: Obj, collision_count: int | None) -> str:
 def revision_hash(revision: Obj) -> str:
     """The hash a revision stands for: its label, else its name (legacy revisions, as upstream)."""
     meta = revision.get("metadata") or {}
-    return (meta.get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH) or meta.get("name") or ""
+    return section(meta, "labels").get(LABEL_CONTROLLER_REVISION_HASH) or meta.get("name") or ""
 
 
 def new_revision(daemonset: Obj, number: int) -> dict[str, Any]:
     """snapshot: the ControllerRevision for the DaemonSet's current template."""
     meta = daemonset["metadata"]
-    template = (daemonset.get("spec") or {}).get("template") or {}
-    collision = int((daemonset.get("status") or {}).get("collisionCount") or 0)
+    template = spec_of(daemonset).get("template") or {}
+    collision = int(status_of(daemonset).get("collisionCount") or 0)
     hash_ = template_hash(template, collision)
-    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    labels = dict(labels_of(template))
     labels[LABEL_CONTROLLER_REVISION_HASH] = hash_
     body: dict[str, Any] = {
         "apiVersion": "apps/v1",
@@ -89,7 +90,7 @@ class HistoryPlan:
 
 def plan_history(daemonset: Obj, revisions: Iterable[Obj]) -> HistoryPlan:
     """constructHistory. When several stored revisions match the template the newest is current."""
-    template = (daemonset.get("spec") or {}).get("template") or {}
+    template = spec_of(daemonset).get("template") or {}
     probe = {"data": revision_data(template)}
     matching: list[Obj] = []
     old: list[Obj] = []

@@ -32,6 +32,7 @@ from kruise.api.keys import (
     CONDITION_INPLACE_UPDATE_READY,
     REASON_START_INPLACE_UPDATE,
 )
+from kruise.api.objects import annotations_of, section, spec_of, status_of
 from kruise.control.inplace import envhash, vertical
 from kruise.control.inplace.jsondiff import apply_merge_patch
 from kruise.control.inplace.spec import UpdateSpec
@@ -54,7 +55,7 @@ def set_pod_condition(pod: Pod, condition: dict[str, Any]) -> None:
 
 
 def has_readiness_gate(pod: Mapping[str, Any]) -> bool:
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    gates = spec_of(pod).get("readinessGates") or []
     return any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates)
 
 
@@ -66,7 +67,7 @@ def recompute_ready(pod: Pod, now: datetime) -> None:
     if ready is None or containers is None or containers.get("status") != "True":
         return
     problems = []
-    for gate in (pod.get("spec") or {}).get("readinessGates") or []:
+    for gate in spec_of(pod).get("readinessGates") or []:
         cond = condition_of(pod, gate["conditionType"])
         if cond is None:
             problems.append(
@@ -112,13 +113,13 @@ def _metadata_sharing_closure(selected: set[str], ref_meta: Mapping[str, Mapping
     annotations: set[str] = set()
     while frontier:
         for name in frontier:
-            labels |= set((ref_meta.get(name) or {}).get("labels") or {})
-            annotations |= set((ref_meta.get(name) or {}).get("annotations") or {})
+            labels |= set(section(ref_meta, name, "labels"))
+            annotations |= set(section(ref_meta, name, "annotations"))
         frontier = set()
         for name, meta in ref_meta.items():
             if name in selected:
                 continue
-            if labels & set(meta.get("labels") or {}) or annotations & set(meta.get("annotations") or {}):
+            if labels & set(section(meta, "labels")) or annotations & set(section(meta, "annotations")):
                 selected.add(name)
                 frontier.add(name)
 
@@ -210,7 +211,7 @@ def apply_batch(
             changed.add(c["name"])
         else:
             state.next_container_images[c["name"]] = image
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    for status in status_of(pod).get("containerStatuses") or []:
         if status.get("name") in changed:
             if state.last_container_statuses is None:
                 state.last_container_statuses = {}
@@ -229,8 +230,8 @@ def apply_batch(
             vertical.apply_resources(pod, expected_resources)
     for name, ref in spec.container_ref_metadata.items():
         if name in selected:
-            labels.update(ref.get("labels") or {})
-            annotations.update(ref.get("annotations") or {})
+            labels.update(section(ref, "labels"))
+            annotations.update(section(ref, "annotations"))
         else:
             state.next_container_ref_metadata[name] = ref
     state.pre_check_before_next = sorted(selected) if state.has_next_batch() else None
@@ -300,23 +301,23 @@ def begin_update(
 
 
 def _container_status(pod: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    statuses = status_of(pod).get("containerStatuses") or []
     return next((s for s in statuses if s.get("name") == name), None)
 
 
 def _runtime_meta(pod: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
-    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_RUNTIME_CONTAINERS_META)
+    raw = annotations_of(pod).get(ANNOTATION_RUNTIME_CONTAINERS_META)
     return None if raw is None else list(json.loads(raw).get("containers") or [])
 
 
 def _env_hashes_consistent(pod: Mapping[str, Any], metas: list[Mapping[str, Any]]) -> bool:
-    for c in (pod.get("spec") or {}).get("containers") or []:
+    for c in spec_of(pod).get("containers") or []:
         status = _container_status(pod, c["name"])
         meta = next((m for m in metas if m.get("name") == c["name"]), None)
         if status is None or meta is None or meta.get("containerID") != status.get("containerID"):
             return False
         expected = envhash.expected_hash(c, pod.get("metadata") or {})
-        if int((meta.get("hashes") or {}).get("extractedEnvFromMetadataHash") or 0) != expected:
+        if int(section(meta, "hashes").get("extractedEnvFromMetadataHash") or 0) != expected:
             return False
     return True
 
@@ -341,11 +342,11 @@ def containers_update_problem(
         if problem is not None:
             return problem
     images = {}
-    for c in (pod.get("spec") or {}).get("containers") or []:
+    for c in spec_of(pod).get("containers") or []:
         image = c.get("image", "")
         images[c["name"]] = image if len(image.split(":")) > 1 else f"{image}:latest"
     pending = dict(state.last_container_statuses or {})
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    for status in status_of(pod).get("containerStatuses") or []:
         old = pending.pop(status.get("name"), None)
         same_image_id = old is not None and old.get("imageID") == status.get("imageID")
         if same_image_id and images.get(status["name"]) != status.get("image"):

@@ -12,6 +12,7 @@ from typing import Any
 
 from kruise.api.conditions import condition_of
 from kruise.api.keys import LIFECYCLE_STATE_NORMAL
+from kruise.api.objects import section
 from kruise.control import lifecycle, podstatus
 
 Pod = Mapping[str, Any]
@@ -68,5 +69,5 @@ def running_and_available(pod: Pod, min_ready_seconds: int, now: datetime) -> tu
 
 
 def min_ready_seconds(sts: Mapping[str, Any]) -> int:
-    rolling = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
+    rolling = section(sts, "spec", "updateStrategy").get("rollingUpdate") or {}
     return int(rolling.get("minReadySeconds") or 0)

@@ -15,6 +15,7 @@ from typing import Any
 
 from kruise.api.common import LabelSelector, selector_to_string
 from kruise.api.conditions import set_condition
+from kruise.api.objects import meta_of, section
 from kruise.control.lifecycle import rfc3339
 from kruise.control.revision import template_from_revision_data
 from kruise.control.statefulset import health
@@ -78,7 +79,7 @@ def compute_status(
     old = sts.get("status") or {}
     selector = spec.get("selector")
     status: dict[str, Any] = {
-        "observedGeneration": (sts.get("metadata") or {}).get("generation"),
+        "observedGeneration": meta_of(sts).get("generation"),
         "currentRevision": current,
         "updateRevision": update,
         "collisionCount": collision_count,
@@ -93,7 +94,7 @@ def compute_status(
 
 def complete_rolling_update(sts: Mapping[str, Any], status: dict[str, Any]) -> None:
     """Every pod updated and ready under RollingUpdate: the update revision becomes current."""
-    strategy = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("type", "RollingUpdate")
+    strategy = section(sts, "spec", "updateStrategy").get("type", "RollingUpdate")
     if (
         strategy == "RollingUpdate"
         and status["updatedReplicas"] == status["replicas"]

@@ -34,6 +34,7 @@ from typing import Any
 
 from kruise.api.conditions import condition_of, get_condition, set_condition
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_UNITED_DEPLOYMENT_RESERVED_POD
+from kruise.api.objects import meta_of, spec_of, status_of
 from kruise.api.timestamps import parse_rfc3339, rfc3339
 from kruise.api.uniteddeployment import (
     DEFAULT_RESCHEDULE_CRITICAL_SECONDS,
@@ -98,7 +99,7 @@ class Assessment:
 
 
 def _created(pod: Pod) -> datetime | None:
-    stamp = (pod.get("metadata") or {}).get("creationTimestamp")
+    stamp = meta_of(pod).get("creationTimestamp")
     return parse_rfc3339(stamp) if stamp else None
 
 
@@ -111,8 +112,8 @@ def pending_timeout(pod: Pod, timeout: timedelta, now: datetime) -> tuple[bool, 
     meta = pod.get("metadata") or {}
     if (
         meta.get("deletionTimestamp")
-        or (pod.get("status") or {}).get("phase") != "Pending"
-        or (pod.get("spec") or {}).get("nodeName")
+        or status_of(pod).get("phase") != "Pending"
+        or spec_of(pod).get("nodeName")
     ):
         return False, None
     scheduled = condition_of(pod, "PodScheduled")
@@ -134,7 +135,7 @@ def update_timeout(
     pod: Pod, updated_since: datetime | None, timeout: timedelta, now: datetime
 ) -> tuple[bool, timedelta | None]:
     """`GetTimeBeforeUpdateTimeout`: an update running longer than `timeout` times out every old pod."""
-    if (pod.get("metadata") or {}).get("deletionTimestamp") or updated_since is None:
+    if meta_of(pod).get("deletionTimestamp") or updated_since is None:
         return False, None
     deadline = updated_since + timeout
     if deadline <= now:
@@ -144,7 +145,7 @@ def update_timeout(
 
 def reserved_label(pod: Pod) -> tuple[bool, bool]:
     """`IsPodMarkedAsReserved`: (label says "true", label present)."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = meta_of(pod).get("labels") or {}
     if LABEL_UNITED_DEPLOYMENT_RESERVED_POD not in labels:
         return False, False
     return labels[LABEL_UNITED_DEPLOYMENT_RESERVED_POD] == "true", True
@@ -170,11 +171,11 @@ def pod_reservation(
     `unschedulableDuration` (the "min ready" of reservation); an unreserved pod becomes reserved
     when its scheduling (current revision) or its update (older revision) timed out.
     """
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = meta_of(pod).get("labels") or {}
     pod_revision = labels.get(LABEL_KRUISE_CONTROLLER_REVISION_HASH, "")
     min_ready = times.unschedulable
     if reserved_label(pod)[0]:
-        if (pod.get("status") or {}).get("phase") == "Running" and pod_revision == revision:
+        if status_of(pod).get("phase") == "Running" and pod_revision == revision:
             ready = condition_of(pod, "Ready")
             if ready is not None and ready.get("status") == "True":
                 since = ready.get("lastTransitionTime")
@@ -350,8 +351,8 @@ def failing_to_schedule(pod: Pod) -> bool:
         scheduled is not None
         and scheduled.get("status") == "False"
         and scheduled.get("reason") == "Unschedulable"
-        and (pod.get("status") or {}).get("phase") == "Pending"
-        and not (pod.get("spec") or {}).get("nodeName")
+        and status_of(pod).get("phase") == "Pending"
+        and not spec_of(pod).get("nodeName")
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.conditions import get_condition, remove_condition, set_condition
+from kruise.api.objects import section
 from kruise.control.uniteddeployment.subsets import Child
 
 UPDATED = "UnitedDeploymentUpdated"
@@ -104,7 +105,7 @@ def aggregate(
     out["subsetReplicas"] = dict(next_replicas)
     if not out.get("currentRevision"):
         out["currentRevision"] = current_revision
-    update_status = dict(out.get("updateStatus") or {})
+    update_status = dict(section(out, "updateStatus"))
     update_status["updatedRevision"] = expected_revision
     update_status["currentPartitions"] = dict(next_partitions)
     out["updateStatus"] = update_status

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api.conditions import condition_of, set_condition
+from kruise.api.objects import spec_of
 from kruise.api.timestamps import parse_time, rfc3339
 
 Obj = dict[str, Any]
@@ -49,11 +50,7 @@ def pending_timeout(pod: Pod, critical: timedelta, now: datetime) -> tuple[bool,
     unschedulable pod still within the limit (upstream's GetTimeBeforePendingTimeout)."""
     meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
-    if (
-        meta.get("deletionTimestamp")
-        or status.get("phase") != "Pending"
-        or (pod.get("spec") or {}).get("nodeName")
-    ):
+    if meta.get("deletionTimestamp") or status.get("phase") != "Pending" or spec_of(pod).get("nodeName"):
         return False, None
     if not marked_unschedulable(pod):
         return False, None

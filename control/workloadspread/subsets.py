@@ -27,6 +27,7 @@ from typing import Any
 
 from kruise.api.conditions import get_condition
 from kruise.api.controllerref import controller_of
+from kruise.api.objects import annotations_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 
@@ -69,7 +70,7 @@ class MatchedSpread:
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> MatchedSpread | None:
         """The pod's annotation, or None when absent or not valid JSON of that shape."""
-        raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_MATCHED)
+        raw = annotations_of(pod).get(ANNOTATION_MATCHED)
         if not raw:
             return None
         try:
@@ -106,7 +107,7 @@ def has_percent_subset(ws: Mapping[str, Any]) -> bool:
 
 
 def _subsets(ws: Mapping[str, Any]) -> list[Obj]:
-    return list((ws.get("spec") or {}).get("subsets") or [])
+    return list(spec_of(ws).get("subsets") or [])
 
 
 def pod_version(pod: Mapping[str, Any]) -> str:
@@ -114,7 +115,7 @@ def pod_version(pod: Mapping[str, Any]) -> str:
     owner = controller_of(pod)
     if owner is None or str(owner.get("kind", "")).lower() not in VERSIONED_OWNER_KINDS:
         return VERSION_IGNORED
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = meta_of(pod).get("labels") or {}
     if LABEL_POD_TEMPLATE_HASH in labels:
         return labels[LABEL_POD_TEMPLATE_HASH]
     if LABEL_CONTROLLER_REVISION_HASH in labels:
@@ -150,7 +151,7 @@ def suitable_subset(statuses: Sequence[Mapping[str, Any]]) -> int | None:
 def recorded_in(statuses: Sequence[Mapping[str, Any]], pod_name: str) -> Mapping[str, Any] | None:
     """The subset whose creatingPods or deletingPods already holds this pod."""
     for status in statuses:
-        if pod_name in (status.get("creatingPods") or {}) or pod_name in (status.get("deletingPods") or {}):
+        if pod_name in section(status, "creatingPods") or pod_name in section(status, "deletingPods"):
             return status
     return None
 
@@ -176,9 +177,9 @@ def _books(ws: Obj, version: str, workload_replicas: int) -> list[Obj]:
 
 def statefulset_subset(ws: Mapping[str, Any], pod: Mapping[str, Any]) -> str | None:
     """A StatefulSet pod's subset from its ordinal: each subset holds the next `maxReplicas` ordinals."""
-    match = _ORDINAL.match((pod.get("metadata") or {}).get("name") or "")
+    match = _ORDINAL.match(meta_of(pod).get("name") or "")
     ordinal = int(match.group(2)) if match else -1
-    statuses = {s.get("name"): s for s in (ws.get("status") or {}).get("subsetStatuses") or []}
+    statuses = {s.get("name"): s for s in status_of(ws).get("subsetStatuses") or []}
     threshold = 0
     for subset in _subsets(ws):
         if not schedulable(statuses.get(subset["name"]) or {}):
@@ -205,12 +206,12 @@ def assign_for_creation(
     subsets = _subsets(ws)
     if len(subsets) == 1 and subsets[0].get("maxReplicas") is None:
         return Assignment(subsets[0]["name"])
-    target = ((ws.get("spec") or {}).get("targetRef") or {}).get("kind")
+    target = section(ws, "spec", "targetRef").get("kind")
     if target == "StatefulSet":
         return Assignment(statefulset_subset(ws, pod))
     updated = copy.deepcopy(dict(ws))
     statuses = _books(updated, pod_version(pod), workload_replicas)
-    pod_name = (pod.get("metadata") or {}).get("name") or ""
+    pod_name = meta_of(pod).get("name") or ""
     if pod_name:
         already = recorded_in(statuses, pod_name)
         if already is not None:
@@ -253,11 +254,11 @@ def record_deletion(
     subsets = _subsets(ws)
     if len(subsets) == 1 and subsets[0].get("maxReplicas") is None:
         return None
-    if ((ws.get("spec") or {}).get("targetRef") or {}).get("kind") == "StatefulSet":
+    if section(ws, "spec", "targetRef").get("kind") == "StatefulSet":
         return None
     updated = copy.deepcopy(dict(ws))
     statuses = _books(updated, pod_version(pod), workload_replicas)
-    pod_name = (pod.get("metadata") or {}).get("name") or ""
+    pod_name = meta_of(pod).get("name") or ""
     if recorded_in(statuses, pod_name) is not None:
         return None
     chosen = next((s for s in statuses if s.get("name") == subset), None)
