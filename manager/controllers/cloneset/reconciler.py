@@ -19,6 +19,7 @@ from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controlled_by, new_controller_ref
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import section, status_of
 from kruise.control import podstatus
 from kruise.control.cloneset import conditions, predownload, vcthash
 from kruise.control.cloneset.diffs import calculate_diffs
@@ -107,7 +108,7 @@ class CloneSetReconciler:
         cloneset: dict[str, Any] = copy.deepcopy(dict(cached))
         spec = cloneset.get("spec") or {}
         try:
-            LabelSelector.model_validate(spec.get("selector") or {})
+            LabelSelector.model_validate(section(spec, "selector"))
         except ValueError as exc:
             log.error("invalid selector, not retrying", error=str(exc))
             return None
@@ -127,7 +128,7 @@ class CloneSetReconciler:
         active = [p for p in owned if podstatus.is_active(p)]
         inactive = [p for p in owned if not podstatus.is_active(p)]
         pvcs = self.pvcs.by_index(OWNER_UID_INDEX, uid)
-        if ((spec.get("scaleStrategy") or {}).get("disablePVCReuse")) is True:
+        if (section(spec, "scaleStrategy").get("disablePVCReuse")) is True:
             pvcs = await self._cleanup_pvcs(cloneset, active, inactive, pvcs)
         # ClaimOwnedObjects: owned pods that stopped matching are released; orphans are never adopted
         active = await release_strays(self.client, cloneset, PODS, active, selector_of(cloneset))
@@ -161,7 +162,7 @@ class CloneSetReconciler:
                 log.error("failed to pre-download images", error=str(exc))
 
         now = self.wall()
-        old_status = copy.deepcopy(cloneset.get("status") or {})
+        old_status = copy.deepcopy(status_of(cloneset))
         status: dict[str, Any] = {"conditions": copy.deepcopy(old_status.get("conditions") or [])}
         delays: list[float] = []
         sync_error: Exception | None = None
@@ -185,7 +186,7 @@ class CloneSetReconciler:
         await self.revision_writer.truncate_history(
             cloneset,
             revisions,
-            [(p["metadata"].get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "") for p in active],
+            [section(p["metadata"], "labels").get(LABEL_CONTROLLER_REVISION_HASH, "") for p in active],
             current_name,
             update_name,
         )
@@ -284,7 +285,7 @@ class CloneSetReconciler:
         garbage collector removes them together) and PVCs with no pod at all are deleted."""
 
         def instance(obj: Obj) -> str | None:
-            return (obj["metadata"].get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID)
+            return section(obj["metadata"], "labels").get(LABEL_CLONESET_INSTANCE_ID)
 
         active_ids = {instance(p) for p in active}
         inactive_by_id = {instance(p): p for p in inactive}

@@ -13,6 +13,7 @@ from typing import Any
 
 from kruise.api.conditions import condition_of
 from kruise.api.keys import ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED
+from kruise.api.objects import meta_of, section
 from kruise.control import launchpriority
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
@@ -23,13 +24,13 @@ from kruise.kube.resources import CONFIGMAPS, PODS, split_key
 
 def present_keys(configmap: Mapping[str, Any] | None) -> set[str] | None:
     """The barrier keys already released, or None when there is no barrier yet."""
-    return None if configmap is None else set((configmap.get("data") or {}).keys())
+    return None if configmap is None else set(section(configmap, "data").keys())
 
 
 def should_enqueue(pod: Mapping[str, Any], barrier: Mapping[str, Any] | None) -> bool:
     """Upstream's predicate: not completed, containers not all ready, something pending whose key
     is missing (or no barrier yet)."""
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    annotations = meta_of(pod).get("annotations") or {}
     if annotations.get(ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED) == "true":
         return False
     containers_ready = condition_of(pod, "ContainersReady")

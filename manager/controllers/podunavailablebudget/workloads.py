@@ -13,6 +13,7 @@ from typing import Any
 
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controller_of
+from kruise.api.objects import section, spec_of
 from kruise.control import podstatus
 from kruise.control import pub as pubcontrol
 from kruise.kube.informer import SharedInformer
@@ -62,7 +63,7 @@ class WorkloadFinder:
             workload = self._get(group, kind, namespace, name)
             if workload is None or workload["metadata"].get("deletionTimestamp"):
                 return [], 0
-            replicas = int((workload.get("spec") or {}).get("replicas", 1) or 0)
+            replicas = int(spec_of(workload).get("replicas", 1) or 0)
             expected = total if total is not None else replicas
             if replicas == 0:
                 return [], expected
@@ -79,7 +80,7 @@ class WorkloadFinder:
         pods = [
             p
             for p in self.pods.by_index(NAMESPACE_INDEX, namespace)
-            if podstatus.is_active(p) and selector.matches(p["metadata"].get("labels") or {})
+            if podstatus.is_active(p) and selector.matches(section(p["metadata"], "labels"))
         ]
         if total is not None:
             return pods, total
@@ -93,5 +94,5 @@ class WorkloadFinder:
             )
             if owner is None or owner["metadata"].get("deletionTimestamp"):
                 continue
-            scales[owner["metadata"]["uid"]] = int((owner.get("spec") or {}).get("replicas", 1) or 0)
+            scales[owner["metadata"]["uid"]] = int(spec_of(owner).get("replicas", 1) or 0)
         return pods, sum(scales.values())

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kruise.api.controllerref import controller_of
+from kruise.api.objects import meta_of
 from kruise.control import resourcedistribution as plan
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
@@ -44,7 +45,7 @@ def namespace_handlers(distributions: SharedInformer, enqueue: Callable[[str], N
                 enqueue(rd["metadata"]["name"])
 
     def on_update(old: Obj, new: Obj) -> None:
-        if (old.get("metadata") or {}).get("labels") == (new.get("metadata") or {}).get("labels"):
+        if meta_of(old).get("labels") == meta_of(new).get("labels"):
             return
         wake(new, plan.matches_selector)
         wake(old, plan.matches_selector)

@@ -21,6 +21,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
+from kruise.api.objects import labels_of, section
 from kruise.api.statefulset import PVC_DELETE, VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE
 from kruise.control.statefulset import predownload
 from kruise.control.statefulset.actions import (
@@ -148,7 +149,7 @@ class StatefulSetReconciler:
         sts: dict[str, Any] = copy.deepcopy(dict(cached))
         spec = sts.get("spec") or {}
         try:
-            selector = LabelSelector.model_validate(spec.get("selector") or {})
+            selector = LabelSelector.model_validate(section(spec, "selector"))
         except ValueError as exc:
             log.error("invalid selector, not retrying", statefulset=key, error=str(exc))
             return None
@@ -217,7 +218,7 @@ class StatefulSetReconciler:
         namespace = sts["metadata"]["namespace"]
 
         def selected(obj: Obj) -> bool:
-            return selector.matches((obj.get("metadata") or {}).get("labels") or {})
+            return selector.matches(labels_of(obj))
 
         revisions = selected_or_orphan(sts, self.revisions.by_index(NAMESPACE_INDEX, namespace), selected)
         await adopt_orphans(self.client, sts, ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, revisions)
@@ -353,7 +354,7 @@ class StatefulSetReconciler:
         StatefulSetAutoResizePVCGate and ``volumeClaimUpdateStrategy: OnPodRollingUpdate``); None
         otherwise, and the update leaves claims alone."""
         spec = sts.get("spec") or {}
-        strategy = (spec.get("volumeClaimUpdateStrategy") or {}).get("type")
+        strategy = section(spec, "volumeClaimUpdateStrategy").get("type")
         if not self.auto_resize_pvc or strategy != VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE:
             return None
         namespace = sts["metadata"].get("namespace", "")

@@ -20,6 +20,7 @@ from kruise.api.common import selector_to_string
 from kruise.api.conditions import get_condition
 from kruise.api.controllerref import controlled_by
 from kruise.api.keys import LABEL_UNITED_DEPLOYMENT_RESERVED_POD
+from kruise.api.objects import meta_of, status_of
 from kruise.api.uniteddeployment import UnitedDeployment
 from kruise.control.uniteddeployment.adaptive import (
     RESERVED_SELECTOR_SUFFIX,
@@ -141,7 +142,7 @@ class UnitedDeploymentReconciler:
 
     async def reconcile(self, key: str) -> Result | None:
         ud_obj = self.uds.get(key)
-        if ud_obj is None or (ud_obj.get("metadata") or {}).get("deletionTimestamp"):
+        if ud_obj is None or meta_of(ud_obj).get("deletionTimestamp"):
             return None
         if not self.expectations.is_satisfied(ud_obj):
             return Result(requeue_after=1.0)
@@ -152,7 +153,7 @@ class UnitedDeploymentReconciler:
         bound = log.bind(uniteddeployment=key)
         wall = self.wall()
         now = rfc3339(wall)
-        old_status = dict(ud_obj.get("status") or {})
+        old_status = dict(status_of(ud_obj))
         status = copy.deepcopy(old_status)
         subset_names = [s.name for s in ud.spec.topology.subsets or []]
         known = init_subset_statuses(status, subset_names)
@@ -310,7 +311,7 @@ class UnitedDeploymentReconciler:
         self, ud_obj: Mapping[str, Any], candidate: Mapping[str, Any]
     ) -> dict[str, Any]:
         """`createControllerRevision`: on a name collision with other data, count up and retry."""
-        collisions = int((ud_obj.get("status") or {}).get("collisionCount") or 0)
+        collisions = int(status_of(ud_obj).get("collisionCount") or 0)
         body = dict(candidate)
         for _ in range(MAX_COLLISIONS):
             try:
