@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from kruise.api.controllerref import controller_of
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
+from kruise.api.objects import section
 from kruise.control import enhancedliveness, persistentpodstate
 from kruise.control import podprobemarker_serverless as serverless_probes
 from kruise.control import pub as pubcontrol
@@ -86,7 +87,7 @@ def _inject_sidecars(
 ) -> bool:
     """Each matched SidecarSet is injected at the version `injectionStrategy.revision` asks for."""
     matched = matching_sidecarsets(source.list(), pod, source.namespace_labels)
-    if any(((s.get("spec") or {}).get("injectionStrategy") or {}).get("revision") for s in matched):
+    if any(section(s, "spec", "injectionStrategy").get("revision") for s in matched):
         revisions = source.revisions()
         matched = [dict(sidecarset_for_new_pod(s, pod, revisions, source.namespace, draw)) for s in matched]
     return inject(pod, matched, sort_containers_by_name=sort_by_name, now=now)
