@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 import structlog
 
+from kruise.api.objects import meta_of, section
 from kruise.api.timestamps import rfc3339
 from kruise.daemon.cri import api_pb2 as cri
 from kruise.daemon.cri.client import RuntimeClient
@@ -86,10 +87,10 @@ class ImagePuller:
         if node_image is not None and not self._synced_once:
             self._synced_once = True
             self._dirty.set()
-        if node_image is not None and (node_image.get("metadata") or {}).get("uid"):
+        if node_image is not None and meta_of(node_image).get("uid"):
             self._node_image = events.node_image_target(node_image)
         wanted: dict[tuple[str, str], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
-        for name, image in (((node_image or {}).get("spec") or {}).get("images") or {}).items():
+        for name, image in section((node_image or {}), "spec", "images").items():
             for tag in image.get("tags") or []:
                 wanted[(name, tag["tag"])] = (image, tag)
         for key in {*self._workers, *self.states}:
@@ -190,7 +191,7 @@ class ImagePuller:
         attempts = (DEFAULT_BACKOFF_LIMIT if limit is None else int(limit)) + 1
         timeout = float(policy.get("timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS)
         auth = await self._auth(reference, image.get("pullSecrets") or [])
-        annotations = dict(((image.get("sandboxConfig") or {}).get("annotations")) or {})
+        annotations = dict((section(image, "sandboxConfig").get("annotations")) or {})
         annotations[PULLING_BY_ANNOTATION] = "kruise-daemon"
         delays = backoff_delays(attempts)
         message = ""
