@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import structlog
 
 from kruise.api.controllerref import controller_of
+from kruise.api.objects import meta_of
 from kruise.kube import metrics
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.errors import ApiError, log_fields
@@ -66,7 +67,7 @@ def enqueue_owner(owner_kind: str, owner_group: str | None = None) -> Mapper:
     """
 
     def mapper(obj: Obj) -> list[str]:
-        namespace = (obj.get("metadata") or {}).get("namespace")
+        namespace = meta_of(obj).get("namespace")
         ref = controller_of(obj)
         if ref is None or ref.get("kind") != owner_kind:
             return []

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from kruise.api.controllerref import controller_of
+from kruise.api.objects import meta_of, spec_of
 from kruise.kube.resources import object_key
 
 Obj = dict[str, Any]
@@ -25,16 +26,16 @@ NODE_NAME_INDEX = "spec.nodeName"
 
 
 def index_by_namespace(obj: Obj) -> list[str]:
-    namespace = (obj.get("metadata") or {}).get("namespace")
+    namespace = meta_of(obj).get("namespace")
     return [namespace] if namespace else []
 
 
 def index_by_owner_uid(obj: Obj) -> list[str]:
-    return [ref["uid"] for ref in (obj.get("metadata") or {}).get("ownerReferences") or [] if ref.get("uid")]
+    return [ref["uid"] for ref in meta_of(obj).get("ownerReferences") or [] if ref.get("uid")]
 
 
 def index_by_node_name(obj: Obj) -> list[str]:
-    node = (obj.get("spec") or {}).get("nodeName")
+    node = spec_of(obj).get("nodeName")
     return [node] if node else []
 
 
