@@ -21,7 +21,7 @@ from kruise.api.common import (
     Time,
 )
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
-from kruise.api.objects import meta_of, spec_of
+from kruise.api.objects import labels_of, spec_of
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
 from kruise.api.validation import FieldError, invalid, validate_job_name
@@ -203,7 +203,7 @@ def validate_spec(spec: BroadcastJobSpec, path: str = "spec") -> list[FieldError
                 "pod restartPolicy can only be Never or OnFailure",
             )
         )
-    labels: dict[str, Any] = meta_of(spec.template).get("labels") or {}
+    labels: dict[str, Any] = labels_of(spec.template)
     if labels.get(keys.LABEL_BROADCASTJOB_NAME) or labels.get(keys.LABEL_BROADCASTJOB_CONTROLLER_UID):
         errs.append(
             invalid(

@@ -19,7 +19,7 @@ from kruise.api import keys
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, Schemaless, Time
 from kruise.api.conditions import condition_of
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
-from kruise.api.objects import meta_of, section, status_of
+from kruise.api.objects import container_statuses_of, meta_of, section, status_of
 
 GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
@@ -272,7 +272,7 @@ def _inject_pod(
     if strategy.termination_grace_period_seconds is None:
         strategy.termination_grace_period_seconds = pod_spec.get("terminationGracePeriodSeconds")
     containers = {c.get("name"): c for c in pod_spec.get("containers") or []}
-    statuses = {s.get("name"): s for s in status_of(pod).get("containerStatuses") or []}
+    statuses = {s.get("name"): s for s in container_statuses_of(pod)}
     seen: set[str] = set()
     for container in obj.spec.containers:
         if container.name in seen:

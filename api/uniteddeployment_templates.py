@@ -23,7 +23,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from kruise.api.common import LabelSelector, selector_matches
-from kruise.api.objects import meta_of
+from kruise.api.objects import labels_of, meta_of
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
 from kruise.api.validation import (
@@ -76,7 +76,7 @@ def validate_annotations(annotations: dict[str, str] | None, path: str) -> list[
 
 def _pod_labels_errors(pod: dict[str, Any], selector: LabelSelector | None, path: str) -> list[FieldError]:
     """The pod-template selector check both apps helpers open with; an empty selector skips it."""
-    labels = meta_of(pod).get("labels") or {}
+    labels = labels_of(pod)
     if selector is not None and selector.is_empty():
         return []
     if selector_matches(selector, labels):
