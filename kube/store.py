@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import meta_of, spec_of
+from kruise.api.objects import meta_of, owner_refs_of, spec_of
 from kruise.kube.resources import object_key
 
 Obj = dict[str, Any]
@@ -31,7 +31,7 @@ def index_by_namespace(obj: Obj) -> list[str]:
 
 
 def index_by_owner_uid(obj: Obj) -> list[str]:
-    return [ref["uid"] for ref in meta_of(obj).get("ownerReferences") or [] if ref.get("uid")]
+    return [ref["uid"] for ref in owner_refs_of(obj) if ref.get("uid")]
 
 
 def index_by_node_name(obj: Obj) -> list[str]:
