@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.api.validation import label_value_errors, qualified_name_errors
 
 Obj = Mapping[str, Any]
@@ -266,7 +266,7 @@ def node_name(node: Obj) -> str:
 
 
 def node_labels(node: Obj) -> Mapping[str, str]:
-    return meta_of(node).get("labels") or {}
+    return labels_of(node)
 
 
 def matches_required_node_affinity(pod_spec: Obj, node: Obj) -> bool:

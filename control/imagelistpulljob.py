@@ -16,7 +16,7 @@ from typing import Any
 
 from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.control.revision import fnv1a_32, go_json, safe_encode_string
 
 Obj = Mapping[str, Any]
@@ -59,7 +59,7 @@ def new_child(ilpj: Obj, image: str, hash_: str) -> dict[str, Any]:
 
 def _is_current(child: Obj, ilpj: Obj, hash_: str) -> bool:
     """Same template: the hash label matches, or (an unlabelled child) the spec is the template."""
-    labels = meta_of(child).get("labels") or {}
+    labels = labels_of(child)
     if LABEL_CONTROLLER_REVISION_HASH in labels:
         return labels[LABEL_CONTROLLER_REVISION_HASH] == hash_
     child_template = {k: v for k, v in spec_of(child).items() if k != "image"}

@@ -20,7 +20,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.api.objects import meta_of, section
+from kruise.api.objects import labels_of, meta_of, section
 from kruise.api.timestamps import rfc3339
 
 STATES = (
@@ -34,7 +34,7 @@ STATES = (
 
 
 def _labels(pod: Mapping[str, Any]) -> Mapping[str, str]:
-    return meta_of(pod).get("labels") or {}
+    return labels_of(pod)
 
 
 def _finalizers(pod: Mapping[str, Any]) -> list[str]:

@@ -33,7 +33,7 @@ from kruise.api.keys import (
     ANNOTATION_PREFERRED_PERSISTENT_TOPOLOGY,
     ANNOTATION_REQUIRED_PERSISTENT_TOPOLOGY,
 )
-from kruise.api.objects import annotations_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.persistentpodstate import DEFAULT_SUPPORTED_GROUPS, RETENTION_WHEN_DELETED
 from kruise.control import podstatus
 from kruise.control.customworkloads import StatefulSetLikeWhitelist
@@ -93,8 +93,8 @@ def annotation_keys(spec: Obj) -> set[str]:
 
 def pod_state(pod: Obj, node: Obj, node_keys: Iterable[str], pod_annotation_keys: Iterable[str]) -> dict:
     """The record of one pod: its node, the node's topology labels, the pod's kept annotations."""
-    node_labels = meta_of(node).get("labels") or {}
-    annotations = meta_of(pod).get("annotations") or {}
+    node_labels = labels_of(node)
+    annotations = annotations_of(pod)
     state: dict[str, Any] = {"nodeName": pod["spec"]["nodeName"]}
     labels = {key: node_labels[key] for key in sorted(node_keys) if key in node_labels}
     kept = {key: annotations[key] for key in sorted(pod_annotation_keys) if key in annotations}

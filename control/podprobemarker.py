@@ -18,7 +18,7 @@ from typing import Any
 
 from kruise.api.common import LabelSelector
 from kruise.api.conditions import condition_of, set_condition
-from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import conditions_of, containers_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.podprobemarker import PROBE_SUCCEEDED
 from kruise.control import podstatus
 
@@ -67,7 +67,7 @@ def container_probe(ppm_name: str, probe: Obj, pod: Obj) -> dict[str, Any] | Non
     """The NodePodProbe form of one marker probe for one pod; None when a named port is unknown."""
     body = copy.deepcopy(dict(section(probe, "probe")))
     container = next(
-        (c for c in spec_of(pod).get("containers") or [] if c.get("name") == probe.get("containerName")),
+        (c for c in containers_of(pod) if c.get("name") == probe.get("containerName")),
         None,
     )
     for handler in ("tcpSocket", "httpGet"):
@@ -243,6 +243,6 @@ def result_patches(old: Obj, new: Obj) -> tuple[dict[str, Any] | None, list[dict
         diff.update({k: None for k in before if k not in after})
         if diff:
             patch[field] = diff
-    before_conditions = {c.get("type"): c for c in status_of(old).get("conditions") or []}
-    changed = [c for c in status_of(new).get("conditions") or [] if before_conditions.get(c.get("type")) != c]
+    before_conditions = {c.get("type"): c for c in conditions_of(old)}
+    changed = [c for c in conditions_of(new) if before_conditions.get(c.get("type")) != c]
     return ({"metadata": patch} if patch else None), changed

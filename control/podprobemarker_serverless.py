@@ -20,7 +20,7 @@ from kruise.api.common import LabelSelector
 from kruise.api.conditions import condition_of
 from kruise.api.crr import VIRTUAL_KUBELET_LABEL_KEY, VIRTUAL_KUBELET_LABEL_VALUE
 from kruise.api.keys import ANNOTATION_PODPROBE, ANNOTATION_PODPROBEMARKER_LIST
-from kruise.api.objects import meta_of, section, spec_of, status_of
+from kruise.api.objects import conditions_of, meta_of, section, spec_of
 from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED, PROBE_UNKNOWN
 from kruise.control.enhancedliveness import go_ordered_probe
 
@@ -164,10 +164,10 @@ def marks_from_conditions(pod: Obj, ppm: Obj) -> dict[str, Any] | None:
 
 def changed_condition_types(old: Obj, new: Obj) -> set[str]:
     """diffPodConditions: types of the new pod's conditions that are new or changed status."""
-    before = {c.get("type"): c.get("status") for c in status_of(old).get("conditions") or []}
+    before = {c.get("type"): c.get("status") for c in conditions_of(old)}
     return {
         c.get("type") or ""
-        for c in status_of(new).get("conditions") or []
+        for c in conditions_of(new)
         if c.get("type") not in before or before[c.get("type")] != c.get("status")
     }
 

@@ -25,7 +25,7 @@ from kruise.api.keys import (
     LABEL_IMAGE_PREDOWNLOAD_IGNORED,
     LABEL_PRE_PREDOWNLOAD_CREATED,
 )
-from kruise.api.objects import annotations_of, meta_of, section, spec_of
+from kruise.api.objects import annotations_of, labels_of, section, spec_of
 from kruise.control.inplace.spec import template_of
 
 Obj = Mapping[str, Any]
@@ -66,7 +66,7 @@ def annotation(owner: Obj, key: str) -> str | None:
 
 def already_decided(update_revision: Obj) -> bool:
     """The decision is taken once per update revision; either label on it means it was."""
-    labels = meta_of(update_revision).get("labels") or {}
+    labels = labels_of(update_revision)
     return CREATED in labels or IGNORED in labels
 
 

@@ -28,7 +28,7 @@ from kruise.api.keys import (
     PUB_OPERATION_RESIZE,
     PUB_OPERATION_UPDATE,
 )
-from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import annotations_of, containers_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import parse_time
 from kruise.control import podstatus
 from kruise.control.inplace.engine import update_completed_problem
@@ -51,7 +51,7 @@ RESIZE_POLICY_NOT_REQUIRED = "NotRequired"
 
 
 def _annotations(obj: Obj) -> Mapping[str, str]:
-    return meta_of(obj).get("annotations") or {}
+    return annotations_of(obj)
 
 
 def related_pub(pod: Obj) -> str:
@@ -68,7 +68,7 @@ def related_pub_patch(pub_name: str) -> dict[str, Any]:
 
 
 def has_unavailable_label(pod: Obj) -> bool:
-    labels = meta_of(pod).get("labels") or {}
+    labels = labels_of(pod)
     return any(key.startswith(LABEL_PREFIX_UNAVAILABLE_POD) for key in labels)
 
 
@@ -152,8 +152,8 @@ def resources_resizable(old: Obj, new: Obj) -> bool:
     """Every changed container resource may be resized in place (cpu or memory) and its container's
     `resizePolicy` for it is NotRequired or unset — a RestartContainer policy restarts the container,
     which makes the pod unavailable. Containers are matched by name; a container count change fails."""
-    old_containers = spec_of(old).get("containers") or []
-    new_containers = spec_of(new).get("containers") or []
+    old_containers = containers_of(old)
+    new_containers = containers_of(new)
     if len(old_containers) != len(new_containers):
         return False
     by_name = {container.get("name"): container for container in old_containers}
@@ -250,7 +250,7 @@ def selector_matches(pub: Obj, pod: Obj) -> bool:
         return False
     if meta_of(pub).get("namespace") != meta_of(pod).get("namespace"):
         return False
-    return LabelSelector.model_validate(spec["selector"]).matches(meta_of(pod).get("labels") or {})
+    return LabelSelector.model_validate(spec["selector"]).matches(labels_of(pod))
 
 
 def pub_for_new_pod(

@@ -31,7 +31,7 @@ from kruise.api.crr import (
     VIRTUAL_KUBELET_LABEL_KEY,
     VIRTUAL_KUBELET_LABEL_VALUE,
 )
-from kruise.api.objects import meta_of, section, spec_of, status_of
+from kruise.api.objects import container_statuses_of, containers_of, meta_of, section, status_of
 
 Obj = Mapping[str, Any]
 
@@ -74,11 +74,11 @@ def is_sidecar(container: Obj) -> bool:
 
 
 def _containers(pod: Obj) -> list[Obj]:
-    return list(spec_of(pod).get("containers") or [])
+    return list(containers_of(pod))
 
 
 def _statuses(pod: Obj) -> list[Obj]:
-    return list(status_of(pod).get("containerStatuses") or [])
+    return list(container_statuses_of(pod))
 
 
 def main_and_sidecar_names(pod: Obj) -> tuple[frozenset[str], frozenset[str]]:

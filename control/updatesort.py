@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.common import LabelSelector, selector_matches
-from kruise.api.objects import meta_of, section
+from kruise.api.objects import labels_of, section
 
 Pod = Mapping[str, Any]
 
 
 def _labels(pod: Pod) -> Mapping[str, str]:
-    return meta_of(pod).get("labels") or {}
+    return labels_of(pod)
 
 
 def int_suffix(value: str) -> int:

@@ -24,7 +24,7 @@ from kruise.api.advancedcronjob import (
 )
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import ANNOTATION_SCHEDULED_AT
-from kruise.api.objects import meta_of, section, spec_of, status_of
+from kruise.api.objects import annotations_of, conditions_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 
 Obj = Mapping[str, Any]
@@ -46,7 +46,7 @@ TEMPLATE_FIELD = {
 
 def scheduled_at(child: Obj) -> datetime | None:
     """The activation a child was started for; None when unannotated or unparsable (upstream skips it)."""
-    annotations = meta_of(child).get("annotations") or {}
+    annotations = annotations_of(child)
     raw = annotations.get(ANNOTATION_SCHEDULED_AT)
     if not raw:
         return None
@@ -71,7 +71,7 @@ def finished_type(child: Obj, kind: str = TEMPLATE_KIND_JOB) -> str | None:
     """
     if kind == TEMPLATE_KIND_IMAGELISTPULLJOB:
         return _image_list_pull_job_finished(child)
-    for condition in status_of(child).get("conditions") or []:
+    for condition in conditions_of(child):
         kind = condition.get("type")
         if kind in (FINISHED_COMPLETE, FINISHED_FAILED) and condition.get("status") == "True":
             return str(kind)

@@ -13,14 +13,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.api.objects import meta_of, spec_of, status_of
+from kruise.api.objects import conditions_of, meta_of, spec_of, status_of
 from kruise.control.broadcastjob.fitness import unfit_reason
 
 Obj = Mapping[str, Any]
 
 
 def _true_conditions(node: Obj) -> set[str]:
-    conditions = status_of(node).get("conditions") or []
+    conditions = conditions_of(node)
     return {c.get("type") or "" for c in conditions if c.get("status") == "True"}
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LIFECYCLE_STATE_PREPARING_DELETE
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import is_specified_delete
 from kruise.control.cloneset.podsort import sort_for_deletion
@@ -23,7 +23,7 @@ INSTANCE_ID_LENGTH = 5
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return meta_of(obj).get("labels") or {}
+    return labels_of(obj)
 
 
 def random_instance_id(rng: random.Random | None = None) -> str:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.conditions import condition_of
-from kruise.api.objects import annotations_of, meta_of, spec_of, status_of
+from kruise.api.objects import annotations_of, container_statuses_of, meta_of, spec_of
 from kruise.control import podstatus
 
 Pod = Mapping[str, Any]
@@ -52,7 +52,7 @@ def _ready_time(pod: Pod) -> datetime | None:
 
 
 def _max_restarts(pod: Pod) -> int:
-    statuses = status_of(pod).get("containerStatuses") or []
+    statuses = container_statuses_of(pod)
     return max((int(s.get("restartCount") or 0) for s in statuses), default=0)
 
 

@@ -25,7 +25,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control import lifecycle, podreadiness
 from kruise.control.cloneset.diffs import ExpectationDiffs, is_pod_available
@@ -332,7 +332,7 @@ def refresh_pod(
     )
     inplace = podreadiness.fold_initial_condition(step, pod, now)
     completed = update_completed_problem(pod, vertical_scaling=vertical_scaling) is None
-    labels = meta_of(pod).get("labels") or {}
+    labels = labels_of(pod)
     missing_hash = None
     if LABEL_POD_TEMPLATE_HASH not in labels:
         missing_hash = short_hash(labels.get(LABEL_CONTROLLER_REVISION_HASH, ""))

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.api.keys import ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import annotations_of, meta_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.revision import fnv1a_32
 from kruise.control.sidecarset.gojson import dumps, to_go
@@ -115,7 +115,7 @@ def revision_annotation(cloneset: Mapping[str, Any]) -> str:
 
 def revision_hash(revision: Mapping[str, Any]) -> str | None:
     """``GetVCTemplatesHash``: the annotation's value, None when the revision has none."""
-    annotations = meta_of(revision).get("annotations") or {}
+    annotations = annotations_of(revision)
     return annotations.get(ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH)
 
 

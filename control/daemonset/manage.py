@@ -31,7 +31,7 @@ from kruise.api.keys import (
     LABEL_CONTROLLER_REVISION_HASH,
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
-from kruise.api.objects import meta_of, spec_of
+from kruise.api.objects import labels_of, meta_of, spec_of
 from kruise.control import lifecycle, podstatus
 from kruise.control.daemonnodes import NodeFit, node_name, target_node_name
 from kruise.control.daemonset.rollingupdate import is_pod_updated
@@ -99,7 +99,7 @@ def _surge_prune(
     oldest_new: Pod | None = None
     oldest_old: Pod | None = None
     for pod in sorted(running, key=creation_order_key):
-        labels = meta_of(pod).get("labels") or {}
+        labels = labels_of(pod)
         if labels.get(LABEL_CONTROLLER_REVISION_HASH) == update_hash:
             if oldest_new is None:
                 oldest_new = pod

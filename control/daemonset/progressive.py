@@ -28,7 +28,7 @@ from typing import Any
 from kruise.api.common import IntOrStringError, scaled_value
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD
-from kruise.api.objects import meta_of, status_of
+from kruise.api.objects import annotations_of, status_of
 from kruise.control.daemonnodes import node_name
 from kruise.control.daemonset.rollingupdate import split_node_pods
 
@@ -39,7 +39,7 @@ Node = Mapping[str, Any]
 def is_creation_progressive(ds: Mapping[str, Any]) -> bool:
     """isDaemonSetCreationProgressively, read from the v1alpha1 annotation the v1beta1
     ``scaleStrategy.partitionedScaling`` converts to (only the exact value ``"true"`` counts)."""
-    annotations = meta_of(ds).get("annotations") or {}
+    annotations = annotations_of(ds)
     return annotations.get(ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD) == "true"
 
 

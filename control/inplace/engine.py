@@ -32,7 +32,13 @@ from kruise.api.keys import (
     CONDITION_INPLACE_UPDATE_READY,
     REASON_START_INPLACE_UPDATE,
 )
-from kruise.api.objects import annotations_of, section, spec_of, status_of
+from kruise.api.objects import (
+    annotations_of,
+    container_statuses_of,
+    containers_of,
+    section,
+    spec_of,
+)
 from kruise.control.inplace import envhash, vertical
 from kruise.control.inplace.jsondiff import apply_merge_patch
 from kruise.control.inplace.spec import UpdateSpec
@@ -211,7 +217,7 @@ def apply_batch(
             changed.add(c["name"])
         else:
             state.next_container_images[c["name"]] = image
-    for status in status_of(pod).get("containerStatuses") or []:
+    for status in container_statuses_of(pod):
         if status.get("name") in changed:
             if state.last_container_statuses is None:
                 state.last_container_statuses = {}
@@ -301,7 +307,7 @@ def begin_update(
 
 
 def _container_status(pod: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
-    statuses = status_of(pod).get("containerStatuses") or []
+    statuses = container_statuses_of(pod)
     return next((s for s in statuses if s.get("name") == name), None)
 
 
@@ -311,7 +317,7 @@ def _runtime_meta(pod: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
 
 
 def _env_hashes_consistent(pod: Mapping[str, Any], metas: list[Mapping[str, Any]]) -> bool:
-    for c in spec_of(pod).get("containers") or []:
+    for c in containers_of(pod):
         status = _container_status(pod, c["name"])
         meta = next((m for m in metas if m.get("name") == c["name"]), None)
         if status is None or meta is None or meta.get("containerID") != status.get("containerID"):
@@ -342,11 +348,11 @@ def containers_update_problem(
         if problem is not None:
             return problem
     images = {}
-    for c in spec_of(pod).get("containers") or []:
+    for c in containers_of(pod):
         image = c.get("image", "")
         images[c["name"]] = image if len(image.split(":")) > 1 else f"{image}:latest"
     pending = dict(state.last_container_statuses or {})
-    for status in status_of(pod).get("containerStatuses") or []:
+    for status in container_statuses_of(pod):
         old = pending.pop(status.get("name"), None)
         same_image_id = old is not None and old.get("imageID") == status.get("imageID")
         if same_image_id and images.get(status["name"]) != status.get("image"):

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import containers_of, meta_of, section
 from kruise.control.inplace.envhash import meta_env_refs
 from kruise.control.inplace.jsondiff import create_patch, merge_patch, unescape
 from kruise.control.inplace.vertical import NotResizable, qos_changed, record_resource_change
@@ -121,7 +121,7 @@ def calculate_update_spec(
             return None
         if op["op"] != "replace":
             return None
-        old_containers = spec_of(old_t).get("containers") or []
+        old_containers = containers_of(old_t)
         match = _IMAGE_PATH.match(path)
         if match:
             index = int(match.group(1))
@@ -164,7 +164,7 @@ def _extract_env_metadata(
         if len(words) != 4 or words[2] not in ("labels", "annotations") or not isinstance(op["value"], str):
             continue
         kind, key = words[2], unescape(words[3])
-        for container in spec_of(new_template).get("containers") or []:
+        for container in containers_of(new_template):
             if not container_refers_to_meta(container, f"metadata.{kind}", key):
                 continue
             ref = spec.container_ref_metadata.setdefault(container["name"], {})

@@ -14,7 +14,7 @@ from kruise.api.keys import (
     ANNOTATION_INPLACE_UPDATE_STATE,
     ANNOTATION_INPLACE_UPDATE_STATE_OLD,
 )
-from kruise.api.objects import meta_of, section
+from kruise.api.objects import annotations_of, section
 from kruise.control.lifecycle import rfc3339
 from kruise.control.podstatus import parse_time
 from kruise.control.revision import go_json
@@ -88,7 +88,7 @@ class InPlaceUpdateState:
 
 
 def _annotations(pod: Mapping[str, Any]) -> Mapping[str, str]:
-    return meta_of(pod).get("annotations") or {}
+    return annotations_of(pod)
 
 
 def get_state_json(pod: Mapping[str, Any]) -> str | None:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.goquantity import ZERO, Quantity, QuantityError
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import container_statuses_of, containers_of, section, spec_of
 from kruise.control.podqos import pod_qos_class
 
 RESIZABLE_RESOURCES = frozenset({"cpu", "memory"})
@@ -80,7 +80,7 @@ def qos_changed(old_template: Mapping[str, Any], new_template: Mapping[str, Any]
 
 def apply_resources(pod: dict[str, Any], expected: Mapping[str, Mapping[str, Any]]) -> None:
     """Write the expected cpu/memory values into the pod's containers (``UpdateResource``)."""
-    for container in spec_of(pod).get("containers") or []:
+    for container in containers_of(pod):
         new = expected.get(container["name"])
         if new is None:
             continue
@@ -102,7 +102,7 @@ def resize_body(pod: Mapping[str, Any], expected: Mapping[str, Mapping[str, Any]
     (``GenerateResourcePatch``); containers keep the pod's order.
     """
     containers = []
-    for container in spec_of(pod).get("containers") or []:
+    for container in containers_of(pod):
         new = expected.get(container["name"])
         if new is None:
             continue
@@ -151,8 +151,8 @@ def container_resized(container: Mapping[str, Any] | None, status: Mapping[str, 
 def resize_problem(pod: Mapping[str, Any]) -> str | None:
     """Why the pod's resize is not complete, or None (``IsUpdateCompleted``): every container in
     the spec must report status resources equal to its spec resources."""
-    containers = {c["name"]: c for c in spec_of(pod).get("containers") or []}
-    statuses = status_of(pod).get("containerStatuses") or []
+    containers = {c["name"]: c for c in containers_of(pod)}
+    statuses = container_statuses_of(pod)
     if len(statuses) != len(containers):
         return "some container status is not reported"
     for status in statuses:
@@ -167,7 +167,7 @@ def needs_restart(pod: Mapping[str, Any], container_resources: Mapping[str, Mapp
     Only the resources that change count: resizing cpu of a container whose memory policy is
     RestartContainer does not restart it.
     """
-    for container in spec_of(pod).get("containers") or []:
+    for container in containers_of(pod):
         resources = container_resources.get(container["name"])
         if resources is None:
             continue

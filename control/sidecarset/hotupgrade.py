@@ -21,7 +21,7 @@ from kruise.api.keys import (
     ENV_SIDECARSET_VERSION,
     ENV_SIDECARSET_VERSION_ALT,
 )
-from kruise.api.objects import annotations_of, section, spec_of
+from kruise.api.objects import annotations_of, containers_of, section
 from kruise.api.sidecarset import UPGRADE_HOT
 from kruise.control.sidecarset import gojson
 
@@ -109,7 +109,7 @@ def container_to_upgrade(
     """(container to receive the new image, the other one). Preference: the one on the empty image,
     else the only one not `ready` (started but not up yet), else the older (non-working) one."""
     first, second = container_names(sidecar.get("name", ""))
-    images = {c.get("name"): c.get("image") for c in spec_of(pod).get("containers") or []}
+    images = {c.get("name"): c.get("image") for c in containers_of(pod)}
     empty = empty_image(sidecar)
     if images.get(first) == empty:
         return first, second
@@ -140,7 +140,7 @@ def switch_working(
 def idle_containers(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, str]:
     """`{non-working container: empty image}` for each hot-upgrade sidecar of the SidecarSet."""
     idle = {}
-    for sidecar in spec_of(sidecarset).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if is_hot(sidecar):
             idle[pod_pair(sidecar.get("name", ""), pod)[1]] = empty_image(sidecar)
     return idle
@@ -148,7 +148,7 @@ def idle_containers(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) -> di
 
 def in_hot_upgrade(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Some non-working container is not back on the empty image: an upgrade still has to finish."""
-    images = {c.get("name"): c.get("image") for c in spec_of(pod).get("containers") or []}
+    images = {c.get("name"): c.get("image") for c in containers_of(pod)}
     return any(images.get(name) != image for name, image in idle_containers(sidecarset, pod).items())
 
 
@@ -165,10 +165,10 @@ def working_side_ready(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) ->
 def reset_idle(sidecarset: Mapping[str, Any], pod: dict[str, Any]) -> list[str]:
     """Put every non-working container of `pod` (in place) back on the empty image, its version to "0"
     and the working one's alt version to "0"; the names of the containers changed."""
-    containers = {c.get("name"): c for c in spec_of(pod).get("containers") or []}
+    containers = {c.get("name"): c for c in containers_of(pod)}
     annotations = pod.setdefault("metadata", {}).setdefault("annotations", {})
     changed = []
-    for sidecar in spec_of(sidecarset).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if not is_hot(sidecar):
             continue
         working, idle = pod_pair(sidecar.get("name", ""), pod)

@@ -21,7 +21,7 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
     ANNOTATION_SIDECARSET_INJECTED_LIST,
 )
-from kruise.api.objects import annotations_of, section, spec_of, status_of
+from kruise.api.objects import annotations_of, containers_of, section, spec_of, status_of
 from kruise.api.sidecarset import INJECT_BEFORE_APP, SHARE_VOLUME_ENABLED, UPGRADE_HOT
 from kruise.api.timestamps import rfc3339
 from kruise.control.sidecarset import gojson, hotupgrade
@@ -111,7 +111,7 @@ def _app_containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
     """Pod containers that are not themselves injected sidecars (no `IS_INJECTED=true`)."""
     return [
         c
-        for c in spec_of(pod).get("containers") or []
+        for c in containers_of(pod)
         if not any(e.get("name") == ENV_IS_INJECTED and e.get("value") == "true" for e in c.get("env") or [])
     ]
 
@@ -152,11 +152,7 @@ def _container_name_from(field_ref: dict[str, Any], pod: dict[str, Any]) -> str 
 
 def transferred_envs(sidecar: dict[str, Any], pod: dict[str, Any]) -> list[dict[str, Any]]:
     """`transferEnv`: copy named envs (value or valueFrom as written) from a source container."""
-    in_pod = {
-        (c.get("name"), e.get("name")): e
-        for c in spec_of(pod).get("containers") or []
-        for e in c.get("env") or []
-    }
+    in_pod = {(c.get("name"), e.get("name")): e for c in containers_of(pod) for e in c.get("env") or []}
     envs: list[dict[str, Any]] = []
     for transfer in sidecar.get("transferEnv") or []:
         names = set(transfer.get("envNames") or [])

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kruise.api.keys import ANNOTATION_SIDECARSET_BASE, ANNOTATION_SIDECARSET_CANARY
-from kruise.api.objects import meta_of, section, spec_of, status_of
+from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
 
 NamespaceLabels = Callable[[str], dict[str, str] | None]
 
@@ -76,12 +76,12 @@ def pod_matches(sidecarset: dict[str, Any], pod: dict[str, Any], namespace_label
     selector = spec.get("selector")
     if selector_is_empty(selector):
         return False
-    return selector_matches(selector, meta_of(pod).get("labels") or {})
+    return selector_matches(selector, labels_of(pod))
 
 
 def canary_base(sidecarset: dict[str, Any]) -> str | None:
     """The base a canary SidecarSet stands in for, or None when it is not a canary."""
-    annotations = meta_of(sidecarset).get("annotations") or {}
+    annotations = annotations_of(sidecarset)
     base = annotations.get(ANNOTATION_SIDECARSET_BASE, "")
     return base if annotations.get(ANNOTATION_SIDECARSET_CANARY) == "true" and base else None
 

@@ -28,7 +28,15 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
     ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
 )
-from kruise.api.objects import annotations_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import (
+    annotations_of,
+    container_statuses_of,
+    containers_of,
+    labels_of,
+    meta_of,
+    section,
+    spec_of,
+)
 from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 from kruise.control.sidecarset import hotupgrade, order
@@ -58,7 +66,7 @@ def _record_hash(pod: Obj, key: str, name: str) -> str:
 
 
 def sidecarset_hashes(sidecarset: Obj) -> tuple[str, str]:
-    annotations = meta_of(sidecarset).get("annotations") or {}
+    annotations = annotations_of(sidecarset)
     return annotations.get(ANNOTATION_SIDECARSET_HASH, ""), annotations.get(
         ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE, ""
     )
@@ -85,7 +93,7 @@ def is_upgradable(pod: Obj, sidecarset: Obj) -> bool:
 def _sidecar_names(sidecarset: Obj) -> list[str]:
     """The pod containers this SidecarSet owns: its sidecars, both of a hot-upgrade pair."""
     names: list[str] = []
-    for sidecar in spec_of(sidecarset).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if hotupgrade.is_hot(sidecar):
             names.extend(hotupgrade.container_names(sidecar["name"]))
         else:
@@ -96,9 +104,9 @@ def _sidecar_names(sidecarset: Obj) -> list[str]:
 def has_sidecar_containers(pod: Obj, sidecarset: Obj) -> bool:
     """The pod still has every container of the SidecarSet (and, for hot upgrade, the working-container
     record); a pod whose sidecars were removed is not the controller's to manage."""
-    names = {c.get("name") for c in spec_of(pod).get("containers") or []}
+    names = {c.get("name") for c in containers_of(pod)}
     working = hotupgrade.working_containers(pod)
-    for sidecar in spec_of(sidecarset).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if hotupgrade.is_hot(sidecar):
             pair = set(hotupgrade.container_names(sidecar["name"]))
             if sidecar["name"] not in working or not pair <= names:
@@ -109,7 +117,7 @@ def has_sidecar_containers(pod: Obj, sidecarset: Obj) -> bool:
 
 
 def _statuses(pod: Obj) -> dict[str, Mapping[str, Any]]:
-    return {s.get("name"): s for s in status_of(pod).get("containerStatuses") or []}
+    return {s.get("name"): s for s in container_statuses_of(pod)}
 
 
 def _update_completed(pod: Obj, sidecarset: Obj, names: Sequence[str]) -> bool:
@@ -117,7 +125,7 @@ def _update_completed(pod: Obj, sidecarset: Obj, names: Sequence[str]) -> bool:
     recorded before this SidecarSet's last in-place write while its status image differs from the spec
     one (a re-tag to the same imageID counts as done). No record: never updated in place, so done; a
     record that is not JSON (hand-edited) is not."""
-    annotations = meta_of(pod).get("annotations") or {}
+    annotations = annotations_of(pod)
     raw = annotations.get(ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE)
     if raw is None:
         return True
@@ -129,8 +137,8 @@ def _update_completed(pod: Obj, sidecarset: Obj, names: Sequence[str]) -> bool:
         return False
     state = states.get(_name(sidecarset))
     before = section(state, "lastContainerStatuses") if isinstance(state, dict) else {}
-    specs = {c.get("name"): c.get("image") for c in spec_of(pod).get("containers") or []}
-    for status in status_of(pod).get("containerStatuses") or []:
+    specs = {c.get("name"): c.get("image") for c in containers_of(pod)}
+    for status in container_statuses_of(pod):
         name = status.get("name")
         if name not in names or name not in before:
             continue
@@ -149,13 +157,12 @@ def sidecars_consistent(pod: Obj, sidecarset: Obj, names: Sequence[str] | None =
     (`imageref.images_equal`) — and that alone decides. Otherwise (some sidecar on a tag) it is the
     imageID test of `_update_completed`. As upstream, containers are checked in pod order and the first
     tag image ends the digest checks (a digest container before it that does not match still fails)."""
-    containers = spec_of(pod).get("containers") or []
-    if len(containers) != len(status_of(pod).get("containerStatuses") or []):
+    containers = containers_of(pod)
+    if len(containers) != len(container_statuses_of(pod)):
         return False
     wanted = set(names) if names else set(_sidecar_names(sidecarset))
     image_ids = {
-        s.get("name"): image_id_reference(s.get("imageID") or "")
-        for s in status_of(pod).get("containerStatuses") or []
+        s.get("name"): image_id_reference(s.get("imageID") or "") for s in container_statuses_of(pod)
     }
     all_digest = True
     for container in containers:
@@ -221,7 +228,7 @@ def rolling(sidecarset: Obj) -> bool:
 
 def _selected(sidecarset: Obj, pod: Obj) -> bool:
     selector = section(sidecarset, "spec", "updateStrategy").get("selector")
-    return not selector or selector_matches(selector, meta_of(pod).get("labels") or {})
+    return not selector or selector_matches(selector, labels_of(pod))
 
 
 def pods_not_upgradable(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
@@ -290,10 +297,10 @@ def _upgrade_containers(pod: dict[str, Any], sidecarset: Obj) -> list[str]:
 
     Cold: the sidecar's own container. Hot: the container `container_to_upgrade` picks, which then becomes
     the working one; nothing changes when the other one already runs the new image."""
-    containers = {c.get("name"): c for c in spec_of(pod).get("containers") or []}
+    containers = {c.get("name"): c for c in containers_of(pod)}
     version = meta_of(sidecarset).get("resourceVersion", "")
     changed = []
-    for sidecar in spec_of(sidecarset).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if hotupgrade.is_hot(sidecar):
             target, other = hotupgrade.container_to_upgrade(
                 sidecar, pod, lambda name: _container_ready(pod, sidecarset, name)
@@ -319,7 +326,7 @@ def updated_pod(pod: Obj, sidecarset: Obj, now: datetime) -> dict[str, Any]:
     clone: dict[str, Any] = copy.deepcopy(dict(pod))
     # the records are read before the images change: imageIDs are those of the running containers
     changed = _upgrade_containers(clone, sidecarset)
-    sidecars = [c["name"] for c in spec_of(sidecarset).get("containers") or []]
+    sidecars = [c["name"] for c in containers_of(sidecarset)]
     stamp = rfc3339(now)
     annotations = clone["metadata"].setdefault("annotations", {})
     for key, value in (

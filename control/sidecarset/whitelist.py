@@ -16,7 +16,7 @@ from typing import Any
 
 from kruise.api import goregexp
 from kruise.api.keys import CONFIG_SIDECARSET_PATCH_POD_METADATA_WHITELIST
-from kruise.api.objects import meta_of, spec_of
+from kruise.api.objects import labels_of, spec_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 
 CONFIGURATION_NAME = "kruise-configuration"
@@ -42,7 +42,7 @@ def whitelist_error(
     if not isinstance(whitelist, dict):
         return f"{CONFIG_SIDECARSET_PATCH_POD_METADATA_WHITELIST} is not a JSON object"
     rules = whitelist.get("rules") or []
-    labels = meta_of(sidecarset).get("labels") or {}
+    labels = labels_of(sidecarset)
     expressions: list[goregexp.GoRegexp] = []
     for rule in rules:
         selector = rule.get("selector")

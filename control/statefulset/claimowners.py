@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.api.objects import meta_of
+from kruise.api.objects import meta_of, owner_refs_of
 from kruise.api.statefulset import PVC_DELETE, PVC_RETAIN
 
 Obj = Mapping[str, Any]
@@ -52,7 +52,7 @@ def wanted_owners(policy: Mapping[str, Any], condemned: bool) -> WantedOwners:
 
 
 def _refs(obj: Obj) -> list[Mapping[str, Any]]:
-    return list(meta_of(obj).get("ownerReferences") or [])
+    return list(owner_refs_of(obj))
 
 
 def _uid(obj: Obj) -> str:

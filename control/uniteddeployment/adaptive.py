@@ -34,7 +34,7 @@ from typing import Any
 
 from kruise.api.conditions import condition_of, get_condition, set_condition
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_UNITED_DEPLOYMENT_RESERVED_POD
-from kruise.api.objects import meta_of, spec_of, status_of
+from kruise.api.objects import labels_of, meta_of, spec_of, status_of
 from kruise.api.timestamps import parse_rfc3339, rfc3339
 from kruise.api.uniteddeployment import (
     DEFAULT_RESCHEDULE_CRITICAL_SECONDS,
@@ -145,7 +145,7 @@ def update_timeout(
 
 def reserved_label(pod: Pod) -> tuple[bool, bool]:
     """`IsPodMarkedAsReserved`: (label says "true", label present)."""
-    labels = meta_of(pod).get("labels") or {}
+    labels = labels_of(pod)
     if LABEL_UNITED_DEPLOYMENT_RESERVED_POD not in labels:
         return False, False
     return labels[LABEL_UNITED_DEPLOYMENT_RESERVED_POD] == "true", True
@@ -171,7 +171,7 @@ def pod_reservation(
     `unschedulableDuration` (the "min ready" of reservation); an unreserved pod becomes reserved
     when its scheduling (current revision) or its update (older revision) timed out.
     """
-    labels = meta_of(pod).get("labels") or {}
+    labels = labels_of(pod)
     pod_revision = labels.get(LABEL_KRUISE_CONTROLLER_REVISION_HASH, "")
     min_ready = times.unschedulable
     if reserved_label(pod)[0]:

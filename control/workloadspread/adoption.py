@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import annotations_of, meta_of, section, spec_of
 from kruise.control.daemonnodes import find_untolerated_taint, matches_required_node_affinity
 from kruise.control.uniteddeployment.podpatch import PatchError, patch_pod_template
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
@@ -158,7 +158,7 @@ def adoption_patch(ws: Mapping[str, Any], subset: Mapping[str, Any]) -> Obj:
     """The strategic merge patch that adopts a pod: the subset patch's `metadata` (unless the
     WorkloadSpread opts out with IGNORE_PATCH_EXISTING_PODS) plus the matched annotation."""
     metadata: Obj = {}
-    ws_annotations = meta_of(ws).get("annotations") or {}
+    ws_annotations = annotations_of(ws)
     ignore = str(ws_annotations.get(IGNORE_PATCH_EXISTING_PODS, "")).lower() == "true"
     patch = subset.get("patch")
     if not ignore and isinstance(patch, Mapping) and isinstance(patch.get("metadata"), Mapping):

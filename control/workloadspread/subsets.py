@@ -27,7 +27,7 @@ from typing import Any
 
 from kruise.api.conditions import get_condition
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import annotations_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 
@@ -115,7 +115,7 @@ def pod_version(pod: Mapping[str, Any]) -> str:
     owner = controller_of(pod)
     if owner is None or str(owner.get("kind", "")).lower() not in VERSIONED_OWNER_KINDS:
         return VERSION_IGNORED
-    labels = meta_of(pod).get("labels") or {}
+    labels = labels_of(pod)
     if LABEL_POD_TEMPLATE_HASH in labels:
         return labels[LABEL_POD_TEMPLATE_HASH]
     if LABEL_CONTROLLER_REVISION_HASH in labels:

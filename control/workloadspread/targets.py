@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import meta_of, section, spec_of, status_of
+from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 from kruise.control.workloadspread.whitelist import ReplicasPathError, Whitelist, replicas_at
 
@@ -84,7 +84,7 @@ def pod_selected(ws: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     target_filter = spec_of(ws).get("targetFilter")
     if target_filter is None:
         return True
-    labels = meta_of(pod).get("labels") or {}
+    labels = labels_of(pod)
     return selector_matches(target_filter.get("selector"), labels)
 
 
