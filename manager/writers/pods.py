@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from kruise.api.objects import section, status_of
+from kruise.api.objects import conditions_of, section
 from kruise.control import lifecycle, podreadiness
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import Conflict
@@ -116,9 +116,9 @@ class PodWriter:
 
     @staticmethod
     def _changed_conditions(pod: Pod, new: Pod) -> list[dict[str, Any]]:
-        before = {c.get("type"): c for c in status_of(pod).get("conditions") or []}
+        before = {c.get("type"): c for c in conditions_of(pod)}
         changed = []
-        for condition in status_of(new).get("conditions") or []:
+        for condition in conditions_of(new):
             old = before.get(condition.get("type"))
             if old == condition:
                 continue

@@ -13,7 +13,7 @@ from typing import Any
 
 from kruise.api.conditions import condition_of
 from kruise.api.keys import ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED
-from kruise.api.objects import meta_of, section
+from kruise.api.objects import annotations_of, section
 from kruise.control import launchpriority
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
@@ -30,7 +30,7 @@ def present_keys(configmap: Mapping[str, Any] | None) -> set[str] | None:
 def should_enqueue(pod: Mapping[str, Any], barrier: Mapping[str, Any] | None) -> bool:
     """Upstream's predicate: not completed, containers not all ready, something pending whose key
     is missing (or no barrier yet)."""
-    annotations = meta_of(pod).get("annotations") or {}
+    annotations = annotations_of(pod)
     if annotations.get(ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED) == "true":
         return False
     containers_ready = condition_of(pod, "ContainersReady")

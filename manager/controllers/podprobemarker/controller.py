@@ -18,7 +18,7 @@ from typing import Any
 from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.conditions import condition_of
-from kruise.api.objects import meta_of, spec_of, status_of
+from kruise.api.objects import labels_of, meta_of, spec_of, status_of
 from kruise.control import podprobemarker_serverless as serverless
 from kruise.control import podstatus
 from kruise.kube.controller import Controller
@@ -36,7 +36,7 @@ Obj = dict[str, Any]
 def _matching_facts(pod: Obj) -> tuple[Any, ...]:
     initialized = condition_of(pod, "Initialized") or {}
     return (
-        meta_of(pod).get("labels") or {},
+        labels_of(pod),
         spec_of(pod).get("nodeName"),
         status_of(pod).get("podIP"),
         initialized.get("status"),

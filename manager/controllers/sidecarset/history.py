@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 
 from kruise.api.keys import LABEL_SIDECARSET_CUSTOM_VERSION
-from kruise.api.objects import meta_of, status_of
+from kruise.api.objects import labels_of, status_of
 from kruise.control.revision import revision_for_write, revisions_equal
 from kruise.control.sidecarset import revision as rev
 from kruise.kube.client import Client, PatchType
@@ -98,7 +98,7 @@ class SidecarSetHistory:
 
     async def _tag_custom_version(self, revision: Mapping[str, Any], version: str) -> None:
         """`updateCustomVersionLabel`: the latest revision carries the SidecarSet's custom version."""
-        labels = meta_of(revision).get("labels") or {}
+        labels = labels_of(revision)
         if not version or labels.get(LABEL_SIDECARSET_CUSTOM_VERSION) == version:
             return
         meta = revision["metadata"]
