@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import meta_of, status_of
+from kruise.api.objects import labels_of, meta_of, status_of
 from kruise.kube.resources import ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, Store
 
@@ -89,7 +89,7 @@ class StoreSidecarSets:
         namespace = self._namespaces.get_by_name(None, name)
         if namespace is None:
             return None
-        return meta_of(namespace).get("labels") or {}
+        return labels_of(namespace)
 
     def configuration(self) -> dict[str, str]:
         """`data` of ConfigMap kruise-configuration (the store holds only that one object), or {}."""

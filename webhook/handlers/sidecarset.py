@@ -48,7 +48,7 @@ def canary_errors(
     base = canary_base(obj)
     if base is None:
         return []
-    annotations = meta_of(obj).get("annotations") or {}
+    annotations = annotations_of(obj)
     errs: list[FieldError] = []
     if base == meta_of(obj).get("name"):
         errs.append(invalid("metadata", annotations, "base sidecarSet cannot be itself"))
