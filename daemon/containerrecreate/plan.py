@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.crr import PHASE_COMPLETED, PHASE_FAILED, PHASE_PENDING, PHASE_RECREATING, PHASE_SUCCEEDED
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import container_statuses_of, containers_of, section, spec_of
 from kruise.control import podstatus
 
 Obj = Mapping[str, Any]
@@ -31,11 +31,11 @@ def initial_states(crr: Obj) -> list[dict[str, Any]]:
     status = crr.get("status") or {}
     if status.get("containerRecreateStates"):
         return [dict(s) for s in status["containerRecreateStates"]]
-    return [{"name": c["name"], "phase": PHASE_PENDING} for c in spec_of(crr).get("containers") or []]
+    return [{"name": c["name"], "phase": PHASE_PENDING} for c in containers_of(crr)]
 
 
 def _status_of(pod: Obj, name: str) -> Mapping[str, Any] | None:
-    return next((s for s in status_of(pod).get("containerStatuses") or [] if s.get("name") == name), None)
+    return next((s for s in container_statuses_of(pod) if s.get("name") == name), None)
 
 
 def _replaced(current: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
@@ -61,7 +61,7 @@ def next_step(crr: Obj, pod: Obj, states: list[dict[str, Any]], now: datetime) -
     strategy = spec_of(crr).get("strategy") or {}
     ordered = bool(strategy.get("orderedRecreate"))
     min_started = int(strategy.get("minStartedSeconds") or 0)
-    specs = {c["name"]: c for c in spec_of(crr).get("containers") or []}
+    specs = {c["name"]: c for c in containers_of(crr)}
     kills: list[Kill] = []
     for state in states:
         if state["phase"] in (PHASE_SUCCEEDED, PHASE_FAILED):
