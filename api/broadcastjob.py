@@ -21,6 +21,7 @@ from kruise.api.common import (
     Time,
 )
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.objects import labels_of, spec_of
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
 from kruise.api.validation import FieldError, invalid, validate_job_name
@@ -193,7 +194,7 @@ def validate_spec(spec: BroadcastJobSpec, path: str = "spec") -> list[FieldError
                     "activeDeadlineSeconds can just work with Always CompletionPolicyType",
                 )
             )
-    restart_policy = (spec.template.get("spec") or {}).get("restartPolicy", "")
+    restart_policy = spec_of(spec.template).get("restartPolicy", "")
     if restart_policy not in ("OnFailure", "Never"):
         errs.append(
             invalid(
@@ -202,7 +203,7 @@ def validate_spec(spec: BroadcastJobSpec, path: str = "spec") -> list[FieldError
                 "pod restartPolicy can only be Never or OnFailure",
             )
         )
-    labels: dict[str, Any] = (spec.template.get("metadata") or {}).get("labels") or {}
+    labels: dict[str, Any] = labels_of(spec.template)
     if labels.get(keys.LABEL_BROADCASTJOB_NAME) or labels.get(keys.LABEL_BROADCASTJOB_CONTROLLER_UID):
         errs.append(
             invalid(

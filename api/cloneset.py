@@ -20,6 +20,7 @@ from kruise.api.common import (
     scaled_value_round_up,
     selector_matches,
 )
+from kruise.api.controllerref import controller_of
 from kruise.api.crdgen import (
     CRD_REQUIRED,
     CRDInfo,
@@ -28,6 +29,7 @@ from kruise.api.crdgen import (
     ScaleSubresource,
     age_column,
 )
+from kruise.api.objects import meta_of, spec_of
 from kruise.api.podtemplate_defaults import default_pod_template, default_pvc
 from kruise.api.podtemplate_validation import (
     first_non_image_change,
@@ -307,7 +309,7 @@ def validate_spec(spec: CloneSetSpec, path: str = "spec") -> list[FieldError]:
                         "`selector` does not match template `labels`",
                     )
                 )
-    claims = [(pvc.get("metadata") or {}).get("name", "") for pvc in spec.volume_claim_templates or []]
+    claims = [meta_of(pvc).get("name", "") for pvc in spec.volume_claim_templates or []]
     errs.extend(validate_pod_template(spec.template, f"{path}.template", claim_names=claims))
     pod_spec = template_spec(spec.template)
     restart = pod_spec.get("restartPolicy")
@@ -358,7 +360,7 @@ def pods_to_delete_errors(obj: CloneSet, old: CloneSet | None, get_pod: PodLooku
             errs.append(invalid(path, name, f'find pod {name} failed: pods "{name}" not found'))
             continue
         meta = pod.get("metadata") or {}
-        controller = next((ref for ref in meta.get("ownerReferences") or [] if ref.get("controller")), None)
+        controller = controller_of(pod)
         if meta.get("deletionTimestamp"):
             errs.append(invalid(path, name, f"find pod {name} already terminating"))
         elif controller is None or controller.get("uid") != obj.metadata.uid:
@@ -387,7 +389,7 @@ def validate_v1beta1_values(obj: dict[str, Any]) -> list[FieldError]:
     does), so a v1alpha1 value written at v1beta1 (`type: InPlaceIfPossible`) would silently become a
     ReCreate CloneSet. These are checked first, with upstream's messages."""
     errs: list[FieldError] = []
-    strategy = (obj.get("spec") or {}).get("updateStrategy")
+    strategy = spec_of(obj).get("updateStrategy")
     if not isinstance(strategy, dict):
         return errs
     kind = strategy.get("type")

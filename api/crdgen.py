@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from kruise.api.common import IntOrStringSchema, ListMapKeys, PreserveUnknown, SchemaFormat
+from kruise.api.objects import section
 
 AGE_COLUMN_PATH = ".metadata.creationTimestamp"
 CRD_REQUIRED: dict[str, Any] = {"crd_required": True}
@@ -289,13 +290,13 @@ def structural_errors(schema: dict[str, Any], path: str = "openAPIV3Schema") -> 
         errs.append(f"{path}: properties and additionalProperties are mutually exclusive")
     if schema.get("type") == "array" and "items" not in schema:
         errs.append(f"{path}.items: Required value: must be specified for arrays")
-    for name, sub in (schema.get("properties") or {}).items():
+    for name, sub in section(schema, "properties").items():
         errs.extend(structural_errors(sub, f"{path}.properties[{name}]"))
     if isinstance(schema.get("items"), dict):
         errs.extend(structural_errors(schema["items"], f"{path}.items"))
     if isinstance(schema.get("additionalProperties"), dict):
         errs.extend(structural_errors(schema["additionalProperties"], f"{path}.additionalProperties"))
     for name in schema.get("required") or []:
-        if name not in (schema.get("properties") or {}):
+        if name not in section(schema, "properties"):
             errs.append(f"{path}.required: {name} is not a declared property")
     return errs

@@ -17,7 +17,9 @@ from pydantic import Field
 
 from kruise.api import keys
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, Schemaless, Time
+from kruise.api.conditions import condition_of
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
+from kruise.api.objects import container_statuses_of, meta_of, section, status_of
 
 GROUP = "apps.kruise.io"
 VERSION = "v1alpha1"
@@ -226,13 +228,12 @@ def check_create(obj: ContainerRecreateRequest) -> Rejection | None:
 
 
 def _pod_is_active(pod: dict[str, Any]) -> bool:
-    phase = (pod.get("status") or {}).get("phase")
-    return phase not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    phase = status_of(pod).get("phase")
+    return phase not in ("Succeeded", "Failed") and not meta_of(pod).get("deletionTimestamp")
 
 
 def _terminated_by_sidecar_terminator(pod: dict[str, Any]) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == CONDITION_SIDECAR_TERMINATED for c in conditions)
+    return condition_of(pod, CONDITION_SIDECAR_TERMINATED) is not None
 
 
 def admit_create(
@@ -262,8 +263,8 @@ def _inject_pod(
     pod_spec = pod.get("spec") or {}
     labels = dict(obj.metadata.labels or {})
     labels[keys.LABEL_CRR_NODE_NAME] = pod_spec["nodeName"]
-    labels[keys.LABEL_CRR_POD_UID] = (pod.get("metadata") or {}).get("uid", "")
-    node_labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    labels[keys.LABEL_CRR_POD_UID] = meta_of(pod).get("uid", "")
+    node_labels = meta_of(node or {}).get("labels") or {}
     if node_labels.get(VIRTUAL_KUBELET_LABEL_KEY) == VIRTUAL_KUBELET_LABEL_VALUE:
         labels[VIRTUAL_KUBELET_LABEL_KEY] = VIRTUAL_KUBELET_LABEL_VALUE
     obj.metadata.labels = labels
@@ -271,7 +272,7 @@ def _inject_pod(
     if strategy.termination_grace_period_seconds is None:
         strategy.termination_grace_period_seconds = pod_spec.get("terminationGracePeriodSeconds")
     containers = {c.get("name"): c for c in pod_spec.get("containers") or []}
-    statuses = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    statuses = {s.get("name"): s for s in container_statuses_of(pod)}
     seen: set[str] = set()
     for container in obj.spec.containers:
         if container.name in seen:
@@ -295,7 +296,7 @@ def _inject_pod(
                 f"no containerID in {container.name} containerStatus, "
                 "maybe the container has not been initialized",
             )
-        pre_stop = (pod_container.get("lifecycle") or {}).get("preStop")
+        pre_stop = section(pod_container, "lifecycle").get("preStop")
         if pre_stop:
             container.pre_stop = ProbeHandler(
                 exec=copy.deepcopy(pre_stop.get("exec")),

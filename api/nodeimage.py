@@ -14,6 +14,7 @@ from pydantic import Field
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, Time
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.imagepulljob import DEFAULT_PULL_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS, SandboxConfig
+from kruise.api.timestamps import rfc3339
 from kruise.api.validation import FieldError, duplicate, invalid, required
 
 GROUP = "apps.kruise.io"
@@ -159,13 +160,9 @@ CRD = CRDInfo(
 )
 
 
-def _now() -> str:
-    return datetime.now(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def set_defaults(obj: NodeImage, now: str | None = None) -> None:
     """SetDefaultsNodeImage: stamp createdAt and fill per-tag pull policy defaults (600s, 3 retries)."""
-    stamp = now or _now()
+    stamp = now or rfc3339(datetime.now(UTC))
     for image in (obj.spec.images or {}).values():
         for tag in image.tags:
             if tag.created_at is None:

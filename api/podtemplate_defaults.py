@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.objects import section
+
 DEFAULT_MODE = 420  # 0644
 VOLUME_SOURCE_KEYS = tuple(
     [
@@ -90,12 +92,12 @@ def default_container(container: dict[str, Any], app_container: bool) -> None:
     for port in container.get("ports") or []:
         port.setdefault("protocol", "TCP")
     for env in container.get("env") or []:
-        _field_ref((env.get("valueFrom") or {}).get("fieldRef"))
+        _field_ref(section(env, "valueFrom").get("fieldRef"))
     for name in ("livenessProbe", "readinessProbe", "startupProbe"):
         _probe(container.get(name))
     lifecycle = container.get("lifecycle") or {}
     for hook in ("postStart", "preStop"):
-        _http_get((lifecycle.get(hook) or {}).get("httpGet"))
+        _http_get(section(lifecycle, hook).get("httpGet"))
 
 
 def default_volumes(volumes: list[dict[str, Any]] | None) -> None:
@@ -118,7 +120,7 @@ def default_volumes(volumes: list[dict[str, Any]] | None) -> None:
         for item in (source("downwardAPI") or {}).get("items") or []:
             _field_ref(item.get("fieldRef"))
         for proj in (source("projected") or {}).get("sources") or []:
-            for item in (proj.get("downwardAPI") or {}).get("items") or []:
+            for item in section(proj, "downwardAPI").get("items") or []:
                 _field_ref(item.get("fieldRef"))
             token = proj.get("serviceAccountToken")
             if token is not None:
@@ -159,7 +161,7 @@ def default_pod_spec(spec: dict[str, Any], host_network_host_ports: bool = False
         for port in container.get("ports") or []:
             port.setdefault("protocol", "TCP")
         for env in container.get("env") or []:
-            _field_ref((env.get("valueFrom") or {}).get("fieldRef"))
+            _field_ref(section(env, "valueFrom").get("fieldRef"))
 
 
 def default_pod_template(template: dict[str, Any], host_network_host_ports: bool = False) -> None:

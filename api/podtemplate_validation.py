@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonpatch
 
+from kruise.api.objects import meta_of, spec_of
 from kruise.api.validation import (
     ErrorType,
     FieldError,
@@ -163,7 +164,7 @@ def validate_pod_template(
     template = template or {}
     metadata = template.get("metadata") or {}
     errs = validate_labels(metadata.get("labels"), f"{path}.metadata.labels")
-    spec = dict(template.get("spec") or {})
+    spec = dict(spec_of(template))
     if claim_names:
         claims = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in claim_names]
         spec["volumes"] = [*(spec.get("volumes") or []), *claims]
@@ -193,7 +194,7 @@ def first_non_image_change(
 
 
 def template_labels(template: dict[str, Any] | None) -> dict[str, str]:
-    return ((template or {}).get("metadata") or {}).get("labels") or {}
+    return meta_of(template or {}).get("labels") or {}
 
 
 def template_spec(template: dict[str, Any] | None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, LabelSelector, Schemaless, Time
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn
+from kruise.api.objects import meta_of
 from kruise.api.validation import (
     ErrorType,
     FieldError,
@@ -192,7 +193,7 @@ def _group_kind(resource: dict[str, Any]) -> tuple[str, str]:
 
 
 def _name_of(resource: dict[str, Any]) -> str:
-    return str((resource.get("metadata") or {}).get("name") or "")
+    return str(meta_of(resource).get("name") or "")
 
 
 def validate_resource(resource: dict[str, Any], old: dict[str, Any] | None, path: str) -> list[FieldError]:

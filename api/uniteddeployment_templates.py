@@ -23,6 +23,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from kruise.api.common import LabelSelector, selector_matches
+from kruise.api.objects import labels_of, meta_of
 from kruise.api.podtemplate_defaults import default_pod_template
 from kruise.api.podtemplate_validation import validate_pod_template
 from kruise.api.validation import (
@@ -75,7 +76,7 @@ def validate_annotations(annotations: dict[str, str] | None, path: str) -> list[
 
 def _pod_labels_errors(pod: dict[str, Any], selector: LabelSelector | None, path: str) -> list[FieldError]:
     """The pod-template selector check both apps helpers open with; an empty selector skips it."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(pod)
     if selector is not None and selector.is_empty():
         return []
     if selector_matches(selector, labels):
@@ -104,9 +105,7 @@ def validate_replicaset_pod_template(
     default_pod_template(pod)
     errs = _pod_labels_errors(pod, selector, path)
     errs.extend(validate_pod_template(pod, path))
-    errs.extend(
-        validate_annotations((pod.get("metadata") or {}).get("annotations"), f"{path}.metadata.annotations")
-    )
+    errs.extend(validate_annotations(meta_of(pod).get("annotations"), f"{path}.metadata.annotations"))
     spec = pod.get("spec") or {}
     restart = spec.get("restartPolicy")
     if restart != "Always":

@@ -20,6 +20,8 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kruise.api.controllerref import controller_of
+
 Obj = Mapping[str, Any]
 
 
@@ -28,14 +30,6 @@ class Claim(enum.Enum):
     IGNORE = "ignore"
     ADOPT = "adopt"
     RELEASE = "release"
-
-
-def controller_of(obj: Obj) -> Mapping[str, Any] | None:
-    """The owner reference with ``controller: true``, if any."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
-    return None
 
 
 def claim(owner: Obj, obj: Obj, matches: Callable[[Obj], bool]) -> Claim:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.api.validation import label_value_errors, qualified_name_errors
 
 Obj = Mapping[str, Any]
@@ -243,7 +244,7 @@ def _term_matches(term: Obj, labels: Mapping[str, str], fields: Mapping[str, str
 
 
 def _required_node_selector(pod_spec: Obj) -> Obj | None:
-    node_affinity = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
+    node_affinity = section(pod_spec, "affinity").get("nodeAffinity") or {}
     return node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
 
 
@@ -261,11 +262,11 @@ def node_affinity_errors(pod_spec: Obj) -> list[str]:
 
 
 def node_name(node: Obj) -> str:
-    return (node.get("metadata") or {}).get("name") or ""
+    return meta_of(node).get("name") or ""
 
 
 def node_labels(node: Obj) -> Mapping[str, str]:
-    return (node.get("metadata") or {}).get("labels") or {}
+    return labels_of(node)
 
 
 def matches_required_node_affinity(pod_spec: Obj, node: Obj) -> bool:
@@ -273,7 +274,7 @@ def matches_required_node_affinity(pod_spec: Obj, node: Obj) -> bool:
     DaemonSet controller ignores them: ``nodeSelector`` entries must all equal the node's labels,
     and one non-empty, valid term of the required node affinity must match (if it is set)."""
     labels = node_labels(node)
-    for key, value in (pod_spec.get("nodeSelector") or {}).items():
+    for key, value in section(pod_spec, "nodeSelector").items():
         if key not in labels or labels[key] != value:
             return False
     selector = _required_node_selector(pod_spec)
@@ -318,7 +319,7 @@ def _is_no_execute(taint: Obj) -> bool:
 
 
 def node_taints(node: Obj) -> list[Obj]:
-    return list((node.get("spec") or {}).get("taints") or [])
+    return list(spec_of(node).get("taints") or [])
 
 
 def predicates(pod_spec: Obj, node: Obj) -> Predicates:
@@ -381,7 +382,7 @@ def replace_node_name_affinity(affinity: Obj | None, name: str) -> dict[str, Any
     term ``metadata.name In [name]`` (other terms are dropped: the node already satisfied them);
     preferred node affinity and pod (anti-)affinity are kept."""
     result = copy.deepcopy(dict(affinity or {}))
-    node_affinity = dict(result.get("nodeAffinity") or {})
+    node_affinity = dict(section(result, "nodeAffinity"))
     node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = _node_name_selector(name)
     result["nodeAffinity"] = node_affinity
     return result
@@ -394,7 +395,7 @@ def bind_to_node(template: Obj, name: str, by_scheduler: bool = True) -> dict[st
     it through the required node affinity on ``metadata.name``; otherwise the controller binds it
     itself (``spec.nodeName``, ``schedulerName: kubernetes.io/daemonset-controller``)."""
     result = copy.deepcopy(dict(template))
-    spec = dict(result.get("spec") or {})
+    spec = dict(spec_of(result))
     if by_scheduler:
         spec["affinity"] = replace_node_name_affinity(spec.get("affinity"), name)
     else:
@@ -427,11 +428,11 @@ def create_pod_template(template: Obj, generation: int | None, revision_hash: st
     ``pod-template-generation`` (when the deprecated generation annotation is set) and
     ``controller-revision-hash`` labels."""
     result = copy.deepcopy(dict(template))
-    spec = dict(result.get("spec") or {})
+    spec = dict(spec_of(result))
     spec["tolerations"] = daemon_pod_tolerations(spec)
     result["spec"] = spec
-    metadata = dict(result.get("metadata") or {})
-    labels = dict(metadata.get("labels") or {})
+    metadata = dict(meta_of(result))
+    labels = dict(section(metadata, "labels"))
     if generation is not None:
         labels[LABEL_TEMPLATE_GENERATION] = str(generation)
     if revision_hash:

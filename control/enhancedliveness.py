@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import ANNOTATION_CONTAINER_PROBE_CONTEXT, ANNOTATION_USING_ENHANCED_LIVENESS
+from kruise.api.objects import annotations_of, containers_of
 
 # Go struct field order of the probe types (k8s.io/api/core/v1); fields not listed keep their order after.
 _FIELD_ORDER: dict[str, tuple[str, ...]] = {
@@ -66,7 +67,7 @@ def probe_context(containers: list[Mapping[str, Any]]) -> str:
 
 
 def uses_enhanced_liveness(pod: Mapping[str, Any]) -> bool:
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(pod)
     return annotations.get(ANNOTATION_USING_ENHANCED_LIVENESS) == "true"
 
 
@@ -75,7 +76,7 @@ def move_liveness_probes(pod: dict[str, Any]) -> bool:
     changed (no container had one: nothing is written). The caller checks ownership and the gate."""
     if not uses_enhanced_liveness(pod):
         return False
-    containers = (pod.get("spec") or {}).get("containers") or []
+    containers = containers_of(pod)
     probed = [c for c in containers if c.get("livenessProbe")]
     if not probed:
         return False

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import LabelSelector, selector_matches
+from kruise.api.conditions import set_condition
 from kruise.api.ephemeraljob import (
     CONDITION_ERROR,
     CONDITION_FAILED,
@@ -32,6 +33,7 @@ from kruise.api.ephemeraljob import (
     PHASE_UNKNOWN,
     PHASE_WAITING,
 )
+from kruise.api.objects import meta_of, section, spec_of, status_of
 from kruise.control import podstatus
 from kruise.control.lifecycle import rfc3339
 
@@ -49,7 +51,7 @@ def spec(job: Obj) -> Mapping[str, Any]:
 
 
 def template_containers(job: Obj) -> list[dict[str, Any]]:
-    return list((spec(job).get("template") or {}).get("ephemeralContainers") or [])
+    return list(section(spec(job), "template").get("ephemeralContainers") or [])
 
 
 def template_names(job: Obj) -> set[str]:
@@ -64,13 +66,13 @@ def selector(job: Obj) -> LabelSelector | None:
 def selects(job: Obj, pod: Obj, *, empty_matches: bool = True) -> bool:
     """The job's selector picks the pod (same namespace). Pod events ignore an empty selector, as
     upstream's event handler does, while listing the targets treats it as 'everything'."""
-    if (pod.get("metadata") or {}).get("namespace") != job["metadata"].get("namespace"):
+    if meta_of(pod).get("namespace") != job["metadata"].get("namespace"):
         return False
     sel = selector(job)
     if sel is not None and sel.is_empty() and not empty_matches:
         return False
     try:
-        return selector_matches(sel, (pod.get("metadata") or {}).get("labels"))
+        return selector_matches(sel, meta_of(pod).get("labels"))
     except ValueError:
         return False
 
@@ -81,7 +83,7 @@ def created_by(job: Obj, container: Obj) -> bool:
 
 
 def _pod_ephemerals(pod: Obj) -> dict[str, Obj]:
-    return {c.get("name"): c for c in (pod.get("spec") or {}).get("ephemeralContainers") or []}
+    return {c.get("name"): c for c in spec_of(pod).get("ephemeralContainers") or []}
 
 
 def has_foreign_container(job: Obj, pod: Obj) -> bool:
@@ -139,7 +141,7 @@ def pod_state(job: Obj, pod: Obj) -> str:
     Succeeded; else Running if one runs, Waiting if one waits, Unknown otherwise."""
     names = template_names(job)
     counts = {SUCCEEDED: 0, RUNNING: 0, WAITING: 0}
-    for status in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []:
+    for status in status_of(pod).get("ephemeralContainerStatuses") or []:
         if status.get("name") not in names:
             continue
         state = container_state(status)
@@ -156,6 +158,10 @@ def pod_state(job: Obj, pod: Obj) -> str:
     return UNKNOWN
 
 
+_SAME = ("status", "reason", "message")
+"""A condition saying the same thing keeps its times."""
+
+
 def _condition(type_: str, reason: str, message: str, now: str) -> dict[str, Any]:
     return {
         "type": type_,
@@ -165,17 +171,6 @@ def _condition(type_: str, reason: str, message: str, now: str) -> dict[str, Any
         "reason": reason,
         "message": message,
     }
-
-
-def _set_condition(conditions: list[dict[str, Any]], new: dict[str, Any]) -> None:
-    """Replace the condition of the same type; one saying the same thing keeps its times."""
-    for i, old in enumerate(conditions):
-        if old.get("type") == new["type"]:
-            same = all(old.get(k) == new[k] for k in ("status", "reason", "message"))
-            if not same:
-                conditions[i] = new
-            return
-    conditions.append(new)
 
 
 def past_deadline(job: Obj, start_time: datetime | None, now: datetime) -> bool:
@@ -211,22 +206,28 @@ def status(job: Obj, targets: list[Obj], now: datetime) -> dict[str, Any]:
         replicas = len(targets)
     if not targets:
         new["phase"] = PHASE_WAITING
-        _set_condition(
-            conditions, _condition(CONDITION_MATCHED_EMPTY, "MatchEmpty", "job match no pods", stamp)
+        conditions[:] = set_condition(
+            conditions,
+            _condition(CONDITION_MATCHED_EMPTY, "MatchEmpty", "job match no pods", stamp),
+            same=_SAME,
         )
     elif counts[SUCCEEDED] == replicas and counts[SUCCEEDED] > 0:
         new["completionTime"] = stamp
         new["phase"] = PHASE_SUCCEEDED
-        _set_condition(
-            conditions, _condition(CONDITION_SUCCEEDED, "JobSucceeded", "job success to run all tasks", stamp)
+        conditions[:] = set_condition(
+            conditions,
+            _condition(CONDITION_SUCCEEDED, "JobSucceeded", "job success to run all tasks", stamp),
+            same=_SAME,
         )
     elif counts[RUNNING] > 0:
         new["phase"] = PHASE_RUNNING
     elif counts[FAILED] == replicas:
         new["completionTime"] = stamp
         new["phase"] = PHASE_FAILED
-        _set_condition(
-            conditions, _condition(CONDITION_FAILED, "JobFailed", "job failed to run all tasks", stamp)
+        conditions[:] = set_condition(
+            conditions,
+            _condition(CONDITION_FAILED, "JobFailed", "job failed to run all tasks", stamp),
+            same=_SAME,
         )
     elif counts[WAITING] == replicas:
         new["phase"] = PHASE_WAITING
@@ -236,16 +237,22 @@ def status(job: Obj, targets: list[Obj], now: datetime) -> dict[str, Any]:
         new["phase"] = PHASE_PAUSED
     if counts[FAILED] > 0:
         message = f"EphemeralJob {who} failed to create ephemeral container"
-        _set_condition(conditions, _condition(CONDITION_FAILED, "CreateFailed", message, stamp))
+        conditions[:] = set_condition(
+            conditions, _condition(CONDITION_FAILED, "CreateFailed", message, stamp), same=_SAME
+        )
     started = podstatus.parse_time(new["startTime"])
     if new["phase"] in (PHASE_WAITING, PHASE_UNKNOWN, PHASE_RUNNING) and past_deadline(job, started, now):
         new["completionTime"] = stamp
         new["phase"] = PHASE_FAILED
         message = f"EphemeralJob {who} was active longer than specified deadline"
-        _set_condition(conditions, _condition(CONDITION_FAILED, "DeadlineExceeded", message, stamp))
+        conditions[:] = set_condition(
+            conditions, _condition(CONDITION_FAILED, "DeadlineExceeded", message, stamp), same=_SAME
+        )
     if not template_names(job):
         new["phase"] = PHASE_ERROR
-        _set_condition(conditions, _condition(CONDITION_ERROR, "Error", "job spec invalid fields.", stamp))
+        conditions[:] = set_condition(
+            conditions, _condition(CONDITION_ERROR, "Error", "job spec invalid fields.", stamp), same=_SAME
+        )
     return new
 
 
@@ -282,7 +289,7 @@ def injection_patch(job: Obj) -> dict[str, Any]:
 def ttl_left(job: Obj, now: datetime) -> float | None:
     """Seconds until a finished job is deleted (ttlSecondsAfterFinished, default 1800); None while
     it has not finished."""
-    finished = podstatus.parse_time((job.get("status") or {}).get("completionTime"))
+    finished = podstatus.parse_time(status_of(job).get("completionTime"))
     if finished is None:
         return None
     ttl = spec(job).get("ttlSecondsAfterFinished")

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.control.revision import fnv1a_32, go_json, safe_encode_string
 
 Obj = Mapping[str, Any]
@@ -26,7 +28,7 @@ CHILD_KIND = "ImagePullJob"
 
 def template(ilpj: Obj) -> dict[str, Any]:
     """The ImagePullJob template inside the list job's spec: everything but `images`."""
-    return {k: v for k, v in (ilpj.get("spec") or {}).items() if k != "images"}
+    return {k: v for k, v in spec_of(ilpj).items() if k != "images"}
 
 
 def template_hash(ilpj: Obj) -> str:
@@ -34,24 +36,9 @@ def template_hash(ilpj: Obj) -> str:
     return safe_encode_string(str(fnv1a_32(go_json(template(ilpj)))))
 
 
-def controller_ref(ilpj: Obj) -> dict[str, Any]:
-    meta = ilpj["metadata"]
-    return {
-        "apiVersion": ilpj.get("apiVersion") or API_VERSION,
-        "kind": KIND,
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def is_controlled_by(child: Obj, ilpj: Obj) -> bool:
-    uid = ilpj["metadata"].get("uid")
-    return any(
-        ref.get("controller") and ref.get("kind") == KIND and ref.get("uid") == uid
-        for ref in (child.get("metadata") or {}).get("ownerReferences") or []
-    )
+    ref = controller_of(child)
+    return ref is not None and ref.get("kind") == KIND and ref.get("uid") == ilpj["metadata"].get("uid")
 
 
 def new_child(ilpj: Obj, image: str, hash_: str) -> dict[str, Any]:
@@ -64,7 +51,7 @@ def new_child(ilpj: Obj, image: str, hash_: str) -> dict[str, Any]:
             "generateName": f"{meta['name']}-",
             "namespace": meta["namespace"],
             "labels": {LABEL_CONTROLLER_REVISION_HASH: hash_},
-            "ownerReferences": [controller_ref(ilpj)],
+            "ownerReferences": [new_controller_ref(ilpj, api_version=API_VERSION, kind=KIND)],
         },
         "spec": {**template(ilpj), "image": image},
     }
@@ -72,24 +59,20 @@ def new_child(ilpj: Obj, image: str, hash_: str) -> dict[str, Any]:
 
 def _is_current(child: Obj, ilpj: Obj, hash_: str) -> bool:
     """Same template: the hash label matches, or (an unlabelled child) the spec is the template."""
-    labels = (child.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(child)
     if LABEL_CONTROLLER_REVISION_HASH in labels:
         return labels[LABEL_CONTROLLER_REVISION_HASH] == hash_
-    child_template = {k: v for k, v in (child.get("spec") or {}).items() if k != "image"}
+    child_template = {k: v for k, v in spec_of(child).items() if k != "image"}
     return child_template == template(ilpj)
 
 
 def _image(child: Obj) -> str:
-    return str((child.get("spec") or {}).get("image") or "")
+    return str(spec_of(child).get("image") or "")
 
 
 def live_children(ilpj: Obj, candidates: Iterable[Obj]) -> list[Obj]:
     """The list job's ImagePullJobs that are not being deleted, oldest first."""
-    owned = [
-        c
-        for c in candidates
-        if is_controlled_by(c, ilpj) and not (c.get("metadata") or {}).get("deletionTimestamp")
-    ]
+    owned = [c for c in candidates if is_controlled_by(c, ilpj) and not meta_of(c).get("deletionTimestamp")]
     return sorted(owned, key=lambda c: (c["metadata"].get("creationTimestamp") or "", c["metadata"]["name"]))
 
 
@@ -112,7 +95,7 @@ class Actions:
 def actions(ilpj: Obj, children: list[Obj], hash_: str) -> Actions:
     """Create a job for each image without a current one; delete jobs of images no longer listed,
     jobs built from an older template (replaced by a new one) and second jobs for one image."""
-    images = list((ilpj.get("spec") or {}).get("images") or [])
+    images = list(spec_of(ilpj).get("images") or [])
     current = by_image(children)
     plan = Actions()
     for image in images:
@@ -142,7 +125,7 @@ def status(ilpj: Obj, children: list[Obj], now: str) -> dict[str, Any]:
     succeeded; active: the child has a node pulling; a child with any failed node is listed in
     `failedImageStatuses`. A list job that is not `Never` completes once every image completed.
     """
-    images = list((ilpj.get("spec") or {}).get("images") or [])
+    images = list(spec_of(ilpj).get("images") or [])
     current = by_image(children)
     active = completed = succeeded = 0
     failed: list[dict[str, str]] = []
@@ -173,7 +156,7 @@ def status(ilpj: Obj, children: list[Obj], now: str) -> dict[str, Any]:
     }
     if failed:
         new["failedImageStatuses"] = failed
-    policy = ((ilpj.get("spec") or {}).get("completionPolicy") or {}).get("type")
+    policy = section(ilpj, "spec", "completionPolicy").get("type")
     if policy != "Never" and new["desired"] == completed:
         new["completionTime"] = now
     return new

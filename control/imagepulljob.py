@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import LabelSelector, scaled_value
+from kruise.api.objects import section, spec_of
 from kruise.api.timestamps import rfc3339
 
 Obj = Mapping[str, Any]
@@ -52,7 +53,7 @@ def _spec(job: Obj) -> Mapping[str, Any]:
 
 
 def is_never(job: Obj) -> bool:
-    return ((_spec(job).get("completionPolicy") or {}).get("type") or "Always") == "Never"
+    return (section(_spec(job), "completionPolicy").get("type") or "Always") == "Never"
 
 
 def tag_pull_policy(job: Obj) -> dict[str, Any]:
@@ -90,11 +91,11 @@ def target_nodes(job: Obj, node_images: Iterable[Obj], pods: Iterable[Obj]) -> l
         match = LabelSelector.model_validate(spec["podSelector"])
         namespace = job["metadata"].get("namespace")
         nodes = {
-            (p.get("spec") or {}).get("nodeName")
+            spec_of(p).get("nodeName")
             for p in pods
             if p["metadata"].get("namespace") == namespace
             and not p["metadata"].get("deletionTimestamp")
-            and match.matches(p["metadata"].get("labels") or {})
+            and match.matches(section(p["metadata"], "labels"))
         }
         return sorted(n for n in nodes if n and n in images)
     if selector and selector.get("names"):
@@ -102,12 +103,12 @@ def target_nodes(job: Obj, node_images: Iterable[Obj], pods: Iterable[Obj]) -> l
     if selector:
         labels = {k: v for k, v in selector.items() if k != "names"}
         match = LabelSelector.model_validate(labels)
-        return sorted(name for name, n in images.items() if match.matches(n["metadata"].get("labels") or {}))
+        return sorted(name for name, n in images.items() if match.matches(section(n["metadata"], "labels")))
     return sorted(images)
 
 
 def _tag_spec(node_image: Obj, name: str, tag: str) -> Mapping[str, Any] | None:
-    image = ((node_image.get("spec") or {}).get("images") or {}).get(name) or {}
+    image = section(node_image, "spec", "images").get(name) or {}
     return next((t for t in image.get("tags") or [] if t.get("tag") == tag), None)
 
 
@@ -122,9 +123,7 @@ def node_phase(job: Obj, node_image: Obj) -> str | None:
     if not _owned(spec_tag, job["metadata"].get("uid", "")):
         return None
     version = int((spec_tag or {}).get("version") or 0)
-    statuses = ((((node_image.get("status") or {}).get("imageStatuses") or {}).get(name)) or {}).get(
-        "tags"
-    ) or []
+    statuses = ((section(node_image, "status", "imageStatuses").get(name)) or {}).get("tags") or []
     status = next(
         (s for s in statuses if s.get("tag") == tag and int(s.get("version") or 0) == version), None
     )
@@ -141,7 +140,7 @@ def with_job(
     spec = _spec(job)
     name, tag = split_image(spec["image"])
     uid = job["metadata"].get("uid", "")
-    updated = copy.deepcopy(dict(node_image.get("spec") or {}))
+    updated = copy.deepcopy(dict(spec_of(node_image)))
     images = updated.setdefault("images", {})
     image = images.setdefault(name, {})
     tags = image.setdefault("tags", [])

@@ -18,6 +18,12 @@ from kruise.api.keys import (
     ENV_CONTAINER_BARRIER,
     ENV_CONTAINER_PRIORITY,
 )
+from kruise.api.objects import (
+    annotations_of,
+    container_statuses_of,
+    containers_of,
+    section,
+)
 
 _INT = re.compile(r"^[+-]?[0-9]+$")
 # k8s.io/apimachinery/pkg/util/rand alphabet: no vowels, no confusable digits.
@@ -42,10 +48,10 @@ def barrier_key(priority: int) -> str:
 
 def container_priorities(pod: dict[str, Any]) -> list[int] | None:
     """Priority per app container, or None when launch priority does not apply to this pod."""
-    containers = (pod.get("spec") or {}).get("containers") or []
+    containers = containers_of(pod)
     if len(containers) <= 1:
         return None
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(pod)
     if annotations.get(ANNOTATION_CONTAINER_LAUNCH_PRIORITY) == CONTAINER_LAUNCH_PRIORITY_ORDERED:
         return [-i for i in range(len(containers))]
     priorities = []
@@ -102,7 +108,7 @@ def container_barrier_priority(container: dict[str, Any]) -> int | None:
     """The priority a container waits for, read back from its injected barrier env (`p_<n>`)."""
     for env in container.get("env") or []:
         if env.get("name") == ENV_CONTAINER_BARRIER:
-            key = ((env.get("valueFrom") or {}).get("configMapKeyRef") or {}).get("key", "")
+            key = section(env, "valueFrom", "configMapKeyRef").get("key", "")
             try:
                 return int(key[len(BARRIER_KEY_PREFIX) :])
             except ValueError:
@@ -112,11 +118,9 @@ def container_barrier_priority(container: dict[str, Any]) -> int | None:
 
 def pending_priorities(pod: dict[str, Any]) -> list[int]:
     """Priorities of the barrier-gated containers not Ready yet, ascending (`findNextPriorities`)."""
-    ready = {
-        s.get("name") for s in (pod.get("status") or {}).get("containerStatuses") or [] if s.get("ready")
-    }
+    ready = {s.get("name") for s in container_statuses_of(pod) if s.get("ready")}
     found = []
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    for container in containers_of(pod):
         if container.get("name") in ready:
             continue
         priority = container_barrier_priority(container)

@@ -20,6 +20,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
     LIFECYCLE_STATE_UPDATING,
 )
+from kruise.api.objects import labels_of, meta_of, section
 from kruise.api.timestamps import rfc3339
 
 STATES = (
@@ -33,11 +34,11 @@ STATES = (
 
 
 def _labels(pod: Mapping[str, Any]) -> Mapping[str, str]:
-    return (pod.get("metadata") or {}).get("labels") or {}
+    return labels_of(pod)
 
 
 def _finalizers(pod: Mapping[str, Any]) -> list[str]:
-    return (pod.get("metadata") or {}).get("finalizers") or []
+    return meta_of(pod).get("finalizers") or []
 
 
 def _handlers(hook: Mapping[str, Any]) -> tuple[Mapping[str, str], list[str]]:
@@ -95,4 +96,4 @@ def deletion_allowed(lifecycle: Mapping[str, Any] | None, pod: Mapping[str, Any]
 def marks_pod_not_ready(lifecycle: Mapping[str, Any] | None) -> bool:
     """Whether the preDelete or inPlaceUpdate hook asks Kruise to flip KruisePodReady False."""
     spec = lifecycle or {}
-    return any((spec.get(hook) or {}).get("markPodNotReady") for hook in ("preDelete", "inPlaceUpdate"))
+    return any(section(spec, hook).get("markPodNotReady") for hook in ("preDelete", "inPlaceUpdate"))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kruise.api.objects import section, spec_of, status_of
 from kruise.api.timestamps import parse_rfc3339, rfc3339
 
 Obj = Mapping[str, Any]
@@ -69,7 +70,7 @@ class SpecPlan:
 
 def completion_time(node_image: Obj, image: str, tag: str, version: int) -> datetime | None:
     """When the daemon finished the tag at this version, per the status; None while it has not."""
-    statuses = (((node_image.get("status") or {}).get("imageStatuses") or {}).get(image) or {}).get("tags")
+    statuses = section(node_image, "status", "imageStatuses", image).get("tags")
     for status in statuses or []:
         if status.get("tag") == tag and int(status.get("version") or 0) == version:
             raw = status.get("completionTime")
@@ -94,7 +95,7 @@ def live_owners(refs: list[Obj], job_uid: JobLookup) -> list[Obj]:
 
 def _ttl_left(node_image: Obj, image: str, tag: Obj, now: datetime) -> float | None:
     """Seconds until a finished tag's TTL runs out (<= 0: expired); None without TTL or finish."""
-    ttl = (tag.get("pullPolicy") or {}).get("ttlSecondsAfterFinished")
+    ttl = section(tag, "pullPolicy").get("ttlSecondsAfterFinished")
     if ttl is None:
         return None
     finished = completion_time(node_image, image, tag.get("tag", ""), int(tag.get("version") or 0))
@@ -117,7 +118,7 @@ def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup, secret_exists
     plan = SpecPlan()
     images: dict[str, Any] = {}
     changed = False
-    for name, image in ((node_image.get("spec") or {}).get("images") or {}).items():
+    for name, image in section(node_image, "spec", "images").items():
         tags = []
         for tag in image.get("tags") or []:
             full = f"{name}:{tag.get('tag', '')}"
@@ -157,7 +158,7 @@ def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup, secret_exists
             changed = True
             plan.reasons.append(f"no longer has {name} image spec")
     if changed:
-        spec = copy.deepcopy(dict(node_image.get("spec") or {}))
+        spec = copy.deepcopy(dict(spec_of(node_image)))
         spec["images"] = copy.deepcopy(images)
         plan.spec = spec
     return plan
@@ -209,7 +210,7 @@ def _time_out_tag(
             tags.append(status)
         message = NOT_RESPONDED
         _mark_failed(status, version, message, now)
-    deadline = (spec_tag.get("pullPolicy") or {}).get("activeDeadlineSeconds")
+    deadline = section(spec_tag, "pullPolicy").get("activeDeadlineSeconds")
     if not status.get("completionTime") and deadline is not None:
         left = float(deadline) + RESPONSE_TIMEOUT - age
         if left > 0:
@@ -223,8 +224,8 @@ def _time_out_tag(
 
 def _counted(node_image: Obj, statuses: dict[str, Any], spec_names: set[str]) -> dict[str, Any]:
     """The status with image statuses cut down to the spec's tags and the phase counts redone."""
-    status = copy.deepcopy(dict(node_image.get("status") or {}))
-    spec_images = (node_image.get("spec") or {}).get("images") or {}
+    status = copy.deepcopy(dict(status_of(node_image)))
+    spec_images = spec_of(node_image).get("images") or {}
     counts = {"Succeeded": 0, "Pulling": 0, "Failed": 0}
     kept: dict[str, Any] = {}
     for name, image in statuses.items():
@@ -253,11 +254,11 @@ def status_timeouts(node_image: Obj, now: datetime) -> StatusPlan:
     image status changes (sorting by tag counts), the whole status is rewritten: entries no spec
     tag lists are dropped and desired/pulling/succeeded/failed are recounted."""
     plan = StatusPlan()
-    old = ((node_image.get("status") or {}).get("imageStatuses")) or None
+    old = (status_of(node_image).get("imageStatuses")) or None
     statuses: dict[str, Any] = copy.deepcopy(dict(old or {}))
     spec_names: set[str] = set()
-    for name, image in ((node_image.get("spec") or {}).get("images") or {}).items():
-        tags = list((statuses.get(name) or {}).get("tags") or [])
+    for name, image in section(node_image, "spec", "images").items():
+        tags = list(section(statuses, name).get("tags") or [])
         for spec_tag in image.get("tags") or []:
             full = f"{name}:{spec_tag.get('tag', '')}"
             spec_names.add(full)
@@ -265,7 +266,7 @@ def status_timeouts(node_image: Obj, now: datetime) -> StatusPlan:
                 _time_out_tag(plan, tags, spec_tag, full, now)
         if tags:
             statuses[name] = {
-                **(statuses.get(name) or {}),
+                **section(statuses, name),
                 "tags": sorted(tags, key=lambda t: t.get("tag", "")),
             }
     if statuses == dict(old or {}):

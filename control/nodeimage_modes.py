@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.conversion import ConversionError, convert
+from kruise.api.objects import annotations_of
 from kruise.control.nodeimage import JobLookup, Obj, SecretLookup, SpecPlan, prune_spec
 
 GROUP = "apps.kruise.io"
@@ -34,7 +35,7 @@ V1BETA1 = f"{GROUP}/v1beta1"
 
 
 def _annotations(obj: Obj) -> dict[str, Any]:
-    return dict((obj.get("metadata") or {}).get("annotations") or {})
+    return dict(annotations_of(obj))
 
 
 def as_v1beta1(node_image: Obj) -> dict[str, Any]:

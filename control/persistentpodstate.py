@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import (
     ANNOTATION_AUTO_GENERATE_PERSISTENT_POD_STATE,
     ANNOTATION_INJECTED_PERSISTENT_POD_STATE,
@@ -32,6 +33,7 @@ from kruise.api.keys import (
     ANNOTATION_PREFERRED_PERSISTENT_TOPOLOGY,
     ANNOTATION_REQUIRED_PERSISTENT_TOPOLOGY,
 )
+from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.persistentpodstate import DEFAULT_SUPPORTED_GROUPS, RETENTION_WHEN_DELETED
 from kruise.control import podstatus
 from kruise.control.customworkloads import StatefulSetLikeWhitelist
@@ -67,17 +69,10 @@ def same_target(ref: Obj, api_version: str, kind: str, name: str) -> bool:
 def select_for(states: Iterable[Obj], api_version: str, kind: str, name: str) -> Obj | None:
     """The first live PersistentPodState of the namespace that targets this workload."""
     for pps in states:
-        if (pps.get("metadata") or {}).get("deletionTimestamp"):
+        if meta_of(pps).get("deletionTimestamp"):
             continue
-        if same_target((pps.get("spec") or {}).get("targetRef") or {}, api_version, kind, name):
+        if same_target(spec_of(pps).get("targetRef") or {}, api_version, kind, name):
             return pps
-    return None
-
-
-def controller_ref(obj: Obj) -> Obj | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
     return None
 
 
@@ -86,9 +81,9 @@ def controller_ref(obj: Obj) -> Obj | None:
 
 def topology_keys(spec: Obj) -> set[str]:
     """Every node label key named by the required and the preferred topology."""
-    keys = set(((spec.get("requiredPersistentTopology") or {}).get("nodeTopologyKeys")) or [])
+    keys = set((section(spec, "requiredPersistentTopology").get("nodeTopologyKeys")) or [])
     for term in spec.get("preferredPersistentTopology") or []:
-        keys.update((term.get("preference") or {}).get("nodeTopologyKeys") or [])
+        keys.update(section(term, "preference").get("nodeTopologyKeys") or [])
     return keys
 
 
@@ -98,8 +93,8 @@ def annotation_keys(spec: Obj) -> set[str]:
 
 def pod_state(pod: Obj, node: Obj, node_keys: Iterable[str], pod_annotation_keys: Iterable[str]) -> dict:
     """The record of one pod: its node, the node's topology labels, the pod's kept annotations."""
-    node_labels = (node.get("metadata") or {}).get("labels") or {}
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    node_labels = labels_of(node)
+    annotations = annotations_of(pod)
     state: dict[str, Any] = {"nodeName": pod["spec"]["nodeName"]}
     labels = {key: node_labels[key] for key in sorted(node_keys) if key in node_labels}
     kept = {key: annotations[key] for key in sorted(pod_annotation_keys) if key in annotations}
@@ -113,8 +108,8 @@ def pod_state(pod: Obj, node: Obj, node_keys: Iterable[str], pod_annotation_keys
 def _already_recorded(state: Obj, pod: Obj, node_keys: set[str], pod_annotation_keys: set[str]) -> bool:
     return (
         state.get("nodeName") == pod["spec"].get("nodeName")
-        and set(state.get("nodeTopologyLabels") or {}) == node_keys
-        and set(state.get("annotations") or {}) == pod_annotation_keys
+        and set(section(state, "nodeTopologyLabels")) == node_keys
+        and set(section(state, "annotations")) == pod_annotation_keys
     )
 
 
@@ -146,7 +141,7 @@ class Workload:
         """A whitelisted statefulset-like workload, read as upstream's controller finder reads one:
         `spec.replicas` (0 when absent or not an integer), no reserved ordinals, and its deletion
         timestamp not carried (its records are dropped once it is gone)."""
-        replicas = (obj.get("spec") or {}).get("replicas")
+        replicas = spec_of(obj).get("replicas")
         return cls(replicas=replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 0)
 
     @classmethod
@@ -156,7 +151,7 @@ class Workload:
         return cls(
             replicas=1 if replicas is None else int(replicas),
             reserve_ordinals=tuple(spec.get("reserveOrdinals") or ()),
-            deleting=bool((obj.get("metadata") or {}).get("deletionTimestamp")),
+            deleting=bool(meta_of(obj).get("deletionTimestamp")),
         )
 
 
@@ -167,14 +162,14 @@ def next_status(
     node_of: Callable[[str], Obj | None],
 ) -> dict[str, Any]:
     """The status one pass writes. `pods` are the workload's active pods by name."""
-    generation = int((pps.get("metadata") or {}).get("generation") or 0)
+    generation = int(meta_of(pps).get("generation") or 0)
     if workload is None or workload.deleting:
         return {"observedGeneration": generation}
     spec = pps.get("spec") or {}
     node_keys, kept_keys = topology_keys(spec), annotation_keys(spec)
-    states: dict[str, Any] = dict((pps.get("status") or {}).get("podStates") or {})
+    states: dict[str, Any] = dict(section(pps, "status", "podStates"))
     for name, pod in sorted(pods.items()):
-        node_name = (pod.get("spec") or {}).get("nodeName")
+        node_name = spec_of(pod).get("nodeName")
         if not podstatus.is_ready(pod) or not node_name:
             continue
         old = states.get(name)
@@ -214,7 +209,7 @@ def parse_generate_name(name: str) -> tuple[str, str, str] | None:
 
 
 def _annotation(obj: Obj, key: str) -> str:
-    return ((obj.get("metadata") or {}).get("annotations") or {}).get(key) or ""
+    return annotations_of(obj).get(key) or ""
 
 
 def wants_generated(workload: Obj) -> bool:
@@ -231,8 +226,8 @@ def keeps_generated(workload: Obj) -> bool:
 
 
 def generated_by(pps: Obj, workload: Obj) -> bool:
-    ref = controller_ref(pps)
-    return ref is not None and ref.get("uid") == (workload.get("metadata") or {}).get("uid")
+    ref = controller_of(pps)
+    return ref is not None and ref.get("uid") == meta_of(workload).get("uid")
 
 
 GENERATION_ANNOTATIONS = (
@@ -297,7 +292,7 @@ def node_affinity(spec: Obj, state: Obj) -> tuple[dict[str, str] | None, list[di
     for term in spec.get("preferredPersistentTopology") or []:
         expressions = [
             {"key": k, "operator": "In", "values": [labels[k]]}
-            for k in (term.get("preference") or {}).get("nodeTopologyKeys") or []
+            for k in section(term, "preference").get("nodeTopologyKeys") or []
             if k in labels
         ]
         preference: dict[str, Any] = {"matchExpressions": expressions} if expressions else {}
@@ -317,14 +312,14 @@ def inject(
     with a PersistentPodState that recorded topology labels under the pod's name are touched; the
     first admission of a name has no record and passes.
     """
-    ref = controller_ref(pod)
+    ref = controller_of(pod)
     if ref is None or not whitelist.allows(ref.get("apiVersion") or "", ref.get("kind") or ""):
         return False
     pps = select_for(states, ref["apiVersion"], ref["kind"], ref.get("name") or "")
     if pps is None:
         return False
-    recorded = (pps.get("status") or {}).get("podStates") or {}
-    state = recorded.get((pod.get("metadata") or {}).get("name") or "")
+    recorded = status_of(pps).get("podStates") or {}
+    state = recorded.get(meta_of(pod).get("name") or "")
     if not state or not state.get("nodeTopologyLabels"):
         return False
     selector, preferred = node_affinity(pps.get("spec") or {}, state)

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kruise.api.common import LabelSelector
+from kruise.api.conditions import condition_of, set_condition
+from kruise.api.objects import conditions_of, containers_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.podprobemarker import PROBE_SUCCEEDED
 from kruise.control import podstatus
 
@@ -40,12 +42,12 @@ def matching_pods(ppm: Obj, pods: Iterable[Obj]) -> list[Obj]:
     selector = LabelSelector.model_validate(spec["selector"])
     matched = []
     for pod in pods:
-        initialized = podstatus.condition(pod, "Initialized")
-        if not podstatus.is_active(pod) or not (pod.get("spec") or {}).get("nodeName"):
+        initialized = condition_of(pod, "Initialized")
+        if not podstatus.is_active(pod) or not spec_of(pod).get("nodeName"):
             continue
         if initialized is None or initialized.get("status") != "True":
             continue
-        if selector.matches((pod.get("metadata") or {}).get("labels") or {}):
+        if selector.matches(labels_of(pod)):
             matched.append(pod)
     return matched
 
@@ -63,13 +65,9 @@ def _resolve_port(port: Any, container: Obj | None) -> int | None:
 
 def container_probe(ppm_name: str, probe: Obj, pod: Obj) -> dict[str, Any] | None:
     """The NodePodProbe form of one marker probe for one pod; None when a named port is unknown."""
-    body = copy.deepcopy(dict(probe.get("probe") or {}))
+    body = copy.deepcopy(dict(section(probe, "probe")))
     container = next(
-        (
-            c
-            for c in (pod.get("spec") or {}).get("containers") or []
-            if c.get("name") == probe.get("containerName")
-        ),
+        (c for c in containers_of(pod) if c.get("name") == probe.get("containerName")),
         None,
     )
     for handler in ("tcpSocket", "httpGet"):
@@ -91,7 +89,7 @@ def merge_probes(spec: Obj, ppm: Obj, pods: Iterable[Obj]) -> dict[str, Any]:
     name = ppm["metadata"]["name"]
     for pod in pods:
         meta = pod["metadata"]
-        ip = (pod.get("status") or {}).get("podIP") or ""
+        ip = status_of(pod).get("podIP") or ""
         identity = (meta["name"], meta["namespace"], meta["uid"])
         entry = next(
             (e for e in entries if (e.get("name"), e.get("namespace"), e.get("uid")) == identity), None
@@ -102,7 +100,7 @@ def merge_probes(spec: Obj, ppm: Obj, pods: Iterable[Obj]) -> dict[str, Any]:
         elif not entry.get("IP"):
             entry["IP"] = ip
         probes = entry.setdefault("probes", [])
-        for probe in (ppm.get("spec") or {}).get("probes") or []:
+        for probe in spec_of(ppm).get("probes") or []:
             wanted = container_probe(name, probe, pod)
             if wanted is None:
                 continue
@@ -163,25 +161,26 @@ def apply_results(
         ppm = marker(parsed[0])
         if ppm is None:
             continue
-        probe = next(
-            (p for p in (ppm.get("spec") or {}).get("probes") or [] if p.get("name") == parsed[1]), None
-        )
+        probe = next((p for p in spec_of(ppm).get("probes") or [] if p.get("name") == parsed[1]), None)
         if probe is None:
             continue
         condition_type = probe.get("podConditionType") or ""
         if condition_type and condition_type not in seen_types:
             seen_types.add(condition_type)
-            _set_condition(conditions, {
+            wanted = {
                 "type": condition_type,
                 "status": "True" if state["state"] == PROBE_SUCCEEDED else "False",
                 "lastProbeTime": state.get("lastProbeTime"),
                 "lastTransitionTime": state.get("lastTransitionTime"),
                 "message": state.get("message") or "",
-            })  # fmt: skip
+            }
+            # util.SetPodConditionIfMsgChanged: replaced when status or message changed
+            written = {k: v for k, v in wanted.items() if v is not None}
+            conditions[:] = set_condition(conditions, written, same=("status", "message"))
         for policy in probe.get("markerPolicy") or []:
             matched = policy.get("state") == state["state"]
             for field in ("labels", "annotations"):
-                for key, value in (policy.get(field) or {}).items():
+                for key, value in section(policy, field).items():
                     if matched:
                         to_set[field][key] = value
                     else:
@@ -194,20 +193,9 @@ def apply_results(
             target.pop(key, None)
         target.update(to_set[field])
     for field in ("labels", "annotations"):
-        if not meta.get(field) and field not in (pod.get("metadata") or {}):
+        if not meta.get(field) and field not in meta_of(pod):
             meta.pop(field, None)
     return None if new == pod else new
-
-
-def _set_condition(conditions: list[dict[str, Any]], wanted: dict[str, Any]) -> None:
-    """util.SetPodConditionIfMsgChanged: replace when status or message changed, else keep as is."""
-    for i, current in enumerate(conditions):
-        if current.get("type") != wanted["type"]:
-            continue
-        if current.get("status") != wanted["status"] or (current.get("message") or "") != wanted["message"]:
-            conditions[i] = {k: v for k, v in wanted.items() if v is not None}
-        return
-    conditions.append({k: v for k, v in wanted.items() if v is not None})
 
 
 def holds_marker(spec: Obj, namespace: str, ppm_name: str) -> bool:
@@ -255,10 +243,6 @@ def result_patches(old: Obj, new: Obj) -> tuple[dict[str, Any] | None, list[dict
         diff.update({k: None for k in before if k not in after})
         if diff:
             patch[field] = diff
-    before_conditions = {c.get("type"): c for c in (old.get("status") or {}).get("conditions") or []}
-    changed = [
-        c
-        for c in (new.get("status") or {}).get("conditions") or []
-        if before_conditions.get(c.get("type")) != c
-    ]
+    before_conditions = {c.get("type"): c for c in conditions_of(old)}
+    changed = [c for c in conditions_of(new) if before_conditions.get(c.get("type")) != c]
     return ({"metadata": patch} if patch else None), changed

@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kruise.api.common import LabelSelector
+from kruise.api.conditions import condition_of
 from kruise.api.crr import VIRTUAL_KUBELET_LABEL_KEY, VIRTUAL_KUBELET_LABEL_VALUE
 from kruise.api.keys import ANNOTATION_PODPROBE, ANNOTATION_PODPROBEMARKER_LIST
+from kruise.api.objects import conditions_of, meta_of, section, spec_of
 from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED, PROBE_UNKNOWN
-from kruise.control import podstatus
 from kruise.control.enhancedliveness import go_ordered_probe
 
 Obj = Mapping[str, Any]
@@ -31,7 +32,7 @@ _STATE_OF_STATUS = {"True": PROBE_SUCCEEDED, "False": PROBE_FAILED}
 
 def is_serverless_node(node: Obj | None) -> bool:
     """A virtual-kubelet node: no kruise-daemon runs there, so it has no NodePodProbe."""
-    labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    labels = meta_of(node or {}).get("labels") or {}
     return labels.get(VIRTUAL_KUBELET_LABEL_KEY) == VIRTUAL_KUBELET_LABEL_VALUE
 
 
@@ -42,15 +43,15 @@ def markers_for_pod(pod: Obj, in_namespace: Iterable[Obj]) -> list[Obj]:
     or invalid selector matches nothing. Listed markers come in name order (upstream's cache order
     is arbitrary; a stable one keeps the first-wins rules below reproducible)."""
     meta = pod.get("metadata") or {}
-    candidates = sorted(in_namespace, key=lambda m: (m.get("metadata") or {}).get("name") or "")
-    listed = (meta.get("annotations") or {}).get(ANNOTATION_PODPROBEMARKER_LIST) or ""
+    candidates = sorted(in_namespace, key=lambda m: meta_of(m).get("name") or "")
+    listed = section(meta, "annotations").get(ANNOTATION_PODPROBEMARKER_LIST) or ""
     if listed:
-        by_name = {(m.get("metadata") or {}).get("name"): m for m in candidates}
+        by_name = {meta_of(m).get("name"): m for m in candidates}
         return [by_name[name] for name in listed.split(",") if name in by_name]
     labels = meta.get("labels") or {}
     matched = []
     for ppm in candidates:
-        raw = (ppm.get("spec") or {}).get("selector")
+        raw = spec_of(ppm).get("selector")
         if not raw:
             continue
         try:
@@ -86,7 +87,7 @@ def select_probes(pod: Obj, markers: Iterable[Obj]) -> tuple[list[dict[str, Any]
     names: set[str] = set()
     probes: list[dict[str, Any]] = []
     for ppm in markers:
-        for probe in (ppm.get("spec") or {}).get("probes") or []:
+        for probe in spec_of(ppm).get("probes") or []:
             condition_type = probe.get("podConditionType") or ""
             key = f"{probe.get('containerName', '')}/{probe.get('name', '')}"
             if not condition_type or condition_type in seen_conditions or key in seen_keys:
@@ -95,7 +96,7 @@ def select_probes(pod: Obj, markers: Iterable[Obj]) -> tuple[list[dict[str, Any]
                 continue
             seen_conditions.add(condition_type)
             seen_keys.add(key)
-            names.add((ppm.get("metadata") or {}).get("name") or "")
+            names.add(meta_of(ppm).get("name") or "")
             probes.append(probe)
     return probes, sorted(names)
 
@@ -108,7 +109,7 @@ def probe_json(probes: Iterable[Obj]) -> str:
         entry: dict[str, Any] = {
             "name": probe.get("name") or "",
             "containerName": probe.get("containerName") or "",
-            "probe": go_ordered_probe(probe.get("probe") or {}),
+            "probe": go_ordered_probe(section(probe, "probe")),
         }
         if probe.get("podConditionType"):
             entry["podConditionType"] = probe["podConditionType"]
@@ -139,11 +140,11 @@ def marks_from_conditions(pod: Obj, ppm: Obj) -> dict[str, Any] | None:
     pod already carries them all (or has none of those conditions yet)."""
     meta = pod.get("metadata") or {}
     wanted: dict[str, dict[str, str]] = {"labels": {}, "annotations": {}}
-    for probe in (ppm.get("spec") or {}).get("probes") or []:
+    for probe in spec_of(ppm).get("probes") or []:
         condition_type = probe.get("podConditionType") or ""
         if not condition_type or not probe.get("markerPolicy"):
             continue
-        condition = podstatus.condition(pod, condition_type)
+        condition = condition_of(pod, condition_type)
         if condition is None:
             continue
         state = condition_state(condition.get("status"))
@@ -151,7 +152,7 @@ def marks_from_conditions(pod: Obj, ppm: Obj) -> dict[str, Any] | None:
             if policy.get("state") != state:
                 continue
             for field in ("labels", "annotations"):
-                wanted[field].update(policy.get(field) or {})
+                wanted[field].update(section(policy, field))
     patch: dict[str, Any] = {}
     for field, values in wanted.items():
         current = meta.get(field) or {}
@@ -163,10 +164,10 @@ def marks_from_conditions(pod: Obj, ppm: Obj) -> dict[str, Any] | None:
 
 def changed_condition_types(old: Obj, new: Obj) -> set[str]:
     """diffPodConditions: types of the new pod's conditions that are new or changed status."""
-    before = {c.get("type"): c.get("status") for c in (old.get("status") or {}).get("conditions") or []}
+    before = {c.get("type"): c.get("status") for c in conditions_of(old)}
     return {
         c.get("type") or ""
-        for c in (new.get("status") or {}).get("conditions") or []
+        for c in conditions_of(new)
         if c.get("type") not in before or before[c.get("type")] != c.get("status")
     }
 
@@ -176,10 +177,7 @@ def markers_probing(markers: Iterable[Obj], condition_types: set[str]) -> list[O
     return [
         m
         for m in markers
-        if any(
-            (p.get("podConditionType") or "") in condition_types
-            for p in (m.get("spec") or {}).get("probes") or []
-        )
+        if any((p.get("podConditionType") or "") in condition_types for p in spec_of(m).get("probes") or [])
     ]
 
 
@@ -189,7 +187,7 @@ def split_by_node(pods: Iterable[Obj], node_of: Callable[[str], Obj | None]) -> 
     normal: list[Obj] = []
     serverless: list[Obj] = []
     for pod in pods:
-        node = node_of((pod.get("spec") or {}).get("nodeName") or "")
+        node = node_of(spec_of(pod).get("nodeName") or "")
         if node is None:
             continue
         (serverless if is_serverless_node(node) else normal).append(pod)

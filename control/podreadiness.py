@@ -15,6 +15,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of, set_condition
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import (
     CONDITION_KRUISE_POD_READY,
     KRUISE_POD_READY_KEY_PRE_DELETE_HOOK,
@@ -23,7 +25,8 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATED,
 )
-from kruise.control.inplace.engine import RefreshResult, get_condition, recompute_ready
+from kruise.api.objects import spec_of
+from kruise.control.inplace.engine import RefreshResult, recompute_ready
 from kruise.control.lifecycle import rfc3339
 
 LIFECYCLE_USER_AGENT = "Lifecycle"
@@ -32,7 +35,7 @@ Pod = dict[str, Any]
 
 
 def _has_gate(pod: Mapping[str, Any]) -> bool:
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    gates = spec_of(pod).get("readinessGates") or []
     return any(g.get("conditionType") == CONDITION_KRUISE_POD_READY for g in gates)
 
 
@@ -57,25 +60,21 @@ def add_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: da
     """The pod (for a status write) with the key added, or None when nothing changes."""
     if not _has_gate(pod):
         return None
-    condition = get_condition(pod, CONDITION_KRUISE_POD_READY)
+    condition = condition_of(pod, CONDITION_KRUISE_POD_READY)
     messages = _messages(condition)
     if any(m.get("userAgent") == user_agent and m.get("key") == key for m in messages):
         return None
     messages.append({"userAgent": user_agent, "key": key})
     clone: Pod = copy.deepcopy(dict(pod))
-    conditions = clone.setdefault("status", {}).setdefault("conditions", [])
+    status = clone.setdefault("status", {})
     new = {
+        **(condition or {}),
         "type": CONDITION_KRUISE_POD_READY,
         "status": "False",
         "message": _dump(messages),
         "lastTransitionTime": rfc3339(now),
     }
-    for i, existing in enumerate(conditions):
-        if existing.get("type") == CONDITION_KRUISE_POD_READY:
-            conditions[i] = {**existing, **new}
-            break
-    else:
-        conditions.append(new)
+    status["conditions"] = set_condition(status.get("conditions"), new, same=None)
     recompute_ready(clone, now)
     return clone
 
@@ -84,7 +83,7 @@ def remove_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now:
     """The pod with the key removed (True again when no key is left), or None when absent."""
     if not _has_gate(pod):
         return None
-    condition = get_condition(pod, CONDITION_KRUISE_POD_READY)
+    condition = condition_of(pod, CONDITION_KRUISE_POD_READY)
     if condition is None:
         return None
     messages = _messages(condition)
@@ -92,12 +91,10 @@ def remove_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now:
     if len(kept) == len(messages):
         return None
     clone: Pod = copy.deepcopy(dict(pod))
-    for existing in clone["status"]["conditions"]:
-        if existing.get("type") == CONDITION_KRUISE_POD_READY:
-            if not kept:
-                existing["status"] = "True"
-            existing["message"] = _dump(kept)
-            existing["lastTransitionTime"] = rfc3339(now)
+    updated = {**condition, "message": _dump(kept), "lastTransitionTime": rfc3339(now)}
+    if not kept:
+        updated["status"] = "True"
+    clone["status"]["conditions"] = set_condition(clone["status"]["conditions"], updated, same=None)
     return clone
 
 
@@ -115,7 +112,7 @@ def lifecycle_readiness_change(pod: Mapping[str, Any], state: str, now: datetime
 
 def lacks_condition(pod: Mapping[str, Any]) -> bool:
     """The pod carries the `KruisePodReady` readiness gate but not yet the condition."""
-    return _has_gate(pod) and get_condition(pod, CONDITION_KRUISE_POD_READY) is None
+    return _has_gate(pod) and condition_of(pod, CONDITION_KRUISE_POD_READY) is None
 
 
 OWNERS_WRITING_READINESS = frozenset({"CloneSet", "StatefulSet", "DaemonSet", "BroadcastJob"})
@@ -129,11 +126,11 @@ def written_by_owner(pod: Mapping[str, Any]) -> bool:
     new pod instead of two); the pod-readiness controller leaves such pods alone so the two never race
     for the same condition. Pods of any other owner (a native Deployment under the
     `KruisePodReadinessGate` feature gate) stay with the pod-readiness controller."""
-    return any(
-        ref.get("controller")
+    ref = controller_of(pod)
+    return (
+        ref is not None
         and ref.get("kind") in OWNERS_WRITING_READINESS
         and str(ref.get("apiVersion", "")).split("/")[0] == "apps.kruise.io"
-        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []
     )
 
 

@@ -6,28 +6,18 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import CONDITION_INPLACE_UPDATE_READY
-
-
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for cond in (pod.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return cond
-    return None
+from kruise.api.objects import meta_of, status_of
+from kruise.api.timestamps import parse_time
 
 
 def phase(pod: Mapping[str, Any]) -> str:
-    return (pod.get("status") or {}).get("phase") or ""
+    return status_of(pod).get("phase") or ""
 
 
 def is_ready(pod: Mapping[str, Any]) -> bool:
-    cond = condition(pod, "Ready")
+    cond = condition_of(pod, "Ready")
     return cond is not None and cond.get("status") == "True"
 
 
@@ -37,7 +27,7 @@ def is_available(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) 
         return False
     if min_ready_seconds <= 0:
         return True
-    since = parse_time((condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    since = parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
     return since is not None and since + timedelta(seconds=min_ready_seconds) < now
 
 
@@ -49,16 +39,14 @@ def is_update_ready(pod: Mapping[str, Any], min_ready_seconds: int, now: datetim
     """CloneSet core ``IsPodUpdateReady``: running+available and InPlaceUpdateReady not False."""
     if not is_running_and_available(pod, min_ready_seconds, now):
         return False
-    cond = condition(pod, CONDITION_INPLACE_UPDATE_READY)
+    cond = condition_of(pod, CONDITION_INPLACE_UPDATE_READY)
     return cond is None or cond.get("status") == "True"
 
 
 def is_active(pod: Mapping[str, Any]) -> bool:
     """kube controller.IsPodActive: not finished and not being deleted."""
-    return phase(pod) not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get(
-        "deletionTimestamp"
-    )
+    return phase(pod) not in ("Succeeded", "Failed") and not meta_of(pod).get("deletionTimestamp")
 
 
 def is_terminating(pod: Mapping[str, Any]) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(meta_of(pod).get("deletionTimestamp"))

@@ -25,6 +25,7 @@ from kruise.api.keys import (
     LABEL_IMAGE_PREDOWNLOAD_IGNORED,
     LABEL_PRE_PREDOWNLOAD_CREATED,
 )
+from kruise.api.objects import annotations_of, labels_of, section, spec_of
 from kruise.control.inplace.spec import template_of
 
 Obj = Mapping[str, Any]
@@ -60,12 +61,12 @@ IGNORE = PreDownloadPlan(label=IGNORED)
 
 
 def annotation(owner: Obj, key: str) -> str | None:
-    return ((owner.get("metadata") or {}).get("annotations") or {}).get(key)
+    return annotations_of(owner).get(key)
 
 
 def already_decided(update_revision: Obj) -> bool:
     """The decision is taken once per update revision; either label on it means it was."""
-    labels = (update_revision.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(update_revision)
     return CREATED in labels or IGNORED in labels
 
 
@@ -103,11 +104,11 @@ def changed_images(old_revisions: Sequence[Obj], update_revision: Obj) -> dict[s
     """Container name -> image of the update revision, for each container whose image differs from
     the same-named container of some old revision, or that no old revision has."""
     olds = [
-        {c["name"]: c.get("image", "") for c in (template_of(r).get("spec") or {}).get("containers") or []}
+        {c["name"]: c.get("image", "") for c in spec_of(template_of(r)).get("containers") or []}
         for r in old_revisions
     ]
     images: dict[str, str] = {}
-    for container in (template_of(update_revision).get("spec") or {}).get("containers") or []:
+    for container in spec_of(template_of(update_revision)).get("containers") or []:
         name, image = container["name"], container.get("image", "")
         known = [old[name] for old in olds if name in old]
         if not known or any(old_image != image for old_image in known):
@@ -144,14 +145,14 @@ def annotation_pull_settings(owner: Obj, *, percent_parallelism: bool = False) -
 def pods_not_updated_selector(owner: Obj, update_revision: Obj) -> dict[str, Any]:
     """The workload's selector plus ``controller-revision-hash NotIn [<revision name>, <its
     controller.kubernetes.io/hash label>]``: the pods still to be updated."""
-    selector = copy.deepcopy(dict((owner.get("spec") or {}).get("selector") or {}))
+    selector = copy.deepcopy(dict(section(owner, "spec", "selector")))
     meta = update_revision.get("metadata") or {}
     selector["matchExpressions"] = [
         *(selector.get("matchExpressions") or []),
         {
             "key": LABEL_CONTROLLER_REVISION_HASH,
             "operator": "NotIn",
-            "values": [meta.get("name", ""), (meta.get("labels") or {}).get(LABEL_CONTROLLER_HASH, "")],
+            "values": [meta.get("name", ""), section(meta, "labels").get(LABEL_CONTROLLER_HASH, "")],
         },
     ]
     return selector
@@ -168,16 +169,16 @@ def image_pull_jobs(
     ``controller.kubernetes.io/hash`` of the update revision (whatever the workload owns carries
     its template labels); the sandbox gets the template's labels and annotations too."""
     meta = owner["metadata"]
-    template = (owner.get("spec") or {}).get("template") or {}
+    template = spec_of(owner).get("template") or {}
     template_meta = template.get("metadata") or {}
     revision_meta = update_revision["metadata"]
     labels = {
-        **(template_meta.get("labels") or {}),
-        LABEL_CONTROLLER_HASH: (revision_meta.get("labels") or {}).get(LABEL_CONTROLLER_HASH, ""),
+        **section(template_meta, "labels"),
+        LABEL_CONTROLLER_HASH: section(revision_meta, "labels").get(LABEL_CONTROLLER_HASH, ""),
     }
-    annotations = dict(template_meta.get("annotations") or {})
+    annotations = dict(section(template_meta, "annotations"))
     selector = pods_not_updated_selector(owner, update_revision)
-    pull_secrets = [s["name"] for s in (template.get("spec") or {}).get("imagePullSecrets") or []]
+    pull_secrets = [s["name"] for s in spec_of(template).get("imagePullSecrets") or []]
     jobs = []
     for container, image in sorted(images.items()):
         spec: dict[str, Any] = {

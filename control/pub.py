@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api.common import LabelSelector, scaled_value
+from kruise.api.controllerref import controller_of
 from kruise.api.goquantity import Quantity, QuantityError
 from kruise.api.keys import (
     ANNOTATION_PUB_NO_PROTECT,
@@ -27,6 +28,8 @@ from kruise.api.keys import (
     PUB_OPERATION_RESIZE,
     PUB_OPERATION_UPDATE,
 )
+from kruise.api.objects import annotations_of, containers_of, labels_of, meta_of, section, spec_of, status_of
+from kruise.api.timestamps import parse_time
 from kruise.control import podstatus
 from kruise.control.inplace.engine import update_completed_problem
 from kruise.control.inplace.vertical import can_resize
@@ -48,7 +51,7 @@ RESIZE_POLICY_NOT_REQUIRED = "NotRequired"
 
 
 def _annotations(obj: Obj) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("annotations") or {}
+    return annotations_of(obj)
 
 
 def related_pub(pod: Obj) -> str:
@@ -65,7 +68,7 @@ def related_pub_patch(pub_name: str) -> dict[str, Any]:
 
 
 def has_unavailable_label(pod: Obj) -> bool:
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(pod)
     return any(key.startswith(LABEL_PREFIX_UNAVAILABLE_POD) for key in labels)
 
 
@@ -80,7 +83,7 @@ def is_pod_ready(pod: Obj) -> bool:
     return (
         podstatus.phase(pod) == "Running"
         and podstatus.is_ready(pod)
-        and not (pod.get("metadata") or {}).get("deletionTimestamp")
+        and not meta_of(pod).get("deletionTimestamp")
         and not has_unavailable_label(pod)
     )
 
@@ -93,7 +96,7 @@ def is_pod_state_consistent(pod: Obj, *, vertical_scaling: bool = False) -> bool
 
 def is_unavailable_change(old: Obj, new: Obj) -> bool:
     """A pod UPDATE that may take the pod down: its spec changed, or an unavailable label appeared."""
-    if (old.get("spec") or {}) != (new.get("spec") or {}):
+    if spec_of(old) != spec_of(new):
         return True
     return not has_unavailable_label(old) and has_unavailable_label(new)
 
@@ -137,7 +140,7 @@ def _container_resources_changed(old: Obj, new: Obj, name: str) -> bool:
 def spec_without_resources(pod: Obj) -> dict[str, Any]:
     """The pod spec with every app container's `resources` dropped: what must stay equal for an
     UPDATE to be a resize only. Init containers keep theirs (they do not change on a running pod)."""
-    spec = copy.deepcopy(dict(pod.get("spec") or {}))
+    spec = copy.deepcopy(dict(spec_of(pod)))
     spec["containers"] = [
         {key: value for key, value in (container or {}).items() if key != "resources"}
         for container in spec.get("containers") or []
@@ -149,8 +152,8 @@ def resources_resizable(old: Obj, new: Obj) -> bool:
     """Every changed container resource may be resized in place (cpu or memory) and its container's
     `resizePolicy` for it is NotRequired or unset — a RestartContainer policy restarts the container,
     which makes the pod unavailable. Containers are matched by name; a container count change fails."""
-    old_containers = (old.get("spec") or {}).get("containers") or []
-    new_containers = (new.get("spec") or {}).get("containers") or []
+    old_containers = containers_of(old)
+    new_containers = containers_of(new)
     if len(old_containers) != len(new_containers):
         return False
     by_name = {container.get("name"): container for container in old_containers}
@@ -161,7 +164,7 @@ def resources_resizable(old: Obj, new: Obj) -> bool:
         names = set()
         for holder in (previous, container):
             for kind in ("requests", "limits"):
-                names.update(((holder.get("resources") or {}).get(kind) or {}).keys())
+                names.update(section(holder, "resources", kind).keys())
         policies = {
             policy.get("resourceName"): policy.get("restartPolicy") or ""
             for policy in container.get("resizePolicy") or []
@@ -178,7 +181,7 @@ def resources_resizable(old: Obj, new: Obj) -> bool:
 
 def _qos(pod: Obj) -> str | None:
     try:
-        return pod_qos_class(pod.get("spec") or {})
+        return pod_qos_class(spec_of(pod))
     except QuantityError:
         return None
 
@@ -214,7 +217,7 @@ def protect_operations(pub: Obj, *, in_place_pod_vertical_scaling: bool = False)
     else DELETE, UPDATE and EVICT. With the InPlacePodVerticalScaling gate off there is no separate
     in-place resize, so RESIZE is protected whenever UPDATE is; with it on, RESIZE is protected only
     when listed, and a resize-only pod UPDATE under a PUB protecting just UPDATE takes no slot."""
-    operations = set((pub.get("spec") or {}).get("protectOperations") or [])
+    operations = set(spec_of(pub).get("protectOperations") or [])
     if not operations:
         raw = _annotations(pub).get(ANNOTATION_PUB_PROTECT_OPERATIONS, "")
         operations = {op for op in raw.split(",") if op}
@@ -234,10 +237,10 @@ def protect_total_replicas(pub: Obj) -> int | None:
 
 
 def ignored(pub: Obj, pod: Obj) -> bool:
-    selector = (pub.get("spec") or {}).get("ignoredPodSelector")
+    selector = spec_of(pub).get("ignoredPodSelector")
     if not selector:
         return False
-    return LabelSelector.model_validate(selector).matches((pod.get("metadata") or {}).get("labels") or {})
+    return LabelSelector.model_validate(selector).matches(labels_of(pod))
 
 
 def selector_matches(pub: Obj, pod: Obj) -> bool:
@@ -245,11 +248,9 @@ def selector_matches(pub: Obj, pod: Obj) -> bool:
     spec = pub.get("spec") or {}
     if spec.get("targetRef") or not spec.get("selector"):
         return False
-    if (pub.get("metadata") or {}).get("namespace") != (pod.get("metadata") or {}).get("namespace"):
+    if meta_of(pub).get("namespace") != meta_of(pod).get("namespace"):
         return False
-    return LabelSelector.model_validate(spec["selector"]).matches(
-        (pod.get("metadata") or {}).get("labels") or {}
-    )
+    return LabelSelector.model_validate(spec["selector"]).matches(labels_of(pod))
 
 
 def pub_for_new_pod(
@@ -263,12 +264,12 @@ def pub_for_new_pod(
     owner is still its ReplicaSet), None when the owner is not known yet (then no targetRef PUB
     matches); without it the pod's own controller is the workload."""
     metadata = pod.get("metadata") or {}
-    owner = next((r for r in metadata.get("ownerReferences") or [] if r.get("controller")), None)
+    owner = controller_of(pod)
     workload = owner
     if owner is not None and workload_of is not None:
         workload = workload_of(owner, metadata.get("namespace") or "")
-    for pub in sorted(pubs, key=lambda p: (p.get("metadata") or {}).get("name", "")):
-        ref = (pub.get("spec") or {}).get("targetRef")
+    for pub in sorted(pubs, key=lambda p: meta_of(p).get("name", "")):
+        ref = spec_of(pub).get("targetRef")
         if ref:
             if workload is not None and (
                 ref.get("kind") == workload.get("kind")
@@ -295,9 +296,7 @@ def desired_available(pub: Obj, expected: int) -> int:
 
 def is_recorded(pub: Obj, pod_name: str) -> bool:
     status = pub.get("status") or {}
-    return pod_name in (status.get("disruptedPods") or {}) or pod_name in (
-        status.get("unavailablePods") or {}
-    )
+    return pod_name in section(status, "disruptedPods") or pod_name in (status.get("unavailablePods") or {})
 
 
 # ---- admission --------------------------------------------------------------------------------
@@ -324,22 +323,22 @@ def needs_check(
         return False
     if ignored(pub, pod):
         return False
-    if int((pub.get("status") or {}).get("desiredAvailable") or 0) == 0:
+    if int(status_of(pub).get("desiredAvailable") or 0) == 0:
         return False
     if operation not in protect_operations(pub, in_place_pod_vertical_scaling=in_place_pod_vertical_scaling):
         return False
-    return not is_recorded(pub, (pod.get("metadata") or {}).get("name", ""))
+    return not is_recorded(pub, meta_of(pod).get("name", ""))
 
 
 def take_slot(pub: Obj, pod_name: str, operation: str, now: datetime) -> dict[str, Any]:
     """`checkAndDecrement`: the PUB with one slot fewer and the pod recorded, or Refused."""
-    name = (pub.get("metadata") or {}).get("name", "")
+    name = meta_of(pub).get("name", "")
     status = pub.get("status") or {}
     forbidden = f'podunavailablebudget.policy.kruise.io "{name}" is forbidden'
     if int(status.get("unavailableAllowed") or 0) <= 0:
         raise Refused(f"{forbidden}: pub unavailable allowed is negative")
-    disrupted = dict(status.get("disruptedPods") or {})
-    unavailable = dict(status.get("unavailablePods") or {})
+    disrupted = dict(section(status, "disruptedPods"))
+    unavailable = dict(section(status, "unavailablePods"))
     if len(disrupted) + len(unavailable) > MAX_RECORDED_PODS:
         raise Refused(
             f"{forbidden}: DisruptedPods and UnavailablePods map too big - "
@@ -375,13 +374,6 @@ def reserved(pub: Obj, pod_name: str, operation: str, now: datetime, *, dry_run:
 # ---- the controller ---------------------------------------------------------------------------
 
 
-def _parse(stamp: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        return None
-
-
 def live_records(
     pub: Obj, pods: Iterable[Obj], now: datetime
 ) -> tuple[dict[str, str], dict[str, str], list[str], datetime | None]:
@@ -398,14 +390,14 @@ def live_records(
     for pod in pods:
         if not podstatus.is_active(pod):
             continue
-        name = (pod.get("metadata") or {}).get("name", "")
+        name = meta_of(pod).get("name", "")
         for records, kept, timeout in (
             (disrupted_in, disrupted, DELETION_TIMEOUT),
             (unavailable_in, unavailable, UPDATE_DELAY_CHECK),
         ):
             if name not in records:
                 continue
-            since = _parse(records[name])
+            since = parse_time(records[name])
             due = (since or now) + timeout
             if due < now:
                 if timeout is DELETION_TIMEOUT:
@@ -428,7 +420,7 @@ def current_available(
         1
         for pod in pods
         if podstatus.is_active(pod)
-        and (pod.get("metadata") or {}).get("name") not in recorded
+        and meta_of(pod).get("name") not in recorded
         and is_pod_state_consistent(pod, vertical_scaling=vertical_scaling)
         and is_pod_ready(pod)
     )
@@ -443,7 +435,7 @@ def compute_status(
     available = current_available(pods, disrupted, unavailable, vertical_scaling=vertical_scaling)
     desired = desired_available(pub, expected)
     status = {
-        "observedGeneration": (pub.get("metadata") or {}).get("generation"),
+        "observedGeneration": meta_of(pub).get("generation"),
         "disruptedPods": disrupted,
         "unavailablePods": unavailable,
         "unavailableAllowed": max(available - desired, 0),
@@ -464,6 +456,7 @@ def status_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     )
     if any(old.get(k) != new.get(k) for k in keys):
         return True
-    return (old.get("disruptedPods") or {}) != new["disruptedPods"] or (
-        old.get("unavailablePods") or {}
-    ) != new["unavailablePods"]
+    return (
+        section(old, "disruptedPods") != new["disruptedPods"]
+        or (old.get("unavailablePods") or {}) != new["unavailablePods"]
+    )

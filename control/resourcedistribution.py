@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.common import LabelSelector
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import ANNOTATION_RESOURCEDISTRIBUTION_HASHCODE, ANNOTATION_RESOURCEDISTRIBUTION_SOURCE
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.api.resourcedistribution import ALWAYS_EXCLUDED_NAMESPACES
 from kruise.control.revision import go_json
 
@@ -45,11 +47,11 @@ CONFLICT_MESSAGE = (
 
 
 def _targets(rd: Obj) -> Mapping[str, Any]:
-    return (rd.get("spec") or {}).get("targets") or {}
+    return spec_of(rd).get("targets") or {}
 
 
 def _listed(targets: Obj, field: str) -> list[str]:
-    return [str(item.get("name") or "") for item in ((targets.get(field) or {}).get("list") or [])]
+    return [str(item.get("name") or "") for item in (section(targets, field).get("list") or [])]
 
 
 def _selector(targets: Obj) -> LabelSelector | None:
@@ -61,14 +63,14 @@ def _selector(targets: Obj) -> LabelSelector | None:
 
 
 def _labels(namespace: Obj) -> dict[str, str]:
-    return dict((namespace.get("metadata") or {}).get("labels") or {})
+    return dict(labels_of(namespace))
 
 
 def target_namespaces(rd: Obj, namespaces: Iterable[Obj]) -> tuple[list[str], list[str]]:
     """(matched, unmatched), both sorted. A listed namespace that does not exist is matched (and
     reported as NamespaceNotExists); unmatched are the existing namespaces that are not targets."""
     targets = _targets(rd)
-    existing = [n for n in namespaces if (n.get("metadata") or {}).get("name")]
+    existing = [n for n in namespaces if meta_of(n).get("name")]
     names = [n["metadata"]["name"] for n in existing]
     matched: set[str] = set()
     if targets.get("allNamespaces"):
@@ -84,7 +86,7 @@ def target_namespaces(rd: Obj, namespaces: Iterable[Obj]) -> tuple[list[str], li
 
 def matches_targets(namespace: Obj, rd: Obj) -> bool:
     """Would a namespace that just appeared be a target (upstream's check on namespace creation)."""
-    name = (namespace.get("metadata") or {}).get("name") or ""
+    name = meta_of(namespace).get("name") or ""
     targets = _targets(rd)
     if name in ALWAYS_EXCLUDED_NAMESPACES or name in _listed(targets, "excludedNamespaces"):
         return False
@@ -95,9 +97,7 @@ def matches_targets(namespace: Obj, rd: Obj) -> bool:
 
 def lists_namespace(namespace: Obj, rd: Obj) -> bool:
     """Is the namespace in `includedNamespaces` (checked when a namespace is deleted)."""
-    return ((namespace.get("metadata") or {}).get("name") or "") in _listed(
-        _targets(rd), "includedNamespaces"
-    )
+    return (meta_of(namespace).get("name") or "") in _listed(_targets(rd), "includedNamespaces")
 
 
 def matches_selector(namespace: Obj, rd: Obj) -> bool:
@@ -110,11 +110,11 @@ def matches_selector(namespace: Obj, rd: Obj) -> bool:
 
 
 def resource(rd: Obj) -> Mapping[str, Any]:
-    return (rd.get("spec") or {}).get("resource") or {}
+    return spec_of(rd).get("resource") or {}
 
 
 def resource_name(rd: Obj) -> str:
-    return str((resource(rd).get("metadata") or {}).get("name") or "")
+    return str(meta_of(resource(rd)).get("name") or "")
 
 
 def resource_kind(rd: Obj) -> str:
@@ -126,28 +126,15 @@ def resource_hash(rd: Obj) -> str:
     return hashlib.sha256(go_json(resource(rd))).hexdigest()
 
 
-def controller_ref(rd: Obj) -> dict[str, Any]:
-    meta = rd["metadata"]
-    return {
-        "apiVersion": rd.get("apiVersion") or API_VERSION,
-        "kind": KIND,
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def is_controlled_by(obj: Obj, rd: Obj) -> bool:
     """The object's controller reference is this distribution (by uid; by kind and name without one)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if not ref.get("controller"):
-            continue
-        uid = rd["metadata"].get("uid")
-        if ref.get("uid") and uid:
-            return bool(ref["uid"] == uid)
-        return bool(ref.get("kind") == KIND and ref.get("name") == rd["metadata"]["name"])
-    return False
+    ref = controller_of(obj)
+    if ref is None:
+        return False
+    uid = rd["metadata"].get("uid")
+    if ref.get("uid") and uid:
+        return bool(ref["uid"] == uid)
+    return bool(ref.get("kind") == KIND and ref.get("name") == rd["metadata"]["name"])
 
 
 def _normalized(body: Obj) -> dict[str, Any]:
@@ -157,7 +144,7 @@ def _normalized(body: Obj) -> dict[str, Any]:
     if out.get("kind") == "Secret":
         string_data = out.pop("stringData", None) or {}
         if string_data:
-            data = dict(out.get("data") or {})
+            data = dict(section(out, "data"))
             for key, value in string_data.items():
                 data[key] = base64.b64encode(str(value).encode()).decode()
             out["data"] = data
@@ -179,20 +166,20 @@ def desired_copy(rd: Obj, namespace: str, existing: Obj | None = None) -> dict[s
     distribution, annotated with its name and hash; on update the existing labels, annotations and
     finalizers the resource does not set are kept, and its resourceVersion guards the write."""
     body = _normalized(resource(rd))
-    source_meta = dict(body.get("metadata") or {})
-    labels = dict(source_meta.get("labels") or {})
-    annotations = dict(source_meta.get("annotations") or {})
+    source_meta = dict(meta_of(body))
+    labels = dict(section(source_meta, "labels"))
+    annotations = dict(section(source_meta, "annotations"))
     finalizers = list(source_meta.get("finalizers") or [])
     owners = [dict(r) for r in source_meta.get("ownerReferences") or []]
     meta: dict[str, Any] = {"name": source_meta.get("name"), "namespace": namespace}
     if existing is not None:
         old = existing.get("metadata") or {}
-        labels = {**(old.get("labels") or {}), **labels}
-        annotations = {**(old.get("annotations") or {}), **annotations}
+        labels = {**section(old, "labels"), **labels}
+        annotations = {**section(old, "annotations"), **annotations}
         finalizers = sorted(set(finalizers) | set(old.get("finalizers") or []))
         owners = [dict(r) for r in old.get("ownerReferences") or []]
         meta["resourceVersion"] = old.get("resourceVersion")
-    ref = controller_ref(rd)
+    ref = new_controller_ref(rd, api_version=API_VERSION, kind=KIND)
     owners = [r for r in owners if r.get("uid") != ref["uid"]] + [ref]
     annotations[ANNOTATION_RESOURCEDISTRIBUTION_HASHCODE] = resource_hash(rd)
     annotations[ANNOTATION_RESOURCEDISTRIBUTION_SOURCE] = rd["metadata"]["name"]

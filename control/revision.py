@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import (
     ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH,
     LABEL_CONTROLLER_HASH,
@@ -26,6 +27,7 @@ from kruise.api.keys import (
     LABEL_POD_TEMPLATE_HASH,
     LIFECYCLE_STATE_PREPARING_UPDATE,
 )
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 
 # k8s.io/apimachinery/pkg/util/rand: consonants and digits chosen so encoded strings never spell words.
 SAFE_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -104,7 +106,7 @@ def short_hash(revision: str) -> str:
 
 def equal_to_revision_hash(pod: Mapping[str, Any], revision: str) -> bool:
     """A pod matches a revision by full name or by the hash suffix (CloneSetShortHash pods)."""
-    label = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "")
+    label = labels_of(pod).get(LABEL_CONTROLLER_REVISION_HASH, "")
     return label == revision or short_hash(label) == short_hash(revision)
 
 
@@ -116,7 +118,7 @@ def is_pod_update(
     only a hook still holds it), so scaling counts it as already updated and does not create or
     keep an extra old-revision pod in its place."""
     if preparing_update_as_update:
-        state = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_LIFECYCLE_STATE)
+        state = labels_of(pod).get(LABEL_LIFECYCLE_STATE)
         if state == LIFECYCLE_STATE_PREPARING_UPDATE:
             return True
     return equal_to_revision_hash(pod, update_revision)
@@ -138,10 +140,10 @@ def go_encoded_template(template: Mapping[str, Any]) -> dict[str, Any]:
     always ``null`` and each container's ``resources`` is at least ``{}``.
     """
     out = copy.deepcopy(dict(template))
-    metadata = dict(out.get("metadata") or {})
+    metadata = dict(meta_of(out))
     metadata.setdefault("creationTimestamp", None)
     out["metadata"] = metadata
-    spec = dict(out.get("spec") or {})
+    spec = dict(spec_of(out))
     spec.setdefault("containers", None)
     for key in _CONTAINER_LISTS:
         if spec.get(key):
@@ -175,19 +177,12 @@ def new_cloneset_revision(
     template = cloneset["spec"]["template"]
     data = cloneset_revision_data(template)
     hash_ = hash_revision_data(go_json(data), collision_count)
-    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    labels = dict(labels_of(template))
     labels[LABEL_CONTROLLER_HASH] = hash_
-    annotations = dict(meta.get("annotations") or {})
+    annotations = dict(section(meta, "annotations"))
     if vct_hash is not None:
         annotations[ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH] = vct_hash
-    owner = {
-        "apiVersion": cloneset.get("apiVersion", "apps.kruise.io/v1alpha1"),
-        "kind": cloneset.get("kind", "CloneSet"),
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    owner = new_controller_ref(cloneset, api_version="apps.kruise.io/v1alpha1", kind="CloneSet")
     body: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",
@@ -219,8 +214,8 @@ def sort_revisions(revisions: Iterable[Mapping[str, Any]]) -> list[Mapping[str, 
         revisions,
         key=lambda r: (
             int(r.get("revision") or 0),
-            (r.get("metadata") or {}).get("creationTimestamp") or "",
-            (r.get("metadata") or {}).get("name", ""),
+            meta_of(r).get("creationTimestamp") or "",
+            meta_of(r).get("name", ""),
         ),
     )
 
@@ -270,7 +265,7 @@ def choose_revisions(
         action, update = "reuse", ordered[-1]
     elif equal:
         action, update = "rollback", {**equal[-1], "revision": number}
-        stored = (equal[-1].get("metadata") or {}).get("annotations") or {}
+        stored = meta_of(equal[-1]).get("annotations") or {}
         if vct_hash is not None and stored.get(ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH) != vct_hash:
             annotations = {**stored, ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH: vct_hash}
             update["metadata"] = {**update["metadata"], "annotations": annotations}

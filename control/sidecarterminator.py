@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api import keys
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.crr import (
     CONDITION_SIDECAR_TERMINATED,
     FAILURE_POLICY_IGNORE,
     VIRTUAL_KUBELET_LABEL_KEY,
     VIRTUAL_KUBELET_LABEL_VALUE,
 )
+from kruise.api.objects import container_statuses_of, containers_of, meta_of, section, status_of
 
 Obj = Mapping[str, Any]
 
@@ -72,11 +74,11 @@ def is_sidecar(container: Obj) -> bool:
 
 
 def _containers(pod: Obj) -> list[Obj]:
-    return list((pod.get("spec") or {}).get("containers") or [])
+    return list(containers_of(pod))
 
 
 def _statuses(pod: Obj) -> list[Obj]:
-    return list((pod.get("status") or {}).get("containerStatuses") or [])
+    return list(container_statuses_of(pod))
 
 
 def main_and_sidecar_names(pod: Obj) -> tuple[frozenset[str], frozenset[str]]:
@@ -93,9 +95,7 @@ def containers_completed(pod: Obj, names: Iterable[str]) -> bool:
     if len(_containers(pod)) != len(_statuses(pod)):
         return False
     return all(
-        (s.get("state") or {}).get("terminated") is not None
-        for s in _statuses(pod)
-        if s.get("name") in wanted
+        section(s, "state").get("terminated") is not None for s in _statuses(pod) if s.get("name") in wanted
     )
 
 
@@ -107,7 +107,7 @@ def containers_succeeded(pod: Obj, names: Iterable[str]) -> bool:
     for status in _statuses(pod):
         if status.get("name") not in wanted:
             continue
-        terminated = (status.get("state") or {}).get("terminated")
+        terminated = section(status, "state").get("terminated")
         if terminated is None or int(terminated.get("exitCode") or 0) != 0:
             return False
     return True
@@ -131,7 +131,7 @@ def is_interesting(pod: Obj) -> bool:
 
 
 def is_virtual_kubelet(node: Obj | None) -> bool:
-    labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    labels = meta_of(node or {}).get("labels") or {}
     return labels.get(VIRTUAL_KUBELET_LABEL_KEY) == VIRTUAL_KUBELET_LABEL_VALUE
 
 
@@ -167,7 +167,7 @@ def sidecar_groups(pod: Obj, virtual_kubelet: bool) -> SidecarGroups:
 
 def uncompleted(pod: Obj, names: Iterable[str]) -> list[str]:
     """The named containers without a terminated state, sorted (a container with no status yet counts)."""
-    done = {s.get("name") for s in _statuses(pod) if (s.get("state") or {}).get("terminated") is not None}
+    done = {s.get("name") for s in _statuses(pod) if section(s, "state").get("terminated") is not None}
     return sorted(set(names) - done)
 
 
@@ -185,16 +185,7 @@ def kill_request(pod: Obj, containers: Iterable[str]) -> dict[str, Any]:
         "metadata": {
             "name": crr_name(pod),
             "namespace": meta["namespace"],
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [new_controller_ref({"apiVersion": "v1", "kind": "Pod", "metadata": meta})],
         },
         "spec": {
             "podName": meta["name"],
@@ -222,7 +213,7 @@ def terminated_status_patch(pod: Obj, now: str) -> dict[str, Any] | None:
     """The status patch that ends the pod ahead of its ignore-exit-code sidecars: phase Succeeded when
     every main container exited 0, else Failed, and condition SidecarTerminated; None when the pod
     is already terminal (a pod never leaves a terminal phase)."""
-    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+    if status_of(pod).get("phase") in ("Succeeded", "Failed"):
         return None
     main, _ = main_and_sidecar_names(pod)
     return {

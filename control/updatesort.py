@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.common import LabelSelector, selector_matches
+from kruise.api.objects import labels_of, section
 
 Pod = Mapping[str, Any]
 
 
 def _labels(pod: Pod) -> Mapping[str, str]:
-    return (pod.get("metadata") or {}).get("labels") or {}
+    return labels_of(pod)
 
 
 def int_suffix(value: str) -> int:
@@ -33,7 +34,7 @@ def _weight(strategy: Mapping[str, Any], labels: Mapping[str, str]) -> int:
     total = 0
     for term in strategy.get("weightPriority") or []:
         try:
-            selector = LabelSelector.model_validate(term.get("matchSelector") or {})
+            selector = LabelSelector.model_validate(section(term, "matchSelector"))
             if selector_matches(selector, dict(labels)):
                 total += int(term.get("weight") or 0)
         except ValueError:

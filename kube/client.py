@@ -21,6 +21,7 @@ import orjson
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.client import ApiClient, Configuration
 
+from kruise.api.objects import meta_of
 from kruise.kube import metrics
 from kruise.kube.errors import ApiError, TransportError, error_from_response, error_from_status
 from kruise.kube.incluster import HOST_ENV, PORT_ENV, in_cluster_paths, running_in_pod
@@ -399,7 +400,7 @@ class Client:
         dry_run: bool = False,
         field_manager: str | None = None,
     ) -> dict[str, Any]:
-        namespace = namespace or (body.get("metadata") or {}).get("namespace")
+        namespace = namespace or meta_of(body).get("namespace")
         if ref.namespaced and not namespace:
             raise ValueError(f"metadata.namespace: Required value: {ref} is namespaced")
         query = self._write_options(dry_run, field_manager)

@@ -18,6 +18,8 @@ from typing import Any, Protocol
 
 import structlog
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import meta_of
 from kruise.kube import metrics
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.errors import ApiError, log_fields
@@ -65,16 +67,14 @@ def enqueue_owner(owner_kind: str, owner_group: str | None = None) -> Mapper:
     """
 
     def mapper(obj: Obj) -> list[str]:
-        meta = obj.get("metadata") or {}
-        namespace = meta.get("namespace")
-        for ref in meta.get("ownerReferences") or []:
-            if not ref.get("controller") or ref.get("kind") != owner_kind:
-                continue
-            group = ref.get("apiVersion", "").rpartition("/")[0]
-            if owner_group is not None and group != owner_group:
-                continue
-            return [f"{namespace}/{ref['name']}" if namespace else ref["name"]]
-        return []
+        namespace = meta_of(obj).get("namespace")
+        ref = controller_of(obj)
+        if ref is None or ref.get("kind") != owner_kind:
+            return []
+        group = ref.get("apiVersion", "").rpartition("/")[0]
+        if owner_group is not None and group != owner_group:
+            return []
+        return [f"{namespace}/{ref['name']}" if namespace else ref["name"]]
 
     return mapper
 

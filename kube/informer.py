@@ -22,6 +22,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.objects import meta_of
 from kruise.kube.client import Client, WatchEvent
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.errors import ApiError, Gone, TooManyRequests, log_fields
@@ -261,7 +262,7 @@ class SharedInformer:
 
     def _apply(self, event: WatchEvent) -> None:
         obj = event.object
-        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        rv = meta_of(obj).get("resourceVersion")
         if event.type == "BOOKMARK":
             if rv:
                 self.last_resource_version = rv
@@ -271,7 +272,7 @@ class SharedInformer:
             old = self.store.upsert(obj)
             if old is None:
                 self._dispatch_add(obj)
-            elif (old.get("metadata") or {}).get("resourceVersion") != rv:
+            elif meta_of(old).get("resourceVersion") != rv:
                 self._dispatch_update(old, obj)
             # Same resourceVersion: a replay after reconnect, not a change — deliver nothing.
         elif event.type == "DELETED":

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api.objects import meta_of
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
@@ -25,7 +26,7 @@ def pod_name(pod: Pod) -> str:
 
 
 def terminating(pod: Pod) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(meta_of(pod).get("deletionTimestamp"))
 
 
 def watch_owned_pods(

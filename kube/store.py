@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import meta_of, owner_refs_of, spec_of
 from kruise.kube.resources import object_key
 
 Obj = dict[str, Any]
@@ -24,25 +26,23 @@ NODE_NAME_INDEX = "spec.nodeName"
 
 
 def index_by_namespace(obj: Obj) -> list[str]:
-    namespace = (obj.get("metadata") or {}).get("namespace")
+    namespace = meta_of(obj).get("namespace")
     return [namespace] if namespace else []
 
 
 def index_by_owner_uid(obj: Obj) -> list[str]:
-    return [ref["uid"] for ref in (obj.get("metadata") or {}).get("ownerReferences") or [] if ref.get("uid")]
+    return [ref["uid"] for ref in owner_refs_of(obj) if ref.get("uid")]
 
 
 def index_by_node_name(obj: Obj) -> list[str]:
-    node = (obj.get("spec") or {}).get("nodeName")
+    node = spec_of(obj).get("nodeName")
     return [node] if node else []
 
 
 def index_by_controller_uid(obj: Obj) -> list[str]:
     """Only the owner marked `controller: true` (kruise's `.metadata.controller` index)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("uid"):
-            return [ref["uid"]]
-    return []
+    ref = controller_of(obj)
+    return [ref["uid"]] if ref is not None and ref.get("uid") else []
 
 
 STANDARD_INDEXERS: dict[str, IndexFunc] = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kruise.api.keys import CONFIGMAP_KRUISE_CONFIGURATION
+from kruise.api.objects import section
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONFIGMAPS
 from kruise.manager.context import ManagerContext
@@ -24,7 +25,7 @@ def configuration_of(informer: SharedInformer) -> Callable[[], dict[str, str]]:
 
     def data() -> dict[str, str]:
         for config_map in informer.list():
-            return dict(config_map.get("data") or {})
+            return dict(section(config_map, "data"))
         return {}
 
     return data

@@ -13,6 +13,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.objects import section
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.errors import ApiError
@@ -30,7 +31,7 @@ def ready_endpoint_count(slices: list[dict[str, Any]]) -> int:
     count = 0
     for endpoint_slice in slices:
         for endpoint in endpoint_slice.get("endpoints") or []:
-            if (endpoint.get("conditions") or {}).get("ready") is not False and endpoint.get("addresses"):
+            if section(endpoint, "conditions").get("ready") is not False and endpoint.get("addresses"):
                 count += 1
     return count
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import labels_of, meta_of, status_of
 from kruise.kube.resources import ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, Store
 
 
 def _pod_active(pod: dict) -> bool:
     """kubecontroller.IsPodActive: not finished and not being deleted."""
-    phase = (pod.get("status") or {}).get("phase")
-    return phase not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    phase = status_of(pod).get("phase")
+    return phase not in ("Succeeded", "Failed") and not meta_of(pod).get("deletionTimestamp")
 
 
 def _pvc_bound(pvc: dict) -> bool:
-    bound = (pvc.get("status") or {}).get("phase") == "Bound"
-    return bound and not (pvc.get("metadata") or {}).get("deletionTimestamp")
+    bound = status_of(pvc).get("phase") == "Bound"
+    return bound and not meta_of(pvc).get("deletionTimestamp")
 
 
 class StoreNamespaceContents:
@@ -87,7 +89,7 @@ class StoreSidecarSets:
         namespace = self._namespaces.get_by_name(None, name)
         if namespace is None:
             return None
-        return (namespace.get("metadata") or {}).get("labels") or {}
+        return labels_of(namespace)
 
     def configuration(self) -> dict[str, str]:
         """`data` of ConfigMap kruise-configuration (the store holds only that one object), or {}."""
@@ -124,9 +126,8 @@ class StorePubs:
         replicaset = self._replicasets.get_by_name(namespace, str(owner.get("name", "")))
         if replicaset is None:
             return None
-        refs = (replicaset.get("metadata") or {}).get("ownerReferences") or []
-        deployment = next((r for r in refs if r.get("controller") and r.get("kind") == "Deployment"), None)
-        return deployment if deployment is not None else owner
+        controller = controller_of(replicaset)
+        return controller if controller is not None and controller.get("kind") == "Deployment" else owner
 
     def pub(self, namespace: str, name: str) -> dict | None:
         return self._pubs.get_by_name(namespace, name) if self._pubs is not None else None

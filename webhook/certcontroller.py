@@ -22,6 +22,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.objects import meta_of
 from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CRDS, SECRETS
@@ -94,7 +95,7 @@ class CertController:
         watched = {self.secret_name, MUTATING_NAME, VALIDATING_NAME}
 
         def poke(*objs: Any) -> None:
-            if any(isinstance(o, dict) and (o.get("metadata") or {}).get("name") in watched for o in objs):
+            if any(isinstance(o, dict) and meta_of(o).get("name") in watched for o in objs):
                 self._wake.set()
 
         for informer in self.informers:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import orjson
 import structlog
 
+from kruise.api.objects import section
 from kruise.kube.client import Client
 from kruise.kube.errors import AlreadyExists, Conflict, NotFound
 from kruise.kube.resources import SECRETS, ResourceRef
@@ -93,7 +94,7 @@ async def ensure_secret(
             assert current is not None
             return current
         secret = dict(secret)
-        secret["data"] = {**(secret.get("data") or {}), **_encode(replacement.secret_data())}
+        secret["data"] = {**section(secret, "data"), **_encode(replacement.secret_data())}
         try:
             await client.update(SECRETS, secret)
         except Conflict:
@@ -146,7 +147,7 @@ def _hook_path(hook: dict[str, Any]) -> str:
     config = hook.get("clientConfig") or {}
     if config.get("url"):
         return urlsplit(config["url"]).path
-    return (config.get("service") or {}).get("path") or ""
+    return section(config, "service").get("path") or ""
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,7 @@ class ConfigurationPatcher:
             for hook in current.get("webhooks") or []:
                 if _hook_path(hook) not in self.served:
                     continue
-                if (hook.get("clientConfig") or {}).get("caBundle") != expected:
+                if section(hook, "clientConfig").get("caBundle") != expected:
                     raise certs.ExternalCertsError(
                         f"caBundle of {ref.kind} {name} (webhook {hook.get('name')}) does not match "
                         "the external caBundle"

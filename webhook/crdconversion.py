@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from kruise.api.objects import section
 from kruise.api.registry import by_kind
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
@@ -32,10 +33,10 @@ MAX_ATTEMPTS = 5
 def is_kruise_webhook_converted(crd: dict[str, Any]) -> bool:
     """A CRD of a registered Kruise kind whose conversion strategy is Webhook."""
     spec = crd.get("spec") or {}
-    if not spec.get("versions") or (spec.get("conversion") or {}).get("strategy") != "Webhook":
+    if not spec.get("versions") or section(spec, "conversion").get("strategy") != "Webhook":
         return False
     try:
-        by_kind(spec.get("group", ""), (spec.get("names") or {}).get("kind", ""))
+        by_kind(spec.get("group", ""), section(spec, "names").get("kind", ""))
     except KeyError:
         return False
     return True
@@ -78,7 +79,7 @@ class ConversionPatcher:
             if not is_kruise_webhook_converted(crd):
                 continue
             name = crd["metadata"]["name"]
-            config = (crd["spec"]["conversion"].get("webhook") or {}).get("clientConfig")
+            config = section(crd["spec"]["conversion"], "webhook").get("clientConfig")
             if not config:
                 raise ExternalCertsError(
                     f"bad conversion configuration of CRD {name}: "
@@ -90,7 +91,7 @@ class ConversionPatcher:
     async def _ensure_one(self, crd: dict[str, Any], webhook: dict[str, Any]) -> bool:
         name = crd["metadata"]["name"]
         for _ in range(MAX_ATTEMPTS):
-            if (crd["spec"]["conversion"].get("webhook") or {}) == webhook:
+            if section(crd["spec"]["conversion"], "webhook") == webhook:
                 return False
             try:
                 await self.client.update(CRDS, with_conversion_webhook(crd, webhook))

@@ -21,6 +21,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.features import FeatureGateError, FeatureGates
+from kruise.api.objects import section
 from kruise.control.sidecarset.revision import LABEL_SIDECARSET_NAME
 from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
 from kruise.control.workloadspread.whitelist import WhitelistError, parse_whitelist
@@ -284,7 +285,7 @@ class WebhookProcess:
         except NotFound:
             return
         try:
-            whitelist = parse_whitelist(config_map.get("data") or {})
+            whitelist = parse_whitelist(section(config_map, "data"))
         except WhitelistError as exc:
             log.warning("WorkloadSpread custom workloads are not followed", error=str(exc))
             return

@@ -12,13 +12,12 @@ annotations are rewritten from the status, and the v1beta1-only status fields ar
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import re
 from typing import Any
 
 from kruise.api.conversion.errors import ConversionError
 from kruise.api.conversion.fields import child, ensure_child, set_meta, string_map
+from kruise.api.timestamps import go_parse_rfc3339, rfc3339
 
 GROUP = "apps.kruise.io"
 KIND = "ContainerRecreateRequest"
@@ -26,22 +25,6 @@ SYNC_CONTAINER_STATUSES_ANNOTATION = "crr.apps.kruise.io/sync-container-statuses
 UNREADY_ACQUIRED_ANNOTATION = "crr.apps.kruise.io/unready-acquired"
 PRE_RECREATE_GRACE = "PreRecreateGrace"
 PRE_RECREATE_GRACE_MESSAGE = "Pod has been forced to not-ready for unreadyGracePeriodSeconds drain"
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
-
-
-def _parse_time(text: str) -> dt.datetime | None:
-    """time.Parse(time.RFC3339, text), None when it fails."""
-    if not _RFC3339.fullmatch(text):
-        return None
-    try:
-        return dt.datetime.fromisoformat(text.upper())
-    except ValueError:
-        return None
-
-
-def _format_time(moment: dt.datetime) -> str:
-    """t.UTC().Format(time.RFC3339): whole seconds, Z."""
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _snapshot_entry(item: object) -> dict[str, Any] | None:
@@ -77,13 +60,13 @@ def to_v1beta1(obj: dict[str, Any]) -> None:
     snapshot = _snapshot(raw) if raw else None
     if snapshot is not None:
         ensure_child(obj, "status", "")["containerStatusSnapshot"] = snapshot
-    acquired = _parse_time(annotations.get(UNREADY_ACQUIRED_ANNOTATION, ""))
+    acquired = go_parse_rfc3339(annotations.get(UNREADY_ACQUIRED_ANNOTATION, ""))
     if acquired is not None:
         ensure_child(obj, "status", "")["conditions"] = [
             {
                 "type": PRE_RECREATE_GRACE,
                 "status": "True",
-                "lastTransitionTime": _format_time(acquired),
+                "lastTransitionTime": rfc3339(acquired),
                 "reason": PRE_RECREATE_GRACE,
                 "message": PRE_RECREATE_GRACE_MESSAGE,
             }
@@ -105,12 +88,12 @@ def _grace_time(conditions: list[Any]) -> str | None:
         if cond.get("type") != PRE_RECREATE_GRACE or cond.get("status") != "True":
             continue
         text = cond.get("lastTransitionTime")
-        moment = _parse_time(text) if isinstance(text, str) else None
+        moment = go_parse_rfc3339(text) if isinstance(text, str) else None
         if moment is None:
             raise ConversionError(
                 f"status.conditions[{index}].lastTransitionTime", f"must be an RFC 3339 time, got {text!r}"
             )
-        return _format_time(moment)
+        return rfc3339(moment)
     return None
 
 

@@ -11,10 +11,9 @@ which makes a second create for the same activation fail with AlreadyExists inst
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from kruise.api.advancedcronjob import (
@@ -23,7 +22,10 @@ from kruise.api.advancedcronjob import (
     TEMPLATE_KIND_IMAGELISTPULLJOB,
     TEMPLATE_KIND_JOB,
 )
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import ANNOTATION_SCHEDULED_AT
+from kruise.api.objects import annotations_of, conditions_of, meta_of, section, spec_of, status_of
+from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 
 Obj = Mapping[str, Any]
 
@@ -41,53 +43,14 @@ TEMPLATE_FIELD = {
     TEMPLATE_KIND_IMAGELISTPULLJOB: "imageListPullJobTemplate",
 }
 
-_RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
-)
-
-
-def format_rfc3339(moment: datetime) -> str:
-    """Go's `Format(time.RFC3339)`: whole seconds, `Z` for a zero offset, else `±hh:mm`."""
-    offset = moment.utcoffset()
-    if offset is None:
-        raise ValueError("format_rfc3339 needs a timezone-aware datetime")
-    text = (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
-        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
-    )
-    if offset == timedelta(0):
-        return text + "Z"
-    sign = "-" if offset < timedelta(0) else "+"
-    minutes = abs(int(offset.total_seconds())) // 60
-    return f"{text}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def parse_rfc3339(text: str) -> datetime | None:
-    """Go's `time.Parse(time.RFC3339, ...)` for the values it accepts; None for anything else."""
-    match = _RFC3339.fullmatch(text)
-    if match is None:
-        return None
-    year, month, day, hour, minute, second, frac, zulu, sign, off_h, off_m = match.groups()
-    micro = int((frac or "0")[:6].ljust(6, "0"))
-    try:
-        naive = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro)
-    except ValueError:
-        return None
-    if zulu:
-        return naive.replace(tzinfo=UTC)
-    if int(off_h) > 23 or int(off_m) > 59:
-        return None
-    offset = timedelta(hours=int(off_h), minutes=int(off_m))
-    return (naive - offset if sign == "+" else naive + offset).replace(tzinfo=UTC)
-
 
 def scheduled_at(child: Obj) -> datetime | None:
     """The activation a child was started for; None when unannotated or unparsable (upstream skips it)."""
-    annotations = (child.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(child)
     raw = annotations.get(ANNOTATION_SCHEDULED_AT)
     if not raw:
         return None
-    return parse_rfc3339(raw)
+    return go_parse_rfc3339(raw)
 
 
 def child_name(acj_name: str, scheduled: datetime) -> str:
@@ -108,7 +71,7 @@ def finished_type(child: Obj, kind: str = TEMPLATE_KIND_JOB) -> str | None:
     """
     if kind == TEMPLATE_KIND_IMAGELISTPULLJOB:
         return _image_list_pull_job_finished(child)
-    for condition in (child.get("status") or {}).get("conditions") or []:
+    for condition in conditions_of(child):
         kind = condition.get("type")
         if kind in (FINISHED_COMPLETE, FINISHED_FAILED) and condition.get("status") == "True":
             return str(kind)
@@ -141,7 +104,7 @@ def classify(children: Sequence[Obj], kind: str = TEMPLATE_KIND_JOB) -> Children
     succeeded: list[Obj] = []
     failed: list[Obj] = []
     latest: datetime | None = None
-    for child in sorted(children, key=lambda c: (c.get("metadata") or {}).get("name") or ""):
+    for child in sorted(children, key=lambda c: meta_of(c).get("name") or ""):
         state = finished_type(child, kind)
         if state is None:
             active.append(child)
@@ -157,9 +120,9 @@ def classify(children: Sequence[Obj], kind: str = TEMPLATE_KIND_JOB) -> Children
 
 def _start_time_key(child: Obj) -> tuple[int, datetime, str]:
     """Oldest first, children without `status.startTime` before all others (as upstream sorts)."""
-    name = (child.get("metadata") or {}).get("name") or ""
-    raw = (child.get("status") or {}).get("startTime")
-    started = parse_rfc3339(raw) if isinstance(raw, str) else None
+    name = meta_of(child).get("name") or ""
+    raw = status_of(child).get("startTime")
+    started = go_parse_rfc3339(raw) if isinstance(raw, str) else None
     if started is None:
         return (0, datetime.min.replace(tzinfo=UTC), name)
     return (1, started, name)
@@ -189,18 +152,6 @@ def object_reference(child: Obj, kind: str) -> dict[str, Any]:
     return {k: v for k, v in ref.items() if v}
 
 
-def controller_ref(acj: Obj) -> dict[str, Any]:
-    meta = acj["metadata"]
-    return {
-        "apiVersion": ACJ_API_VERSION,
-        "kind": KIND,
-        "name": meta["name"],
-        "uid": meta.get("uid"),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def build_child(acj: Obj, kind: str, scheduled: datetime) -> dict[str, Any]:
     """The child for one activation: the template's spec, labels and annotations, plus the
     scheduled-at annotation and a controller reference to the cron job.
@@ -209,20 +160,20 @@ def build_child(acj: Obj, kind: str, scheduled: datetime) -> dict[str, Any]:
     in its own zone, as Go formats the activation it computed.
     """
     meta = acj["metadata"]
-    template = (acj.get("spec") or {}).get("template") or {}
+    template = spec_of(acj).get("template") or {}
     child_template = template.get(TEMPLATE_FIELD[kind]) or {}
     template_meta = child_template.get("metadata") or {}
-    annotations = dict(template_meta.get("annotations") or {})
-    annotations[ANNOTATION_SCHEDULED_AT] = format_rfc3339(scheduled)
+    annotations = dict(section(template_meta, "annotations"))
+    annotations[ANNOTATION_SCHEDULED_AT] = go_format_rfc3339(scheduled)
     return {
         "apiVersion": CHILD_API_VERSION[kind],
         "kind": kind,
         "metadata": {
             "name": child_name(meta["name"], scheduled),
             "namespace": meta.get("namespace"),
-            "labels": dict(template_meta.get("labels") or {}),
+            "labels": dict(section(template_meta, "labels")),
             "annotations": annotations,
-            "ownerReferences": [controller_ref(acj)],
+            "ownerReferences": [new_controller_ref({**acj, "apiVersion": ACJ_API_VERSION, "kind": KIND})],
         },
-        "spec": copy.deepcopy(child_template.get("spec") or {}),
+        "spec": copy.deepcopy(spec_of(child_template)),
     }

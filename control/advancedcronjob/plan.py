@@ -27,13 +27,13 @@ from kruise.api.advancedcronjob import (
     TEMPLATE_KIND_IMAGELISTPULLJOB,
     TEMPLATE_KIND_JOB,
 )
+from kruise.api.objects import meta_of, spec_of, status_of
+from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 from kruise.control.advancedcronjob.children import (
     beyond_history_limit,
     build_child,
     classify,
-    format_rfc3339,
     object_reference,
-    parse_rfc3339,
 )
 from kruise.control.advancedcronjob.schedule import ScheduleProblem, due_run, parse_effective
 
@@ -91,7 +91,7 @@ class Plan:
 def template_kind(acj: Obj) -> str:
     """upstream's FindTemplateKind: jobTemplate wins, then imageListPullJobTemplate; anything else is a
     BroadcastJob cron job."""
-    template = (acj.get("spec") or {}).get("template") or {}
+    template = spec_of(acj).get("template") or {}
     if template.get("jobTemplate") is not None:
         return TEMPLATE_KIND_JOB
     if template.get("imageListPullJobTemplate") is not None:
@@ -122,8 +122,8 @@ def _deletion(child: Obj, kind: str, reason: DeletionReason) -> Deletion:
 
 
 def _creation_time(acj: Obj) -> datetime | None:
-    raw = (acj.get("metadata") or {}).get("creationTimestamp")
-    return parse_rfc3339(raw) if isinstance(raw, str) else None
+    raw = meta_of(acj).get("creationTimestamp")
+    return go_parse_rfc3339(raw) if isinstance(raw, str) else None
 
 
 def plan_reconcile(acj: Obj, children: Sequence[Obj], now: datetime, local_zone: tzinfo = UTC) -> Plan:
@@ -145,8 +145,8 @@ def plan_reconcile(acj: Obj, children: Sequence[Obj], now: datetime, local_zone:
     if sorted_children.active:
         status["active"] = [object_reference(c, kind) for c in sorted_children.active]
     if sorted_children.last_scheduled is not None:
-        status["lastScheduleTime"] = format_rfc3339(sorted_children.last_scheduled.astimezone(UTC))
-    status_changed = status != (acj.get("status") or {})
+        status["lastScheduleTime"] = go_format_rfc3339(sorted_children.last_scheduled.astimezone(UTC))
+    status_changed = status != status_of(acj)
 
     history = tuple(
         _deletion(c, kind, DeletionReason.FAILED_HISTORY)

@@ -15,6 +15,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.objects import spec_of
 from kruise.control.broadcastjob.resources import insufficient_resources
 from kruise.control.daemonnodes import (
     EFFECT_NO_EXECUTE,
@@ -52,7 +53,7 @@ def unfit_reason(pod_spec: Obj, node: Obj) -> str | None:
         taint = find_untolerated_taint(node_taints(node), tolerations, _is_no_schedule_or_execute) or {}
         key, value = taint.get("key") or "", taint.get("value") or ""
         return f"node(s) had taint {{{key}: {value}}}, that the pod didn't tolerate"
-    unschedulable = bool((node.get("spec") or {}).get("unschedulable"))
+    unschedulable = bool(spec_of(node).get("unschedulable"))
     if unschedulable and not any(tolerates(tol, _UNSCHEDULABLE_TAINT) for tol in tolerations):
         return REASON_UNSCHEDULABLE
     shortfalls = insufficient_resources(pod_spec, node)
@@ -65,7 +66,7 @@ def mock_pod_spec(template: Obj, node: Obj) -> dict[str, Any]:
     """upstream ``NewMockPod``: the template's spec with ``nodeName`` set to the node — so a
     ``nodeName`` written in the template never narrows the nodes, only affinity, taints and
     resources do."""
-    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    spec = copy.deepcopy(dict(spec_of(template)))
     spec["nodeName"] = node_name(node)
     return spec
 

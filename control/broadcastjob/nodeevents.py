@@ -13,22 +13,23 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.objects import conditions_of, meta_of, spec_of, status_of
 from kruise.control.broadcastjob.fitness import unfit_reason
 
 Obj = Mapping[str, Any]
 
 
 def _true_conditions(node: Obj) -> set[str]:
-    conditions = (node.get("status") or {}).get("conditions") or []
+    conditions = conditions_of(node)
     return {c.get("type") or "" for c in conditions if c.get("status") == "True"}
 
 
 def _without_heartbeat(node: Obj) -> dict[str, Any]:
     body = copy.deepcopy(dict(node))
-    meta = dict(body.get("metadata") or {})
+    meta = dict(meta_of(body))
     meta.pop("resourceVersion", None)
     body["metadata"] = meta
-    status = dict(body.get("status") or {})
+    status = dict(status_of(body))
     status.pop("conditions", None)
     body["status"] = status
     return body
@@ -42,14 +43,14 @@ def is_heartbeat(old: Obj, new: Obj) -> bool:
 
 
 def _fits(template: Obj, node: Obj, as_name: str) -> bool:
-    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    spec = copy.deepcopy(dict(spec_of(template)))
     spec["nodeName"] = as_name
     return unfit_reason(spec, node) is None
 
 
 def wakes_on_add(template: Obj, node: Obj) -> bool:
     """A job wakes for a new node its pod would fit."""
-    return _fits(template, node, (node.get("metadata") or {}).get("name") or "")
+    return _fits(template, node, meta_of(node).get("name") or "")
 
 
 def wakes_on_update(template: Obj, old: Obj, new: Obj) -> bool:
@@ -57,5 +58,5 @@ def wakes_on_update(template: Obj, old: Obj, new: Obj) -> bool:
     (upstream judges both versions with a mock pod named for the old node)."""
     if is_heartbeat(old, new):
         return False
-    name = (old.get("metadata") or {}).get("name") or ""
+    name = meta_of(old).get("name") or ""
     return _fits(template, old, name) != _fits(template, new, name)

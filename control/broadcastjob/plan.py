@@ -31,10 +31,12 @@ import enum
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api import broadcastjob as api
+from kruise.api.objects import meta_of, section
+from kruise.api.timestamps import parse_time, rfc3339
 from kruise.control.broadcastjob.fitness import mock_pod_spec, unfit_reason
 from kruise.control.broadcastjob.pods import (
     assigned_node,
@@ -183,17 +185,6 @@ class Plan:
         return Settlement(status, tuple(events))
 
 
-def format_time(moment: datetime) -> str:
-    """metav1.Time on the wire: RFC 3339 in UTC, whole seconds."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
 def parallelism_limit(parallelism: int | str | None, desired: int) -> int:
     """intstr.GetValueFromIntOrPercent(parallelism or MaxInt32, desired, roundUp=true).
 
@@ -227,9 +218,9 @@ def is_finished(job: api.BroadcastJob) -> bool:
 def labelled_template(job: api.BroadcastJob) -> dict[str, Any]:
     """upstream ``addLabelToPodTemplate``: the template with the job's name and uid labels."""
     template = dict(job.spec.template)
-    meta = dict(template.get("metadata") or {})
+    meta = dict(meta_of(template))
     meta["labels"] = {
-        **(meta.get("labels") or {}),
+        **section(meta, "labels"),
         **job_labels(job.metadata.name or "", job.metadata.uid or ""),
     }
     template["metadata"] = meta
@@ -328,7 +319,7 @@ def plan_reconcile(
     spec = job.spec
     policy = spec.completion_policy
     status = job.status or api.BroadcastJobStatus()
-    stamp = format_time(now)
+    stamp = rfc3339(now)
     template = labelled_template(job)
 
     start = parse_time(status.start_time) or now
@@ -359,7 +350,7 @@ def plan_reconcile(
 
     def draft(phase: str, completion_time: str | None = status.completion_time) -> StatusDraft:
         return StatusDraft(
-            start_time=format_time(start),
+            start_time=rfc3339(start),
             phase=phase,
             desired=desired,
             active=active,

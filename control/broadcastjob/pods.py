@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api import broadcastjob as api
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_BROADCASTJOB_CONTROLLER_UID, LABEL_BROADCASTJOB_NAME
+from kruise.api.objects import section, spec_of, status_of
 from kruise.control.daemonnodes import OBJECT_NAME_FIELD, replace_node_name_affinity
 
 Obj = Mapping[str, Any]
@@ -45,15 +47,13 @@ def is_deleting(pod: Obj) -> bool:
 
 
 def pod_phase(pod: Obj) -> str:
-    return (pod.get("status") or {}).get("phase") or ""
+    return status_of(pod).get("phase") or ""
 
 
-def controller_uid(pod: Obj) -> str | None:
+def controlling_job_uid(pod: Obj) -> str | None:
     """The uid of the pod's controller when that controller is a BroadcastJob."""
-    for ref in _meta(pod).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == api.KIND:
-            return ref.get("uid")
-    return None
+    ref = controller_of(pod)
+    return ref.get("uid") if ref is not None and ref.get("kind") == api.KIND else None
 
 
 def owned_pods(pods: Sequence[Obj], name: str, uid: str) -> list[Obj]:
@@ -63,7 +63,7 @@ def owned_pods(pods: Sequence[Obj], name: str, uid: str) -> list[Obj]:
     result = []
     for pod in pods:
         labels = _meta(pod).get("labels") or {}
-        if all(labels.get(k) == v for k, v in wanted.items()) and controller_uid(pod) == uid:
+        if all(labels.get(k) == v for k, v in wanted.items()) and controlling_job_uid(pod) == uid:
             result.append(pod)
     return result
 
@@ -74,7 +74,7 @@ def assigned_node(pod: Obj) -> str:
     spec = pod.get("spec") or {}
     if spec.get("nodeName"):
         return spec["nodeName"]
-    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    node_affinity = section(spec, "affinity").get("nodeAffinity") or {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
     for term in required.get("nodeSelectorTerms") or []:
         for req in term.get("matchFields") or []:
@@ -92,7 +92,7 @@ def restart_count(pod: Obj) -> int:
 
 def exceeded_restart_limit(pod: Obj, restart_limit: int) -> bool:
     """upstream ``isPodFailed``: only an OnFailure pod can fail by restarting too often."""
-    if (pod.get("spec") or {}).get("restartPolicy") != RESTART_ON_FAILURE:
+    if spec_of(pod).get("restartPolicy") != RESTART_ON_FAILURE:
         return False
     return restart_count(pod) > restart_limit
 
@@ -130,18 +130,6 @@ def is_pod_active(pod: Obj) -> bool:
     return pod_phase(pod) not in (PHASE_SUCCEEDED, PHASE_FAILED) and not is_deleting(pod)
 
 
-def owner_reference(name: str, uid: str) -> dict[str, Any]:
-    """metav1.NewControllerRef for the job."""
-    return {
-        "apiVersion": f"{api.GROUP}/{api.VERSION}",
-        "kind": api.KIND,
-        "name": name,
-        "uid": uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def generate_name_prefix(job_name: str) -> str:
     """kube ``getPodsPrefix``: ``<job>-`` (a job name is a DNS subdomain, so the prefix is one too)."""
     return f"{job_name}-"
@@ -154,7 +142,7 @@ def new_pod(
     template (with the job's labels added), ``generateName``, the controller reference, and the
     template's spec bound to ``node``."""
     meta = _meta(template)
-    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    spec = copy.deepcopy(dict(spec_of(template)))
     if by_scheduler:
         spec["affinity"] = replace_node_name_affinity(spec.get("affinity"), node)
     elif node:
@@ -162,8 +150,14 @@ def new_pod(
     metadata: dict[str, Any] = {
         "generateName": generate_name_prefix(job_name),
         "namespace": namespace,
-        "labels": {**(meta.get("labels") or {}), **job_labels(job_name, uid)},
-        "ownerReferences": [owner_reference(job_name, uid)],
+        "labels": {**section(meta, "labels"), **job_labels(job_name, uid)},
+        "ownerReferences": [
+            new_controller_ref(
+                {"metadata": {"name": job_name, "uid": uid}},
+                api_version=f"{api.GROUP}/{api.VERSION}",
+                kind=api.KIND,
+            )
+        ],
     }
     if meta.get("annotations"):
         metadata["annotations"] = dict(meta["annotations"])

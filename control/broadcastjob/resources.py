@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.goquantity import Quantity, QuantityError
+from kruise.api.objects import section, status_of
 
 Obj = Mapping[str, Any]
 
@@ -52,7 +53,7 @@ def _counted(name: str) -> bool:
 
 
 def _requests(container: Obj) -> dict[str, int]:
-    raw = (container.get("resources") or {}).get("requests") or {}
+    raw = section(container, "resources").get("requests") or {}
     return {name: scaled(name, value) for name, value in raw.items() if _counted(name)}
 
 
@@ -95,7 +96,7 @@ def insufficient_resources(pod_spec: Obj, node: Obj) -> list[str]:
     The pod count comes first ("Too many pods" when the node allows no pod: a node that does not
     report ``allocatable.pods`` allows none, as in the scheduler); then cpu, memory,
     ephemeral-storage and scalar resources, each only when the pod requests some."""
-    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    allocatable = status_of(node).get("allocatable") or {}
     reasons: list[str] = []
     allowed_pods = scaled(PODS, allocatable[PODS]) if PODS in allocatable else 0
     if allowed_pods < 1:

@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.conditions import get_condition, remove_condition, set_condition
+from kruise.api.objects import section, spec_of
+from kruise.api.timestamps import parse_time
 from kruise.control.lifecycle import rfc3339
 
 MAX_INT32 = 2**31 - 1
@@ -27,25 +30,12 @@ REASON_DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"
 REASON_UPDATED = "CloneSetUpdated"
 
 
-def get_condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    return next((c for c in status.get("conditions") or [] if c.get("type") == type_), None)
-
-
-def set_condition(status: dict[str, Any], condition: dict[str, Any]) -> None:
+def set_cloneset_condition(status: dict[str, Any], condition: dict[str, Any]) -> None:
     """`SetCloneSetCondition`: keep the old one when status and reason are unchanged; keep its
     transition time when only the reason changed."""
-    current = get_condition(status, condition["type"])
-    if current is not None and current.get("status") == condition["status"]:
-        if current.get("reason") == condition.get("reason"):
-            return
-        condition = {**condition, "lastTransitionTime": current.get("lastTransitionTime")}
-    others = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-    status["conditions"] = [*others, condition]
-
-
-def remove_condition(status: dict[str, Any], type_: str) -> None:
-    if status.get("conditions"):
-        status["conditions"] = [c for c in status["conditions"] if c.get("type") != type_]
+    status["conditions"] = set_condition(
+        status.get("conditions"), condition, same=("status", "reason"), keep_transition_time=True, to_end=True
+    )
 
 
 def new_condition(type_: str, status: str, reason: str, message: str, now: datetime) -> dict[str, Any]:
@@ -66,19 +56,13 @@ def failed_condition(type_: str, message: str, now: datetime) -> dict[str, Any]:
     return {"type": type_, "status": "True", "lastTransitionTime": stamp, "message": message}
 
 
-def _parse(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-
-
 def has_progress_deadline(cloneset: Mapping[str, Any]) -> bool:
-    deadline = (cloneset.get("spec") or {}).get("progressDeadlineSeconds")
+    deadline = spec_of(cloneset).get("progressDeadlineSeconds")
     return deadline is not None and deadline != MAX_INT32
 
 
 def _replicas(cloneset: Mapping[str, Any]) -> int:
-    replicas = (cloneset.get("spec") or {}).get("replicas")
+    replicas = spec_of(cloneset).get("replicas")
     return 1 if replicas is None else int(replicas)
 
 
@@ -86,16 +70,17 @@ def apply_progressing(cloneset: Mapping[str, Any], status: dict[str, Any], now: 
     """Set or drop the Progressing condition in `status`; return seconds until the deadline to
     requeue at, or None."""
     if not has_progress_deadline(cloneset):
-        remove_condition(status, CONDITION_PROGRESSING)
+        if status.get("conditions"):
+            status["conditions"] = remove_condition(status["conditions"], CONDITION_PROGRESSING)
         return None
     spec = cloneset.get("spec") or {}
     replicas = _replicas(cloneset)
-    paused = bool((spec.get("updateStrategy") or {}).get("paused"))
+    paused = bool(section(spec, "updateStrategy").get("paused"))
     expected_updated = int(status.get("expectedUpdatedReplicas") or 0)
     updated_available = int(status.get("updatedAvailableReplicas") or 0)
 
     def progressing(state: str, reason: str, message: str) -> None:
-        set_condition(status, new_condition(CONDITION_PROGRESSING, state, reason, message, now))
+        set_cloneset_condition(status, new_condition(CONDITION_PROGRESSING, state, reason, message, now))
 
     if (
         status.get("currentRevision") == status.get("updateRevision")
@@ -114,7 +99,7 @@ def apply_progressing(cloneset: Mapping[str, Any], status: dict[str, Any], now: 
     deadline = timedelta(seconds=int(spec["progressDeadlineSeconds"]))
     current = get_condition(status, CONDITION_PROGRESSING)
     if current is not None:
-        last_update = _parse(current.get("lastUpdateTime"))
+        last_update = parse_time(current.get("lastUpdateTime"))
         exceeded = current.get("reason") == REASON_DEADLINE_EXCEEDED or (
             last_update is not None and last_update + deadline < now
         )
@@ -124,7 +109,7 @@ def apply_progressing(cloneset: Mapping[str, Any], status: dict[str, Any], now: 
             return None
     progressing("True", REASON_UPDATED, "CloneSet is progressing")
     condition = get_condition(status, CONDITION_PROGRESSING) or {}
-    last_update = _parse(condition.get("lastUpdateTime")) or now
+    last_update = parse_time(condition.get("lastUpdateTime")) or now
     after = (last_update + deadline - now).total_seconds()
     return after if after < 1 else after + 1
 

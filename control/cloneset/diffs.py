@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import LABEL_SPECIFIED_DELETE, LIFECYCLE_STATE_NORMAL, LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.api.objects import section, spec_of
 from kruise.control import lifecycle, podstatus
 from kruise.control.cloneset.strategy import excludes_preparing_delete, rollout_limits
 from kruise.control.revision import equal_to_revision_hash
@@ -43,9 +44,9 @@ class ExpectationDiffs:
 def is_specified_delete(cloneset: Mapping[str, Any], pod: Pod) -> bool:
     """Marked by the ``apps.kruise.io/specified-delete`` label (any value) or in podsToDelete."""
     meta = pod.get("metadata") or {}
-    if LABEL_SPECIFIED_DELETE in (meta.get("labels") or {}):
+    if LABEL_SPECIFIED_DELETE in section(meta, "labels"):
         return True
-    to_delete = ((cloneset.get("spec") or {}).get("scaleStrategy") or {}).get("podsToDelete") or []
+    to_delete = section(cloneset, "spec", "scaleStrategy").get("podsToDelete") or []
     return meta.get("name") in to_delete
 
 
@@ -76,7 +77,7 @@ def calculate_diffs(
     limits = rollout_limits(cloneset)
     replicas, partition = limits.replicas, limits.partition
     max_surge, max_unavailable = limits.max_surge, limits.max_unavailable
-    min_ready = int((cloneset.get("spec") or {}).get("minReadySeconds") or 0)
+    min_ready = int(spec_of(cloneset).get("minReadySeconds") or 0)
     matches = is_pod_update or equal_to_revision_hash
 
     count = {True: 0, False: 0}

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import is_specified_delete
 from kruise.control.cloneset.podsort import sort_for_deletion
@@ -22,7 +23,7 @@ INSTANCE_ID_LENGTH = 5
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}
+    return labels_of(obj)
 
 
 def random_instance_id(rng: random.Random | None = None) -> str:
@@ -68,7 +69,7 @@ def planned_deleted_pods(
     """(specified-delete pods, PreparingDelete pods, number of distinct pods in either)."""
     specified = [p for p in pods if is_specified_delete(cloneset, p)]
     preparing = [p for p in pods if lifecycle.pod_state(p) == LIFECYCLE_STATE_PREPARING_DELETE]
-    names = {(p.get("metadata") or {}).get("name") for p in specified + preparing}
+    names = {meta_of(p).get("name") for p in specified + preparing}
     return specified, preparing, len(names)
 
 
@@ -138,9 +139,9 @@ def pods_to_undelete(
     """PreparingDelete pods to move back to PreparingNormal because replicas grew again
     (``managePreparingDelete``). Never when a hook marks pods not ready (no regret once the pod
     was taken out of service), and never for pods explicitly specified for deletion."""
-    if lifecycle.marks_pod_not_ready((cloneset.get("spec") or {}).get("lifecycle")):
+    if lifecycle.marks_pod_not_ready(spec_of(cloneset).get("lifecycle")):
         return []
-    replicas = (cloneset.get("spec") or {}).get("replicas")
+    replicas = spec_of(cloneset).get("replicas")
     diff = (1 if replicas is None else int(replicas)) - len(pods) + num_to_delete
     chosen: list[Pod] = []
     for pod in preparing_delete:
@@ -155,7 +156,7 @@ def pods_to_undelete(
 
 def truncated_pods_to_delete(cloneset: Mapping[str, Any], pods: Iterable[Pod]) -> list[str] | None:
     """The podsToDelete list without names of pods that no longer exist; None if unchanged."""
-    names = ((cloneset.get("spec") or {}).get("scaleStrategy") or {}).get("podsToDelete") or []
-    existing = {(p.get("metadata") or {}).get("name") for p in pods}
+    names = section(cloneset, "spec", "scaleStrategy").get("podsToDelete") or []
+    existing = {meta_of(p).get("name") for p in pods}
     kept = [n for n in names if n in existing]
     return None if len(kept) == len(names) else kept

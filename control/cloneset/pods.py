@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import (
     ANNOTATION_LIFECYCLE_TIMESTAMP,
     CONDITION_INPLACE_UPDATE_READY,
@@ -14,20 +15,9 @@ from kruise.api.keys import (
     LABEL_LIFECYCLE_STATE,
     LIFECYCLE_STATE_PREPARING_NORMAL,
 )
+from kruise.api.objects import meta_of, section, spec_of
 from kruise.control.lifecycle import rfc3339
 from kruise.control.revision import revision_labels_for_pod
-
-
-def controller_ref(cloneset: Mapping[str, Any]) -> dict[str, Any]:
-    meta = cloneset["metadata"]
-    return {
-        "apiVersion": cloneset.get("apiVersion", "apps.kruise.io/v1alpha1"),
-        "kind": cloneset.get("kind", "CloneSet"),
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def pvc_name(claim_template_name: str, cloneset_name: str, instance_id: str) -> str:
@@ -37,21 +27,24 @@ def pvc_name(claim_template_name: str, cloneset_name: str, instance_id: str) -> 
 def pvcs_for_instance(cloneset: Mapping[str, Any], instance_id: str) -> dict[str, dict[str, Any]]:
     """Template name -> PVC for one instance: selector labels + instance id, owned by the CloneSet."""
     meta, spec = cloneset["metadata"], cloneset["spec"]
-    match_labels = (spec.get("selector") or {}).get("matchLabels") or {}
+    match_labels = section(spec, "selector").get("matchLabels") or {}
     claims: dict[str, dict[str, Any]] = {}
     for template in spec.get("volumeClaimTemplates") or []:
         claim = copy.deepcopy(dict(template))
-        claim_meta = dict(claim.get("metadata") or {})
+        claim_meta = dict(meta_of(claim))
         template_name = claim_meta.get("name", "")
         claim_meta["name"] = pvc_name(template_name, meta["name"], instance_id)
         if meta.get("namespace"):
             claim_meta["namespace"] = meta["namespace"]
         claim_meta["labels"] = {
-            **(claim_meta.get("labels") or {}),
+            **section(claim_meta, "labels"),
             **match_labels,
             LABEL_CLONESET_INSTANCE_ID: instance_id,
         }
-        claim_meta["ownerReferences"] = [*(claim_meta.get("ownerReferences") or []), controller_ref(cloneset)]
+        claim_meta["ownerReferences"] = [
+            *(claim_meta.get("ownerReferences") or []),
+            new_controller_ref(cloneset, api_version="apps.kruise.io/v1alpha1", kind="CloneSet"),
+        ]
         claim["metadata"] = claim_meta
         claim.setdefault("apiVersion", "v1")
         claim.setdefault("kind", "PersistentVolumeClaim")
@@ -82,18 +75,20 @@ def new_pod(
     meta = cloneset["metadata"]
     tmeta = template.get("metadata") or {}
     labels = {
-        **(tmeta.get("labels") or {}),
+        **section(tmeta, "labels"),
         **revision_labels_for_pod(revision, short_hash_gate),
         LABEL_CLONESET_INSTANCE_ID: instance_id,
         LABEL_LIFECYCLE_STATE: LIFECYCLE_STATE_PREPARING_NORMAL,
     }
-    annotations = {**(tmeta.get("annotations") or {}), ANNOTATION_LIFECYCLE_TIMESTAMP: rfc3339(now)}
+    annotations = {**section(tmeta, "annotations"), ANNOTATION_LIFECYCLE_TIMESTAMP: rfc3339(now)}
     pod_meta: dict[str, Any] = {
         "name": f"{meta['name']}-{instance_id}",
         "generateName": f"{meta['name']}-",
         "labels": labels,
         "annotations": annotations,
-        "ownerReferences": [controller_ref(cloneset)],
+        "ownerReferences": [
+            new_controller_ref(cloneset, api_version="apps.kruise.io/v1alpha1", kind="CloneSet")
+        ],
     }
     if meta.get("namespace"):
         pod_meta["namespace"] = meta["namespace"]
@@ -103,7 +98,7 @@ def new_pod(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": pod_meta,
-        "spec": copy.deepcopy(dict(template.get("spec") or {})),
+        "spec": copy.deepcopy(dict(spec_of(template))),
     }
     inject_readiness_gate(pod)
     claims = {

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of
+from kruise.api.objects import annotations_of, container_statuses_of, meta_of, spec_of
 from kruise.control import podstatus
 
 Pod = Mapping[str, Any]
@@ -24,7 +26,7 @@ _INT32 = re.compile(r"-?[0-9]+")
 
 
 def _node(pod: Pod) -> str:
-    return (pod.get("spec") or {}).get("nodeName") or ""
+    return spec_of(pod).get("nodeName") or ""
 
 
 def _key(pod: Pod) -> str:
@@ -34,7 +36,7 @@ def _key(pod: Pod) -> str:
 
 def deletion_cost(pod: Pod) -> int:
     """``controller.kubernetes.io/pod-deletion-cost``; malformed values count as 0 like upstream."""
-    value = ((pod.get("metadata") or {}).get("annotations") or {}).get(POD_DELETION_COST)
+    value = annotations_of(pod).get(POD_DELETION_COST)
     if value is None or not value or not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
         return 0
     if not _INT32.fullmatch(value):
@@ -46,16 +48,16 @@ def deletion_cost(pod: Pod) -> int:
 def _ready_time(pod: Pod) -> datetime | None:
     if not podstatus.is_ready(pod):
         return None
-    return podstatus.parse_time((podstatus.condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    return podstatus.parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
 
 
 def _max_restarts(pod: Pod) -> int:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    statuses = container_statuses_of(pod)
     return max((int(s.get("restartCount") or 0) for s in statuses), default=0)
 
 
 def _created(pod: Pod) -> datetime | None:
-    return podstatus.parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
+    return podstatus.parse_time(meta_of(pod).get("creationTimestamp"))
 
 
 def _after_or_zero(t1: datetime | None, t2: datetime | None) -> bool:

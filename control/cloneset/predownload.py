@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.common import scaled_value
+from kruise.api.controllerref import new_controller_ref
+from kruise.api.objects import spec_of
 from kruise.api.workload_common import UPDATE_TYPE_RECREATE
 from kruise.control import predownload as shared
-from kruise.control.cloneset.pods import controller_ref
 from kruise.control.cloneset.strategy import DEFAULT_MAX_UNAVAILABLE, partition_replicas
 from kruise.control.cloneset.vcthash import vct_change_forces_recreate
 from kruise.control.inplace.spec import calculate_update_spec
@@ -23,7 +24,7 @@ created_event_message = shared.created_event_message
 
 
 def _replicas(cloneset: Mapping[str, Any]) -> int:
-    return int((cloneset.get("spec") or {}).get("replicas") or 0)
+    return int(spec_of(cloneset).get("replicas") or 0)
 
 
 def min_updated_ready_pods(cloneset: Mapping[str, Any]) -> int:
@@ -87,7 +88,11 @@ def image_pull_jobs(
     settings = shared.annotation_pull_settings(cloneset, percent_parallelism=True)
     return list(
         shared.image_pull_jobs(
-            cloneset, controller_ref(cloneset), update, changed_images(current, update), settings
+            cloneset,
+            new_controller_ref(cloneset, api_version="apps.kruise.io/v1alpha1", kind="CloneSet"),
+            update,
+            changed_images(current, update),
+            settings,
         )
     )
 

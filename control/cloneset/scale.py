@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID
+from kruise.api.objects import labels_of, meta_of, section, spec_of, template_of
 from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import calculate_diffs, is_pod_available, is_pod_ready
 from kruise.control.cloneset.podchoice import (
@@ -56,16 +57,12 @@ class ScalePlan:
 
 def pvcs_of(pod: Pod, pvcs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """PVCs sharing the pod's instance id (deleted together with it)."""
-    pod_id = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID)
-    return [
-        p
-        for p in pvcs
-        if ((p.get("metadata") or {}).get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID) == pod_id
-    ]
+    pod_id = labels_of(pod).get(LABEL_CLONESET_INSTANCE_ID)
+    return [p for p in pvcs if labels_of(p).get(LABEL_CLONESET_INSTANCE_ID) == pod_id]
 
 
 def _split_hooked(cloneset: Mapping[str, Any], pods: Sequence[Pod], plan: ScalePlan) -> None:
-    hook = ((cloneset.get("spec") or {}).get("lifecycle") or {}).get("preDelete")
+    hook = section(cloneset, "spec", "lifecycle").get("preDelete")
     for pod in pods:
         if lifecycle.is_hooked(hook, pod):
             if lifecycle.pod_state(pod) != "PreparingDelete":
@@ -130,8 +127,8 @@ def plan_scale(
     def ready(pod: Pod) -> bool:
         return is_pod_ready(pod, now)
 
-    preparing_names = {(p.get("metadata") or {}).get("name") for p in preparing}
-    to_delete = [p for p in specified if (p.get("metadata") or {}).get("name") not in preparing_names]
+    preparing_names = {meta_of(p).get("name") for p in preparing}
+    to_delete = [p for p in specified if meta_of(p).get("name") not in preparing_names]
     if to_delete:
         allowed = limit_ready_deletions(to_delete, ready, ready_limit)
         ready_limit -= sum(1 for p in allowed if ready(p))
@@ -140,10 +137,8 @@ def plan_scale(
             return plan
 
     if diffs.scale_down_num > 0 and num_to_delete == 0:
-        min_ready = int((cloneset.get("spec") or {}).get("minReadySeconds") or 0)
-        constraints = ((cloneset.get("spec") or {}).get("template") or {}).get("spec", {}).get(
-            "topologySpreadConstraints"
-        ) or []
+        min_ready = int(spec_of(cloneset).get("minReadySeconds") or 0)
+        constraints = template_of(cloneset).get("spec", {}).get("topologySpreadConstraints") or []
         ranker = None
         if constraints:
             keys = [c.get("topologyKey", "") for c in constraints]

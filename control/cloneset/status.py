@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import LabelSelector, selector_to_string
+from kruise.api.objects import meta_of, section, spec_of
 from kruise.control import podstatus
 from kruise.control.cloneset.diffs import is_pod_available
 from kruise.control.cloneset.strategy import partition_replicas
@@ -44,10 +45,10 @@ def compute_status(
         counts["updatedAvailable"] += updated and available
     if counts["updated"] == counts["replicas"] == replicas:
         current_revision = update_revision
-    partition = (spec.get("updateStrategy") or {}).get("partition")
+    partition = section(spec, "updateStrategy").get("partition")
     selector = spec.get("selector")
     return {
-        "observedGeneration": (cloneset.get("metadata") or {}).get("generation"),
+        "observedGeneration": meta_of(cloneset).get("generation"),
         "replicas": counts["replicas"],
         "readyReplicas": counts["ready"],
         "availableReplicas": counts["available"],
@@ -66,7 +67,7 @@ def has_unavailable_ready_pods(
     cloneset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: datetime
 ) -> bool:
     """Ready pods still inside minReadySeconds: the controller must requeue after minReadySeconds."""
-    min_ready = int((cloneset.get("spec") or {}).get("minReadySeconds") or 0)
+    min_ready = int(spec_of(cloneset).get("minReadySeconds") or 0)
     return min_ready > 0 and any(
         podstatus.is_update_ready(p, 0, now) and not podstatus.is_update_ready(p, min_ready, now)
         for p in pods

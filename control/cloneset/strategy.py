@@ -8,6 +8,7 @@ from typing import Any
 
 from kruise.api.common import scaled_value
 from kruise.api.keys import LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE
+from kruise.api.objects import labels_of
 
 DEFAULT_MAX_UNAVAILABLE = "20%"
 # An unset scaleStrategy.maxUnavailable means "no limit" (upstream uses MaxInt32).
@@ -56,5 +57,5 @@ def rollout_limits(cloneset: Mapping[str, Any]) -> RolloutLimits:
 
 def excludes_preparing_delete(cloneset: Mapping[str, Any], flag: bool = False) -> bool:
     """The manager flag or the CloneSet label make scaling ignore PreparingDelete pods."""
-    labels = (cloneset.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(cloneset)
     return flag or labels.get(LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE) == "true"

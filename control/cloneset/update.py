@@ -25,6 +25,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
     LIFECYCLE_STATE_UPDATING,
 )
+from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control import lifecycle, podreadiness
 from kruise.control.cloneset.diffs import ExpectationDiffs, is_pod_available
@@ -40,7 +41,7 @@ Pod = Mapping[str, Any]
 
 
 def _lifecycle(cloneset: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    return (cloneset.get("spec") or {}).get("lifecycle")
+    return spec_of(cloneset).get("lifecycle")
 
 
 def _after_update_state(cloneset: Mapping[str, Any], pod: Pod) -> str:
@@ -61,7 +62,7 @@ def refreshed_lifecycle_state(
     state = lifecycle.pod_state(pod)
     if state == LIFECYCLE_STATE_PREPARING_NORMAL:
         hook = (spec_lifecycle or {}).get("preNormal")
-        done = lifecycle.is_all_hooked(hook, pod) if hook else bool((pod.get("spec") or {}).get("nodeName"))
+        done = lifecycle.is_all_hooked(hook, pod) if hook else bool(spec_of(pod).get("nodeName"))
         return LIFECYCLE_STATE_NORMAL if done else None
     if state == LIFECYCLE_STATE_PREPARING_UPDATE:
         return _after_update_state(cloneset, pod) if equal_to_revision_hash(pod, update_revision) else None
@@ -93,7 +94,7 @@ def update_candidates(pods: Sequence[Pod], update_revision: str, update_num: int
 def sort_update_candidates(
     cloneset: Mapping[str, Any], all_pods: Sequence[Pod], candidates: Sequence[Pod]
 ) -> list[Pod]:
-    strategy = (cloneset.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(cloneset).get("updateStrategy") or {}
     ordered = sort_active_pods(candidates)
     ordered = priority_sort(ordered, strategy.get("priorityStrategy"))
     ordered = scatter_sort(all_pods, ordered, strategy.get("scatterStrategy"))
@@ -111,7 +112,7 @@ def limit_update_candidates(
     """Cut to |updateNum|, then stop before unavailable pods would exceed the budget: pods of the
     target revision already unavailable count against it, and so does every available pod we
     are about to take down."""
-    min_ready = int((cloneset.get("spec") or {}).get("minReadySeconds") or 0)
+    min_ready = int(spec_of(cloneset).get("minReadySeconds") or 0)
     chosen = list(candidates[: abs(diffs.update_num)])
     unavailable = target_unavailable = 0
     for pod in all_pods:
@@ -139,7 +140,7 @@ def plan_updates(
     now: datetime,
 ) -> tuple[str, list[Pod]]:
     """(target revision, pods to update now, in order). Empty when paused, OnDelete or done."""
-    strategy = (cloneset.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(cloneset).get("updateStrategy") or {}
     if strategy.get("type") == "OnDelete" or strategy.get("paused") or diffs.update_num == 0:
         return update_revision, []
     target = update_revision if diffs.update_num > 0 else current_revision
@@ -179,9 +180,9 @@ def pod_update_kind(
 ) -> tuple[UpdateKind | None, str]:
     """``updatePod``'s decision, with the reason when blocked; None while an inPlaceUpdate hook still
     holds a PreparingUpdate pod. ``can_in_place``: the engine produced a spec from the pod's revision."""
-    strategy = (cloneset.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(cloneset).get("updateStrategy") or {}
     update_type = strategy.get("type")
-    name = (pod.get("metadata") or {}).get("name", "")
+    name = meta_of(pod).get("name", "")
     if update_type in (UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY):
         if can_in_place:
             hook = (_lifecycle(cloneset) or {}).get("inPlaceUpdate")
@@ -220,7 +221,7 @@ def in_place_spec(
     old = next((r for r in revisions if equal_to_revision_hash(pod, r["metadata"]["name"])), None)
     if vct_change_forces_recreate(cloneset, old, target, recreate_on_vct_change=recreate_on_vct_change):
         return None
-    strategy = ((cloneset.get("spec") or {}).get("updateStrategy") or {}).get("inPlaceUpdateStrategy") or {}
+    strategy = section(cloneset, "spec", "updateStrategy").get("inPlaceUpdateStrategy") or {}
     grace = int(strategy.get("gracePeriodSeconds") or 0)
     return calculate_update_spec(
         old,
@@ -331,7 +332,7 @@ def refresh_pod(
     )
     inplace = podreadiness.fold_initial_condition(step, pod, now)
     completed = update_completed_problem(pod, vertical_scaling=vertical_scaling) is None
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(pod)
     missing_hash = None
     if LABEL_POD_TEMPLATE_HASH not in labels:
         missing_hash = short_hash(labels.get(LABEL_CONTROLLER_REVISION_HASH, ""))
@@ -342,7 +343,7 @@ def refresh_pod(
         pod=pod,
         inplace=inplace,
         lifecycle_state=state,
-        mark_not_ready=bool((spec_lifecycle.get("inPlaceUpdate") or {}).get("markPodNotReady")),
+        mark_not_ready=bool(section(spec_lifecycle, "inPlaceUpdate").get("markPodNotReady")),
         template_hash_label=missing_hash,
     )
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.api.keys import ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH
+from kruise.api.objects import annotations_of, meta_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.revision import fnv1a_32, spew_bytes
 from kruise.control.sidecarset.gojson import dumps, to_go
@@ -86,8 +87,8 @@ def templates_json(templates: Sequence[Mapping[str, Any]] | None) -> bytes:
         return b"null"
     claims = [
         {
-            "metadata": {"name": str((t.get("metadata") or {}).get("name", "")), "creationTimestamp": None},
-            "spec": _claim_spec(t.get("spec") or {}),
+            "metadata": {"name": str(meta_of(t).get("name", "")), "creationTimestamp": None},
+            "spec": _claim_spec(spec_of(t)),
             "status": {},
         }
         for t in templates
@@ -103,13 +104,13 @@ def expected_hash(templates: Sequence[Mapping[str, Any]] | None) -> int:
 
 def revision_annotation(cloneset: Mapping[str, Any]) -> str:
     """The annotation value ``PatchVCTemplateHash`` writes: the hash, or "" without templates."""
-    templates = (cloneset.get("spec") or {}).get("volumeClaimTemplates")
+    templates = spec_of(cloneset).get("volumeClaimTemplates")
     return str(expected_hash(templates)) if templates else ""
 
 
 def revision_hash(revision: Mapping[str, Any]) -> str | None:
     """``GetVCTemplatesHash``: the annotation's value, None when the revision has none."""
-    annotations = (revision.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(revision)
     return annotations.get(ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH)
 
 
@@ -137,6 +138,6 @@ def vct_change_forces_recreate(
     InPlaceOnly ignores the hashes (upstream's ``IgnoreVolumeClaimTemplatesHashDiff``)."""
     if not recreate_on_vct_change or old is None or target is None:
         return False
-    if ((cloneset.get("spec") or {}).get("updateStrategy") or {}).get("type") == UPDATE_TYPE_IN_PLACE_ONLY:
+    if section(cloneset, "spec", "updateStrategy").get("type") == UPDATE_TYPE_IN_PLACE_ONLY:
         return False
     return not can_update_in_place(old, target)

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.objects import status_of
+
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 15 * 60.0
 GC_INTERVAL = 60.0
@@ -32,7 +34,7 @@ GC_INTERVAL = 60.0
 def backoff_key(ds: Mapping[str, Any], node: str) -> str:
     """failedPodsBackoffKey: a new observed generation starts every node afresh."""
     meta = ds.get("metadata") or {}
-    observed = int((ds.get("status") or {}).get("observedGeneration") or 0)
+    observed = int(status_of(ds).get("observedGeneration") or 0)
     return f"{meta.get('uid', '')}/{observed}/{node}"
 
 

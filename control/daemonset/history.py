@@ -18,7 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import labels_of, section, spec_of, status_of
 from kruise.control.revision import (
     cloneset_revision_data,
     controller_revision_name,
@@ -44,29 +46,16 @@ def template_hash(template: Obj, collision_count: int | None) -> str:
 def revision_hash(revision: Obj) -> str:
     """The hash a revision stands for: its label, else its name (legacy revisions, as upstream)."""
     meta = revision.get("metadata") or {}
-    return (meta.get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH) or meta.get("name") or ""
-
-
-def controller_ref(daemonset: Obj) -> dict[str, Any]:
-    """The controller reference of whatever the DaemonSet owns (revisions, ImagePullJobs)."""
-    meta = daemonset["metadata"]
-    return {
-        "apiVersion": daemonset.get("apiVersion", "apps.kruise.io/v1alpha1"),
-        "kind": daemonset.get("kind", "DaemonSet"),
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return section(meta, "labels").get(LABEL_CONTROLLER_REVISION_HASH) or meta.get("name") or ""
 
 
 def new_revision(daemonset: Obj, number: int) -> dict[str, Any]:
     """snapshot: the ControllerRevision for the DaemonSet's current template."""
     meta = daemonset["metadata"]
-    template = (daemonset.get("spec") or {}).get("template") or {}
-    collision = int((daemonset.get("status") or {}).get("collisionCount") or 0)
+    template = spec_of(daemonset).get("template") or {}
+    collision = int(status_of(daemonset).get("collisionCount") or 0)
     hash_ = template_hash(template, collision)
-    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    labels = dict(labels_of(template))
     labels[LABEL_CONTROLLER_REVISION_HASH] = hash_
     body: dict[str, Any] = {
         "apiVersion": "apps/v1",
@@ -75,7 +64,9 @@ def new_revision(daemonset: Obj, number: int) -> dict[str, Any]:
             "name": controller_revision_name(meta["name"], hash_),
             "namespace": meta.get("namespace"),
             "labels": labels,
-            "ownerReferences": [controller_ref(daemonset)],
+            "ownerReferences": [
+                new_controller_ref(daemonset, api_version="apps.kruise.io/v1alpha1", kind="DaemonSet")
+            ],
         },
         "data": revision_data(template),
         "revision": number,
@@ -99,7 +90,7 @@ class HistoryPlan:
 
 def plan_history(daemonset: Obj, revisions: Iterable[Obj]) -> HistoryPlan:
     """constructHistory. When several stored revisions match the template the newest is current."""
-    template = (daemonset.get("spec") or {}).get("template") or {}
+    template = spec_of(daemonset).get("template") or {}
     probe = {"data": revision_data(template)}
     matching: list[Obj] = []
     old: list[Obj] = []

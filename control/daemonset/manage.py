@@ -25,11 +25,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import (
     CONDITION_INPLACE_UPDATE_READY,
     LABEL_CONTROLLER_REVISION_HASH,
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
+from kruise.api.objects import labels_of, meta_of, spec_of
 from kruise.control import lifecycle, podstatus
 from kruise.control.daemonnodes import NodeFit, node_name, target_node_name
 from kruise.control.daemonset.rollingupdate import is_pod_updated
@@ -41,17 +43,17 @@ AdmitFailed = Callable[[str], float]
 
 
 def pod_name(pod: Pod) -> str:
-    return (pod.get("metadata") or {}).get("name") or ""
+    return meta_of(pod).get("name") or ""
 
 
 def _deleting(pod: Pod) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(meta_of(pod).get("deletionTimestamp"))
 
 
 def creation_order_key(pod: Pod) -> tuple[int, str, str]:
     """podByCreationTimestampAndPhase: scheduled pods first, then oldest first, then by name."""
     meta = pod.get("metadata") or {}
-    scheduled = 0 if (pod.get("spec") or {}).get("nodeName") else 1
+    scheduled = 0 if spec_of(pod).get("nodeName") else 1
     return scheduled, meta.get("creationTimestamp") or "", meta.get("name") or ""
 
 
@@ -82,7 +84,7 @@ class ManagePlan:
 
 def _available_in(pod: Pod, min_ready: int, now: datetime) -> float:
     """Seconds until a ready pod has been ready for ``min_ready`` seconds."""
-    since = podstatus.parse_time((podstatus.condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    since = podstatus.parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
     if since is None:
         return float(min_ready)
     return max(0.0, min_ready - (now - since).total_seconds()) + 1.0
@@ -97,7 +99,7 @@ def _surge_prune(
     oldest_new: Pod | None = None
     oldest_old: Pod | None = None
     for pod in sorted(running, key=creation_order_key):
-        labels = (pod.get("metadata") or {}).get("labels") or {}
+        labels = labels_of(pod)
         if labels.get(LABEL_CONTROLLER_REVISION_HASH) == update_hash:
             if oldest_new is None:
                 oldest_new = pod
@@ -179,7 +181,7 @@ def plan_manage(
     for target, pods in node_to_pods.items():
         if target in existing:
             continue
-        delete.extend(pod_name(p) for p in pods if not (p.get("spec") or {}).get("nodeName"))
+        delete.extend(pod_name(p) for p in pods if not spec_of(p).get("nodeName"))
     return ManagePlan(tuple(sorted(create)), tuple(delete), tuple(failed), wait)
 
 
@@ -187,10 +189,10 @@ def _daemon_pod_available(pod: Pod, min_ready: int, now: datetime) -> bool:
     """isDaemonPodAvailable: available, and not in the middle of an in-place update."""
     if not podstatus.is_available(pod, min_ready, now):
         return False
-    gate = podstatus.condition(pod, CONDITION_INPLACE_UPDATE_READY)
+    gate = condition_of(pod, CONDITION_INPLACE_UPDATE_READY)
     has_gate = any(
         g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY
-        for g in (pod.get("spec") or {}).get("readinessGates") or []
+        for g in spec_of(pod).get("readinessGates") or []
     )
     return not (has_gate and gate is not None and gate.get("status") != "True")
 

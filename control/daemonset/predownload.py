@@ -17,8 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.api.common import IntOrStringError, scaled_value
+from kruise.api.controllerref import new_controller_ref
+from kruise.api.objects import section, status_of
 from kruise.control import predownload as shared
-from kruise.control.daemonset.history import controller_ref, revision_hash
+from kruise.control.daemonset.history import revision_hash
 
 Obj = Mapping[str, Any]
 DEFAULT_MAX_UNAVAILABLE = 1
@@ -29,7 +31,7 @@ class PreDownloadError(ValueError):
 
 
 def _desired(ds: Obj) -> int:
-    return int((ds.get("status") or {}).get("desiredNumberScheduled") or 0)
+    return int(status_of(ds).get("desiredNumberScheduled") or 0)
 
 
 def rollout_in_progress(ds: Obj, update_hash: str) -> bool:
@@ -44,7 +46,7 @@ def decision(ds: Obj, update: Obj) -> str | None:
     """``None`` (already decided), ``IGNORED`` or ``CREATED``: the label the update revision gets."""
     if shared.already_decided(update):
         return None
-    rolling = ((ds.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
+    rolling = section(ds, "spec", "updateStrategy").get("rollingUpdate") or {}
     desired = _desired(ds)
     raw_partition = rolling.get("partition")
     try:
@@ -66,7 +68,7 @@ def decision(ds: Obj, update: Obj) -> str | None:
 def image_pull_jobs(ds: Obj, old: Sequence[Obj], update: Obj) -> tuple[dict[str, Any], ...]:
     return shared.image_pull_jobs(
         ds,
-        controller_ref(ds),
+        new_controller_ref(ds, api_version="apps.kruise.io/v1alpha1", kind="DaemonSet"),
         update,
         shared.changed_images(old, update),
         shared.annotation_pull_settings(ds),

@@ -28,6 +28,7 @@ from typing import Any
 from kruise.api.common import IntOrStringError, scaled_value
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD
+from kruise.api.objects import annotations_of, status_of
 from kruise.control.daemonnodes import node_name
 from kruise.control.daemonset.rollingupdate import split_node_pods
 
@@ -38,7 +39,7 @@ Node = Mapping[str, Any]
 def is_creation_progressive(ds: Mapping[str, Any]) -> bool:
     """isDaemonSetCreationProgressively, read from the v1alpha1 annotation the v1beta1
     ``scaleStrategy.partitionedScaling`` converts to (only the exact value ``"true"`` counts)."""
-    annotations = (ds.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(ds)
     return annotations.get(ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD) == "true"
 
 
@@ -52,7 +53,7 @@ def creation_partition(ds: Mapping[str, Any]) -> int:
     rolling = strategy.get("rollingUpdate")
     if not rolling or rolling.get("partition") is None:
         return 0
-    desired = int((ds.get("status") or {}).get("desiredNumberScheduled") or 0)
+    desired = int(status_of(ds).get("desiredNumberScheduled") or 0)
     try:
         return scaled_value(rolling["partition"], desired, round_up=False)
     except IntOrStringError:

@@ -32,6 +32,7 @@ from typing import Any
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value, selector_matches
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH, LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.api.objects import annotations_of, meta_of, section, status_of
 from kruise.control import lifecycle
 from kruise.control.daemonnodes import LABEL_TEMPLATE_GENERATION, node_labels, node_name
 from kruise.control.podstatus import is_available
@@ -67,9 +68,7 @@ class RollingUpdateSettings:
         spec = ds.get("spec") or {}
         strategy = spec.get("updateStrategy") or {}
         rolling = strategy.get("rollingUpdate") or {}
-        annotation = ((ds.get("metadata") or {}).get("annotations") or {}).get(
-            "deprecated.daemonset.template.generation"
-        )
+        annotation = annotations_of(ds).get("deprecated.daemonset.template.generation")
         try:
             generation = int(annotation) if annotation is not None else None
         except ValueError:
@@ -82,7 +81,7 @@ class RollingUpdateSettings:
             selector=rolling.get("selector"),
             paused=bool(rolling.get("paused")),
             min_ready_seconds=int(spec.get("minReadySeconds") or 0),
-            status_desired_number_scheduled=int((ds.get("status") or {}).get("desiredNumberScheduled") or 0),
+            status_desired_number_scheduled=int(status_of(ds).get("desiredNumberScheduled") or 0),
             template_generation=generation,
         )
 
@@ -115,13 +114,13 @@ NO_PLAN = RollingUpdatePlan(budget=None)
 
 
 def _name(pod: Pod) -> str:
-    return (pod.get("metadata") or {}).get("name") or ""
+    return meta_of(pod).get("name") or ""
 
 
 def is_pod_updated(pod: Pod, update_hash: str, template_generation: int | None) -> bool:
     """util.IsPodUpdated: the revision-hash label equals the update hash, or the legacy
     ``pod-template-generation`` label equals the template generation."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = meta_of(pod).get("labels") or {}
     if update_hash and labels.get(LABEL_CONTROLLER_REVISION_HASH) == update_hash:
         return True
     if template_generation is None:
@@ -144,7 +143,7 @@ def split_node_pods(pods: Sequence[Pod], update_hash: str, template_generation: 
     new: Pod | None = None
     old: Pod | None = None
     for pod in pods:
-        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        if meta_of(pod).get("deletionTimestamp"):
             continue
         if is_pod_updated(pod, update_hash, template_generation):
             if new is not None:
@@ -215,7 +214,7 @@ def nodes_in_scope(
             updating.append(name)
         elif selector is not None:
             try:
-                matched = selector_matches(selector, dict(labels_of.get(name) or {}))
+                matched = selector_matches(selector, dict(section(labels_of, name)))
             except ValueError as err:
                 raise RollingUpdateError(f"{ROLLING_UPDATE_PATH}.selector: {err}") from None
             if matched:

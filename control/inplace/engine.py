@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of, set_condition
 from kruise.api.keys import (
     ANNOTATION_INPLACE_UPDATE_GRACE,
     ANNOTATION_INPLACE_UPDATE_STATE,
@@ -30,6 +31,13 @@ from kruise.api.keys import (
     ANNOTATION_RUNTIME_CONTAINERS_META,
     CONDITION_INPLACE_UPDATE_READY,
     REASON_START_INPLACE_UPDATE,
+)
+from kruise.api.objects import (
+    annotations_of,
+    container_statuses_of,
+    containers_of,
+    section,
+    spec_of,
 )
 from kruise.control.inplace import envhash, vertical
 from kruise.control.inplace.jsondiff import apply_merge_patch
@@ -46,38 +54,27 @@ def _conditions(pod: Pod) -> list[dict[str, Any]]:
     return pod.setdefault("status", {}).setdefault("conditions", [])
 
 
-def get_condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    return next(
-        (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == type_), None
-    )
-
-
-def set_condition(pod: Pod, condition: dict[str, Any]) -> None:
+def set_pod_condition(pod: Pod, condition: dict[str, Any]) -> None:
     """``util.SetPodCondition``: replace only when the status changes, else keep the old one."""
-    conditions = _conditions(pod)
-    for i, existing in enumerate(conditions):
-        if existing.get("type") == condition["type"]:
-            if existing.get("status") != condition["status"]:
-                conditions[i] = condition
-            return
-    conditions.append(condition)
+    status = pod.setdefault("status", {})
+    status["conditions"] = set_condition(status.get("conditions"), condition)
 
 
 def has_readiness_gate(pod: Mapping[str, Any]) -> bool:
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    gates = spec_of(pod).get("readinessGates") or []
     return any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates)
 
 
 def recompute_ready(pod: Pod, now: datetime) -> None:
     """``util.SetPodReadyCondition``: Kruise flips Ready itself when a readiness gate goes False
     (kubelet would only notice later); only when containers are ready, as kubelet decides."""
-    ready = get_condition(pod, "Ready")
-    containers = get_condition(pod, "ContainersReady")
+    ready = condition_of(pod, "Ready")
+    containers = condition_of(pod, "ContainersReady")
     if ready is None or containers is None or containers.get("status") != "True":
         return
     problems = []
-    for gate in (pod.get("spec") or {}).get("readinessGates") or []:
-        cond = get_condition(pod, gate["conditionType"])
+    for gate in spec_of(pod).get("readinessGates") or []:
+        cond = condition_of(pod, gate["conditionType"])
         if cond is None:
             problems.append(
                 f'corresponding condition of pod readiness gate "{gate["conditionType"]}" does not exist.'
@@ -94,7 +91,7 @@ def recompute_ready(pod: Pod, now: datetime) -> None:
         }
     else:
         new = {"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(now)}
-    set_condition(pod, new)
+    set_pod_condition(pod, new)
 
 
 def unready_pod(pod: Mapping[str, Any], now: datetime) -> Pod | None:
@@ -102,7 +99,7 @@ def unready_pod(pod: Mapping[str, Any], now: datetime) -> Pod | None:
     if not has_readiness_gate(pod):
         return None
     clone = copy.deepcopy(dict(pod))
-    set_condition(
+    set_pod_condition(
         clone,
         {
             "type": CONDITION_INPLACE_UPDATE_READY,
@@ -122,13 +119,13 @@ def _metadata_sharing_closure(selected: set[str], ref_meta: Mapping[str, Mapping
     annotations: set[str] = set()
     while frontier:
         for name in frontier:
-            labels |= set((ref_meta.get(name) or {}).get("labels") or {})
-            annotations |= set((ref_meta.get(name) or {}).get("annotations") or {})
+            labels |= set(section(ref_meta, name, "labels"))
+            annotations |= set(section(ref_meta, name, "annotations"))
         frontier = set()
         for name, meta in ref_meta.items():
             if name in selected:
                 continue
-            if labels & set(meta.get("labels") or {}) or annotations & set(meta.get("annotations") or {}):
+            if labels & set(section(meta, "labels")) or annotations & set(section(meta, "annotations")):
                 selected.add(name)
                 frontier.add(name)
 
@@ -220,7 +217,7 @@ def apply_batch(
             changed.add(c["name"])
         else:
             state.next_container_images[c["name"]] = image
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    for status in container_statuses_of(pod):
         if status.get("name") in changed:
             if state.last_container_statuses is None:
                 state.last_container_statuses = {}
@@ -239,8 +236,8 @@ def apply_batch(
             vertical.apply_resources(pod, expected_resources)
     for name, ref in spec.container_ref_metadata.items():
         if name in selected:
-            labels.update(ref.get("labels") or {})
-            annotations.update(ref.get("annotations") or {})
+            labels.update(section(ref, "labels"))
+            annotations.update(section(ref, "annotations"))
         else:
             state.next_container_ref_metadata[name] = ref
     state.pre_check_before_next = sorted(selected) if state.has_next_batch() else None
@@ -310,13 +307,13 @@ def begin_update(
 
 
 def _container_status(pod: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    statuses = container_statuses_of(pod)
     return next((s for s in statuses if s.get("name") == name), None)
 
 
 def _runtime_meta(pod: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
     """The containers kruise-daemon reported; ValueError when the annotation is not its JSON."""
-    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_RUNTIME_CONTAINERS_META)
+    raw = annotations_of(pod).get(ANNOTATION_RUNTIME_CONTAINERS_META)
     if raw is None:
         return None
     try:
@@ -329,13 +326,13 @@ def _runtime_meta(pod: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
 
 
 def _env_hashes_consistent(pod: Mapping[str, Any], metas: list[Mapping[str, Any]]) -> bool:
-    for c in (pod.get("spec") or {}).get("containers") or []:
+    for c in containers_of(pod):
         status = _container_status(pod, c["name"])
         meta = next((m for m in reversed(metas) if m.get("name") == c["name"]), None)  # last wins
         if status is None or meta is None or meta.get("containerID") != status.get("containerID"):
             return False
         expected = envhash.expected_hash(c, pod.get("metadata") or {})
-        if int((meta.get("hashes") or {}).get("extractedEnvFromMetadataHash") or 0) != expected:
+        if int(section(meta, "hashes").get("extractedEnvFromMetadataHash") or 0) != expected:
             return False
     return True
 
@@ -363,11 +360,11 @@ def containers_update_problem(
         if problem is not None:
             return problem
     images = {}
-    for c in (pod.get("spec") or {}).get("containers") or []:
+    for c in containers_of(pod):
         image = c.get("image", "")
         images[c["name"]] = image if len(image.split(":")) > 1 else f"{image}:latest"
     pending = dict(state.last_container_statuses or {})
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    for status in container_statuses_of(pod):
         old = pending.pop(status.get("name"), None)
         same_image_id = old is not None and old.get("imageID") == status.get("imageID")
         if same_image_id and images.get(status["name"]) != status.get("image"):
@@ -440,7 +437,7 @@ def refresh(
             )
     if not has_readiness_gate(pod):
         return RefreshResult()
-    current = get_condition(pod, CONDITION_INPLACE_UPDATE_READY)
+    current = condition_of(pod, CONDITION_INPLACE_UPDATE_READY)
     if (
         current is not None
         and current.get("status") == "True"
@@ -449,14 +446,9 @@ def refresh(
     ):
         return RefreshResult()
     clone: Pod = copy.deepcopy(dict(pod))
-    conditions = _conditions(clone)
+    status = clone.setdefault("status", {})
     new = {"type": CONDITION_INPLACE_UPDATE_READY, "status": "True", "lastTransitionTime": rfc3339(now)}
-    for i, existing in enumerate(conditions):
-        if existing.get("type") == CONDITION_INPLACE_UPDATE_READY:
-            conditions[i] = new
-            break
-    else:
-        conditions.append(new)
+    status["conditions"] = set_condition(status.get("conditions"), new, same=None)
     return RefreshResult(status_pod=clone)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kruise.api.objects import section
 from kruise.control.revision import fnv1a_32, go_json, spew_bytes
 
 # Injected by SidecarSet and changed by it alone; never a reason to restart a container.
@@ -37,7 +38,7 @@ def meta_env_refs(container: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(env name, metadata path, key) for every downward-API env reading labels/annotations."""
     found = []
     for env in container.get("env") or []:
-        field_ref = (env.get("valueFrom") or {}).get("fieldRef")
+        field_ref = section(env, "valueFrom").get("fieldRef")
         if env.get("value") or not field_ref or env.get("name") in EXCLUDED_ENVS:
             continue
         split = split_subscripted_path(str(field_ref.get("fieldPath") or ""))

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.api.objects import containers_of, meta_of, section
 from kruise.control.inplace.envhash import meta_env_refs
 from kruise.control.inplace.jsondiff import create_patch, merge_patch, unescape
 from kruise.control.inplace.vertical import NotResizable, qos_changed, record_resource_change
@@ -63,9 +64,9 @@ class UpdateSpec:
         raw_patch = body.get("metaDataPatch")
         return cls(
             revision=body.get("revision", ""),
-            container_images=dict(body.get("containerImages") or {}),
-            container_ref_metadata=dict(body.get("containerRefMetadata") or {}),
-            container_resources=dict(body.get("containerResources") or {}),
+            container_images=dict(section(body, "containerImages")),
+            container_ref_metadata=dict(section(body, "containerRefMetadata")),
+            container_resources=dict(section(body, "containerResources")),
             metadata_patch=json.loads(base64.b64decode(raw_patch)) if raw_patch else None,
             update_env_from_metadata=bool(body.get("updateEnvFromMetadata")),
             grace_seconds=int(body.get("graceSeconds") or 0),
@@ -120,7 +121,7 @@ def calculate_update_spec(
             return None
         if op["op"] != "replace":
             return None
-        old_containers = (old_t.get("spec") or {}).get("containers") or []
+        old_containers = containers_of(old_t)
         match = _IMAGE_PATH.match(path)
         if match:
             index = int(match.group(1))
@@ -138,8 +139,8 @@ def calculate_update_spec(
     if vertical_scaling and spec.container_resources and qos_changed(old_t, new_t):
         return None
     if metadata_ops:
-        old_meta = copy.deepcopy(old_t.get("metadata") or {})
-        new_meta = copy.deepcopy(new_t.get("metadata") or {})
+        old_meta = copy.deepcopy(meta_of(old_t))
+        new_meta = copy.deepcopy(meta_of(new_t))
         if env_from_metadata:
             _extract_env_metadata(spec, metadata_ops, new_t, old_meta, new_meta)
         old_meta.pop("creationTimestamp", None)
@@ -163,11 +164,11 @@ def _extract_env_metadata(
         if len(words) != 4 or words[2] not in ("labels", "annotations") or not isinstance(op["value"], str):
             continue
         kind, key = words[2], unescape(words[3])
-        for container in (new_template.get("spec") or {}).get("containers") or []:
+        for container in containers_of(new_template):
             if not container_refers_to_meta(container, f"metadata.{kind}", key):
                 continue
             ref = spec.container_ref_metadata.setdefault(container["name"], {})
             ref.setdefault(kind, {})[key] = op["value"]
-            (old_meta.get(kind) or {}).pop(key, None)
-            (new_meta.get(kind) or {}).pop(key, None)
+            section(old_meta, kind).pop(key, None)
+            section(new_meta, kind).pop(key, None)
             spec.update_env_from_metadata = True

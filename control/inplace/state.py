@@ -14,6 +14,7 @@ from kruise.api.keys import (
     ANNOTATION_INPLACE_UPDATE_STATE,
     ANNOTATION_INPLACE_UPDATE_STATE_OLD,
 )
+from kruise.api.objects import annotations_of, section
 from kruise.control.lifecycle import rfc3339
 from kruise.control.podstatus import parse_time
 from kruise.control.revision import go_json
@@ -76,9 +77,9 @@ class InPlaceUpdateState:
             update_env_from_metadata=bool(body.get("updateEnvFromMetadata")),
             update_resources=bool(body.get("updateResources")),
             update_images=bool(body.get("updateImages")),
-            next_container_images=dict(body.get("nextContainerImages") or {}),
-            next_container_ref_metadata=dict(body.get("nextContainerRefMetadata") or {}),
-            next_container_resources=dict(body.get("nextContainerResources") or {}),
+            next_container_images=dict(section(body, "nextContainerImages")),
+            next_container_ref_metadata=dict(section(body, "nextContainerRefMetadata")),
+            next_container_resources=dict(section(body, "nextContainerResources")),
             pre_check_before_next=None
             if pre_check is None
             else list(pre_check.get("containersRequiredReady") or []),
@@ -87,7 +88,7 @@ class InPlaceUpdateState:
 
 
 def _annotations(pod: Mapping[str, Any]) -> Mapping[str, str]:
-    return (pod.get("metadata") or {}).get("annotations") or {}
+    return annotations_of(pod)
 
 
 def get_state_json(pod: Mapping[str, Any]) -> str | None:

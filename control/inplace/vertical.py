@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.goquantity import ZERO, Quantity, QuantityError
+from kruise.api.objects import container_statuses_of, containers_of, section, spec_of
 from kruise.control.podqos import pod_qos_class
 
 RESIZABLE_RESOURCES = frozenset({"cpu", "memory"})
@@ -70,8 +71,8 @@ def record_resource_change(
 def qos_changed(old_template: Mapping[str, Any], new_template: Mapping[str, Any]) -> bool:
     """Would pods of the new template land in another QoS class than those of the old one?"""
     try:
-        old = pod_qos_class(old_template.get("spec") or {})
-        new = pod_qos_class(new_template.get("spec") or {})
+        old = pod_qos_class(spec_of(old_template))
+        new = pod_qos_class(spec_of(new_template))
     except QuantityError:
         return True
     return old != new
@@ -79,13 +80,13 @@ def qos_changed(old_template: Mapping[str, Any], new_template: Mapping[str, Any]
 
 def apply_resources(pod: dict[str, Any], expected: Mapping[str, Mapping[str, Any]]) -> None:
     """Write the expected cpu/memory values into the pod's containers (``UpdateResource``)."""
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    for container in containers_of(pod):
         new = expected.get(container["name"])
         if new is None:
             continue
         resources = container.setdefault("resources", {})
         for kind in RESOURCE_KINDS:
-            for name, value in (new.get(kind) or {}).items():
+            for name, value in section(new, kind).items():
                 if can_resize(name):
                     resources.setdefault(kind, {})[name] = value
 
@@ -101,14 +102,14 @@ def resize_body(pod: Mapping[str, Any], expected: Mapping[str, Mapping[str, Any]
     (``GenerateResourcePatch``); containers keep the pod's order.
     """
     containers = []
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    for container in containers_of(pod):
         new = expected.get(container["name"])
         if new is None:
             continue
         current = container.get("resources") or {}
         changed: dict[str, dict[str, str]] = {}
         for kind in RESOURCE_KINDS:
-            for name, value in sorted((new.get(kind) or {}).items()):
+            for name, value in sorted(section(new, kind).items()):
                 if not can_resize(name):
                     continue
                 current_list = current.get(kind)
@@ -150,8 +151,8 @@ def container_resized(container: Mapping[str, Any] | None, status: Mapping[str, 
 def resize_problem(pod: Mapping[str, Any]) -> str | None:
     """Why the pod's resize is not complete, or None (``IsUpdateCompleted``): every container in
     the spec must report status resources equal to its spec resources."""
-    containers = {c["name"]: c for c in (pod.get("spec") or {}).get("containers") or []}
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    containers = {c["name"]: c for c in containers_of(pod)}
+    statuses = container_statuses_of(pod)
     if len(statuses) != len(containers):
         return "some container status is not reported"
     for status in statuses:
@@ -166,13 +167,11 @@ def needs_restart(pod: Mapping[str, Any], container_resources: Mapping[str, Mapp
     Only the resources that change count: resizing cpu of a container whose memory policy is
     RestartContainer does not restart it.
     """
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    for container in containers_of(pod):
         resources = container_resources.get(container["name"])
         if resources is None:
             continue
-        changed = {
-            name for kind in RESOURCE_KINDS for name in (resources.get(kind) or {})
-        } & RESIZABLE_RESOURCES
+        changed = {name for kind in RESOURCE_KINDS for name in section(resources, kind)} & RESIZABLE_RESOURCES
         for policy in container.get("resizePolicy") or []:
             if policy.get("restartPolicy") == RESTART_CONTAINER and policy.get("resourceName") in changed:
                 return True

@@ -16,7 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import CONDITION_SIDECARSET_UPGRADABLE
-from kruise.control.sidecarset.injection import go_time
+from kruise.api.objects import conditions_of
+from kruise.api.timestamps import rfc3339
 
 REASON_ALL_UPGRADABLE = "AllSidecarsetUpgradable"
 REASON_IMMUTABLE_FIELD = "UpdateImmutableField"
@@ -39,7 +40,7 @@ def with_upgradable(
     """The pod with `sidecarset_name`'s entry set in its SidecarSetUpgradable condition, or None when the
     condition would not change. lastTransitionTime moves only when the status flips (kube's
     `UpdatePodCondition`)."""
-    conditions = list((pod.get("status") or {}).get("conditions") or [])
+    conditions = list(conditions_of(pod))
     types = [c.get("type") for c in conditions]
     index = types.index(CONDITION_SIDECARSET_UPGRADABLE) if CONDITION_SIDECARSET_UPGRADABLE in types else None
     old = conditions[index] if index is not None else None
@@ -49,7 +50,7 @@ def with_upgradable(
     condition = {
         "type": CONDITION_SIDECARSET_UPGRADABLE,
         "status": status,
-        "lastTransitionTime": go_time(now),
+        "lastTransitionTime": rfc3339(now),
         "reason": REASON_ALL_UPGRADABLE if status == "True" else REASON_IMMUTABLE_FIELD,
         "message": json.dumps(dict(sorted(entries.items())), separators=(",", ":")),
     }

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kruise.api.conditions import get_condition, is_true
 from kruise.api.keys import (
     ANNOTATION_PREFIX_SIDECARSET_VERSION,
     ANNOTATION_PREFIX_SIDECARSET_VERSION_ALT,
@@ -20,6 +21,7 @@ from kruise.api.keys import (
     ENV_SIDECARSET_VERSION,
     ENV_SIDECARSET_VERSION_ALT,
 )
+from kruise.api.objects import annotations_of, containers_of, section
 from kruise.api.sidecarset import UPGRADE_HOT
 from kruise.control.sidecarset import gojson
 
@@ -60,7 +62,7 @@ def expand(
     first, second = container_names(sidecar.get("name", ""))
     working_one = _with_version_env({**sidecar, "name": first})  # env is rebound, not appended to
     empty_one = _with_version_env({**sidecar, "name": second})
-    empty_one["image"] = (sidecar.get("upgradeStrategy") or {}).get("hotUpgradeEmptyImage") or ""
+    empty_one["image"] = section(sidecar, "upgradeStrategy").get("hotUpgradeEmptyImage") or ""
     annotations[version_annotation(first)] = "1"
     annotations[version_alt_annotation(first)] = "0"
     annotations[version_annotation(second)] = "0"
@@ -74,17 +76,17 @@ def expand(
 
 
 def is_hot(sidecar: Mapping[str, Any]) -> bool:
-    return (sidecar.get("upgradeStrategy") or {}).get("upgradeType") == UPGRADE_HOT
+    return section(sidecar, "upgradeStrategy").get("upgradeType") == UPGRADE_HOT
 
 
 def empty_image(sidecar: Mapping[str, Any]) -> str:
-    return (sidecar.get("upgradeStrategy") or {}).get("hotUpgradeEmptyImage") or ""
+    return section(sidecar, "upgradeStrategy").get("hotUpgradeEmptyImage") or ""
 
 
 def working_containers(pod: Mapping[str, Any]) -> dict[str, str]:
     """The working-container annotation, `{sidecar: "<sidecar>-1"|"<sidecar>-2"}`; an unreadable one
     counts as empty, as upstream (which then treats `-2` as working)."""
-    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_WORKING)
+    raw = annotations_of(pod).get(ANNOTATION_WORKING)
     try:
         parsed = json.loads(raw) if raw else {}
     except ValueError:
@@ -107,7 +109,7 @@ def container_to_upgrade(
     """(container to receive the new image, the other one). Preference: the one on the empty image,
     else the only one not `ready` (started but not up yet), else the older (non-working) one."""
     first, second = container_names(sidecar.get("name", ""))
-    images = {c.get("name"): c.get("image") for c in (pod.get("spec") or {}).get("containers") or []}
+    images = {c.get("name"): c.get("image") for c in containers_of(pod)}
     empty = empty_image(sidecar)
     if images.get(first) == empty:
         return first, second
@@ -138,7 +140,7 @@ def switch_working(
 def idle_containers(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, str]:
     """`{non-working container: empty image}` for each hot-upgrade sidecar of the SidecarSet."""
     idle = {}
-    for sidecar in (sidecarset.get("spec") or {}).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if is_hot(sidecar):
             idle[pod_pair(sidecar.get("name", ""), pod)[1]] = empty_image(sidecar)
     return idle
@@ -146,7 +148,7 @@ def idle_containers(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) -> di
 
 def in_hot_upgrade(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Some non-working container is not back on the empty image: an upgrade still has to finish."""
-    images = {c.get("name"): c.get("image") for c in (pod.get("spec") or {}).get("containers") or []}
+    images = {c.get("name"): c.get("image") for c in containers_of(pod)}
     return any(images.get(name) != image for name, image in idle_containers(sidecarset, pod).items())
 
 
@@ -154,9 +156,7 @@ def working_side_ready(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) ->
     """The pod is Running and Ready, or every container but the non-working ones reports ready
     (the old version may be gone already; only the new one must serve)."""
     status = pod.get("status") or {}
-    if status.get("phase") == "Running" and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
-    ):
+    if status.get("phase") == "Running" and is_true(get_condition(status, "Ready")):
         return True
     idle = idle_containers(sidecarset, pod)
     return all(s.get("ready") for s in status.get("containerStatuses") or [] if s.get("name") not in idle)
@@ -165,10 +165,10 @@ def working_side_ready(sidecarset: Mapping[str, Any], pod: Mapping[str, Any]) ->
 def reset_idle(sidecarset: Mapping[str, Any], pod: dict[str, Any]) -> list[str]:
     """Put every non-working container of `pod` (in place) back on the empty image, its version to "0"
     and the working one's alt version to "0"; the names of the containers changed."""
-    containers = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or []}
+    containers = {c.get("name"): c for c in containers_of(pod)}
     annotations = pod.setdefault("metadata", {}).setdefault("annotations", {})
     changed = []
-    for sidecar in (sidecarset.get("spec") or {}).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if not is_hot(sidecar):
             continue
         working, idle = pod_pair(sidecar.get("name", ""), pod)

@@ -21,7 +21,9 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
     ANNOTATION_SIDECARSET_INJECTED_LIST,
 )
+from kruise.api.objects import annotations_of, containers_of, section, spec_of, status_of
 from kruise.api.sidecarset import INJECT_BEFORE_APP, SHARE_VOLUME_ENABLED, UPGRADE_HOT
+from kruise.api.timestamps import rfc3339
 from kruise.control.sidecarset import gojson, hotupgrade
 from kruise.control.sidecarset.hashing import is_native_sidecar
 from kruise.control.sidecarset.matching import is_active_pod
@@ -59,11 +61,6 @@ class _Plan:
     secrets: list[dict[str, Any]] = field(default_factory=list)
     volumes: list[dict[str, Any]] = field(default_factory=list)
     annotations: dict[str, str] = field(default_factory=dict)
-
-
-def go_time(now: datetime.datetime) -> str:
-    """`metav1.Time` JSON: RFC 3339 in UTC, whole seconds."""
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def merge_by_key(
@@ -114,7 +111,7 @@ def _app_containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
     """Pod containers that are not themselves injected sidecars (no `IS_INJECTED=true`)."""
     return [
         c
-        for c in (pod.get("spec") or {}).get("containers") or []
+        for c in containers_of(pod)
         if not any(e.get("name") == ENV_IS_INJECTED and e.get("value") == "true" for e in c.get("env") or [])
     ]
 
@@ -124,7 +121,7 @@ def shared_mounts_and_envs(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """shareVolumePolicy enabled: every app container's volumeMounts, plus the envs their
     `subPathExpr` expands (`$(POD_NAME)`), copied from the container that mounts them."""
-    if (sidecar.get("shareVolumePolicy") or {}).get("type") != SHARE_VOLUME_ENABLED:
+    if section(sidecar, "shareVolumePolicy").get("type") != SHARE_VOLUME_ENABLED:
         return [], []
     mounts: list[dict[str, Any]] = []
     envs: list[dict[str, Any]] = []
@@ -139,7 +136,7 @@ def shared_mounts_and_envs(
 
 
 def shared_devices(sidecar: dict[str, Any], pod: dict[str, Any]) -> list[dict[str, Any]]:
-    if ((sidecar.get("shareVolumeDevicePolicy") or {}).get("type")) != SHARE_VOLUME_ENABLED:
+    if (section(sidecar, "shareVolumeDevicePolicy").get("type")) != SHARE_VOLUME_ENABLED:
         return []
     return [d for app in _app_containers(pod) for d in app.get("volumeDevices") or []]
 
@@ -150,23 +147,19 @@ def _container_name_from(field_ref: dict[str, Any], pod: dict[str, Any]) -> str 
     if not match:
         return None
     source = "annotations" if match.group(1).endswith("annotations") else "labels"
-    return ((pod.get("metadata") or {}).get(source) or {}).get(match.group(2), "")
+    return section(pod, "metadata", source).get(match.group(2), "")
 
 
 def transferred_envs(sidecar: dict[str, Any], pod: dict[str, Any]) -> list[dict[str, Any]]:
     """`transferEnv`: copy named envs (value or valueFrom as written) from a source container."""
-    in_pod = {
-        (c.get("name"), e.get("name")): e
-        for c in (pod.get("spec") or {}).get("containers") or []
-        for e in c.get("env") or []
-    }
+    in_pod = {(c.get("name"), e.get("name")): e for c in containers_of(pod) for e in c.get("env") or []}
     envs: list[dict[str, Any]] = []
     for transfer in sidecar.get("transferEnv") or []:
         names = set(transfer.get("envNames") or [])
         if transfer.get("envName"):
             names.add(transfer["envName"])
         source = transfer.get("sourceContainerName") or ""
-        field_ref = (transfer.get("sourceContainerNameFrom") or {}).get("fieldRef")
+        field_ref = section(transfer, "sourceContainerNameFrom").get("fieldRef")
         if field_ref is not None:
             resolved = _container_name_from(field_ref, pod)
             if resolved is None:
@@ -203,7 +196,7 @@ def _prepare(
 def _load_hash_annotation(pod: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
     """Existing per-SidecarSet records; the old `{name: hash}` form is upgraded as upstream does."""
     meta = pod.get("metadata") or {}
-    raw = (meta.get("annotations") or {}).get(key)
+    raw = section(meta, "annotations").get(key)
     if not raw:
         return {}
     try:
@@ -256,7 +249,7 @@ def _upgrade_spec(
 
 
 def _working_hot_containers(pod: dict[str, Any]) -> dict[str, str]:
-    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(hotupgrade.ANNOTATION_WORKING)
+    raw = annotations_of(pod).get(hotupgrade.ANNOTATION_WORKING)
     try:
         parsed = json.loads(raw) if raw else {}
     except ValueError:
@@ -270,7 +263,7 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
     hashes = _load_hash_annotation(pod, ANNOTATION_SIDECARSET_HASH)
     hashes_without_image = _load_hash_annotation(pod, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE)
     working = _working_hot_containers(pod)
-    listed = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_SIDECARSET_INJECTED_LIST)
+    listed = annotations_of(pod).get(ANNOTATION_SIDECARSET_INJECTED_LIST)
     names = set(listed.split(",")) if listed else set()
     for sidecarset in sidecarsets:
         meta = sidecarset.get("metadata") or {}
@@ -287,7 +280,7 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
                 sidecar_list.add(init.get("name", ""))
             _prepare(init, pod, volumes, plan, sidecarsets)
             injecting = True
-            hot = (init.get("upgradeStrategy") or {}).get("upgradeType") == UPGRADE_HOT
+            hot = section(init, "upgradeStrategy").get("upgradeType") == UPGRADE_HOT
             if is_native_sidecar(init) and hot:
                 plan.init_containers.extend(hotupgrade.expand(init, working, plan.annotations))
             else:
@@ -297,12 +290,12 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
             sidecar_list.add(sidecar.get("name", ""))
             _prepare(sidecar, pod, volumes, plan, sidecarsets)
             injecting = True
-            if (sidecar.get("upgradeStrategy") or {}).get("upgradeType") == UPGRADE_HOT:
+            if section(sidecar, "upgradeStrategy").get("upgradeType") == UPGRADE_HOT:
                 plan.containers.extend(hotupgrade.expand(sidecar, working, plan.annotations))
             else:
                 plan.containers.append(sidecar)
         if injecting:
-            revision = (sidecarset.get("status") or {}).get("latestRevision") or ""
+            revision = status_of(sidecarset).get("latestRevision") or ""
             listed_sidecars = sorted(sidecar_list)
             hashes[name] = _upgrade_spec(
                 now, annotations.get(ANNOTATION_SIDECARSET_HASH, ""), name, listed_sidecars, revision
@@ -369,12 +362,10 @@ def inject(
     changed = False
     for sidecarset in sidecarsets:
         try:
-            changed = (
-                patch_pod_metadata(pod, (sidecarset.get("spec") or {}).get("patchPodMetadata")) or changed
-            )
+            changed = patch_pod_metadata(pod, spec_of(sidecarset).get("patchPodMetadata")) or changed
         except ValueError as exc:
             raise InjectionError(str(exc)) from exc
-    plan = _plan(pod, sidecarsets, go_time(now or datetime.datetime.now(datetime.UTC)))
+    plan = _plan(pod, sidecarsets, rfc3339(now or datetime.datetime.now(datetime.UTC)))
     if not plan.containers and not plan.init_containers:
         return changed
     spec = pod.setdefault("spec", {})
@@ -389,6 +380,6 @@ def inject(
     secrets = merge_by_key([], (spec.get("imagePullSecrets") or []) + plan.secrets, "name")
     _set_list(spec, "imagePullSecrets", secrets)
     metadata = pod.setdefault("metadata", {})
-    metadata["annotations"] = {**(metadata.get("annotations") or {}), **plan.annotations}
+    metadata["annotations"] = {**section(metadata, "annotations"), **plan.annotations}
     _check_unique(spec, {c.get("name", "") for c in plan.containers + plan.init_containers})
     return True

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kruise.api.keys import ANNOTATION_SIDECARSET_BASE, ANNOTATION_SIDECARSET_CANARY
+from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
 
 NamespaceLabels = Callable[[str], dict[str, str] | None]
 
@@ -25,7 +26,7 @@ def selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) ->
     """`metav1.LabelSelectorAsSelector(s).Matches(labels)`: nil selects nothing, `{}` everything."""
     if selector is None:
         return False
-    for key, value in (selector.get("matchLabels") or {}).items():
+    for key, value in section(selector, "matchLabels").items():
         if labels.get(key) != value:
             return False
     for req in selector.get("matchExpressions") or []:
@@ -52,12 +53,12 @@ def selector_is_empty(selector: dict[str, Any] | None) -> bool:
 
 def is_active_pod(pod: dict[str, Any]) -> bool:
     """`kubecontroller.IsPodActive`: not Succeeded/Failed and not being deleted."""
-    phase = (pod.get("status") or {}).get("phase")
-    return phase not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    phase = status_of(pod).get("phase")
+    return phase not in ("Succeeded", "Failed") and not meta_of(pod).get("deletionTimestamp")
 
 
 def pod_namespace(pod: dict[str, Any]) -> str:
-    return (pod.get("metadata") or {}).get("namespace") or "default"
+    return meta_of(pod).get("namespace") or "default"
 
 
 def pod_matches(sidecarset: dict[str, Any], pod: dict[str, Any], namespace_labels: NamespaceLabels) -> bool:
@@ -75,18 +76,18 @@ def pod_matches(sidecarset: dict[str, Any], pod: dict[str, Any], namespace_label
     selector = spec.get("selector")
     if selector_is_empty(selector):
         return False
-    return selector_matches(selector, (pod.get("metadata") or {}).get("labels") or {})
+    return selector_matches(selector, labels_of(pod))
 
 
 def canary_base(sidecarset: dict[str, Any]) -> str | None:
     """The base a canary SidecarSet stands in for, or None when it is not a canary."""
-    annotations = (sidecarset.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(sidecarset)
     base = annotations.get(ANNOTATION_SIDECARSET_BASE, "")
     return base if annotations.get(ANNOTATION_SIDECARSET_CANARY) == "true" and base else None
 
 
 def _name(sidecarset: dict[str, Any]) -> str:
-    return (sidecarset.get("metadata") or {}).get("name") or ""
+    return meta_of(sidecarset).get("name") or ""
 
 
 def matching_sidecarsets(
@@ -96,14 +97,14 @@ def matching_sidecarsets(
     namespace = pod_namespace(pod)
     pinned, cluster = [], []
     for sidecarset in sidecarsets:
-        target = (sidecarset.get("spec") or {}).get("namespace")
+        target = spec_of(sidecarset).get("namespace")
         if target == namespace:
             pinned.append(sidecarset)
         elif not target:
             cluster.append(sidecarset)
     matched = []
     for sidecarset in sorted(pinned, key=_name) + sorted(cluster, key=_name):
-        if ((sidecarset.get("spec") or {}).get("injectionStrategy") or {}).get("paused"):
+        if section(sidecarset, "spec", "injectionStrategy").get("paused"):
             continue
         if pod_matches(sidecarset, pod, namespace_labels):
             matched.append(sidecarset)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kruise.api.objects import section
 from kruise.api.sidecarset import PATCH_MERGE_JSON, PATCH_OVERWRITE, PATCH_RETAIN
 from kruise.control.inplace.jsondiff import apply_merge_patch
 from kruise.control.revision import go_json
@@ -42,7 +43,7 @@ def patch_pod_metadata(pod: dict[str, Any], patches: list[dict[str, Any]] | None
     before = dict(annotations)
     for patch in patches or []:
         policy = patch.get("patchPolicy") or PATCH_RETAIN
-        for key, value in (patch.get("annotations") or {}).items():
+        for key, value in section(patch, "annotations").items():
             if policy == PATCH_RETAIN:
                 annotations.setdefault(key, value)
             elif policy == PATCH_OVERWRITE:

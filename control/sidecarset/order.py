@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.api.objects import labels_of
 from kruise.control.cloneset.podsort import sort_active_pods
 from kruise.control.updatesort import priority_sort, scatter_sort
 
@@ -34,7 +35,7 @@ def expand_scatter_terms(terms: Sequence[Mapping[str, str]], pods: Sequence[Pod]
             add(key, value)
             continue
         for pod in pods:
-            labels = (pod.get("metadata") or {}).get("labels") or {}
+            labels = labels_of(pod)
             if key in labels:
                 add(key, labels[key])
     return expanded

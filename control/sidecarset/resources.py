@@ -20,6 +20,7 @@ from typing import Any
 
 from kruise.api import goregexp
 from kruise.api.goquantity import ZERO, Quantity, QuantityError
+from kruise.api.objects import section
 from kruise.api.resourceexpr import ExpressionError, Value, evaluate
 from kruise.api.sidecarset_resources import TARGET_MODE_MAX, TARGET_MODE_SUM
 
@@ -67,7 +68,7 @@ def target_containers(
 
 
 def _quantity(container: dict[str, Any], kind: str, resource: str) -> Quantity | None:
-    raw = ((container.get("resources") or {}).get(kind) or {}).get(resource)
+    raw = section(container, "resources", kind).get(resource)
     if raw is None:
         return None
     try:

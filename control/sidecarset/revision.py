@@ -18,12 +18,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH,
     ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
     LABEL_CONTROLLER_HASH,
     LABEL_SIDECARSET_CUSTOM_VERSION,
 )
+from kruise.api.objects import meta_of, section, spec_of, status_of
 from kruise.api.sidecarset import REVISION_POLICY_PARTIAL as POLICY_PARTIAL
 from kruise.control.revision import (
     controller_revision_name,
@@ -65,8 +67,8 @@ def _meta(obj: Obj) -> Mapping[str, Any]:
 
 def custom_version(sidecarset: Obj) -> str:
     """v1alpha1 keeps it in a label, v1beta1 in `spec.customVersion`; either names the revision."""
-    version = ((sidecarset.get("spec") or {}).get("customVersion")) or ""
-    return version or (_meta(sidecarset).get("labels") or {}).get(LABEL_SIDECARSET_CUSTOM_VERSION, "")
+    version = (spec_of(sidecarset).get("customVersion")) or ""
+    return version or section(_meta(sidecarset), "labels").get(LABEL_SIDECARSET_CUSTOM_VERSION, "")
 
 
 def _go_shaped(value: Any, kind: str | None) -> Any:
@@ -93,20 +95,13 @@ def new_revision(sidecarset: Obj, namespace: str, number: int, collision_count: 
     meta = _meta(sidecarset)
     data = revision_data(sidecarset)
     hash_ = hash_revision_data(go_json(data), collision_count)
-    labels = dict(meta.get("labels") or {})
+    labels = dict(section(meta, "labels"))
     labels[LABEL_CONTROLLER_HASH] = hash_
     version = custom_version(sidecarset)
     if version:
         labels[LABEL_SIDECARSET_CUSTOM_VERSION] = version
     labels[LABEL_SIDECARSET_NAME] = meta["name"]
-    owner = {
-        "apiVersion": sidecarset.get("apiVersion") or "apps.kruise.io/v1alpha1",
-        "kind": sidecarset.get("kind") or "SidecarSet",
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    owner = new_controller_ref(sidecarset, api_version="apps.kruise.io/v1alpha1", kind="SidecarSet")
     body: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",
@@ -119,7 +114,7 @@ def new_revision(sidecarset: Obj, namespace: str, number: int, collision_count: 
         "data": data,
         "revision": number,
     }
-    annotations = dict(meta.get("annotations") or {})
+    annotations = dict(section(meta, "annotations"))
     if annotations:
         body["metadata"]["annotations"] = annotations
     return body
@@ -135,9 +130,9 @@ def owned_revisions(sidecarset: Obj, revisions: Iterable[Obj], namespace: str) -
         rmeta = _meta(revision)
         if rmeta.get("namespace") != namespace:
             continue
-        if (rmeta.get("labels") or {}).get(LABEL_SIDECARSET_NAME) != meta.get("name"):
+        if section(rmeta, "labels").get(LABEL_SIDECARSET_NAME) != meta.get("name"):
             continue
-        controller = next((r for r in rmeta.get("ownerReferences") or [] if r.get("controller")), None)
+        controller = controller_of(revision)
         if controller is None or controller.get("uid") == uid:
             out.append(revision)
     return sort_revisions(out)
@@ -169,7 +164,7 @@ def choose_latest(
 
 def pod_revision(pod: Obj, name: str) -> str:
     """`GetPodSidecarSetControllerRevision`: the revision the pod's hash record names."""
-    raw = (_meta(pod).get("annotations") or {}).get(ANNOTATION_SIDECARSET_HASH)
+    raw = section(_meta(pod), "annotations").get(ANNOTATION_SIDECARSET_HASH)
     try:
         records = json.loads(raw) if raw else {}
     except ValueError:
@@ -182,14 +177,14 @@ def active_revision_names(sidecarset: Obj, pods: Iterable[Obj], revisions: Seque
     """`filterActiveRevisions`: revisions a pod runs and the ones injection may still ask for."""
     name = _meta(sidecarset).get("name", "")
     active = {rev for pod in pods if (rev := pod_revision(pod, name))}
-    wanted = ((sidecarset.get("spec") or {}).get("injectionStrategy") or {}).get("revision") or {}
+    wanted = section(sidecarset, "spec", "injectionStrategy").get("revision") or {}
     if wanted.get("revisionName"):
         active.add(wanted["revisionName"])
     if wanted.get("customVersion") is not None:
         tagged = [
             r
             for r in revisions
-            if (_meta(r).get("labels") or {}).get(LABEL_SIDECARSET_CUSTOM_VERSION) == wanted["customVersion"]
+            if section(_meta(r), "labels").get(LABEL_SIDECARSET_CUSTOM_VERSION) == wanted["customVersion"]
         ]
         if tagged:
             active.add(_meta(sort_revisions(tagged)[-1])["name"])
@@ -200,7 +195,7 @@ def revisions_to_delete(sidecarset: Obj, ordered: Sequence[Obj], pods: Iterable[
     """`truncateHistory`: beyond `revisionHistoryLimit` (at least 1) stored revisions, delete the
     oldest ones nothing uses; the newest (the latest revision) is never deleted. Unlike CloneSet's
     rule the limit counts every stored revision, used or not, so history may stay above it."""
-    limit = (sidecarset.get("spec") or {}).get("revisionHistoryLimit")
+    limit = spec_of(sidecarset).get("revisionHistoryLimit")
     limit = DEFAULT_HISTORY_LIMIT if limit is None else max(1, int(limit))
     excess = len(ordered) - limit
     if excess <= 0:
@@ -218,7 +213,7 @@ def revisions_to_delete(sidecarset: Obj, ordered: Sequence[Obj], pods: Iterable[
 def revision_for_injection(sidecarset: Obj, revisions: Iterable[Obj], namespace: str) -> Obj | None:
     """`getControllerRevision`: by `revisionName` (any revision in kruise's namespace) or the newest
     revision of this SidecarSet carrying the `customVersion` label; None when neither is asked."""
-    wanted = ((sidecarset.get("spec") or {}).get("injectionStrategy") or {}).get("revision") or {}
+    wanted = section(sidecarset, "spec", "injectionStrategy").get("revision") or {}
     in_namespace = [r for r in revisions if _meta(r).get("namespace") == namespace]
     name = wanted.get("revisionName")
     if name is not None:
@@ -233,8 +228,8 @@ def revision_for_injection(sidecarset: Obj, revisions: Iterable[Obj], namespace:
     tagged = [
         r
         for r in in_namespace
-        if (_meta(r).get("labels") or {}).get(LABEL_SIDECARSET_NAME) == set_name
-        and (_meta(r).get("labels") or {}).get(LABEL_SIDECARSET_CUSTOM_VERSION) == version
+        if section(_meta(r), "labels").get(LABEL_SIDECARSET_NAME) == set_name
+        and section(_meta(r), "labels").get(LABEL_SIDECARSET_CUSTOM_VERSION) == version
     ]
     if not tagged:
         raise RevisionNotFound(f'ControllerRevision.apps "{set_name}" not found')
@@ -249,11 +244,11 @@ def restore(sidecarset: Obj, revision: Obj) -> dict[str, Any]:
     sidecar fields (null ones dropped) — enough to inject from, as upstream's restored object is.
     """
     restored = copy.deepcopy(dict(sidecarset))
-    patch = dict(((revision.get("data") or {}).get("spec")) or {})
+    patch = dict((section(revision, "data").get("spec")) or {})
     patch.pop("$patch", None)
     restored["spec"] = {k: copy.deepcopy(v) for k, v in patch.items() if v is not None}
-    meta = dict(restored.get("metadata") or {})
-    annotations = dict(meta.get("annotations") or {})
+    meta = dict(meta_of(restored))
+    annotations = dict(section(meta, "annotations"))
     recorded = _meta(revision).get("annotations") or {}
     annotations[ANNOTATION_SIDECARSET_HASH] = recorded.get(ANNOTATION_SIDECARSET_HASH) or sidecarset_hash(
         restored["spec"]
@@ -263,7 +258,7 @@ def restore(sidecarset: Obj, revision: Obj) -> dict[str, Any]:
     ) or sidecarset_hash_without_image(restored["spec"])
     meta["annotations"] = annotations
     restored["metadata"] = meta
-    restored["status"] = {**(restored.get("status") or {}), "latestRevision": _meta(revision)["name"]}
+    restored["status"] = {**status_of(restored), "latestRevision": _meta(revision)["name"]}
     return restored
 
 
@@ -295,7 +290,7 @@ def sidecarset_for_new_pod(
     percentage `partition` gives (`draw()` in [0, 1) at or under it), else the latest sidecars.
     """
     spec = sidecarset.get("spec") or {}
-    wanted = (spec.get("injectionStrategy") or {}).get("revision") or {}
+    wanted = section(spec, "injectionStrategy").get("revision") or {}
     if wanted.get("revisionName") is None and wanted.get("customVersion") is None:
         return sidecarset
     revision = revision_for_injection(sidecarset, revisions, namespace)
@@ -306,7 +301,7 @@ def sidecarset_for_new_pod(
     if strategy.get("paused") or wanted.get("policy") != POLICY_PARTIAL:
         return historic
     selector = strategy.get("selector")
-    if selector is not None and not selector_matches(selector, (_meta(pod).get("labels") or {})):
+    if selector is not None and not selector_matches(selector, section(_meta(pod), "labels")):
         return historic
     probability = partition_probability(strategy.get("partition"))
     if probability is None:

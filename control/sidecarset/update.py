@@ -28,20 +28,29 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
     ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
 )
+from kruise.api.objects import (
+    annotations_of,
+    container_statuses_of,
+    containers_of,
+    labels_of,
+    meta_of,
+    section,
+    spec_of,
+)
+from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 from kruise.control.sidecarset import hotupgrade, order
-from kruise.control.sidecarset.injection import go_time
 from kruise.control.sidecarset.matching import selector_matches
 
 Obj = Mapping[str, Any]
 
 
 def _name(sidecarset: Obj) -> str:
-    return (sidecarset.get("metadata") or {}).get("name", "")
+    return meta_of(sidecarset).get("name", "")
 
 
 def _annotation_json(obj: Obj, key: str) -> dict[str, Any]:
-    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(key)
+    raw = annotations_of(obj).get(key)
     try:
         value = json.loads(raw) if raw else {}
     except ValueError:
@@ -57,7 +66,7 @@ def _record_hash(pod: Obj, key: str, name: str) -> str:
 
 
 def sidecarset_hashes(sidecarset: Obj) -> tuple[str, str]:
-    annotations = (sidecarset.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(sidecarset)
     return annotations.get(ANNOTATION_SIDECARSET_HASH, ""), annotations.get(
         ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE, ""
     )
@@ -84,7 +93,7 @@ def is_upgradable(pod: Obj, sidecarset: Obj) -> bool:
 def _sidecar_names(sidecarset: Obj) -> list[str]:
     """The pod containers this SidecarSet owns: its sidecars, both of a hot-upgrade pair."""
     names: list[str] = []
-    for sidecar in (sidecarset.get("spec") or {}).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if hotupgrade.is_hot(sidecar):
             names.extend(hotupgrade.container_names(sidecar["name"]))
         else:
@@ -95,9 +104,9 @@ def _sidecar_names(sidecarset: Obj) -> list[str]:
 def has_sidecar_containers(pod: Obj, sidecarset: Obj) -> bool:
     """The pod still has every container of the SidecarSet (and, for hot upgrade, the working-container
     record); a pod whose sidecars were removed is not the controller's to manage."""
-    names = {c.get("name") for c in (pod.get("spec") or {}).get("containers") or []}
+    names = {c.get("name") for c in containers_of(pod)}
     working = hotupgrade.working_containers(pod)
-    for sidecar in (sidecarset.get("spec") or {}).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if hotupgrade.is_hot(sidecar):
             pair = set(hotupgrade.container_names(sidecar["name"]))
             if sidecar["name"] not in working or not pair <= names:
@@ -108,7 +117,7 @@ def has_sidecar_containers(pod: Obj, sidecarset: Obj) -> bool:
 
 
 def _statuses(pod: Obj) -> dict[str, Mapping[str, Any]]:
-    return {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    return {s.get("name"): s for s in container_statuses_of(pod)}
 
 
 def _update_completed(pod: Obj, sidecarset: Obj, names: Sequence[str]) -> bool:
@@ -116,7 +125,7 @@ def _update_completed(pod: Obj, sidecarset: Obj, names: Sequence[str]) -> bool:
     recorded before this SidecarSet's last in-place write while its status image differs from the spec
     one (a re-tag to the same imageID counts as done). No record: never updated in place, so done; a
     record that is not JSON (hand-edited) is not."""
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(pod)
     raw = annotations.get(ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE)
     if raw is None:
         return True
@@ -127,9 +136,9 @@ def _update_completed(pod: Obj, sidecarset: Obj, names: Sequence[str]) -> bool:
     if not isinstance(states, dict):
         return False
     state = states.get(_name(sidecarset))
-    before = (state.get("lastContainerStatuses") or {}) if isinstance(state, dict) else {}
-    specs = {c.get("name"): c.get("image") for c in (pod.get("spec") or {}).get("containers") or []}
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    before = section(state, "lastContainerStatuses") if isinstance(state, dict) else {}
+    specs = {c.get("name"): c.get("image") for c in containers_of(pod)}
+    for status in container_statuses_of(pod):
         name = status.get("name")
         if name not in names or name not in before:
             continue
@@ -148,13 +157,12 @@ def sidecars_consistent(pod: Obj, sidecarset: Obj, names: Sequence[str] | None =
     (`imageref.images_equal`) — and that alone decides. Otherwise (some sidecar on a tag) it is the
     imageID test of `_update_completed`. As upstream, containers are checked in pod order and the first
     tag image ends the digest checks (a digest container before it that does not match still fails)."""
-    containers = (pod.get("spec") or {}).get("containers") or []
-    if len(containers) != len((pod.get("status") or {}).get("containerStatuses") or []):
+    containers = containers_of(pod)
+    if len(containers) != len(container_statuses_of(pod)):
         return False
     wanted = set(names) if names else set(_sidecar_names(sidecarset))
     image_ids = {
-        s.get("name"): image_id_reference(s.get("imageID") or "")
-        for s in (pod.get("status") or {}).get("containerStatuses") or []
+        s.get("name"): image_id_reference(s.get("imageID") or "") for s in container_statuses_of(pod)
     }
     all_digest = True
     for container in containers:
@@ -171,7 +179,7 @@ def sidecars_consistent(pod: Obj, sidecarset: Obj, names: Sequence[str] | None =
 
 
 def _container_ready(pod: Obj, sidecarset: Obj, name: str) -> bool:
-    ready = bool((_statuses(pod).get(name) or {}).get("ready"))
+    ready = bool(section(_statuses(pod), name).get("ready"))
     return ready and sidecars_consistent(pod, sidecarset, [name])
 
 
@@ -189,7 +197,7 @@ def mid_update(pod: Obj, sidecarset: Obj) -> bool:
     """A sidecar container reports ready but does not run its spec image yet: the kubelet has not picked
     up the last update, so another one must wait (upstream `IsSidecarSetUpgradable`'s consistent)."""
     return any(
-        (_statuses(pod).get(name) or {}).get("ready") and not sidecars_consistent(pod, sidecarset, [name])
+        section(_statuses(pod), name).get("ready") and not sidecars_consistent(pod, sidecarset, [name])
         for name in _sidecar_names(sidecarset)
     )
 
@@ -204,7 +212,7 @@ def compute_status(sidecarset: Obj, pods: Sequence[Obj]) -> dict[str, Any]:
         ready += is_ready
         updated_ready += is_new and is_ready
     return {
-        "observedGeneration": (sidecarset.get("metadata") or {}).get("generation"),
+        "observedGeneration": meta_of(sidecarset).get("generation"),
         "matchedPods": matched,
         "updatedPods": updated,
         "readyPods": ready,
@@ -214,13 +222,13 @@ def compute_status(sidecarset: Obj, pods: Sequence[Obj]) -> dict[str, Any]:
 
 def rolling(sidecarset: Obj) -> bool:
     """The SidecarSet changes pods at all: not `type: NotUpdate`, not `paused` (hot-upgrade resets too)."""
-    strategy = (sidecarset.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(sidecarset).get("updateStrategy") or {}
     return strategy.get("type") != "NotUpdate" and not strategy.get("paused")
 
 
 def _selected(sidecarset: Obj, pod: Obj) -> bool:
-    selector = ((sidecarset.get("spec") or {}).get("updateStrategy") or {}).get("selector")
-    return not selector or selector_matches(selector, (pod.get("metadata") or {}).get("labels") or {})
+    selector = section(sidecarset, "spec", "updateStrategy").get("selector")
+    return not selector or selector_matches(selector, labels_of(pod))
 
 
 def pods_not_upgradable(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
@@ -238,7 +246,7 @@ def pods_to_update(sidecarset: Obj, pods: Sequence[Obj]) -> list[Obj]:
     by updateStrategy.selector, upgradable in place, not mid-update) in rollout order (`order`), less the
     last `partition` of them (int or % of the matched pods, rounded up), cut where `maxUnavailable`
     (default 1) updated-but-not-ready pods would be exceeded. Unready pods take no budget."""
-    strategy = (sidecarset.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(sidecarset).get("updateStrategy") or {}
     if not rolling(sidecarset):
         return []
     total = len(pods)
@@ -274,10 +282,10 @@ def _record_changes(pod: dict[str, Any], sidecarset: Obj, changed: Sequence[str]
     states = _annotation_json(pod, ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE)
     state = states.get(_name(sidecarset))
     if not isinstance(state, dict):
-        state = {"revision": sidecarset_hashes(sidecarset)[0], "updateTimestamp": go_time(now)}
-    last = dict(state.get("lastContainerStatuses") or {})
+        state = {"revision": sidecarset_hashes(sidecarset)[0], "updateTimestamp": rfc3339(now)}
+    last = dict(section(state, "lastContainerStatuses"))
     for name in changed:
-        last[name] = {"imageID": (statuses.get(name) or {}).get("imageID", "")}
+        last[name] = {"imageID": section(statuses, name).get("imageID", "")}
     state["lastContainerStatuses"] = last
     states[_name(sidecarset)] = state
     annotations = pod["metadata"].setdefault("annotations", {})
@@ -289,18 +297,18 @@ def _upgrade_containers(pod: dict[str, Any], sidecarset: Obj) -> list[str]:
 
     Cold: the sidecar's own container. Hot: the container `container_to_upgrade` picks, which then becomes
     the working one; nothing changes when the other one already runs the new image."""
-    containers = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or []}
-    version = (sidecarset.get("metadata") or {}).get("resourceVersion", "")
+    containers = {c.get("name"): c for c in containers_of(pod)}
+    version = meta_of(sidecarset).get("resourceVersion", "")
     changed = []
-    for sidecar in (sidecarset.get("spec") or {}).get("containers") or []:
+    for sidecar in containers_of(sidecarset):
         if hotupgrade.is_hot(sidecar):
             target, other = hotupgrade.container_to_upgrade(
                 sidecar, pod, lambda name: _container_ready(pod, sidecarset, name)
             )
-            current = (containers.get(other) or {}).get("image")
+            current = section(containers, other).get("image")
         else:
             target = other = sidecar["name"]
-            current = (containers.get(target) or {}).get("image")
+            current = section(containers, target).get("image")
         if target not in containers or current == sidecar.get("image"):
             continue
         containers[target]["image"] = sidecar.get("image")
@@ -318,8 +326,8 @@ def updated_pod(pod: Obj, sidecarset: Obj, now: datetime) -> dict[str, Any]:
     clone: dict[str, Any] = copy.deepcopy(dict(pod))
     # the records are read before the images change: imageIDs are those of the running containers
     changed = _upgrade_containers(clone, sidecarset)
-    sidecars = [c["name"] for c in (sidecarset.get("spec") or {}).get("containers") or []]
-    stamp = go_time(now)
+    sidecars = [c["name"] for c in containers_of(sidecarset)]
+    stamp = rfc3339(now)
     annotations = clone["metadata"].setdefault("annotations", {})
     for key, value in (
         (ANNOTATION_SIDECARSET_HASH, new_hash),

@@ -16,6 +16,7 @@ from typing import Any
 
 from kruise.api import goregexp
 from kruise.api.keys import CONFIG_SIDECARSET_PATCH_POD_METADATA_WHITELIST
+from kruise.api.objects import labels_of, spec_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 
 CONFIGURATION_NAME = "kruise-configuration"
@@ -28,7 +29,7 @@ def whitelist_error(
 
     `configuration` is the ConfigMap's `data` (None or {} when it does not exist).
     """
-    patches = (sidecarset.get("spec") or {}).get("patchPodMetadata") or []
+    patches = spec_of(sidecarset).get("patchPodMetadata") or []
     if not patches:
         return None
     raw = (configuration or {}).get(CONFIG_SIDECARSET_PATCH_POD_METADATA_WHITELIST)
@@ -41,7 +42,7 @@ def whitelist_error(
     if not isinstance(whitelist, dict):
         return f"{CONFIG_SIDECARSET_PATCH_POD_METADATA_WHITELIST} is not a JSON object"
     rules = whitelist.get("rules") or []
-    labels = (sidecarset.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(sidecarset)
     expressions: list[goregexp.GoRegexp] = []
     for rule in rules:
         selector = rule.get("selector")

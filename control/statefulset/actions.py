@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.api.objects import section
 from kruise.control import lifecycle
 from kruise.control.statefulset.claims import ClaimResize
 
@@ -109,7 +110,7 @@ Action = (
 def deletion(sts: Mapping[str, Any], pod: Pod, reason: str) -> DeletePod | PrepareDelete | None:
     """``deletePod``: a pod held by the preDelete hook goes to PreparingDelete first (None when it
     is already there: nothing to write), any other pod is deleted."""
-    hook = ((sts.get("spec") or {}).get("lifecycle") or {}).get("preDelete")
+    hook = section(sts, "spec", "lifecycle").get("preDelete")
     if lifecycle.is_hooked(hook, pod):
         if lifecycle.pod_state(pod) == LIFECYCLE_STATE_PREPARING_DELETE:
             return None

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.objects import meta_of, owner_refs_of
 from kruise.api.statefulset import PVC_DELETE, PVC_RETAIN
 
 Obj = Mapping[str, Any]
@@ -51,11 +52,11 @@ def wanted_owners(policy: Mapping[str, Any], condemned: bool) -> WantedOwners:
 
 
 def _refs(obj: Obj) -> list[Mapping[str, Any]]:
-    return list((obj.get("metadata") or {}).get("ownerReferences") or [])
+    return list(owner_refs_of(obj))
 
 
 def _uid(obj: Obj) -> str:
-    return (obj.get("metadata") or {}).get("uid") or ""
+    return meta_of(obj).get("uid") or ""
 
 
 def has_owner(claim: Obj, owner: Obj) -> bool:
@@ -79,7 +80,7 @@ def pod_owner_ref(pod: Obj) -> dict[str, Any]:
     return {
         "apiVersion": pod.get("apiVersion") or "v1",
         "kind": pod.get("kind") or "Pod",
-        "name": (pod.get("metadata") or {}).get("name") or "",
+        "name": meta_of(pod).get("name") or "",
         "uid": _uid(pod),
     }
 
@@ -117,5 +118,5 @@ def claim_is_stale(claim: Obj, pod: Obj, policy: Mapping[str, Any]) -> bool:
     of a pod that is gone. An unset policy is Retain."""
     if (policy.get("whenScaled") or PVC_RETAIN) == PVC_RETAIN:
         return False
-    name, uid = (pod.get("metadata") or {}).get("name") or "", _uid(pod)
+    name, uid = meta_of(pod).get("name") or "", _uid(pod)
     return any(ref.get("name") == name and (ref.get("uid") or "") != uid for ref in _refs(claim))

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from kruise.api.conditions import condition_of, is_true
 from kruise.api.goquantity import Quantity
+from kruise.api.objects import meta_of, section, spec_of, status_of
 from kruise.control.statefulset.identity import claim_name, ordinal_of
 
 Obj = Mapping[str, Any]
@@ -35,11 +37,11 @@ def _storage(quantities: Mapping[str, Any] | None) -> Decimal | None:
 
 
 def _requested(claim: Obj) -> Decimal | None:
-    return _storage(((claim.get("spec") or {}).get("resources") or {}).get("requests"))
+    return _storage(section(claim, "spec", "resources").get("requests"))
 
 
 def _capacity(claim: Obj) -> Decimal | None:
-    return _storage((claim.get("status") or {}).get("capacity"))
+    return _storage(status_of(claim).get("capacity"))
 
 
 def compatible_without_size(claim: Obj, template: Obj) -> bool:
@@ -74,10 +76,7 @@ def expansion_completed(claim: Obj, template: Obj) -> bool:
     compatible, ready = compatible_and_ready(claim, template)
     if not compatible:
         return False
-    return ready or any(
-        c.get("type") == CONDITION_FILE_SYSTEM_RESIZE_PENDING and c.get("status") == "True"
-        for c in (claim.get("status") or {}).get("conditions") or []
-    )
+    return ready or is_true(condition_of(claim, CONDITION_FILE_SYSTEM_RESIZE_PENDING))
 
 
 def pod_claims(sts: Obj, pod: Obj, lookup: ClaimLookup) -> list[tuple[Obj, Obj]]:
@@ -85,10 +84,10 @@ def pod_claims(sts: Obj, pod: Obj, lookup: ClaimLookup) -> list[tuple[Obj, Obj]]
     being deleted (``handlePVCWithCustomFn`` with terminating claims ignored)."""
     set_name, ordinal = sts["metadata"]["name"], ordinal_of(pod)
     pairs = []
-    for template in (sts.get("spec") or {}).get("volumeClaimTemplates") or []:
-        name = claim_name((template.get("metadata") or {}).get("name", ""), set_name, ordinal)
+    for template in spec_of(sts).get("volumeClaimTemplates") or []:
+        name = claim_name(meta_of(template).get("name", ""), set_name, ordinal)
         claim = lookup(name)
-        if claim is None or (claim.get("metadata") or {}).get("deletionTimestamp"):
+        if claim is None or meta_of(claim).get("deletionTimestamp"):
             continue
         pairs.append((claim, template))
     return pairs
@@ -97,10 +96,10 @@ def pod_claims(sts: Obj, pod: Obj, lookup: ClaimLookup) -> list[tuple[Obj, Obj]]
 def volume_claim_statuses(sts: Obj, pods: Iterable[Obj], lookup: ClaimLookup) -> list[dict[str, Any]]:
     """``status.volumeClaims``: one entry per template, in template order, counting the pods whose
     claim is compatible (``compatibleReplicas``) and also ready (``compatibleReadyReplicas``)."""
-    templates = (sts.get("spec") or {}).get("volumeClaimTemplates") or []
+    templates = spec_of(sts).get("volumeClaimTemplates") or []
     statuses = [
         {
-            "volumeClaimName": (t.get("metadata") or {}).get("name", ""),
+            "volumeClaimName": meta_of(t).get("name", ""),
             "compatibleReplicas": 0,
             "compatibleReadyReplicas": 0,
         }
@@ -111,7 +110,7 @@ def volume_claim_statuses(sts: Obj, pods: Iterable[Obj], lookup: ClaimLookup) ->
         for claim, template in pod_claims(sts, pod, lookup):
             compatible, ready = compatible_and_ready(claim, template)
             if compatible:
-                entry = by_name[(template.get("metadata") or {}).get("name", "")]
+                entry = by_name[meta_of(template).get("name", "")]
                 entry["compatibleReplicas"] += 1
                 entry["compatibleReadyReplicas"] += int(ready)
     return statuses
@@ -163,15 +162,15 @@ def pod_claims_state(sts: Obj, pod: Obj, lookup: ClaimLookup) -> PodClaims:
         matched = False
         if conflict is not None:
             continue
-        name = (claim.get("metadata") or {}).get("name", "")
+        name = meta_of(claim).get("name", "")
         if not grow:
             conflict = name
             continue
         resizes.append(
             ClaimResize(
                 name,
-                (claim.get("spec") or {}).get("storageClassName"),
-                dict((template.get("spec") or {}).get("resources") or {}),
+                spec_of(claim).get("storageClassName"),
+                dict(section(template, "spec", "resources")),
             )
         )
     return PodClaims(ready, matched, completed, tuple(resizes), conflict)

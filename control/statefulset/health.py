@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import LIFECYCLE_STATE_NORMAL
+from kruise.api.objects import section
 from kruise.control import lifecycle, podstatus
 
 Pod = Mapping[str, Any]
@@ -57,7 +59,7 @@ def running_and_available(pod: Pod, min_ready_seconds: int, now: datetime) -> tu
         return False, 0.0
     if min_ready_seconds <= 0:
         return True, 0.0
-    since = podstatus.parse_time((podstatus.condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    since = podstatus.parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
     if since is None:
         return False, float(min_ready_seconds)
     wait = (since - now).total_seconds() + min_ready_seconds
@@ -67,5 +69,5 @@ def running_and_available(pod: Pod, min_ready_seconds: int, now: datetime) -> tu
 
 
 def min_ready_seconds(sts: Mapping[str, Any]) -> int:
-    rolling = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
+    rolling = section(sts, "spec", "updateStrategy").get("rollingUpdate") or {}
     return int(rolling.get("minReadySeconds") or 0)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.objects import meta_of, section
+
 Pod = Mapping[str, Any]
 
 _POD_NAME = re.compile(r"^(.*)-([0-9]+)$")
@@ -33,7 +35,7 @@ def parent_and_ordinal(name: str) -> tuple[str, int]:
 
 
 def pod_name_of(pod: Pod) -> str:
-    return (pod.get("metadata") or {}).get("name") or ""
+    return meta_of(pod).get("name") or ""
 
 
 def ordinal_of(pod: Pod) -> int:
@@ -100,7 +102,7 @@ def start_ordinal(spec: Mapping[str, Any], start_ordinal_gate: bool) -> int:
     """``spec.ordinals.start`` when the StatefulSetStartOrdinal gate is on, else 0."""
     if not start_ordinal_gate:
         return 0
-    return int((spec.get("ordinals") or {}).get("start") or 0)
+    return int(section(spec, "ordinals").get("start") or 0)
 
 
 @dataclass(frozen=True)

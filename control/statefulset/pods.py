@@ -11,7 +11,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_INDEX, LABEL_STATEFULSET_POD_NAME
+from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
 from kruise.control.revision import is_pod_update
 from kruise.control.statefulset.identity import (
     OrdinalRange,
@@ -26,21 +28,9 @@ Pod = Mapping[str, Any]
 DEFAULT_API_VERSION = "apps.kruise.io/v1beta1"
 
 
-def controller_ref(sts: Mapping[str, Any]) -> dict[str, Any]:
-    meta = sts["metadata"]
-    return {
-        "apiVersion": sts.get("apiVersion") or DEFAULT_API_VERSION,
-        "kind": sts.get("kind") or "StatefulSet",
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 def revision_of(pod: Pod) -> str:
     """The ``controller-revision-hash`` label ("" when absent)."""
-    return ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "")
+    return labels_of(pod).get(LABEL_CONTROLLER_REVISION_HASH, "")
 
 
 def retention_policy(sts: Mapping[str, Any], auto_delete_pvc: bool = True) -> Mapping[str, Any]:
@@ -50,22 +40,22 @@ def retention_policy(sts: Mapping[str, Any], auto_delete_pvc: bool = True) -> Ma
     retention step then."""
     if not auto_delete_pvc:
         return {}
-    return (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+    return spec_of(sts).get("persistentVolumeClaimRetentionPolicy") or {}
 
 
 def claims_for_ordinal(sts: Mapping[str, Any], ordinal: int) -> list[dict[str, Any]]:
     """The PVCs one ordinal uses, in volumeClaimTemplates order: ``<claim>-<set>-<ordinal>``,
     in the set's namespace, labelled with the selector's matchLabels."""
     meta, spec = sts["metadata"], sts.get("spec") or {}
-    match_labels = (spec.get("selector") or {}).get("matchLabels") or {}
+    match_labels = section(spec, "selector").get("matchLabels") or {}
     claims = []
     for template in spec.get("volumeClaimTemplates") or []:
         claim = copy.deepcopy(dict(template))
-        claim_meta = dict(claim.get("metadata") or {})
+        claim_meta = dict(meta_of(claim))
         claim_meta["name"] = claim_name(claim_meta.get("name", ""), meta["name"], ordinal)
         if meta.get("namespace"):
             claim_meta["namespace"] = meta["namespace"]
-        claim_meta["labels"] = {**(claim_meta.get("labels") or {}), **match_labels}
+        claim_meta["labels"] = {**section(claim_meta, "labels"), **match_labels}
         claim["metadata"] = claim_meta
         claim.setdefault("apiVersion", "v1")
         claim.setdefault("kind", "PersistentVolumeClaim")
@@ -75,8 +65,8 @@ def claims_for_ordinal(sts: Mapping[str, Any], ordinal: int) -> list[dict[str, A
 
 
 def _template_claim_names(sts: Mapping[str, Any]) -> list[str]:
-    templates = (sts.get("spec") or {}).get("volumeClaimTemplates") or []
-    return [(t.get("metadata") or {}).get("name", "") for t in templates]
+    templates = spec_of(sts).get("volumeClaimTemplates") or []
+    return [meta_of(t).get("name", "") for t in templates]
 
 
 def identity_labels(sts: Mapping[str, Any], ordinal: int, *, pod_index_label: bool) -> dict[str, str]:
@@ -109,11 +99,11 @@ def new_pod(
         "name": name,
         "generateName": f"{meta['name']}-",
         "labels": {
-            **(tmeta.get("labels") or {}),
+            **section(tmeta, "labels"),
             **identity_labels(sts, ordinal, pod_index_label=pod_index_label),
             LABEL_CONTROLLER_REVISION_HASH: revision,
         },
-        "ownerReferences": [controller_ref(sts)],
+        "ownerReferences": [new_controller_ref(sts, api_version=DEFAULT_API_VERSION, kind="StatefulSet")],
     }
     if tmeta.get("annotations"):
         pod_meta["annotations"] = dict(tmeta["annotations"])
@@ -121,7 +111,7 @@ def new_pod(
         pod_meta["finalizers"] = list(tmeta["finalizers"])
     if meta.get("namespace"):
         pod_meta["namespace"] = meta["namespace"]
-    pod_spec = copy.deepcopy(dict(template.get("spec") or {}))
+    pod_spec = copy.deepcopy(dict(spec_of(template)))
     pod_spec["hostname"] = name
     if spec.get("serviceName"):
         pod_spec["subdomain"] = spec["serviceName"]
@@ -161,10 +151,10 @@ def storage_matches(sts: Mapping[str, Any], pod: Pod) -> bool:
     ordinal = ordinal_of(pod)
     if ordinal < 0:
         return False
-    volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or []}
+    volumes = {v.get("name"): v for v in spec_of(pod).get("volumes") or []}
     set_name = sts["metadata"]["name"]
     for template_name in _template_claim_names(sts):
-        source = (volumes.get(template_name) or {}).get("persistentVolumeClaim") or {}
+        source = section(volumes, template_name).get("persistentVolumeClaim") or {}
         if source.get("claimName") != claim_name(template_name, set_name, ordinal):
             return False
     return True
@@ -196,12 +186,12 @@ def needs_current_revision(
     - unorderedUpdate: while fewer than ``partition`` other pods are not updated (``IsPodUpdate``:
       with gate PreparingUpdateAsUpdate a PreparingUpdate pod counts as updated).
     """
-    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(sts).get("updateStrategy") or {}
     if strategy.get("type", "RollingUpdate") != "RollingUpdate":
         return False
     rolling = strategy.get("rollingUpdate")
     if rolling is None:
-        current = int(((sts.get("status") or {}).get("currentReplicas")) or 0)
+        current = int((status_of(sts).get("currentReplicas")) or 0)
         return ordinal < live_range.start + current
     partition = int(rolling.get("partition") or 0)
     if rolling.get("unorderedUpdate") is None:

@@ -15,23 +15,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.common import IntOrStringError, scaled_value
+from kruise.api.controllerref import new_controller_ref
+from kruise.api.objects import section, spec_of
 from kruise.api.statefulset import STRATEGY_ON_DELETE, STRATEGY_ROLLING_UPDATE
 from kruise.api.workload_common import UPDATE_TYPE_RECREATE
 from kruise.control import predownload as shared
 from kruise.control.inplace.spec import calculate_update_spec
-from kruise.control.statefulset.pods import controller_ref
+from kruise.control.statefulset.pods import DEFAULT_API_VERSION
 
 Obj = Mapping[str, Any]
 DEFAULT_MAX_UNAVAILABLE = 1
 
 
 def _replicas(sts: Obj) -> int:
-    replicas = (sts.get("spec") or {}).get("replicas")
+    replicas = spec_of(sts).get("replicas")
     return 1 if replicas is None else int(replicas)
 
 
 def _rolling(sts: Obj) -> Mapping[str, Any] | None:
-    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(sts).get("updateStrategy") or {}
     if (strategy.get("type") or STRATEGY_ROLLING_UPDATE) == STRATEGY_ON_DELETE:
         return None
     return strategy.get("rollingUpdate") or {}
@@ -63,7 +65,7 @@ def decision(
     partition = int(rolling.get("partition") or 0)
     if partition == 0 and _max_unavailable(rolling, replicas) >= replicas:
         return shared.IGNORED
-    grace = int((rolling.get("inPlaceUpdateStrategy") or {}).get("gracePeriodSeconds") or 0)
+    grace = int(section(rolling, "inPlaceUpdateStrategy").get("gracePeriodSeconds") or 0)
     spec = calculate_update_spec(
         current,
         update,
@@ -79,7 +81,7 @@ def decision(
 def image_pull_jobs(sts: Obj, current: Obj, update: Obj) -> tuple[dict[str, Any], ...]:
     return shared.image_pull_jobs(
         sts,
-        controller_ref(sts),
+        new_controller_ref(sts, api_version=DEFAULT_API_VERSION, kind="StatefulSet"),
         update,
         shared.changed_images([current], update),
         shared.annotation_pull_settings(sts),

@@ -22,6 +22,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_NORMAL,
     LIFECYCLE_STATE_PREPARING_NORMAL,
 )
+from kruise.api.objects import meta_of, section, spec_of
 from kruise.control import lifecycle
 from kruise.control.statefulset import health
 from kruise.control.statefulset.actions import (
@@ -113,7 +114,7 @@ class _Budget:
 def scale_max_unavailable(sts: Mapping[str, Any]) -> int | None:
     """``scaleStrategy.maxUnavailable`` against spec.replicas, rounded down, at least 1."""
     spec = sts.get("spec") or {}
-    value = (spec.get("scaleStrategy") or {}).get("maxUnavailable")
+    value = section(spec, "scaleStrategy").get("maxUnavailable")
     if value is None:
         return None
     replicas = spec.get("replicas")
@@ -126,18 +127,18 @@ def scale_max_unavailable(sts: Mapping[str, Any]) -> int | None:
 
 
 def is_monotonic(sts: Mapping[str, Any]) -> bool:
-    return (sts.get("spec") or {}).get("podManagementPolicy") != "Parallel"
+    return spec_of(sts).get("podManagementPolicy") != "Parallel"
 
 
 def _initial_lifecycle(sts: Mapping[str, Any], pod: dict[str, Any], now: datetime) -> None:
-    hook = ((sts.get("spec") or {}).get("lifecycle") or {}).get("preNormal")
+    hook = section(sts, "spec", "lifecycle").get("preNormal")
     state = LIFECYCLE_STATE_NORMAL
     if hook and not lifecycle.is_all_hooked(hook, pod):
         state = LIFECYCLE_STATE_PREPARING_NORMAL
     meta = pod["metadata"]
     meta["labels"][LABEL_LIFECYCLE_STATE] = state
     meta["annotations"] = {
-        **(meta.get("annotations") or {}),
+        **section(meta, "annotations"),
         ANNOTATION_LIFECYCLE_TIMESTAMP: lifecycle.rfc3339(now),
     }
 
@@ -191,7 +192,7 @@ def _process_replicas(
     monotonic = is_monotonic(sts)
     budget = _Budget(scale_max_unavailable(sts))
     min_ready = health.min_ready_seconds(sts)
-    has_claims = bool((sts.get("spec") or {}).get("volumeClaimTemplates"))
+    has_claims = bool(spec_of(sts).get("volumeClaimTemplates"))
     for ordinal in plan.live_range.ordinals():
         pod = plan.replicas[ordinal]
         name = pod_name_of(pod)
@@ -296,14 +297,14 @@ def plan_scale(
     built = _build_missing(sts, live_range, replicas, revisions, gates, now)
     plan = ScalePlan(live_range, replicas, frozenset(built), split.condemned)
     first_unhealthy = _find_unhealthy(plan)
-    if (sts.get("metadata") or {}).get("deletionTimestamp"):
+    if meta_of(sts).get("deletionTimestamp"):
         plan.update_allowed = False
         plan.wait = "statefulset is being deleted"
         return plan
     if _process_replicas(sts, plan, built, gates, now):
         plan.update_allowed = False
         return plan
-    if gates.auto_delete_pvc and (sts.get("spec") or {}).get("volumeClaimTemplates"):
+    if gates.auto_delete_pvc and spec_of(sts).get("volumeClaimTemplates"):
         # upstream fixes every condemned pod's claims before removing any of them
         plan.actions.extend(AlignClaimOwners(pod, condemned=True) for pod in split.condemned)
     if _process_condemned(sts, plan, first_unhealthy, now):

@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import LabelSelector, selector_to_string
+from kruise.api.conditions import set_condition
+from kruise.api.objects import meta_of, section
 from kruise.control.lifecycle import rfc3339
 from kruise.control.revision import template_from_revision_data
 from kruise.control.statefulset import health
@@ -77,7 +79,7 @@ def compute_status(
     old = sts.get("status") or {}
     selector = spec.get("selector")
     status: dict[str, Any] = {
-        "observedGeneration": (sts.get("metadata") or {}).get("generation"),
+        "observedGeneration": meta_of(sts).get("generation"),
         "currentRevision": current,
         "updateRevision": update,
         "collisionCount": collision_count,
@@ -92,7 +94,7 @@ def compute_status(
 
 def complete_rolling_update(sts: Mapping[str, Any], status: dict[str, Any]) -> None:
     """Every pod updated and ready under RollingUpdate: the update revision becomes current."""
-    strategy = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("type", "RollingUpdate")
+    strategy = section(sts, "spec", "updateStrategy").get("type", "RollingUpdate")
     if (
         strategy == "RollingUpdate"
         and status["updatedReplicas"] == status["replicas"]
@@ -102,13 +104,12 @@ def complete_rolling_update(sts: Mapping[str, Any], status: dict[str, Any]) -> N
         status["currentRevision"] = status["updateRevision"]
 
 
-def set_condition(status: dict[str, Any], type_: str, message: str, now: datetime) -> None:
+def set_failure_condition(status: dict[str, Any], type_: str, message: str, now: datetime) -> None:
     """``SetStatefulsetCondition`` for the failure conditions: status True, the latest message."""
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != type_]
-    old = next((c for c in status.get("conditions") or [] if c.get("type") == type_), None)
-    since = old.get("lastTransitionTime") if old and old.get("status") == "True" else rfc3339(now)
-    conditions.append({"type": type_, "status": "True", "lastTransitionTime": since, "message": message})
-    status["conditions"] = conditions
+    new = {"type": type_, "status": "True", "lastTransitionTime": rfc3339(now), "message": message}
+    status["conditions"] = set_condition(
+        status.get("conditions"), new, same=None, keep_transition_time=True, to_end=True
+    )
 
 
 def status_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:

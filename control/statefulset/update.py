@@ -34,6 +34,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
     LIFECYCLE_STATE_UPDATING,
 )
+from kruise.api.objects import labels_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control import lifecycle
 from kruise.control.inplace.engine import update_completed_problem
@@ -51,7 +52,7 @@ ClaimsOf = Callable[[Pod], PodClaims]
 
 
 def _rolling(sts: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    return ((sts.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate")
+    return section(sts, "spec", "updateStrategy").get("rollingUpdate")
 
 
 def update_max_unavailable(sts: Mapping[str, Any]) -> int:
@@ -86,7 +87,7 @@ def sort_update_targets(
     PreparingUpdateAsUpdate a PreparingUpdate pod counts as updated)."""
     rolling = _rolling(sts)
     partition = int((rolling or {}).get("partition") or 0)
-    spec_replicas = (sts.get("spec") or {}).get("replicas")
+    spec_replicas = spec_of(sts).get("replicas")
     max_update = (1 if spec_replicas is None else int(spec_replicas)) - partition
     if max_update <= 0:
         return []
@@ -109,7 +110,7 @@ def sort_update_targets(
             updated.append(live_range.start + index)
         else:
             waiting.append(pod)
-    strategy = (rolling.get("unorderedUpdate") or {}).get("priorityStrategy")
+    strategy = section(rolling, "unorderedUpdate").get("priorityStrategy")
     by_name = {pod_name_of(replicas[n]): n for n in replicas}
     waiting_ordinals = [by_name[pod_name_of(p)] for p in priority_sort(waiting, strategy)]
     return [*updated, *waiting_ordinals][:max_update]
@@ -144,7 +145,7 @@ class UpdatePlan:
 
 
 def is_specified_delete(pod: Pod) -> bool:
-    return LABEL_SPECIFIED_DELETE in ((pod.get("metadata") or {}).get("labels") or {})
+    return LABEL_SPECIFIED_DELETE in labels_of(pod)
 
 
 def plan_update(
@@ -165,7 +166,7 @@ def plan_update(
     ``claims``: given when claims are resized with the rollout (see the module docstring).
     ``preparing_update_as_update``: gate PreparingUpdateAsUpdate (see `sort_update_targets`)."""
     plan = UpdatePlan()
-    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(sts).get("updateStrategy") or {}
     if strategy.get("type", "RollingUpdate") == "OnDelete":
         plan.skipped = "OnDelete"
         return plan
@@ -242,7 +243,7 @@ def update_method(sts: Mapping[str, Any], pod: Pod, can_in_place: bool) -> Updat
     the pod's revision into the update revision (``calculate_update_spec`` is not None)."""
     rolling = _rolling(sts) or {}
     policy = rolling.get("podUpdatePolicy")
-    spec_lifecycle = (sts.get("spec") or {}).get("lifecycle") or {}
+    spec_lifecycle = spec_of(sts).get("lifecycle") or {}
     hook = spec_lifecycle.get("inPlaceUpdate")
     mark = bool((hook or {}).get("markPodNotReady"))
     name = pod_name_of(pod)
@@ -277,7 +278,7 @@ def refreshed_lifecycle_state(
 ) -> str | None:
     """The lifecycle state a pod moves to in ``refreshPodState`` (None: stay). Differs from
     CloneSet: PreparingNormal becomes Normal without waiting for the pod to be scheduled."""
-    spec_lifecycle = (sts.get("spec") or {}).get("lifecycle")
+    spec_lifecycle = spec_of(sts).get("lifecycle")
     hooks = spec_lifecycle or {}
 
     def after_update() -> str:

@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.conditions import condition_of, get_condition, set_condition
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_UNITED_DEPLOYMENT_RESERVED_POD
+from kruise.api.objects import labels_of, meta_of, spec_of, status_of
 from kruise.api.timestamps import parse_rfc3339, rfc3339
 from kruise.api.uniteddeployment import (
     DEFAULT_RESCHEDULE_CRITICAL_SECONDS,
@@ -96,15 +98,8 @@ class Assessment:
 # ---- pods ----------------------------------------------------------------------------------------
 
 
-def _condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for condition in (obj.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == type_:
-            return condition
-    return None
-
-
 def _created(pod: Pod) -> datetime | None:
-    stamp = (pod.get("metadata") or {}).get("creationTimestamp")
+    stamp = meta_of(pod).get("creationTimestamp")
     return parse_rfc3339(stamp) if stamp else None
 
 
@@ -117,11 +112,11 @@ def pending_timeout(pod: Pod, timeout: timedelta, now: datetime) -> tuple[bool, 
     meta = pod.get("metadata") or {}
     if (
         meta.get("deletionTimestamp")
-        or (pod.get("status") or {}).get("phase") != "Pending"
-        or (pod.get("spec") or {}).get("nodeName")
+        or status_of(pod).get("phase") != "Pending"
+        or spec_of(pod).get("nodeName")
     ):
         return False, None
-    scheduled = _condition(pod, "PodScheduled")
+    scheduled = condition_of(pod, "PodScheduled")
     created = _created(pod)
     if (
         scheduled is None
@@ -140,7 +135,7 @@ def update_timeout(
     pod: Pod, updated_since: datetime | None, timeout: timedelta, now: datetime
 ) -> tuple[bool, timedelta | None]:
     """`GetTimeBeforeUpdateTimeout`: an update running longer than `timeout` times out every old pod."""
-    if (pod.get("metadata") or {}).get("deletionTimestamp") or updated_since is None:
+    if meta_of(pod).get("deletionTimestamp") or updated_since is None:
         return False, None
     deadline = updated_since + timeout
     if deadline <= now:
@@ -150,7 +145,7 @@ def update_timeout(
 
 def reserved_label(pod: Pod) -> tuple[bool, bool]:
     """`IsPodMarkedAsReserved`: (label says "true", label present)."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(pod)
     if LABEL_UNITED_DEPLOYMENT_RESERVED_POD not in labels:
         return False, False
     return labels[LABEL_UNITED_DEPLOYMENT_RESERVED_POD] == "true", True
@@ -176,12 +171,12 @@ def pod_reservation(
     `unschedulableDuration` (the "min ready" of reservation); an unreserved pod becomes reserved
     when its scheduling (current revision) or its update (older revision) timed out.
     """
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(pod)
     pod_revision = labels.get(LABEL_KRUISE_CONTROLLER_REVISION_HASH, "")
     min_ready = times.unschedulable
     if reserved_label(pod)[0]:
-        if (pod.get("status") or {}).get("phase") == "Running" and pod_revision == revision:
-            ready = _condition(pod, "Ready")
+        if status_of(pod).get("phase") == "Running" and pod_revision == revision:
+            ready = condition_of(pod, "Ready")
             if ready is not None and ready.get("status") == "True":
                 since = ready.get("lastTransitionTime")
                 ready_at = parse_rfc3339(since) if since else now
@@ -204,25 +199,14 @@ def pod_reservation(
 
 
 def schedulable_condition(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for condition in entry.get("conditions") or []:
-        if condition.get("type") == SCHEDULABLE:
-            return condition
-    return None
+    return get_condition(entry, SCHEDULABLE)
 
 
 def set_subset_condition(entry: dict[str, Any], state: str, reason: str, message: str, now: datetime) -> None:
     """`UnitedDeploymentSubsetStatus.SetCondition`: same status and reason keep the condition as is;
     otherwise it is rewritten with lastTransitionTime now (even when only the reason changed)."""
-    conditions = list(entry.get("conditions") or [])
-    for index, condition in enumerate(conditions):
-        if condition.get("type") != SCHEDULABLE:
-            continue
-        if condition.get("status") == state and (condition.get("reason") or "") == reason:
-            return
-        conditions[index] = _subset_condition(state, reason, message, now)
-        entry["conditions"] = conditions
-        return
-    entry["conditions"] = [*conditions, _subset_condition(state, reason, message, now)]
+    new = _subset_condition(state, reason, message, now)
+    entry["conditions"] = set_condition(entry.get("conditions"), new, same=("status", "reason"))
 
 
 def _subset_condition(state: str, reason: str, message: str, now: datetime) -> dict[str, Any]:
@@ -362,13 +346,13 @@ def max_unavailable_for(replicas: int, ready_replicas: int, assessment: Assessme
 
 def failing_to_schedule(pod: Pod) -> bool:
     """Pending, unbound and marked `PodScheduled=False` reason Unschedulable by the scheduler."""
-    scheduled = _condition(pod, "PodScheduled")
+    scheduled = condition_of(pod, "PodScheduled")
     return (
         scheduled is not None
         and scheduled.get("status") == "False"
         and scheduled.get("reason") == "Unschedulable"
-        and (pod.get("status") or {}).get("phase") == "Pending"
-        and not (pod.get("spec") or {}).get("nodeName")
+        and status_of(pod).get("phase") == "Pending"
+        and not spec_of(pod).get("nodeName")
     )
 
 

@@ -18,7 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_HASH
+from kruise.api.objects import meta_of, section, spec_of, template_of
 from kruise.control.revision import (
     controller_revision_name,
     go_json,
@@ -37,16 +39,16 @@ def go_raw_json(value: Any) -> str:
 
 
 def revision_data(ud: Mapping[str, Any]) -> dict[str, Any]:
-    template = copy.deepcopy(dict((ud.get("spec") or {}).get("template") or {}))
+    template = copy.deepcopy(dict(template_of(ud)))
     template["$patch"] = "replace"
     return {"spec": {"template": template}}
 
 
 def _revision_labels(ud: Mapping[str, Any]) -> dict[str, str]:
-    template = (ud.get("spec") or {}).get("template") or {}
+    template = spec_of(ud).get("template") or {}
     for field in LABELLED_TEMPLATES:
         if template.get(field) is not None:
-            return dict(((template[field].get("metadata") or {}).get("labels")) or {})
+            return dict((meta_of(template[field]).get("labels")) or {})
     return {}
 
 
@@ -65,14 +67,7 @@ def new_revision(ud: Mapping[str, Any], number: int, collision_count: int) -> di
             "namespace": meta["namespace"],
             "labels": labels,
             "ownerReferences": [
-                {
-                    "apiVersion": ud.get("apiVersion") or "apps.kruise.io/v1alpha1",
-                    "kind": "UnitedDeployment",
-                    "name": meta["name"],
-                    "uid": meta.get("uid", ""),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
+                new_controller_ref({**ud, "kind": "UnitedDeployment"}, api_version="apps.kruise.io/v1alpha1")
             ],
         },
         "data": data,
@@ -107,7 +102,7 @@ def truncate(
     if excess <= 0:
         return [], ordered
     status = ud.get("status") or {}
-    live = {status.get("currentRevision"), (status.get("updateStatus") or {}).get("updatedRevision")}
+    live = {status.get("currentRevision"), section(status, "updateStatus").get("updatedRevision")}
     doomed = [r["metadata"]["name"] for r in ordered[:excess] if r["metadata"]["name"] not in live]
     return doomed, ordered[excess:]
 

@@ -13,6 +13,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.conditions import get_condition, remove_condition, set_condition
+from kruise.api.objects import section
 from kruise.control.uniteddeployment.subsets import Child
 
 UPDATED = "UnitedDeploymentUpdated"
@@ -21,35 +23,22 @@ SUBSET_UPDATED = "SubsetUpdated"
 SUBSET_FAILURE = "SubsetFailure"
 
 
-def get_condition(status: Mapping[str, Any], type_: str) -> dict[str, Any] | None:
-    for condition in status.get("conditions") or []:
-        if condition.get("type") == type_:
-            return condition
-    return None
-
-
-def set_condition(
+def set_united_deployment_condition(
     status: dict[str, Any], type_: str, state: str, reason: str, message: str, now: str
 ) -> None:
     """SetUnitedDeploymentCondition: unchanged status+reason keeps the old condition (and message)."""
-    current = get_condition(status, type_)
-    if current is not None and current.get("status") == state and (current.get("reason") or "") == reason:
-        return
     condition: dict[str, Any] = {"type": type_, "status": state, "lastTransitionTime": now}
-    if current is not None and current.get("status") == state:
-        condition["lastTransitionTime"] = current.get("lastTransitionTime") or now
     if reason:
         condition["reason"] = reason
     if message:
         condition["message"] = message
-    status["conditions"] = [
-        *(c for c in status.get("conditions") or [] if c.get("type") != type_),
-        condition,
-    ]
+    status["conditions"] = set_condition(
+        status.get("conditions"), condition, same=("status", "reason"), keep_transition_time=True, to_end=True
+    )
 
 
-def remove_condition(status: dict[str, Any], type_: str) -> None:
-    kept = [c for c in status.get("conditions") or [] if c.get("type") != type_]
+def drop_condition(status: dict[str, Any], type_: str) -> None:
+    kept = remove_condition(status.get("conditions"), type_)
     if kept:
         status["conditions"] = kept
     else:
@@ -66,7 +55,7 @@ def set_updated_condition(status: dict[str, Any], current: str, expected: str, n
         reason, message = "UnitedDeploymentRevisionUpdating", f"updating to revision {expected}"
     else:
         reason, message = "UnitedDeploymentRevisionUpdated", f"updated to revision {expected}"
-    set_condition(status, UPDATED, state, reason, message, now)
+    set_united_deployment_condition(status, UPDATED, state, reason, message, now)
 
 
 def init_subset_statuses(status: dict[str, Any], subset_names: list[str]) -> list[str]:
@@ -116,7 +105,7 @@ def aggregate(
     out["subsetReplicas"] = dict(next_replicas)
     if not out.get("currentRevision"):
         out["currentRevision"] = current_revision
-    update_status = dict(out.get("updateStatus") or {})
+    update_status = dict(section(out, "updateStatus"))
     update_status["updatedRevision"] = expected_revision
     update_status["currentPartitions"] = dict(next_partitions)
     out["updateStatus"] = update_status

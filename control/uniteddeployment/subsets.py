@@ -22,7 +22,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.conditions import condition_of, is_true
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_SUBSET_NAME
+from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
 from kruise.api.uniteddeployment import Subset, UnitedDeployment
 from kruise.api.validation import dns1123_subdomain_errors
 from kruise.control.uniteddeployment.podpatch import patch_pod_template
@@ -57,7 +60,7 @@ class SubsetTemplateError(ValueError):
 
 def template_kind(ud: Mapping[str, Any]) -> str | None:
     """The child kind the UnitedDeployment's template asks for, or None without a template."""
-    template = (ud.get("spec") or {}).get("template") or {}
+    template = spec_of(ud).get("template") or {}
     for field, kind in TEMPLATE_KINDS:
         if template.get(field) is not None:
             return kind
@@ -66,7 +69,7 @@ def template_kind(ud: Mapping[str, Any]) -> str | None:
 
 def _template(ud: Mapping[str, Any], kind: str) -> dict[str, Any]:
     field = next(f for f, k in TEMPLATE_KINDS if k == kind)
-    return (ud["spec"].get("template") or {}).get(field) or {}
+    return section(ud["spec"], "template").get(field) or {}
 
 
 def subset_prefix(ud_name: str, subset_name: str) -> str:
@@ -143,29 +146,29 @@ def render_child(
     meta["namespace"] = ud_meta["namespace"]
     template_meta = template.get("metadata") or {}
     selector = copy.deepcopy((ud_obj["spec"].get("selector")) or {})
-    labels = dict(meta.get("labels") or {})
-    labels.update(template_meta.get("labels") or {})
-    labels.update(selector.get("matchLabels") or {})
+    labels = dict(section(meta, "labels"))
+    labels.update(section(template_meta, "labels"))
+    labels.update(section(selector, "matchLabels"))
     labels[LABEL_KRUISE_CONTROLLER_REVISION_HASH] = revision
     labels[LABEL_SUBSET_NAME] = subset_name
     meta["labels"] = labels
-    annotations = dict(meta.get("annotations") or {})
-    annotations.update(template_meta.get("annotations") or {})
+    annotations = dict(section(meta, "annotations"))
+    annotations.update(section(template_meta, "annotations"))
     annotations[ANNOTATION_SUBSET_PATCH] = patch_annotation(subset)
     meta["annotations"] = annotations
     if existing is None:
         meta["generateName"] = subset_prefix(ud_meta["name"], subset_name)
     meta["ownerReferences"] = _with_controller(meta.get("ownerReferences") or [], ud_obj)
 
-    spec = copy.deepcopy(template.get("spec") or {})
-    selector["matchLabels"] = {**(selector.get("matchLabels") or {}), LABEL_SUBSET_NAME: subset_name}
+    spec = copy.deepcopy(spec_of(template))
+    selector["matchLabels"] = {**section(selector, "matchLabels"), LABEL_SUBSET_NAME: subset_name}
     spec["selector"] = selector
     spec["replicas"] = replicas
     _set_partition(kind, spec, partition)
     pod_template = spec.setdefault("template", {})
     pod_meta = pod_template.setdefault("metadata", {})
     pod_meta["labels"] = {
-        **(pod_meta.get("labels") or {}),
+        **section(pod_meta, "labels"),
         LABEL_SUBSET_NAME: subset_name,
         LABEL_KRUISE_CONTROLLER_REVISION_HASH: revision,
     }
@@ -185,13 +188,13 @@ def _set_partition(kind: str, spec: dict[str, Any], partition: int) -> None:
     it); the native kind gets the type written out, the Advanced one keeps it empty, as upstream.
     """
     if kind == KIND_CLONESET:
-        spec["updateStrategy"] = {**(spec.get("updateStrategy") or {}), "partition": partition}
+        spec["updateStrategy"] = {**section(spec, "updateStrategy"), "partition": partition}
     elif kind in (KIND_STATEFULSET, KIND_ADVANCED_STATEFULSET):
-        strategy = dict(spec.get("updateStrategy") or {})
+        strategy = dict(section(spec, "updateStrategy"))
         if strategy.get("type") in (None, "", "RollingUpdate"):
             if kind == KIND_STATEFULSET:
                 strategy["type"] = "RollingUpdate"
-            strategy["rollingUpdate"] = {**(strategy.get("rollingUpdate") or {}), "partition": partition}
+            strategy["rollingUpdate"] = {**section(strategy, "rollingUpdate"), "partition": partition}
         spec["updateStrategy"] = strategy
 
 
@@ -199,27 +202,19 @@ def set_max_unavailable(kind: str, body: dict[str, Any], value: int) -> None:
     """Upstream's `SetMaxUnavailable`: the rolling-update maxUnavailable of the kind, as an int."""
     spec = body.setdefault("spec", {})
     if kind == KIND_CLONESET:
-        spec["updateStrategy"] = {**(spec.get("updateStrategy") or {}), "maxUnavailable": value}
+        spec["updateStrategy"] = {**section(spec, "updateStrategy"), "maxUnavailable": value}
     elif kind == KIND_DEPLOYMENT:
-        strategy = dict(spec.get("strategy") or {})
-        strategy["rollingUpdate"] = {**(strategy.get("rollingUpdate") or {}), "maxUnavailable": value}
+        strategy = dict(section(spec, "strategy"))
+        strategy["rollingUpdate"] = {**section(strategy, "rollingUpdate"), "maxUnavailable": value}
         spec["strategy"] = strategy
     else:
-        strategy = dict(spec.get("updateStrategy") or {})
-        strategy["rollingUpdate"] = {**(strategy.get("rollingUpdate") or {}), "maxUnavailable": value}
+        strategy = dict(section(spec, "updateStrategy"))
+        strategy["rollingUpdate"] = {**section(strategy, "rollingUpdate"), "maxUnavailable": value}
         spec["updateStrategy"] = strategy
 
 
 def _with_controller(refs: Iterable[Mapping[str, Any]], ud_obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    meta = ud_obj["metadata"]
-    own = {
-        "apiVersion": ud_obj.get("apiVersion") or "apps.kruise.io/v1alpha1",
-        "kind": "UnitedDeployment",
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    own = new_controller_ref({**ud_obj, "kind": "UnitedDeployment"}, api_version="apps.kruise.io/v1alpha1")
     others = [dict(r) for r in refs if r.get("uid") != own["uid"] and not r.get("controller")]
     return [*others, own]
 
@@ -249,12 +244,12 @@ class Child:
 
 def subset_name_of(obj: Mapping[str, Any]) -> str | None:
     """The subset a child belongs to; None when the label is missing or empty (such children are ignored)."""
-    name = ((obj.get("metadata") or {}).get("labels") or {}).get(LABEL_SUBSET_NAME)
+    name = labels_of(obj).get(LABEL_SUBSET_NAME)
     return name or None
 
 
 def revision_of(obj: Mapping[str, Any]) -> str:
-    return ((obj.get("metadata") or {}).get("labels") or {}).get(LABEL_KRUISE_CONTROLLER_REVISION_HASH, "")
+    return labels_of(obj).get(LABEL_KRUISE_CONTROLLER_REVISION_HASH, "")
 
 
 def spec_partition(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, Any]] = ()) -> int | None:
@@ -277,7 +272,7 @@ def spec_partition(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str
         if strategy.get("type") == "OnDelete":
             revision = revision_of(obj)
             return sum(1 for pod in pods if revision_of(pod) != revision)
-        value = (strategy.get("rollingUpdate") or {}).get("partition")
+        value = section(strategy, "rollingUpdate").get("partition")
         return None if value is None else int(value)
     return None
 
@@ -292,7 +287,7 @@ def read_child(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, An
         pod_meta = pod.get("metadata") or {}
         if revision_of(pod) != revision:
             continue
-        phase = (pod.get("status") or {}).get("phase")
+        phase = status_of(pod).get("phase")
         if pod_meta.get("deletionTimestamp") or phase in ("Succeeded", "Failed"):
             continue
         updated += 1
@@ -302,10 +297,10 @@ def read_child(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, An
         subset_name=subset_name_of(obj) or "",
         name=meta.get("name", ""),
         uid=meta.get("uid", ""),
-        replicas=int((obj.get("spec") or {}).get("replicas") or 0),
+        replicas=int(spec_of(obj).get("replicas") or 0),
         partition=spec_partition(kind, obj, pods),
         revision=revision_of(obj),
-        patch=(meta.get("annotations") or {}).get(ANNOTATION_SUBSET_PATCH, ""),
+        patch=section(meta, "annotations").get(ANNOTATION_SUBSET_PATCH, ""),
         status_replicas=int(status.get("replicas") or 0),
         ready_replicas=int(status.get("readyReplicas") or 0),
         updated_replicas=updated,
@@ -316,10 +311,7 @@ def read_child(kind: str, obj: Mapping[str, Any], pods: Iterable[Mapping[str, An
 
 
 def _pod_ready(pod: Mapping[str, Any]) -> bool:
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
+    return is_true(condition_of(pod, "Ready"))
 
 
 def needs_update(child: Child, revision: str, replicas: int, partition: int, patch: str) -> str | None:
@@ -344,7 +336,7 @@ _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
 
 def pod_ordinal(pod: Mapping[str, Any]) -> int:
     """The StatefulSet ordinal at the end of the pod's name, -1 when it has none."""
-    match = _ORDINAL.match((pod.get("metadata") or {}).get("name", ""))
+    match = _ORDINAL.match(meta_of(pod).get("name", ""))
     return int(match.group(2)) if match else -1
 
 
@@ -357,7 +349,7 @@ def stuck_pods(
     Ready blocks the rolling update; upstream's StatefulSet adapter deletes such pods after each
     update of the child so they come back at the new revision. OnDelete children are left alone.
     """
-    strategy = ((child.get("spec") or {}).get("updateStrategy") or {}).get("type")
+    strategy = section(child, "spec", "updateStrategy").get("type")
     if strategy == "OnDelete":
         return []
     return [

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.api.objects import annotations_of, meta_of, section, spec_of
 from kruise.control.daemonnodes import find_untolerated_taint, matches_required_node_affinity
 from kruise.control.uniteddeployment.podpatch import PatchError, patch_pod_template
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
@@ -62,15 +63,15 @@ def tolerates_node(pod: Pod, node: Mapping[str, Any], subset: Mapping[str, Any])
     """Every taint of the node, NoSchedule, PreferNoSchedule or NoExecute alike, is tolerated by the
     pod's tolerations or the subset's (upstream passes no effect filter)."""
     tolerations = [*(_spec(pod).get("tolerations") or []), *(subset.get("tolerations") or [])]
-    taints = (node.get("spec") or {}).get("taints") or []
+    taints = spec_of(node).get("taints") or []
     return find_untolerated_taint(taints, tolerations, lambda _taint: True) is None
 
 
 def joined_required_terms(pod: Pod, term: Mapping[str, Any]) -> list[Obj]:
     """The pod's required node-selector terms with the subset's term ANDed into each (its
     matchExpressions and matchFields appended), or just the subset's term when the pod has none."""
-    affinity = (_spec(pod).get("affinity") or {}).get("nodeAffinity") or {}
-    terms = copy.deepcopy(list((affinity.get(REQUIRED) or {}).get("nodeSelectorTerms") or []))
+    affinity = section(_spec(pod), "affinity").get("nodeAffinity") or {}
+    terms = copy.deepcopy(list(section(affinity, REQUIRED).get("nodeSelectorTerms") or []))
     if not terms:
         return [copy.deepcopy(dict(term))]
     for existing in terms:
@@ -146,7 +147,7 @@ def favorite_subset(
     """The matching subset with the highest score (the earliest on a tie), or None."""
     best: Mapping[str, Any] | None = None
     best_score = -1
-    for subset in (ws.get("spec") or {}).get("subsets") or []:
+    for subset in spec_of(ws).get("subsets") or []:
         score = subset_score(pod, node, subset, missing.get(subset.get("name") or "", 0))
         if score is not None and score > best_score:
             best, best_score = subset, score
@@ -157,12 +158,12 @@ def adoption_patch(ws: Mapping[str, Any], subset: Mapping[str, Any]) -> Obj:
     """The strategic merge patch that adopts a pod: the subset patch's `metadata` (unless the
     WorkloadSpread opts out with IGNORE_PATCH_EXISTING_PODS) plus the matched annotation."""
     metadata: Obj = {}
-    ws_annotations = (ws.get("metadata") or {}).get("annotations") or {}
+    ws_annotations = annotations_of(ws)
     ignore = str(ws_annotations.get(IGNORE_PATCH_EXISTING_PODS, "")).lower() == "true"
     patch = subset.get("patch")
     if not ignore and isinstance(patch, Mapping) and isinstance(patch.get("metadata"), Mapping):
         metadata = copy.deepcopy(dict(patch["metadata"]))
-    matched = MatchedSpread((ws.get("metadata") or {}).get("name") or "", subset["name"]).to_json()
+    matched = MatchedSpread(meta_of(ws).get("name") or "", subset["name"]).to_json()
     annotations = metadata.get("annotations")
     if isinstance(annotations, dict):
         annotations[ANNOTATION_MATCHED] = matched
@@ -176,7 +177,7 @@ def annotated_subset(ws: Mapping[str, Any], pod: Pod) -> str | None:
     spec), or None when the pod is not annotated for it (no, unreadable, another WorkloadSpread's,
     or an empty subset): such a pod is a candidate for adoption."""
     matched = MatchedSpread.of(pod)
-    name = (ws.get("metadata") or {}).get("name") or ""
+    name = meta_of(ws).get("name") or ""
     if matched is None or matched.name != name or not matched.subset:
         return None
     return matched.subset
@@ -218,7 +219,7 @@ class Grouping:
         """Swap pods (by name) for their patched copies, as upstream's Patch refreshes the pod."""
 
         def swap(pods: list[Pod]) -> list[Pod]:
-            return [patched.get((p.get("metadata") or {}).get("name") or "", p) for p in pods]
+            return [patched.get(meta_of(p).get("name") or "", p) for p in pods]
 
         self.by_subset = {k: swap(v) for k, v in self.by_subset.items()}
         self.versioned = {v: {k: swap(ps) for k, ps in g.items()} for v, g in self.versioned.items()}
@@ -231,7 +232,7 @@ def group_and_adopt(
 
     Pods annotated into a subset no longer in the spec, and pods no subset fits, fall in NO_SUBSET.
     """
-    subsets = list((ws.get("spec") or {}).get("subsets") or [])
+    subsets = list(spec_of(ws).get("subsets") or [])
     names = [s.get("name") or "" for s in subsets]
     out = Grouping(by_subset={NO_SUBSET: [], **{n: [] for n in names}})
     by_version: dict[str, list[Pod]] = {}

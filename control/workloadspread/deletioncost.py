@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.control.cloneset.podsort import POD_DELETION_COST, sort_active_pods
 from kruise.control.workloadspread.subsets import (
     LABEL_POD_TEMPLATE_HASH,
     VERSION_IGNORED,
     MaxReplicasError,
-    controller_of,
     scaled_max_replicas,
 )
 
@@ -32,8 +33,8 @@ NO_SUBSET = ""
 
 
 def _active(pod: Pod) -> bool:
-    phase = (pod.get("status") or {}).get("phase")
-    return phase not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    phase = status_of(pod).get("phase")
+    return phase not in ("Succeeded", "Failed") and not meta_of(pod).get("deletionTimestamp")
 
 
 def subset_costs(
@@ -75,7 +76,7 @@ def deletion_costs(
     old_version: bool = False,
 ) -> list[tuple[Pod, int]]:
     """Every active pod of one version with the cost it should carry."""
-    subsets = list((ws.get("spec") or {}).get("subsets") or [])
+    subsets = list(spec_of(ws).get("subsets") or [])
     count = len(subsets)
     out: list[tuple[Pod, int]] = []
     for i, subset in enumerate(subsets):
@@ -98,7 +99,7 @@ def deletion_costs(
 
 def cost_patch(pod: Pod, cost: int) -> dict[str, Any] | None:
     """The metadata patch that sets the cost, or None when the pod has it (or 0 and no annotation)."""
-    current = ((pod.get("metadata") or {}).get("annotations") or {}).get(POD_DELETION_COST)
+    current = annotations_of(pod).get(POD_DELETION_COST)
     value = str(cost)
     if current == value or (current is None and value == "0"):
         return None
@@ -107,8 +108,8 @@ def cost_patch(pod: Pod, cost: int) -> dict[str, Any] | None:
 
 def _without_hash(template: Mapping[str, Any] | None) -> dict[str, Any]:
     body = dict(template or {})
-    metadata = dict(body.get("metadata") or {})
-    labels = {k: v for k, v in (metadata.get("labels") or {}).items() if k != LABEL_POD_TEMPLATE_HASH}
+    metadata = dict(meta_of(body))
+    labels = {k: v for k, v in section(metadata, "labels").items() if k != LABEL_POD_TEMPLATE_HASH}
     metadata["labels"] = labels
     body["metadata"] = metadata
     return body
@@ -120,16 +121,16 @@ def latest_version(workload: Mapping[str, Any], replicasets: Sequence[Mapping[st
     equals the Deployment's (None while there is none: costs wait); VERSION_IGNORED for the rest."""
     kind = workload.get("kind")
     if kind == "ReplicaSet":
-        return ((workload.get("metadata") or {}).get("labels") or {}).get(LABEL_POD_TEMPLATE_HASH, "")
+        return labels_of(workload).get(LABEL_POD_TEMPLATE_HASH, "")
     if kind != "Deployment":
         return VERSION_IGNORED
-    uid = (workload.get("metadata") or {}).get("uid")
-    wanted = _without_hash((workload.get("spec") or {}).get("template"))
+    uid = meta_of(workload).get("uid")
+    wanted = _without_hash(spec_of(workload).get("template"))
     for rs in replicasets:
         meta = rs.get("metadata") or {}
         owner = controller_of(rs)
         if owner is None or owner.get("uid") != uid or meta.get("deletionTimestamp"):
             continue
-        if _without_hash((rs.get("spec") or {}).get("template")) == wanted:
-            return (meta.get("labels") or {}).get(LABEL_POD_TEMPLATE_HASH, "")
+        if _without_hash(spec_of(rs).get("template")) == wanted:
+            return section(meta, "labels").get(LABEL_POD_TEMPLATE_HASH, "")
     return None

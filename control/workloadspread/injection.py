@@ -15,6 +15,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.objects import spec_of
 from kruise.control.uniteddeployment.podpatch import PatchError, patch_pod_template
 from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, MatchedSpread
 
@@ -24,7 +25,7 @@ __all__ = ["PatchError", "inject"]
 
 
 def _subset(ws: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
-    return next((s for s in (ws.get("spec") or {}).get("subsets") or [] if s.get("name") == name), None)
+    return next((s for s in spec_of(ws).get("subsets") or [] if s.get("name") == name), None)
 
 
 def _merge_required(affinity: Obj, term: Mapping[str, Any]) -> None:

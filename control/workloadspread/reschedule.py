@@ -24,7 +24,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from kruise.control.workloadspread.subsets import format_time, parse_time
+from kruise.api.conditions import condition_of, set_condition
+from kruise.api.objects import spec_of
+from kruise.api.timestamps import parse_time, rfc3339
 
 Obj = dict[str, Any]
 Pod = Mapping[str, Any]
@@ -39,12 +41,8 @@ RECOVER_REASON = "RecoverSchedulable"
 def marked_unschedulable(pod: Pod) -> bool:
     """The scheduler reported the pod as not fitting anywhere: `PodScheduled=False`, reason
     `Unschedulable`."""
-    return any(
-        condition.get("type") == "PodScheduled"
-        and condition.get("status") == "False"
-        and condition.get("reason") == "Unschedulable"
-        for condition in (pod.get("status") or {}).get("conditions") or []
-    )
+    scheduled = condition_of(pod, "PodScheduled") or {}
+    return scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable"
 
 
 def pending_timeout(pod: Pod, critical: timedelta, now: datetime) -> tuple[bool, timedelta | None]:
@@ -52,11 +50,7 @@ def pending_timeout(pod: Pod, critical: timedelta, now: datetime) -> tuple[bool,
     unschedulable pod still within the limit (upstream's GetTimeBeforePendingTimeout)."""
     meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
-    if (
-        meta.get("deletionTimestamp")
-        or status.get("phase") != "Pending"
-        or (pod.get("spec") or {}).get("nodeName")
-    ):
+    if meta.get("deletionTimestamp") or status.get("phase") != "Pending" or spec_of(pod).get("nodeName"):
         return False, None
     if not marked_unschedulable(pod):
         return False, None
@@ -74,25 +68,23 @@ def _condition(status: str, reason: str, now: datetime) -> Obj:
         "type": CONDITION_SCHEDULABLE,
         "status": status,
         "reason": reason,
-        "lastTransitionTime": format_time(now),
+        "lastTransitionTime": rfc3339(now),
     }
 
 
-def set_condition(current: Obj | None, new: Obj) -> Obj:
+def merge_schedulable(current: Obj | None, new: Obj) -> Obj:
     """setWorkloadSpreadSubsetCondition for the single Schedulable condition."""
-    if (
-        current is not None
-        and current.get("status") == new["status"]
-        and current.get("reason") == new["reason"]
-    ):
-        return current
-    if current is not None and current.get("status") == new["status"]:
-        return {**new, "lastTransitionTime": current.get("lastTransitionTime")}
-    return new
+    written = set_condition(
+        [current] if current is not None else [],
+        dict(new),
+        same=("status", "reason"),
+        keep_transition_time=True,
+    )
+    return written[0]
 
 
 def last_subset_condition(old: Obj | None, now: datetime) -> Obj:
-    return set_condition(dict(old) if old else None, _condition("True", REASON_SUFFICIENT, now))
+    return merge_schedulable(dict(old) if old else None, _condition("True", REASON_SUFFICIENT, now))
 
 
 def subset_condition(
@@ -115,12 +107,22 @@ def subset_condition(
         return _condition("True", REASON_SUFFICIENT, now), failed, requeue, False
     current = dict(old)
     if unschedulable:
-        return set_condition(current, _condition("False", REASON_UNSCHEDULABLE, now)), failed, requeue, False
+        return (
+            merge_schedulable(current, _condition("False", REASON_UNSCHEDULABLE, now)),
+            failed,
+            requeue,
+            False,
+        )
     if current.get("status") == "False":
         since = parse_time(current.get("lastTransitionTime"))
         expected = (since or now) + MAX_SCHEDULE_FAILED_DURATION
         if since is None or expected < now:
-            return set_condition(current, _condition("True", REASON_SUFFICIENT, now)), failed, requeue, True
+            return (
+                merge_schedulable(current, _condition("True", REASON_SUFFICIENT, now)),
+                failed,
+                requeue,
+                True,
+            )
         left = expected - now
         requeue = left if requeue is None or left < requeue else requeue
     return current, failed, requeue, False
@@ -131,7 +133,7 @@ __all__ = [
     "MAX_SCHEDULE_FAILED_DURATION",
     "last_subset_condition",
     "marked_unschedulable",
+    "merge_schedulable",
     "pending_timeout",
-    "set_condition",
     "subset_condition",
 ]

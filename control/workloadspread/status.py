@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.api.conditions import get_condition
+from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.timestamps import parse_time
 from kruise.control import podstatus
 from kruise.control.workloadspread import reschedule
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
@@ -31,7 +34,6 @@ from kruise.control.workloadspread.subsets import (
     UNLIMITED,
     MatchedSpread,
     MaxReplicasError,
-    parse_time,
     pod_version,
     scaled_max_replicas,
 )
@@ -71,10 +73,10 @@ class Notes:
 def subset_of(ws: Mapping[str, Any], pod: Pod) -> str:
     """The subset this WorkloadSpread's annotation on the pod names, or NO_SUBSET."""
     matched = MatchedSpread.of(pod)
-    name = ((ws.get("metadata") or {}).get("name")) or ""
+    name = (meta_of(ws).get("name")) or ""
     if matched is None or matched.name != name or not matched.subset:
         return NO_SUBSET
-    subsets = {s.get("name") for s in (ws.get("spec") or {}).get("subsets") or []}
+    subsets = {s.get("name") for s in spec_of(ws).get("subsets") or []}
     return matched.subset if matched.subset in subsets else NO_SUBSET
 
 
@@ -82,7 +84,7 @@ def group_pods(
     ws: Mapping[str, Any], pods: Sequence[Pod]
 ) -> tuple[dict[str, dict[str, list[Pod]]], dict[str, list[Pod]]]:
     """(version → subset → pods, subset → pods); every subset has a (possibly empty) list."""
-    names = [s.get("name") for s in (ws.get("spec") or {}).get("subsets") or []]
+    names = [s.get("name") for s in spec_of(ws).get("subsets") or []]
 
     def empty() -> dict[str, list[Pod]]:
         return {NO_SUBSET: [], **{n: [] for n in names}}
@@ -94,13 +96,6 @@ def group_pods(
         by_subset[subset].append(pod)
         versioned.setdefault(pod_version(pod), empty())[subset].append(pod)
     return versioned, by_subset
-
-
-def _condition(status: Mapping[str, Any] | None, kind: str) -> Obj | None:
-    for c in (status or {}).get("conditions") or []:
-        if c.get("type") == kind:
-            return dict(c)
-    return None
 
 
 def subset_status(
@@ -119,16 +114,16 @@ def subset_status(
         return None
     if subset.get("maxReplicas") is not None and limit < 0:
         return None
-    namespace = (ws.get("metadata") or {}).get("namespace") or ""
+    namespace = meta_of(ws).get("namespace") or ""
     missing = limit
-    creating_old = dict((old or {}).get("creatingPods") or {})
+    creating_old = dict(section((old or {}), "creatingPods"))
     deleting_old = (old or {}).get("deletingPods") or {}
     creating: Obj = {}
     deleting: Obj = {}
     active = 0
     for pod in pods:
         matched = MatchedSpread.of(pod)
-        name = (pod.get("metadata") or {}).get("name") or ""
+        name = meta_of(pod).get("name") or ""
         creating_old.pop(matched.uid if matched is not None and matched.uid else name, None)
         if not podstatus.is_active(pod):
             continue
@@ -169,8 +164,8 @@ def subset_status(
 
 def _critical(ws: Mapping[str, Any]) -> timedelta | None:
     """rescheduleCriticalSeconds of an Adaptive strategy, None when rescheduling is off."""
-    strategy = (ws.get("spec") or {}).get("scheduleStrategy") or {}
-    seconds = (strategy.get("adaptive") or {}).get("rescheduleCriticalSeconds")
+    strategy = spec_of(ws).get("scheduleStrategy") or {}
+    seconds = section(strategy, "adaptive").get("rescheduleCriticalSeconds")
     if strategy.get("type") == ADAPTIVE and isinstance(seconds, int) and seconds > 0:
         return timedelta(seconds=seconds)
     return None
@@ -191,7 +186,7 @@ def subset_statuses(
     subset also gets its Schedulable condition, and for the `overall` books the pods failed to
     schedule are noted for deletion."""
     old_by_name = {s.get("name"): s for s in old or []}
-    subsets = list((ws.get("spec") or {}).get("subsets") or [])
+    subsets = list(spec_of(ws).get("subsets") or [])
     critical = _critical(ws)
     out: list[Obj] = []
     for i, subset in enumerate(subsets):
@@ -202,7 +197,8 @@ def subset_statuses(
         if status is None:
             return None
         if critical is not None:
-            kept = _condition(previous, CONDITION_SCHEDULABLE)
+            found = get_condition(previous, CONDITION_SCHEDULABLE)
+            kept = dict(found) if found is not None else None
             if i == len(subsets) - 1:
                 # The last subset is never rescheduled away from: always schedulable.
                 kept = reschedule.last_subset_condition(kept, now)
@@ -212,7 +208,7 @@ def subset_statuses(
                 if wait is not None:
                     notes.requeue(wait)
                 if recovered:
-                    namespace = (ws.get("metadata") or {}).get("namespace") or ""
+                    namespace = meta_of(ws).get("namespace") or ""
                     notes.inform(
                         reschedule.RECOVER_REASON,
                         f"Subset {subset['name']} of WorkloadSpread {namespace}/{ws['metadata']['name']} "
@@ -262,7 +258,7 @@ def next_status(
         statuses = subset_statuses(ws, old_statuses, {}, workload_replicas, now, notes)
         if statuses is not None and not _empty(statuses):
             out_versioned[version] = statuses
-    status: Obj = {"observedGeneration": (ws.get("metadata") or {}).get("generation") or 0}
+    status: Obj = {"observedGeneration": meta_of(ws).get("generation") or 0}
     status["subsetStatuses"] = overall
     if out_versioned:
         status["versionedSubsetStatuses"] = out_versioned
@@ -276,7 +272,6 @@ __all__ = [
     "Notes",
     "group_pods",
     "next_status",
-    "parse_time",
     "subset_of",
     "subset_status",
     "subset_statuses",

@@ -22,9 +22,13 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from kruise.api.conditions import get_condition
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
+from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 
 Obj = dict[str, Any]
@@ -66,7 +70,7 @@ class MatchedSpread:
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> MatchedSpread | None:
         """The pod's annotation, or None when absent or not valid JSON of that shape."""
-        raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_MATCHED)
+        raw = annotations_of(pod).get(ANNOTATION_MATCHED)
         if not raw:
             return None
         try:
@@ -79,22 +83,6 @@ class MatchedSpread:
         if not all(isinstance(v, str) for v in (name, subset, uid)):
             return None
         return cls(name, subset, uid)
-
-
-def format_time(now: datetime) -> str:
-    """metav1.Time as JSON (RFC 3339, seconds, UTC)."""
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(value: Any) -> datetime | None:
-    """A metav1.Time from JSON, or None when it is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def scaled_max_replicas(max_replicas: int | str | None, workload_replicas: int) -> int:
@@ -119,14 +107,7 @@ def has_percent_subset(ws: Mapping[str, Any]) -> bool:
 
 
 def _subsets(ws: Mapping[str, Any]) -> list[Obj]:
-    return list((ws.get("spec") or {}).get("subsets") or [])
-
-
-def controller_of(obj: Mapping[str, Any]) -> Obj | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
-    return None
+    return list(spec_of(ws).get("subsets") or [])
 
 
 def pod_version(pod: Mapping[str, Any]) -> str:
@@ -134,7 +115,7 @@ def pod_version(pod: Mapping[str, Any]) -> str:
     owner = controller_of(pod)
     if owner is None or str(owner.get("kind", "")).lower() not in VERSIONED_OWNER_KINDS:
         return VERSION_IGNORED
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(pod)
     if LABEL_POD_TEMPLATE_HASH in labels:
         return labels[LABEL_POD_TEMPLATE_HASH]
     if LABEL_CONTROLLER_REVISION_HASH in labels:
@@ -155,10 +136,7 @@ def initial_subset_statuses(ws: Mapping[str, Any], workload_replicas: int) -> li
 
 
 def schedulable(status: Mapping[str, Any]) -> bool:
-    return not any(
-        c.get("type") == CONDITION_SCHEDULABLE and c.get("status") == "False"
-        for c in status.get("conditions") or []
-    )
+    return (get_condition(status, CONDITION_SCHEDULABLE) or {}).get("status") != "False"
 
 
 def suitable_subset(statuses: Sequence[Mapping[str, Any]]) -> int | None:
@@ -173,7 +151,7 @@ def suitable_subset(statuses: Sequence[Mapping[str, Any]]) -> int | None:
 def recorded_in(statuses: Sequence[Mapping[str, Any]], pod_name: str) -> Mapping[str, Any] | None:
     """The subset whose creatingPods or deletingPods already holds this pod."""
     for status in statuses:
-        if pod_name in (status.get("creatingPods") or {}) or pod_name in (status.get("deletingPods") or {}):
+        if pod_name in section(status, "creatingPods") or pod_name in section(status, "deletingPods"):
             return status
     return None
 
@@ -199,9 +177,9 @@ def _books(ws: Obj, version: str, workload_replicas: int) -> list[Obj]:
 
 def statefulset_subset(ws: Mapping[str, Any], pod: Mapping[str, Any]) -> str | None:
     """A StatefulSet pod's subset from its ordinal: each subset holds the next `maxReplicas` ordinals."""
-    match = _ORDINAL.match((pod.get("metadata") or {}).get("name") or "")
+    match = _ORDINAL.match(meta_of(pod).get("name") or "")
     ordinal = int(match.group(2)) if match else -1
-    statuses = {s.get("name"): s for s in (ws.get("status") or {}).get("subsetStatuses") or []}
+    statuses = {s.get("name"): s for s in status_of(ws).get("subsetStatuses") or []}
     threshold = 0
     for subset in _subsets(ws):
         if not schedulable(statuses.get(subset["name"]) or {}):
@@ -228,12 +206,12 @@ def assign_for_creation(
     subsets = _subsets(ws)
     if len(subsets) == 1 and subsets[0].get("maxReplicas") is None:
         return Assignment(subsets[0]["name"])
-    target = ((ws.get("spec") or {}).get("targetRef") or {}).get("kind")
+    target = section(ws, "spec", "targetRef").get("kind")
     if target == "StatefulSet":
         return Assignment(statefulset_subset(ws, pod))
     updated = copy.deepcopy(dict(ws))
     statuses = _books(updated, pod_version(pod), workload_replicas)
-    pod_name = (pod.get("metadata") or {}).get("name") or ""
+    pod_name = meta_of(pod).get("name") or ""
     if pod_name:
         already = recorded_in(statuses, pod_name)
         if already is not None:
@@ -246,7 +224,7 @@ def assign_for_creation(
         return Assignment(chosen["name"])
     uid = "" if pod_name else new_uid()
     creating = chosen.get("creatingPods") or {}
-    creating[pod_name or uid] = format_time(now)
+    creating[pod_name or uid] = rfc3339(now)
     chosen["creatingPods"] = creating
     chosen["missingReplicas"] = int(chosen["missingReplicas"]) - 1
     return Assignment(chosen["name"], uid, updated)
@@ -276,18 +254,18 @@ def record_deletion(
     subsets = _subsets(ws)
     if len(subsets) == 1 and subsets[0].get("maxReplicas") is None:
         return None
-    if ((ws.get("spec") or {}).get("targetRef") or {}).get("kind") == "StatefulSet":
+    if section(ws, "spec", "targetRef").get("kind") == "StatefulSet":
         return None
     updated = copy.deepcopy(dict(ws))
     statuses = _books(updated, pod_version(pod), workload_replicas)
-    pod_name = (pod.get("metadata") or {}).get("name") or ""
+    pod_name = meta_of(pod).get("name") or ""
     if recorded_in(statuses, pod_name) is not None:
         return None
     chosen = next((s for s in statuses if s.get("name") == subset), None)
     if chosen is None or int(chosen.get("missingReplicas", 0)) == UNLIMITED:
         return None
     deleting = chosen.get("deletingPods") or {}
-    deleting[pod_name] = format_time(now)
+    deleting[pod_name] = rfc3339(now)
     chosen["deletingPods"] = deleting
     if int(chosen.get("missingReplicas", 0)) >= 0:
         chosen["missingReplicas"] = int(chosen["missingReplicas"]) + 1

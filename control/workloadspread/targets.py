@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
-from kruise.control.workloadspread.subsets import controller_of
 from kruise.control.workloadspread.whitelist import ReplicasPathError, Whitelist, replicas_at
 
 Obj = dict[str, Any]
@@ -80,16 +81,16 @@ def references(
 
 def pod_selected(ws: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """`targetFilter` absent selects every pod; a filter without selector selects none."""
-    target_filter = (ws.get("spec") or {}).get("targetFilter")
+    target_filter = spec_of(ws).get("targetFilter")
     if target_filter is None:
         return True
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels_of(pod)
     return selector_matches(target_filter.get("selector"), labels)
 
 
 def is_active(pod: Mapping[str, Any]) -> bool:
-    phase = (pod.get("status") or {}).get("phase")
-    return phase not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    phase = status_of(pod).get("phase")
+    return phase not in ("Succeeded", "Failed") and not meta_of(pod).get("deletionTimestamp")
 
 
 def matching_spread(
@@ -108,10 +109,10 @@ def matching_spread(
     owner = controller_of(pod)
     if not is_active(pod) or owner is None or not is_workload(owner, extra):
         return None
-    namespace = (pod.get("metadata") or {}).get("namespace") or ""
+    namespace = meta_of(pod).get("namespace") or ""
     for ws in spreads:
-        target = (ws.get("spec") or {}).get("targetRef")
-        if not target or (ws.get("metadata") or {}).get("deletionTimestamp"):
+        target = spec_of(ws).get("targetRef")
+        if not target or meta_of(ws).get("deletionTimestamp"):
             continue
         if not references(target, owner, namespace, lookup, extra):
             continue
@@ -151,10 +152,10 @@ def workload_replicas(
     that does not lead to an integer counts 0, as upstream's webhook reports and ignores it."""
     if workload is None:
         return 0
-    paths = ((ws.get("spec") or {}).get("targetFilter") or {}).get("replicasPathList") or []
+    paths = section(ws, "spec", "targetFilter").get("replicasPathList") or []
     if paths:
         return sum(_path_value(workload, p) for p in paths)
-    target = (ws.get("spec") or {}).get("targetRef") or {}
+    target = spec_of(ws).get("targetRef") or {}
     if target and not is_builtin_target(target):
         path = (whitelist or Whitelist()).replicas_path(
             group_of(str(target.get("apiVersion") or "")), str(target.get("kind") or "")
@@ -164,5 +165,5 @@ def workload_replicas(
         except ReplicasPathError:
             return 0
     field = "parallelism" if workload.get("kind") == "Job" else "replicas"
-    value = (workload.get("spec") or {}).get(field)
+    value = spec_of(workload).get(field)
     return value if isinstance(value, int) else 0

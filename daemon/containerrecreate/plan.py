@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.crr import PHASE_COMPLETED, PHASE_FAILED, PHASE_PENDING, PHASE_RECREATING, PHASE_SUCCEEDED
+from kruise.api.objects import container_statuses_of, containers_of, section, spec_of
 from kruise.control import podstatus
 
 Obj = Mapping[str, Any]
@@ -30,15 +31,11 @@ def initial_states(crr: Obj) -> list[dict[str, Any]]:
     status = crr.get("status") or {}
     if status.get("containerRecreateStates"):
         return [dict(s) for s in status["containerRecreateStates"]]
-    return [
-        {"name": c["name"], "phase": PHASE_PENDING} for c in (crr.get("spec") or {}).get("containers") or []
-    ]
+    return [{"name": c["name"], "phase": PHASE_PENDING} for c in containers_of(crr)]
 
 
 def _status_of(pod: Obj, name: str) -> Mapping[str, Any] | None:
-    return next(
-        (s for s in (pod.get("status") or {}).get("containerStatuses") or [] if s.get("name") == name), None
-    )
+    return next((s for s in container_statuses_of(pod) if s.get("name") == name), None)
 
 
 def _replaced(current: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
@@ -55,16 +52,16 @@ def recreated(container: Obj, pod: Obj, min_started: int, now: datetime) -> bool
         return False
     if not _replaced(current, context) or not current.get("ready"):
         return False
-    started = podstatus.parse_time(((current.get("state") or {}).get("running") or {}).get("startedAt"))
+    started = podstatus.parse_time(section(current, "state", "running").get("startedAt"))
     return started is not None and (now - started).total_seconds() >= min_started
 
 
 def next_step(crr: Obj, pod: Obj, states: list[dict[str, Any]], now: datetime) -> list[Kill]:
     """Update `states` in place from the pod and return the containers to kill now."""
-    strategy = (crr.get("spec") or {}).get("strategy") or {}
+    strategy = spec_of(crr).get("strategy") or {}
     ordered = bool(strategy.get("orderedRecreate"))
     min_started = int(strategy.get("minStartedSeconds") or 0)
-    specs = {c["name"]: c for c in (crr.get("spec") or {}).get("containers") or []}
+    specs = {c["name"]: c for c in containers_of(crr)}
     kills: list[Kill] = []
     for state in states:
         if state["phase"] in (PHASE_SUCCEEDED, PHASE_FAILED):
@@ -105,7 +102,7 @@ def finished(states: list[dict[str, Any]]) -> bool:
 
 def must_stop(crr: Obj, states: list[dict[str, Any]]) -> bool:
     """failurePolicy Fail (the default): one failed container completes the request at once."""
-    policy = ((crr.get("spec") or {}).get("strategy") or {}).get("failurePolicy") or "Fail"
+    policy = section(crr, "spec", "strategy").get("failurePolicy") or "Fail"
     return policy == "Fail" and any(s["phase"] == PHASE_FAILED for s in states)
 
 

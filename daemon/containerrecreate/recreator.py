@@ -28,6 +28,8 @@ from kruise.api.keys import (
     LABEL_CRR_NODE_NAME,
     LABEL_CRR_POD_UID,
 )
+from kruise.api.objects import section, spec_of, status_of
+from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 from kruise.daemon.containerrecreate import plan
 from kruise.daemon.cri.client import RuntimeClient
@@ -44,10 +46,6 @@ log = structlog.get_logger("kruise.daemon.crr")
 DEFAULT_GRACE_SECONDS = 30
 MIN_GRACE_SECONDS = 2
 RECHECK_SECONDS = 1.0
-
-
-def _rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _created(obj: dict[str, Any]) -> tuple[str, str]:
@@ -87,14 +85,13 @@ class ContainerRecreator:
         return [
             r
             for r in self.requests.by_index(NAMESPACE_INDEX, namespace)
-            if (r.get("spec") or {}).get("podName") == pod_name
-            and (r.get("status") or {}).get("phase") != PHASE_COMPLETED
+            if spec_of(r).get("podName") == pod_name and status_of(r).get("phase") != PHASE_COMPLETED
         ]
 
     def _siblings(self, crr: dict[str, Any]) -> list[str]:
         """A request and the others of its pod (one finishing lets the next one start)."""
         namespace = crr["metadata"].get("namespace", "")
-        others = self._active_for(namespace, (crr.get("spec") or {}).get("podName", ""))
+        others = self._active_for(namespace, spec_of(crr).get("podName", ""))
         return sorted({object_key(crr), *(object_key(r) for r in others)})
 
     def _requests_for_pod(self, pod: dict[str, Any]) -> list[str]:
@@ -138,7 +135,7 @@ class ContainerRecreator:
 
     async def reconcile(self, key: str) -> Result | None:
         cached = self.requests.get(key)
-        if cached is None or (cached.get("status") or {}).get("phase") == PHASE_COMPLETED:
+        if cached is None or status_of(cached).get("phase") == PHASE_COMPLETED:
             return None
         if not self.expectations.is_satisfied(cached):
             # Our last status write is not in the cache yet. Its watch event brings us back whichever
@@ -155,24 +152,24 @@ class ContainerRecreator:
         now = self.clock()
         states = plan.initial_states(crr)
         if pod is None or not podstatus.is_active(pod) or (pod_uid and pod["metadata"].get("uid") != pod_uid):
-            await self._write(crr, plan.completed_status(states, _rfc3339(now), "pod has gone"))
+            await self._write(crr, plan.completed_status(states, rfc3339(now), "pod has gone"))
             return None
         oldest = min(self._active_for(namespace, spec["podName"]), key=_created, default=crr)
         if oldest["metadata"]["name"] != crr["metadata"]["name"]:
-            if (crr.get("status") or {}).get("phase") != PHASE_PENDING:
+            if status_of(crr).get("phase") != PHASE_PENDING:
                 await self._write(crr, {"phase": PHASE_PENDING, "containerRecreateStates": states})
             return None
-        if (crr.get("status") or {}).get("phase") != PHASE_RECREATING:
+        if status_of(crr).get("phase") != PHASE_RECREATING:
             # Answer first: phase Recreating is what tells kruise-manager the daemon has the request
             # (until then it counts towards "daemon has not responded"), and what it waits for before
             # taking the pod out of service for `unreadyGracePeriodSeconds`. Our write's event brings
             # the request back here (see the expectation check above).
             await self._write(crr, plan.recreating_status(states))
             return None
-        grace = (spec.get("strategy") or {}).get("unreadyGracePeriodSeconds")
+        grace = section(spec, "strategy").get("unreadyGracePeriodSeconds")
         if grace:
             acquired = podstatus.parse_time(
-                (crr["metadata"].get("annotations") or {}).get(ANNOTATION_CRR_UNREADY_ACQUIRED)
+                section(crr["metadata"], "annotations").get(ANNOTATION_CRR_UNREADY_ACQUIRED)
             )
             if acquired is None:
                 return Result(
@@ -185,26 +182,26 @@ class ContainerRecreator:
         for kill in kills:
             await self._kill(crr, pod, kill, states)
         if plan.finished(states) or plan.must_stop(crr, states):
-            await self._write(crr, plan.completed_status(states, _rfc3339(self.clock())))
+            await self._write(crr, plan.completed_status(states, rfc3339(self.clock())))
             return None
         status = plan.recreating_status(states)
-        if status != {k: (crr.get("status") or {}).get(k) for k in status}:
+        if status != {k: status_of(crr).get(k) for k in status}:
             await self._write(crr, status)
-        min_started = int((spec.get("strategy") or {}).get("minStartedSeconds") or 0)
+        min_started = int(section(spec, "strategy").get("minStartedSeconds") or 0)
         return Result(requeue_after=max(RECHECK_SECONDS, float(min_started)))
 
     async def _kill(
         self, crr: dict[str, Any], pod: dict[str, Any], kill: plan.Kill, states: list[dict[str, Any]]
     ) -> None:
         state = next(s for s in states if s["name"] == kill.container)
-        strategy = (crr.get("spec") or {}).get("strategy") or {}
+        strategy = spec_of(crr).get("strategy") or {}
         grace = strategy.get("terminationGracePeriodSeconds")
         if grace is None:
-            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
+            grace = spec_of(pod).get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
         grace = max(int(grace), MIN_GRACE_SECONDS)
         container = next(c for c in crr["spec"]["containers"] if c["name"] == kill.container)
         try:
-            command = (((container.get("preStop") or {}).get("exec")) or {}).get("command")
+            command = ((section(container, "preStop").get("exec")) or {}).get("command")
             if command:
                 await self.runtime.exec_sync(kill.container_id, command, grace)
             await self.runtime.stop_container(kill.container_id, grace)
@@ -219,7 +216,7 @@ class ContainerRecreator:
     async def _write(self, crr: dict[str, Any], status: dict[str, Any]) -> None:
         """Write `status`; on a conflict re-read and write it over the fresh object once more (the
         daemon is the only writer of these fields, and they are what it just did)."""
-        body = {**crr, "status": {**(crr.get("status") or {}), **status}}
+        body = {**crr, "status": {**status_of(crr), **status}}
         for attempt in range(2):
             try:
                 written = await self.client.update_status(CONTAINER_RECREATE_REQUESTS, body)
@@ -230,7 +227,7 @@ class ContainerRecreator:
                     raise
                 meta = crr["metadata"]
                 fresh = await self.client.get(CONTAINER_RECREATE_REQUESTS, meta["name"], meta["namespace"])
-                body = {**fresh, "status": {**(fresh.get("status") or {}), **status}}
+                body = {**fresh, "status": {**status_of(fresh), **status}}
                 continue
             self.expectations.expect(written)
             return

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.objects import meta_of
 from kruise.kube.resources import NODEIMAGES
 
 SOURCE_COMPONENT = "kruise-daemon-imagepuller"
@@ -64,7 +65,7 @@ def node_image_target(node_image: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": node_image.get("apiVersion") or NODEIMAGES.api_version,
         "kind": node_image.get("kind") or NODEIMAGES.kind,
-        "metadata": dict(node_image.get("metadata") or {}),
+        "metadata": dict(meta_of(node_image)),
     }
 
 

@@ -21,6 +21,8 @@ from typing import Any
 import grpc
 import structlog
 
+from kruise.api.objects import meta_of, section
+from kruise.api.timestamps import rfc3339
 from kruise.daemon.cri import api_pb2 as cri
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.imagepuller import events
@@ -45,10 +47,6 @@ log = structlog.get_logger("kruise.daemon.imagepuller")
 
 PULLING_BY_ANNOTATION = "apps.kruise.io/pulling-image-by"
 Clock = Callable[[], datetime]
-
-
-def _rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ImagePuller:
@@ -89,10 +87,10 @@ class ImagePuller:
         if node_image is not None and not self._synced_once:
             self._synced_once = True
             self._dirty.set()
-        if node_image is not None and (node_image.get("metadata") or {}).get("uid"):
+        if node_image is not None and meta_of(node_image).get("uid"):
             self._node_image = events.node_image_target(node_image)
         wanted: dict[tuple[str, str], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
-        for name, image in (((node_image or {}).get("spec") or {}).get("images") or {}).items():
+        for name, image in section((node_image or {}), "spec", "images").items():
             for tag in image.get("tags") or []:
                 wanted[(name, tag["tag"])] = (image, tag)
         for key in {*self._workers, *self.states}:
@@ -136,7 +134,7 @@ class ImagePuller:
         reference = f"{state.image}:{state.tag}"
         policy = tag.get("pullPolicy") or {}
         started = self.clock()
-        state.phase, state.start_time = PHASE_PULLING, _rfc3339(started)
+        state.phase, state.start_time = PHASE_PULLING, rfc3339(started)
         self._dirty.set()
         try:
             await self._pull(state, reference, image, tag, policy)
@@ -193,7 +191,7 @@ class ImagePuller:
         attempts = (DEFAULT_BACKOFF_LIMIT if limit is None else int(limit)) + 1
         timeout = float(policy.get("timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS)
         auth = await self._auth(reference, image.get("pullSecrets") or [])
-        annotations = dict(((image.get("sandboxConfig") or {}).get("annotations")) or {})
+        annotations = dict((section(image, "sandboxConfig").get("annotations")) or {})
         annotations[PULLING_BY_ANNOTATION] = "kruise-daemon"
         delays = backoff_delays(attempts)
         message = ""
@@ -227,7 +225,7 @@ class ImagePuller:
     ) -> None:
         state.phase = phase
         state.progress = 100 if phase == PHASE_SUCCEEDED else state.progress
-        state.completion_time = _rfc3339(self.clock())
+        state.completion_time = rfc3339(self.clock())
         state.image_id = image_id
         state.message = message
         self._dirty.set()

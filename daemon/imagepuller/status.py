@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.objects import section
+
 PHASE_WAITING = "Waiting"
 PHASE_PULLING = "Pulling"
 PHASE_SUCCEEDED = "Succeeded"
@@ -58,7 +60,7 @@ def finished_state(
     worker pool does: a tag whose status for the same version has a completionTime is done, whether
     it succeeded or failed (a retry is asked for by bumping the version). Only a tag that was still
     Waiting or Pulling, or has no status, is pulled."""
-    tags = (((node_image_status or {}).get("imageStatuses") or {}).get(image) or {}).get("tags") or []
+    tags = section((node_image_status or {}), "imageStatuses", image).get("tags") or []
     for entry in tags:
         if entry.get("tag") != tag or int(entry.get("version") or 0) != version:
             continue

@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.objects import section, spec_of, status_of
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.podprobe import checks, plan
 from kruise.kube.client import Client
@@ -108,7 +109,7 @@ class PodProber:
     def sync(self, npp: Obj) -> None:
         """Make the running workers match the NodePodProbe's spec (an empty spec stops them all)."""
         wanted: dict[Key, tuple[dict[str, Any], dict[str, Any]]] = {}
-        for pod in (npp.get("spec") or {}).get("podProbes") or []:
+        for pod in spec_of(npp).get("podProbes") or []:
             for probe in pod.get("probes") or []:
                 wanted[(pod.get("uid", ""), probe.get("name", ""))] = (pod, probe)
         for key in list(self._workers):
@@ -127,7 +128,7 @@ class PodProber:
         self._dirty.set()  # entries that left the spec leave the status too
 
     async def _work(self, key: Key, pod: dict[str, Any], probe: dict[str, Any]) -> None:
-        timing = plan.Timing.of(probe.get("probe") or {})
+        timing = plan.Timing.of(section(probe, "probe"))
         threshold = plan.Threshold(timing.success_threshold, timing.failure_threshold)
         await self.clock.sleep(timing.initial_delay)
         while True:
@@ -172,7 +173,7 @@ class PodProber:
             except NotFound:
                 return
             status = plan.build_status(npp.get("spec") or {}, npp.get("status") or {}, self.results)
-            if (npp.get("status") or {}) == status:
+            if status_of(npp) == status:
                 return
             try:
                 await self.client.update_status(NODE_POD_PROBES, {**npp, "status": status})

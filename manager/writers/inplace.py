@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kruise.api.objects import containers_of
 from kruise.control.inplace.engine import (
     RefreshResult,
     WriteRevision,
@@ -195,8 +196,8 @@ def _carry_resize(pod: dict[str, Any], resized: Pod) -> None:
     """Give the object write the resized pod's container resources and resourceVersion, so it neither
     reverts the resize nor conflicts with it."""
     pod["metadata"]["resourceVersion"] = resized["metadata"].get("resourceVersion")
-    by_name = {c.get("name"): c for c in (resized.get("spec") or {}).get("containers") or []}
-    for container in (pod.get("spec") or {}).get("containers") or []:
+    by_name = {c.get("name"): c for c in containers_of(resized)}
+    for container in containers_of(pod):
         source = by_name.get(container.get("name"))
         if source is None:
             continue

@@ -17,12 +17,13 @@ from typing import Any
 import structlog
 
 from kruise.api.common import LabelSelector
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import labels_of, section
 from kruise.control.controllerref import (
     Claim,
     adopt_patch,
     adoption_refusal,
     claim,
-    controller_of,
     release_patch,
 )
 from kruise.kube.client import Client, PatchType
@@ -42,8 +43,8 @@ class AdoptionRefused(Exception):
 
 def selector_of(owner: Obj) -> Matches:
     """The owner's ``spec.selector`` as a test on an object's labels (ValueError when malformed)."""
-    selector = LabelSelector.model_validate((owner.get("spec") or {}).get("selector") or {})
-    return lambda obj: selector.matches((obj.get("metadata") or {}).get("labels") or {})
+    selector = LabelSelector.model_validate(section(owner, "spec", "selector"))
+    return lambda obj: selector.matches(labels_of(obj))
 
 
 def claimed_view(owner: Obj, informer: SharedInformer, matches: Matches) -> list[Obj]:

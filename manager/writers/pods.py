@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from kruise.api.objects import conditions_of, section
 from kruise.control import lifecycle, podreadiness
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import Conflict
@@ -56,7 +57,7 @@ class PodWriter:
                     return new
                 meta = new.setdefault("metadata", {})
                 for key, values in lifecycle.state_patch(state, now)["metadata"].items():
-                    meta[key] = {**(meta.get(key) or {}), **values}
+                    meta[key] = {**section(meta, key), **values}
                 return new
 
             written = await self.write_status_with(pod, change)
@@ -115,9 +116,9 @@ class PodWriter:
 
     @staticmethod
     def _changed_conditions(pod: Pod, new: Pod) -> list[dict[str, Any]]:
-        before = {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or []}
+        before = {c.get("type"): c for c in conditions_of(pod)}
         changed = []
-        for condition in (new.get("status") or {}).get("conditions") or []:
+        for condition in conditions_of(new):
             old = before.get(condition.get("type"))
             if old == condition:
                 continue

@@ -14,6 +14,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.controllerref import controlled_by
 from kruise.control import predownload
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -81,8 +82,7 @@ class PreDownloadWriter:
         uid = owner["metadata"]["uid"]
         for job in self.jobs.by_index(OWNER_UID_INDEX, uid):
             meta = job["metadata"]
-            refs = meta.get("ownerReferences") or []
-            if not any(r.get("controller") and r.get("uid") == uid for r in refs):
+            if not controlled_by(job, uid):
                 continue
             try:
                 await self.client.delete(IMAGEPULLJOBS, meta["name"], meta["namespace"])

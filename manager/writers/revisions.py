@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from kruise.api.objects import meta_of, spec_of, status_of
 from kruise.control.revision import (
     choose_revisions,
     revision_for_write,
@@ -51,11 +52,11 @@ class RevisionWriter:
 
         ``vct_hash``: CloneSet's volumeClaimTemplates hash, written on the revisions it creates or
         rolls back to (see `choose_revisions`); None for owners without the annotation."""
-        collision_count = int((owner.get("status") or {}).get("collisionCount") or 0)
+        collision_count = int(status_of(owner).get("collisionCount") or 0)
         for _ in range(MAX_COLLISION_RETRIES):
             view = {
                 **owner,
-                "status": {**(owner.get("status") or {}), "collisionCount": collision_count},
+                "status": {**status_of(owner), "collisionCount": collision_count},
             }
             choice = choose_revisions(view, revisions, vct_hash)
             if choice.action == "reuse":
@@ -113,10 +114,10 @@ class RevisionWriter:
         update: str,
     ) -> list[str]:
         """Delete non-live revisions beyond revisionHistoryLimit; returns the deleted names."""
-        limit = (owner.get("spec") or {}).get("revisionHistoryLimit")
+        limit = spec_of(owner).get("revisionHistoryLimit")
         limit = DEFAULT_HISTORY_LIMIT if limit is None else int(limit)
         names = revisions_to_truncate(revisions, [current, update, *pod_revisions], limit)
-        namespace = (owner.get("metadata") or {}).get("namespace")
+        namespace = meta_of(owner).get("namespace")
         for name in names:
             with contextlib.suppress(NotFound):
                 await self.client.delete(CONTROLLER_REVISIONS, name, namespace)

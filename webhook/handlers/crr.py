@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kruise.api import crr as crr_api
+from kruise.api.objects import spec_of
 from kruise.api.validation import aggregate_message, pydantic_errors
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
 
@@ -42,7 +43,7 @@ def mutating_handler(
             return deny(rejection.code, rejection.message) if rejection else allow()
         namespace = req.namespace or obj.metadata.namespace or ""
         pod = pods(namespace, obj.spec.pod_name) if obj.spec.pod_name else None
-        node_name = ((pod or {}).get("spec") or {}).get("nodeName")
+        node_name = spec_of(pod or {}).get("nodeName")
         node = nodes(node_name) if node_name else None
         rejection = crr_api.admit_create(obj, pod, node)
         if rejection:

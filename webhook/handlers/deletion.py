@@ -16,6 +16,7 @@ from kruise.api.keys import (
     DELETION_PROTECTION_CASCADING,
     LABEL_DELETION_PROTECTION,
 )
+from kruise.api.objects import meta_of, section, spec_of
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import ResourceRef
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
@@ -39,7 +40,7 @@ def _label(obj: dict[str, Any]) -> str | None:
     meta = obj.get("metadata") or {}
     if meta.get("deletionTimestamp"):
         return None
-    return (meta.get("labels") or {}).get(LABEL_DELETION_PROTECTION)
+    return section(meta, "labels").get(LABEL_DELETION_PROTECTION)
 
 
 def _forbidden(value: str, extra: str = "") -> str:
@@ -66,7 +67,7 @@ def validate_namespace_deletion(namespace: dict[str, Any], contents: NamespaceCo
     if value == DELETION_PROTECTION_ALWAYS:
         return _forbidden(value)
     if value == DELETION_PROTECTION_CASCADING:
-        name = (namespace.get("metadata") or {}).get("name", "")
+        name = meta_of(namespace).get("name", "")
         pods = contents.active_pods(name)
         if pods > 0:
             return _forbidden(value, f" and active pods {pods}>0")
@@ -80,7 +81,7 @@ def crd_storage_resource(crd: dict[str, Any]) -> ResourceRef | None:
     """The CRD's resource at its storage version, the one upstream lists instances at."""
     spec = crd.get("spec") or {}
     storage = next((v.get("name") for v in spec.get("versions") or [] if v.get("storage")), None)
-    plural = (spec.get("names") or {}).get("plural")
+    plural = section(spec, "names").get("plural")
     if not storage or not plural:
         return None
     return ResourceRef(spec.get("group") or "", storage, plural, spec.get("scope") != "Cluster")
@@ -105,7 +106,7 @@ async def validate_crd_deletion(
         instances = await list_instances(ref)
     except ApiError as exc:
         return f"failed to list CRs of {ref}: {exc}"
-    active = sum(1 for item in instances if not (item.get("metadata") or {}).get("deletionTimestamp"))
+    active = sum(1 for item in instances if not meta_of(item).get("deletionTimestamp"))
     if active > 0:
         return _forbidden(value, f" and active CRs {active}>0")
     return None
@@ -124,7 +125,7 @@ def _on_delete(
 
 
 def _replicas(obj: dict[str, Any]) -> int | None:
-    value = (obj.get("spec") or {}).get("replicas")
+    value = spec_of(obj).get("replicas")
     return value if isinstance(value, int) else None
 
 

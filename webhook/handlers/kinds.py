@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from kruise.api.crdgen import CRDInfo
+from kruise.api.objects import spec_of
 from kruise.api.validation import FieldError, aggregate_message, pydantic_errors
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
 from kruise.webhook.handlers.deletion import validate_workload_deletion
@@ -97,7 +98,7 @@ def valid_models(model: type[M], objects: list[dict[str, Any]]) -> list[M]:
 
 
 def _template(hooks: KindHooks, req: AdmissionRequest, obj: dict[str, Any]) -> Any:
-    return (parse_request_object(hooks, req, obj).to_dict().get("spec") or {}).get("template")
+    return spec_of(parse_request_object(hooks, req, obj).to_dict()).get("template")
 
 
 def inject_template_defaults(hooks: KindHooks, req: AdmissionRequest, template_no_defaults: bool) -> bool:
@@ -178,6 +179,6 @@ def _validate_delete(hooks: KindHooks, req: AdmissionRequest) -> Decision:
     old = req.old_object
     if not old or not hooks.has_replicas:
         return allow()
-    replicas = (old.get("spec") or {}).get("replicas")
+    replicas = spec_of(old).get("replicas")
     message = validate_workload_deletion(old, replicas if isinstance(replicas, int) else None)
     return deny(403, message) if message else allow()

@@ -20,7 +20,9 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
+from kruise.api.objects import section
 from kruise.control import enhancedliveness, persistentpodstate
 from kruise.control import podprobemarker_serverless as serverless_probes
 from kruise.control import pub as pubcontrol
@@ -61,10 +63,8 @@ class SidecarSetSource(Protocol):
 
 
 def owned_by_kruise(pod: dict[str, Any]) -> bool:
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller") and str(ref.get("apiVersion", "")).split("/")[0] == KRUISE_GROUP:
-            return True
-    return False
+    ref = controller_of(pod)
+    return ref is not None and str(ref.get("apiVersion", "")).split("/")[0] == KRUISE_GROUP
 
 
 def inject_readiness_gate(pod: dict[str, Any], all_pods: bool = False) -> bool:
@@ -87,7 +87,7 @@ def _inject_sidecars(
 ) -> bool:
     """Each matched SidecarSet is injected at the version `injectionStrategy.revision` asks for."""
     matched = matching_sidecarsets(source.list(), pod, source.namespace_labels)
-    if any(((s.get("spec") or {}).get("injectionStrategy") or {}).get("revision") for s in matched):
+    if any(section(s, "spec", "injectionStrategy").get("revision") for s in matched):
         revisions = source.revisions()
         matched = [dict(sidecarset_for_new_pod(s, pod, revisions, source.namespace, draw)) for s in matched]
     return inject(pod, matched, sort_containers_by_name=sort_by_name, now=now)

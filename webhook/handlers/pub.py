@@ -29,6 +29,7 @@ from kruise.api.keys import (
     PUB_OPERATION_DELETE,
     PUB_OPERATION_EVICT,
 )
+from kruise.api.objects import meta_of
 from kruise.control import pub as pubcontrol
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
@@ -57,7 +58,7 @@ class PubSource(Protocol):
 
 def _rv(obj: dict[str, Any] | None) -> int:
     try:
-        return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
+        return int(meta_of(obj or {}).get("resourceVersion") or 0)
     except ValueError:
         return 0
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from kruise.api import sidecarset as api
 from kruise.api.keys import ANNOTATION_SIDECARSET_BASE
+from kruise.api.objects import annotations_of, meta_of, section
 from kruise.api.validation import FieldError, aggregate_message, invalid, pydantic_errors, required
 from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.matching import canary_base
@@ -33,7 +34,7 @@ def mutating_handler(hooks: kinds.KindHooks) -> Callable[[AdmissionRequest], Any
             return decision
         mutated = mutable(decision.mutated)
         meta = mutated.setdefault("metadata", {})
-        meta["annotations"] = dict(meta.get("annotations") or {})
+        meta["annotations"] = dict(section(meta, "annotations"))
         set_hash_annotations(mutated)
         return patched(mutated)
 
@@ -47,12 +48,12 @@ def canary_errors(
     base = canary_base(obj)
     if base is None:
         return []
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(obj)
     errs: list[FieldError] = []
-    if base == (obj.get("metadata") or {}).get("name"):
+    if base == meta_of(obj).get("name"):
         errs.append(invalid("metadata", annotations, "base sidecarSet cannot be itself"))
     if old is not None:
-        old_base = ((old.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_SIDECARSET_BASE, "")
+        old_base = annotations_of(old).get(ANNOTATION_SIDECARSET_BASE, "")
         if old_base != base:
             errs.append(
                 invalid("metadata", annotations, f"annotations[{ANNOTATION_SIDECARSET_BASE}] is immutable")
@@ -68,7 +69,7 @@ def canary_errors(
         )
     elif canary_base(found) is not None:
         errs.append(invalid("metadata", annotations, "base sidecarSet cannot be canary"))
-    strategy = ((obj.get("spec") or {}).get("updateStrategy") or {}).get("type")
+    strategy = section(obj, "spec", "updateStrategy").get("type")
     if strategy != api.STRATEGY_NOT_UPDATE:
         errs.append(invalid("metadata", annotations, "RollingUpdate is not supported for canary sidecarSet"))
     return errs
@@ -79,7 +80,7 @@ def _others(obj: dict[str, Any], source: SidecarSetSource) -> list[api.SidecarSe
     base = canary_base(obj)
     others = []
     for item in source.list():
-        if base is not None and (item.get("metadata") or {}).get("name") == base:
+        if base is not None and meta_of(item).get("name") == base:
             continue
         try:
             others.append(api.SidecarSet.model_validate(mutable(item)))

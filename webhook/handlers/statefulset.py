@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from kruise.api import statefulset as sts_api
 from kruise.api.goquantity import Quantity
+from kruise.api.objects import meta_of, section, spec_of
 from kruise.api.validation import FieldError, aggregate_message, forbidden, invalid
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.statefulset.claims import compatible_without_size
@@ -42,16 +43,16 @@ def default_storage_class(classes: StorageClassSource) -> Obj | None:
     chosen: Obj | None = None
     for sc in classes.list():
         meta = sc.get("metadata") or {}
-        if (meta.get("annotations") or {}).get(ANNOTATION_DEFAULT_STORAGE_CLASS) != "true":
+        if section(meta, "annotations").get(ANNOTATION_DEFAULT_STORAGE_CLASS) != "true":
             continue
         stamp = meta.get("creationTimestamp") or ""
-        if chosen is None or (chosen.get("metadata") or {}).get("creationTimestamp", "") < stamp:
+        if chosen is None or meta_of(chosen).get("creationTimestamp", "") < stamp:
             chosen = sc
     return chosen
 
 
 def _storage(claim: Obj, kind: str) -> Any:
-    value = (((claim.get("spec") or {}).get("resources") or {}).get(kind) or {}).get("storage")
+    value = section(claim, "spec", "resources", kind).get("storage")
     return Quantity.of(value).value if value is not None else Quantity.of("0").value
 
 
@@ -82,9 +83,9 @@ def volume_claim_template_update_errors(
                 "volumeClaimTemplate can not be added or deleted when OnRollingUpdate",
             )
         ]
-    by_name = {(t.get("metadata") or {}).get("name"): t for t in old_templates}
+    by_name = {meta_of(t).get("name"): t for t in old_templates}
     for template in templates:
-        name = (template.get("metadata") or {}).get("name")
+        name = meta_of(template).get("name")
         path = f"spec.volumeClaimTemplates[{name}]"
         previous = by_name.get(name)
         if previous is None:
@@ -93,7 +94,7 @@ def volume_claim_template_update_errors(
             return [invalid(path, template, "volumeClaimTemplate can not be modified when OnRollingUpdate")]
         if not _size_changed(previous, template):
             continue
-        class_name = (template.get("spec") or {}).get("storageClassName")
+        class_name = spec_of(template).get("storageClassName")
         if class_name is None:
             sc = default_storage_class(classes)
             if sc is None:
@@ -103,7 +104,7 @@ def volume_claim_template_update_errors(
             if sc is None:
                 return [invalid(f"{path}.spec.storageClassName", class_name, "can not get sc")]
         if sc.get("allowVolumeExpansion") is False:
-            sc_name = (sc.get("metadata") or {}).get("name")
+            sc_name = meta_of(sc).get("name")
             return [
                 forbidden(
                     f"{path}.spec.resources.requests.storage",

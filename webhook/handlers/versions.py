@@ -20,6 +20,7 @@ from typing import Any
 
 from kruise.api import cloneset
 from kruise.api.conversion import STASH_ANNOTATION, ConversionError, convert, convertible
+from kruise.api.objects import annotations_of, meta_of
 from kruise.api.validation import FieldError, aggregate_message
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, deny
 
@@ -32,13 +33,13 @@ REQUEST_VERSION_CHECKS: dict[tuple[str, str, str], Callable[[dict[str, Any]], li
 def _with_stash_of(obj: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
     """`obj` carrying exactly the conversion-data annotation `original` carries (or none): the
     conversion there and back is the webhook's own business and must not show up in the patch."""
-    annotations = (obj.get("metadata") or {}).get("annotations")
-    before = ((original.get("metadata") or {}).get("annotations") or {}).get(STASH_ANNOTATION)
+    annotations = meta_of(obj).get("annotations")
+    before = annotations_of(original).get(STASH_ANNOTATION)
     if before is not None:
         obj.setdefault("metadata", {}).setdefault("annotations", {})[STASH_ANNOTATION] = before
     elif isinstance(annotations, dict) and STASH_ANNOTATION in annotations:
         del annotations[STASH_ANNOTATION]
-        if not annotations and "annotations" not in (original.get("metadata") or {}):
+        if not annotations and "annotations" not in meta_of(original):
             del obj["metadata"]["annotations"]
     return obj
 

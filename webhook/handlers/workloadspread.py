@@ -30,6 +30,7 @@ import structlog
 from pydantic import ValidationError
 
 from kruise.api import workloadspread as wsapi
+from kruise.api.objects import meta_of, spec_of, status_of
 from kruise.api.validation import ErrorType, FieldError, aggregate_message, pydantic_errors
 from kruise.control.workloadspread import subsets as wsrules
 from kruise.control.workloadspread.injection import inject
@@ -61,7 +62,7 @@ class SpreadSource(Protocol):
 
 def _rv(obj: Mapping[str, Any] | None) -> int:
     try:
-        return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
+        return int(meta_of(obj or {}).get("resourceVersion") or 0)
     except ValueError:
         return 0
 
@@ -89,7 +90,7 @@ class SpreadKeeper:
         self._written: dict[str, Obj] = {}
 
     def _freshest(self, cached: Obj) -> Obj:
-        mine = self._written.get((cached.get("metadata") or {}).get("uid", ""))
+        mine = self._written.get(meta_of(cached).get("uid", ""))
         return mine if mine is not None and _rv(mine) > _rv(cached) else cached
 
     def whitelist(self) -> Whitelist:
@@ -104,7 +105,7 @@ class SpreadKeeper:
     def _replicas(self, ws: Mapping[str, Any], namespace: str) -> int:
         if not wsrules.has_percent_subset(ws):
             return 0
-        target = (ws.get("spec") or {}).get("targetRef") or {}
+        target = spec_of(ws).get("targetRef") or {}
         return workload_replicas(ws, self.source.workload(target, namespace), self.whitelist())
 
     async def _book(self, matched: Obj, change: Callable[[Obj, int], Obj | None]) -> Obj | None:
@@ -152,7 +153,7 @@ class SpreadKeeper:
         """The pod with its subset injected, or None when no WorkloadSpread governs it or no subset
         has room. Raises OwnerNotFound, PatchError, MaxReplicasError, or the API error of a write
         that could not be made."""
-        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        namespace = meta_of(pod).get("namespace") or ""
         matched = matching_spread(
             pod, self.source.in_namespace(namespace), self.source.owner, self.whitelist().owner_kinds()
         )
@@ -173,8 +174,8 @@ class SpreadKeeper:
             log.info(
                 "no subset has room",
                 workloadspread=f"{namespace}/{matched['metadata']['name']}",
-                resource_version=(used.get("metadata") or {}).get("resourceVersion"),
-                books=(used.get("status") or {}).get("versionedSubsetStatuses"),
+                resource_version=meta_of(used).get("resourceVersion"),
+                books=status_of(used).get("versionedSubsetStatuses"),
             )
             return None
         return inject(pod, used, assignment.subset, assignment.uid)
@@ -188,7 +189,7 @@ class SpreadKeeper:
         booking = wsrules.deletion_booking(pod)
         if booking is None:
             return False
-        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        namespace = meta_of(pod).get("namespace") or ""
         matched = self.source.spread(namespace, booking.name)
         if matched is None:
             return False
@@ -268,7 +269,7 @@ def spread_validating_handler(
             obj, old = kinds.parse_new_and_old(hooks, req)
         except ValidationError as exc:
             return deny(422, aggregate_message(pydantic_errors(exc)))
-        target = (req.object.get("spec") or {}).get("targetRef") or {}
+        target = spec_of(req.object).get("targetRef") or {}
         errors: list[FieldError] = []
         whitelist: frozenset[tuple[str, str]] = frozenset()
         if target and not is_builtin_target(target):

@@ -20,6 +20,7 @@ from kruise.api.advancedcronjob import (
     TEMPLATE_KIND_IMAGELISTPULLJOB,
     TEMPLATE_KIND_JOB,
 )
+from kruise.api.controllerref import controller_of
 from kruise.control.advancedcronjob import Deletion, Outcome, Plan, plan_reconcile, template_kind
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
@@ -40,15 +41,14 @@ STATUS_FIELDS = ("type", "active", "lastScheduleTime")
 """Every field of AdvancedCronJobStatus: the status patch names each, null for the ones to clear."""
 
 
-def controlled_by(child: Mapping[str, Any], acj_name: str) -> bool:
+def controlled_by_name(child: Mapping[str, Any], acj_name: str) -> bool:
     """Whether the child's controller reference is an AdvancedCronJob of that name (upstream's
     `.metadata.controller` index: by owner name, any version of the apps.kruise.io group)."""
-    for ref in (child.get("metadata") or {}).get("ownerReferences") or []:
-        if not ref.get("controller"):
-            continue
-        group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-        return ref.get("kind") == KIND and group == GROUP and ref.get("name") == acj_name
-    return False
+    ref = controller_of(child)
+    if ref is None:
+        return False
+    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+    return ref.get("kind") == KIND and group == GROUP and ref.get("name") == acj_name
 
 
 class AdvancedCronJobReconciler:
@@ -77,7 +77,7 @@ class AdvancedCronJobReconciler:
         """The cron job's children of its template kind, from the cache."""
         meta = acj["metadata"]
         in_namespace = self.children[kind].by_index(NAMESPACE_INDEX, meta["namespace"])
-        return [c for c in in_namespace if controlled_by(c, meta["name"])]
+        return [c for c in in_namespace if controlled_by_name(c, meta["name"])]
 
     async def reconcile(self, key: str) -> Result | None:
         acj = self.cronjobs.get(key)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kruise.api import broadcastjob as api
+from kruise.api.objects import meta_of, spec_of
 from kruise.control.broadcastjob import assigned_node
 from kruise.control.broadcastjob.nodeevents import is_heartbeat, wakes_on_add, wakes_on_update
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
@@ -61,7 +62,7 @@ def build(ctx: ManagerContext) -> Controller:
 
     def pod_deleted(obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
         pod = unwrap_tombstone(obj)
-        rv_expectations.delete((pod.get("metadata") or {}).get("uid", ""))
+        rv_expectations.delete(meta_of(pod).get("uid", ""))
         for key in owner_key(pod):
             expectations.observe(key, ScaleExpectations.DELETE, assigned_node(pod))
             controller.queue.add(key)
@@ -90,8 +91,8 @@ def _jobs(jobs: SharedInformer) -> list[dict[str, Any]]:
 
 def _template(job: dict[str, Any]) -> dict[str, Any]:
     """The job's pod template (the labels the controller adds do not change where it fits)."""
-    return (job.get("spec") or {}).get("template") or {}
+    return spec_of(job).get("template") or {}
 
 
 def _terminating(pod: dict[str, Any]) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(meta_of(pod).get("deletionTimestamp"))

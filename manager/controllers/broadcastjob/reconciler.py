@@ -24,6 +24,7 @@ from typing import Any
 import structlog
 
 from kruise.api import broadcastjob as api
+from kruise.api.objects import meta_of, status_of
 from kruise.control import podreadiness
 from kruise.control.broadcastjob import plan_reconcile
 from kruise.control.broadcastjob.plan import (
@@ -208,7 +209,7 @@ class BroadcastJobReconciler:
             self.expectations.observe(key, ScaleExpectations.CREATE, creation.node)
             self.recorder.event(job, EVENT_WARNING, REASON_FAILED_CREATE, f"Error creating: {exc}")
             raise
-        name = (created.get("metadata") or {}).get("name") or ""
+        name = meta_of(created).get("name") or ""
         log.info("created BroadcastJob pod", key=key, pod=name, node=creation.node)
         self.recorder.event(job, EVENT_NORMAL, REASON_SUCCESSFUL_CREATE, f"Created pod: {name}")
 
@@ -219,7 +220,7 @@ class BroadcastJobReconciler:
         now = self.wall()
         for pod in pods:
             meta = pod.get("metadata") or {}
-            phase = (pod.get("status") or {}).get("phase")
+            phase = status_of(pod).get("phase")
             if meta.get("deletionTimestamp") or phase in ("Succeeded", "Failed"):
                 continue
             if not podreadiness.lacks_condition(pod) or not self.rv_expectations.is_satisfied(dict(pod)):

@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 
 from kruise.api.keys import PUB_OPERATION_UPDATE
+from kruise.api.objects import meta_of
 from kruise.control import pub as pubcontrol
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
@@ -45,7 +46,7 @@ class PubGate:
 
     async def allows(self, pod: Mapping[str, Any]) -> bool:
         name = pubcontrol.related_pub(pod)
-        namespace = (pod.get("metadata") or {}).get("namespace", "")
+        namespace = meta_of(pod).get("namespace", "")
         pub = self.pubs.get(f"{namespace}/{name}") if name else None
         if pub is None or not pubcontrol.needs_check(
             pub, pod, PUB_OPERATION_UPDATE, vertical_scaling=self.vertical_scaling

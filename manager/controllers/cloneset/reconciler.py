@@ -17,7 +17,9 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
+from kruise.api.controllerref import controlled_by, new_controller_ref
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import section, status_of
 from kruise.control import podstatus
 from kruise.control.cloneset import conditions, predownload, vcthash
 from kruise.control.cloneset.diffs import calculate_diffs
@@ -106,7 +108,7 @@ class CloneSetReconciler:
         cloneset: dict[str, Any] = copy.deepcopy(dict(cached))
         spec = cloneset.get("spec") or {}
         try:
-            LabelSelector.model_validate(spec.get("selector") or {})
+            LabelSelector.model_validate(section(spec, "selector"))
         except ValueError as exc:
             log.error("invalid selector, not retrying", error=str(exc))
             return None
@@ -122,16 +124,16 @@ class CloneSetReconciler:
             return None
 
         uid = cloneset["metadata"]["uid"]
-        owned = [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if _controlled_by(p, uid)]
+        owned = [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if controlled_by(p, uid)]
         active = [p for p in owned if podstatus.is_active(p)]
         inactive = [p for p in owned if not podstatus.is_active(p)]
         pvcs = self.pvcs.by_index(OWNER_UID_INDEX, uid)
-        if ((spec.get("scaleStrategy") or {}).get("disablePVCReuse")) is True:
+        if (section(spec, "scaleStrategy").get("disablePVCReuse")) is True:
             pvcs = await self._cleanup_pvcs(cloneset, active, inactive, pvcs)
         # ClaimOwnedObjects: owned pods that stopped matching are released; orphans are never adopted
         active = await release_strays(self.client, cloneset, PODS, active, selector_of(cloneset))
 
-        revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if _controlled_by(r, uid)]
+        revisions = [r for r in self.revisions.by_index(OWNER_UID_INDEX, uid) if controlled_by(r, uid)]
         current, update, collision_count = await self.revision_writer.active_revisions(
             cloneset, revisions, vcthash.revision_annotation(cloneset)
         )
@@ -160,7 +162,7 @@ class CloneSetReconciler:
                 log.error("failed to pre-download images", error=str(exc))
 
         now = self.wall()
-        old_status = copy.deepcopy(cloneset.get("status") or {})
+        old_status = copy.deepcopy(status_of(cloneset))
         status: dict[str, Any] = {"conditions": copy.deepcopy(old_status.get("conditions") or [])}
         delays: list[float] = []
         sync_error: Exception | None = None
@@ -184,7 +186,7 @@ class CloneSetReconciler:
         await self.revision_writer.truncate_history(
             cloneset,
             revisions,
-            [(p["metadata"].get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "") for p in active],
+            [section(p["metadata"], "labels").get(LABEL_CONTROLLER_REVISION_HASH, "") for p in active],
             current_name,
             update_name,
         )
@@ -226,7 +228,7 @@ class CloneSetReconciler:
             if await self.scaler.execute(cloneset, plan, current, update, pvcs, now):
                 return None
         except Exception as exc:
-            conditions.set_condition(
+            conditions.set_cloneset_condition(
                 status, conditions.failed_condition(conditions.CONDITION_FAILED_SCALE, str(exc), now)
             )
             raise
@@ -241,7 +243,7 @@ class CloneSetReconciler:
         try:
             return await self.updater.update(cloneset, current, update, revisions, pods, diffs, now)
         except Exception as exc:
-            conditions.set_condition(
+            conditions.set_cloneset_condition(
                 status, conditions.failed_condition(conditions.CONDITION_FAILED_UPDATE, str(exc), now)
             )
             raise
@@ -283,7 +285,7 @@ class CloneSetReconciler:
         garbage collector removes them together) and PVCs with no pod at all are deleted."""
 
         def instance(obj: Obj) -> str | None:
-            return (obj["metadata"].get("labels") or {}).get(LABEL_CLONESET_INSTANCE_ID)
+            return section(obj["metadata"], "labels").get(LABEL_CLONESET_INSTANCE_ID)
 
         active_ids = {instance(p) for p in active}
         inactive_by_id = {instance(p): p for p in inactive}
@@ -297,14 +299,7 @@ class CloneSetReconciler:
             pod = inactive_by_id.get(pvc_id)
             try:
                 if pod is not None:
-                    owner = {
-                        "apiVersion": "v1",
-                        "kind": "Pod",
-                        "name": pod["metadata"]["name"],
-                        "uid": pod["metadata"]["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
+                    owner = new_controller_ref({**pod, "apiVersion": "v1", "kind": "Pod"})
                     await self.client.patch(
                         PVCS,
                         meta["name"],
@@ -317,10 +312,3 @@ class CloneSetReconciler:
             except NotFound:
                 pass
         return kept
-
-
-def _controlled_by(obj: Obj, uid: str) -> bool:
-    return any(
-        r.get("controller") and r.get("uid") == uid
-        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
-    )

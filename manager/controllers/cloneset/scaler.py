@@ -25,6 +25,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_DELETE,
     LIFECYCLE_STATE_PREPARING_NORMAL,
 )
+from kruise.api.objects import meta_of, section
 from kruise.control.cloneset.pods import new_pod, pvcs_for_instance
 from kruise.control.cloneset.scale import ScalePlan, pvcs_of
 from kruise.control.revision import template_from_revision_data
@@ -83,11 +84,7 @@ class Scaler:
             await self._create(cloneset, plan, current_revision, update_revision, pvcs, now)
             return True
         acted = False
-        mark = bool(
-            (((cloneset.get("spec") or {}).get("lifecycle") or {}).get("preDelete") or {}).get(
-                "markPodNotReady"
-            )
-        )
+        mark = bool(section(cloneset, "spec", "lifecycle", "preDelete").get("markPodNotReady"))
         for pod in plan.prepare_delete:
             patched = await self.pod_writer.set_lifecycle_state(
                 pod, LIFECYCLE_STATE_PREPARING_DELETE, mark, now
@@ -126,7 +123,7 @@ class Scaler:
                     short_hash_gate=self.short_hash_gate,
                 )
             )
-        existing_pvcs = {(p.get("metadata") or {}).get("name") for p in pvcs}
+        existing_pvcs = {meta_of(p).get("name") for p in pvcs}
         for pod in pods:
             self.scale_expectations.expect(key, ScaleExpectations.CREATE, pod["metadata"]["name"])
         created: set[str] = set()

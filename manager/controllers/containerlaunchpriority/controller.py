@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.objects import owner_refs_of
 from kruise.kube.controller import Controller
 from kruise.kube.resources import CONFIGMAPS, PODS, object_key
 from kruise.manager.context import ManagerContext
@@ -35,7 +36,7 @@ def build(ctx: ManagerContext) -> Controller:
     def on_configmap(configmap: dict[str, Any]) -> None:
         """A barrier that appeared or changed: its pod may now move on (the cache is fresher than
         the pod event that asked for it)."""
-        for ref in (configmap.get("metadata") or {}).get("ownerReferences") or []:
+        for ref in owner_refs_of(configmap):
             if ref.get("kind") == "Pod" and configmap["metadata"]["name"].endswith("-barrier"):
                 pod = pods.get(f"{configmap['metadata']['namespace']}/{ref['name']}")
                 if pod is not None and should_enqueue(pod, configmap):

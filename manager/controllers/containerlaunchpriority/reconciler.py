@@ -11,9 +11,10 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.conditions import condition_of
 from kruise.api.keys import ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED
+from kruise.api.objects import annotations_of, section
 from kruise.control import launchpriority
-from kruise.control.inplace.engine import get_condition
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -23,16 +24,16 @@ from kruise.kube.resources import CONFIGMAPS, PODS, split_key
 
 def present_keys(configmap: Mapping[str, Any] | None) -> set[str] | None:
     """The barrier keys already released, or None when there is no barrier yet."""
-    return None if configmap is None else set((configmap.get("data") or {}).keys())
+    return None if configmap is None else set(section(configmap, "data").keys())
 
 
 def should_enqueue(pod: Mapping[str, Any], barrier: Mapping[str, Any] | None) -> bool:
     """Upstream's predicate: not completed, containers not all ready, something pending whose key
     is missing (or no barrier yet)."""
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(pod)
     if annotations.get(ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED) == "true":
         return False
-    containers_ready = get_condition(pod, "ContainersReady")
+    containers_ready = condition_of(pod, "ContainersReady")
     if containers_ready is not None and containers_ready.get("status") == "True":
         return False
     pending = launchpriority.pending_priorities(pod)

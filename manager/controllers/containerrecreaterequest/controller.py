@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.objects import spec_of
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, PODS, object_key
@@ -21,7 +22,7 @@ def requests_of_pod(requests: SharedInformer, pod: dict[str, Any]) -> list[str]:
     return [
         object_key(r)
         for r in requests.by_index(NAMESPACE_INDEX, namespace)
-        if (r.get("spec") or {}).get("podName") == pod["metadata"]["name"]
+        if spec_of(r).get("podName") == pod["metadata"]["name"]
     ]
 
 

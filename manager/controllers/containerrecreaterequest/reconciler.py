@@ -26,6 +26,7 @@ from kruise.api.keys import (
     LABEL_CRR_ACTIVE,
     LABEL_CRR_POD_UID,
 )
+from kruise.api.objects import section, status_of
 from kruise.control import podreadiness, podstatus
 from kruise.control.lifecycle import rfc3339
 from kruise.kube.client import Client, PatchType
@@ -69,7 +70,7 @@ class ContainerRecreateRequestReconciler:
         if (
             pod is None
             or pod["metadata"].get("deletionTimestamp")
-            or pod["metadata"].get("uid") != (meta.get("labels") or {}).get(LABEL_CRR_POD_UID)
+            or pod["metadata"].get("uid") != section(meta, "labels").get(LABEL_CRR_POD_UID)
         ):
             await self._complete(crr, "pod has gone", now)
             return None
@@ -87,8 +88,8 @@ class ContainerRecreateRequestReconciler:
                 await self._complete(crr, "recreating has exceeded the activeDeadlineSeconds", now)
                 return None
             waits.append(float(deadline) - age)
-        grace = (spec.get("strategy") or {}).get("unreadyGracePeriodSeconds")
-        acquired = (meta.get("annotations") or {}).get(ANNOTATION_CRR_UNREADY_ACQUIRED)
+        grace = section(spec, "strategy").get("unreadyGracePeriodSeconds")
+        acquired = section(meta, "annotations").get(ANNOTATION_CRR_UNREADY_ACQUIRED)
         if grace is not None and status.get("phase") == "Recreating" and not acquired:
             await self._acquire_unready(key, crr, pod, now)
             return None
@@ -107,7 +108,7 @@ class ContainerRecreateRequestReconciler:
             return None
         if meta.get("deletionTimestamp"):
             return None
-        if LABEL_CRR_ACTIVE in (meta.get("labels") or {}):
+        if LABEL_CRR_ACTIVE in section(meta, "labels"):
             await self._patch(crr, {"metadata": {"labels": {LABEL_CRR_ACTIVE: None}}})
             return None
         ttl = spec.get("ttlSecondsAfterFinished")
@@ -134,7 +135,7 @@ class ContainerRecreateRequestReconciler:
 
     async def _complete(self, crr: Obj, message: str, now: datetime) -> None:
         status = {
-            **(crr.get("status") or {}),
+            **status_of(crr),
             "phase": "Completed",
             "completionTime": rfc3339(now),
             "message": message,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kruise.api import features
+from kruise.api.objects import conditions_of
 from kruise.control.daemonnodes import target_node_name
 from kruise.control.daemonset.backoff import FailedPodsBackoff
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
@@ -103,7 +104,5 @@ def _scheduling_view(node: dict[str, Any]) -> tuple[Any, ...]:
     """What of a Node the daemon-pod decision reads (upstream's nodeInSameCondition plus labels/taints)."""
     meta = node.get("metadata") or {}
     spec = node.get("spec") or {}
-    conditions = sorted(
-        (c.get("type"), c.get("status")) for c in (node.get("status") or {}).get("conditions") or []
-    )
+    conditions = sorted((c.get("type"), c.get("status")) for c in conditions_of(node))
     return meta.get("labels") or {}, spec.get("taints") or [], bool(spec.get("unschedulable")), conditions

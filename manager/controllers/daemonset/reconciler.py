@@ -22,12 +22,14 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value
+from kruise.api.controllerref import new_controller_ref
 from kruise.api.daemonset import ROLLING_IN_PLACE_IF_POSSIBLE, STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import (
     CONDITION_INPLACE_UPDATE_READY,
     LABEL_CONTROLLER_REVISION_HASH,
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
+from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
 from kruise.control import lifecycle, podreadiness
 from kruise.control.daemonnodes import (
     NodeFit,
@@ -146,7 +148,7 @@ class DaemonSetReconciler:
             return None
         spec = ds.get("spec") or {}
         try:
-            selector = LabelSelector.model_validate(spec.get("selector") or {})
+            selector = LabelSelector.model_validate(section(spec, "selector"))
         except ValueError as exc:
             log.error("invalid selector, not retrying", daemonset=key, error=str(exc))
             return None
@@ -300,7 +302,7 @@ class DaemonSetReconciler:
             existing = await self.client.get(CONTROLLER_REVISIONS, revision["metadata"]["name"], namespace)
             if existing.get("data") == revision.get("data"):
                 return existing
-            collision = int((ds.get("status") or {}).get("collisionCount") or 0) + 1
+            collision = int(status_of(ds).get("collisionCount") or 0) + 1
             await self.client.patch(
                 ADVANCED_DAEMONSETS,
                 ds["metadata"]["name"],
@@ -314,10 +316,10 @@ class DaemonSetReconciler:
 
     async def _cleanup_history(self, ds: Obj, old: Sequence[Obj]) -> None:
         live = {
-            (p["metadata"].get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH, "")
+            section(p["metadata"], "labels").get(LABEL_CONTROLLER_REVISION_HASH, "")
             for p in self._owned_pods(ds)
         }
-        limit = (ds.get("spec") or {}).get("revisionHistoryLimit")
+        limit = spec_of(ds).get("revisionHistoryLimit")
         for name in revisions_to_prune(old, live, limit):
             with contextlib.suppress(NotFound):
                 await self.client.delete(CONTROLLER_REVISIONS, name, ds["metadata"]["namespace"])
@@ -383,7 +385,7 @@ class DaemonSetReconciler:
     async def _prepare_delete(self, ds: Obj, names: Sequence[str]) -> list[str]:
         """syncWithPreparingDelete: a pod its preDelete hook still holds is moved to PreparingDelete
         (and marked not ready when asked) instead of being deleted; it goes once the hook lets go."""
-        hook = ((ds.get("spec") or {}).get("lifecycle") or {}).get("preDelete")
+        hook = section(ds, "spec", "lifecycle").get("preDelete")
         if not hook:
             return list(names)
         namespace = ds["metadata"]["namespace"]
@@ -404,7 +406,7 @@ class DaemonSetReconciler:
     def _pod_template(self, ds: Obj, update_hash: str) -> dict[str, Any]:
         settings = RollingUpdateSettings.from_daemonset(ds)
         template = create_pod_template(
-            (ds.get("spec") or {}).get("template") or {}, settings.template_generation, update_hash
+            spec_of(ds).get("template") or {}, settings.template_generation, update_hash
         )
         if (
             settings.strategy_type == STRATEGY_ROLLING_UPDATE
@@ -425,16 +427,9 @@ class DaemonSetReconciler:
         pod_meta: dict[str, Any] = {
             "generateName": f"{meta['name']}-",
             "namespace": meta["namespace"],
-            "labels": dict(template_meta.get("labels") or {}),
+            "labels": dict(section(template_meta, "labels")),
             "ownerReferences": [
-                {
-                    "apiVersion": ds.get("apiVersion", "apps.kruise.io/v1alpha1"),
-                    "kind": ds.get("kind", "DaemonSet"),
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
+                new_controller_ref(ds, api_version="apps.kruise.io/v1alpha1", kind="DaemonSet")
             ],
         }
         for field in ("annotations", "finalizers"):
@@ -491,7 +486,7 @@ class DaemonSetReconciler:
             pod = self.pods.get(f"{namespace}/{name}")
             spec = None
             if pod is not None and _has_in_place_gate(pod):
-                label = (pod["metadata"].get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH)
+                label = section(pod["metadata"], "labels").get(LABEL_CONTROLLER_REVISION_HASH)
                 previous = next((r for r in old if revision_hash(r) == label), None)
                 spec = calculate_update_spec(
                     previous,
@@ -526,7 +521,7 @@ class DaemonSetReconciler:
 
         async def refresh_one(pod: Obj) -> None:
             step = self.inplace.refresh_step(pod, now, _matches_revision)
-            if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            if not meta_of(pod).get("deletionTimestamp"):
                 step = podreadiness.fold_initial_condition(step, pod, now)
             outcome = await self.inplace.refresh(pod, now, _matches_revision, step)
             if outcome.requeue_after:
@@ -636,7 +631,7 @@ def _result(delays: Sequence[float]) -> Result | None:
 def _rv_int(obj: Obj | None) -> int | None:
     """An object's resourceVersion as a number (the emulator's and etcd's are); None when it has
     none or it does not parse, and then nothing is judged by it."""
-    raw = ((obj or {}).get("metadata") or {}).get("resourceVersion")
+    raw = meta_of(obj or {}).get("resourceVersion")
     try:
         return int(raw)
     except (TypeError, ValueError):
@@ -644,7 +639,7 @@ def _rv_int(obj: Obj | None) -> int | None:
 
 
 def _rolling(ds: Obj) -> Mapping[str, Any]:
-    return (((ds.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate")) or {}
+    return (section(ds, "spec", "updateStrategy").get("rollingUpdate")) or {}
 
 
 def _rolling_type(ds: Obj) -> str:
@@ -653,7 +648,7 @@ def _rolling_type(ds: Obj) -> str:
 
 def _allow_surge(ds: Obj) -> bool:
     """allowSurge: a RollingUpdate whose maxSurge, scaled against one node, is positive."""
-    strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
+    strategy = spec_of(ds).get("updateStrategy") or {}
     if (strategy.get("type") or STRATEGY_ROLLING_UPDATE) != STRATEGY_ROLLING_UPDATE:
         return False
     surge = _rolling(ds).get("maxSurge")
@@ -666,8 +661,8 @@ def _allow_surge(ds: Obj) -> bool:
 
 
 def _burst_replicas(ds: Obj) -> int:
-    burst = (ds.get("spec") or {}).get("burstReplicas")
-    desired = int((ds.get("status") or {}).get("desiredNumberScheduled") or 0)
+    burst = spec_of(ds).get("burstReplicas")
+    desired = int(status_of(ds).get("desiredNumberScheduled") or 0)
     try:
         return scaled_value(DEFAULT_BURST_REPLICAS if burst is None else burst, desired, round_up=False)
     except IntOrStringError:
@@ -675,7 +670,7 @@ def _burst_replicas(ds: Obj) -> int:
 
 
 def _has_in_place_gate(pod: Obj) -> bool:
-    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    gates = spec_of(pod).get("readinessGates") or []
     return any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates)
 
 
@@ -684,4 +679,4 @@ def _write_revision(obj: dict[str, Any], revision: str) -> None:
 
 
 def _matches_revision(pod: Mapping[str, Any], revision: str) -> bool:
-    return ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH) == revision
+    return labels_of(pod).get(LABEL_CONTROLLER_REVISION_HASH) == revision

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api.objects import meta_of, spec_of
 from kruise.control import ephemeraljob as plan
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ScaleExpectations
@@ -42,7 +43,7 @@ def pod_handlers(
     jobs: SharedInformer, expectations: ScaleExpectations, enqueue: Callable[[str], None]
 ) -> dict[str, Any]:
     def wake(pod: Obj) -> None:
-        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        namespace = meta_of(pod).get("namespace") or ""
         for job in jobs.by_index(NAMESPACE_INDEX, namespace):
             if not plan.selects(job, pod, empty_matches=False):
                 continue
@@ -56,7 +57,7 @@ def pod_handlers(
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
             return
         old_status, new_status = old.get("status") or {}, new.get("status") or {}
-        if (old.get("spec") or {}).get("ephemeralContainers") != (new.get("spec") or {}).get(
+        if spec_of(old).get("ephemeralContainers") != spec_of(new).get(
             "ephemeralContainers"
         ) or old_status.get("ephemeralContainerStatuses") != new_status.get("ephemeralContainerStatuses"):
             wake(new)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.objects import meta_of, spec_of
 from kruise.kube.controller import Controller, enqueue_owner
 from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.resources import IMAGELISTPULLJOBS, IMAGEPULLJOBS
@@ -23,12 +24,12 @@ def observe_children(expectations: ScaleExpectations) -> dict[str, Any]:
 
     def seen(action: str, obj: Any) -> None:
         obj = unwrap_tombstone(obj)
-        image = str((obj.get("spec") or {}).get("image") or "")
+        image = str(spec_of(obj).get("image") or "")
         for key in owner_of(obj):
             expectations.observe(key, action, image)
 
     def on_update(_old: Any, new: Any) -> None:
-        if (new.get("metadata") or {}).get("deletionTimestamp"):
+        if meta_of(new).get("deletionTimestamp"):
             seen(ScaleExpectations.DELETE, new)
 
     return {

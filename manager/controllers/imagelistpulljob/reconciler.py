@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import section, spec_of, status_of
 from kruise.control import imagelistpulljob as plan
 from kruise.control import podstatus
 from kruise.control.lifecycle import rfc3339
@@ -59,7 +60,7 @@ class ImageListPullJobReconciler:
             return None
         hash_ = plan.template_hash(ilpj)
         await self._label(ilpj, hash_)
-        if (ilpj.get("status") or {}).get("completionTime"):
+        if status_of(ilpj).get("completionTime"):
             return await self._finished(ilpj)
         satisfied, waited, _pending = self.expectations.satisfied(key)
         if not satisfied:
@@ -77,7 +78,7 @@ class ImageListPullJobReconciler:
         return None
 
     def _ttl_left(self, ilpj: Obj, completion_time: str) -> Result | None:
-        ttl = ((ilpj.get("spec") or {}).get("completionPolicy") or {}).get("ttlSecondsAfterFinished")
+        ttl = section(ilpj, "spec", "completionPolicy").get("ttlSecondsAfterFinished")
         if ttl is None:
             return None
         finished = podstatus.parse_time(completion_time) or self.clock.wall()
@@ -97,7 +98,7 @@ class ImageListPullJobReconciler:
     async def _label(self, ilpj: Obj, hash_: str) -> None:
         """The list job carries its template hash in `controller-revision-hash`, as upstream."""
         meta = ilpj["metadata"]
-        if (meta.get("labels") or {}).get(LABEL_CONTROLLER_REVISION_HASH) == hash_:
+        if section(meta, "labels").get(LABEL_CONTROLLER_REVISION_HASH) == hash_:
             return
         patch = {"metadata": {"labels": {LABEL_CONTROLLER_REVISION_HASH: hash_}}}
         with contextlib.suppress(NotFound):
@@ -123,7 +124,7 @@ class ImageListPullJobReconciler:
     async def _delete(self, key: str, ilpj: Obj, children: list[Obj]) -> None:
         for child in children:
             meta = child["metadata"]
-            image = str((child.get("spec") or {}).get("image") or "")
+            image = str(spec_of(child).get("image") or "")
             self.expectations.expect(key, ScaleExpectations.DELETE, image)
             try:
                 await self.client.delete(IMAGEPULLJOBS, meta["name"], meta["namespace"])

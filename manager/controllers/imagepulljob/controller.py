@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.objects import section
 from kruise.kube.controller import Controller
 from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES, PODS, object_key
 from kruise.manager.context import ManagerContext
@@ -16,7 +17,7 @@ NAME = "imagepulljob"
 def jobs_of(node_image: dict[str, Any]) -> list[str]:
     """Keys of the jobs that own a tag in this NodeImage's spec."""
     keys = set()
-    for image in ((node_image.get("spec") or {}).get("images") or {}).values():
+    for image in section(node_image, "spec", "images").values():
         for tag in image.get("tags") or []:
             for ref in tag.get("ownerReferences") or []:
                 if ref.get("kind") == "ImagePullJob" and ref.get("namespace"):

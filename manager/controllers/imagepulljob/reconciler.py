@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import FINALIZER_DELETION_PROTECTION
+from kruise.api.objects import section, status_of
 from kruise.control import imagepulljob as plan
 from kruise.control import podstatus
 from kruise.control.lifecycle import rfc3339
@@ -54,14 +55,14 @@ class ImagePullJobReconciler:
         if job["metadata"].get("deletionTimestamp"):
             await self._drop_finalizer(job)
             return None
-        if (job.get("status") or {}).get("completionTime"):
+        if status_of(job).get("completionTime"):
             return await self._finished(job, now)
         return await self._run(job, now)
 
     async def _finished(self, job: Obj, now: datetime) -> Result | None:
         """A completed job loses its finalizer and, with a TTL, is deleted when the TTL runs out."""
         await self._drop_finalizer(job)
-        ttl = ((job.get("spec") or {}).get("completionPolicy") or {}).get("ttlSecondsAfterFinished")
+        ttl = section(job, "spec", "completionPolicy").get("ttlSecondsAfterFinished")
         if ttl is None:
             return None
         finished = podstatus.parse_time(job["status"]["completionTime"]) or now
@@ -81,7 +82,7 @@ class ImagePullJobReconciler:
         targets = plan.target_nodes(job, by_name.values(), pods)
         result = plan.progress(job, targets, by_name)
         new_status = plan.job_status(job, result, now, status.get("startTime"))
-        deadline = (spec.get("completionPolicy") or {}).get("activeDeadlineSeconds")
+        deadline = section(spec, "completionPolicy").get("activeDeadlineSeconds")
         started = podstatus.parse_time(new_status["startTime"]) or now
         if (
             not plan.is_never(job)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.objects import section
 from kruise.kube.controller import Controller
 from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES, NODES, SECRETS
 from kruise.kube.store import unwrap_tombstone
@@ -20,7 +21,7 @@ RECORDER = "nodeimage-controller"
 
 def owned_by(node_image: dict[str, Any], uid: str) -> bool:
     """Whether any tag in the NodeImage's spec lists the object with this uid as an owner."""
-    for image in ((node_image.get("spec") or {}).get("images") or {}).values():
+    for image in section(node_image, "spec", "images").values():
         for tag in image.get("tags") or []:
             if any(ref.get("uid") == uid for ref in tag.get("ownerReferences") or []):
                 return True

@@ -26,6 +26,8 @@ from typing import Any
 
 import structlog
 
+from kruise.api.conditions import condition_of, is_true
+from kruise.api.objects import section
 from kruise.control import nodeimage as spec_plan
 from kruise.control import nodeimage_modes, podstatus
 from kruise.kube.client import Client, PatchType
@@ -42,12 +44,10 @@ FAKE_LABEL = "apps.kruise.io/fake-nodeimage"
 
 def ready_since(node: Mapping[str, Any]) -> datetime | None:
     """When the node's Ready condition last turned True, or None while it is not Ready."""
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            if condition.get("status") != "True":
-                return None
-            return podstatus.parse_time(condition.get("lastTransitionTime"))
-    return None
+    condition = condition_of(node, "Ready")
+    if not is_true(condition):
+        return None
+    return podstatus.parse_time(condition.get("lastTransitionTime"))
 
 
 class NodeImageReconciler:
@@ -81,7 +81,7 @@ class NodeImageReconciler:
         node_image = self.node_images.get(name)
         if node is None or node["metadata"].get("deletionTimestamp"):
             return await self._delete_orphan(name, node_image)
-        labels = dict(node["metadata"].get("labels") or {})
+        labels = dict(section(node["metadata"], "labels"))
         if node_image is None:
             return await self._create(name, node, labels)
         await self._mirror_labels(name, node_image, labels)
@@ -91,7 +91,7 @@ class NodeImageReconciler:
         """The node is gone or going: its NodeImage goes too, unless it is a labelled fake."""
         if node_image is None or node_image["metadata"].get("deletionTimestamp"):
             return None
-        if FAKE_LABEL in (node_image["metadata"].get("labels") or {}):
+        if FAKE_LABEL in section(node_image["metadata"], "labels"):
             return await self._tidy(node_image)
         with contextlib.suppress(NotFound):
             await self.client.delete(NODEIMAGES, name)
@@ -117,7 +117,7 @@ class NodeImageReconciler:
 
     async def _mirror_labels(self, name: str, node_image: Mapping[str, Any], labels: dict[str, str]) -> None:
         """Make the NodeImage's labels equal the node's: set what differs, null what the node lacks."""
-        current = dict(node_image["metadata"].get("labels") or {})
+        current = dict(section(node_image["metadata"], "labels"))
         if FAKE_LABEL in current or current == labels:
             return
         patch = {"metadata": {"labels": {**dict.fromkeys(set(current) - set(labels)), **labels}}}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.objects import spec_of
 from kruise.control import podstatus
 from kruise.kube.controller import Controller
 from kruise.kube.resources import NODE_POD_PROBES, NODES, POD_PROBE_MARKERS, PODS
@@ -26,7 +27,7 @@ def node_of(obj: Obj) -> list[str]:
 
 
 def node_of_pod(pod: Obj) -> list[str]:
-    node = (pod.get("spec") or {}).get("nodeName")
+    node = spec_of(pod).get("nodeName")
     return [node] if node else []
 
 

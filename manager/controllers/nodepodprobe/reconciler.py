@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.objects import status_of
 from kruise.control import podprobemarker as plan
 from kruise.control import podstatus
 from kruise.kube.client import Client, PatchType
@@ -79,7 +80,7 @@ class NodePodProbeReconciler:
                 await self.client.update(NODE_POD_PROBES, {**npp, "spec": pruned})
             except NotFound:
                 return None
-        for entry in (npp.get("status") or {}).get("podProbeStatuses") or []:
+        for entry in status_of(npp).get("podProbeStatuses") or []:
             pod = self._live_pod(entry.get("namespace", ""), entry.get("name", ""), entry.get("uid", ""))
             if pod is not None:
                 await self._write_results(pod, entry.get("probeStates") or [])

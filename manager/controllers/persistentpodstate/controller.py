@@ -17,7 +17,9 @@ from typing import Any
 
 import structlog
 
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import ANNOTATION_INJECTED_PERSISTENT_POD_STATE
+from kruise.api.objects import section
 from kruise.control import persistentpodstate as plan
 from kruise.control import podstatus
 from kruise.control.customworkloads import StatefulSetLikeWhitelist, WhitelistError, parse_pps_whitelist
@@ -53,11 +55,11 @@ def pps_of_pod(
     """The PersistentPodState a pod belongs to, when its controller is a StatefulSet or a kind of
     `whitelist` (PPS_Watch_Custom_Workload_WhiteList)."""
     meta = pod.get("metadata") or {}
-    ref = plan.controller_ref(pod)
+    ref = controller_of(pod)
     if ref is None or not whitelist.allows(ref.get("apiVersion") or "", ref.get("kind") or ""):
         return []
     namespace = meta.get("namespace") or ""
-    injected = (meta.get("annotations") or {}).get(ANNOTATION_INJECTED_PERSISTENT_POD_STATE)
+    injected = section(meta, "annotations").get(ANNOTATION_INJECTED_PERSISTENT_POD_STATE)
     if injected:
         return [f"{namespace}/{injected}"] if states.get(f"{namespace}/{injected}") else []
     pps = plan.select_for(

@@ -17,6 +17,8 @@ from typing import Any
 
 import structlog
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import spec_of, status_of
 from kruise.control import persistentpodstate as plan
 from kruise.control import podstatus
 from kruise.control.customworkloads import GroupVersionKind, StatefulSetLikeWhitelist, parse_pps_whitelist
@@ -112,7 +114,7 @@ class PersistentPodStateReconciler:
         pps = self.states.get(key)
         if pps is None:
             return None
-        ref = (pps.get("spec") or {}).get("targetRef") or {}
+        ref = spec_of(pps).get("targetRef") or {}
         api_version, kind = ref.get("apiVersion") or "", ref.get("kind") or ""
         workload = await self._workload(namespace, api_version, kind, ref.get("name") or "")
         shape = None
@@ -123,11 +125,11 @@ class PersistentPodStateReconciler:
         if workload is not None:
             uid = workload["metadata"]["uid"]
             for pod in self.pods.by_index(OWNER_UID_INDEX, uid):
-                owner = plan.controller_ref(pod)
+                owner = controller_of(pod)
                 if owner is not None and owner.get("uid") == uid and podstatus.is_active(pod):
                     pods[pod["metadata"]["name"]] = pod
         status = plan.next_status(pps, shape, pods, self.nodes.get)
-        if (pps.get("status") or {}) != status:
+        if status_of(pps) != status:
             body = {**pps, "status": status}
             try:
                 await self.client.update_status(PERSISTENT_POD_STATES, body)

@@ -17,6 +17,8 @@ from typing import Any
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
+from kruise.api.conditions import condition_of
+from kruise.api.objects import labels_of, meta_of, spec_of, status_of
 from kruise.control import podprobemarker_serverless as serverless
 from kruise.control import podstatus
 from kruise.kube.controller import Controller
@@ -32,11 +34,11 @@ Obj = dict[str, Any]
 
 
 def _matching_facts(pod: Obj) -> tuple[Any, ...]:
-    initialized = podstatus.condition(pod, "Initialized") or {}
+    initialized = condition_of(pod, "Initialized") or {}
     return (
-        (pod.get("metadata") or {}).get("labels") or {},
-        (pod.get("spec") or {}).get("nodeName"),
-        (pod.get("status") or {}).get("podIP"),
+        labels_of(pod),
+        spec_of(pod).get("nodeName"),
+        status_of(pod).get("podIP"),
         initialized.get("status"),
         podstatus.is_active(pod),
     )
@@ -47,7 +49,7 @@ def markers_of_pod(pod: Obj, markers: SharedInformer) -> list[str]:
     labels = meta.get("labels") or {}
     keys = []
     for ppm in markers.by_index(NAMESPACE_INDEX, meta.get("namespace") or ""):
-        selector = (ppm.get("spec") or {}).get("selector")
+        selector = spec_of(ppm).get("selector")
         if selector and LabelSelector.model_validate(selector).matches(labels):
             keys.append(object_key(ppm))
     return keys
@@ -57,8 +59,8 @@ def serverless_markers_to_wake(
     old: Obj, new: Obj, markers: SharedInformer, nodes: SharedInformer
 ) -> list[str]:
     """Keys of the markers a serverless pod's condition change concerns (none for other pods)."""
-    initialized = podstatus.condition(new, "Initialized") or {}
-    node = (new.get("spec") or {}).get("nodeName")
+    initialized = condition_of(new, "Initialized") or {}
+    node = spec_of(new).get("nodeName")
     if not podstatus.is_active(new) or initialized.get("status") != "True" or not node:
         return []
     if not serverless.is_serverless_node(nodes.get(node)):
@@ -66,7 +68,7 @@ def serverless_markers_to_wake(
     changed = serverless.changed_condition_types(old, new)
     if not changed:
         return []
-    namespace = (new.get("metadata") or {}).get("namespace") or ""
+    namespace = meta_of(new).get("namespace") or ""
     candidates = serverless.markers_for_pod(new, markers.by_index(NAMESPACE_INDEX, namespace))
     return [object_key(m) for m in serverless.markers_probing(candidates, changed)]
 

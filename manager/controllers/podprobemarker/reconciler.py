@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import FINALIZER_NODE_POD_PROBE_CLEANUP
+from kruise.api.objects import status_of
 from kruise.control import podprobemarker as plan
 from kruise.control import podprobemarker_serverless as serverless
 from kruise.kube.client import Client
@@ -129,7 +130,7 @@ class PodProbeMarkerReconciler:
             "observedGeneration": ppm["metadata"].get("generation", 0),
             "matchedPods": len(pods) + len(serverless_pods),
         }
-        if (ppm.get("status") or {}) != status:
+        if status_of(ppm) != status:
             try:
                 await self.client.update_status(POD_PROBE_MARKERS, {**ppm, "status": status})
             except NotFound:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.objects import meta_of
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS, object_key
@@ -35,7 +36,7 @@ def build(ctx: ManagerContext) -> Controller:
         on_add(new)
 
     def on_delete(obj: Any) -> None:
-        rv_expectations.delete((unwrap_tombstone(obj).get("metadata") or {}).get("uid", ""))
+        rv_expectations.delete(meta_of(unwrap_tombstone(obj)).get("uid", ""))
 
     pods.add_event_handler(on_add=on_add, on_update=on_update, on_delete=on_delete)
     return controller

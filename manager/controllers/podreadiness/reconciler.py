@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
+from kruise.api.objects import meta_of
 from kruise.control import podreadiness
 from kruise.control.lifecycle import rfc3339
 from kruise.kube.client import Client, PatchType
@@ -48,7 +49,7 @@ class PodReadinessReconciler:
 
     async def reconcile(self, key: str) -> None:
         pod = self.pods.get(key)
-        if pod is None or (pod.get("metadata") or {}).get("deletionTimestamp") or not needs_condition(pod):
+        if pod is None or meta_of(pod).get("deletionTimestamp") or not needs_condition(pod):
             return
         if not self.rv_expectations.is_satisfied(pod):
             return  # our patch is on its way to the cache; the event that brings it settles the pod

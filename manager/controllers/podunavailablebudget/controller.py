@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kruise.api import features
+from kruise.api.objects import spec_of
 from kruise.control import pub as pubcontrol
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
@@ -64,7 +65,7 @@ def pod_changed(old: Obj, new: Obj) -> bool:
 
 
 def replicas_changed(old: Obj, new: Obj) -> bool:
-    return (old.get("spec") or {}).get("replicas") != (new.get("spec") or {}).get("replicas")
+    return spec_of(old).get("replicas") != spec_of(new).get("replicas")
 
 
 def build(ctx: ManagerContext) -> Controller:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.common import LabelSelector
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import section, spec_of
 from kruise.control import podstatus
 from kruise.control import pub as pubcontrol
 from kruise.kube.informer import SharedInformer
@@ -39,13 +41,13 @@ class WorkloadFinder:
         workload = self._get(group, kind, namespace, name)
         if workload is None or kind != "ReplicaSet":
             return workload
-        for ref in workload["metadata"].get("ownerReferences") or []:
-            if (
-                ref.get("controller")
-                and ref.get("kind") == "Deployment"
-                and _group(ref.get("apiVersion", "")) == "apps"
-            ):
-                return self._get("apps", "Deployment", namespace, ref["name"]) or workload
+        ref = controller_of(workload)
+        if (
+            ref is not None
+            and ref.get("kind") == "Deployment"
+            and _group(ref.get("apiVersion", "")) == "apps"
+        ):
+            return self._get("apps", "Deployment", namespace, ref["name"]) or workload
         return workload
 
     def _owned_pods(self, uid: str) -> list[Obj]:
@@ -61,7 +63,7 @@ class WorkloadFinder:
             workload = self._get(group, kind, namespace, name)
             if workload is None or workload["metadata"].get("deletionTimestamp"):
                 return [], 0
-            replicas = int((workload.get("spec") or {}).get("replicas", 1) or 0)
+            replicas = int(spec_of(workload).get("replicas", 1) or 0)
             expected = total if total is not None else replicas
             if replicas == 0:
                 return [], expected
@@ -78,13 +80,13 @@ class WorkloadFinder:
         pods = [
             p
             for p in self.pods.by_index(NAMESPACE_INDEX, namespace)
-            if podstatus.is_active(p) and selector.matches(p["metadata"].get("labels") or {})
+            if podstatus.is_active(p) and selector.matches(section(p["metadata"], "labels"))
         ]
         if total is not None:
             return pods, total
         scales: dict[str, int] = {}
         for pod in pods:
-            ref = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
+            ref = controller_of(pod)
             if ref is None:
                 continue
             owner = self._scale_owner(
@@ -92,5 +94,5 @@ class WorkloadFinder:
             )
             if owner is None or owner["metadata"].get("deletionTimestamp"):
                 continue
-            scales[owner["metadata"]["uid"]] = int((owner.get("spec") or {}).get("replicas", 1) or 0)
+            scales[owner["metadata"]["uid"]] = int(spec_of(owner).get("replicas", 1) or 0)
         return pods, sum(scales.values())

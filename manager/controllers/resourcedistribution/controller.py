@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import meta_of
 from kruise.control import resourcedistribution as plan
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
@@ -26,10 +28,10 @@ Obj = dict[str, Any]
 
 def distribution_of(obj: Obj) -> list[str]:
     """The controlling ResourceDistribution of a copy (cluster-scoped: its key is its name)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == plan.KIND:
-            return [ref["name"]] if ref.get("apiVersion", "").startswith("apps.kruise.io/") else []
-    return []
+    ref = controller_of(obj)
+    if ref is None or ref.get("kind") != plan.KIND:
+        return []
+    return [ref["name"]] if ref.get("apiVersion", "").startswith("apps.kruise.io/") else []
 
 
 def spec_changed(old: Obj, new: Obj) -> bool:
@@ -43,7 +45,7 @@ def namespace_handlers(distributions: SharedInformer, enqueue: Callable[[str], N
                 enqueue(rd["metadata"]["name"])
 
     def on_update(old: Obj, new: Obj) -> None:
-        if (old.get("metadata") or {}).get("labels") == (new.get("metadata") or {}).get("labels"):
+        if meta_of(old).get("labels") == meta_of(new).get("labels"):
             return
         wake(new, plan.matches_selector)
         wake(old, plan.matches_selector)

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.api.objects import status_of
 from kruise.control import resourcedistribution as plan
 from kruise.control.lifecycle import rfc3339
 from kruise.kube.client import Client, PatchType
@@ -108,7 +109,7 @@ class ResourceDistributionReconciler:
         return None
 
     async def _write_status(self, rd: Obj, new_status: dict[str, Any]) -> None:
-        if (rd.get("status") or {}) == new_status:
+        if status_of(rd) == new_status:
             return
         with contextlib.suppress(NotFound):
             await self.client.patch(

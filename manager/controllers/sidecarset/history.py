@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from kruise.api.keys import LABEL_SIDECARSET_CUSTOM_VERSION
+from kruise.api.objects import labels_of, status_of
 from kruise.control.revision import revision_for_write, revisions_equal
 from kruise.control.sidecarset import revision as rev
 from kruise.kube.client import Client, PatchType
@@ -46,7 +47,7 @@ class SidecarSetHistory:
     ) -> Latest:
         """The latest revision (stored by now) and the collisionCount that named it."""
         ordered = rev.owned_revisions(sidecarset, self.revisions.list(), self.namespace)
-        collision_count = int((sidecarset.get("status") or {}).get("collisionCount") or 0)
+        collision_count = int(status_of(sidecarset).get("collisionCount") or 0)
         latest: Mapping[str, Any] | None = None
         for _ in range(MAX_COLLISION_RETRIES):
             choice = rev.choose_latest(sidecarset, ordered, self.namespace, collision_count)
@@ -97,7 +98,7 @@ class SidecarSetHistory:
 
     async def _tag_custom_version(self, revision: Mapping[str, Any], version: str) -> None:
         """`updateCustomVersionLabel`: the latest revision carries the SidecarSet's custom version."""
-        labels = (revision.get("metadata") or {}).get("labels") or {}
+        labels = labels_of(revision)
         if not version or labels.get(LABEL_SIDECARSET_CUSTOM_VERSION) == version:
             return
         meta = revision["metadata"]

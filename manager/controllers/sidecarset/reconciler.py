@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 
 from kruise.api.keys import EVENT_NOT_UPGRADABLE_PODS
+from kruise.api.objects import section, spec_of
 from kruise.control.sidecarset import condition, matching
 from kruise.control.sidecarset import update as plan
 from kruise.kube.client import Client, PatchType
@@ -62,11 +63,11 @@ class SidecarSetReconciler:
 
     def _namespace_labels(self, name: str) -> dict[str, str] | None:
         namespace = self.namespaces.get(name)
-        return None if namespace is None else (namespace["metadata"].get("labels") or {})
+        return None if namespace is None else section(namespace["metadata"], "labels")
 
     def covered(self, sidecarset: dict[str, Any]) -> list[dict[str, Any]]:
         """Active pods this SidecarSet was injected into and still matches."""
-        target = (sidecarset.get("spec") or {}).get("namespace")
+        target = spec_of(sidecarset).get("namespace")
         return [
             p
             for p in self.pods.list()

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import EVENT_SIDECAR_TERMINATOR
+from kruise.api.objects import spec_of
 from kruise.api.timestamps import rfc3339
 from kruise.control import sidecarterminator as rules
 from kruise.kube.client import Client, PatchType
@@ -52,7 +53,7 @@ class SidecarTerminatorReconciler:
         pod = self.pods.get(key)
         if pod is None or not rules.is_interesting(pod):
             return None
-        node_name = (pod.get("spec") or {}).get("nodeName") or ""
+        node_name = spec_of(pod).get("nodeName") or ""
         node = self.nodes.get(node_name)
         if node is None:
             # upstream fails the pass when it cannot read the node, and retries with backoff

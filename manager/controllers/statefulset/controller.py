@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api import features
+from kruise.api.objects import section
 from kruise.control.statefulset.claims import ANNOTATION_PVC_OWNED_BY_ASTS
 from kruise.control.statefulset.identity import member_selection
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
@@ -44,7 +45,7 @@ def resized_claim_owner(claim: Mapping[str, Any]) -> list[str]:
     """A claim the controller resized names its set in ``apps.kruise.io/owned-by-asts``; its
     changes (capacity growing, resize conditions) wake that set, as upstream's pvcEventHandler."""
     meta = claim.get("metadata") or {}
-    owner = (meta.get("annotations") or {}).get(ANNOTATION_PVC_OWNED_BY_ASTS)
+    owner = section(meta, "annotations").get(ANNOTATION_PVC_OWNED_BY_ASTS)
     return [f"{meta.get('namespace', '')}/{owner}"] if owner else []
 
 

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
+from kruise.api.objects import meta_of, section
 from kruise.api.statefulset import PVC_DELETE
 from kruise.control.statefulset.actions import DeletePod, PrepareDelete, ResizeClaims
 from kruise.control.statefulset.claimowners import claim_is_stale, realigned_owner_refs, set_owner_ref
@@ -91,7 +92,7 @@ class StatefulPodControl:
                 meta["ownerReferences"] = [set_owner_ref(sts)]
             existing = self.pvcs.get(object_key(claim))
             if existing is not None:
-                if (existing.get("metadata") or {}).get("deletionTimestamp"):
+                if meta_of(existing).get("deletionTimestamp"):
                     errors.append(f"pvc {meta['name']} is to be deleted")
                 continue
             try:
@@ -276,7 +277,7 @@ class StatefulPodControl:
             return
         claim = copy.deepcopy(dict(cached))
         meta = claim.setdefault("metadata", {})
-        meta["annotations"] = {**(meta.get("annotations") or {}), ANNOTATION_PVC_OWNED_BY_ASTS: set_name}
+        meta["annotations"] = {**section(meta, "annotations"), ANNOTATION_PVC_OWNED_BY_ASTS: set_name}
         claim.setdefault("spec", {})["resources"] = copy.deepcopy(dict(resize.resources))
         try:
             await self.client.update(PVCS, claim)

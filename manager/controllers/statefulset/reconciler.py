@@ -21,6 +21,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
+from kruise.api.objects import labels_of, section
 from kruise.api.statefulset import PVC_DELETE, VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE
 from kruise.control.statefulset import predownload
 from kruise.control.statefulset.actions import (
@@ -40,7 +41,7 @@ from kruise.control.statefulset.status import (
     CONDITION_FAILED_UPDATE_POD,
     compute_status,
     revision_template,
-    set_condition,
+    set_failure_condition,
     status_changed,
 )
 from kruise.control.statefulset.update import ClaimsOf, plan_update
@@ -148,7 +149,7 @@ class StatefulSetReconciler:
         sts: dict[str, Any] = copy.deepcopy(dict(cached))
         spec = sts.get("spec") or {}
         try:
-            selector = LabelSelector.model_validate(spec.get("selector") or {})
+            selector = LabelSelector.model_validate(section(spec, "selector"))
         except ValueError as exc:
             log.error("invalid selector, not retrying", statefulset=key, error=str(exc))
             return None
@@ -217,7 +218,7 @@ class StatefulSetReconciler:
         namespace = sts["metadata"]["namespace"]
 
         def selected(obj: Obj) -> bool:
-            return selector.matches((obj.get("metadata") or {}).get("labels") or {})
+            return selector.matches(labels_of(obj))
 
         revisions = selected_or_orphan(sts, self.revisions.by_index(NAMESPACE_INDEX, namespace), selected)
         await adopt_orphans(self.client, sts, ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, revisions)
@@ -241,7 +242,7 @@ class StatefulSetReconciler:
         try:
             modified, refresh_delay = await self.updater.refresh(sts, pods, update_name, now)
         except Exception as exc:
-            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
+            set_failure_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
             raise
         if modified:
             return refresh_delay
@@ -287,7 +288,7 @@ class StatefulSetReconciler:
         try:
             update_delay = await self.updater.execute(sts, key, update_plan.actions, revisions, update, now)
         except Exception as exc:
-            set_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
+            set_failure_condition(status, CONDITION_FAILED_UPDATE_POD, str(exc), now)
             raise
         return _earliest(
             refresh_delay, plan.requeue_after, update_plan.requeue_after, update_delay, stale_delay
@@ -344,7 +345,7 @@ class StatefulSetReconciler:
                     if isinstance(action, CreatePod)
                     else CONDITION_FAILED_UPDATE_POD
                 )
-                set_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
+                set_failure_condition(status, failed, f"StatefulPodControl failed: {exc}", now)
                 raise
         return True, stale_delay
 
@@ -353,7 +354,7 @@ class StatefulSetReconciler:
         StatefulSetAutoResizePVCGate and ``volumeClaimUpdateStrategy: OnPodRollingUpdate``); None
         otherwise, and the update leaves claims alone."""
         spec = sts.get("spec") or {}
-        strategy = (spec.get("volumeClaimUpdateStrategy") or {}).get("type")
+        strategy = section(spec, "volumeClaimUpdateStrategy").get("type")
         if not self.auto_resize_pvc or strategy != VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE:
             return None
         namespace = sts["metadata"].get("namespace", "")

@@ -19,6 +19,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATING,
 )
+from kruise.api.objects import section, spec_of
 from kruise.control import lifecycle, podreadiness
 from kruise.control.inplace.engine import update_completed_problem
 from kruise.control.inplace.spec import calculate_update_spec
@@ -44,8 +45,8 @@ def _earliest(a: float | None, b: float | None) -> float | None:
 
 
 def _grace_seconds(sts: Mapping[str, Any]) -> int:
-    rolling = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
-    return int((rolling.get("inPlaceUpdateStrategy") or {}).get("gracePeriodSeconds") or 0)
+    rolling = section(sts, "spec", "updateStrategy").get("rollingUpdate") or {}
+    return int(section(rolling, "inPlaceUpdateStrategy").get("gracePeriodSeconds") or 0)
 
 
 def _write_revision(pod: dict[str, Any], revision: str) -> None:
@@ -72,8 +73,8 @@ class StatefulSetUpdater:
     ) -> tuple[bool, float | None]:
         """``refreshPodState`` for every pod: advance in-place updates, then move lifecycle states.
         Returns (a lifecycle state was written, seconds until a grace period ends)."""
-        spec_lifecycle = (sts.get("spec") or {}).get("lifecycle") or {}
-        mark = bool((spec_lifecycle.get("inPlaceUpdate") or {}).get("markPodNotReady"))
+        spec_lifecycle = spec_of(sts).get("lifecycle") or {}
+        mark = bool(section(spec_lifecycle, "inPlaceUpdate").get("markPodNotReady"))
         modified, delay = False, None
         for pod in pods:
             if lifecycle.pod_state(pod) == LIFECYCLE_STATE_PREPARING_DELETE or health.is_terminating(pod):

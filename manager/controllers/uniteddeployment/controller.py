@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import meta_of
 from kruise.api.uniteddeployment import KIND
 from kruise.control.uniteddeployment.adaptive import failing_to_schedule, turned_unschedulable
 from kruise.control.uniteddeployment.subsets import (
@@ -75,7 +77,7 @@ def build(ctx: ManagerContext) -> Controller:
         expectations.observe(new)
 
     def forget(obj: Any) -> None:
-        uid = (unwrap_tombstone(obj).get("metadata") or {}).get("uid", "")
+        uid = meta_of(unwrap_tombstone(obj)).get("uid", "")
         expectations.delete(uid)
 
     replicasets = ctx.informers.informer(REPLICASETS)
@@ -92,7 +94,7 @@ def build(ctx: ManagerContext) -> Controller:
         obj: dict[str, Any] | None = pod
         for _ in range(3):
             meta = (obj or {}).get("metadata") or {}
-            ref = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
+            ref = controller_of(obj)
             if ref is None:
                 return []
             group = ref.get("apiVersion", "").rpartition("/")[0]

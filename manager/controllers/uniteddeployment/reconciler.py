@@ -17,7 +17,10 @@ from typing import Any
 import structlog
 
 from kruise.api.common import selector_to_string
+from kruise.api.conditions import get_condition
+from kruise.api.controllerref import controlled_by
 from kruise.api.keys import LABEL_UNITED_DEPLOYMENT_RESERVED_POD
+from kruise.api.objects import meta_of, status_of
 from kruise.api.uniteddeployment import UnitedDeployment
 from kruise.control.uniteddeployment.adaptive import (
     RESERVED_SELECTOR_SUFFIX,
@@ -46,10 +49,9 @@ from kruise.control.uniteddeployment.status import (
     SUBSET_UPDATED,
     UPDATED,
     aggregate,
-    get_condition,
+    drop_condition,
     init_subset_statuses,
-    remove_condition,
-    set_condition,
+    set_united_deployment_condition,
     set_updated_condition,
     status_unchanged,
 )
@@ -82,13 +84,6 @@ def _entry(status: Mapping[str, Any], name: str) -> dict[str, Any] | None:
         if entry.get("name") == name:
             return entry
     return None
-
-
-def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref.get("uid") == uid
-    return False
 
 
 class UnitedDeploymentReconciler:
@@ -147,7 +142,7 @@ class UnitedDeploymentReconciler:
 
     async def reconcile(self, key: str) -> Result | None:
         ud_obj = self.uds.get(key)
-        if ud_obj is None or (ud_obj.get("metadata") or {}).get("deletionTimestamp"):
+        if ud_obj is None or meta_of(ud_obj).get("deletionTimestamp"):
             return None
         if not self.expectations.is_satisfied(ud_obj):
             return Result(requeue_after=1.0)
@@ -158,7 +153,7 @@ class UnitedDeploymentReconciler:
         bound = log.bind(uniteddeployment=key)
         wall = self.wall()
         now = rfc3339(wall)
-        old_status = dict(ud_obj.get("status") or {})
+        old_status = dict(status_of(ud_obj))
         status = copy.deepcopy(old_status)
         subset_names = [s.name for s in ud.spec.topology.subsets or []]
         known = init_subset_statuses(status, subset_names)
@@ -222,9 +217,9 @@ class UnitedDeploymentReconciler:
 
         provisioned = await self._provision(kind, ud_obj, plan, bound)
         if provisioned:
-            set_condition(status, SUBSET_PROVISIONED, "True", "", "", now)
+            set_united_deployment_condition(status, SUBSET_PROVISIONED, "True", "", "", now)
         await self._update_children(kind, ud_obj, plan, bound)
-        set_condition(status, SUBSET_UPDATED, "True", "", "", now)
+        set_united_deployment_condition(status, SUBSET_UPDATED, "True", "", "", now)
 
         kept = {n: c for n, c in existing.items() if n in replicas}
         status["labelSelector"] = selector_to_string(ud.spec.selector)
@@ -234,7 +229,7 @@ class UnitedDeploymentReconciler:
         new_status = aggregate(
             status, kept, replicas, partitions, current_revision, expected_revision, reserved
         )
-        remove_condition(new_status, SUBSET_FAILURE)
+        drop_condition(new_status, SUBSET_FAILURE)
         await self._write_status(ud_obj, old_status, new_status)
         if requeue.seconds > 0:
             bound.info("Requeue needed", after_seconds=requeue.seconds)
@@ -316,7 +311,7 @@ class UnitedDeploymentReconciler:
         self, ud_obj: Mapping[str, Any], candidate: Mapping[str, Any]
     ) -> dict[str, Any]:
         """`createControllerRevision`: on a name collision with other data, count up and retry."""
-        collisions = int((ud_obj.get("status") or {}).get("collisionCount") or 0)
+        collisions = int(status_of(ud_obj).get("collisionCount") or 0)
         body = dict(candidate)
         for _ in range(MAX_COLLISIONS):
             try:

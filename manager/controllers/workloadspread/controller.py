@@ -18,9 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import spec_of
 from kruise.control import podstatus
 from kruise.control.workloadspread.reschedule import marked_unschedulable
-from kruise.control.workloadspread.subsets import MatchedSpread, controller_of, pod_version
+from kruise.control.workloadspread.subsets import MatchedSpread, pod_version
 from kruise.control.workloadspread.targets import group_of
 from kruise.control.workloadspread.whitelist import (
     ReplicasPathError,
@@ -87,7 +89,7 @@ def spreads_for(workload: Obj, group: str, kind: str, spreads: SharedInformer) -
     for ws in spreads.by_index(NAMESPACE_INDEX, namespace):
         if ws["metadata"].get("deletionTimestamp"):
             continue
-        ref = (ws.get("spec") or {}).get("targetRef") or {}
+        ref = spec_of(ws).get("targetRef") or {}
         if (group_of(str(ref.get("apiVersion") or "")), ref.get("kind"), ref.get("name")) in names:
             keys.append(f"{namespace}/{ws['metadata']['name']}")
     return keys
@@ -121,7 +123,7 @@ def workload_handlers(
     def replicas(obj: Obj) -> Any:
         if replicas_of is not None:
             return replicas_of(obj)
-        return (obj.get("spec") or {}).get("parallelism" if ref.kind == "Job" else "replicas")
+        return spec_of(obj).get("parallelism" if ref.kind == "Job" else "replicas")
 
     def on_update(old: Obj, new: Obj) -> None:
         if replicas(old) != replicas(new) or _rolled(old, new, ref.kind):

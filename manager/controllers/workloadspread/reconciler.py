@@ -19,9 +19,10 @@ from typing import Any
 
 import structlog
 
+from kruise.api.controllerref import controller_of
+from kruise.api.objects import section, spec_of, status_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 from kruise.control.workloadspread import adoption, deletioncost, status
-from kruise.control.workloadspread.subsets import controller_of
 from kruise.control.workloadspread.targets import (
     OwnerNotFound,
     group_of,
@@ -78,7 +79,7 @@ class WorkloadSpreadReconciler:
 
     def _workload(self, ws: Obj) -> tuple[str, Obj | None] | None:
         """(kind, workload or None when missing); None when the target kind is not followed."""
-        ref = (ws.get("spec") or {}).get("targetRef") or {}
+        ref = spec_of(ws).get("targetRef") or {}
         kind = str(ref.get("kind") or "")
         informer = self.workloads.get((group_of(str(ref.get("apiVersion") or "")), kind))
         if informer is None:
@@ -109,9 +110,9 @@ class WorkloadSpreadReconciler:
             return pods
         owned = self._owned(uid)
         if kind == "Job":
-            selector = (workload.get("spec") or {}).get("selector")
+            selector = spec_of(workload).get("selector")
             try:
-                return [p for p in owned if selector_matches(selector, (p["metadata"].get("labels") or {}))]
+                return [p for p in owned if selector_matches(selector, section(p["metadata"], "labels"))]
             except SelectorError:
                 return []
         return owned
@@ -136,7 +137,7 @@ class WorkloadSpreadReconciler:
         apiserver (upstream reads unstructured kinds uncached); a pod is the target's when its
         controller chain reaches the target through whitelisted kinds."""
         whitelist = parse_whitelist(self.configuration())
-        ref = (ws.get("spec") or {}).get("targetRef") or {}
+        ref = spec_of(ws).get("targetRef") or {}
         group, kind = group_of(str(ref.get("apiVersion") or "")), str(ref.get("kind") or "")
         entry = next((w for w in whitelist.workloads if (w.gvk.group, w.gvk.kind) == (group, kind)), None)
         if entry is None:
@@ -179,7 +180,7 @@ class WorkloadSpreadReconciler:
         ws = self.spreads.get(key)
         if ws is None or ws["metadata"].get("deletionTimestamp"):
             return None
-        target = (ws.get("spec") or {}).get("targetRef")
+        target = spec_of(ws).get("targetRef")
         if not target:
             return None
         if is_builtin_target(target):
@@ -224,7 +225,7 @@ class WorkloadSpreadReconciler:
             if self.recorder is not None:
                 self.recorder.event(dict(ws), "Normal", reason, message)
         if desired is not None:
-            if (ws.get("status") or {}) != desired:
+            if status_of(ws) != desired:
                 try:
                     await self.client.update_status(WORKLOADSPREADS, {**ws, "status": desired})
                 except NotFound:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from kruise.api.features import FeatureGates
-from kruise.control.advancedcronjob.children import format_rfc3339, parse_rfc3339
+from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import FakeClock
 from kruise.kube.errors import NotFound
@@ -108,7 +108,7 @@ class CronDriver:
 
     def step_to_next_minute(self, acj: dict) -> datetime:
         """Step just past the first whole minute after both the clock and the cron job's creation."""
-        created = parse_rfc3339(acj["metadata"]["creationTimestamp"])
+        created = go_parse_rfc3339(acj["metadata"]["creationTimestamp"])
         base = max(self.clock.wall(), created)
         activation = base.replace(second=0, microsecond=0) + timedelta(minutes=1)
         self.clock.step((activation - self.clock.wall()).total_seconds() + 1)
@@ -186,7 +186,7 @@ async def test_job_template_runs_a_job_when_the_clock_passes_the_minute(kruise_c
     meta = job["metadata"]
     assert meta["annotations"] == {
         "team": "batch",
-        SCHEDULED_AT: format_rfc3339(activation.astimezone(process_zone())),
+        SCHEDULED_AT: go_format_rfc3339(activation.astimezone(process_zone())),
     }
     assert meta["labels"]["run"] == "hello"
     [owner] = meta["ownerReferences"]
@@ -200,7 +200,7 @@ async def test_job_template_runs_a_job_when_the_clock_passes_the_minute(kruise_c
 
     status = await kruise_cluster.until(lambda: driver.status("hello"), lambda s: bool(s.get("active")))
     assert status["type"] == "Job"
-    assert status["lastScheduleTime"] == format_rfc3339(activation.astimezone(UTC))
+    assert status["lastScheduleTime"] == go_format_rfc3339(activation.astimezone(UTC))
     assert [(a["kind"], a["name"]) for a in status["active"]] == [("Job", meta["name"])]
 
 
@@ -276,7 +276,7 @@ async def test_successful_history_limit_deletes_the_oldest_finished_child(kruise
     await driver.gone(JOBS, first_job)
     assert await driver.names(JOBS, "history") == [second_job]
     status = await kruise_cluster.until(lambda: driver.status("history"), lambda s: not s.get("active"))
-    assert status["lastScheduleTime"] == format_rfc3339(first + timedelta(minutes=1))
+    assert status["lastScheduleTime"] == go_format_rfc3339(first + timedelta(minutes=1))
 
 
 async def test_paused_creates_nothing(kruise_cluster, manager_clock):
@@ -319,7 +319,7 @@ async def test_broadcast_job_template_creates_a_broadcast_job(kruise_cluster, ma
 
     activation = driver.step_to_next_minute(acj)
     bcj = await driver.child(BROADCASTJOBS, child_name("bcj", activation))
-    assert bcj["metadata"]["annotations"][SCHEDULED_AT] == format_rfc3339(
+    assert bcj["metadata"]["annotations"][SCHEDULED_AT] == go_format_rfc3339(
         activation.astimezone(process_zone())
     )
     assert bcj["spec"]["completionPolicy"] == {"type": "Always", "ttlSecondsAfterFinished": 30}
@@ -366,7 +366,7 @@ async def test_a_restarted_manager_runs_only_the_latest_activation_it_missed(
         await driver.fence("restart", first_job)
         assert await driver.names(JOBS, "restart") == sorted([first_job, latest_job])
         status = await driver.status("restart")
-        assert status["lastScheduleTime"] == format_rfc3339(latest.astimezone(UTC))
+        assert status["lastScheduleTime"] == go_format_rfc3339(latest.astimezone(UTC))
         assert sorted(a["name"] for a in status["active"]) == sorted([first_job, latest_job])
 
         # Back on schedule: the next minute runs as usual.
@@ -409,7 +409,7 @@ async def complete_pull_job(cluster, name: str) -> None:
         "desired": 2,
         "succeeded": 2,
         "completed": 2,
-        "completionTime": format_rfc3339(datetime.now(UTC)),
+        "completionTime": go_format_rfc3339(datetime.now(UTC)),
     }
     await cluster.client.patch(
         IMAGELISTPULLJOBS, name, {"status": status}, NS, patch_type=PatchType.MERGE, subresource="status"
@@ -429,7 +429,7 @@ async def test_image_list_pull_job_template_runs_an_image_list_pull_job(kruise_c
     assert meta["labels"] == {"pull": "prepull"}
     assert meta["annotations"] == {
         "team": "infra",
-        SCHEDULED_AT: format_rfc3339(activation.astimezone(process_zone())),
+        SCHEDULED_AT: go_format_rfc3339(activation.astimezone(process_zone())),
     }
     [owner] = meta["ownerReferences"]
     assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
@@ -443,7 +443,7 @@ async def test_image_list_pull_job_template_runs_an_image_list_pull_job(kruise_c
 
     status = await kruise_cluster.until(lambda: driver.status("prepull"), lambda s: bool(s.get("active")))
     assert status["type"] == "ImageListPullJob"
-    assert status["lastScheduleTime"] == format_rfc3339(activation.astimezone(UTC))
+    assert status["lastScheduleTime"] == go_format_rfc3339(activation.astimezone(UTC))
     assert [(a["kind"], a["name"]) for a in status["active"]] == [("ImageListPullJob", meta["name"])]
 
     # A completed pull job leaves the active list.

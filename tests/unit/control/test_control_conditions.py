@@ -105,12 +105,16 @@ def test_deadline_exceeded_after_no_progress():
 
 def test_set_condition_keeps_transition_time_when_only_reason_changes():
     s = {"conditions": []}
-    cond.set_condition(s, cond.new_condition("Progressing", "True", "A", "a", NOW))
-    cond.set_condition(s, cond.new_condition("Progressing", "True", "B", "b", NOW + timedelta(seconds=5)))
+    cond.set_cloneset_condition(s, cond.new_condition("Progressing", "True", "A", "a", NOW))
+    cond.set_cloneset_condition(
+        s, cond.new_condition("Progressing", "True", "B", "b", NOW + timedelta(seconds=5))
+    )
     (c,) = s["conditions"]
     assert c["reason"] == "B" and c["lastTransitionTime"] == "2026-01-01T12:00:00Z"
     assert c["lastUpdateTime"] == "2026-01-01T12:00:05Z"
-    cond.set_condition(s, cond.new_condition("Progressing", "True", "B", "b", NOW + timedelta(seconds=9)))
+    cond.set_cloneset_condition(
+        s, cond.new_condition("Progressing", "True", "B", "b", NOW + timedelta(seconds=9))
+    )
     assert s["conditions"][0]["lastUpdateTime"] == "2026-01-01T12:00:05Z"
 
 

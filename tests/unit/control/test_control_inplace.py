@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from control_builders import NOW, build_cloneset, build_pod
 
+from kruise.api.conditions import condition_of
 from kruise.control.inplace import engine, envhash
 from kruise.control.inplace.jsondiff import apply_merge_patch, create_patch, merge_patch
 from kruise.control.inplace.spec import UpdateSpec, calculate_update_spec
@@ -131,9 +132,9 @@ def write_revision(pod: dict[str, Any], revision: str) -> None:
 def test_unready_pod_sets_condition_and_ready_false() -> None:
     pod = engine.unready_pod(running_pod(), NOW)
     assert pod is not None
-    cond = engine.get_condition(pod, "InPlaceUpdateReady")
+    cond = condition_of(pod, "InPlaceUpdateReady")
     assert cond is not None and (cond["status"], cond["reason"]) == ("False", "StartInPlaceUpdate")
-    ready = engine.get_condition(pod, "Ready")
+    ready = condition_of(pod, "Ready")
     assert ready is not None and ready["status"] == "False" and ready["reason"] == "ReadinessGatesNotReady"
     assert engine.unready_pod(build_pod(), NOW) is None
 
@@ -159,7 +160,7 @@ def test_full_flow_without_grace() -> None:
     }
     result = engine.refresh(pod, NOW, equal_to_revision_hash)
     assert result.status_pod is not None
-    cond = engine.get_condition(result.status_pod, "InPlaceUpdateReady")
+    cond = condition_of(result.status_pod, "InPlaceUpdateReady")
     assert cond is not None and cond["status"] == "True"
 
 

@@ -13,7 +13,10 @@ from kruise.kube.errors import AlreadyExists, ApiError, NotFound
 from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, IMAGELISTPULLJOBS, JOBS
 from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.controllers.advancedcronjob.localzone import process_zone
-from kruise.manager.controllers.advancedcronjob.reconciler import AdvancedCronJobReconciler, controlled_by
+from kruise.manager.controllers.advancedcronjob.reconciler import (
+    AdvancedCronJobReconciler,
+    controlled_by_name,
+)
 
 NS = "default"
 CREATED = datetime(2026, 11, 23, 10, 0, 5, tzinfo=UTC)
@@ -146,7 +149,7 @@ async def test_an_unchanged_status_is_not_written():
 
 async def test_children_of_other_owners_are_ignored():
     foreign = child("other-1795428060", scheduled="2026-11-23T10:01:00Z", owner="other")
-    assert not controlled_by(foreign, "acj")
+    assert not controlled_by_name(foreign, "acj")
     r = reconciler(cronjob(concurrencyPolicy="Forbid"), foreign)
     await r.reconcile(f"{NS}/acj")
     assert ("create", "acj-1795428060") in r.client.verbs()

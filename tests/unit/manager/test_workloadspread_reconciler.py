@@ -11,7 +11,8 @@ from datetime import timedelta
 
 import pytest
 
-from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, MatchedSpread, format_time
+from kruise.api.timestamps import rfc3339
+from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, MatchedSpread
 from kruise.kube.clock import FakeClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict
@@ -151,8 +152,8 @@ async def test_pods_in_no_subset_get_a_negative_cost():
 
 async def test_expired_creating_booking_dropped_with_warning_and_live_one_requeued():
     clock_now = FakeClock().wall()
-    stale = format_time(clock_now - timedelta(seconds=31))
-    fresh = format_time(clock_now - timedelta(seconds=10))
+    stale = rfc3339(clock_now - timedelta(seconds=31))
+    fresh = rfc3339(clock_now - timedelta(seconds=10))
     books = {
         "versionIgnored": [
             {
@@ -438,7 +439,7 @@ async def test_failed_adoption_patch_fails_the_pass_for_a_retry():
 
 async def test_adaptive_deletes_pods_stuck_unschedulable_after_marking_the_subset():
     ws = spread(scheduleStrategy={"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}})
-    stuck = pod("stuck", "zone-a", created=format_time(FakeClock().wall() - timedelta(seconds=60)))
+    stuck = pod("stuck", "zone-a", created=rfc3339(FakeClock().wall() - timedelta(seconds=60)))
     stuck["spec"] = {}
     stuck["status"] = {
         "phase": "Pending",

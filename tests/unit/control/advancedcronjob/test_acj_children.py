@@ -10,15 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 from kruise.control.advancedcronjob.children import (
     beyond_history_limit,
     build_child,
     child_name,
     classify,
     finished_type,
-    format_rfc3339,
     object_reference,
-    parse_rfc3339,
     scheduled_at,
 )
 
@@ -48,7 +47,7 @@ def job(name, *, conditions=(), scheduled=None, started=None, uid=None):
     ],
 )
 def test_format_rfc3339_like_go(moment, text):
-    assert format_rfc3339(moment) == text
+    assert go_format_rfc3339(moment) == text
 
 
 @pytest.mark.parametrize(
@@ -64,7 +63,7 @@ def test_format_rfc3339_like_go(moment, text):
     ],
 )
 def test_parse_rfc3339(text, expected):
-    assert parse_rfc3339(text) == expected
+    assert go_parse_rfc3339(text) == expected
 
 
 @given(
@@ -77,7 +76,7 @@ def test_parse_rfc3339(text, expected):
 def test_rfc3339_round_trips_to_the_second(moment):
     # (before 1893 Berlin's offset had seconds, which RFC 3339 cannot carry — nor can Go's format)
     # Compared in UTC: Python never calls an inter-zone comparison equal inside a repeated hour.
-    assert parse_rfc3339(format_rfc3339(moment)) == moment.replace(microsecond=0).astimezone(UTC)
+    assert go_parse_rfc3339(go_format_rfc3339(moment)) == moment.replace(microsecond=0).astimezone(UTC)
 
 
 def test_child_name_uses_unix_seconds():
@@ -145,15 +144,15 @@ def test_history_limit_deletes_the_oldest_by_start_time_unstarted_first():
 @given(st.lists(st.integers(0, 10_000), max_size=12), st.integers(0, 15))
 def test_history_limit_keeps_exactly_the_newest(starts, limit):
     finished = [
-        job(f"j{i}", started=format_rfc3339(datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=s)))
+        job(f"j{i}", started=go_format_rfc3339(datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=s)))
         for i, s in enumerate(starts)
     ]
     doomed = beyond_history_limit(finished, limit)
     kept = [c for c in finished if c not in doomed]
     assert len(kept) == min(limit, len(finished))
     if doomed and kept:
-        newest_doomed = max(parse_rfc3339(c["status"]["startTime"]) for c in doomed)
-        assert all(parse_rfc3339(c["status"]["startTime"]) >= newest_doomed for c in kept)
+        newest_doomed = max(go_parse_rfc3339(c["status"]["startTime"]) for c in doomed)
+        assert all(go_parse_rfc3339(c["status"]["startTime"]) >= newest_doomed for c in kept)
 
 
 def _acj():

@@ -9,11 +9,11 @@ from bcj_builders import NOW, job, job_pod, node
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kruise.api.timestamps import rfc3339
 from kruise.control.broadcastjob import DeletionCause, Event, parallelism_limit, plan_reconcile
-from kruise.control.broadcastjob.plan import format_time
 
-STAMP = format_time(NOW)
-EARLIER = format_time(NOW - timedelta(minutes=5))
+STAMP = rfc3339(NOW)
+EARLIER = rfc3339(NOW - timedelta(minutes=5))
 NODES = [node("c"), node("a"), node("b")]
 
 
@@ -88,7 +88,7 @@ def test_a_deadline_requeues_at_the_deadline_on_first_sight():
 def test_every_pass_of_a_running_job_requeues_for_the_deadline_left(elapsed):
     """A restarted manager has lost the first pass's requeue: the next pass it makes must set one
     for the time still left, or a job whose pods run quietly would never meet its deadline."""
-    started = format_time(NOW - timedelta(seconds=elapsed))
+    started = rfc3339(NOW - timedelta(seconds=elapsed))
     j = job(deadline=600, status=running(start=started))
     plan = plan_reconcile(j, NODES, [job_pod(j, n["metadata"]["name"]) for n in NODES], NOW)
     assert plan.requeue_after == timedelta(seconds=600 - elapsed)
@@ -247,7 +247,7 @@ def test_never_keeps_running_and_gives_new_nodes_pods():
 
 
 def test_never_ignores_the_deadline():
-    j = job(completion="Never", deadline=1, status=running(start=format_time(NOW - timedelta(hours=1))))
+    j = job(completion="Never", deadline=1, status=running(start=rfc3339(NOW - timedelta(hours=1))))
     assert plan_reconcile(j, [node("a")], [], NOW).settle().status["phase"] == "running"
 
 
@@ -258,7 +258,7 @@ def finished(ttl, completed_ago, kind="Complete"):
     status = {
         **running(),
         "phase": "completed",
-        "completionTime": format_time(NOW - completed_ago),
+        "completionTime": rfc3339(NOW - completed_ago),
         "conditions": [{"type": kind, "status": "True", "reason": kind}],
     }
     return job(ttl=ttl, status=status)
@@ -282,7 +282,7 @@ def test_a_finished_job_without_ttl_is_left_alone():
 
 
 def test_past_the_deadline_the_job_fails_and_active_pods_are_deleted():
-    j = job(deadline=60, ttl=5, status=running(start=format_time(NOW - timedelta(seconds=60))))
+    j = job(deadline=60, ttl=5, status=running(start=rfc3339(NOW - timedelta(seconds=60))))
     pods = [job_pod(j, "a", phase="Succeeded"), job_pod(j, "b"), job_pod(j, "c")]
     plan = plan_reconcile(j, NODES, pods, NOW)
     assert plan.creates == ()

@@ -15,7 +15,7 @@ from kruise.control.statefulset.status import (
     compute_status,
     replica_counts,
     revision_template,
-    set_condition,
+    set_failure_condition,
     status_changed,
 )
 
@@ -72,8 +72,8 @@ def test_on_delete_never_completes_by_itself():
 
 def test_failure_condition_keeps_its_transition_time():
     status: dict = {}
-    set_condition(status, CONDITION_FAILED_CREATE_POD, "first", NOW)
-    set_condition(status, CONDITION_FAILED_CREATE_POD, "second", NOW + timedelta(minutes=1))
+    set_failure_condition(status, CONDITION_FAILED_CREATE_POD, "first", NOW)
+    set_failure_condition(status, CONDITION_FAILED_CREATE_POD, "second", NOW + timedelta(minutes=1))
     [condition] = status["conditions"]
     assert condition["message"] == "second" and condition["status"] == "True"
     assert condition["lastTransitionTime"] == "2026-01-01T12:00:00Z"

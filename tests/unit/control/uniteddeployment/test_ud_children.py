@@ -11,7 +11,11 @@ from kruise.api.uniteddeployment import UnitedDeployment
 from kruise.control.uniteddeployment.plan import group_children, plan_children
 from kruise.control.uniteddeployment.podpatch import PatchError, patch_pod_template
 from kruise.control.uniteddeployment.revision import new_revision, plan_revisions, truncate
-from kruise.control.uniteddeployment.status import aggregate, set_condition, set_updated_condition
+from kruise.control.uniteddeployment.status import (
+    aggregate,
+    set_united_deployment_condition,
+    set_updated_condition,
+)
 from kruise.control.uniteddeployment.subsets import (
     ANNOTATION_SUBSET_PATCH,
     attach_node_affinity,
@@ -295,8 +299,8 @@ def test_conditions_keep_transition_time() -> None:
         "reason": "UnitedDeploymentRevisionUpdating",
         "message": "updating to revision r2",
     }
-    set_condition(status, "SubsetUpdated", "True", "", "", "t2")
-    set_condition(status, "SubsetUpdated", "True", "", "", "t3")
+    set_united_deployment_condition(status, "SubsetUpdated", "True", "", "", "t2")
+    set_united_deployment_condition(status, "SubsetUpdated", "True", "", "", "t3")
     assert status["conditions"][-1]["lastTransitionTime"] == "t2"
 
 

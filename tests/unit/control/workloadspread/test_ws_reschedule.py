@@ -12,15 +12,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kruise.api.timestamps import rfc3339
 from kruise.control.workloadspread.reschedule import (
     MAX_SCHEDULE_FAILED_DURATION,
     last_subset_condition,
+    merge_schedulable,
     pending_timeout,
-    set_condition,
     subset_condition,
 )
 from kruise.control.workloadspread.status import Notes, group_pods, next_status
-from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, MatchedSpread, format_time
+from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, MatchedSpread
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 CRITICAL = timedelta(seconds=30)
@@ -38,12 +39,12 @@ def pod(
     meta: dict[str, Any] = {
         "name": name,
         "namespace": "ns",
-        "creationTimestamp": format_time(NOW - timedelta(seconds=age)),
+        "creationTimestamp": rfc3339(NOW - timedelta(seconds=age)),
         "annotations": {},
         "ownerReferences": [{"kind": "CloneSet", "name": "app", "controller": True}],
     }
     if deleting:
-        meta["deletionTimestamp"] = format_time(NOW)
+        meta["deletionTimestamp"] = rfc3339(NOW)
     if subset:
         meta["annotations"][ANNOTATION_MATCHED] = MatchedSpread("ws", subset).to_json()
     status: dict[str, Any] = {"phase": phase}
@@ -75,19 +76,19 @@ def cond(status: str, reason: str, ago: float = 0) -> dict[str, Any]:
         "type": "Schedulable",
         "status": status,
         "reason": reason,
-        "lastTransitionTime": format_time(NOW - timedelta(seconds=ago)),
+        "lastTransitionTime": rfc3339(NOW - timedelta(seconds=ago)),
     }
 
 
 def test_set_condition_keeps_time_while_status_holds():
     old = cond("False", "PodUnschedulable", ago=100)
-    assert set_condition(old, cond("False", "PodUnschedulable")) is old
-    assert set_condition(old, cond("False", "Other")) == {
+    assert merge_schedulable(old, cond("False", "PodUnschedulable")) is old
+    assert merge_schedulable(old, cond("False", "Other")) == {
         **cond("False", "Other"),
         "lastTransitionTime": old["lastTransitionTime"],
     }
-    assert set_condition(old, cond("True", "Sufficient")) == cond("True", "Sufficient")
-    assert set_condition(None, cond("True", "Sufficient")) == cond("True", "Sufficient")
+    assert merge_schedulable(old, cond("True", "Sufficient")) == cond("True", "Sufficient")
+    assert merge_schedulable(None, cond("True", "Sufficient")) == cond("True", "Sufficient")
 
 
 def test_last_subset_always_schedulable():

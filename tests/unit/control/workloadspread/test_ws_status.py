@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kruise.api.timestamps import parse_time, rfc3339
 from kruise.control.workloadspread.deletioncost import NO_SUBSET, latest_version
 from kruise.control.workloadspread.status import (
     CREATE_POD_TIMEOUT,
@@ -18,14 +19,12 @@ from kruise.control.workloadspread.status import (
     Notes,
     group_pods,
     next_status,
-    parse_time,
     subset_status,
 )
 from kruise.control.workloadspread.subsets import (
     ANNOTATION_MATCHED,
     VERSION_IGNORED,
     MatchedSpread,
-    format_time,
 )
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -69,7 +68,7 @@ def pod(
     if hash_ is not None:
         meta["labels"]["pod-template-hash"] = hash_
     if deleting:
-        meta["deletionTimestamp"] = format_time(NOW)
+        meta["deletionTimestamp"] = rfc3339(NOW)
     return {"metadata": meta, "status": {"phase": phase}}
 
 
@@ -103,7 +102,7 @@ def test_replicas_and_missing_per_subset():
 
 
 def test_creating_pod_dropped_once_seen_by_name_or_generated_uid():
-    booked = format_time(NOW - timedelta(seconds=5))
+    booked = rfc3339(NOW - timedelta(seconds=5))
     old = [
         {
             "name": "a",
@@ -121,7 +120,7 @@ def test_creating_pod_dropped_once_seen_by_name_or_generated_uid():
 
 
 def test_creating_pod_expires_after_30s_with_a_warning():
-    booked = format_time(NOW - CREATE_POD_TIMEOUT - timedelta(seconds=1))
+    booked = rfc3339(NOW - CREATE_POD_TIMEOUT - timedelta(seconds=1))
     old = [{"name": "a", "replicas": 0, "missingReplicas": 4, "creatingPods": {"lost": booked}}]
     ws = spread(("a", 5), status={"versionedSubsetStatuses": {VERSION_IGNORED: old}})
     status, notes = compute(ws, [])
@@ -131,8 +130,8 @@ def test_creating_pod_expires_after_30s_with_a_warning():
 
 
 def test_deleting_pod_kept_while_active_within_15s_then_warned():
-    fresh = format_time(NOW - timedelta(seconds=10))
-    stale = format_time(NOW - DELETE_POD_TIMEOUT - timedelta(seconds=1))
+    fresh = rfc3339(NOW - timedelta(seconds=10))
+    stale = rfc3339(NOW - DELETE_POD_TIMEOUT - timedelta(seconds=1))
     old = [
         {
             "name": "a",
@@ -158,7 +157,7 @@ def test_invalid_max_replicas_gives_no_status():
 
 
 def test_versions_counted_apart_and_unseen_version_books_kept():
-    booked = format_time(NOW - timedelta(seconds=1))
+    booked = rfc3339(NOW - timedelta(seconds=1))
     ws = spread(
         ("a", 4),
         status={
@@ -183,7 +182,7 @@ def test_versions_counted_apart_and_unseen_version_books_kept():
 
 
 def test_reordered_subsets_keep_their_books_by_name():
-    booked = format_time(NOW)
+    booked = rfc3339(NOW)
     ws = spread(
         ("b", 2),
         ("a", 2),
@@ -200,7 +199,7 @@ def test_reordered_subsets_keep_their_books_by_name():
 
 
 def test_schedulable_condition_only_under_adaptive():
-    cond = {"type": "Schedulable", "status": "False", "reason": "x", "lastTransitionTime": format_time(NOW)}
+    cond = {"type": "Schedulable", "status": "False", "reason": "x", "lastTransitionTime": rfc3339(NOW)}
     ws = spread(
         ("a", 1),
         ("b", None),
@@ -231,7 +230,7 @@ def test_parse_time_accepts_rfc3339_only():
     creating_ages=st.lists(st.integers(min_value=0, max_value=60), max_size=4),
 )
 def test_missing_stays_within_zero_and_limit(limit, active, creating_ages):
-    creating = {f"c{i}": format_time(NOW - timedelta(seconds=age)) for i, age in enumerate(creating_ages)}
+    creating = {f"c{i}": rfc3339(NOW - timedelta(seconds=age)) for i, age in enumerate(creating_ages)}
     old = {"name": "a", "creatingPods": creating}
     subset = {"name": "a", "maxReplicas": limit}
     pods = [pod(f"p{i}", "a") for i in range(active)]

@@ -1,0 +1,92 @@
+"""Each shared helper has one home (issue 29): time in `kruise.api.timestamps`, controller references in
+`kruise.api.controllerref`, conditions in `kruise.api.conditions`, object reading in `kruise.api.objects`.
+
+A second definition drifts from the first (the RFC 3339 copies had three parsing behaviours), so
+product code may neither define a function under a shared helper's name nor redo its work by hand.
+The pattern detectors are the ones `python -m benchmarks.house_counts` counts with.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from benchmarks.house_counts import count, handles_time, sources
+
+HOMES: dict[str, set[str]] = {
+    "api/timestamps.py": {
+        "rfc3339",
+        "rfc3339_micro",
+        "parse_rfc3339",
+        "parse_time",
+        "go_parse_rfc3339",
+        "go_format_rfc3339",
+    },
+    "api/controllerref.py": {"controller_of", "controlled_by", "controller_uid", "new_controller_ref"},
+    "api/conditions.py": {
+        "find_condition",
+        "get_condition",
+        "condition_of",
+        "set_condition",
+        "remove_condition",
+    },
+    "api/objects.py": {
+        "section",
+        "dig",
+        "meta_of",
+        "labels_of",
+        "annotations_of",
+        "owner_refs_of",
+        "conditions_of",
+        "containers_of",
+    },
+}
+SHARED = {name: home for home, names in HOMES.items() for name in names}
+
+# Reviewed exceptions: they look like a copy to the detectors but do something else.
+CONTROLLER_REF_EXCEPTIONS = {
+    # upstream writes the generated PersistentPodState's owner without blockOwnerDeletion
+    "control/persistentpodstate.py generated",
+    # drops the other controller references of a child it takes over (a filter, not a lookup)
+    "control/uniteddeployment/subsets.py _with_controller",
+}
+CONDITION_EXCEPTIONS = {
+    # validates every condition of a conversion request, naming the bad index
+    "api/conversion/crr.py _grace_time",
+    # diffs two condition lists
+    "control/podprobemarker_serverless.py changed_condition_types",
+}
+
+
+def _where(entries: list[str]) -> set[str]:
+    """'path:line name' -> 'path name' (line numbers move with every edit)."""
+    return {f"{entry.split(':')[0]} {entry.split(' ', 1)[1]}" for entry in entries}
+
+
+def test_no_second_definition_of_a_shared_helper() -> None:
+    wrong = []
+    for rel, text in sources():
+        for node in ast.walk(ast.parse(text, filename=rel)):
+            is_def = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            if is_def and node.name in SHARED and SHARED[node.name] != rel:
+                wrong.append(f"{rel}:{node.lineno} defines {node.name} (its home is {SHARED[node.name]})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_time_is_formatted_and_parsed_in_one_place() -> None:
+    assert count(sources()).time_copies == []
+
+
+def test_controller_references_are_read_and_built_in_one_place() -> None:
+    assert _where(count(sources()).controllerref_copies) <= CONTROLLER_REF_EXCEPTIONS
+
+
+def test_conditions_are_found_and_written_in_one_place() -> None:
+    counts = count(sources())
+    assert _where(counts.get_condition_copies + counts.set_condition_copies) <= CONDITION_EXCEPTIONS
+
+
+def test_the_guard_sees_a_copy() -> None:
+    copy = "def stamp(t):\n    return t.strftime('%Y-%m-%dT%H:%M:%SZ')\n"
+    func = ast.parse(copy).body[0]
+    assert handles_time(func)
+    assert count([("control/x.py", copy)]).time_copies == ["control/x.py:1 stamp"]
