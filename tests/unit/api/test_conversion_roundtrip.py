@@ -100,8 +100,12 @@ def optional(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, An
 
 
 def with_extra(base: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    """`base` plus up to two arbitrary keys it does not already have."""
-    return st.tuples(base, st.dictionaries(names, json_values, max_size=2)).map(lambda p: {**p[1], **p[0]})
+    """`base` plus up to two arbitrary keys no schema has (prefixed ``x-``: a drawn key such as ``images``
+    would otherwise stand in for a real field the base left out, with a value of the wrong type)."""
+    extra_keys = names.map(lambda name: f"x-{name}")
+    return st.tuples(base, st.dictionaries(extra_keys, json_values, max_size=2)).map(
+        lambda p: {**p[1], **p[0]}
+    )
 
 
 def metadata() -> st.SearchStrategy[dict[str, Any]]:
