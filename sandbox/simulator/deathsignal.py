@@ -10,6 +10,11 @@ child exits; the sandbox forks from its event loop thread, which lives as long a
 If the parent died between fork and prctl the signal would never come, so the child checks its
 parent is still the one that forked it and kills itself otherwise. Elsewhere than on Linux there is
 no such signal and ``die_with_parent`` gives None (children then outlive a SIGKILLed sandbox).
+
+A ``preexec_fn`` makes Python fork instead of vfork, which runs gRPC's fork handlers (the sandbox
+serves CRI over gRPC): they log "skipping fork() handlers" at every spawn and are of no use to a
+child that execs at once. So gRPC's fork support is switched off unless the environment says
+otherwise; gRPC reads the setting when it first starts a channel or server, after this import.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from collections.abc import Callable
 from functools import cache
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+GRPC_FORK_SUPPORT = "GRPC_ENABLE_FORK_SUPPORT"
+
+os.environ.setdefault(GRPC_FORK_SUPPORT, "false")
 
 
 @cache
