@@ -25,6 +25,7 @@ from kruise.kube.errors import NotFound
 from kruise.kube.resources import DEPLOYMENTS, ResourceRef
 from kruise.sandbox.cluster import Sandbox
 from kruise.sandbox.simulator import ProcessImage
+from kruise.sandbox.simulator.deathsignal import die_with_parent
 
 CHART_DIR = Path(__file__).resolve().parent.parent / "helm" / "kruise"
 RELEASE = "kruise"
@@ -128,6 +129,7 @@ class HelmRelease:
             env=env,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
+            preexec_fn=die_with_parent(),  # a SIGKILLed sandbox leaves no helm behind
         )
         output, _ = await asyncio.wait_for(process.communicate(), self.timeout)
         text = output.decode(errors="replace").strip()

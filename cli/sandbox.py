@@ -31,6 +31,13 @@ def up(
     via_helm: bool = typer.Option(
         False, "--via-helm", hidden=True, help="The default now: kept so older scripts still run."
     ),
+    address_slot: int | None = typer.Option(
+        None,
+        "--address-slot",
+        min=0,
+        help="Loopback slot k for pod IPs 127.(244-k).0.0/16 and node IPs 127.18.k.0/24 "
+        "(default: the first one no other sandbox on this machine uses).",
+    ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
@@ -89,6 +96,7 @@ def up(
             # always: a later `helm install kruise helm/kruise` (e.g. after --no-kruise) runs for real
             process_images=kruise_process_images(),
             install_crds=not helm_install,
+            address_slot=address_slot,
         )
         try:
             asyncio.run(run_up(options, echo))

@@ -53,7 +53,9 @@ class Sandbox:
     Service is reached through a ready endpoint of its EndpointSlices, which the simulator's
     endpointslice controller keeps for pods: containers of ``process_images`` run as real
     processes at their pod IP (see ``simulator.processes``). ``crd_dir`` defaults to the
-    repository's ``crds/`` when it exists.
+    repository's ``crds/`` when it exists. Pod and node IPs come from a loopback slot the simulator
+    claims (``address_slot``, or the first free one; see ``simulator.addresses``), so sandboxes
+    side by side on one machine never reach each other's pods.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class Sandbox:
         service_addresses: dict[tuple[str, str, int], str] | None = None,
         crd_timeout: float = 30.0,
         process_images: Sequence[ProcessImage] = (),
+        address_slot: int | None = None,
     ) -> None:
         if nodes < 0:
             raise ValueError(f"nodes: must be >= 0, got {nodes}")
@@ -81,6 +84,7 @@ class Sandbox:
         self.service_addresses: dict[tuple[str, str, int], str] = dict(service_addresses or {})
         self.crd_timeout = crd_timeout
         self.process_images = list(process_images)
+        self.address_slot = address_slot
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -132,6 +136,7 @@ class Sandbox:
                 cri_socket_dir=Path(self._tmp.name) / "cri",
                 process_images=self.process_images,
                 state_dir=Path(self._tmp.name) / "kubelet",
+                address_slot=self.address_slot,
             )
             await self.simulator.start()
         for component in self.components:

@@ -3,7 +3,8 @@
 A real cluster runs them as pods behind Services; the sandbox runs them as local processes and
 tells webhook admission where each Service's port really listens. The process gets the sandbox's
 kubeconfig through ``KUBECONFIG`` (and ``{kubeconfig}``/``{server}`` placeholders in its argv),
-is considered started when it prints ``ready_line``, and is stopped with SIGTERM, then SIGKILL.
+is considered started when it prints ``ready_line``, and is stopped with SIGTERM, then SIGKILL (and
+killed by the kernel if the sandbox dies first, see ``simulator.deathsignal``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
+
+from kruise.sandbox.simulator.deathsignal import die_with_parent
 
 if TYPE_CHECKING:
     from kruise.sandbox.cluster import Sandbox
@@ -85,8 +88,9 @@ class ProcessComponent:
         argv = [arg.format(**values) for arg in self.argv]
         env = {**os.environ, **self.env, "KUBECONFIG": str(sandbox.kubeconfig)}
         self._process = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env
-        )
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
+            preexec_fn=die_with_parent(),  # gone with the sandbox, even a SIGKILLed one
+        )  # fmt: skip
         if self.log_file is not None:
             self.log_file.parent.mkdir(parents=True, exist_ok=True)
             self._log_stream = self.log_file.open("a", encoding="utf-8", buffering=1)

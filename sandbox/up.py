@@ -41,6 +41,8 @@ class UpOptions:
     """Images whose containers the kubelets run as real processes (the CLI maps kruise-py's)."""
     install_crds: bool = True
     """Apply the repository's ``crds/`` at start (off when a chart installs them)."""
+    address_slot: int | None = None
+    """Loopback slot for pod and node IPs (None: the first free one)."""
 
 
 def find_kubectl() -> str:
@@ -68,12 +70,15 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             speed=options.speed,
             components=options.components,
             process_images=options.process_images,
+            address_slot=options.address_slot,
             **({} if options.install_crds else {"crd_dir": None}),
         )
         async with sandbox:
             echo(f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}")
             echo(f"  export KUBECONFIG={sandbox.kubeconfig}")
             echo("  kubectl get nodes")
+            if sandbox.simulator is not None:
+                echo(f"  addresses: {sandbox.simulator.addresses.describe()}")
             for component in options.components:
                 log_file = getattr(component, "log_file", None)
                 if log_file is not None:

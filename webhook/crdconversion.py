@@ -7,6 +7,11 @@ until the webhook writes the bundle in. As upstream's crd.Ensure does, each sync
 its clientConfig differs from the desired one: the same Service (or `--webhook-url` base) the
 admission configurations use, path `/convert`, and conversionReviewVersions [v1, v1beta1]. CRDs of
 other groups and CRDs with conversion None are never touched.
+
+Only a differing clientConfig (its caBundle or its target) is written, as upstream compares only
+that, and the comparison fills in the Service port the apiserver defaults (443): kube-apiserver ends
+every watch on a CRD whose object changes, so a needless write at each webhook start makes every
+informer of that kind relist.
 """
 
 from __future__ import annotations
@@ -47,6 +52,20 @@ def desired_webhook(target: ClientTarget, ca_bundle: bytes) -> dict[str, Any]:
         "clientConfig": target.client_config(CONVERT, ca_bundle),
         "conversionReviewVersions": REVIEW_VERSIONS,
     }
+
+
+def _normalized(config: dict[str, Any]) -> dict[str, Any]:
+    """A clientConfig as the apiserver stores it (service.port defaulted), for comparison."""
+    service = config.get("service")
+    if isinstance(service, dict) and service.get("port") is None:
+        return {**config, "service": {**service, "port": 443}}
+    return config
+
+
+def up_to_date(crd: dict[str, Any], webhook: dict[str, Any]) -> bool:
+    """The CRD already calls the desired clientConfig (conversionReviewVersions are left as found)."""
+    current = (crd["spec"]["conversion"].get("webhook") or {}).get("clientConfig") or {}
+    return _normalized(current) == _normalized(webhook["clientConfig"])
 
 
 def with_conversion_webhook(crd: dict[str, Any], webhook: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +110,7 @@ class ConversionPatcher:
     async def _ensure_one(self, crd: dict[str, Any], webhook: dict[str, Any]) -> bool:
         name = crd["metadata"]["name"]
         for _ in range(MAX_ATTEMPTS):
-            if section(crd["spec"]["conversion"], "webhook") == webhook:
+            if up_to_date(crd, webhook):
                 return False
             try:
                 await self.client.update(CRDS, with_conversion_webhook(crd, webhook))

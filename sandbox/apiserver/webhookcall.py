@@ -6,10 +6,19 @@ way: a ``url`` (https only) or a ``service {namespace, name, port, path}`` route
 the name ``<name>.<namespace>.svc``. The URL carries ``?timeout=<n>s`` as the apiserver's does. A
 call that cannot be made or gets a non-2xx answer raises `CallFailed` with the client-side words
 (``Post "<url>": ...``); each caller wraps them in its own prefix.
+
+Connections are kept alive between calls, and a server may close an idle one just as the next
+request goes out on it (uvicorn closes after 5 s idle, httpx keeps them 5 s too): the call then
+fails with "Server disconnected without sending a response" though the webhook is fine. Go's
+http.Transport, which kube-apiserver uses, replays a request that failed that way on a reused
+connection. So does this caller, once, on a fresh connection, and only for failures where no answer
+came back on a reused connection; a review is safe to send twice (v1 webhooks declare no side
+effects). A fresh connection that fails is reported as it is.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import ssl
@@ -40,6 +49,8 @@ class WebhookCaller:
     def __init__(self, service_addresses: ServiceAddresses | None = None) -> None:
         self._service_addresses = service_addresses if service_addresses is not None else {}
         self._clients: dict[bytes, httpx.AsyncClient] = {}
+        self._contexts: dict[bytes, ssl.SSLContext] = {}
+        self.replays = 0  # calls retried on a fresh connection after a reused one was closed under them
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
@@ -58,14 +69,18 @@ class WebhookCaller:
         if server_name:
             headers["Host"] = urlsplit(url).netloc
             extensions["sni_hostname"] = server_name
+        content = orjson.dumps(body)
+        deadline = asyncio.get_running_loop().time() + float(timeout)
         try:
-            reply = await client.post(
-                connect_url,
-                content=orjson.dumps(body),
-                headers=headers,
-                timeout=float(timeout),
-                extensions=extensions,
-            )
+            try:
+                reply = await _send(client, connect_url, content, headers, float(timeout), extensions)
+            except _ClosedUnderUs:
+                self.replays += 1
+                left = max(deadline - asyncio.get_running_loop().time(), 0.001)
+                async with httpx.AsyncClient(
+                    verify=self._contexts[_bundle(client_config)], trust_env=False
+                ) as one:
+                    reply = await _send(one, connect_url, content, headers, left, extensions, replay=True)
         except httpx.TimeoutException as exc:
             raise CallFailed(f'Post "{url}": context deadline exceeded') from exc
         except httpx.HTTPError as exc:
@@ -112,7 +127,7 @@ class WebhookCaller:
         return self._service_addresses.get((namespace, name, port))
 
     def _client_for(self, client_config: dict[str, Any]) -> httpx.AsyncClient:
-        bundle = base64.b64decode(client_config.get("caBundle") or "", validate=True)
+        bundle = _bundle(client_config)
         client = self._clients.get(bundle)
         if client is None:
             context = ssl.create_default_context()
@@ -120,7 +135,58 @@ class WebhookCaller:
                 context = ssl.create_default_context(cadata=bundle.decode("ascii", "replace"))
             client = httpx.AsyncClient(verify=context, trust_env=False)
             self._clients[bundle] = client
+            self._contexts[bundle] = context
         return client
+
+
+def _bundle(client_config: dict[str, Any]) -> bytes:
+    return base64.b64decode(client_config.get("caBundle") or "", validate=True)
+
+
+class _ClosedUnderUs(Exception):
+    """A reused connection was closed by the server before any answer came back on it."""
+
+
+# How httpx reports a connection the server closed before answering: end of stream before a status
+# line, a reset while reading, or a broken pipe while writing.
+_NOTHING_RECEIVED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
+async def _send(
+    client: httpx.AsyncClient,
+    url: str,
+    content: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    extensions: dict[str, Any],
+    *,
+    replay: bool = False,
+) -> httpx.Response:
+    """POST once; `_ClosedUnderUs` when the request went out on a reused connection that the server
+    closed without answering (unless this already is the replay)."""
+    dialled = answered = False
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        nonlocal dialled, answered
+        if event.startswith("connection.connect_tcp."):
+            dialled = True
+        elif event == "http11.receive_response_headers.complete":
+            answered = True
+
+    try:
+        return await client.post(
+            url, content=content, headers=headers, timeout=timeout, extensions={**extensions, "trace": trace}
+        )
+    except _NOTHING_RECEIVED as exc:
+        if replay or dialled or answered or not _no_answer(exc):
+            raise
+        raise _ClosedUnderUs() from exc
+
+
+def _no_answer(exc: httpx.HTTPError) -> bool:
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "without sending a response" in str(exc)
+    return True
 
 
 def _describe(exc: httpx.HTTPError) -> str:

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 
 from kruise.sandbox.cri import FakeRuntime
+from kruise.sandbox.simulator.addresses import AddressRanges
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.events import now_micro, now_rfc3339
 
@@ -39,17 +40,18 @@ class NodeSpec:
     labels: dict[str, str] = field(default_factory=dict)
     taints: list[Obj] = field(default_factory=list)
     kubelet_port: int = 10250  # the simulator's KubeletApi port once it listens
+    addresses: AddressRanges = field(default_factory=AddressRanges)  # the simulator's claimed slot
 
     @property
     def internal_ip(self) -> str:
         """A loopback address (Linux routes all of 127.0.0.0/8 to ``lo``), so a hostNetwork
         process the kubelet runs can bind it."""
-        return f"127.18.0.{self.index + 1}"
+        return self.addresses.node_ip(self.index)
 
     @property
     def pod_cidr(self) -> str:
         """A loopback /24 per node: every pod IP is bindable by a real process on this machine."""
-        return f"127.244.{self.index}.0/24"
+        return self.addresses.pod_cidr(self.index)
 
 
 def node_images(runtime: FakeRuntime) -> list[Obj]:

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from kruise.sandbox.simulator.deathsignal import die_with_parent
+
 READ_CHUNK = 65536
 MAX_LINE = 16384  # longer lines are split, like the container runtime's log line limit
 
@@ -137,6 +139,7 @@ class ContainerProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # its own process group, so a stop reaches its children
+                preexec_fn=die_with_parent(),  # and gone with the simulator, even a SIGKILLed one
             )
         except OSError as error:
             raise StartError(f"failed to create containerd task: {error}") from None

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kruise.sandbox.cri import FakeRuntime
+from kruise.sandbox.simulator.addresses import MAX_NODE_INDEX, AddressClaim, AddressRanges, claim_addresses
 from kruise.sandbox.simulator.client import Client, Obj, resource_path
 from kruise.sandbox.simulator.daemonset import DaemonSetController
 from kruise.sandbox.simulator.deployment import DeploymentController
@@ -72,6 +73,9 @@ class Simulator:
         process_images: images whose containers run as real local processes.
         state_dir: where those containers' volumes and roots are written (a temporary
             directory, removed on stop, when not given).
+        address_slot: the loopback slot for pod and node IPs (see ``addresses``); None claims the
+            first free one at start, so simulators on one machine never share pod IPs.
+        lock_dir: where slots are claimed (``addresses.default_lock_dir()`` when not given).
     """
 
     def __init__(
@@ -90,9 +94,13 @@ class Simulator:
         pull_delay: float = 0.0,
         process_images: Sequence[ProcessImage] = (),
         state_dir: str | Path | None = None,
+        address_slot: int | None = None,
+        lock_dir: str | Path | None = None,
     ) -> None:
-        if nodes < 1:
-            raise ValueError(f"nodes: must be >= 1, got {nodes}")
+        if not 1 <= nodes <= MAX_NODE_INDEX:
+            raise ValueError(f"nodes: must be in 1..{MAX_NODE_INDEX}, got {nodes}")
+        if address_slot is not None:
+            AddressRanges(address_slot)  # fail on a bad slot now, not at start
         unknown = set(controllers) - set(CONTROLLERS)
         if unknown:
             raise ValueError(f"controllers: unknown {sorted(unknown)}, supported: {list(CONTROLLERS)}")
@@ -128,6 +136,14 @@ class Simulator:
         self._agents: list[NodeAgent] = []
         self._informers: list[Informer] = []
         self._parts: list[object] = []
+        self.address_slot = address_slot
+        self.lock_dir = Path(lock_dir) if lock_dir is not None else None
+        self._claim: AddressClaim | None = None
+
+    @property
+    def addresses(self) -> AddressRanges:
+        """The claimed pod and node ranges (slot 0 before start)."""
+        return self.node_specs[0].addresses
 
     @property
     def node_names(self) -> list[str]:
@@ -137,7 +153,10 @@ class Simulator:
         return self.cri_socket_dir / f"{node}.sock" if self.cri_socket_dir else None
 
     async def start(self) -> None:
-        """Register the nodes, start every loop, and return once their caches are filled."""
+        """Claim addresses, register the nodes, start every loop, and return once their caches are filled."""
+        self._claim = claim_addresses(self.address_slot, lock_dir=self.lock_dir)
+        for spec in self.node_specs:
+            spec.addresses = self._claim.ranges
         self.client = client = Client(self.kubeconfig_path)
         if self.cri_socket_dir is not None:
             self.cri_socket_dir.mkdir(parents=True, exist_ok=True)
@@ -249,6 +268,9 @@ class Simulator:
         self._informers.clear()
         self._agents.clear()
         self.cri_servers.clear()
+        claim, self._claim = self._claim, None
+        if claim is not None:  # last: the pods' processes are gone, their addresses free again
+            claim.release()
 
     async def __aenter__(self) -> Simulator:
         await self.start()

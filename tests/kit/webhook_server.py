@@ -122,6 +122,11 @@ class WebhookServer:
     routes: dict[str, Handler] = field(default_factory=dict)
     received: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     port: int = 0
+    answers_per_connection: int | None = None
+    """Answer at most this many requests on one connection, then close it when the next request
+    arrives, unanswered: a keep-alive timer firing just as a client reuses the idle connection."""
+    connections: int = 0
+    dropped: int = 0  # requests that arrived on a connection closed under them
     _server: asyncio.AbstractServer | None = None
     _writers: set[asyncio.StreamWriter] = field(default_factory=set)
 
@@ -143,9 +148,15 @@ class WebhookServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        self.connections += 1
+        answered = 0
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                if self.answers_per_connection is not None and answered >= self.answers_per_connection:
+                    self.dropped += 1
+                    return
+                answered += 1
                 lines = head.decode("latin-1").split("\r\n")
                 path = lines[0].split(" ")[1].split("?")[0]
                 headers = {

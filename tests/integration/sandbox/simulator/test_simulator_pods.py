@@ -23,9 +23,10 @@ async def test_pod_runs_with_full_status_and_events(cluster: Cluster):
     node = pod["spec"]["nodeName"]
     index = int(node.split("-")[1])
     assert status["phase"] == "Running"
-    assert ipaddress.ip_address(status["podIP"]) in ipaddress.ip_network(f"127.244.{index}.0/24")
+    addresses = cluster.simulator.addresses  # slot 0 (127.244.x.y, 127.18.0.N) unless another sandbox has it
+    assert ipaddress.ip_address(status["podIP"]) in ipaddress.ip_network(addresses.pod_cidr(index))
     assert status["podIPs"] == [{"ip": status["podIP"]}]
-    assert status["hostIP"] == f"127.18.0.{index + 1}"
+    assert status["hostIP"] == addresses.node_ip(index)
     assert status["startTime"]
     types = {c["type"]: c["status"] for c in status["conditions"]}
     assert types == {

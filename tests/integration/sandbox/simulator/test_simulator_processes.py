@@ -91,7 +91,7 @@ async def test_http_server_becomes_ready_through_its_probe_and_stops_on_delete(c
     await cluster.create(http_pod("web"))
     pod = await cluster.wait_for("pods", "web", is_ready)
     ip = pod["status"]["podIP"]
-    assert ip.startswith("127.244.1.")
+    assert ip.startswith(cluster.simulator.addresses.pod_cidr(1).removesuffix("0/24"))
     kubelet = cluster.simulator.kubelets["node-1"]
     [process] = list(kubelet.runtime.live.values())
     assert process.alive
