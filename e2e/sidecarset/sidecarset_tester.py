@@ -20,6 +20,9 @@ from harness import Cluster, until
 # upstream's `imageutils.GetE2EImage(...)` images; the sandbox's fake runtime serves any image name
 NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.14-4"
 BUSYBOX_IMAGE = "registry.k8s.io/e2e-test-images/busybox:1.36.1-1"
+NEW_NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.15-4"
+# upstream's InvalidRegistryImage: a pull fails on a real runtime (the fake runtime pulls it)
+INVALID_IMAGE = "invalid.registry.k8s.io/invalid/alpine:3.1"
 KRUISE_NAMESPACE = "kruise-system"
 WAIT = 120.0
 
@@ -137,6 +140,17 @@ class Case:
         await until(
             probe, done, f"sidecarset {name} status {matched}/{updated}/{ready}/{updated_ready}", WAIT
         )
+
+    async def reconciled(self, name: str) -> None:
+        """upstream's `waitingForSidecarSetReconcile`: the controller has seen the current generation."""
+
+        async def probe() -> dict[str, Any]:
+            return await self.get("sidecarset", name)
+
+        def seen(s: dict[str, Any]) -> bool:
+            return (s.get("status") or {}).get("observedGeneration") == s["metadata"]["generation"]
+
+        await until(probe, seen, f"sidecarset {name} observed", timeout=30)
 
     async def pods(self, selector: str = "app=sidecarset") -> list[dict[str, Any]]:
         """`GetSelectorPods`: the active pods of the case's namespace matching `selector`."""
