@@ -24,6 +24,9 @@ NEW_NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.15-4"
 # upstream's InvalidRegistryImage: a pull fails on a real runtime (the fake runtime pulls it)
 INVALID_IMAGE = "invalid.registry.k8s.io/invalid/alpine:3.1"
 KRUISE_NAMESPACE = "kruise-system"
+# upstream's v1alpha1 suite reads and writes through the v1alpha1 client; a bare `kubectl get sidecarset`
+# would return v1beta1 (the preferred version), where customVersion is a spec field, not a label
+SIDECARSETS = "sidecarsets.v1alpha1.apps.kruise.io"
 WAIT = 120.0
 
 
@@ -90,7 +93,7 @@ class Case:
         """`UpdateSidecarSet`: read, change, `kubectl replace`; a conflict re-reads and re-applies."""
         last = ""
         for _ in range(5):
-            current = await self.get("sidecarset", name)
+            current = await self.get(SIDECARSETS, name)
             change(current)
             code, out = await self.cluster.kubectl(
                 "replace", "-f", "-", "-o", "json", stdin=json.dumps(current), check=False
@@ -126,7 +129,7 @@ class Case:
         """`WaitForSidecarSetUpgradeComplete`: the four counters as given, the generation observed."""
 
         async def probe() -> dict[str, Any]:
-            return await self.get("sidecarset", name)
+            return await self.get(SIDECARSETS, name)
 
         def done(s: dict[str, Any]) -> bool:
             status = s.get("status") or {}
@@ -145,7 +148,7 @@ class Case:
         """upstream's `waitingForSidecarSetReconcile`: the controller has seen the current generation."""
 
         async def probe() -> dict[str, Any]:
-            return await self.get("sidecarset", name)
+            return await self.get(SIDECARSETS, name)
 
         def seen(s: dict[str, Any]) -> bool:
             return (s.get("status") or {}).get("observedGeneration") == s["metadata"]["generation"]

@@ -5,7 +5,7 @@ objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream c
 from __future__ import annotations
 
 from harness import Cluster
-from sidecarset_tester import upstream_case
+from sidecarset_tester import SIDECARSETS, upstream_case
 
 
 async def test_pods_dont_have_matched_sidecarset(kruise_sandbox_all_gates: Cluster):
@@ -42,7 +42,7 @@ async def test_sidecarset_with_volumes_downward_api(kruise_sandbox_all_gates: Cl
             {"name": "podinfo", "mountPath": "/etc/podinfo"}
         ]
         created = await case.create(sidecarset)
-        stored = await case.get("sidecarset", created["metadata"]["name"])
+        stored = await case.get(SIDECARSETS, created["metadata"]["name"])
         assert stored["spec"]["volumes"][0]["downwardAPI"]["items"][1]["fieldRef"]["fieldPath"] == (
             "metadata.annotations"
         )

@@ -12,6 +12,8 @@ from sidecarset_tester import (
     INVALID_IMAGE,
     KRUISE_NAMESPACE,
     NEW_NGINX_IMAGE,
+    NGINX_IMAGE,
+    SIDECARSETS,
     hash_record,
     upstream_case,
 )
@@ -229,7 +231,7 @@ async def test_sidecarset_upgrade_more_than_image_field_updates_no_pod(kruise_sa
         deployment = case.base_deployment(replicas=1)
         await case.create_deployment(deployment)
 
-        current = await case.get("sidecarset", name)
+        current = await case.get(SIDECARSETS, name)
         listed = sorted(c["name"] for c in current["spec"]["containers"])
         for pod in await case.pods():
             for key in ("kruise.io/sidecarset-hash", "kruise.io/sidecarset-hash-without-image"):
@@ -309,7 +311,7 @@ async def test_sidecarset_update_init_sidecar_container_does_not_upgrade(kruise_
         assert created["spec"]["containers"][0]["podInjectPolicy"] == "BeforeAppContainer"
         await case.create_deployment(case.base_deployment(replicas=1))
         await case.sidecarset_status(name, matched=1, updated=1, ready=1, updated_ready=1)
-        hash1 = (await case.get("sidecarset", name))["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
+        hash1 = (await case.get(SIDECARSETS, name))["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
 
         def invalid_init_image(obj):
             obj["spec"]["initContainers"][0]["image"] = INVALID_IMAGE
@@ -317,7 +319,7 @@ async def test_sidecarset_update_init_sidecar_container_does_not_upgrade(kruise_
         await case.update_sidecarset(name, invalid_init_image)
         # upstream sleeps 5s; the controller's pass over this generation is the event to wait for
         await case.sidecarset_status(name, matched=1, updated=1, ready=1, updated_ready=1)
-        hash2 = (await case.get("sidecarset", name))["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
+        hash2 = (await case.get(SIDECARSETS, name))["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
         assert hash1 == hash2
 
 
@@ -392,3 +394,140 @@ async def test_sidecarset_history_revision_data_checker(kruise_sandbox_all_gates
             for r in revisions
         ]
         assert values == ["version-1", "version-2"]
+
+
+async def test_multi_sidecarset_upgrade_check_pod_condition(kruise_sandbox_all_gates: Cluster):
+    """multi sidecarSet upgrade sidecar container, check pod condition
+
+    SidecarSetUpgradable is one condition for all SidecarSets of a pod: False while any of them cannot
+    update in place, True once every one has."""
+    async with upstream_case(kruise_sandbox_all_gates) as case:
+        first = case.base_sidecarset()
+        first["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+        first["spec"]["containers"] = first["spec"]["containers"][:1]
+        await case.create(first)
+        second = case.base_sidecarset()
+        second["metadata"]["name"] += "-2"  # upstream draws a second random suffix
+        second["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+        second["spec"]["initContainers"] = []
+        second["spec"]["containers"] = second["spec"]["containers"][1:2]
+        await case.create(second)
+        await case.create_deployment(case.base_deployment(replicas=2))
+        name1, name2 = first["metadata"]["name"], second["metadata"]["name"]
+
+        def new_command(obj):
+            obj["spec"]["containers"][0]["command"] = ["sleep", "1000"]
+
+        await case.update_sidecarset(name1, new_command)
+        await case.sidecarset_status(name1, matched=2, updated=0, ready=2, updated_ready=0)
+
+        def nginx_image(obj):
+            obj["spec"]["containers"][0]["image"] = NGINX_IMAGE
+
+        await case.update_sidecarset(name2, nginx_image)
+        await case.sidecarset_status(name2, matched=2, updated=2, ready=2, updated_ready=2)
+        for pod in await case.pods():
+            assert _condition(pod, "SidecarSetUpgradable")["status"] == "False"
+
+        def image_and_command_back(obj):
+            obj["spec"]["containers"][0]["image"] = NEW_NGINX_IMAGE
+            obj["spec"]["containers"][0]["command"] = ["tail", "-f", "/dev/null"]
+
+        await case.update_sidecarset(name1, image_and_command_back)
+        await case.sidecarset_status(name1, matched=2, updated=2, ready=2, updated_ready=2)
+        for pod in await case.pods():
+            assert _condition(pod, "SidecarSetUpgradable")["status"] == "True"
+
+
+async def test_sidecarset_upgrade_cold_sidecar_container_image_and_selector(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """sidecarSet upgrade cold sidecar container image, and selector"""
+    cluster = kruise_sandbox_all_gates
+    async with upstream_case(cluster) as case:
+        sidecarset = case.base_sidecarset()
+        name = sidecarset["metadata"]["name"]
+        sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+        sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
+        await case.create(sidecarset)
+        await case.create_deployment(case.base_deployment(replicas=2))
+        pods = await case.pods()
+        assert len(pods) == 2
+        canary = pods[0]["metadata"]["name"]
+        await cluster.kubectl("label", "pod", canary, "-n", case.ns, "canary.release=true")
+
+        def image_and_selector(obj):
+            obj["spec"]["containers"][0]["image"] = BUSYBOX_IMAGE
+            obj["spec"]["updateStrategy"]["selector"] = {"matchLabels": {"canary.release": "true"}}
+
+        await case.update_sidecarset(name, image_and_selector)
+        await case.sidecarset_status(name, matched=2, updated=1, ready=2, updated_ready=1)
+        pods = await case.pods()
+        assert len(pods) == 2
+        for pod in pods:
+            expected = BUSYBOX_IMAGE if "canary.release" in pod["metadata"]["labels"] else NGINX_IMAGE
+            assert pod["spec"]["containers"][0]["image"] == expected
+
+        def no_selector(obj):
+            del obj["spec"]["updateStrategy"]["selector"]
+
+        await case.update_sidecarset(name, no_selector)
+        await case.sidecarset_status(name, matched=2, updated=2, ready=2, updated_ready=2)
+
+
+async def test_sidecarset_inject_pod_sidecar_during_canary_upgrades(kruise_sandbox_all_gates: Cluster):
+    """sidecarSet inject pod sidecar during canary upgrades
+
+    A change that cannot be rolled in place, canaried by updateStrategy.selector: with
+    injectionStrategy.revision (customVersion 0, Partial) new pods outside the selector still get the
+    stable sidecar and new canary pods the new one."""
+    cluster = kruise_sandbox_all_gates
+    stable_tag, canary_tag = "1.20.1", "1.21.1"
+    async with upstream_case(cluster) as case:
+        sidecarset = case.base_sidecarset()
+        name = sidecarset["metadata"]["name"]
+        sidecarset["metadata"]["labels"] = {"apps.kruise.io/sidecarset-custom-version": "0"}
+        sidecarset["spec"]["containers"][0]["image"] = f"nginx:{stable_tag}"
+        sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+        await case.create(sidecarset)
+        deployments = {}
+        for version in ("stable", "canary"):
+            deployment = case.base_deployment(replicas=1)
+            deployment["metadata"]["name"] += f"-{version}"
+            template = deployment["spec"]["template"]
+            template["metadata"]["labels"]["version"] = version
+            template["spec"]["containers"][0]["imagePullPolicy"] = "IfNotPresent"
+            template["spec"]["terminationGracePeriodSeconds"] = 0
+            await case.create(deployment)
+            deployments[version] = deployment["metadata"]["name"]
+        for deployment in deployments.values():
+            await case.deployment_running(deployment)
+
+        async def images(version: str) -> tuple[int, int, int]:
+            pods = await case.pods(f"app=sidecarset,version={version}")
+            found = [c["image"] for p in pods for c in p["spec"]["containers"]]
+            return len(pods), found.count(f"nginx:{stable_tag}"), found.count(f"nginx:{canary_tag}")
+
+        assert await images("stable") == (1, 1, 0)
+        assert await images("canary") == (1, 1, 0)
+
+        def canary_update(obj):
+            container = obj["spec"]["containers"][0]
+            container["image"] = f"nginx:{canary_tag}"
+            container["env"] = [{"name": "SOME_ENV", "value": "SOME_VAL"}]  # make in-place upgrade impossible
+            obj["spec"]["updateStrategy"]["selector"] = {"matchLabels": {"version": "canary"}}
+            obj["spec"].setdefault("injectionStrategy", {})["revision"] = {
+                "customVersion": "0",
+                "policy": "Partial",
+            }
+            obj["metadata"]["labels"] = {"apps.kruise.io/sidecarset-custom-version": "1"}
+
+        await case.update_sidecarset(name, canary_update)
+        await case.sidecarset_status(name, matched=2, updated=0, ready=2, updated_ready=0)
+
+        for deployment in deployments.values():
+            await cluster.kubectl("scale", "deployment", deployment, "-n", case.ns, "--replicas=2")
+        for deployment in deployments.values():
+            await case.deployment_running(deployment)
+        assert await images("stable") == (2, 2, 0)
+        assert await images("canary") == (2, 1, 1)
