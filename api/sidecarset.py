@@ -37,7 +37,6 @@ from kruise.api.validation import (
     FieldError,
     int_or_percent_errors,
     invalid,
-    not_supported,
     qualified_name_errors,
     required,
     validate_label_selector,
@@ -73,6 +72,40 @@ DOWNWARD_API_PATHS = ("metadata.annotations", "metadata.labels", "metadata.name"
 class ObjectFieldSelector(KruiseModel):
     api_version: str | None = None
     field_path: str
+
+
+def split_subscripted_path(field_path: str) -> tuple[str, str] | None:
+    """`fieldpath.SplitMaybeSubscriptedPath`: `metadata.labels['k']` -> (`metadata.labels`, `k`)."""
+    if not field_path.endswith("']"):
+        return None
+    head, sep, key = field_path[:-2].partition("['")
+    return (head, key) if sep and head else None
+
+
+def field_ref_errors(ref: ObjectFieldSelector, path: str) -> list[FieldError]:
+    """Upstream `validateObjectFieldSelector` for `transferEnv[].sourceContainerNameFrom.fieldRef`.
+
+    Only a subscripted `metadata.labels['k']` / `metadata.annotations['k']` passes: that is all injection can
+    read a container name from, and upstream's conversion step refuses a bare `metadata.name` or
+    `metadata.labels` ("field label not supported") before the list of supported paths is consulted.
+    The key must be a qualified name (an annotation key compared lower-cased)."""
+    if not ref.api_version:
+        return [required(f"{path}.apiVersion")]
+    if not ref.field_path:
+        return [required(f"{path}.fieldPath")]
+    if ref.api_version != "v1":
+        reason = f"unsupported pod version: {ref.api_version}"
+        return [invalid(f"{path}.fieldPath", ref.field_path, f"error converting fieldPath: {reason}")]
+    split = split_subscripted_path(ref.field_path)
+    if split is None:
+        reason = f"field label not supported: {ref.field_path}"
+        return [invalid(f"{path}.fieldPath", ref.field_path, f"error converting fieldPath: {reason}")]
+    source, key = split
+    if source not in ("metadata.annotations", "metadata.labels"):
+        reason = f"field path not supported: {source}"
+        return [invalid(f"{path}.fieldPath", ref.field_path, f"error converting fieldPath: {reason}")]
+    subject = key.lower() if source == "metadata.annotations" else key
+    return [invalid(path, key, msg) for msg in qualified_name_errors(subject)]
 
 
 class SourceContainerNameSource(KruiseModel):
@@ -345,12 +378,8 @@ def _containers_errors(spec: SidecarSetSpec) -> list[FieldError]:
             )
         for env in container.transfer_env or []:
             ref = env.source_container_name_from.field_ref if env.source_container_name_from else None
-            if ref is not None and ref.field_path not in DOWNWARD_API_PATHS:
-                errs.append(
-                    not_supported(
-                        f"[{i}].transferEnv.fieldRef.fieldPath", ref.field_path, list(DOWNWARD_API_PATHS)
-                    )
-                )
+            if ref is not None:
+                errs.extend(field_ref_errors(ref, f"[{i}].transferEnv.fieldRef"))
         if container.resources_policy is not None:
             errs.extend(
                 resources_policy_errors(

@@ -218,7 +218,7 @@ def _load_hash_annotation(pod: dict[str, Any], key: str) -> dict[str, dict[str, 
                 "sidecarList": None,
             }
         elif isinstance(value, dict):
-            records[name] = _upgrade_spec(
+            records[name] = upgrade_spec(
                 value.get("updateTimestamp"),
                 value.get("hash", ""),
                 value.get("sidecarSetName", ""),
@@ -233,7 +233,7 @@ def _load_hash_annotation(pod: dict[str, Any], key: str) -> dict[str, dict[str, 
     return records
 
 
-def _upgrade_spec(
+def upgrade_spec(
     timestamp: str | None, hash_: str, name: str, sidecars: list[str] | None, revision: str = ""
 ) -> dict[str, Any]:
     """`SidecarSetUpgradeSpec` in Go field order; controllerRevision is omitempty."""
@@ -297,10 +297,10 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
         if injecting:
             revision = status_of(sidecarset).get("latestRevision") or ""
             listed_sidecars = sorted(sidecar_list)
-            hashes[name] = _upgrade_spec(
+            hashes[name] = upgrade_spec(
                 now, annotations.get(ANNOTATION_SIDECARSET_HASH, ""), name, listed_sidecars, revision
             )
-            hashes_without_image[name] = _upgrade_spec(
+            hashes_without_image[name] = upgrade_spec(
                 now, annotations.get(ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE, ""), name, listed_sidecars
             )
     plan.annotations[ANNOTATION_SIDECARSET_HASH] = gojson.dumps(dict(sorted(hashes.items()))).decode()

@@ -6,6 +6,12 @@ nothing but images changed (the `-without-image` hashes agree). The update write
 images and the records, plus `kruise.io/sidecarset-inplace-update-state` with the imageIDs the
 containers had, which is how a later pass tells a restarted container from one still old.
 
+Like upstream's `updatePodSidecarAndHash`, the write also renews the pod's `kruise.io/sidecarset-hash`
+entry whole — hash, sidecar list, and the `controllerRevision` the SidecarSet's status names as latest (a
+pod injected from an older revision then records the one it now runs) — and re-applies the SidecarSet's
+`patchPodMetadata`, so a value changed since injection reaches the pod with the upgrade. The
+without-image record is left as it is: an in-place update needs it equal already.
+
 A cold-upgrade sidecar gets the new image in its own container (the kubelet restarts it). A hot-upgrade
 sidecar runs as a `-1`/`-2` pair (`hotupgrade`): the new image goes into the idle container, which becomes
 the working one in the same write; once it runs ready, a second write (`flipped_pod`) puts the old one
@@ -39,8 +45,11 @@ from kruise.api.objects import (
 )
 from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
-from kruise.control.sidecarset import hotupgrade, order
+from kruise.control.sidecarset import gojson, hotupgrade, order
+from kruise.control.sidecarset.hashing import is_native_sidecar
+from kruise.control.sidecarset.injection import go_time, upgrade_spec
 from kruise.control.sidecarset.matching import selector_matches
+from kruise.control.sidecarset.metadata import patch_pod_metadata
 
 Obj = Mapping[str, Any]
 
@@ -319,27 +328,32 @@ def _upgrade_containers(pod: dict[str, Any], sidecarset: Obj) -> list[str]:
     return changed
 
 
+def sidecar_list(sidecarset: Obj) -> list[str]:
+    """Upstream `listSidecarNameInSidecarSet`, sorted: native init sidecars and every sidecar container."""
+    spec = sidecarset.get("spec") or {}
+    names = {c.get("name", "") for c in spec.get("initContainers") or [] if is_native_sidecar(c)}
+    names.update(c.get("name", "") for c in spec.get("containers") or [])
+    return sorted(names)
+
+
 def updated_pod(pod: Obj, sidecarset: Obj, now: datetime) -> dict[str, Any]:
-    """The pod with the SidecarSet's sidecar images, hash records and in-place update state."""
+    """The pod with the SidecarSet's sidecar images, its renewed hash record, its patchPodMetadata and
+    the in-place update state. `sidecarset.status.latestRevision` must be the revision just registered.
+    Raises `PatchMetadataError` when a MergePatchJson annotation cannot be merged (upstream fails the
+    update the same way)."""
     name = _name(sidecarset)
-    new_hash, new_hash_without_image = sidecarset_hashes(sidecarset)
     clone: dict[str, Any] = copy.deepcopy(dict(pod))
     # the records are read before the images change: imageIDs are those of the running containers
     changed = _upgrade_containers(clone, sidecarset)
-    sidecars = [c["name"] for c in containers_of(sidecarset)]
-    stamp = rfc3339(now)
+    records = _annotation_json(clone, ANNOTATION_SIDECARSET_HASH)
+    revision = (sidecarset.get("status") or {}).get("latestRevision") or ""
+    records[name] = upgrade_spec(
+        go_time(now), sidecarset_hashes(sidecarset)[0], name, sidecar_list(sidecarset), revision
+    )
     annotations = clone["metadata"].setdefault("annotations", {})
-    for key, value in (
-        (ANNOTATION_SIDECARSET_HASH, new_hash),
-        (ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE, new_hash_without_image),
-    ):
-        records = _annotation_json(clone, key)
-        entry = records.get(name)
-        entry = dict(entry) if isinstance(entry, dict) else {"sidecarSetName": name, "sidecarList": sidecars}
-        entry.update(updateTimestamp=stamp, hash=value)
-        records[name] = entry
-        annotations[key] = json.dumps(records, separators=(",", ":"))
+    annotations[ANNOTATION_SIDECARSET_HASH] = gojson.dumps(dict(sorted(records.items()))).decode()
     _record_changes(clone, sidecarset, changed, now)
+    patch_pod_metadata(clone, (sidecarset.get("spec") or {}).get("patchPodMetadata"))
     return clone
 
 

@@ -8,7 +8,8 @@ resets come before any further update, as upstream. A change beyond images canno
 waits for the pods to be recreated by their owners: such pods get `SidecarSetUpgradable=False` and the
 SidecarSet a NotUpgradablePods event; pods updated in place get `SidecarSetUpgradable=True`.
 Every pass first stores the sidecar part of the SidecarSet as its latest ControllerRevision
-(`history`), named in `status.latestRevision`; the pod webhook injects it into new pods.
+(`history`), named in `status.latestRevision`; the pod webhook injects it into new pods, and a pod updated
+in place records it (`controllerRevision` of its hash entry) together with the SidecarSet's patchPodMetadata.
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ class SidecarSetReconciler:
             "collisionCount": latest.collision_count,
         }
         await self._write_status(sidecarset, status)
+        # as upstream, the rest of the pass sees the status just computed: pods updated below record
+        # `latestRevision` in their hash entry, not the revision of the cache's older status
+        sidecarset = {**sidecarset, "status": {**(sidecarset.get("status") or {}), **status}}
         if not plan.rolling(sidecarset):
             return None
         now = self.wall()

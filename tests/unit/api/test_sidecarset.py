@@ -165,6 +165,57 @@ INVALID = [
 ]
 
 
+def transfer_from(field_path: str, api_version: str | None = None) -> dict:
+    ref = (
+        {"fieldPath": field_path}
+        if api_version is None
+        else {"fieldPath": field_path, "apiVersion": api_version}
+    )
+    container = {
+        "name": "s",
+        "image": "i",
+        "transferEnv": [{"sourceContainerNameFrom": {"fieldRef": ref}, "envNames": ["A"]}],
+    }
+    return {"containers": [container]}
+
+
+INVALID += [
+    (
+        transfer_from("metadata.name"),
+        [
+            '[0].transferEnv.fieldRef.fieldPath: Invalid value: "metadata.name": error converting fieldPath: field label not supported: metadata.name'
+        ],
+    ),
+    (
+        transfer_from("spec.containers['x']"),
+        [
+            "[0].transferEnv.fieldRef.fieldPath: Invalid value: \"spec.containers['x']\": error converting fieldPath: field path not supported: spec.containers"
+        ],
+    ),
+    (
+        transfer_from("metadata.labels['biz']", "v2"),
+        [
+            "[0].transferEnv.fieldRef.fieldPath: Invalid value: \"metadata.labels['biz']\": error converting fieldPath: unsupported pod version: v2"
+        ],
+    ),
+    (
+        transfer_from("metadata.labels['bad key']"),
+        [
+            "[0].transferEnv.fieldRef: Invalid value: \"bad key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        ],
+    ),
+]
+
+
+def test_transfer_env_from_a_label_or_annotation_key_is_valid():
+    """Upstream e2e "sidecarSet inject pod sidecar container transfer Envs with downward API by
+    metadata.labels" / "... by metadata.annotations": the source container named by a pod label or
+    annotation; apiVersion defaults to v1, an annotation key is checked lower-cased."""
+    for path in ("metadata.labels['biz']", "metadata.annotations['Biz.Example.com/app']"):
+        obj = defaulted(make(**transfer_from(path)))
+        assert sidecarset.validate(obj) == [], path
+
+
 @pytest.mark.parametrize(("overrides", "messages"), INVALID)
 def test_invalid(overrides, messages):
     assert [str(e) for e in sidecarset.validate(defaulted(make(**overrides)))] == messages

@@ -4,6 +4,7 @@ a conflicting pod write is recomputed on a fresh read (the shared in-place write
 from __future__ import annotations
 
 import copy
+import json
 
 from kruise.control.sidecarset import update as plan
 from kruise.control.sidecarset.hashing import set_hash_annotations
@@ -123,6 +124,28 @@ async def test_new_image_updates_max_unavailable_pods_in_place() -> None:
     assert images == {"sidecar1": "busybox:1.35", "web": "nginx:1.27"}
     assert plan.is_updated(updated, new)
     assert h.client.object(PODS, "p1", NS)["metadata"]["uid"] == "uid-p1"
+
+
+async def test_pod_updated_in_place_records_the_revision_registered_in_the_same_pass() -> None:
+    """Upstream e2e "sidecarSet InjectionStrategy.Revision checker": the cache still holds the SidecarSet
+    with the old `status.latestRevision` when the pass writes the pod; the pod must name the new one."""
+    old = sidecarset("busybox:1.34")
+    old["status"] = {"latestRevision": "logs-old"}
+    p1 = running_pod("p1", old)
+    assert json.loads(p1["metadata"]["annotations"]["kruise.io/sidecarset-hash"])["logs"][
+        "controllerRevision"
+    ] == ("logs-old")
+    new = {**sidecarset("busybox:1.35"), "status": {"latestRevision": "logs-old"}}
+    h = Harness(new, [p1])
+    await h.reconcile()
+    (revision,) = h.client.objects(CONTROLLER_REVISIONS)
+    (status_write,) = h.client.calls_to("patch", SIDECARSETS)
+    assert status_write.body["status"]["latestRevision"] == revision["metadata"]["name"] != "logs-old"
+    assert h.pod_updates() == ["p1"]
+    record = json.loads(
+        h.client.object(PODS, "p1", NS)["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
+    )
+    assert record["logs"]["controllerRevision"] == revision["metadata"]["name"]
 
 
 async def test_conflict_rereads_the_pod_and_recomputes() -> None:

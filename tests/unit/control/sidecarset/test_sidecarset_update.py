@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+
 from kruise.control.sidecarset import update as plan
+from kruise.control.sidecarset.metadata import PatchMetadataError
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -92,3 +95,70 @@ def test_updated_pod_and_consistency():
         "readyPods": 2,
         "updatedReadyPods": 1,
     }
+
+
+def test_updated_pod_renews_the_hash_record_with_the_latest_revision():
+    """Upstream e2e "sidecarSet InjectionStrategy.Revision checker": a pod injected from an older revision
+    records, once upgraded in place, the revision the SidecarSet's status names as latest."""
+    s = sidecarset()
+    s["status"] = {"latestRevision": "s-new"}
+    s["spec"]["initContainers"] = [
+        {"name": "init", "image": "busybox"},
+        {"name": "native", "image": "busybox", "restartPolicy": "Always"},
+    ]
+    old = pod("a")
+    records = {
+        "other": {"hash": "o1", "sidecarSetName": "other"},
+        "s": {"updateTimestamp": "2025-01-01T00:00:00Z", "hash": "h1", "sidecarSetName": "s",
+              "sidecarList": ["side"], "controllerRevision": "s-old"},
+    }  # fmt: skip
+    old["metadata"]["annotations"]["kruise.io/sidecarset-hash"] = json.dumps(records)
+    new = plan.updated_pod(old, s, NOW)
+    raw = new["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
+    assert json.loads(raw) == {
+        "other": {"hash": "o1", "sidecarSetName": "other"},
+        "s": {"updateTimestamp": "2026-01-01T00:00:00Z", "hash": "h2", "sidecarSetName": "s",
+              "sidecarList": ["native", "side"], "controllerRevision": "s-new"},
+    }  # fmt: skip
+    assert raw.index('"other"') < raw.index('"s"')  # Go marshals the map with its keys sorted
+    # the without-image record is left alone (it already agrees, or there would be no in-place update)
+    assert (
+        new["metadata"]["annotations"]["kruise.io/sidecarset-hash-without-image"]
+        == old["metadata"]["annotations"]["kruise.io/sidecarset-hash-without-image"]
+    )
+
+
+def test_updated_pod_without_a_latest_revision_records_none():
+    new = plan.updated_pod(pod("a"), sidecarset(), NOW)
+    assert (
+        "controllerRevision"
+        not in json.loads(new["metadata"]["annotations"]["kruise.io/sidecarset-hash"])["s"]
+    )
+
+
+def test_updated_pod_reapplies_patch_pod_metadata():
+    """Upstream e2e "sidecarSet patch pod metadata": the annotation follows the SidecarSet's new value on
+    the in-place upgrade, each policy as at injection."""
+    s = sidecarset()
+    s["spec"]["patchPodMetadata"] = [
+        {"patchPolicy": "MergePatchJson", "annotations": {"merged": '{"side":2}'}},
+        {"patchPolicy": "Overwrite", "annotations": {"overwritten": "new"}},
+        {"patchPolicy": "Retain", "annotations": {"retained": "new", "added": "yes"}},
+    ]
+    old = pod("a")
+    old["metadata"]["annotations"].update(merged='{"app":0,"side":1}', overwritten="old", retained="old")
+    annotations = plan.updated_pod(old, s, NOW)["metadata"]["annotations"]
+    assert annotations["merged"] == '{"app":0,"side":2}'
+    assert annotations["overwritten"] == "new"
+    assert annotations["retained"] == "old" and annotations["added"] == "yes"
+
+
+def test_updated_pod_refuses_a_merge_into_an_annotation_that_is_not_json():
+    s = sidecarset()
+    s["spec"]["patchPodMetadata"] = [
+        {"patchPolicy": "MergePatchJson", "annotations": {"merged": '{"side":2}'}}
+    ]
+    old = pod("a")
+    old["metadata"]["annotations"]["merged"] = "plain text"
+    with pytest.raises(PatchMetadataError, match="pod annotation merged is not a JSON document"):
+        plan.updated_pod(old, s, NOW)
