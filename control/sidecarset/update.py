@@ -47,7 +47,7 @@ from kruise.api.timestamps import rfc3339
 from kruise.control import podstatus
 from kruise.control.sidecarset import gojson, hotupgrade, order
 from kruise.control.sidecarset.hashing import is_native_sidecar
-from kruise.control.sidecarset.injection import go_time, upgrade_spec
+from kruise.control.sidecarset.injection import upgrade_spec
 from kruise.control.sidecarset.matching import selector_matches
 from kruise.control.sidecarset.metadata import patch_pod_metadata
 
@@ -348,7 +348,7 @@ def updated_pod(pod: Obj, sidecarset: Obj, now: datetime) -> dict[str, Any]:
     records = _annotation_json(clone, ANNOTATION_SIDECARSET_HASH)
     revision = (sidecarset.get("status") or {}).get("latestRevision") or ""
     records[name] = upgrade_spec(
-        go_time(now), sidecarset_hashes(sidecarset)[0], name, sidecar_list(sidecarset), revision
+        rfc3339(now), sidecarset_hashes(sidecarset)[0], name, sidecar_list(sidecarset), revision
     )
     annotations = clone["metadata"].setdefault("annotations", {})
     annotations[ANNOTATION_SIDECARSET_HASH] = gojson.dumps(dict(sorted(records.items()))).decode()

@@ -17,7 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.conditions import condition_of
+from kruise.api.controllerref import controller_of
 from kruise.api.keys import ANNOTATION_RUNTIME_CONTAINERS_META, CONDITION_INPLACE_UPDATE_READY
+from kruise.api.objects import annotations_of, container_statuses_of, meta_of
 from kruise.control.inplace import envhash
 
 KRUISE_APPS_GROUP = "apps.kruise.io"
@@ -64,18 +67,15 @@ def _env_hash(meta: Mapping[str, Any]) -> int:
 def is_watched(pod: Obj) -> bool:
     """Only pods of Kruise workloads (controller in apps.kruise.io) or with SidecarSet-injected
     containers are reported: they are the ones kruise-manager updates in place."""
-    meta = pod.get("metadata") or {}
-    for ref in meta.get("ownerReferences") or []:
-        if ref.get("controller") and str(ref.get("apiVersion", "")).rpartition("/")[0] == KRUISE_APPS_GROUP:
-            return True
-    return SIDECARSET_HASH_ANNOTATION in (meta.get("annotations") or {})
+    ref = controller_of(pod)
+    if ref is not None and str(ref.get("apiVersion", "")).rpartition("/")[0] == KRUISE_APPS_GROUP:
+        return True
+    return SIDECARSET_HASH_ANNOTATION in annotations_of(pod)
 
 
 def can_sync(pod: Obj) -> bool:
     """A pod being deleted or without container statuses yet has nothing to report."""
-    return not (pod.get("metadata") or {}).get("deletionTimestamp") and bool(
-        (pod.get("status") or {}).get("containerStatuses")
-    )
+    return not meta_of(pod).get("deletionTimestamp") and bool(container_statuses_of(pod))
 
 
 def needs_report(old: Obj | None, new: Obj, env_from_metadata: bool) -> bool:
@@ -147,10 +147,8 @@ def env_hash_missing(meta: Mapping[str, Any]) -> bool:
 
 def is_updating_in_place(pod: Obj) -> bool:
     """``InPlaceUpdateReady`` is False: kruise-manager has started an in-place update of the pod."""
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == CONDITION_INPLACE_UPDATE_READY:
-            return condition.get("status") == "False"
-    return False
+    condition = condition_of(pod, CONDITION_INPLACE_UPDATE_READY)
+    return condition is not None and condition.get("status") == "False"
 
 
 def stale_env(pod: Obj, container: Obj, meta: Mapping[str, Any]) -> bool:
