@@ -7,6 +7,7 @@ written in the seed's v1alpha1 YAML is read, patched and watched at v1beta1 (eac
 the conversion webhook), and OpenKruise 1.9's v1beta1 YAML (a BroadcastJob in the shape of upstream's
 `apps_v1beta1_broadcastjob-ttl` sample) is admitted, stored at v1alpha1 and reconciled.
 """
+
 from __future__ import annotations
 
 import asyncio
