@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from kruise.api.apisets import DEFAULT_API_SET
 from kruise.kube.client import Client
 from kruise.kube.errors import NotFound
 from kruise.kube.resources import DEPLOYMENTS, ResourceRef
@@ -83,12 +84,14 @@ class HelmRelease:
         self,
         *,
         feature_gates: str = "",
+        api_set: str = DEFAULT_API_SET,
         chart: Path = CHART_DIR,
         timeout: float = 120.0,
         helm: str | None = None,
     ) -> None:
         self.name = f"helm/{RELEASE}"
         self.feature_gates = feature_gates
+        self.api_set = api_set
         self.chart = chart
         self.timeout = timeout
         self.helm = helm
@@ -100,13 +103,20 @@ class HelmRelease:
         """What `kruise sandbox up` prints instead of a log file: the pods log like any cluster's."""
 
     def install_args(self, values_file: Path) -> list[str]:
-        return ["install", RELEASE, str(self.chart), "--namespace", "default", "-f", str(values_file)]
+        args = ["install", RELEASE, str(self.chart), "--namespace", "default", "-f", str(values_file)]
+        if self.api_set != DEFAULT_API_SET:
+            # the chart renders the 2.0 CRDs as templates; its crds/ (the 1.9 set) must not go in first
+            args.append("--skip-crds")
+        return args
 
     async def start(self, sandbox: Sandbox) -> None:
         self._home = tempfile.TemporaryDirectory(prefix="kruise-helm-")
         values = Path(self._home.name) / "values.yaml"
         # no --feature-gates: the chart's default (ImagePullJobGate=true, as upstream's chart)
-        values.write_text(yaml.safe_dump({"featureGates": self.feature_gates} if self.feature_gates else {}))
+        chosen = {"featureGates": self.feature_gates} if self.feature_gates else {}
+        if self.api_set != DEFAULT_API_SET:
+            chosen["apiSet"] = self.api_set
+        values.write_text(yaml.safe_dump(chosen))
         await self.run(sandbox, *self.install_args(values))
         await self.wait_available(sandbox)
 

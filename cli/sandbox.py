@@ -8,6 +8,9 @@ from pathlib import Path
 
 import typer
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+"""Where crds/ and crds-2.0/ live (the sandbox applies the chosen set's files, as `kubectl apply -f`)."""
+
 app = typer.Typer(no_args_is_help=True, help="A local Kubernetes stand-in for tests and newcomers.")
 
 
@@ -21,6 +24,12 @@ def up(
     no_kruise: bool = typer.Option(False, "--no-kruise", help="Bare Kubernetes: do not start kruise-py."),
     feature_gates: str = typer.Option(
         "", "--feature-gates", help="Passed to kruise-py, e.g. A=true,B=false."
+    ),
+    api_set: str = typer.Option(
+        "1.9",
+        "--api-set",
+        help='Kruise API served: "1.9" (OpenKruise 1.9.0\'s versions) or "2.0" (upstream master\'s; '
+        "fifteen kinds also at v1beta1). See docs/api.md.",
     ),
     host_processes: bool = typer.Option(
         False,
@@ -51,6 +60,9 @@ def up(
     its pods run in kruise-system, each container a real process, and ``kubectl logs -n
     kruise-system <pod>`` shows its output.
     """
+    from kruise.api.apisets import APISetError
+    from kruise.api.apisets import parse as parse_api_set
+    from kruise.api.crdfiles import SET_DIRS
     from kruise.api.features import FeatureGateError, parse
     from kruise.cli.demo import cloneset_tour, kruise_system_tour
     from kruise.cli.helm_release import HelmRelease, kruise_process_images
@@ -61,6 +73,10 @@ def up(
         parse(feature_gates)
     except FeatureGateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--feature-gates") from exc
+    try:
+        api_set = parse_api_set(api_set, field="--api-set")
+    except APISetError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--api-set") from exc
 
     if via_helm and host_processes:
         raise typer.BadParameter(
@@ -79,10 +95,10 @@ def up(
     with tempfile.TemporaryDirectory(prefix="kruise-sandbox-") as workdir:  # webhook certs; gone on exit
         components: list = []
         if helm_install:
-            components = [HelmRelease(feature_gates=feature_gates)]
+            components = [HelmRelease(feature_gates=feature_gates, api_set=api_set)]
         elif not no_kruise:
             components = kruise_components(
-                Path(workdir), feature_gates=feature_gates, nodes=nodes, log_dir=log_dir
+                Path(workdir), feature_gates=feature_gates, nodes=nodes, log_dir=log_dir, api_set=api_set
             )
         tours = [] if no_kruise else [kruise_system_tour, cloneset_tour] if helm_install else [cloneset_tour]
         options = UpOptions(
@@ -97,6 +113,7 @@ def up(
             process_images=kruise_process_images(),
             install_crds=not helm_install,
             address_slot=address_slot,
+            crd_dir=REPO_ROOT / SET_DIRS[api_set],
         )
         try:
             asyncio.run(run_up(options, echo))

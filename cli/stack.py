@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from kruise.api.apisets import DEFAULT_API_SET
 from kruise.kube.client import Client
 from kruise.kube.errors import AlreadyExists
 from kruise.kube.resources import NAMESPACES
@@ -57,15 +58,16 @@ class KruiseNamespace:
 
 
 def webhook_component(
-    cert_dir: Path, feature_gates: str = "", log: LogSink = None, log_dir: Path | None = None
-) -> ProcessComponent:
+    cert_dir: Path, feature_gates: str = "", log: LogSink = None, log_dir: Path | None = None,
+    api_set: str = DEFAULT_API_SET,
+) -> ProcessComponent:  # fmt: skip
     """`kruise-webhook` on a free loopback port, called by URL (the sandbox has no Service routing for it)."""
     port = free_port()
     argv = [
         sys.executable, "-m", "kruise.webhook.main", "--kubeconfig", "{kubeconfig}",
         "--namespace", KRUISE_NAMESPACE, "--bind-address", "127.0.0.1", "--port", str(port),
         "--webhook-url", f"https://127.0.0.1:{port}", "--cert-dir", str(cert_dir),
-        "--shutdown-grace-seconds", "1",
+        "--shutdown-grace-seconds", "1", "--api-set", api_set,
     ]  # fmt: skip
     if feature_gates:
         argv += ["--feature-gates", feature_gates]
@@ -122,14 +124,16 @@ def daemon_component(
 
 
 def kruise_components(
-    workdir: Path, feature_gates: str = "", log: LogSink = None, nodes: int = 0, log_dir: Path | None = None
-) -> list[Component]:
+    workdir: Path, feature_gates: str = "", log: LogSink = None, nodes: int = 0, log_dir: Path | None = None,
+    api_set: str = DEFAULT_API_SET,
+) -> list[Component]:  # fmt: skip
     """Everything kruise-py runs in the sandbox, in start order; `workdir` holds the webhook's certs,
     `log_dir` one `<component>.log` per process. One kruise-daemon per simulated node (`node-1` ...
-    `node-N`, the simulator's names)."""
+    `node-N`, the simulator's names). Only kruise-webhook takes the API set (its configurations' rules);
+    the manager and daemons talk versions both sets serve."""
     components: list[Component] = [
         KruiseNamespace(),
-        webhook_component(workdir / "certs", feature_gates, log, log_dir),
+        webhook_component(workdir / "certs", feature_gates, log, log_dir, api_set),
     ]
     if manager_available():
         components.append(manager_component(feature_gates, log, log_dir))

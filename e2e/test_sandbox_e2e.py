@@ -244,7 +244,7 @@ async def test_sandbox_up_runs_kruise_webhook_in_the_admission_path(tmp_path: Pa
         valid["metadata"]["name"] = "good"
         valid["spec"]["template"]["metadata"]["labels"] = {"app": "a"}
         await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(valid))
-        # v1alpha1 named: kubectl's preferred v1beta1 has updateStrategy.rollingUpdate.podUpdatePolicy
+        # v1alpha1 named: on the 2.0 API set kubectl's preferred v1beta1 has rollingUpdate.podUpdatePolicy
         _, out = await cluster.kubectl("get", "clonesets.v1alpha1.apps.kruise.io", "good", "-o", "json")
         spec = json.loads(out)["spec"]
         assert spec["updateStrategy"]["type"] == "ReCreate"  # defaulted by kruise-webhook

@@ -40,9 +40,18 @@ class UpOptions:
     process_images: Sequence[ProcessImage] = ()
     """Images whose containers the kubelets run as real processes (the CLI maps kruise-py's)."""
     install_crds: bool = True
-    """Apply the repository's ``crds/`` at start (off when a chart installs them)."""
+    """Apply the CRDs at start (off when a chart installs them)."""
     address_slot: int | None = None
     """Loopback slot for pod and node IPs (None: the first free one)."""
+    crd_dir: Path | None = None
+    """Which CRD files to apply; None: the repository's ``crds/``."""
+
+
+def _crd_choice(options: UpOptions) -> dict[str, Path | None]:
+    """Sandbox's crd_dir argument: none when a chart installs them, else the chosen or the default files."""
+    if not options.install_crds:
+        return {"crd_dir": None}
+    return {} if options.crd_dir is None else {"crd_dir": options.crd_dir}
 
 
 def find_kubectl() -> str:
@@ -71,7 +80,7 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             components=options.components,
             process_images=options.process_images,
             address_slot=options.address_slot,
-            **({} if options.install_crds else {"crd_dir": None}),
+            **_crd_choice(options),
         )
         async with sandbox:
             echo(f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}")

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import orjson
 import structlog
 
+from kruise.api.apisets import DEFAULT_API_SET
 from kruise.api.objects import section
 from kruise.kube.client import Client
 from kruise.kube.errors import AlreadyExists, Conflict, NotFound
@@ -157,6 +158,8 @@ class ConfigurationPatcher:
     client: Client
     target: ClientTarget
     served: frozenset[str]
+    api_set: str = DEFAULT_API_SET
+    """Which versions the configurations it creates list per Kruise kind; one found is rebuilt as it is."""
 
     async def ensure(self, ca_bundle: bytes) -> list[str]:
         """Bring both configurations up to date; returns the names that were written."""
@@ -176,7 +179,7 @@ class ConfigurationPatcher:
             try:
                 current = await self.client.get(ref, name)
             except NotFound:
-                body = fresh(self.target, ca_bundle, served=set(self.served))
+                body = fresh(self.target, ca_bundle, served=set(self.served), api_set=self.api_set)
                 try:
                     await self.client.create(ref, body)
                     return True

@@ -10,6 +10,9 @@ Each carries the ``externalCerts.annotations`` value (as upstream's chart) and u
 and Helm resetting it to "" on every upgrade is what lets a changed value
 (``webhookConfiguration.timeoutSeconds``) reach the live configurations.
 
+A Kruise kind's rule lists the versions of the API set the ``apiSet`` value selects: a rule whose
+versions differ between the sets renders both lists behind ``include "kruise.apiSet"``.
+
 The template is a generated file committed to the chart (``TEMPLATE``); ``drift()`` says whether it
 still matches the definitions and ``python -m kruise.webhook.charttemplate`` rewrites it.
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from kruise.api.apisets import API_SET_1_9, API_SET_2_0
 from kruise.webhook import paths
 from kruise.webhook.certsecret import TEMPLATE_ANNOTATION
 from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
@@ -48,6 +52,26 @@ _EXTERNAL_CERTS_ANNOTATIONS = (
 )
 
 
+_VERSIONS = "KRUISE-VERSIONS-PLACEHOLDER-"
+
+
+def _versions_by_set(kind: str, hooks: list[dict], hooks_2_0: list[dict]) -> dict[str, str]:
+    """Put a placeholder in each rule whose versions differ in the 2.0 set; placeholder -> template text."""
+    swaps = {}
+    for i, (hook, other) in enumerate(zip(hooks, hooks_2_0, strict=True)):
+        assert hook["name"] == other["name"], (hook["name"], other["name"])
+        rule, other_rule = hook["rules"][0], other["rules"][0]
+        if rule["apiVersions"] != other_rule["apiVersions"]:
+            placeholder = f"{_VERSIONS}{kind}-{i}"
+            swaps[placeholder] = (
+                f'{{{{ if eq (include "kruise.apiSet" $) "{API_SET_2_0}" }}}}'
+                f"[{', '.join(other_rule['apiVersions'])}]{{{{ else }}}}"
+                f"[{', '.join(rule['apiVersions'])}]{{{{ end }}}}"
+            )
+            rule["apiVersions"] = placeholder
+    return swaps
+
+
 def _webhooks(hooks: list[dict]) -> str:
     """The `webhooks:` list, one item at a time (no YAML anchors between entries), with each run of
     pod webhooks wrapped in the PodWebhook condition."""
@@ -68,8 +92,11 @@ def render() -> str:
     """Both configurations as a Helm template: the namespace and timeout come from the values."""
     target = ClientTarget(namespace=_NAMESPACE)
     docs = []
+    swaps: dict[str, str] = {}
     for build in (mutating_configuration, validating_configuration):
-        config = build(target, None, timeout=_TIMEOUT)
+        config = build(target, None, timeout=_TIMEOUT, api_set=API_SET_1_9)
+        config_2_0 = build(target, None, timeout=_TIMEOUT, api_set=API_SET_2_0)
+        swaps |= _versions_by_set(config["kind"], config["webhooks"], config_2_0["webhooks"])
         head = (
             f"apiVersion: {config['apiVersion']}\n"
             f"kind: {config['kind']}\n"
@@ -82,6 +109,8 @@ def render() -> str:
         )
         docs.append(head + _webhooks(config["webhooks"]))
     text = _HEADER + "---\n".join(docs)
+    for placeholder, versions in swaps.items():
+        text = text.replace(f"{placeholder}\n", f"{versions}\n")
     text = text.replace(_NAMESPACE, "{{ .Values.installation.namespace }}")
     return text.replace(str(_TIMEOUT), "{{ .Values.webhookConfiguration.timeoutSeconds }}")
 

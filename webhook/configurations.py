@@ -5,8 +5,10 @@ caBundle. Entries whose path this process does not serve are dropped when rebuil
 webhook controller does, so a configuration never points the apiserver at a 404.
 
 The entries are upstream 1.9's, one for one: its chart's webhookconfiguration template (same order,
-selectors, failurePolicy, timeout from the values) with each name, path, version list and verb list
-taken from the `+kubebuilder:webhook` marker and handler path of the matching upstream handler. Like
+selectors, failurePolicy, timeout from the values) with each name, path and verb list taken from the
+`+kubebuilder:webhook` marker and handler path of the matching upstream handler. A Kruise kind's rule
+lists the versions the API set in force serves (`kruise.api.apisets`): 1.9's are upstream 1.9's markers,
+2.0's list v1beta1 for every kind served at v1beta1, as upstream master's markers do. Like
 upstream, no entry sets matchPolicy or reinvocationPolicy (the apiserver defaults them to Equivalent
 and Never). Every path here is one `routes.build_routes` answers (it serves both path spellings).
 """
@@ -18,6 +20,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.apisets import DEFAULT_API_SET, served_versions
 from kruise.api.keys import LABEL_DELETION_PROTECTION
 from kruise.webhook import paths
 
@@ -57,8 +60,7 @@ class Entry:
 
 
 _KRUISE = "apps.kruise.io"
-_BOTH = ("v1alpha1", "v1beta1")
-_ALPHA = ("v1alpha1",)
+_POLICY = "policy.kruise.io"
 _CU = ("CREATE", "UPDATE")
 _CUD = ("CREATE", "UPDATE", "DELETE")
 _M = "/mutate-apps-kruise-io-"  # + the handler's path tail
@@ -66,15 +68,18 @@ _V = "/validate-apps-kruise-io-"
 
 
 def _kruise(
-    name: str, path: str, plural: str, versions: tuple[str, ...], ops: tuple[str, ...] = _CU
+    api_set: str, name: str, path: str, plural: str, ops: tuple[str, ...] = _CU, group: str = _KRUISE
 ) -> Entry:
-    return Entry(name, path, (_KRUISE,), versions, (plural,), ops)
+    versions = served_versions(api_set, group, plural)
+    if not versions:
+        raise ValueError(f"API set {api_set} has no {plural}.{group} for webhook {name}")
+    return Entry(name, path, (group,), versions, (plural,), ops)
 
 
-def mutating_entries() -> list[Entry]:
-    """Upstream's mutating webhooks in its 1.9 chart's order, with v1beta1 in the rules of every kind
-    kruise-py serves at v1beta1 (as upstream master's markers list it; the emulator's matchPolicy is
-    Exact, where a real apiserver would convert to v1alpha1 for the call). Names and paths are those
+def mutating_entries(api_set: str = DEFAULT_API_SET) -> list[Entry]:
+    """Upstream's mutating webhooks in its 1.9 chart's order, each Kruise rule listing every version
+    the set serves (the emulator's matchPolicy is Exact, where a real apiserver would convert to a
+    listed version for the call). Names and paths are those
     its handlers register (some with the version in the path, the imagepulljob pair with a `-v1beta1` name).
     Kinds upstream does not default at admission (PodUnavailableBudget, ResourceDistribution,
     PersistentPodState, PodProbeMarker, NodePodProbe, EphemeralJob, WorkloadSpread) get no entry."""
@@ -84,18 +89,18 @@ def mutating_entries() -> list[Entry]:
     )  # fmt: skip
     return [
         pod,
-        _kruise("madvancedcronjob.kb.io", _M + "advancedcronjob", "advancedcronjobs", _BOTH),
-        _kruise("mbroadcastjob.kb.io", _M + "broadcastjob", "broadcastjobs", _BOTH),
-        _kruise("mcloneset.kb.io", _M + "v1alpha1-cloneset", "clonesets", _BOTH),
-        _kruise("mcontainerrecreaterequest.kb.io", _M + "v1alpha1-containerrecreaterequest",
-                "containerrecreaterequests", _BOTH),
-        _kruise("mdaemonset.kb.io", _M + "daemonset", "daemonsets", _BOTH),
-        _kruise("mimagelistpulljob-v1beta1.kb.io", _M + "imagelistpulljob", "imagelistpulljobs", _BOTH),
-        _kruise("mimagepulljob-v1beta1.kb.io", _M + "imagepulljob", "imagepulljobs", _BOTH),
-        _kruise("mnodeimage.kb.io", _M + "nodeimage", "nodeimages", _BOTH),
-        _kruise("msidecarset.kb.io", _M + "sidecarset", "sidecarsets", _BOTH),
-        _kruise("mstatefulset.kb.io", _M + "statefulset", "statefulsets", _BOTH),
-        _kruise("muniteddeployment.kb.io", _M + "v1alpha1-uniteddeployment", "uniteddeployments", _BOTH),
+        _kruise(api_set, "madvancedcronjob.kb.io", _M + "advancedcronjob", "advancedcronjobs"),
+        _kruise(api_set, "mbroadcastjob.kb.io", _M + "broadcastjob", "broadcastjobs"),
+        _kruise(api_set, "mcloneset.kb.io", _M + "v1alpha1-cloneset", "clonesets"),
+        _kruise(api_set, "mcontainerrecreaterequest.kb.io", _M + "v1alpha1-containerrecreaterequest",
+                "containerrecreaterequests"),
+        _kruise(api_set, "mdaemonset.kb.io", _M + "daemonset", "daemonsets"),
+        _kruise(api_set, "mimagelistpulljob-v1beta1.kb.io", _M + "imagelistpulljob", "imagelistpulljobs"),
+        _kruise(api_set, "mimagepulljob-v1beta1.kb.io", _M + "imagepulljob", "imagepulljobs"),
+        _kruise(api_set, "mnodeimage.kb.io", _M + "nodeimage", "nodeimages"),
+        _kruise(api_set, "msidecarset.kb.io", _M + "sidecarset", "sidecarsets"),
+        _kruise(api_set, "mstatefulset.kb.io", _M + "statefulset", "statefulsets"),
+        _kruise(api_set, "muniteddeployment.kb.io", _M + "v1alpha1-uniteddeployment", "uniteddeployments"),
     ]  # fmt: skip
 
 
@@ -106,7 +111,7 @@ def _protection(name: str, path: str, group: str, versions: tuple[str, ...], res
     )  # fmt: skip
 
 
-def validating_entries() -> list[Entry]:
+def validating_entries(api_set: str = DEFAULT_API_SET) -> list[Entry]:
     """Upstream 1.9's validating webhooks in its chart's order. ContainerRecreateRequest and
     NodePodProbe have no validating webhook upstream, so none here either."""
     return [
@@ -122,25 +127,25 @@ def validating_entries() -> list[Entry]:
               namespace_selector=_POD_NAMESPACE_SELECTOR),
         Entry("vpodeviction.kb.io", paths.POD_VALIDATE, ("",), ("v1",), ("pods/eviction",), ("CREATE",),
               namespace_selector=_POD_NAMESPACE_SELECTOR),
-        _kruise("vresourcedistribution.kb.io", _V + "v1alpha1-resourcedistribution",
-                "resourcedistributions", _BOTH),
-        _kruise("vworkloadspread.kb.io", _V + "v1alpha1-workloadspread", "workloadspreads", _BOTH),
-        _kruise("vadvancedcronjob.kb.io", _V + "advancedcronjob", "advancedcronjobs", _BOTH),
-        _kruise("vbroadcastjob.kb.io", _V + "broadcastjob", "broadcastjobs", _BOTH),
-        _kruise("vcloneset.kb.io", _V + "v1alpha1-cloneset", "clonesets", _BOTH, _CUD),
-        _kruise("vdaemonset.kb.io", _V + "daemonset", "daemonsets", _BOTH),
-        _kruise("vimagelistpulljob-v1beta1.kb.io", _V + "imagelistpulljob", "imagelistpulljobs", _BOTH),
-        _kruise("vimagepulljob-v1beta1.kb.io", _V + "imagepulljob", "imagepulljobs", _BOTH),
-        _kruise("vnodeimage.kb.io", _V + "nodeimage", "nodeimages", _BOTH),
-        _kruise("vpersistentpodstate.kb.io", _V + "persistentpodstate", "persistentpodstates", _BOTH),
-        _kruise("vpodprobemarker.kb.io", _V + "podprobemarker", "podprobemarkers", _ALPHA),
-        Entry("vpodunavailablebudget.kb.io", "/validate-policy-kruise-io-podunavailablebudget",
-              ("policy.kruise.io",), _BOTH, ("podunavailablebudgets",), _CU),
-        _kruise("vsidecarset.kb.io", _V + "sidecarset", "sidecarsets", _BOTH),
-        _kruise("vstatefulset.kb.io", _V + "statefulset", "statefulsets", _BOTH, _CUD),
-        _kruise("vephemeraljobs.kb.io", _V + "v1alpha1-ephemeraljob", "ephemeraljobs", _ALPHA),
-        _kruise("vuniteddeployment.kb.io", _V + "v1alpha1-uniteddeployment", "uniteddeployments",
-                _BOTH, _CUD),
+        _kruise(api_set, "vresourcedistribution.kb.io", _V + "v1alpha1-resourcedistribution",
+                "resourcedistributions"),
+        _kruise(api_set, "vworkloadspread.kb.io", _V + "v1alpha1-workloadspread", "workloadspreads"),
+        _kruise(api_set, "vadvancedcronjob.kb.io", _V + "advancedcronjob", "advancedcronjobs"),
+        _kruise(api_set, "vbroadcastjob.kb.io", _V + "broadcastjob", "broadcastjobs"),
+        _kruise(api_set, "vcloneset.kb.io", _V + "v1alpha1-cloneset", "clonesets", _CUD),
+        _kruise(api_set, "vdaemonset.kb.io", _V + "daemonset", "daemonsets"),
+        _kruise(api_set, "vimagelistpulljob-v1beta1.kb.io", _V + "imagelistpulljob", "imagelistpulljobs"),
+        _kruise(api_set, "vimagepulljob-v1beta1.kb.io", _V + "imagepulljob", "imagepulljobs"),
+        _kruise(api_set, "vnodeimage.kb.io", _V + "nodeimage", "nodeimages"),
+        _kruise(api_set, "vpersistentpodstate.kb.io", _V + "persistentpodstate", "persistentpodstates"),
+        _kruise(api_set, "vpodprobemarker.kb.io", _V + "podprobemarker", "podprobemarkers"),
+        _kruise(api_set, "vpodunavailablebudget.kb.io", "/validate-policy-kruise-io-podunavailablebudget",
+                "podunavailablebudgets", group=_POLICY),
+        _kruise(api_set, "vsidecarset.kb.io", _V + "sidecarset", "sidecarsets"),
+        _kruise(api_set, "vstatefulset.kb.io", _V + "statefulset", "statefulsets", _CUD),
+        _kruise(api_set, "vephemeraljobs.kb.io", _V + "v1alpha1-ephemeraljob", "ephemeraljobs"),
+        _kruise(api_set, "vuniteddeployment.kb.io", _V + "v1alpha1-uniteddeployment", "uniteddeployments",
+                _CUD),
     ]  # fmt: skip
 
 
@@ -210,20 +215,20 @@ def _configuration(
 
 def mutating_configuration(
     target: ClientTarget | None = None, ca_bundle: bytes | None = None, *,
-    served: set[str] | None = None, timeout: int = DEFAULT_TIMEOUT_SECONDS,
+    served: set[str] | None = None, timeout: int = DEFAULT_TIMEOUT_SECONDS, api_set: str = DEFAULT_API_SET,
 ) -> dict[str, Any]:  # fmt: skip
     """`served` (paths this process answers) drops unserved entries; None keeps all (for Helm)."""
     return _configuration(
-        "MutatingWebhookConfiguration", MUTATING_NAME, mutating_entries(), target or ClientTarget(),
+        "MutatingWebhookConfiguration", MUTATING_NAME, mutating_entries(api_set), target or ClientTarget(),
         ca_bundle, served, timeout,
     )  # fmt: skip
 
 
 def validating_configuration(
     target: ClientTarget | None = None, ca_bundle: bytes | None = None, *,
-    served: set[str] | None = None, timeout: int = DEFAULT_TIMEOUT_SECONDS,
+    served: set[str] | None = None, timeout: int = DEFAULT_TIMEOUT_SECONDS, api_set: str = DEFAULT_API_SET,
 ) -> dict[str, Any]:  # fmt: skip
     return _configuration(
-        "ValidatingWebhookConfiguration", VALIDATING_NAME, validating_entries(), target or ClientTarget(),
-        ca_bundle, served, timeout,
+        "ValidatingWebhookConfiguration", VALIDATING_NAME, validating_entries(api_set),
+        target or ClientTarget(), ca_bundle, served, timeout,
     )  # fmt: skip

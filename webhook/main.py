@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 
 import structlog
 
-from kruise.api import features
+from kruise.api import apisets, features
+from kruise.api.apisets import DEFAULT_API_SET
 from kruise.api.features import FeatureGateError, FeatureGates
 from kruise.api.objects import section
 from kruise.control.sidecarset.revision import LABEL_SIDECARSET_NAME
@@ -99,6 +100,8 @@ class Options:
     shutdown_grace: float = 10.0
     log_level: str = "info"
     feature_gates: str = ""
+    api_set: str = DEFAULT_API_SET
+    """Which versions the webhook configurations it creates list per kind (docs/api.md, "API sets")."""
 
     @property
     def dns_name(self) -> str:
@@ -134,12 +137,18 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p.add_argument("--shutdown-grace-seconds", type=float, default=10.0)
     p.add_argument("--log-level", default="info")
     p.add_argument("--feature-gates", default="", help="A=true,B=false (the same gates as kruise-manager)")
+    p.add_argument(
+        "--api-set",
+        default=env.get("KRUISE_API_SET", DEFAULT_API_SET),
+        help='the Kruise API the cluster serves: "1.9" (default) or "2.0" (its CRDs must be installed)',
+    )
     a = p.parse_args(argv)
     if a.webhook_url and urlsplit(a.webhook_url).scheme != "https":
         p.error(f"--webhook-url: must be an https:// URL, got {a.webhook_url!r}")
     try:
         certs.parse_renew_before(a.certs_renew_before)
         FeatureGates.from_flag(a.feature_gates)
+        api_set = apisets.parse(a.api_set, field="--api-set")
     except (ValueError, FeatureGateError) as exc:
         p.error(str(exc))
     return Options(
@@ -148,7 +157,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         secret_name=a.secret_name, renew_before=a.certs_renew_before,
         cert_resync_seconds=a.cert_resync_seconds, initialize_timeout=a.webhook_initialize_timeout,
         cache_sync_timeout=a.cache_sync_timeout, shutdown_grace=a.shutdown_grace_seconds,
-        log_level=a.log_level, feature_gates=a.feature_gates,
+        log_level=a.log_level, feature_gates=a.feature_gates, api_set=api_set,
     )  # fmt: skip
 
 
@@ -213,7 +222,7 @@ class WebhookProcess:
         )
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
-            ConfigurationPatcher(client, options.target, frozenset(self.routes)),
+            ConfigurationPatcher(client, options.target, frozenset(self.routes), options.api_set),
             secret_name=options.secret_name, renew_before=certs.parse_renew_before(options.renew_before),
             resync_seconds=options.cert_resync_seconds, on_rotate=lambda _: self._reload(),
             conversion=ConversionPatcher(client, options.target),

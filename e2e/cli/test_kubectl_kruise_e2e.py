@@ -12,8 +12,8 @@ from harness import Cluster, kubectl_kruise
 
 pytestmark = pytest.mark.e2e
 
-# This cluster runs no kruise-webhook, so nothing answers the CRDs' conversion webhook: kubectl's
-# preferred version (v1beta1) would fail; the storage version v1alpha1 needs no conversion.
+# This cluster runs no kruise-webhook, so nothing answers the CRDs' conversion webhook: on the 2.0 API
+# set kubectl's preferred version (v1beta1) would fail; v1alpha1, served by both sets, needs no conversion.
 ALPHA_CLONESETS = "clonesets.v1alpha1.apps.kruise.io"
 
 

@@ -68,7 +68,7 @@ def ready(pod: dict[str, Any]) -> bool:
 
 
 async def status_of(cluster: Cluster, namespace: str) -> dict[str, Any]:
-    # v1alpha1 named: with no kruise-webhook, kubectl's preferred v1beta1 has no conversion webhook to answer
+    # v1alpha1 named: with no kruise-webhook, the 2.0 set's preferred v1beta1 would find no converter
     _, out = await cluster.kubectl(
         "get", "clonesets.v1alpha1.apps.kruise.io", "crash", "-n", namespace, "-o", "json"
     )

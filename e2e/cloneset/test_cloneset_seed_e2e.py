@@ -63,11 +63,11 @@ async def wait_rolled_out(cluster: Cluster, replicas: int, updated: int | None =
 
 
 async def apply_spec(cluster: Cluster, patch: dict) -> None:
-    """The seed edits its v1alpha1 YAML; kubectl's preferred version is v1beta1 (where e.g.
-    updateStrategy.type InPlaceIfPossible is rollingUpdate.podUpdatePolicy), so the patch names v1alpha1."""
+    """The seed edits its v1alpha1 YAML; on the default API set (1.9) CloneSet is served at v1alpha1 only,
+    so a plain `kubectl patch cloneset` in the seed's shape works as written."""
     await cluster.kubectl(
         "patch",
-        "clonesets.v1alpha1.apps.kruise.io",
+        "cloneset",
         "cs-demo",
         "--type=merge",
         "-p",

@@ -1,10 +1,11 @@
-"""Both API versions through real kubectl and kruise-webhook's real `/convert` (`kruise sandbox up`).
+"""Both API versions through real kubectl and kruise-webhook's real `/convert` (`kruise sandbox up
+--api-set 2.0`: on the default 1.9 set CloneSet has no v1beta1).
 
-The ten converted kinds store v1alpha1 (what kruise-manager and kruise-webhook read) and serve v1beta1
-too, which is kubectl's preferred version: a CloneSet written in the seed's v1alpha1 YAML is read,
-patched and watched at v1beta1 (each crossing goes through the conversion webhook), and OpenKruise
-1.9's v1beta1 YAML (a BroadcastJob in the shape of upstream's `apps_v1beta1_broadcastjob-ttl` sample)
-is admitted, stored at v1alpha1 and reconciled.
+On the 2.0 set the fifteen converted kinds but Advanced StatefulSet store v1alpha1 (what kruise-manager
+and kruise-webhook read) and serve v1beta1 too, which is kubectl's preferred version: a CloneSet
+written in the seed's v1alpha1 YAML is read, patched and watched at v1beta1 (each crossing goes through
+the conversion webhook), and OpenKruise 1.9's v1beta1 YAML (a BroadcastJob in the shape of upstream's
+`apps_v1beta1_broadcastjob-ttl` sample) is admitted, stored at v1alpha1 and reconciled.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ async def watch_until(
         await process.wait()
 
 
-async def test_cloneset_across_versions_and_a_v1beta1_broadcastjob(kruise_sandbox: Cluster):
-    cluster = kruise_sandbox
+async def test_cloneset_across_versions_and_a_v1beta1_broadcastjob(kruise_sandbox_2_0: Cluster):
+    cluster = kruise_sandbox_2_0
     await cluster.kubectl("apply", "-f", "-", stdin=CLONESET)
     try:
         # read at v1beta1: the v1alpha1 strategy in its v1beta1 place
@@ -129,7 +130,7 @@ async def test_cloneset_across_versions_and_a_v1beta1_broadcastjob(kruise_sandbo
 
         # upstream 1.9's v1beta1 YAML: admitted (defaulted at v1beta1), stored at v1alpha1, reconciled
         await cluster.kubectl("apply", "-f", "-", stdin=BROADCASTJOB_V1BETA1)
-        nodes = kruise_sandbox.nodes
+        nodes = cluster.nodes
         await cluster.kubectl(
             "wait", "bcj/conv-bcj", f"--for=jsonpath={{.status.succeeded}}={nodes}", "--timeout=90s"
         )

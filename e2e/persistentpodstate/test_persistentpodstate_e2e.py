@@ -46,19 +46,16 @@ async def test_recreated_pod_goes_back_to_its_node(kruise_sandbox: Cluster):
     await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(STS))
     await cluster.kubectl("wait", "asts/pps-web", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=90s")
 
-    # v1alpha1 named: kubectl's preferred v1beta1 calls the topology keys `keys` (checked below)
+    # the default API set (1.9) serves PersistentPodState at v1alpha1 only (`nodeTopologyKeys`)
     state = await until(
-        lambda: get_json(cluster, "persistentpodstates.v1alpha1.apps.kruise.io", "pps-web", check=False),
+        lambda: get_json(cluster, "persistentpodstate", "pps-web", check=False),
         lambda pps: pps is not None and len((pps.get("status") or {}).get("podStates") or {}) == 3,
         "three pods recorded in PersistentPodState pps-web",
     )
     assert state is not None
     assert state["metadata"]["ownerReferences"][0]["kind"] == "StatefulSet"
+    assert state["apiVersion"] == "apps.kruise.io/v1alpha1"
     assert state["spec"]["requiredPersistentTopology"]["nodeTopologyKeys"] == [HOST]
-    beta = await get_json(cluster, "persistentpodstate", "pps-web")
-    assert beta is not None and beta["apiVersion"] == "apps.kruise.io/v1beta1"
-    topology = beta["spec"]["requiredPersistentTopology"]
-    assert topology["keys"] == [HOST] and "nodeTopologyKeys" not in topology
     recorded = state["status"]["podStates"]
     for name in ("pps-web-0", "pps-web-1", "pps-web-2"):
         _, node = await cluster.kubectl("get", "pod", name, "-o", "jsonpath={.spec.nodeName}")

@@ -43,3 +43,14 @@ needs on both webhook configurations and on every CRD with a conversion webhook.
 {{- $external := .Values.externalCerts | default dict -}}
 {{- with $external.annotations }}{{ toYaml . }}{{ end -}}
 {{- end -}}
+
+{{/* The API set (docs/api.md, "API sets"): "1.9" (OpenKruise 1.9.0's versions, the default) or "2.0"
+(upstream master's). An unquoted `apiSet: 2.0` reaches the template as a number: read it as "2.0". */}}
+{{- define "kruise.apiSet" -}}
+{{- $value := .Values.apiSet | default "1.9" -}}
+{{- $set := kindIs "string" $value | ternary $value (printf "%.1f" (float64 $value)) -}}
+{{- if not (has $set (list "1.9" "2.0")) -}}
+{{- fail (printf "apiSet: Unsupported value: \"%v\": supported values: \"1.9\", \"2.0\"" $value) -}}
+{{- end -}}
+{{- $set -}}
+{{- end -}}

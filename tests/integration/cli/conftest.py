@@ -20,6 +20,10 @@ from kruise.kube.client import Client
 from kruise.kube.resources import CRDS
 
 REPO = Path(__file__).resolve().parents[3]
+# No kruise-webhook runs here, so nothing answers conversion: the 2.0 API set's CRDs, whose storage version of
+# every kind is the one kruise-py's components talk (on the 1.9 set seven kinds are stored at v1beta1 and
+# their v1alpha1 reads go through kruise-webhook's /convert, as e2e covers).
+CRD_DIR = "crds-2.0"
 WORKLOAD_CRDS = (
     "apps.kruise.io_clonesets.yaml",
     "apps.kruise.io_statefulsets.yaml",
@@ -33,7 +37,7 @@ WORKLOAD_CRDS = (
 async def install_crds(client: Client, files: tuple[str, ...] = WORKLOAD_CRDS, timeout: float = 10.0) -> None:
     names = []
     for file in files:
-        crd = yaml.safe_load((REPO / "crds" / file).read_text())
+        crd = yaml.safe_load((REPO / CRD_DIR / file).read_text())
         await client.create(CRDS, crd)
         names.append(crd["metadata"]["name"])
     async with asyncio.timeout(timeout):

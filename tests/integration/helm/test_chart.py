@@ -375,3 +375,63 @@ def test_external_certs_gate_is_read_as_the_process_reads_it(gates, external):
     assert FeatureGates(parse(gates), env={}).enabled(ENABLE_EXTERNAL_CERTS) is external
     docs = render(f"featureGates={gates.replace(',', chr(92) + ',')}")
     assert ("create" not in secret_verbs(docs)) is external
+
+
+def test_api_set_default_is_1_9():
+    docs = render()
+    assert "--api-set=1.9" in args_of(by_kind(docs, "Deployment")["kruise-webhook"])
+    [validating] = by_kind(docs, "ValidatingWebhookConfiguration").values()
+    [cloneset] = [h for h in validating["webhooks"] if h["name"] == "vcloneset.kb.io"]
+    assert cloneset["rules"][0]["apiVersions"] == ["v1alpha1"]
+
+
+def test_api_set_2_0_renders_master_crds_rules_and_flag(tmp_path):
+    from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
+
+    values = tmp_path / "values.yaml"
+    values.write_text("apiSet: 2.0\n")  # unquoted: a YAML number, read as "2.0"
+    for docs in (render("apiSet=2.0"), render_with_values(values)):
+        assert "--api-set=2.0" in args_of(by_kind(docs, "Deployment")["kruise-webhook"])
+        crds = by_kind(docs, "CustomResourceDefinition")
+        master = CHART.parents[1] / "crds-2.0"
+        assert len(crds) == len(list(master.glob("*.yaml"))) == 18
+        for name, crd in crds.items():
+            plural, group = name.split(".", 1)
+            generated = yaml.safe_load((master / f"{group}_{plural}.yaml").read_text())
+            assert crd["spec"] == generated["spec"], name
+            assert crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}, name
+        assert [v["name"] for v in crds["clonesets.apps.kruise.io"]["spec"]["versions"]] == [
+            "v1alpha1",
+            "v1beta1",
+        ]
+        target = ClientTarget(namespace="kruise-system")
+        for kind, build in (
+            ("MutatingWebhookConfiguration", mutating_configuration),
+            ("ValidatingWebhookConfiguration", validating_configuration),
+        ):
+            [config] = by_kind(docs, kind).values()
+            assert config["webhooks"] == build(target, None, api_set="2.0")["webhooks"]
+
+
+def test_api_set_2_0_with_external_certs_annotates_only_conversion_crds():
+    crds = by_kind(render("apiSet=2.0", *EXTERNAL), "CustomResourceDefinition")
+    assert crds["nodepodprobes.apps.kruise.io"]["metadata"]["annotations"] == {
+        "helm.sh/resource-policy": "keep"
+    }
+    assert crds["clonesets.apps.kruise.io"]["metadata"]["annotations"] == {
+        **INJECT,
+        "helm.sh/resource-policy": "keep",
+    }
+
+
+def test_an_unknown_api_set_fails_naming_the_value():
+    argv = [str(HELM), "template", "kr", str(CHART), "--set", "apiSet=1.8"]
+    result = subprocess.run(argv, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert 'apiSet: Unsupported value: "1.8": supported values: "1.9", "2.0"' in result.stderr
+
+
+def render_with_values(values: Path) -> list[dict]:
+    argv = [str(HELM), "template", "kr", str(CHART), "--namespace", "kruise-system", "-f", str(values)]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]

@@ -121,7 +121,7 @@ def test_external_certs_install_annotates_the_conversion_crds_and_uninstall_keep
         "--set", f"externalCerts.annotations.cert-manager\\.io/inject-ca-from={inject}",
     )  # fmt: skip
     for kind, name in (
-        ("customresourcedefinition", "clonesets.apps.kruise.io"),
+        ("customresourcedefinition", "daemonsets.apps.kruise.io"),
         ("customresourcedefinition", "statefulsets.apps.kruise.io"),
         ("validatingwebhookconfiguration", "kruise-validating-webhook-configuration"),
     ):
@@ -136,3 +136,27 @@ def test_external_certs_install_annotates_the_conversion_crds_and_uninstall_keep
     assert _get(tools, "customresourcedefinition", "", "clonesets.apps.kruise.io").returncode == 0
     got = _get(tools, "validatingwebhookconfiguration", "", "kruise-validating-webhook-configuration")
     assert got.returncode != 0 and "NotFound" in got.stderr
+
+
+def _served(tools, crd: str) -> list[str]:
+    got = json.loads(_get(tools, "customresourcedefinition", "", crd).stdout)
+    return [v["name"] for v in got["spec"]["versions"] if v["served"]]
+
+
+def test_api_set_2_0_first_install_with_skip_crds_then_upgrade_from_1_9_takes_ownership(tools):
+    """A 2.0 install gets master's CRDs from the chart's templates (crds/ skipped); an existing 1.9
+    install upgraded to apiSet 2.0 adopts the CRDs Helm created unowned from crds/."""
+    tools(HELM, "install", "kruise", str(CHART), "--skip-crds", "--set", "apiSet=2.0")
+    assert _served(tools, "clonesets.apps.kruise.io") == ["v1alpha1", "v1beta1"]
+    tools(HELM, "uninstall", "kruise", "--wait", "--timeout", "60s")
+    # `helm.sh/resource-policy: keep`: the CRDs (and every Kruise object) stay
+    assert _served(tools, "clonesets.apps.kruise.io") == ["v1alpha1", "v1beta1"]
+    tools(KUBECTL, "delete", "customresourcedefinitions", "--all")
+
+    tools(HELM, "install", "kruise", str(CHART))
+    assert _served(tools, "clonesets.apps.kruise.io") == ["v1alpha1"]
+    refused = tools(HELM, "upgrade", "kruise", str(CHART), "--set", "apiSet=2.0", check=False)
+    assert refused.returncode != 0 and "cannot be imported into the current release" in refused.stderr
+    tools(HELM, "upgrade", "kruise", str(CHART), "--set", "apiSet=2.0", "--take-ownership")
+    assert _served(tools, "clonesets.apps.kruise.io") == ["v1alpha1", "v1beta1"]
+    assert _served(tools, "podunavailablebudgets.policy.kruise.io") == ["v1alpha1", "v1beta1"]

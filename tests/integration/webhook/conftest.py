@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kruise.api.crdfiles import SET_DIRS
 from kruise.kube.client import Client
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
 from kruise.webhook.main import Options, WebhookProcess
@@ -74,8 +75,15 @@ def live_webhook_feature_gates() -> str:
 
 
 @pytest.fixture
+def live_webhook_api_set() -> str:
+    """The API set of the live webhook (`--api-set`) and of the CloneSet CRD it is given; modules that
+    use CloneSet as their two-version (conversion) CRD override it with "2.0"."""
+    return "1.9"
+
+
+@pytest.fixture
 async def live_webhook(
-    emulator, tmp_path, cert_resync_seconds, live_webhook_feature_gates
+    emulator, tmp_path, cert_resync_seconds, live_webhook_feature_gates, live_webhook_api_set
 ) -> AsyncIterator[LiveWebhook]:
     server = emulator.server
     server.admission = WebhookAdmission(
@@ -83,7 +91,8 @@ async def live_webhook(
     )
     kubectl = Kubectl(emulator.kubeconfig)
     await kubectl.apply(NAMESPACE.format(name="kruise-system"))
-    await kubectl("apply", "-f", str(REPO / "crds" / "apps.kruise.io_clonesets.yaml"))
+    crds = REPO / SET_DIRS[live_webhook_api_set]
+    await kubectl("apply", "-f", str(crds / "apps.kruise.io_clonesets.yaml"))
     await kubectl("wait", "--for=condition=Established", "crd/clonesets.apps.kruise.io", "--timeout=30s")
     port = free_port()
     url = f"https://127.0.0.1:{port}"
@@ -91,7 +100,7 @@ async def live_webhook(
         kubeconfig=str(emulator.kubeconfig), namespace="kruise-system", bind_address="127.0.0.1", port=port,
         cert_dir=tmp_path / "certs", webhook_url=url, cert_resync_seconds=cert_resync_seconds,
         initialize_timeout=30.0, cache_sync_timeout=30.0, shutdown_grace=0.5,
-        feature_gates=live_webhook_feature_gates,
+        feature_gates=live_webhook_feature_gates, api_set=live_webhook_api_set,
     )  # fmt: skip
     client = await Client.from_kubeconfig(emulator.kubeconfig)
     process = WebhookProcess(client, options)

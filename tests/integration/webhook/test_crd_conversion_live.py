@@ -110,3 +110,9 @@ async def test_v1beta1_cloneset_is_validated_at_the_request_version(live_webhook
     assert "spec.updateStrategy.partition: Invalid value: -1: must be greater than or equal to 0" in err
     with pytest.raises(NotFound):
         await live_webhook.client.get(CLONESETS, "bad", "default")
+
+
+@pytest.fixture
+def live_webhook_api_set() -> str:
+    """CloneSet is this module's two-version CRD: served at v1beta1 only on the 2.0 API set."""
+    return "2.0"

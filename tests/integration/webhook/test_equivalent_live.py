@@ -66,3 +66,9 @@ async def test_v1alpha1_only_webhook_sees_a_v1beta1_cloneset_converted_by_kruise
     assert stored["spec"]["updateStrategy"]["partition"] == 1
     _, out, _ = await live_webhook.kubectl("get", "clonesets.v1beta1.apps.kruise.io", "beta", "-o", "json")
     assert orjson.loads(out)["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 1
+
+
+@pytest.fixture
+def live_webhook_api_set() -> str:
+    """CloneSet is this module's two-version CRD: served at v1beta1 only on the 2.0 API set."""
+    return "2.0"

@@ -85,7 +85,8 @@ async def external(emulator, tmp_path) -> AsyncIterator[tuple[LiveWebhook, dict[
     )
     kubectl = Kubectl(emulator.kubeconfig)
     await kubectl.apply(NAMESPACE.format(name=NS))
-    await kubectl("apply", "-f", str(REPO / "crds" / "apps.kruise.io_clonesets.yaml"))
+    # CloneSet as the two-version (conversion) CRD: the 2.0 API set's
+    await kubectl("apply", "-f", str(REPO / "crds-2.0" / "apps.kruise.io_clonesets.yaml"))
     await kubectl("wait", "--for=condition=Established", f"crd/{CRD}", "--timeout=30s")
     port = free_port()
     url = f"https://127.0.0.1:{port}"

@@ -83,7 +83,7 @@ async def test_reapplied_configurations_and_crd_get_the_ca_bundle_back_without_r
     ):
         written = await _replace(client, ref, name, build(chart_target))
         assert _hook_bundles(written) == {None}
-    shipped = yaml.safe_load((REPO / "crds" / "apps.kruise.io_clonesets.yaml").read_text())
+    shipped = yaml.safe_load((REPO / "crds-2.0" / "apps.kruise.io_clonesets.yaml").read_text())
     assert _crd_bundle(await _replace(client, CRDS, CRD_NAME, shipped)) is None
 
     await until(all_patched, DEADLINE, 0.05, message="caBundle restored after re-apply")
@@ -91,3 +91,9 @@ async def test_reapplied_configurations_and_crd_get_the_ca_bundle_back_without_r
     validating = await client.get(VALIDATING, VALIDATING_NAME)
     urls = [hook["clientConfig"]["url"] for hook in validating["webhooks"]]
     assert all(url.startswith(live_webhook.url + "/") for url in urls)
+
+
+@pytest.fixture
+def live_webhook_api_set() -> str:
+    """CloneSet is this module's two-version CRD: served at v1beta1 only on the 2.0 API set."""
+    return "2.0"

@@ -65,6 +65,28 @@ async def test_feature_gates_reach_the_chart_and_helm_failures_are_reported(tmp_
     assert yaml.safe_load(seen.read_text()) == values
 
 
+def test_the_2_0_api_set_reaches_the_chart_and_skips_its_1_9_crds(tmp_path: Path):
+    release = HelmRelease(api_set="2.0")
+    assert "--skip-crds" in release.install_args(tmp_path / "values.yaml")
+    assert "--skip-crds" not in HelmRelease().install_args(tmp_path / "values.yaml")
+
+
+async def test_the_api_set_value_is_written_only_when_not_the_default(tmp_path: Path):
+    fake = tmp_path / "helm"
+    seen = tmp_path / "seen.yaml"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'while [ "$#" -gt 0 ]; do [ "$1" = "-f" ] && cp "$2" ' + str(seen) + "; shift; done\n"
+        "exit 1\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    release = HelmRelease(api_set="2.0", helm=str(fake), timeout=10)
+    with pytest.raises(RuntimeError):
+        await release.start(SimpleNamespace(kubeconfig=tmp_path / "kubeconfig"))  # type: ignore[arg-type]
+    await release.stop()
+    assert yaml.safe_load(seen.read_text()) == {"apiSet": "2.0"}
+
+
 def ds_status(generation: int, desired: int, updated: int, available: int) -> dict:
     return {
         "observedGeneration": generation,

@@ -20,3 +20,11 @@ def test_help_names_host_processes_and_hides_via_helm():
     assert result.exit_code == 0
     assert "--host-processes" in result.output
     assert "--via-helm" not in result.output
+
+
+def test_an_unknown_api_set_is_refused_naming_the_flag():
+    result = CliRunner().invoke(app, ["sandbox", "up", "--api-set", "1.8"], terminal_width=200)
+    assert result.exit_code == 2
+    assert '--api-set: Unsupported value: "1.8": supported values: "1.9", "2.0"' in " ".join(
+        result.output.replace("│", " ").split()
+    )

@@ -2,8 +2,9 @@
 
 The table is upstream's: the 1.9 chart's webhookconfiguration template (order, failurePolicy,
 selectors, timeout from the values) with names, paths, versions and verbs from the handlers'
-`+kubebuilder:webhook` markers and registered paths. Nothing sets matchPolicy or reinvocationPolicy
-(the apiserver's defaults, Equivalent and Never, apply), as upstream.
+`+kubebuilder:webhook` markers and registered paths (v1.9.0 tag) — the default API set, 1.9. The 2.0
+set differs only in listing v1beta1 for the kinds master also serves at v1beta1. Nothing sets matchPolicy
+or reinvocationPolicy (the apiserver's defaults, Equivalent and Never, apply), as upstream.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ PROTECTED = {"matchExpressions": [{"key": "policy.kruise.io/delete-protection", 
 K = "apps.kruise.io"
 BOTH = ["v1alpha1", "v1beta1"]
 ALPHA = ["v1alpha1"]
-# Kinds upstream 1.9 registers at v1alpha1 only but kruise-py serves at v1beta1 too (as upstream master
-# does, whose markers list both): a v1beta1 write must reach the webhook, and the sandbox's emulator
-# calls webhooks with matchPolicy Exact, so the rule names the version.
-SERVED_BETA = BOTH
+# Kinds upstream 1.9 registers (and serves) at v1alpha1 only; the 2.0 set serves them at v1beta1 too (as
+# upstream master does, whose markers list both): a v1beta1 write must reach the webhook, and the sandbox's
+# emulator calls webhooks with matchPolicy Exact, so the 2.0 rule names the version.
+SERVED_BETA = ("beta in 2.0",)
 CU = ["CREATE", "UPDATE"]
 CUD = ["CREATE", "UPDATE", "DELETE"]
 
@@ -121,16 +122,30 @@ VALIDATING: list[tuple[Any, ...]] = [
 
 TARGET = ClientTarget(namespace="kruise-system")
 GENERATED = {
+    api_set: {
+        "mutating": mutating_configuration(TARGET, api_set=api_set),
+        "validating": validating_configuration(TARGET, api_set=api_set),
+    }
+    for api_set in ("1.9", "2.0")
+}
+GENERATED_DEFAULT = {
     "mutating": mutating_configuration(TARGET),
     "validating": validating_configuration(TARGET),
 }
 TABLE = [("mutating", row) for row in MUTATING] + [("validating", row) for row in VALIDATING]
 
 
+def test_the_default_is_the_1_9_set() -> None:
+    assert GENERATED["1.9"] == GENERATED_DEFAULT
+
+
+@pytest.mark.parametrize("api_set", ["1.9", "2.0"])
 @pytest.mark.parametrize(("which", "row"), TABLE, ids=[row[0] for _, row in TABLE])
-def test_entry_matches_upstream(which: str, row: tuple[Any, ...]) -> None:
+def test_entry_matches_upstream(api_set: str, which: str, row: tuple[Any, ...]) -> None:
     name, path, group, versions, resource, operations, failure, ns_selector, obj_selector = row
-    [hook] = [h for h in GENERATED[which]["webhooks"] if h["name"] == name]
+    if versions == SERVED_BETA:
+        versions = ALPHA if api_set == "1.9" else BOTH
+    [hook] = [h for h in GENERATED[api_set][which]["webhooks"] if h["name"] == name]
     expected: dict[str, Any] = {
         "name": name,
         "clientConfig": {
@@ -160,7 +175,8 @@ def test_entry_matches_upstream(which: str, row: tuple[Any, ...]) -> None:
 
 @pytest.mark.parametrize(("which", "rows"), [("mutating", MUTATING), ("validating", VALIDATING)])
 def test_same_webhooks_in_upstream_order(which: str, rows: list[tuple[Any, ...]]) -> None:
-    assert [h["name"] for h in GENERATED[which]["webhooks"]] == [row[0] for row in rows]
+    for api_set in GENERATED:
+        assert [h["name"] for h in GENERATED[api_set][which]["webhooks"]] == [row[0] for row in rows]
 
 
 def test_every_upstream_path_is_answered() -> None:
