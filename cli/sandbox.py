@@ -31,6 +31,13 @@ def up(
     via_helm: bool = typer.Option(
         False, "--via-helm", hidden=True, help="The default now: kept so older scripts still run."
     ),
+    runtime: str = typer.Option(
+        "fake",
+        "--runtime",
+        help="Node runtime: fake (in-memory, no root) or containerd (a real containerd, runc and CNI "
+        "bridge per node; root and Debian's containerd runc containernetworking-plugins docker-registry "
+        "busybox-static). With containerd, kruise-py runs as host processes.",
+    ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
@@ -54,6 +61,23 @@ def up(
         parse(feature_gates)
     except FeatureGateError as exc:
         raise typer.BadParameter(str(exc), param_hint="--feature-gates") from exc
+
+    if runtime not in ("fake", "containerd"):
+        raise typer.BadParameter(f"must be fake or containerd, got {runtime!r}", param_hint="--runtime")
+    if runtime == "containerd":
+        from kruise.sandbox.realnode.prereqs import PrerequisitesMissing, check
+
+        try:  # before anything starts: a real node never half-starts
+            check()
+        except PrerequisitesMissing as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
+        if via_helm:
+            raise typer.BadParameter(
+                "--runtime containerd runs kruise-py as host processes; it excludes --via-helm",
+                param_hint="--via-helm",
+            )
+        host_processes = True  # kruise-py's own containers on a real node are not built yet
 
     if via_helm and host_processes:
         raise typer.BadParameter(
@@ -89,6 +113,7 @@ def up(
             # always: a later `helm install kruise helm/kruise` (e.g. after --no-kruise) runs for real
             process_images=kruise_process_images(),
             install_crds=not helm_install,
+            runtime=runtime,
         )
         try:
             asyncio.run(run_up(options, echo))

@@ -26,6 +26,7 @@ from kruise.sandbox.apiserver.server import ApiServer
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
 from kruise.sandbox.simulator import ProcessImage, Simulator
 from kruise.sandbox.simulator.client import ApiError, Client
+from kruise.sandbox.simulator.simulator import RUNTIMES
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 DEFAULT_CRD_DIR = Path(__file__).resolve().parent.parent / "crds"
@@ -53,7 +54,8 @@ class Sandbox:
     Service is reached through a ready endpoint of its EndpointSlices, which the simulator's
     endpointslice controller keeps for pods: containers of ``process_images`` run as real
     processes at their pod IP (see ``simulator.processes``). ``crd_dir`` defaults to the
-    repository's ``crds/`` when it exists.
+    repository's ``crds/`` when it exists. ``runtime="containerd"`` runs every node on a real
+    containerd (see ``Simulator``) and also serves the API on the pod bridge's host address.
     """
 
     def __init__(
@@ -68,7 +70,10 @@ class Sandbox:
         service_addresses: dict[tuple[str, str, int], str] | None = None,
         crd_timeout: float = 30.0,
         process_images: Sequence[ProcessImage] = (),
+        runtime: str = "fake",
     ) -> None:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
         if nodes < 0:
             raise ValueError(f"nodes: must be >= 0, got {nodes}")
         if speed <= 0:
@@ -81,6 +86,7 @@ class Sandbox:
         self.service_addresses: dict[tuple[str, str, int], str] = dict(service_addresses or {})
         self.crd_timeout = crd_timeout
         self.process_images = list(process_images)
+        self.runtime = runtime
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -132,8 +138,11 @@ class Sandbox:
                 cri_socket_dir=Path(self._tmp.name) / "cri",
                 process_images=self.process_images,
                 state_dir=Path(self._tmp.name) / "kubelet",
+                runtime=self.runtime,
             )
             await self.simulator.start()
+            if self.simulator.real is not None:  # pods on the bridge reach the API at its host address
+                await self.server.listen_also(str(self.simulator.real.network.host_address))
         for component in self.components:
             try:
                 await component.start(self)

@@ -41,6 +41,8 @@ class UpOptions:
     """Images whose containers the kubelets run as real processes (the CLI maps kruise-py's)."""
     install_crds: bool = True
     """Apply the repository's ``crds/`` at start (off when a chart installs them)."""
+    runtime: str = "fake"
+    """The nodes' runtime: ``fake`` (in-memory) or ``containerd`` (real nodes, see ``Simulator``)."""
 
 
 def find_kubectl() -> str:
@@ -68,10 +70,14 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             speed=options.speed,
             components=options.components,
             process_images=options.process_images,
+            runtime=options.runtime,
             **({} if options.install_crds else {"crd_dir": None}),
         )
         async with sandbox:
-            echo(f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}")
+            echo(
+                f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}"
+                + (f" runtime={options.runtime}" if options.runtime != "fake" else "")
+            )
             echo(f"  export KUBECONFIG={sandbox.kubeconfig}")
             echo("  kubectl get nodes")
             for component in options.components:

@@ -39,6 +39,7 @@ class NodeSpec:
     labels: dict[str, str] = field(default_factory=dict)
     taints: list[Obj] = field(default_factory=list)
     kubelet_port: int = 10250  # the simulator's KubeletApi port once it listens
+    cidr: str = ""  # a real node's pod block (its CNI hands out these addresses); "" = the loopback one
 
     @property
     def internal_ip(self) -> str:
@@ -48,8 +49,9 @@ class NodeSpec:
 
     @property
     def pod_cidr(self) -> str:
-        """A loopback /24 per node: every pod IP is bindable by a real process on this machine."""
-        return f"127.244.{self.index}.0/24"
+        """A loopback /24 per node: every pod IP is bindable by a real process on this machine
+        (a real node's own block when ``cidr`` is set)."""
+        return self.cidr or f"127.244.{self.index}.0/24"
 
 
 def node_images(runtime: FakeRuntime) -> list[Obj]:
