@@ -38,6 +38,12 @@ def up(
         "bridge per node; root and Debian's containerd runc containernetworking-plugins docker-registry "
         "busybox-static). With containerd, kruise-py runs as host processes.",
     ),
+    pod_subnet: str = typer.Option(
+        "198.18.0.0/16",
+        "--pod-subnet",
+        help="With --runtime containerd: the pods' subnet on the sandbox's bridge (a /24 per node); "
+        "refused if this machine already routes any of it.",
+    ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
@@ -114,6 +120,7 @@ def up(
             process_images=kruise_process_images(),
             install_crds=not helm_install,
             runtime=runtime,
+            pod_subnet=pod_subnet,
         )
         try:
             asyncio.run(run_up(options, echo))

@@ -71,6 +71,7 @@ class Sandbox:
         crd_timeout: float = 30.0,
         process_images: Sequence[ProcessImage] = (),
         runtime: str = "fake",
+        pod_subnet: str | None = None,
     ) -> None:
         if runtime not in RUNTIMES:
             raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
@@ -87,6 +88,7 @@ class Sandbox:
         self.crd_timeout = crd_timeout
         self.process_images = list(process_images)
         self.runtime = runtime
+        self.pod_subnet = pod_subnet
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -139,6 +141,7 @@ class Sandbox:
                 process_images=self.process_images,
                 state_dir=Path(self._tmp.name) / "kubelet",
                 runtime=self.runtime,
+                pod_subnet=self.pod_subnet,
             )
             await self.simulator.start()
             if self.simulator.real is not None:  # pods on the bridge reach the API at its host address

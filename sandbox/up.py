@@ -42,6 +42,8 @@ class UpOptions:
     install_crds: bool = True
     """Apply the repository's ``crds/`` at start (off when a chart installs them)."""
     runtime: str = "fake"
+    pod_subnet: str | None = None
+    """With ``containerd``: the pods' subnet on the sandbox's bridge (None: the default)."""
     """The nodes' runtime: ``fake`` (in-memory) or ``containerd`` (real nodes, see ``Simulator``)."""
 
 
@@ -71,6 +73,7 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             components=options.components,
             process_images=options.process_images,
             runtime=options.runtime,
+            pod_subnet=options.pod_subnet,
             **({} if options.install_crds else {"crd_dir": None}),
         )
         async with sandbox:

@@ -86,6 +86,7 @@ class Simulator:
             Debian's containerd, runc, CNI plugins and docker-registry).
         api_host: the API server's address as pods on real nodes reach it (the bridge's host
             address by default) for ``KUBERNETES_SERVICE_HOST``.
+        pod_subnet: the real nodes' pod subnet (``RealNodes``' default when None).
     """
 
     def __init__(
@@ -106,6 +107,7 @@ class Simulator:
         state_dir: str | Path | None = None,
         runtime: str = "fake",
         api_host: str | None = None,
+        pod_subnet: str | None = None,
     ) -> None:
         if nodes < 1:
             raise ValueError(f"nodes: must be >= 1, got {nodes}")
@@ -113,6 +115,7 @@ class Simulator:
             raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
         self.runtime = runtime
         self.api_host = api_host
+        self.pod_subnet = pod_subnet
         self.real: Any = None  # RealNodes in containerd mode
         unknown = set(controllers) - set(CONTROLLERS)
         if unknown:
@@ -162,7 +165,8 @@ class Simulator:
         from kruise.sandbox.realnode.nodes import RealNodes  # containerd mode only
 
         assert self.state_dir is not None
-        self.real = RealNodes(self.state_dir / "real", self.node_names)
+        subnet = {"pod_subnet": self.pod_subnet} if self.pod_subnet else {}
+        self.real = RealNodes(self.state_dir / "real", self.node_names, **subnet)
         await self.real.start()
         for spec in self.node_specs:
             spec.cidr = str(self.real.nodes[spec.name].pod_cidr)
