@@ -20,3 +20,22 @@ def test_help_names_host_processes_and_hides_via_helm():
     assert result.exit_code == 0
     assert "--host-processes" in result.output
     assert "--via-helm" not in result.output
+
+
+def test_an_unknown_runtime_is_refused_naming_the_choices():
+    result = CliRunner().invoke(app, ["sandbox", "up", "--runtime", "podman"], terminal_width=200)
+    assert result.exit_code == 2
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "--runtime" in text and "must be fake or containerd, got 'podman'" in text
+
+
+def test_containerd_without_its_packages_names_the_apt_get_line(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda name: None)
+
+    async def must_not_start(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the sandbox started although prerequisites are missing")
+
+    monkeypatch.setattr("kruise.sandbox.up.run_up", must_not_start)
+    result = CliRunner().invoke(app, ["sandbox", "up", "--runtime", "containerd"], terminal_width=200)
+    assert result.exit_code == 1
+    assert "apt-get install -y containerd runc containernetworking-plugins" in result.output
