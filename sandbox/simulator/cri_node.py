@@ -8,7 +8,8 @@ like everywhere in the simulator, so StopContainer's timeout is divided by the n
 code; StopContainer (it blocks for up to the grace period) gets a deadline past that period.
 
 containerd 1.6 has no event stream, so ``start`` polls ListContainers every ``poll_seconds``
-and reports each container that left RUNNING (or vanished) to ``on_exit``.
+and reports to ``on_exit`` each container that is newly EXITED (whether or not a list ever saw it
+running) or vanished while running.
 """
 
 from __future__ import annotations
@@ -91,6 +92,22 @@ def _exit_of(container_id: str, labels: Mapping[str, str]) -> ContainerExit | No
     )
 
 
+def _new_exits(
+    before: Mapping[str, tuple[int, dict[str, str]]], now: Mapping[str, tuple[int, dict[str, str]]]
+) -> list[ContainerExit]:
+    """Containers EXITED now but not in the last list (a short-lived one may never have been seen
+    RUNNING), and RUNNING ones that vanished."""
+    found = []
+    for container_id, (state, labels) in now.items():
+        was = before.get(container_id)
+        if state == ContainerState.EXITED and (was is None or was[0] != ContainerState.EXITED):
+            found.append(_exit_of(container_id, labels))
+    for container_id, (state, labels) in before.items():
+        if container_id not in now and state == ContainerState.RUNNING:
+            found.append(_exit_of(container_id, labels))
+    return [exit_ for exit_ in found if exit_ is not None]
+
+
 class CriNodeRuntime:
     """``NodeRuntime`` over the CRI socket ``socket`` of node ``node`` (see the module docstring).
 
@@ -150,19 +167,17 @@ class CriNodeRuntime:
         await self.cri.close()
 
     async def _poll(self) -> None:
-        running: dict[str, dict[str, str]] = {}  # container id -> labels, of those RUNNING last time
+        seen: dict[str, tuple[int, dict[str, str]]] = {}  # container id -> (state, labels) last round
         while True:
             try:
                 listed = await self._call("ListContainers", messages.ListContainersRequest())
             except CriError as error:  # containerd restarting or gone: try again next round
                 log.debug("node %s: ListContainers failed: %s", self.node.name, error)
             else:
-                now = {c.id: dict(c.labels) for c in listed.containers if c.state == ContainerState.RUNNING}
-                for container_id, labels in running.items():
-                    exited = _exit_of(container_id, labels) if container_id not in now else None
-                    if exited is not None:
-                        self._on_exit(exited)
-                running = now
+                now = {c.id: (int(c.state), dict(c.labels)) for c in listed.containers}
+                for exited in _new_exits(seen, now):
+                    self._on_exit(exited)
+                seen = now
             await asyncio.sleep(self.poll_seconds)
 
     # ---------------------------------------------------------------- images

@@ -153,3 +153,26 @@ def test_grpc_codes_become_the_fake_runtimes_errors():
     assert isinstance(error_for("ALREADY_EXISTS", "taken"), AlreadyExistsError)
     other = error_for("UNAVAILABLE", "down")
     assert other.code == "UNAVAILABLE" and str(other) == "down"
+
+
+def test_the_exit_poller_reports_new_exits_even_of_containers_never_seen_running():
+    from kruise.sandbox.cri import ContainerState
+    from kruise.sandbox.simulator.cri_node import _new_exits
+
+    labels = {
+        "io.kubernetes.pod.namespace": "default",
+        "io.kubernetes.pod.name": "web-0",
+        "io.kubernetes.pod.uid": "u-1",
+        "io.kubernetes.container.name": "app",
+    }
+    running, exited = int(ContainerState.RUNNING), int(ContainerState.EXITED)
+    before = {
+        "a": (running, labels),
+        "b": (exited, labels),
+        "gone": (running, labels),
+        "crictl": (running, {}),
+    }
+    now = {"a": (exited, labels), "b": (exited, labels), "quick": (exited, labels), "crictl": (exited, {})}
+    reported = _new_exits(before, now)
+    assert sorted(e.container_id for e in reported) == ["a", "gone", "quick"]
+    assert {e.pod_key for e in reported} == {"default/web-0"}
