@@ -30,7 +30,9 @@ def test_an_unknown_runtime_is_refused_naming_the_choices():
 
 
 def test_containerd_without_its_packages_names_the_apt_get_line(monkeypatch):
-    monkeypatch.setattr("shutil.which", lambda name: None)
+    from kruise.sandbox.realnode import prereqs
+
+    monkeypatch.setattr(prereqs, "missing", lambda which: list(prereqs.REQUIREMENTS))
 
     async def must_not_start(*args: object, **kwargs: object) -> None:
         raise AssertionError("the sandbox started although prerequisites are missing")
