@@ -104,6 +104,7 @@ STANDINS: tuple[StandIn, ...] = (
     StandIn("nginx:latest", ("nginx:latest",), "nginx"),
     StandIn("nginx:alpine", ("nginx:alpine",), "nginx"),
     StandIn("nginx:1.7.9", ("nginx:1.7.9",), "nginx"),
+    StandIn("nginx:1.25", ("nginx:1.25",), "nginx"),  # the Deployment of `kruise sandbox up --demo`
 )
 
 
