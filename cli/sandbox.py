@@ -47,6 +47,19 @@ def up(
         help="Loopback slot k for pod IPs 127.(244-k).0.0/16 and node IPs 127.18.k.0/24 "
         "(default: the first one no other sandbox on this machine uses).",
     ),
+    runtime: str = typer.Option(
+        "fake",
+        "--runtime",
+        help="Node runtime: fake (in-memory, no root) or containerd (a real containerd, runc and CNI "
+        "bridge per node; root and Debian's containerd runc containernetworking-plugins docker-registry "
+        "busybox-static). With containerd, kruise-py runs as host processes.",
+    ),
+    pod_subnet: str = typer.Option(
+        "198.18.0.0/16",
+        "--pod-subnet",
+        help="With --runtime containerd: the pods' subnet on the sandbox's bridge (a /24 per node); "
+        "refused if this machine already routes any of it.",
+    ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
@@ -77,6 +90,23 @@ def up(
         api_set = parse_api_set(api_set, field="--api-set")
     except APISetError as exc:
         raise typer.BadParameter(str(exc), param_hint="--api-set") from exc
+
+    if runtime not in ("fake", "containerd"):
+        raise typer.BadParameter(f"must be fake or containerd, got {runtime!r}", param_hint="--runtime")
+    if runtime == "containerd":
+        from kruise.sandbox.realnode.prereqs import PrerequisitesMissing, check
+
+        try:  # before anything starts: a real node never half-starts
+            check()
+        except PrerequisitesMissing as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
+        if via_helm:
+            raise typer.BadParameter(
+                "--runtime containerd runs kruise-py as host processes; it excludes --via-helm",
+                param_hint="--via-helm",
+            )
+        host_processes = True  # kruise-py's own containers on a real node are not built yet
 
     if via_helm and host_processes:
         raise typer.BadParameter(
@@ -114,6 +144,8 @@ def up(
             install_crds=not helm_install,
             address_slot=address_slot,
             crd_dir=REPO_ROOT / SET_DIRS[api_set],
+            runtime=runtime,
+            pod_subnet=pod_subnet,
         )
         try:
             asyncio.run(run_up(options, echo))

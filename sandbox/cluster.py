@@ -26,6 +26,7 @@ from kruise.sandbox.apiserver.server import ApiServer
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
 from kruise.sandbox.simulator import ProcessImage, Simulator
 from kruise.sandbox.simulator.client import ApiError, Client
+from kruise.sandbox.simulator.simulator import RUNTIMES
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 DEFAULT_CRD_DIR = Path(__file__).resolve().parent.parent / "crds"
@@ -56,6 +57,8 @@ class Sandbox:
     repository's ``crds/`` when it exists. Pod and node IPs come from a loopback slot the simulator
     claims (``address_slot``, or the first free one; see ``simulator.addresses``), so sandboxes
     side by side on one machine never reach each other's pods.
+    ``runtime="containerd"`` runs every node on a real
+    containerd (see ``Simulator``) and also serves the API on the pod bridge's host address.
     """
 
     def __init__(
@@ -71,7 +74,11 @@ class Sandbox:
         crd_timeout: float = 30.0,
         process_images: Sequence[ProcessImage] = (),
         address_slot: int | None = None,
+        runtime: str = "fake",
+        pod_subnet: str | None = None,
     ) -> None:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
         if nodes < 0:
             raise ValueError(f"nodes: must be >= 0, got {nodes}")
         if speed <= 0:
@@ -85,6 +92,8 @@ class Sandbox:
         self.crd_timeout = crd_timeout
         self.process_images = list(process_images)
         self.address_slot = address_slot
+        self.runtime = runtime
+        self.pod_subnet = pod_subnet
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -137,8 +146,12 @@ class Sandbox:
                 process_images=self.process_images,
                 state_dir=Path(self._tmp.name) / "kubelet",
                 address_slot=self.address_slot,
+                runtime=self.runtime,
+                pod_subnet=self.pod_subnet,
             )
             await self.simulator.start()
+            if self.simulator.real is not None:  # pods on the bridge reach the API at its host address
+                await self.server.listen_also(str(self.simulator.real.network.host_address))
         for component in self.components:
             try:
                 await component.start(self)

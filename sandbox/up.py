@@ -45,6 +45,10 @@ class UpOptions:
     """Loopback slot for pod and node IPs (None: the first free one)."""
     crd_dir: Path | None = None
     """Which CRD files to apply; None: the repository's ``crds/``."""
+    runtime: str = "fake"
+    """The nodes' runtime: ``fake`` (in-memory) or ``containerd`` (real nodes, see ``Simulator``)."""
+    pod_subnet: str | None = None
+    """With ``containerd``: the pods' subnet on the sandbox's bridge (None: the default)."""
 
 
 def _crd_choice(options: UpOptions) -> dict[str, Path | None]:
@@ -80,10 +84,15 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             components=options.components,
             process_images=options.process_images,
             address_slot=options.address_slot,
+            runtime=options.runtime,
+            pod_subnet=options.pod_subnet,
             **_crd_choice(options),
         )
         async with sandbox:
-            echo(f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}")
+            echo(
+                f"ready: server={sandbox.url} kubeconfig={sandbox.kubeconfig} nodes={options.nodes}"
+                + (f" runtime={options.runtime}" if options.runtime != "fake" else "")
+            )
             echo(f"  export KUBECONFIG={sandbox.kubeconfig}")
             echo("  kubectl get nodes")
             if sandbox.simulator is not None:

@@ -96,6 +96,7 @@ class ApiServer:
         self.conversion = Converter(WebhookCaller(service_addresses or self._service_endpoint))
         self._loop: asyncio.AbstractEventLoop | None = None
         self.url = ""
+        self.port = 0
         for ns in _INITIAL_NAMESPACES:
             obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
             stamp_new(obj, self.type_for("", "v1", "namespaces"))
@@ -117,7 +118,18 @@ class ApiServer:
         await site.start()
         bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.url = f"{'https' if self.tls else 'http'}://{host}:{bound}"
+        self.port = bound
         return self.url
+
+    async def listen_also(self, host: str) -> None:
+        """Serve on ``host`` too, same port: e.g. the bridge address pods of real nodes reach the
+        API at (the loopback address of ``start`` is not theirs)."""
+        if self._runner is None:
+            raise RuntimeError("the API server is not started")
+        site = web.TCPSite(
+            self._runner, host, self.port, ssl_context=self._certs.server_context() if self._certs else None
+        )
+        await site.start()
 
     async def stop(self) -> None:
         self.store.close_watchers()

@@ -8,6 +8,7 @@ default descriptor pool, so it coexists with kruise-daemon's generated client.
 from __future__ import annotations
 
 import os
+from types import EllipsisType
 
 import grpc
 from google.protobuf.message import Message
@@ -51,13 +52,18 @@ class CriClient:
         if channel is not None:
             await channel.close()
 
-    async def call(self, method: str, request: Message) -> Message:
-        """Invoke RPC ``method`` (e.g. ``"StopContainer"``); raises ``grpc.aio.AioRpcError`` on failure."""
+    async def call(
+        self, method: str, request: Message, *, timeout: float | EllipsisType | None = ...
+    ) -> Message:
+        """Invoke RPC ``method`` (e.g. ``"StopContainer"``) with the client's deadline unless ``timeout``
+        says otherwise (None: none, for calls that block as long as they must); raises
+        ``grpc.aio.AioRpcError`` on failure."""
         if self._channel is None:
             raise RuntimeError("CriClient is not open; use 'async with' or call open()")
         if method not in self._stubs:
             raise AttributeError(f"CRI subset has no RPC {method!r}")
-        return await self._stubs[method](request, timeout=self.timeout)
+        deadline = self.timeout if timeout is ... else timeout
+        return await self._stubs[method](request, timeout=deadline)
 
     def __getattr__(self, method: str):
         if method.startswith("_") or not method[:1].isupper():

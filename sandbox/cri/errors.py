@@ -52,3 +52,23 @@ class DeadlineExceededError(CriError):
     """An exec that overran its timeout; its process was killed."""
 
     code = "DEADLINE_EXCEEDED"
+
+
+_BY_CODE: dict[str, type[CriError]] = {
+    "NOT_FOUND": NotFoundError,
+    "ALREADY_EXISTS": AlreadyExistsError,
+    "FAILED_PRECONDITION": FailedPreconditionError,
+    "INVALID_ARGUMENT": InvalidArgumentError,
+    "DEADLINE_EXCEEDED": DeadlineExceededError,
+}
+
+
+def error_for(code: str, message: str) -> CriError:
+    """The ``CriError`` a real runtime's gRPC status ``code`` (by name) stands for, so a CRI client
+    raises what the fake raises; codes without a class of their own keep their name in ``code``."""
+    cls = _BY_CODE.get(code)
+    if cls is not None:
+        return cls(message)
+    error = CriError(message)
+    error.code = code
+    return error

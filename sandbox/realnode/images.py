@@ -32,6 +32,8 @@ while :; do sleep 2147483647 & wait $!; done
 
 NGINX_SCRIPT = """#!/bin/sh
 # nginx stand-in: busybox httpd serves /usr/share/nginx/html on port 80; nginx's arguments are ignored.
+# Like nginx's own start-up lines, one line on stdout says what runs (kubectl logs shows it).
+echo "kruise-py stand-in for $(cat /etc/kruise-standin): busybox httpd serving port 80"
 httpd -f -p 80 -h /usr/share/nginx/html &
 pid=$!
 trap 'kill $pid 2>/dev/null; exit 0' TERM QUIT INT
@@ -102,6 +104,7 @@ STANDINS: tuple[StandIn, ...] = (
     StandIn("nginx:latest", ("nginx:latest",), "nginx"),
     StandIn("nginx:alpine", ("nginx:alpine",), "nginx"),
     StandIn("nginx:1.7.9", ("nginx:1.7.9",), "nginx"),
+    StandIn("nginx:1.25", ("nginx:1.25",), "nginx"),  # the Deployment of `kruise sandbox up --demo`
 )
 
 

@@ -41,6 +41,7 @@ class NodeSpec:
     taints: list[Obj] = field(default_factory=list)
     kubelet_port: int = 10250  # the simulator's KubeletApi port once it listens
     addresses: AddressRanges = field(default_factory=AddressRanges)  # the simulator's claimed slot
+    cidr: str = ""  # a real node's pod block (its CNI hands out these addresses); "" = the loopback one
 
     @property
     def internal_ip(self) -> str:
@@ -50,8 +51,9 @@ class NodeSpec:
 
     @property
     def pod_cidr(self) -> str:
-        """A loopback /24 per node: every pod IP is bindable by a real process on this machine."""
-        return self.addresses.pod_cidr(self.index)
+        """A loopback /24 per node from the simulator's slot: every pod IP is bindable by a real process
+        on this machine (a real node's own block when ``cidr`` is set)."""
+        return self.cidr or self.addresses.pod_cidr(self.index)
 
 
 def node_images(runtime: FakeRuntime) -> list[Obj]:

@@ -33,7 +33,7 @@ gRPC client of a real containerd. The methods are cut so the gRPC back-end maps 
 - ``start(on_exit)``: ``on_exit`` is called for container exits the kubelet did not cause itself
   (a kill from kruise-daemon, a process that ended) - it re-syncs that pod. containerd 1.6 has
   no event stream (GetContainerEvents is 1.7+): the gRPC back-end polls ListContainers and calls
-  ``on_exit`` for every container that left RUNNING or vanished since the last list; calling it
+  ``on_exit`` for every container newly EXITED (seen running or not) or vanished while running; calling it
   for an exit the kubelet caused is harmless (the kubelet is level-triggered).
 - ``open_log`` -> the file at ContainerStatus.log_path (CRI log format), read as ``kubectl
   logs`` asks; ``NoInstance`` when that instance (or the previous one) does not exist.

@@ -191,7 +191,7 @@ async def materialize(
         volume = volumes.get(mount.get("name", ""))
         if volume is None:
             raise MountFailed(f'volumeMount "{mount.get("name")}": no volume of that name in the pod')
-        directory = await _volume_dir(pod_dir, node_root, volume, context)
+        directory = await volume_dir(pod_dir, node_root, volume, context)
         source = directory / mount["subPath"] if mount.get("subPath") else directory
         if mount.get("subPath"):
             source.parent.mkdir(parents=True, exist_ok=True)
@@ -217,7 +217,9 @@ async def materialize(
     return paths
 
 
-async def _volume_dir(pod_dir: Path, node_root: Path, volume: Obj, context: VolumeContext) -> Path:
+async def volume_dir(pod_dir: Path, node_root: Path, volume: Obj, context: VolumeContext) -> Path:
+    """The host directory holding ``volume``'s files, written now (a process container links it into
+    its root; a real runtime bind-mounts it)."""
     name = volume["name"]
     directory = pod_dir / "volumes" / name
     if "hostPath" in volume:

@@ -6,6 +6,12 @@ each runtime is also served over CRI gRPC at ``<dir>/<node>.sock`` for kruise-da
 With ``process_images``, containers of those images run as real local processes (see
 ``kubelet`` and ``process_runner``); their files live under ``state_dir``, and each node's CRI
 socket is also linked at ``/run/containerd/containerd.sock`` of its host file system.
+
+With ``runtime="containerd"`` each node is real below the kubelet: the simulator starts
+``RealNodes`` (a local registry with stand-in images, a bridge, one containerd per node, under
+``<state_dir>/real``) before the kubelets, drives each node through ``CriNodeRuntime``, links
+``<cri_socket_dir>/<node>.sock`` to that node's containerd socket (for kruise-daemon) and tears the
+real nodes down after the kubelets stop.
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from kruise.sandbox.cri import FakeRuntime
 from kruise.sandbox.simulator.addresses import MAX_NODE_INDEX, AddressClaim, AddressRanges, claim_addresses
 from kruise.sandbox.simulator.client import Client, Obj, resource_path
+from kruise.sandbox.simulator.containers import ConfigMapLookup
+from kruise.sandbox.simulator.cri_node import CriNodeRuntime
 from kruise.sandbox.simulator.daemonset import DaemonSetController
 from kruise.sandbox.simulator.deployment import DeploymentController
 from kruise.sandbox.simulator.endpoints import EndpointsController
@@ -30,6 +39,7 @@ from kruise.sandbox.simulator.kubelet import Kubelet
 from kruise.sandbox.simulator.kubelet_api import KubeletApi
 from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeAgent, NodeSpec
+from kruise.sandbox.simulator.noderuntime import NodeRuntime
 from kruise.sandbox.simulator.process_runner import ProcessRunner
 from kruise.sandbox.simulator.processes import ProcessImage
 from kruise.sandbox.simulator.replicaset import ReplicaSetController
@@ -52,6 +62,7 @@ CONTROLLERS = (
     "endpoints",
     "volumes",
 )
+RUNTIMES = ("fake", "containerd")
 
 
 class Simulator:
@@ -76,6 +87,11 @@ class Simulator:
         address_slot: the loopback slot for pod and node IPs (see ``addresses``); None claims the
             first free one at start, so simulators on one machine never share pod IPs.
         lock_dir: where slots are claimed (``addresses.default_lock_dir()`` when not given).
+        runtime: ``"fake"`` (in-memory, the default) or ``"containerd"`` (real nodes; root and
+            Debian's containerd, runc, CNI plugins and docker-registry).
+        api_host: the API server's address as pods on real nodes reach it (the bridge's host
+            address by default) for ``KUBERNETES_SERVICE_HOST``.
+        pod_subnet: the real nodes' pod subnet (``RealNodes``' default when None).
     """
 
     def __init__(
@@ -96,11 +112,20 @@ class Simulator:
         state_dir: str | Path | None = None,
         address_slot: int | None = None,
         lock_dir: str | Path | None = None,
+        runtime: str = "fake",
+        api_host: str | None = None,
+        pod_subnet: str | None = None,
     ) -> None:
         if not 1 <= nodes <= MAX_NODE_INDEX:
             raise ValueError(f"nodes: must be in 1..{MAX_NODE_INDEX}, got {nodes}")
         if address_slot is not None:
             AddressRanges(address_slot)  # fail on a bad slot now, not at start
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
+        self.runtime = runtime
+        self.api_host = api_host
+        self.pod_subnet = pod_subnet
+        self.real: Any = None  # RealNodes in containerd mode
         unknown = set(controllers) - set(CONTROLLERS)
         if unknown:
             raise ValueError(f"controllers: unknown {sorted(unknown)}, supported: {list(CONTROLLERS)}")
@@ -152,20 +177,57 @@ class Simulator:
     def socket_path(self, node: str) -> Path | None:
         return self.cri_socket_dir / f"{node}.sock" if self.cri_socket_dir else None
 
+    async def _start_real_nodes(self) -> None:
+        """containerd mode: the real nodes, and each node's socket where kruise-daemon looks."""
+        from kruise.sandbox.realnode.nodes import RealNodes  # containerd mode only
+
+        assert self.state_dir is not None
+        subnet = {"pod_subnet": self.pod_subnet} if self.pod_subnet else {}
+        self.real = RealNodes(self.state_dir / "real", self.node_names, **subnet)
+        await self.real.start()
+        for spec in self.node_specs:
+            spec.cidr = str(self.real.nodes[spec.name].pod_cidr)
+        if self.cri_socket_dir is not None:
+            self.cri_socket_dir.mkdir(parents=True, exist_ok=True)
+            for name, node in self.real.nodes.items():
+                link = self.socket_path(name)
+                assert link is not None
+                link.unlink(missing_ok=True)
+                link.symlink_to(node.paths.socket)
+
+    def _node_runtime(self, spec: NodeSpec, configmap: ConfigMapLookup) -> NodeRuntime:
+        if self.real is None:
+            runtime = self.runtimes[spec.name]
+            return FakeNodeRuntime(runtime, spec, self.timing, self.logs, self.processes, configmap)
+        assert self.processes is not None
+        node = self.real.nodes[spec.name]
+        return CriNodeRuntime(
+            spec,
+            node.paths.socket,
+            self.timing,
+            self.processes,
+            node.paths.pod_logs,
+            api_host=self.api_host or str(self.real.network.host_address),
+            api_port=self.processes.api_port,
+        )
+
     async def start(self) -> None:
         """Claim addresses, register the nodes, start every loop, and return once their caches are filled."""
         self._claim = claim_addresses(self.address_slot, lock_dir=self.lock_dir)
         for spec in self.node_specs:
             spec.addresses = self._claim.ranges
         self.client = client = Client(self.kubeconfig_path)
-        if self.cri_socket_dir is not None:
+        if (self.process_images or self.runtime == "containerd") and self.state_dir is None:
+            self.state_dir = Path(tempfile.mkdtemp(prefix="sim-state-"))
+            self._own_state_dir = True
+        if self.runtime == "containerd":
+            await self._start_real_nodes()
+        elif self.cri_socket_dir is not None:
             self.cri_socket_dir.mkdir(parents=True, exist_ok=True)
             for name, runtime in self.runtimes.items():
                 self.cri_servers[name] = await runtime.serve(str(self.socket_path(name)))
-        if self.process_images:
-            if self.state_dir is None:
-                self.state_dir = Path(tempfile.mkdtemp(prefix="sim-state-"))
-                self._own_state_dir = True
+        if self.process_images or self.runtime == "containerd":
+            assert self.state_dir is not None
             self.processes = ProcessRunner(client, self.process_images, self.state_dir)
             for name in self.runtimes:
                 socket = self.socket_path(name)
@@ -185,8 +247,7 @@ class Simulator:
             def lookup(namespace: str, name: str, _cms: Informer = configmaps) -> Obj | None:
                 return _cms.get(f"{namespace}/{name}")
 
-            node_runtime = FakeNodeRuntime(runtime, spec, self.timing, self.logs, self.processes, lookup)
-            kubelet = Kubelet(client, spec, node_runtime, self.timing, lookup)
+            kubelet = Kubelet(client, spec, self._node_runtime(spec, lookup), self.timing, lookup)
             self.kubelets[spec.name] = kubelet
         configmaps.add_handler(self._configmaps_changed)
         configmaps.start()
@@ -259,6 +320,7 @@ class Simulator:
         await self.kubelet_api.stop()
         for server in self.cri_servers.values():
             await server.stop()  # type: ignore[attr-defined]
+        await self._stop_real_nodes()
         if self.client is not None:
             await self.client.close()
         if self._own_state_dir and self.state_dir is not None:
@@ -271,6 +333,17 @@ class Simulator:
         claim, self._claim = self._claim, None
         if claim is not None:  # last: the pods' processes are gone, their addresses free again
             claim.release()
+
+    async def _stop_real_nodes(self) -> None:
+        real, self.real = self.real, None
+        if real is None:
+            return
+        for problem in await real.stop():
+            log.warning("real node teardown: %s", problem)
+        for spec in self.node_specs:
+            link = self.socket_path(spec.name)
+            if link is not None and link.is_symlink():
+                link.unlink()
 
     async def __aenter__(self) -> Simulator:
         await self.start()

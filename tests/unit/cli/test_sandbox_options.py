@@ -28,3 +28,24 @@ def test_an_unknown_api_set_is_refused_naming_the_flag():
     assert '--api-set: Unsupported value: "1.8": supported values: "1.9", "2.0"' in " ".join(
         result.output.replace("│", " ").split()
     )
+
+
+def test_an_unknown_runtime_is_refused_naming_the_choices():
+    result = CliRunner().invoke(app, ["sandbox", "up", "--runtime", "podman"], terminal_width=200)
+    assert result.exit_code == 2
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "--runtime" in text and "must be fake or containerd, got 'podman'" in text
+
+
+def test_containerd_without_its_packages_names_the_apt_get_line(monkeypatch):
+    from kruise.sandbox.realnode import prereqs
+
+    monkeypatch.setattr(prereqs, "missing", lambda which: list(prereqs.REQUIREMENTS))
+
+    async def must_not_start(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the sandbox started although prerequisites are missing")
+
+    monkeypatch.setattr("kruise.sandbox.up.run_up", must_not_start)
+    result = CliRunner().invoke(app, ["sandbox", "up", "--runtime", "containerd"], terminal_width=200)
+    assert result.exit_code == 1
+    assert "apt-get install -y containerd runc containernetworking-plugins" in result.output
