@@ -38,6 +38,12 @@ def up(
         help="Loopback slot k for pod IPs 127.(244-k).0.0/16 and node IPs 127.18.k.0/24 "
         "(default: the first one no other sandbox on this machine uses).",
     ),
+    fail_image: list[str] = typer.Option(
+        [],
+        "--fail-image",
+        help="Glob pattern (repeatable) of image references whose pull fails on every simulated node, "
+        "as from an unreachable registry, e.g. 'invalid.registry.k8s.io/*'.",
+    ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
@@ -97,6 +103,7 @@ def up(
             process_images=kruise_process_images(),
             install_crds=not helm_install,
             address_slot=address_slot,
+            fail_images=tuple(fail_image),
         )
         try:
             asyncio.run(run_up(options, echo))

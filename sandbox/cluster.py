@@ -71,6 +71,7 @@ class Sandbox:
         crd_timeout: float = 30.0,
         process_images: Sequence[ProcessImage] = (),
         address_slot: int | None = None,
+        fail_images: Sequence[str] = (),
     ) -> None:
         if nodes < 0:
             raise ValueError(f"nodes: must be >= 0, got {nodes}")
@@ -85,6 +86,7 @@ class Sandbox:
         self.crd_timeout = crd_timeout
         self.process_images = list(process_images)
         self.address_slot = address_slot
+        self.fail_images = list(fail_images)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -137,6 +139,7 @@ class Sandbox:
                 process_images=self.process_images,
                 state_dir=Path(self._tmp.name) / "kubelet",
                 address_slot=self.address_slot,
+                fail_images=self.fail_images,
             )
             await self.simulator.start()
         for component in self.components:

@@ -43,6 +43,8 @@ class UpOptions:
     """Apply the repository's ``crds/`` at start (off when a chart installs them)."""
     address_slot: int | None = None
     """Loopback slot for pod and node IPs (None: the first free one)."""
+    fail_images: Sequence[str] = ()
+    """Glob patterns of image references whose pull fails on every node (``--fail-image``)."""
 
 
 def find_kubectl() -> str:
@@ -71,6 +73,7 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             components=options.components,
             process_images=options.process_images,
             address_slot=options.address_slot,
+            fail_images=options.fail_images,
             **({} if options.install_crds else {"crd_dir": None}),
         )
         async with sandbox:

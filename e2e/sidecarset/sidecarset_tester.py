@@ -21,7 +21,7 @@ from harness import Cluster, until
 NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.14-4"
 BUSYBOX_IMAGE = "registry.k8s.io/e2e-test-images/busybox:1.36.1-1"
 NEW_NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.15-4"
-# upstream's InvalidRegistryImage: a pull fails on a real runtime (the fake runtime pulls it)
+# upstream's InvalidImage: its pull fails (the sandbox starts with --fail-image 'invalid.registry.k8s.io/*')
 INVALID_IMAGE = "invalid.registry.k8s.io/invalid/alpine:3.1"
 KRUISE_NAMESPACE = "kruise-system"
 # upstream's v1alpha1 suite reads and writes through the v1alpha1 client; a bare `kubectl get sidecarset`
