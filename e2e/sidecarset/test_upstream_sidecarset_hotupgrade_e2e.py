@@ -8,7 +8,15 @@ import json
 from typing import Any
 
 from harness import Cluster
-from sidecarset_tester import BUSYBOX_IMAGE, INVALID_IMAGE, NEW_NGINX_IMAGE, NGINX_IMAGE, Case, upstream_case
+from sidecarset_tester import (
+    BUSYBOX_IMAGE,
+    INVALID_IMAGE,
+    NEW_NGINX_IMAGE,
+    NGINX_IMAGE,
+    Case,
+    pulls_failing,
+    upstream_case,
+)
 
 WORKING = "kruise.io/sidecarset-working-hotupgrade-container"
 
@@ -133,6 +141,7 @@ async def test_sidecarset_upgrade_hot_sidecar_container_failed_image(kruise_sand
 
         await case.update_sidecarset(name, image(INVALID_IMAGE))
         await case.sidecarset_status(name, matched=2, updated=1, ready=1, updated_ready=0)
+        await pulls_failing(case, INVALID_IMAGE, 1)
 
         await case.update_sidecarset(name, image(NEW_NGINX_IMAGE))
         await case.sidecarset_status(name, matched=2, updated=2, ready=2, updated_ready=2)

@@ -15,6 +15,7 @@ from sidecarset_tester import (
     NGINX_IMAGE,
     SIDECARSETS,
     hash_record,
+    pulls_failing,
     upstream_case,
 )
 
@@ -574,6 +575,7 @@ async def test_sidecarset_upgrade_cold_sidecar_container_failed_image_only_updat
 
         await case.update_sidecarset(name, _set_image(INVALID_IMAGE))
         await case.sidecarset_status(name, matched=2, updated=1, ready=1, updated_ready=0)
+        await pulls_failing(case, INVALID_IMAGE, 1)
 
         await case.update_sidecarset(name, _set_image(BUSYBOX_IMAGE))
         await case.sidecarset_status(name, matched=2, updated=2, ready=2, updated_ready=2)
@@ -634,6 +636,7 @@ async def test_sidecarset_upgrade_cold_sidecar_container_image_and_max_unavailab
 
         await case.update_sidecarset(name, failed_image_half_unavailable)
         await case.sidecarset_status(name, matched=4, updated=2, ready=2, updated_ready=0)
+        await pulls_failing(case, INVALID_IMAGE, 2)
 
         await case.update_sidecarset(name, _set_image(BUSYBOX_IMAGE))
         await case.sidecarset_status(name, matched=4, updated=4, ready=4, updated_ready=4)
