@@ -60,6 +60,12 @@ def up(
         help="With --runtime containerd: the pods' subnet on the sandbox's bridge (a /24 per node); "
         "refused if this machine already routes any of it.",
     ),
+    fail_image: list[str] = typer.Option(
+        [],
+        "--fail-image",
+        help="Glob pattern (repeatable) of image references whose pull fails on every simulated node, "
+        "as from an unreachable registry, e.g. 'invalid.registry.k8s.io/*'.",
+    ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
@@ -146,6 +152,7 @@ def up(
             crd_dir=REPO_ROOT / SET_DIRS[api_set],
             runtime=runtime,
             pod_subnet=pod_subnet,
+            fail_images=tuple(fail_image),
         )
         try:
             asyncio.run(run_up(options, echo))

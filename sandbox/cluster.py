@@ -76,6 +76,7 @@ class Sandbox:
         address_slot: int | None = None,
         runtime: str = "fake",
         pod_subnet: str | None = None,
+        fail_images: Sequence[str] = (),
     ) -> None:
         if runtime not in RUNTIMES:
             raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
@@ -94,6 +95,7 @@ class Sandbox:
         self.address_slot = address_slot
         self.runtime = runtime
         self.pod_subnet = pod_subnet
+        self.fail_images = list(fail_images)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -148,6 +150,7 @@ class Sandbox:
                 address_slot=self.address_slot,
                 runtime=self.runtime,
                 pod_subnet=self.pod_subnet,
+                fail_images=self.fail_images,
             )
             await self.simulator.start()
             if self.simulator.real is not None:  # pods on the bridge reach the API at its host address

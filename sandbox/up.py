@@ -49,6 +49,8 @@ class UpOptions:
     """The nodes' runtime: ``fake`` (in-memory) or ``containerd`` (real nodes, see ``Simulator``)."""
     pod_subnet: str | None = None
     """With ``containerd``: the pods' subnet on the sandbox's bridge (None: the default)."""
+    fail_images: Sequence[str] = ()
+    """Glob patterns of image references whose pull fails on every node (``--fail-image``)."""
 
 
 def _crd_choice(options: UpOptions) -> dict[str, Path | None]:
@@ -86,6 +88,7 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             address_slot=options.address_slot,
             runtime=options.runtime,
             pod_subnet=options.pod_subnet,
+            fail_images=options.fail_images,
             **_crd_choice(options),
         )
         async with sandbox:

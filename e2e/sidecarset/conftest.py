@@ -2,7 +2,8 @@
 deployment sets (`config/manager/manager.yaml`). Some cases depend on an
 alpha gate without saying so — "sidecarSet patch pod metadata" writes a whitelist whose rules use a key
 kruise does not read (`annotationKeyExprs`), so the SidecarSet is admitted only through
-SidecarSetPatchPodMetadataDefaultsAllowed."""
+SidecarSetPatchPodMetadataDefaultsAllowed. Upstream's `InvalidImage` registry fails every pull
+(`--fail-image`), as an unreachable registry does on kind."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def kruise_sandbox_all_gates(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     sandbox = SandboxProcess.start(
         "--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig),
         "--feature-gates", UPSTREAM_E2E_GATES, "--host-processes",
+        "--fail-image", "invalid.registry.k8s.io/*",
     )  # fmt: skip
     try:
         yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)

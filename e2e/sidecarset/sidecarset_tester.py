@@ -21,7 +21,7 @@ from harness import Cluster, until
 NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.14-4"
 BUSYBOX_IMAGE = "registry.k8s.io/e2e-test-images/busybox:1.36.1-1"
 NEW_NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.15-4"
-# upstream's InvalidRegistryImage: a pull fails on a real runtime (the fake runtime pulls it)
+# upstream's InvalidImage: its pull fails (the sandbox starts with --fail-image 'invalid.registry.k8s.io/*')
 INVALID_IMAGE = "invalid.registry.k8s.io/invalid/alpine:3.1"
 KRUISE_NAMESPACE = "kruise-system"
 # upstream's v1alpha1 suite reads and writes through the v1alpha1 client; a bare `kubectl get sidecarset`
@@ -193,3 +193,18 @@ async def upstream_case(cluster: Cluster) -> AsyncIterator[Case]:
 def hash_record(pod: dict[str, Any], sidecarset: str) -> dict[str, Any]:
     """The pod's `kruise.io/sidecarset-hash` entry for `sidecarset`."""
     return json.loads(pod["metadata"]["annotations"]["kruise.io/sidecarset-hash"])[sidecarset]
+
+
+async def pulls_failing(case: Case, image: str, count: int) -> None:
+    """`count` pods hold a container waiting on a failed pull of `image`: the rollout's half-way state
+    comes from the unpullable image (as upstream's InvalidImage on kind), not from a passing moment."""
+
+    def pulling(status: dict[str, Any]) -> bool:
+        waiting = (status.get("state") or {}).get("waiting") or {}
+        return status.get("image") == image and waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff")
+
+    def failing(pods: list[dict[str, Any]]) -> bool:
+        statuses = [(p.get("status") or {}).get("containerStatuses") or [] for p in pods]
+        return sum(1 for pod in statuses if any(pulling(s) for s in pod)) == count
+
+    await until(case.pods, failing, f"{count} pod(s) failing to pull {image}", timeout=WAIT)

@@ -15,6 +15,7 @@ from sidecarset_tester import (
     NGINX_IMAGE,
     SIDECARSETS,
     hash_record,
+    pulls_failing,
     upstream_case,
 )
 
@@ -531,3 +532,111 @@ async def test_sidecarset_inject_pod_sidecar_during_canary_upgrades(kruise_sandb
             await case.deployment_running(deployment)
         assert await images("stable") == (2, 2, 0)
         assert await images("canary") == (2, 1, 1)
+
+
+def _set_image(value: str):
+    def change(obj):
+        obj["spec"]["containers"][0]["image"] = value
+
+    return change
+
+
+async def _assert_upgrade_specs(case, name: str) -> None:
+    """Every pod's hash and hash-without-image entries name the SidecarSet, carry its current
+    annotations and list its sidecars (init containers only when they are native sidecars)."""
+    current = await case.get(SIDECARSETS, name)
+    listed = {c["name"] for c in current["spec"]["containers"]}
+    listed |= {
+        c["name"] for c in current["spec"].get("initContainers") or [] if c.get("restartPolicy") == "Always"
+    }
+    for pod in await case.pods():
+        for key in ("kruise.io/sidecarset-hash", "kruise.io/sidecarset-hash-without-image"):
+            record = json.loads(pod["metadata"]["annotations"][key])[name]
+            assert record["sidecarSetName"] == name
+            assert record["hash"] == current["metadata"]["annotations"][key]
+            assert set(record["sidecarList"]) == listed
+
+
+async def test_sidecarset_upgrade_cold_sidecar_container_failed_image_only_update_one_pod(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """sidecarSet upgrade cold sidecar container failed image, and only update one pod
+
+    The image that cannot be pulled (the sandbox's --fail-image) holds the rollout at one pod
+    (maxUnavailable 1); a good image then finishes both and the pods' hash entries follow."""
+    async with upstream_case(kruise_sandbox_all_gates) as case:
+        sidecarset = case.base_sidecarset()
+        name = sidecarset["metadata"]["name"]
+        sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+        sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
+        await case.create(sidecarset)
+        await case.create_deployment(case.base_deployment(replicas=2))
+        await _assert_upgrade_specs(case, name)
+
+        await case.update_sidecarset(name, _set_image(INVALID_IMAGE))
+        await case.sidecarset_status(name, matched=2, updated=1, ready=1, updated_ready=0)
+        await pulls_failing(case, INVALID_IMAGE, 1)
+
+        await case.update_sidecarset(name, _set_image(BUSYBOX_IMAGE))
+        await case.sidecarset_status(name, matched=2, updated=2, ready=2, updated_ready=2)
+        await _assert_upgrade_specs(case, name)
+
+
+async def test_sidecarset_upgrade_cold_sidecar_container_image_and_paused(kruise_sandbox_all_gates: Cluster):
+    """sidecarSet upgrade cold sidecar container image, and paused
+
+    Upstream pauses 5 s after the image change and expects one pod updated; here the sidecar carries a
+    readiness delay (200 s of cluster time), so the first upgraded pod stays unready and maxUnavailable 1
+    holds the second until the pause is written: the half-way state is certain, not a race."""
+    async with upstream_case(kruise_sandbox_all_gates) as case:
+        sidecarset = case.base_sidecarset()
+        name = sidecarset["metadata"]["name"]
+        sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+        sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
+        sidecarset["spec"]["containers"][0]["readinessProbe"] = {
+            "tcpSocket": {"port": 80}, "initialDelaySeconds": 200, "periodSeconds": 10,
+        }  # fmt: skip
+        await case.create(sidecarset)
+        await case.create_deployment(case.base_deployment(replicas=2))
+
+        await case.update_sidecarset(name, _set_image(BUSYBOX_IMAGE))
+        await case.sidecarset_status(name, matched=2, updated=1, ready=1, updated_ready=0)
+
+        def paused(value: bool):
+            def change(obj):
+                obj["spec"]["updateStrategy"]["paused"] = value
+
+            return change
+
+        await case.update_sidecarset(name, paused(True))
+        await case.sidecarset_status(name, matched=2, updated=1, ready=2, updated_ready=1)
+
+        await case.update_sidecarset(name, paused(False))
+        await case.sidecarset_status(name, matched=2, updated=2, ready=2, updated_ready=2)
+
+
+async def test_sidecarset_upgrade_cold_sidecar_container_image_and_max_unavailable(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """sidecarSet upgrade cold sidecar container image, and maxUnavailable
+
+    maxUnavailable 50% of 4 pods: an image that cannot be pulled reaches exactly two pods; a good image
+    then finishes all four."""
+    async with upstream_case(kruise_sandbox_all_gates) as case:
+        sidecarset = case.base_sidecarset()
+        name = sidecarset["metadata"]["name"]
+        sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+        sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
+        await case.create(sidecarset)
+        await case.create_deployment(case.base_deployment(replicas=4))
+
+        def failed_image_half_unavailable(obj):
+            obj["spec"]["containers"][0]["image"] = INVALID_IMAGE
+            obj["spec"]["updateStrategy"]["maxUnavailable"] = "50%"
+
+        await case.update_sidecarset(name, failed_image_half_unavailable)
+        await case.sidecarset_status(name, matched=4, updated=2, ready=2, updated_ready=0)
+        await pulls_failing(case, INVALID_IMAGE, 2)
+
+        await case.update_sidecarset(name, _set_image(BUSYBOX_IMAGE))
+        await case.sidecarset_status(name, matched=4, updated=4, ready=4, updated_ready=4)

@@ -81,6 +81,8 @@ class Simulator:
             expansion of claims of ``sandbox.kruise.io/volumes`` StorageClasses) when it has storage.
         pods_per_node, cpu, memory: node capacity.
         pull_delay: seconds each image pull takes at speed 1.
+        fail_images: glob patterns of image references whose pull fails on every node (as an
+            unreachable registry would), so a rollout to a bad image can be staged without a real one.
         process_images: images whose containers run as real local processes.
         state_dir: where those containers' volumes and roots are written (a temporary
             directory, removed on stop, when not given).
@@ -108,6 +110,7 @@ class Simulator:
         cpu: str = "8",
         memory: str = "32Gi",
         pull_delay: float = 0.0,
+        fail_images: Sequence[str] = (),
         process_images: Sequence[ProcessImage] = (),
         state_dir: str | Path | None = None,
         address_slot: int | None = None,
@@ -147,7 +150,8 @@ class Simulator:
             for i in range(1, nodes + 1)
         ]
         self.runtimes: dict[str, FakeRuntime] = {
-            spec.name: FakeRuntime(spec.name, speed=speed, pull_delay=pull_delay) for spec in self.node_specs
+            spec.name: FakeRuntime(spec.name, speed=speed, pull_delay=pull_delay, fail_images=fail_images)
+            for spec in self.node_specs
         }
         self.client: Client | None = None
         self.kubelets: dict[str, Kubelet] = {}

@@ -49,3 +49,17 @@ def test_containerd_without_its_packages_names_the_apt_get_line(monkeypatch):
     result = CliRunner().invoke(app, ["sandbox", "up", "--runtime", "containerd"], terminal_width=200)
     assert result.exit_code == 1
     assert "apt-get install -y containerd runc containernetworking-plugins" in result.output
+
+
+def test_fail_image_patterns_reach_the_sandbox(monkeypatch):
+    seen = []
+
+    async def fake_run_up(options, echo, stop=None):
+        seen.append(options)
+
+    monkeypatch.setattr("kruise.sandbox.up.run_up", fake_run_up)
+    args = ["sandbox", "up", "--no-kruise", "--fail-image", "invalid.registry.k8s.io/*"]
+    args += ["--fail-image", "*:bad"]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert list(seen[0].fail_images) == ["invalid.registry.k8s.io/*", "*:bad"]
