@@ -1,5 +1,6 @@
 """Each shared helper has one home (issue 29): time in `kruise.api.timestamps`, controller references in
-`kruise.api.controllerref`, conditions in `kruise.api.conditions`, object reading in `kruise.api.objects`.
+`kruise.api.controllerref`, conditions in `kruise.api.conditions`, object reading in `kruise.api.objects`,
+the "may this reconcile act yet?" expectations preamble in `kruise.manager.writers.expectations`.
 
 A second definition drifts from the first (the RFC 3339 copies had three parsing behaviours), so
 product code may neither define a function under a shared helper's name nor redo its work by hand.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from benchmarks.house_counts import count, handles_time, sources
+from benchmarks.house_counts import count, expectations_preamble, handles_time, sources
 
 HOMES: dict[str, set[str]] = {
     "api/timestamps.py": {
@@ -39,6 +40,7 @@ HOMES: dict[str, set[str]] = {
         "conditions_of",
         "containers_of",
     },
+    "manager/writers/expectations.py": {"scale_hold", "writes_pending", "settled"},
 }
 SHARED = {name: home for home, names in HOMES.items() for name in names}
 
@@ -83,6 +85,24 @@ def test_controller_references_are_read_and_built_in_one_place() -> None:
 def test_conditions_are_found_and_written_in_one_place() -> None:
     counts = count(sources())
     assert _where(counts.get_condition_copies + counts.set_condition_copies) <= CONDITION_EXCEPTIONS
+
+
+def test_reconcilers_ask_expectations_through_one_preamble() -> None:
+    assert count(sources()).expectations_preambles == []
+
+
+def test_the_guard_sees_a_preamble_copy() -> None:
+    copy = (
+        "def reconcile(self, key):\n"
+        "    satisfied, waited, pending = self.scale_expectations.satisfied(key)\n"
+        "    for pod in self.pods:\n"
+        "        if not self.rv_expectations.is_satisfied(pod):\n"
+        "            return None\n"
+    )
+    assert expectations_preamble(ast.parse(copy).body[0])
+    assert count([("manager/controllers/x/reconciler.py", copy)]).expectations_preambles == [
+        "manager/controllers/x/reconciler.py:1 reconcile"
+    ]
 
 
 def test_the_guard_sees_a_copy() -> None:

@@ -43,10 +43,11 @@ from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import ApiError, Conflict, NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import BROADCASTJOBS, PODS
 from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.writers.expectations import Overtime, scale_hold, settled
 from kruise.manager.writers.pods import PodWriter
 
 log = structlog.get_logger("kruise.manager.broadcastjob")
@@ -98,14 +99,8 @@ class BroadcastJobReconciler:
         if cached is None:
             self.expectations.delete(key)
             return None
-        satisfied, waited, pending = self.expectations.satisfied(key)
-        if not satisfied:
-            if waited >= EXPECTATIONS_TIMEOUT:
-                log.warning(
-                    "scale expectations unsatisfied overtime", key=key, pending=pending, waited=waited
-                )
-                return None
-            return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
+        if (hold := scale_hold(self.expectations, key, Overtime.GIVE_UP)) is not None:
+            return hold.result
 
         body: dict[str, Any] = copy.deepcopy(dict(cached))
         job = api.BroadcastJob.from_dict(body)
@@ -218,12 +213,12 @@ class BroadcastJobReconciler:
         that already finished never needs it, and one whose last write the cache does not show yet
         is left for the pass that sees it."""
         now = self.wall()
-        for pod in pods:
+        for pod in settled(self.rv_expectations, pods):
             meta = pod.get("metadata") or {}
             phase = status_of(pod).get("phase")
             if meta.get("deletionTimestamp") or phase in ("Succeeded", "Failed"):
                 continue
-            if not podreadiness.lacks_condition(pod) or not self.rv_expectations.is_satisfied(dict(pod)):
+            if not podreadiness.lacks_condition(pod):
                 continue
             with contextlib.suppress(NotFound):
                 await self.pod_writer.patch_conditions(

@@ -39,6 +39,7 @@ from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.controllers.cloneset.pubgate import PubGate
 from kruise.manager.controllers.cloneset.scaler import Scaler
 from kruise.manager.controllers.cloneset.updater import Updater
+from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import release_strays, selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
@@ -47,7 +48,6 @@ from kruise.manager.writers.revisions import RevisionWriter
 log = structlog.get_logger("kruise.manager.cloneset")
 
 Obj = Mapping[str, Any]
-FORCED_EXPECTATION_REQUEUE = 10.0
 
 
 class CloneSetReconciler:
@@ -113,15 +113,10 @@ class CloneSetReconciler:
             log.error("invalid selector, not retrying", error=str(exc))
             return None
 
-        satisfied, waited, pending = self.scale_expectations.satisfied(key)
-        if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
-            log.warning("scale expectations unsatisfied overtime", pending=pending, waited=waited)
-            if self.gates.enabled(features.FORCE_DELETE_TIMEOUT_EXPECTATION_GATE):
-                self.scale_expectations.delete(key)
-                return Result(requeue_after=FORCED_EXPECTATION_REQUEUE)
-            return None
+        forced = self.gates.enabled(features.FORCE_DELETE_TIMEOUT_EXPECTATION_GATE)
+        overtime = Overtime.FORGET_AND_REQUEUE if forced else Overtime.GIVE_UP
+        if (hold := scale_hold(self.scale_expectations, key, overtime)) is not None:
+            return hold.result
 
         uid = cloneset["metadata"]["uid"]
         owned = [p for p in self.pods.by_index(OWNER_UID_INDEX, uid) if controlled_by(p, uid)]
@@ -139,13 +134,8 @@ class CloneSetReconciler:
         )
         revisions = [r for r in revisions if r["metadata"]["name"] != update["metadata"]["name"]] + [update]
 
-        self.rv_expectations.observe(dict(update))
-        if not self.rv_expectations.is_satisfied(dict(update)):
+        if writes_pending(self.rv_expectations, [update, *active], observe=True):
             return Result(requeue_after=EXPECTATIONS_TIMEOUT)
-        for pod in active:
-            self.rv_expectations.observe(dict(pod))
-            if not self.rv_expectations.is_satisfied(dict(pod)):
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT)
 
         if self.predownloader is not None:
             try:

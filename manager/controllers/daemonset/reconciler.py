@@ -58,6 +58,7 @@ from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpect
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
 from kruise.kube.slowstart import slow_start
+from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import claim_objects, claimed_view, selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
@@ -66,7 +67,6 @@ log = structlog.get_logger("kruise.manager.daemonset")
 
 Obj = Mapping[str, Any]
 DEFAULT_BURST_REPLICAS = 250
-FORCED_EXPECTATION_REQUEUE = 10.0
 CREATE_PASS_SECONDS = 3.0
 """No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
 written once, with the pods created so far) and the pods' add events bring the next one, so status
@@ -252,20 +252,13 @@ class DaemonSetReconciler:
         return claimed_view(ds, self.pods, selector_of(ds))
 
     def _expectations_satisfied(self, key: str, ds: Obj, delays: list[float]) -> bool:
-        satisfied, waited, pending = self.scale_expectations.satisfied(key)
-        if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                delays.append(EXPECTATIONS_TIMEOUT - waited)
-                return False
-            log.warning("scale expectations unsatisfied overtime", daemonset=key, pending=pending)
-            self.scale_expectations.delete(key)
-            delays.append(FORCED_EXPECTATION_REQUEUE)
+        hold = scale_hold(self.scale_expectations, key, Overtime.FORGET_AND_REQUEUE)
+        if hold is not None:
+            delays.extend([hold.requeue_after] if hold.requeue_after is not None else [])
             return False
-        for pod in self._owned_pods(ds):
-            self.rv_expectations.observe(dict(pod))
-            if not self.rv_expectations.is_satisfied(dict(pod)):
-                delays.append(EXPECTATIONS_TIMEOUT)
-                return False
+        if writes_pending(self.rv_expectations, self._owned_pods(ds), observe=True):
+            delays.append(EXPECTATIONS_TIMEOUT)
+            return False
         return True
 
     # ---- revisions ----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import EPHEMERALJOBS, PODS
 from kruise.kube.store import NAMESPACE_INDEX
+from kruise.manager.writers.expectations import Overtime, scale_hold
 
 Obj = Mapping[str, Any]
 
@@ -75,11 +76,8 @@ class EphemeralJobReconciler:
                 await self.client.delete(EPHEMERALJOBS, meta["name"], meta["namespace"])
             self.expectations.delete(key)
             return None
-        satisfied, waited, _pending = self.expectations.satisfied(key)
-        if not satisfied:
-            if waited >= self.expectations.timeout:
-                return None  # upstream gives up until the next event
-            return Result(requeue_after=self.expectations.timeout - waited)
+        if (hold := scale_hold(self.expectations, key, Overtime.GIVE_UP)) is not None:
+            return hold.result  # after the timeout upstream gives up until the next event
         targets = plan.target_pods(job, self.pods.by_index(NAMESPACE_INDEX, job["metadata"]["namespace"]))
         new_status = plan.status(job, targets, now)
         requeue = plan.deadline_left(job, new_status["startTime"], now)

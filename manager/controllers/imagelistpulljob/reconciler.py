@@ -26,6 +26,7 @@ from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import IMAGELISTPULLJOBS, IMAGEPULLJOBS
 from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.writers.expectations import Overtime, scale_hold
 
 Obj = Mapping[str, Any]
 
@@ -62,11 +63,8 @@ class ImageListPullJobReconciler:
         await self._label(ilpj, hash_)
         if status_of(ilpj).get("completionTime"):
             return await self._finished(ilpj)
-        satisfied, waited, _pending = self.expectations.satisfied(key)
-        if not satisfied:
-            if waited < self.expectations.timeout:
-                return Result(requeue_after=self.expectations.timeout - waited)
-            self.expectations.delete(key)  # an event was lost; trust the cache again
+        if (hold := scale_hold(self.expectations, key, Overtime.FORGET_AND_PROCEED)) is not None:
+            return hold.result
         children = plan.live_children(ilpj, self.jobs.by_index(OWNER_UID_INDEX, ilpj["metadata"]["uid"]))
         new_status = plan.status(ilpj, children, rfc3339(self.clock.wall()))
         actions = plan.actions(ilpj, children, hash_)

@@ -33,6 +33,7 @@ from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import SIDECARSETS, object_key
 from kruise.manager.controllers.sidecarset.history import SidecarSetHistory
+from kruise.manager.writers.expectations import writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
 
 log = structlog.get_logger("kruise.manager.sidecarset")
@@ -84,7 +85,7 @@ class SidecarSetReconciler:
         if sidecarset is None or sidecarset["metadata"].get("deletionTimestamp"):
             return None
         matched = self.covered(sidecarset)
-        if any(not self.expectations.is_satisfied(pod) for pod in matched):
+        if writes_pending(self.expectations, matched):
             return Result(requeue_after=EXPECTATION_REQUEUE)  # our last pod write is not in the cache yet
         latest = await self.history.register_latest(sidecarset, matched)
         status = {
