@@ -1,0 +1,94 @@
+"""The status write of a custom resource, written once for every controller (issue 29).
+
+One semantics: the controller computes the whole new status; nothing is sent when the cached status
+already equals it; otherwise one JSON merge patch on the `status` subresource carries the new status,
+with every field the cached status has and the new one dropped sent as null (a merge patch would keep
+it otherwise, while upstream's `Status().Update` replaces the whole status). An object deleted
+meanwhile is not an error: there is no status left to write.
+
+The conflict rule: the controller is the only writer of its kind's status and the workqueue never runs
+two reconciles of one key at once, so by default the patch carries no resourceVersion and cannot
+conflict (a PUT mostly conflicted with our own previous write not yet in the cache). A kind whose
+upstream re-checks the fresh object before overwriting it passes `still_wanted`: then the patch is
+conditional on the cached resourceVersion, and on Conflict the object is read afresh and the same
+status is written onto it only while `still_wanted(fresh)` holds, up to `MAX_CONFLICT_RETRIES` times.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kruise.api.objects import meta_of, status_of
+from kruise.kube.client import Client, PatchType
+from kruise.kube.errors import Conflict, NotFound
+from kruise.kube.resources import ResourceRef
+
+Obj = Mapping[str, Any]
+MAX_CONFLICT_RETRIES = 5
+
+
+class Written(enum.Enum):
+    """What `StatusWriter.write` did."""
+
+    WRITTEN = "written"
+    UNCHANGED = "unchanged"
+    """The cached status already was the new one (or, with `still_wanted`, the fresh object refused it)."""
+    GONE = "gone"
+    """The object no longer exists."""
+
+
+def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """The merge patch body turning status `old` into `new`: dropped fields become null."""
+    body: dict[str, Any] = {key: None for key in old if key not in new}
+    body.update(new)
+    return {"status": body}
+
+
+class StatusWriter:
+    """Writes the status of objects of one resource (`ResourceRef`), cluster-scoped or namespaced."""
+
+    def __init__(self, client: Client, resource: ResourceRef) -> None:
+        self.client = client
+        self.resource = resource
+
+    async def write(
+        self,
+        obj: Obj,
+        status: Mapping[str, Any],
+        *,
+        still_wanted: Callable[[Obj], bool] | None = None,
+    ) -> Written:
+        """Make `obj`'s status `status` (see the module docstring for the rules)."""
+        current: Obj = obj
+        for attempt in range(MAX_CONFLICT_RETRIES):
+            old = status_of(current)
+            if old == status:
+                return Written.UNCHANGED
+            patch = status_patch(old, status)
+            meta = meta_of(current)
+            if still_wanted is not None:
+                patch["metadata"] = {"resourceVersion": meta.get("resourceVersion")}
+            try:
+                await self.client.patch(
+                    self.resource,
+                    meta["name"],
+                    patch,
+                    meta.get("namespace"),
+                    patch_type=PatchType.MERGE,
+                    subresource="status",
+                )
+                return Written.WRITTEN
+            except NotFound:
+                return Written.GONE
+            except Conflict:
+                if still_wanted is None or attempt == MAX_CONFLICT_RETRIES - 1:
+                    raise
+            try:
+                current = await self.client.get(self.resource, meta["name"], meta.get("namespace"))
+            except NotFound:
+                return Written.GONE
+            if not still_wanted(current):
+                return Written.UNCHANGED
+        raise AssertionError("unreachable: the last attempt returns or raises")
