@@ -17,7 +17,7 @@ from kruise.api.objects import section, spec_of, status_of
 from kruise.control import imagelistpulljob as plan
 from kruise.control import podstatus
 from kruise.control.lifecycle import rfc3339
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
@@ -27,6 +27,7 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import IMAGELISTPULLJOBS, IMAGEPULLJOBS
 from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.writers.expectations import Overtime, scale_hold
+from kruise.manager.writers.status import StatusWriter
 
 Obj = Mapping[str, Any]
 
@@ -46,6 +47,7 @@ class ImageListPullJobReconciler:
         clock: Clock,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, IMAGELISTPULLJOBS)
         self.list_jobs = list_jobs
         self.jobs = jobs
         self.recorder = recorder
@@ -70,7 +72,7 @@ class ImageListPullJobReconciler:
         actions = plan.actions(ilpj, children, hash_)
         await self._create(key, ilpj, actions.create, hash_)
         await self._delete(key, ilpj, actions.delete)
-        await self._write_status(ilpj, new_status)
+        await self.status_writer.write(ilpj, new_status)
         if "completionTime" in new_status:
             return self._ttl_left(ilpj, new_status["completionTime"])
         return None
@@ -139,17 +141,3 @@ class ImageListPullJobReconciler:
                 "Delete %d ImagePullJob",
                 len(children),
             )
-
-    async def _write_status(self, ilpj: Obj, new_status: dict[str, Any]) -> None:
-        """A merge patch of the whole status; a key the new status drops is sent as null."""
-        old = ilpj.get("status") or {}
-        if old == new_status:
-            return
-        body: dict[str, Any] = {k: None for k in old if k not in new_status}
-        body.update(new_status)
-        meta = ilpj["metadata"]
-        with contextlib.suppress(NotFound):
-            await self.client.patch(
-                IMAGELISTPULLJOBS, meta["name"], {"status": body}, meta["namespace"],
-                patch_type=PatchType.MERGE, subresource="status",
-            )  # fmt: skip
