@@ -75,7 +75,6 @@ STATUS_WRITERS_LEFT = {
     "manager/controllers/podprobemarker/reconciler.py reconcile",
     "manager/controllers/podreadiness/reconciler.py reconcile",
     "manager/controllers/podunavailablebudget/reconciler.py write",
-    "manager/controllers/sidecarset/reconciler.py _write_status",
     "manager/controllers/sidecarterminator/reconciler.py _mark_terminated",
     "manager/controllers/statefulset/reconciler.py reconcile",
     "manager/controllers/uniteddeployment/reconciler.py _write_status",
