@@ -65,7 +65,6 @@ CONDITION_EXCEPTIONS = {
 STATUS_WRITERS_LEFT = {
     "manager/controllers/advancedcronjob/reconciler.py _write_status",
     "manager/controllers/broadcastjob/reconciler.py _write_status",
-    "manager/controllers/cloneset/reconciler.py _write_status",
     "manager/controllers/containerrecreaterequest/reconciler.py _pod_readiness",
     "manager/controllers/daemonset/reconciler.py _create_revision",
     "manager/controllers/daemonset/reconciler.py _update_status",
