@@ -63,7 +63,6 @@ CONDITION_EXCEPTIONS = {
 # Status writes not yet moved onto `StatusWriter` (issue 29 step 2): this list only shrinks. The pod
 # status writes among them belong to `manager/writers/pods.PodWriter` instead.
 STATUS_WRITERS_LEFT = {
-    "manager/controllers/broadcastjob/reconciler.py _write_status",
     "manager/controllers/containerrecreaterequest/reconciler.py _pod_readiness",
     "manager/controllers/daemonset/reconciler.py _create_revision",
     "manager/controllers/daemonset/reconciler.py _update_status",
