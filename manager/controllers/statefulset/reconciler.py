@@ -11,7 +11,6 @@ instead of acting twice.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -48,7 +47,6 @@ from kruise.control.statefulset.update import ClaimsOf, plan_update
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
-from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
@@ -61,6 +59,7 @@ from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import adopt_orphans, claim_objects, claimed_view, selected_or_orphan
 from kruise.manager.writers.predownload import PreDownloadWriter
 from kruise.manager.writers.revisions import RevisionWriter
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.statefulset")
 
@@ -101,6 +100,7 @@ class StatefulSetReconciler:
         resize_subresource: bool = False,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, ADVANCED_STATEFULSETS)
         self.predownloader = predownloader
         self.recorder = recorder
         self.gates = gates
@@ -180,14 +180,7 @@ class StatefulSetReconciler:
                 sync_error = exc
 
         if status_changed(sts.get("status") or {}, status):
-            with contextlib.suppress(NotFound):
-                await self.client.patch(
-                    ADVANCED_STATEFULSETS,
-                    meta["name"],
-                    {"status": status},
-                    meta["namespace"],
-                    subresource="status",
-                )
+            await self.status_writer.write(sts, status)
         await self.revision_writer.truncate_history(
             sts, revisions, [revision_of(p) for p in pods], current_name, update_name
         )
