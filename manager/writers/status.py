@@ -6,6 +6,12 @@ with every field the cached status has and the new one dropped sent as null (a m
 it otherwise, while upstream's `Status().Update` replaces the whole status). An object deleted
 meanwhile is not an error: there is no status left to write.
 
+`partial=True` is the one exception, for a kind whose status other writes of the same controller share
+(Advanced DaemonSet: the counters pass and the revision pass that bumps `collisionCount`, upstream's
+field-by-field `storeDaemonSetStatus`): `status` then names only the fields this write owns, equality is
+judged on those, and no other field is cleared — re-sending the rest from a stale cache would revert a
+write the cache does not show yet.
+
 The conflict rule: the controller is the only writer of its kind's status and the workqueue never runs
 two reconciles of one key at once, so by default the patch carries no resourceVersion and cannot
 conflict (a PUT mostly conflicted with our own previous write not yet in the cache). A kind whose
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.objects import meta_of, status_of
@@ -37,6 +44,19 @@ class Written(enum.Enum):
     """The cached status already was the new one (or, with `still_wanted`, the fresh object refused it)."""
     GONE = "gone"
     """The object no longer exists."""
+
+
+@dataclass(frozen=True)
+class StatusWrite:
+    """The outcome of `StatusWriter.write`; `obj` is the server's answer when one was written (its
+    resourceVersion is what a controller's resourceVersion expectations wait for)."""
+
+    outcome: Written
+    obj: dict[str, Any] | None = None
+
+    @property
+    def gone(self) -> bool:
+        return self.outcome is Written.GONE
 
 
 def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,19 +79,22 @@ class StatusWriter:
         status: Mapping[str, Any],
         *,
         still_wanted: Callable[[Obj], bool] | None = None,
-    ) -> Written:
+        partial: bool = False,
+    ) -> StatusWrite:
         """Make `obj`'s status `status` (see the module docstring for the rules)."""
         current: Obj = obj
         for attempt in range(MAX_CONFLICT_RETRIES):
             old = status_of(current)
+            if partial:
+                old = {key: old.get(key) for key in status}
             if old == status:
-                return Written.UNCHANGED
+                return StatusWrite(Written.UNCHANGED)
             patch = status_patch(old, status)
             meta = meta_of(current)
             if still_wanted is not None:
                 patch["metadata"] = {"resourceVersion": meta.get("resourceVersion")}
             try:
-                await self.client.patch(
+                answer = await self.client.patch(
                     self.resource,
                     meta["name"],
                     patch,
@@ -79,16 +102,16 @@ class StatusWriter:
                     patch_type=PatchType.MERGE,
                     subresource="status",
                 )
-                return Written.WRITTEN
+                return StatusWrite(Written.WRITTEN, answer)
             except NotFound:
-                return Written.GONE
+                return StatusWrite(Written.GONE)
             except Conflict:
                 if still_wanted is None or attempt == MAX_CONFLICT_RETRIES - 1:
                     raise
             try:
                 current = await self.client.get(self.resource, meta["name"], meta.get("namespace"))
             except NotFound:
-                return Written.GONE
+                return StatusWrite(Written.GONE)
             if not still_wanted(current):
-                return Written.UNCHANGED
+                return StatusWrite(Written.UNCHANGED)
         raise AssertionError("unreachable: the last attempt returns or raises")

@@ -28,7 +28,7 @@ from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, IMAGELISTPULLJOBS, JOBS, ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX
-from kruise.manager.writers.status import StatusWriter, Written
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.advancedcronjob")
 
@@ -85,7 +85,7 @@ class AdvancedCronJobReconciler:
             return None
         plan = plan_reconcile(acj, self.children_of(acj, template_kind(acj)), self.wall(), self.local_zone)
         bound = log.bind(advancedcronjob=key)
-        if await self.status_writer.write(acj, plan.status) is Written.GONE:
+        if (await self.status_writer.write(acj, plan.status)).gone:
             return None  # deleted meanwhile
         for deletion in plan.history_deletions:
             await self._delete_history(deletion, key)

@@ -28,7 +28,8 @@ async def test_an_equal_status_is_not_written() -> None:
     client = RecordingClient()
     client.put(EPHEMERALJOBS, _job({"phase": "Running"}))
     job = _stored(client)
-    assert await StatusWriter(client, EPHEMERALJOBS).write(job, {"phase": "Running"}) is Written.UNCHANGED
+    written = await StatusWriter(client, EPHEMERALJOBS).write(job, {"phase": "Running"})
+    assert written.outcome is Written.UNCHANGED
     assert client.writes == []
 
 
@@ -36,7 +37,8 @@ async def test_the_new_status_replaces_the_old_one_by_merge_patch() -> None:
     client = RecordingClient()
     client.put(EPHEMERALJOBS, _job({"phase": "Running", "message": "old"}))
     written = await StatusWriter(client, EPHEMERALJOBS).write(_stored(client), {"phase": "Succeeded"})
-    assert written is Written.WRITTEN
+    assert written.outcome is Written.WRITTEN
+    assert written.obj is not None and written.obj["status"] == {"phase": "Succeeded"}
     [call] = client.writes
     assert (call.verb, call.subresource, call.body) == (
         "patch",
@@ -51,13 +53,15 @@ async def test_cluster_scoped_objects_are_written_too() -> None:
     client.put(RESOURCEDISTRIBUTIONS, {"metadata": {"name": "rd"}, "spec": {}})
     rd = client.object(RESOURCEDISTRIBUTIONS, "rd")
     assert rd is not None
-    assert await StatusWriter(client, RESOURCEDISTRIBUTIONS).write(rd, {"desired": 2}) is Written.WRITTEN
+    written = await StatusWriter(client, RESOURCEDISTRIBUTIONS).write(rd, {"desired": 2})
+    assert written.outcome is Written.WRITTEN
     assert (client.object(RESOURCEDISTRIBUTIONS, "rd") or {})["status"] == {"desired": 2}
 
 
 async def test_a_deleted_object_has_no_status_left_to_write() -> None:
     client = RecordingClient()
-    assert await StatusWriter(client, EPHEMERALJOBS).write(_job({}), {"phase": "Running"}) is Written.GONE
+    written = await StatusWriter(client, EPHEMERALJOBS).write(_job({}), {"phase": "Running"})
+    assert written.outcome is Written.GONE
 
 
 async def test_without_still_wanted_the_patch_carries_no_resource_version() -> None:
@@ -65,7 +69,8 @@ async def test_without_still_wanted_the_patch_carries_no_resource_version() -> N
     client.put(EPHEMERALJOBS, _job({"phase": "Running"}))
     stale = _stored(client)
     client.put(EPHEMERALJOBS, {**_stored(client), "metadata": {**stale["metadata"], "resourceVersion": "99"}})
-    assert await StatusWriter(client, EPHEMERALJOBS).write(stale, {"phase": "Failed"}) is Written.WRITTEN
+    written = await StatusWriter(client, EPHEMERALJOBS).write(stale, {"phase": "Failed"})
+    assert written.outcome is Written.WRITTEN
 
 
 async def test_still_wanted_rechecks_the_fresh_object_after_a_conflict() -> None:
@@ -76,7 +81,7 @@ async def test_still_wanted_rechecks_the_fresh_object_after_a_conflict() -> None
     written = await StatusWriter(client, EPHEMERALJOBS).write(
         cached, {"phase": "Failed"}, still_wanted=lambda fresh: True
     )
-    assert written is Written.WRITTEN
+    assert written.outcome is Written.WRITTEN
     patches = client.calls_to("patch", EPHEMERALJOBS)
     assert [c.succeeded for c in patches] == [False, True]
     assert all(c.body["metadata"]["resourceVersion"] for c in patches)
@@ -91,7 +96,7 @@ async def test_a_fresh_object_that_refuses_the_status_keeps_its_own() -> None:
     written = await StatusWriter(client, EPHEMERALJOBS).write(
         cached, {"phase": "Failed"}, still_wanted=lambda fresh: False
     )
-    assert written is Written.UNCHANGED
+    assert written.outcome is Written.UNCHANGED
     assert _stored(client)["status"] == {"phase": "Running"}
 
 
@@ -101,3 +106,15 @@ async def test_without_still_wanted_a_conflict_is_raised() -> None:
     client.fail_next("patch", EPHEMERALJOBS, "job", "default", error=Conflict)
     with pytest.raises(Conflict):
         await StatusWriter(client, EPHEMERALJOBS).write(_stored(client), {"phase": "Failed"})
+
+
+async def test_a_partial_write_owns_only_the_fields_it_names() -> None:
+    client = RecordingClient()
+    client.put(EPHEMERALJOBS, _job({"phase": "Running", "collisionCount": 2}))
+    writer = StatusWriter(client, EPHEMERALJOBS)
+    unchanged = await writer.write(_stored(client), {"phase": "Running"}, partial=True)
+    assert unchanged.outcome is Written.UNCHANGED
+    written = await writer.write(_stored(client), {"phase": "Failed"}, partial=True)
+    assert written.outcome is Written.WRITTEN
+    assert client.writes[-1].body == {"status": {"phase": "Failed"}}
+    assert _stored(client)["status"] == {"phase": "Failed", "collisionCount": 2}
