@@ -64,8 +64,6 @@ CONDITION_EXCEPTIONS = {
 # status writes among them belong to `manager/writers/pods.PodWriter` instead.
 STATUS_WRITERS_LEFT = {
     "manager/controllers/containerrecreaterequest/reconciler.py _pod_readiness",
-    "manager/controllers/daemonset/reconciler.py _create_revision",
-    "manager/controllers/daemonset/reconciler.py _update_status",
     "manager/controllers/nodeimage/reconciler.py _tidy",
     "manager/controllers/nodepodprobe/reconciler.py _write_results",
     "manager/controllers/persistentpodstate/reconciler.py reconcile",

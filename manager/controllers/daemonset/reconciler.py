@@ -62,6 +62,7 @@ from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pen
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import claim_objects, claimed_view, selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.daemonset")
 
@@ -111,6 +112,7 @@ class DaemonSetReconciler:
         resize_subresource: bool = False,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, ADVANCED_DAEMONSETS)
         self.predownloader = predownloader
         self.recorder = recorder
         self.gates = gates
@@ -296,13 +298,7 @@ class DaemonSetReconciler:
             if existing.get("data") == revision.get("data"):
                 return existing
             collision = int(status_of(ds).get("collisionCount") or 0) + 1
-            await self.client.patch(
-                ADVANCED_DAEMONSETS,
-                ds["metadata"]["name"],
-                {"status": {"collisionCount": collision}},
-                namespace,
-                subresource="status",
-            )
+            await self.status_writer.write(ds, {"collisionCount": collision}, partial=True)
             raise RuntimeError(
                 f"controller revision {revision['metadata']['name']} collides; collisionCount now {collision}"
             ) from None
@@ -575,11 +571,9 @@ class DaemonSetReconciler:
             delays.append(wait)
             return
         self._status_written[key] = self.clock.now()
-        with contextlib.suppress(NotFound):
-            written = await self.client.patch(
-                ADVANCED_DAEMONSETS, meta["name"], {"status": status}, meta["namespace"], subresource="status"
-            )
-            self._status_sent[key] = (_rv_int(written), status)
+        write = await self.status_writer.write(ds, status, partial=True)
+        if write.obj is not None:
+            self._status_sent[key] = (_rv_int(write.obj), status)
 
     def _already_sent(self, key: str, ds: Obj, status: Mapping[str, Any]) -> bool:
         """True when ``status`` is what this controller last wrote and the cache does not show that
