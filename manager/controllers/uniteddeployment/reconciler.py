@@ -73,6 +73,7 @@ from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, UNITED_DEPLOYMENTS, ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.uniteddeployment")
 
@@ -101,6 +102,7 @@ class UnitedDeploymentReconciler:
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, UNITED_DEPLOYMENTS)
         self.uds = uds
         self.children = children
         """Child kind (subsets.KIND_*) -> its resource and informer."""
@@ -432,9 +434,6 @@ class UnitedDeploymentReconciler:
         if status_unchanged(old, new, generation):
             return
         new["observedGeneration"] = generation
-        body = {**ud_obj, "status": new}
-        try:
-            written = await self.client.update(UNITED_DEPLOYMENTS, body, subresource="status")
-        except NotFound:
-            return
-        self.expectations.expect(written)
+        write = await self.status_writer.write(ud_obj, new)
+        if write.obj is not None:
+            self.expectations.expect(write.obj)
