@@ -14,10 +14,13 @@ write the cache does not show yet.
 
 The conflict rule: the controller is the only writer of its kind's status and the workqueue never runs
 two reconciles of one key at once, so by default the patch carries no resourceVersion and cannot
-conflict (a PUT mostly conflicted with our own previous write not yet in the cache). A kind whose
-upstream re-checks the fresh object before overwriting it passes `still_wanted`: then the patch is
-conditional on the cached resourceVersion, and on Conflict the object is read afresh and the same
-status is written onto it only while `still_wanted(fresh)` holds, up to `MAX_CONFLICT_RETRIES` times.
+conflict (a PUT mostly conflicted with our own previous write not yet in the cache). A kind whose status
+someone else writes too (WorkloadSpread's, also written by the pod webhook) passes `conditional=True`:
+the patch carries the cached resourceVersion and a Conflict is raised, so the reconcile is retried and
+computes the status again from a cache that shows the other write. A kind whose upstream re-checks the
+fresh object instead passes `still_wanted` (which implies `conditional`): on Conflict the object is read
+afresh and the same status is written onto it only while `still_wanted(fresh)` holds, up to
+`MAX_CONFLICT_RETRIES` times.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ class StatusWriter:
         status: Mapping[str, Any],
         *,
         still_wanted: Callable[[Obj], bool] | None = None,
+        conditional: bool = False,
         partial: bool = False,
     ) -> StatusWrite:
         """Make `obj`'s status `status` (see the module docstring for the rules)."""
@@ -91,7 +95,7 @@ class StatusWriter:
                 return StatusWrite(Written.UNCHANGED)
             patch = status_patch(old, status)
             meta = meta_of(current)
-            if still_wanted is not None:
+            if conditional or still_wanted is not None:
                 patch["metadata"] = {"resourceVersion": meta.get("resourceVersion")}
             try:
                 answer = await self.client.patch(

@@ -100,6 +100,16 @@ async def test_a_fresh_object_that_refuses_the_status_keeps_its_own() -> None:
     assert _stored(client)["status"] == {"phase": "Running"}
 
 
+async def test_a_conditional_write_leaves_a_conflict_to_the_caller() -> None:
+    client = RecordingClient()
+    client.put(EPHEMERALJOBS, _job({"phase": "Running"}))
+    stale = _stored(client)
+    client.put(EPHEMERALJOBS, {**stale, "metadata": {**stale["metadata"], "resourceVersion": "99"}})
+    with pytest.raises(Conflict):
+        await StatusWriter(client, EPHEMERALJOBS).write(stale, {"phase": "Failed"}, conditional=True)
+    assert _stored(client)["status"] == {"phase": "Running"}
+
+
 async def test_without_still_wanted_a_conflict_is_raised() -> None:
     client = RecordingClient()
     client.put(EPHEMERALJOBS, _job({"phase": "Running"}))
