@@ -63,10 +63,21 @@ class StatusWrite:
 
 
 def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    """The merge patch body turning status `old` into `new`: dropped fields become null."""
+    """The merge patch body turning status `old` into `new`: dropped fields become null, at every
+    level of nested objects too (a merge patch merges maps such as PersistentPodState's `podStates`
+    key by key, so a dropped entry would otherwise survive)."""
+    return {"status": _replacing(old, new)}
+
+
+def _replacing(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {key: None for key in old if key not in new}
-    body.update(new)
-    return {"status": body}
+    for key, value in new.items():
+        before = old.get(key)
+        if isinstance(value, Mapping) and isinstance(before, Mapping):
+            body[key] = _replacing(before, value)
+        else:
+            body[key] = value
+    return body
 
 
 class StatusWriter:

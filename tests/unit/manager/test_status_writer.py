@@ -24,6 +24,14 @@ def test_dropped_fields_are_sent_as_null() -> None:
     assert status_patch({"a": 1, "b": 2}, {"a": 3}) == {"status": {"a": 3, "b": None}}
 
 
+def test_dropped_entries_of_nested_maps_are_sent_as_null() -> None:
+    old = {"podStates": {"web-0": {"node": "a"}, "web-1": {"node": "b"}}, "list": [1, 2]}
+    new = {"podStates": {"web-0": {"node": "c"}}, "list": [1]}
+    assert status_patch(old, new) == {
+        "status": {"podStates": {"web-0": {"node": "c"}, "web-1": None}, "list": [1]}
+    }
+
+
 async def test_an_equal_status_is_not_written() -> None:
     client = RecordingClient()
     client.put(EPHEMERALJOBS, _job({"phase": "Running"}))
