@@ -69,7 +69,6 @@ STATUS_WRITERS_LEFT = {
     "manager/controllers/podreadiness/reconciler.py reconcile",
     "manager/controllers/podunavailablebudget/reconciler.py write",
     "manager/controllers/sidecarterminator/reconciler.py _mark_terminated",
-    "manager/controllers/workloadspread/reconciler.py reconcile",
 }
 
 
