@@ -35,7 +35,6 @@ from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.resources import ResourceRef
 
-Obj = Mapping[str, Any]
 MAX_CONFLICT_RETRIES = 5
 
 
@@ -89,15 +88,15 @@ class StatusWriter:
 
     async def write(
         self,
-        obj: Obj,
+        obj: Mapping[str, Any],
         status: Mapping[str, Any],
         *,
-        still_wanted: Callable[[Obj], bool] | None = None,
+        still_wanted: Callable[[Mapping[str, Any]], bool] | None = None,
         conditional: bool = False,
         partial: bool = False,
     ) -> StatusWrite:
         """Make `obj`'s status `status` (see the module docstring for the rules)."""
-        current: Obj = obj
+        current: Mapping[str, Any] = obj
         for attempt in range(MAX_CONFLICT_RETRIES):
             old = status_of(current)
             if partial:
