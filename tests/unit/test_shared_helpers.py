@@ -64,7 +64,6 @@ CONDITION_EXCEPTIONS = {
 # status writes among them belong to `manager/writers/pods.PodWriter` instead.
 STATUS_WRITERS_LEFT = {
     "manager/controllers/containerrecreaterequest/reconciler.py _pod_readiness",
-    "manager/controllers/nodeimage/reconciler.py _tidy",
     "manager/controllers/nodepodprobe/reconciler.py _write_results",
     "manager/controllers/podreadiness/reconciler.py reconcile",
     "manager/controllers/podunavailablebudget/reconciler.py write",
