@@ -66,7 +66,6 @@ STATUS_WRITERS_LEFT = {
     "manager/controllers/containerrecreaterequest/reconciler.py _pod_readiness",
     "manager/controllers/nodepodprobe/reconciler.py _write_results",
     "manager/controllers/podreadiness/reconciler.py reconcile",
-    "manager/controllers/podunavailablebudget/reconciler.py write",
     "manager/controllers/sidecarterminator/reconciler.py _mark_terminated",
 }
 
