@@ -7,7 +7,7 @@ taken by different data, which bumps `collisionCount` and hashes again, as upstr
 Every ControllerRevision write goes through `RevisionWriter` (issue 29): CloneSet and Advanced
 StatefulSet use `active_revisions`; kinds with their own history model (Advanced DaemonSet's
 `kruise.control.daemonset.history`, UnitedDeployment's, SidecarSet's) decide in `control/` and use the
-primitives `store` (create, reuse an equal one, report a collision), `renumber` and `delete`, so the
+primitives `store` (create, reuse an equal one, report a collision), `renumber`, `label` and `delete`, so the
 canonical `data` encoding (`revision_for_write`) and the collision check exist once.
 """
 
@@ -113,6 +113,19 @@ class RevisionWriter:
             return None
         self._expect(created)
         return created
+
+    async def label(self, revision: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+        """Set labels on a stored revision (SidecarSet's custom version tag)."""
+        meta = revision["metadata"]
+        updated = await self.client.patch(
+            CONTROLLER_REVISIONS,
+            meta["name"],
+            {"metadata": {"labels": dict(labels)}},
+            meta.get("namespace"),
+            patch_type=PatchType.STRATEGIC,
+        )
+        self._expect(updated)
+        return updated
 
     async def delete(self, namespace: str | None, names: Iterable[str]) -> None:
         """Delete the named revisions; one already gone is not an error."""
