@@ -20,6 +20,8 @@ are outside the issue's scope; sandbox imports nothing of kruise and keeps its o
 - ``status_writers``: functions in ``manager/`` outside ``manager/writers/`` that write a status
   subresource themselves (``update_status``, or an update/patch with ``subresource="status"``) instead of
   going through ``manager/writers/status.StatusWriter`` (or the pod writer, for pods).
+- ``revision_writers``: functions in ``manager/`` outside ``manager/writers/`` that create, update,
+  patch or delete ControllerRevisions themselves instead of through ``RevisionWriter``.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Counts:
     set_condition_copies: list[str] = field(default_factory=list)
     expectations_preambles: list[str] = field(default_factory=list)
     status_writers: list[str] = field(default_factory=list)
+    revision_writers: list[str] = field(default_factory=list)
     or_chains_by_package: dict[str, int] = field(default_factory=dict)
 
 
@@ -186,6 +189,21 @@ def writes_status(func: ast.AST) -> bool:
     return False
 
 
+def writes_revisions(func: ast.AST) -> bool:
+    """Sends a ControllerRevision write: a create, update, patch or delete of ``CONTROLLER_REVISIONS``."""
+    for node in _own_nodes(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        first = node.args[0] if node.args else None
+        if (
+            node.func.attr in ("create", "update", "patch", "delete")
+            and isinstance(first, ast.Name)
+            and first.id == "CONTROLLER_REVISIONS"
+        ):
+            return True
+    return False
+
+
 def _is_alias(node: ast.stmt) -> bool:
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
     names = {t.id for t in targets if isinstance(t, ast.Name)}
@@ -221,6 +239,8 @@ def count(files: Iterator[tuple[str, str]] | list[tuple[str, str]]) -> Counts:
             in_manager = rel.startswith("manager/") and not rel.startswith(WRITERS_HOME)
             if in_manager and writes_status(func):
                 counts.status_writers.append(where)
+            if in_manager and writes_revisions(func):
+                counts.revision_writers.append(where)
     return counts
 
 
@@ -251,6 +271,7 @@ def main(argv: list[str] | None = None) -> None:
             "set_condition_copies",
             "expectations_preambles",
             "status_writers",
+            "revision_writers",
         ):
             print(f"\n{name}:")
             print("\n".join(f"  {where}" for where in getattr(counts, name)))

@@ -1,7 +1,8 @@
 """Each shared helper has one home (issue 29): time in `kruise.api.timestamps`, controller references in
 `kruise.api.controllerref`, conditions in `kruise.api.conditions`, object reading in `kruise.api.objects`,
 the "may this reconcile act yet?" expectations preamble in `kruise.manager.writers.expectations`,
-status writes of custom resources in `kruise.manager.writers.status`.
+status writes of custom resources in `kruise.manager.writers.status`, ControllerRevision writes in
+`kruise.manager.writers.revisions`.
 
 A second definition drifts from the first (the RFC 3339 copies had three parsing behaviours), so
 product code may neither define a function under a shared helper's name nor redo its work by hand.
@@ -104,6 +105,10 @@ def test_reconcilers_ask_expectations_through_one_preamble() -> None:
 
 def test_no_new_private_status_writer() -> None:
     assert _where(count(sources()).status_writers) <= STATUS_WRITERS_LEFT
+
+
+def test_controller_revisions_are_written_through_one_writer() -> None:
+    assert count(sources()).revision_writers == []
 
 
 def test_the_guard_sees_a_preamble_copy() -> None:
