@@ -15,7 +15,13 @@ are outside the issue's scope; sandbox imports nothing of kruise and keeps its o
 - ``get_condition_copies`` / ``set_condition_copies``: functions outside the conditions module
   that find a condition by type in a ``conditions`` list, or write one into it.
 - ``expectations_preambles``: functions asking ``*expectations.satisfied(key)`` or checking
-  ``is_satisfied`` for every pod of a loop (the "may this reconcile act yet?" preamble).
+  ``is_satisfied`` for every pod of a loop (the "may this reconcile act yet?" preamble), outside its
+  home ``manager/writers/expectations.py``.
+- ``status_writers``: functions in ``manager/`` outside ``manager/writers/`` that write a status
+  subresource themselves (``update_status``, or an update/patch with ``subresource="status"``) instead of
+  going through ``manager/writers/status.StatusWriter`` (or the pod writer, for pods).
+- ``revision_writers``: functions in ``manager/`` outside ``manager/writers/`` that create, update,
+  patch or delete ControllerRevisions themselves instead of through ``RevisionWriter``.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ TIME_HOME = {"api/timestamps.py"}
 CONTROLLERREF_HOMES = {"api/controllerref.py", "control/controllerref.py"}
 CONDITIONS_HOME = {"api/conditions.py"}
 ALIAS_HOME = "api/objects.py"
+EXPECTATIONS_HOME = {"manager/writers/expectations.py"}
+WRITERS_HOME = "manager/writers/"
 OR_LINK = "or {})"
 _RFC3339_REGEX = re.compile(r"\\d\{4\}-\\d\{2\}-\\d\{2\}")
 _OWNER_REF_KEYS = {"apiVersion", "kind", "name", "uid"}
@@ -52,6 +60,8 @@ class Counts:
     get_condition_copies: list[str] = field(default_factory=list)
     set_condition_copies: list[str] = field(default_factory=list)
     expectations_preambles: list[str] = field(default_factory=list)
+    status_writers: list[str] = field(default_factory=list)
+    revision_writers: list[str] = field(default_factory=list)
     or_chains_by_package: dict[str, int] = field(default_factory=dict)
 
 
@@ -165,6 +175,35 @@ def expectations_preamble(func: ast.AST) -> bool:
     return False
 
 
+def writes_status(func: ast.AST) -> bool:
+    """Sends a status subresource write: ``update_status(...)`` or ``subresource="status"``."""
+    for node in _own_nodes(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr == "update_status":
+            return True
+        if node.func.attr in ("update", "patch") and any(
+            k.arg == "subresource" and _str(k.value) == "status" for k in node.keywords
+        ):
+            return True
+    return False
+
+
+def writes_revisions(func: ast.AST) -> bool:
+    """Sends a ControllerRevision write: a create, update, patch or delete of ``CONTROLLER_REVISIONS``."""
+    for node in _own_nodes(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        first = node.args[0] if node.args else None
+        if (
+            node.func.attr in ("create", "update", "patch", "delete")
+            and isinstance(first, ast.Name)
+            and first.id == "CONTROLLER_REVISIONS"
+        ):
+            return True
+    return False
+
+
 def _is_alias(node: ast.stmt) -> bool:
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
     names = {t.id for t in targets if isinstance(t, ast.Name)}
@@ -195,8 +234,13 @@ def count(files: Iterator[tuple[str, str]] | list[tuple[str, str]]) -> Counts:
                 counts.set_condition_copies.append(where)
             elif rel not in CONDITIONS_HOME and finds_condition(func):
                 counts.get_condition_copies.append(where)
-            if expectations_preamble(func):
+            if rel not in EXPECTATIONS_HOME and expectations_preamble(func):
                 counts.expectations_preambles.append(where)
+            in_manager = rel.startswith("manager/") and not rel.startswith(WRITERS_HOME)
+            if in_manager and writes_status(func):
+                counts.status_writers.append(where)
+            if in_manager and writes_revisions(func):
+                counts.revision_writers.append(where)
     return counts
 
 
@@ -226,6 +270,8 @@ def main(argv: list[str] | None = None) -> None:
             "get_condition_copies",
             "set_condition_copies",
             "expectations_preambles",
+            "status_writers",
+            "revision_writers",
         ):
             print(f"\n{name}:")
             print("\n".join(f"  {where}" for where in getattr(counts, name)))

@@ -4,8 +4,11 @@ find the current one, prune the history.
 The decisions (reuse, rollback, create; which revisions are dead) are `kruise.control.revision`;
 this module only writes them, handling the one race the API can answer: a revision name already
 taken by different data, which bumps `collisionCount` and hashes again, as upstream does.
-Advanced DaemonSet keeps its own history model (`kruise.control.daemonset.history`, upstream's
-DaemonSet scheme) and does not go through here.
+Every ControllerRevision write goes through `RevisionWriter` (issue 29): CloneSet and Advanced
+StatefulSet use `active_revisions`; kinds with their own history model (Advanced DaemonSet's
+`kruise.control.daemonset.history`, UnitedDeployment's, SidecarSet's) decide in `control/` and use the
+primitives `store` (create, reuse an equal one, report a collision), `renumber`, `label` and `delete`, so the
+canonical `data` encoding (`revision_for_write`) and the collision check exist once.
 """
 
 from __future__ import annotations
@@ -38,9 +41,14 @@ class RevisionWriter:
     """Writes one owner's ControllerRevisions; the owner is any workload whose revisions
     `kruise.control.revision` describes (spec.template, status.collisionCount, revisionHistoryLimit)."""
 
-    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
+    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations | None = None) -> None:
+        """`rv_expectations`: where written revisions are recorded, for owners that wait for them."""
         self.client = client
         self.rv_expectations = rv_expectations
+
+    def _expect(self, revision: dict[str, Any]) -> None:
+        if self.rv_expectations is not None:
+            self.rv_expectations.expect(revision)
 
     async def active_revisions(
         self,
@@ -62,19 +70,20 @@ class RevisionWriter:
             if choice.action == "reuse":
                 return choice.current, choice.update, collision_count
             if choice.action == "rollback":
-                update = await self._bump(choice.update, choice.new_number, choice.annotations)
+                update = await self.renumber(choice.update, choice.new_number, choice.annotations)
                 current = update if choice.current is choice.update else choice.current
                 return current, update, collision_count
-            created = await self._create(choice.update)
+            created = await self.store(choice.update)
             if created is not None:
                 current = created if choice.current is choice.update else choice.current
                 return current, created, collision_count
             collision_count += 1
         raise RuntimeError(f"revision hash collided {MAX_COLLISION_RETRIES} times for {_name(owner)}")
 
-    async def _bump(
-        self, revision: Mapping[str, Any], number: int, annotations: Mapping[str, str] | None
+    async def renumber(
+        self, revision: Mapping[str, Any], number: int, annotations: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
+        """Give a stored revision a new number (a rollback makes an old revision the newest)."""
         meta = revision["metadata"]
         body: dict[str, Any] = {"revision": number}
         if annotations is not None:
@@ -86,10 +95,10 @@ class RevisionWriter:
             meta.get("namespace"),
             patch_type=PatchType.MERGE,
         )
-        self.rv_expectations.expect(updated)
+        self._expect(updated)
         return updated
 
-    async def _create(self, revision: Mapping[str, Any]) -> dict[str, Any] | None:
+    async def store(self, revision: Mapping[str, Any]) -> dict[str, Any] | None:
         """The stored revision, or None when the name is taken by different data (a hash collision)."""
         meta = revision["metadata"]
         try:
@@ -102,8 +111,27 @@ class RevisionWriter:
                 return existing
             log.info("revision hash collision", revision=meta["name"])
             return None
-        self.rv_expectations.expect(created)
+        self._expect(created)
         return created
+
+    async def label(self, revision: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+        """Set labels on a stored revision (SidecarSet's custom version tag)."""
+        meta = revision["metadata"]
+        updated = await self.client.patch(
+            CONTROLLER_REVISIONS,
+            meta["name"],
+            {"metadata": {"labels": dict(labels)}},
+            meta.get("namespace"),
+            patch_type=PatchType.STRATEGIC,
+        )
+        self._expect(updated)
+        return updated
+
+    async def delete(self, namespace: str | None, names: Iterable[str]) -> None:
+        """Delete the named revisions; one already gone is not an error."""
+        for name in names:
+            with contextlib.suppress(NotFound):
+                await self.client.delete(CONTROLLER_REVISIONS, name, namespace)
 
     async def truncate_history(
         self,
@@ -117,10 +145,7 @@ class RevisionWriter:
         limit = spec_of(owner).get("revisionHistoryLimit")
         limit = DEFAULT_HISTORY_LIMIT if limit is None else int(limit)
         names = revisions_to_truncate(revisions, [current, update, *pod_revisions], limit)
-        namespace = meta_of(owner).get("namespace")
-        for name in names:
-            with contextlib.suppress(NotFound):
-                await self.client.delete(CONTROLLER_REVISIONS, name, namespace)
+        await self.delete(meta_of(owner).get("namespace"), names)
         return names
 
 

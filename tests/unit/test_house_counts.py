@@ -61,8 +61,30 @@ def test_each_pattern_is_counted_once() -> None:
         "get_condition_copies": 1,
         "set_condition_copies": 1,
         "expectations_preambles": 1,
+        "status_writers": 0,
+        "revision_writers": 0,
     }
     assert counts.or_chains_by_package == {"control": 2}
+
+
+WRITES = """
+async def store(self, cs, status, revision):
+    await self.client.patch(CLONESETS, "n", {"status": status}, "ns", subresource="status")
+    await self.client.create(CONTROLLER_REVISIONS, revision, "ns")
+
+
+async def put(self, ud):
+    await self.client.update_status(UNITED_DEPLOYMENTS, ud)
+"""
+
+
+def test_status_and_revision_writes_count_in_controllers_not_in_the_writers() -> None:
+    counts = count([("manager/controllers/x/reconciler.py", WRITES), ("manager/writers/status.py", WRITES)])
+    assert counts.status_writers == [
+        "manager/controllers/x/reconciler.py:2 store",
+        "manager/controllers/x/reconciler.py:7 put",
+    ]
+    assert counts.revision_writers == ["manager/controllers/x/reconciler.py:2 store"]
 
 
 def test_the_shared_homes_are_not_counted_as_copies() -> None:

@@ -22,12 +22,13 @@ from kruise.api.advancedcronjob import (
 )
 from kruise.api.controllerref import controller_of
 from kruise.control.advancedcronjob import Deletion, Outcome, Plan, plan_reconcile, template_kind
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, IMAGELISTPULLJOBS, JOBS, ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.advancedcronjob")
 
@@ -37,8 +38,6 @@ CHILD_RESOURCES: dict[str, ResourceRef] = {
     TEMPLATE_KIND_BROADCASTJOB: BROADCASTJOBS,
     TEMPLATE_KIND_IMAGELISTPULLJOB: IMAGELISTPULLJOBS,
 }
-STATUS_FIELDS = ("type", "active", "lastScheduleTime")
-"""Every field of AdvancedCronJobStatus: the status patch names each, null for the ones to clear."""
 
 
 def controlled_by_name(child: Mapping[str, Any], acj_name: str) -> bool:
@@ -64,6 +63,7 @@ class AdvancedCronJobReconciler:
         local_zone: tzinfo,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, ADVANCED_CRONJOBS)
         self.cronjobs = cronjobs
         self.children = {
             TEMPLATE_KIND_JOB: jobs,
@@ -85,7 +85,7 @@ class AdvancedCronJobReconciler:
             return None
         plan = plan_reconcile(acj, self.children_of(acj, template_kind(acj)), self.wall(), self.local_zone)
         bound = log.bind(advancedcronjob=key)
-        if plan.status_changed and not await self._write_status(acj, plan.status):
+        if (await self.status_writer.write(acj, plan.status)).gone:
             return None  # deleted meanwhile
         for deletion in plan.history_deletions:
             await self._delete_history(deletion, key)
@@ -107,24 +107,6 @@ class AdvancedCronJobReconciler:
             scheduled_time=_iso(plan.scheduled_time),
         )
         return _requeue(plan)
-
-    async def _write_status(self, acj: Mapping[str, Any], status: dict[str, Any]) -> bool:
-        """Replace the whole status (a merge patch naming every field; absent ones become null).
-        False when the cron job is gone."""
-        meta = acj["metadata"]
-        body = {"status": {field: status.get(field) for field in STATUS_FIELDS}}
-        try:
-            await self.client.patch(
-                ADVANCED_CRONJOBS,
-                meta["name"],
-                body,
-                meta["namespace"],
-                patch_type=PatchType.MERGE,
-                subresource="status",
-            )
-        except NotFound:
-            return False
-        return True
 
     async def _delete(self, deletion: Deletion) -> None:
         await self.client.delete(

@@ -41,18 +41,19 @@ from kruise.control.broadcastjob.plan import (
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
-from kruise.kube.errors import ApiError, Conflict, NotFound
+from kruise.kube.errors import ApiError, NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import BROADCASTJOBS, PODS
 from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.writers.expectations import Overtime, scale_hold, settled
 from kruise.manager.writers.pods import PodWriter
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.broadcastjob")
 
 Obj = Mapping[str, Any]
-STATUS_WRITE_ATTEMPTS = 5
 """client-go ``retry.DefaultRetry``: five attempts at a status write that keeps conflicting."""
 CREATE_PASS_SECONDS = 3.0
 """No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
@@ -82,6 +83,7 @@ class BroadcastJobReconciler:
         create_pass_seconds: float = CREATE_PASS_SECONDS,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, BROADCASTJOBS)
         self.recorder = recorder
         self.jobs, self.pods, self.nodes = jobs, pods, nodes
         self.expectations = expectations
@@ -98,14 +100,8 @@ class BroadcastJobReconciler:
         if cached is None:
             self.expectations.delete(key)
             return None
-        satisfied, waited, pending = self.expectations.satisfied(key)
-        if not satisfied:
-            if waited >= EXPECTATIONS_TIMEOUT:
-                log.warning(
-                    "scale expectations unsatisfied overtime", key=key, pending=pending, waited=waited
-                )
-                return None
-            return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
+        if (hold := scale_hold(self.expectations, key, Overtime.GIVE_UP)) is not None:
+            return hold.result
 
         body: dict[str, Any] = copy.deepcopy(dict(cached))
         job = api.BroadcastJob.from_dict(body)
@@ -135,7 +131,7 @@ class BroadcastJobReconciler:
         settlement = plan.settle(deleted=deleted, created=created)
         for event in settlement.events:
             self.recorder.event(body, event.type, event.reason, event.message)
-        await self._write_status(body, settlement.status)
+        await self.status_writer.write(body, settlement.status, still_wanted=_unfinished)
 
         error = delete_error or create_error
         if error is not None:
@@ -218,45 +214,28 @@ class BroadcastJobReconciler:
         that already finished never needs it, and one whose last write the cache does not show yet
         is left for the pass that sees it."""
         now = self.wall()
-        for pod in pods:
+        for pod in settled(self.rv_expectations, pods):
             meta = pod.get("metadata") or {}
             phase = status_of(pod).get("phase")
             if meta.get("deletionTimestamp") or phase in ("Succeeded", "Failed"):
                 continue
-            if not podreadiness.lacks_condition(pod) or not self.rv_expectations.is_satisfied(dict(pod)):
+            if not podreadiness.lacks_condition(pod):
                 continue
             with contextlib.suppress(NotFound):
                 await self.pod_writer.patch_conditions(
                     pod, lambda current: podreadiness.with_initial_condition(current, now)
                 )
 
-    async def _write_status(self, job: dict[str, Any], status: dict[str, Any]) -> None:
-        """Status().Update with RetryOnConflict: on a conflict, put the same status on a fresh copy —
-        unless the fresh copy is already finished. Then a pass that ran on a cache older than the
-        finishing write (e.g. woken by the deletion of a pod FailFast removed, before the job's own
-        update arrived) would overwrite final counts with its stale ones (upstream does; a finished
-        job's status is final here)."""
-        if job.get("status") == status:
-            return
-        meta = job["metadata"]
-        body = {**job, "status": status}
-        for attempt in range(STATUS_WRITE_ATTEMPTS):
-            try:
-                await self.client.update_status(BROADCASTJOBS, body)
-                return
-            except NotFound:
-                return
-            except Conflict:
-                if attempt == STATUS_WRITE_ATTEMPTS - 1:
-                    raise
-                with contextlib.suppress(NotFound):
-                    fresh = await self.client.get(BROADCASTJOBS, meta["name"], meta["namespace"])
-                    if is_finished(api.BroadcastJob.from_dict(copy.deepcopy(fresh))):
-                        log.info("BroadcastJob finished meanwhile; stale status dropped", job=meta["name"])
-                        return
-                    body = {**fresh, "status": status}
-                    continue
-                return
+
+def _unfinished(fresh: Mapping[str, Any]) -> bool:
+    """The conflict rule of a BroadcastJob's status: the same status goes onto a fresh copy unless that
+    copy is already finished. A pass that ran on a cache older than the finishing write (e.g. woken by
+    the deletion of a pod FailFast removed, before the job's own update arrived) would otherwise
+    overwrite final counts with its stale ones (upstream does; a finished job's status is final here)."""
+    if is_finished(api.BroadcastJob.from_dict(copy.deepcopy(dict(fresh)))):
+        log.info("BroadcastJob finished meanwhile; stale status dropped", job=meta_of(fresh).get("name"))
+        return False
+    return True
 
 
 def _requeue(plan: Plan) -> Result | None:

@@ -12,7 +12,6 @@ rolling-update pass (skipped while ``paused``); prune revision history; write th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -49,24 +48,26 @@ from kruise.control.daemonset.rollingupdate import (
     plan_rolling_update,
 )
 from kruise.control.inplace.spec import calculate_update_spec
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
-from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
 from kruise.kube.slowstart import slow_start
+from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import claim_objects, claimed_view, selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter
+from kruise.manager.writers.revisions import RevisionWriter
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.daemonset")
 
 Obj = Mapping[str, Any]
 DEFAULT_BURST_REPLICAS = 250
-FORCED_EXPECTATION_REQUEUE = 10.0
 CREATE_PASS_SECONDS = 3.0
 """No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
 written once, with the pods created so far) and the pods' add events bring the next one, so status
@@ -111,6 +112,8 @@ class DaemonSetReconciler:
         resize_subresource: bool = False,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, ADVANCED_DAEMONSETS)
+        self.revision_writer = RevisionWriter(client)
         self.predownloader = predownloader
         self.recorder = recorder
         self.gates = gates
@@ -252,20 +255,13 @@ class DaemonSetReconciler:
         return claimed_view(ds, self.pods, selector_of(ds))
 
     def _expectations_satisfied(self, key: str, ds: Obj, delays: list[float]) -> bool:
-        satisfied, waited, pending = self.scale_expectations.satisfied(key)
-        if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                delays.append(EXPECTATIONS_TIMEOUT - waited)
-                return False
-            log.warning("scale expectations unsatisfied overtime", daemonset=key, pending=pending)
-            self.scale_expectations.delete(key)
-            delays.append(FORCED_EXPECTATION_REQUEUE)
+        hold = scale_hold(self.scale_expectations, key, Overtime.FORGET_AND_REQUEUE)
+        if hold is not None:
+            delays.extend([hold.requeue_after] if hold.requeue_after is not None else [])
             return False
-        for pod in self._owned_pods(ds):
-            self.rv_expectations.observe(dict(pod))
-            if not self.rv_expectations.is_satisfied(dict(pod)):
-                delays.append(EXPECTATIONS_TIMEOUT)
-                return False
+        if writes_pending(self.rv_expectations, self._owned_pods(ds), observe=True):
+            delays.append(EXPECTATIONS_TIMEOUT)
+            return False
         return True
 
     # ---- revisions ----------------------------------------------------------------------------
@@ -277,42 +273,25 @@ class DaemonSetReconciler:
         )
         owned = claimed_view(ds, self.revisions, matches)
         plan = plan_history(ds, owned)
-        namespace = ds["metadata"]["namespace"]
         if plan.create is not None:
             return await self._create_revision(ds, plan.create), plan.old
         assert plan.current is not None
         current = plan.current
         if plan.renumber is not None:
-            current = await self.client.patch(
-                CONTROLLER_REVISIONS,
-                current["metadata"]["name"],
-                {"revision": plan.renumber},
-                namespace,
-                patch_type=PatchType.MERGE,
-            )
+            current = await self.revision_writer.renumber(current, plan.renumber)
         return current, plan.old
 
     async def _create_revision(self, ds: dict[str, Any], revision: Obj) -> Obj:
         """snapshot: an existing revision of that name with the same data is reused; one with other
         data is a hash collision — bump ``status.collisionCount`` and let the next pass hash again."""
-        namespace = ds["metadata"]["namespace"]
-        try:
-            return await self.client.create(CONTROLLER_REVISIONS, dict(revision), namespace)
-        except AlreadyExists:
-            existing = await self.client.get(CONTROLLER_REVISIONS, revision["metadata"]["name"], namespace)
-            if existing.get("data") == revision.get("data"):
-                return existing
-            collision = int(status_of(ds).get("collisionCount") or 0) + 1
-            await self.client.patch(
-                ADVANCED_DAEMONSETS,
-                ds["metadata"]["name"],
-                {"status": {"collisionCount": collision}},
-                namespace,
-                subresource="status",
-            )
-            raise RuntimeError(
-                f"controller revision {revision['metadata']['name']} collides; collisionCount now {collision}"
-            ) from None
+        stored = await self.revision_writer.store(revision)
+        if stored is not None:
+            return stored
+        collision = int(status_of(ds).get("collisionCount") or 0) + 1
+        await self.status_writer.write(ds, {"collisionCount": collision}, partial=True)
+        raise RuntimeError(
+            f"controller revision {revision['metadata']['name']} collides; collisionCount now {collision}"
+        )
 
     async def _cleanup_history(self, ds: Obj, old: Sequence[Obj]) -> None:
         live = {
@@ -320,9 +299,7 @@ class DaemonSetReconciler:
             for p in self._owned_pods(ds)
         }
         limit = spec_of(ds).get("revisionHistoryLimit")
-        for name in revisions_to_prune(old, live, limit):
-            with contextlib.suppress(NotFound):
-                await self.client.delete(CONTROLLER_REVISIONS, name, ds["metadata"]["namespace"])
+        await self.revision_writer.delete(ds["metadata"]["namespace"], revisions_to_prune(old, live, limit))
 
     # ---- pod writes -----------------------------------------------------------------------------
 
@@ -582,11 +559,9 @@ class DaemonSetReconciler:
             delays.append(wait)
             return
         self._status_written[key] = self.clock.now()
-        with contextlib.suppress(NotFound):
-            written = await self.client.patch(
-                ADVANCED_DAEMONSETS, meta["name"], {"status": status}, meta["namespace"], subresource="status"
-            )
-            self._status_sent[key] = (_rv_int(written), status)
+        write = await self.status_writer.write(ds, status, partial=True)
+        if write.obj is not None:
+            self._status_sent[key] = (_rv_int(write.obj), status)
 
     def _already_sent(self, key: str, ds: Obj, status: Mapping[str, Any]) -> bool:
         """True when ``status`` is what this controller last wrote and the cache does not show that

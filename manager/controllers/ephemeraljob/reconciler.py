@@ -23,6 +23,8 @@ from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import EPHEMERALJOBS, PODS
 from kruise.kube.store import NAMESPACE_INDEX
+from kruise.manager.writers.expectations import Overtime, scale_hold
+from kruise.manager.writers.status import StatusWriter
 
 Obj = Mapping[str, Any]
 
@@ -44,6 +46,7 @@ class EphemeralJobReconciler:
         clock: Clock,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, EPHEMERALJOBS)
         self.jobs = jobs
         self.pods = pods
         self.recorder = recorder
@@ -75,11 +78,8 @@ class EphemeralJobReconciler:
                 await self.client.delete(EPHEMERALJOBS, meta["name"], meta["namespace"])
             self.expectations.delete(key)
             return None
-        satisfied, waited, _pending = self.expectations.satisfied(key)
-        if not satisfied:
-            if waited >= self.expectations.timeout:
-                return None  # upstream gives up until the next event
-            return Result(requeue_after=self.expectations.timeout - waited)
+        if (hold := scale_hold(self.expectations, key, Overtime.GIVE_UP)) is not None:
+            return hold.result  # after the timeout upstream gives up until the next event
         targets = plan.target_pods(job, self.pods.by_index(NAMESPACE_INDEX, job["metadata"]["namespace"]))
         new_status = plan.status(job, targets, now)
         requeue = plan.deadline_left(job, new_status["startTime"], now)
@@ -88,9 +88,9 @@ class EphemeralJobReconciler:
             try:
                 await self._inject(key, job, plan.to_inject(job, targets, new_status["running"]))
             except ApiError:
-                await self._write_status(job, new_status)
+                await self.status_writer.write(job, new_status)
                 raise
-        await self._write_status(job, new_status)
+        await self.status_writer.write(job, new_status)
         if "completionTime" in new_status:
             # finished now: come back when the TTL runs out (a status write wakes no one)
             left = plan.ttl_left({**job, "status": new_status}, now)
@@ -126,16 +126,3 @@ class EphemeralJobReconciler:
         body = {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}}
         with contextlib.suppress(NotFound):
             await self.client.patch(EPHEMERALJOBS, meta["name"], body, meta["namespace"])
-
-    async def _write_status(self, job: Obj, new_status: dict[str, Any]) -> None:
-        old = job.get("status") or {}
-        if old == new_status:
-            return
-        body: dict[str, Any] = {k: None for k in old if k not in new_status}
-        body.update(new_status)
-        meta = job["metadata"]
-        with contextlib.suppress(NotFound):
-            await self.client.patch(
-                EPHEMERALJOBS, meta["name"], {"status": body}, meta["namespace"],
-                patch_type=PatchType.MERGE, subresource="status",
-            )  # fmt: skip

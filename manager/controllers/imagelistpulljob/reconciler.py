@@ -17,7 +17,7 @@ from kruise.api.objects import section, spec_of, status_of
 from kruise.control import imagelistpulljob as plan
 from kruise.control import podstatus
 from kruise.control.lifecycle import rfc3339
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
@@ -26,6 +26,8 @@ from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import IMAGELISTPULLJOBS, IMAGEPULLJOBS
 from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.writers.expectations import Overtime, scale_hold
+from kruise.manager.writers.status import StatusWriter
 
 Obj = Mapping[str, Any]
 
@@ -45,6 +47,7 @@ class ImageListPullJobReconciler:
         clock: Clock,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, IMAGELISTPULLJOBS)
         self.list_jobs = list_jobs
         self.jobs = jobs
         self.recorder = recorder
@@ -62,17 +65,14 @@ class ImageListPullJobReconciler:
         await self._label(ilpj, hash_)
         if status_of(ilpj).get("completionTime"):
             return await self._finished(ilpj)
-        satisfied, waited, _pending = self.expectations.satisfied(key)
-        if not satisfied:
-            if waited < self.expectations.timeout:
-                return Result(requeue_after=self.expectations.timeout - waited)
-            self.expectations.delete(key)  # an event was lost; trust the cache again
+        if (hold := scale_hold(self.expectations, key, Overtime.FORGET_AND_PROCEED)) is not None:
+            return hold.result
         children = plan.live_children(ilpj, self.jobs.by_index(OWNER_UID_INDEX, ilpj["metadata"]["uid"]))
         new_status = plan.status(ilpj, children, rfc3339(self.clock.wall()))
         actions = plan.actions(ilpj, children, hash_)
         await self._create(key, ilpj, actions.create, hash_)
         await self._delete(key, ilpj, actions.delete)
-        await self._write_status(ilpj, new_status)
+        await self.status_writer.write(ilpj, new_status)
         if "completionTime" in new_status:
             return self._ttl_left(ilpj, new_status["completionTime"])
         return None
@@ -141,17 +141,3 @@ class ImageListPullJobReconciler:
                 "Delete %d ImagePullJob",
                 len(children),
             )
-
-    async def _write_status(self, ilpj: Obj, new_status: dict[str, Any]) -> None:
-        """A merge patch of the whole status; a key the new status drops is sent as null."""
-        old = ilpj.get("status") or {}
-        if old == new_status:
-            return
-        body: dict[str, Any] = {k: None for k in old if k not in new_status}
-        body.update(new_status)
-        meta = ilpj["metadata"]
-        with contextlib.suppress(NotFound):
-            await self.client.patch(
-                IMAGELISTPULLJOBS, meta["name"], {"status": body}, meta["namespace"],
-                patch_type=PatchType.MERGE, subresource="status",
-            )  # fmt: skip

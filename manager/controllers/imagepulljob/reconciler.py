@@ -18,11 +18,12 @@ from kruise.api.objects import section, status_of
 from kruise.control import imagepulljob as plan
 from kruise.control import podstatus
 from kruise.control.lifecycle import rfc3339
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES
+from kruise.manager.writers.status import StatusWriter
 
 RESYNC_SECONDS = 5.0
 Obj = Mapping[str, Any]
@@ -42,6 +43,7 @@ class ImagePullJobReconciler:
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, IMAGEPULLJOBS)
         self.jobs = jobs
         self.node_images = node_images
         self.pods = pods
@@ -105,7 +107,7 @@ class ImagePullJobReconciler:
             for node in result.not_synced[: max(room, 0)]:
                 await self._add_tag(job, by_name[node], secrets, now)
         if {k: status.get(k) for k in new_status} != new_status:
-            await self._write_status(job, new_status)
+            await self.status_writer.write(job, new_status)
         if "completionTime" in new_status:
             return None
         return Result(requeue_after=RESYNC_SECONDS)
@@ -128,11 +130,3 @@ class ImagePullJobReconciler:
         patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
         with contextlib.suppress(NotFound, Conflict):
             await self.client.patch(IMAGEPULLJOBS, meta["name"], patch, meta["namespace"])
-
-    async def _write_status(self, job: Obj, status: dict[str, Any]) -> None:
-        meta = job["metadata"]
-        with contextlib.suppress(NotFound):
-            await self.client.patch(
-                IMAGEPULLJOBS, meta["name"], {"status": status}, meta["namespace"],
-                patch_type=PatchType.MERGE, subresource="status",
-            )  # fmt: skip

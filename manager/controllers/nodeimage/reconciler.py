@@ -36,6 +36,7 @@ from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import WARNING, EventRecorder
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NODEIMAGES, object_key
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.nodeimage")
 
@@ -67,6 +68,7 @@ class NodeImageReconciler:
         rng: random.Random | None = None,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, NODEIMAGES)
         self.nodes = nodes
         self.node_images = node_images
         self.jobs = jobs
@@ -157,10 +159,9 @@ class NodeImageReconciler:
             self.recorder.event(dict(node_image), WARNING, "PullImageFailed", message)
         if status.status is not None:
             log.info("timing out NodeImage tags", nodeimage=name, failed=[f.image for f in status.failures])
-            # A PUT of the status with the cached resourceVersion, as upstream's Status().Update: a
-            # daemon report in between conflicts, and the retry judges the fresh status.
-            with contextlib.suppress(NotFound):
-                await self.client.update_status(NODEIMAGES, {**node_image, "status": status.status})
+            # Conditional on the cached resourceVersion, as upstream's Status().Update: a daemon
+            # report in between conflicts, and the retry judges the fresh status.
+            await self.status_writer.write(node_image, status.status, conditional=True)
         waits = [w for w in (plan.requeue_after, status.requeue_after) if w is not None]
         delay = spec_plan.requeue_delay(min(waits) if waits else None, self.rng)
         return None if delay is None else Result(requeue_after=delay)

@@ -18,7 +18,7 @@ from typing import Any
 import structlog
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import spec_of, status_of
+from kruise.api.objects import spec_of
 from kruise.control import persistentpodstate as plan
 from kruise.control import podstatus
 from kruise.control.customworkloads import GroupVersionKind, StatefulSetLikeWhitelist, parse_pps_whitelist
@@ -29,6 +29,7 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.kinds import resource_for_kind
 from kruise.kube.resources import PERSISTENT_POD_STATES, ResourceRef, split_key
 from kruise.kube.store import OWNER_UID_INDEX
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.persistentpodstate")
 
@@ -55,6 +56,7 @@ class PersistentPodStateReconciler:
         PPS_Watch_Custom_Workload_WhiteList lets a PersistentPodState target other kinds; `follow`
         is told each such kind's resource once, so the controller watches it."""
         self.client = client
+        self.status_writer = StatusWriter(client, PERSISTENT_POD_STATES)
         self.states = states
         self.pods = pods
         self.nodes = nodes
@@ -129,12 +131,7 @@ class PersistentPodStateReconciler:
                 if owner is not None and owner.get("uid") == uid and podstatus.is_active(pod):
                     pods[pod["metadata"]["name"]] = pod
         status = plan.next_status(pps, shape, pods, self.nodes.get)
-        if status_of(pps) != status:
-            body = {**pps, "status": status}
-            try:
-                await self.client.update_status(PERSISTENT_POD_STATES, body)
-            except NotFound:
-                return None
+        await self.status_writer.write(pps, status)
         return None
 
     async def _generate(self, namespace: str, name: str) -> None:

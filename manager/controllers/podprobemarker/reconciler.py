@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import FINALIZER_NODE_POD_PROBE_CLEANUP
-from kruise.api.objects import status_of
 from kruise.control import podprobemarker as plan
 from kruise.control import podprobemarker_serverless as serverless
 from kruise.kube.client import Client
@@ -32,6 +31,7 @@ from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NODE_POD_PROBES, POD_PROBE_MARKERS, PODS, split_key
 from kruise.kube.store import NAMESPACE_INDEX
+from kruise.manager.writers.status import StatusWriter
 
 Obj = Mapping[str, Any]
 
@@ -49,6 +49,7 @@ class PodProbeMarkerReconciler:
     ) -> None:
         """`serverless_marking` is gate EnablePodProbeMarkerOnServerless."""
         self.client = client
+        self.status_writer = StatusWriter(client, POD_PROBE_MARKERS)
         self.markers = markers
         self.pods = pods
         self.node_probes = node_probes
@@ -130,9 +131,5 @@ class PodProbeMarkerReconciler:
             "observedGeneration": ppm["metadata"].get("generation", 0),
             "matchedPods": len(pods) + len(serverless_pods),
         }
-        if status_of(ppm) != status:
-            try:
-                await self.client.update_status(POD_PROBE_MARKERS, {**ppm, "status": status})
-            except NotFound:
-                return None
+        await self.status_writer.write(ppm, status)
         return None

@@ -26,6 +26,7 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import PODS, PODUNAVAILABLEBUDGETS
 from kruise.kube.retry import Backoff, retry_on_conflict
 from kruise.manager.controllers.podunavailablebudget.workloads import WorkloadFinder
+from kruise.manager.writers.status import StatusWriter
 
 CONFLICT_RETRY = Backoff(steps=4, duration=0.5, factor=1.0, jitter=0.1)
 RECHECK_MARGIN = 0.01
@@ -51,6 +52,7 @@ class PodUnavailableBudgetReconciler:
         """`vertical_scaling`: the InPlaceWorkloadVerticalScaling gate (a pod mid-resize is not available)."""
         self.vertical_scaling = vertical_scaling
         self.client = client
+        self.status_writer = StatusWriter(client, PODUNAVAILABLEBUDGETS)
         self.pubs = pubs
         self.finder = finder
         self.recorder = recorder
@@ -108,10 +110,9 @@ class PodUnavailableBudgetReconciler:
                 current, covered, expected, now, vertical_scaling=self.vertical_scaling
             )
             self._report_not_deleted(namespace, name, covered, not_deleted)
-            if not pubcontrol.status_changed(current.get("status") or {}, status):
-                return
-            current["status"] = status
-            await self.client.update_status(PODUNAVAILABLEBUDGETS, current)
+            if pubcontrol.status_changed(current.get("status") or {}, status):
+                # the pod webhook writes this status too: a conflict re-reads and recomputes
+                await self.status_writer.write(current, status, conditional=True)
 
         await retry_on_conflict(write, self.conflict_retry)
         return recheck

@@ -8,19 +8,18 @@ returns an error.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.api.objects import status_of
 from kruise.control import resourcedistribution as plan
 from kruise.control.lifecycle import rfc3339
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
 from kruise.kube.errors import ApiError, NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONFIGMAPS, RESOURCEDISTRIBUTIONS, SECRETS, ResourceRef
+from kruise.manager.writers.status import StatusWriter
 
 Obj = Mapping[str, Any]
 REFS = {"Secret": SECRETS, "ConfigMap": CONFIGMAPS}
@@ -37,6 +36,7 @@ class ResourceDistributionReconciler:
         clock: Clock,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, RESOURCEDISTRIBUTIONS)
         self.distributions = distributions
         self.namespaces = namespaces
         self.copies = copies
@@ -61,7 +61,7 @@ class ResourceDistributionReconciler:
             failure = await self._clean(rd, ref, cache, namespace)
             if failure is not None:
                 failures.append(failure)
-        await self._write_status(rd, plan.status(rd, failures, len(matched), succeeded, self._now()))
+        await self.status_writer.write(rd, plan.status(rd, failures, len(matched), succeeded, self._now()))
         if any(f.condition in plan.RETRIED for f in failures):
             return Result(requeue=True)
         return None
@@ -107,12 +107,3 @@ class ResourceDistributionReconciler:
         except ApiError as err:
             return plan.Failure(plan.DELETE_FAILED, namespace, str(err))
         return None
-
-    async def _write_status(self, rd: Obj, new_status: dict[str, Any]) -> None:
-        if status_of(rd) == new_status:
-            return
-        with contextlib.suppress(NotFound):
-            await self.client.patch(
-                RESOURCEDISTRIBUTIONS, rd["metadata"]["name"], {"status": new_status},
-                patch_type=PatchType.MERGE, subresource="status",
-            )  # fmt: skip

@@ -3,13 +3,12 @@
 Each pass makes sure the current sidecar part of the SidecarSet is stored as the newest revision
 (reusing an equal one, or rolling an equal older one forward), tags it with the custom version,
 and prunes history beyond `revisionHistoryLimit`. The decisions are
-`kruise.control.sidecarset.revision`; this module only talks to the API. Revisions live in kruise's
-own namespace because a SidecarSet is cluster-scoped.
+`kruise.control.sidecarset.revision`; the writes go through the shared `RevisionWriter`. Revisions
+live in kruise's own namespace because a SidecarSet is cluster-scoped.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,12 +17,10 @@ import structlog
 
 from kruise.api.keys import LABEL_SIDECARSET_CUSTOM_VERSION
 from kruise.api.objects import labels_of, status_of
-from kruise.control.revision import revision_for_write, revisions_equal
 from kruise.control.sidecarset import revision as rev
-from kruise.kube.client import Client, PatchType
-from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import CONTROLLER_REVISIONS
+from kruise.manager.writers.revisions import RevisionWriter
 
 log = structlog.get_logger("kruise.manager.sidecarset.history")
 
@@ -38,7 +35,7 @@ class Latest:
 
 class SidecarSetHistory:
     def __init__(self, client: Client, revisions: SharedInformer, namespace: str) -> None:
-        self.client = client
+        self.writer = RevisionWriter(client)
         self.revisions = revisions
         self.namespace = namespace
 
@@ -54,10 +51,10 @@ class SidecarSetHistory:
             if choice.action == "reuse":
                 latest = choice.revision
             elif choice.action == "rollback":
-                latest = await self._renumber(choice.revision, choice.number)
+                latest = await self.writer.renumber(choice.revision, choice.number)
                 ordered = [r for r in ordered if r is not choice.revision] + [latest]
             else:
-                latest = await self._create(choice.revision)
+                latest = await self.writer.store(choice.revision)
                 if latest is None:
                     collision_count += 1
                     continue
@@ -72,43 +69,12 @@ class SidecarSetHistory:
         await self._truncate(sidecarset, ordered, pods)
         return Latest(latest["metadata"]["name"], collision_count)
 
-    async def _renumber(self, revision: Mapping[str, Any], number: int) -> dict[str, Any]:
-        meta = revision["metadata"]
-        return await self.client.patch(
-            CONTROLLER_REVISIONS,
-            meta["name"],
-            {"revision": number},
-            meta["namespace"],
-            patch_type=PatchType.MERGE,
-        )
-
-    async def _create(self, revision: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The stored revision, or None when its name is taken by different data (a collision)."""
-        meta = revision["metadata"]
-        try:
-            return await self.client.create(
-                CONTROLLER_REVISIONS, revision_for_write(revision), meta["namespace"]
-            )
-        except AlreadyExists:
-            existing = await self.client.get(CONTROLLER_REVISIONS, meta["name"], meta["namespace"])
-            if revisions_equal(existing, revision):
-                return existing
-            log.info("sidecarset revision hash collision", revision=meta["name"])
-            return None
-
     async def _tag_custom_version(self, revision: Mapping[str, Any], version: str) -> None:
         """`updateCustomVersionLabel`: the latest revision carries the SidecarSet's custom version."""
         labels = labels_of(revision)
         if not version or labels.get(LABEL_SIDECARSET_CUSTOM_VERSION) == version:
             return
-        meta = revision["metadata"]
-        await self.client.patch(
-            CONTROLLER_REVISIONS,
-            meta["name"],
-            {"metadata": {"labels": {LABEL_SIDECARSET_CUSTOM_VERSION: version}}},
-            meta["namespace"],
-            patch_type=PatchType.STRATEGIC,
-        )
+        await self.writer.label(revision, {LABEL_SIDECARSET_CUSTOM_VERSION: version})
 
     async def _truncate(
         self,
@@ -116,9 +82,9 @@ class SidecarSetHistory:
         ordered: list[Mapping[str, Any]],
         pods: Iterable[Mapping[str, Any]],
     ) -> None:
-        for name in rev.revisions_to_delete(sidecarset, ordered, pods):
-            with contextlib.suppress(NotFound):
-                await self.client.delete(CONTROLLER_REVISIONS, name, self.namespace)
-                log.info(
-                    "sidecarset revision pruned", sidecarset=sidecarset["metadata"]["name"], revision=name
-                )
+        names = rev.revisions_to_delete(sidecarset, ordered, pods)
+        await self.writer.delete(self.namespace, names)
+        if names:
+            log.info(
+                "sidecarset revisions pruned", sidecarset=sidecarset["metadata"]["name"], revisions=names
+            )

@@ -25,7 +25,7 @@ from kruise.api.keys import EVENT_NOT_UPGRADABLE_PODS
 from kruise.api.objects import section, spec_of
 from kruise.control.sidecarset import condition, matching
 from kruise.control.sidecarset import update as plan
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
@@ -33,7 +33,9 @@ from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import SIDECARSETS, object_key
 from kruise.manager.controllers.sidecarset.history import SidecarSetHistory
+from kruise.manager.writers.expectations import writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.sidecarset")
 
@@ -55,6 +57,7 @@ class SidecarSetReconciler:
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, SIDECARSETS)
         self.recorder = recorder
         self.inplace = inplace
         self.expectations = expectations
@@ -84,7 +87,7 @@ class SidecarSetReconciler:
         if sidecarset is None or sidecarset["metadata"].get("deletionTimestamp"):
             return None
         matched = self.covered(sidecarset)
-        if any(not self.expectations.is_satisfied(pod) for pod in matched):
+        if writes_pending(self.expectations, matched):
             return Result(requeue_after=EXPECTATION_REQUEUE)  # our last pod write is not in the cache yet
         latest = await self.history.register_latest(sidecarset, matched)
         status = {
@@ -92,7 +95,7 @@ class SidecarSetReconciler:
             "latestRevision": latest.name,
             "collisionCount": latest.collision_count,
         }
-        await self._write_status(sidecarset, status)
+        await self.status_writer.write(sidecarset, status)
         # as upstream, the rest of the pass sees the status just computed: pods updated below record
         # `latestRevision` in their hash entry, not the revision of the cache's older status
         sidecarset = {**sidecarset, "status": {**(sidecarset.get("status") or {}), **status}}
@@ -146,19 +149,6 @@ class SidecarSetReconciler:
         if plan.is_updated(pod, sidecarset) or not plan.is_upgradable(pod, sidecarset):
             return None
         return plan.updated_pod(pod, sidecarset, now)
-
-    async def _write_status(self, sidecarset: dict[str, Any], status: dict[str, Any]) -> None:
-        current = sidecarset.get("status") or {}
-        if all(current.get(k) == v for k, v in status.items()):
-            return
-        with contextlib.suppress(NotFound):
-            await self.client.patch(
-                SIDECARSETS,
-                sidecarset["metadata"]["name"],
-                {"status": status},
-                patch_type=PatchType.MERGE,
-                subresource="status",
-            )
 
     async def _set_upgradable(self, pod: dict[str, Any], name: str, upgradable: bool, now: datetime) -> None:
         with contextlib.suppress(NotFound):

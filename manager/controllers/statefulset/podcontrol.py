@@ -33,6 +33,7 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import PODS, PVCS, object_key
+from kruise.manager.writers.expectations import settled
 from kruise.manager.writers.pods import PodWriter
 
 Pod = Mapping[str, Any]
@@ -208,9 +209,7 @@ class StatefulPodControl:
         controller updated is left alone until the informer shows that update (a conflict retries
         the pass with a fresh cache)."""
         policy = retention_policy(sts, self.auto_delete_pvc)
-        for cached in self._cached_claims(sts, pod):
-            if not self.rv_expectations.is_satisfied(dict(cached)):
-                continue
+        for cached in settled(self.rv_expectations, self._cached_claims(sts, pod)):
             refs = realigned_owner_refs(cached, sts, pod, policy, condemned)
             if refs is None:
                 continue

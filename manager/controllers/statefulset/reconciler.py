@@ -11,7 +11,6 @@ instead of acting twice.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -48,7 +47,6 @@ from kruise.control.statefulset.update import ClaimsOf, plan_update
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
-from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
@@ -56,15 +54,16 @@ from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, P
 from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.controllers.statefulset.podcontrol import StatefulPodControl
 from kruise.manager.controllers.statefulset.updater import StatefulSetUpdater
+from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import adopt_orphans, claim_objects, claimed_view, selected_or_orphan
 from kruise.manager.writers.predownload import PreDownloadWriter
 from kruise.manager.writers.revisions import RevisionWriter
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.statefulset")
 
 Obj = Mapping[str, Any]
-FORCED_EXPECTATION_REQUEUE = 10.0
 STALE_CLAIM_REQUEUE = 1.0
 """Seconds before a pass blocked by a stale claim (one still owned by an earlier pod of the same
 name) looks again: the garbage collector removes such a claim, and claim deletions do not wake
@@ -101,6 +100,7 @@ class StatefulSetReconciler:
         resize_subresource: bool = False,
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, ADVANCED_STATEFULSETS)
         self.predownloader = predownloader
         self.recorder = recorder
         self.gates = gates
@@ -157,25 +157,15 @@ class StatefulSetReconciler:
         # as upstream's Reconcile: adoptOrphanRevisions, then getPodsForStatefulSet, then the sync
         revisions, pods = await self._claim(sts, selector)
 
-        satisfied, waited, pending = self.scale_expectations.satisfied(key)
-        if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
-            log.warning("scale expectations unsatisfied overtime", statefulset=key, pending=pending)
-            self.scale_expectations.delete(key)
-            return Result(requeue_after=FORCED_EXPECTATION_REQUEUE)
+        if (hold := scale_hold(self.scale_expectations, key, Overtime.FORGET_AND_REQUEUE)) is not None:
+            return hold.result
 
         meta = sts["metadata"]
         current, update, collision_count = await self.revision_writer.active_revisions(sts, revisions)
         revisions = [r for r in revisions if r["metadata"]["name"] != update["metadata"]["name"]] + [update]
 
-        self.rv_expectations.observe(dict(update))
-        if not self.rv_expectations.is_satisfied(dict(update)):
+        if writes_pending(self.rv_expectations, [update, *pods], observe=True):
             return Result(requeue_after=EXPECTATIONS_TIMEOUT)
-        for pod in pods:
-            self.rv_expectations.observe(dict(pod))
-            if not self.rv_expectations.is_satisfied(dict(pod)):
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT)
 
         now = self.wall()
         current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
@@ -190,14 +180,7 @@ class StatefulSetReconciler:
                 sync_error = exc
 
         if status_changed(sts.get("status") or {}, status):
-            with contextlib.suppress(NotFound):
-                await self.client.patch(
-                    ADVANCED_STATEFULSETS,
-                    meta["name"],
-                    {"status": status},
-                    meta["namespace"],
-                    subresource="status",
-                )
+            await self.status_writer.write(sts, status)
         await self.revision_writer.truncate_history(
             sts, revisions, [revision_of(p) for p in pods], current_name, update_name
         )

@@ -67,12 +67,14 @@ from kruise.control.uniteddeployment.subsets import (
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import parse_rfc3339, rfc3339
 from kruise.kube.controller import Result, TerminalError
-from kruise.kube.errors import AlreadyExists, NotFound
+from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, UNITED_DEPLOYMENTS, ResourceRef
+from kruise.kube.resources import PODS, UNITED_DEPLOYMENTS, ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
+from kruise.manager.writers.revisions import RevisionWriter
+from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.uniteddeployment")
 
@@ -101,6 +103,8 @@ class UnitedDeploymentReconciler:
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client
+        self.status_writer = StatusWriter(client, UNITED_DEPLOYMENTS)
+        self.revision_writer = RevisionWriter(client)
         self.uds = uds
         self.children = children
         """Child kind (subsets.KIND_*) -> its resource and informer."""
@@ -293,12 +297,10 @@ class UnitedDeploymentReconciler:
         stored = self._owned(self.revisions, ud_obj)
         plan = plan_revisions(ud_obj, stored)
         namespace = ud_obj["metadata"]["namespace"]
-        for name in plan.deletions:
-            with contextlib.suppress(NotFound):
-                await self.client.delete(CONTROLLER_REVISIONS, name, namespace)
+        await self.revision_writer.delete(namespace, plan.deletions)
         update = plan.update
         if plan.action == "rollback":
-            update = await self.client.update(CONTROLLER_REVISIONS, dict(update))
+            update = await self.revision_writer.renumber(update, int(update["revision"]))
         elif plan.action == "create":
             update = await self._create_revision(ud_obj, update)
         expected = update["metadata"]["name"]
@@ -314,15 +316,11 @@ class UnitedDeploymentReconciler:
         collisions = int(status_of(ud_obj).get("collisionCount") or 0)
         body = dict(candidate)
         for _ in range(MAX_COLLISIONS):
-            try:
-                return await self.client.create(CONTROLLER_REVISIONS, body)
-            except AlreadyExists:
-                meta = body["metadata"]
-                found = await self.client.get(CONTROLLER_REVISIONS, meta["name"], meta["namespace"])
-                if found.get("data") == body.get("data"):
-                    return found
-                collisions += 1
-                body = new_revision(ud_obj, int(body["revision"]), collisions)
+            stored = await self.revision_writer.store(body)
+            if stored is not None:
+                return stored
+            collisions += 1
+            body = new_revision(ud_obj, int(body["revision"]), collisions)
         raise RuntimeError(f"too many revision name collisions for {ud_obj['metadata']['name']}")
 
     # ---- children --------------------------------------------------------------------------------
@@ -432,9 +430,6 @@ class UnitedDeploymentReconciler:
         if status_unchanged(old, new, generation):
             return
         new["observedGeneration"] = generation
-        body = {**ud_obj, "status": new}
-        try:
-            written = await self.client.update(UNITED_DEPLOYMENTS, body, subresource="status")
-        except NotFound:
-            return
-        self.expectations.expect(written)
+        write = await self.status_writer.write(ud_obj, new)
+        if write.obj is not None:
+            self.expectations.expect(write.obj)

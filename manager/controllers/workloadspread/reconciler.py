@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import section, spec_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 from kruise.control.workloadspread import adoption, deletioncost, status
 from kruise.control.workloadspread.targets import (
@@ -41,6 +41,7 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.kinds import resource_for_kind
 from kruise.kube.resources import PODS, WORKLOADSPREADS, ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
+from kruise.manager.writers.status import StatusWriter
 
 Obj = Mapping[str, Any]
 log = structlog.get_logger(__name__)
@@ -67,6 +68,7 @@ class WorkloadSpreadReconciler:
         lets a WorkloadSpread target other kinds; `follow` is told each such kind's resource once, so
         the caller can watch it (replica changes wake the WorkloadSpread)."""
         self.client = client
+        self.status_writer = StatusWriter(client, WORKLOADSPREADS)
         self.configuration = configuration
         self.follow = follow
         self._resources: dict[tuple[str, str, str], ResourceRef] = {}
@@ -225,11 +227,9 @@ class WorkloadSpreadReconciler:
             if self.recorder is not None:
                 self.recorder.event(dict(ws), "Normal", reason, message)
         if desired is not None:
-            if status_of(ws) != desired:
-                try:
-                    await self.client.update_status(WORKLOADSPREADS, {**ws, "status": desired})
-                except NotFound:
-                    return None
+            # the pod webhook writes this status too: a conflict retries the pass on a fresher cache
+            if (await self.status_writer.write(ws, desired, conditional=True)).gone:
+                return None
             for subset_name, pod in notes.failed_to_schedule:
                 await self._delete_unschedulable(ws, subset_name, pod)
         if notes.requeue_after is not None:

@@ -131,7 +131,7 @@ async def test_a_due_run_writes_status_then_creates_the_child_and_requeues_at_th
     assert r.client.verbs() == [("patch", "acj"), ("create", "acj-1795428060")]
     _, ref, _, body, subresource = r.client.calls[0]
     assert (ref, subresource) == (ADVANCED_CRONJOBS, "status")
-    assert body == {"status": {"type": "Job", "active": None, "lastScheduleTime": None}}
+    assert body == {"status": {"type": "Job"}}  # nothing to clear: the cron job had no status yet
     _, ref, _, manifest = r.client.calls[1]
     assert ref == JOBS
     assert manifest["metadata"]["annotations"]["apps.kruise.io/scheduled-at"] == "2026-11-23T10:01:00Z"
@@ -145,6 +145,17 @@ async def test_an_unchanged_status_is_not_written():
     r = reconciler(acj, done)
     assert await r.reconcile(f"{NS}/acj") == Result(requeue_after=40.0)
     assert r.client.calls == []
+
+
+async def test_a_field_the_new_status_drops_is_cleared():
+    acj = cronjob(concurrencyPolicy="Forbid")
+    acj["status"] = {"type": "Job", "active": [{"name": "gone"}], "lastScheduleTime": "2026-11-23T10:01:00Z"}
+    done = child("acj-1795428060", scheduled="2026-11-23T10:01:00Z", finished="Complete")
+    r = reconciler(acj, done)
+    await r.reconcile(f"{NS}/acj")
+    _, ref, _, body, subresource = r.client.calls[0]
+    assert (ref, subresource) == (ADVANCED_CRONJOBS, "status")
+    assert body == {"status": {"active": None, "type": "Job", "lastScheduleTime": "2026-11-23T10:01:00Z"}}
 
 
 async def test_children_of_other_owners_are_ignored():
@@ -294,9 +305,7 @@ async def test_an_image_list_pull_job_template_creates_an_image_list_pull_job():
     r = reconciler(ilpj_cronjob(concurrencyPolicy="Replace"))
     result = await r.reconcile(f"{NS}/acj")
     assert r.client.verbs() == [("patch", "acj"), ("create", "acj-1795428060")]
-    assert r.client.calls[0][3] == {
-        "status": {"type": "ImageListPullJob", "active": None, "lastScheduleTime": None}
-    }
+    assert r.client.calls[0][3] == {"status": {"type": "ImageListPullJob"}}
     _, ref, _, manifest = r.client.calls[1]
     assert ref == IMAGELISTPULLJOBS
     assert manifest["kind"] == "ImageListPullJob"

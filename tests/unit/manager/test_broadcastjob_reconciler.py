@@ -72,13 +72,15 @@ class _Client:
         self.deleted.append(name)
         return {}
 
-    async def update_status(self, ref, body):
-        assert ref is BROADCASTJOBS
+    async def patch(self, ref, name, patch, namespace=None, *, subresource=None, **kwargs):
+        """A status merge patch conditional on the resourceVersion (the job's conflict rule)."""
+        assert (ref, subresource) == (BROADCASTJOBS, "status")
+        assert patch["metadata"]["resourceVersion"]
         if self.conflicts:
             self.conflicts -= 1
             raise Conflict("the object has been modified")
-        self.statuses.append(copy.deepcopy(body["status"]))
-        return body
+        self.statuses.append({k: v for k, v in copy.deepcopy(patch["status"]).items() if v is not None})
+        return patch
 
     async def get(self, ref, name, namespace=None):
         fresh = copy.deepcopy(self.fresh or _job())

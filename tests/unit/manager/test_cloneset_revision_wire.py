@@ -80,7 +80,7 @@ async def test_created_revision_carries_canonical_data_bytes(wire) -> None:
     client, bodies = wire
     revision = new_cloneset_revision(_cloneset(), 1, 0)
     writer = RevisionWriter(client, ResourceVersionExpectations())
-    created = await writer._create(revision)
+    created = await writer.store(revision)
     assert created is not None and created["data"] == revision["data"]
     [sent] = bodies
     assert b'"data":' + go_json(revision["data"]) in sent

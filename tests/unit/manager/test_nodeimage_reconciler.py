@@ -295,7 +295,7 @@ async def test_an_unanswered_tag_is_failed_with_events_and_the_next_deadline_is_
     h = Harness([node(clock=clock)], [image], [job()], clock)
     assert await h.reconcile() == Result(requeue_after=pytest.approx(100.0))  # redis:7 times out next
     (call,) = h.client.writes
-    assert (call.verb, call.resource, call.subresource) == ("update", NODEIMAGES, "status")
+    assert (call.verb, call.resource, call.subresource) == ("patch", NODEIMAGES, "status")
     assert call.body["metadata"]["resourceVersion"]
     assert call.body["status"]["imageStatuses"] == {"nginx": {"tags": [{"tag": "1.25", "phase": "Failed",
         "completionTime": rfc3339(clock.wall()), "version": 0,
@@ -322,6 +322,6 @@ async def test_a_deadline_under_three_seconds_comes_back_in_three_to_five():
 async def test_a_conflicting_status_write_propagates_for_a_retry():
     clock = FakeClock()
     h = Harness([node(clock=clock)], [with_tags(clock)], [job()], clock)
-    h.client.fail_next("update", NODEIMAGES, "node-1")
+    h.client.fail_next("patch", NODEIMAGES, "node-1")
     with pytest.raises(Conflict):
         await h.reconcile()

@@ -202,12 +202,12 @@ async def test_a_conflicting_status_write_is_recomputed_from_a_fresh_read():
     # the webhook took a slot meanwhile: the fresh copy carries its record, which must survive
     stamp = rfc3339(h.clock.wall())
     h.client.put(PODUNAVAILABLEBUDGETS, {**a_pub(status={"disruptedPods": {"web-1-1": stamp}})})
-    h.client.fail_next("update", PODUNAVAILABLEBUDGETS, "web-pub", NS, error=Conflict)
+    h.client.fail_next("patch", PODUNAVAILABLEBUDGETS, "web-pub", NS, error=Conflict)
     assert await h.reconcile() == Result(requeue_after=pytest.approx(20.0 + 0.01))
     assert [(c.verb, type(c.error).__name__) for c in h.client.calls_to(resource=PODUNAVAILABLEBUDGETS)] == [
-        ("update", "Conflict"),
+        ("patch", "Conflict"),
         ("get", "NoneType"),
-        ("update", "NoneType"),
+        ("patch", "NoneType"),
     ]
     assert h.status()["disruptedPods"] == {"web-1-1": stamp}
     assert h.status()["unavailableAllowed"] == 0
@@ -216,16 +216,16 @@ async def test_a_conflicting_status_write_is_recomputed_from_a_fresh_read():
 async def test_a_pub_deleted_during_the_write_ends_the_pass_and_gone_pods_are_skipped():
     h = Harness([a_pub()], [a_pod("web-1-0")])
     h.client.fail_next("patch", PODS, "web-1-0", NS, error=NotFound)
-    h.client.fail_next("update", PODUNAVAILABLEBUDGETS, "web-pub", NS, error=NotFound)
+    h.client.fail_next("patch", PODUNAVAILABLEBUDGETS, "web-pub", NS, error=NotFound)
     assert await h.reconcile() is None
     assert [(c.verb, type(c.error).__name__) for c in h.client.writes] == [
         ("patch", "NotFound"),
-        ("update", "NotFound"),
+        ("patch", "NotFound"),
     ]
 
 
 async def test_conflicts_beyond_the_retries_propagate():
     h = Harness([a_pub()], three_pods())
-    h.client.fail_next("update", PODUNAVAILABLEBUDGETS, "web-pub", NS, error=Conflict, times=3)
+    h.client.fail_next("patch", PODUNAVAILABLEBUDGETS, "web-pub", NS, error=Conflict, times=3)
     with pytest.raises(Conflict):
         await h.reconcile()

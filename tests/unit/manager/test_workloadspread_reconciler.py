@@ -176,7 +176,7 @@ async def test_expired_creating_booking_dropped_with_warning_and_live_one_requeu
 
 async def test_conflicting_status_write_surfaces_for_a_retry():
     h = Harness([spread()], [pod("a1", "zone-a")], [cloneset()])
-    h.client.fail_next("update", WORKLOADSPREADS, "ws", "default", error=Conflict)
+    h.client.fail_next("patch", WORKLOADSPREADS, "ws", "default", error=Conflict)
     with pytest.raises(Conflict):
         await h.reconcile()
     await h.reconcile()
@@ -449,7 +449,7 @@ async def test_adaptive_deletes_pods_stuck_unschedulable_after_marking_the_subse
     await h.reconcile()
     assert h.status()["subsetStatuses"][0]["conditions"][0]["status"] == "False"
     assert [c.name for c in h.client.calls_to("delete", PODS)] == ["stuck"]
-    status_write = h.client.calls_to("update", WORKLOADSPREADS)
+    status_write = h.client.calls_to("patch", WORKLOADSPREADS, subresource="status")
     assert status_write and h.client.writes.index(status_write[0]) < h.client.writes.index(
         h.client.calls_to("delete", PODS)[0]
     )
