@@ -3,7 +3,8 @@
 Everything is read from the informer caches; the plan comes from
 :func:`kruise.control.broadcastjob.plan_reconcile` and is carried out in its documented order.
 Scale expectations keyed by node name keep a pass that races its own creates and deletes from
-acting twice; after ``EXPECTATIONS_TIMEOUT`` unsatisfied the key is dropped, as upstream does
+acting twice; after the expectation timeout (`--expectation-timeout`) unsatisfied the key is dropped,
+as upstream does
 (the next event brings it back).
 
 A pod's first `KruisePodReady` (kruise-webhook puts that gate on every pod a kruise workload owns) is
@@ -43,7 +44,7 @@ from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import ApiError, Conflict, NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import BROADCASTJOBS, PODS
 from kruise.kube.store import OWNER_UID_INDEX
@@ -100,12 +101,12 @@ class BroadcastJobReconciler:
             return None
         satisfied, waited, pending = self.expectations.satisfied(key)
         if not satisfied:
-            if waited >= EXPECTATIONS_TIMEOUT:
+            if waited >= self.expectations.timeout:
                 log.warning(
                     "scale expectations unsatisfied overtime", key=key, pending=pending, waited=waited
                 )
                 return None
-            return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
+            return Result(requeue_after=self.expectations.timeout - waited)
 
         body: dict[str, Any] = copy.deepcopy(dict(cached))
         job = api.BroadcastJob.from_dict(body)

@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 import structlog
+from prometheus_client import Counter
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
@@ -32,7 +33,7 @@ from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CLONESETS, PODS, PVCS
 from kruise.kube.store import OWNER_UID_INDEX
@@ -48,6 +49,15 @@ log = structlog.get_logger("kruise.manager.cloneset")
 
 Obj = Mapping[str, Any]
 FORCED_EXPECTATION_REQUEUE = 10.0
+
+# Upstream's CloneSetScaleExpectationLeakageMetrics (prometheus-client exposes it with `_total`): how often
+# a CloneSet waited a whole expectation timeout for pods its informer never showed — the only sign,
+# besides the log line, that events were lost.
+SCALE_EXPECTATION_LEAKAGE = Counter(
+    "cloneset_scale_expectation_leakage",
+    "CloneSet Scale Expectation Leakage Metrics",
+    ["namespace", "name"],
+)
 
 
 class CloneSetReconciler:
@@ -115,9 +125,11 @@ class CloneSetReconciler:
 
         satisfied, waited, pending = self.scale_expectations.satisfied(key)
         if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
+            if waited < self.scale_expectations.timeout:
+                return Result(requeue_after=self.scale_expectations.timeout - waited)
             log.warning("scale expectations unsatisfied overtime", pending=pending, waited=waited)
+            namespace, _, name = key.partition("/")
+            SCALE_EXPECTATION_LEAKAGE.labels(namespace, name).inc()
             if self.gates.enabled(features.FORCE_DELETE_TIMEOUT_EXPECTATION_GATE):
                 self.scale_expectations.delete(key)
                 return Result(requeue_after=FORCED_EXPECTATION_REQUEUE)
@@ -141,11 +153,11 @@ class CloneSetReconciler:
 
         self.rv_expectations.observe(dict(update))
         if not self.rv_expectations.is_satisfied(dict(update)):
-            return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+            return Result(requeue_after=self.rv_expectations.timeout)
         for pod in active:
             self.rv_expectations.observe(dict(pod))
             if not self.rv_expectations.is_satisfied(dict(pod)):
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+                return Result(requeue_after=self.rv_expectations.timeout)
 
         if self.predownloader is not None:
             try:

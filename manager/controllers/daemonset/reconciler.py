@@ -54,7 +54,7 @@ from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
 from kruise.kube.slowstart import slow_start
@@ -254,8 +254,8 @@ class DaemonSetReconciler:
     def _expectations_satisfied(self, key: str, ds: Obj, delays: list[float]) -> bool:
         satisfied, waited, pending = self.scale_expectations.satisfied(key)
         if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                delays.append(EXPECTATIONS_TIMEOUT - waited)
+            if waited < self.scale_expectations.timeout:
+                delays.append(self.scale_expectations.timeout - waited)
                 return False
             log.warning("scale expectations unsatisfied overtime", daemonset=key, pending=pending)
             self.scale_expectations.delete(key)
@@ -264,7 +264,7 @@ class DaemonSetReconciler:
         for pod in self._owned_pods(ds):
             self.rv_expectations.observe(dict(pod))
             if not self.rv_expectations.is_satisfied(dict(pod)):
-                delays.append(EXPECTATIONS_TIMEOUT)
+                delays.append(self.rv_expectations.timeout)
                 return False
         return True
 

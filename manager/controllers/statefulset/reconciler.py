@@ -50,7 +50,7 @@ from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PODS
 from kruise.kube.store import NAMESPACE_INDEX
@@ -159,8 +159,8 @@ class StatefulSetReconciler:
 
         satisfied, waited, pending = self.scale_expectations.satisfied(key)
         if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
+            if waited < self.scale_expectations.timeout:
+                return Result(requeue_after=self.scale_expectations.timeout - waited)
             log.warning("scale expectations unsatisfied overtime", statefulset=key, pending=pending)
             self.scale_expectations.delete(key)
             return Result(requeue_after=FORCED_EXPECTATION_REQUEUE)
@@ -171,11 +171,11 @@ class StatefulSetReconciler:
 
         self.rv_expectations.observe(dict(update))
         if not self.rv_expectations.is_satisfied(dict(update)):
-            return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+            return Result(requeue_after=self.rv_expectations.timeout)
         for pod in pods:
             self.rv_expectations.observe(dict(pod))
             if not self.rv_expectations.is_satisfied(dict(pod)):
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+                return Result(requeue_after=self.rv_expectations.timeout)
 
         now = self.wall()
         current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
