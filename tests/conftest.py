@@ -58,14 +58,11 @@ _MARK_BY_DIRECTORY = {"unit": "unit", "integration": "integration"}
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Markers follow the directory a test lives in, so `-m "not e2e"` means unit + integration and
-    `-m unit` means tests/unit, `-m fault` the fault suite (e2e/faults), with no marker to forget in a
-    new file."""
+    `-m unit` means tests/unit, with no marker to forget in a new file."""
     root = Path(__file__).resolve().parent.parent
     for item in items:
         parts = Path(str(item.fspath)).resolve().relative_to(root).parts
         if parts[0] == "e2e":
             item.add_marker(pytest.mark.e2e)
-            if len(parts) > 1 and parts[1] == "faults":
-                item.add_marker(pytest.mark.fault)
         elif parts[0] == "tests" and len(parts) > 1 and parts[1] in _MARK_BY_DIRECTORY:
             item.add_marker(getattr(pytest.mark, _MARK_BY_DIRECTORY[parts[1]]))
