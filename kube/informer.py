@@ -34,6 +34,7 @@ from kruise.kube.store import (
     Obj,
     Store,
     diff_relist,
+    unwrap_tombstone,
 )
 
 log = structlog.get_logger("kruise.kube.informer")
@@ -103,6 +104,11 @@ class SharedInformer:
         self._resync_task: asyncio.Task[None] | None = None
         self.last_resource_version = ""
         self.relists = 0
+        self.notification_fault: Callable[[str, Obj], bool] | None = None
+        """Fault injection for the fault suite: called with ("add" | "update" | "delete", object)
+        before handlers are told; True drops that one notification (the cache still changes), which is
+        how an event lost between watch and controller looks to expectations. None in production."""
+        self.dropped_notifications = 0
         self._log = log.bind(resource=str(ref), namespace=namespace or "")
 
     # ---- consumers ---------------------------------------------------------------------------
@@ -292,17 +298,32 @@ class SharedInformer:
             # One broken handler must not starve the others or kill the watch.
             self._log.exception("event handler failed")
 
+    def _dropped(self, kind: str, obj: Any) -> bool:
+        fault = self.notification_fault
+        if fault is None or not fault(kind, obj):
+            return False
+        self.dropped_notifications += 1
+        key = object_key(unwrap_tombstone(obj))
+        self._log.warning("notification dropped by fault injection", event=kind, key=key)
+        return True
+
     def _dispatch_add(self, obj: Obj) -> None:
+        if self._dropped("add", obj):
+            return
         for h in list(self._handlers):
             if h.on_add is not None:
                 self._call(h.on_add, obj)
 
     def _dispatch_update(self, old: Obj, new: Obj) -> None:
+        if self._dropped("update", new):
+            return
         for h in list(self._handlers):
             if h.on_update is not None:
                 self._call(h.on_update, old, new)
 
     def _dispatch_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        if self._dropped("delete", obj):
+            return
         for h in list(self._handlers):
             if h.on_delete is not None:
                 self._call(h.on_delete, obj)

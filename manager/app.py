@@ -84,6 +84,7 @@ class Manager:
             workers=options.workers,
             nodeimage_creation_delay=options.nodeimage_creation_delay,
             assign_bcj_pods_by_scheduler=options.assign_bcj_pods_by_scheduler,
+            expectation_timeout=options.expectation_timeout,
             unhandled_kinds=unhandled_kinds(kruise_kinds, setups, self.setups),
         )
         self.controllers: list[Controller] = []

@@ -16,6 +16,7 @@ from kruise.kube.client import Client, ServerVersion
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Controller
 from kruise.kube.events import EventRecorder
+from kruise.kube.expectations import EXPECTATIONS_TIMEOUT
 from kruise.kube.informer import SharedInformerFactory
 
 DEFAULT_WORKERS = 3
@@ -37,6 +38,9 @@ class ManagerContext:
     assign_bcj_pods_by_scheduler: bool = True
     """BroadcastJob pods bound by node affinity through the scheduler, else by spec.nodeName
     (`--assign-bcj-pods-by-scheduler`)."""
+    expectation_timeout: float = EXPECTATIONS_TIMEOUT
+    """Seconds expectations wait for the informer before a controller trusts its cache again
+    (`--expectation-timeout`, upstream's 5 min)."""
     unhandled_kinds: Mapping[str, str] = field(default_factory=dict)
     """Kruise kinds (`Kind.group`) no running controller reconciles, with why; set by the Manager."""
     server_version: ServerVersion | None = None

@@ -45,6 +45,7 @@ class Options:
     nodeimage_creation_delay: float = 30.0
     assign_bcj_pods_by_scheduler: bool = True
     webhook_service_name: str = ""  # wait for this Service's ready endpoints before leading ("" = don't)
+    expectation_timeout: float = 300.0  # `--expectation-timeout`: when lost events stop blocking a controller
 
     def leader_election_config(self) -> LeaderElectionConfig:
         return LeaderElectionConfig(
@@ -157,6 +158,12 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         help="bind BroadcastJob pods by node affinity through the scheduler (false: set spec.nodeName)",
     )
     p.add_argument(
+        "--expectation-timeout",
+        default="5m",
+        help="how long scale/resourceVersion expectations may wait for the informer before the controller "
+        "treats the events as lost (upstream's flag, a duration, default 5m)",
+    )
+    p.add_argument(
         "--webhook-service-name",
         default="",
         help="the kruise-webhook Service in --namespace; the leader starts controllers once it has a ready "
@@ -182,12 +189,15 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
                 "--assign-bcj-pods-by-scheduler", a.assign_bcj_pods_by_scheduler
             ),
             webhook_service_name=a.webhook_service_name,
+            expectation_timeout=parse_duration("--expectation-timeout", a.expectation_timeout),
         )  # fmt: skip
         options.leader_election_config()  # validates the lease timings
     except FeatureGateError as exc:
         p.error(f"--feature-gates: {exc}")
     except ValueError as exc:
         p.error(str(exc))
+    if options.expectation_timeout <= 0:
+        p.error(f'--expectation-timeout: invalid duration "{a.expectation_timeout}": must be greater than 0')
     if options.qps <= 0 or options.burst <= 0:
         p.error("--rest-config-qps and --rest-config-burst: must be greater than 0")
     return options

@@ -10,7 +10,7 @@ wrote). Every reconciler asks them the same questions; only what happens once an
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,15 +48,23 @@ class Hold:
         return None if self.result is None else self.result.requeue_after
 
 
-def scale_hold(expectations: ScaleExpectations, key: str, overtime: Overtime) -> Hold | None:
+def scale_hold(
+    expectations: ScaleExpectations,
+    key: str,
+    overtime: Overtime,
+    on_overtime: Callable[[], None] | None = None,
+) -> Hold | None:
     """None when the cache shows every create and delete of `key`; otherwise how to stop: retry when
-    the timeout would expire, or — once it has — what `overtime` says (logged)."""
+    the timeout would expire, or — once it has — what `overtime` says (logged; `on_overtime` lets a
+    controller count it, e.g. CloneSet's leakage metric)."""
     satisfied, waited, pending = expectations.satisfied(key)
     if satisfied:
         return None
     if waited < expectations.timeout:
         return Hold(Result(requeue_after=expectations.timeout - waited))
     log.warning("scale expectations unsatisfied overtime", key=key, pending=pending, waited=waited)
+    if on_overtime is not None:
+        on_overtime()
     if overtime is Overtime.GIVE_UP:
         return Hold(None)
     expectations.delete(key)

@@ -33,8 +33,8 @@ def build(ctx: ManagerContext) -> Controller:
     jobs = ctx.informers.informer(BROADCASTJOBS)
     pods = ctx.informers.informer(PODS)
     nodes = ctx.informers.informer(NODES)
-    expectations = ScaleExpectations(ctx.clock)
-    rv_expectations = ResourceVersionExpectations(ctx.clock)
+    expectations = ScaleExpectations(ctx.clock, ctx.expectation_timeout)
+    rv_expectations = ResourceVersionExpectations(ctx.clock, ctx.expectation_timeout)
     reconciler = BroadcastJobReconciler(
         ctx.client,
         ctx.recorder(RECORDER),

@@ -3,7 +3,8 @@
 Everything is read from the informer caches; the plan comes from
 :func:`kruise.control.broadcastjob.plan_reconcile` and is carried out in its documented order.
 Scale expectations keyed by node name keep a pass that races its own creates and deletes from
-acting twice; after ``EXPECTATIONS_TIMEOUT`` unsatisfied the key is dropped, as upstream does
+acting twice; after the expectation timeout (`--expectation-timeout`) unsatisfied the key is dropped,
+as upstream does
 (the next event brings it back).
 
 A pod's first `KruisePodReady` (kruise-webhook puts that gate on every pod a kruise workload owns) is

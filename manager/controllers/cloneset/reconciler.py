@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 import structlog
+from prometheus_client import Counter
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
@@ -31,7 +32,7 @@ from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CLONESETS, PODS, PVCS
 from kruise.kube.store import OWNER_UID_INDEX
@@ -48,6 +49,15 @@ from kruise.manager.writers.status import StatusWriter
 log = structlog.get_logger("kruise.manager.cloneset")
 
 Obj = Mapping[str, Any]
+
+# Upstream's CloneSetScaleExpectationLeakageMetrics (prometheus-client exposes it with `_total`): how often
+# a CloneSet waited a whole expectation timeout for pods its informer never showed — the only sign,
+# besides the log line, that events were lost.
+SCALE_EXPECTATION_LEAKAGE = Counter(
+    "cloneset_scale_expectation_leakage",
+    "CloneSet Scale Expectation Leakage Metrics",
+    ["namespace", "name"],
+)
 
 
 class CloneSetReconciler:
@@ -116,7 +126,12 @@ class CloneSetReconciler:
 
         forced = self.gates.enabled(features.FORCE_DELETE_TIMEOUT_EXPECTATION_GATE)
         overtime = Overtime.FORGET_AND_REQUEUE if forced else Overtime.GIVE_UP
-        if (hold := scale_hold(self.scale_expectations, key, overtime)) is not None:
+        namespace, _, name = key.partition("/")
+
+        def leaked() -> None:
+            SCALE_EXPECTATION_LEAKAGE.labels(namespace, name).inc()
+
+        if (hold := scale_hold(self.scale_expectations, key, overtime, leaked)) is not None:
             return hold.result
 
         uid = cloneset["metadata"]["uid"]
@@ -136,7 +151,7 @@ class CloneSetReconciler:
         revisions = [r for r in revisions if r["metadata"]["name"] != update["metadata"]["name"]] + [update]
 
         if writes_pending(self.rv_expectations, [update, *active], observe=True):
-            return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+            return Result(requeue_after=self.rv_expectations.timeout)
 
         if self.predownloader is not None:
             try:

@@ -53,7 +53,7 @@ from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
 from kruise.kube.slowstart import slow_start
@@ -260,7 +260,7 @@ class DaemonSetReconciler:
             delays.extend([hold.requeue_after] if hold.requeue_after is not None else [])
             return False
         if writes_pending(self.rv_expectations, self._owned_pods(ds), observe=True):
-            delays.append(EXPECTATIONS_TIMEOUT)
+            delays.append(self.rv_expectations.timeout)
             return False
         return True
 

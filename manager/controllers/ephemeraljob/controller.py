@@ -68,7 +68,7 @@ def pod_handlers(
 def build(ctx: ManagerContext) -> Controller:
     jobs = ctx.informers.informer(EPHEMERALJOBS)
     pods = ctx.informers.informer(PODS)
-    expectations = ScaleExpectations(ctx.clock)
+    expectations = ScaleExpectations(ctx.clock, ctx.expectation_timeout)
     reconciler = EphemeralJobReconciler(
         ctx.client,
         jobs=jobs,

@@ -42,7 +42,7 @@ def observe_children(expectations: ScaleExpectations) -> dict[str, Any]:
 def build(ctx: ManagerContext) -> Controller:
     list_jobs = ctx.informers.informer(IMAGELISTPULLJOBS)
     jobs = ctx.informers.informer(IMAGEPULLJOBS)
-    expectations = ScaleExpectations(ctx.clock)
+    expectations = ScaleExpectations(ctx.clock, ctx.expectation_timeout)
     reconciler = ImageListPullJobReconciler(
         ctx.client,
         list_jobs=list_jobs,

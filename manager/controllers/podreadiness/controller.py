@@ -21,7 +21,7 @@ NAME = "podreadiness"
 
 def build(ctx: ManagerContext) -> Controller:
     pods = ctx.informers.informer(PODS)
-    rv_expectations = ResourceVersionExpectations(ctx.clock)
+    rv_expectations = ResourceVersionExpectations(ctx.clock, ctx.expectation_timeout)
     reconciler = PodReadinessReconciler(
         ctx.client, pods=pods, wall=ctx.clock.wall, rv_expectations=rv_expectations
     )

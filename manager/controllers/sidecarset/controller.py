@@ -21,7 +21,7 @@ def build(ctx: ManagerContext) -> Controller:
     sidecarsets = ctx.informers.informer(SIDECARSETS)
     pods = ctx.informers.informer(PODS)
     namespaces = ctx.informers.informer(NAMESPACES)
-    expectations = ResourceVersionExpectations(ctx.clock)
+    expectations = ResourceVersionExpectations(ctx.clock, ctx.expectation_timeout)
     reconciler = SidecarSetReconciler(
         ctx.client,
         ctx.recorder("sidecarset-controller"),

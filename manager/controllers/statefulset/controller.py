@@ -54,8 +54,8 @@ def build(ctx: ManagerContext) -> Controller:
     pods = ctx.informers.informer(PODS)
     pvcs = ctx.informers.informer(PVCS)
     revisions = ctx.informers.informer(CONTROLLER_REVISIONS)
-    scale_expectations = ScaleExpectations(ctx.clock)
-    rv_expectations = ResourceVersionExpectations(ctx.clock)
+    scale_expectations = ScaleExpectations(ctx.clock, ctx.expectation_timeout)
+    rv_expectations = ResourceVersionExpectations(ctx.clock, ctx.expectation_timeout)
     recorder = ctx.recorder("statefulset-controller")
     predownloader = None
     gates = ctx.feature_gates

@@ -48,7 +48,7 @@ from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
 from kruise.kube.events import EventRecorder
-from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PODS
 from kruise.kube.store import NAMESPACE_INDEX
@@ -165,7 +165,7 @@ class StatefulSetReconciler:
         revisions = [r for r in revisions if r["metadata"]["name"] != update["metadata"]["name"]] + [update]
 
         if writes_pending(self.rv_expectations, [update, *pods], observe=True):
-            return Result(requeue_after=EXPECTATIONS_TIMEOUT)
+            return Result(requeue_after=self.rv_expectations.timeout)
 
         now = self.wall()
         current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]

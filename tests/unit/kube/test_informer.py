@@ -187,3 +187,19 @@ async def test_replayed_event_with_same_version_is_not_delivered(fake_api):
     await rec.wait_for(2)
     assert rec.events == [("add", "a", "1"), ("add", "b", "2")]
     await informer.stop()
+
+
+async def test_notification_fault_drops_one_notification_but_not_the_cache_change(fake_api):
+    informer = SharedInformer(fake_api, PODS)
+    rec = Recorder(informer)
+    informer.notification_fault = lambda kind, obj: kind == "add" and obj["metadata"]["name"] == "lost"
+    informer.start()
+    assert await informer.wait_for_sync(5)
+    fake_api.put("lost")
+    fake_api.put("seen")
+    fake_api.put("lost", spec={"nodeName": "n1"})
+    events = await rec.wait_for(2)
+    assert events == [("add", "seen", "2"), ("update", "lost", "3")]
+    assert informer.dropped_notifications == 1
+    assert informer.get("default/lost") is not None
+    await informer.stop()

@@ -8,9 +8,13 @@ from kruise.api.features import FeatureGates
 from kruise.control.revision import new_cloneset_revision
 from kruise.kube.clock import FakeClock
 from kruise.kube.controller import Result
-from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS, PVCS
-from kruise.manager.controllers.cloneset.reconciler import CloneSetReconciler
+from kruise.manager.controllers.cloneset.reconciler import (
+    FORCED_EXPECTATION_REQUEUE,
+    SCALE_EXPECTATION_LEAKAGE,
+    CloneSetReconciler,
+)
 from tests.kit import FakeInformer, RecordingClient, RecordingEventRecorder
 
 NS = "default"
@@ -45,7 +49,7 @@ def cloneset(replicas: int = 3, image: str = "nginx:1", **strategy) -> dict:
 
 
 class Harness:
-    def __init__(self, current: dict) -> None:
+    def __init__(self, current: dict, gates: str = "", timeout: float = EXPECTATIONS_TIMEOUT) -> None:
         self.clock = FakeClock()
         self.client = RecordingClient(self.clock)
         self.recorder = RecordingEventRecorder()
@@ -55,12 +59,12 @@ class Harness:
         self.client.sync(PODS, self.pods)
         self.client.sync(PVCS, self.pvcs)
         self.client.sync(CONTROLLER_REVISIONS, self.revisions)
-        self.scale = ScaleExpectations(self.clock)
-        self.rv = ResourceVersionExpectations(self.clock)
+        self.scale = ScaleExpectations(self.clock, timeout)
+        self.rv = ResourceVersionExpectations(self.clock, timeout)
         self.reconciler = CloneSetReconciler(
             self.client,
             self.recorder,
-            FeatureGates(env={}),
+            FeatureGates.from_flag(gates, env={}),
             clonesets=self.clonesets,
             pods=self.pods,
             pvcs=self.pvcs,
@@ -127,6 +131,36 @@ async def test_a_pass_waits_for_its_own_creates_to_reach_the_cache() -> None:
     result = await h.reconcile()
     assert isinstance(result, Result) and result.requeue_after
     assert len(h.client.calls_to("create", PODS)) == creates
+
+
+def leakage() -> float:
+    return SCALE_EXPECTATION_LEAKAGE.labels(NS, "web")._value.get()
+
+
+async def test_a_leaked_expectation_blocks_until_the_timeout_then_stays_blocked_without_the_gate() -> None:
+    """Upstream: after --expectation-timeout the pass logs and counts the leak, and does nothing more."""
+    h = Harness(cloneset(replicas=2), timeout=3.0)
+    await h.reconcile()
+    first = h.pods.list()[0]["metadata"]["name"]
+    h.scale.observe(f"{NS}/web", ScaleExpectations.CREATE, first)  # the other pod's event was lost
+    before = leakage()
+    waiting = await h.reconcile()
+    assert isinstance(waiting, Result) and waiting.requeue_after == 3.0
+    h.clock.step(3.0)
+    assert await h.reconcile() is None
+    assert leakage() == before + 1
+    assert h.scale.satisfied(f"{NS}/web")[0] is False
+
+
+async def test_a_leaked_expectation_is_dropped_after_the_timeout_with_the_gate() -> None:
+    h = Harness(cloneset(replicas=2), gates="ForceDeleteTimeoutExpectationGate=true", timeout=3.0)
+    await h.reconcile()
+    await h.reconcile()  # starts the unsatisfied clock: no pod was observed
+    h.clock.step(3.0)
+    before = leakage()
+    assert await h.reconcile() == Result(requeue_after=FORCED_EXPECTATION_REQUEUE)
+    assert leakage() == before + 1
+    assert h.scale.satisfied(f"{NS}/web")[0] is True
 
 
 async def test_image_change_is_an_in_place_update_of_max_unavailable_pods() -> None:

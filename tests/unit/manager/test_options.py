@@ -136,3 +136,27 @@ def test_bad_sync_period_names_the_flag(flag, capsys):
 def test_webhook_service_name_defaults_to_not_waiting():
     assert parse_args([], env={}).webhook_service_name == ""
     assert parse_args(["--webhook-service-name=svc"], env={}).webhook_service_name == "svc"
+
+
+def test_expectation_timeout_is_upstreams_flag_with_its_5m_default():
+    assert parse_args([], env={}).expectation_timeout == 300.0
+    assert parse_args(["--expectation-timeout=3s"], env={}).expectation_timeout == 3.0
+
+
+@pytest.mark.parametrize("flag", ["0", "10", "soon"])
+def test_bad_expectation_timeout_names_the_flag(flag, capsys):
+    with pytest.raises(SystemExit):
+        parse_args([f"--expectation-timeout={flag}"], env={})
+    assert "--expectation-timeout" in capsys.readouterr().err
+
+
+def test_expectation_timeout_reaches_the_controllers_expectations():
+    """Flag → Options → the manager's context → the CloneSet reconciler's expectations."""
+    from kruise.manager.app import Manager
+    from kruise.manager.controllers import cloneset
+
+    options = parse_args(["--expectation-timeout=3s", "--enable-leader-election=false"], env={})
+    manager = Manager(_UnusedClient(), options, setups=[cloneset.SETUP])  # type: ignore[arg-type]
+    reconciler = cloneset.SETUP.build(manager.context)._reconcile.__self__  # type: ignore[attr-defined]
+    assert reconciler.scale_expectations.timeout == 3.0
+    assert reconciler.rv_expectations.timeout == 3.0
