@@ -10,11 +10,8 @@ from kruise.kube.clock import FakeClock
 from kruise.kube.controller import Result
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS, PVCS
-from kruise.manager.controllers.cloneset.reconciler import (
-    FORCED_EXPECTATION_REQUEUE,
-    SCALE_EXPECTATION_LEAKAGE,
-    CloneSetReconciler,
-)
+from kruise.manager.controllers.cloneset.reconciler import SCALE_EXPECTATION_LEAKAGE, CloneSetReconciler
+from kruise.manager.writers.expectations import FORCED_EXPECTATION_REQUEUE
 from tests.kit import FakeInformer, RecordingClient, RecordingEventRecorder
 
 NS = "default"
