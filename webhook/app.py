@@ -67,7 +67,7 @@ def create_app(
         return Response(content=generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     for path, handler in routes.items():
-        app.add_api_route(path, _endpoint(path, handler, metrics), methods=["POST"])
+        app.add_api_route(path, _endpoint(path, handler, metrics, ready), methods=["POST"])
     app.add_api_route(paths.CONVERT, _conversion_endpoint(metrics), methods=["POST"])
     return app
 
@@ -87,12 +87,21 @@ def _conversion_endpoint(metrics: WebhookMetrics) -> Callable[[Request], object]
     return convert
 
 
-def _endpoint(path: str, handler: Handler, metrics: WebhookMetrics) -> Callable[[Request], object]:
+def _endpoint(
+    path: str, handler: Handler, metrics: WebhookMetrics, ready: Callable[[], bool]
+) -> Callable[[Request], object]:
     async def serve(request: Request) -> Response:
         started = time.perf_counter()
         metrics.in_flight.labels(path).inc()
         try:
-            response = await _admit(path, handler, request, metrics)
+            if ready():
+                response = await _admit(path, handler, request, metrics)
+            else:  # admitting from caches that are not filled yet would admit wrongly
+                response = Response(
+                    content=b"kruise-webhook is not ready: informer caches have not synced",
+                    status_code=503,
+                    media_type="text/plain",
+                )
         finally:
             metrics.in_flight.labels(path).dec()
         metrics.latency.labels(path).observe(time.perf_counter() - started)

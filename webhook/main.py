@@ -27,7 +27,7 @@ from kruise.control.sidecarset.revision import LABEL_SIDECARSET_NAME
 from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
 from kruise.control.workloadspread.whitelist import WhitelistError, parse_whitelist
 from kruise.kube.client import Client
-from kruise.kube.errors import NotFound
+from kruise.kube.errors import ApiError, NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.kinds import resource_for_kind
@@ -248,26 +248,28 @@ class WebhookProcess:
     async def _sidecarset_served(self) -> bool:
         """Upstream turns SidecarSet handling off when the kind is not installed; so do we, rather
         than never becoming ready waiting on a cache that cannot sync."""
-        try:
-            await self.client.list(SIDECARSETS, limit=1)
-        except NotFound:
-            log.warning("SidecarSet is not served; pods are admitted without sidecar injection")
-            return False
-        return True
+        return await self._served(
+            SIDECARSETS, "SidecarSet is not served; pods are admitted without sidecar injection"
+        )
 
     async def _pub_served(self) -> bool:
-        try:
-            await self.client.list(PODUNAVAILABLEBUDGETS, limit=1)
-        except NotFound:
-            log.warning("PodUnavailableBudget is not served; pods are admitted without budget checks")
-            return False
-        return True
+        return await self._served(
+            PODUNAVAILABLEBUDGETS,
+            "PodUnavailableBudget is not served; pods are admitted without budget checks",
+        )
 
-    async def _served(self, ref: ResourceRef) -> bool:
+    async def _served(self, ref: ResourceRef, not_served: str | None = None) -> bool:
+        """Whether the kind is installed: only NotFound says no. Any other error (typically the CRD's
+        conversion webhook - this very process, not listening yet - failing a list of a kind stored
+        at another version) means the kind exists; its informer retries until conversion answers."""
         try:
             await self.client.list(ref, limit=1)
         except NotFound:
+            if not_served is not None:
+                log.warning(not_served)
             return False
+        except ApiError as error:
+            log.info("kind served, not listable yet", resource=ref.plural, reason=str(error))
         return True
 
     async def _attach_spreads(self, spreads: StoreSpreads) -> None:
@@ -309,12 +311,10 @@ class WebhookProcess:
             spreads.attach_workload(gvk.group, gvk.kind, self.factory.informer(ref).store)
 
     async def _persistent_pod_state_served(self) -> bool:
-        try:
-            await self.client.list(PERSISTENT_POD_STATES, limit=1)
-        except NotFound:
-            log.warning("PersistentPodState is not served; recreated StatefulSet pods are not steered back")
-            return False
-        return True
+        return await self._served(
+            PERSISTENT_POD_STATES,
+            "PersistentPodState is not served; recreated StatefulSet pods are not steered back",
+        )
 
     async def start(self) -> None:
         if self.spreads is not None:
@@ -335,8 +335,9 @@ class WebhookProcess:
             )
         self.factory.start()
         await self.certs.initialize(self.options.initialize_timeout)
-        if not await self.factory.wait_for_cache_sync(self.options.cache_sync_timeout):
-            raise RuntimeError("informer caches did not sync in time")
+        # Listen before the caches sync: a kind stored at another version than the one this process
+        # reads is listed through /convert, which this very server answers. Admission calls get 503
+        # (the caller's failurePolicy applies) until ready() holds.
         self.server = HTTPSServer(
             self.app,
             self.options.bind_address,
@@ -347,6 +348,8 @@ class WebhookProcess:
         )
         serve = await self.server.start()
         self._tasks = [serve, asyncio.create_task(self.certs.run(), name="certs")]
+        if not await self.factory.wait_for_cache_sync(self.options.cache_sync_timeout):
+            raise RuntimeError("informer caches did not sync in time")
 
     async def wait(self) -> None:
         done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
