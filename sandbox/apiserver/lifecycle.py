@@ -125,6 +125,11 @@ class Lifecycle:
             self._dependents.get(uid, set()).discard(ident)
         for uid in after:
             self._dependents.setdefault(uid, set()).add(ident)
+        for uid in after - before:
+            if uid not in self._uids:
+                # kube's GC checks a newly named owner ("virtual node"): one already gone leaves the
+                # dependent to collect, e.g. a claim re-owned to a pod that finished terminating meanwhile
+                self._enqueue(("collect", uid), lambda uid=uid: self._collect_dependents(uid))
 
     def _unindex(self, res: ResKey, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]

@@ -99,11 +99,11 @@ class ApiServer:
         self.port = 0
         for ns in _INITIAL_NAMESPACES:
             obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-            stamp_new(obj, self.type_for("", "v1", "namespaces"))
+            rt = self.type_for("", "v1", "namespaces")
+            stamp_new(obj, rt)
             defaults.namespace(obj)
-            self.store.put(("", "namespaces"), obj, "ADDED")
-        for ns in _INITIAL_NAMESPACES:
-            self.lifecycle.ensure_namespace_objects(ns)
+            # indexed like any write (its uid is a live owner) and given its default objects
+            self.lifecycle.after_write(rt, self.store.put(("", "namespaces"), obj, "ADDED"), None)
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:

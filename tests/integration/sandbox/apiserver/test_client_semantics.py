@@ -249,6 +249,38 @@ async def test_owner_gc_foreground_and_orphan(api):
     assert "dep2" in await names()
 
 
+async def test_gc_collects_a_dependent_whose_owner_is_already_gone(api):
+    """An owner reference written after its owner was deleted (a controller re-owning a PVC to a pod
+    that finished terminating meanwhile) dangles: kube's GC deletes the dependent when no owner of it
+    remains, and only drops the dangling reference when another owner is alive."""
+    core = client.CoreV1Api(api)
+    gone = await core.create_namespaced_config_map("default", cm("gone-owner"))
+    alive = await core.create_namespaced_config_map("default", cm("alive-owner"))
+    for name in ("orphaned", "half-owned"):
+        await core.create_namespaced_config_map("default", cm(name))
+    await core.delete_namespaced_config_map("gone-owner", "default")
+
+    async def names():
+        return {i.metadata.name for i in (await core.list_namespaced_config_map("default")).items}
+
+    await until(lambda: _gone(names, "gone-owner"))
+    dangling = {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone-owner", "uid": gone.metadata.uid}
+    solid = {"apiVersion": "v1", "kind": "ConfigMap", "name": "alive-owner", "uid": alive.metadata.uid}
+    await core.patch_namespaced_config_map(
+        "orphaned", "default", {"metadata": {"ownerReferences": [dangling]}}
+    )
+    await core.patch_namespaced_config_map(
+        "half-owned", "default", {"metadata": {"ownerReferences": [dangling, solid]}}
+    )
+    await until(lambda: _gone(names, "orphaned"))
+
+    async def dangling_dropped() -> bool:
+        dep = await core.read_namespaced_config_map("half-owned", "default")
+        return [r.uid for r in dep.metadata.owner_references or []] == [alive.metadata.uid]
+
+    await until(dangling_dropped)
+
+
 async def _gone(names, *which) -> bool:
     return not (set(which) & await names())
 
