@@ -26,12 +26,16 @@ _SUB_VERBS = {
     "token": ["create"],
     "ephemeralcontainers": ["get", "patch", "update"],
     "resize": ["get", "patch", "update"],
+    "exec": ["create", "get"],
+    "attach": ["create", "get"],
 }
 _SUB_KIND = {
     "scale": ("autoscaling", "v1", "Scale"),
     "eviction": ("policy", "v1", "Eviction"),
     "binding": ("", "v1", "Binding"),
     "token": ("authentication.k8s.io", "v1", "TokenRequest"),
+    "exec": ("", "v1", "PodExecOptions"),
+    "attach": ("", "v1", "PodAttachOptions"),
 }
 
 

@@ -70,7 +70,9 @@ def builtin_resources() -> list[ResourceType]:
             "Pod",
             short_names=["po"],
             categories=all_cat,
-            subresources=("status", "eviction", "binding", "ephemeralcontainers", "resize", "log"),
+            subresources=(
+                *("status", "eviction", "binding", "ephemeralcontainers", "resize", "log", "exec", "attach"),
+            ),
         ),
         _r("", "v1", "configmaps", "ConfigMap", short_names=["cm"]),
         _r("", "v1", "secrets", "Secret"),

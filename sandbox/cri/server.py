@@ -155,6 +155,22 @@ class CriServicer:
             stdout=result.stdout, stderr=result.stderr, exit_code=result.exit_code
         )
 
+    async def Exec(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        await self._no_streaming(context, "Exec", request.container_id)
+        return messages.ExecResponse()
+
+    async def Attach(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        await self._no_streaming(context, "Attach", request.container_id)
+        return messages.AttachResponse()
+
+    async def _no_streaming(self, context: grpc.aio.ServicerContext, rpc: str, container_id: str) -> None:
+        """The fake has no streaming server: its containers are host processes or simulated ones."""
+        self.runtime.container(container_id)  # NOT_FOUND for an unknown container, as containerd
+        await context.abort(
+            grpc.StatusCode.UNIMPLEMENTED,
+            f"{rpc}: the fake runtime has no streaming server; use kruise sandbox up --runtime containerd",
+        )
+
     # ImageService
 
     async def ListImages(self, request: Message, context: grpc.aio.ServicerContext) -> Message:

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import grpc
@@ -137,12 +137,15 @@ class ContainerdNode:
         network: PodNetwork,
         registry_url: str,
         registries: Iterable[str] = MIRRORED_REGISTRIES,
+        private_registries: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.index = index
         self.network = network
         self.registry_url = registry_url
         self.registries = tuple(registries)
+        # host name -> URL of a registry that wants credentials (the private stand-in registry)
+        self.private_registries = dict(private_registries or {})
         self.paths = NodePaths(directory)
         self.pod_cidr = network.node_block(index)
         self._daemon: Daemon | None = None
@@ -159,9 +162,11 @@ class ContainerdNode:
         p.config.write_text(containerd_config(p))
         conflist = self.network.cni_conflist(self.index, p.ipam_dir)
         (p.cni_conf_dir / "10-kruise-sandbox.conflist").write_text(json.dumps(conflist, indent=2) + "\n")
-        for host in (*self.registries, "_default"):
+        hosts = {host: self.registry_url for host in (*self.registries, "_default")}
+        hosts.update(self.private_registries)
+        for host, url in hosts.items():
             (p.certs_dir / host).mkdir(exist_ok=True)
-            (p.certs_dir / host / "hosts.toml").write_text(hosts_toml(self.registry_url))
+            (p.certs_dir / host / "hosts.toml").write_text(hosts_toml(url))
 
     def client(self, timeout: float | None = 30.0) -> CriClient:
         return CriClient(self.paths.socket, timeout=timeout)

@@ -3,8 +3,11 @@
 Tutorials and tests name ``nginx:1.7.9``, ``busybox`` or the pause image; the sandbox has no uplink,
 so these names resolve (through containerd's registry mirrors) to images built here. Each stand-in
 behaves like its namesake where the tests look: the pause image sleeps until stopped, nginx serves
-HTTP on port 80 from /usr/share/nginx/html, busybox is busybox. Tags that differ upstream differ
-here (a per-image identity file), so an in-place image update really changes the imageID.
+HTTP on port 80 from /usr/share/nginx/html, busybox is busybox, perl is Debian's perl (see ``perl``),
+ubuntu is busybox with a ``bash`` that is ``sh``, the daemons tests only pull (redis, envoy) idle until
+stopped, and ``openkruise/hotupgrade-sample`` implements the SidecarSet hot-upgrade protocol (see
+``hotupgrade``). Tags that differ upstream differ here (a per-image identity file), so an in-place
+image update really changes the imageID.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from kruise.sandbox.realnode import oci
+from kruise.sandbox.realnode import hotupgrade, oci, perl
 from kruise.sandbox.realnode.prereqs import BUSYBOX
 
 IDENTITY_FILE = "etc/kruise-standin"
@@ -38,6 +41,22 @@ httpd -f -p 80 -h /usr/share/nginx/html &
 pid=$!
 trap 'kill $pid 2>/dev/null; exit 0' TERM QUIT INT
 wait $pid
+"""
+
+IDLE_SCRIPT = """#!/bin/sh
+# stand-in for a daemon the tests only pull and run: stays up until stopped, ignoring its arguments.
+trap 'exit 0' TERM INT
+while :; do sleep 2147483647 & wait $!; done
+"""
+
+BASH_SCRIPT = """#!/bin/sh
+# ubuntu stand-in: bash is busybox's sh (enough for `bash -c ...`).
+exec /bin/sh "$@"
+"""
+
+UBUNTU_OS_RELEASE = """PRETTY_NAME="Ubuntu (kruise-py stand-in on busybox)"
+NAME="Ubuntu"
+ID=ubuntu
 """
 
 NGINX_INDEX = """<!DOCTYPE html>
@@ -89,7 +108,8 @@ class StandIn:
 
     key: str
     references: tuple[str, ...]
-    kind: str  # "pause" | "busybox" | "nginx"
+    kind: str  # one of KINDS
+    program: str = ""  # the idle daemon's command name, or the hot-upgrade sidecar's version
 
     def parsed(self) -> list[Reference]:
         return [Reference.parse(name) for name in self.references]
@@ -97,15 +117,38 @@ class StandIn:
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.9"
 
+HOTUPGRADE_SAMPLE = "openkruise/hotupgrade-sample"
+
 STANDINS: tuple[StandIn, ...] = (
     StandIn("pause", (PAUSE_IMAGE,), "pause"),
     StandIn("busybox", ("busybox:latest",), "busybox"),  # plain "busybox" means :latest
     StandIn("busybox:1.35.0", ("busybox:1.35.0",), "busybox"),
+    StandIn("busybox:1.36", ("busybox:1.36",), "busybox"),
     StandIn("nginx:latest", ("nginx:latest",), "nginx"),
     StandIn("nginx:alpine", ("nginx:alpine",), "nginx"),
     StandIn("nginx:1.7.9", ("nginx:1.7.9",), "nginx"),
-    StandIn("nginx:1.25", ("nginx:1.25",), "nginx"),  # the Deployment of `kruise sandbox up --demo`
+    StandIn("nginx:1.9.1", ("nginx:1.9.1",), "nginx"),
+    StandIn("nginx:1.25", ("nginx:1.25",), "nginx"),
+    StandIn("nginx:1.26", ("nginx:1.26",), "nginx"),
+    StandIn("nginx:1.27", ("nginx:1.27",), "nginx"),
+    StandIn("perl", ("perl:latest", "perl:5.34"), "perl"),
+    StandIn("ubuntu", ("ubuntu:latest",), "ubuntu"),
+    StandIn("redis:7", ("redis:7",), "idle", "redis-server"),
+    StandIn("redis:7.2", ("redis:7.2",), "idle", "redis-server"),
+    StandIn("envoy:v1.30", ("envoyproxy/envoy:v1.30",), "idle", "envoy"),
+    StandIn("hotupgrade:sidecarv1", (f"{HOTUPGRADE_SAMPLE}:sidecarv1",), "hotupgrade-sidecar", "v1"),
+    StandIn("hotupgrade:sidecarv2", (f"{HOTUPGRADE_SAMPLE}:sidecarv2",), "hotupgrade-sidecar", "v2"),
+    StandIn("hotupgrade:empty", (f"{HOTUPGRADE_SAMPLE}:empty",), "hotupgrade-empty"),
+    StandIn("hotupgrade:busybox", (f"{HOTUPGRADE_SAMPLE}:busybox",), "hotupgrade-client"),
 )
+
+KINDS = frozenset(s.kind for s in STANDINS)
+
+# The private registry (basic auth) answers to this host name on every node; its image has its own
+# identity, so a successful pull is seen to come from there and nowhere else.
+PRIVATE_REGISTRY = "registry.kruise-sandbox.test"
+PRIVATE_IMAGE = f"{PRIVATE_REGISTRY}/private/busybox:latest"
+PRIVATE_STANDINS: tuple[StandIn, ...] = (StandIn("private-busybox", (PRIVATE_IMAGE,), "busybox"),)
 
 
 def applet_paths(busybox: Path = BUSYBOX) -> list[str]:
@@ -134,11 +177,32 @@ def base_layer(busybox: Path = BUSYBOX) -> oci.Layer:
     return oci.Layer.of(busybox_entries(busybox))
 
 
+@cache
+def perl_layer(*, with_bignum: bool) -> oci.Layer:
+    """Debian's perl and perl-base (plus bignum's modules for the ``perl`` stand-in)."""
+    return oci.Layer.of(perl.perl_entries(modules=perl.BIGNUM_MODULES if with_bignum else ()))
+
+
 def _identity(standin: StandIn) -> oci.Entry:
     return oci.file(IDENTITY_FILE, f"{standin.key}\n")
 
 
-def _layer_and_config(standin: StandIn) -> tuple[list[oci.Entry], oci.ImageConfig]:
+def _hotupgrade(standin: StandIn, architecture: str) -> tuple[list[oci.Entry], oci.ImageConfig]:
+    """The sample's layout: /manager as entrypoint and /migrate.sh for the postStart hook."""
+    labels = {STANDIN_LABEL: standin.key}
+    migrate = oci.file("migrate.sh", hotupgrade.migrate_script(), mode=0o755)
+    if standin.kind == "hotupgrade-sidecar":
+        program = hotupgrade.sidecar_program(standin.program, architecture)
+        manager = oci.file("manager", program, mode=0o755)
+        return [manager, migrate], oci.ImageConfig(entrypoint=["/manager"], labels=labels)
+    if standin.kind == "hotupgrade-empty":
+        manager = oci.file("manager", hotupgrade.EMPTY_SH, mode=0o755)
+        return [manager, migrate], oci.ImageConfig(entrypoint=["/manager"], labels=labels)
+    client = oci.file("busybox-client", hotupgrade.client_script(), mode=0o755)
+    return [client], oci.ImageConfig(entrypoint=["/busybox-client"], labels=labels)
+
+
+def _layer_and_config(standin: StandIn, architecture: str) -> tuple[list[oci.Entry], oci.ImageConfig]:
     labels = {STANDIN_LABEL: standin.key}
     if standin.kind == "pause":
         files = [oci.file("pause", PAUSE_SCRIPT, mode=0o755)]
@@ -154,14 +218,43 @@ def _layer_and_config(standin: StandIn) -> tuple[list[oci.Entry], oci.ImageConfi
             cmd=["nginx", "-g", "daemon off;"], exposed_ports=["80/tcp"], stop_signal="SIGQUIT", labels=labels
         )
         return files, config
-    raise ValueError(f"stand-in {standin.key!r}: kind: must be pause, busybox or nginx, got {standin.kind!r}")
+    if standin.kind == "perl":
+        return [], oci.ImageConfig(cmd=["perl", "-v"], labels=labels)
+    if standin.kind == "ubuntu":
+        files = [oci.file("bin/bash", BASH_SCRIPT, mode=0o755), oci.file("etc/os-release", UBUNTU_OS_RELEASE)]
+        return files, oci.ImageConfig(cmd=["bash"], labels=labels)
+    if standin.kind == "idle":
+        if not standin.program or "/" in standin.program:
+            raise ValueError(f"stand-in {standin.key!r}: program: an idle daemon needs a command name")
+        files = [oci.file(f"usr/local/bin/{standin.program}", IDLE_SCRIPT, mode=0o755)]
+        return files, oci.ImageConfig(cmd=[standin.program], labels=labels)
+    if standin.kind.startswith("hotupgrade-") and standin.kind in KINDS:
+        return _hotupgrade(standin, architecture)
+    raise ValueError(f"stand-in {standin.key!r}: kind: must be one of {sorted(KINDS)}, got {standin.kind!r}")
 
 
-def build(standin: StandIn, *, base: oci.Layer | None = None, architecture: str | None = None) -> oci.Image:
-    """The image of one stand-in: the shared busybox layer (``base``) plus its own small layer."""
-    files, config = _layer_and_config(standin)
+def shared_layers(standin: StandIn) -> list[oci.Layer]:
+    """Layers between the busybox base and the stand-in's own: Perl for the images that run it."""
+    if standin.kind == "perl":
+        return [perl_layer(with_bignum=True)]
+    if standin.kind == "hotupgrade-sidecar":
+        return [perl_layer(with_bignum=False)]
+    return []
+
+
+def build(
+    standin: StandIn,
+    *,
+    base: oci.Layer | None = None,
+    middle: Sequence[oci.Layer] | None = None,
+    architecture: str | None = None,
+) -> oci.Image:
+    """The image of one stand-in: the busybox layer (``base``), shared layers (``middle``), its own layer."""
+    architecture = architecture or oci.host_architecture()
+    files, config = _layer_and_config(standin, architecture)
     own = oci.Layer.of([_identity(standin), *files])
-    return oci.build_image([base or base_layer(), own], config, architecture=architecture)
+    shared = shared_layers(standin) if middle is None else list(middle)
+    return oci.build_image([base or base_layer(), *shared, own], config, architecture=architecture)
 
 
 def build_all(

@@ -1,4 +1,4 @@
-"""The real-node fleet of one sandbox: registry seeded with stand-ins, the bridge, a containerd per node.
+"""The real-node fleet of one sandbox: registries seeded with stand-ins, the bridge, a containerd per node.
 
 Start order is the dependency order (registry, images, bridge, nodes) and a failure at any step
 tears down what already started, so ``--runtime containerd`` never leaves a half-started machine.
@@ -14,7 +14,10 @@ from kruise.sandbox.realnode import images, prereqs
 from kruise.sandbox.realnode.containerd import ContainerdNode
 from kruise.sandbox.realnode.network import DEFAULT_POD_SUBNET, Bridge, PodNetwork, bridge_name_for
 from kruise.sandbox.realnode.push import push_image
-from kruise.sandbox.realnode.registry import LocalRegistry
+from kruise.sandbox.realnode.registry import BasicAuth, LocalRegistry
+
+# The private registry's account: a fixed, documented one, so a Secret for it can be written in YAML.
+PRIVATE_AUTH = BasicAuth("kruise", "sandbox-private")
 
 
 async def seed_registry(
@@ -37,7 +40,12 @@ class RealNodes:
     """Everything real below the simulated kubelets of one sandbox, rooted at ``directory``."""
 
     def __init__(
-        self, directory: Path, node_names: Sequence[str], *, pod_subnet: str = DEFAULT_POD_SUBNET
+        self,
+        directory: Path,
+        node_names: Sequence[str],
+        *,
+        pod_subnet: str = DEFAULT_POD_SUBNET,
+        private_auth: BasicAuth = PRIVATE_AUTH,
     ) -> None:
         if not node_names:
             raise ValueError("node_names: a real-node sandbox needs at least one node")
@@ -48,6 +56,7 @@ class RealNodes:
         if len(node_names) > self.network.max_nodes:
             raise ValueError(f"node_names: {self.network.subnet} has room for {self.network.max_nodes} nodes")
         self.registry = LocalRegistry(self.directory / "registry")
+        self.private_registry = LocalRegistry(self.directory / "private-registry", auth=private_auth)
         self.bridge = Bridge(self.network)
         self.node_names = list(node_names)
         self.nodes: dict[str, ContainerdNode] = {}
@@ -58,6 +67,8 @@ class RealNodes:
         try:
             await self.registry.start()
             self.images = await seed_registry(self.registry)
+            await self.private_registry.start()
+            self.images |= await seed_registry(self.private_registry, images.PRIVATE_STANDINS)
             await self.bridge.up()
             for index, name in enumerate(self.node_names):
                 node = ContainerdNode(
@@ -66,6 +77,7 @@ class RealNodes:
                     index=index,
                     network=self.network,
                     registry_url=self.registry.url,
+                    private_registries={images.PRIVATE_REGISTRY: self.private_registry.url},
                 )
                 self.nodes[name] = node
                 await node.start()
@@ -81,7 +93,12 @@ class RealNodes:
                 errors += [f"{name}: {error}" for error in await node.stop()]
             except Exception as exc:
                 errors.append(f"{name}: teardown: {exc}")
-        for what, step in (("bridge", self.bridge.down), ("registry", self.registry.stop)):
+        steps = (
+            ("bridge", self.bridge.down),
+            ("registry", self.registry.stop),
+            ("private registry", self.private_registry.stop),
+        )
+        for what, step in steps:
             try:
                 await step()
             except Exception as exc:

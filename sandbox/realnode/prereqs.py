@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGES = ("containerd", "runc", "containernetworking-plugins", "docker-registry", "busybox-static")
+PACKAGES = ("containerd", "runc", "containernetworking-plugins", "docker-registry", "busybox-static", "perl")
 APT_LINE = "apt-get install -y " + " ".join(PACKAGES)
 
 CNI_BIN_DIR = Path("/usr/lib/cni")
 CNI_PLUGINS = ("bridge", "host-local", "loopback")
 BUSYBOX = Path("/usr/bin/busybox")
+PERL_LIB = Path("/usr/share/perl")  # the perl stand-in image copies bignum from here
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Requirement:
     what: str
     package: str
     path: Path | None = None  # a fixed file; otherwise `what` is looked up on PATH
+    pattern: str = ""  # or a glob below `path` that must match a file (version-numbered directories)
 
 
 REQUIREMENTS = (
@@ -36,6 +38,8 @@ REQUIREMENTS = (
     Requirement("ip", "iproute2"),
     *(Requirement(f"CNI plugin {p}", "containernetworking-plugins", CNI_BIN_DIR / p) for p in CNI_PLUGINS),
     Requirement("busybox (static)", "busybox-static", BUSYBOX),
+    Requirement("perl", "perl-base"),
+    Requirement("perl's bignum modules", "perl", PERL_LIB, "5.*/bignum.pm"),
 )
 
 
@@ -47,7 +51,12 @@ def missing(which: Callable[[str], str | None] = shutil.which) -> list[Requireme
     """The requirements not met on this machine, in declaration order."""
     found = []
     for req in REQUIREMENTS:
-        present = os.access(req.path, os.X_OK) if req.path is not None else which(req.what) is not None
+        if req.pattern and req.path is not None:
+            present = any(p.is_file() for p in req.path.glob(req.pattern))
+        elif req.path is not None:
+            present = os.access(req.path, os.X_OK)
+        else:
+            present = which(req.what) is not None
         if not present:
             found.append(req)
     return found

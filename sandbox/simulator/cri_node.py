@@ -46,6 +46,7 @@ from kruise.sandbox.simulator.cri_config import (
     log_directory,
     sandbox_config,
 )
+from kruise.sandbox.simulator.cri_streams import attach_url, exec_url
 from kruise.sandbox.simulator.crilog import read_log
 from kruise.sandbox.simulator.logs import LogOptions, NoInstance
 from kruise.sandbox.simulator.node import NodeSpec
@@ -58,6 +59,7 @@ from kruise.sandbox.simulator.noderuntime import (
     RegistryAuth,
     Sandbox,
     StartFailed,
+    StreamOptions,
 )
 from kruise.sandbox.simulator.podvolumes import VolumeContext
 from kruise.sandbox.simulator.process_runner import ProcessRunner
@@ -197,7 +199,10 @@ class CriNodeRuntime:
     async def pull_image(self, image: str, auth: RegistryAuth | None = None) -> str:
         request = messages.PullImageRequest(image=messages.ImageSpec(image=image))
         if auth is not None:
-            request.auth.CopyFrom(messages.AuthConfig(**vars(auth)))
+            # containerd 1.6 ignores credentials that name a server_address other than the host it
+            # resolved, so the address is left out: the credentials go with this pull only anyway
+            fields = {k: v for k, v in vars(auth).items() if v and k != "server_address"}
+            request.auth.CopyFrom(messages.AuthConfig(**fields))
         return str((await self._call("PullImage", request, timeout=None)).image_ref)
 
     # ------------------------------------------------------------- sandboxes
@@ -332,6 +337,12 @@ class CriNodeRuntime:
         deadline = timeout + STOP_MARGIN if timeout > 0 else None
         answer = await self._call("ExecSync", request, timeout=deadline)
         return ExecResult(exit_code=answer.exit_code, stdout=answer.stdout, stderr=answer.stderr)
+
+    async def exec_stream(self, container_id: str, command: Sequence[str], options: StreamOptions) -> str:
+        return await exec_url(self.cri, container_id, command, options)
+
+    async def attach_stream(self, container_id: str, options: StreamOptions) -> str:
+        return await attach_url(self.cri, container_id, options)
 
     def open_log(self, pod_uid: str, container: str, previous: bool) -> LogReader:
         files = self._pods.get(pod_uid)

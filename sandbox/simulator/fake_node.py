@@ -51,6 +51,8 @@ from kruise.sandbox.simulator.noderuntime import (
     RegistryAuth,
     Sandbox,
     StartFailed,
+    StreamingUnsupported,
+    StreamOptions,
 )
 from kruise.sandbox.simulator.podenv import simulated_env
 from kruise.sandbox.simulator.process_runner import Launch, ProcessRunner
@@ -382,6 +384,14 @@ class FakeNodeRuntime:
 
     async def exec(self, container_id: str, command: Sequence[str], timeout: int) -> ExecResult:
         return await self.runtime.execute(container_id, command, timeout)
+
+    async def exec_stream(self, container_id: str, command: Sequence[str], options: StreamOptions) -> str:
+        self.runtime.container(container_id)  # an unknown container is NOT_FOUND first, as over CRI
+        raise StreamingUnsupported("exec is not supported by the fake runtime; use --runtime containerd")
+
+    async def attach_stream(self, container_id: str, options: StreamOptions) -> str:
+        self.runtime.container(container_id)
+        raise StreamingUnsupported("attach is not supported by the fake runtime; use --runtime containerd")
 
     def open_log(self, pod_uid: str, container: str, previous: bool) -> LogReader:
         instance = self.logs.instance(pod_uid, container, previous)

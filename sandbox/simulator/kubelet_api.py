@@ -1,4 +1,5 @@
-"""The kubelet's HTTP API subset the apiserver calls: ``GET /containerLogs/{ns}/{pod}/{container}``.
+"""The kubelet's HTTP API subset the apiserver calls: ``GET /containerLogs/{ns}/{pod}/{container}``,
+and ``/exec`` and ``/attach`` (``kubelet_exec``: CRI streaming, WebSocket relayed).
 
 A real apiserver serves ``pods/log`` by dialling the node's kubelet at its address and
 ``status.daemonEndpoints.kubeletEndpoint.Port``. One server answers for every simulated node
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from kruise.sandbox.simulator import kubelet_exec
 from kruise.sandbox.simulator.logs import LogOptions, NoInstance
 
 if TYPE_CHECKING:
@@ -72,6 +74,10 @@ class KubeletApi:
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         app = web.Application()
         app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", self._logs)
+        for verb in ("exec", "attach"):
+            handler = self._streamer(verb)
+            app.router.add_route("GET", f"/{verb}/{{namespace}}/{{pod}}/{{container}}", handler)
+            app.router.add_route("POST", f"/{verb}/{{namespace}}/{{pod}}/{{container}}", handler)
         app.router.add_get("/healthz", _healthz)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -84,6 +90,12 @@ class KubeletApi:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    def _streamer(self, verb: str):  # type: ignore[no-untyped-def]
+        async def handle(request: web.Request) -> web.StreamResponse:
+            return await kubelet_exec.serve(self.kubelets, request, verb)
+
+        return handle
 
     async def _logs(self, request: web.Request) -> web.StreamResponse:
         namespace, pod, container = (request.match_info[k] for k in ("namespace", "pod", "container"))

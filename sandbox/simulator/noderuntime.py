@@ -37,6 +37,10 @@ gRPC client of a real containerd. The methods are cut so the gRPC back-end maps 
   for an exit the kubelet caused is harmless (the kubelet is level-triggered).
 - ``open_log`` -> the file at ContainerStatus.log_path (CRI log format), read as ``kubectl
   logs`` asks; ``NoInstance`` when that instance (or the previous one) does not exist.
+- ``exec_stream`` / ``attach_stream`` -> Exec / Attach: a URL on the runtime's streaming server
+  (containerd's answers WebSocket remotecommand there), which the kubelet API dials and splices to
+  the client's upgraded connection, as a kubelet does for ``kubectl exec`` and ``attach``. The
+  fake has no streaming server and raises ``StreamingUnsupported`` (the kubelet answers 400).
 
 The fake alone has *simulated* containers (``ContainerStatus.simulated``): images that run no
 process, whose lifetime the kubelet scripts - it ends them with ``finish_simulated`` at the
@@ -60,6 +64,20 @@ LogReader = Callable[[LogOptions], AsyncIterator[bytes]]  # one container instan
 
 class StartFailed(Exception):
     """StartContainer failed; the container exited with 128 and the message is the event's."""
+
+
+class StreamingUnsupported(Exception):
+    """The runtime cannot stream exec/attach; the message tells the user what to use instead."""
+
+
+@dataclass(frozen=True)
+class StreamOptions:
+    """Which streams an exec/attach session carries (CRI ExecRequest/AttachRequest flags)."""
+
+    stdin: bool = False
+    stdout: bool = True
+    stderr: bool = True
+    tty: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,3 +198,9 @@ class NodeRuntime(Protocol):
     async def exec(self, container_id: str, command: Sequence[str], timeout: int) -> ExecResult: ...
 
     def open_log(self, pod_uid: str, container: str, previous: bool) -> LogReader: ...
+
+    async def exec_stream(self, container_id: str, command: Sequence[str], options: StreamOptions) -> str:
+        """CRI Exec: the streaming URL for ``command``; ``StreamingUnsupported`` without a server."""
+
+    async def attach_stream(self, container_id: str, options: StreamOptions) -> str:
+        """CRI Attach: the streaming URL for the container's own stdio."""

@@ -30,6 +30,8 @@ class Handlers(Reads, Watch, Writes, Deletes, Subresources):
 
     async def run(self) -> web.StreamResponse:
         method = self.request.method
+        if self.sub in ("exec", "attach") and method in ("GET", "POST"):
+            return await self.serve_stream()
         if method == "GET":
             if self.sub == "log":
                 return await self.serve_log()

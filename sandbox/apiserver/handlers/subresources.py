@@ -6,6 +6,7 @@
 - pods/eviction checks the PodDisruptionBudgets and then deletes the pod like a DELETE would.
 - pods/binding sets spec.nodeName and the PodScheduled condition, once.
 - pods/log streams the container log from the simulated kubelet (see podlogs.py).
+- pods/exec and pods/attach relay kubectl's WebSocket to the node's kubelet (see podexec.py).
 - pods/ephemeralcontainers serves the Pod; a PUT or PATCH may only add ephemeral containers
   (the strategy and the rules are in ephemeral.py).
 - pods/resize serves the Pod; a PUT or PATCH changes only containers' resources and resizePolicy
@@ -24,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, ephemeral, errors, podlogs, podresize, schema, tables
+from kruise.sandbox.apiserver import defaults, ephemeral, errors, podexec, podlogs, podresize, schema, tables
 from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import format_label_selector
@@ -70,6 +71,11 @@ class Subresources(RequestContext):
         pod = self._stored()
         node = self.store.get(("", "nodes"), "", (pod.get("spec") or {}).get("nodeName") or "")
         return await podlogs.serve(self.request, pod, node, self.server.kubelet_host)
+
+    async def serve_stream(self) -> web.StreamResponse:
+        pod = self._stored()
+        node = self.store.get(("", "nodes"), "", (pod.get("spec") or {}).get("nodeName") or "")
+        return await podexec.serve(self.request, self.sub, pod, node, self.server.kubelet_host)
 
     async def _update_scale(self, scale: dict[str, Any]) -> dict[str, Any]:
         old_stored = self._stored()

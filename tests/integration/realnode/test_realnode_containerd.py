@@ -6,40 +6,29 @@ busybox-static; skipped (with the apt-get line) where they are missing.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
-import re
 import signal
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
-from google.protobuf.message import Message
 
-from kruise.sandbox.cri.client import CriClient
 from kruise.sandbox.cri.schema import enum_value, messages
-from kruise.sandbox.realnode import prereqs
-from kruise.sandbox.realnode.containerd import ContainerdNode
 from kruise.sandbox.realnode.mounts import mounts_below
 from kruise.sandbox.realnode.network import link_exists
 from kruise.sandbox.realnode.nodes import RealNodes
 from kruise.sandbox.realnode.process import find_processes
 from tests.kit.polling import until, until_fetched
+from tests.kit.realnode import CRI_LOG_LINE, Pod, skip_unless_possible
 
 pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(300)]
-
-CRI_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z (stdout|stderr) (F|P) (.*)$")
 
 
 @pytest.fixture
 def possible() -> None:
-    try:
-        prereqs.check()
-    except prereqs.PrerequisitesMissing as exc:
-        pytest.skip(str(exc))
+    skip_unless_possible()
 
 
 def _netns() -> set[str]:
@@ -54,49 +43,6 @@ def _alive(pid: int) -> bool:
 def _mentions(directory: Path) -> Callable[[list[str]], bool]:
     root = str(directory)
     return lambda argv: any(root in arg for arg in argv)
-
-
-class Pod:
-    """One pod sandbox on a node, with helpers to add containers the way a kubelet would."""
-
-    def __init__(self, node: ContainerdNode, cri: CriClient, name: str) -> None:
-        self.node, self.cri = node, cri
-        uid = str(uuid.uuid4())
-        self.log_dir = node.paths.pod_logs / f"default_{name}_{uid}"
-        self.config = messages.PodSandboxConfig(
-            metadata=messages.PodSandboxMetadata(name=name, uid=uid, namespace="default", attempt=0),
-            hostname=name,
-            log_directory=str(self.log_dir),
-        )
-        self.id = ""
-        self.ip = ipaddress.IPv4Address(0)
-
-    async def run(self) -> None:
-        self.log_dir.mkdir(parents=True)
-        self.id = (
-            await self.cri.RunPodSandbox(messages.RunPodSandboxRequest(config=self.config))
-        ).pod_sandbox_id
-        status = await self.cri.PodSandboxStatus(messages.PodSandboxStatusRequest(pod_sandbox_id=self.id))
-        self.ip = ipaddress.IPv4Address(status.status.network.ip)
-
-    async def start(self, name: str, image: str, command: list[str]) -> str:
-        pulled = await self.cri.PullImage(messages.PullImageRequest(image=messages.ImageSpec(image=image)))
-        config = messages.ContainerConfig(
-            metadata=messages.ContainerMetadata(name=name, attempt=0),
-            image=messages.ImageSpec(image=pulled.image_ref),
-            command=command,
-            log_path=f"{name}/0.log",
-        )
-        created = await self.cri.CreateContainer(
-            messages.CreateContainerRequest(pod_sandbox_id=self.id, config=config, sandbox_config=self.config)
-        )
-        await self.cri.StartContainer(messages.StartContainerRequest(container_id=created.container_id))
-        return created.container_id
-
-    async def exec(self, container_id: str, *cmd: str) -> Message:
-        return await self.cri.ExecSync(
-            messages.ExecSyncRequest(container_id=container_id, cmd=cmd, timeout=10)
-        )
 
 
 async def _assert_nothing_left(directory: Path, fleet: RealNodes, netns_before: set[str]) -> None:

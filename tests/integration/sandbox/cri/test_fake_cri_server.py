@@ -240,3 +240,24 @@ async def test_rpcs_outside_the_subset_are_unimplemented(server: CriServer) -> N
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await status(b"", timeout=5)
     assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+async def test_exec_and_attach_streaming_say_the_fake_has_no_streaming_server(
+    cri: CriClient, runtime: FakeRuntime
+) -> None:
+    sandbox_id = await kubelet_pod(runtime, "streamed", ["c"])
+    (container,) = runtime.list_containers(sandbox_id=sandbox_id)
+    requests = {
+        "Exec": messages.ExecRequest(container_id=container.id, cmd=["sh"], stdout=True),
+        "Attach": messages.AttachRequest(container_id=container.id, stdout=True),
+    }
+    for rpc, request in requests.items():
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await cri.call(rpc, request)
+        assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        assert caught.value.details() == (
+            f"{rpc}: the fake runtime has no streaming server; use kruise sandbox up --runtime containerd"
+        )
+    with pytest.raises(grpc.aio.AioRpcError) as unknown:
+        await cri.Exec(messages.ExecRequest(container_id="nope", cmd=["sh"], stdout=True))
+    assert unknown.value.code() == grpc.StatusCode.NOT_FOUND

@@ -41,7 +41,7 @@ def test_rpc_paths_are_the_cri_paths() -> None:
         for name in [
             *("Version", "RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PodSandboxStatus"),
             *("ListPodSandbox", "CreateContainer", "StartContainer", "StopContainer", "RemoveContainer"),
-            *("ListContainers", "ContainerStatus", "ExecSync"),
+            *("ListContainers", "ContainerStatus", "ExecSync", "Exec", "Attach"),
         ]
     } | {
         "/runtime.v1.ImageService/" + name
@@ -58,6 +58,10 @@ WIRE_NUMBERS = {
     "AuthConfig": "username=1 password=2 auth=3 server_address=4 identity_token=5 registry_token=6",
     "PullImageRequest": "image=1 auth=2 sandbox_config=3",
     "PullImageResponse": "image_ref=1",
+    "ExecRequest": "container_id=1 cmd=2 tty=3 stdin=4 stdout=5 stderr=6",
+    "ExecResponse": "url=1",
+    "AttachRequest": "container_id=1 stdin=2 tty=3 stdout=4 stderr=5",
+    "AttachResponse": "url=1",
     "Image": "id=1 repo_tags=2 repo_digests=3 size=4 uid=5 username=6 spec=7 pinned=8",
     "ImageStatusRequest": "image=1 verbose=2",
     "ImageStatusResponse": "image=1 info=2",

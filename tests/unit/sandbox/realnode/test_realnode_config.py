@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kruise.sandbox.realnode import prereqs
-from kruise.sandbox.realnode.containerd import NodePaths, containerd_config, hosts_toml
-from kruise.sandbox.realnode.images import PAUSE_IMAGE
+from kruise.sandbox.realnode import htpasswd, prereqs
+from kruise.sandbox.realnode.containerd import ContainerdNode, NodePaths, containerd_config, hosts_toml
+from kruise.sandbox.realnode.images import PAUSE_IMAGE, PRIVATE_REGISTRY
 from kruise.sandbox.realnode.mounts import mounts_below
+from kruise.sandbox.realnode.network import PodNetwork
+from kruise.sandbox.realnode.registry import REALM, registry_config
 
 
 def test_every_missing_binary_is_named_with_the_apt_line() -> None:
@@ -71,3 +73,62 @@ def test_mounts_below_a_directory_deepest_first() -> None:
         Path("/srv/sb/nodes/n1/state"),
     ]
     assert mounts_below(Path("/srv/sb x"), mountinfo) == [Path("/srv/sb x/other")]
+
+
+def test_private_registry_gets_its_own_hosts_file(tmp_path: Path) -> None:
+    network = PodNetwork.create("198.18.0.0/16", "kruise-test")
+    node = ContainerdNode(
+        "node-1",
+        tmp_path / "node-1",
+        index=0,
+        network=network,
+        registry_url="http://127.0.0.1:5000",
+        registries=("docker.io",),
+        private_registries={PRIVATE_REGISTRY: "http://127.0.0.1:5001"},
+    )
+    node.write_config()
+    servers = {
+        folder.name: tomllib.loads((folder / "hosts.toml").read_text())["server"]
+        for folder in node.paths.certs_dir.iterdir()
+    }
+    assert servers == {
+        "docker.io": "http://127.0.0.1:5000",
+        "_default": "http://127.0.0.1:5000",
+        PRIVATE_REGISTRY: "http://127.0.0.1:5001",
+    }
+
+
+def test_registry_config_turns_on_htpasswd_auth_only_when_asked(tmp_path: Path) -> None:
+    plain = registry_config(tmp_path / "storage", "127.0.0.1:5000")
+    assert "auth" not in plain
+    guarded = registry_config(tmp_path / "storage", "127.0.0.1:5001", tmp_path / "htpasswd")
+    assert guarded["auth"] == {"htpasswd": {"realm": REALM, "path": str(tmp_path / "htpasswd")}}
+
+
+def test_htpasswd_file_holds_bcrypt_hashes_the_registry_accepts(tmp_path: Path) -> None:
+    path = tmp_path / "auth" / "htpasswd"
+    htpasswd.write(path, {"kruise": "secret"})
+    (line,) = path.read_text().splitlines()
+    user, _, hashed = line.partition(":")
+    assert user == "kruise" and hashed.startswith("$2b$")
+    assert htpasswd.verify(line, "kruise", "secret")
+    assert not htpasswd.verify(line, "kruise", "wrong")
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("user", "password", "field"),
+    [("a:b", "pw", "user"), ("has space", "pw", "user"), ("", "pw", "user"), ("kruise", "", "password")],
+)
+def test_htpasswd_refuses_bad_accounts(user: str, password: str, field: str) -> None:
+    with pytest.raises(ValueError, match=f"htpasswd {field}"):
+        htpasswd.entry(user, password)
+
+
+def test_a_versioned_file_requirement_is_found_by_its_glob(tmp_path: Path, monkeypatch) -> None:
+    wanted = prereqs.Requirement("perl's bignum modules", "perl", tmp_path, "5.*/bignum.pm")
+    monkeypatch.setattr(prereqs, "REQUIREMENTS", (wanted,))
+    assert prereqs.missing() == [wanted]
+    (tmp_path / "5.36").mkdir()
+    (tmp_path / "5.36" / "bignum.pm").write_text("1;\n")
+    assert prereqs.missing() == []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kruise.sandbox.realnode import images, oci
+from kruise.sandbox.realnode import images, oci, perl
 
 APPLETS = ["bin/sh", "bin/sleep", "bin/cat", "usr/sbin/httpd", "usr/bin/wget", "bin/busybox"]
 
@@ -34,8 +34,8 @@ def test_same_input_gives_the_same_digests(tmp_path: Path, base: oci.Layer) -> N
     again = oci.Layer.of(images.busybox_entries(fake, applets=list(reversed(APPLETS))))
     assert again == base
     for standin in images.STANDINS:
-        first = images.build(standin, base=base, architecture="amd64")
-        second = images.build(standin, base=again, architecture="amd64")
+        first = images.build(standin, base=base, middle=(), architecture="amd64")
+        second = images.build(standin, base=again, middle=(), architecture="amd64")
         assert (first.digest, first.image_id) == (second.digest, second.image_id)
         assert first.manifest.data == second.manifest.data
 
@@ -75,19 +75,79 @@ def test_manifest_and_config_shapes(base: oci.Layer) -> None:
 
 
 def test_standins_behave_like_their_namesakes(base: oci.Layer) -> None:
-    by_key = {s.key: images.build(s, base=base, architecture="amd64") for s in images.STANDINS}
+    by_key = {s.key: images.build(s, base=base, middle=(), architecture="amd64") for s in images.STANDINS}
     nginx = json.loads(by_key["nginx:1.7.9"].config.data)["config"]
     assert nginx["Cmd"] == ["nginx", "-g", "daemon off;"]
     assert nginx["ExposedPorts"] == {"80/tcp": {}}
     own = {m.name for m in _members(by_key["nginx:1.7.9"].layers[1])}
     assert {"usr/sbin/nginx", "usr/share/nginx/html/index.html", images.IDENTITY_FILE} <= own
     assert json.loads(by_key["busybox"].config.data)["config"]["Cmd"] == ["sh"]
+    assert json.loads(by_key["redis:7"].config.data)["config"]["Cmd"] == ["redis-server"]
+    ubuntu = {m.name for m in _members(by_key["ubuntu"].layers[1])}
+    assert {"bin/bash", "etc/os-release"} <= ubuntu
+
+
+# Every image name the e2e tests, the integration tests and the seeds (tutorials) run or pull.
+USED_NAMES = (
+    "busybox",
+    "busybox:1.35.0",
+    "docker.io/library/busybox:1.35.0",
+    "busybox:1.36",
+    "nginx",
+    "nginx:latest",
+    "nginx:alpine",
+    "nginx:1.7.9",
+    "nginx:1.9.1",
+    "nginx:1.25",
+    "nginx:1.26",
+    "nginx:1.27",
+    "perl",
+    "perl:5.34",
+    "ubuntu:latest",
+    "redis:7",
+    "redis:7.2",
+    "envoyproxy/envoy:v1.30",
+    "openkruise/hotupgrade-sample:sidecarv1",
+    "openkruise/hotupgrade-sample:sidecarv2",
+    "openkruise/hotupgrade-sample:empty",
+    "openkruise/hotupgrade-sample:busybox",
+)
+
+
+def test_every_name_the_tests_and_seeds_use_has_a_standin() -> None:
+    pushed = {str(ref) for s in images.STANDINS for ref in s.parsed()}
+    assert {str(images.Reference.parse(name)) for name in USED_NAMES} <= pushed
+
+
+def test_hot_upgrade_sample_has_the_upstream_layout(base: oci.Layer) -> None:
+    by_key = {s.key: s for s in images.STANDINS}
+    sidecar = images.build(by_key["hotupgrade:sidecarv1"], base=base, middle=(), architecture="amd64")
+    assert json.loads(sidecar.config.data)["config"]["Entrypoint"] == ["/manager"]
+    own = {m.name: m for m in _members(sidecar.layers[-1])}
+    assert own["manager"].mode == 0o755 and own["migrate.sh"].mode == 0o755
+    empty = images.build(by_key["hotupgrade:empty"], base=base, middle=(), architecture="amd64")
+    assert {"manager", "migrate.sh"} <= {m.name for m in _members(empty.layers[-1])}
+    client = images.build(by_key["hotupgrade:busybox"], base=base, middle=(), architecture="amd64")
+    assert json.loads(client.config.data)["config"]["Entrypoint"] == ["/busybox-client"]
+
+
+def test_only_the_perl_programs_get_the_perl_layer() -> None:
+    wanting = {s.key for s in images.STANDINS if s.kind in {"perl", "hotupgrade-sidecar"}}
+    assert wanting == {"perl", "hotupgrade:sidecarv1", "hotupgrade:sidecarv2"}
+
+
+def test_an_idle_standin_needs_a_program(base: oci.Layer) -> None:
+    with pytest.raises(ValueError, match="program"):
+        images.build(images.StandIn("x", ("x:1",), "idle"), base=base, middle=(), architecture="amd64")
+    with pytest.raises(ValueError, match="kind"):
+        images.build(images.StandIn("x", ("x:1",), "cobol"), base=base, middle=(), architecture="amd64")
 
 
 def test_tags_that_differ_upstream_differ_here(base: oci.Layer) -> None:
-    digests = {s.key: images.build(s, base=base, architecture="amd64").image_id for s in images.STANDINS}
-    assert len(set(digests.values())) == len(images.STANDINS)
-    references = [str(ref) for s in images.STANDINS for ref in s.parsed()]
+    every = images.STANDINS + images.PRIVATE_STANDINS
+    digests = {s.key: images.build(s, base=base, middle=(), architecture="amd64").image_id for s in every}
+    assert len(set(digests.values())) == len(every)
+    references = [str(ref) for s in every for ref in s.parsed()]
     assert len(references) == len(set(references)), "a reference must belong to one stand-in"
     assert {"docker.io/library/busybox:latest", "docker.io/library/nginx:alpine", images.PAUSE_IMAGE} <= set(
         references
@@ -145,3 +205,20 @@ def test_user_and_created_are_written_only_when_given() -> None:
     stamped = oci.build_image([layer], config, architecture="amd64", created="2023-11-14T22:13:20Z")
     written = json.loads(stamped.config.data)
     assert (written["created"], written["config"]["User"]) == ("2023-11-14T22:13:20Z", "65534:65534")
+
+
+LDD = """\tlinux-vdso.so.1 (0x00007ffd7c1f2000)
+\tlibm.so.6 => /lib/x86_64-linux-gnu/libm.so.6 (0x00007f5502520000)
+\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f550233e000)
+\t/lib64/ld-linux-x86-64.so.2 (0x00007f5502a2b000)
+"""
+
+
+def test_perl_layer_takes_the_libraries_ldd_names_and_the_loader() -> None:
+    assert perl.shared_libraries(Path("/usr/bin/perl"), LDD) == [
+        Path("/lib/x86_64-linux-gnu/libc.so.6"),
+        Path("/lib/x86_64-linux-gnu/libm.so.6"),
+        Path("/lib64/ld-linux-x86-64.so.2"),
+    ]
+    with pytest.raises(ValueError, match="no shared libraries"):
+        perl.shared_libraries(Path("/bin/busybox"), "\tnot a dynamic executable\n")
