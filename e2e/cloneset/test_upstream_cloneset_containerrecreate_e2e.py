@@ -1,7 +1,7 @@
 """Upstream's ContainerRecreateRequest e2e (openkruise/kruise v1.9.0
 test/e2e/apps/v1alpha1/containerrecreate.go) on CloneSet pods, translated to kubectl on the AllAlpha
 sandbox. Only "recreates simple containers" runs on the fake runtime: the other three rely on postStart
-and preStop hooks (see docs/upstream-e2e/cloneset.md)."""
+and preStop hooks (see docs/upstream-e2e.md)."""
 
 from __future__ import annotations
 

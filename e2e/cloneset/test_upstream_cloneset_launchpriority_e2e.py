@@ -1,7 +1,7 @@
 """Upstream's container launch priority e2e (openkruise/kruise v1.9.0
 test/e2e/apps/v1alpha1/containerlaunchpriority.go) on CloneSet pods, translated to kubectl on the AllAlpha
 sandbox. Only "run with no container priority" runs on the fake runtime: the other three separate the
-containers' start times with postStart hooks (see docs/upstream-e2e/cloneset.md)."""
+containers' start times with postStart hooks (see docs/upstream-e2e.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Upstream's CloneSet e2e, context "CloneSet Scaling" (openkruise/kruise v1.9.0
 test/e2e/apps/v1alpha1/cloneset.go), translated to kubectl on the AllAlpha sandbox: same objects, same
-steps, same assertions. docs/upstream-e2e/cloneset.md maps every upstream case to its test here."""
+steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here."""
 
 from __future__ import annotations
 
