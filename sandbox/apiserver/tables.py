@@ -48,11 +48,14 @@ def age(obj: dict[str, Any], now: datetime | None = None) -> str:
     return human_duration(((now or datetime.now(UTC)) - created).total_seconds())
 
 
+# client-go's parser reads a field up to the next terminator (space . , [ ] $ @ { }); a backslash makes
+# the next character literal and is then dropped, so `.labels.a\.b/c` names the label key `a.b/c`.
+_FIELD = re.compile(r"^\.((?:\\.|[^\\\s.,\[\]$@{}])*)")
 _FILTER = re.compile(r"^\[\?\(@\.([\w.]+)\s*==\s*['\"]([^'\"]*)['\"]\)\]")
 
 
 def json_path(obj: Any, path: str) -> list[Any]:
-    """The subset of kubectl JSONPath printer columns use: `.a.b`, `[0]`, `[*]`, `[?(@.k=="v")]`."""
+    """The subset of kubectl JSONPath printer columns use: `.a.b`, `.a\\.b`, `[0]`, `[*]`, `[?(@.k=="v")]`."""
     path = path.strip()
     if path.startswith("{") and path.endswith("}"):
         path = path[1:-1]
@@ -60,10 +63,10 @@ def json_path(obj: Any, path: str) -> list[Any]:
     rest = path.lstrip("$")
     while rest:
         if rest.startswith("."):
-            m = re.match(r"^\.([\w\-/]+|\*)", rest)
-            if not m:
+            m = _FIELD.match(rest)
+            if not m or not m.group(1):
                 break
-            name, rest = m.group(1), rest[m.end() :]
+            name, rest = m.group(1).replace("\\", ""), rest[m.end() :]
             nxt = []
             for v in values:
                 if isinstance(v, dict):

@@ -43,6 +43,31 @@ def test_json_path_subset():
     assert json_path(obj, ".spec.missing") == []
 
 
+def test_json_path_escaped_dots_name_one_label_key():
+    """Upstream's CRR NODE column names a dotted label key; client-go reads `\\.` as a literal dot."""
+    obj = {"metadata": {"labels": {"crr.apps.kruise.io/node-name": "node-1", "crr": {"apps": "nested"}}}}
+    assert json_path(obj, r".metadata.labels.crr\.apps\.kruise\.io/node-name") == ["node-1"]
+    assert json_path(obj, r"{.metadata.labels.crr\.apps}") == []
+    assert json_path(obj, ".metadata.labels.crr.apps") == ["nested"]
+
+
+NODE_LABEL_PATH = r".metadata.labels.crr\.apps\.kruise\.io/node-name"
+
+
+def test_crr_node_column_shows_the_node_label():
+    rt = ResourceType(
+        "apps.kruise.io",
+        "v1alpha1",
+        "containerrecreaterequests",
+        "ContainerRecreateRequest",
+        True,
+        crd_name="containerrecreaterequests.apps.kruise.io",
+        printer_columns=[{"name": "NODE", "type": "string", "jsonPath": NODE_LABEL_PATH}],
+    )
+    crr = {"metadata": {"name": "r", "labels": {"crr.apps.kruise.io/node-name": "node-1"}}}
+    assert to_table(rt, [crr], {})["rows"][0]["cells"] == ["r", "node-1"]
+
+
 def test_crd_printer_columns_and_pod_columns():
     rt = ResourceType(
         "apps.kruise.io",
