@@ -130,6 +130,12 @@ AGE = _col(
     "Age", desc="CreationTimestamp is a timestamp representing the server time when this object was created."
 )
 
+CREATED_AT = _col(
+    "Created At",
+    "date",
+    desc="CreationTimestamp is a timestamp representing the server time when this object was created.",
+)
+
 
 def _pod_row(o: dict[str, Any]) -> list[Any]:
     spec, status = o.get("spec") or {}, o.get("status") or {}
@@ -509,6 +515,11 @@ BUILTIN_TABLES: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
             "<none>",
             age(o),
         ],
+    ),
+    # apiextensions serves CRDs through the generic default table convertor: a name and an RFC 3339 date.
+    ("apiextensions.k8s.io", "customresourcedefinitions"): (
+        [NAME, CREATED_AT],
+        lambda o: [o["metadata"]["name"], _created_at(o)],
     ),
     ("networking.k8s.io", "networkpolicies"): (
         [NAME, _col("Pod-Selector"), AGE],

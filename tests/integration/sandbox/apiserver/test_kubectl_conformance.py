@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 CRD = """
 apiVersion: apiextensions.k8s.io/v1
@@ -171,6 +172,9 @@ async def test_crd_apply_validation_columns_scale_and_smp_415(kubectl):
     )
     obj = (await kubectl("get", "widget", "w1", "-o", "json")).json()
     assert obj["status"]["replicas"] == 5 and obj["spec"]["replicas"] == 5
+    crd_table = (await kubectl("get", "crd", "widgets.demo.example.com")).out.splitlines()
+    assert crd_table[0].split() == ["NAME", "CREATED", "AT"]
+    assert re.fullmatch(r"widgets\.demo\.example\.com\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", crd_table[1])
     await kubectl("delete", "crd", "widgets.demo.example.com")
     gone = await kubectl("get", "widgets", check=False)
     assert gone.code != 0

@@ -98,3 +98,16 @@ def test_crd_printer_columns_and_pod_columns():
     cells = to_table(pods, [pod], {})["rows"][0]["cells"]
     assert cells[:4] == ["p", "1/1", "Running", 2]
     assert cells[5:7] == ["10.0.0.1", "n1"]
+
+
+def test_crd_table_is_name_and_created_at_as_kube_apiserver_prints_it():
+    crds = ResourceType(
+        "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
+    )
+    crd = {"metadata": {"name": "clonesets.apps.kruise.io", "creationTimestamp": "2026-01-02T03:04:05Z"}}
+    table = to_table(crds, [crd], {})
+    assert [(c["name"], c["type"]) for c in table["columnDefinitions"]] == [
+        ("Name", "string"),
+        ("Created At", "date"),
+    ]
+    assert table["rows"][0]["cells"] == ["clonesets.apps.kruise.io", "2026-01-02T03:04:05Z"]
