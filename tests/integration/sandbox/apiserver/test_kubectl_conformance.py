@@ -7,7 +7,7 @@ import asyncio
 import json
 import re
 
-CRD = """
+CRD = r"""
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -26,6 +26,7 @@ spec:
               labelSelectorPath: .status.selector}
     additionalPrinterColumns:
     - {name: Desired, type: integer, jsonPath: .spec.replicas}
+    - {name: Zone, type: string, jsonPath: .metadata.labels.demo\.example\.com/zone}
     - {name: Color, type: string, jsonPath: .spec.color, priority: 1}
     - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
     schema:
@@ -135,13 +136,17 @@ async def test_patch_types_label_and_describe(kubectl):
 
 async def test_crd_apply_validation_columns_scale_and_smp_415(kubectl):
     await install_crd(kubectl)
-    widget = "apiVersion: demo.example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {replicas: 2}\n"
+    widget = (
+        "apiVersion: demo.example.com/v1\nkind: Widget\n"
+        "metadata: {name: w1, labels: {demo.example.com/zone: z1}}\nspec: {replicas: 2}\n"
+    )
     await kubectl("apply", "-f", "-", stdin=widget)
     obj = (await kubectl("get", "wd", "w1", "-o", "json")).json()
     assert obj["spec"] == {"replicas": 2, "color": "red"} and obj["metadata"]["generation"] == 1
     table = (await kubectl("get", "widgets", "-o", "wide")).out.splitlines()
-    assert table[0].split() == ["NAME", "DESIRED", "COLOR", "AGE"]
-    assert table[1].split()[:3] == ["w1", "2", "red"]
+    assert table[0].split() == ["NAME", "DESIRED", "ZONE", "COLOR", "AGE"]
+    # ZONE reads a label key with escaped dots, as upstream CRR's NODE column does
+    assert table[1].split()[:4] == ["w1", "2", "z1", "red"]
     invalid = await kubectl(
         "apply", "-f", "-", stdin=widget.replace("replicas: 2", "replicas: -1"), check=False
     )
