@@ -145,7 +145,7 @@ async def test_a_kind_without_scale_subresource_is_refused_by_the_server(plugin)
     await client.create(DAEMONSETS_APPS, body)
     result = await plugin("scale", "ds/agent", "--replicas=2")
     assert result.code == 1
-    assert result.err.startswith("Error from server (NotFound): ")
+    assert result.err == "Error from server (NotFound): the server could not find the requested resource\n"
 
 
 async def test_timeout_waits_for_status_replicas(plugin):
