@@ -12,7 +12,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 
-from kruise.cli.kubectl_kruise import commands, createcrr, createjob, expose, kinds, setenv, setimage
+from kruise.cli.kubectl_kruise import commands, createcrr, createjob, expose, kinds, scale, setenv, setimage
 from kruise.cli.kubectl_kruise.connection import ConnectionOptions
 from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text, error_line
@@ -56,6 +56,20 @@ def plan(args: argparse.Namespace) -> Runner:
         split = setimage.split_arguments(list(args.arguments))
         image_targets = kinds.parse_targets(split.resources, setimage.TARGETS)
         return lambda c, ns, p: setimage.set_image(c, ns, image_targets, split.images, p)
+    if args.command == "scale":
+        if args.replicas is None:
+            raise scale.ScaleError('required flag(s) "replicas" not set')
+        sizing = scale.ScaleOptions(
+            replicas=args.replicas,
+            current_replicas=args.current_replicas,
+            resource_version=args.resource_version,
+            timeout=args.timeout,
+            selector=args.selector,
+            all=args.all,
+        )
+        sizing.validate()
+        selection = scale.select(list(args.resources), args.selector, args.all)
+        return lambda c, ns, p: scale.scale(c, ns, selection, sizing, p)
     targets = kinds.parse_targets(list(args.resources))
     if args.command == "expose":
         exposing = expose.ExposeOptions(

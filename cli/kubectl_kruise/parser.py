@@ -27,6 +27,7 @@ _BARE_FLAGS = {
     "--dry-run": "--dry-run=client",
     "--list": "--list=true",
     "--overwrite": "--overwrite=true",
+    "--all": "--all=true",
 }
 
 
@@ -297,6 +298,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("--session-affinity", default="", help="None or ClientIP.")
     exp.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
+    resize = sub.add_parser(
+        "scale",
+        help="Set a new size for a Deployment, ReplicaSet, CloneSet, or Advanced StatefulSet",
+        description="Set a new size for a Deployment, ReplicaSet, CloneSet, or Advanced StatefulSet: "
+        "kubectl-kruise scale [--resource-version=version] [--current-replicas=count] --replicas=COUNT "
+        "(TYPE NAME | TYPE/NAME). If --current-replicas or --resource-version is specified, it is "
+        "validated before the scale is attempted.",
+        parents=[globals_],
+    )
+    _add_output_flag(resize)
+    resize.add_argument("resources", nargs="*", metavar="(TYPE NAME | TYPE/NAME)")
+    resize.add_argument(
+        "--replicas", type=int, default=None, help="The new desired number of replicas. Required."
+    )
+    resize.add_argument(
+        "--current-replicas", type=int, default=-1,
+        help="Precondition for current size; -1 (default) for no condition.",
+    )  # fmt: skip
+    resize.add_argument("--resource-version", default="", help="Precondition for resource version.")
+    resize.add_argument(
+        "--timeout", type=parse_duration, default=0.0,
+        help="How long to wait for the new size to be reached (0: don't wait).",
+    )  # fmt: skip
+    resize.add_argument(
+        "--all", type=parse_bool, default=False,
+        help="Select all resources in the namespace of the specified resource types",
+    )  # fmt: skip
+    resize.add_argument("-l", "--selector", default="", help="Selector (label query) to filter on.")
+    resize.add_argument(
         "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
     )
 

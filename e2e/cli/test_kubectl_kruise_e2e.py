@@ -55,7 +55,7 @@ async def namespace(cluster: Cluster):
 async def test_plugin_is_found_by_kubectl(cluster: Cluster):
     code, out, _ = await kruise(cluster, "--help")
     assert code == 0
-    assert "rollout" in out and "scaledown" in out
+    assert "rollout" in out and "scaledown" in out and "\n    scale  " in out
 
 
 async def test_deployment_rollout_status_history_and_undo(cluster: Cluster, namespace: str):
@@ -143,3 +143,41 @@ async def test_arguments_after_double_dash_reach_the_plugin(cluster: Cluster, na
     code, _, err = await kruise(cluster, "rollout", "status", "--watch=maybe", "cloneset/x", check=False)
     assert code == 1
     assert err.startswith('error: argument -w/--watch: strconv.ParseBool: parsing "maybe": invalid syntax')
+
+
+async def test_scale_cloneset_and_deployment_through_the_plugin(cluster: Cluster, namespace: str):
+    labels = {"app": "demo"}
+    await apply(cluster, {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "demo", "namespace": namespace},
+        "spec": {"replicas": 2, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}},
+    })  # fmt: skip
+    _, out, _ = await kruise(cluster, "scale", "cloneset/demo", "--replicas=4", "-n", namespace)
+    assert out == "cloneset.apps.kruise.io/demo scaled\n"
+    _, size = await cluster.kubectl(
+        "get", ALPHA_CLONESETS, "demo", "-n", namespace, "-o", "jsonpath={.spec.replicas}"
+    )
+    assert size == "4"
+    code, _, err = await kruise(
+        cluster,
+        "scale",
+        "clone",
+        "demo",
+        "--current-replicas=3",
+        "--replicas=1",
+        "-n",
+        namespace,
+        check=False,
+    )
+    assert (code, err) == (1, "error: Expected replicas to be 3, was 4\n")
+
+    # The Deployment controller moves status.replicas; --timeout waits for it.
+    await apply(cluster, deployment(namespace, "nginx:1.25"))
+    _, out, _ = await kruise(cluster, "scale", "deploy/web", "--replicas=3", "--timeout=60s", "-n", namespace)
+    assert out == "deployment.apps/web scaled\n"
+    _, ready = await cluster.kubectl(
+        "get", "deployment", "web", "-n", namespace, "-o", "jsonpath={.status.replicas}"
+    )
+    assert ready == "3"
