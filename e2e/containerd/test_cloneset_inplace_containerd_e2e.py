@@ -19,7 +19,7 @@ from harness import Cluster, until
 
 from kruise.sandbox.realnode.network import DEFAULT_POD_SUBNET
 
-pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(600)]
 
 POD_SUBNET = ipaddress.IPv4Network(DEFAULT_POD_SUBNET)
 DIGEST_REF = "docker.io/library/nginx@sha256:"

@@ -18,7 +18,7 @@ import json
 import pytest
 from harness import Cluster, kubectl_binary, until
 
-pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(600)]
 
 TICKER = 'i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 1; done'
 
