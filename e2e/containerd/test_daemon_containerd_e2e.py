@@ -142,6 +142,9 @@ async def test_logs_follow_and_exec_on_a_real_container(real_cluster: Cluster) -
         # inside the pod: its UTS namespace carries the pod's name
         _, out = await cluster.kubectl("exec", "streams-real", "-c", "app", "--", "hostname")
         assert out == "streams-real\n", out
+        # its own PID namespace (no shareProcessNamespace): PID 1 is the container's command, not pause
+        _, out = await cluster.kubectl("exec", "streams-real", "--", "cat", "/proc/1/cmdline")
+        assert out.split("\x00")[:2] == ["sh", "-c"], out
     finally:
         await delete(cluster, "pod", "streams-real")
 
