@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
-from collections.abc import Iterator
 
 import httpx
 import pytest
-from harness import Cluster, SandboxProcess, ready_kubeconfig, until
+from harness import Cluster, until
 
-from kruise.sandbox.realnode import prereqs
 from kruise.sandbox.realnode.network import DEFAULT_POD_SUBNET
 
-pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(600)]
 
 POD_SUBNET = ipaddress.IPv4Network(DEFAULT_POD_SUBNET)
 DIGEST_REF = "docker.io/library/nginx@sha256:"
@@ -49,25 +46,6 @@ spec:
         ports:
         - containerPort: 80
 """
-
-
-@pytest.fixture(scope="module")
-def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    if os.environ.get("KUBECONFIG"):
-        pytest.skip("needs `kruise sandbox up --runtime containerd`; KUBECONFIG points at another cluster")
-    try:
-        prereqs.check()
-    except prereqs.PrerequisitesMissing as exc:
-        pytest.skip(str(exc))
-    kubeconfig = tmp_path_factory.mktemp("containerd-sandbox") / "kubeconfig"
-    sandbox = SandboxProcess.start(
-        "--runtime", "containerd", "--nodes", "2", "--speed", "20", "--kubeconfig", str(kubeconfig)
-    )
-    try:
-        yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 240)), is_sandbox=True, nodes=2)
-    finally:
-        code = sandbox.terminate()
-        assert code == 0, sandbox.output
 
 
 async def pods(cluster: Cluster) -> dict[str, dict]:

@@ -1,11 +1,12 @@
 """The CRI configs a kubelet sends for a pod and its containers, built from the pod spec.
 
 ``sandbox_config`` is the PodSandboxConfig (metadata, hostname, log directory, the pod's labels
-and annotations plus the kubelet's ``io.kubernetes.pod.*`` labels, host network as a NODE network
-namespace). ``container_config`` is the ContainerConfig: command and args with ``$(VAR)``
-expanded, the env ``podenv`` resolves (downward API, ConfigMap/Secret refs, ``envFrom``), a bind
-mount per volumeMount of the directory ``podvolumes`` wrote for the volume, the log path
-``<container>/<attempt>.log`` and the labels a CRI client (kruise-daemon) uses to find the pod.
+and annotations plus the kubelet's ``io.kubernetes.pod.*`` labels, the pod's network/PID/IPC
+namespaces as a kubelet sets them). ``container_config`` is the ContainerConfig: command and args
+with ``$(VAR)`` expanded, the env ``podenv`` resolves (downward API, ConfigMap/Secret refs,
+``envFrom``), a bind mount per volumeMount of the directory ``podvolumes`` wrote for the volume,
+the log path ``<container>/<attempt>.log``, the same namespaces and the labels a CRI client
+(kruise-daemon) uses to find the pod.
 """
 
 from __future__ import annotations
@@ -58,10 +59,26 @@ def sandbox_config(pod: Obj, log_dir: Path, attempt: int = 0) -> Message:
         labels=pod_labels(pod),
         annotations={str(k): str(v) for k, v in (meta.get("annotations") or {}).items()},
     )
-    if host_network:
-        node = enum_value("NamespaceMode", "NODE")
-        config.linux.security_context.namespace_options.network = node
+    config.linux.security_context.namespace_options.CopyFrom(namespace_options(spec))
     return config
+
+
+def namespace_options(spec: Mapping[str, Any]) -> Message:
+    """The namespaces a kubelet asks for, on the sandbox and on every container alike: containerd
+    reads a container's own options, and a container sent none joins the pod's PID namespace (PID 1
+    would be the pause process, as if ``shareProcessNamespace`` were set)."""
+    mode = {name: enum_value("NamespaceMode", name) for name in ("POD", "CONTAINER", "NODE")}
+    if spec.get("hostPID"):
+        pid = mode["NODE"]
+    elif spec.get("shareProcessNamespace"):
+        pid = mode["POD"]
+    else:
+        pid = mode["CONTAINER"]
+    return messages.NamespaceOption(
+        network=mode["NODE"] if spec.get("hostNetwork") else mode["POD"],
+        pid=pid,
+        ipc=mode["NODE"] if spec.get("hostIPC") else mode["POD"],
+    )
 
 
 async def container_mounts(
@@ -123,4 +140,9 @@ async def container_config(
         stdin=bool(container.get("stdin")),
         stdin_once=bool(container.get("stdinOnce")),
         tty=bool(container.get("tty")),
+        linux=messages.LinuxContainerConfig(
+            security_context=messages.LinuxContainerSecurityContext(
+                namespace_options=namespace_options(pod.get("spec") or {})
+            )
+        ),
     )

@@ -14,6 +14,7 @@ from kruise.sandbox.simulator.cri_config import (
     REQUESTED_IMAGE_ANNOTATION,
     container_config,
     log_directory,
+    namespace_options,
     sandbox_config,
 )
 from kruise.sandbox.simulator.podenv import ConfigMissing
@@ -67,10 +68,24 @@ def test_sandbox_config_carries_the_pod_and_the_kubelet_labels(tmp_path: Path):
         "io.kubernetes.pod.uid": "u-1",
     }
     assert dict(config.annotations) == {"note": "kept"}
-    assert not config.HasField("linux")
     host = sandbox_config(pod(hostNetwork=True), tmp_path)
     assert host.hostname == ""
     assert host.linux.security_context.namespace_options.network == enum_value("NamespaceMode", "NODE")
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({}, ("POD", "CONTAINER", "POD")),  # each container its own PID namespace, as a kubelet asks
+        ({"shareProcessNamespace": True}, ("POD", "POD", "POD")),
+        ({"hostNetwork": True, "hostPID": True, "hostIPC": True}, ("NODE", "NODE", "NODE")),
+    ],
+)
+def test_namespace_options_follow_the_pod_spec(spec: dict, expected: tuple[str, str, str]):
+    options = namespace_options(spec)
+    assert (options.network, options.pid, options.ipc) == tuple(
+        enum_value("NamespaceMode", mode) for mode in expected
+    )
 
 
 async def test_container_config_resolves_env_and_mounts_every_volume(tmp_path: Path):
@@ -107,6 +122,8 @@ async def test_container_config_resolves_env_and_mounts_every_volume(tmp_path: P
         p, spec, 2, context=context(p), pod_dir=pod_dir, node_root=node_root, base_env={"BASE": "1"}
     )
     assert (config.metadata.name, config.metadata.attempt, config.log_path) == ("app", 2, "app/2.log")
+    pid = config.linux.security_context.namespace_options.pid
+    assert pid == enum_value("NamespaceMode", "CONTAINER")  # not the pod's: PID 1 is the container's own
     assert config.image.image == "busybox:1.35.0"
     assert config.annotations[REQUESTED_IMAGE_ANNOTATION] == "busybox:1.35.0"
     assert list(config.command) == ["sh", "-c"] and list(config.args) == ["echo hi from web-0"]
