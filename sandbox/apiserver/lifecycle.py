@@ -125,11 +125,17 @@ class Lifecycle:
             self._dependents.get(uid, set()).discard(ident)
         for uid in after:
             self._dependents.setdefault(uid, set()).add(ident)
-        for uid in after - before:
-            if uid not in self._uids:
-                # kube's GC checks a newly named owner ("virtual node"): one already gone leaves the
-                # dependent to collect, e.g. a claim re-owned to a pod that finished terminating meanwhile
-                self._enqueue(("collect", uid), lambda uid=uid: self._collect_dependents(uid))
+        for ref in meta.get("ownerReferences") or []:
+            uid = ref.get("uid")
+            if uid is None or uid in before or uid in self._uids:
+                continue
+            # kube's GC checks a newly named owner ("virtual node"): one already gone leaves the
+            # dependent to collect, e.g. a claim re-owned to a pod that finished terminating meanwhile.
+            # An owner of a kind the server does not serve cannot be looked up: the GC leaves the
+            # dependent alone (it retries the REST mapping) rather than deleting it.
+            if self.server.type_by_kind(ref.get("apiVersion", ""), ref.get("kind", "")) is None:
+                continue
+            self._enqueue(("collect", uid), lambda uid=uid: self._collect_dependents(uid))
 
     def _unindex(self, res: ResKey, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
