@@ -30,8 +30,10 @@ def app_pod(name):
         "kind": "Pod",
         "metadata": {
             "name": name,
+            # an owner of a kind nobody serves: the garbage collector cannot look it up and leaves the
+            # pod alone (a ConfigMap owner that does not exist would have the pod collected)
             "ownerReferences": [
-                {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "1111-2222"}
+                {"apiVersion": "example.com/v1", "kind": "Owner", "name": "owner", "uid": "1111-2222"}
             ],
         },
         "spec": {
