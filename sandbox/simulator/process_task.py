@@ -30,7 +30,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kruise.sandbox.cri import DeadlineExceededError, ExecFailedError, ExecResult
-from kruise.sandbox.simulator.deathsignal import die_with_parent
 from kruise.sandbox.simulator.process_runner import Launch
 from kruise.sandbox.simulator.processes import ContainerProcess, ProcessImage, exit_code_of, not_found
 
@@ -85,7 +84,8 @@ class ProcessTask:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # its own group, so a timeout kills what it started too
-                preexec_fn=die_with_parent(),
+                # no parent-death preexec_fn here: an exec is bounded by its timeout, and forking (which a
+                # preexec_fn forces instead of vfork) from this threaded process once segfaulted the child
             )
         except OSError as error:
             raise ExecFailedError(start_failed(exec_id, str(error))) from None
