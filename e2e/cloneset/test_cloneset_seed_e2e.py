@@ -130,7 +130,9 @@ async def test_seed_002_cloneset_walkthrough(kruise_sandbox: Cluster, tmp_path: 
     await cluster.kubectl(
         "wait", "cloneset/cs-demo", "--for=jsonpath={.status.availableReplicas}=5", "--timeout=90s"
     )
-    new = sorted((p for p in await pods(cluster) if p not in first), key=created)
+    # by uid: kruise-daemon annotates pods (runtime-containers-meta); a pod no longer equals its old read
+    first_uids = {p["metadata"]["uid"] for p in first}
+    new = sorted((p for p in await pods(cluster) if p["metadata"]["uid"] not in first_uids), key=created)
     assert len(new) == 2
     assert (created(new[1]) - created(new[0])).total_seconds() >= MIN_READY - 1
     limited = [e for e in await events(cluster) if e["reason"] == "ScaleUpLimited"]
