@@ -89,6 +89,33 @@ class Case:
         _, out = await self.cluster.kubectl("create", "-f", "-", "-o", "json", stdin=json.dumps(obj))
         return json.loads(out)
 
+    async def until_injecting(self, sidecarset: dict[str, Any]) -> None:
+        """Upstream sleeps a second after creating a SidecarSet so kruise-webhook's cache holds it; here a
+        server-side dry run of a pod matching its selector is polled until the webhook injects into it.
+        Only for a plain matchLabels selector; others are not awaited. Used by the hot-upgrade cases, whose
+        pods are created right after their SidecarSet."""
+        selector = (sidecarset.get("spec") or {}).get("selector") or {}
+        labels = selector.get("matchLabels")
+        if not labels or selector.get("matchExpressions"):
+            return
+        probe = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"injection-probe-{self.suffix}", "namespace": self.ns, "labels": labels},
+            "spec": {"containers": [{"name": "probe", "image": "busybox:latest"}]},
+        }
+
+        async def injected() -> bool:
+            code, out = await self.cluster.kubectl(
+                "create", "--dry-run=server", "-f", "-", "-o", "json", stdin=json.dumps(probe), check=False
+            )
+            if code != 0:
+                return False
+            spec = json.loads(out)["spec"]
+            return len(spec.get("containers") or []) + len(spec.get("initContainers") or []) > 1
+
+        await until(injected, bool, f"SidecarSet {sidecarset['metadata']['name']} in kruise-webhook's cache")
+
     async def update_sidecarset(self, name: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
         """`UpdateSidecarSet`: read, change, `kubectl replace`; a conflict re-reads and re-applies."""
         last = ""

@@ -68,7 +68,7 @@ async def test_sidecarset_inject_pod_hot_upgrade_sidecar_container(kruise_sandbo
     image, with version/versionalt annotations 1/0 and 0/1."""
     async with upstream_case(kruise_sandbox_all_gates) as case:
         sidecarset, sidecar = _hot_sidecarset(case, rolling=False)
-        await case.create(sidecarset)
+        await case.until_injecting(await case.create(sidecarset))
         deployment = case.base_deployment()
         await case.create_deployment(deployment)
         pods = await case.pods()
@@ -86,7 +86,7 @@ async def test_sidecarset_upgrade_hot_sidecar_container_image(kruise_sandbox_all
     async with upstream_case(kruise_sandbox_all_gates) as case:
         sidecarset, sidecar = _hot_sidecarset(case, rolling=True)
         name = sidecarset["metadata"]["name"]
-        await case.create(sidecarset)
+        await case.until_injecting(await case.create(sidecarset))
         await case.create_deployment(case.base_deployment(replicas=1))
         pods = await case.pods()
         assert len(pods) == 1
@@ -127,7 +127,7 @@ async def test_sidecarset_upgrade_hot_sidecar_container_failed_image(kruise_sand
     async with upstream_case(kruise_sandbox_all_gates) as case:
         sidecarset, sidecar = _hot_sidecarset(case, rolling=True)
         name = sidecarset["metadata"]["name"]
-        await case.create(sidecarset)
+        await case.until_injecting(await case.create(sidecarset))
         await case.create_deployment(case.base_deployment(replicas=2))
         pods = await case.pods()
         assert len(pods) == 2
