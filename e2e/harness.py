@@ -177,3 +177,28 @@ async def webhook_process_ready(cluster: Cluster, port: int, timeout: float = 60
         return True
 
     await until(ready, bool, f"kruise-webhook on port {port} ready and configured", timeout=timeout)
+
+
+SEED_002_CLONESET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: cs-demo
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: cs
+  template:
+    metadata:
+      labels:
+        app: cs
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:alpine
+        imagePullPolicy: IfNotPresent
+        ports:
+        - containerPort: 80
+"""
+"""Seed 002's first CloneSet (cs-demo, 3 x nginx:alpine), as the tutorial applies it."""

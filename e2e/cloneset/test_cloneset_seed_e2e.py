@@ -8,32 +8,9 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from harness import Cluster, kubectl_kruise
+from harness import SEED_002_CLONESET, Cluster, kubectl_kruise
 
 MIN_READY = 3  # the seed uses 60 s
-
-DEMO = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: CloneSet
-metadata:
-  name: cs-demo
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: cs
-  template:
-    metadata:
-      labels:
-        app: cs
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:alpine
-        imagePullPolicy: IfNotPresent
-        ports:
-        - containerPort: 80
-"""
 
 
 async def cs_status(cluster: Cluster) -> dict:
@@ -99,7 +76,7 @@ def created(pod: dict) -> datetime:
 
 async def test_seed_002_cloneset_walkthrough(kruise_sandbox: Cluster, tmp_path: Path):
     cluster = kruise_sandbox
-    (tmp_path / "cloneset-demo.yaml").write_text(DEMO)
+    (tmp_path / "cloneset-demo.yaml").write_text(SEED_002_CLONESET)
     await cluster.kubectl("apply", "-f", str(tmp_path / "cloneset-demo.yaml"))
     await wait_rolled_out(cluster, 3)
     _, table = await cluster.kubectl("get", "cloneset", "cs-demo")

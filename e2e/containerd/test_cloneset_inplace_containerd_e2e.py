@@ -15,7 +15,7 @@ import json
 
 import httpx
 import pytest
-from harness import Cluster, until
+from harness import SEED_002_CLONESET, Cluster, until
 
 from kruise.sandbox.realnode.network import DEFAULT_POD_SUBNET
 
@@ -23,29 +23,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.containerd, pytest.mark.slow, pytest.
 
 POD_SUBNET = ipaddress.IPv4Network(DEFAULT_POD_SUBNET)
 DIGEST_REF = "docker.io/library/nginx@sha256:"
-
-CLONESET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: CloneSet
-metadata:
-  name: cs-demo
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: cs
-  template:
-    metadata:
-      labels:
-        app: cs
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:alpine
-        imagePullPolicy: IfNotPresent
-        ports:
-        - containerPort: 80
-"""
 
 
 async def pods(cluster: Cluster) -> dict[str, dict]:
@@ -82,7 +59,7 @@ async def logs(cluster: Cluster, pod: str, *extra: str) -> str:
 
 async def test_seed_002_in_place_update_replaces_the_real_container(real_cluster: Cluster) -> None:
     cluster = real_cluster
-    await cluster.kubectl("apply", "-f", "-", stdin=CLONESET)
+    await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_CLONESET)
     await wait_updated(cluster, 3)
 
     _, wide = await cluster.kubectl("get", "pods", "-l", "app=cs", "-o", "wide")
