@@ -5,7 +5,7 @@ import warnings
 
 from kruise.daemon.cri import api_pb2 as api__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.85.4'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 
@@ -39,10 +39,50 @@ class RuntimeServiceStub:
                 request_serializer=api__pb2.VersionRequest.SerializeToString,
                 response_deserializer=api__pb2.VersionResponse.FromString,
                 _registered_method=True)
+        self.RunPodSandbox = channel.unary_unary(
+                '/runtime.v1.RuntimeService/RunPodSandbox',
+                request_serializer=api__pb2.RunPodSandboxRequest.SerializeToString,
+                response_deserializer=api__pb2.RunPodSandboxResponse.FromString,
+                _registered_method=True)
+        self.StopPodSandbox = channel.unary_unary(
+                '/runtime.v1.RuntimeService/StopPodSandbox',
+                request_serializer=api__pb2.StopPodSandboxRequest.SerializeToString,
+                response_deserializer=api__pb2.StopPodSandboxResponse.FromString,
+                _registered_method=True)
+        self.RemovePodSandbox = channel.unary_unary(
+                '/runtime.v1.RuntimeService/RemovePodSandbox',
+                request_serializer=api__pb2.RemovePodSandboxRequest.SerializeToString,
+                response_deserializer=api__pb2.RemovePodSandboxResponse.FromString,
+                _registered_method=True)
+        self.PodSandboxStatus = channel.unary_unary(
+                '/runtime.v1.RuntimeService/PodSandboxStatus',
+                request_serializer=api__pb2.PodSandboxStatusRequest.SerializeToString,
+                response_deserializer=api__pb2.PodSandboxStatusResponse.FromString,
+                _registered_method=True)
+        self.ListPodSandbox = channel.unary_unary(
+                '/runtime.v1.RuntimeService/ListPodSandbox',
+                request_serializer=api__pb2.ListPodSandboxRequest.SerializeToString,
+                response_deserializer=api__pb2.ListPodSandboxResponse.FromString,
+                _registered_method=True)
+        self.CreateContainer = channel.unary_unary(
+                '/runtime.v1.RuntimeService/CreateContainer',
+                request_serializer=api__pb2.CreateContainerRequest.SerializeToString,
+                response_deserializer=api__pb2.CreateContainerResponse.FromString,
+                _registered_method=True)
+        self.StartContainer = channel.unary_unary(
+                '/runtime.v1.RuntimeService/StartContainer',
+                request_serializer=api__pb2.StartContainerRequest.SerializeToString,
+                response_deserializer=api__pb2.StartContainerResponse.FromString,
+                _registered_method=True)
         self.StopContainer = channel.unary_unary(
                 '/runtime.v1.RuntimeService/StopContainer',
                 request_serializer=api__pb2.StopContainerRequest.SerializeToString,
                 response_deserializer=api__pb2.StopContainerResponse.FromString,
+                _registered_method=True)
+        self.RemoveContainer = channel.unary_unary(
+                '/runtime.v1.RuntimeService/RemoveContainer',
+                request_serializer=api__pb2.RemoveContainerRequest.SerializeToString,
+                response_deserializer=api__pb2.RemoveContainerResponse.FromString,
                 _registered_method=True)
         self.ListContainers = channel.unary_unary(
                 '/runtime.v1.RuntimeService/ListContainers',
@@ -59,6 +99,16 @@ class RuntimeServiceStub:
                 request_serializer=api__pb2.ExecSyncRequest.SerializeToString,
                 response_deserializer=api__pb2.ExecSyncResponse.FromString,
                 _registered_method=True)
+        self.Exec = channel.unary_unary(
+                '/runtime.v1.RuntimeService/Exec',
+                request_serializer=api__pb2.ExecRequest.SerializeToString,
+                response_deserializer=api__pb2.ExecResponse.FromString,
+                _registered_method=True)
+        self.Attach = channel.unary_unary(
+                '/runtime.v1.RuntimeService/Attach',
+                request_serializer=api__pb2.AttachRequest.SerializeToString,
+                response_deserializer=api__pb2.AttachResponse.FromString,
+                _registered_method=True)
 
 
 class RuntimeServiceServicer:
@@ -70,7 +120,55 @@ class RuntimeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RunPodSandbox(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StopPodSandbox(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemovePodSandbox(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PodSandboxStatus(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPodSandbox(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateContainer(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StartContainer(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def StopContainer(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveContainer(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -94,6 +192,18 @@ class RuntimeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Exec(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Attach(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RuntimeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -102,10 +212,50 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     request_deserializer=api__pb2.VersionRequest.FromString,
                     response_serializer=api__pb2.VersionResponse.SerializeToString,
             ),
+            'RunPodSandbox': grpc.unary_unary_rpc_method_handler(
+                    servicer.RunPodSandbox,
+                    request_deserializer=api__pb2.RunPodSandboxRequest.FromString,
+                    response_serializer=api__pb2.RunPodSandboxResponse.SerializeToString,
+            ),
+            'StopPodSandbox': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopPodSandbox,
+                    request_deserializer=api__pb2.StopPodSandboxRequest.FromString,
+                    response_serializer=api__pb2.StopPodSandboxResponse.SerializeToString,
+            ),
+            'RemovePodSandbox': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemovePodSandbox,
+                    request_deserializer=api__pb2.RemovePodSandboxRequest.FromString,
+                    response_serializer=api__pb2.RemovePodSandboxResponse.SerializeToString,
+            ),
+            'PodSandboxStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.PodSandboxStatus,
+                    request_deserializer=api__pb2.PodSandboxStatusRequest.FromString,
+                    response_serializer=api__pb2.PodSandboxStatusResponse.SerializeToString,
+            ),
+            'ListPodSandbox': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPodSandbox,
+                    request_deserializer=api__pb2.ListPodSandboxRequest.FromString,
+                    response_serializer=api__pb2.ListPodSandboxResponse.SerializeToString,
+            ),
+            'CreateContainer': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateContainer,
+                    request_deserializer=api__pb2.CreateContainerRequest.FromString,
+                    response_serializer=api__pb2.CreateContainerResponse.SerializeToString,
+            ),
+            'StartContainer': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartContainer,
+                    request_deserializer=api__pb2.StartContainerRequest.FromString,
+                    response_serializer=api__pb2.StartContainerResponse.SerializeToString,
+            ),
             'StopContainer': grpc.unary_unary_rpc_method_handler(
                     servicer.StopContainer,
                     request_deserializer=api__pb2.StopContainerRequest.FromString,
                     response_serializer=api__pb2.StopContainerResponse.SerializeToString,
+            ),
+            'RemoveContainer': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveContainer,
+                    request_deserializer=api__pb2.RemoveContainerRequest.FromString,
+                    response_serializer=api__pb2.RemoveContainerResponse.SerializeToString,
             ),
             'ListContainers': grpc.unary_unary_rpc_method_handler(
                     servicer.ListContainers,
@@ -121,6 +271,16 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.ExecSync,
                     request_deserializer=api__pb2.ExecSyncRequest.FromString,
                     response_serializer=api__pb2.ExecSyncResponse.SerializeToString,
+            ),
+            'Exec': grpc.unary_unary_rpc_method_handler(
+                    servicer.Exec,
+                    request_deserializer=api__pb2.ExecRequest.FromString,
+                    response_serializer=api__pb2.ExecResponse.SerializeToString,
+            ),
+            'Attach': grpc.unary_unary_rpc_method_handler(
+                    servicer.Attach,
+                    request_deserializer=api__pb2.AttachRequest.FromString,
+                    response_serializer=api__pb2.AttachResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -161,6 +321,195 @@ class RuntimeService:
             _registered_method=True)
 
     @staticmethod
+    def RunPodSandbox(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/RunPodSandbox',
+            api__pb2.RunPodSandboxRequest.SerializeToString,
+            api__pb2.RunPodSandboxResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopPodSandbox(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/StopPodSandbox',
+            api__pb2.StopPodSandboxRequest.SerializeToString,
+            api__pb2.StopPodSandboxResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemovePodSandbox(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/RemovePodSandbox',
+            api__pb2.RemovePodSandboxRequest.SerializeToString,
+            api__pb2.RemovePodSandboxResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PodSandboxStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/PodSandboxStatus',
+            api__pb2.PodSandboxStatusRequest.SerializeToString,
+            api__pb2.PodSandboxStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPodSandbox(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/ListPodSandbox',
+            api__pb2.ListPodSandboxRequest.SerializeToString,
+            api__pb2.ListPodSandboxResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateContainer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/CreateContainer',
+            api__pb2.CreateContainerRequest.SerializeToString,
+            api__pb2.CreateContainerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartContainer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/StartContainer',
+            api__pb2.StartContainerRequest.SerializeToString,
+            api__pb2.StartContainerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def StopContainer(request,
             target,
             options=(),
@@ -177,6 +526,33 @@ class RuntimeService:
             '/runtime.v1.RuntimeService/StopContainer',
             api__pb2.StopContainerRequest.SerializeToString,
             api__pb2.StopContainerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveContainer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/RemoveContainer',
+            api__pb2.RemoveContainerRequest.SerializeToString,
+            api__pb2.RemoveContainerResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -268,6 +644,60 @@ class RuntimeService:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def Exec(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/Exec',
+            api__pb2.ExecRequest.SerializeToString,
+            api__pb2.ExecResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Attach(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/Attach',
+            api__pb2.AttachRequest.SerializeToString,
+            api__pb2.AttachResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class ImageServiceStub:
     """Missing associated documentation comment in .proto file."""
@@ -293,6 +723,16 @@ class ImageServiceStub:
                 request_serializer=api__pb2.PullImageRequest.SerializeToString,
                 response_deserializer=api__pb2.PullImageResponse.FromString,
                 _registered_method=True)
+        self.RemoveImage = channel.unary_unary(
+                '/runtime.v1.ImageService/RemoveImage',
+                request_serializer=api__pb2.RemoveImageRequest.SerializeToString,
+                response_deserializer=api__pb2.RemoveImageResponse.FromString,
+                _registered_method=True)
+        self.ImageFsInfo = channel.unary_unary(
+                '/runtime.v1.ImageService/ImageFsInfo',
+                request_serializer=api__pb2.ImageFsInfoRequest.SerializeToString,
+                response_deserializer=api__pb2.ImageFsInfoResponse.FromString,
+                _registered_method=True)
 
 
 class ImageServiceServicer:
@@ -316,6 +756,18 @@ class ImageServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RemoveImage(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImageFsInfo(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ImageServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -333,6 +785,16 @@ def add_ImageServiceServicer_to_server(servicer, server):
                     servicer.PullImage,
                     request_deserializer=api__pb2.PullImageRequest.FromString,
                     response_serializer=api__pb2.PullImageResponse.SerializeToString,
+            ),
+            'RemoveImage': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveImage,
+                    request_deserializer=api__pb2.RemoveImageRequest.FromString,
+                    response_serializer=api__pb2.RemoveImageResponse.SerializeToString,
+            ),
+            'ImageFsInfo': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImageFsInfo,
+                    request_deserializer=api__pb2.ImageFsInfoRequest.FromString,
+                    response_serializer=api__pb2.ImageFsInfoResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -416,6 +878,60 @@ class ImageService:
             '/runtime.v1.ImageService/PullImage',
             api__pb2.PullImageRequest.SerializeToString,
             api__pb2.PullImageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveImage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.ImageService/RemoveImage',
+            api__pb2.RemoveImageRequest.SerializeToString,
+            api__pb2.RemoveImageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImageFsInfo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.ImageService/ImageFsInfo',
+            api__pb2.ImageFsInfoRequest.SerializeToString,
+            api__pb2.ImageFsInfoResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,4 +1,6 @@
-"""Regenerate ``_descriptor.py`` from ``api.proto``: ``python -m kruise.sandbox.cri.regen``.
+"""Regenerate ``_descriptor.py`` from the tree's one CRI proto: ``python -m kruise.sandbox.cri.regen``.
+
+The proto is ``daemon/cri/api.proto``, shared with kruise-daemon's generated client.
 
 The sandbox must not register ``runtime.v1`` in protobuf's default descriptor pool (the
 daemon's own CRI client lives there), so instead of generated ``_pb2`` modules it ships the
@@ -15,7 +17,9 @@ import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).parent
-PROTO = HERE / "api.proto"
+# One CRI proto for the whole tree, kept beside kruise-daemon's client (see its header); read at
+# regeneration time only, so the sandbox still imports nothing of kruise.
+PROTO = HERE.parent.parent / "daemon" / "cri" / "api.proto"
 OUTPUT = HERE / "_descriptor.py"
 CHUNK = 96
 

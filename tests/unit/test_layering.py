@@ -98,3 +98,12 @@ def test_production_image_leaves_the_sandbox_out() -> None:
     )
     packages = listing.stdout
     assert "kruise.manager" in packages and "kruise.sandbox" not in packages
+
+
+def test_the_cri_proto_is_defined_once() -> None:
+    """kruise-daemon and the sandbox speak the same CRI subset; a second .proto would drift."""
+    protos = []
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if not name.startswith(".") and name != "build"]
+        protos += [str((Path(folder) / name).relative_to(ROOT)) for name in files if name.endswith(".proto")]
+    assert protos == ["daemon/cri/api.proto"]
