@@ -202,3 +202,65 @@ spec:
         - containerPort: 80
 """
 """Seed 002's first CloneSet (cs-demo, 3 x nginx:alpine), as the tutorial applies it."""
+
+
+SEED_002_SIDECARSET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: test-sidecarset
+spec:
+  selector:
+    matchLabels:
+      app: nginx
+  updateStrategy:
+    type: RollingUpdate
+    maxUnavailable: 1
+  containers:
+  - name: sidecar1
+    image: busybox
+    command: ["sleep", "999d"]
+    volumeMounts:
+    - name: log-volume
+      mountPath: /var/log
+  volumes: # this field will be merged into pod.spec.volumes
+  - name: log-volume
+    emptyDir: {}
+"""
+"""Seed 002's SidecarSet (test-sidecarset: sidecar1 into `app=nginx` pods), as the tutorial applies it."""
+
+SEED_002_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  labels:
+    app: nginx # matches the SidecarSet's selector
+  name: test-pod
+spec:
+  containers:
+  - name: app
+    image: nginx:1.7.9
+"""
+"""Seed 002's test-pod that SEED_002_SIDECARSET selects, as the tutorial applies it."""
+
+
+SAMPLE_CLONESET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: sample
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: sample
+  template:
+    metadata:
+      labels:
+        app: sample
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:alpine
+"""
+"""A three-replica nginx CloneSet `sample` (app=sample): the smallest workload proving an install works."""

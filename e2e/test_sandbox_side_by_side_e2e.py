@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import Cluster, SandboxProcess, ready_kubeconfig
+from harness import SAMPLE_CLONESET, Cluster, SandboxProcess, ready_kubeconfig
 
 from tests.kit.polling import until
 from tests.kit.proctree import Process, descendants, survivors
@@ -20,27 +20,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 READY = 300.0  # two sandboxes installing kruise-py at once on a shared machine
 GONE = 30.0
-
-# Seed 002's CloneSet (apps.kruise.io/v1alpha1, three nginx replicas).
-CLONESET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: CloneSet
-metadata:
-  name: sample
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: sample
-  template:
-    metadata:
-      labels:
-        app: sample
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:alpine
-"""
 
 
 Networks = tuple[ipaddress.IPv4Network, ipaddress.IPv4Network]
@@ -87,7 +66,7 @@ async def test_two_sandboxes_side_by_side(tmp_path: Path):
         assert not any(a.overlaps(b) for a in nets_one for b in nets_two), (nets_one, nets_two)
 
         for cluster in (one, two):
-            await cluster.kubectl("apply", "-f", "-", stdin=CLONESET)
+            await cluster.kubectl("apply", "-f", "-", stdin=SAMPLE_CLONESET)
         await asyncio.gather(cloneset_ready(one, 3), cloneset_ready(two, 3))
         for cluster, (pods, nodes) in ((one, nets_one), (two, nets_two)):
             ips = await pod_ips(cluster, "-n", "kruise-system") + await pod_ips(cluster, "-l", "app=sample")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import Cluster, SandboxProcess, ready_kubeconfig
+from harness import SAMPLE_CLONESET, Cluster, SandboxProcess, ready_kubeconfig
 
 CHART = Path(__file__).resolve().parents[2] / "helm" / "kruise"
 HELM = Path(sys.executable).parent / "helm"
@@ -23,26 +23,6 @@ NODES = 2
 INSTALL_DEADLINE = 180.0  # a bound for a stuck install, not a speed claim
 
 pytestmark = pytest.mark.skipif(not HELM.exists(), reason="no helm binary in the venv")
-
-CLONESET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: CloneSet
-metadata:
-  name: sample
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: sample
-  template:
-    metadata:
-      labels:
-        app: sample
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:alpine
-"""
 
 
 @pytest.fixture(scope="module")
@@ -126,10 +106,10 @@ async def test_helm_install_runs_kruise_as_pods(bare: Cluster, tmp_path: Path):
     _, logs = await bare.kubectl("logs", "-n", "kruise-system", leader)
     assert "successfully acquired lease" in logs
 
-    await bare.kubectl("apply", "-f", "-", stdin=CLONESET)
+    await bare.kubectl("apply", "-f", "-", stdin=SAMPLE_CLONESET)
     await bare.kubectl("wait", "cloneset/sample", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
     # kruise-webhook (pods behind kruise-webhook-service) refuses a selector that misses the template
-    mismatched = CLONESET.replace("name: sample", "name: bad").replace(
+    mismatched = SAMPLE_CLONESET.replace("name: sample", "name: bad").replace(
         "        app: sample", "        app: other"
     )
     code, refused = await bare.kubectl("apply", "-f", "-", stdin=mismatched, check=False)

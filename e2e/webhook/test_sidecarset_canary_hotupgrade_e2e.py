@@ -17,43 +17,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from harness import Cluster, kubectl_binary
+from harness import SEED_002_POD, SEED_002_SIDECARSET, Cluster, kubectl_binary
 
-SIDECARSET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: SidecarSet
-metadata:
-  name: test-sidecarset
-spec:
-  selector:
-    matchLabels:
-      app: nginx
-  updateStrategy:
-    type: RollingUpdate
-    maxUnavailable: 1
-  containers:
-  - name: sidecar1
-    image: busybox
-    command: ["sleep", "999d"]
-    volumeMounts:
-    - name: log-volume
-      mountPath: /var/log
-  volumes: # this field will be merged into pod.spec.volumes
-  - name: log-volume
-    emptyDir: {}
-"""
-POD = """
-apiVersion: v1
-kind: Pod
-metadata:
-  labels:
-    app: nginx # matches the SidecarSet's selector
-  name: test-pod
-spec:
-  containers:
-  - name: app
-    image: nginx:1.7.9
-"""
 CANARY_POD = """
 apiVersion: v1
 kind: Pod
@@ -121,8 +86,8 @@ async def test_seed_sidecarset_canary_by_selector(kruise_sandbox: Cluster):
         _, leftover = await cluster.kubectl("get", obj, "--ignore-not-found", "-o", "name")
         assert not leftover.strip(), f"{obj} left over by an earlier e2e module on the shared sandbox"
     try:
-        await cluster.kubectl("apply", "-f", "-", stdin=SIDECARSET)
-        await cluster.kubectl("apply", "-f", "-", stdin=POD)
+        await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_SIDECARSET)
+        await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_POD)
         await cluster.kubectl("apply", "-f", "-", stdin=DEPLOYMENT)
         await cluster.kubectl("rollout", "status", "deployment/nginx", WAIT)
         await cluster.kubectl("wait", "pod/test-pod", "--for=condition=Ready", WAIT)

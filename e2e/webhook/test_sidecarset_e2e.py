@@ -9,46 +9,14 @@ import signal
 import sys
 import uuid
 
-from harness import KRUISE_WEBHOOK_CONFIGS, Cluster, webhook_process_ready
+from harness import KRUISE_WEBHOOK_CONFIGS, SEED_002_POD, SEED_002_SIDECARSET, Cluster, webhook_process_ready
 
 from tests.kit.ports import free_port
 
-SIDECARSET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: SidecarSet
-metadata:
-  name: %(name)s
-spec:
-  selector:
-    matchLabels:
-      app: nginx
-  updateStrategy:
-    type: RollingUpdate
-    maxUnavailable: 1
-  containers:
-  - name: sidecar1
-    image: busybox
-    command: ["sleep", "999d"]
-    volumeMounts:
-    - name: log-volume
-      mountPath: /var/log
-  volumes: # this field will be merged into pod.spec.volumes
-  - name: log-volume
-    emptyDir: {}
-"""
-POD = """
-apiVersion: v1
-kind: Pod
-metadata:
-  labels:
-    app: nginx # matches the SidecarSet's selector
-  name: test-pod
-  namespace: %(namespace)s
-spec:
-  containers:
-  - name: app
-    image: nginx:1.7.9
-"""
+
+def _seed_pod_in(namespace: str) -> str:
+    """Seed 002's test-pod, placed in this test's own namespace."""
+    return SEED_002_POD.replace("  name: test-pod\n", f"  name: test-pod\n  namespace: {namespace}\n")
 
 
 async def _until(probe, timeout: float = 60.0) -> None:
@@ -77,7 +45,9 @@ async def test_seed_sidecarset_and_pod(sandbox_only: Cluster, tmp_path):
     )  # fmt: skip
     try:
         await webhook_process_ready(cluster, port)
-        await cluster.kubectl("apply", "-f", "-", stdin=SIDECARSET % {"name": name})
+        await cluster.kubectl(
+            "apply", "-f", "-", stdin=SEED_002_SIDECARSET.replace("name: test-sidecarset", f"name: {name}")
+        )
         _, out = await cluster.kubectl("get", "sidecarset", name, "-o", "json")
         annotations = json.loads(out)["metadata"]["annotations"]
         assert {"kruise.io/sidecarset-hash", "kruise.io/sidecarset-hash-without-image"} <= set(annotations)
@@ -87,14 +57,14 @@ async def test_seed_sidecarset_and_pod(sandbox_only: Cluster, tmp_path):
         async def injected_on_dry_run() -> bool:
             # dryRun: the webhook answers exactly as for a real create, and nothing is stored
             _, out = await cluster.kubectl("apply", "--dry-run=server", "-o", "json", "-f", "-",
-                                           stdin=POD % {"namespace": ns})  # fmt: skip
+                                           stdin=_seed_pod_in(ns))  # fmt: skip
             return [c["name"] for c in json.loads(out)["spec"]["containers"]] == ["sidecar1", "app"]
 
         await _until(injected_on_dry_run)  # the webhook's SidecarSet cache has caught up
         code, _ = await cluster.kubectl("get", "pod", "test-pod", "-n", ns, check=False)
         assert code != 0
 
-        await cluster.kubectl("apply", "-f", "-", stdin=POD % {"namespace": ns})
+        await cluster.kubectl("apply", "-f", "-", stdin=_seed_pod_in(ns))
         _, out = await cluster.kubectl("get", "pod", "test-pod", "-n", ns, "-o", "json")
         pod = json.loads(out)
         sidecar = pod["spec"]["containers"][0]

@@ -10,52 +10,16 @@ from __future__ import annotations
 
 import json
 
-from harness import Cluster
-
-SIDECARSET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: SidecarSet
-metadata:
-  name: test-sidecarset
-spec:
-  selector:
-    matchLabels:
-      app: nginx
-  updateStrategy:
-    type: RollingUpdate
-    maxUnavailable: 1
-  containers:
-  - name: sidecar1
-    image: busybox
-    command: ["sleep", "999d"]
-    volumeMounts:
-    - name: log-volume
-      mountPath: /var/log
-  volumes: # this field will be merged into pod.spec.volumes
-  - name: log-volume
-    emptyDir: {}
-"""
-POD = """
-apiVersion: v1
-kind: Pod
-metadata:
-  labels:
-    app: nginx # matches the SidecarSet's selector
-  name: test-pod
-spec:
-  containers:
-  - name: app
-    image: nginx:1.7.9
-"""
+from harness import SEED_002_POD, SEED_002_SIDECARSET, Cluster
 
 
 async def test_seed_sidecarset_upgrade_in_place(kruise_sandbox: Cluster):
     cluster = kruise_sandbox
     try:
-        await cluster.kubectl("apply", "-f", "-", stdin=SIDECARSET)
+        await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_SIDECARSET)
         _, table = await cluster.kubectl("get", "sidecarset")
         assert table.splitlines()[0].split()[:4] == ["NAME", "MATCHED", "UPDATED", "READY"]
-        await cluster.kubectl("apply", "-f", "-", stdin=POD)
+        await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_POD)
         await cluster.kubectl("wait", "pod/test-pod", "--for=condition=Ready", "--timeout=60s")
         await cluster.kubectl(
             "wait", "sidecarset/test-sidecarset", "--for=jsonpath={.status.readyPods}=1", "--timeout=60s"
