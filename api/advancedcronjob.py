@@ -75,11 +75,11 @@ class ImageListPullJobTemplateSpec(KruiseModel):
 
 
 class CronJobTemplate(KruiseModel):
+    # batch/v1 JobTemplateSpec, kept as the user wrote it (an embedded Kubernetes type)
     job_template: Schemaless | None = None
-    """batch/v1 JobTemplateSpec, kept as the user wrote it (an embedded Kubernetes type)."""
     broadcast_job_template: BroadcastJobTemplateSpec | None = None
+    # an ImageListPullJob per activation (upstream 1.9, v1beta1; see the module docstring)
     image_list_pull_job_template: ImageListPullJobTemplateSpec | None = None
-    """An ImageListPullJob per activation (upstream 1.9, v1beta1; see the module docstring)."""
 
 
 class AdvancedCronJobSpec(KruiseModel):

@@ -68,53 +68,107 @@ MAX_INT32 = 2**31 - 1
 
 class CloneSetScaleStrategy(KruiseModel):
     pods_to_delete: list[str] | None = None
+    """Names of pods to delete. The CloneSet deletes them (and creates replacements unless replicas is
+    lowered at the same time); names of pods that no longer exist are dropped from the list."""
     max_unavailable: IntOrString | None = None
+    """Most newly created pods that may be not yet available while scaling up: creation waits while more
+    are. A number (e.g. 5) or a percentage of replicas (e.g. 10%). Unset: no limit."""
     disable_pvc_reuse: bool | None = Field(default=None, alias="disablePVCReuse")
+    """Do not give a new pod the claims left behind by a deleted one: delete those claims and create new
+    ones. Default false (claims are reused)."""
 
 
 class CloneSetUpdateStrategy(KruiseModel):
     type: str | None = None
+    """How pods get a new template: ReCreate (delete and create, the default), InPlaceIfPossible (update
+    images and other in-place changeable fields without recreating, recreate otherwise) or InPlaceOnly
+    (in place only; other template changes are rejected)."""
     partition: IntOrString | None = None
+    """Pods to keep at old revisions, as a number (e.g. 5) or a percentage of replicas (e.g. 10%, rounded
+    up): updating stops once replicas minus partition pods run the new template. Lower it step by step for
+    a canary or batched release. Default 0 (update all)."""
     max_unavailable: IntOrString | None = None
+    """Most pods that may be unavailable at once while updating or scaling: a number (e.g. 5) or a
+    percentage of replicas (e.g. 10%; rounded up, or down when maxSurge is above 0). Default 20%."""
     max_surge: IntOrString | None = None
+    """Most pods that may be created above replicas while updating or replacing podsToDelete: a number
+    (e.g. 5) or a percentage of replicas (e.g. 10%, rounded up). Default 0."""
     paused: bool | None = None
+    """Stop updating pods (scaling goes on) until set back to false. Default false."""
     priority_strategy: UpdatePriorityStrategy | None = None
+    """Which pods to update first: by label value order, or by the weights of label selectors."""
     scatter_strategy: list[UpdateScatterTerm] | None = None
+    """Labels whose pods are spread over the whole update instead of being updated in one batch. Applied
+    after priorityStrategy; using only one of the two, with a single term, keeps the order easy to
+    follow."""
     in_place_update_strategy: InPlaceUpdateStrategy | None = None
+    """Settings of in-place updates (type InPlaceIfPossible or InPlaceOnly)."""
 
 
 class CloneSetSpec(KruiseModel):
     replicas: Int32 | None = None
+    """Desired number of pods created from template. Default 1."""
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    """Label query over the pods this CloneSet owns; must match the template's labels and cannot be
+    changed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
     template: Schemaless
+    """The pod template (a core PodTemplateSpec) every pod is created from."""
     volume_claim_templates: list[Schemaless] | None = None
+    """PersistentVolumeClaims created for every pod, one per template (referenced by name from the pod
+    template's volumes). A pod's claims are deleted together with the pod."""
     scale_strategy: CloneSetScaleStrategy = Field(default_factory=CloneSetScaleStrategy)
+    """How pods are created and deleted when scaling, and which pods to delete."""
     update_strategy: CloneSetUpdateStrategy = Field(default_factory=CloneSetUpdateStrategy)
+    """How pods are updated when the template changes."""
     revision_history_limit: Int32 | None = None
+    """How many old revisions (ControllerRevisions no pod uses) to keep. Default 10."""
     min_ready_seconds: Int32 | None = None
+    """Seconds a new pod must be ready, with no container crashing, before it counts as available.
+    Default 0."""
     lifecycle: Lifecycle | None = None
+    """Hooks that hold pods after creation (preNormal), before deletion (preDelete) and around in-place
+    updates (inPlaceUpdate)."""
     progress_deadline_seconds: Int32 | None = None
+    """Seconds the CloneSet may take to become available (or paused by its partition) after a change;
+    past it, its Progressing condition turns False with reason ProgressDeadlineExceeded. Time spent
+    paused does not count. Unset: progress is not tracked."""
 
 
 class CloneSetStatus(KruiseModel):
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     replicas: Int32 | None = None
+    """Number of pods the CloneSet owns."""
     ready_replicas: Int32 | None = None
+    """Number of its pods that are ready."""
     available_replicas: Int32 | None = None
+    """Number of its pods that have been ready for at least minReadySeconds."""
     updated_replicas: Int32 | None = None
+    """Number of its pods at updateRevision."""
     updated_ready_replicas: Int32 | None = None
+    """Number of its pods at updateRevision that are ready."""
     updated_available_replicas: Int32 | None = None
+    """Number of its pods at updateRevision that have been ready for at least minReadySeconds (a pod
+    whose resources are being resized in place is not available)."""
     expected_updated_replicas: Int32 | None = None
+    """Number of pods that should be at updateRevision: replicas minus partition."""
     update_revision: str | None = None
+    """Name of the ControllerRevision of the current template."""
     current_revision: str | None = None
+    """Name of the ControllerRevision most pods ran before the update in progress."""
     collision_count: Int32 | None = None
+    """Count of revision name hash collisions, mixed into the next revision's name to avoid another."""
     conditions: list[Condition] | None = None
+    """Latest observations of the CloneSet's state (FailedScale, FailedUpdate, Progressing)."""
     label_selector: str | None = None
+    """spec.selector as a string, for the scale subresource (HorizontalPodAutoscaler)."""
 
 
 class CloneSet(KruiseObject):
     spec: CloneSetSpec
+    """Desired state of the CloneSet."""
     status: CloneSetStatus | None = None
+    """Observed state of the CloneSet, written by kruise-manager."""
 
 
 class CloneSetScaleStrategyV1beta1(KruiseModel):
@@ -122,17 +176,30 @@ class CloneSetScaleStrategyV1beta1(KruiseModel):
     replaces label apps.kruise.io/cloneset-scaling-exclude-preparing-delete."""
 
     pods_to_delete: list[str] | None = None
+    """Names of pods to delete. The CloneSet deletes them (and creates replacements unless replicas is
+    lowered at the same time); names of pods that no longer exist are dropped from the list."""
     max_unavailable: IntOrString | None = None
+    """Most newly created pods that may be not yet available while scaling up: creation waits while more
+    are. A number (e.g. 5) or a percentage of replicas (e.g. 10%). Unset: no limit."""
     enable_pvc_reuse: bool | None = Field(default=None, alias="enablePVCReuse")
+    """Give a new pod the claims left behind by a deleted one instead of creating new ones. Default
+    false."""
     exclude_preparing_delete: bool | None = None
+    """Do not count pods in the PreparingDelete lifecycle state as replicas when scaling, so replacements
+    are created for them. Default false."""
 
 
 class InPlaceUpdateStrategyV1beta1(InPlaceUpdateStrategy):
     """v1beta1 holds the image pre-download settings v1alpha1 keeps in annotations."""
 
     image_pre_download_parallelism: IntOrString | None = None
+    """How many nodes pull the new images at once before pods are updated (needs the
+    PreDownloadImageForInPlaceUpdate feature gate)."""
     image_pre_download_timeout_seconds: Int32 | None = None
+    """Seconds each node may spend pulling the new images in advance."""
     image_pre_download_min_updated_ready_pods: Int32 | None = None
+    """Number of updated pods that must be ready before the new images are pulled in advance on the
+    other nodes."""
 
 
 class RollingUpdateCloneSetStrategy(KruiseModel):
@@ -140,36 +207,59 @@ class RollingUpdateCloneSetStrategy(KruiseModel):
     (v1alpha1's ReCreate / InPlaceIfPossible / InPlaceOnly type)."""
 
     partition: IntOrString | None = None
+    """Pods to keep at old revisions, as a number (e.g. 5) or a percentage of replicas (e.g. 10%, rounded
+    up): updating stops once replicas minus partition pods run the new template. Lower it step by step for
+    a canary or batched release. Default 0 (update all)."""
     max_unavailable: IntOrString | None = None
+    """Most pods that may be unavailable at once while updating or scaling: a number (e.g. 5) or a
+    percentage of replicas (e.g. 10%; rounded up, or down when maxSurge is above 0). Default 20%."""
     max_surge: IntOrString | None = None
+    """Most pods that may be created above replicas while updating or replacing podsToDelete: a number
+    (e.g. 5) or a percentage of replicas (e.g. 10%, rounded up). Default 0."""
     pod_update_policy: str | None = None
+    """How a pod gets the new template: ReCreate (delete and create, the default), InPlaceIfPossible
+    (update images and other in-place changeable fields without recreating, recreate otherwise) or
+    InPlaceOnly (in place only; other template changes are rejected)."""
     paused: bool | None = None
+    """Stop updating pods (scaling goes on) until set back to false. Default false."""
     priority_strategy: UpdatePriorityStrategy | None = None
+    """Which pods to update first: by label value order, or by the weights of label selectors."""
     scatter_strategy: list[UpdateScatterTerm] | None = None
+    """Labels whose pods are spread over the whole update instead of being updated in one batch. Applied
+    after priorityStrategy; using only one of the two, with a single term, keeps the order easy to
+    follow."""
     in_place_update_strategy: InPlaceUpdateStrategyV1beta1 | None = None
+    """Settings of in-place updates and of pulling their images in advance."""
 
 
 class CloneSetUpdateStrategyV1beta1(KruiseModel):
     """v1beta1: `type` is RollingUpdate or OnDelete."""
 
     type: str | None = None
+    """RollingUpdate (the default): the CloneSet updates its pods as rollingUpdate says; OnDelete: a pod
+    gets the new template only when it is deleted and replaced."""
     rolling_update: RollingUpdateCloneSetStrategy | None = None
+    """How pods are updated when type is RollingUpdate."""
 
 
 class CloneSetSpecV1beta1(CloneSetSpec):
     scale_strategy: CloneSetScaleStrategyV1beta1 = Field(  # type: ignore[assignment]
         default_factory=CloneSetScaleStrategyV1beta1
     )
+    """How pods are created and deleted when scaling, and which pods to delete."""
     update_strategy: CloneSetUpdateStrategyV1beta1 = Field(  # type: ignore[assignment]
         default_factory=CloneSetUpdateStrategyV1beta1
     )
+    """How pods are updated when the template changes."""
 
 
 class CloneSetV1beta1(KruiseObject):
     """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
 
     spec: CloneSetSpecV1beta1
+    """Desired state of the CloneSet."""
     status: CloneSetStatus | None = None
+    """Observed state of the CloneSet, written by kruise-manager."""
 
 
 _COLUMNS = (
@@ -189,6 +279,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="clonesets",
+    description="CloneSet runs a set of interchangeable (stateless) pods from one template, with in-place "
+    "update, partitioned and surging rollouts, selective pod deletion and lifecycle hooks.",
     short_names=("clone",),
     versions=(
         CRDVersion(VERSION, CloneSet, storage=True, printer_columns=_COLUMNS, scale=ScaleSubresource()),

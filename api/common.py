@@ -50,7 +50,11 @@ Schemaless = Annotated[dict[str, Any], PreserveUnknown()]
 
 
 class KruiseModel(BaseModel):
-    """Base of every API model: camelCase aliases, pruning of unknown fields, sparse output."""
+    """Base of every API model: camelCase aliases, pruning of unknown fields, sparse output.
+
+    A field's attribute docstring (the string literal right below it) is its user-facing description:
+    pydantic reads it into the field's `description` and `kruise.api.crdgen` writes it into the CRD
+    schema, where `kubectl explain` shows it. Notes for developers go in `#` comments instead."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -58,6 +62,7 @@ class KruiseModel(BaseModel):
         extra="ignore",
         validate_assignment=False,
         serialize_by_alias=True,
+        use_attribute_docstrings=True,
     )
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,15 +96,22 @@ class ObjectMeta(KruiseModel):
 
 class LabelSelectorRequirement(KruiseModel):
     key: str
+    """The label key the requirement is about."""
     operator: str
+    """How the key's value is compared with `values`: In, NotIn, Exists or DoesNotExist."""
     values: list[str] | None = None
+    """The values for In and NotIn (must not be empty for them); must be empty for Exists and
+    DoesNotExist."""
 
 
 class LabelSelector(KruiseModel):
     """metav1.LabelSelector. An empty selector selects everything; a missing one (None) selects nothing."""
 
     match_labels: dict[str, str] | None = None
+    """Labels an object must carry with exactly these values. Each entry is the same as a
+    matchExpressions term with operator In and a single value; all terms must hold."""
     match_expressions: list[LabelSelectorRequirement] | None = None
+    """Requirements on label values, all of which must hold (together with matchLabels)."""
 
     def is_empty(self) -> bool:
         return not self.match_labels and not self.match_expressions
@@ -163,31 +175,49 @@ class Condition(KruiseModel):
     """The condition shape shared by Kruise workload statuses (type/status/reason/message/times)."""
 
     type: str
+    """The kind of condition, e.g. a CloneSet's FailedScale, FailedUpdate or Progressing."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     last_transition_time: Time | None = None
+    """When the status last changed from one value to another."""
     last_update_time: Time | None = None
+    """When the condition was last written."""
     reason: str | None = None
+    """A CamelCase word saying why the condition last changed."""
     message: str | None = None
+    """Details of the last change, for humans."""
 
 
 class LocalObjectReference(KruiseModel):
     name: str | None = None
+    """Name of an object in the same namespace."""
 
 
 class TargetReference(KruiseModel):
     """A reference to a workload by apiVersion/kind/name (PUB targetRef, WorkloadSpread targetRef ...)."""
 
     api_version: str | None = None
+    """API group and version of the referenced workload, e.g. apps.kruise.io/v1alpha1."""
     kind: str | None = None
+    """Kind of the referenced workload, e.g. CloneSet."""
     name: str | None = None
+    """Name of the referenced workload, in the same namespace."""
 
 
 class KruiseObject(KruiseModel):
     """The envelope of every Kruise object; concrete kinds narrow `spec` and `status`."""
 
     api_version: str | None = None
+    """The versioned schema this object is written in (group/version, e.g. apps.kruise.io/v1alpha1). The
+    apiserver converts known versions to the one it stores and rejects unknown ones. See
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"""
     kind: str | None = None
+    """The REST resource this object represents, in CamelCase (e.g. CloneSet). The apiserver can infer it
+    from the URL a client writes to; it cannot be changed. See
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    """Standard object metadata: name, namespace, labels, annotations, owners and so on. See
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
 
 
 # --- int-or-string arithmetic (k8s.io/apimachinery/pkg/util/intstr) ---

@@ -4,6 +4,9 @@ The schema walker emits *structural* OpenAPI v3 (every node typed, no $ref/anyOf
 apiserver prunes and validates custom resources with it. Embedded Kubernetes types that upstream
 marks Schemaless (pod templates, PVC templates, containers ...) become preserve-unknown-fields
 objects, which keeps the CRDs small enough for `kubectl apply`.
+
+Every property carries a `description` (what `kubectl explain` prints): a field's attribute docstring,
+read by pydantic (see `KruiseModel`); the root's comes from `CRDInfo.description`.
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ class CRDInfo:
     categories: tuple[str, ...] = ()
     list_kind: str | None = None
     singular: str | None = None
+    description: str = ""
+    """What the kind is, as `kubectl explain <plural>` prints it above the fields (same for every version)."""
     conversion_webhook: bool = False
     """Both versions served, converted by kruise-webhook's `/convert`. All but Advanced StatefulSet (which
     stores v1beta1, as upstream) keep v1alpha1 as their storage version (upstream master stores v1beta1),
@@ -176,9 +181,7 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     for name, info in model.model_fields.items():
         wire = info.alias or info.serialization_alias or name
         tp = hints[name]
-        props = type_schema(tp, tuple(info.metadata))
-        if info.description:
-            props = {"description": info.description, **props}
+        props = _described(type_schema(tp, tuple(info.metadata)), info.description)
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
         if "crd_enum" in extra:
             props = {**props, "enum": list(extra["crd_enum"])}
@@ -190,8 +193,6 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
         if info.is_required() or extra.get("crd_required"):
             required.append(wire)
     schema: dict[str, Any] = {"type": "object"}
-    if model.__doc__ and getattr(model, "__crd_description__", False):
-        schema["description"] = model.__doc__.strip().splitlines()[0]
     if properties:
         schema["properties"] = dict(sorted(properties.items()))
     if required:
@@ -201,13 +202,26 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def root_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """Top-level schema: apiVersion/kind/metadata as every CRD declares them, then spec/status."""
-    schema = model_schema(model)
+def description_text(docstring: str) -> str:
+    """A docstring as one line per paragraph: source line breaks are wrapping, not meaning, and
+    `kubectl explain` wraps the text to the terminal itself."""
+    paragraphs = (" ".join(p.split()) for p in docstring.strip().split("\n\n"))
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+def _described(schema: dict[str, Any], description: str | None) -> dict[str, Any]:
+    return {"description": description_text(description), **schema} if description else schema
+
+
+def root_schema(model: type[BaseModel], description: str = "") -> dict[str, Any]:
+    """Top-level schema: apiVersion/kind/metadata as every CRD declares them (metadata schemaless: the
+    apiserver owns it), then spec/status. Their descriptions are the envelope model's."""
+    schema = _described(model_schema(model), description)
     props = schema.setdefault("properties", {})
-    props["apiVersion"] = {"type": "string"}
-    props["kind"] = {"type": "string"}
-    props["metadata"] = {"type": "object"}
+    fields = model.model_fields
+    props["apiVersion"] = _described({"type": "string"}, fields["api_version"].description)
+    props["kind"] = _described({"type": "string"}, fields["kind"].description)
+    props["metadata"] = _described({"type": "object"}, fields["metadata"].description)
     schema["properties"] = dict(sorted(props.items()))
     schema.pop("required", None)
     return schema
@@ -219,7 +233,7 @@ def build_crd(info: CRDInfo) -> dict[str, Any]:
         version: dict[str, Any] = {"name": v.name}
         if v.printer_columns:
             version["additionalPrinterColumns"] = [c.to_dict() for c in v.printer_columns]
-        version["schema"] = {"openAPIV3Schema": root_schema(v.model)}
+        version["schema"] = {"openAPIV3Schema": root_schema(v.model, info.description)}
         version["served"] = v.served
         version["storage"] = v.storage
         sub: dict[str, Any] = {}

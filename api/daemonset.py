@@ -51,79 +51,130 @@ ROLLING_SURGING_DEPRECATED = "Surging"
 
 class RollingUpdateDaemonSet(KruiseModel):
     type: str | None = Field(default=None, alias="rollingUpdateType")
+    """How a node's pod is replaced: Standard (delete and create, the default; Surging is an old name for
+    it) or InPlaceIfPossible (update images in place when only they changed)."""
     max_unavailable: IntOrString | None = None
+    """Most nodes whose daemon pod may be unavailable at once during the update: a number (e.g. 5) or a
+    percentage of desiredNumberScheduled (e.g. 30%, rounded up). Cannot be 0 when maxSurge is 0. Default
+    1."""
     max_surge: IntOrString | None = None
+    """Most nodes that may run an updated pod next to the old one during the update (the old pod is
+    deleted once the new one is available): a number (e.g. 5) or a percentage of desiredNumberScheduled
+    (rounded up, at least 1). Cannot be 0 when maxUnavailable is 0. Default 0."""
     selector: LabelSelector | None = None
+    """Update only the pods on nodes whose labels match this selector."""
     partition: IntOrString | None = None
+    """Number of pods to keep at old revisions; at most desiredNumberScheduled (which updates none).
+    Default 0."""
     paused: bool | None = None
+    """Stop updating pods until set back to false. Default false."""
 
 
 class DaemonSetUpdateStrategy(KruiseModel):
     type: str | None = None
+    """RollingUpdate (the default): pods are replaced node by node as rollingUpdate says; OnDelete: a pod
+    gets the new template only when it is deleted."""
     rolling_update: RollingUpdateDaemonSet | None = None
+    """How pods are updated when type is RollingUpdate."""
 
 
 class DaemonSetSpec(KruiseModel):
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    """Label query over the pods this DaemonSet owns; must match the template's labels and cannot be
+    changed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
     template: Schemaless
+    """The pod template (a core PodTemplateSpec): one pod from it runs on every node that matches the
+    template's node selector and affinity (every node when it has none)."""
     update_strategy: DaemonSetUpdateStrategy = Field(default_factory=DaemonSetUpdateStrategy)
+    """How pods are updated when the template changes."""
     min_ready_seconds: Int32 | None = None
+    """Seconds a new pod must be ready, with no container crashing, before it counts as available.
+    Default 0."""
     burst_replicas: IntOrString | None = None
+    """Most pods created in one pass of the controller, which limits the burst when many nodes need a
+    pod. Default 250."""
     revision_history_limit: Int32 | None = None
+    """How many old revisions to keep for rollback. Default 10."""
     lifecycle: Lifecycle | None = None
+    """Hooks that hold pods; DaemonSets use only preDelete."""
 
 
 class DaemonSetCondition(KruiseModel):
     type: str
+    """The kind of condition."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     last_transition_time: str | None = None
+    """When the status last changed from one value to another."""
     reason: str | None = None
+    """A CamelCase word saying why the condition last changed."""
     message: str | None = None
+    """Details of the last change, for humans."""
 
 
 class _DaemonSetStatusCommon(KruiseModel):
     current_number_scheduled: Int32 | None = None
+    """Number of nodes that should run the daemon pod and run at least one."""
     number_misscheduled: Int32 | None = None
+    """Number of nodes that run the daemon pod but should not."""
     desired_number_scheduled: Int32 | None = None
+    """Number of nodes that should run the daemon pod."""
     number_ready: Int32 | None = None
+    """Number of nodes that should run the daemon pod and have one running and ready."""
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     updated_number_scheduled: Int32 | None = None
+    """Number of nodes that run an updated daemon pod."""
     number_available: Int32 | None = None
+    """Number of nodes that should run the daemon pod and have one that has been ready for at least
+    minReadySeconds."""
     number_unavailable: Int32 | None = None
+    """Number of nodes that should run the daemon pod and have none available."""
     collision_count: Int32 | None = None
+    """Count of revision name hash collisions, mixed into the next revision's name to avoid another."""
     conditions: list[DaemonSetCondition] | None = None
+    """Latest observations of the DaemonSet's state."""
 
 
 class DaemonSetStatus(_DaemonSetStatusCommon):
     daemon_set_hash: str | None = None
+    """Hash of the current template (its controller-revision-hash), naming the latest revision."""
 
 
 class DaemonSet(KruiseObject):
     spec: DaemonSetSpec
+    """Desired state of the DaemonSet."""
     status: DaemonSetStatus | None = None
+    """Observed state of the DaemonSet, written by kruise-manager."""
 
 
 class DaemonSetScaleStrategy(KruiseModel):
     """v1beta1: `partitionedScaling` replaces annotation daemonset.kruise.io/progressive-create-pod."""
 
     partitioned_scaling: bool | None = None
+    """Let partition also limit the creation of pods on nodes that need one (new nodes), not only
+    updates. Default false: every such node gets a pod."""
 
 
 class DaemonSetSpecV1beta1(DaemonSetSpec):
     scale_strategy: DaemonSetScaleStrategy | None = None
+    """How pods are created on nodes that need one."""
 
 
 class DaemonSetStatusV1beta1(_DaemonSetStatusCommon):
     """v1beta1 names v1alpha1's `daemonSetHash` `updateRevision`."""
 
     update_revision: str | None = None
+    """Hash of the current template (its controller-revision-hash), naming the latest revision."""
 
 
 class DaemonSetV1beta1(KruiseObject):
     """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
 
     spec: DaemonSetSpecV1beta1
+    """Desired state of the DaemonSet."""
     status: DaemonSetStatusV1beta1 | None = None
+    """Observed state of the DaemonSet, written by kruise-manager."""
 
 
 _COLUMNS = (
@@ -141,6 +192,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="daemonsets",
+    description="Advanced DaemonSet runs one pod on each matching node, like the built-in DaemonSet, "
+    "adding in-place update, partition, node selection for updates, surge and a preDelete hook.",
     short_names=("daemon", "ads"),
     versions=(
         CRDVersion(VERSION, DaemonSet, storage=True, printer_columns=_COLUMNS),

@@ -75,8 +75,8 @@ _MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
 
 
 class EphemeralContainerTemplateSpec(KruiseModel):
+    # core v1.EphemeralContainer objects, kept as written
     ephemeral_containers: list[Schemaless] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
-    """core v1.EphemeralContainer objects, kept as written."""
 
 
 class EphemeralJobSpec(KruiseModel):

@@ -46,8 +46,8 @@ class ProbeMarkerPolicy(KruiseModel):
 class PodContainerProbe(KruiseModel):
     name: str
     container_name: str
+    # a core v1.Probe (exec/tcpSocket handler plus timing fields)
     probe: Schemaless = Field(default_factory=dict)
-    """A core v1.Probe (exec/tcpSocket handler plus timing fields)."""
     marker_policy: list[ProbeMarkerPolicy] | None = None
     pod_condition_type: str | None = None
 

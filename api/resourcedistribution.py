@@ -65,8 +65,8 @@ class ResourceDistributionTargets(_TargetsCommon):
 
 
 class ResourceDistributionSpec(KruiseModel):
+    # the Secret or ConfigMap to distribute (a RawExtension upstream, kept as written)
     resource: Schemaless
-    """The Secret or ConfigMap to distribute (a RawExtension upstream, kept as written)."""
     targets: ResourceDistributionTargets
 
 

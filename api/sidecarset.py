@@ -71,7 +71,9 @@ DOWNWARD_API_PATHS = ("metadata.annotations", "metadata.labels", "metadata.name"
 
 class ObjectFieldSelector(KruiseModel):
     api_version: str | None = None
+    """Version of the pod schema fieldPath is written in: v1."""
     field_path: str
+    """The pod field to read: metadata.labels['<key>'] or metadata.annotations['<key>']."""
 
 
 def split_subscripted_path(field_path: str) -> tuple[str, str] | None:
@@ -110,22 +112,34 @@ def field_ref_errors(ref: ObjectFieldSelector, path: str) -> list[FieldError]:
 
 class SourceContainerNameSource(KruiseModel):
     field_ref: ObjectFieldSelector | None = None
+    """A pod label or annotation whose value is the name of the container to copy env from."""
 
 
 class TransferEnvVar(KruiseModel):
     source_container_name: str | None = None
+    """Name of the pod's container to copy env from."""
     source_container_name_from: SourceContainerNameSource | None = None
+    """Where to read that container's name from when it differs between pods (instead of
+    sourceContainerName)."""
     env_name: str | None = None
+    """Name of one env variable of the source container to copy into the sidecar."""
     env_names: list[str] | None = None
+    """Names of env variables of the source container to copy into the sidecar."""
 
 
 class SidecarContainerUpgradeStrategy(KruiseModel):
     upgrade_type: str | None = None
+    """How a changed sidecar is rolled out to injected pods: ColdUpgrade (the default; restart the
+    container with the new image, for stateless sidecars) or HotUpgrade (start the new version in a
+    second container beside the old one and swap, for proxies such as envoy that must not stop)."""
     hot_upgrade_empty_image: str | None = None
+    """For HotUpgrade: an image that behaves like the sidecar (same command, args and probes) but does no
+    work, run in the idle one of the two containers."""
 
 
 class ShareVolumePolicy(KruiseModel):
     type: str | None = None
+    """enabled or disabled (the default)."""
 
 
 class SidecarContainer(KruiseModel):
@@ -134,14 +148,25 @@ class SidecarContainer(KruiseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str = ""
+    """Name of the container, unique in the pod; the other core Container fields (command, env,
+    resources, volumeMounts ...) are accepted as in a pod."""
     image: str | None = None
+    """Container image to inject."""
     pod_inject_policy: str | None = None
+    """Where the container goes among the pod's containers: BeforeAppContainer (the default) or
+    AfterAppContainer. Ignored for initContainers."""
     upgrade_strategy: SidecarContainerUpgradeStrategy = Field(default_factory=SidecarContainerUpgradeStrategy)
+    """How the container is upgraded in pods it is already injected into."""
     share_volume_policy: ShareVolumePolicy = Field(default_factory=ShareVolumePolicy)
+    """When enabled, the container also gets the volumeMounts of the pod's own containers."""
     # a pointer upstream, so that SidecarSets not using it keep their hash
     share_volume_device_policy: ShareVolumePolicy | None = None
+    """When enabled, the container also gets the volumeDevices of the pod's own containers."""
     transfer_env: list[TransferEnvVar] | None = None
+    """Env variables to copy from the pod's own containers into this one."""
     resources_policy: ResourcesPolicy | None = None
+    """Compute the container's resources from the pod's own containers when the pod is created, instead
+    of setting resources (the two cannot be combined)."""
 
     def container_dict(self) -> dict[str, Any]:
         """The plain core Container part, as injected into pods."""
@@ -160,73 +185,124 @@ class SidecarContainer(KruiseModel):
 
 class SidecarSetInjectRevision(KruiseModel):
     custom_version: str | None = None
+    """Inject the revision whose SidecarSet carried this apps.kruise.io/sidecarset-custom-version label
+    (v1alpha1) or spec.customVersion (v1beta1)."""
     revision_name: str | None = None
+    """Inject this ControllerRevision of the SidecarSet (its name)."""
     policy: str | None = None
+    """Always (the default): new pods always get the chosen revision, except pods the update selector
+    matches; Partial: new pods get the chosen or the latest revision according to updateStrategy, the
+    latest with a probability of 1 - partition (a percentage; otherwise 0%)."""
 
 
 class SidecarSetInjectionStrategy(KruiseModel):
     paused: bool | None = None
+    """Stop injecting into new pods; containers already injected keep running and being updated.
+    Default false."""
     revision: SidecarSetInjectRevision | None = None
+    """Inject a chosen earlier revision of the SidecarSet into new pods instead of the latest, for a safe
+    rollout."""
 
 
 class SidecarSetUpdateStrategy(KruiseModel):
     type: str | None = None
+    """RollingUpdate (the default): pods already injected are updated to the latest sidecars; NotUpdate:
+    only new pods get them."""
     paused: bool | None = None
+    """Stop updating injected pods until set back to false. Default false."""
     selector: LabelSelector | None = None
+    """Update only the injected pods whose labels match; new pods it matches are also injected with the
+    latest revision when injectionStrategy.revision is set."""
     partition: IntOrString | None = None
+    """Injected pods to keep at old revisions, as a number (e.g. 5) or a percentage of matched pods
+    (e.g. 10%): updating stops once matched pods minus partition run the latest sidecars. Default 0."""
     max_unavailable: IntOrString | None = None
+    """Most injected pods that may be unavailable at once while updating: a number (e.g. 5) or a
+    percentage of matched pods (e.g. 10%, rounded up). Cannot be 0. Default 1."""
     priority_strategy: UpdatePriorityStrategy | None = None
+    """Which pods to update first: by label value order, or by the weights of label selectors."""
     scatter_strategy: list[UpdateScatterTerm] | None = None
+    """Labels whose pods are spread over the whole update instead of being updated in one batch. Applied
+    after priorityStrategy; using only one of the two, with a single term, keeps the order easy to
+    follow."""
 
 
 class SidecarSetPatchPodMetadata(KruiseModel):
     annotations: dict[str, str] | None = None
+    """Annotations to set on matched pods."""
     patch_policy: str | None = None
+    """What happens when a pod already has one of the annotations: Retain (the default; keep the pod's
+    value, only applied at injection), Overwrite (replace it, also on in-place updates) or MergePatchJson
+    (merge JSON object values, e.g. {"a": 1} and {"b": 2} give {"a": 1, "b": 2})."""
 
 
 class _SidecarSetSpecCommon(KruiseModel):
     selector: LabelSelector | None = None
+    """Label query over the pods to inject the sidecars into."""
     namespace_selector: LabelSelector | None = None
+    """Label query over the namespaces whose pods are injected. Unset: every namespace."""
     init_containers: list[SidecarContainer] | None = None
+    """Init containers to inject, in ascending name order; only into pods being created."""
     containers: list[SidecarContainer] | None = None
+    """Sidecar containers to inject into matched pods (and update in place in pods already injected)."""
     volumes: list[Schemaless] | None = None
+    """Volumes (core Volume objects) the sidecar containers mount, added to matched pods."""
     update_strategy: SidecarSetUpdateStrategy = Field(default_factory=SidecarSetUpdateStrategy)
+    """How pods already injected are updated when the sidecars change."""
     injection_strategy: SidecarSetInjectionStrategy = Field(default_factory=SidecarSetInjectionStrategy)
+    """How sidecars are injected into new pods."""
     image_pull_secrets: list[LocalObjectReference] | None = None
+    """Secrets to pull the sidecar images with, added to matched pods."""
     revision_history_limit: Int32 | None = None
+    """How many old revisions (ControllerRevisions) of the SidecarSet to keep. Default 10."""
     patch_pod_metadata: list[SidecarSetPatchPodMetadata] | None = None
+    """Pod metadata (annotations) to set at injection and on in-place updates."""
 
 
 class SidecarSetSpec(_SidecarSetSpecCommon):
     namespace: str | None = None
+    """Inject only pods of this namespace. Unset: every namespace."""
 
 
 class SidecarSetSpecV1beta1(_SidecarSetSpecCommon):
     """v1beta1: no `namespace` (a namespaceSelector says it), `customVersion` instead of the label."""
 
     custom_version: str | None = None
+    """A name of your own for the current sidecars, recorded on their revision so that
+    injectionStrategy.revision.customVersion can pick it later."""
 
 
 class SidecarSetStatus(KruiseModel):
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     matched_pods: Int32 | None = None
+    """Number of pods the selector matches that were created after the SidecarSet."""
     updated_pods: Int32 | None = None
+    """Number of matched pods running the latest sidecars."""
     ready_pods: Int32 | None = None
+    """Number of matched pods that are ready."""
     updated_ready_pods: Int32 | None = None
+    """Number of matched pods running the latest sidecars that are ready."""
     latest_revision: str | None = None
+    """Name of the ControllerRevision of the latest sidecars."""
     collision_count: Int32 | None = None
+    """Count of revision name hash collisions, mixed into the next revision's name to avoid another."""
 
 
 class SidecarSet(KruiseObject):
     spec: SidecarSetSpec = Field(default_factory=SidecarSetSpec)
+    """Desired state of the SidecarSet."""
     status: SidecarSetStatus | None = None
+    """Observed state of the SidecarSet, written by kruise-manager."""
 
 
 class SidecarSetV1beta1(KruiseObject):
     """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
 
     spec: SidecarSetSpecV1beta1 = Field(default_factory=SidecarSetSpecV1beta1)
+    """Desired state of the SidecarSet."""
     status: SidecarSetStatus | None = None
+    """Observed state of the SidecarSet, written by kruise-manager."""
 
 
 _COLUMNS = (
@@ -242,6 +318,8 @@ CRD = CRDInfo(
     kind=KIND,
     plural="sidecarsets",
     scope="Cluster",
+    description="SidecarSet injects sidecar containers (and their volumes) into the pods its selectors "
+    "match when they are created, and updates those containers in the running pods when it changes.",
     versions=(
         CRDVersion(VERSION, SidecarSet, storage=True, printer_columns=_COLUMNS),
         CRDVersion("v1beta1", SidecarSetV1beta1, storage=False, printer_columns=_COLUMNS),

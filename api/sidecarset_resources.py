@@ -29,17 +29,29 @@ DEFAULT_NAME_REGEX = ".*"
 
 class ResourceExprLimits(KruiseModel):
     cpu: str | None = None
+    """Expression for the sidecar's CPU limit, over the variable cpu (the sum or maximum of the target
+    containers' CPU limits) with + - * /, max() and min(). Unlimited when a target container has no
+    limit; an unlimited result sets no limit."""
     memory: str | None = None
+    """Expression for the sidecar's memory limit, over the variable memory (the sum or maximum of the
+    target containers' memory limits) with + - * /, max() and min(). Unlimited when a target container
+    has no limit; an unlimited result sets no limit."""
 
 
 class ResourceExprRequests(KruiseModel):
     cpu: str | None = None
+    """Expression for the sidecar's CPU request, over the variable cpu (the sum or maximum of the target
+    containers' CPU requests, a missing one counting 0) with + - * /, max() and min()."""
     memory: str | None = None
+    """Expression for the sidecar's memory request, over the variable memory (the sum or maximum of the
+    target containers' memory requests, a missing one counting 0) with + - * /, max() and min()."""
 
 
 class ResourcesExpr(KruiseModel):
     limits: ResourceExprLimits | None = None
+    """Expressions for the sidecar's resource limits."""
     requests: ResourceExprRequests | None = None
+    """Expressions for the sidecar's resource requests."""
 
 
 class ResourcesPolicy(KruiseModel):
@@ -47,10 +59,14 @@ class ResourcesPolicy(KruiseModel):
         default=None,
         json_schema_extra={**CRD_REQUIRED, "crd_enum": [TARGET_MODE_SUM, TARGET_MODE_MAX]},
     )
+    """How the target containers' resources are combined into the expressions' variables: sum or max."""
     target_containers_name_regex: str | None = Field(
         default=None, json_schema_extra={"crd_default": DEFAULT_NAME_REGEX}
     )
+    """Regular expression selecting the target containers by name, among the pod's own containers and
+    native sidecars (not Kruise-injected ones). A pod in which none matches is rejected. Default .*"""
     resources_expr: ResourcesExpr | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    """Expressions computing the sidecar's resources from the target containers'."""
 
 
 def _expression_error(expression: str, variable: str) -> str | None:

@@ -67,102 +67,183 @@ _RESERVE_RANGE = re.compile(r"^\d+-\d+$")
 
 class UnorderedUpdateStrategy(KruiseModel):
     priority_strategy: UpdatePriorityStrategy | None = None
+    """Which pods to update first: by label value order, or by the weights of label selectors."""
 
 
 class RollingUpdateStatefulSetStrategy(KruiseModel):
     partition: Int32 | None = None
+    """Number of pods to keep at old revisions: the StatefulSet updates replicas minus partition pods,
+    highest ordinals first unless unorderedUpdate says otherwise. Lower it step by step for a batched
+    release. Default 0."""
     max_unavailable: IntOrString | None = None
+    """Most pods that may be unavailable at once while updating: a number (e.g. 5) or a percentage of
+    replicas (e.g. 10%, rounded down). Above 1 only with podManagementPolicy Parallel. Default 1."""
     pod_update_policy: str | None = None
+    """How a pod gets the new template: ReCreate (delete and create, the default), InPlaceIfPossible
+    (update images and other in-place changeable fields without recreating, recreate otherwise) or
+    InPlaceOnly (in place only; other template changes are rejected)."""
     paused: bool | None = None
+    """Stop updating pods (scaling goes on) until set back to false. Default false."""
     unordered_update: UnorderedUpdateStrategy | None = None
+    """Update pods in priority order instead of by descending ordinal. Only with podManagementPolicy
+    Parallel."""
     in_place_update_strategy: InPlaceUpdateStrategy | None = None
+    """Settings of in-place updates (podUpdatePolicy InPlaceIfPossible or InPlaceOnly)."""
     min_ready_seconds: Int32 | None = None
+    """Seconds an updated or new pod must be ready before it counts as available, which paces updates
+    (with maxUnavailable) and OrderedReady scale-up. 0 to 300, default 0."""
 
 
 class StatefulSetUpdateStrategy(KruiseModel):
     type: str | None = None
+    """RollingUpdate (the default): the StatefulSet updates its pods as rollingUpdate says; OnDelete: a
+    pod gets the new template only when it is deleted and recreated."""
     rolling_update: RollingUpdateStatefulSetStrategy | None = None
+    """How pods are updated when type is RollingUpdate."""
 
 
 class VolumeClaimUpdateStrategy(KruiseModel):
     type: str | None = None
+    """When claims follow a changed volumeClaimTemplates: OnPodRollingUpdate (claims are updated as their
+    pods are rolled) or OnDelete (only claims that are deleted are recreated from the new template). Needs
+    the StatefulSetAutoResizePVCGate feature gate."""
 
 
 class StatefulSetScaleStrategy(KruiseModel):
     max_unavailable: IntOrString | None = None
+    """Most pods that may be unavailable at once while scaling: a number (e.g. 5) or a percentage of
+    replicas (e.g. 10%, rounded down). Only with podManagementPolicy Parallel."""
 
 
 class PersistentVolumeClaimRetentionPolicy(KruiseModel):
     when_deleted: str | None = None
+    """What happens to the claims made from volumeClaimTemplates when the StatefulSet is deleted: Retain
+    (the default, keep them) or Delete."""
     when_scaled: str | None = None
+    """What happens to the claims of pods removed by a scale-down: Retain (the default, keep them) or
+    Delete."""
 
 
 class StatefulSetOrdinals(KruiseModel):
     start: Int32 = 0
+    """Ordinal of the first pod: pods are numbered from start to start + replicas - 1. Default 0."""
 
 
 class StatefulSetSpecV1alpha1(KruiseModel):
     replicas: Int32 | None = None
+    """Desired number of pods, each with a stable name (<name>-<ordinal>) and its own claims. Default
+    1."""
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    """Label query over the pods this StatefulSet owns; must match the template's labels and cannot be
+    changed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
     template: Schemaless
+    """The pod template (a core PodTemplateSpec) every pod is created from; each pod still has its own
+    identity."""
     volume_claim_templates: list[Schemaless] | None = None
+    """PersistentVolumeClaims made for every pod (<template name>-<pod name>), kept with the pod's
+    identity across restarts and rescheduling. Each must be mounted by name in the template; it wins over
+    a template volume of the same name."""
     service_name: str | None = None
+    """Name of the headless Service that gives the pods their network identity
+    (<pod name>.<serviceName>.<namespace>.svc...)."""
     pod_management_policy: str | None = None
+    """How pods are created and deleted when scaling: OrderedReady (the default; one at a time in
+    ordinal order, each waiting for the previous to be ready, and in reverse order when scaling down) or
+    Parallel (all at once)."""
     update_strategy: StatefulSetUpdateStrategy = Field(default_factory=StatefulSetUpdateStrategy)
+    """How pods are updated when the template changes."""
     revision_history_limit: Int32 | None = None
+    """How many old revisions (ControllerRevisions no pod uses) to keep. Default 10."""
 
 
 class StatefulSetSpec(StatefulSetSpecV1alpha1):
     volume_claim_update_strategy: VolumeClaimUpdateStrategy = Field(default_factory=VolumeClaimUpdateStrategy)
+    """How existing claims follow changes of volumeClaimTemplates."""
     reserve_ordinals: list[IntOrString] | None = None
+    """Ordinals no pod may use: the StatefulSet deletes the pods that have them and keeps replicas pods at
+    the next free ordinals. Numbers or ranges ("3-5" means 3, 4 and 5). To remove a pod for good, reserve
+    its ordinal and lower replicas at the same time."""
     lifecycle: Lifecycle | None = None
+    """Hooks that hold pods after creation (preNormal), before deletion (preDelete) and around in-place
+    updates (inPlaceUpdate)."""
     scale_strategy: StatefulSetScaleStrategy | None = None
+    """How pods are created and deleted when scaling."""
     persistent_volume_claim_retention_policy: PersistentVolumeClaimRetentionPolicy | None = None
+    """Whether claims made from volumeClaimTemplates are deleted when the StatefulSet is deleted or
+    scaled down."""
     ordinals: StatefulSetOrdinals | None = None
+    """How pods are numbered (the first ordinal)."""
 
 
 class StatefulSetCondition(KruiseModel):
     type: str
+    """The kind of condition, e.g. FailedCreatePod or FailedUpdatePod."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     last_transition_time: str | None = None
+    """When the status last changed from one value to another."""
     reason: str | None = None
+    """A CamelCase word saying why the condition last changed."""
     message: str | None = None
+    """Details of the last change, for humans."""
 
 
 class VolumeClaimStatus(KruiseModel):
     volume_claim_name: str
+    """Name of the volume claim template."""
     compatible_replicas: Int32 = 0
+    """Number of pods whose claim from this template requests at least the template's storage."""
     compatible_ready_replicas: Int32 = 0
+    """Number of those pods whose claim also has at least the requested capacity (the resize is done)."""
 
 
 class StatefulSetStatusV1alpha1(KruiseModel):
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     replicas: Int32 | None = None
+    """Number of pods the StatefulSet owns."""
     ready_replicas: Int32 | None = None
+    """Number of its pods that are ready."""
     available_replicas: Int32 | None = None
+    """Number of its pods that have been ready for at least minReadySeconds."""
     current_replicas: Int32 | None = None
+    """Number of its pods at currentRevision."""
     updated_replicas: Int32 | None = None
+    """Number of its pods at updateRevision."""
     current_revision: str | None = None
+    """Name of the ControllerRevision the pods ran before the update in progress."""
     update_revision: str | None = None
+    """Name of the ControllerRevision of the current template."""
     collision_count: Int32 | None = None
+    """Count of revision name hash collisions, mixed into the next revision's name to avoid another."""
     conditions: list[StatefulSetCondition] | None = None
+    """Latest observations of the StatefulSet's state."""
     label_selector: str | None = None
+    """spec.selector as a string, for the scale subresource (HorizontalPodAutoscaler)."""
 
 
 class StatefulSetStatus(StatefulSetStatusV1alpha1):
     updated_ready_replicas: Int32 | None = None
+    """Number of its pods at updateRevision that are ready."""
     updated_available_replicas: Int32 | None = None
+    """Number of its pods at updateRevision that have been ready for at least minReadySeconds."""
     volume_claims: list[VolumeClaimStatus] | None = None
+    """Per volume claim template, how many pods' claims match it (after a change of its storage
+    request)."""
 
 
 class StatefulSetV1alpha1(KruiseObject):
     spec: StatefulSetSpecV1alpha1
+    """Desired state of the StatefulSet."""
     status: StatefulSetStatusV1alpha1 | None = None
+    """Observed state of the StatefulSet, written by kruise-manager."""
 
 
 class StatefulSet(KruiseObject):
     spec: StatefulSetSpec
+    """Desired state of the StatefulSet."""
     status: StatefulSetStatus | None = None
+    """Observed state of the StatefulSet, written by kruise-manager."""
 
 
 _COLUMNS = (
@@ -179,6 +260,9 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="statefulsets",
+    description="Advanced StatefulSet runs pods with stable names and storage, like the built-in "
+    "StatefulSet, adding in-place update, maxUnavailable, unordered update, reserved ordinals and "
+    "lifecycle hooks.",
     short_names=("sts", "asts"),
     versions=(
         CRDVersion(

@@ -81,7 +81,7 @@ def test_crd_schema_requires_mode_and_expr_with_enum_and_default():
         assert policy["properties"]["targetContainersNameRegex"]["default"] == ".*"
         expr = policy["properties"]["resourcesExpr"]["properties"]
         assert set(expr["limits"]["properties"]) == {"cpu", "memory"}
-        assert container["properties"]["shareVolumeDevicePolicy"]["properties"]["type"] == {"type": "string"}
+        assert container["properties"]["shareVolumeDevicePolicy"]["properties"]["type"]["type"] == "string"
 
 
 def test_valid_policies_pass():
