@@ -53,48 +53,81 @@ UNLIMITED_PARALLELISM = (1 << 31) - 1
 
 class CompletionPolicy(KruiseModel):
     type: str | None = None
+    """When the job ends: Always (the default) finishes it once its work is done on every desired node, or
+    earlier when activeDeadlineSeconds passes or its failure limit is hit; Never keeps it running, so
+    nodes that join later are served too."""
     active_deadline_seconds: Int64 | None = None
+    """Seconds from the job's start after which it is stopped and marked failed; must be positive and
+    applies only to type Always. Unset means no deadline."""
     ttl_seconds_after_finished: Int32 | None = Field(default=None, alias="ttlSecondsAfterFinished")
+    """Seconds after the job finishes (completed or failed) before it is deleted; only for type Always. 0
+    deletes it as soon as it finishes; unset keeps it."""
 
 
 class FailurePolicy(KruiseModel):
     type: str | None = None
+    """What a failed pod does to the job: FailFast (the default) marks the job failed, Continue lets the
+    other pods finish, Pause pauses the job."""
     restart_limit: Int32 | None = None
+    """Times a pod may be retried before it counts as failed."""
 
 
 class BroadcastJobSpec(KruiseModel):
     parallelism: IntOrString | None = None
+    """Most pods running at once: a number or a percentage of the desired pods. Default: no limit (every
+    eligible node at once)."""
     template: Schemaless = Field(default_factory=dict)
+    """The pod template (a core PodTemplateSpec): one pod from it runs to completion on every node that
+    matches its node selector, affinity and tolerations."""
     completion_policy: CompletionPolicy = Field(default_factory=CompletionPolicy)
+    """When the job counts as finished, and what happens to it afterwards."""
     paused: bool | None = None
+    """Stop creating new pods (running ones go on) until set back to false. Default false."""
     failure_policy: FailurePolicy | None = None
+    """What to do when pods fail."""
 
 
 class JobCondition(KruiseModel):
     type: str
+    """The kind of condition: Complete or Failed."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     last_probe_time: Time | None = None
+    """When the condition was last checked."""
     last_transition_time: Time | None = None
+    """When the status last changed from one value to another."""
     reason: str | None = None
+    """A short CamelCase word saying why the condition last changed."""
     message: str | None = None
+    """Details of the last change, for humans."""
 
 
 class BroadcastJobStatus(KruiseModel):
     conditions: list[JobCondition] | None = None
+    """Latest observations of the job's state."""
     start_time: Time | None = None
+    """When the controller first acted on the job."""
     completion_time: Time | None = None
+    """When the job finished."""
     active: Int32 = 0
+    """Number of pods running now."""
     succeeded: Int32 = 0
+    """Number of pods that reached phase Succeeded."""
     failed: Int32 = 0
+    """Number of pods that reached phase Failed."""
     desired: Int32 = 0
+    """Number of pods the job should run: usually the number of nodes eligible for its template."""
     phase: str = ""
+    """Where the job is: running, paused, completed or failed."""
 
 
 class BroadcastJob(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["BroadcastJob"] | None = None
     spec: BroadcastJobSpec = Field(default_factory=BroadcastJobSpec)
+    """Desired state of the BroadcastJob."""
     status: BroadcastJobStatus | None = None
+    """Observed state of the BroadcastJob, written by kruise-manager."""
 
 
 class BroadcastJobV1beta1(BroadcastJob):
@@ -131,6 +164,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="broadcastjobs",
+    description="BroadcastJob runs one pod of its template to completion on every eligible node, like a "
+    "Job spread over the cluster, ending by its completion policy.",
     short_names=("bcj",),
     versions=(
         CRDVersion(VERSION, BroadcastJob, storage=True, printer_columns=_COLUMNS),

@@ -181,7 +181,7 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     for name, info in model.model_fields.items():
         wire = info.alias or info.serialization_alias or name
         tp = hints[name]
-        props = _described(type_schema(tp, tuple(info.metadata)), info.description)
+        props = _described(type_schema(tp, tuple(info.metadata)), field_description(model, name))
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
         if "crd_enum" in extra:
             props = {**props, "enum": list(extra["crd_enum"])}
@@ -202,6 +202,16 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+def field_description(model: type[BaseModel], name: str) -> str | None:
+    """The field's docstring, or else that of the nearest base class declaring the field: a subclass that
+    only narrows a field's type (a version's `apiVersion` Literal, say) means the same field."""
+    for klass in model.__mro__:
+        fields = getattr(klass, "__pydantic_fields__", None) or {}
+        if name in fields and fields[name].description:
+            return fields[name].description
+    return None
+
+
 def description_text(docstring: str) -> str:
     """A docstring as one line per paragraph: source line breaks are wrapping, not meaning, and
     `kubectl explain` wraps the text to the terminal itself."""
@@ -218,10 +228,9 @@ def root_schema(model: type[BaseModel], description: str = "") -> dict[str, Any]
     apiserver owns it), then spec/status. Their descriptions are the envelope model's."""
     schema = _described(model_schema(model), description)
     props = schema.setdefault("properties", {})
-    fields = model.model_fields
-    props["apiVersion"] = _described({"type": "string"}, fields["api_version"].description)
-    props["kind"] = _described({"type": "string"}, fields["kind"].description)
-    props["metadata"] = _described({"type": "object"}, fields["metadata"].description)
+    props["apiVersion"] = _described({"type": "string"}, field_description(model, "api_version"))
+    props["kind"] = _described({"type": "string"}, field_description(model, "kind"))
+    props["metadata"] = _described({"type": "object"}, field_description(model, "metadata"))
     schema["properties"] = dict(sorted(props.items()))
     schema.pop("required", None)
     return schema

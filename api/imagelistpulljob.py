@@ -24,29 +24,43 @@ MAX_IMAGES = 255
 
 class ImageListPullJobSpec(ImagePullJobTemplate):
     images: list[str]
+    """The images to pull (at most 255, no duplicates); each gets its own ImagePullJob that shares the
+    rest of this spec."""
 
 
 class FailedImageStatus(KruiseModel):
     image_pull_job: str | None = None
+    """Name of the ImagePullJob that had failed nodes."""
     name: str | None = None
+    """The image that failed."""
     message: str | None = None
+    """A short, human-readable summary of that job's state."""
 
 
 class ImageListPullJobStatus(KruiseModel):
     start_time: Time | None = None
+    """When the controller first acted on the job."""
     completion_time: Time | None = None
+    """When the job finished."""
     desired: Int32 = 0
+    """Number of images, that is of ImagePullJobs, to run."""
     active: Int32 = 0
+    """Number of ImagePullJobs still running."""
     completed: Int32 = 0
+    """Number of ImagePullJobs that finished."""
     succeeded: Int32 = 0
+    """Number of ImagePullJobs that finished with every desired node succeeded."""
     failed_image_statuses: list[FailedImageStatus] | None = None
+    """The ImagePullJobs that have failed nodes, one entry per image."""
 
 
 class ImageListPullJob(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["ImageListPullJob"] | None = None
     spec: ImageListPullJobSpec
+    """Desired state of the ImageListPullJob."""
     status: ImageListPullJobStatus | None = None
+    """Observed state of the ImageListPullJob, written by kruise-manager."""
 
 
 class ImageListPullJobV1beta1(ImageListPullJob):
@@ -76,6 +90,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="imagelistpulljobs",
+    description="ImageListPullJob pre-pulls a list of images onto a set of nodes by running one "
+    "ImagePullJob per image.",
     versions=(
         CRDVersion(VERSION, ImageListPullJob, storage=True, printer_columns=_COLUMNS),
         CRDVersion("v1beta1", ImageListPullJobV1beta1, storage=False, printer_columns=_COLUMNS),

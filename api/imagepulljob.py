@@ -32,16 +32,21 @@ class SandboxConfig(KruiseModel):
     """Labels/annotations for the pod sandbox the runtime may need to pull (e.g. for a proxy)."""
 
     labels: dict[str, str] | None = None
+    """Labels put on the pod sandbox config passed to the runtime's PullImage call."""
     annotations: dict[str, str] | None = None
+    """Annotations put on the pod sandbox config passed to the runtime's PullImage call."""
 
 
 class PullPolicy(KruiseModel):
     timeout_seconds: Int32 | None = None
+    """Seconds one pull attempt may take before it is abandoned. Default 600."""
     backoff_limit: Int32 | None = None
+    """Times a failed pull is retried on a node before that node counts as failed. Default 3."""
 
 
 class ImagePullJobNodeSelector(LabelSelector):
     names: list[str] | None = None
+    """Names of the nodes to pull on; combined with the label selector when both are set."""
 
 
 class ImagePullJobPodSelector(LabelSelector):
@@ -50,35 +55,58 @@ class ImagePullJobPodSelector(LabelSelector):
 
 class ImagePullJobTemplate(KruiseModel):
     pull_secrets: list[str] | None = None
+    """Names of secrets in the job's namespace holding registry credentials for the pull (docker config
+    secrets)."""
     selector: ImagePullJobNodeSelector | None = None
+    """Which nodes pull: by names and/or labels. Unset means every node. Cannot be set together with
+    podSelector."""
     pod_selector: ImagePullJobPodSelector | None = None
+    """Pull on the nodes where pods matching this label query run. Cannot be set together with selector."""
     parallelism: IntOrString | None = None
+    """Most nodes pulling at once: a number or a percentage. 0 holds the job until it is raised. Default
+    1."""
     pull_policy: PullPolicy | None = None
+    """Timeout and retries of each node's pull."""
     completion_policy: CompletionPolicy = Field(default_factory=CompletionPolicy)
+    """When the job counts as finished, and what happens to it afterwards. Default type Always."""
     sandbox_config: SandboxConfig | None = None
+    """Metadata passed with the pull to the container runtime, for runtimes or proxies that need it."""
     image_pull_policy: str | None = None
+    """Always pulls even when the node has the image (to refresh a moving tag); IfNotPresent (the default)
+    skips nodes that have it."""
 
 
 class ImagePullJobSpec(ImagePullJobTemplate):
     image: str
+    """The image to pull, e.g. nginx:1.25 or registry.example.com/app@sha256:..."""
 
 
 class ImagePullJobStatus(KruiseModel):
     start_time: Time | None = None
+    """When the controller first acted on the job."""
     completion_time: Time | None = None
+    """When the job finished."""
     desired: Int32 = 0
+    """Number of nodes that should pull: usually the nodes the selectors match."""
     active: Int32 = 0
+    """Number of nodes pulling now."""
     succeeded: Int32 = 0
+    """Number of nodes that pulled the image."""
     failed: Int32 = 0
+    """Number of nodes whose pull failed after every retry."""
     message: str | None = None
+    """A short, human-readable summary of the job's progress or why it failed."""
     failed_nodes: list[str] | None = None
+    """Names of the nodes whose pull failed."""
 
 
 class ImagePullJob(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["ImagePullJob"] | None = None
     spec: ImagePullJobSpec
+    """Desired state of the ImagePullJob."""
     status: ImagePullJobStatus | None = None
+    """Observed state of the ImagePullJob, written by kruise-manager."""
 
 
 class ImagePullJobV1beta1(ImagePullJob):
@@ -114,6 +142,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="imagepulljobs",
+    description="ImagePullJob pre-pulls one image onto a set of nodes through kruise-daemon, so pods that "
+    "use it later start without waiting for the download.",
     versions=(
         CRDVersion(VERSION, ImagePullJob, storage=True, printer_columns=_COLUMNS_V1ALPHA1),
         CRDVersion("v1beta1", ImagePullJobV1beta1, storage=False, printer_columns=_COLUMNS),

@@ -18,11 +18,8 @@ REPO = Path(__file__).resolve().parents[3]
 UNDESCRIBED_KINDS = frozenset(
     {
         "AdvancedCronJob",
-        "BroadcastJob",
         "ContainerRecreateRequest",
         "EphemeralJob",
-        "ImageListPullJob",
-        "ImagePullJob",
         "NodeImage",
         "NodePodProbe",
         "PersistentPodState",

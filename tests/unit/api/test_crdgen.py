@@ -1,6 +1,6 @@
 """The schema walker emits structural schemas, and the structural checker catches what is not."""
 
-from typing import Any
+from typing import Any, Literal
 
 from kruise.api.common import Int64, IntOrString, KruiseModel, KruiseObject, Schemaless, Time
 from kruise.api.crdgen import (
@@ -10,6 +10,7 @@ from kruise.api.crdgen import (
     ScaleSubresource,
     age_column,
     build_crd,
+    model_schema,
     structural_errors,
 )
 from kruise.api.schemacheck import check
@@ -104,3 +105,16 @@ def test_schema_check_reports_type_errors_and_pruning():
     assert report.errors == ["spec.replicas: Invalid value: must be of type integer"]
     assert report.pruned == ["spec.extra"]
     assert check({"spec": {}}, schema).errors == ["spec.template: Required value"]
+
+
+class _Described(KruiseModel):
+    mode: str | None = None
+    """How it runs."""
+
+
+class _Narrowed(_Described):
+    mode: Literal["Fast"] | None = None
+
+
+def test_a_field_narrowed_without_a_docstring_keeps_the_base_description():
+    assert model_schema(_Narrowed)["properties"]["mode"]["description"] == "How it runs."
