@@ -77,50 +77,81 @@ _MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
 class EphemeralContainerTemplateSpec(KruiseModel):
     # core v1.EphemeralContainer objects, kept as written
     ephemeral_containers: list[Schemaless] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
+    """The ephemeral containers (core EphemeralContainer objects) added to each matched pod; their names
+    must not clash with the pod's containers."""
 
 
 class EphemeralJobSpec(KruiseModel):
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    """Label query over the pods, in the job's namespace, that get the ephemeral containers."""
     replicas: Int32 | None = None
+    """Most matched pods to add the containers to, for a gradual rollout; unset, or more than match, means
+    every matched pod."""
     parallelism: Int32 | None = None
+    """Most pods whose ephemeral containers run at once. Default 1."""
     template: EphemeralContainerTemplateSpec
+    """The ephemeral containers to add."""
     paused: bool | None = None
+    """Stop adding containers to more pods until set back to false. Default false."""
     active_deadline_seconds: Int64 | None = None
+    """Seconds from the job's start after which it stops and counts as failed; must be positive. Unset
+    means no deadline."""
     ttl_seconds_after_finished: Int32 | None = Field(default=None, alias="ttlSecondsAfterFinished")
+    """Seconds after the job finishes (succeeded or failed) before it is deleted; 0 deletes it as soon as
+    it finishes. Default 1800."""
 
 
 class EphemeralJobCondition(KruiseModel):
     type: str
+    """The kind of condition: JobSucceeded, JobFailed, JobError, Initialized or MatchedEmpty."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     last_probe_time: Time | None = None
+    """When the condition was last checked."""
     last_transition_time: Time | None = None
+    """When the status last changed from one value to another."""
     reason: str | None = None
+    """A short CamelCase word saying why the condition last changed."""
     message: str | None = None
+    """Details of the last change, for humans."""
 
 
 class EphemeralJobStatus(KruiseModel):
     conditions: list[EphemeralJobCondition] | None = None
+    """Latest observations of the job's state."""
     start_time: Time | None = None
+    """When the controller first acted on the job."""
     completion_time: Time | None = None
+    """When the job finished."""
     phase: str = ""
+    """Where the job is: Waiting, Running, Paused, Succeeded, Failed, Error or Unknown."""
     matches: Int32 = Field(default=0, alias="match")
+    """Number of pods the job targets (its selector's matches, capped by replicas)."""
     running: Int32 = 0
+    """Number of targeted pods whose ephemeral containers are running."""
     succeeded: Int32 = 0
+    """Number of targeted pods whose ephemeral containers exited with success."""
     waiting: Int32 = 0
+    """Number of targeted pods whose ephemeral containers are waiting to start."""
     failed: Int32 = 0
+    """Number of targeted pods whose ephemeral containers failed."""
 
 
 class EphemeralJob(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["EphemeralJob"] | None = None
     spec: EphemeralJobSpec
+    """Desired state of the EphemeralJob."""
     status: EphemeralJobStatus | None = None
+    """Observed state of the EphemeralJob, written by kruise-manager."""
 
 
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="ephemeraljobs",
+    description="EphemeralJob adds ephemeral containers (for debugging, say) to the running pods its "
+    "selector matches, a few pods at a time, and tracks how they end.",
     short_names=("ejob",),
     versions=(
         CRDVersion(

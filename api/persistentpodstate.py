@@ -34,60 +34,96 @@ DEFAULT_SUPPORTED_GROUPS = ("apps.kruise.io", "apps")
 
 class NodeTopologyTerm(KruiseModel):
     node_topology_keys: list[str] = Field(default_factory=list)
+    """Node label keys (e.g. kubernetes.io/hostname, topology.kubernetes.io/zone) whose values the
+    recreated pod must share with its previous node."""
 
 
 class PreferredTopologyTerm(KruiseModel):
     weight: Int32
+    """Weight of this preference, as in a node affinity preferred term (1 to 100): higher weighs more."""
     preference: NodeTopologyTerm
+    """Node label keys whose values the recreated pod prefers to share with its previous node."""
 
 
 class PersistentPodAnnotation(KruiseModel):
     key: str
+    """The annotation key to record and put back on the recreated pod."""
 
 
 class PersistentPodStateSpec(KruiseModel):
     target_ref: TargetReference = Field(alias="targetRef")
+    """The workload whose pods' state is kept: a StatefulSet (apps or apps.kruise.io), or another kind the
+    kruise-configuration whitelist allows."""
     persistent_pod_annotations: list[PersistentPodAnnotation] | None = None
+    """Pod annotations to record while a pod runs and restore when it is recreated under the same name
+    (e.g. a fixed pod IP)."""
     required_persistent_topology: NodeTopologyTerm | None = None
+    """Topology a recreated pod must return to: the scheduler is required to place it on a node with the
+    same values of these node labels."""
     preferred_persistent_topology: list[PreferredTopologyTerm] | None = None
+    """Topology a recreated pod should return to if it can: weighted node-label preferences for the
+    scheduler."""
     persistent_pod_state_retention_policy: str | None = None
+    """When a pod's record is dropped: WhenScaled (the default) once the workload scales the pod away,
+    WhenDeleted only when the workload is deleted."""
 
 
 class PodState(KruiseModel):
     node_name: str | None = None
+    """The node the pod ran on."""
     node_topology_labels: dict[str, str] | None = None
+    """Values of the topology label keys on that node, e.g. kubernetes.io/hostname: node-1."""
     annotations: dict[str, str] | None = None
+    """The recorded values of the persistent annotations."""
 
 
 class PersistentPodStateStatus(KruiseModel):
     observed_generation: Int64 = 0
+    """The metadata.generation the controller last acted on."""
     pod_states: dict[str, PodState] | None = None
+    """Recorded state per pod name, taken when the pod was ready."""
 
 
 class PersistentPodState(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["PersistentPodState"] | None = None
     spec: PersistentPodStateSpec
+    """Desired state of the PersistentPodState."""
     status: PersistentPodStateStatus | None = None
+    """Observed state of the PersistentPodState, written by kruise-manager."""
 
 
 class NodeTopologyTermV1beta1(KruiseModel):
     keys: list[str] = Field(default_factory=list)
+    """Node label keys (e.g. kubernetes.io/hostname, topology.kubernetes.io/zone) whose values the
+    recreated pod must share with its previous node."""
 
 
 class PreferredTopologyTermV1beta1(KruiseModel):
     weight: Int32 = Field(json_schema_extra={"crd_minimum": 0})
+    """Weight of this preference, as in a node affinity preferred term (1 to 100): higher weighs more."""
     preference: NodeTopologyTermV1beta1
+    """Node label keys whose values the recreated pod prefers to share with its previous node."""
 
 
 class PersistentPodStateSpecV1beta1(KruiseModel):
     target_ref: TargetReference = Field(alias="targetRef")
+    """The workload whose pods' state is kept: a StatefulSet (apps or apps.kruise.io), or another kind the
+    kruise-configuration whitelist allows."""
     persistent_pod_annotations: list[PersistentPodAnnotation] | None = None
+    """Pod annotations to record while a pod runs and restore when it is recreated under the same name
+    (e.g. a fixed pod IP)."""
     required_persistent_topology: NodeTopologyTermV1beta1 | None = None
+    """Topology a recreated pod must return to: the scheduler is required to place it on a node with the
+    same values of these node labels."""
     preferred_persistent_topology: list[PreferredTopologyTermV1beta1] | None = None
+    """Topology a recreated pod should return to if it can: weighted node-label preferences for the
+    scheduler."""
     persistent_pod_state_retention_policy: str | None = Field(
         default=None, json_schema_extra={"crd_enum": [RETENTION_WHEN_SCALED, RETENTION_WHEN_DELETED]}
     )
+    """When a pod's record is dropped: WhenScaled (the default) once the workload scales the pod away,
+    WhenDeleted only when the workload is deleted."""
 
 
 class PersistentPodStateV1beta1(KruiseObject):
@@ -96,13 +132,17 @@ class PersistentPodStateV1beta1(KruiseObject):
     api_version: Literal["apps.kruise.io/v1beta1"] | None = None
     kind: Literal["PersistentPodState"] | None = None
     spec: PersistentPodStateSpecV1beta1
+    """Desired state of the PersistentPodState."""
     status: PersistentPodStateStatus | None = None
+    """Observed state of the PersistentPodState, written by kruise-manager."""
 
 
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="persistentpodstates",
+    description="PersistentPodState records where the pods of a StatefulSet ran (node topology, chosen "
+    "annotations) and steers a recreated pod of the same name back to that topology.",
     versions=(
         CRDVersion(VERSION, PersistentPodState, storage=True),
         CRDVersion("v1beta1", PersistentPodStateV1beta1, storage=False),

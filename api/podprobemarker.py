@@ -39,40 +39,60 @@ RESERVED_CONDITION_NAMES = frozenset(
 
 class ProbeMarkerPolicy(KruiseModel):
     state: str
+    """The probe result this entry applies to: Succeeded or Failed."""
     labels: dict[str, str] | None = None
+    """Labels patched onto the pod while the probe is in that state."""
     annotations: dict[str, str] | None = None
+    """Annotations patched onto the pod while the probe is in that state (e.g. a pod-deletion-cost)."""
 
 
 class PodContainerProbe(KruiseModel):
     name: str
+    """Name of the probe, unique within the pod across all its containers."""
     container_name: str
+    """The container the probe runs against."""
     # a core v1.Probe (exec/tcpSocket handler plus timing fields)
     probe: Schemaless = Field(default_factory=dict)
+    """The probe itself (a core Probe: exec, tcpSocket or httpGet, with its timings), run by
+    kruise-daemon."""
     marker_policy: list[ProbeMarkerPolicy] | None = None
+    """Labels and annotations to patch onto the pod by the probe's result. At least one of markerPolicy
+    and podConditionType is required."""
     pod_condition_type: str | None = None
+    """Pod condition type that records the result: status True while the probe succeeds, False when it
+    fails (e.g. game.kruise.io/healthy)."""
 
 
 class PodProbeMarkerSpec(KruiseModel):
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    """Label query over the pods, in this namespace, that run the probes. See
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
     probes: list[PodContainerProbe] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
+    """The custom probes to run on each matched pod."""
 
 
 class PodProbeMarkerStatus(KruiseModel):
     observed_generation: Int64 = 0
+    """The metadata.generation the controller last acted on."""
     matched_pods: Int64 | None = None
+    """Number of pods the selector matches."""
 
 
 class PodProbeMarker(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["PodProbeMarker"] | None = None
     spec: PodProbeMarkerSpec
+    """Desired state of the PodProbeMarker."""
     status: PodProbeMarkerStatus | None = None
+    """Observed state of the PodProbeMarker, written by kruise-manager."""
 
 
 CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="podprobemarkers",
+    description="PodProbeMarker runs custom probes in the containers of matching pods (through "
+    "kruise-daemon) and records each result on the pod as labels, annotations or a condition.",
     versions=(CRDVersion(name=VERSION, model=PodProbeMarker),),
 )
 

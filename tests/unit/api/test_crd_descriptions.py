@@ -19,11 +19,7 @@ UNDESCRIBED_KINDS = frozenset(
     {
         "AdvancedCronJob",
         "ContainerRecreateRequest",
-        "EphemeralJob",
         "NodeImage",
-        "NodePodProbe",
-        "PersistentPodState",
-        "PodProbeMarker",
         "PodUnavailableBudget",
         "ResourceDistribution",
         "UnitedDeployment",
