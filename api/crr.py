@@ -42,78 +42,127 @@ CONDITION_SIDECAR_TERMINATED = "SidecarTerminated"
 
 class ProbeHandler(KruiseModel):
     exec: Schemaless | None = None
+    """A command run inside the container (a core ExecAction)."""
     http_get: Schemaless | None = Field(default=None, alias="httpGet")
+    """An HTTP GET request sent to the container (a core HTTPGetAction)."""
     tcp_socket: Schemaless | None = None
+    """A TCP port opened on the container (a core TCPSocketAction); not run as a hook."""
 
 
 class ContainerContext(KruiseModel):
     container_id: str = Field(alias="containerID")
+    """ID of the container to recreate, as <runtime>://<id>; a container with another ID has already been
+    recreated."""
     restart_count: Int32 = 0
+    """The container's restart count when the request was made."""
 
 
 class RecreateContainer(KruiseModel):
     name: str
+    """Name of a container of the pod's spec.containers to recreate."""
     pre_stop: ProbeHandler | None = None
+    """The container's preStop hook, copied from the pod by the webhook when the request is created;
+    read-only."""
     ports: list[Schemaless] | None = None
+    """The container's ports, copied from the pod by the webhook so the preStop hook can resolve named
+    ports; read-only."""
     status_context: ContainerContext | None = None
+    """The container's status when the request was created, copied by the webhook; read-only."""
 
 
 class RecreateStrategy(KruiseModel):
     failure_policy: str | None = None
+    """What a failed container does to the request: Fail (the default) stops it and marks it failed,
+    Ignore goes on with the other containers."""
     ordered_recreate: bool | None = None
+    """Recreate the containers one by one, in the listed order, each only after the previous one is done.
+    Default false (all at once)."""
     force_recreate: bool | None = None
+    """Kill the container even if it is still starting (its postStart hook running, say). Default false."""
     termination_grace_period_seconds: Int64 | None = None
+    """Seconds the container gets to stop gracefully after its preStop hook; 0 kills it at once. Default:
+    the pod's terminationGracePeriodSeconds."""
     unready_grace_period_seconds: Int64 | None = None
+    """Seconds the pod is held not-ready (through Kruise's readiness gate) before the containers are
+    stopped, so traffic drains first. Unset means no wait."""
     min_started_seconds: Int32 | None = None
+    """Seconds a recreated container must have been started (and ready, if it has a readiness probe)
+    before it counts as succeeded. Default 0."""
 
 
 class ContainerRecreateRequestSpec(KruiseModel):
     pod_name: str
+    """Name of the pod, in this namespace, whose containers are recreated; cannot be changed."""
     containers: list[RecreateContainer]
+    """The containers to recreate; names must be unique."""
     strategy: RecreateStrategy | None = None
+    """How the containers are recreated."""
     active_deadline_seconds: Int64 | None = None
+    """Seconds from the request's creation after which it stops and is marked failed if not yet done.
+    Unset means no deadline."""
     ttl_seconds_after_finished: Int32 | None = Field(default=None, alias="ttlSecondsAfterFinished")
+    """Seconds after the request completes before it is deleted. Unset keeps it."""
 
 
 class ContainerRecreateState(KruiseModel):
     name: str
+    """Name of the container."""
     phase: str
+    """Where the container's recreation is: Pending, Recreating, Succeeded or Failed."""
     message: str | None = None
+    """Details of that phase, for humans."""
     is_killed: bool | None = None
+    """Whether kruise-daemon has already stopped the old container."""
 
 
 class ContainerRecreateRequestStatus(KruiseModel):
     phase: str = ""
+    """Where the request is: Pending, Recreating or Completed."""
     completion_time: Time | None = None
+    """When the request completed."""
     message: str | None = None
+    """Details of the request's state, for humans (e.g. why it failed)."""
     container_recreate_states: list[ContainerRecreateState] | None = None
+    """Recreation state of each container."""
 
 
 class SyncContainerStatus(KruiseModel):
     """One entry of the `crr.apps.kruise.io/sync-container-statuses` annotation (JSON list)."""
 
     name: str
+    """Name of the container."""
     ready: bool = False
+    """Whether the container passes its readiness probe."""
     restart_count: Int32 = 0
+    """The container's restart count in the pod's status."""
     container_id: str | None = Field(default=None, alias="containerID")
+    """ID of the container now running, as <runtime>://<id>."""
 
 
 class ContainerRecreateRequest(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["ContainerRecreateRequest"] | None = None
     spec: ContainerRecreateRequestSpec
+    """Desired state of the ContainerRecreateRequest."""
     status: ContainerRecreateRequestStatus | None = None
+    """Observed state of the ContainerRecreateRequest, written by kruise-daemon and kruise-manager."""
 
 
 class MetaCondition(KruiseModel):
     """metav1.Condition, as v1beta1 status.conditions holds it (e.g. PreRecreateGrace)."""
 
     type: str
+    """The kind of condition, e.g. PreRecreateGrace."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     observed_generation: Int64 | None = None
+    """The metadata.generation the condition was set for."""
     last_transition_time: Time
+    """When the status last changed from one value to another."""
     reason: str
+    """A short CamelCase word saying why the condition last changed."""
     message: str
+    """Details of the last change, for humans."""
 
 
 class ContainerRecreateRequestStatusV1beta1(ContainerRecreateRequestStatus):
@@ -122,7 +171,11 @@ class ContainerRecreateRequestStatusV1beta1(ContainerRecreateRequestStatus):
     (`crr.apps.kruise.io/unready-acquired`)."""
 
     container_status_snapshot: list[SyncContainerStatus] | None = None
+    """The pod's container statuses as kruise-manager last synced them for kruise-daemon, while the
+    request is recreating."""
     conditions: list[MetaCondition] | None = None
+    """Latest observations of the request's state, e.g. PreRecreateGrace while the pod is held not-ready
+    before the stop."""
 
 
 class ContainerRecreateRequestV1beta1(KruiseObject):
@@ -131,7 +184,9 @@ class ContainerRecreateRequestV1beta1(KruiseObject):
     api_version: Literal["apps.kruise.io/v1beta1"] | None = None
     kind: Literal["ContainerRecreateRequest"] | None = None
     spec: ContainerRecreateRequestSpec
+    """Desired state of the ContainerRecreateRequest."""
     status: ContainerRecreateRequestStatusV1beta1 | None = None
+    """Observed state of the ContainerRecreateRequest, written by kruise-daemon and kruise-manager."""
 
 
 _COLUMNS = (
@@ -150,6 +205,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="containerrecreaterequests",
+    description="ContainerRecreateRequest asks kruise-daemon to restart (recreate) some containers of a "
+    "running pod in place, running their preStop hooks, without recreating the pod.",
     short_names=("crr",),
     versions=(
         CRDVersion(VERSION, ContainerRecreateRequest, storage=True, printer_columns=_COLUMNS),

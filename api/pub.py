@@ -48,24 +48,43 @@ KIND = "PodUnavailableBudget"
 
 class PodUnavailableBudgetSpec(KruiseModel):
     selector: LabelSelector | None = None
+    """Label query over the pods, in this namespace, the budget protects. Exactly one of selector and
+    targetRef is required."""
     target_reference: TargetReference | None = Field(default=None, alias="targetRef")
+    """The workload (CloneSet, Deployment, StatefulSet ...) whose pods the budget protects, instead of a
+    selector."""
     max_unavailable: IntOrString | None = None
+    """Most protected pods that may be unavailable (not ready, or being disrupted) at once: a number or a
+    percentage of the total. Set exactly one of maxUnavailable and minAvailable."""
     min_available: IntOrString | None = None
+    """Fewest protected pods that must stay available: a number or a percentage of the total. Set exactly
+    one of maxUnavailable and minAvailable."""
 
 
 class PodUnavailableBudgetStatus(KruiseModel):
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     disrupted_pods: dict[str, Time] | None = None
+    """Pods whose disruption the webhook has allowed but the controller has not yet seen happen, with the
+    time of the approval; entries expire after a while."""
     unavailable_pods: dict[str, Time] | None = None
+    """Pods the webhook let become unavailable (e.g. by an in-place update) and that are not available
+    again yet, with the time of the approval."""
     unavailable_allowed: Int32 | None = None
+    """How many more protected pods may be disrupted now."""
     current_available: Int32 | None = None
+    """Number of protected pods available now."""
     desired_available: Int32 | None = None
+    """Fewest protected pods that should stay available, from minAvailable or maxUnavailable."""
     total_replicas: Int32 | None = None
+    """Total number of pods the budget counts: the workload's replicas, or protectTotalReplicas."""
 
 
 class PodUnavailableBudget(KruiseObject):
     spec: PodUnavailableBudgetSpec = Field(default_factory=PodUnavailableBudgetSpec)
+    """Desired state of the PodUnavailableBudget."""
     status: PodUnavailableBudgetStatus | None = None
+    """Observed state of the PodUnavailableBudget, written by kruise-manager and kruise-webhook."""
 
 
 class PodUnavailableBudgetSpecV1beta1(PodUnavailableBudgetSpec):
@@ -73,15 +92,22 @@ class PodUnavailableBudgetSpecV1beta1(PodUnavailableBudgetSpec):
     `pub.kruise.io/protect-total-replicas`) and adds `ignoredPodSelector`."""
 
     protect_operations: list[str] | None = None
+    """The pod operations the budget holds back: any of DELETE, EVICT, UPDATE (in-place update) and
+    RESIZE (in-place resize). Default DELETE, EVICT and UPDATE."""
     protect_total_replicas: Int32 | None = None
+    """Total number of pods to compute the budget against, instead of the workload's replicas (for pods
+    spread over several workloads, say)."""
     ignored_pod_selector: LabelSelector | None = None
+    """Pods matching this label query are not protected and do not count toward the budget."""
 
 
 class PodUnavailableBudgetV1beta1(KruiseObject):
     """The v1beta1 (storage) form; controllers read v1alpha1, the conversion webhook maps between."""
 
     spec: PodUnavailableBudgetSpecV1beta1 = Field(default_factory=PodUnavailableBudgetSpecV1beta1)
+    """Desired state of the PodUnavailableBudget."""
     status: PodUnavailableBudgetStatus | None = None
+    """Observed state of the PodUnavailableBudget, written by kruise-manager and kruise-webhook."""
 
 
 _COLUMNS = (
@@ -95,6 +121,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="podunavailablebudgets",
+    description="PodUnavailableBudget (PUB) limits how many of the selected pods may be unavailable at "
+    "once, refusing deletions, evictions and in-place updates that would exceed it.",
     short_names=("pub",),
     versions=(
         CRDVersion(VERSION, PodUnavailableBudget, storage=True, printer_columns=_COLUMNS),

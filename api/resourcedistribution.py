@@ -48,73 +48,108 @@ CONDITION_TYPES = (
 
 class TargetNamespace(KruiseModel):
     name: str | None = None
+    """Name of the namespace."""
 
 
 class TargetNamespaces(KruiseModel):
     items: list[TargetNamespace] | None = Field(default=None, alias="list")
+    """The namespaces, by name."""
 
 
 class _TargetsCommon(KruiseModel):
     all_namespaces: bool | None = None
+    """Distribute to every namespace except kube-system, kube-public and excludedNamespaces. Default
+    false."""
     excluded_namespaces: TargetNamespaces | None = None
+    """Namespaces never to distribute to, whatever else matches them."""
     included_namespaces: TargetNamespaces | None = None
+    """Namespaces to distribute to by name, in addition to those the selector matches."""
 
 
 class ResourceDistributionTargets(_TargetsCommon):
     namespace_label_selector: LabelSelector | None = None
+    """Distribute to the namespaces whose labels match this query, in addition to includedNamespaces."""
 
 
 class ResourceDistributionSpec(KruiseModel):
     # the Secret or ConfigMap to distribute (a RawExtension upstream, kept as written)
     resource: Schemaless
+    """The Secret or ConfigMap to copy, written in full (apiVersion, kind, metadata.name and its data);
+    each copy is made in its target namespace."""
     targets: ResourceDistributionTargets
+    """The namespaces to copy the resource into. A copy is made in a namespace that matches any target and
+    no exclusion."""
 
 
 class _ConditionCommon(KruiseModel):
     type: str
+    """What went wrong: ConflictOccurred, NamespaceNotExists, GetResourceFailed, CreateResourceFailed,
+    UpdateResourceFailed or DeleteResourceFailed."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     last_transition_time: Time | None = None
+    """When the status last changed from one value to another."""
     reason: str | None = None
+    """Why the condition last changed, for humans."""
 
 
 class ResourceDistributionCondition(_ConditionCommon):
     failed_namespaces: list[str] | None = Field(default=None, alias="failedNamespace")
+    """The namespaces where the problem occurred."""
 
 
 class ResourceDistributionStatus(KruiseModel):
     desired: Int32 | None = None
+    """Number of target namespaces that should hold a copy."""
     succeeded: Int32 | None = None
+    """Number of target namespaces whose copy is up to date."""
     failed: Int32 | None = None
+    """Number of target namespaces whose copy could not be created or updated."""
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     conditions: list[ResourceDistributionCondition] | None = None
+    """Problems met while distributing, one condition per kind of failure."""
 
 
 class ResourceDistribution(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["ResourceDistribution"] | None = None
     spec: ResourceDistributionSpec
+    """Desired state of the ResourceDistribution."""
     status: ResourceDistributionStatus | None = None
+    """Observed state of the ResourceDistribution, written by kruise-manager."""
 
 
 class ResourceDistributionTargetsV1beta1(_TargetsCommon):
     namespace_selector: LabelSelector | None = None
+    """Distribute to the namespaces whose labels match this query, in addition to includedNamespaces."""
 
 
 class ResourceDistributionSpecV1beta1(KruiseModel):
     resource: Schemaless
+    """The Secret or ConfigMap to copy, written in full (apiVersion, kind, metadata.name and its data);
+    each copy is made in its target namespace."""
     targets: ResourceDistributionTargetsV1beta1
+    """The namespaces to copy the resource into. A copy is made in a namespace that matches any target and
+    no exclusion."""
 
 
 class ResourceDistributionConditionV1beta1(_ConditionCommon):
     failed_namespaces: list[str] | None = None
+    """The namespaces where the problem occurred."""
 
 
 class ResourceDistributionStatusV1beta1(KruiseModel):
     desired: Int32 | None = None
+    """Number of target namespaces that should hold a copy."""
     succeeded: Int32 | None = None
+    """Number of target namespaces whose copy is up to date."""
     failed: Int32 | None = None
+    """Number of target namespaces whose copy could not be created or updated."""
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     conditions: list[ResourceDistributionConditionV1beta1] | None = None
+    """Problems met while distributing, one condition per kind of failure."""
 
 
 class ResourceDistributionV1beta1(KruiseObject):
@@ -123,7 +158,9 @@ class ResourceDistributionV1beta1(KruiseObject):
     api_version: Literal["apps.kruise.io/v1beta1"] | None = None
     kind: Literal["ResourceDistribution"] | None = None
     spec: ResourceDistributionSpecV1beta1
+    """Desired state of the ResourceDistribution."""
     status: ResourceDistributionStatusV1beta1 | None = None
+    """Observed state of the ResourceDistribution, written by kruise-manager."""
 
 
 _COLUMNS = (
@@ -149,6 +186,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="resourcedistributions",
+    description="ResourceDistribution copies one Secret or ConfigMap into many namespaces and keeps the "
+    "copies in sync with it, including namespaces created later.",
     scope="Cluster",
     short_names=("distributor",),
     versions=(

@@ -18,10 +18,7 @@ REPO = Path(__file__).resolve().parents[3]
 UNDESCRIBED_KINDS = frozenset(
     {
         "AdvancedCronJob",
-        "ContainerRecreateRequest",
         "NodeImage",
-        "PodUnavailableBudget",
-        "ResourceDistribution",
         "UnitedDeployment",
         "WorkloadSpread",
     }
