@@ -18,7 +18,6 @@ REPO = Path(__file__).resolve().parents[3]
 UNDESCRIBED_KINDS = frozenset(
     {
         "AdvancedCronJob",
-        "NodeImage",
         "UnitedDeployment",
         "WorkloadSpread",
     }
