@@ -66,54 +66,85 @@ UPDATABLE_SPEC_FIELDS = (
 
 class BroadcastJobTemplateSpec(KruiseModel):
     metadata: ObjectMeta | None = None
+    """Labels, annotations and so on of each BroadcastJob created."""
     spec: BroadcastJobSpec = Field(default_factory=BroadcastJobSpec)
+    """Spec of each BroadcastJob created."""
 
 
 class ImageListPullJobTemplateSpec(KruiseModel):
     metadata: ObjectMeta | None = None
+    """Labels, annotations and so on of each ImageListPullJob created."""
     spec: ImageListPullJobSpec
+    """Spec of each ImageListPullJob created."""
 
 
 class CronJobTemplate(KruiseModel):
     # batch/v1 JobTemplateSpec, kept as the user wrote it (an embedded Kubernetes type)
     job_template: Schemaless | None = None
+    """Template of a batch/v1 Job (a core JobTemplateSpec) to create at each scheduled time."""
     broadcast_job_template: BroadcastJobTemplateSpec | None = None
+    """Template of a BroadcastJob to create at each scheduled time."""
     # an ImageListPullJob per activation (upstream 1.9, v1beta1; see the module docstring)
     image_list_pull_job_template: ImageListPullJobTemplateSpec | None = None
+    """Template of an ImageListPullJob to create at each scheduled time."""
 
 
 class AdvancedCronJobSpec(KruiseModel):
     schedule: str
+    """When to create a job, in cron format (e.g. "*/5 * * * *" or @hourly)."""
     time_zone: str | None = None
+    """IANA time zone the schedule is read in (e.g. Asia/Shanghai). Default: kruise-manager's local time
+    zone."""
     starting_deadline_seconds: Int64 | None = None
+    """Seconds after a scheduled time within which a missed job may still start; later runs are skipped
+    and count as missed. Unset means no deadline."""
     concurrency_policy: str | None = None
+    """What to do when a run is due while the previous job is still active: Allow (the default) runs both,
+    Forbid skips the new run, Replace deletes the old job for the new one. An ImageListPullJob template
+    defaults to Replace."""
     paused: bool | None = None
+    """Skip every scheduled run until set back to false; jobs already running go on. Default false."""
     successful_jobs_history_limit: Int32 | None = None
+    """How many finished successful jobs to keep. Default 3."""
     failed_jobs_history_limit: Int32 | None = None
+    """How many failed jobs to keep. Default 1."""
     template: CronJobTemplate
+    """The job to create at each scheduled time; exactly one of its templates is set."""
 
 
 class ObjectReference(KruiseModel):
     api_version: str | None = None
+    """API version of the job."""
     kind: str | None = None
+    """Kind of the job: Job, BroadcastJob or ImageListPullJob."""
     name: str | None = None
+    """Name of the job."""
     namespace: str | None = None
+    """Namespace of the job."""
     uid: str | None = None
+    """UID of the job."""
     resource_version: str | None = None
+    """The job's resourceVersion when the reference was made."""
     field_path: str | None = None
+    """A part of the job the reference is about, if not the whole object."""
 
 
 class AdvancedCronJobStatus(KruiseModel):
     type: str | None = None
+    """Kind of job the template creates: Job, BroadcastJob or ImageListPullJob."""
     active: list[ObjectReference] | None = None
+    """The jobs this AdvancedCronJob created that are still running."""
     last_schedule_time: Time | None = None
+    """When a job was last successfully scheduled."""
 
 
 class AdvancedCronJob(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["AdvancedCronJob"] | None = None
     spec: AdvancedCronJobSpec
+    """Desired state of the AdvancedCronJob."""
     status: AdvancedCronJobStatus | None = None
+    """Observed state of the AdvancedCronJob, written by kruise-manager."""
 
 
 class CronJobTemplateV1beta1(CronJobTemplate):
@@ -130,7 +161,9 @@ class AdvancedCronJobV1beta1(KruiseObject):
     api_version: Literal["apps.kruise.io/v1beta1"] | None = None
     kind: Literal["AdvancedCronJob"] | None = None
     spec: AdvancedCronJobSpecV1beta1
+    """Desired state of the AdvancedCronJob."""
     status: AdvancedCronJobStatus | None = None
+    """Observed state of the AdvancedCronJob, written by kruise-manager."""
 
 
 _COLUMNS = (
@@ -149,6 +182,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="advancedcronjobs",
+    description="AdvancedCronJob creates a Job, a BroadcastJob or an ImageListPullJob on a cron schedule, "
+    "like the built-in CronJob but with more kinds of child job.",
     short_names=("acj",),
     versions=(
         CRDVersion(VERSION, AdvancedCronJob, storage=True, printer_columns=_COLUMNS),

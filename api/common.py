@@ -80,18 +80,32 @@ class ObjectMeta(KruiseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str | None = None
+    """Name of the object, unique in its namespace for its kind."""
     generate_name: str | None = None
+    """Prefix the apiserver adds a random suffix to for a name, when name is empty."""
     namespace: str | None = None
+    """Namespace of the object; empty for cluster-scoped kinds."""
     uid: str | None = None
+    """Unique ID the apiserver gives the object when creating it; read-only."""
     resource_version: str | None = None
+    """Opaque version the apiserver bumps on every change, used for optimistic concurrency and watches;
+    read-only."""
     generation: int | None = None
+    """Number the apiserver increments on every change to the desired state (spec); read-only."""
     creation_timestamp: str | None = None
+    """When the object was created (RFC 3339, UTC); read-only."""
     deletion_timestamp: str | None = None
+    """When deletion was asked for, set while finalizers still hold the object; read-only."""
     deletion_grace_period_seconds: int | None = None
+    """Seconds the object was given to stop gracefully once deletion was asked for; read-only."""
     labels: dict[str, str] | None = None
+    """Key/value pairs that selectors match objects by."""
     annotations: dict[str, str] | None = None
+    """Key/value pairs for tools and controllers; not used for selection."""
     owner_references: list[dict[str, Any]] | None = None
+    """The objects this one belongs to; it is garbage-collected when they are all gone."""
     finalizers: list[str] | None = None
+    """Names of controllers that must clean up before the object is deleted."""
 
 
 class LabelSelectorRequirement(KruiseModel):

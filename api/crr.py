@@ -152,7 +152,7 @@ class MetaCondition(KruiseModel):
     """metav1.Condition, as v1beta1 status.conditions holds it (e.g. PreRecreateGrace)."""
 
     type: str
-    """The kind of condition, e.g. PreRecreateGrace."""
+    """The kind of condition, in CamelCase."""
     status: str
     """Whether the condition holds: True, False or Unknown."""
     observed_generation: Int64 | None = None

@@ -70,104 +70,176 @@ BUILTIN_TARGETS: dict[str, tuple[str, ...]] = {
 
 class WorkloadTargetReference(KruiseModel):
     api_version: str = ""
+    """API version of the workload, e.g. apps.kruise.io/v1alpha1."""
     kind: str = ""
+    """Kind of the workload: CloneSet, Deployment, ReplicaSet, Job, StatefulSet, or a kind the
+    kruise-configuration whitelist allows."""
     name: str = ""
+    """Name of the workload, in this namespace."""
 
 
 class TargetFilter(KruiseModel):
     selector: LabelSelector | None = None
+    """Only pods of the workload that match this label query are spread; the rest are left alone."""
     replicas_path_list: list[str] | None = None
+    """Dot-separated paths in the workload (e.g. spec.replicas, or subsets.1.replicas with an array index)
+    whose integer values add up to the number of filtered pods; unset uses the workload's replicas."""
 
 
 class AdaptiveStrategy(KruiseModel):
     disable_simulation_schedule: bool | None = None
+    """Do not check, when a pod is created, whether a subset's nodes have room for it (a simple check of
+    node resources only). Default false."""
     reschedule_critical_seconds: Int32 | None = None
+    """Seconds a pod may stay unschedulable in its subset before it is deleted so the workload recreates
+    it in a later subset with room; the subset is then marked unschedulable for a while. Unset means no
+    rescheduling."""
 
 
 class ScheduleStrategy(KruiseModel):
     type: str | None = None
+    """Fixed (the default): pods stay in the subset they were put in; Adaptive: pods that cannot be
+    scheduled move on to later subsets, as adaptive says."""
     adaptive: AdaptiveStrategy | None = None
+    """Settings for type Adaptive."""
 
 
 class WorkloadSpreadSubset(KruiseModel):
     name: str
+    """Name of the subset, unique within the WorkloadSpread."""
     required_node_selector_term: Schemaless | None = None
+    """Node selector term the subset's pods are required to match, added to their node affinity."""
     preferred_node_selector_terms: list[Schemaless] | None = None
+    """Weighted node selector terms the subset's pods prefer, added to their node affinity."""
     tolerations: list[Schemaless] | None = None
+    """Tolerations added to the subset's pods."""
     max_replicas: IntOrString | None = None
+    """Most pods in this subset: a number or a percentage of the workload's replicas. Unset means no limit
+    (usually for the last subset)."""
     patch: Schemaless | None = None
+    """A strategic merge patch applied to each pod put in this subset, e.g. to add labels or change
+    resources."""
 
 
 class WorkloadSpreadSpec(KruiseModel):
     target_ref: WorkloadTargetReference | None = Field(
         default=None, alias="targetRef", json_schema_extra=CRD_REQUIRED
     )
+    """The workload whose pods are spread; cannot be changed."""
     target_filter: TargetFilter | None = None
+    """Spread only part of the workload's pods."""
     subsets: list[WorkloadSpreadSubset] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
+    """The subsets, in order: a new pod goes to the first subset with room; pods are deleted from the last
+    subset first."""
     schedule_strategy: ScheduleStrategy | None = None
+    """What happens to pods that cannot be scheduled in their subset."""
 
 
 class SubsetCondition(KruiseModel):
     type: str
+    """The kind of condition: Schedulable."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     last_transition_time: Time | None = None
+    """When the status last changed from one value to another."""
     reason: str | None = None
+    """A short CamelCase word saying why the condition last changed."""
     message: str | None = None
+    """Details of the last change, for humans."""
 
 
 class SubsetStatus(KruiseModel):
     name: str
+    """Name of the subset."""
     replicas: Int32 = 0
+    """Number of active pods in the subset, as last observed."""
     conditions: list[SubsetCondition] | None = None
+    """Latest observations of the subset, e.g. Schedulable False while its nodes lack room."""
     missing_replicas: Int32 = 0
+    """How many more pods the subset can take before maxReplicas; -1 when it has no maxReplicas."""
     creating_pods: dict[str, Time] | None = None
+    """Pods the webhook put in this subset that the controller has not seen yet, with the time of the
+    webhook's decision; stale entries are dropped."""
     deleting_pods: dict[str, Time] | None = None
+    """Pods the webhook let go from this subset that the controller has not seen deleted yet, with the
+    time of the webhook's decision."""
 
 
 class WorkloadSpreadStatus(KruiseModel):
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     subset_statuses: list[SubsetStatus] | None = None
+    """State of each subset, in spec order."""
     versioned_subset_statuses: dict[str, list[SubsetStatus]] | None = None
+    """Subset states per pod revision, kept during a rolling update (when new pods may be created before
+    old ones go) so each version is spread on its own."""
 
 
 class WorkloadSpread(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["WorkloadSpread"] | None = None
     spec: WorkloadSpreadSpec
+    """Desired state of the WorkloadSpread."""
     status: WorkloadSpreadStatus | None = None
+    """Observed state of the WorkloadSpread, written by kruise-manager and kruise-webhook."""
 
 
 class WorkloadSpreadSubsetV1beta1(KruiseModel):
     name: str
+    """Name of the subset, unique within the WorkloadSpread."""
     required_node_selector: Schemaless | None = None
+    """Node selector term the subset's pods are required to match, added to their node affinity."""
     preferred_node_selector: list[Schemaless] | None = None
+    """Weighted node selector terms the subset's pods prefer, added to their node affinity."""
     tolerations: list[Schemaless] | None = None
+    """Tolerations added to the subset's pods."""
     max_replicas: IntOrString | None = None
+    """Most pods in this subset: a number or a percentage of the workload's replicas. Unset means no limit
+    (usually for the last subset)."""
     patch: Schemaless | None = None
+    """A strategic merge patch applied to each pod put in this subset, e.g. to add labels or change
+    resources."""
 
 
 class WorkloadSpreadSpecV1beta1(KruiseModel):
     target_ref: WorkloadTargetReference | None = Field(
         default=None, alias="targetRef", json_schema_extra=CRD_REQUIRED
     )
+    """The workload whose pods are spread; cannot be changed."""
     target_filter: TargetFilter | None = None
+    """Spread only part of the workload's pods."""
     subsets: list[WorkloadSpreadSubsetV1beta1] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
+    """The subsets, in order: a new pod goes to the first subset with room; pods are deleted from the last
+    subset first."""
     schedule_strategy: ScheduleStrategy | None = None
+    """What happens to pods that cannot be scheduled in their subset."""
 
 
 class SubsetStatusV1beta1(KruiseModel):
     name: str
+    """Name of the subset."""
     replicas: Int32 = 0
+    """Number of active pods in the subset, as last observed."""
     conditions: Annotated[list[MetaCondition], ListMapKeys(("type",))] | None = None
+    """Latest observations of the subset, e.g. Schedulable False while its nodes lack room."""
     missing_replicas: Int32 = 0
+    """How many more pods the subset can take before maxReplicas; -1 when it has no maxReplicas."""
     creating_pods: dict[str, Time] | None = None
+    """Pods the webhook put in this subset that the controller has not seen yet, with the time of the
+    webhook's decision; stale entries are dropped."""
     deleting_pods: dict[str, Time] | None = None
+    """Pods the webhook let go from this subset that the controller has not seen deleted yet, with the
+    time of the webhook's decision."""
 
 
 class WorkloadSpreadStatusV1beta1(KruiseModel):
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     subset_statuses: list[SubsetStatusV1beta1] | None = None
+    """State of each subset, in spec order."""
     versioned_subset_statuses: dict[str, list[SubsetStatusV1beta1]] | None = None
+    """Subset states per pod revision, kept during a rolling update (when new pods may be created before
+    old ones go) so each version is spread on its own."""
 
 
 class WorkloadSpreadV1beta1(KruiseObject):
@@ -176,7 +248,9 @@ class WorkloadSpreadV1beta1(KruiseObject):
     api_version: Literal["apps.kruise.io/v1beta1"] | None = None
     kind: Literal["WorkloadSpread"] | None = None
     spec: WorkloadSpreadSpecV1beta1
+    """Desired state of the WorkloadSpread."""
     status: WorkloadSpreadStatusV1beta1 | None = None
+    """Observed state of the WorkloadSpread, written by kruise-manager and kruise-webhook."""
 
 
 _COLUMNS = (
@@ -196,6 +270,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="workloadspreads",
+    description="WorkloadSpread spreads the pods of a workload over subsets of nodes (zones, node pools, "
+    "spot and on-demand ...) with a quota per subset, without changing the workload.",
     short_names=("ws",),
     versions=(
         CRDVersion(VERSION, WorkloadSpread, storage=True, printer_columns=_COLUMNS),

@@ -17,9 +17,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 UNDESCRIBED_KINDS = frozenset(
     {
-        "AdvancedCronJob",
         "UnitedDeployment",
-        "WorkloadSpread",
     }
 )
 """Kinds still to describe. Remove a kind once its CRDs are fully described; never add one."""
