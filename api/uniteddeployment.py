@@ -74,116 +74,193 @@ class WorkloadTemplate(KruiseModel):
     """`{metadata, spec}` of a child workload; the spec is the child kind's own spec, kept as written."""
 
     metadata: ObjectMeta | None = None
+    """Labels, annotations and so on of each subset's workload."""
     spec: Schemaless = Field(default_factory=dict)
+    """Spec of each subset's workload, in that kind's own schema; the controller sets its replicas and
+    adds the subset's node selector, tolerations and patch."""
 
 
 class SubsetTemplate(KruiseModel):
     stateful_set_template: WorkloadTemplate | None = None
+    """Make each subset a StatefulSet (apps/v1) from this template."""
     advanced_stateful_set_template: WorkloadTemplate | None = None
+    """Make each subset an Advanced StatefulSet (apps.kruise.io) from this template."""
     clone_set_template: WorkloadTemplate | None = None
+    """Make each subset a CloneSet from this template."""
     deployment_template: WorkloadTemplate | None = None
+    """Make each subset a Deployment from this template."""
 
 
 class Subset(KruiseModel):
     name: str
+    """Name of the subset, a DNS label unique within the UnitedDeployment; its workload is named
+    <UnitedDeployment name>-<subset name>-<random suffix>."""
     node_selector_term: Schemaless | None = None
+    """Node selector term the subset's pods are required to match, so the subset stands for a group of
+    nodes; cannot be changed."""
     tolerations: list[Schemaless] | None = None
+    """Tolerations added to the subset's pods; cannot be changed."""
     replicas: IntOrString | None = None
+    """Pods in this subset: a number or a percentage of spec.replicas. Unset shares what the other subsets
+    leave evenly among the unset ones. Cannot be combined with minReplicas/maxReplicas in one
+    UnitedDeployment."""
     min_replicas: IntOrString | None = None
+    """Fewest pods this subset gets, filled in subset order before any subset gets more: a number or a
+    percentage. Default 0."""
     max_replicas: IntOrString | None = None
+    """Most pods this subset gets: a number or a percentage, at least minReplicas. Unset means no limit;
+    leave at least one subset unlimited so scaling cannot get stuck."""
     patch: Schemaless | None = None
+    """A strategic merge patch applied to the subset's workload template (e.g. different resources or
+    labels per subset); it wins over the fields above."""
 
 
 class AdaptiveStrategy(KruiseModel):
     """1.9: `unschedulableDuration` (was `unschedulableLastSeconds`) and `reserveUnschedulablePods`."""
 
     reschedule_critical_seconds: Int32 | None = None
+    """Seconds a pod may stay unschedulable in its subset before it is moved to a later subset with room.
+    Default 30."""
     unschedulable_duration: Int32 | None = None
+    """Seconds a subset stays marked unschedulable after a pod could not be scheduled in it, before new
+    pods are put there again. Default 300."""
     reserve_unschedulable_pods: bool | None = None
+    """Keep the pod that cannot be scheduled and create a temporary substitute in another subset, deleting
+    the substitute once the kept pod is running and ready. Default false (the pod is moved)."""
 
 
 class ScheduleStrategy(KruiseModel):
     type: str | None = None
+    """Fixed (the default): pods stay in their subset even when they cannot be scheduled; Adaptive: such
+    pods move on to other subsets, as adaptive says."""
     adaptive: AdaptiveStrategy | None = None
+    """Settings for type Adaptive."""
 
 
 class Topology(KruiseModel):
     subsets: list[Subset] | None = None
+    """The subsets, in order; each gets its own workload."""
     schedule_strategy: ScheduleStrategy | None = None
+    """What happens to pods that cannot be scheduled in their subset."""
 
 
 class ManualUpdate(KruiseModel):
     partitions: dict[str, Int32] | None = None
+    """Per subset name, how many of its pods to keep at the old revision (the subset workload's
+    partition). Default 0: update them all."""
 
 
 class UpdateStrategy(KruiseModel):
     type: str | None = None
+    """How template changes roll out: Manual (the default), paced by manualUpdate's per-subset partitions."""
     manual_update: ManualUpdate | None = None
+    """The partition of each subset, for type Manual."""
 
 
 class UnitedDeploymentSpec(KruiseModel):
     replicas: Int32 | None = None
+    """Total number of pods over all subsets. Default 1."""
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
+    """Label query over the pods this UnitedDeployment owns; must match the template's labels. See
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
     template: SubsetTemplate = Field(default_factory=SubsetTemplate)
+    """The workload each subset runs; exactly one of its templates is set."""
     topology: Topology = Field(default_factory=Topology)
+    """The subsets and how pods are split and scheduled between them."""
     update_strategy: UpdateStrategy = Field(default_factory=UpdateStrategy)
+    """How the subsets are updated when the template changes."""
     revision_history_limit: Int32 | None = None
+    """How many old revisions to keep. Default 10."""
 
 
 class UnitedDeploymentCondition(KruiseModel):
     type: str | None = None
+    """The kind of condition: SubsetProvisioned, SubsetUpdated, SubsetFailure or UnitedDeploymentUpdated."""
     status: str | None = None
+    """Whether the condition holds: True, False or Unknown."""
     last_transition_time: Time | None = None
+    """When the status last changed from one value to another."""
     reason: str | None = None
+    """A short CamelCase word saying why the condition last changed."""
     message: str | None = None
+    """Details of the last change, for humans."""
 
 
 class SubsetCondition(KruiseModel):
     type: str
+    """The kind of condition: SubsetSchedulable."""
     status: str
+    """Whether the condition holds: True, False or Unknown."""
     last_transition_time: Time | None = None
+    """When the status last changed from one value to another."""
     reason: str | None = None
+    """A short CamelCase word saying why the condition last changed."""
     message: str | None = None
+    """Details of the last change, for humans."""
 
 
 class SubsetStatus(KruiseModel):
     name: str | None = None
+    """Name of the subset."""
     replicas: Int32 | None = None
+    """Number of pods the subset's workload has, as last observed."""
     ready_replicas: Int32 | None = None
+    """Number of the subset's pods that are ready."""
     partition: Int32 | None = None
+    """The subset's current partition."""
     reserved_pods: Int32 | None = None
+    """Number of the subset's pods kept while unschedulable (reserveUnschedulablePods)."""
     conditions: list[SubsetCondition] | None = None
+    """Latest observations of the subset, e.g. SubsetSchedulable False while its nodes lack room."""
 
 
 class UpdateStatus(KruiseModel):
     updated_revision: str | None = None
+    """Name of the latest revision, which updated pods run."""
     current_partitions: dict[str, Int32] | None = None
+    """Partition in force per subset name."""
 
 
 class _UnitedDeploymentStatusCommon(KruiseModel):
     observed_generation: Int64 | None = None
+    """The metadata.generation the controller last acted on."""
     ready_replicas: Int32 | None = None
+    """Number of pods that are ready."""
     replicas: Int32 = 0
+    """Number of pods over all subsets, as last observed."""
     updated_replicas: Int32 = 0
+    """Number of pods at the latest revision."""
     reserved_pods: Int32 | None = None
+    """Number of pods kept while unschedulable, with substitutes in other subsets
+    (reserveUnschedulablePods)."""
     updated_ready_replicas: Int32 | None = None
+    """Number of pods at the latest revision that are ready."""
     collision_count: Int32 | None = None
+    """Count of revision name hash collisions, mixed into the next revision's name to avoid another."""
     current_revision: str = ""
+    """Name of the revision all pods ran when the last update finished (every pod updated and ready)."""
     subset_statuses: list[SubsetStatus] | None = None
+    """State of each subset."""
     conditions: list[UnitedDeploymentCondition] | None = None
+    """Latest observations of the UnitedDeployment's state."""
     label_selector: str | None = None
+    """The selector in string form, for the scale subresource (HPA)."""
 
 
 class UnitedDeploymentStatus(_UnitedDeploymentStatusCommon):
     subset_replicas: dict[str, Int32] | None = None
+    """Number of pods each subset should run, by subset name."""
     update_status: UpdateStatus | None = None
+    """Progress of the current update."""
 
 
 class UnitedDeployment(KruiseObject):
     api_version: Literal["apps.kruise.io/v1alpha1"] | None = None
     kind: Literal["UnitedDeployment"] | None = None
     spec: UnitedDeploymentSpec
+    """Desired state of the UnitedDeployment."""
     status: UnitedDeploymentStatus | None = None
+    """Observed state of the UnitedDeployment, written by kruise-manager."""
 
 
 class UnitedDeploymentStatusV1beta1(_UnitedDeploymentStatusCommon):
@@ -192,6 +269,7 @@ class UnitedDeploymentStatusV1beta1(_UnitedDeploymentStatusCommon):
     (v1alpha1: `updateStatus.updatedRevision`)."""
 
     updated_revision: str | None = None
+    """Name of the latest revision, which updated pods run."""
 
 
 class UnitedDeploymentV1beta1(KruiseObject):
@@ -200,7 +278,9 @@ class UnitedDeploymentV1beta1(KruiseObject):
     api_version: Literal["apps.kruise.io/v1beta1"] | None = None
     kind: Literal["UnitedDeployment"] | None = None
     spec: UnitedDeploymentSpec
+    """Desired state of the UnitedDeployment."""
     status: UnitedDeploymentStatusV1beta1 | None = None
+    """Observed state of the UnitedDeployment, written by kruise-manager."""
 
 
 _COLUMNS = (
@@ -215,6 +295,8 @@ CRD = CRDInfo(
     group=GROUP,
     kind=KIND,
     plural="uniteddeployments",
+    description="UnitedDeployment runs one workload (StatefulSet, Advanced StatefulSet, CloneSet or "
+    "Deployment) per topology subset, such as a zone, and splits its replicas between them.",
     short_names=("ud",),
     versions=(
         CRDVersion(

@@ -15,11 +15,7 @@ from kruise.api.crdfiles import SET_DIRS
 
 REPO = Path(__file__).resolve().parents[3]
 
-UNDESCRIBED_KINDS = frozenset(
-    {
-        "UnitedDeployment",
-    }
-)
+UNDESCRIBED_KINDS = frozenset({})
 """Kinds still to describe. Remove a kind once its CRDs are fully described; never add one."""
 
 # fmt: off
