@@ -156,12 +156,14 @@ class Manager:
             self.context.server_version = await read_server_version(self.lease_client or self.client)
 
     async def run(self) -> None:
-        """Read the server version, warm the caches, campaign (or lead at once without election) until
+        """Read the server version and the CRDs' storage versions (what the client talks on the wire,
+        `kruise.kube.wire`), warm the caches, campaign (or lead at once without election) until
         cancelled.
 
         LeadershipLost propagates.
         """
         await self.read_server_version()
+        await self.client.talk_storage_versions()
         self._warm_up()
         if self.elector is None:
             await self._lead()
