@@ -291,10 +291,11 @@ class Client:
 
     # ---- wire versions -----------------------------------------------------------------------
 
-    async def talk_storage_versions(self) -> WireVersions:
-        """Read the CRDs and from now on talk every convertible Kruise kind at its
-        storage version (`kruise.kube.wire`). A failed read is logged and changes nothing: each kind is
-        then talked at code's version, which the server converts — slower, never wrong."""
+    async def read_wire_versions(self) -> WireVersions:
+        """The versions to talk on the wire, from the CRDs: each convertible Kruise kind's storage
+        version (`kruise.kube.wire`); assign the result to `wire` of the client that should talk them.
+        A failed read is logged and yields no wire versions: each kind is then talked at code's
+        version, which the server converts — slower, never wrong."""
         try:
             listing = await self.list(CRDS)
         except ApiError as exc:
@@ -302,10 +303,10 @@ class Client:
                 "could not read the CRDs; Kruise kinds are talked at code's versions (the server converts)",
                 error=str(exc),
             )
-            return self.wire
-        self.wire = WireVersions.from_crds(listing.get("items") or [])
-        log.info("wire versions", storage=self.wire.describe())
-        return self.wire
+            return WireVersions()
+        wire = WireVersions.from_crds(listing.get("items") or [])
+        log.info("wire versions", storage=wire.describe())
+        return wire
 
     # ---- reads -------------------------------------------------------------------------------
 

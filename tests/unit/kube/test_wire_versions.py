@@ -336,7 +336,7 @@ async def test_without_wire_versions_the_seven_kinds_need_conversion(server) -> 
 @pytest.mark.parametrize("ref", SEVEN, ids=lambda r: r.kind)
 async def test_every_request_of_the_seven_kinds_goes_out_at_v1beta1(server, ref: ResourceRef) -> None:
     client: Client = server.client
-    await client.talk_storage_versions()
+    client.wire = await client.read_wire_versions()
     obj = sample(ref)
     name, namespace = obj["metadata"]["name"], obj["metadata"].get("namespace")
 
@@ -384,7 +384,7 @@ async def test_every_request_of_the_seven_kinds_goes_out_at_v1beta1(server, ref:
 
 async def test_a_patch_retries_a_conflict_unless_it_pins_the_resource_version(server) -> None:
     client: Client = server.client
-    await client.talk_storage_versions()
+    client.wire = await client.read_wire_versions()
     created = await client.create(BROADCASTJOBS, sample(BROADCASTJOBS))
     server.conflicts = 2
     patched = await client.patch(BROADCASTJOBS, "bcj", {"spec": {"parallelism": 3}}, "ns")
@@ -400,7 +400,7 @@ async def test_a_patch_retries_a_conflict_unless_it_pins_the_resource_version(se
 
 async def test_a_patch_that_changes_nothing_writes_nothing(server) -> None:
     client: Client = server.client
-    await client.talk_storage_versions()
+    client.wire = await client.read_wire_versions()
     created = await client.create(BROADCASTJOBS, sample(BROADCASTJOBS))
     writes = len(server.requests)
     same = await client.patch(BROADCASTJOBS, "bcj", {"spec": {"completionPolicy": {"type": "Always"}}}, "ns")
@@ -410,13 +410,13 @@ async def test_a_patch_that_changes_nothing_writes_nothing(server) -> None:
 
 async def test_unreadable_crds_leave_code_versions_on_the_wire(server) -> None:
     server.refuse_crds = True
-    wire = await server.client.talk_storage_versions()
+    wire = await server.client.read_wire_versions()
     assert wire.wire_ref(ADVANCED_DAEMONSETS) is None
 
 
 async def test_a_derived_client_talks_the_same_versions(server) -> None:
     client: Client = server.client
-    await client.talk_storage_versions()
+    client.wire = await client.read_wire_versions()
     derived = client.derive(user_agent="other")
     try:
         created = await derived.create(NODEIMAGES, sample(NODEIMAGES))
