@@ -6,9 +6,10 @@ are written against it: with CloneSet served at v1alpha1 only, `kubectl patch cl
 talks v1alpha1, where that field lives. "2.0" is upstream master's set (fifteen kinds served at v1alpha1
 and v1beta1, kubectl's preferred version then being v1beta1), as kruise-py's models declare it.
 
-kruise-py's own components read and write the versions in `CLIENT_VERSIONS`, which both sets serve, so
+kruise-py's own code reads and writes the versions in `CLIENT_VERSIONS`, which both sets serve, so
 kruise-manager, kruise-daemon and kubectl-kruise need no switch; only the CRDs and the webhook
-configurations' rules (which versions reach the admission webhooks) differ per set.
+configurations' rules (which versions reach the admission webhooks) differ per set. On the wire a client
+may talk the storage version instead, learnt from the CRDs and converted in-process (`kruise.kube.wire`).
 """
 
 from __future__ import annotations

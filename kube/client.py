@@ -18,21 +18,28 @@ from urllib.parse import urlencode
 
 import aiohttp
 import orjson
+import structlog
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 from kruise.api.objects import meta_of
 from kruise.kube import metrics
-from kruise.kube.errors import ApiError, TransportError, error_from_response, error_from_status
+from kruise.kube.errors import ApiError, Conflict, TransportError, error_from_response, error_from_status
 from kruise.kube.incluster import HOST_ENV, PORT_ENV, in_cluster_paths, running_in_pod
 from kruise.kube.ratelimit import TokenBucket
-from kruise.kube.resources import PODS, ResourceRef
+from kruise.kube.resources import CRDS, PODS, ResourceRef
+from kruise.kube.wire import WireVersions, from_wire, list_from_wire, scale_passes, to_wire
+from kruise.kube.wirepatch import json_patch, merge_patch
+
+log = structlog.get_logger("kruise.kube.client")
 
 DEFAULT_QPS = 30.0
 DEFAULT_BURST = 50
 DEFAULT_REQUEST_TIMEOUT = 30.0
 # A watch may legitimately be silent until its server-side timeout; allow that plus this much.
 WATCH_GRACE = 30.0
+# A patch applied in-process (see kruise.kube.wirepatch) retries this many times on a Conflict.
+WIRE_PATCH_ATTEMPTS = 8
 
 
 class PatchType(enum.StrEnum):
@@ -87,6 +94,9 @@ def encode_body(body: Any) -> bytes | None:
     return orjson.dumps(body)
 
 
+_IN_PROCESS_PATCHES = (PatchType.JSON, PatchType.MERGE)
+
+
 def _bool(value: bool) -> str:
     return "true" if value else "false"
 
@@ -96,6 +106,10 @@ class Client:
 
     Construct with `await Client.from_kubeconfig()`, `Client.in_cluster()` or
     `await Client.from_environment()`; close with `await client.close()` or `async with`.
+
+    `wire` (empty by default) names the kinds talked at their storage version on the wire and
+    converted at this boundary (`kruise.kube.wire`): callers keep passing the ref of the version
+    their code is written for and get objects back in it.
     """
 
     def __init__(
@@ -110,6 +124,7 @@ class Client:
         self.api_client = api_client
         self.limiter = TokenBucket(qps, burst)
         self.request_timeout = request_timeout
+        self.wire = WireVersions()
         if user_agent:
             api_client.user_agent = user_agent
 
@@ -157,13 +172,15 @@ class Client:
         aiohttp connection pool, so neither a drained bucket nor a pool full of watches delays it.
         `qps`/`burst` default to this client's. Close it separately.
         """
-        return Client(
+        derived = Client(
             ApiClient(self.api_client.configuration),
             qps=self.limiter.qps if qps is None else qps,
             burst=self.limiter.burst if burst is None else burst,
             user_agent=user_agent,
             request_timeout=self.request_timeout,
         )
+        derived.wire = self.wire
+        return derived
 
     async def close(self) -> None:
         await self.api_client.close()
@@ -272,6 +289,25 @@ class Client:
             response.release()
         return orjson.loads(data) if data else None
 
+    # ---- wire versions -----------------------------------------------------------------------
+
+    async def read_wire_versions(self) -> WireVersions:
+        """The versions to talk on the wire, from the CRDs: each convertible Kruise kind's storage
+        version (`kruise.kube.wire`); assign the result to `wire` of the client that should talk them.
+        A failed read is logged and yields no wire versions: each kind is then talked at code's
+        version, which the server converts — slower, never wrong."""
+        try:
+            listing = await self.list(CRDS)
+        except ApiError as exc:
+            log.warning(
+                "could not read the CRDs; Kruise kinds are talked at code's versions (the server converts)",
+                error=str(exc),
+            )
+            return WireVersions()
+        wire = WireVersions.from_crds(listing.get("items") or [])
+        log.info("wire versions", storage=wire.describe())
+        return wire
+
     # ---- reads -------------------------------------------------------------------------------
 
     async def server_version(self) -> ServerVersion:
@@ -289,7 +325,11 @@ class Client:
         resource_version: str | None = None,
     ) -> dict[str, Any]:
         query = [("resourceVersion", resource_version)] if resource_version is not None else []
-        return await self.request("GET", ref.path(namespace, name, subresource), query=query)
+        wire = self.wire.wire_ref(ref)
+        if wire is None:
+            return await self.request("GET", ref.path(namespace, name, subresource), query=query)
+        obj = await self.request("GET", wire.path(namespace, name, subresource), query=query)
+        return obj if scale_passes(subresource) else from_wire(obj, wire, ref)
 
     async def list(
         self,
@@ -313,7 +353,10 @@ class Client:
             query.append(("resourceVersion", resource_version))
         if resource_version_match:
             query.append(("resourceVersionMatch", resource_version_match))
-        return await self.request("GET", ref.path(namespace), query=query)
+        wire = self.wire.wire_ref(ref)
+        if wire is None:
+            return await self.request("GET", ref.path(namespace), query=query)
+        return list_from_wire(await self.request("GET", wire.path(namespace), query=query), wire, ref)
 
     async def list_all(
         self, ref: ResourceRef, namespace: str | None = None, *, page_size: int = 500, **kwargs: Any
@@ -364,7 +407,8 @@ class Client:
             sock_connect=self.request_timeout,
             sock_read=read_timeout,
         )
-        response = await self._send("GET", ref.path(namespace), query=query, timeout=timeout)
+        wire = self.wire.wire_ref(ref)
+        response = await self._send("GET", (wire or ref).path(namespace), query=query, timeout=timeout)
         try:
             while True:
                 try:
@@ -385,6 +429,8 @@ class Client:
                 obj = event.get("object") or {}
                 if kind == "ERROR":
                     raise error_from_status(int(obj.get("code") or 500), obj)
+                if wire is not None and kind != "BOOKMARK":
+                    obj = from_wire(obj, wire, ref)
                 yield WatchEvent(kind, obj)
         finally:
             response.release()
@@ -404,9 +450,13 @@ class Client:
         if ref.namespaced and not namespace:
             raise ValueError(f"metadata.namespace: Required value: {ref} is namespaced")
         query = self._write_options(dry_run, field_manager)
-        return await self.request(
-            "POST", ref.path(namespace if ref.namespaced else None), query=query, body=body
-        )
+        wire = self.wire.wire_ref(ref)
+        if wire is None:
+            return await self.request(
+                "POST", ref.path(namespace if ref.namespaced else None), query=query, body=body
+            )
+        path = wire.path(namespace if ref.namespaced else None)
+        return from_wire(await self.request("POST", path, query=query, body=to_wire(body, wire)), wire, ref)
 
     async def update(
         self,
@@ -421,8 +471,13 @@ class Client:
         meta = body.get("metadata") or {}
         if ref.namespaced and not meta.get("namespace"):
             raise ValueError(f"metadata.namespace: Required value: {ref} is namespaced")
-        path = ref.path(meta.get("namespace") if ref.namespaced else None, meta.get("name", ""), subresource)
-        return await self.request("PUT", path, query=self._write_options(dry_run, field_manager), body=body)
+        query = self._write_options(dry_run, field_manager)
+        wire = self.wire.wire_ref(ref)
+        namespace = meta.get("namespace") if ref.namespaced else None
+        path = (wire or ref).path(namespace, meta.get("name", ""), subresource)
+        if wire is None or scale_passes(subresource):
+            return await self.request("PUT", path, query=query, body=body)
+        return from_wire(await self.request("PUT", path, query=query, body=to_wire(body, wire)), wire, ref)
 
     async def update_status(self, ref: ResourceRef, body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         return await self.update(ref, body, subresource="status", **kwargs)
@@ -450,16 +505,58 @@ class Client:
             raise ValueError("fieldManager: Required value: is required for apply patch")
         if force is not None and patch_type is not PatchType.APPLY:
             raise ValueError("force: Forbidden: may not be specified for non-apply patch")
+        wire = self.wire.wire_ref(ref)
+        if wire is not None and subresource in (None, "status") and patch_type in _IN_PROCESS_PATCHES:
+            return await self._patch_in_process(
+                ref, wire, name, namespace, patch, patch_type, subresource, dry_run, field_manager
+            )
         query = self._write_options(dry_run, field_manager)
         if force is not None:
             query.append(("force", _bool(force)))
+        # The scale subresource speaks Scale at any version; strategic merge (refused for custom
+        # resources) and apply patches go out at code's version, which the server converts.
+        target = wire if wire is not None and scale_passes(subresource) else ref
         return await self.request(
             "PATCH",
-            ref.path(namespace, name, subresource),
+            target.path(namespace, name, subresource),
             query=query,
             body=patch,
             content_type=patch_type.value,
         )
+
+    async def _patch_in_process(
+        self,
+        ref: ResourceRef,
+        wire: ResourceRef,
+        name: str,
+        namespace: str | None,
+        patch: dict[str, Any] | list[dict[str, Any]],
+        patch_type: PatchType,
+        subresource: str | None,
+        dry_run: bool,
+        field_manager: str | None,
+    ) -> dict[str, Any]:
+        """A JSON or merge patch of a kind talked at another version: get, convert, patch, convert,
+        PUT under the resourceVersion read (why not convert the patch: `kruise.kube.wirepatch`)."""
+        query = self._write_options(dry_run, field_manager)
+        for attempt in range(1, WIRE_PATCH_ATTEMPTS + 1):
+            current = from_wire(await self.request("GET", wire.path(namespace, name)), wire, ref)
+            if patch_type is PatchType.JSON:
+                patched = json_patch(current, patch)  # type: ignore[arg-type]
+            else:
+                patched = merge_patch(current, patch)
+            if patched == current:
+                return current  # the server writes nothing for a patch that changes nothing
+            pinned = meta_of(patched).get("resourceVersion") != meta_of(current).get("resourceVersion")
+            path = wire.path(namespace, name, subresource)
+            try:
+                answer = await self.request("PUT", path, query=query, body=to_wire(patched, wire))
+            except Conflict:
+                if pinned or attempt == WIRE_PATCH_ATTEMPTS:
+                    raise
+                continue
+            return from_wire(answer, wire, ref)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def delete(
         self,
@@ -485,7 +582,10 @@ class Client:
         options = self._delete_options(
             propagation_policy, grace_period_seconds, uid, resource_version, dry_run
         )
-        return await self.request("DELETE", ref.path(namespace, name), body=options)
+        wire = self.wire.wire_ref(ref)
+        if wire is None:
+            return await self.request("DELETE", ref.path(namespace, name), body=options)
+        return from_wire(await self.request("DELETE", wire.path(namespace, name), body=options), wire, ref)
 
     async def delete_collection(
         self,
@@ -498,7 +598,11 @@ class Client:
     ) -> dict[str, Any]:
         query = self._selectors(label_selector, field_selector)
         options = self._delete_options(propagation_policy, None, None, None, False)
-        return await self.request("DELETE", ref.path(namespace), query=query, body=options)
+        wire = self.wire.wire_ref(ref)
+        if wire is None:
+            return await self.request("DELETE", ref.path(namespace), query=query, body=options)
+        answer = await self.request("DELETE", wire.path(namespace), query=query, body=options)
+        return answer if not answer or answer.get("kind") == "Status" else list_from_wire(answer, wire, ref)
 
     # ---- subresources ------------------------------------------------------------------------
 

@@ -155,13 +155,21 @@ class Manager:
         if self.context.server_version is None:
             self.context.server_version = await read_server_version(self.lease_client or self.client)
 
+    async def read_wire_versions(self) -> None:
+        """Make the controllers' client talk each Kruise kind's CRD storage version (`kruise.kube.wire`),
+        before any informer lists. Read through the lease client when there is one, for the reason
+        `read_server_version` gives."""
+        self.client.wire = await (self.lease_client or self.client).read_wire_versions()
+
     async def run(self) -> None:
-        """Read the server version, warm the caches, campaign (or lead at once without election) until
+        """Read the server version and the CRDs' storage versions (what the client talks on the wire,
+        `kruise.kube.wire`), warm the caches, campaign (or lead at once without election) until
         cancelled.
 
         LeadershipLost propagates.
         """
         await self.read_server_version()
+        await self.read_wire_versions()
         self._warm_up()
         if self.elector is None:
             await self._lead()
