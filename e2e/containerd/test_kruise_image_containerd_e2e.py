@@ -96,6 +96,7 @@ def image_cluster(
     try:
         # `ready` comes once the chart's Deployments and DaemonSet are available
         line = sandbox.wait_for("ready", 420)
+        sandbox.wait_for("  image ", 10)  # the ready block names the pushed image
         yield Cluster(ready_kubeconfig(line), is_sandbox=True, nodes=NODES), sandbox
     finally:
         code = sandbox.terminate()
@@ -125,7 +126,8 @@ async def test_kruise_system_runs_the_built_image_as_real_containers(
     image_cluster: tuple[Cluster, SandboxProcess], built_image: BuiltImage
 ) -> None:
     cluster, sandbox = image_cluster
-    assert any(f"kruise-py:{built_image.tag}@{built_image.digest}" in line for line in sandbox.output)
+    pushed = f"  image docker.io/library/kruise-py:{built_image.tag}@{built_image.digest} "
+    assert any(line.startswith(pushed) for line in sandbox.output), sandbox.output
     pods = await until(
         lambda: kruise_pods(cluster),
         lambda ps: len(ps) == 2 + 2 + NODES and all(ready(p) for p in ps),
