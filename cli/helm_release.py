@@ -88,9 +88,12 @@ class HelmRelease:
         chart: Path = CHART_DIR,
         timeout: float = 120.0,
         helm: str | None = None,
+        image_tag: str = "",
     ) -> None:
         self.name = f"helm/{RELEASE}"
         self.feature_gates = feature_gates
+        self.image_tag = image_tag
+        """``image.tag`` (``kruise-py:<tag>``); empty: the chart's default, its appVersion."""
         self.api_set = api_set
         self.chart = chart
         self.timeout = timeout
@@ -116,6 +119,8 @@ class HelmRelease:
         chosen = {"featureGates": self.feature_gates} if self.feature_gates else {}
         if self.api_set != DEFAULT_API_SET:
             chosen["apiSet"] = self.api_set
+        if self.image_tag:
+            chosen["image"] = {"tag": self.image_tag}
         values.write_text(yaml.safe_dump(chosen))
         await self.run(sandbox, *self.install_args(values))
         await self.wait_available(sandbox)

@@ -5,11 +5,18 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+if TYPE_CHECKING:
+    from kruise.cli.sandbox_image import KruiseImage
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 """Where crds/ and crds-2.0/ live (the sandbox applies the chosen set's files, as `kubectl apply -f`)."""
+
+HELM_TIMEOUT = 120.0  # seconds for the chart's workloads to become available
+HELM_TIMEOUT_REAL = 300.0  # ... on real nodes: every node pulls and unpacks the image first
 
 app = typer.Typer(no_args_is_help=True, help="A local Kubernetes stand-in for tests and newcomers.")
 
@@ -52,7 +59,15 @@ def up(
         "--runtime",
         help="Node runtime: fake (in-memory, no root) or containerd (a real containerd, runc and CNI "
         "bridge per node; root and Debian's containerd runc containernetworking-plugins docker-registry "
-        "busybox-static). With containerd, kruise-py runs as host processes.",
+        "busybox-static). With containerd, kruise-py runs as host processes unless --kruise-image.",
+    ),
+    kruise_image: Path | None = typer.Option(
+        None,
+        "--kruise-image",
+        help="With --runtime containerd: kruise-py's image as `make image` writes it (the OCI layout "
+        "build/image/oci or the archive build/image/kruise-py.oci.tar), pushed to the sandbox's registry "
+        "as kruise-py:<its tag> and installed with the Helm chart: kruise-system's pods run it as real "
+        "containers.",
     ),
     pod_subnet: str = typer.Option(
         "198.18.0.0/16",
@@ -99,6 +114,9 @@ def up(
 
     if runtime not in ("fake", "containerd"):
         raise typer.BadParameter(f"must be fake or containerd, got {runtime!r}", param_hint="--runtime")
+    image = None
+    if kruise_image is not None:
+        image = _kruise_image(kruise_image, runtime=runtime, host_processes=host_processes, nodes=nodes)
     if runtime == "containerd":
         from kruise.sandbox.realnode.prereqs import PrerequisitesMissing, check
 
@@ -107,12 +125,14 @@ def up(
         except PrerequisitesMissing as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
-        if via_helm:
+        if via_helm and image is None:
             raise typer.BadParameter(
-                "--runtime containerd runs kruise-py as host processes; it excludes --via-helm",
+                "--runtime containerd runs kruise-py as host processes without --kruise-image; "
+                "it excludes --via-helm",
                 param_hint="--via-helm",
             )
-        host_processes = True  # kruise-py's own containers on a real node are not built yet
+        # kruise-py's own containers need its built image on the real nodes; without one it runs on the host
+        host_processes = image is None
 
     if via_helm and host_processes:
         raise typer.BadParameter(
@@ -129,11 +149,18 @@ def up(
         helm_install = False
 
     with tempfile.TemporaryDirectory(prefix="kruise-sandbox-") as workdir:  # webhook certs; gone on exit
-        components: list = []
+        components: list = [] if image is None else [image]
         if helm_install:
-            components = [HelmRelease(feature_gates=feature_gates, api_set=api_set)]
+            release = HelmRelease(
+                feature_gates=feature_gates,
+                api_set=api_set,
+                image_tag=image.tag if image is not None else "",
+                # real containers pull the image on every node first
+                timeout=HELM_TIMEOUT_REAL if image is not None else HELM_TIMEOUT,
+            )
+            components.append(release)
         elif not no_kruise:
-            components = kruise_components(
+            components += kruise_components(
                 Path(workdir), feature_gates=feature_gates, nodes=nodes, log_dir=log_dir, api_set=api_set
             )
         tours = [] if no_kruise else [kruise_system_tour, cloneset_tour] if helm_install else [cloneset_tour]
@@ -159,3 +186,29 @@ def up(
         except (OSError, RuntimeError, ValueError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
+
+
+def _kruise_image(path: Path, *, runtime: str, host_processes: bool, nodes: int) -> KruiseImage:
+    """The ``--kruise-image`` layout, read and checked before anything starts (errors name the flag)."""
+    from kruise.cli.sandbox_image import KruiseImage
+    from kruise.sandbox.realnode.ocilayout import LayoutError
+
+    if nodes == 0:
+        raise typer.BadParameter(
+            "needs nodes to run the image on (--nodes >= 1)", param_hint="--kruise-image"
+        )
+
+    if runtime != "containerd":
+        raise typer.BadParameter(
+            "needs --runtime containerd (the fake runtime runs kruise-py's containers as host processes)",
+            param_hint="--kruise-image",
+        )
+    if host_processes:
+        raise typer.BadParameter(
+            "installs kruise-py from its image with the chart; it excludes --host-processes",
+            param_hint="--kruise-image",
+        )
+    try:
+        return KruiseImage.from_path(path)
+    except (LayoutError, OSError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--kruise-image") from exc

@@ -126,9 +126,12 @@ class ApiServer:
         API at (the loopback address of ``start`` is not theirs)."""
         if self._runner is None:
             raise RuntimeError("the API server is not started")
-        site = web.TCPSite(
-            self._runner, host, self.port, ssl_context=self._certs.server_context() if self._certs else None
-        )
+        context = None
+        if self._certs is not None:
+            # clients there verify against the same CA, so the certificate must name this address too
+            self._certs = self._certs.for_hosts(host)
+            context = self._certs.server_context()
+        site = web.TCPSite(self._runner, host, self.port, ssl_context=context)
         await site.start()
 
     async def stop(self) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from kruise.sandbox.realnode import images, prereqs
+import httpx
+
+from kruise.sandbox.realnode import images, oci, prereqs
 from kruise.sandbox.realnode.containerd import ContainerdNode
 from kruise.sandbox.realnode.network import DEFAULT_POD_SUBNET, Bridge, PodNetwork, bridge_name_for
 from kruise.sandbox.realnode.push import push_image
@@ -84,6 +86,19 @@ class RealNodes:
         except BaseException:
             await self.stop()
             raise
+
+    async def push(self, image: oci.Image, reference: str) -> str:
+        """Put ``image`` into the nodes' registry under ``reference`` (as a pod names it: ``kruise-py:0.1.0``
+        is docker.io's ``library/kruise-py``), so every node pulls it as from the registry it names;
+        returns the normalised reference."""
+        ref = images.Reference.parse(reference)
+        if ref.registry == images.PRIVATE_REGISTRY:
+            raise ValueError(f"reference {reference!r}: {ref.registry} is the private registry's name")
+        async with self.registry.client() as client:
+            client.timeout = httpx.Timeout(120.0)  # a real image's layer, not a stand-in's few kB
+            await push_image(client, ref.repository, [ref.tag], image)
+        self.images[str(ref)] = image.digest
+        return str(ref)
 
     async def stop(self) -> list[str]:
         """Tear everything down, going on past failures; returns what went wrong, for a person to read."""

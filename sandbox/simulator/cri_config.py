@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 from kruise.sandbox.cri import CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL
 from kruise.sandbox.cri.schema import enum_value, messages
 from kruise.sandbox.simulator.podenv import container_env, expand
-from kruise.sandbox.simulator.podvolumes import MountFailed, VolumeContext, volume_dir
+from kruise.sandbox.simulator.podvolumes import MountFailed, VolumeContext, bind_listen_address, volume_dir
 
 Obj = dict[str, Any]
 
@@ -81,6 +81,29 @@ def namespace_options(spec: Mapping[str, Any]) -> Message:
     )
 
 
+def run_as(pod: Obj, container: Mapping[str, Any]) -> dict[str, Message]:
+    """``runAsUser``/``runAsGroup`` as the kubelet sends them: the container's securityContext wins
+    over the pod's; unset leaves the image's user (its config's ``User``)."""
+    pod_context = (pod.get("spec") or {}).get("securityContext") or {}
+    own = container.get("securityContext") or {}
+    chosen = {}
+    for key, field_name in (("runAsUser", "run_as_user"), ("runAsGroup", "run_as_group")):
+        value = own.get(key, pod_context.get(key))
+        if value is not None:
+            chosen[field_name] = messages.Int64Value(value=int(value))
+    return chosen
+
+
+def host_network_args(pod: Obj, parts: list[str], node_ip: str) -> list[str]:
+    """Every node of the sandbox shares the machine's network namespace, so a hostNetwork pod's
+    "all interfaces" listen address (``--addr=:10221``) is bound to its node's address instead: two
+    nodes' kruise-daemon pods would otherwise take the same port of the one machine (the process
+    containers of the fake runtime are mapped the same way)."""
+    if not (pod.get("spec") or {}).get("hostNetwork"):
+        return parts
+    return [bind_listen_address(part, node_ip) for part in parts]
+
+
 async def container_mounts(
     pod_dir: Path, node_root: Path, container: Mapping[str, Any], context: VolumeContext
 ) -> list[Message]:
@@ -127,7 +150,9 @@ async def container_config(
         metadata=messages.ContainerMetadata(name=name, attempt=attempt),
         image=messages.ImageSpec(image=image, user_specified_image=image),
         command=[expand(part, env) for part in container.get("command") or []],
-        args=[expand(part, env) for part in container.get("args") or []],
+        args=host_network_args(
+            pod, [expand(part, env) for part in container.get("args") or []], context.host_ip
+        ),
         working_dir=str(container.get("workingDir") or ""),
         envs=[messages.KeyValue(key=k, value=v.encode()) for k, v in env.items()],
         mounts=mounts,
@@ -142,7 +167,7 @@ async def container_config(
         tty=bool(container.get("tty")),
         linux=messages.LinuxContainerConfig(
             security_context=messages.LinuxContainerSecurityContext(
-                namespace_options=namespace_options(pod.get("spec") or {})
+                namespace_options=namespace_options(pod.get("spec") or {}), **run_as(pod, container)
             )
         ),
     )

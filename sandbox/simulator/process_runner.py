@@ -50,16 +50,23 @@ SERVICE_ACCOUNT_DIR_ENV = "KUBERNETES_SERVICE_ACCOUNT_DIR"
 CRI_SOCKET = "run/containerd/containerd.sock"  # under a node's host file system
 
 
-def link_cri_socket(host_root: Path, socket: Path) -> None:
+def link_cri_socket(host_root: Path, socket: Path, *, hard: bool = False) -> None:
     """Put a node's CRI socket where containerd keeps it on a host (``/run/containerd/
     containerd.sock``, with ``/var/run`` a link to ``/run``) in that node's host file system, so
     a hostPath mount of ``/var/run`` or ``/run`` (kruise-daemon's chart) finds the runtime as on a
-    real node. Idempotent."""
+    real node. Idempotent.
+
+    ``hard`` links the socket's inode itself (a unix socket is reached through any of its names):
+    a real container sees the hostPath through a bind mount, where a symbolic link to a path of the
+    machine points nowhere. A process container (the fake runtime) follows a symbolic link fine."""
     target = host_root / CRI_SOCKET
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_symlink() or target.exists():
         target.unlink()
-    target.symlink_to(socket)
+    if hard:
+        os.link(socket.resolve(), target)
+    else:
+        target.symlink_to(socket)
     var_run = host_root / "var" / "run"
     if not var_run.is_symlink() and not var_run.exists():
         var_run.parent.mkdir(parents=True, exist_ok=True)
@@ -94,8 +101,8 @@ class ProcessRunner:
     def node_root(self, node: str) -> Path:
         return self.state_dir / "nodes" / node
 
-    def link_cri_socket(self, node: str, socket: Path) -> None:
-        link_cri_socket(self.node_root(node), socket)
+    def link_cri_socket(self, node: str, socket: Path, *, hard: bool = False) -> None:
+        link_cri_socket(self.node_root(node), socket, hard=hard)
 
     def forget(self, uid: str) -> None:
         shutil.rmtree(self.pod_dir(uid), ignore_errors=True)

@@ -234,6 +234,9 @@ class Simulator:
             assert self.state_dir is not None
             self.processes = ProcessRunner(client, self.process_images, self.state_dir)
             for name in self.runtimes:
+                if self.real is not None:  # hostPath mounts of a real container see the socket itself
+                    self.processes.link_cri_socket(name, self.real.nodes[name].paths.socket, hard=True)
+                    continue
                 socket = self.socket_path(name)
                 if socket is not None:
                     self.processes.link_cri_socket(name, socket)

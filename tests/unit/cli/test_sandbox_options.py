@@ -63,3 +63,57 @@ def test_fail_image_patterns_reach_the_sandbox(monkeypatch):
     result = CliRunner().invoke(app, args, terminal_width=200)
     assert result.exit_code == 0, result.output
     assert list(seen[0].fail_images) == ["invalid.registry.k8s.io/*", "*:bad"]
+
+
+def _flat(output: str) -> str:
+    return " ".join(output.replace("│", " ").split())
+
+
+def test_kruise_image_needs_the_containerd_runtime(tmp_path):
+    result = CliRunner().invoke(app, ["sandbox", "up", "--kruise-image", str(tmp_path)], terminal_width=200)
+    assert result.exit_code == 2
+    assert "--kruise-image" in _flat(result.output) and "needs --runtime containerd" in _flat(result.output)
+
+
+def test_kruise_image_excludes_host_processes(tmp_path):
+    args = ["sandbox", "up", "--runtime", "containerd", "--host-processes", "--kruise-image", str(tmp_path)]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 2
+    assert "it excludes --host-processes" in _flat(result.output)
+
+
+def test_kruise_image_that_is_no_layout_is_refused_before_anything_starts(tmp_path, monkeypatch):
+    async def must_not_start(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the sandbox started with an unreadable image")
+
+    monkeypatch.setattr("kruise.sandbox.up.run_up", must_not_start)
+    args = ["sandbox", "up", "--runtime", "containerd", "--kruise-image", str(tmp_path / "absent")]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 2
+    assert "must be an OCI image layout directory or an OCI archive" in _flat(result.output)
+
+
+def test_kruise_image_installs_the_chart_with_the_layouts_tag(tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    from kruise.sandbox.realnode import oci, prereqs
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "docker"))
+    import image as make_image
+
+    built = oci.build_image([oci.Layer.of([oci.file("x", "y")])], oci.ImageConfig())
+    make_image.write_layout(built, "7.7.7", tmp_path / "oci", tmp_path / "a.tar")
+    monkeypatch.setattr(prereqs, "missing", lambda which: [])
+    seen = []
+
+    async def fake_run_up(options, echo, stop=None):
+        seen.append(options)
+
+    monkeypatch.setattr("kruise.sandbox.up.run_up", fake_run_up)
+    args = ["sandbox", "up", "--runtime", "containerd", "--kruise-image", str(tmp_path / "oci")]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    pushed, release = seen[0].components
+    assert pushed.reference == "kruise-py:7.7.7" and pushed.layout.image.digest == built.digest
+    assert release.image_tag == "7.7.7" and not seen[0].install_crds  # the chart installs them

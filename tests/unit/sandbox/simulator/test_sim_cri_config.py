@@ -193,3 +193,32 @@ def test_the_exit_poller_reports_new_exits_even_of_containers_never_seen_running
     reported = _new_exits(before, now)
     assert sorted(e.container_id for e in reported) == ["a", "gone", "quick"]
     assert {e.pod_key for e in reported} == {"default/web-0"}
+
+
+async def test_run_as_user_and_group_come_from_the_container_then_the_pod(tmp_path: Path):
+    p = pod(securityContext={"runAsUser": 1000, "runAsGroup": 3000})
+    options = {"context": context(p), "pod_dir": tmp_path / "p", "node_root": tmp_path / "n", "base_env": {}}
+    own = {"name": "app", "image": "busybox", "securityContext": {"runAsUser": 0}}
+    security = (await container_config(p, own, 0, **options)).linux.security_context
+    assert (security.run_as_user.value, security.run_as_group.value) == (0, 3000)  # root is a value too
+    bare = pod()
+    plain = await container_config(
+        bare, {"name": "app", "image": "busybox"}, 0, **{**options, "context": context(bare)}
+    )
+    assert not plain.linux.security_context.HasField("run_as_user")  # the image's own user
+    assert not plain.linux.security_context.HasField("run_as_group")
+
+
+async def test_host_network_listen_anywhere_binds_the_node_address(tmp_path: Path):
+    spec = {
+        "name": "daemon",
+        "image": "kruise-py:0.1.0",
+        "args": ["--addr=:10221", "--log-level=info", ":9000"],
+    }
+    options = {"pod_dir": tmp_path / "p", "node_root": tmp_path / "n", "base_env": {}}
+    on_host = pod(hostNetwork=True)
+    config = await container_config(on_host, spec, 0, context=context(on_host), **options)
+    assert list(config.args) == ["--addr=127.18.0.2:10221", "--log-level=info", "127.18.0.2:9000"]
+    own_netns = pod()
+    config = await container_config(own_netns, spec, 0, context=context(own_netns), **options)
+    assert list(config.args) == spec["args"]  # the pod's own network namespace: every interface is its own

@@ -200,6 +200,28 @@ def test_cri_socket_is_linked_where_a_daemon_probes_the_host_run_dir(tmp_path):
     assert discover_socket(None, host / "var" / "run").resolve() == socket
 
 
+def test_a_real_nodes_socket_is_hard_linked_so_a_bind_mount_carries_it():
+    """A bind mount of the node's /var/run shows a container the link itself: a symbolic link would
+    name a path of the machine, absent in the container; a hard link is the socket."""
+    import socket as sockets
+    import tempfile
+
+    from kruise.sandbox.simulator.process_runner import link_cri_socket
+
+    with tempfile.TemporaryDirectory(prefix="cri-") as short:  # unix socket paths: 108 bytes at most
+        path = Path(short) / "real.sock"
+        with sockets.socket(sockets.AF_UNIX) as server:
+            server.bind(str(path))
+            server.listen()
+            host = Path(short) / "n"
+            link_cri_socket(host, path, hard=True)
+            link_cri_socket(host, path, hard=True)  # idempotent
+            linked = host / "run/containerd/containerd.sock"
+            assert not linked.is_symlink() and linked.stat().st_ino == path.stat().st_ino
+            with sockets.socket(sockets.AF_UNIX) as client:
+                client.connect(str(host / "var/run/containerd/containerd.sock"))
+
+
 async def test_each_container_has_its_own_tmp(tmp_path: Path):
     """Process containers run on the host; /tmp (and TMPDIR, so tempfile.gettempdir()) must be the
     container's own: two kruise-webhook pods sharing the host /tmp served each other's certificates."""
