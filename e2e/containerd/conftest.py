@@ -16,7 +16,9 @@ from kruise.sandbox.realnode import prereqs
 
 
 @pytest.fixture(scope="module")
-def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def real_cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
     if os.environ.get("KUBECONFIG"):
         pytest.skip("needs `kruise sandbox up --runtime containerd`; KUBECONFIG points at another cluster")
     try:
@@ -25,8 +27,9 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         pytest.skip(str(exc))
     kubeconfig = tmp_path_factory.mktemp("containerd-sandbox") / "kubeconfig"
     sandbox = SandboxProcess.start(
-        "--runtime", "containerd", "--nodes", "2", "--speed", "20", "--kubeconfig", str(kubeconfig)
-    )
+        "--runtime", "containerd", "--nodes", "2", "--speed", "20", "--kubeconfig", str(kubeconfig),
+        *getattr(request.module, "SANDBOX_ARGS", ()),
+    )  # fmt: skip
     try:
         yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 240)), is_sandbox=True, nodes=2)
     finally:

@@ -21,13 +21,14 @@ import asyncio
 import contextlib
 import copy
 import logging
+import math
 import time
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.sandbox.cri import ContainerState, CriError
-from kruise.sandbox.simulator import ephemeral, killgrace, resize
+from kruise.sandbox.cri import ContainerState, CriError, ExecResult
+from kruise.sandbox.simulator import ephemeral, hooks, killgrace, pullsecrets, resize
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import (
     ConfigMapLookup,
@@ -648,7 +649,7 @@ class Kubelet:
             self.recorder.event(pod, "Normal", "Pulling", f'Pulling image "{image}"', field_path=field_path)
             started = time.monotonic()
             try:
-                ref = await self.runtime.pull_image(image, None)
+                ref = await self._pull(pod, image, field_path)
             except CriError as error:
                 slot.waiting = ("ErrImagePull", str(error))
                 slot.retry_at = now + self.timing.scaled(self.timing.image_pull_backoff_seconds)
@@ -719,6 +720,9 @@ class Kubelet:
         if live:
             slot.task_id = container_id
         self.recorder.event(pod, "Normal", "Started", f"Started container {name}", field_path=field_path)
+        if live and not await self._post_start(pod, run, slot, spec, container_id, field_path):
+            wake.append(0.0)
+            return
         started_at = time.monotonic()
         slot.container_id = container_id
         slot.waiting = None
@@ -742,6 +746,71 @@ class Kubelet:
             wake.append(slot.run_until - now)
         else:
             slot.run_until = None
+
+    async def _pull(self, pod: Obj, image: str, field_path: str) -> str:
+        """PullImage with each credential the pod's ``imagePullSecrets`` have for the image's registry,
+        in turn (see ``pullsecrets``), until one works; with none, without credentials."""
+        found = pullsecrets.credentials(image, await self._pull_secrets(pod, field_path))
+        if not found:
+            return await self.runtime.pull_image(image, None)
+        errors: list[CriError] = []
+        for auth in found:
+            try:
+                return await self.runtime.pull_image(image, auth)
+            except CriError as error:
+                errors.append(error)
+        if len(errors) == 1:
+            raise errors[0]
+        raise CriError("[" + ", ".join(str(error) for error in errors) + "]")
+
+    async def _pull_secrets(self, pod: Obj, field_path: str) -> list[Obj]:
+        """The pod's pull Secrets as they are now; missing ones are reported, as the kubelet does."""
+        namespace = pod["metadata"]["namespace"]
+        found, missing = [], []
+        for ref in (pod.get("spec") or {}).get("imagePullSecrets") or []:
+            name = ref.get("name") or ""
+            try:
+                found.append(await self.client.get(resource_path("v1", "secrets", namespace, name)))
+            except ApiError as error:
+                if not error.not_found:
+                    raise
+                missing.append(name)
+        if missing:
+            self.recorder.event(
+                pod,
+                "Warning",
+                "FailedToRetrieveImagePullSecret",
+                f"Unable to retrieve some image pull secrets ({', '.join(missing)}); "
+                "attempting to pull the image may not succeed.",
+            )
+        return found
+
+    async def _post_start(
+        self, pod: Obj, run: PodRun, slot: Slot, spec: Mapping[str, Any], container_id: str, field_path: str
+    ) -> bool:
+        """Run the container's postStart hook, holding the pod's sync meanwhile (see ``hooks``).
+        False when it failed: the container is being killed, and its exit restarts it per policy."""
+        handler = hooks.handler_of(spec, "postStart")
+        if handler is None:
+            return True
+
+        async def execute(command: list[str], timeout: int) -> ExecResult:
+            return await self.runtime.exec(container_id, command, timeout)
+
+        problem = await hooks.run(
+            handler, pod=pod, container=spec, pod_ip=run.ip, execute=execute, scaled=self.timing.scaled
+        )
+        if problem is None:
+            return True
+        self.recorder.event(pod, "Warning", "FailedPostStartHook", problem, field_path=field_path)
+        self.recorder.event(pod, "Normal", "Killing", "FailedPostStartHook", field_path=field_path)
+        slot.container_id = container_id
+        slot.waiting = None
+        slot.probes = None
+        slot.ready_at = math.inf  # never ready: it is on its way out
+        slot.restart_on_exit = True
+        await self._stop_in_background(container_id, killgrace.container_kill_grace(pod, spec))
+        return False
 
     # ------------------------------------------------------------------ delete
 
