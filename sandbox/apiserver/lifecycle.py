@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kruise.sandbox.apiserver import errors, serviceaccounts
+from kruise.sandbox.apiserver import crdversions, errors, serviceaccounts
 from kruise.sandbox.apiserver.admission import AdmissionDenied
 from kruise.sandbox.apiserver.controllerwrites import (
     GARBAGE_COLLECTOR,
@@ -199,8 +199,13 @@ class Lifecycle:
             obj["status"] = {
                 "conditions": [],
                 "acceptedNames": {"kind": "", "plural": ""},
-                "storedVersions": [v["name"] for v in obj["spec"].get("versions") or [] if v.get("storage")],
+                "storedVersions": crdversions.on_create(obj),
             }
+
+    def prepare_update(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]) -> None:
+        """The kind's PrepareForUpdate for an update of the object itself (not a subresource)."""
+        if rt.key == CRD_KEY:
+            crdversions.prepare_update(obj, old)
 
     def _allocate_cluster_ip(self, svc: dict[str, Any]) -> None:
         """The service-cluster-ip-range allocator, sequential from 10.96.0.10 (10.96.0.1 is `kubernetes`)."""
@@ -505,9 +510,6 @@ class Lifecycle:
             old_conds.get(c["type"], c) if old_conds.get(c["type"], {}).get("status") == "True" else c
             for c in conditions
         ]
-        stored = set(status.get("storedVersions") or [])
-        stored |= {v["name"] for v in new["spec"].get("versions") or [] if v.get("storage")}
-        status["storedVersions"] = sorted(stored)
         if new != crd:
             self.store.put(CRD_KEY, new, "MODIFIED", crd)
 

@@ -280,6 +280,8 @@ class Writes(RequestContext):
         def prepare_and_validate(obj: dict[str, Any]) -> None:
             if self.sub == "status":
                 self._status_strategy(obj, old)  # PrepareForUpdate follows mutating admission
+            elif not self.sub:
+                self.server.lifecycle.prepare_update(self.rt, obj, old)
             self._validate(obj, old)
             if self.rt.key == ("", "persistentvolumeclaims") and not self.sub:
                 refusal = admit_claim_resize(obj, old, self._storage_class)
