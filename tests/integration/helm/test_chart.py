@@ -205,6 +205,8 @@ def allows(role_rules: list[dict], group: str, resource: str, verb: str) -> bool
         ("kruise-manager-role", "apps", "statefulsets", "update"),
         ("kruise-manager-role", "storage.k8s.io", "storageclasses", "watch"),  # claim resize gate
         ("kruise-manager-role", "apiextensions.k8s.io", "customresourcedefinitions", "list"),  # WS whitelist
+        ("kruise-manager-role", "apiextensions.k8s.io", "customresourcedefinitions", "watch"),  # migration
+        ("kruise-manager-role", "apiextensions.k8s.io", "customresourcedefinitions/status", "update"),
         ("kruise-webhook-role", "policy.kruise.io", "podunavailablebudgets/status", "update"),
         ("kruise-webhook-role", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "patch"),
         ("kruise-webhook-role", "", "namespaces", "list"),
