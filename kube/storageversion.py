@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.conditions import condition_of, is_true
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.resources import CRDS, ResourceRef
@@ -57,8 +58,7 @@ def needs_migration(crd: dict[str, Any]) -> bool:
 
 
 def established(crd: dict[str, Any]) -> bool:
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+    return is_true(condition_of(crd, "Established"))
 
 
 def resource_at(crd: dict[str, Any], version: str) -> ResourceRef:
