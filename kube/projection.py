@@ -242,10 +242,19 @@ class Projection:
     """
 
     def __init__(
-        self, keep: Iterable[str], shared: Iterable[str] = (), *, owner: str = "", guard: bool | None = None
+        self,
+        keep: Iterable[str],
+        shared: Iterable[str] = (),
+        *,
+        unique: Iterable[str] = (),
+        owner: str = "",
+        guard: bool | None = None,
     ) -> None:
-        """`owner` names the reader in messages (`kruise-manager pods`)."""
+        """`unique`: paths whose strings differ on every object (names, uids, IPs): not interned, as an
+        interned string that never repeats only adds its entry in the interpreter's intern table.
+        `owner` names the reader in messages (`kruise-manager pods`)."""
         self.owner = owner
+        self.unique = frozenset(unique)
         self.keep = sorted(set(keep))
         self.tree = parse_paths(self.keep)
         self.shared = sorted(set(shared))
@@ -274,7 +283,11 @@ class Projection:
     def union(self, other: Projection) -> Projection:
         """Keep what either keeps (two consumers of one shared informer)."""
         return Projection(
-            [*self.keep, *other.keep], [*self.shared, *other.shared], owner=self.owner, guard=self.guard
+            [*self.keep, *other.keep],
+            [*self.shared, *other.shared],
+            unique=self.unique | other.unique,
+            owner=self.owner,
+            guard=self.guard,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -322,19 +335,36 @@ class Projection:
 
     def _value(self, value: Any, tree: Tree | None, shared: Tree | None, where: str) -> Any:
         if isinstance(value, str):
-            return sys.intern(value) if len(value) <= _INTERN_MAX else value
+            return self._string(value, where)
         share_here = shared is None
         below: Tree = shared or {}
         if isinstance(value, dict):
             if tree is None:
-                out: Any = _freeze_whole(value, share_here)
+                out: Any = self._whole(value, share_here, where)
             else:
                 out = self._dict(value, tree, below, where, share_here)
             return self._share(out, where) if share_here else out
         if isinstance(value, list):
             if share_here:
-                return self._share(_SharedList(self._value(v, tree, {}, where) for v in value), where)
-            return FrozenList(self._value(v, tree, below, where) for v in value)
+                return self._share(_SharedList([self._value(v, tree, {}, where) for v in value]), where)
+            return FrozenList([self._value(v, tree, below, where) for v in value])
+        return value
+
+    def _string(self, value: str, where: str) -> str:
+        if len(value) > _INTERN_MAX or where in self.unique:
+            return value
+        return sys.intern(value)
+
+    def _whole(self, value: Any, shared: bool, where: str) -> Any:
+        """A whole kept subtree: frozen and interned all the way down (no guard: every key is kept)."""
+        if isinstance(value, dict):
+            cls = _SharedDict if shared else FrozenDict
+            return cls((sys.intern(k), self._whole(v, False, f"{where}.{k}")) for k, v in value.items())
+        if isinstance(value, list):
+            cls = _SharedList if shared else FrozenList
+            return cls([self._whole(v, False, where) for v in value])
+        if isinstance(value, str):
+            return self._string(value, where)
         return value
 
     def _share(self, node: Any, where: str) -> Any:
@@ -350,16 +380,3 @@ class Projection:
     def shared_objects(self) -> int:
         """Distinct shared subtrees alive now (for the benchmark and tests)."""
         return len(self._table)
-
-
-def _freeze_whole(value: Any, shared: bool) -> Any:
-    """A whole kept subtree: frozen and interned all the way down (no guard: every key is kept)."""
-    if isinstance(value, dict):
-        cls = _SharedDict if shared else FrozenDict
-        return cls((sys.intern(k), _freeze_whole(v, False)) for k, v in value.items())
-    if isinstance(value, list):
-        cls = _SharedList if shared else FrozenList
-        return cls(_freeze_whole(v, False) for v in value)
-    if isinstance(value, str):
-        return sys.intern(value) if len(value) <= _INTERN_MAX else value
-    return value

@@ -65,6 +65,16 @@ STORE_FIELDS: tuple[str, ...] = (
 )
 """What the informer and the standard indexes read of every object: the floor of any projection."""
 
+POD_UNIQUE: tuple[str, ...] = (
+    "metadata.name",
+    "metadata.resourceVersion",
+    "metadata.uid",
+    "status.containerStatuses.containerID",
+    "status.initContainerStatuses.containerID",
+    "status.podIP",
+)
+"""Pod strings no other pod has: a projection does not intern them."""
+
 
 def mutable_copy(obj: Obj) -> Obj:
     """A private deep copy of a cached object, via orjson (several times faster than copy.deepcopy).

@@ -101,6 +101,12 @@ def test_shared_subtrees_are_one_object_per_content_and_strings_are_interned() -
     assert projection.shared_objects == 2  # weakly held: gone with the last pod that had them
 
 
+def test_unique_paths_are_not_interned() -> None:
+    cached = Projection(KEEP, SHARED, unique=["metadata.uid"], guard=False).apply(pod("a"))
+    assert sys.intern("".join(["uid-", "a"])) is not cached["metadata"]["uid"]
+    assert sys.intern("".join(["def", "ault"])) is cached["metadata"]["namespace"]
+
+
 def test_cached_objects_are_read_only_and_copies_are_private() -> None:
     cached = Projection(KEEP, SHARED, guard=False).apply(pod("a"))
     assert isinstance(cached["metadata"]["labels"], FrozenDict)
