@@ -31,11 +31,26 @@ POD_META: tuple[str, ...] = (
 )
 """Who the pod is and who owns it: what every pod reader matches and sorts by."""
 
+CONTAINER_STATUS: tuple[str, ...] = (
+    "allocatedResources",
+    "containerID",
+    "image",
+    "imageID",
+    "lastState",
+    "name",
+    "ready",
+    "resources",
+    "restartCount",
+    "started",
+    "state",
+)
+"""Of a container's status (not e.g. its volumeMounts and user, which kubelets 1.30+ report per pod)."""
+
 POD_RUNNING: tuple[str, ...] = (
     "spec.nodeName",
     "spec.readinessGates",
     "status.conditions",
-    "status.containerStatuses",
+    *(f"status.containerStatuses.{field}" for field in CONTAINER_STATUS),
     "status.initContainerStatuses",
     "status.phase",
     "status.podIP",

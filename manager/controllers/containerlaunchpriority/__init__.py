@@ -14,5 +14,13 @@ from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.containerlaunchpriority.controller import NAME, build
 
 SETUP = ControllerSetup(
-    NAME, build, pod_fields=(*POD_META, "spec.containers", "status.conditions", "status.containerStatuses")
+    NAME,
+    build,
+    pod_fields=(
+        *POD_META,
+        "spec.containers",
+        "status.conditions",
+        "status.containerStatuses.name",
+        "status.containerStatuses.ready",
+    ),
 )

@@ -56,3 +56,23 @@ def test_template_parts_are_shared_when_kept() -> None:
     assert set(projection.shared) <= set(POD_SHARED)
     a, b = projection.apply(POD), projection.apply({**POD, "metadata": {**POD["metadata"], "name": "q"}})
     assert a["spec"]["containers"] is b["spec"]["containers"]
+
+
+def test_a_controller_reading_a_field_it_did_not_declare_fails() -> None:
+    """The guard at work on a real controller: podreadiness without `spec.readinessGates` declared."""
+    from dataclasses import replace
+
+    from kruise.manager.controllers.podreadiness import SETUP
+    from kruise.manager.controllers.podreadiness.reconciler import needs_condition
+
+    gated = {
+        **POD,
+        "spec": {**POD["spec"], "readinessGates": [{"conditionType": "KruisePodReady"}]},
+        "status": {"conditions": []},
+    }
+    declared = Projection(pod_projection([SETUP]).keep, guard=True)
+    assert needs_condition(declared.apply(gated)) is True
+    narrowed = replace(SETUP, pod_fields=tuple(f for f in SETUP.pod_fields if f != "spec.readinessGates"))
+    with pytest.raises(DroppedFieldRead, match=r"spec\.readinessGates"):
+        needs_condition(Projection(pod_projection([narrowed]).keep, guard=True).apply(gated))
+    VIOLATIONS.clear()
