@@ -185,10 +185,20 @@ def _guarded(base: type, where: str, kept: frozenset[str]) -> type:
     return type(f"Guarded{base.__name__}", (base,), namespace)
 
 
+class ProjectedCopy(dict):  # type: ignore[type-arg]
+    """A mutable copy of a projected object: marked, because it lacks what the cache dropped and so
+    must never be PUT back whole (`is_projected`)."""
+
+    __slots__ = ()
+
+
 def thaw(value: Any) -> Any:
-    """A private mutable deep copy; guarded nodes stay guarded (mutable twins of their class)."""
+    """A private mutable deep copy; guarded nodes stay guarded (mutable twins of their class), frozen
+    ones become `ProjectedCopy`, so the copy still says where it came from."""
     if isinstance(value, dict):
-        twin = getattr(type(value), "_mutable_twin", dict)
+        twin = getattr(type(value), "_mutable_twin", None)
+        if twin is None:
+            twin = ProjectedCopy if isinstance(value, FrozenDict) else dict
         return twin([(k, thaw(v)) for k, v in dict.items(value)])
     if isinstance(value, list):
         return [thaw(v) for v in value]
@@ -199,10 +209,14 @@ def is_guarded(obj: Any) -> bool:
     return getattr(type(obj), "_mutable_twin", None) is not None
 
 
+def _marked(obj: Any) -> bool:
+    return isinstance(obj, (FrozenDict, ProjectedCopy)) or is_guarded(obj)
+
+
 def is_projected(obj: Any) -> bool:
-    """True for a projecting cache's object (and, with guarding on, for copies of one): it may lack
-    fields the server has, so it must never be PUT back whole."""
-    return isinstance(obj, FrozenDict) or is_guarded(obj)
+    """True for a projecting cache's object or a copy of one (also a shallow `dict(obj)` or `{**obj}`:
+    its metadata still is): it may lack fields the server has, so it must never be PUT back whole."""
+    return _marked(obj) or (isinstance(obj, dict) and _marked(dict.get(obj, "metadata")))
 
 
 def parse_paths(paths: Iterable[str]) -> Tree:

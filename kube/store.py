@@ -15,7 +15,7 @@ import orjson
 
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import meta_of, owner_refs_of, spec_of
-from kruise.kube.projection import is_guarded, thaw
+from kruise.kube.projection import FrozenDict, ProjectedCopy, is_guarded, thaw
 from kruise.kube.resources import object_key
 
 Obj = dict[str, Any]
@@ -83,7 +83,12 @@ def mutable_copy(obj: Obj) -> Obj:
     still fails."""
     if is_guarded(obj):
         return thaw(obj)  # type: ignore[no-any-return]
-    return orjson.loads(orjson.dumps(obj))
+    copied = orjson.loads(orjson.dumps(obj))
+    if isinstance(obj, FrozenDict) and isinstance(copied.get("metadata"), dict):
+        # Marked as a projection's copy: `Client.update` refuses to PUT it (it lacks dropped fields).
+        copied["metadata"] = ProjectedCopy(copied["metadata"])
+        return ProjectedCopy(copied)
+    return copied  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from kruise.kube.projection import (
     FrozenDict,
     FrozenList,
     Projection,
+    is_projected,
     parse_paths,
 )
 from kruise.kube.resources import PODS
@@ -193,10 +194,13 @@ class NeverSends(Client):
         raise AssertionError("a projected object reached the wire")
 
 
-async def test_a_projected_object_or_its_guarded_copy_is_never_put_back_whole() -> None:
-    cached = Projection(KEEP, SHARED, guard=True).apply(pod("a"))
-    for body in (cached, mutable_copy(cached)):
+@pytest.mark.parametrize("guard", [True, False])
+async def test_a_projected_object_or_any_copy_of_it_is_never_put_back_whole(guard: bool) -> None:
+    cached = Projection(KEEP, SHARED, guard=guard).apply(pod("a"))
+    copies = [mutable_copy(cached), copy.deepcopy(cached), copy.deepcopy(dict(cached)), {**cached}]
+    for body in (cached, *copies):
         with pytest.raises(ValueError, match="projected cache object cannot be PUT"):
             await NeverSends().update(PODS, body)
         with pytest.raises(ValueError, match="read the object from the apiserver"):
             await NeverSends().update_status(PODS, body)
+    assert not is_projected(orjson.loads(orjson.dumps(cached)))  # what the apiserver would return
