@@ -470,8 +470,9 @@ class Client:
     ) -> dict[str, Any]:
         """PUT the whole object; its metadata.resourceVersion makes it a compare-and-swap.
 
-        A projected cache object lacks what its cache drops, so PUTting it (or, under the test guard, a
-        copy of it) would erase those fields on the server: refused. Read the object first."""
+        A projected cache object lacks what its cache drops, so PUTting it (or any copy of it,
+        `kruise.kube.projection.is_projected`) would erase those fields on the server: refused. Read
+        the object first."""
         if is_projected(body):
             raise ValueError(
                 f"{ref}: a projected cache object cannot be PUT (it lacks the fields its cache drops); "
