@@ -1,29 +1,50 @@
-"""Informer memory per cached pod: 10k realistic pods through the store and its indexers.
+"""Informer memory per cached pod, full objects against each process's projection, at 10k and 100k pods.
 
-Pods arrive as JSON bytes (as from the apiserver), are parsed with orjson, lose managedFields as the
-informer drops them, and are stored under the standard indexes (namespace, owner UID, node name).
-tracemalloc measures what stays allocated.
+Pods arrive as JSON bytes (as from the apiserver), are parsed with orjson and cached the way the
+informer caches them: the anchor is the full object minus managedFields (the cache before
+projections); then kruise-manager's pod projection with every controller running (the union of their
+`pod_fields`) and kruise-webhook's (kruise.kube.projection: kept fields only, interned, frozen,
+pod-template parts shared between replicas). Every variant goes into a Store with the
+standard indexes (namespace, owner UID, node name); tracemalloc counts what stays allocated, so the
+figures are the cache's own bytes, not the process's RSS.
+
+Each pod differs from the next where real pods do (name, uid, resourceVersion, IPs, container ID,
+instance-id label, and every timestamp, one second apart); pods of one CloneSet (50) share their
+template, owner and revision, as replicas do.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import time
 import tracemalloc
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import orjson
 
 from kruise.kube.informer import strip_managed_fields
+from kruise.kube.resources import PODS as POD_RESOURCE
 from kruise.kube.store import STANDARD_INDEXERS, Store
+from kruise.manager import cachefields as manager_fields
+from kruise.manager.controllers import discover
+from kruise.webhook import cachefields as webhook_fields
 
-PODS = 10_000
+COUNTS = (10_000, 100_000)
+EPOCH = 1_795_820_400  # 2026-11-27T23:00:00Z
+
+
+def stamp(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(EPOCH + seconds))
 
 
 def pod_json(i: int) -> bytes:
     owner = f"cs-{i // 50}"
+    created, started, ready = stamp(i), stamp(i + 1), stamp(i + 5)
     labels = {
         "app": f"web-{i // 50}",
-        "apps.kruise.io/cloneset-instance-id": f"{i:05x}",
+        "apps.kruise.io/cloneset-instance-id": f"{i:06x}",
         "controller-revision-hash": f"{owner}-7d9f8c6b5",
         "pod-template-hash": "7d9f8c6b5",
         "lifecycle.apps.kruise.io/state": "Normal",
@@ -32,11 +53,11 @@ def pod_json(i: int) -> bytes:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": f"{owner}-{i:05x}",
+            "name": f"{owner}-{i:06x}",
             "namespace": f"team-{i % 20}",
             "uid": f"6f1c2f3e-{i:04x}-4c1b-9a7e-{i:012x}",
             "resourceVersion": str(100_000 + i),
-            "creationTimestamp": "2026-11-22T23:00:00Z",
+            "creationTimestamp": created,
             "labels": labels,
             "annotations": {"apps.kruise.io/inplace-update-grace": '{"revision":"x","containerImages":{}}'},
             "ownerReferences": [
@@ -54,7 +75,7 @@ def pod_json(i: int) -> bytes:
                     "manager": "kruise-manager",
                     "operation": "Update",
                     "apiVersion": "v1",
-                    "time": "2026-11-22T23:00:00Z",
+                    "time": created,
                     "fieldsType": "FieldsV1",
                     "fieldsV1": {"f:metadata": {"f:labels": {f"f:{k}": {} for k in labels}}, "f:spec": {}},
                 }
@@ -90,11 +111,11 @@ def pod_json(i: int) -> bytes:
         },
         "status": {
             "phase": "Running",
-            "podIP": f"10.0.{i // 250}.{i % 250}",
+            "podIP": f"10.{i // 62500}.{i // 250 % 250}.{i % 250}",
             "hostIP": f"192.168.0.{i % 100}",
-            "startTime": "2026-11-22T23:00:01Z",
+            "startTime": started,
             "conditions": [
-                {"type": t, "status": "True", "lastTransitionTime": "2026-11-22T23:00:05Z"}
+                {"type": t, "status": "True", "lastTransitionTime": ready}
                 for t in ("InPlaceUpdateReady", "Initialized", "Ready", "ContainersReady", "PodScheduled")
             ],
             "containerStatuses": [
@@ -106,7 +127,7 @@ def pod_json(i: int) -> bytes:
                     "imageID": "docker.io/library/nginx@sha256:" + "ab" * 32,
                     "containerID": f"containerd://{i:064x}",
                     "started": True,
-                    "state": {"running": {"startedAt": "2026-11-22T23:00:03Z"}},
+                    "state": {"running": {"startedAt": started}},
                 }
             ],
         },
@@ -114,31 +135,63 @@ def pod_json(i: int) -> bytes:
     return orjson.dumps(pod)
 
 
-def measure(with_indexers: bool, wire: list[bytes]) -> tuple[float, float]:
+Cache = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def wire(count: int) -> Iterator[bytes]:
+    return (pod_json(i) for i in range(count))
+
+
+def measure(cached_form: Cache, count: int) -> tuple[float, float]:
+    """Bytes per pod retained by a store (with the standard indexes) of `count` pods, and pods/s."""
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     started = time.perf_counter()
-    store = Store(STANDARD_INDEXERS if with_indexers else {})
-    for data in wire:
-        store.upsert(strip_managed_fields(orjson.loads(data)))
+    store = Store(STANDARD_INDEXERS)
+    for data in wire(count):
+        store.upsert(cached_form(orjson.loads(data)))
     elapsed = time.perf_counter() - started
     gc.collect()
     used = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
-    assert len(store) == len(wire)
-    return used / len(wire), elapsed
+    assert len(store) == count
+    return used / count, count / elapsed
 
 
-def main() -> None:
-    wire = [pod_json(i) for i in range(PODS)]
-    avg_json = sum(map(len, wire)) / len(wire)
-    plain, _ = measure(False, wire)
-    indexed, elapsed = measure(True, wire)
-    print(f"pods: {PODS}, average JSON size on the wire: {avg_json:,.0f} bytes (with managedFields)")
-    print(f"store only:           {plain:,.0f} bytes/pod  ({plain * PODS / 2**20:,.1f} MiB total)")
-    print(f"store + 3 indexers:   {indexed:,.0f} bytes/pod  ({indexed * PODS / 2**20:,.1f} MiB total)")
-    print(f"parse+strip+index:    {PODS / elapsed:,.0f} pods/s (under tracemalloc, which slows it)")
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="benchmarks informer", description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", default=",".join(map(str, COUNTS)), help="comma-separated cache sizes")
+    parser.add_argument(
+        "--full-at-every-size",
+        action="store_true",
+        help="measure the full-object anchor at every size, not only the first (~11 KB/pod: 1.1 GB at 100k)",
+    )
+    args = parser.parse_args(argv or [])
+    counts = [int(c) for c in args.pods.split(",")]
+    sample = [pod_json(i) for i in range(1000)]
+    avg_json = sum(map(len, sample)) / len(sample)
+    stripped = sum(len(orjson.dumps(strip_managed_fields(orjson.loads(d)))) for d in sample) / len(sample)
+    print(f"average pod JSON: {avg_json:,.0f} bytes on the wire, {stripped:,.0f} without managedFields")
+    variants: list[tuple[str, Cache]] = [
+        ("full object (anchor)", strip_managed_fields),
+        ("kruise-manager projection", manager_fields.projections(discover())[POD_RESOURCE].apply),
+        ("kruise-webhook projection", webhook_fields.projections()[POD_RESOURCE].apply),
+    ]
+    anchor = 0.0
+    print(f"{'cache':<28}{'pods':>9}{'bytes/pod':>11}{'vs anchor':>11}{'vs JSON':>9}{'MiB':>9}{'pods/s':>9}")
+    for name, cached_form in variants:
+        for n, count in enumerate(counts):
+            if cached_form is strip_managed_fields and n and not args.full_at_every_size:
+                continue
+            per_pod, rate = measure(cached_form, count)
+            anchor = anchor or per_pod
+            print(
+                f"{name:<28}{count:>9,}{per_pod:>11,.0f}{per_pod / anchor:>10.2f}x{per_pod / stripped:>8.2f}x"
+                f"{per_pod * count / 2**20:>9,.1f}{rate:>9,.0f}"
+            )
+    print("bytes/pod: what a Store with the namespace, owner-UID and node-name indexes retains per pod")
+    print("(tracemalloc, which also slows pods/s); vs JSON: against the pod's JSON without managedFields.")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from kruise.api.objects import meta_of
 from kruise.kube import metrics
 from kruise.kube.errors import ApiError, Conflict, TransportError, error_from_response, error_from_status
 from kruise.kube.incluster import HOST_ENV, PORT_ENV, in_cluster_paths, running_in_pod
+from kruise.kube.projection import is_projected
 from kruise.kube.ratelimit import TokenBucket
 from kruise.kube.resources import CRDS, PODS, ResourceRef
 from kruise.kube.wire import WireVersions, from_wire, list_from_wire, scale_passes, to_wire
@@ -467,7 +468,16 @@ class Client:
         dry_run: bool = False,
         field_manager: str | None = None,
     ) -> dict[str, Any]:
-        """PUT the whole object; its metadata.resourceVersion makes it a compare-and-swap."""
+        """PUT the whole object; its metadata.resourceVersion makes it a compare-and-swap.
+
+        A projected cache object lacks what its cache drops, so PUTting it (or any copy of it,
+        `kruise.kube.projection.is_projected`) would erase those fields on the server: refused. Read
+        the object first."""
+        if is_projected(body):
+            raise ValueError(
+                f"{ref}: a projected cache object cannot be PUT (it lacks the fields its cache drops); "
+                "read the object from the apiserver first"
+            )
         meta = body.get("metadata") or {}
         if ref.namespaced and not meta.get("namespace"):
             raise ValueError(f"metadata.namespace: Required value: {ref} is namespaced")

@@ -26,6 +26,7 @@ from kruise.api.objects import meta_of
 from kruise.kube.client import Client, WatchEvent
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.errors import ApiError, Gone, TooManyRequests, log_fields
+from kruise.kube.projection import Projection
 from kruise.kube.resources import ResourceRef, object_key
 from kruise.kube.store import (
     STANDARD_INDEXERS,
@@ -89,9 +90,13 @@ class SharedInformer:
         indexers: dict[str, IndexFunc] | None = None,
         options: InformerOptions | None = None,
         clock: Clock | None = None,
+        projection: Projection | None = None,
     ) -> None:
+        """`projection`, when given, is what the cache keeps of each object (see kruise.kube.projection):
+        handlers and readers get the projected, frozen form."""
         self.client = client
         self.ref = ref
+        self.projection = projection
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
@@ -225,11 +230,15 @@ class SharedInformer:
             field_selector=self.field_selector,
         )
         for obj in items:
-            strip_managed_fields(obj)
             # Lists carry kind/apiVersion on the list only; restore them so items look like watch objects.
             obj.setdefault("kind", self.ref.kind)
             obj.setdefault("apiVersion", self.ref.api_version)
-        self._replace(items, resource_version)
+        self._replace([self._cached_form(obj) for obj in items], resource_version)
+
+    def _cached_form(self, obj: Obj) -> Obj:
+        if self.projection is not None:
+            return self.projection.apply(obj)
+        return strip_managed_fields(obj)
 
     def _replace(self, items: list[Obj], resource_version: str) -> None:
         """Swap in a fresh list, delivering exactly the difference from the cache."""
@@ -273,7 +282,7 @@ class SharedInformer:
             if rv:
                 self.last_resource_version = rv
             return
-        strip_managed_fields(obj)
+        obj = self._cached_form(obj)
         if event.type in ("ADDED", "MODIFIED"):
             old = self.store.upsert(obj)
             if old is None:
@@ -347,11 +356,14 @@ class SharedInformerFactory:
         namespace: str | None = None,
         options: InformerOptions | None = None,
         clock: Clock | None = None,
+        projections: Mapping[ResourceRef, Projection] | None = None,
     ) -> None:
+        """`projections`: what the caches of some resources keep (a process declares what it reads)."""
         self.client = client
         self.namespace = namespace
         self.options = options or InformerOptions()
         self.clock = clock
+        self.projections = dict(projections or {})
         self._informers: dict[tuple[Any, ...], SharedInformer] = {}
 
     def informer(
@@ -376,6 +388,7 @@ class SharedInformerFactory:
                 field_selector=field_selector,
                 options=self.options,
                 clock=self.clock,
+                projection=self.projections.get(ref),
             )
             self._informers[key] = informer
         if indexers:

@@ -21,6 +21,7 @@ from kruise.kube.controller import Controller
 from kruise.kube.informer import InformerOptions, SharedInformerFactory
 from kruise.kube.leaderelection import LeaderElector
 from kruise.kube.serving import ProbeServer
+from kruise.manager.cachefields import projections as cache_projections
 from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
 from kruise.manager.options import Options
 from kruise.manager.webhookready import wait_for_webhook
@@ -77,7 +78,9 @@ class Manager:
         self.context = ManagerContext(
             client=client,
             informers=SharedInformerFactory(
-                client, options=InformerOptions(resync_period=options.sync_period)
+                client,
+                options=InformerOptions(resync_period=options.sync_period),
+                projections=cache_projections(self.setups),
             ),
             feature_gates=options.feature_gates,
             namespace=options.namespace,

@@ -77,6 +77,7 @@ class ControllerSetup:
     `build` registers informers on `ctx.informers` and returns the wired `Controller`; the manager
     then starts the informers, waits for their sync, and starts the controllers — only while leading.
     `gate`, when set, names the feature gate that must be on for the controller to run.
+    `pod_fields` are the pod paths it reads from the pod cache.
     `kinds` are the Kruise kinds (`Kind.group`) it reconciles: a kind whose controller does not run gets
     a Warning event on each object instead of silence (`controllers/unhandled`).
     """
@@ -85,6 +86,10 @@ class ControllerSetup:
     build: Callable[[ManagerContext], Controller]
     gate: str | None = None
     kinds: tuple[str, ...] = ()
+    pod_fields: tuple[str, ...] = ()
+    """The pod fields the controller reads from the shared pod cache (`kruise.manager.cachefields`):
+    the cache keeps the union over the running controllers and drops the rest, so a field read but
+    not declared here is missing in production and fails the controller's tests (the cache guard)."""
 
     def enabled(self, gates: FeatureGates) -> bool:
         return self.gate is None or gates.enabled(self.gate)

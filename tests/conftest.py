@@ -16,6 +16,11 @@ keeps serving while the code under test blocks. It yields an `Emulator` handle:
 
 Namespaces default, kube-system, kube-public and kube-node-lease exist from the start.
 
+`cache_guard` (autouse): every projecting informer cache in a test is guarded (`KRUISE_CACHE_GUARD=1`,
+kruise.kube.projection): a controller or handler that reads a pod field its process's projection
+drops raises there, and the test fails here even if the reader swallowed the exception. Set
+`KRUISE_CACHE_GUARD=record` to instead collect every path read (kruise.kube.projection.READS).
+
 `plain_tracebacks` (autouse): tests never call `configure_logging`, and structlog's defaults render a
 logged exception with rich and every frame's locals — seconds per "Reconciler error", during which
 the test's event loop (controllers, informers, the simulator) stands still.
@@ -23,12 +28,14 @@ the test's event loop (controllers, informers, the simulator) stands still.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from kruise.kube import projection
 from kruise.kube.logging import use_plain_tracebacks
 from kruise.sandbox.apiserver import ApiServer
 from kruise.sandbox.apiserver.threaded import serve_in_thread
@@ -39,6 +46,20 @@ class Emulator:
     server: ApiServer
     url: str
     kubeconfig: Path
+
+
+os.environ.setdefault(projection.GUARD_ENV, "1")
+
+
+@pytest.fixture(autouse=True)
+def cache_guard() -> Iterator[None]:
+    projection.VIOLATIONS.clear()
+    yield
+    dropped = sorted(set(projection.VIOLATIONS))
+    projection.VIOLATIONS.clear()
+    assert not dropped, (
+        f"read fields their cache's projection drops (declare them in */cachefields.py): {dropped}"
+    )
 
 
 @pytest.fixture(autouse=True)

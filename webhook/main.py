@@ -54,6 +54,7 @@ from kruise.kube.resources import (
 )
 from kruise.webhook import certs
 from kruise.webhook.app import create_app
+from kruise.webhook.cachefields import projections as cache_projections
 from kruise.webhook.caches import (
     SIDECARSETS,
     StoreNamespaceContents,
@@ -167,7 +168,7 @@ class WebhookProcess:
     def __init__(self, client: Client, options: Options) -> None:
         self.client = client
         self.options = options
-        self.factory = SharedInformerFactory(client)
+        self.factory = SharedInformerFactory(client, projections=cache_projections())
         pods = self.factory.informer(PODS)
         pvcs = self.factory.informer(PVCS)
         self.gates = FeatureGates.from_flag(options.feature_gates)

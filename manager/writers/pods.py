@@ -16,6 +16,7 @@ from kruise.control import lifecycle, podreadiness
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import Conflict
 from kruise.kube.expectations import ResourceVersionExpectations
+from kruise.kube.projection import is_projected
 from kruise.kube.resources import PODS
 
 Pod = Mapping[str, Any]
@@ -153,6 +154,9 @@ class PodWriter:
         """Apply `change` (pod -> new pod or None) and PUT it; on Conflict re-read the pod and
         recompute, as upstream's RetryOnConflict around a fresh Get does."""
         current: Pod = pod
+        if is_projected(current):
+            # The cache keeps only what controllers read; a PUT needs every field.
+            current = await self.client.get(PODS, pod["metadata"]["name"], pod["metadata"]["namespace"])
         for attempt in range(MAX_CONFLICT_RETRIES):
             new = change(current)
             if new is None:

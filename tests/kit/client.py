@@ -24,6 +24,7 @@ from typing import Any
 from kruise.kube.client import PatchType
 from kruise.kube.clock import Clock, FakeClock, rfc3339
 from kruise.kube.errors import AlreadyExists, ApiError, Conflict, NotFound, error_from_status
+from kruise.kube.projection import is_projected
 from kruise.kube.resources import ResourceRef, object_key
 from kruise.kube.store import mutable_copy
 from kruise.sandbox.apiserver.errors import StatusError
@@ -237,6 +238,10 @@ class RecordingClient:
         dry_run: bool = False,
         field_manager: str | None = None,
     ) -> Obj:
+        if is_projected(body):  # as kruise.kube.client.Client.update
+            raise ValueError(
+                f"{ref}: a projected cache object cannot be PUT; read the object from the apiserver first"
+            )
         sent = mutable_copy(body)
         meta = sent.get("metadata") or {}
         if ref.namespaced and not meta.get("namespace"):

@@ -9,7 +9,18 @@ priority, waits until those containers are Ready, then the next — and finally 
 `controller.py` wires the pod and ConfigMap informers; `reconciler.py` holds the per-pod step.
 """
 
+from kruise.manager.cachefields import POD_META
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.containerlaunchpriority.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build)
+SETUP = ControllerSetup(
+    NAME,
+    build,
+    pod_fields=(
+        *POD_META,
+        "spec.containers",
+        "status.conditions",
+        "status.containerStatuses.name",
+        "status.containerStatuses.ready",
+    ),
+)

@@ -5,9 +5,14 @@
 """
 
 from kruise.api import features
+from kruise.manager.cachefields import POD_META, POD_RUNNING
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.containerrecreaterequest.controller import NAME, build
 
 SETUP = ControllerSetup(
-    NAME, build, gate=features.KRUISE_DAEMON, kinds=("ContainerRecreateRequest.apps.kruise.io",)
+    NAME,
+    build,
+    gate=features.KRUISE_DAEMON,
+    kinds=("ContainerRecreateRequest.apps.kruise.io",),
+    pod_fields=(*POD_META, *POD_RUNNING, "spec.containers"),
 )

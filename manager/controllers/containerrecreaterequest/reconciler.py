@@ -33,6 +33,7 @@ from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.informer import SharedInformer
+from kruise.kube.projection import is_projected
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, PODS
 
 RESPONSE_TIMEOUT = 60.0
@@ -159,6 +160,13 @@ class ContainerRecreateRequestReconciler:
         """Add or remove this request's not-ready key on the pod (a pod without the gate is left alone)."""
         if pod is None:
             return
+        if is_projected(pod):
+            # The cached pod lacks fields its cache drops; a status PUT needs the whole pod.
+            meta = pod["metadata"]
+            try:
+                pod = await self.client.get(PODS, meta["name"], meta["namespace"])
+            except NotFound:
+                return
         change = podreadiness.add_not_ready_key if add else podreadiness.remove_not_ready_key
         updated = change(pod, USER_AGENT, key, now)
         if updated is not None:

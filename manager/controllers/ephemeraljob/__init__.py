@@ -9,7 +9,10 @@ deleted `ttlSecondsAfterFinished` (default 1800) later. No feature gate, as upst
 are `kruise.control.ephemeraljob`.
 """
 
+from kruise.manager.cachefields import POD_EPHEMERAL, WORKLOAD
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.ephemeraljob.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build, kinds=("EphemeralJob.apps.kruise.io",))
+SETUP = ControllerSetup(
+    NAME, build, kinds=("EphemeralJob.apps.kruise.io",), pod_fields=(*WORKLOAD, *POD_EPHEMERAL)
+)

@@ -12,9 +12,14 @@ puts on every job is taken off once the job finished or is being deleted.
 """
 
 from kruise.api import features
+from kruise.manager.cachefields import POD_META, POD_RUNNING
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.imagepulljob.controller import NAME, build
 
 SETUP = ControllerSetup(
-    NAME, build, gate=features.IMAGE_PULL_JOB_GATE, kinds=("ImagePullJob.apps.kruise.io",)
+    NAME,
+    build,
+    gate=features.IMAGE_PULL_JOB_GATE,
+    kinds=("ImagePullJob.apps.kruise.io",),
+    pod_fields=(*POD_META, *POD_RUNNING),
 )

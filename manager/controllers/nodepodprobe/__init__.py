@@ -11,9 +11,14 @@ alone is the same thing — as the ImagePullJob controller does with ImagePullJo
 """
 
 from kruise.api import features
+from kruise.manager.cachefields import POD_META, POD_RUNNING
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.nodepodprobe.controller import NAME, build
 
 SETUP = ControllerSetup(
-    NAME, build, gate=features.POD_PROBE_MARKER_GATE, kinds=("NodePodProbe.apps.kruise.io",)
+    NAME,
+    build,
+    gate=features.POD_PROBE_MARKER_GATE,
+    kinds=("NodePodProbe.apps.kruise.io",),
+    pod_fields=(*POD_META, *POD_RUNNING, "spec.containers"),
 )

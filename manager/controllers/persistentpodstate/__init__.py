@@ -8,7 +8,8 @@ controller runs whenever the kind is served).
 `controller.py` wires the informers and the workqueue; `reconciler.py` holds one pass.
 """
 
+from kruise.manager.cachefields import WORKLOAD
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.persistentpodstate.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build, kinds=("PersistentPodState.apps.kruise.io",))
+SETUP = ControllerSetup(NAME, build, kinds=("PersistentPodState.apps.kruise.io",), pod_fields=WORKLOAD)

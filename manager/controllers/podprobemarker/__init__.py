@@ -7,9 +7,14 @@ finalizer. Gate PodProbeMarkerGate, as upstream (it is forced off with KruiseDae
 """
 
 from kruise.api import features
+from kruise.manager.cachefields import POD_META, POD_RUNNING
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.podprobemarker.controller import NAME, build
 
 SETUP = ControllerSetup(
-    NAME, build, gate=features.POD_PROBE_MARKER_GATE, kinds=("PodProbeMarker.apps.kruise.io",)
+    NAME,
+    build,
+    gate=features.POD_PROBE_MARKER_GATE,
+    kinds=("PodProbeMarker.apps.kruise.io",),
+    pod_fields=(*POD_META, *POD_RUNNING, "spec.containers"),
 )

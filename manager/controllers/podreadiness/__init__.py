@@ -8,7 +8,8 @@ lifecycle hooks (and PodUnavailableBudget) later flip it False by adding not-rea
 `controller.py` wires the pod informer and the workqueue; `reconciler.py` holds the per-pod logic.
 """
 
+from kruise.manager.cachefields import POD_META
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.podreadiness.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build)
+SETUP = ControllerSetup(NAME, build, pod_fields=(*POD_META, "spec.readinessGates", "status.conditions"))

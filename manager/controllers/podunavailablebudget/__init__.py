@@ -4,7 +4,8 @@
 status; `workloads.py` finds the pods a PUB covers and how many it expects.
 """
 
+from kruise.manager.cachefields import WORKLOAD
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.podunavailablebudget.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build, kinds=("PodUnavailableBudget.policy.kruise.io",))
+SETUP = ControllerSetup(NAME, build, kinds=("PodUnavailableBudget.policy.kruise.io",), pod_fields=WORKLOAD)

@@ -7,7 +7,13 @@ nodes, the terminal status) are `kruise.control.sidecarterminator`.
 """
 
 from kruise.api import features
+from kruise.manager.cachefields import POD_META, POD_RUNNING
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.sidecarterminator.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build, gate=features.SIDECAR_TERMINATOR)
+SETUP = ControllerSetup(
+    NAME,
+    build,
+    gate=features.SIDECAR_TERMINATOR,
+    pod_fields=(*POD_META, *POD_RUNNING, "spec.containers", "spec.initContainers", "spec.restartPolicy"),
+)

@@ -3,7 +3,8 @@
 `controller.py` wires the informers and the workqueue; `reconciler.py` holds the per-object pass.
 """
 
+from kruise.manager.cachefields import WORKLOAD
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.uniteddeployment.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build, kinds=("UnitedDeployment.apps.kruise.io",))
+SETUP = ControllerSetup(NAME, build, kinds=("UnitedDeployment.apps.kruise.io",), pod_fields=WORKLOAD)

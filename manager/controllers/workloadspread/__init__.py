@@ -8,7 +8,10 @@ in `kruise.control.workloadspread`.
 """
 
 from kruise.api import features
+from kruise.manager.cachefields import WORKLOAD
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers.workloadspread.controller import NAME, build
 
-SETUP = ControllerSetup(NAME, build, gate=features.WORKLOAD_SPREAD, kinds=("WorkloadSpread.apps.kruise.io",))
+SETUP = ControllerSetup(
+    NAME, build, gate=features.WORKLOAD_SPREAD, kinds=("WorkloadSpread.apps.kruise.io",), pod_fields=WORKLOAD
+)

@@ -27,6 +27,7 @@ from kruise.kube.errors import AlreadyExists
 from kruise.kube.informer import SharedInformerFactory
 from kruise.kube.resources import NAMESPACES
 from kruise.manager.app import read_server_version
+from kruise.manager.cachefields import projections as cache_projections
 from kruise.manager.context import ControllerSetup, ManagerContext, unhandled_kinds
 from kruise.manager.controllers import discover
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
@@ -95,7 +96,7 @@ class KruiseCluster:
         old = self.context
         fresh = ManagerContext(
             client=self.client,
-            informers=SharedInformerFactory(self.client),
+            informers=SharedInformerFactory(self.client, projections=cache_projections(setups)),
             feature_gates=old.feature_gates,
             clock=old.clock,
             nodeimage_creation_delay=0.0,
@@ -184,7 +185,7 @@ async def kruise_cluster(
     running = [setup for setup in controller_setups if setup.enabled(feature_gates)]
     context = ManagerContext(
         client=client,
-        informers=SharedInformerFactory(client),
+        informers=SharedInformerFactory(client, projections=cache_projections(running)),
         feature_gates=feature_gates,
         clock=manager_clock,
         nodeimage_creation_delay=0.0,

@@ -3,13 +3,16 @@ its state move in one pods/status update."""
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 
 import pytest
 
 from kruise.kube.client import PatchType
 from kruise.kube.expectations import ResourceVersionExpectations
+from kruise.kube.projection import Projection
 from kruise.kube.resources import PODS
+from kruise.kube.store import mutable_copy
 from kruise.manager.writers.pods import PodWriter
 from tests.kit.client import RecordingClient
 
@@ -100,3 +103,24 @@ async def test_a_pod_without_the_gate_only_moves_its_state(client):
     (call,) = client.writes
     assert (call.verb, call.subresource) == ("patch", None)
     assert call.body["metadata"]["labels"] == {STATE: "PreparingDelete"}
+
+
+async def test_a_projected_pod_is_read_whole_before_it_is_put(client):
+    """The pod cache keeps only what controllers read: a PUT built on it would erase the rest, so the
+    writer reads the full pod first and applies the change to that."""
+    full = pod("Normal")
+    full["spec"]["schedulerName"] = "custom"
+    client.put(PODS, full)
+    cached = Projection(["apiVersion", "kind", "metadata", "spec.containers"], guard=False).apply(full)
+    writer = PodWriter(client, ResourceVersionExpectations())
+
+    def change(current):
+        new = mutable_copy(current)
+        new["spec"]["containers"][0]["image"] = "nginx:2"
+        return new
+
+    written = await writer.write_with(copy.deepcopy(dict(cached)), change)
+    (call,) = client.writes
+    assert call.verb == "update"
+    assert call.body["spec"]["schedulerName"] == "custom"
+    assert written["spec"]["containers"][0]["image"] == "nginx:2"

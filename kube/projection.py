@@ -1,0 +1,396 @@
+"""Cache projections: an informer keeps only the fields its process reads, frozen, interned and shared.
+
+A 10k-pod cache of full objects costs ~11 KB per pod in CPython dicts; kruise-manager runs against
+100k+ pods under a 512 MiB limit. Like controller-runtime's cache transforms, a `Projection` names the
+paths worth keeping (`metadata.labels`, `status.containerStatuses.imageID`, ...) and drops the rest on
+arrival. What it keeps is also made cheaper:
+
+- strings are interned (label keys and values, images, owner UIDs, timestamps repeat across pods);
+- subtrees declared `shared` (pod-template parts such as `spec.containers`, owner references) are
+  hash-consed: identical content across replicas is one object, held weakly so it dies with its pods;
+- every kept container is frozen (`FrozenDict` / `FrozenList`), so sharing is safe and a reader that
+  tries to change a cached object fails at the write instead of corrupting every other reader. Read
+  freely, copy (`kruise.kube.store.mutable_copy`) before changing.
+
+A dropped field must never be read silently. With guarding on (`KRUISE_CACHE_GUARD=1`, set by the
+test suites), every projected node is of a class that knows its kept keys, and reading any other key
+(`[]`, `.get`, `in`) raises `DroppedFieldRead` naming the path and is recorded in `VIOLATIONS`, so a
+test fails whichever controller or handler swallowed the exception. Copies of guarded objects stay
+guarded (but mutable), so copying before reading is no way around it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+
+GUARD_ENV = "KRUISE_CACHE_GUARD"
+
+VIOLATIONS: list[str] = []
+"""Every guarded read of a dropped path since the last `VIOLATIONS.clear()` (guard mode only)."""
+
+Tree = dict[str, "Tree | None"]
+"""Kept paths as a tree: a key mapped to None keeps that whole subtree."""
+
+_INTERN_MAX = 128  # longer strings (JSON blobs in annotations, sha256 image IDs) rarely repeat exactly
+
+
+class DroppedFieldRead(KeyError):
+    """A reader asked a projected object for a field its cache does not keep."""
+
+
+def guard_enabled() -> bool:
+    return os.environ.get(GUARD_ENV, "") not in ("", "0", "false", "record")
+
+
+def recording() -> bool:
+    return os.environ.get(GUARD_ENV, "") == "record"
+
+
+READS: set[str] = set()
+"""Record mode (`KRUISE_CACHE_GUARD=record`): every path read from a cached object (field discovery)."""
+
+
+READER_PACKAGES = ("kruise.manager.controllers.", "kruise.webhook.handlers.", "kruise.webhook.")
+
+
+def _reader() -> str:
+    """The controller or handler package whose code is reading (nearest such frame on the stack)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        for prefix in READER_PACKAGES:
+            if module.startswith(prefix):
+                return prefix + module[len(prefix) :].split(".")[0]
+        frame = frame.f_back  # type: ignore[assignment]
+    return "?"
+
+
+def _recording_class(owner: str, where: str, cache: dict[tuple[str, str], type] = {}) -> type:  # noqa: B006
+    cls = cache.get((owner, where))
+    if cls is not None:
+        return cls
+
+    def note(key: object) -> None:
+        READS.add(f"{owner} {where}.{key} {_reader()}" if where else f"{owner} {key} {_reader()}")
+
+    def __getitem__(self: dict[str, Any], key: str) -> Any:
+        note(key)
+        return dict.__getitem__(self, key)
+
+    def get(self: dict[str, Any], key: str, default: Any = None) -> Any:
+        note(key)
+        return dict.get(self, key, default)
+
+    def __contains__(self: dict[str, Any], key: object) -> bool:
+        note(key)
+        return dict.__contains__(self, key)
+
+    namespace = {"__slots__": (), "__getitem__": __getitem__, "get": get, "__contains__": __contains__}
+    cls = cache[(owner, where)] = type("RecordingDict", (FrozenDict,), namespace)
+    twin = type("RecordingDict", (dict,), dict(namespace))
+    cls._mutable_twin = twin._mutable_twin = twin  # type: ignore[attr-defined]
+    return cls
+
+
+def record_reads(value: Any, owner: str, where: str = "") -> Any:
+    """A frozen copy of `value` whose every dict notes the paths `owner` reads from it in READS."""
+    if isinstance(value, dict):
+        cls = _recording_class(owner, where)
+        return cls((k, record_reads(v, owner, f"{where}.{k}" if where else k)) for k, v in value.items())
+    if isinstance(value, list):
+        return FrozenList(record_reads(v, owner, where) for v in value)
+    return value
+
+
+def _readonly(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError(
+        f"cached {type(self).__name__} is shared and read-only: "
+        "take kruise.kube.store.mutable_copy(obj) first"
+    )
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict a cache shares between readers: every mutating method raises."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = _readonly
+    clear = pop = popitem = setdefault = update = __ior__ = _readonly  # type: ignore[assignment]
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """A list a cache shares between readers: every mutating method raises."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _readonly
+    append = extend = insert = pop = remove = clear = sort = reverse = _readonly  # type: ignore[assignment]
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+
+class _SharedDict(FrozenDict):
+    __slots__ = ("__weakref__",)
+
+
+class _SharedList(FrozenList):
+    __slots__ = ("__weakref__",)
+
+
+def _guarded(base: type, where: str, kept: frozenset[str]) -> type:
+    """A dict class whose reads of keys outside `kept` raise (and are recorded)."""
+
+    def miss(key: object) -> DroppedFieldRead:
+        path = f"{where}.{key}" if where else str(key)
+        VIOLATIONS.append(path)
+        return DroppedFieldRead(f"{path}: not kept by this cache's projection (declare it to read it)")
+
+    # A key present is fine even if undeclared: a reader's copy may have gained it by its own write.
+    def __getitem__(self: dict[str, Any], key: str) -> Any:
+        if key not in kept and not dict.__contains__(self, key):
+            raise miss(key)
+        return dict.__getitem__(self, key)
+
+    def get(self: dict[str, Any], key: str, default: Any = None) -> Any:
+        if key not in kept and not dict.__contains__(self, key):
+            raise miss(key)
+        return dict.get(self, key, default)
+
+    def __contains__(self: dict[str, Any], key: object) -> bool:
+        if key not in kept and not dict.__contains__(self, key):
+            raise miss(key)
+        return dict.__contains__(self, key)
+
+    namespace = {"__slots__": (), "__getitem__": __getitem__, "get": get, "__contains__": __contains__}
+    return type(f"Guarded{base.__name__}", (base,), namespace)
+
+
+class ProjectedCopy(dict):  # type: ignore[type-arg]
+    """A mutable copy of a projected object: marked, because it lacks what the cache dropped and so
+    must never be PUT back whole (`is_projected`)."""
+
+    __slots__ = ()
+
+
+def thaw(value: Any) -> Any:
+    """A private mutable deep copy; guarded nodes stay guarded (mutable twins of their class), frozen
+    ones become `ProjectedCopy`, so the copy still says where it came from."""
+    if isinstance(value, dict):
+        twin = getattr(type(value), "_mutable_twin", None)
+        if twin is None:
+            twin = ProjectedCopy if isinstance(value, FrozenDict) else dict
+        return twin([(k, thaw(v)) for k, v in dict.items(value)])
+    if isinstance(value, list):
+        return [thaw(v) for v in value]
+    return value
+
+
+def is_guarded(obj: Any) -> bool:
+    return getattr(type(obj), "_mutable_twin", None) is not None
+
+
+def _marked(obj: Any) -> bool:
+    return isinstance(obj, (FrozenDict, ProjectedCopy)) or is_guarded(obj)
+
+
+def is_projected(obj: Any) -> bool:
+    """True for a projecting cache's object or a copy of one (also a shallow `dict(obj)` or `{**obj}`:
+    its metadata still is): it may lack fields the server has, so it must never be PUT back whole."""
+    return _marked(obj) or (isinstance(obj, dict) and _marked(dict.get(obj, "metadata")))
+
+
+def parse_paths(paths: Iterable[str]) -> Tree:
+    """`a.b.c` strings -> a tree; a path that is a prefix of another keeps the whole subtree."""
+    tree: Tree = {}
+    for path in paths:
+        parts = path.split(".")
+        if not all(parts):
+            raise ValueError(f"projection path {path!r}: empty segment")
+        node = tree
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if part in node and node[part] is None:
+                break  # already whole
+            if last:
+                node[part] = None
+            else:
+                child = node.setdefault(part, {})
+                assert child is not None
+                node = child
+    return tree
+
+
+def _paths(tree: Tree, prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for key, child in tree.items():
+        path = f"{prefix}.{key}" if prefix else key
+        out.extend([path] if child is None else _paths(child, path))
+    return out
+
+
+class Projection:
+    """Which paths of an object a cache keeps, and which kept subtrees are shared across objects.
+
+    Paths go through lists transparently: `status.conditions.type` keeps the `type` of every
+    condition. `shared` paths must be kept too; their whole content is hash-consed.
+    """
+
+    def __init__(
+        self,
+        keep: Iterable[str],
+        shared: Iterable[str] = (),
+        *,
+        unique: Iterable[str] = (),
+        owner: str = "",
+        guard: bool | None = None,
+    ) -> None:
+        """`unique`: paths whose strings differ on every object (names, uids, IPs): not interned, as an
+        interned string that never repeats only adds its entry in the interpreter's intern table.
+        `owner` names the reader in messages (`kruise-manager pods`)."""
+        self.owner = owner
+        self.unique = frozenset(unique)
+        self.keep = sorted(set(keep))
+        self.tree = parse_paths(self.keep)
+        self.shared = sorted(set(shared))
+        for path in self.shared:
+            if not self._kept(path):
+                raise ValueError(f"projection shared path {path!r}: must be a kept path")
+        self._shared_tree = parse_paths(self.shared)
+        self.guard = guard_enabled() if guard is None else guard
+        self._classes: dict[tuple[str, bool], type] = {}
+        self._table: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
+
+    def keeps(self, path: str) -> bool:
+        """True when the cache keeps `path`, whole or in part."""
+        return self._kept(path)
+
+    def _kept(self, path: str) -> bool:
+        node: Tree | None = self.tree
+        for part in path.split("."):
+            if node is None:
+                return True
+            if part not in node:
+                return False
+            node = node[part]
+        return True
+
+    def union(self, other: Projection) -> Projection:
+        """Keep what either keeps (two consumers of one shared informer)."""
+        return Projection(
+            [*self.keep, *other.keep],
+            [*self.shared, *other.shared],
+            unique=self.unique | other.unique,
+            owner=self.owner,
+            guard=self.guard,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Projection) and (self.keep, self.shared) == (other.keep, other.shared)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self.keep), tuple(self.shared)))
+
+    def __repr__(self) -> str:
+        return f"Projection(keep={_paths(self.tree)!r}, shared={self.shared!r})"
+
+    # ---- applying ----------------------------------------------------------------------------
+
+    def apply(self, obj: Mapping[str, Any]) -> FrozenDict:
+        """The cached form of `obj`: kept paths only, frozen, interned, shared where declared."""
+        if recording():
+            return record_reads(obj, self.owner)  # type: ignore[no-any-return]
+        return self._dict(obj, self.tree, self._shared_tree, "")
+
+    def _class(self, where: str, tree: Tree, share_here: bool) -> type:
+        base = _SharedDict if share_here else FrozenDict
+        if not self.guard:
+            return base
+        cls = self._classes.get((where, share_here))
+        if cls is None:
+            cls = _guarded(base, where, frozenset(tree))
+            twin = _guarded(dict, where, frozenset(tree))
+            twin._mutable_twin = twin  # type: ignore[attr-defined]
+            cls._mutable_twin = twin  # type: ignore[attr-defined]
+            self._classes[(where, share_here)] = cls
+        return cls
+
+    def _dict(
+        self, obj: Mapping[str, Any], tree: Tree, shared: Tree, where: str, share_here: bool = False
+    ) -> Any:
+        items = []
+        for key, value in obj.items():
+            if key not in tree:
+                continue
+            path = f"{where}.{key}" if where else key
+            # In `shared`, None marks a shared root; a subtree means shared roots further down.
+            below: Tree | None = shared.get(key, {}) if shared else {}
+            items.append((sys.intern(key), self._value(value, tree[key], below, path)))
+        return self._class(where, tree, share_here)(items)
+
+    def _value(self, value: Any, tree: Tree | None, shared: Tree | None, where: str) -> Any:
+        if isinstance(value, str):
+            return self._string(value, where)
+        share_here = shared is None
+        below: Tree = shared or {}
+        if isinstance(value, dict):
+            if tree is None:
+                out: Any = self._whole(value, share_here, where)
+            else:
+                out = self._dict(value, tree, below, where, share_here)
+            return self._share(out, where) if share_here else out
+        if isinstance(value, list):
+            if share_here:
+                return self._share(_SharedList([self._value(v, tree, {}, where) for v in value]), where)
+            return FrozenList([self._value(v, tree, below, where) for v in value])
+        return value
+
+    def _string(self, value: str, where: str) -> str:
+        if len(value) > _INTERN_MAX or where in self.unique:
+            return value
+        return sys.intern(value)
+
+    def _whole(self, value: Any, shared: bool, where: str) -> Any:
+        """A whole kept subtree: frozen and interned all the way down (no guard: every key is kept)."""
+        if isinstance(value, dict):
+            cls = _SharedDict if shared else FrozenDict
+            return cls((sys.intern(k), self._whole(v, False, f"{where}.{k}")) for k, v in value.items())
+        if isinstance(value, list):
+            cls = _SharedList if shared else FrozenList
+            return cls([self._whole(v, False, where) for v in value])
+        if isinstance(value, str):
+            return self._string(value, where)
+        return value
+
+    def _share(self, node: Any, where: str) -> Any:
+        """One object per distinct content at one path (weakly held: it goes with its last holder)."""
+        key = where.encode() + b"\0" + orjson.dumps(node, option=orjson.OPT_SORT_KEYS)
+        existing = self._table.get(key)
+        if existing is not None:
+            return existing
+        self._table[key] = node
+        return node
+
+    @property
+    def shared_objects(self) -> int:
+        """Distinct shared subtrees alive now (for the benchmark and tests)."""
+        return len(self._table)

@@ -1,0 +1,206 @@
+"""Cache projections: kept paths only, frozen, interned, shared; guarded reads of dropped paths fail."""
+
+import copy
+import sys
+
+import orjson
+import pytest
+
+from kruise.kube.client import Client
+from kruise.kube.informer import SharedInformer
+from kruise.kube.projection import (
+    VIOLATIONS,
+    DroppedFieldRead,
+    FrozenDict,
+    FrozenList,
+    Projection,
+    is_projected,
+    parse_paths,
+)
+from kruise.kube.resources import PODS
+from kruise.kube.store import mutable_copy
+from tests.kit import until
+
+KEEP = [
+    "apiVersion",
+    "kind",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.resourceVersion",
+    "metadata.uid",
+    "metadata.labels",
+    "metadata.ownerReferences",
+    "spec.nodeName",
+    "spec.containers.name",
+    "spec.containers.image",
+    "status.conditions.type",
+    "status.conditions.status",
+]
+SHARED = ["metadata.ownerReferences", "spec.containers"]
+
+
+def pod(name: str, node: str = "n1", image: str = "nginx:1.27") -> dict:
+    return orjson.loads(
+        orjson.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": "default",
+                    "uid": f"uid-{name}",
+                    "resourceVersion": "1",
+                    "labels": {"app": "web"},
+                    "ownerReferences": [
+                        {"kind": "CloneSet", "name": "web", "uid": "cs-uid", "controller": True}
+                    ],
+                    "managedFields": [{"manager": "x"}],
+                },
+                "spec": {
+                    "nodeName": node,
+                    "containers": [{"name": "main", "image": image, "env": [{"name": "A", "value": "1"}]}],
+                    "volumes": [{"name": "v", "emptyDir": {}}],
+                },
+                "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "t"}]},
+            }
+        )
+    )
+
+
+def test_keeps_declared_paths_only_and_through_lists() -> None:
+    cached = Projection(KEEP, SHARED, guard=False).apply(pod("a"))
+    assert cached == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "a",
+            "namespace": "default",
+            "uid": "uid-a",
+            "resourceVersion": "1",
+            "labels": {"app": "web"},
+            "ownerReferences": [{"kind": "CloneSet", "name": "web", "uid": "cs-uid", "controller": True}],
+        },
+        "spec": {"nodeName": "n1", "containers": [{"name": "main", "image": "nginx:1.27"}]},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+def test_shared_subtrees_are_one_object_per_content_and_strings_are_interned() -> None:
+    projection = Projection(KEEP, SHARED, guard=False)
+    a, b, c = (
+        projection.apply(pod("a")),
+        projection.apply(pod("b")),
+        projection.apply(pod("c", image="nginx:1.28")),
+    )
+    assert a["spec"]["containers"] is b["spec"]["containers"]
+    assert a["spec"]["containers"] is not c["spec"]["containers"]
+    assert a["metadata"]["ownerReferences"] is c["metadata"]["ownerReferences"]
+    assert a["metadata"] is not b["metadata"]
+    assert a["metadata"]["labels"]["app"] is sys.intern("web")
+    assert projection.shared_objects == 3
+    del a, b
+    assert projection.shared_objects == 2  # weakly held: gone with the last pod that had them
+
+
+def test_unique_paths_are_not_interned() -> None:
+    cached = Projection(KEEP, SHARED, unique=["metadata.uid"], guard=False).apply(pod("a"))
+    assert sys.intern("".join(["uid-", "a"])) is not cached["metadata"]["uid"]
+    assert sys.intern("".join(["def", "ault"])) is cached["metadata"]["namespace"]
+
+
+def test_cached_objects_are_read_only_and_copies_are_private() -> None:
+    cached = Projection(KEEP, SHARED, guard=False).apply(pod("a"))
+    assert isinstance(cached["metadata"]["labels"], FrozenDict)
+    assert isinstance(cached["spec"]["containers"], FrozenList)
+    with pytest.raises(TypeError, match="mutable_copy"):
+        cached["metadata"]["labels"]["x"] = "y"
+    with pytest.raises(TypeError, match="read-only"):
+        cached["spec"]["containers"].append({})
+    with pytest.raises(TypeError):
+        cached["metadata"].setdefault("annotations", {})
+    for copied in (mutable_copy(cached), copy.deepcopy(cached)):
+        copied["metadata"]["labels"]["x"] = "y"
+        copied["spec"]["containers"].append({"name": "b"})
+        assert "x" not in cached["metadata"]["labels"]
+        assert len(cached["spec"]["containers"]) == 1
+    assert orjson.loads(orjson.dumps(cached)) == cached
+
+
+def test_guarded_read_of_a_dropped_path_raises_names_it_and_is_recorded() -> None:
+    VIOLATIONS.clear()
+    cached = Projection(KEEP, SHARED, guard=True).apply(pod("a"))
+    assert cached["spec"]["nodeName"] == "n1"
+    assert cached["status"]["conditions"][0].get("status") == "True"
+    assert cached["metadata"]["labels"].get("absent") is None  # a kept whole subtree: any key
+    with pytest.raises(DroppedFieldRead, match=r"spec\.volumes: not kept"):
+        cached["spec"]["volumes"]
+    with pytest.raises(DroppedFieldRead, match=r"status\.conditions\.lastTransitionTime"):
+        cached["status"]["conditions"][0].get("lastTransitionTime")
+    with pytest.raises(DroppedFieldRead, match=r"metadata\.managedFields"):
+        "managedFields" in cached["metadata"]  # noqa: B015 - the membership test is the read
+    # Copying first is no way around it, and a copy may read what it wrote itself.
+    copied = mutable_copy(cached)
+    with pytest.raises(DroppedFieldRead, match=r"spec\.containers\.env"):
+        copied["spec"]["containers"][0].get("env")
+    copied["spec"]["hostname"] = "h"
+    assert copied["spec"]["hostname"] == "h"
+    assert VIOLATIONS == [
+        "spec.volumes",
+        "status.conditions.lastTransitionTime",
+        "metadata.managedFields",
+        "spec.containers.env",
+    ]
+    VIOLATIONS.clear()
+
+
+def test_paths_validate_and_merge() -> None:
+    assert parse_paths(["spec.containers", "spec.containers.name", "metadata.name"]) == {
+        "spec": {"containers": None},
+        "metadata": {"name": None},
+    }
+    with pytest.raises(ValueError, match="empty segment"):
+        parse_paths(["spec..name"])
+    with pytest.raises(ValueError, match="must be a kept path"):
+        Projection(["metadata.name"], ["spec.containers"])
+    merged = Projection(["metadata.name"], guard=False).union(Projection(["spec.nodeName"], guard=False))
+    assert merged.keep == ["metadata.name", "spec.nodeName"]
+
+
+async def test_informer_caches_and_delivers_the_projected_form(fake_api) -> None:
+    fake_api.put("a", spec={"nodeName": "n1", "volumes": [{"name": "v"}]})
+    projection = Projection(
+        ["kind", "metadata.name", "metadata.namespace", "metadata.resourceVersion"], guard=False
+    )
+    informer = SharedInformer(fake_api, PODS, indexers={}, projection=projection)
+    seen = []
+    informer.add_event_handler(on_add=seen.append, on_update=lambda old, new: seen.append(new))
+    informer.start()
+    assert await informer.wait_for_sync(5)
+    fake_api.put("a", spec={"nodeName": "n2"})
+    await until(lambda: len(seen) == 2, timeout=5)
+    assert [set(obj) for obj in seen] == [{"kind", "metadata"}, {"kind", "metadata"}]
+    assert informer.get("default/a") is seen[-1]
+    assert isinstance(seen[-1], FrozenDict)
+    await informer.stop()
+
+
+class NeverSends(Client):
+    """A client whose transport must not be reached."""
+
+    def __init__(self) -> None:
+        pass
+
+    async def request(self, *args, **kwargs):
+        raise AssertionError("a projected object reached the wire")
+
+
+@pytest.mark.parametrize("guard", [True, False])
+async def test_a_projected_object_or_any_copy_of_it_is_never_put_back_whole(guard: bool) -> None:
+    cached = Projection(KEEP, SHARED, guard=guard).apply(pod("a"))
+    copies = [mutable_copy(cached), copy.deepcopy(cached), copy.deepcopy(dict(cached)), {**cached}]
+    for body in (cached, *copies):
+        with pytest.raises(ValueError, match="projected cache object cannot be PUT"):
+            await NeverSends().update(PODS, body)
+        with pytest.raises(ValueError, match="read the object from the apiserver"):
+            await NeverSends().update_status(PODS, body)
+    assert not is_projected(orjson.loads(orjson.dumps(cached)))  # what the apiserver would return

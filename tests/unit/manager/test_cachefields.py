@@ -1,0 +1,78 @@
+"""kruise-manager's pod cache keeps the union of what its running controllers declare, and no more."""
+
+import pytest
+
+from kruise.kube.projection import VIOLATIONS, DroppedFieldRead, Projection
+from kruise.kube.resources import PODS
+from kruise.kube.store import STORE_FIELDS
+from kruise.manager.cachefields import POD_SHARED, pod_projection, projections
+from kruise.manager.context import ControllerSetup
+from kruise.manager.controllers import discover
+
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "ns", "uid": "u", "resourceVersion": "7", "labels": {"a": "b"}},
+    "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}], "schedulerName": "default"},
+    "status": {"phase": "Running", "qosClass": "BestEffort"},
+}
+
+
+def setup(name: str, *fields: str) -> ControllerSetup:
+    def build(ctx):  # never called: only the declaration matters here
+        raise AssertionError("not built")
+
+    return ControllerSetup(name, build, pod_fields=fields)
+
+
+def test_every_controller_declares_valid_paths() -> None:
+    for controller in discover():
+        Projection(controller.pod_fields, guard=False)  # raises on a malformed path
+        assert len(set(controller.pod_fields)) == len(controller.pod_fields), controller.name
+
+
+def test_the_cache_keeps_the_union_of_running_controllers_and_what_the_informer_needs() -> None:
+    projection = pod_projection([setup("a", "metadata.labels"), setup("b", "status.phase")])
+    assert projection.owner == "kruise-manager pods"
+    assert set(projection.keep) == {*STORE_FIELDS, "metadata.labels", "status.phase"}
+    assert projections([])[PODS].keep == sorted(STORE_FIELDS)
+
+
+def test_one_controller_cannot_read_what_only_another_declares() -> None:
+    only_a = Projection(pod_projection([setup("a", "metadata.labels")]).keep, guard=True)
+    cached = only_a.apply(POD)
+    assert cached["metadata"]["labels"] == {"a": "b"}
+    with pytest.raises(DroppedFieldRead, match=r"^.status: not kept"):
+        cached["status"]
+    with pytest.raises(DroppedFieldRead, match=r"spec\.containers: not kept"):
+        cached["spec"].get("containers")
+    assert VIOLATIONS == ["status", "spec.containers"]
+    VIOLATIONS.clear()
+
+
+def test_template_parts_are_shared_when_kept() -> None:
+    projection = pod_projection([setup("a", "spec.containers", "spec.volumes")])
+    assert projection.shared == ["metadata.ownerReferences", "spec.containers", "spec.volumes"]
+    assert set(projection.shared) <= set(POD_SHARED)
+    a, b = projection.apply(POD), projection.apply({**POD, "metadata": {**POD["metadata"], "name": "q"}})
+    assert a["spec"]["containers"] is b["spec"]["containers"]
+
+
+def test_a_controller_reading_a_field_it_did_not_declare_fails() -> None:
+    """The guard at work on a real controller: podreadiness without `spec.readinessGates` declared."""
+    from dataclasses import replace
+
+    from kruise.manager.controllers.podreadiness import SETUP
+    from kruise.manager.controllers.podreadiness.reconciler import needs_condition
+
+    gated = {
+        **POD,
+        "spec": {**POD["spec"], "readinessGates": [{"conditionType": "KruisePodReady"}]},
+        "status": {"conditions": []},
+    }
+    declared = Projection(pod_projection([SETUP]).keep, guard=True)
+    assert needs_condition(declared.apply(gated)) is True
+    narrowed = replace(SETUP, pod_fields=tuple(f for f in SETUP.pod_fields if f != "spec.readinessGates"))
+    with pytest.raises(DroppedFieldRead, match=r"spec\.readinessGates"):
+        needs_condition(Projection(pod_projection([narrowed]).keep, guard=True).apply(gated))
+    VIOLATIONS.clear()

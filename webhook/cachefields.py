@@ -1,0 +1,43 @@
+"""What kruise-webhook's pod cache keeps: the fields its admission handlers read from cached pods.
+
+Admission reads the pod under review from the request; the cache serves lookups of *other* pods:
+PodUnavailableBudget counts (labels, owners, readiness, deletion), ContainerRecreateRequest checks
+(the named pod's containers and their statuses), namespace deletion protection (active pods).
+Declared once for the process (handlers share one pod informer); the test suites run with the cache
+guard on (tests/conftest.py), so a handler reading an undeclared field fails its tests.
+"""
+
+from __future__ import annotations
+
+from kruise.kube.projection import Projection
+from kruise.kube.resources import PODS, ResourceRef
+from kruise.kube.store import POD_UNIQUE, STORE_FIELDS
+
+POD_FIELDS: tuple[str, ...] = (
+    *STORE_FIELDS,
+    "metadata.annotations",
+    "metadata.creationTimestamp",
+    "metadata.deletionTimestamp",
+    "metadata.generateName",
+    "metadata.labels",
+    "metadata.ownerReferences",
+    "spec.containers",
+    "spec.initContainers",
+    "spec.readinessGates",
+    "spec.terminationGracePeriodSeconds",
+    "status.conditions",
+    "status.containerStatuses",
+    "status.initContainerStatuses",
+    "status.phase",
+)
+POD_SHARED: tuple[str, ...] = (
+    "metadata.ownerReferences",
+    "spec.containers",
+    "spec.initContainers",
+    "spec.readinessGates",
+)
+
+
+def projections() -> dict[ResourceRef, Projection]:
+    """Fresh projections for one webhook replica's informer factory."""
+    return {PODS: Projection(POD_FIELDS, POD_SHARED, unique=POD_UNIQUE, owner="kruise-webhook pods")}
