@@ -366,8 +366,8 @@ def with_min_ready(ds: dict, seconds: int) -> dict:
 
 async def test_the_next_replacement_is_requeued_for_exactly_the_rest_of_min_ready_seconds() -> None:
     """The new pod turned Ready 20 s before this pass saw it: the pass holds the next old pod (maxUnavailable
-    1) and parks itself for the 10 s left, not a fresh minReadySeconds; the pass at that moment, with nothing
-    else changed, replaces the next pod."""
+    1), emits no numUnavailable >= maxUnavailable Warning (1.9 has none) and parks itself for the 10 s left,
+    not a fresh minReadySeconds; the pass at that moment, with nothing else changed, replaces the next pod."""
     h = await settled(with_min_ready(daemonset(image="nginx:1"), 30), nodes=2)
     h.roll_to(with_min_ready(daemonset(image="nginx:2", generation=2), 30))
     await h.reconcile()
@@ -395,6 +395,7 @@ async def test_the_next_replacement_is_requeued_for_exactly_the_rest_of_min_read
     result = await h.reconcile()
     assert h.client.calls_to("delete", PODS) == []
     assert result is not None and result.requeue_after == pytest.approx(10 + AVAILABILITY_TICK)
+    assert "numUnavailable >= maxUnavailable" not in h.recorder.reasons()
 
     h.clock.step(result.requeue_after)
     h.client.clear()
