@@ -31,6 +31,27 @@ def is_available(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) 
     return since is not None and since + timedelta(seconds=min_ready_seconds) < now
 
 
+# `is_available` compares strictly (upstream's `Before`), so the moment a pod turns available is one clock
+# tick after lastTransitionTime + minReadySeconds; a requeue aimed at that instant must land past it.
+AVAILABILITY_TICK = 0.001
+
+
+def available_in(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) -> float | None:
+    """Seconds until a Ready pod turns available by time alone; None when time will not do it (not Ready,
+    no minReadySeconds, or already available).
+
+    A controller that waits on availability requeues after this, so the next step happens the moment the
+    pod qualifies rather than at the next unrelated event (a Ready pod with no lastTransitionTime waits
+    the whole minReadySeconds, as upstream's podAvailableWaitingTime)."""
+    if min_ready_seconds <= 0 or not is_ready(pod):
+        return None
+    since = parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
+    if since is None:
+        return float(min_ready_seconds)
+    remaining = (since + timedelta(seconds=min_ready_seconds) - now).total_seconds()
+    return None if remaining < 0 else remaining + AVAILABILITY_TICK
+
+
 def is_running_and_available(pod: Mapping[str, Any], min_ready_seconds: int, now: datetime) -> bool:
     return phase(pod) == "Running" and is_available(pod, min_ready_seconds, now)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -24,9 +25,12 @@ import yaml
 from kruise.sandbox.apiserver import serviceroute
 from kruise.sandbox.apiserver.server import ApiServer
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
+from kruise.sandbox.failurelogs import keep_failure_logs
 from kruise.sandbox.simulator import ProcessImage, Simulator
 from kruise.sandbox.simulator.client import ApiError, Client
 from kruise.sandbox.simulator.simulator import RUNTIMES
+
+log = logging.getLogger(__name__)
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 DEFAULT_CRD_DIR = Path(__file__).resolve().parent.parent / "crds"
@@ -104,6 +108,8 @@ class Sandbox:
         self.simulator: Simulator | None = None
         self.crds: list[str] = []
         self._started: list[Component] = []
+        self.kept_logs: Path | None = None
+        """Where ``keep_logs`` left a failed sandbox's logs."""
 
     @property
     def url(self) -> str:
@@ -119,15 +125,34 @@ class Sandbox:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if isinstance(exc, Exception):  # failed while up (a demo step, a component): keep the logs
+            await self.keep_logs()
         await self.stop()
 
     async def start(self) -> None:
         try:
             await self._start()
+        except Exception:
+            await self.keep_logs()
+            await self.stop()
+            raise
         except BaseException:
             await self.stop()
             raise
+
+    async def keep_logs(self) -> Path | None:
+        """Before tearing down a sandbox that failed: copy its pods' and components' logs and its events
+        into a directory that outlives it (see ``failurelogs``); ``kept_logs`` names it (None: nothing
+        ran yet). Never raises: the failure being reported matters more than its logs."""
+        kubelets = self.simulator.kubelets if self.simulator is not None else {}
+        logs = [Path(f) for c in self.components if (f := getattr(c, "log_file", None)) is not None]
+        events = list(self.server.store.list(("", "events"))) if self.server is not None else []
+        try:
+            self.kept_logs = await keep_failure_logs(kubelets, logs, events)
+        except Exception as exc:  # a half-written directory is still worth naming
+            log.warning("could not keep the failed sandbox's logs: %s", exc)
+        return self.kept_logs
 
     async def _start(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="kruise-sandbox-")

@@ -77,6 +77,7 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    sandbox: Sandbox | None = None
     try:
         sandbox = Sandbox(
             nodes=options.nodes,
@@ -114,6 +115,10 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
                 echo("demo finished; the sandbox stays up until Ctrl-C")
             await stop.wait()
             echo("stopping")
+    except Exception:
+        if sandbox is not None and sandbox.kept_logs is not None:
+            echo(f"sandbox failed; its logs are kept in {sandbox.kept_logs}")
+        raise
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

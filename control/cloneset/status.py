@@ -63,12 +63,24 @@ def compute_status(
     }
 
 
-def has_unavailable_ready_pods(
-    cloneset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: datetime
-) -> bool:
-    """Ready pods still inside minReadySeconds: the controller must requeue after minReadySeconds."""
+def availability_wait(
+    cloneset: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], status: Mapping[str, Any], now: datetime
+) -> float | None:
+    """Seconds until the first Ready pod turns available — when scale-up, the update's maxUnavailable and
+    the available counters may move next — so the reconcile requeues for exactly that moment (None: no
+    pod is waiting on minReadySeconds).
+
+    Upstream pushes the whole minReadySeconds whenever readyReplicas != availableReplicas; with client-go's
+    earliest-wins delaying queue that is the remaining time only if the pass that first saw the pod Ready
+    ran the instant it turned Ready. The remaining time is right whichever pass sees it. A ready pod that
+    time alone cannot make available (a lifecycle state other than Normal) keeps upstream's fallback: look
+    again after minReadySeconds."""
     min_ready = int(spec_of(cloneset).get("minReadySeconds") or 0)
-    return min_ready > 0 and any(
-        podstatus.is_update_ready(p, 0, now) and not podstatus.is_update_ready(p, min_ready, now)
-        for p in pods
-    )
+    if min_ready <= 0 or status.get("availableReplicas") == status.get("readyReplicas"):
+        return None
+    waits = [
+        wait
+        for pod in pods
+        if is_pod_available(pod, 0, now) and (wait := podstatus.available_in(pod, min_ready, now)) is not None
+    ]
+    return min(waits) if waits else float(min_ready)

@@ -82,14 +82,6 @@ class ManagePlan:
     requeue_after: float = 0.0
 
 
-def _available_in(pod: Pod, min_ready: int, now: datetime) -> float:
-    """Seconds until a ready pod has been ready for ``min_ready`` seconds."""
-    since = podstatus.parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
-    if since is None:
-        return float(min_ready)
-    return max(0.0, min_ready - (now - since).total_seconds()) + 1.0
-
-
 def _surge_prune(
     running: Sequence[Pod], update_hash: str, min_ready: int, now: datetime
 ) -> tuple[list[str], float]:
@@ -113,7 +105,7 @@ def _surge_prune(
         if not podstatus.is_ready(oldest_old) or podstatus.is_available(oldest_new, min_ready, now):
             delete.append(pod_name(oldest_old))
         elif podstatus.is_ready(oldest_new) and min_ready > 0:
-            wait = _available_in(oldest_new, min_ready, now)
+            wait = podstatus.available_in(oldest_new, min_ready, now) or 0.0
     return delete, wait
 
 
@@ -195,6 +187,26 @@ def _daemon_pod_available(pod: Pod, min_ready: int, now: datetime) -> bool:
         for g in spec_of(pod).get("readinessGates") or []
     )
     return not (has_gate and gate is not None and gate.get("status") != "True")
+
+
+def availability_wait(
+    pods: Sequence[Pod], min_ready_seconds: int, counters: Mapping[str, int], now: datetime
+) -> float | None:
+    """Seconds until the first Ready daemon pod turns available (None: none is waiting on minReadySeconds).
+
+    Upstream requeues after the whole minReadySeconds whenever numberReady != numberAvailable ("a last line
+    of defense"); the rolling update, which waits on exactly these pods, then moves up to minReadySeconds
+    late when the pass that saw a pod Ready was not the one the moment it turned Ready. Requeueing at the
+    remaining time moves it on time; with no time-gated pod, upstream's whole-minReadySeconds look stays."""
+    if min_ready_seconds <= 0 or counters.get("numberReady") == counters.get("numberAvailable"):
+        return None
+    waits = [
+        wait
+        for pod in pods
+        if not podstatus.is_terminating(pod)
+        and (wait := podstatus.available_in(pod, min_ready_seconds, now)) is not None
+    ]
+    return min(waits) if waits else float(min_ready_seconds)
 
 
 def compute_status(

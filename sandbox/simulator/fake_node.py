@@ -282,12 +282,12 @@ class FakeNodeRuntime:
         return container_id
 
     async def start_container(self, container_id: str) -> None:
-        self.runtime.start_container(container_id)
         plan = self._plans.get(container_id)
-        if plan is None:
-            return
-        if plan.rule is not None:
+        if plan is not None and plan.rule is not None:
             await self._spawn(container_id, plan)
+            return
+        self.runtime.start_container(container_id)
+        if plan is None:
             return
         spec = plan.spec
         command = " ".join([*(spec.get("command") or ()), *(spec.get("args") or ())])
@@ -324,15 +324,26 @@ class FakeNodeRuntime:
                 start_error = str(error)
         if process is None:
             instance.close()
+            self.runtime.start_container(container_id)
             self.runtime.stop_container(container_id, exit_code=START_ERROR_EXIT_CODE)
             raise StartFailed(start_error)
         grace = (plan.pod.get("spec") or {}).get("terminationGracePeriodSeconds")
         process.container_id = container_id
         process.grace = self.timing.scaled(float(30 if grace is None else grace))
         self.live[container_id] = process
-        if process.alive and plan.launch is not None and plan.rule is not None:
-            task = ProcessTask(process, plan.rule, plan.launch, self.timing.scaled)
-            self.runtime.attach_task(container_id, task)
+        # RUNNING and its task in one step, with no await between: a CRI call (ExecSync, StopContainer)
+        # arriving while the process was still being spawned found a RUNNING container without a task
+        # and was answered as for a simulated one. The process cannot have exited yet: its watcher task
+        # has not run.
+        try:
+            self.runtime.start_container(container_id)
+        except Exception:
+            process.signal(signal.SIGKILL)  # removed while spawning: the process must not outlive it
+            raise
+        if plan.launch is not None and plan.rule is not None:
+            self.runtime.attach_task(
+                container_id, ProcessTask(process, plan.rule, plan.launch, self.timing.scaled)
+            )
 
     async def stop_container(self, container_id: str, grace: int) -> None:
         process = self.live.get(container_id)

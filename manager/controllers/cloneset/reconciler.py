@@ -25,7 +25,7 @@ from kruise.control.cloneset import conditions, predownload, vcthash
 from kruise.control.cloneset.diffs import calculate_diffs
 from kruise.control.cloneset.podchoice import truncated_pods_to_delete
 from kruise.control.cloneset.scale import plan_scale
-from kruise.control.cloneset.status import compute_status
+from kruise.control.cloneset.status import availability_wait, compute_status
 from kruise.control.revision import is_pod_update
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock
@@ -198,9 +198,8 @@ class CloneSetReconciler:
         )
         if sync_error is not None:
             raise sync_error
-        min_ready = int(spec.get("minReadySeconds") or 0)
-        if min_ready > 0 and status["availableReplicas"] != status["readyReplicas"]:
-            delays.append(float(min_ready))
+        if (wait := availability_wait(cloneset, active, status, now)) is not None:
+            delays.append(wait)
         return Result(requeue_after=min(delays)) if delays else None
 
     async def _sync(

@@ -40,7 +40,7 @@ from kruise.control.daemonnodes import (
 from kruise.control.daemonset import predownload
 from kruise.control.daemonset.backoff import FailedPodsBackoff, backoff_key
 from kruise.control.daemonset.history import plan_history, revision_hash, revisions_to_prune
-from kruise.control.daemonset.manage import compute_status, group_by_node, plan_manage
+from kruise.control.daemonset.manage import availability_wait, compute_status, group_by_node, plan_manage
 from kruise.control.daemonset.progressive import limit_creation
 from kruise.control.daemonset.rollingupdate import (
     RollingUpdateError,
@@ -524,16 +524,17 @@ class DaemonSetReconciler:
         delays: list[float],
     ) -> None:
         """updateDaemonSetStatus + storeDaemonSetStatus: one merge patch when anything changed."""
-        spec = ds.get("spec") or {}
         settings = RollingUpdateSettings.from_daemonset(ds)
+        now = self.wall()
+        owned = self._owned_pods(ds)
         counters = compute_status(
             nodes,
             fit_of,
-            group_by_node(self._owned_pods(ds)),
+            group_by_node(owned),
             update_hash,
             settings.template_generation,
             settings.min_ready_seconds,
-            self.wall(),
+            now,
         )
         old = ds.get("status") or {}
         generation = ds["metadata"].get("generation")
@@ -542,9 +543,8 @@ class DaemonSetReconciler:
             and int(old.get("observedGeneration") or 0) >= int(generation or 0)
             and old.get("daemonSetHash") == update_hash
         )
-        min_ready = int(spec.get("minReadySeconds") or 0)
-        if min_ready > 0 and counters["numberReady"] != counters["numberAvailable"]:
-            delays.append(float(min_ready))
+        if (wait := availability_wait(owned, settings.min_ready_seconds, counters, now)) is not None:
+            delays.append(wait)
         if unchanged:
             return
         status: dict[str, Any] = {**counters, "daemonSetHash": update_hash}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from control_builders import NOW, build_pod
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from kruise.control.daemonset.history import (
     template_hash,
 )
 from kruise.control.daemonset.manage import compute_status, group_by_node, plan_manage
+from kruise.control.podstatus import AVAILABILITY_TICK
 
 NEW, OLD = "hash-new", "hash-old"
 RUN, KEEP, NO = NodeFit(True, True), NodeFit(False, True), NodeFit(False, False)
@@ -83,7 +85,7 @@ def test_surge_keeps_old_pod_until_new_one_is_available():
     fresh = pod("a", NEW, created=NOW - timedelta(seconds=30), ready_since=timedelta(seconds=5))
     waiting = plan({"a": RUN}, [old, fresh], surge=True, min_ready=10)
     assert waiting.pods_to_delete == ()
-    assert 5 < waiting.requeue_after <= 6
+    assert waiting.requeue_after == pytest.approx(5 + AVAILABILITY_TICK)  # the 5 s left, no extra second
     done = plan({"a": RUN}, [old, fresh], surge=True, min_ready=3)
     assert done.pods_to_delete == ("ds-a-hash-old",)
 

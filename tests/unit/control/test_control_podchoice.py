@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from kruise.control.cloneset import podchoice, podsort
 from kruise.control.cloneset.pods import new_pod, pvc_name, pvcs_for_instance
-from kruise.control.cloneset.status import compute_status, has_unavailable_ready_pods
+from kruise.control.cloneset.status import availability_wait, compute_status
+from kruise.control.podstatus import AVAILABILITY_TICK
 
 
 def names(pods: list) -> list[str]:
@@ -167,9 +168,23 @@ def test_status_counts_and_revision_promotion() -> None:
     assert status["currentRevision"] == "cs-old"
     assert status["labelSelector"] == "app=demo"
     assert status["observedGeneration"] == 3
-    assert has_unavailable_ready_pods(cs, pods, NOW)
+    # b has been Ready 10 s of 60: the next look is due in exactly the 50 s left (not another 60)
+    assert availability_wait(cs, pods, status, NOW) == pytest.approx(50 + AVAILABILITY_TICK)
     done = compute_status(cs, [build_pod(n, "cs-new") for n in "abc"], "cs-new", "cs-old", 0, NOW)
     assert done["currentRevision"] == "cs-new"
+
+
+def test_availability_wait_none_without_a_time_gated_pod_and_full_fallback_for_a_hooked_one() -> None:
+    cs = build_cloneset(2)
+    cs["spec"]["minReadySeconds"] = 30
+    settled = [build_pod("a", "cs-new"), build_pod("b", "cs-new", ready=False)]
+    assert availability_wait(cs, settled, compute_status(cs, settled, "cs-new", "", 0, NOW), NOW) is None
+    # Ready but PreparingNormal: time alone never makes it available; upstream looks again after minReady
+    hooked = [build_pod("a", "cs-new", ready_since=timedelta(seconds=1))]
+    hooked[0]["metadata"]["labels"]["lifecycle.apps.kruise.io/state"] = "PreparingNormal"
+    status = compute_status(cs, hooked, "cs-new", "", 0, NOW)
+    assert (status["readyReplicas"], status["availableReplicas"]) == (1, 0)
+    assert availability_wait(cs, hooked, status, NOW) == 30.0
 
 
 def test_inplace_update_ready_false_makes_pod_unready_in_status() -> None:

@@ -4,12 +4,15 @@ handed back to the queue, and an in-place update whose object write is retried a
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from kruise.api import daemonset as daemonset_api
 from kruise.api.features import FeatureGates
 from kruise.control.daemonnodes import target_node_name
-from kruise.kube.clock import FakeClock
+from kruise.control.podstatus import AVAILABILITY_TICK
+from kruise.kube.clock import FakeClock, rfc3339
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
@@ -354,3 +357,48 @@ async def test_a_pass_before_its_own_status_write_is_observed_neither_rewrites_n
     result = await h.reconcile()
     assert h.client.calls_to("patch", ADVANCED_DAEMONSETS, subresource="status") == []
     assert isinstance(result, Result) and result.requeue_after is not None and result.requeue_after <= 1.0
+
+
+def with_min_ready(ds: dict, seconds: int) -> dict:
+    ds["spec"]["minReadySeconds"] = seconds
+    return ds
+
+
+async def test_the_next_replacement_is_requeued_for_exactly_the_rest_of_min_ready_seconds() -> None:
+    """The new pod turned Ready 20 s before this pass saw it: the pass holds the next old pod (maxUnavailable
+    1), emits no numUnavailable >= maxUnavailable Warning (1.9 has none) and parks itself for the 10 s left,
+    not a fresh minReadySeconds; the pass at that moment, with nothing else changed, replaces the next pod."""
+    h = await settled(with_min_ready(daemonset(image="nginx:1"), 30), nodes=2)
+    h.roll_to(with_min_ready(daemonset(image="nginx:2", generation=2), 30))
+    await h.reconcile()
+    (first,) = h.client.calls_to("delete", PODS)
+    h.observe_pods(first.name)
+    h.client.clear()
+    await h.reconcile()
+    (create,) = h.client.calls_to("create", PODS)
+    h.observe_pods()
+    pod = h.client.object(PODS, create.name, NS)
+    pod["spec"]["nodeName"] = target_node_name(pod)
+    since = rfc3339(h.clock.wall() - timedelta(seconds=20))
+    pod["status"] = {
+        "phase": "Running",
+        "conditions": [
+            {"type": "Ready", "status": "True", "lastTransitionTime": since},
+            {"type": "InPlaceUpdateReady", "status": "True"},
+        ],
+    }
+    h.client.put(PODS, pod)
+    h.pods.add(h.client.object(PODS, create.name, NS))
+    h.client.clear()
+    h.recorder.events.clear()
+
+    result = await h.reconcile()
+    assert h.client.calls_to("delete", PODS) == []
+    assert result is not None and result.requeue_after == pytest.approx(10 + AVAILABILITY_TICK)
+    assert "numUnavailable >= maxUnavailable" not in h.recorder.reasons()
+
+    h.clock.step(result.requeue_after)
+    h.client.clear()
+    await h.reconcile()
+    (second,) = h.client.calls_to("delete", PODS)
+    assert second.name != first.name and second.name != create.name

@@ -3,16 +3,19 @@ container exits with the process's status and an exec runs the command for real.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import grpc
 import pytest
 from simulator_testkit import Cluster, container, is_ready, pod_manifest
 
-from kruise.sandbox.cri import CAUSE_CRI, ContainerEventType
+from kruise.sandbox.cri import CAUSE_CRI, ContainerEventType, ContainerState
 from kruise.sandbox.cri.client import CriClient
+from kruise.sandbox.cri.model import POD_NAME_LABEL
 from kruise.sandbox.cri.schema import messages
 from kruise.sandbox.simulator import ProcessImage
+from kruise.sandbox.simulator.processes import ContainerProcess
 
 IMAGE = "sandbox-test/shell:1.0"
 DIES_OF_SIGTERM = "while :; do sleep 0.05; done"
@@ -145,6 +148,40 @@ async def test_exec_sync_past_its_timeout_is_killed(cluster: Cluster, cri: CriCl
         caught.value.details()
         == "failed to exec in container: timeout 1s exceeded: context deadline exceeded"
     )
+
+
+async def test_no_exec_is_simulated_while_the_process_is_being_spawned(
+    cluster: Cluster, cri: CriClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow spawn (a loaded machine) held open: until its process exists the container is not RUNNING,
+    so an ExecSync is refused as by containerd, never answered as for a simulated container; once it
+    runs, execs reach the process. (The RUNNING-without-task window made the timeout test above flaky.)"""
+    gate, spawning = asyncio.Event(), asyncio.Event()
+    spawn = ContainerProcess.spawn.__func__  # type: ignore[attr-defined]
+
+    async def held_spawn(cls: type[ContainerProcess], *args: Any, **kwargs: Any) -> ContainerProcess:
+        spawning.set()
+        await gate.wait()
+        return await spawn(cls, *args, **kwargs)
+
+    monkeypatch.setattr(ContainerProcess, "spawn", classmethod(held_spawn))
+    await cluster.create(shell_pod("held", DIES_OF_SIGTERM))
+    async with asyncio.timeout(30):
+        await spawning.wait()
+    runtime = cluster.simulator.runtimes["node-1"]
+    [held] = [c for c in runtime.list_containers() if c.labels.get(POD_NAME_LABEL) == "held"]
+    assert held.state == ContainerState.CREATED
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await cri.ExecSync(
+            messages.ExecSyncRequest(container_id=held.id, cmd=["sh", "-c", "exit 3"], timeout=5)
+        )
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    gate.set()
+    container_id = await running_id(cluster, "held")
+    answer = await cri.ExecSync(
+        messages.ExecSyncRequest(container_id=container_id, cmd=["sh", "-c", "echo real; exit 3"], timeout=5)
+    )
+    assert (answer.exit_code, answer.stdout) == (3, b"real\n")
 
 
 async def test_an_exec_readiness_probe_runs_for_real(cluster: Cluster, cri: CriClient) -> None:
