@@ -4,6 +4,11 @@ By default a ``kruise sandbox up`` subprocess is started once per session and it
 used. When ``KUBECONFIG`` is set, the tests run against that cluster instead (a real one), and
 tests that need the sandbox's specifics (its node count, reaching a webhook on 127.0.0.1)
 skip themselves.
+
+The kruise processes a test starts inherit `KRUISE_CACHE_GUARD=1` (kruise.kube.projection): a controller
+or handler reading a field its cache projection drops raises there instead of silently seeing it
+missing, so an e2e scenario that exercises such a read fails (and says which path) rather than passing
+on a wrong decision.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from pathlib import Path
 
 import pytest
 from harness import E2E_NODES, READY_TIMEOUT, Cluster, SandboxProcess, ready_kubeconfig
+
+os.environ.setdefault("KRUISE_CACHE_GUARD", "1")
 
 
 @pytest.fixture(scope="session")
