@@ -176,7 +176,7 @@ async def rollout(kind: str, pods: int) -> Figure:
     """The first pass after a new image: it plans the whole rollout and writes the first tenth. It
     changes state, so each repeat settles a fresh harness; 10k runs once."""
     best = float("inf")
-    for _ in range(1 if pods >= 10_000 else 3):
+    for _ in range(1 if pods >= 10_000 else min(3, repeats(pods))):
         settled = await KINDS[kind](pods)
         settled.roll()
         best = min(best, await timed(settled.steady))

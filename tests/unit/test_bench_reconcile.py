@@ -9,7 +9,8 @@ from benchmarks import bench_reconcile as bench
 
 
 @pytest.mark.parametrize("kind", list(bench.KINDS))
-def test_every_kind_and_pass_is_measured_and_tabled(kind: str) -> None:
+def test_every_kind_and_pass_is_measured_and_tabled(kind: str, monkeypatch) -> None:
+    monkeypatch.setattr(bench, "repeats", lambda pods: 1)  # one pass each: this proves it runs, not its speed
     figures = bench.run([kind], list(bench.PASSES), [3, 5])
     assert [(f.kind, f.pass_, f.pods) for f in figures] == [
         (kind, "steady", 3),
