@@ -176,6 +176,8 @@ class Sandbox:
                 runtime=self.runtime,
                 pod_subnet=self.pod_subnet,
                 fail_images=self.fail_images,
+                # the sandbox's apiserver has no other scheduler: every Node is a target, as on kind
+                schedule_any_node=True,
             )
             await self.simulator.start()
             if self.simulator.real is not None:  # pods on the bridge reach the API at its host address

@@ -94,6 +94,11 @@ class Simulator:
         api_host: the API server's address as pods on real nodes reach it (the bridge's host
             address by default) for ``KUBERNETES_SERVICE_HOST``.
         pod_subnet: the real nodes' pod subnet (``RealNodes``' default when None).
+        schedule_any_node: the scheduler binds pods to every Node of the cluster, as kube-scheduler
+            does, not only to the simulator's own ``node-1``..``node-N``. For a cluster whose only
+            scheduler this is (the sandbox's own apiserver): a Node a user or test adds with no kubelet
+            behind it (upstream e2e's fake node) gets pods bound, which then stay Pending. Off by
+            default, so a simulator beside other node owners never binds to their nodes.
     """
 
     def __init__(
@@ -118,6 +123,7 @@ class Simulator:
         runtime: str = "fake",
         api_host: str | None = None,
         pod_subnet: str | None = None,
+        schedule_any_node: bool = False,
     ) -> None:
         if not 1 <= nodes <= MAX_NODE_INDEX:
             raise ValueError(f"nodes: must be in 1..{MAX_NODE_INDEX}, got {nodes}")
@@ -128,6 +134,7 @@ class Simulator:
         self.runtime = runtime
         self.api_host = api_host
         self.pod_subnet = pod_subnet
+        self.schedule_any_node = schedule_any_node
         self.real: Any = None  # RealNodes in containerd mode
         unknown = set(controllers) - set(CONTROLLERS)
         if unknown:
@@ -267,7 +274,9 @@ class Simulator:
             nodes = Informer(client, resource_path("v1", "nodes"))
             self._informers.append(nodes)
         if "scheduler" in self.controllers:
-            scheduler = Scheduler(client, nodes, pods, set(self.node_names))
+            scheduler = Scheduler(
+                client, nodes, pods, None if self.schedule_any_node else set(self.node_names)
+            )
             self._parts.append(scheduler)
         if "daemonset" in self.controllers:
             daemonsets = Informer(client, resource_path(APPS_V1, "daemonsets"))

@@ -9,6 +9,7 @@ import yaml
 
 from kruise.sandbox.cluster import CRD_PATH, Sandbox, apply_crds, load_crds
 from kruise.sandbox.simulator.client import Client
+from tests.kit.polling import until
 
 WIDGET_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -79,3 +80,39 @@ async def test_reapplying_crds_replaces_them(tmp_path):
     crd_dir = write_crd_dir(tmp_path)
     async with Sandbox(nodes=0, crd_dir=crd_dir) as sb:
         assert await apply_crds(sb.kubeconfig, load_crds(crd_dir), timeout=10) == ["widgets.example.io"]
+
+
+async def test_sandbox_schedules_onto_a_node_it_does_not_run(tmp_path):
+    """The sandbox's scheduler is its cluster's only one, so a Node added by hand (upstream e2e's fake
+    node: no kubelet) gets its pod bound, as kube-scheduler would; with no kubelet the pod stays Pending."""
+    async with Sandbox(nodes=1, speed=20, crd_dir=write_crd_dir(tmp_path)) as sb:
+        client = Client(sb.kubeconfig)
+        try:
+            resources = {"cpu": "4", "memory": "8Gi", "pods": "16"}
+            labels = {"kubernetes.io/hostname": "fake-node-x"}
+            node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "fake-node-x", "labels": labels}}
+            await client.create("/api/v1/nodes", node)
+            await client.patch(
+                "/api/v1/nodes/fake-node-x/status",
+                {"status": {"capacity": resources, "allocatable": resources}},
+            )
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "default"},
+                "spec": {
+                    "nodeSelector": {"kubernetes.io/hostname": "fake-node-x"},
+                    "containers": [{"name": "c", "image": "busybox"}],
+                },
+            }
+            await client.create("/api/v1/namespaces/default/pods", pod)
+
+            async def bound() -> dict | None:
+                got = await client.get("/api/v1/namespaces/default/pods/p")
+                return got if got["spec"].get("nodeName") else None
+
+            got = await until(bound, timeout=10, message="pod bound to fake-node-x")
+            assert got["spec"]["nodeName"] == "fake-node-x"
+            assert (got.get("status") or {}).get("phase", "Pending") == "Pending"
+        finally:
+            await client.close()
