@@ -60,6 +60,11 @@ async def run(options: Options) -> int:
         log.error(str(exc))
         return 1
     client = await Client.from_environment(options.kubeconfig, qps=options.qps, burst=options.burst)
+    # NodeImage's storage version on the wire, as kruise-manager: no request of this daemon goes through
+    # the conversion webhook, so none fails while kruise-webhook starts or while the CRDs' caBundle is
+    # patched (a watch opened before the patch kept the CRD's old client config and failed TLS
+    # verification once at install).
+    client.wire = await client.read_wire_versions()
     runtime = RuntimeClient(socket)
     runtime.open()
     probes = ProbeServer(options.addr_host, options.addr_port)

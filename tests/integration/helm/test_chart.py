@@ -216,6 +216,7 @@ def allows(role_rules: list[dict], group: str, resource: str, verb: str) -> bool
         ("kruise-daemon-role", "apps.kruise.io", "nodeimages/status", "patch"),
         ("kruise-daemon-role", "apps.kruise.io", "containerrecreaterequests/status", "update"),
         ("kruise-daemon-role", "", "pods/status", "patch"),  # runtime-containers-meta
+        ("kruise-daemon-role", "apiextensions.k8s.io", "customresourcedefinitions", "list"),  # wire
     ],
 )
 def test_rbac_covers_what_each_process_does(role, group, resource, verb):
