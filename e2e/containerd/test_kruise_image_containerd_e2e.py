@@ -7,7 +7,12 @@ the nodes' containerd (no host process of kruise-py). Checked here: every kruise
 Running and Ready with a `containerd://` container of `kruise-py:<tag>` whose imageID is the built
 image's digest; managers and webhooks run on the pods' bridge, the daemons on their node's address;
 `kubectl logs` of each kruise-manager pod shows its JSON start-up lines (one of them the leader's),
-and each kruise-daemon's shows it reached its node's containerd through the chart's hostPath.
+and each kruise-daemon's shows it reached its node's containerd through the chart's hostPath. Then,
+through those containers: seed 002's CloneSet in-place update; SIGKILL of the leader manager's
+container through its node's containerd (`ctr tasks kill`, not a pod delete) -> the Lease goes to
+another identity and the CloneSet still scales; `helm uninstall` -> no kruise container (nor pod
+sandbox) left in any node's containerd, read with `ctr`. The test prints the figures docs/helm.md
+records (time to all kruise-system pods Ready, idle memory per container, hand-over time).
 
 Needs root, Debian's containerd/runc/CNI/docker-registry and what the image build needs (apt, dpkg-deb,
 chroot, network for the first build); skipped naming what is missing.
@@ -15,6 +20,7 @@ chroot, network for the first build); skipped naming what is missing.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import os
@@ -22,12 +28,24 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+import node_ctr
 import pytest
 from harness import Cluster, SandboxProcess, ready_kubeconfig, until
+from seed002_inplace import (
+    create_seed_002_cloneset,
+    delete_cloneset,
+    update_in_place,
+    wait_updated,
+)
+from seed002_inplace import (
+    pods as cs_pods,
+)
 
 from kruise.sandbox.realnode import prereqs
 from kruise.sandbox.realnode.network import DEFAULT_POD_SUBNET
@@ -41,6 +59,8 @@ pytestmark = [
 ]
 
 REPO = Path(__file__).resolve().parents[2]
+CHART_RELEASE = "kruise"  # what the sandbox installs, in namespace default
+HELM = Path(sys.executable).parent / "helm"
 SBIN = "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
 BUILD_TOOLS = ("apt-get", "apt-cache", "dpkg-deb", "tar", "chroot")
 POD_SUBNET = ipaddress.IPv4Network(DEFAULT_POD_SUBNET)
@@ -194,3 +214,144 @@ async def test_each_kruise_daemon_reaches_its_nodes_containerd_through_the_host_
         assert started["runtime"].startswith("containerd "), started
         assert started["socket"] == "/hostvarrun/containerd/containerd.sock", started
         assert started["port"] == 10221, started
+        # NodeImage is talked at its storage version: nothing of the daemon waits on, or fails in, the
+        # conversion webhook while kruise-webhook starts and patches the CRDs' caBundle
+        _, text = await cluster.kubectl("logs", "-n", NAMESPACE, name)
+        assert "conversion webhook" not in text and "CERTIFICATE_VERIFY_FAILED" not in text, text
+
+
+def _time(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def container_id(pod: dict) -> str:
+    (status,) = pod["status"]["containerStatuses"]
+    return status["containerID"].removeprefix("containerd://")
+
+
+async def lease(cluster: Cluster) -> dict:
+    _, out = await cluster.kubectl("get", "lease", "kruise-manager", "-n", NAMESPACE, "-o", "json")
+    return json.loads(out)["spec"]
+
+
+def pod_of(identity: str) -> str:
+    return identity.rsplit("_", 1)[0]
+
+
+async def test_figures_time_to_ready_and_idle_memory_per_container(
+    image_cluster: tuple[Cluster, SandboxProcess], built_image: BuiltImage
+) -> None:
+    """Printed for docs/helm.md; asserted only to be figures of kruise-py's own six containers."""
+    cluster, sandbox = image_cluster
+    pods = await kruise_pods(cluster)
+    assert len(pods) == 2 + 2 + NODES and all(ready(p) for p in pods)
+    created = min(_time(p["metadata"]["creationTimestamp"]) for p in pods)
+    readied = max(
+        _time(c["lastTransitionTime"])
+        for p in pods
+        for c in p["status"]["conditions"]
+        if c["type"] == "Ready"
+    )
+    took = (readied - created).total_seconds()
+    print(f"\nFIGURE time from the chart's first kruise-system pod to all six Ready: {took:.0f} s")
+    sockets = node_ctr.node_sockets(sandbox.process.pid)
+    assert set(sockets) == {"node-1", "node-2"}, sockets
+    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        socket = sockets[pod["spec"]["nodeName"]]
+        cid = container_id(pod)
+        (held,) = [c for c in node_ctr.containers_of_image(socket, "kruise-py:") if c.id == cid]
+        assert held.image == f"docker.io/library/kruise-py:{built_image.tag}", held
+        pid = node_ctr.task_pid(socket, cid)
+        assert pid > 0, (pod["metadata"]["name"], cid)
+        used, source = node_ctr.memory_bytes(pid)
+        assert used > 0
+        name = pod["metadata"]["name"]
+        print(f"FIGURE idle memory {role(pod):18} {name:40} {used / 2**20:6.1f} MiB ({source})")
+
+
+async def test_seed_002_in_place_update_through_kruise_containers(
+    image_cluster: tuple[Cluster, SandboxProcess],
+) -> None:
+    cluster, _ = image_cluster
+    before = await create_seed_002_cloneset(cluster)
+    await update_in_place(cluster, before)
+
+
+async def test_killing_the_leader_managers_container_hands_the_lease_over(
+    image_cluster: tuple[Cluster, SandboxProcess],
+) -> None:
+    cluster, sandbox = image_cluster
+    held = await lease(cluster)
+    leader_name = pod_of(held["holderIdentity"])
+    _, out = await cluster.kubectl("get", "pod", "-n", NAMESPACE, leader_name, "-o", "json")
+    leader = json.loads(out)
+    assert role(leader) == "controller-manager"
+    socket = node_ctr.node_sockets(sandbox.process.pid)[leader["spec"]["nodeName"]]
+    killed = container_id(leader)
+    node_ctr.kill(socket, killed)
+    killed_at = time.monotonic()
+
+    taken = await until(
+        lambda: lease(cluster),
+        lambda spec: spec.get("holderIdentity") not in (None, "", held["holderIdentity"]),
+        "the Lease held by another identity",
+        timeout=120,
+    )
+    handed_over = time.monotonic() - killed_at
+    # the kubelet saw the real exit (137: SIGKILL) and restarted the container in the same pod
+    restarted = await until(
+        lambda: cluster.kubectl("get", "pod", "-n", NAMESPACE, leader_name, "-o", "json"),
+        lambda got: json.loads(got[1])["status"]["containerStatuses"][0]["restartCount"] >= 1,
+        f"{leader_name} restarted after the kill",
+        timeout=120,
+    )
+    (status,) = json.loads(restarted[1])["status"]["containerStatuses"]
+    assert status["lastState"]["terminated"]["containerID"] == f"containerd://{killed}", status
+    assert status["lastState"]["terminated"]["exitCode"] == 137, status
+    winner = pod_of(taken["holderIdentity"])
+    print(
+        f"\nFIGURE lease hand-over after SIGKILL of the leader's container: {handed_over:.1f} s "
+        f"(leaseDurationSeconds {held.get('leaseDurationSeconds')}; new holder {winner}, "
+        f"{'the standby' if winner != leader_name else 'the restarted container'})"
+    )
+
+    # work continues under the new leader: the CloneSet scales, the new pod on the bridge
+    await cluster.kubectl("scale", "cloneset/cs-demo", "--replicas=4")
+    await wait_updated(cluster, 4)
+    assert len(await cs_pods(cluster)) == 4
+    await delete_cloneset(cluster)
+
+
+async def test_helm_uninstall_leaves_no_kruise_container_on_any_node(
+    image_cluster: tuple[Cluster, SandboxProcess], tmp_path: Path
+) -> None:
+    cluster, sandbox = image_cluster
+    if not HELM.exists():
+        pytest.skip("no helm binary in the venv (`make install` puts it there)")
+    sockets = node_ctr.node_sockets(sandbox.process.pid)
+    assert all(node_ctr.containers_of_image(s, "kruise-py:") for s in sockets.values())
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(cluster.kubeconfig),
+        "HELM_CACHE_HOME": str(tmp_path / "cache"),
+        "HELM_CONFIG_HOME": str(tmp_path / "config"),
+        "HELM_DATA_HOME": str(tmp_path / "data"),
+    }
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [str(HELM), "uninstall", CHART_RELEASE, "--wait", "--timeout", "120s"],
+        env=env, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+
+    async def left() -> dict[str, list]:
+        return {
+            node: node_ctr.containers_of_image(socket, "kruise-py:")
+            + node_ctr.containers_of_namespace(socket, NAMESPACE)
+            for node, socket in sockets.items()
+        }
+
+    await until(
+        left, lambda held: not any(held.values()), "no kruise container in any node's containerd", 120
+    )
+    assert await kruise_pods(cluster) == []
