@@ -318,6 +318,9 @@ class WebhookProcess:
         )
 
     async def start(self) -> None:
+        # Before any cache lists: each Kruise kind is cached at its CRD storage version and converted
+        # in-process (`kruise.kube.wire`), so no informer depends on this process's own /convert.
+        self.client.wire = await self.client.read_wire_versions()
         if self.spreads is not None:
             await self._attach_spreads(self.spreads)
         if await self._persistent_pod_state_served():
@@ -336,8 +339,8 @@ class WebhookProcess:
             )
         self.factory.start()
         await self.certs.initialize(self.options.initialize_timeout)
-        # Listen before the caches sync: a kind stored at another version than the one this process
-        # reads is listed through /convert, which this very server answers. Admission calls get 503
+        # Listen before the caches sync: a kind whose CRD could not be read at start is listed at the
+        # code's version through /convert, which this very server answers. Admission calls get 503
         # (the caller's failurePolicy applies) until ready() holds.
         self.server = HTTPSServer(
             self.app,

@@ -29,11 +29,13 @@ NS = "default"
 
 
 @asynccontextmanager
-async def simulated_node(emulator, cri_prefix: str) -> AsyncIterator[tuple[Simulator, Client]]:
+async def simulated_node(
+    emulator, cri_prefix: str, crd_dir: Path = CRD_DIR
+) -> AsyncIterator[tuple[Simulator, Client]]:
     """Kruise CRDs applied, one simulated node (`NODE`) whose CRI socket lives in a fresh /tmp folder
     named `cri_prefix…`, and a client; all closed and removed on exit. Patch `CriServicer` before
-    entering: the CRI server starts serving here."""
-    await apply_crds(emulator.kubeconfig, load_crds(CRD_DIR), timeout=30)
+    entering: the CRI server starts serving here. `crd_dir`: the 1.9 set's `crds/` for a test of the wire."""
+    await apply_crds(emulator.kubeconfig, load_crds(crd_dir), timeout=30)
     cri_dir = Path(tempfile.mkdtemp(prefix=cri_prefix, dir="/tmp"))
     simulator = Simulator(emulator.kubeconfig, nodes=1, speed=50, cri_socket_dir=cri_dir)
     await simulator.start()

@@ -1,14 +1,13 @@
 """kruise-manager on API set 1.9 talks Advanced DaemonSet and BroadcastJob at their storage version
 (v1beta1) and converts in-process (`kruise.kube.wire`): while it reconciles them kube-apiserver never
 calls kruise-webhook's /convert for them. The emulator's conversion webhook caller is wrapped to count
-every ConversionReview it sends, by kind.
+every ConversionReview it sends, by kind (`tests.kit.conversions`).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -18,29 +17,9 @@ from kruise.kube.errors import InternalError
 from kruise.kube.resources import ADVANCED_DAEMONSETS, BROADCASTJOBS, PODS
 from kruise.manager.controllers import broadcastjob, daemonset
 from tests.integration.manager.conftest import REPO
+from tests.kit.conversions import CountingCaller, counting_conversions
 
 NS = "default"
-
-
-@dataclass
-class CountingCaller:
-    """Wraps the emulator's webhook caller; records (kind, desiredAPIVersion) per ConversionReview."""
-
-    inner: Any
-    reviews: list[tuple[str, str]] = field(default_factory=list)
-
-    async def post(self, client_config: dict[str, Any], body: Any, timeout: float) -> bytes:
-        if isinstance(body, dict) and body.get("kind") == "ConversionReview":
-            request = body.get("request") or {}
-            for obj in request.get("objects") or []:
-                self.reviews.append((obj.get("kind", ""), request.get("desiredAPIVersion", "")))
-        return await self.inner.post(client_config, body, timeout)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    def of(self, kind: str) -> list[tuple[str, str]]:
-        return [review for review in self.reviews if review[0] == kind]
 
 
 @pytest.fixture
@@ -56,11 +35,8 @@ def controller_setups():
 @pytest.fixture
 def conversions(emulator) -> Iterator[CountingCaller]:
     """Asked for before `kruise_cluster`, so it counts from before the manager's first list."""
-    converter = emulator.server.conversion
-    counting = CountingCaller(converter.caller)
-    converter.caller = counting
-    yield counting
-    converter.caller = counting.inner
+    with counting_conversions(emulator) as counting:
+        yield counting
 
 
 def daemon_set(image: str) -> dict[str, Any]:
