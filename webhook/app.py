@@ -3,10 +3,20 @@
 Decoding is done by hand from the raw body (orjson + pydantic) rather than by FastAPI's body
 injection, so that every malformed review gets the same clean 400 instead of FastAPI's 422 shape,
 and a handler bug becomes a 500 *review* the apiserver can report rather than a dropped connection.
+
+The caller's deadline bounds a handler. kube-apiserver sends ``?timeout=<n>s`` and gives up after n
+seconds; controller-runtime's server hands the handler the request's context, which Go cancels when
+the apiserver drops the connection, so upstream's handlers stop waiting (on a cache, on the API) at
+that moment and answer an error nobody reads. Here the handler is cancelled n seconds after the
+request arrived — later than the caller's own deadline, which started before sending, so the caller
+always sees its own timeout (and applies failurePolicy) rather than an error review racing it — and a
+500 review is answered, so no request is held past the deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
 from collections.abc import Callable, Mapping
 
@@ -24,6 +34,14 @@ from kruise.webhook.metrics import WebhookMetrics
 log = structlog.get_logger("kruise.webhook")
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's own request size limit
+_SECONDS = re.compile(r"^(\d+(?:\.\d+)?)s$")  # how client-go writes a whole-second time.Duration
+
+
+def caller_deadline(query_timeout: str | None) -> float | None:
+    """Seconds from the query's ``timeout`` (``10s``); None when absent or not in the apiserver's form
+    (upstream ignores the parameter, so a bad one changes nothing)."""
+    match = _SECONDS.match(query_timeout or "")
+    return float(match.group(1)) if match else None
 
 
 def _json(status: int, body: object) -> Response:
@@ -95,7 +113,9 @@ def _endpoint(
         metrics.in_flight.labels(path).inc()
         try:
             if ready():
-                response = await _admit(path, handler, request, metrics)
+                seconds = caller_deadline(request.query_params.get("timeout"))
+                deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
+                response = await _admit(path, handler, request, metrics, deadline)
             else:  # admitting from caches that are not filled yet would admit wrongly
                 response = Response(
                     content=b"kruise-webhook is not ready: informer caches have not synced",
@@ -112,7 +132,9 @@ def _endpoint(
     return serve
 
 
-async def _admit(path: str, handler: Handler, request: Request, metrics: WebhookMetrics) -> Response:
+async def _admit(
+    path: str, handler: Handler, request: Request, metrics: WebhookMetrics, deadline: float | None
+) -> Response:
     content_type = request.headers.get("content-type", "").split(";")[0].strip()
     if content_type != "application/json":
         return _bad_request(f"contentType={content_type or '<none>'}, expected application/json")
@@ -129,10 +151,17 @@ async def _admit(path: str, handler: Handler, request: Request, metrics: Webhook
     except ValidationError as exc:
         return _bad_request(_describe(exc))
     req = review.request
+    scope = asyncio.timeout_at(deadline)
     try:
-        decision = await handler(req)
+        async with scope:
+            decision = await handler(req)
     except Exception as exc:  # a handler bug must still answer, and say what broke
-        log.exception("admission handler failed", webhook=path, uid=req.uid)
-        decision = deny(500, f"internal error in webhook {path}: {exc}")
+        if isinstance(exc, TimeoutError) and scope.expired():
+            log.warning("admission handler passed the caller's deadline", webhook=path, uid=req.uid)
+            message = f"webhook {path} did not answer within the caller's timeout: context deadline exceeded"
+        else:
+            log.exception("admission handler failed", webhook=path, uid=req.uid)
+            message = f"internal error in webhook {path}: {exc}"
+        decision = deny(500, message)
     metrics.decisions.labels(path, "true" if decision.allowed else "false").inc()
     return _json(200, response_body(review.api_version, req.uid, raw["request"].get("object"), decision))

@@ -3,7 +3,9 @@
 Admission webhooks (webhooks.py) and CRD conversion webhooks (conversion.py) are reached the same
 way: a ``url`` (https only) or a ``service {namespace, name, port, path}`` routed to a listening
 ``host:port`` (the sandbox has no cluster DNS) while TLS is still verified against ``caBundle`` for
-the name ``<name>.<namespace>.svc``. The URL carries ``?timeout=<n>s`` as the apiserver's does. A
+the name ``<name>.<namespace>.svc``. The URL carries ``?timeout=<n>s`` as the apiserver's does, and
+the call as a whole (connect, TLS, request, answer) gets those n seconds, after which it fails with
+``context deadline exceeded`` as Go's context does. A
 call that cannot be made or gets a non-2xx answer raises `CallFailed` with the client-side words
 (``Post "<url>": ...``); each caller wraps them in its own prefix.
 
@@ -72,16 +74,19 @@ class WebhookCaller:
         content = orjson.dumps(body)
         deadline = asyncio.get_running_loop().time() + float(timeout)
         try:
-            try:
-                reply = await _send(client, connect_url, content, headers, float(timeout), extensions)
-            except _ClosedUnderUs:
-                self.replays += 1
-                left = max(deadline - asyncio.get_running_loop().time(), 0.001)
-                async with httpx.AsyncClient(
-                    verify=self._contexts[_bundle(client_config)], trust_env=False
-                ) as one:
-                    reply = await _send(one, connect_url, content, headers, left, extensions, replay=True)
-        except httpx.TimeoutException as exc:
+            # One deadline for the whole exchange, as the apiserver's context.WithTimeout: httpx's own
+            # timeout is per phase, so a webhook that answers a byte at a time would outlive it.
+            async with asyncio.timeout_at(deadline):
+                try:
+                    reply = await _send(client, connect_url, content, headers, float(timeout), extensions)
+                except _ClosedUnderUs:
+                    self.replays += 1
+                    left = max(deadline - asyncio.get_running_loop().time(), 0.001)
+                    async with httpx.AsyncClient(
+                        verify=self._contexts[_bundle(client_config)], trust_env=False
+                    ) as one:
+                        reply = await _send(one, connect_url, content, headers, left, extensions, replay=True)
+        except (httpx.TimeoutException, TimeoutError) as exc:
             raise CallFailed(f'Post "{url}": context deadline exceeded') from exc
         except httpx.HTTPError as exc:
             raise CallFailed(f'Post "{url}": {_describe(exc)}') from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from webhook_testkit import post, review
 
 from kruise.webhook.admission import AdmissionRequest, Decision, deny
-from kruise.webhook.app import create_app
+from kruise.webhook.app import caller_deadline, create_app
 
 PATH = "/validate-apps-kruise-io-cloneset"
 JSON = {"content-type": "application/json"}
@@ -68,6 +69,55 @@ async def test_handler_exception_is_a_denied_review_not_a_500():
     assert resp.json()["response"]["allowed"] is False
     assert resp.json()["response"]["status"]["code"] == 500
     assert "boom" in resp.json()["response"]["status"]["message"]
+
+
+async def test_handler_stuck_past_the_callers_timeout_is_cancelled_and_answers():
+    """A handler waiting on a cache that never syncs is cancelled at the ``?timeout=`` the caller sent,
+    as upstream's request context is, and the request is answered instead of held."""
+    never_synced = asyncio.Event()
+    outcome: list[str] = []
+
+    async def stuck(req: AdmissionRequest) -> Decision:
+        try:
+            await never_synced.wait()
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            raise
+        return Decision(allowed=True)
+
+    app = create_app({"/mutate-pod": stuck})
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        body = review("CREATE", group="", version="v1", kind="Pod", resource="pods", obj={"metadata": {}})
+        resp = await c.post("/mutate-pod?timeout=1s", json=body)
+    answer = resp.json()["response"]
+    assert resp.status_code == 200 and answer["allowed"] is False and outcome == ["cancelled"]
+    assert answer["status"] == {
+        "code": 500,
+        "message": "webhook /mutate-pod did not answer within the caller's timeout: "
+        "context deadline exceeded",
+        "reason": "InternalError",
+    }
+
+
+async def test_a_handlers_own_timeout_is_a_handler_failure_not_the_deadline():
+    async def times_out(req: AdmissionRequest) -> Decision:
+        raise TimeoutError("dependency timed out")
+
+    app = create_app({"/x": times_out})
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        body = review("CREATE", group="", version="v1", kind="Pod", resource="pods", obj={"metadata": {}})
+        resp = await c.post("/x?timeout=30s", json=body)
+    assert (
+        resp.json()["response"]["status"]["message"] == "internal error in webhook /x: dependency timed out"
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "seconds"),
+    [("10s", 10.0), ("1.5s", 1.5), ("30s", 30.0), (None, None), ("", None), ("10", None), ("1m0s", None)],
+)
+def test_caller_deadline_reads_the_apiservers_form_only(query, seconds):
+    assert caller_deadline(query) == seconds
 
 
 async def test_deny_carries_reason():

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from kruise.sandbox.apiserver.admission import AdmissionAttributes, AdmissionDenied
+from tests.kit import webhook_server
 from tests.kit.webhook_server import Reply, patch_response
 
 ADM = ("admissionregistration.k8s.io", "v1")
@@ -488,3 +489,109 @@ async def test_dry_run_without_side_effects_field_is_a_call_failure(store, serve
     assert caught.value.status["message"] == (
         'Internal error occurred: failed calling webhook "nil": Webhook SideEffects is nil'
     )
+
+
+class StalledPeer:
+    """Raw listeners standing in for a stalled webhook: ``frozen`` accepts TCP and never speaks (a
+    SIGSTOPped process whose kernel still accepts), ``dripping`` answers over TLS one byte at a time,
+    each byte inside httpx's per-read timeout, so only a deadline on the whole call ends it."""
+
+    def __init__(self, certificates, gap: float) -> None:
+        self.certificates, self.gap = certificates, gap
+        self.release = asyncio.Event()
+        self.servers: list[asyncio.Server] = []
+
+    async def frozen(self) -> int:
+        async def hold(reader, writer):
+            await self.release.wait()
+            writer.close()
+
+        return await self._listen(hold, ssl=None)
+
+    async def dripping(self) -> int:
+        async def drip(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+            writer.write(head)
+            while not self.release.is_set():
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(self.gap)  # the peer's pace, not a wait for a condition
+            writer.close()
+
+        return await self._listen(drip, ssl=webhook_server.server_context(self.certificates))
+
+    async def _listen(self, handle, ssl) -> int:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=ssl)
+        self.servers.append(server)
+        return server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        self.release.set()
+        for server in self.servers:
+            server.close()
+
+
+@pytest.fixture
+async def stalled(certificates):
+    peer = StalledPeer(certificates, gap=0.3)
+    yield peer
+    await peer.close()
+
+
+def stalled_hook(name, certificates, port, **extra):
+    config = {"url": f"https://127.0.0.1:{port}/mutate-pod", "caBundle": certificates.ca_bundle}
+    return hook(name, config, timeoutSeconds=1, **extra)
+
+
+def timeout_status(name, port):
+    message = (
+        f'failed calling webhook "{name}": failed to call webhook: '
+        f'Post "https://127.0.0.1:{port}/mutate-pod?timeout=1s": context deadline exceeded'
+    )
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Internal error occurred: {message}",
+        "reason": "InternalError",
+        "details": {"causes": [{"message": message}]},
+        "code": 500,
+    }
+
+
+@pytest.mark.parametrize("stall", ["frozen", "dripping"])
+async def test_stalled_mutating_webhook_under_fail_is_apiservers_timeout_error(
+    store, certificates, admission, stalled, stall
+):
+    port = await getattr(stalled, stall)()
+    register(store, "mutatingwebhookconfigurations", "m", stalled_hook("mpod.kb.io", certificates, port))
+    with pytest.raises(AdmissionDenied) as caught:
+        await admission.mutate(pod_attrs(obj=pod()))
+    assert caught.value.status == timeout_status("mpod.kb.io", port)
+
+
+@pytest.mark.parametrize("stall", ["frozen", "dripping"])
+async def test_stalled_webhooks_under_ignore_admit_unchanged_without_warnings(
+    store, certificates, admission, stalled, stall
+):
+    """kube-apiserver fails open silently for the client: no Warning header; only its log, the
+    webhook_fail_open_count metric and a failed-open audit annotation record it."""
+    port = await getattr(stalled, stall)()
+    register(
+        store,
+        "mutatingwebhookconfigurations",
+        "m",
+        stalled_hook("mpod.kb.io", certificates, port, failurePolicy="Ignore"),
+    )
+    register(
+        store,
+        "validatingwebhookconfigurations",
+        "v",
+        stalled_hook("vpod.kb.io", certificates, port, failurePolicy="Ignore"),
+    )
+    attrs = pod_attrs(obj=pod())
+    assert await admission.mutate(attrs) == []
+    assert attrs.object == pod()
+    assert await admission.validate(attrs) == []
