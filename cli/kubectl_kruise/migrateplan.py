@@ -134,7 +134,7 @@ def advance(progress: Progress, step: Step) -> Progress:
 def cloneset_from_deployment(deployment: Mapping[str, Any], name: str, copy_replicas: bool) -> dict[str, Any]:
     """The CloneSet `--create` makes: the Deployment's metadata labels, annotations and finalizers,
     selector, template, history limit and minReadySeconds; its rolling-update surge and
-    unavailability; paused if it is; the Recreate update type. Replicas are 0 unless
+    unavailability; paused if it is; the ReCreate update type. Replicas are 0 unless
     `copy_replicas` (`--copy`), as the flags document."""
     source = copy.deepcopy(dict(deployment))
     metadata = source.get("metadata") or {}
@@ -143,7 +143,7 @@ def cloneset_from_deployment(deployment: Mapping[str, Any], name: str, copy_repl
     for key in ("labels", "annotations", "finalizers"):
         if metadata.get(key):
             cs_meta[key] = metadata[key]
-    strategy: dict[str, Any] = {"type": "Recreate"}
+    strategy: dict[str, Any] = {"type": "ReCreate"}
     if spec.get("paused"):
         strategy["paused"] = True
     rolling = (spec.get("strategy") or {}).get("rollingUpdate") or {}

@@ -104,7 +104,7 @@ async def test_create_makes_an_empty_cloneset_and_copy_a_full_one(plugin):
     cloneset = await client.get(CLONESETS, "web-cs", NS)
     assert cloneset["spec"]["replicas"] == 0
     assert cloneset["spec"]["selector"] == {"matchLabels": LABELS}
-    assert cloneset["spec"]["updateStrategy"]["type"] == "Recreate"
+    assert cloneset["spec"]["updateStrategy"]["type"] == "ReCreate"
 
     again = await plugin(*base, "--dst-name", "web-cs", "--create", "--copy")
     assert (again.code, again.err) == (1, "error: cloneset default/web-cs already exists\n")

@@ -133,7 +133,7 @@ def test_created_cloneset_carries_the_deployment_over_and_is_empty_without_copy(
             "replicas": 0,
             "selector": {"matchLabels": {"app": "web"}},
             "template": DEPLOYMENT["spec"]["template"],
-            "updateStrategy": {"type": "Recreate", "paused": True, "maxUnavailable": 2, "maxSurge": "25%"},
+            "updateStrategy": {"type": "ReCreate", "paused": True, "maxUnavailable": 2, "maxSurge": "25%"},
             "revisionHistoryLimit": 5,
             "minReadySeconds": 3,
         },
