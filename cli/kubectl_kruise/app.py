@@ -12,7 +12,17 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 
-from kruise.cli.kubectl_kruise import commands, createcrr, createjob, expose, kinds, scale, setenv, setimage
+from kruise.cli.kubectl_kruise import (
+    commands,
+    createcrr,
+    createjob,
+    expose,
+    kinds,
+    migrate,
+    scale,
+    setenv,
+    setimage,
+)
 from kruise.cli.kubectl_kruise.connection import ConnectionOptions
 from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text, error_line
@@ -70,6 +80,20 @@ def plan(args: argparse.Namespace) -> Runner:
         sizing.validate()
         selection = scale.select(list(args.resources), args.selector, args.all)
         return lambda c, ns, p: scale.scale(c, ns, selection, sizing, p)
+    if args.command == "migrate":
+        moving = migrate.MigrateOptions.complete(
+            args.namespace,
+            list(args.kinds),
+            args.source_kind,
+            args.src_name,
+            args.dst_name,
+            create=args.create,
+            copy=args.copy,
+            replicas=args.replicas,
+            max_surge=args.max_surge,
+            timeout_seconds=args.timeout_seconds,
+        )
+        return lambda c, ns, p: migrate.run(c, moving, p)
     targets = kinds.parse_targets(list(args.resources))
     if args.command == "expose":
         exposing = expose.ExposeOptions(

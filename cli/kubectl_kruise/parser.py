@@ -28,6 +28,8 @@ _BARE_FLAGS = {
     "--list": "--list=true",
     "--overwrite": "--overwrite=true",
     "--all": "--all=true",
+    "--create": "--create=true",
+    "--copy": "--copy=true",
 }
 
 
@@ -343,7 +345,44 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_flag(scale)
     scale.add_argument("resources", nargs="*", metavar="CLONESET")
     scale.add_argument("--pods", default="", help="Name of the pods to delete")
+    _add_migrate(sub, globals_)
     return root
+
+
+def _add_migrate(sub: Any, globals_: argparse.ArgumentParser) -> None:
+    """kruise-tools' `migrate [DST_KIND] --from [SRC_KIND] [flags]`, with its flag names and defaults."""
+    migrate = sub.add_parser(
+        "migrate",
+        help="Migrate from K8s original workloads to Kruise workloads",
+        description="Migrate from K8s original workloads to Kruise workloads: "
+        "kubectl-kruise migrate CloneSet --from Deployment -n NS --src-name SRC --dst-name DST "
+        "[--create [--copy]] [--replicas N] [--max-surge N] [--timeout-seconds N]",
+        parents=[globals_],
+    )
+    migrate.add_argument("kinds", nargs="*", metavar="DST_KIND")
+    migrate.add_argument(
+        "--from", dest="source_kind", default="", help="Type of the source workload (e.g. Deployment)."
+    )
+    migrate.add_argument("--src-name", default="", help="Name of the source workload.")
+    migrate.add_argument("--dst-name", default="", help="Name of the destination workload.")
+    migrate.add_argument(
+        "--create",
+        type=parse_bool,
+        default=False,
+        help="Create dst workload with replicas=0 from src workload.",
+    )
+    migrate.add_argument(
+        "--copy", type=parse_bool, default=False, help="Copy replicas from src workload when create."
+    )
+    migrate.add_argument(
+        "--replicas", type=int, default=-1,
+        help="The replicas needs to migrate, -1 indicates all replicas in src workload.",
+    )  # fmt: skip
+    migrate.add_argument("--max-surge", type=int, default=1, help="Max surge during migration.")
+    migrate.add_argument(
+        "--timeout-seconds", type=int, default=-1,
+        help="Timeout seconds for migration, -1 indicates no limited.",
+    )  # fmt: skip
 
 
 def normalize_argv(argv: Sequence[str]) -> list[str]:
