@@ -23,6 +23,8 @@ from kruise.sandbox.cluster import Component, Sandbox
 from kruise.sandbox.components import ProcessComponent
 
 KRUISE_NAMESPACE = "kruise-system"
+DAEMON_CONFIG_NAMESPACE = "kruise-daemon-config"
+"""Where kruise-manager copies ImagePullJob pull secrets for kruise-daemon (the chart creates it too)."""
 WEBHOOK_READY = "kruise-webhook serving"
 MANAGER_READY = "kruise-manager started"
 DAEMON_READY = "kruise-daemon started"
@@ -133,6 +135,7 @@ def kruise_components(
     the manager and daemons talk versions both sets serve."""
     components: list[Component] = [
         KruiseNamespace(),
+        KruiseNamespace(DAEMON_CONFIG_NAMESPACE),
         webhook_component(workdir / "certs", feature_gates, log, log_dir, api_set),
     ]
     if manager_available():

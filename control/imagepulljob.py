@@ -132,27 +132,36 @@ def node_phase(job: Obj, node_image: Obj) -> str | None:
     return status["phase"]
 
 
+def missing_secrets(job: Obj, node_image: Obj, secrets: Iterable[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The job's pull secret references not yet in the NodeImage's entry for its image (matched by
+    namespace and name, as upstream)."""
+    name, _tag = split_image(_spec(job)["image"])
+    image = section(node_image, "spec", "images").get(name) or {}
+    known = {(s.get("namespace"), s.get("name")) for s in image.get("pullSecrets") or []}
+    return [dict(s) for s in secrets if (s["namespace"], s["name"]) not in known]
+
+
 def with_job(
     job: Obj, node_image: Obj, secrets: list[dict[str, str]], now: datetime
 ) -> dict[str, Any] | None:
-    """The NodeImage spec with the job's tag added (or, for a tag other jobs own, the job added as an
-    owner and the version bumped so the daemon pulls again), or None when already there."""
+    """The NodeImage spec with the job's tag and pull secret references added (or, for a tag other
+    jobs own, the job added as an owner and the version bumped so the daemon pulls again; for a tag
+    the job owns already, only its missing references), or None when all is there."""
     spec = _spec(job)
     name, tag = split_image(spec["image"])
     uid = job["metadata"].get("uid", "")
+    extra = missing_secrets(job, node_image, secrets)
     updated = copy.deepcopy(dict(spec_of(node_image)))
     images = updated.setdefault("images", {})
     image = images.setdefault(name, {})
     tags = image.setdefault("tags", [])
     existing = next((t for t in tags if t.get("tag") == tag), None)
-    if _owned(existing, uid):
-        return None
-    if spec.get("sandboxConfig"):
-        image["sandboxConfig"] = spec["sandboxConfig"]
-    known = {(s.get("namespace"), s.get("name")) for s in image.get("pullSecrets") or []}
-    extra = [s for s in secrets if (s["namespace"], s["name"]) not in known]
     if extra:
         image["pullSecrets"] = [*(image.get("pullSecrets") or []), *extra]
+    if _owned(existing, uid):
+        return updated if extra else None
+    if spec.get("sandboxConfig"):
+        image["sandboxConfig"] = spec["sandboxConfig"]
     entry = {
         "tag": tag,
         "createdAt": rfc3339(now),
@@ -181,10 +190,17 @@ class JobProgress:
         return len(self.failed_nodes)
 
 
-def progress(job: Obj, targets: list[str], node_images: Mapping[str, Obj]) -> JobProgress:
+def progress(
+    job: Obj, targets: list[str], node_images: Mapping[str, Obj], secrets: Iterable[Mapping[str, str]] = ()
+) -> JobProgress:
+    """Phases per target node; a node whose NodeImage lacks one of the job's pull secret references is
+    also not synced (it is counted by its phase too, as upstream does)."""
     result = JobProgress(desired=len(targets))
+    secrets = list(secrets)
     for node in targets:
         phase = node_phase(job, node_images[node])
+        if phase is not None and secrets and missing_secrets(job, node_images[node], secrets):
+            result.not_synced.append(node)
         if phase is None:
             result.not_synced.append(node)
         elif phase == "Succeeded":

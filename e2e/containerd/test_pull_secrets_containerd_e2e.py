@@ -4,7 +4,8 @@
 auth (kruise / sandbox-private). A `kubernetes.io/dockerconfigjson` Secret made with `kubectl create
 secret docker-registry` carries those credentials:
 - an ImagePullJob naming it in `spec.pullSecrets` is pulled by node-1's kruise-daemon through CRI
-  with them: the job succeeds, and the image is then in node-1's containerd (a pod with
+  with them, read from kruise-manager's copy of the Secret in kruise-daemon-config (deleted once the
+  job completed), as upstream: the job succeeds, and the image is then in node-1's containerd (a pod with
   `imagePullPolicy: Never` starts from it there); the same job without the Secret fails on node-2
   with the registry's `401 Unauthorized` in the NodeImage status and the job's event;
 - a pod with `imagePullSecrets` is pulled by the kubelet with the Secret's credentials and runs; the
@@ -26,6 +27,7 @@ IMAGE = f"{REGISTRY}/private/busybox:latest"
 REPOSITORY = f"{REGISTRY}/private/busybox"
 SECRET = "private-registry"
 UNAUTHORIZED = "401 Unauthorized"
+DAEMON_NS = "kruise-daemon-config"
 
 
 def pull_job(name: str, node: str, secrets: list[str]) -> str:
@@ -87,6 +89,16 @@ def waiting(pod: dict) -> dict:
     return statuses[0].get("state", {}).get("waiting") or {}
 
 
+async def copies_of(cluster: Cluster, source: str) -> list[str]:
+    """Names of the Secrets in kruise-daemon-config copied from `source` (namespace/name)."""
+    listed = await get(cluster, "secrets", "-n", DAEMON_NS)
+    return [
+        s["metadata"]["name"]
+        for s in listed["items"]
+        if (s["metadata"].get("annotations") or {}).get("imagepulljobs.kruise.io/source-key") == source
+    ]
+
+
 async def events_of(cluster: Cluster, name: str) -> str:
     _, out = await cluster.kubectl(
         "get",
@@ -139,6 +151,15 @@ async def test_image_pull_job_with_pull_secrets(real_cluster: Cluster) -> None:
         assert done["status"]["failed"] == 0 and not done["status"].get("failedNodes")
         node1 = await get(cluster, "nodeimage", "node-1")
         assert tag_status(node1)["phase"] == "Succeeded", tag_status(node1)
+        # as upstream: the daemon was pointed at kruise-manager's copy in kruise-daemon-config, not at
+        # the Secret in default, and the copy is deleted once the job that referenced it completed
+        (ref,) = node1["spec"]["images"][REPOSITORY]["pullSecrets"]
+        assert ref["namespace"] == DAEMON_NS and ref["name"].startswith(f"{SECRET}-"), ref
+        await until(
+            lambda: copies_of(cluster, f"default/{SECRET}"),
+            lambda names: names == [],
+            "the completed job's pull secret copy is deleted",
+        )
         assert tag_status(node1)["imageID"].startswith("sha256:"), tag_status(node1)
         await cluster.kubectl(
             "apply", "-f", "-", stdin=private_pod("private-present", "node-1", policy="Never", secrets=[])

@@ -13,16 +13,19 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from kruise.api.conversion import convert
 from kruise.api.keys import FINALIZER_DELETION_PROTECTION
 from kruise.api.objects import section, status_of
 from kruise.control import imagepulljob as plan
 from kruise.control import podstatus
 from kruise.control.lifecycle import rfc3339
+from kruise.control.nodeimage_modes import V1ALPHA1, as_v1beta1
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES
+from kruise.manager.controllers.imagepulljob.secrets import PullSecretSync
 from kruise.manager.writers.status import StatusWriter
 
 RESYNC_SECONDS = 5.0
@@ -40,9 +43,11 @@ class ImagePullJobReconciler:
         jobs: SharedInformer,
         node_images: SharedInformer,
         pods: SharedInformer,
+        pull_secrets: PullSecretSync,
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client
+        self.pull_secrets = pull_secrets
         self.status_writer = StatusWriter(client, IMAGEPULLJOBS)
         self.jobs = jobs
         self.node_images = node_images
@@ -55,15 +60,16 @@ class ImagePullJobReconciler:
             return None
         now = self.wall()
         if job["metadata"].get("deletionTimestamp"):
-            await self._drop_finalizer(job)
+            await self._finalize(job)
             return None
         if status_of(job).get("completionTime"):
             return await self._finished(job, now)
         return await self._run(job, now)
 
     async def _finished(self, job: Obj, now: datetime) -> Result | None:
-        """A completed job loses its finalizer and, with a TTL, is deleted when the TTL runs out."""
-        await self._drop_finalizer(job)
+        """A completed job releases its pull secret copies and loses its finalizer and, with a TTL, is
+        deleted when the TTL runs out."""
+        await self._finalize(job)
         ttl = section(job, "spec", "completionPolicy").get("ttlSecondsAfterFinished")
         if ttl is None:
             return None
@@ -78,11 +84,12 @@ class ImagePullJobReconciler:
 
     async def _run(self, job: Obj, now: datetime) -> Result | None:
         """Count the target nodes' phases; past the deadline fail the unfinished, else tag more nodes."""
-        meta, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
+        spec, status = job.get("spec") or {}, job.get("status") or {}
         by_name = {n["metadata"]["name"]: n for n in self.node_images.list()}
         pods = self.pods.list() if spec.get("podSelector") else []
         targets = plan.target_nodes(job, by_name.values(), pods)
-        result = plan.progress(job, targets, by_name)
+        secrets = await self.pull_secrets.sync(job)
+        result = plan.progress(job, targets, by_name, secrets)
         new_status = plan.job_status(job, result, now, status.get("startTime"))
         deadline = section(spec, "completionPolicy").get("activeDeadlineSeconds")
         started = podstatus.parse_time(new_status["startTime"]) or now
@@ -103,7 +110,6 @@ class ImagePullJobReconciler:
             )  # fmt: skip
         elif "completionTime" not in new_status:
             room = plan.parallelism(job, result.desired) - result.active
-            secrets = [{"namespace": meta["namespace"], "name": s} for s in spec.get("pullSecrets") or []]
             for node in result.not_synced[: max(room, 0)]:
                 await self._add_tag(job, by_name[node], secrets, now)
         if {k: status.get(k) for k in new_status} != new_status:
@@ -114,18 +120,25 @@ class ImagePullJobReconciler:
 
     async def _add_tag(self, job: Obj, node_image: Obj, secrets: list[dict[str, str]], now: datetime) -> None:
         """A PUT carrying the cached resourceVersion: a concurrent writer makes it conflict instead
-        of losing its tag; the NodeImage event that follows brings the job back."""
-        updated_spec = plan.with_job(job, node_image, secrets, now)
+        of losing its tag; the NodeImage event that follows brings the job back. The spec is planned
+        as v1beta1 (references carry `mode`) and written at v1alpha1, the modes riding in the
+        conversion-data annotation as for any v1beta1 writer."""
+        beta = as_v1beta1(node_image)
+        updated_spec = plan.with_job(job, beta, secrets, now)
         if updated_spec is None:
             return
+        written = convert({**beta, "spec": updated_spec}, V1ALPHA1)
         with contextlib.suppress(Conflict, NotFound):
-            await self.client.update(NODEIMAGES, {**node_image, "spec": updated_spec})
+            await self.client.update(NODEIMAGES, written)
 
-    async def _drop_finalizer(self, job: Obj) -> None:
+    async def _finalize(self, job: Obj) -> None:
+        """Release the job's pull secret copies, then drop the finalizer that waited for that (as
+        upstream, only a job still holding the finalizer releases)."""
         meta = job["metadata"]
         finalizers = meta.get("finalizers") or []
         if FINALIZER_DELETION_PROTECTION not in finalizers:
             return
+        await self.pull_secrets.sync(job)
         kept = [f for f in finalizers if f != FINALIZER_DELETION_PROTECTION]
         patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
         with contextlib.suppress(NotFound, Conflict):

@@ -312,6 +312,19 @@ def secret_verbs(docs: list[dict]) -> set[str]:
     return set(rule["verbs"])
 
 
+def test_the_daemon_reads_secrets_only_in_kruise_daemon_config():
+    docs = render()
+    assert not allows(rules(docs, "kruise-daemon-role"), "", "secrets", "get")
+    role = by_kind(docs, "Role")["kruise-daemon-secret-role"]
+    assert role["metadata"]["namespace"] == "kruise-daemon-config"
+    assert allows(role["rules"], "", "secrets", "get")
+    binding = by_kind(docs, "RoleBinding")["kruise-daemon-secret-rolebinding"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "kruise-daemon", "namespace": "kruise-system"}
+    ]
+    assert "kruise-daemon-config" in by_kind(docs, "Namespace")
+
+
 def test_default_render_has_no_external_certs_objects():
     docs = render()
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):

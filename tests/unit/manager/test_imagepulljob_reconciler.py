@@ -9,15 +9,17 @@ from kruise.kube.client import PatchType
 from kruise.kube.clock import FakeClock, rfc3339
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound
-from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES
+from kruise.kube.resources import IMAGEPULLJOBS, NAMESPACES, NODEIMAGES, SECRETS
 from kruise.manager.controllers.imagepulljob.controller import jobs_of
 from kruise.manager.controllers.imagepulljob.reconciler import RESYNC_SECONDS, ImagePullJobReconciler
+from kruise.manager.controllers.imagepulljob.secrets import PullSecretSync
 from tests.kit import FakeInformer, RecordingClient
 
 NS = "default"
 KEY = f"{NS}/warm"
 PROTECTION = "apps.kruise.io/deletion-protection"
 NODES = ("node-1", "node-2", "node-3")
+DAEMON_NS = "kruise-daemon-config"
 
 
 def job(name="warm", *, finalizers=(PROTECTION,), status=None, deleting=False, **spec):
@@ -57,21 +59,30 @@ def tagged(images):
 class Harness:
     """A reconciler over caches that follow the recording client's store (the watch, without the wait)."""
 
-    def __init__(self, jobs=(), images=None, pods=()):
+    def __init__(self, jobs=(), images=None, pods=(), secrets=()):
         self.clock = FakeClock()
         self.client = RecordingClient(self.clock)
         self.jobs, self.images, self.pods = FakeInformer(), FakeInformer(), FakeInformer(pods)
+        self.secrets = FakeInformer()
         self.client.put(IMAGEPULLJOBS, *jobs)
         self.client.put(NODEIMAGES, *(images if images is not None else [node_image(n) for n in NODES]))
+        self.client.put(NAMESPACES, {"metadata": {"name": DAEMON_NS}})
+        self.client.put(SECRETS, *secrets)
         self.client.sync(IMAGEPULLJOBS, self.jobs)
         self.client.sync(NODEIMAGES, self.images)
+        self.client.sync(SECRETS, self.secrets)
         self.reconciler = ImagePullJobReconciler(
-            self.client, jobs=self.jobs, node_images=self.images, pods=self.pods, wall=self.clock.wall
+            self.client,
+            jobs=self.jobs,
+            node_images=self.images,
+            pods=self.pods,
+            pull_secrets=PullSecretSync(self.client, self.secrets, DAEMON_NS),
+            wall=self.clock.wall,
         )
 
     async def reconcile(self, key=KEY):
         result = await self.reconciler.reconcile(key)
-        for informer in (self.jobs, self.images, self.pods):
+        for informer in (self.jobs, self.images, self.pods, self.secrets):
             informer.assert_unmodified()
         return result
 
@@ -300,3 +311,104 @@ def test_jobs_of_reads_the_owners_of_every_tag():
     }
     assert jobs_of(image) == ["a/j1", "b/j2"]
     assert jobs_of(node_image("node-2")) == []
+
+
+# ---- pull secrets: copies in kruise-daemon's namespace, as upstream 1.9 ----
+
+SOURCE = {
+    "metadata": {"name": "reg", "namespace": NS, "labels": {"team": "a"}},
+    "type": "kubernetes.io/dockerconfigjson",
+    "data": {".dockerconfigjson": "e30="},
+}
+
+
+def copies(h):
+    return [s for s in h.client.objects(SECRETS) if s["metadata"]["namespace"] == DAEMON_NS]
+
+
+def beta_refs(h, node):
+    """The node's pull secret references as a v1beta1 reader sees them (modes from the annotation)."""
+    from kruise.control.nodeimage_modes import as_v1beta1
+
+    return as_v1beta1(h.client.object(NODEIMAGES, node))["spec"]["images"]["nginx"]["pullSecrets"]
+
+
+async def test_a_job_s_pull_secret_is_copied_into_the_daemon_namespace_and_the_nodeimage_points_at_it():
+    h = Harness([job(pullSecrets=["reg"])], secrets=[SOURCE])
+    await h.reconcile()
+    (copy,) = copies(h)
+    name = copy["metadata"]["name"]
+    assert name.startswith("reg-") and len(name) == len("reg-") + 6
+    assert copy["metadata"]["annotations"] == {
+        "imagepulljobs.kruise.io/references": KEY,
+        "imagepulljobs.kruise.io/source-key": f"{NS}/reg",
+        "imagepulljobs.kruise.io/mode": "batch",
+    }
+    assert copy["metadata"]["labels"] == {"team": "a"}
+    assert (copy["type"], copy["data"]) == (SOURCE["type"], SOURCE["data"])
+    written = h.client.object(NODEIMAGES, "node-1")["spec"]["images"]["nginx"]["pullSecrets"]
+    assert written == [{"namespace": DAEMON_NS, "name": name}]  # v1alpha1 has no mode ...
+    # ... and a v1beta1 reader sees the mode
+    assert beta_refs(h, "node-1") == [{"namespace": DAEMON_NS, "name": name, "mode": "batch"}]
+
+
+async def test_two_jobs_share_one_copy_and_a_finished_job_releases_it_before_losing_its_finalizer():
+    two = {"names": ["node-1", "node-2"]}
+    h = Harness(
+        [job(pullSecrets=["reg"], selector=two), job("other", pullSecrets=["reg"], selector=two)],
+        secrets=[SOURCE],
+    )
+    await h.reconcile()
+    await h.reconcile(f"{NS}/other")
+    (copy,) = copies(h)
+    assert copy["metadata"]["annotations"]["imagepulljobs.kruise.io/references"] == f"{NS}/other,{KEY}"
+    for node in ("node-1", "node-2"):
+        h.report(node, "Succeeded")
+    await h.reconcile()  # writes the completion
+    await h.reconcile()  # the finished job lets go
+    (copy,) = copies(h)
+    assert copy["metadata"]["annotations"]["imagepulljobs.kruise.io/references"] == f"{NS}/other"
+    assert h.client.object(IMAGEPULLJOBS, "warm", NS)["metadata"]["finalizers"] == []
+    other = h.client.object(IMAGEPULLJOBS, "other", NS)
+    other["metadata"]["deletionTimestamp"] = "2026-11-22T22:00:00Z"
+    h.client.put(IMAGEPULLJOBS, other)
+    h.client.sync(IMAGEPULLJOBS, h.jobs)
+    await h.reconcile(f"{NS}/other")
+    assert copies(h) == []  # the last reference gone: the copy is deleted
+    assert h.client.object(IMAGEPULLJOBS, "other", NS) is None  # and then the finalizer, so the job goes
+
+
+async def test_a_copy_follows_its_source_and_a_dropped_secret_is_released():
+    h = Harness([job(pullSecrets=["reg"])], secrets=[SOURCE])
+    await h.reconcile()
+    changed = h.client.object(SECRETS, "reg", NS)
+    changed["data"] = {".dockerconfigjson": "bmV3"}
+    h.client.put(SECRETS, changed)
+    await h.reconcile()
+    assert copies(h)[0]["data"] == {".dockerconfigjson": "bmV3"}
+    dropped = h.client.object(IMAGEPULLJOBS, "warm", NS)
+    dropped["spec"]["pullSecrets"] = []
+    h.client.put(IMAGEPULLJOBS, dropped)
+    h.client.sync(IMAGEPULLJOBS, h.jobs)
+    await h.reconcile()
+    assert copies(h) == []
+
+
+async def test_a_job_in_the_daemon_namespace_references_its_secrets_as_they_are():
+    own = {**SOURCE, "metadata": {"name": "reg", "namespace": DAEMON_NS}}
+    local = job(pullSecrets=["reg"])
+    local["metadata"]["namespace"] = DAEMON_NS
+    h = Harness([local], secrets=[own])
+    await h.reconcile(f"{DAEMON_NS}/warm")
+    assert copies(h) == [h.client.object(SECRETS, "reg", DAEMON_NS)]
+    assert beta_refs(h, "node-1") == [{"namespace": DAEMON_NS, "name": "reg"}]
+
+
+async def test_without_the_daemon_namespace_the_job_waits():
+    from kruise.manager.controllers.imagepulljob.secrets import NamespaceNotActive
+
+    h = Harness([job(pullSecrets=["reg"])], secrets=[SOURCE])
+    await h.client.delete(NAMESPACES, DAEMON_NS)
+    with pytest.raises(NamespaceNotActive, match="kruise-daemon-config"):
+        await h.reconcile()
+    assert h.writes("update", NODEIMAGES) == []
