@@ -23,7 +23,7 @@ import copy
 import logging
 import math
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,8 @@ from kruise.sandbox.simulator.timing import Timing, pod_exit_code, pod_run_secon
 from kruise.sandbox.simulator.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
+PreStop = Callable[[int], Awaitable[int]]
+"""A container's preStop hook, given the grace period; the whole simulated seconds it took."""
 
 SIGTERM_EXIT_CODE = 0  # a simulated container stopped by the kubelet exits cleanly
 PROBE_KILL_EXIT_CODE = 137  # ... except after a failed probe, which it "ignored"
@@ -168,28 +170,70 @@ class Kubelet:
         task.add_done_callback(self._stopping.discard)
         return task
 
-    async def _stop_in_background(self, container_id: str, grace: int) -> bool:
+    async def _stop_in_background(self, container_id: str, grace: int, before: PreStop | None = None) -> bool:
         """StopContainer (``grace``: simulated seconds, see ``killgrace``) for a container with a
         process, in the background: it blocks until the process is gone, and the exit requeues
-        the pod. True while the process is (still) stopping; False if it is already gone.
-        Idempotent."""
+        the pod. ``before`` is the container's preStop hook, run first within the grace period
+        (see ``_pre_stop``). True while the process is (still) stopping; False if it is already
+        gone. Idempotent."""
         if not await self.runtime.task_alive(container_id):
             return False
         if container_id not in self._stops:
-            task = self._background(self._stop(container_id, grace), f"stop container {container_id[:12]}")
+            work = self._stop(container_id, grace, before)
+            task = self._background(work, f"stop container {container_id[:12]}")
             self._stops[container_id] = task
             task.add_done_callback(lambda _task: self._stops.pop(container_id, None))
         return True
 
-    async def _stop(self, container_id: str, grace: int) -> None:
+    async def _stop(self, container_id: str, grace: int, before: PreStop | None = None) -> None:
+        if before is not None and grace > 0:
+            # as killContainer: the hook's whole seconds come off the grace period, which never
+            # drops under the kubelet's minimal shutdown window
+            grace = max(grace - await before(grace), killgrace.MINIMUM_KILL_GRACE)
         with contextlib.suppress(CriError):  # its container was removed meanwhile
             await self.runtime.stop_container(container_id, grace)
 
-    async def _kill(self, slot: Slot, record: ContainerStatus, grace: int, exit_code: int) -> bool:
-        """The kubelet stops a running container: one with a process through StopContainer
-        (True: still stopping, its exit requeues the pod); a simulated one exits at once with
-        ``exit_code`` (False)."""
-        if not record.simulated and await self._stop_in_background(record.id, grace):
+    def _pre_stop(
+        self, pod: Obj, run: PodRun, spec: Mapping[str, Any] | None, container_id: str
+    ) -> PreStop | None:
+        """The container's preStop hook as the kubelet's ``executePreStopHook`` runs it: started,
+        then waited for at most the grace period (a hook still running then goes on by itself
+        while the container is stopped); a failure is the Warning ``FailedPreStopHook`` with the
+        kubelet's bare ``PreStopHook failed`` (it keeps the hook's output out of events). Returns
+        the whole simulated seconds it took. None when the container has no preStop hook."""
+        handler = hooks.handler_of(spec or {}, "preStop")
+        if handler is None or spec is None:
+            return None
+        field_path = self._path_of(pod, spec.get("name", ""))
+
+        async def execute(command: list[str], timeout: int) -> ExecResult:
+            return await self.runtime.exec(container_id, command, timeout)
+
+        async def hook() -> None:
+            problem = await hooks.run(
+                handler, pod=pod, container=spec, pod_ip=run.ip, execute=execute, scaled=self.timing.scaled
+            )
+            if problem is not None:
+                log.info("preStop hook failed: %s", problem)
+                self.recorder.event(
+                    pod, "Warning", "FailedPreStopHook", "PreStopHook failed", field_path=field_path
+                )
+
+        async def before(grace: int) -> int:
+            started = time.monotonic()
+            task = self._background(hook(), f"preStop {container_id[:12]}")
+            await asyncio.wait({task}, timeout=self.timing.scaled(float(grace)))
+            return int((time.monotonic() - started) * self.timing.speed)
+
+        return before
+
+    async def _kill(
+        self, slot: Slot, record: ContainerStatus, grace: int, exit_code: int, before: PreStop | None = None
+    ) -> bool:
+        """The kubelet stops a running container: one with a process through StopContainer, its
+        preStop hook (``before``) first (True: still stopping, its exit requeues the pod); a
+        simulated one exits at once with ``exit_code`` (False)."""
+        if not record.simulated and await self._stop_in_background(record.id, grace, before):
             return True
         await self.runtime.finish_simulated(record.id, exit_code)
         return False
@@ -366,7 +410,8 @@ class Kubelet:
                 field_path=self._path_of(pod, name),
             )
             grace = killgrace.container_kill_grace(pod, container)
-            if await self._kill(slot, record, grace, SIGTERM_EXIT_CODE):
+            before = self._pre_stop(pod, run, container, record.id)
+            if await self._kill(slot, record, grace, SIGTERM_EXIT_CODE, before):
                 slot.replace_on_exit = True  # _ensure restarts it once the process is gone
             else:
                 await self._retire(slot)
@@ -512,7 +557,8 @@ class Kubelet:
                 field_path=field_path,
             )
             grace = killgrace.container_kill_grace(pod, spec, failed.kind)
-            if await self._kill(slot, record, grace, PROBE_KILL_EXIT_CODE):
+            before = self._pre_stop(pod, run, spec, record.id)
+            if await self._kill(slot, record, grace, PROBE_KILL_EXIT_CODE, before):
                 slot.restart_on_exit = True
             else:
                 wake.append(0.0)
@@ -553,7 +599,8 @@ class Kubelet:
                     field_path=field_path,
                 )
                 grace = killgrace.container_kill_grace(pod, spec)
-                if await self._kill(slot, record, grace, SIGTERM_EXIT_CODE):
+                before = self._pre_stop(pod, run, spec, record.id)
+                if await self._kill(slot, record, grace, SIGTERM_EXIT_CODE, before):
                     return
             await self._retire(slot)
             record = None
@@ -831,8 +878,10 @@ class Kubelet:
                 run.stop_at = now + self.timing.scaled(seconds)
                 kill_grace = killgrace.pod_termination_grace(pod)
                 run.kill_at = now + self.timing.scaled(float(kill_grace))
-                for container_id in processes:
-                    await self._stop_in_background(container_id, kill_grace)  # its exit requeues the pod
+                for name, slot in run.slots.items():
+                    if slot.task_id in processes:  # its exit requeues the pod
+                        before = self._pre_stop(pod, run, self._spec_named(pod, name), slot.task_id)
+                        await self._stop_in_background(slot.task_id, kill_grace, before)
                 for name, _record in running:
                     self.recorder.event(
                         pod,
@@ -865,6 +914,14 @@ class Kubelet:
         except ApiError as error:
             if not (error.not_found or error.conflict):
                 raise
+        return None
+
+    @staticmethod
+    def _spec_named(pod: Obj, name: str) -> Mapping[str, Any] | None:
+        spec = pod.get("spec") or {}
+        for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            if container.get("name") == name:
+                return container
         return None
 
     @staticmethod
