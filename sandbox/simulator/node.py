@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from kruise.sandbox.cri import FakeRuntime
 from kruise.sandbox.simulator.addresses import AddressRanges
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
+from kruise.sandbox.simulator.cri_status import CriRuntimeStatus
 from kruise.sandbox.simulator.events import now_micro, now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -126,7 +127,19 @@ def build_node(spec: NodeSpec, runtime: FakeRuntime) -> Obj:
     return node
 
 
-def build_status(spec: NodeSpec, runtime: FakeRuntime, *, now: str, transition: str) -> Obj:
+def build_status(
+    spec: NodeSpec,
+    runtime: FakeRuntime,
+    *,
+    now: str,
+    transition: str,
+    images: list[Obj] | None = None,
+    runtime_version: str | None = None,
+) -> Obj:
+    """The node's status; ``images`` and ``runtime_version`` are a real node's, read from its own
+    runtime (``cri_status``), else the fake runtime's are reported."""
+    if runtime_version is None:
+        runtime_version = f"{runtime.runtime_name}://{runtime.runtime_version.lstrip('v')}"
     resources = {"cpu": spec.cpu, "memory": spec.memory, "pods": str(spec.pods), "ephemeral-storage": "100Gi"}
     return {
         "capacity": dict(resources),
@@ -143,23 +156,31 @@ def build_status(spec: NodeSpec, runtime: FakeRuntime, *, now: str, transition: 
             "bootID": f"sandbox-boot-{spec.index}",
             "kernelVersion": KERNEL_VERSION,
             "osImage": OS_IMAGE,
-            "containerRuntimeVersion": f"{runtime.runtime_name}://{runtime.runtime_version.lstrip('v')}",
+            "containerRuntimeVersion": runtime_version,
             "kubeletVersion": KUBELET_VERSION,
             "kubeProxyVersion": "",
             "operatingSystem": "linux",
             "architecture": spec.arch,
         },
-        "images": node_images(runtime),
+        "images": node_images(runtime) if images is None else images,
     }
 
 
 class NodeAgent:
     """Registers the node, then keeps its status and Lease fresh until stopped."""
 
-    def __init__(self, client: Client, spec: NodeSpec, runtime: FakeRuntime, heartbeat: float = 10.0) -> None:
+    def __init__(
+        self,
+        client: Client,
+        spec: NodeSpec,
+        runtime: FakeRuntime,
+        heartbeat: float = 10.0,
+        real: CriRuntimeStatus | None = None,
+    ) -> None:
         self.client = client
         self.spec = spec
         self.runtime = runtime
+        self.real = real  # a real node: images and runtime version come from its containerd
         self.heartbeat = heartbeat
         self.uid = ""
         self._transition = now_rfc3339()
@@ -179,10 +200,9 @@ class NodeAgent:
         await self.renew_lease()
 
     def start(self) -> None:
-        self._tasks = [
-            asyncio.create_task(self._heartbeats(), name=f"node {self.spec.name} heartbeat"),
-            asyncio.create_task(self._image_watch(), name=f"node {self.spec.name} images"),
-        ]
+        self._tasks = [asyncio.create_task(self._heartbeats(), name=f"node {self.spec.name} heartbeat")]
+        if self.real is None:  # a real node's images are read again at every heartbeat
+            self._tasks.append(asyncio.create_task(self._image_watch(), name=f"node {self.spec.name} images"))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -190,7 +210,17 @@ class NodeAgent:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def post_status(self) -> None:
-        status = build_status(self.spec, self.runtime, now=now_rfc3339(), transition=self._transition)
+        images = version = None
+        if self.real is not None:
+            images, version = await self.real.images(), await self.real.runtime_version()
+        status = build_status(
+            self.spec,
+            self.runtime,
+            now=now_rfc3339(),
+            transition=self._transition,
+            images=images,
+            runtime_version=version,
+        )
         await self.client.patch(
             resource_path("v1", "nodes", name=self.spec.name, sub="status"), {"status": status}
         )

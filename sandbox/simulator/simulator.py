@@ -29,6 +29,7 @@ from kruise.sandbox.simulator.addresses import MAX_NODE_INDEX, AddressClaim, Add
 from kruise.sandbox.simulator.client import Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import ConfigMapLookup
 from kruise.sandbox.simulator.cri_node import CriNodeRuntime
+from kruise.sandbox.simulator.cri_status import CriRuntimeStatus
 from kruise.sandbox.simulator.daemonset import DaemonSetController
 from kruise.sandbox.simulator.deployment import DeploymentController
 from kruise.sandbox.simulator.endpoints import EndpointsController
@@ -170,6 +171,7 @@ class Simulator:
         self._own_state_dir = False
         self.processes: ProcessRunner | None = None
         self._agents: list[NodeAgent] = []
+        self._real_statuses: list[CriRuntimeStatus] = []
         self._informers: list[Informer] = []
         self._parts: list[object] = []
         self.address_slot = address_slot
@@ -253,7 +255,14 @@ class Simulator:
         for spec in self.node_specs:
             spec.kubelet_port = port
             runtime = self.runtimes[spec.name]
-            agent = NodeAgent(client, spec, runtime, heartbeat=self.timing.heartbeat_seconds)
+            real_status = None
+            if self.real is not None:
+                real_status = CriRuntimeStatus(self.real.nodes[spec.name].paths.socket)
+                real_status.open()
+                self._real_statuses.append(real_status)
+            agent = NodeAgent(
+                client, spec, runtime, heartbeat=self.timing.heartbeat_seconds, real=real_status
+            )
             await agent.register()
             agent.start()
             self._agents.append(agent)
@@ -333,6 +342,9 @@ class Simulator:
             await kubelet.stop()
         for agent in self._agents:
             await agent.stop()
+        for status in self._real_statuses:
+            await status.close()
+        self._real_statuses.clear()
         await self.kubelet_api.stop()
         for server in self.cri_servers.values():
             await server.stop()  # type: ignore[attr-defined]
