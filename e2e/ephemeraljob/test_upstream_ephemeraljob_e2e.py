@@ -8,13 +8,15 @@ kruise-manager's and run on the real clock, as upstream's do."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from harness import Cluster
-from upstream_kit import BUSYBOX_IMAGE, Case, Obj, upstream_case
+from upstream_kit import BUSYBOX_IMAGE, Case, Obj, is_ready, upstream_case
 
 EPHEMERALJOB = "ephemeraljobs.v1alpha1.apps.kruise.io"
 CLONESET = "clonesets.v1alpha1.apps.kruise.io"
+CRR = "containerrecreaterequests.v1alpha1.apps.kruise.io"
 NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.14-4"
 NEW_NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.15-4"
 RUN_NGINX = {"matchLabels": {"run": "nginx"}}
@@ -293,3 +295,75 @@ async def test_ephemeral_container_impact_main_container(kruise_sandbox_all_gate
         assert len(pods) == 1
         assert pods[0]["metadata"]["uid"] == old_uid
         assert pods[0]["status"]["containerStatuses"][0]["containerID"] == old_main["containerID"]
+
+
+def _time(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+async def test_ephemeral_container_in_crr(kruise_sandbox_all_gates: Cluster):
+    """test ephemeral container in crr"""
+    async with upstream_case(kruise_sandbox_all_gates, "ehpemeraljobs") as case:
+        cs = await create_in_place_cloneset(case)
+        job = await create_ephemeral_job(
+            case, new_ephemeral_job(case.rand, 1, 1, [debugger(["sleep", "99999"])])
+        )
+        # Check the status of container
+        await ejob_status_is(case, job["metadata"]["name"], "running", 1)
+        pods = await cloneset_pods(case, cs)
+        assert len(pods) == 1
+        # upstream polls the pod it already read; it must carry the ephemeral status already
+        statuses = (pods[0].get("status") or {}).get("ephemeralContainerStatuses") or []
+        assert len(statuses) == 1
+        old_uid, old_ephemeral = pods[0]["metadata"]["uid"], statuses[0]
+
+        # Create CRR for pods[0], recreate container: app
+        pod = pods[0]
+        crr = await case.create({
+            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "ContainerRecreateRequest",
+            "metadata": {"name": f"crr-{case.rand}-0", "namespace": case.ns},
+            "spec": {"podName": pod["metadata"]["name"], "containers": [{"name": "nginx"}],
+                     "strategy": {"minStartedSeconds": 5}, "ttlSecondsAfterFinished": 99999},
+        })  # fmt: skip
+        # wait webhook: the labels are on the object create returned
+        labels = crr["metadata"]["labels"]
+        assert labels["crr.apps.kruise.io/pod-uid"] == pod["metadata"]["uid"]
+        assert labels["crr.apps.kruise.io/node-name"] == pod["spec"]["nodeName"]
+        assert labels["crr.apps.kruise.io/active"] == "true"
+        assert crr["spec"]["strategy"]["failurePolicy"] == "Fail"
+        old_main = crr["spec"]["containers"][0]["statusContext"]["containerID"]
+        assert old_main == pod["status"]["containerStatuses"][0]["containerID"]
+
+        # Wait CRR recreate completion
+        name = crr["metadata"]["name"]
+        crr = await case.eventually(
+            lambda: case.must_get(CRR, name),
+            lambda c: (c.get("status") or {}).get("phase") == "Completed",
+            "CRR Completed",
+            timeout=70,
+        )
+        assert crr["status"].get("completionTime")
+        crr = await case.eventually(
+            lambda: case.must_get(CRR, name),
+            lambda c: c["metadata"].get("labels", {}).get("crr.apps.kruise.io/active", "") == "",
+            "CRR no longer active",
+            timeout=5,
+        )
+        assert crr["status"]["containerRecreateStates"] == [
+            {"name": "nginx", "phase": "Succeeded", "isKilled": True}
+        ]
+
+        # Check Pod containers recreated and started for minStartedSeconds
+        pod = await case.must_get("pods", pod["metadata"]["name"])
+        assert is_ready(pod)
+        main = pod["status"]["containerStatuses"][0]
+        assert main["containerID"] != old_main
+        assert main["restartCount"] == 1
+        started = _time(main["state"]["running"]["startedAt"])
+        assert (_time(crr["status"]["completionTime"]) - started).total_seconds() > 4
+
+        # Verify the ephemeral containerID not changed
+        pods = await cloneset_pods(case, cs)
+        assert len(pods) == 1
+        assert pods[0]["metadata"]["uid"] == old_uid
+        assert pods[0]["status"]["containerStatuses"][0]["containerID"] != old_ephemeral["containerID"]
