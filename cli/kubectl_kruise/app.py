@@ -22,6 +22,7 @@ from kruise.cli.kubectl_kruise import (
     scale,
     setenv,
     setimage,
+    setresources,
 )
 from kruise.cli.kubectl_kruise.connection import ConnectionOptions
 from kruise.cli.kubectl_kruise.errors import PluginError
@@ -62,6 +63,10 @@ def plan(args: argparse.Namespace) -> Runner:
         )
         env_targets = kinds.parse_targets(resources)
         return lambda c, ns, p: setenv.set_env(c, ns, env_targets, env_options, p)
+    if args.command == "set" and args.set_kind == "resources":
+        res_targets = kinds.parse_targets(list(args.arguments))
+        res_options = setresources.options_from_flags(args.limits, args.requests, args.containers)
+        return lambda c, ns, p: setresources.set_resources(c, ns, res_targets, res_options, p)
     if args.command == "set":
         split = setimage.split_arguments(list(args.arguments))
         image_targets = kinds.parse_targets(split.resources, setimage.TARGETS)

@@ -272,6 +272,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output_flag(env)
 
+    res = set_kinds.add_parser(
+        "resources",
+        help="Update resource requests/limits on objects with pod templates",
+        description="Specify compute resource requirements (CPU, memory) for the containers of a pod "
+        "template: kubectl-kruise set resources (TYPE NAME | TYPE/NAME) [-c CONTAINERS] "
+        "[--limits=cpu=200m,memory=512Mi] [--requests=cpu=100m,memory=256Mi]. "
+        "Types: cloneset (clone), asts, daemon, deployment (deploy), statefulset (sts), daemonset (ds).",
+        parents=[globals_],
+    )
+    res.add_argument("arguments", nargs="*", metavar="ARG")
+    res.add_argument("-c", "--containers", default="*", help="The names of containers to change (wildcards).")
+    res.add_argument(
+        "--limits", default="", help="The resource requirement limits, e.g. 'cpu=100m,memory=256Mi'."
+    )
+    res.add_argument(
+        "--requests", default="", help="The resource requirement requests, e.g. 'cpu=100m,memory=256Mi'."
+    )
+    res.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+    _add_output_flag(res)
+
     exp = sub.add_parser(
         "expose",
         help="Take a workload (e.g. deployment, cloneset) and expose it as a new Kubernetes Service",

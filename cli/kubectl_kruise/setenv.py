@@ -153,11 +153,14 @@ def options_from_arguments(
     return resources, SetEnvOptions(changes, containers, list_only, overwrite)
 
 
-def selected_containers(obj: Mapping[str, Any], pattern: str) -> list[tuple[str, int, Mapping[str, Any]]]:
+def selected_containers(
+    obj: Mapping[str, Any], pattern: str, lists: tuple[str, ...] = CONTAINER_LISTS
+) -> list[tuple[str, int, Mapping[str, Any]]]:
+    """The pod template's containers whose name matches `pattern`, as (list, index, container)."""
     spec = (((obj.get("spec") or {}).get("template") or {}).get("spec")) or {}
     return [
         (list_name, i, container)
-        for list_name in CONTAINER_LISTS
+        for list_name in lists
         for i, container in enumerate(spec.get(list_name) or [])
         if fnmatch.fnmatchcase(container.get("name", ""), pattern)
     ]
