@@ -181,3 +181,42 @@ async def test_scale_cloneset_and_deployment_through_the_plugin(cluster: Cluster
         "get", "deployment", "web", "-n", namespace, "-o", "jsonpath={.status.replicas}"
     )
     assert ready == "3"
+
+
+async def test_set_resources_on_a_cloneset_through_the_plugin(cluster: Cluster, namespace: str):
+    labels = {"app": "sized"}
+    await apply(cluster, {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "sized", "namespace": namespace},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}},
+    })  # fmt: skip
+    _, out, _ = await kruise(
+        cluster, "set", "resources", "cloneset/sized", "-n", namespace,
+        "--limits=cpu=200m,memory=128Mi", "--requests=cpu=0.1",
+    )  # fmt: skip
+    assert out == "cloneset.apps.kruise.io/sized resource requirements updated\n"
+    _, stored = await cluster.kubectl(
+        "get",
+        ALPHA_CLONESETS,
+        "sized",
+        "-n",
+        namespace,
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].resources}",
+    )
+    assert json.loads(stored) == {"limits": {"cpu": "200m", "memory": "128Mi"}, "requests": {"cpu": "100m"}}
+    code, _, err = await kruise(
+        cluster,
+        "set",
+        "resources",
+        "cloneset/sized",
+        "-n",
+        namespace,
+        "-c",
+        "ghost",
+        "--limits=cpu=1",
+        check=False,
+    )
+    assert (code, err) == (1, "error: error: unable to find container named ghost\n")
