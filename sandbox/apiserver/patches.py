@@ -32,6 +32,9 @@ _MERGE_KEYS: dict[str, str] = {
     "topologySpreadConstraints": "topologyKey",
     "resourceClaims": "name",
     "taints": "key",
+    # admissionregistration's webhooks (listType=map, key name): a re-apply of the configuration
+    # (`helm upgrade`) keeps the caBundle kruise-webhook patched into each entry, as on a real cluster
+    "webhooks": "name",
     "containerStatuses": "",  # status lists are atomic in practice; overridden below
 }
 _ATOMIC = {"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"}

@@ -50,3 +50,22 @@ def test_reapply_without_a_field_removes_it_unless_another_manager_owns_it():
     }
     applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "9"}}
     assert server_side_apply(live, applied, "k", strategic=True)["data"] == {"a": "9", "c": "3"}
+
+
+def test_reapplying_a_webhook_configuration_keeps_another_managers_ca_bundle():
+    """`helm upgrade` applies the chart's webhooks without caBundle; kruise-webhook's must survive."""
+    chart = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "kruise-mutating-webhook-configuration"},
+        "webhooks": [
+            {"name": "mpod.kb.io", "clientConfig": {"service": {"name": "svc", "namespace": "ns"}}},
+            {"name": "mcloneset.kb.io", "clientConfig": {"service": {"name": "svc", "namespace": "ns"}}},
+        ],
+    }
+    live = server_side_apply({"metadata": {"name": chart["metadata"]["name"]}}, chart, "helm", True)
+    for webhook in live["webhooks"]:
+        webhook["clientConfig"]["caBundle"] = "Q0E="  # kruise-webhook's patch
+    again = server_side_apply(live, chart, "helm", True)
+    assert [w["name"] for w in again["webhooks"]] == ["mpod.kb.io", "mcloneset.kb.io"]
+    assert [w["clientConfig"].get("caBundle") for w in again["webhooks"]] == ["Q0E=", "Q0E="]
