@@ -22,7 +22,7 @@ from kruise.api.controllerref import controller_of
 from kruise.api.objects import meta_of
 from kruise.kube import metrics
 from kruise.kube.clock import Clock, RealClock
-from kruise.kube.errors import ApiError, log_fields
+from kruise.kube.errors import ApiError, is_namespace_terminating, log_fields
 from kruise.kube.informer import SharedInformer
 from kruise.kube.ratelimit import RateLimiter
 from kruise.kube.resources import object_key
@@ -206,6 +206,12 @@ class Controller:
             self._count("error")
             self._log.error("Reconciler error (terminal, not requeued)", key=key, error=str(exc))
         except ApiError as exc:
+            if is_namespace_terminating(exc):
+                # The namespace is going away and nothing can be created in it: like the kube
+                # controllers (replicaset, daemonset, job), not an error and not retried.
+                self.queue.forget(key)
+                self._log.debug("namespace is being terminated, not requeued", key=key, **log_fields(exc))
+                return
             # Routine (a Conflict is optimistic concurrency at work): controller-runtime logs the
             # error's text and retries with backoff; so do we, in one line without a traceback.
             self.queue.add_rate_limited(key)

@@ -227,6 +227,23 @@ def is_already_exists(err: BaseException) -> bool:
     return isinstance(err, AlreadyExists)
 
 
+NAMESPACE_TERMINATING = "NamespaceTerminating"
+
+
+def has_status_cause(err: BaseException, cause: str) -> bool:
+    """apierrors.HasStatusCause: whether the server named `cause` among the error's causes."""
+    return isinstance(err, ApiError) and any(c.type == cause for c in err.causes)
+
+
+def is_namespace_terminating(err: BaseException) -> bool:
+    """A create refused because its namespace is being deleted: an expected outcome, not a fault.
+
+    Kubernetes' own controllers and client-go's event broadcaster skip it quietly (nothing can be
+    created there any more, so retrying only adds load); an RBAC 403 carries no such cause.
+    """
+    return has_status_cause(err, NAMESPACE_TERMINATING)
+
+
 class TransportError(ApiError):
     """No HTTP answer at all: connection refused or reset, TLS failure, or a client-side timeout."""
 

@@ -28,7 +28,7 @@ import structlog
 
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock, RealClock, rfc3339
-from kruise.kube.errors import ApiError, NotFound, log_fields
+from kruise.kube.errors import AlreadyExists, ApiError, NotFound, is_namespace_terminating, log_fields
 from kruise.kube.ratelimit import TokenBucket
 from kruise.kube.resources import EVENTS
 
@@ -309,6 +309,10 @@ class EventRecorder:
                 await self._write_once(correlated)
                 return
             except ApiError as exc:
+                if isinstance(exc, AlreadyExists) or is_namespace_terminating(exc):
+                    # As client-go's recordEvent: expected, not retried, logged only at debug.
+                    log.debug("server rejected event (will not retry)", **log_fields(exc))
+                    return
                 if tries >= self.max_tries or (400 <= exc.code < 500 and exc.code != 429):
                     log.error("unable to write event (giving up)", tries=tries, **log_fields(exc))
                     return

@@ -149,6 +149,8 @@ class Writes(RequestContext):
             meta["namespace"] = self.namespace
         else:
             meta.pop("namespace", None)
+        # NamespaceLifecycle admits before the name is generated, so its message names the prefix.
+        admission_name = meta.get("name") or meta.get("generateName") or ""
         if not meta.get("name"):
             if meta.get("generateName"):
                 meta["name"] = meta["generateName"] + "".join(random.choices(_NAME_ALPHABET, k=5))
@@ -166,9 +168,9 @@ class Writes(RequestContext):
         self._require_namespace()
         if self.rt.namespaced:
             ns = self.store.get(("", "namespaces"), "", self.namespace)
-            if ns and ns["metadata"].get("deletionTimestamp"):
+            if ns and (ns.get("status") or {}).get("phase") == "Terminating":
                 raise errors.forbidden_terminating(
-                    self.rt.plural, self.rt.group, meta["name"], self.namespace
+                    self.rt.plural, self.rt.group, admission_name, self.namespace
                 )
         stamp_new(obj, self.rt)
         if "status" in self.rt.subresources and self.rt.key != ("", "nodes"):

@@ -70,7 +70,7 @@ def _get(tools, kind: str, namespace: str, name: str) -> subprocess.CompletedPro
     return tools(KUBECTL, "get", kind, name, *ns, "-o", "json", check=False)
 
 
-def test_install_then_uninstall(tools):
+def test_install_then_uninstall(tools, tmp_path):
     # the chart's own object names, so the list above cannot drift from what it renders
     rendered = tools(HELM, "template", "kruise", str(CHART)).stdout
     for kind, _, name in EXPECTED:
@@ -101,10 +101,30 @@ def test_install_then_uninstall(tools):
     manager = json.loads(_get(tools, "deployment", "kruise-system", "kruise-controller-manager").stdout)
     assert manager["spec"]["replicas"] == 3
 
+    # Uninstall safety (upstream's chart guards it since 1.7.3 with a pre-delete hook that refuses while
+    # workloads exist, because it renders its CRDs as templates): here Helm never owns the crds/ CRDs, so
+    # uninstall cannot cascade into Kruise objects and the pods they own.
+    cloneset = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": "keep-me", "namespace": "default"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "keep-me"}},
+            "template": {
+                "metadata": {"labels": {"app": "keep-me"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+            },
+        },
+    }
+    (tmp_path / "cloneset.json").write_text(json.dumps(cloneset))
+    tools(KUBECTL, "create", "-f", str(tmp_path / "cloneset.json"))
     tools(HELM, "uninstall", "kruise", "--wait", "--timeout", "60s")
     for kind, namespace, name in EXPECTED:
         got = _get(tools, kind, namespace, name)
         assert got.returncode != 0 and "NotFound" in got.stderr, f"{kind} {name} survived uninstall"
+    assert _get(tools, "customresourcedefinition", "", "clonesets.apps.kruise.io").returncode == 0
+    assert _get(tools, "cloneset", "default", "keep-me").returncode == 0
     assert "kruise" not in tools(HELM, "list", "-A", "-q").stdout.split()
     secrets = json.loads(tools(KUBECTL, "get", "secrets", "-n", "default", "-o", "json").stdout)
     assert not [s for s in secrets["items"] if s["type"] == "helm.sh/release.v1"]

@@ -6,6 +6,7 @@ import asyncio
 import time
 
 import pytest
+import structlog.testing
 
 from kruise.kube import errors
 from kruise.kube.client import Client, PatchType
@@ -13,7 +14,7 @@ from kruise.kube.controller import Controller, enqueue_owner
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import InformerOptions, SharedInformer
 from kruise.kube.leaderelection import LeaderElectionConfig, LeaderElector
-from kruise.kube.resources import CONFIGMAPS, EVENTS, LEASES, PODS, REPLICASETS
+from kruise.kube.resources import CONFIGMAPS, EVENTS, LEASES, NAMESPACES, PODS, REPLICASETS
 from kruise.kube.store import OWNER_UID_INDEX, DeletedFinalStateUnknown
 from tests.kit import until
 
@@ -375,3 +376,67 @@ async def test_event_recorder_creates_then_counts(client):
     )
     assert event["involvedObject"]["uid"] == target["metadata"]["uid"]
     await recorder.stop()
+
+
+async def test_creates_in_a_terminating_namespace_get_the_lifecycle_403_and_the_recorder_stays_quiet(
+    client,
+):
+    """kube-apiserver's NamespaceLifecycle plugin refuses creates in a Terminating namespace with a
+    403 whose one cause is NamespaceTerminating (named before generateName is expanded); the event
+    recorder treats that as client-go does: one try, no retry, nothing logged above debug."""
+    await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "going"}})
+    held = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "held", "namespace": "going", "finalizers": ["example.com/hold"]},
+    }
+    await client.create(CONFIGMAPS, held)
+    await client.delete(NAMESPACES, "going")
+    await until(
+        lambda: _phase(client, "going"),
+        timeout=10.0,
+    )
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"generateName": "web-", "namespace": "going"},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+    }
+    with pytest.raises(errors.Forbidden) as refused:
+        await client.create(PODS, pod)
+    exc = refused.value
+    assert exc.code == 403 and errors.is_namespace_terminating(exc)
+    assert exc.message == (
+        'pods "web-" is forbidden: unable to create new content in namespace going '
+        "because it is being terminated"
+    )
+    assert exc.details == {
+        "name": "web-",
+        "group": "",
+        "kind": "pods",
+        "causes": [
+            {
+                "reason": "NamespaceTerminating",
+                "message": "namespace going is being terminated",
+                "field": "metadata.namespace",
+            }
+        ],
+    }
+    target = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web-0", "namespace": "going", "uid": "u"},
+    }
+    recorder = EventRecorder(client, "it-controller")
+    with structlog.testing.capture_logs() as logged:
+        recorder.event(target, "Warning", "FailedCreate", "Error creating: forbidden")
+        await asyncio.wait_for(recorder.flush(), 10)
+    await recorder.stop()
+    assert [e for e in logged if e["log_level"] in ("warning", "error")] == []
+    # Release the namespace so nothing lingers.
+    await client.patch(CONFIGMAPS, "held", {"metadata": {"finalizers": None}}, "going")
+
+
+async def _phase(client, name: str) -> bool:
+    ns = await client.get(NAMESPACES, name)
+    return (ns.get("status") or {}).get("phase") == "Terminating"

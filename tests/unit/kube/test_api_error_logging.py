@@ -177,3 +177,84 @@ async def test_event_writer_giving_up_is_one_line_with_reason_and_code():
     [line] = lines_with(out, "unable to write event")
     assert text in line and "reason=Forbidden" in line and "code=403" in line and "tries=1" in line
     assert TRACEBACK not in out.getvalue()
+
+
+TERMINATING_TEXT = (
+    'pods "web-0" is forbidden: unable to create new content in namespace demo because it is being terminated'
+)
+
+
+def terminating_error() -> Forbidden:
+    """The 403 kube-apiserver's NamespaceLifecycle plugin answers a create in a namespace being deleted."""
+    status = {
+        "kind": "Status",
+        "status": "Failure",
+        "message": TERMINATING_TEXT,
+        "reason": "Forbidden",
+        "code": 403,
+        "details": {
+            "name": "web-0",
+            "kind": "pods",
+            "causes": [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": "namespace demo is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ],
+        },
+    }
+    return Forbidden(TERMINATING_TEXT, status=status)
+
+
+class CountingSink(RefusingSink):
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.calls = 0
+
+    async def create(self, ref, body, namespace=None, **kw):
+        self.calls += 1
+        raise self.error
+
+
+async def test_event_into_terminating_namespace_is_dropped_quietly_without_retry():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "demo", "uid": "u"}}
+    sink = CountingSink(terminating_error())
+    with rendered_logs("console") as out:
+        rec = EventRecorder(sink, "cloneset-controller", clock=FakeClock())
+        rec.event(pod, "Normal", "SuccessfulCreate", "created pod web-0")
+        await asyncio.wait_for(rec.flush(), 5)
+        await rec.stop()
+    assert sink.calls == 1
+    assert lines_with(out, "event") == [] and "error" not in out.getvalue()
+
+
+async def test_create_into_terminating_namespace_is_not_a_reconciler_error_nor_requeued():
+    clock = FakeClock()
+    rec = Failing(terminating_error())
+    ctrl = Controller(
+        "unit-terminating", rec, rate_limiter=ItemExponentialFailureRateLimiter(1, 100), clock=clock
+    )
+    with rendered_logs("console") as out:
+        ctrl.start()
+        ctrl.queue.add("demo/web")
+        await until(
+            lambda: (
+                rec.calls == 1
+                and len(ctrl.queue) == 0
+                and not ctrl.queue.processing()
+                and ctrl.queue.waiting() == 0
+            ),
+            timeout=5.0,
+        )
+        await ctrl.stop()
+    assert ctrl.queue.num_requeues("demo/web") == 0
+    assert lines_with(out, "Reconciler error") == []
+
+
+async def test_rbac_forbidden_stays_a_reconciler_error():
+    text = 'pods is forbidden: User "kruise" cannot create resource "pods" in namespace "demo"'
+    with rendered_logs("console") as out:
+        await run_failing_once("unit-rbac", Forbidden(text))
+    [line] = lines_with(out, "Reconciler error")
+    assert "reason=Forbidden" in line and "code=403" in line
