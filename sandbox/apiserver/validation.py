@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kruise.sandbox.apiserver import crdversions
+from kruise.sandbox.apiserver import crdconversion, crdversions
 from kruise.sandbox.apiserver.claims import validate_claim_update
 from kruise.sandbox.apiserver.errors import field_error
 from kruise.sandbox.apiserver.features import NEWEST, ApiFeatures
@@ -200,6 +200,7 @@ def validate_builtin(
                     show_value=False,
                 )
             )
+        causes += crdconversion.validate(spec)
         causes += crdversions.validate(obj)
         if spec.get("scope") not in ("Namespaced", "Cluster"):
             causes.append(

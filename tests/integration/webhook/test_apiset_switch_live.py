@@ -3,8 +3,11 @@
 Live: the emulator, a real kruise-webhook (admission and `/convert`, restarted with the other
 `--api-set` at each switch, as `helm upgrade --set apiSet=...` rolls it) and kruise-manager's
 `storageversion` controller. One object of each of the fourteen kinds whose versions differ between the
-sets is created on 1.9 (with a status), and after each switch: the CRDs are applied as `kubectl apply
---server-side` does, storedVersions gains the new storage version (kube-apiserver's rule), the
+sets is created on 1.9 (with a status), and after each switch: the CRDs are written exactly as
+docs/api.md "Switching API sets" says (1.9 -> 2.0 `kubectl apply --server-side`, as the chart's
+templates; 2.0 -> 1.9 `kubectl replace -f crds/`, which drops kruise-webhook's conversion settings from
+the CRDs that serve one version again in the same update, as kube-apiserver requires; a server-side
+apply is refused there), storedVersions gains the new storage version (kube-apiserver's rule), the
 controller rewrites every object at the storage version and trims storedVersions to it, and every
 object reads back at v1alpha1 exactly as it was (spec, status, labels, annotations, generation),
 updated in between at v1beta1 where the set serves it.
@@ -73,19 +76,20 @@ class Install:
     webhook: WebhookProcess | None = None
     url: str = ""
 
-    async def switch_to(self, api_set: str) -> None:
-        """What `helm upgrade --set apiSet=<set>` plus `kubectl apply --server-side -f <set's CRDs>` do:
-        the set's CRDs applied, kruise-webhook restarted with `--api-set <set>`."""
+    async def switch_to(self, api_set: str, write: str = "apply") -> None:
+        """What `helm upgrade --set apiSet=<set>` does, with the set's CRDs written as the docs say:
+        `write="apply"` is the chart's server-side apply (install, and 2.0's templates),
+        `write="replace"` is `kubectl replace -f crds/` (the way back to 1.9); kruise-webhook is
+        restarted with `--api-set <set>`."""
         if self.webhook is not None:
             await self.webhook.stop()
-        await self.kubectl(
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=helm",
-            "-f",
-            str(REPO / SET_DIRS[api_set]),
-        )
+        crds = str(REPO / SET_DIRS[api_set])
+        if write == "replace":
+            await self.kubectl("replace", "-f", crds)
+        else:
+            await self.kubectl(
+                "apply", "--server-side", "--force-conflicts", "--field-manager=helm", "-f", crds
+            )
         for kind in PLURALS:
             await self.kubectl(
                 "wait", "--for=condition=Established", f"crd/{crd_name(kind)}", "--timeout=30s"
@@ -259,8 +263,19 @@ async def test_switch_1_9_to_2_0_and_back_keeps_every_object(install):
     after_2_0 = {k: comparable(o) for k, o in (await install.read_all()).items()}
     assert after_2_0 == before
 
-    # ---- 2.0 -> 1.9: back to v1beta1 storage for the seven; v1beta1 no longer served for the others
-    await install.switch_to("1.9")
+    # ---- 2.0 -> 1.9: back to v1beta1 storage for the seven; v1beta1 no longer served for the others.
+    # A server-side apply of crds/ is refused here (kruise-webhook's caBundle, under its own field manager,
+    # would stay on a CRD that no longer converts); `kubectl replace` is the documented way.
+    code, _, err = await install.kubectl(
+        "apply", "--server-side", "--force-conflicts", "--field-manager=helm",
+        "-f", str(REPO / SET_DIRS["1.9"]), check=False,
+    )  # fmt: skip
+    assert code != 0
+    assert "spec.conversion.webhookClientConfig: Forbidden" in err, err
+    await install.switch_to("1.9", write="replace")
+    for kind in PLURALS:
+        conversion = (await install.client.get(CRDS, crd_name(kind)))["spec"].get("conversion") or {}
+        assert conversion.get("strategy", "None") == ("Webhook" if kind in moved else "None"), kind
     assert await install.stored_versions() == {
         kind: ["v1alpha1", "v1beta1"] if kind in moved else ["v1alpha1"] for kind in PLURALS
     }
@@ -268,6 +283,11 @@ async def test_switch_1_9_to_2_0_and_back_keeps_every_object(install):
     assert await install.stored_versions() == {kind: [storage_1_9(kind)] for kind in PLURALS}
     assert install.stored_at() == {kind: storage_1_9(kind) for kind in PLURALS}
     assert {k: comparable(o) for k, o in (await install.read_all()).items()} == before
+    crd = await install.client.get(CRDS, crd_name("CloneSet"))
+    assert [v["name"] for v in crd["spec"]["versions"]] == ["v1alpha1"], crd["spec"]["versions"]
     cloneset = before["CloneSet"]["metadata"]
+    # the raw path: Client.get maps a version to the storage version it reads on the wire
     with pytest.raises(NotFound):
-        await install.client.get(ref("CloneSet", "v1beta1", True), cloneset["name"], cloneset["namespace"])
+        await install.client.request(
+            "GET", ref("CloneSet", "v1beta1", True).path(cloneset["namespace"], cloneset["name"])
+        )
