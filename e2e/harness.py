@@ -264,3 +264,52 @@ spec:
         image: nginx:alpine
 """
 """A three-replica nginx CloneSet `sample` (app=sample): the smallest workload proving an install works."""
+
+
+SEED_002_HOT_SIDECARSET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: hotupgrade-sidecarset
+spec:
+  selector:
+    matchLabels:
+      app: hotupgrade
+  containers:
+  - name: sidecar
+    image: openkruise/hotupgrade-sample:sidecarv1
+    imagePullPolicy: Always
+    lifecycle:
+      postStart:
+        exec:
+          command:
+          - /bin/sh
+          - /migrate.sh
+    upgradeStrategy:
+      upgradeType: HotUpgrade
+      hotUpgradeEmptyImage: openkruise/hotupgrade-sample:empty
+"""
+"""Seed 002's hot-upgrade SidecarSet (sidecarv1 with the empty image as its hot-upgrade standby), verbatim."""
+
+SEED_002_HOT_CLONESET = """
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  labels:
+    app: hotupgrade
+  name: busybox
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: hotupgrade
+  template:
+    metadata:
+      labels:
+        app: hotupgrade
+    spec:
+      containers:
+        - name: busybox
+          image: openkruise/hotupgrade-sample:busybox
+"""
+"""Seed 002's one-replica CloneSet that the hot-upgrade SidecarSet selects, verbatim."""

@@ -16,56 +16,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from harness import Cluster, until
+from harness import SEED_002_HOT_CLONESET, SEED_002_HOT_SIDECARSET, Cluster, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(600)]
 
-# The seed's objects, verbatim.
-SIDECARSET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: SidecarSet
-metadata:
-  name: hotupgrade-sidecarset
-spec:
-  selector:
-    matchLabels:
-      app: hotupgrade
-  containers:
-  - name: sidecar
-    image: openkruise/hotupgrade-sample:sidecarv1
-    imagePullPolicy: Always
-    lifecycle:
-      postStart:
-        exec:
-          command:
-          - /bin/sh
-          - /migrate.sh
-    upgradeStrategy:
-      upgradeType: HotUpgrade
-      hotUpgradeEmptyImage: openkruise/hotupgrade-sample:empty
-"""
-
-CLONESET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: CloneSet
-metadata:
-  labels:
-    app: hotupgrade
-  name: busybox
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: hotupgrade
-  template:
-    metadata:
-      labels:
-        app: hotupgrade
-    spec:
-      containers:
-        - name: busybox
-          image: openkruise/hotupgrade-sample:busybox
-"""
 
 EMPTY = "openkruise/hotupgrade-sample:empty"
 SIDECARV2 = "openkruise/hotupgrade-sample:sidecarv2"
@@ -161,9 +115,9 @@ async def until_injecting(cluster: Cluster) -> None:
 async def test_seed_hot_upgrade_serves_every_request_across_the_switch(real_cluster: Cluster) -> None:
     cluster = real_cluster
     try:
-        await cluster.kubectl("apply", "-f", "-", stdin=SIDECARSET)
+        await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_HOT_SIDECARSET)
         await until_injecting(cluster)
-        await cluster.kubectl("apply", "-f", "-", stdin=CLONESET)
+        await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_HOT_CLONESET)
         before = await until(lambda: the_pod(cluster), all_ready, "busybox pod 3/3 ready", timeout=180)
         assert spec_image(before, "sidecar-1") == "openkruise/hotupgrade-sample:sidecarv1"
         assert spec_image(before, "sidecar-2") == EMPTY

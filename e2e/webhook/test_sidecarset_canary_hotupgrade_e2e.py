@@ -17,7 +17,14 @@ from __future__ import annotations
 import asyncio
 import json
 
-from harness import SEED_002_POD, SEED_002_SIDECARSET, Cluster, kubectl_binary
+from harness import (
+    SEED_002_HOT_CLONESET,
+    SEED_002_HOT_SIDECARSET,
+    SEED_002_POD,
+    SEED_002_SIDECARSET,
+    Cluster,
+    kubectl_binary,
+)
 
 CANARY_POD = """
 apiVersion: v1
@@ -149,50 +156,6 @@ async def test_seed_sidecarset_canary_by_selector(kruise_sandbox: Cluster):
         await _cleanup(cluster, "deployment/nginx", "pod/test-pod", "sidecarset/test-sidecarset")
 
 
-HOT_SIDECARSET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: SidecarSet
-metadata:
-  name: hotupgrade-sidecarset
-spec:
-  selector:
-    matchLabels:
-      app: hotupgrade
-  containers:
-  - name: sidecar
-    image: openkruise/hotupgrade-sample:sidecarv1
-    imagePullPolicy: Always
-    lifecycle:
-      postStart:
-        exec:
-          command:
-          - /bin/sh
-          - /migrate.sh
-    upgradeStrategy:
-      upgradeType: HotUpgrade
-      hotUpgradeEmptyImage: openkruise/hotupgrade-sample:empty
-"""
-CLONESET = """
-apiVersion: apps.kruise.io/v1alpha1
-kind: CloneSet
-metadata:
-  labels:
-    app: hotupgrade
-  name: busybox
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: hotupgrade
-  template:
-    metadata:
-      labels:
-        app: hotupgrade
-    spec:
-      containers:
-        - name: busybox
-          image: openkruise/hotupgrade-sample:busybox
-"""
 EMPTY = "openkruise/hotupgrade-sample:empty"
 V1, V2 = "openkruise/hotupgrade-sample:sidecarv1", "openkruise/hotupgrade-sample:sidecarv2"
 
@@ -210,8 +173,8 @@ async def test_seed_sidecarset_hot_upgrade(kruise_sandbox: Cluster):
     cluster = kruise_sandbox
     follow = None
     try:
-        await cluster.kubectl("apply", "-f", "-", stdin=HOT_SIDECARSET)
-        await cluster.kubectl("apply", "-f", "-", stdin=CLONESET)
+        await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_HOT_SIDECARSET)
+        await cluster.kubectl("apply", "-f", "-", stdin=SEED_002_HOT_CLONESET)
         name = (await _one_pod(cluster))["metadata"]["name"]
         assert name.startswith("busybox-")
         await cluster.kubectl("wait", f"pod/{name}", "--for=condition=Ready", WAIT)
