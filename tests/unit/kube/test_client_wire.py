@@ -10,6 +10,7 @@ from aiohttp import web
 from kruise.kube import errors
 from kruise.kube.client import Client, PatchType, ServerVersion
 from kruise.kube.resources import LEASES, PODS, ResourceRef
+from tests.kit.fakeserver import served
 
 CLONESETS = ResourceRef("apps.kruise.io", "v1alpha1", "clonesets", True, "CloneSet")
 
@@ -43,34 +44,14 @@ class Wire:
 @pytest.fixture
 async def wire(tmp_path):
     w = Wire()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", w.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-                "users": [{"name": "u", "user": {"token": "secret-token"}}],
-                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-                "current-context": "x",
-            }
-        )
-    )
-    client = await Client.from_kubeconfig(kubeconfig, user_agent="kruise-manager/test", request_timeout=5)
-    w.client = client
-    yield w
-    for release in RELEASE:
-        release.set()
-    RELEASE.clear()
-    await client.close()
-    await runner.cleanup()
+    async with served(w.handle, tmp_path, token="secret-token") as kubeconfig:
+        client = await Client.from_kubeconfig(kubeconfig, user_agent="kruise-manager/test", request_timeout=5)
+        w.client = client
+        yield w
+        for release in RELEASE:
+            release.set()
+        RELEASE.clear()
+        await client.close()
 
 
 async def test_get_list_and_headers(wire):

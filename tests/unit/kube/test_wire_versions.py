@@ -10,7 +10,6 @@ from typing import Any
 
 import orjson
 import pytest
-import yaml
 from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,6 +34,7 @@ from kruise.kube.resources import (
 )
 from kruise.kube.wire import WireVersions, from_wire, to_wire
 from kruise.kube.wirepatch import merge_patch
+from tests.kit.fakeserver import served
 from tests.unit.api.conftest import load_seed_objects
 from tests.unit.api.test_conversion_roundtrip import objects
 
@@ -298,28 +298,11 @@ def _status(code: int, reason: str, message: str) -> web.Response:
 @pytest.fixture
 async def server(tmp_path):
     storage = StorageServer()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", storage.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    kubeconfig = tmp_path / "kubeconfig"
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-        "current-context": "x",
-    }
-    kubeconfig.write_text(yaml.safe_dump(config))
-    client = await Client.from_kubeconfig(kubeconfig, request_timeout=5)
-    storage.client = client  # type: ignore[attr-defined]
-    yield storage
-    await client.close()
-    await runner.cleanup()
+    async with served(storage.handle, tmp_path) as kubeconfig:
+        client = await Client.from_kubeconfig(kubeconfig, request_timeout=5)
+        storage.client = client  # type: ignore[attr-defined]
+        yield storage
+        await client.close()
 
 
 def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
