@@ -21,6 +21,9 @@ kruise.kube.projection): a controller or handler that reads a pod field its proc
 drops raises there, and the test fails here even if the reader swallowed the exception. Set
 `KRUISE_CACHE_GUARD=record` to instead collect every path read (kruise.kube.projection.READS).
 
+Hypothesis runs with `deadline=None`: its default 200 ms per example is a wall-clock assertion, and
+on a loaded 2-core CI machine it failed property tests whose logic was right.
+
 `plain_tracebacks` (autouse): tests never call `configure_logging`, and structlog's defaults render a
 logged exception with rich and every frame's locals — seconds per "Reconciler error", during which
 the test's event loop (controllers, informers, the simulator) stands still.
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from kruise.kube import projection
 from kruise.kube.logging import use_plain_tracebacks
@@ -49,6 +53,8 @@ class Emulator:
 
 
 os.environ.setdefault(projection.GUARD_ENV, "1")
+settings.register_profile("kruise", deadline=None)
+settings.load_profile("kruise")
 
 
 @pytest.fixture(autouse=True)
