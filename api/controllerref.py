@@ -1,7 +1,7 @@
 """Controller references: which owner reference controls an object, and the one a controller
 stamps on what it creates (``metav1.GetControllerOf`` / ``IsControlledBy`` / ``NewControllerRef``).
 
-The rules for adopting and releasing objects build on these in ``kruise.control.controllerref``;
+The rules for adopting and releasing objects build on these in ``kruise.control.common.controllerref``;
 they live here, below every layer, because informer indexers and event mappers need them too.
 """
 

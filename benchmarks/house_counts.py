@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("api", "kube", "control", "manager", "webhook", "daemon")
 TIME_HOME = {"api/timestamps.py"}
-CONTROLLERREF_HOMES = {"api/controllerref.py", "control/controllerref.py"}
+CONTROLLERREF_HOMES = {"api/controllerref.py", "control/common/controllerref.py"}
 CONDITIONS_HOME = {"api/conditions.py"}
 ALIAS_HOME = "api/objects.py"
 EXPECTATIONS_HOME = {"manager/writers/expectations.py"}

@@ -34,8 +34,8 @@ from kruise.api.ephemeraljob import (
     PHASE_WAITING,
 )
 from kruise.api.objects import meta_of, section, spec_of, status_of
-from kruise.control import podstatus
-from kruise.control.lifecycle import rfc3339
+from kruise.control.common import podstatus
+from kruise.control.common.lifecycle import rfc3339
 
 Obj = Mapping[str, Any]
 

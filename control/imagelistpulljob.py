@@ -17,7 +17,7 @@ from typing import Any
 from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
 from kruise.api.objects import labels_of, meta_of, section, spec_of
-from kruise.control.revision import fnv1a_32, go_json, safe_encode_string
+from kruise.control.common.revision import fnv1a_32, go_json, safe_encode_string
 
 Obj = Mapping[str, Any]
 

@@ -1,7 +1,7 @@
 """PersistentPodState planning (pure): what to remember of each pod, and how to steer it back.
 
 A PersistentPodState targets one StatefulSet (apps/v1 or Advanced), or a statefulset-like custom
-workload whitelisted in kruise-configuration (`kruise.control.customworkloads`). For every Ready
+workload whitelisted in kruise-configuration (`kruise.control.common.customworkloads`). For every Ready
 pod of it that runs on a node, the controller records in `status.podStates[<pod name>]` the node
 name, the values of the node's labels named by `requiredPersistentTopology` /
 `preferredPersistentTopology`, and the pod's annotations named by `persistentPodAnnotations`.
@@ -35,8 +35,8 @@ from kruise.api.keys import (
 )
 from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.persistentpodstate import DEFAULT_SUPPORTED_GROUPS, RETENTION_WHEN_DELETED
-from kruise.control import podstatus
-from kruise.control.customworkloads import StatefulSetLikeWhitelist
+from kruise.control.common import podstatus
+from kruise.control.common.customworkloads import StatefulSetLikeWhitelist
 from kruise.control.statefulset.identity import parent_and_ordinal, reserved_ordinals
 
 Obj = Mapping[str, Any]

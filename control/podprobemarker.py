@@ -20,7 +20,7 @@ from kruise.api.common import LabelSelector
 from kruise.api.conditions import condition_of, set_condition
 from kruise.api.objects import conditions_of, containers_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.podprobemarker import PROBE_SUCCEEDED
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 
 Obj = Mapping[str, Any]
 

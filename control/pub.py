@@ -30,11 +30,11 @@ from kruise.api.keys import (
 )
 from kruise.api.objects import annotations_of, containers_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import parse_time
-from kruise.control import podstatus
-from kruise.control.inplace.engine import update_completed_problem
-from kruise.control.inplace.vertical import can_resize
-from kruise.control.lifecycle import rfc3339
-from kruise.control.podqos import pod_qos_class
+from kruise.control.common import podstatus
+from kruise.control.common.inplace.engine import update_completed_problem
+from kruise.control.common.inplace.vertical import can_resize
+from kruise.control.common.lifecycle import rfc3339
+from kruise.control.common.podqos import pod_qos_class
 
 Obj = Mapping[str, Any]
 

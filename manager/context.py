@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kruise.api.features import FeatureGates
-from kruise.control.inplace.serverversion import should_resize_through_subresource
+from kruise.control.common.inplace.serverversion import should_resize_through_subresource
 from kruise.kube.client import Client, ServerVersion
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Controller

@@ -19,8 +19,8 @@ from kruise.cli.kubectl_kruise import history, kinds, mutate, status
 from kruise.cli.kubectl_kruise.describe import describe_pod_template
 from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text
-from kruise.control.podstatus import is_ready
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.common.podstatus import is_ready
+from kruise.control.common.revision import equal_to_revision_hash
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import ApiError, Gone
 from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, REPLICASETS

@@ -14,7 +14,7 @@ from typing import Any
 
 from kruise.cli.kubectl_kruise.describe import describe_pod_template
 from kruise.cli.kubectl_kruise.errors import PluginError
-from kruise.control.revision import go_encoded_template, go_json
+from kruise.control.common.revision import go_encoded_template, go_json
 
 CHANGE_CAUSE_ANNOTATION = "kubernetes.io/change-cause"
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"

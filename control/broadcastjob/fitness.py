@@ -6,7 +6,7 @@ in upstream's order, the first failure wins: the pod's ``nodeName``, its require
 and ``nodeSelector``, NoSchedule/NoExecute taints, ``spec.unschedulable`` (passed only by a pod
 tolerating the ``node.kubernetes.io/unschedulable`` NoSchedule taint), and resource fit on an
 otherwise empty node. The node-name, affinity and taint rules are the shared ones of
-:mod:`kruise.control.daemonnodes`.
+:mod:`kruise.control.common.nodeeligibility`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from kruise.api.objects import spec_of
 from kruise.control.broadcastjob.resources import insufficient_resources
-from kruise.control.daemonnodes import (
+from kruise.control.common.nodeeligibility import (
     EFFECT_NO_EXECUTE,
     EFFECT_NO_SCHEDULE,
     TAINT_NODE_UNSCHEDULABLE,

@@ -48,7 +48,7 @@ from kruise.control.broadcastjob.pods import (
     owned_pods,
     pod_name,
 )
-from kruise.control.daemonnodes import node_name
+from kruise.control.common.nodeeligibility import node_name
 
 Obj = Mapping[str, Any]
 

@@ -20,7 +20,7 @@ from kruise.api import broadcastjob as api
 from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_BROADCASTJOB_CONTROLLER_UID, LABEL_BROADCASTJOB_NAME
 from kruise.api.objects import section, spec_of, status_of
-from kruise.control.daemonnodes import OBJECT_NAME_FIELD, replace_node_name_affinity
+from kruise.control.common.nodeeligibility import OBJECT_NAME_FIELD, replace_node_name_affinity
 
 Obj = Mapping[str, Any]
 

@@ -15,7 +15,7 @@ from typing import Any
 from kruise.api.conditions import get_condition, remove_condition, set_condition
 from kruise.api.objects import section, spec_of
 from kruise.api.timestamps import parse_time
-from kruise.control.lifecycle import rfc3339
+from kruise.control.common.lifecycle import rfc3339
 
 MAX_INT32 = 2**31 - 1
 

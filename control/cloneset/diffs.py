@@ -14,9 +14,9 @@ from typing import Any
 
 from kruise.api.keys import LABEL_SPECIFIED_DELETE, LIFECYCLE_STATE_NORMAL, LIFECYCLE_STATE_PREPARING_DELETE
 from kruise.api.objects import section, spec_of
-from kruise.control import lifecycle, podstatus
 from kruise.control.cloneset.strategy import excludes_preparing_delete, rollout_limits
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.common import lifecycle, podstatus
+from kruise.control.common.revision import equal_to_revision_hash
 
 Pod = Mapping[str, Any]
 

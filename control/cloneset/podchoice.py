@@ -12,10 +12,10 @@ from typing import Any
 
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LIFECYCLE_STATE_PREPARING_DELETE
 from kruise.api.objects import labels_of, meta_of, section, spec_of
-from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import is_specified_delete
 from kruise.control.cloneset.podsort import sort_for_deletion
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.common import lifecycle
+from kruise.control.common.revision import equal_to_revision_hash
 
 Pod = Mapping[str, Any]
 INSTANCE_ID_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

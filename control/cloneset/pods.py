@@ -16,8 +16,8 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_NORMAL,
 )
 from kruise.api.objects import meta_of, section, spec_of
-from kruise.control.lifecycle import rfc3339
-from kruise.control.revision import revision_labels_for_pod
+from kruise.control.common.lifecycle import rfc3339
+from kruise.control.common.revision import revision_labels_for_pod
 
 
 def pvc_name(claim_template_name: str, cloneset_name: str, instance_id: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from kruise.api.conditions import condition_of
 from kruise.api.objects import annotations_of, container_statuses_of, meta_of, spec_of
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 
 Pod = Mapping[str, Any]
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"

@@ -3,7 +3,7 @@
 A CloneSet rolling an in-place-capable revision in several batches gets one ImagePullJob per changed
 container, warming the new image on the nodes of pods not updated yet. The decision is taken once
 per update revision and recorded on it with a label; the jobs themselves are the shared
-:mod:`kruise.control.predownload` ones.
+:mod:`kruise.control.common.predownload` ones.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from kruise.api.common import scaled_value
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.objects import spec_of
 from kruise.api.workload_common import UPDATE_TYPE_RECREATE
-from kruise.control import predownload as shared
 from kruise.control.cloneset.strategy import DEFAULT_MAX_UNAVAILABLE, partition_replicas
 from kruise.control.cloneset.vcthash import vct_change_forces_recreate
-from kruise.control.inplace.spec import calculate_update_spec
+from kruise.control.common import predownload as shared
+from kruise.control.common.inplace.spec import calculate_update_spec
 
 created_event_message = shared.created_event_message
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID
 from kruise.api.objects import labels_of, meta_of, section, spec_of, template_of
-from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import calculate_diffs, is_pod_available, is_pod_ready
 from kruise.control.cloneset.podchoice import (
     available_instance_ids,
@@ -29,7 +28,8 @@ from kruise.control.cloneset.podchoice import (
     split_creations,
 )
 from kruise.control.cloneset.podsort import spread_constraint_ranks
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.common import lifecycle
+from kruise.control.common.revision import equal_to_revision_hash
 
 Pod = Mapping[str, Any]
 
@@ -88,7 +88,7 @@ def plan_scale(
     """``node_labels`` is needed only when the template has topologySpreadConstraints.
     ``is_pod_update`` tells update-revision pods from the others for both the diffs and the choice
     of scale-in victims (upstream passes ``revision.IsPodUpdate``: with gate PreparingUpdateAsUpdate,
-    see `kruise.control.revision.is_pod_update`); None compares the revision hash only.
+    see `kruise.control.common.revision.is_pod_update`); None compares the revision hash only.
     ``partition_rollback`` (gate CloneSetPartitionRollback) counts pods beyond a raised partition as
     due back to the current revision here too: upstream's diffs read the gate on both paths, and
     with maxSurge a rollback surges old-revision pods."""

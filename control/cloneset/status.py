@@ -8,10 +8,10 @@ from typing import Any
 
 from kruise.api.common import LabelSelector, selector_to_string
 from kruise.api.objects import meta_of, section, spec_of
-from kruise.control import podstatus
 from kruise.control.cloneset.diffs import is_pod_available
 from kruise.control.cloneset.strategy import partition_replicas
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.common import podstatus
+from kruise.control.common.revision import equal_to_revision_hash
 
 
 def compute_status(

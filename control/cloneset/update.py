@@ -27,15 +27,15 @@ from kruise.api.keys import (
 )
 from kruise.api.objects import labels_of, meta_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
-from kruise.control import lifecycle, podreadiness
 from kruise.control.cloneset.diffs import ExpectationDiffs, is_pod_available
 from kruise.control.cloneset.podsort import sort_active_pods
 from kruise.control.cloneset.vcthash import vct_change_forces_recreate
-from kruise.control.inplace.engine import RefreshResult, refresh, update_completed_problem
-from kruise.control.inplace.spec import UpdateSpec, calculate_update_spec
-from kruise.control.inplace.state import get_grace_json
-from kruise.control.revision import equal_to_revision_hash, short_hash
-from kruise.control.updatesort import priority_sort, scatter_sort
+from kruise.control.common import lifecycle, podreadiness
+from kruise.control.common.inplace.engine import RefreshResult, refresh, update_completed_problem
+from kruise.control.common.inplace.spec import UpdateSpec, calculate_update_spec
+from kruise.control.common.inplace.state import get_grace_json
+from kruise.control.common.revision import equal_to_revision_hash, short_hash
+from kruise.control.common.updatesort import priority_sort, scatter_sort
 
 Pod = Mapping[str, Any]
 

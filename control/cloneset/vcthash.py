@@ -18,7 +18,7 @@ from typing import Any
 from kruise.api.keys import ANNOTATION_CLONESET_VOLUMECLAIMTEMPLATE_HASH
 from kruise.api.objects import annotations_of, meta_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
-from kruise.control.revision import fnv1a_32, spew_bytes
+from kruise.control.common.revision import fnv1a_32, spew_bytes
 from kruise.control.sidecarset.gojson import dumps, to_go
 
 

@@ -7,7 +7,7 @@ A revision stores the template as the strategic-merge patch ``{"spec":{"template
 all others are old; the current one is renumbered past every old one when a rollback brings an old
 template back. Old revisions no pod still uses are deleted beyond ``revisionHistoryLimit``.
 
-The hash is :func:`kruise.control.revision.hash_revision_data` over the stored data plus the
+The hash is :func:`kruise.control.common.revision.hash_revision_data` over the stored data plus the
 collision count (upstream hashes the Go template struct, which cannot be reproduced byte for byte
 outside Go; a pod labelled by a Go controller is therefore seen as old and rolled once).
 """
@@ -21,7 +21,7 @@ from typing import Any
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
 from kruise.api.objects import labels_of, section, spec_of, status_of
-from kruise.control.revision import (
+from kruise.control.common.revision import (
     cloneset_revision_data,
     controller_revision_name,
     go_json,

@@ -32,8 +32,8 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
 from kruise.api.objects import labels_of, meta_of, spec_of
-from kruise.control import lifecycle, podstatus
-from kruise.control.daemonnodes import NodeFit, node_name, target_node_name
+from kruise.control.common import lifecycle, podstatus
+from kruise.control.common.nodeeligibility import NodeFit, node_name, target_node_name
 from kruise.control.daemonset.rollingupdate import is_pod_updated
 
 Pod = Mapping[str, Any]
@@ -121,7 +121,7 @@ def plan_manage(
     admit_failed: AdmitFailed | None = None,
 ) -> ManagePlan:
     """One manage pass. ``fit_of(node)`` is the DaemonSet's
-    :func:`kruise.control.daemonnodes.should_run_on_node` for that node. ``admit_failed(node)`` is
+    :func:`kruise.control.common.nodeeligibility.should_run_on_node` for that node. ``admit_failed(node)`` is
     asked once per failed pod: 0 lets it be deleted now, a positive delay keeps it and requeues after
     that delay (without surge the node still counts as having a pod, so no replacement is created;
     with surge a node left with no running pod gets one, as upstream).

@@ -5,7 +5,7 @@ While a rollout is under way (``status.updatedNumberScheduled`` != ``desiredNumb
 the current hash is not ``status.daemonSetHash`` yet) the current revision is decided on once:
 ignored when every pod would update in one batch (``partition`` 0 and ``maxUnavailable`` >= the
 desired number scheduled), otherwise one ImagePullJob per container whose image differs from some
-old revision (:mod:`kruise.control.predownload`). Unlike CloneSet and Advanced StatefulSet there is
+old revision (:mod:`kruise.control.common.predownload`). Unlike CloneSet and Advanced StatefulSet there is
 no replicas threshold, no update-type or in-place check, and the min-updated-ready-pods annotation
 is read but not waited on (upstream leaves that as a todo). Once the rollout is done the
 DaemonSet's jobs are deleted.
@@ -19,7 +19,7 @@ from typing import Any
 from kruise.api.common import IntOrStringError, scaled_value
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.objects import section, status_of
-from kruise.control import predownload as shared
+from kruise.control.common import predownload as shared
 from kruise.control.daemonset.history import revision_hash
 
 Obj = Mapping[str, Any]

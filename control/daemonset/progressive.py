@@ -29,7 +29,7 @@ from kruise.api.common import IntOrStringError, scaled_value
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD
 from kruise.api.objects import annotations_of, status_of
-from kruise.control.daemonnodes import node_name
+from kruise.control.common.nodeeligibility import node_name
 from kruise.control.daemonset.rollingupdate import split_node_pods
 
 Pod = Mapping[str, Any]

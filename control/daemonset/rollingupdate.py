@@ -33,9 +33,9 @@ from kruise.api.common import IntOrStringError, LabelSelector, scaled_value, sel
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH, LIFECYCLE_STATE_PREPARING_DELETE
 from kruise.api.objects import annotations_of, meta_of, section, status_of
-from kruise.control import lifecycle
-from kruise.control.daemonnodes import LABEL_TEMPLATE_GENERATION, node_labels, node_name
-from kruise.control.podstatus import is_available
+from kruise.control.common import lifecycle
+from kruise.control.common.nodeeligibility import LABEL_TEMPLATE_GENERATION, node_labels, node_name
+from kruise.control.common.podstatus import is_available
 
 Pod = Mapping[str, Any]
 Node = Mapping[str, Any]
@@ -241,7 +241,7 @@ def plan_rolling_update(
     """One rolling-update pass.
 
     ``nodes``: every Node. ``eligible``: names of the nodes where the daemon pod should run
-    (``should_run`` of :func:`kruise.control.daemonnodes.should_run_on_node`).
+    (``should_run`` of :func:`kruise.control.common.nodeeligibility.should_run_on_node`).
     ``node_to_pods``: the DaemonSet's pods grouped by target node. ``prune_ineligible_nodes`` is
     the DaemonSetPruneIneligibleNodes gate: pods on nodes that no longer qualify stop counting
     toward the budgets (the manage step deletes them either way).

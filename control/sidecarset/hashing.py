@@ -13,7 +13,7 @@ import hashlib
 from typing import Any
 
 from kruise.api.keys import ANNOTATION_SIDECARSET_HASH, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE
-from kruise.control.revision import safe_encode_string
+from kruise.control.common.revision import safe_encode_string
 from kruise.control.sidecarset import gojson
 
 

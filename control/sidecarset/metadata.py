@@ -12,8 +12,8 @@ from typing import Any
 
 from kruise.api.objects import section
 from kruise.api.sidecarset import PATCH_MERGE_JSON, PATCH_OVERWRITE, PATCH_RETAIN
-from kruise.control.inplace.jsondiff import apply_merge_patch
-from kruise.control.revision import go_json
+from kruise.control.common.inplace.jsondiff import apply_merge_patch
+from kruise.control.common.revision import go_json
 
 
 class PatchMetadataError(ValueError):

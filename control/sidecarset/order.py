@@ -13,7 +13,7 @@ from typing import Any
 
 from kruise.api.objects import labels_of
 from kruise.control.cloneset.podsort import sort_active_pods
-from kruise.control.updatesort import priority_sort, scatter_sort
+from kruise.control.common.updatesort import priority_sort, scatter_sort
 
 Pod = Mapping[str, Any]
 

@@ -5,7 +5,7 @@ sidecar part of a SidecarSet as a ControllerRevision in kruise's own namespace (
 cluster-scoped), labelled `kruise.io/sidecarset-name`. Its data is the strategic-merge patch
 `{"spec":{"$patch":"replace","containers":…,"initContainers":…,"volumes":…,"imagePullSecrets":…,
 "patchPodMetadata":…}}` and its name `<sidecarset>-<hash>`, hashed like every Kubernetes revision
-(`kruise.control.revision`). The pod webhook later restores such a revision to inject an older
+(`kruise.control.common.revision`). The pod webhook later restores such a revision to inject an older
 sidecar version (`injectionStrategy.revision`); pods record the revision they got in their
 `kruise.io/sidecarset-hash` entry (`controllerRevision`), which keeps it from being pruned.
 """
@@ -27,7 +27,7 @@ from kruise.api.keys import (
 )
 from kruise.api.objects import meta_of, section, spec_of, status_of
 from kruise.api.sidecarset import REVISION_POLICY_PARTIAL as POLICY_PARTIAL
-from kruise.control.revision import (
+from kruise.control.common.revision import (
     controller_revision_name,
     go_json,
     hash_revision_data,

@@ -44,7 +44,7 @@ from kruise.api.objects import (
     spec_of,
 )
 from kruise.api.timestamps import rfc3339
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 from kruise.control.sidecarset import gojson, hotupgrade, order
 from kruise.control.sidecarset.hashing import is_native_sidecar
 from kruise.control.sidecarset.injection import upgrade_spec

@@ -13,7 +13,7 @@ from typing import Any
 
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
 from kruise.api.objects import section
-from kruise.control import lifecycle
+from kruise.control.common import lifecycle
 from kruise.control.statefulset.claims import ClaimResize
 
 Pod = Mapping[str, Any]

@@ -13,7 +13,7 @@ from typing import Any
 from kruise.api.conditions import condition_of
 from kruise.api.keys import LIFECYCLE_STATE_NORMAL
 from kruise.api.objects import section
-from kruise.control import lifecycle, podstatus
+from kruise.control.common import lifecycle, podstatus
 
 Pod = Mapping[str, Any]
 

@@ -14,7 +14,7 @@ from typing import Any
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_INDEX, LABEL_STATEFULSET_POD_NAME
 from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
-from kruise.control.revision import is_pod_update
+from kruise.control.common.revision import is_pod_update
 from kruise.control.statefulset.identity import (
     OrdinalRange,
     claim_name,

@@ -5,7 +5,7 @@ Mid-rollout (current revision != update revision) and once ``apps.kruise.io/imag
 min-updated-ready-pods`` updated pods are ready, the update revision is decided on once: ignored for
 ``OnDelete``, a ``ReCreate`` pod update policy, at most 3 replicas, a rollout done in one batch
 (``partition`` 0 and ``maxUnavailable`` >= replicas) or a change that cannot be made in place;
-otherwise one ImagePullJob per changed container (:mod:`kruise.control.predownload`). Once the
+otherwise one ImagePullJob per changed container (:mod:`kruise.control.common.predownload`). Once the
 revisions converge the set's jobs are deleted.
 """
 
@@ -19,8 +19,8 @@ from kruise.api.controllerref import new_controller_ref
 from kruise.api.objects import section, spec_of
 from kruise.api.statefulset import STRATEGY_ON_DELETE, STRATEGY_ROLLING_UPDATE
 from kruise.api.workload_common import UPDATE_TYPE_RECREATE
-from kruise.control import predownload as shared
-from kruise.control.inplace.spec import calculate_update_spec
+from kruise.control.common import predownload as shared
+from kruise.control.common.inplace.spec import calculate_update_spec
 from kruise.control.statefulset.pods import DEFAULT_API_VERSION
 
 Obj = Mapping[str, Any]

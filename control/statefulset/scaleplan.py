@@ -23,7 +23,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_NORMAL,
 )
 from kruise.api.objects import meta_of, section, spec_of
-from kruise.control import lifecycle
+from kruise.control.common import lifecycle
 from kruise.control.statefulset import health
 from kruise.control.statefulset.actions import (
     Action,

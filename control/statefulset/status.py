@@ -16,8 +16,8 @@ from typing import Any
 from kruise.api.common import LabelSelector, selector_to_string
 from kruise.api.conditions import set_condition
 from kruise.api.objects import meta_of, section
-from kruise.control.lifecycle import rfc3339
-from kruise.control.revision import template_from_revision_data
+from kruise.control.common.lifecycle import rfc3339
+from kruise.control.common.revision import template_from_revision_data
 from kruise.control.statefulset import health
 from kruise.control.statefulset.pods import revision_of
 

@@ -36,15 +36,15 @@ from kruise.api.keys import (
 )
 from kruise.api.objects import labels_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
-from kruise.control import lifecycle
-from kruise.control.inplace.engine import update_completed_problem
-from kruise.control.revision import is_pod_update
+from kruise.control.common import lifecycle
+from kruise.control.common.inplace.engine import update_completed_problem
+from kruise.control.common.revision import is_pod_update
+from kruise.control.common.updatesort import priority_sort
 from kruise.control.statefulset import health
 from kruise.control.statefulset.actions import Action, PrepareDelete, ResizeClaims, UpdatePod, deletion
 from kruise.control.statefulset.claims import PodClaims
 from kruise.control.statefulset.identity import OrdinalRange, pod_name_of
 from kruise.control.statefulset.pods import revision_of
-from kruise.control.updatesort import priority_sort
 
 Pod = Mapping[str, Any]
 ClaimsOf = Callable[[Pod], PodClaims]

@@ -21,7 +21,7 @@ from typing import Any
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_HASH
 from kruise.api.objects import meta_of, section, spec_of, template_of
-from kruise.control.revision import (
+from kruise.control.common.revision import (
     controller_revision_name,
     go_json,
     hash_revision_data,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.api.objects import annotations_of, meta_of, section, spec_of
-from kruise.control.daemonnodes import find_untolerated_taint, matches_required_node_affinity
+from kruise.control.common.nodeeligibility import find_untolerated_taint, matches_required_node_affinity
 from kruise.control.uniteddeployment.podpatch import PatchError, patch_pod_template
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
 from kruise.control.workloadspread.subsets import (

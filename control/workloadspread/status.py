@@ -26,7 +26,7 @@ from typing import Any
 from kruise.api.conditions import get_condition
 from kruise.api.objects import meta_of, section, spec_of
 from kruise.api.timestamps import parse_time
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 from kruise.control.workloadspread import reschedule
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
 from kruise.control.workloadspread.subsets import (

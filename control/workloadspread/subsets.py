@@ -29,7 +29,7 @@ from kruise.api.conditions import get_condition
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import rfc3339
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 
 Obj = dict[str, Any]
 

@@ -9,7 +9,7 @@ A whitelisted kind may be a WorkloadSpread's target; its pods are followed up th
 chain through the kind itself and its `subResources` (the kinds it creates pods through), and the
 replicas percentages resolve against are read at `replicasPath` (dotted, list indexes as numbers).
 Field names match case-insensitively, as Go's JSON decoding does (decoding shared with
-PersistentPodState's whitelist in `kruise.control.customworkloads`). Pure: no I/O.
+PersistentPodState's whitelist in `kruise.control.common.customworkloads`). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.keys import CONFIG_WORKLOADSPREAD_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
-from kruise.control.customworkloads import (
+from kruise.control.common.customworkloads import (
     GroupVersionKind,
     WhitelistError,
     field,

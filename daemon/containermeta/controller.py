@@ -26,7 +26,7 @@ import grpc
 import structlog
 
 from kruise.api.keys import ANNOTATION_RUNTIME_CONTAINERS_META
-from kruise.control.inplace import envhash
+from kruise.control.common.inplace import envhash
 from kruise.daemon.containermeta import plan
 from kruise.daemon.containermeta.restarter import Restarter
 from kruise.daemon.cri import api_pb2 as cri

@@ -16,7 +16,7 @@ from typing import Any
 
 from kruise.api.crr import PHASE_COMPLETED, PHASE_FAILED, PHASE_PENDING, PHASE_RECREATING, PHASE_SUCCEEDED
 from kruise.api.objects import container_statuses_of, containers_of, section, spec_of
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 
 Obj = Mapping[str, Any]
 

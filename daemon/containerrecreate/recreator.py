@@ -30,7 +30,7 @@ from kruise.api.keys import (
 )
 from kruise.api.objects import section, spec_of, status_of
 from kruise.api.timestamps import rfc3339
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 from kruise.daemon.containerrecreate import plan
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.kube.client import Client

@@ -12,7 +12,7 @@ The order of the writes is the contract that makes an in-place update safe to in
    the controller moves to next (Updating -> Normal) in that same pods/status patch.
 
 A manager killed between any two of these writes resumes from what the pod object says, because every
-step is derived from the pod alone (`kruise.control.inplace.engine`). Controllers that do not use the
+step is derived from the pod alone (`kruise.control.common.inplace.engine`). Controllers that do not use the
 readiness gate (SidecarSet) skip step 1 through `update`, which is step 2 alone.
 
 With the InPlaceWorkloadVerticalScaling gate (`vertical_scaling`) cpu/memory changes are applied in place
@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.objects import containers_of
-from kruise.control.inplace.engine import (
+from kruise.control.common.inplace.engine import (
     RefreshResult,
     WriteRevision,
     begin_update,
@@ -44,7 +44,7 @@ from kruise.control.inplace.engine import (
     refresh,
     unready_pod,
 )
-from kruise.control.inplace.spec import UpdateSpec
+from kruise.control.common.inplace.spec import UpdateSpec
 from kruise.kube.client import Client, PatchType
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS

@@ -1,7 +1,7 @@
 """Adopting and releasing a controller's pods and ControllerRevisions (upstream's ControllerRefManager
 ``ClaimPods`` / ``ClaimControllerRevisions``, and the StatefulSet's ``adoptOrphanRevisions``).
 
-The decisions are :func:`kruise.control.controllerref.claim`; this module sends the patches. The
+The decisions are :func:`kruise.control.common.controllerref.claim`; this module sends the patches. The
 objects a pass then works with are :func:`claimed_view` of the cache: what is ours plus what was
 just adopted (a failed adoption raises, so the pass never acts on an object it did not get).
 Shared by the Advanced DaemonSet, the Advanced StatefulSet (adopt and release) and CloneSet (release
@@ -19,7 +19,7 @@ import structlog
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import labels_of, section
-from kruise.control.controllerref import (
+from kruise.control.common.controllerref import (
     Claim,
     adopt_patch,
     adoption_refusal,

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.objects import conditions_of, section
-from kruise.control import lifecycle, podreadiness
+from kruise.control.common import lifecycle, podreadiness
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import Conflict
 from kruise.kube.expectations import ResourceVersionExpectations

@@ -1,4 +1,4 @@
-"""Carries out a pre-download plan (`kruise.control.predownload.PreDownloadPlan`) for CloneSet,
+"""Carries out a pre-download plan (`kruise.control.common.predownload.PreDownloadPlan`) for CloneSet,
 Advanced StatefulSet and Advanced DaemonSet alike.
 
 Creates the planned ImagePullJobs (one already there is left alone; a failed create is reported as a
@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 
 from kruise.api.controllerref import controlled_by
-from kruise.control import predownload
+from kruise.control.common import predownload
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder

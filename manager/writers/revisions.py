@@ -1,7 +1,7 @@
 """ControllerRevisions of a workload (CloneSet, Advanced StatefulSet): make the update revision exist,
 find the current one, prune the history.
 
-The decisions (reuse, rollback, create; which revisions are dead) are `kruise.control.revision`;
+The decisions (reuse, rollback, create; which revisions are dead) are `kruise.control.common.revision`;
 this module only writes them, handling the one race the API can answer: a revision name already
 taken by different data, which bumps `collisionCount` and hashes again, as upstream does.
 Every ControllerRevision write goes through `RevisionWriter` (issue 29): CloneSet and Advanced
@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from kruise.api.objects import meta_of, spec_of, status_of
-from kruise.control.revision import (
+from kruise.control.common.revision import (
     choose_revisions,
     revision_for_write,
     revisions_equal,
@@ -39,7 +39,8 @@ DEFAULT_HISTORY_LIMIT = 10
 
 class RevisionWriter:
     """Writes one owner's ControllerRevisions; the owner is any workload whose revisions
-    `kruise.control.revision` describes (spec.template, status.collisionCount, revisionHistoryLimit)."""
+    `kruise.control.common.revision` describes (spec.template, status.collisionCount,
+    revisionHistoryLimit)."""
 
     def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations | None = None) -> None:
         """`rv_expectations`: where written revisions are recorded, for owners that wait for them."""

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from kruise.api import persistentpodstate as ppsapi
 from kruise.api.validation import ErrorType, FieldError, aggregate_message, pydantic_errors
-from kruise.control.customworkloads import WhitelistError, parse_pps_whitelist
+from kruise.control.common.customworkloads import WhitelistError, parse_pps_whitelist
 from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
 from kruise.webhook.handlers import kinds
 

@@ -26,7 +26,7 @@ from kruise.api.objects import section
 from kruise.control import enhancedliveness, persistentpodstate
 from kruise.control import podprobemarker_serverless as serverless_probes
 from kruise.control import pub as pubcontrol
-from kruise.control.customworkloads import WhitelistError, parse_pps_whitelist
+from kruise.control.common.customworkloads import WhitelistError, parse_pps_whitelist
 from kruise.control.launchpriority import PriorityError, inject_barriers
 from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
 from kruise.control.sidecarset.matching import SelectorError, matching_sidecarsets

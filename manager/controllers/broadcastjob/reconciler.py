@@ -26,7 +26,6 @@ import structlog
 
 from kruise.api import broadcastjob as api
 from kruise.api.objects import meta_of, status_of
-from kruise.control import podreadiness
 from kruise.control.broadcastjob import plan_reconcile
 from kruise.control.broadcastjob.plan import (
     EVENT_NORMAL,
@@ -39,6 +38,7 @@ from kruise.control.broadcastjob.plan import (
     PodDeletion,
     is_finished,
 )
+from kruise.control.common import podreadiness
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result

@@ -20,13 +20,13 @@ from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controlled_by, new_controller_ref
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
 from kruise.api.objects import section, status_of
-from kruise.control import podstatus
 from kruise.control.cloneset import conditions, predownload, vcthash
 from kruise.control.cloneset.diffs import calculate_diffs
 from kruise.control.cloneset.podchoice import truncated_pods_to_delete
 from kruise.control.cloneset.scale import plan_scale
 from kruise.control.cloneset.status import availability_wait, compute_status
-from kruise.control.revision import is_pod_update
+from kruise.control.common import podstatus
+from kruise.control.common.revision import is_pod_update
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result

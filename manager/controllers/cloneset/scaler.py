@@ -28,7 +28,7 @@ from kruise.api.keys import (
 from kruise.api.objects import meta_of, section
 from kruise.control.cloneset.pods import new_pod, pvcs_for_instance
 from kruise.control.cloneset.scale import ScalePlan, pvcs_of
-from kruise.control.revision import template_from_revision_data
+from kruise.control.common.revision import template_from_revision_data
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.errors import AlreadyExists, NotFound

@@ -21,7 +21,6 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.control import lifecycle
 from kruise.control.cloneset.diffs import ExpectationDiffs
 from kruise.control.cloneset.update import (
     PodRefresh,
@@ -32,7 +31,8 @@ from kruise.control.cloneset.update import (
     plan_update,
     recreate_event_message,
 )
-from kruise.control.revision import equal_to_revision_hash, revision_labels_for_pod
+from kruise.control.common import lifecycle
+from kruise.control.common.revision import equal_to_revision_hash, revision_labels_for_pod
 from kruise.kube.client import Client, PatchType
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations

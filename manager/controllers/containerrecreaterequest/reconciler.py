@@ -27,8 +27,8 @@ from kruise.api.keys import (
     LABEL_CRR_POD_UID,
 )
 from kruise.api.objects import section, status_of
-from kruise.control import podreadiness, podstatus
-from kruise.control.lifecycle import rfc3339
+from kruise.control.common import podreadiness, podstatus
+from kruise.control.common.lifecycle import rfc3339
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound

@@ -14,7 +14,7 @@ from typing import Any
 
 from kruise.api import features
 from kruise.api.objects import conditions_of
-from kruise.control.daemonnodes import target_node_name
+from kruise.control.common.nodeeligibility import target_node_name
 from kruise.control.daemonset.backoff import FailedPodsBackoff
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations

@@ -29,8 +29,9 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
 from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
-from kruise.control import lifecycle, podreadiness
-from kruise.control.daemonnodes import (
+from kruise.control.common import lifecycle, podreadiness
+from kruise.control.common.inplace.spec import calculate_update_spec
+from kruise.control.common.nodeeligibility import (
     NodeFit,
     bind_to_node,
     create_pod_template,
@@ -47,7 +48,6 @@ from kruise.control.daemonset.rollingupdate import (
     RollingUpdateSettings,
     plan_rolling_update,
 )
-from kruise.control.inplace.spec import calculate_update_spec
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result

@@ -15,8 +15,8 @@ from typing import Any
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
 from kruise.api.objects import section, spec_of, status_of
 from kruise.control import imagelistpulljob as plan
-from kruise.control import podstatus
-from kruise.control.lifecycle import rfc3339
+from kruise.control.common import podstatus
+from kruise.control.common.lifecycle import rfc3339
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result

@@ -17,8 +17,8 @@ from kruise.api.conversion import convert
 from kruise.api.keys import FINALIZER_DELETION_PROTECTION
 from kruise.api.objects import section, status_of
 from kruise.control import imagepulljob as plan
-from kruise.control import podstatus
-from kruise.control.lifecycle import rfc3339
+from kruise.control.common import podstatus
+from kruise.control.common.lifecycle import rfc3339
 from kruise.control.nodeimage_modes import V1ALPHA1, as_v1beta1
 from kruise.kube.client import Client
 from kruise.kube.controller import Result

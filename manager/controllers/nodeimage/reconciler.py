@@ -29,7 +29,8 @@ import structlog
 from kruise.api.conditions import condition_of, is_true
 from kruise.api.objects import section
 from kruise.control import nodeimage as spec_plan
-from kruise.control import nodeimage_modes, podstatus
+from kruise.control import nodeimage_modes
+from kruise.control.common import podstatus
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kruise.api.objects import spec_of
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 from kruise.kube.controller import Controller
 from kruise.kube.resources import NODE_POD_PROBES, NODES, POD_PROBE_MARKERS, PODS
 from kruise.kube.store import unwrap_tombstone

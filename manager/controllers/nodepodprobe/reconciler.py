@@ -18,7 +18,7 @@ from typing import Any
 
 from kruise.api.objects import status_of
 from kruise.control import podprobemarker as plan
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound

@@ -20,8 +20,12 @@ import structlog
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import spec_of
 from kruise.control import persistentpodstate as plan
-from kruise.control import podstatus
-from kruise.control.customworkloads import GroupVersionKind, StatefulSetLikeWhitelist, parse_pps_whitelist
+from kruise.control.common import podstatus
+from kruise.control.common.customworkloads import (
+    GroupVersionKind,
+    StatefulSetLikeWhitelist,
+    parse_pps_whitelist,
+)
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound

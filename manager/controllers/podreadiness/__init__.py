@@ -3,7 +3,7 @@
 kruise-webhook adds the `KruisePodReady` readiness gate to pods at creation; the kubelet counts a
 pod Ready only when every gated condition is True, so someone must set it True first. Kruise's
 lifecycle hooks (and PodUnavailableBudget) later flip it False by adding not-ready keys
-(`kruise.control.podreadiness`); this controller only creates it, never overwrites it.
+(`kruise.control.common.podreadiness`); this controller only creates it, never overwrites it.
 
 `controller.py` wires the pod informer and the workqueue; `reconciler.py` holds the per-pod logic.
 """

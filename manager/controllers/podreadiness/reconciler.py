@@ -15,8 +15,8 @@ from typing import Any
 
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
 from kruise.api.objects import meta_of
-from kruise.control import podreadiness
-from kruise.control.lifecycle import rfc3339
+from kruise.control.common import podreadiness
+from kruise.control.common.lifecycle import rfc3339
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import NotFound
 from kruise.kube.expectations import ResourceVersionExpectations
@@ -27,7 +27,7 @@ from kruise.kube.resources import PODS, split_key
 def needs_condition(pod: Mapping[str, Any]) -> bool:
     """The pod carries the `KruisePodReady` readiness gate but not yet the condition, and its controller
     does not write it (CloneSet, Advanced StatefulSet/DaemonSet and BroadcastJob write it in their own
-    status write: `kruise.control.podreadiness.written_by_owner`)."""
+    status write: `kruise.control.common.podreadiness.written_by_owner`)."""
     return podreadiness.lacks_condition(pod) and not podreadiness.written_by_owner(pod)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.control import resourcedistribution as plan
-from kruise.control.lifecycle import rfc3339
+from kruise.control.common.lifecycle import rfc3339
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result

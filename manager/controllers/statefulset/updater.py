@@ -20,10 +20,10 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATING,
 )
 from kruise.api.objects import section, spec_of
-from kruise.control import lifecycle, podreadiness
-from kruise.control.inplace.engine import update_completed_problem
-from kruise.control.inplace.spec import calculate_update_spec
-from kruise.control.revision import equal_to_revision_hash
+from kruise.control.common import lifecycle, podreadiness
+from kruise.control.common.inplace.engine import update_completed_problem
+from kruise.control.common.inplace.spec import calculate_update_spec
+from kruise.control.common.revision import equal_to_revision_hash
 from kruise.control.statefulset import health
 from kruise.control.statefulset.actions import Action, DeletePod, PrepareDelete, ResizeClaims, UpdatePod
 from kruise.control.statefulset.pods import revision_of

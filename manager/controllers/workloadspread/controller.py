@@ -20,7 +20,7 @@ from typing import Any
 
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import spec_of
-from kruise.control import podstatus
+from kruise.control.common import podstatus
 from kruise.control.workloadspread.reschedule import marked_unschedulable
 from kruise.control.workloadspread.subsets import MatchedSpread, pod_version
 from kruise.control.workloadspread.targets import group_of

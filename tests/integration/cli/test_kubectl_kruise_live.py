@@ -20,8 +20,8 @@ from kruise.cli.kubectl_kruise.kinds import (
     DAEMONSETS_APPS,
 )
 from kruise.cli.kubectl_kruise.setimage import SIDECARSETS
+from kruise.control.common.revision import new_cloneset_revision
 from kruise.control.daemonset.history import new_revision as daemonset_revision
-from kruise.control.revision import new_cloneset_revision
 from kruise.kube.client import Client
 from kruise.kube.resources import (
     CONTROLLER_REVISIONS,

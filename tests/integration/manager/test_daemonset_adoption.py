@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kruise.control.daemonnodes import target_node_name
+from kruise.control.common.nodeeligibility import target_node_name
 from kruise.kube.client import PatchType
 from kruise.kube.clock import FakeClock
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, NODES, PODS

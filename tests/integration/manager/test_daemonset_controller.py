@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kruise.api import daemonset as daemonset_api
-from kruise.control.daemonnodes import target_node_name
+from kruise.control.common.nodeeligibility import target_node_name
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, EVENTS, NODES, PODS
 from kruise.manager.controllers.daemonset import SETUP
 

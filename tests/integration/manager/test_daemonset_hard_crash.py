@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kruise.api.keys import ANNOTATION_INPLACE_UPDATE_STATE
-from kruise.control.daemonnodes import target_node_name
+from kruise.control.common.nodeeligibility import target_node_name
 from kruise.kube.resources import ADVANCED_DAEMONSETS
 from kruise.manager.controllers.daemonset import SETUP
 from tests.integration.manager.test_daemonset_controller import (

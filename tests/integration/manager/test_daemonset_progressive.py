@@ -14,7 +14,7 @@ import pytest
 from kruise.api import daemonset as daemonset_api
 from kruise.api.conversion import convert
 from kruise.api.keys import ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD
-from kruise.control.daemonnodes import target_node_name
+from kruise.control.common.nodeeligibility import target_node_name
 from kruise.kube.resources import ADVANCED_DAEMONSETS, PODS
 from kruise.manager.controllers.daemonset import SETUP
 

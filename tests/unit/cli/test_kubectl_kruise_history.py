@@ -7,7 +7,7 @@ import pytest
 from kruise.cli.kubectl_kruise import history
 from kruise.cli.kubectl_kruise.commands import label_selector
 from kruise.cli.kubectl_kruise.describe import describe_pod_template, describe_probe
-from kruise.control.revision import new_cloneset_revision
+from kruise.control.common.revision import new_cloneset_revision
 
 UID = "uid-1"
 

@@ -10,7 +10,6 @@ import copy
 from typing import Any
 
 import pytest
-from control_builders import NOW, build_cloneset, build_pod
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,7 +24,8 @@ from kruise.control.cloneset.vcthash import (
     templates_json,
     vct_change_forces_recreate,
 )
-from kruise.control.revision import choose_revisions, new_cloneset_revision
+from kruise.control.common.revision import choose_revisions, new_cloneset_revision
+from tests.kit.control_builders import NOW, build_cloneset, build_pod
 
 KEY = "kruise.io/cloneset-volumeclaimtemplate-hash"
 STATE = "lifecycle.apps.kruise.io/state"

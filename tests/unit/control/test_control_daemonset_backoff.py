@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from control_builders import NOW, build_pod
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control.daemonnodes import NodeFit
+from kruise.control.common.nodeeligibility import NodeFit
 from kruise.control.daemonset.backoff import (
     INITIAL_BACKOFF,
     MAX_BACKOFF,
@@ -18,6 +17,7 @@ from kruise.control.daemonset.backoff import (
     backoff_key,
 )
 from kruise.control.daemonset.manage import group_by_node, plan_manage
+from tests.kit.control_builders import NOW, build_pod
 
 RUN = NodeFit(True, True)
 

@@ -6,11 +6,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from control_builders import NOW, build_pod
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control.daemonnodes import NodeFit
+from kruise.control.common.nodeeligibility import NodeFit
+from kruise.control.common.podstatus import AVAILABILITY_TICK
 from kruise.control.daemonset.history import (
     plan_history,
     revision_hash,
@@ -18,7 +18,7 @@ from kruise.control.daemonset.history import (
     template_hash,
 )
 from kruise.control.daemonset.manage import compute_status, group_by_node, plan_manage
-from kruise.control.podstatus import AVAILABILITY_TICK
+from tests.kit.control_builders import NOW, build_pod
 
 NEW, OLD = "hash-new", "hash-old"
 RUN, KEEP, NO = NodeFit(True, True), NodeFit(False, True), NodeFit(False, False)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kruise.control import predownload as shared
+from kruise.control.common import predownload as shared
 from kruise.control.daemonset import predownload
 from kruise.control.daemonset.history import new_revision, revision_hash
 

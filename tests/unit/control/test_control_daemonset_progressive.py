@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from control_builders import build_pod
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from kruise.control.daemonset.progressive import (
     limit_creation,
     nodes_needing_pods,
 )
+from tests.kit.control_builders import build_pod
 
 NEW, OLD = "hash-new", "hash-old"
 

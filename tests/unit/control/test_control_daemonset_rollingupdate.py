@@ -6,7 +6,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from control_builders import NOW, build_pod
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +17,7 @@ from kruise.control.daemonset.rollingupdate import (
     rollout_budget,
     split_node_pods,
 )
+from tests.kit.control_builders import NOW, build_pod
 
 NEW, OLD = "rev-new", "rev-old"
 

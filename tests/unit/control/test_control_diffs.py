@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from control_builders import NOW, build_cloneset, build_pod
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kruise.control.cloneset.diffs import ExpectationDiffs, calculate_diffs, is_specified_delete
 from kruise.control.cloneset.strategy import rollout_limits
+from tests.kit.control_builders import NOW, build_cloneset, build_pod
 
 
 def pods(n: int, revision: str, prefix: str = "p", **kw: object) -> list[dict]:

@@ -6,14 +6,14 @@ import random
 from datetime import timedelta
 
 import pytest
-from control_builders import NOW, build_cloneset, build_pod, iso
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.cloneset import podchoice, podsort
 from kruise.control.cloneset.pods import new_pod, pvc_name, pvcs_for_instance
 from kruise.control.cloneset.status import availability_wait, compute_status
-from kruise.control.podstatus import AVAILABILITY_TICK
+from kruise.control.common.podstatus import AVAILABILITY_TICK
+from tests.kit.control_builders import NOW, build_cloneset, build_pod, iso
 
 
 def names(pods: list) -> list[str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 
 import pytest
-from control_builders import build_cloneset
 
 from kruise.api.imagepulljob import ImagePullJob, validate
 from kruise.control.cloneset import predownload
-from kruise.control.revision import new_cloneset_revision
+from kruise.control.common.revision import new_cloneset_revision
+from tests.kit.control_builders import build_cloneset
 
 CREATED = "apps.kruise.io/pre-predownload-created"
 IGNORED = "apps.kruise.io/image-predownload-ignored"

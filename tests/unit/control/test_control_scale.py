@@ -6,15 +6,15 @@ import random
 from datetime import timedelta
 from functools import partial
 
-from control_builders import NOW, build_cloneset, build_pod
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kruise.control.cloneset.diffs import calculate_diffs, is_pod_ready
 from kruise.control.cloneset.scale import plan_scale, pvcs_of
 from kruise.control.cloneset.strategy import rollout_limits
-from kruise.control.lifecycle import pod_state as lifecycle_state
-from kruise.control.revision import is_pod_update
+from kruise.control.common.lifecycle import pod_state as lifecycle_state
+from kruise.control.common.revision import is_pod_update
+from tests.kit.control_builders import NOW, build_cloneset, build_pod
 
 STATE = "lifecycle.apps.kruise.io/state"
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from control_builders import build_cloneset
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.cloneset.strategy import UNLIMITED, partition_replicas, rollout_limits
+from tests.kit.control_builders import build_cloneset
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ import copy
 from datetime import timedelta
 
 import pytest
-from control_builders import NOW, build_cloneset, build_pod
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +21,9 @@ from kruise.control.cloneset.update import (
     refreshed_lifecycle_state,
     sort_update_candidates,
 )
-from kruise.control.revision import new_cloneset_revision
-from kruise.control.updatesort import int_suffix, priority_sort, scatter_sort
+from kruise.control.common.revision import new_cloneset_revision
+from kruise.control.common.updatesort import int_suffix, priority_sort, scatter_sort
+from tests.kit.control_builders import NOW, build_cloneset, build_pod
 
 STATE = "lifecycle.apps.kruise.io/state"
 

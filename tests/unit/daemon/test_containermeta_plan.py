@@ -7,7 +7,7 @@ import copy
 import json
 from typing import Any
 
-from kruise.control.inplace import envhash
+from kruise.control.common.inplace import envhash
 from kruise.daemon.containermeta import controller, plan
 
 KEY = "apps.kruise.io/runtime-containers-meta"

@@ -5,7 +5,7 @@ the shared writer (status patch first, then one object write)."""
 from __future__ import annotations
 
 from kruise.api.features import FeatureGates
-from kruise.control.revision import new_cloneset_revision
+from kruise.control.common.revision import new_cloneset_revision
 from kruise.kube.clock import FakeClock
 from kruise.kube.controller import Result
 from kruise.kube.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations

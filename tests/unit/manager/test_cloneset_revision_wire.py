@@ -12,7 +12,7 @@ import pytest
 import yaml
 from aiohttp import web
 
-from kruise.control.revision import go_json, new_cloneset_revision
+from kruise.control.common.revision import go_json, new_cloneset_revision
 from kruise.kube.client import Client
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.manager.writers.revisions import RevisionWriter

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kruise.control.cloneset.scale import ScalePlan
-from kruise.control.revision import new_cloneset_revision
+from kruise.control.common.revision import new_cloneset_revision
 from kruise.kube.clock import FakeClock
 from kruise.kube.expectations import ScaleExpectations
 from kruise.manager.controllers.cloneset.scaler import Scaler

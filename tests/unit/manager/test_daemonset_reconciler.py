@@ -10,8 +10,8 @@ import pytest
 
 from kruise.api import daemonset as daemonset_api
 from kruise.api.features import FeatureGates
-from kruise.control.daemonnodes import target_node_name
-from kruise.control.podstatus import AVAILABILITY_TICK
+from kruise.control.common.nodeeligibility import target_node_name
+from kruise.control.common.podstatus import AVAILABILITY_TICK
 from kruise.kube.clock import FakeClock, rfc3339
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict

@@ -12,7 +12,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from kruise.api.features import FeatureGates
-from kruise.control.inplace.spec import UpdateSpec
+from kruise.control.common.inplace.spec import UpdateSpec
 from kruise.kube.client import PatchType, ServerVersion
 from kruise.kube.errors import Conflict, TransportError
 from kruise.kube.expectations import ResourceVersionExpectations

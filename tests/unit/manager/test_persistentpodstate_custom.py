@@ -10,7 +10,7 @@ import json
 import pytest
 
 from kruise.api.keys import CONFIG_PPS_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
-from kruise.control.customworkloads import WhitelistError, parse_pps_whitelist
+from kruise.control.common.customworkloads import WhitelistError, parse_pps_whitelist
 from kruise.kube.resources import CRDS, NODES, PERSISTENT_POD_STATES, PODS, ResourceRef
 from kruise.manager.controllers.persistentpodstate.controller import configuration_handlers, pod_handlers
 from kruise.manager.controllers.persistentpodstate.reconciler import (

@@ -13,7 +13,7 @@ import ssl
 import httpx
 import pytest
 
-from kruise.control.revision import new_cloneset_revision, revision_for_write
+from kruise.control.common.revision import new_cloneset_revision, revision_for_write
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import Invalid
 from kruise.kube.resources import CONTROLLER_REVISIONS

@@ -16,7 +16,7 @@ from kruise.api.keys import (
     LABEL_CONTROLLER_HASH,
     LABEL_SIDECARSET_CUSTOM_VERSION,
 )
-from kruise.control.revision import go_json, hash_revision_data
+from kruise.control.common.revision import go_json, hash_revision_data
 from kruise.control.sidecarset import revision as rev
 from kruise.control.sidecarset.injection import inject
 from tests.unit.control.sidecarset.sidecar_builders import LOG_VOLUME, SIDECAR1, pod, sidecarset

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control.controllerref import Claim, adoption_refusal, claim
+from kruise.control.common.controllerref import Claim, adoption_refusal, claim
 from kruise.control.statefulset.identity import is_member, member_selection, parent_and_ordinal
 
 INT32_MAX = 2**31 - 1

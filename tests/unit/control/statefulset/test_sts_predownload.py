@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kruise.control import predownload as shared
-from kruise.control.revision import new_cloneset_revision
+from kruise.control.common import predownload as shared
+from kruise.control.common.revision import new_cloneset_revision
 from kruise.control.statefulset import predownload
 
 CREATED, IGNORED = shared.CREATED, shared.IGNORED

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sts_builders import CUR, NOW, TEMPLATE_V1, UPD, pod, sts
 
-from kruise.control.revision import cloneset_revision_data
+from kruise.control.common.revision import cloneset_revision_data
 from kruise.control.statefulset.status import (
     CONDITION_FAILED_CREATE_POD,
     compute_status,

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control.controllerref import (
+from kruise.control.common.controllerref import (
     Claim,
     adopt_patch,
     adoption_refusal,

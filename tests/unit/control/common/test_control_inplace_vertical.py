@@ -10,15 +10,19 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from control_builders import NOW, build_cloneset, build_pod
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.api.goquantity import Quantity
-from kruise.control.inplace import engine, vertical
-from kruise.control.inplace.spec import UpdateSpec, calculate_update_spec
-from kruise.control.inplace.state import InPlaceUpdateState, get_state
-from kruise.control.revision import equal_to_revision_hash, new_cloneset_revision, revision_labels_for_pod
+from kruise.control.common.inplace import engine, vertical
+from kruise.control.common.inplace.spec import UpdateSpec, calculate_update_spec
+from kruise.control.common.inplace.state import InPlaceUpdateState, get_state
+from kruise.control.common.revision import (
+    equal_to_revision_hash,
+    new_cloneset_revision,
+    revision_labels_for_pod,
+)
+from tests.kit.control_builders import NOW, build_cloneset, build_pod
 
 STATE = "apps.kruise.io/inplace-update-state"
 GRACE = "apps.kruise.io/inplace-update-grace"

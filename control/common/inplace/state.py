@@ -15,9 +15,9 @@ from kruise.api.keys import (
     ANNOTATION_INPLACE_UPDATE_STATE_OLD,
 )
 from kruise.api.objects import annotations_of, section
-from kruise.control.lifecycle import rfc3339
-from kruise.control.podstatus import parse_time
-from kruise.control.revision import go_json
+from kruise.control.common.lifecycle import rfc3339
+from kruise.control.common.podstatus import parse_time
+from kruise.control.common.revision import go_json
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from kruise.control.inplace import envhash
+from kruise.control.common.inplace import envhash
 
 
 def env_ref(name: str, path: str) -> dict:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kruise.api.objects import section
-from kruise.control.revision import fnv1a_32, go_json, spew_bytes
+from kruise.control.common.revision import fnv1a_32, go_json, spew_bytes
 
 # Injected by SidecarSet and changed by it alone; never a reason to restart a container.
 EXCLUDED_ENVS = frozenset({"SIDECARSET_VERSION", "SIDECARSET_VERSION_ALT"})

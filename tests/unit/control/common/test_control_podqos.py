@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.api.goquantity import QuantityError
-from kruise.control.podqos import BEST_EFFORT, BURSTABLE, GUARANTEED, pod_qos_class
+from kruise.control.common.podqos import BEST_EFFORT, BURSTABLE, GUARANTEED, pod_qos_class
 
 
 def ctr(requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from control_builders import NOW, build_pod
 
-from kruise.control import lifecycle
+from kruise.control.common import lifecycle
+from tests.kit.control_builders import NOW, build_pod
 
 HOOK = {"labelsHandler": {"hold": "true"}, "finalizersHandler": ["example.com/guard"]}
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kruise.api.keys import CONFIG_PPS_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
 from kruise.control import persistentpodstate as plan
-from kruise.control.customworkloads import (
+from kruise.control.common.customworkloads import (
     GroupVersionKind,
     StatefulSetLikeWhitelist,
     WhitelistError,

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.api.objects import containers_of, meta_of, section
-from kruise.control.inplace.envhash import meta_env_refs
-from kruise.control.inplace.jsondiff import create_patch, merge_patch, unescape
-from kruise.control.inplace.vertical import NotResizable, qos_changed, record_resource_change
-from kruise.control.revision import go_json
+from kruise.control.common.inplace.envhash import meta_env_refs
+from kruise.control.common.inplace.jsondiff import create_patch, merge_patch, unescape
+from kruise.control.common.inplace.vertical import NotResizable, qos_changed, record_resource_change
+from kruise.control.common.revision import go_json
 
 _IMAGE_PATH = re.compile(r"^/spec/containers/([0-9]+)/image$")
 _RESOURCES_PATH = re.compile(r"^/spec/containers/([0-9]+)/resources/.*$")

@@ -26,7 +26,7 @@ from kruise.api.keys import (
     LABEL_PRE_PREDOWNLOAD_CREATED,
 )
 from kruise.api.objects import annotations_of, labels_of, section, spec_of
-from kruise.control.inplace.spec import template_of
+from kruise.control.common.inplace.spec import template_of
 
 Obj = Mapping[str, Any]
 

@@ -26,8 +26,8 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
 )
 from kruise.api.objects import spec_of
-from kruise.control.inplace.engine import RefreshResult, recompute_ready
-from kruise.control.lifecycle import rfc3339
+from kruise.control.common.inplace.engine import RefreshResult, recompute_ready
+from kruise.control.common.lifecycle import rfc3339
 
 LIFECYCLE_USER_AGENT = "Lifecycle"
 

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.api.imagepulljob import ImagePullJob, validate
-from kruise.control import predownload
-from kruise.control.revision import new_cloneset_revision
+from kruise.control.common import predownload
+from kruise.control.common.revision import new_cloneset_revision
 
 PAR = "apps.kruise.io/image-predownload-parallelism"
 TIMEOUT = "apps.kruise.io/image-predownload-timeout-seconds"

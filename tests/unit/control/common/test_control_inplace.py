@@ -8,14 +8,18 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from control_builders import NOW, build_cloneset, build_pod
 
 from kruise.api.conditions import condition_of
-from kruise.control.inplace import engine, envhash
-from kruise.control.inplace.jsondiff import apply_merge_patch, create_patch, merge_patch
-from kruise.control.inplace.spec import UpdateSpec, calculate_update_spec
-from kruise.control.inplace.state import InPlaceUpdateState, get_state
-from kruise.control.revision import equal_to_revision_hash, new_cloneset_revision, revision_labels_for_pod
+from kruise.control.common.inplace import engine, envhash
+from kruise.control.common.inplace.jsondiff import apply_merge_patch, create_patch, merge_patch
+from kruise.control.common.inplace.spec import UpdateSpec, calculate_update_spec
+from kruise.control.common.inplace.state import InPlaceUpdateState, get_state
+from kruise.control.common.revision import (
+    equal_to_revision_hash,
+    new_cloneset_revision,
+    revision_labels_for_pod,
+)
+from tests.kit.control_builders import NOW, build_cloneset, build_pod
 
 STATE = "apps.kruise.io/inplace-update-state"
 GRACE = "apps.kruise.io/inplace-update-grace"

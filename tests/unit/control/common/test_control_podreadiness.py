@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from kruise.control import podreadiness
+from kruise.control.common import podreadiness
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -39,12 +39,12 @@ from kruise.api.objects import (
     section,
     spec_of,
 )
-from kruise.control.inplace import envhash, vertical
-from kruise.control.inplace.jsondiff import apply_merge_patch
-from kruise.control.inplace.spec import UpdateSpec
-from kruise.control.inplace.state import InPlaceUpdateState, get_grace_json, get_state, remove_grace
+from kruise.control.common.inplace import envhash, vertical
+from kruise.control.common.inplace.jsondiff import apply_merge_patch
+from kruise.control.common.inplace.spec import UpdateSpec
+from kruise.control.common.inplace.state import InPlaceUpdateState, get_grace_json, get_state, remove_grace
+from kruise.control.common.lifecycle import rfc3339
 from kruise.control.launchpriority import container_barrier_priority
-from kruise.control.lifecycle import rfc3339
 
 Pod = dict[str, Any]
 WriteRevision = Callable[[Pod, str], None]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from control_builders import NOW, build_pod
 
-from kruise.control.podstatus import AVAILABILITY_TICK, available_in, is_available
+from kruise.control.common.podstatus import AVAILABILITY_TICK, available_in, is_available
+from tests.kit.control_builders import NOW, build_pod
 
 
 @pytest.mark.parametrize("ready_for", [0, 1, 19, 30])

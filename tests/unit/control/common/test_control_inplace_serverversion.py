@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control.inplace.serverversion import parse_git_version, should_resize_through_subresource
+from kruise.control.common.inplace.serverversion import parse_git_version, should_resize_through_subresource
 
 
 @pytest.mark.parametrize(

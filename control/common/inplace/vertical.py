@@ -19,7 +19,7 @@ from typing import Any
 
 from kruise.api.goquantity import ZERO, Quantity, QuantityError
 from kruise.api.objects import container_statuses_of, containers_of, section, spec_of
-from kruise.control.podqos import pod_qos_class
+from kruise.control.common.podqos import pod_qos_class
 
 RESIZABLE_RESOURCES = frozenset({"cpu", "memory"})
 RESOURCE_KINDS = ("limits", "requests")

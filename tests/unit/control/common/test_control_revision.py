@@ -6,11 +6,11 @@ import copy
 
 import orjson
 import pytest
-from control_builders import build_cloneset, build_pod
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import revision as rev
+from kruise.control.common import revision as rev
+from tests.kit.control_builders import build_cloneset, build_pod
 
 
 @pytest.mark.parametrize(

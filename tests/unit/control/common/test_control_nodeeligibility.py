@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import daemonnodes as dn
+from kruise.control.common import nodeeligibility as dn
 
 
 def node(name: str = "n1", labels: dict[str, str] | None = None, taints: list[dict] | None = None) -> dict:
