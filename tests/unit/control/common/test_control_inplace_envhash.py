@@ -7,7 +7,7 @@ order, ``value`` omitted when empty by ``omitempty``, ``null`` for a nil slice, 
 ``\\u003c``), render them as ``hashutil.DeepHashObject`` feeds spew's ``%#v`` of a ``[]byte`` —
 ``([]uint8)[91 123 ...]``, the decimal bytes space-separated — and run FNV-1a 32 over that rendering. The
 spew rendering is the one whose values kruise-py's volumeClaimTemplates hash already matches against
-upstream's own vectors (tests/unit/control/test_control_cloneset_vcthash.py).
+upstream's own vectors (tests/unit/control/cloneset/test_control_cloneset_vcthash.py).
 """
 
 from __future__ import annotations
