@@ -13,16 +13,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TextIO
 
 from kruise.cli.kubectl_kruise import (
+    approve,
     commands,
     createcrr,
     createjob,
     expose,
     kinds,
     migrate,
+    objects,
     scale,
     setenv,
     setimage,
     setresources,
+    setselector,
+    setserviceaccount,
+    setsubject,
 )
 from kruise.cli.kubectl_kruise.connection import ConnectionOptions
 from kruise.cli.kubectl_kruise.errors import PluginError
@@ -67,6 +72,18 @@ def plan(args: argparse.Namespace) -> Runner:
         res_targets = kinds.parse_targets(list(args.arguments))
         res_options = setresources.options_from_flags(args.limits, args.requests, args.containers)
         return lambda c, ns, p: setresources.set_resources(c, ns, res_targets, res_options, p)
+    if args.command == "set" and args.set_kind in ("serviceaccount", "sa"):
+        sa_targets, account = setserviceaccount.split_arguments(list(args.arguments))
+        return lambda c, ns, p: setserviceaccount.set_serviceaccount(c, ns, sa_targets, account, p)
+    if args.command == "set" and args.set_kind == "selector":
+        sel_targets, selector = setselector.split_arguments(list(args.arguments))
+        version = args.resource_version
+        return lambda c, ns, p: setselector.set_selector(c, ns, sel_targets, selector, version, p)
+    if args.command == "set" and args.set_kind == "subject":
+        subject_targets = kinds.parse_targets(list(args.arguments), objects.SET_TARGETS)
+        subjects = setsubject.SubjectOptions(tuple(args.user), tuple(args.group), tuple(args.serviceaccount))
+        subjects.validate(subject_targets)
+        return lambda c, ns, p: setsubject.set_subject(c, ns, subject_targets, subjects, p)
     if args.command == "set":
         split = setimage.split_arguments(list(args.arguments))
         image_targets = kinds.parse_targets(split.resources, setimage.TARGETS)
@@ -99,6 +116,9 @@ def plan(args: argparse.Namespace) -> Runner:
             timeout_seconds=args.timeout_seconds,
         )
         return lambda c, ns, p: migrate.run(c, moving, p)
+    if args.command == "rollout" and args.action == "approve":
+        approving = kinds.parse_targets(list(args.resources), objects.APPROVE_TARGETS)
+        return lambda c, ns, p: approve.rollout_approve(c, ns, approving, p)
     targets = kinds.parse_targets(list(args.resources))
     if args.command == "expose":
         exposing = expose.ExposeOptions(

@@ -154,6 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("resources", nargs="*", metavar="RESOURCE")
         _add_output_flag(cmd)
 
+    approve = actions.add_parser(
+        "approve",
+        help="Approve a resource",
+        description="Approve a Kruise Rollout (rollouts.kruise.io) paused at a canary or blue-green step: "
+        "kubectl-kruise rollout approve rollout/NAME.",
+        parents=[globals_],
+    )
+    approve.add_argument("resources", nargs="*", metavar="RESOURCE")
+    _add_output_flag(approve)
+
     hist = actions.add_parser(
         "history",
         help="View rollout history",
@@ -294,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output_flag(res)
 
+    _add_set_object_commands(set_kinds, globals_)
+
     exp = sub.add_parser(
         "expose",
         help="Take a workload (e.g. deployment, cloneset) and expose it as a new Kubernetes Service",
@@ -369,6 +381,61 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--pods", default="", help="Name of the pods to delete")
     _add_migrate(sub, globals_)
     return root
+
+
+def _add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
+
+def _add_set_object_commands(set_kinds: Any, globals_: argparse.ArgumentParser) -> None:
+    """`set serviceaccount|selector|subject`, with kruise-tools' flag names."""
+    account = set_kinds.add_parser(
+        "serviceaccount",
+        aliases=["sa"],
+        help="Update ServiceAccount of a resource",
+        description="Update ServiceAccount of pod template resources: kubectl-kruise set serviceaccount "
+        "(TYPE NAME | TYPE/NAME) SERVICE_ACCOUNT. Types: cloneset (clone), asts, daemon, deployment "
+        "(deploy), statefulset (sts), daemonset (ds), replicaset (rs), replicationcontroller (rc), job, pod.",
+        parents=[globals_],
+    )
+    account.add_argument("arguments", nargs="*", metavar="ARG")
+    _add_dry_run_flag(account)
+    _add_output_flag(account)
+
+    selector = set_kinds.add_parser(
+        "selector",
+        help="Set the selector on a resource",
+        description="Set the selector on a Service, replacing the old one: kubectl-kruise set selector "
+        "(TYPE NAME | TYPE/NAME) EXPRESSIONS [--resource-version=version]. "
+        "Selectors can only be set on Service objects.",
+        parents=[globals_],
+    )
+    selector.add_argument("arguments", nargs="*", metavar="ARG")
+    selector.add_argument(
+        "--resource-version", default="",
+        help="If non-empty, the update only succeeds if this is the current resource-version of the object.",
+    )  # fmt: skip
+    _add_dry_run_flag(selector)
+    _add_output_flag(selector)
+
+    subject = set_kinds.add_parser(
+        "subject",
+        help="Update User, Group or ServiceAccount in a RoleBinding/ClusterRoleBinding",
+        description="Update User, Group or ServiceAccount in a RoleBinding/ClusterRoleBinding: "
+        "kubectl-kruise set subject (TYPE NAME | TYPE/NAME) [--user=username] [--group=groupname] "
+        "[--serviceaccount=namespace:serviceaccountname].",
+        parents=[globals_],
+    )
+    subject.add_argument("arguments", nargs="*", metavar="ARG")
+    subject.add_argument("--user", action="append", default=[], help="Usernames to bind to the role")
+    subject.add_argument("--group", action="append", default=[], help="Groups to bind to the role")
+    subject.add_argument(
+        "--serviceaccount", action="append", default=[], help="Service accounts to bind to the role"
+    )
+    _add_dry_run_flag(subject)
+    _add_output_flag(subject)
 
 
 def _add_migrate(sub: Any, globals_: argparse.ArgumentParser) -> None:

@@ -15,10 +15,9 @@ from typing import Any
 
 from kruise.cli.kubectl_kruise import kinds
 from kruise.cli.kubectl_kruise.errors import PluginError
-from kruise.cli.kubectl_kruise.output import Printer, api_error_text
-from kruise.cli.kubectl_kruise.templatepatch import apply_json_patch
+from kruise.cli.kubectl_kruise.output import Printer
+from kruise.cli.kubectl_kruise.templatepatch import Edit, PatchCommand, Plan, patch_each
 from kruise.kube.client import Client
-from kruise.kube.errors import ApiError
 
 ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 ENV_NAME_RULE = (
@@ -181,39 +180,28 @@ def env_patch(obj: Mapping[str, Any], options: SetEnvOptions) -> list[dict[str, 
     return ops
 
 
-async def set_env(
-    client: Client, namespace: str, targets: list[kinds.Target], options: SetEnvOptions, printer: Printer
-) -> list[str]:
-    errors: list[str] = []
-    for target in targets:
-        ref = target.workload.ref
-        try:
-            obj = await client.get(ref, target.name, namespace)
-        except ApiError as err:
-            errors.append(api_error_text(err))
-            continue
+COMMAND = PatchCommand("env updated", "failed to patch env update to pod template: ")
+
+
+def plan(options: SetEnvOptions, printer: Printer) -> Plan:
+    def edit(target: kinds.Target, obj: dict[str, Any]) -> Edit:
         selected = selected_containers(obj, options.containers)
         if not selected:
             printer.warn(
                 f"{target.workload.kind}/{target.name} does not have any containers matching "
                 f'"{options.containers}"'
             )
-            continue
+            return Edit()
         if options.list_only:
             for _, _, container in selected:
                 printer.write(list_env(target.workload.kind, target.name, container))
-            continue
-        try:
-            ops = env_patch(obj, options)
-        except SetEnvError as err:
-            errors.append(str(err))
-            continue
-        if not ops:
-            continue  # nothing changes: kubectl prints nothing either
-        try:
-            obj = await apply_json_patch(client, printer, ref, target.name, namespace, obj, ops)
-        except ApiError as err:
-            errors.append(f"failed to patch env update to pod template: {err.message}")
-            continue
-        printer.object(target.display(), "env updated", obj)
-    return errors
+            return Edit()
+        return Edit(env_patch(obj, options))
+
+    return edit
+
+
+async def set_env(
+    client: Client, namespace: str, targets: list[kinds.Target], options: SetEnvOptions, printer: Printer
+) -> list[str]:
+    return await patch_each(client, namespace, targets, plan(options, printer), COMMAND, printer)

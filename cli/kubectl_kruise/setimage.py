@@ -15,10 +15,9 @@ from typing import Any
 
 from kruise.cli.kubectl_kruise import kinds
 from kruise.cli.kubectl_kruise.errors import PluginError
-from kruise.cli.kubectl_kruise.output import Printer, api_error_text
-from kruise.cli.kubectl_kruise.templatepatch import apply_json_patch
+from kruise.cli.kubectl_kruise.output import Printer
+from kruise.cli.kubectl_kruise.templatepatch import Edit, PatchCommand, Plan, patch_each
 from kruise.kube.client import Client
-from kruise.kube.errors import ApiError
 from kruise.kube.resources import ResourceRef
 
 SIDECARSETS = ResourceRef("apps.kruise.io", "v1alpha1", "sidecarsets", False, "SidecarSet")
@@ -96,6 +95,17 @@ def image_patch(
     return ops, missing
 
 
+COMMAND = PatchCommand("image updated", "failed to patch image update to pod template: ")
+
+
+def plan(images: Mapping[str, str]) -> Plan:
+    def edit(target: kinds.Target, obj: dict[str, Any]) -> Edit:
+        ops, missing = image_patch(target.workload, obj, images)
+        return Edit(ops, [f'unable to find container named "{name}"' for name in missing])
+
+    return edit
+
+
 async def set_image(
     client: Client,
     namespace: str,
@@ -103,23 +113,4 @@ async def set_image(
     images: Mapping[str, str],
     printer: Printer,
 ) -> list[str]:
-    errors: list[str] = []
-    for target in targets:
-        ref = target.workload.ref
-        scope = namespace if ref.namespaced else None
-        try:
-            obj = await client.get(ref, target.name, scope)
-        except ApiError as err:
-            errors.append(api_error_text(err))
-            continue
-        ops, missing = image_patch(target.workload, obj, images)
-        errors.extend(f'unable to find container named "{name}"' for name in missing)
-        if not ops:
-            continue  # nothing changes: kubectl prints nothing either
-        try:
-            obj = await apply_json_patch(client, printer, ref, target.name, scope, obj, ops)
-        except ApiError as err:
-            errors.append(f"failed to patch image update to pod template: {err.message}")
-            continue
-        printer.object(target.display(), "image updated", obj)
-    return errors
+    return await patch_each(client, namespace, targets, plan(images), COMMAND, printer)

@@ -15,11 +15,10 @@ from typing import Any
 from kruise.api.goquantity import Quantity, QuantityError
 from kruise.cli.kubectl_kruise import kinds
 from kruise.cli.kubectl_kruise.errors import PluginError
-from kruise.cli.kubectl_kruise.output import Printer, api_error_text
+from kruise.cli.kubectl_kruise.output import Printer
 from kruise.cli.kubectl_kruise.setenv import selected_containers
-from kruise.cli.kubectl_kruise.templatepatch import apply_json_patch
+from kruise.cli.kubectl_kruise.templatepatch import Edit, PatchCommand, Plan, patch_each
 from kruise.kube.client import Client
-from kruise.kube.errors import ApiError
 
 
 class SetResourcesError(PluginError):
@@ -83,6 +82,20 @@ def resources_patch(
     return ops, bool(selected)
 
 
+COMMAND = PatchCommand("resource requirements updated", "failed to patch resources update to pod template ")
+
+
+def plan(options: SetResourcesOptions) -> Plan:
+    def edit(target: kinds.Target, obj: dict[str, Any]) -> Edit:
+        ops, matched = resources_patch(obj, options)
+        if not matched:
+            # kubectl's message already starts with "error: "; CheckErr adds another.
+            raise SetResourcesError(f"error: unable to find container named {options.containers}")
+        return Edit(ops)
+
+    return edit
+
+
 async def set_resources(
     client: Client,
     namespace: str,
@@ -90,25 +103,4 @@ async def set_resources(
     options: SetResourcesOptions,
     printer: Printer,
 ) -> list[str]:
-    errors: list[str] = []
-    for target in targets:
-        ref = target.workload.ref
-        try:
-            obj = await client.get(ref, target.name, namespace)
-        except ApiError as err:
-            errors.append(api_error_text(err))
-            continue
-        ops, matched = resources_patch(obj, options)
-        if not matched:
-            # kubectl's message already starts with "error: "; CheckErr adds another.
-            errors.append(f"error: unable to find container named {options.containers}")
-            continue
-        if not ops:
-            continue  # nothing changes: kubectl prints nothing either
-        try:
-            obj = await apply_json_patch(client, printer, ref, target.name, namespace, obj, ops)
-        except ApiError as err:
-            errors.append(f"failed to patch resources update to pod template {err.message}")
-            continue
-        printer.object(target.display(), "resource requirements updated", obj)
-    return errors
+    return await patch_each(client, namespace, targets, plan(options), COMMAND, printer)

@@ -35,9 +35,15 @@ WORKLOAD_CRDS = (
 
 
 async def install_crds(client: Client, files: tuple[str, ...] = WORKLOAD_CRDS, timeout: float = 10.0) -> None:
+    await install_crds_from(
+        client, [yaml.safe_load((REPO / CRD_DIR / file).read_text()) for file in files], timeout
+    )
+
+
+async def install_crds_from(client: Client, crds: list[dict], timeout: float = 10.0) -> None:
+    """Create the CRDs and wait until each is Established (served)."""
     names = []
-    for file in files:
-        crd = yaml.safe_load((REPO / CRD_DIR / file).read_text())
+    for crd in crds:
         await client.create(CRDS, crd)
         names.append(crd["metadata"]["name"])
     async with asyncio.timeout(timeout):
