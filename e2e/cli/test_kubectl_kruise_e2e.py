@@ -220,3 +220,110 @@ async def test_set_resources_on_a_cloneset_through_the_plugin(cluster: Cluster, 
         check=False,
     )
     assert (code, err) == (1, "error: error: unable to find container named ghost\n")
+
+
+async def test_set_serviceaccount_on_a_cloneset_through_the_plugin(cluster: Cluster, namespace: str):
+    labels = {"app": "robot"}
+    await apply(cluster, {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "robot", "namespace": namespace},
+        "spec": {"replicas": 0, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}},
+    })  # fmt: skip
+    _, out, _ = await kruise(cluster, "set", "serviceaccount", "cloneset/robot", "builder", "-n", namespace)
+    assert out == "cloneset.apps.kruise.io/robot serviceaccount updated\n"
+    _, account = await cluster.kubectl(
+        "get",
+        ALPHA_CLONESETS,
+        "robot",
+        "-n",
+        namespace,
+        "-o",
+        "jsonpath={.spec.template.spec.serviceAccountName}",
+    )
+    assert account == "builder"
+    code, _, err = await kruise(
+        cluster, "set", "sa", "cloneset/ghost", "builder", "-n", namespace, check=False
+    )
+    assert (code, err) == (1, 'Error from server (NotFound): clonesets.apps.kruise.io "ghost" not found\n')
+
+
+async def test_set_selector_on_a_service_through_the_plugin(cluster: Cluster, namespace: str):
+    await cluster.kubectl("create", "service", "clusterip", "front", "--tcp=80", "-n", namespace)
+    _, out, _ = await kruise(cluster, "set", "selector", "svc/front", "app=shop,env=qa", "-n", namespace)
+    assert out == "service/front selector updated\n"
+    _, selector = await cluster.kubectl(
+        "get", "service", "front", "-n", namespace, "-o", "jsonpath={.spec.selector}"
+    )
+    assert json.loads(selector) == {"app": "shop", "env": "qa"}
+
+
+async def test_set_subject_on_a_rolebinding_through_the_plugin(cluster: Cluster, namespace: str):
+    await cluster.kubectl(
+        "create", "rolebinding", "readers", "--clusterrole=view", "--user=alice", "-n", namespace
+    )
+    _, out, _ = await kruise(
+        cluster,
+        "set",
+        "subject",
+        "rolebinding/readers",
+        "--group=ops",
+        "--serviceaccount=:robot",
+        "-n",
+        namespace,
+    )
+    assert out == "rolebinding.rbac.authorization.k8s.io/readers subjects updated\n"
+    _, subjects = await cluster.kubectl(
+        "get", "rolebinding", "readers", "-n", namespace, "-o", "jsonpath={.subjects}"
+    )
+    assert [(s["kind"], s["name"], s.get("namespace")) for s in json.loads(subjects)] == [
+        ("User", "alice", None), ("Group", "ops", None), ("ServiceAccount", "robot", namespace)
+    ]  # fmt: skip
+
+
+# A stand-in for Kruise Rollouts' CRD (openkruise/rollouts is not part of kruise-py): enough for kubectl
+# and the plugin to serve, read and patch a Rollout's status.
+ROLLOUT_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "rollouts.rollouts.kruise.io"},
+    "spec": {"group": "rollouts.kruise.io", "scope": "Namespaced",
+             "names": {"kind": "Rollout", "plural": "rollouts", "singular": "rollout", "shortNames": ["ro"],
+                       "listKind": "RolloutList"},
+             "versions": [{"name": "v1beta1", "served": True, "storage": True, "subresources": {"status": {}},
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
+}  # fmt: skip
+
+
+async def test_rollout_approve_through_the_plugin(cluster: Cluster, namespace: str):
+    await apply(cluster, ROLLOUT_CRD)
+    await cluster.kubectl(
+        "wait", "--for=condition=Established", "crd/rollouts.rollouts.kruise.io", "--timeout=30s"
+    )
+    await apply(cluster, {
+        "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+        "metadata": {"name": "canary", "namespace": namespace},
+        "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+    })  # fmt: skip
+    paused = {"status": {"canaryStatus": {"currentStepIndex": 1, "currentStepState": "StepPaused"}}}
+    await cluster.kubectl(
+        "patch",
+        "rollout",
+        "canary",
+        "-n",
+        namespace,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps(paused),
+    )
+    _, out, _ = await kruise(cluster, "rollout", "approve", "rollout/canary", "-n", namespace)
+    assert out == "rollout.rollouts.kruise.io/canary approved\n"
+    _, state = await cluster.kubectl(
+        "get", "rollout", "canary", "-n", namespace, "-o", "jsonpath={.status.canaryStatus.currentStepState}"
+    )
+    assert state == "StepReady"
+    code, _, err = await kruise(cluster, "rollout", "approve", "rollout/canary", "-n", namespace, check=False)
+    assert (code, err) == (1, 'error: rollouts.rollouts.kruise.io "canary" does not allow to approve, '
+                              "because current canary state is not 'StepPaused'\n")  # fmt: skip
