@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -69,11 +69,14 @@ class Workload:
     scale_phase: str = "scale 0 -> {pods}"
 
 
-def start_sandbox(kubeconfig: Path, nodes: int, speed: float) -> subprocess.Popen[str]:
+def start_sandbox(
+    kubeconfig: Path, nodes: int, speed: float, extra: Sequence[str] = ()
+) -> subprocess.Popen[str]:
+    """`extra`: more `kruise sandbox up` flags (e.g. the built-in controllers' `--kube-api-qps`)."""
     kruise = Path(sys.executable).parent / "kruise"
     process = subprocess.Popen(
         [str(kruise), "sandbox", "up", "--no-kruise", "--nodes", str(nodes), "--speed", str(speed),
-         "--kubeconfig", str(kubeconfig)],
+         "--kubeconfig", str(kubeconfig), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     lines: queue.Queue[str] = queue.Queue()

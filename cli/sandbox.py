@@ -87,6 +87,15 @@ def up(
         help="With --host-processes: where kruise-webhook, kruise-manager and each kruise-daemon "
         "write <name>.log.",
     ),
+    kube_api_qps: float = typer.Option(
+        0.0,
+        "--kube-api-qps",
+        min=0.0,
+        help="Limit each built-in workload controller (Deployment, ReplicaSet, Job, DaemonSet, StatefulSet) "
+        "to this many API requests per second, as kube-controller-manager's flag of that name (real "
+        "default 20); 0: unlimited (the sandbox's default).",
+    ),
+    kube_api_burst: int = typer.Option(30, "--kube-api-burst", min=1, help="Burst of --kube-api-qps."),
 ) -> None:
     """Start the sandbox in the foreground; Ctrl-C or SIGTERM stops it.
 
@@ -180,6 +189,8 @@ def up(
             runtime=runtime,
             pod_subnet=pod_subnet,
             fail_images=tuple(fail_image),
+            kube_api_qps=kube_api_qps or None,
+            kube_api_burst=kube_api_burst,
         )
         try:
             asyncio.run(run_up(options, echo))

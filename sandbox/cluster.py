@@ -81,6 +81,8 @@ class Sandbox:
         runtime: str = "fake",
         pod_subnet: str | None = None,
         fail_images: Sequence[str] = (),
+        kube_api_qps: float | None = None,
+        kube_api_burst: int = 30,
     ) -> None:
         if runtime not in RUNTIMES:
             raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
@@ -100,6 +102,8 @@ class Sandbox:
         self.runtime = runtime
         self.pod_subnet = pod_subnet
         self.fail_images = list(fail_images)
+        self.kube_api_qps = kube_api_qps
+        self.kube_api_burst = kube_api_burst
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -176,6 +180,8 @@ class Sandbox:
                 runtime=self.runtime,
                 pod_subnet=self.pod_subnet,
                 fail_images=self.fail_images,
+                kube_api_qps=self.kube_api_qps,
+                kube_api_burst=self.kube_api_burst,
                 # the sandbox's apiserver has no other scheduler: every Node is a target, as on kind
                 schedule_any_node=True,
             )

@@ -51,6 +51,9 @@ class UpOptions:
     """With ``containerd``: the pods' subnet on the sandbox's bridge (None: the default)."""
     fail_images: Sequence[str] = ()
     """Glob patterns of image references whose pull fails on every node (``--fail-image``)."""
+    kube_api_qps: float | None = None
+    """The built-in workload controllers' client rate limit (``--kube-api-qps``; None: unlimited)."""
+    kube_api_burst: int = 30
 
 
 def _crd_choice(options: UpOptions) -> dict[str, Path | None]:
@@ -90,6 +93,8 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             runtime=options.runtime,
             pod_subnet=options.pod_subnet,
             fail_images=options.fail_images,
+            kube_api_qps=options.kube_api_qps,
+            kube_api_burst=options.kube_api_burst,
             **_crd_choice(options),
         )
         async with sandbox:

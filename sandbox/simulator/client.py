@@ -19,6 +19,8 @@ import aiohttp
 import orjson
 import yaml
 
+from kruise.sandbox.simulator.ratelimit import TokenBucket
+
 Obj = dict[str, Any]
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -139,8 +141,17 @@ class Client:
     httpx's connection pool scans every connection per request, which dominated CPU time.
     """
 
-    def __init__(self, kubeconfig: str | Path, *, user_agent: str = "kruise-sandbox-simulator") -> None:
+    def __init__(
+        self,
+        kubeconfig: str | Path,
+        *,
+        user_agent: str = "kruise-sandbox-simulator",
+        qps: float | None = None,
+        burst: int = 30,
+    ) -> None:
+        """`qps`: limit every request to that rate (burst `burst`) as client-go does; None: unlimited."""
         self.config = Kubeconfig(kubeconfig)
+        self.limiter = TokenBucket(qps, burst) if qps is not None else None
         self._headers = {**self.config.headers, "User-Agent": user_agent, "Accept": "application/json"}
         self._session: aiohttp.ClientSession | None = None
 
@@ -170,6 +181,8 @@ class Client:
         params: dict[str, Any] | None = None,
         content_type: str = "application/json",
     ) -> Obj:
+        if self.limiter is not None:
+            await self.limiter.acquire()
         content = orjson.dumps(body) if body is not None else None
         headers = {"Content-Type": content_type} if content is not None else None
         async with self.session.request(

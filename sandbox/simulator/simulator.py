@@ -20,7 +20,7 @@ import asyncio
 import logging
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,13 @@ from kruise.sandbox.cri import FakeRuntime
 from kruise.sandbox.simulator.addresses import MAX_NODE_INDEX, AddressClaim, AddressRanges, claim_addresses
 from kruise.sandbox.simulator.client import Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import ConfigMapLookup
+from kruise.sandbox.simulator.controller import OwnerController
 from kruise.sandbox.simulator.cri_node import CriNodeRuntime
 from kruise.sandbox.simulator.cri_status import CriRuntimeStatus
 from kruise.sandbox.simulator.daemonset import DaemonSetController
 from kruise.sandbox.simulator.deployment import DeploymentController
 from kruise.sandbox.simulator.endpoints import EndpointsController
+from kruise.sandbox.simulator.events import Recorder
 from kruise.sandbox.simulator.fake_node import FakeNodeRuntime
 from kruise.sandbox.simulator.informer import Informer
 from kruise.sandbox.simulator.job import JobController
@@ -100,6 +102,9 @@ class Simulator:
             scheduler this is (the sandbox's own apiserver): a Node a user or test adds with no kubelet
             behind it (upstream e2e's fake node) gets pods bound, which then stay Pending. Off by
             default, so a simulator beside other node owners never binds to their nodes.
+        kube_api_qps, kube_api_burst: kube-controller-manager's `--kube-api-qps` / `--kube-api-burst`:
+            each workload controller (Deployment, ReplicaSet, Job, DaemonSet, StatefulSet) writes
+            through its own client limited to that rate (real defaults 20 / 30). None: unlimited.
     """
 
     def __init__(
@@ -125,7 +130,16 @@ class Simulator:
         api_host: str | None = None,
         pod_subnet: str | None = None,
         schedule_any_node: bool = False,
+        kube_api_qps: float | None = None,
+        kube_api_burst: int = 30,
     ) -> None:
+        if kube_api_qps is not None and kube_api_qps <= 0:
+            raise ValueError(f"kube_api_qps: must be > 0, got {kube_api_qps}")
+        if kube_api_burst < 1:
+            raise ValueError(f"kube_api_burst: must be >= 1, got {kube_api_burst}")
+        self.kube_api_qps = kube_api_qps
+        self.kube_api_burst = kube_api_burst
+        self._controller_clients: list[Client] = []
         if not 1 <= nodes <= MAX_NODE_INDEX:
             raise ValueError(f"nodes: must be in 1..{MAX_NODE_INDEX}, got {nodes}")
         if address_slot is not None:
@@ -224,6 +238,26 @@ class Simulator:
             api_port=self.processes.api_port,
         )
 
+    def _workload_controller(
+        self, shared: Client, name: str, make: Callable[[Client], OwnerController]
+    ) -> OwnerController:
+        """`make(client)` with the client the controller writes through: with `kube_api_qps` its own,
+        limited to `kube_api_qps` / `kube_api_burst` as kube-controller-manager builds one per
+        controller, and its events still on the shared client — a real controller's event spam filter
+        (25 per object, then one per 5 minutes) keeps events from spending its QPS. Else the shared."""
+        if self.kube_api_qps is None:
+            return make(shared)
+        client = Client(
+            self.kubeconfig_path,
+            user_agent=f"kube-controller-manager/{name}",
+            qps=self.kube_api_qps,
+            burst=self.kube_api_burst,
+        )
+        self._controller_clients.append(client)
+        controller = make(client)
+        controller.recorder = Recorder(shared, controller.name)
+        return controller
+
     async def start(self) -> None:
         """Claim addresses, register the nodes, start every loop, and return once their caches are filled."""
         self._claim = claim_addresses(self.address_slot, lock_dir=self.lock_dir)
@@ -290,13 +324,23 @@ class Simulator:
         if "daemonset" in self.controllers:
             daemonsets = Informer(client, resource_path(APPS_V1, "daemonsets"))
             self._informers.append(daemonsets)
-            self._parts.append(DaemonSetController(client, daemonsets, pods, nodes))
+            self._parts.append(
+                self._workload_controller(
+                    client, "daemonset", lambda c: DaemonSetController(c, daemonsets, pods, nodes)
+                )
+            )
         if "statefulset" in self.controllers:
             statefulsets = Informer(client, resource_path(APPS_V1, "statefulsets"))
             self._informers.append(statefulsets)
             revisions = Informer(client, resource_path(APPS_V1, "controllerrevisions"))
             claims = Informer(client, resource_path("v1", "persistentvolumeclaims"))
-            self._parts.append(StatefulSetController(client, statefulsets, pods, revisions, claims))
+            self._parts.append(
+                self._workload_controller(
+                    client,
+                    "statefulset",
+                    lambda c: StatefulSetController(c, statefulsets, pods, revisions, claims),
+                )
+            )
         if "volumes" in self.controllers:
             claims = Informer(client, resource_path("v1", "persistentvolumeclaims"))
             classes = Informer(client, resource_path("storage.k8s.io/v1", "storageclasses"))
@@ -304,16 +348,26 @@ class Simulator:
         if "job" in self.controllers:
             jobs = Informer(client, resource_path("batch/v1", "jobs"))
             self._informers.append(jobs)
-            self._parts.append(JobController(client, jobs, pods))
+            self._parts.append(
+                self._workload_controller(client, "job", lambda c: JobController(c, jobs, pods))
+            )
         if "replicaset" in self.controllers or "deployment" in self.controllers:
             replicasets = Informer(client, resource_path("apps/v1", "replicasets"))
             self._informers.append(replicasets)
             if "replicaset" in self.controllers:
-                self._parts.append(ReplicaSetController(client, replicasets, pods))
+                self._parts.append(
+                    self._workload_controller(
+                        client, "replicaset", lambda c: ReplicaSetController(c, replicasets, pods)
+                    )
+                )
             if "deployment" in self.controllers:
                 deployments = Informer(client, resource_path("apps/v1", "deployments"))
                 self._informers.append(deployments)
-                self._parts.append(DeploymentController(client, deployments, replicasets))
+                self._parts.append(
+                    self._workload_controller(
+                        client, "deployment", lambda c: DeploymentController(c, deployments, replicasets)
+                    )
+                )
         if "endpoints" in self.controllers:
             services = Informer(client, resource_path("v1", "services"))
             self._informers.append(services)
@@ -351,6 +405,9 @@ class Simulator:
         await self._stop_real_nodes()
         if self.client is not None:
             await self.client.close()
+        for controller_client in self._controller_clients:
+            await controller_client.close()
+        self._controller_clients.clear()
         if self._own_state_dir and self.state_dir is not None:
             shutil.rmtree(self.state_dir, ignore_errors=True)
             self.state_dir, self._own_state_dir = None, False
