@@ -348,6 +348,48 @@ def refresh_pod(
     )
 
 
+def first_readiness_refreshes(
+    cloneset: Mapping[str, Any],
+    pods: Sequence[Pod],
+    update_revision: str,
+    now: datetime,
+    *,
+    vertical_scaling: bool = False,
+    resize_subresource: bool = False,
+) -> tuple[PodRefresh, ...]:
+    """The refreshes a scale-up carries out before its next creates (issue 27): new pods (PreparingNormal)
+    whose refresh is now exactly their first write — one pods/status patch with the readiness-gate
+    conditions and the move to Normal — the same write the pass after the scale-up would make.
+
+    Upstream makes it only once scaling is done, so with the client's QPS spent on creates first no
+    pod turns Ready until the last create; made before each pass's creates, every pod turns Ready
+    about one pass after its own create, for the same writes. Pods whose refresh is anything else
+    (not scheduled yet, a preNormal hook pending, a template-hash fix) are left to the update half."""
+    steps = []
+    for pod in pods:
+        if lifecycle.pod_state(pod) != LIFECYCLE_STATE_PREPARING_NORMAL:
+            continue
+        step = refresh_pod(
+            cloneset,
+            pod,
+            update_revision,
+            now,
+            vertical_scaling=vertical_scaling,
+            resize_subresource=resize_subresource,
+        )
+        inplace = step.inplace
+        if (
+            inplace.status_pod is not None
+            and inplace.pod is None
+            and inplace.error is None
+            and not inplace.delay_seconds
+            and step.lifecycle_state is not None
+            and step.template_hash_label is None
+        ):
+            steps.append(step)
+    return tuple(steps)
+
+
 @dataclass(frozen=True)
 class UpdatePlan:
     """The update half of one pass. ``refreshes`` (every pod needing a write, in pod order) are carried out

@@ -213,7 +213,9 @@ class CloneSetReconciler:
         pvcs: Sequence[Obj],
         now: datetime,
     ) -> float | None:
-        """`syncCloneSet`: scale; only if scaling did nothing, update. Failures become conditions."""
+        """`syncCloneSet`: scale; only if scaling did nothing, update. Failures become conditions.
+        A pass that creates pods first gives the pods earlier passes created their first write
+        (`Updater.refresh_new_pods`), the one the update half would otherwise make after the last create."""
         current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
         try:
             plan = plan_scale(
@@ -230,6 +232,21 @@ class CloneSetReconciler:
                 ),
                 partition_rollback=self.gates.enabled(features.CLONESET_PARTITION_ROLLBACK),
             )
+        except Exception as exc:
+            conditions.set_cloneset_condition(
+                status, conditions.failed_condition(conditions.CONDITION_FAILED_SCALE, str(exc), now)
+            )
+            raise
+        if plan.create_current or plan.create_update:
+            # the pods created by earlier passes get their first write before this pass creates more
+            try:
+                await self.updater.refresh_new_pods(cloneset, pods, update_name, now)
+            except Exception as exc:
+                conditions.set_cloneset_condition(
+                    status, conditions.failed_condition(conditions.CONDITION_FAILED_UPDATE, str(exc), now)
+                )
+                raise
+        try:
             if await self.scaler.execute(cloneset, plan, current, update, pvcs, now):
                 return None
         except Exception as exc:

@@ -26,6 +26,7 @@ from kruise.control.cloneset.update import (
     PodRefresh,
     PodUpdate,
     UpdateKind,
+    first_readiness_refreshes,
     in_place_event_message,
     in_place_failed_message,
     plan_update,
@@ -112,6 +113,15 @@ class Updater:
                 continue
             delay = _earliest(delay, await self._update_pod(cloneset, action, now))
         return delay
+
+    async def refresh_new_pods(
+        self, cloneset: Mapping[str, Any], pods: Sequence[Pod], update_revision: str, now: datetime
+    ) -> None:
+        """A scale-up's first move: the first write of every new pod that is due one
+        (`first_readiness_refreshes`), one after another and before any of the pass's creates, so the
+        creates cannot take the QPS those writes wait for."""
+        for step in first_readiness_refreshes(cloneset, pods, update_revision, now, **self.inplace.modes):
+            await self._refresh(step, now)
 
     async def _refresh(self, step: PodRefresh, now: datetime) -> float | None:
         """`refreshPodState` (+ the template-hash label fix) for one pod."""

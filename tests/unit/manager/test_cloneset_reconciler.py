@@ -187,3 +187,80 @@ async def test_image_change_is_an_in_place_update_of_max_unavailable_pods() -> N
     ready = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
     assert ready["InPlaceUpdateReady"] == "False"
     assert "SuccessfulUpdatePodInPlace" in h.recorder.reasons()
+
+
+def schedule(h: Harness) -> None:
+    """The scheduler's part only: every pod without a node bound to one."""
+    for pod in h.client.objects(PODS):
+        if pod["spec"].get("nodeName"):
+            continue
+        pod = {**pod, "spec": {**pod["spec"], "nodeName": "node-1"}, "status": {"phase": "Pending"}}
+        h.client.put(PODS, pod)
+        h.pods.add(h.client.object(PODS, pod["metadata"]["name"], NS))
+
+
+def scale_to(h: Harness, replicas: int) -> None:
+    cs = h.clonesets.get(f"{NS}/web")
+    assert cs is not None
+    h.clonesets.add({**cs, "spec": {**cs["spec"], "replicas": replicas}})
+
+
+def pod_writes(h: Harness) -> list[tuple[str, str, str | None]]:
+    """(verb, pod name, subresource) of every pod write, in the order the client was asked."""
+    return [(c.verb, c.name, c.subresource) for c in h.client.writes if c.resource == PODS]
+
+
+async def test_a_scale_up_pass_gives_earlier_pods_their_first_write_before_it_creates_more() -> None:
+    # issue 27: the client's QPS is a token bucket served in request order, so the order asked is the
+    # order sent; a pod created by an earlier pass must not wait for this pass's creates to turn Ready
+    h = Harness(cloneset(replicas=3))
+    await h.reconcile()
+    h.observe_created_pods()
+    first = sorted(p["metadata"]["name"] for p in h.client.objects(PODS))
+    schedule(h)
+    scale_to(h, 6)
+    h.client.calls.clear()
+    await h.reconcile()
+    writes = pod_writes(h)
+    status_patches = [name for verb, name, sub in writes if verb == "patch" and sub == "status"]
+    assert sorted(status_patches) == first
+    first_create = next(i for i, (verb, _, _) in enumerate(writes) if verb == "create")
+    assert first_create == len(first)  # every first write is asked for before the pass's first create
+    assert len([w for w in writes if w[0] == "create"]) == 3
+    for name in first:
+        pod = h.client.object(PODS, name, NS)
+        types = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
+        assert types["InPlaceUpdateReady"] == "True"
+        assert pod["metadata"]["labels"][STATE] == "Normal"  # the move to Normal rode in that write
+
+
+async def test_unscheduled_new_pods_get_no_write_during_the_scale_up() -> None:
+    # their first write waits for a node so that it can carry the move to Normal: still one write a pod
+    h = Harness(cloneset(replicas=3))
+    await h.reconcile()
+    h.observe_created_pods()
+    scale_to(h, 6)
+    h.client.calls.clear()
+    await h.reconcile()
+    assert {verb for verb, _, _ in pod_writes(h)} == {"create"}
+
+
+async def test_each_pod_of_a_scale_up_across_passes_is_written_twice() -> None:
+    # the write moved ahead of the creates is the same one the update half would make after them
+    h = Harness(cloneset(replicas=3))
+    await h.reconcile()
+    h.observe_created_pods()
+    schedule(h)
+    scale_to(h, 6)
+    await h.reconcile()
+    h.observe_created_pods()
+    schedule(h)
+    for _ in range(3):  # the update half gives the last pass's pods theirs; then nothing is left
+        h.clock.step(1.0)
+        await h.reconcile()
+        h.observe_created_pods()
+    per_pod: dict[str, int] = {}
+    for _, name, _ in pod_writes(h):
+        per_pod[name] = per_pod.get(name, 0) + 1
+    assert len(per_pod) == 6
+    assert set(per_pod.values()) == {2}

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kruise.control.cloneset.diffs import calculate_diffs, is_pod_available
 from kruise.control.cloneset.update import (
     UpdateKind,
+    first_readiness_refreshes,
     in_place_event_message,
     plan_update,
     plan_updates,
@@ -355,3 +356,34 @@ def test_a_pre_normal_hook_does_not_hold_back_the_readiness_gate_conditions() ->
     cs["spec"]["lifecycle"] = {"preNormal": {"labelsHandler": {"ready-to-serve": "true"}}}
     step = refresh_pod(cs, _new_gated_pod(node=None), "cs-new", NOW)
     assert step.lifecycle_state is None and step.inplace.status_pod is not None
+
+
+def _new_pod(name: str, **kw: object) -> dict:
+    """A pod as a CloneSet creates it: PreparingNormal, both readiness gates, no condition for them."""
+    pod = build_pod(name, labels={STATE: "PreparingNormal", "pod-template-hash": "new"}, **kw)  # type: ignore[arg-type]
+    pod["spec"]["readinessGates"] = [
+        {"conditionType": "InPlaceUpdateReady"},
+        {"conditionType": "KruisePodReady"},
+    ]
+    return pod
+
+
+def test_first_readiness_refreshes_are_new_scheduled_pods_with_one_write_due() -> None:
+    cs = build_cloneset(4)
+    scheduled = _new_pod("a")
+    unscheduled = _new_pod("b", node=None)
+    settled = build_pod("c", labels={STATE: "Normal", "pod-template-hash": "new"})
+    no_hash_label = _new_pod("d")
+    del no_hash_label["metadata"]["labels"]["pod-template-hash"]
+    steps = first_readiness_refreshes(cs, [scheduled, unscheduled, settled, no_hash_label], "cs-new", NOW)
+    assert [step.pod["metadata"]["name"] for step in steps] == ["a"]
+    (step,) = steps
+    assert step.lifecycle_state == "Normal" and step.inplace.pod is None
+    conditions = {c["type"]: c["status"] for c in step.inplace.status_pod["status"]["conditions"]}
+    assert conditions["InPlaceUpdateReady"] == "True" and conditions["KruisePodReady"] == "True"
+
+
+def test_first_readiness_refreshes_leave_pods_held_by_a_pre_normal_hook() -> None:
+    cs = build_cloneset(1)
+    cs["spec"]["lifecycle"] = {"preNormal": {"labelsHandler": {"ok": "y"}}}
+    assert first_readiness_refreshes(cs, [_new_pod("a")], "cs-new", NOW) == ()
