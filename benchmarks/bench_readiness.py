@@ -10,8 +10,10 @@ One `kruise sandbox up --no-kruise` (its ReplicaSet controller limited by `--kub
 process plays kruise-manager (CloneSet + pod-readiness controllers on one client). First a
 ReplicaSet scales 0 -> N (the anchor), then a CloneSet 0 -> N. Each pod's time-to-Ready is the
 moment its `Ready=True` reaches this process's pod watch, counted from the moment its workload was
-created. Printed: mean / p50 / p90 / last per workload, the manager's writes for the CloneSet, and
-a last line `ready_mean_ratio=<CloneSet mean / ReplicaSet mean>`.
+created. Printed: mean / p50 / p90 / last per workload, the manager's writes for the CloneSet, the
+rate-limit floor of both means (a CloneSet pod needs two writes — its create and one pods/status
+patch, since the apiserver drops status on create — a ReplicaSet pod one), and a last line
+`ready_mean_ratio=<CloneSet mean / ReplicaSet mean>`.
 
 Run on demand: `.venv/bin/python -m benchmarks readiness` (300 pods) or
 `.venv/bin/python -m benchmarks.bench_readiness --pods 1000 --qps 20 --burst 30`.
@@ -99,6 +101,12 @@ def percentile(ordered: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+def floor_mean(pods: int, writes_per_pod: int, qps: float, burst: int) -> float:
+    """The mean time-to-Ready if nothing but the client's token bucket took time and every pod's
+    writes went out back to back: pod i is Ready with token `writes_per_pod * i`."""
+    return statistics.fmean(max(0, writes_per_pod * i - burst) / qps for i in range(1, pods + 1))
+
+
 def describe(label: str, times: Sequence[float]) -> str:
     return (
         f"{label:<10} mean {statistics.fmean(times):6.1f} s  p50 {percentile(times, 0.5):6.1f} s  "
@@ -144,6 +152,11 @@ async def run(pods: int, nodes: int, speed: float, qps: float, burst: int) -> st
 
             print(describe("ReplicaSet", anchor))
             print(describe("CloneSet", measured))
+            native, kruise = floor_mean(pods, 1, qps, burst), floor_mean(pods, 2, qps, burst)
+            print(
+                f"rate-limit floor (1 write a ReplicaSet pod, 2 a CloneSet pod): mean {native:.1f} s "
+                f"vs {kruise:.1f} s, ratio {kruise / native:.2f}"
+            )
             for c in controllers.values():
                 await c.stop()
             for recorder in ctx.recorders:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kruise.sandbox.simulator.ratelimit import TokenBucket
+from kruise.sandbox.simulator.simulator import Simulator
 
 
 def test_the_burst_goes_at_once_then_each_request_waits_its_turn() -> None:
@@ -29,3 +30,11 @@ def test_tokens_come_back_at_qps_up_to_the_burst() -> None:
 def test_bad_limits_name_the_field(qps: float, burst: int, field: str) -> None:
     with pytest.raises(ValueError, match=field):
         TokenBucket(qps, burst)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"), [({"kube_api_qps": 0.0}, "kube_api_qps"), ({"kube_api_burst": 0}, "kube_api_burst")]
+)
+def test_the_simulator_refuses_a_bad_controller_limit(tmp_path, kwargs: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        Simulator(tmp_path / "kubeconfig", nodes=1, **kwargs)
