@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import math
 import statistics
 import sys
 import time
@@ -97,7 +98,7 @@ class ReadyClock:
 
 def percentile(ordered: Sequence[float], q: float) -> float:
     """Nearest-rank percentile of an ascending list."""
-    rank = max(1, min(len(ordered), round(q * len(ordered) + 0.5)))
+    rank = max(1, min(len(ordered), math.ceil(q * len(ordered))))
     return ordered[rank - 1]
 
 
