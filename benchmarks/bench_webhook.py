@@ -5,12 +5,25 @@ is what the admission framework and handlers cost on top of uvicorn + TLS + JSON
 owned by a CloneSet and asks for Ordered launch priority, so the readiness gate and barrier env
 mutations run and a JSONPatch is computed. The `sidecar10` server additionally holds 10 SidecarSets
 that all match the pod (issue 5's scenario): each injects a container with a volume, half share the
-app's volumeMounts, half transfer an env, one is hot-upgraded. Run: `python -m benchmarks webhook`.
+app's volumeMounts, half transfer an env, one is hot-upgraded.
+
+Like with like: every server is one uvicorn process (one worker) with the same options as
+kruise-webhook's own server (uvloop and httptools when installed, as `uvicorn[standard]` installs
+them), the same certificate, and the same client (one httpx process with one connection per
+concurrent client). The machine is shared, so the servers take turns within each level, in
+alternating order over `--rounds` rounds, and the figures pool every round; each is printed as a
+ratio against the echo measured in the same run. The last line is machine-readable:
+`admission_p99_ratio_10=<x> admission_throughput_ratio_10=<y> ...` (the `webhook` server against
+the echo; `sidecar10_*` the same for the SidecarSet scenario).
+
+Run: `python -m benchmarks webhook [--rounds 3] [--scale 1.0] [--no-sidecar10]`.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import importlib.util
 import multiprocessing
 import socket
 import ssl
@@ -23,7 +36,8 @@ from pathlib import Path
 import httpx
 import orjson
 
-LEVELS = ((1, 400), (10, 2000), (100, 4000))  # (concurrent clients, total requests)
+LEVELS = ((1, 400), (10, 2000), (100, 4000))  # (concurrent clients, requests per server over all rounds)
+ANCHOR = "echo"
 
 
 def _pod_review() -> bytes:
@@ -203,33 +217,91 @@ def _pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] * 1000
 
 
-async def _run(cert_dir: Path, ca: bytes) -> None:
+def _stack() -> str:
+    import uvicorn
+
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    return f"uvicorn {uvicorn.__version__}, loop {loop}, http {http}, 1 worker per server, TLS, httpx client"
+
+
+def _ratio(value: float, anchor: float) -> str:
+    return f"{value / anchor:.2f}x" if anchor else "-"
+
+
+async def _measure(
+    ports: dict[str, int], context: ssl.SSLContext, clients: int, total: int, rounds: int
+) -> dict[str, tuple[list[float], float]]:
+    """Each server's latencies and busy seconds at one level, the servers taking turns."""
+    kinds = list(ports)
+    pooled: dict[str, tuple[list[float], float]] = {kind: ([], 0.0) for kind in kinds}
+    per_round = max(clients, total // rounds)
+    for round_ in range(rounds):
+        for kind in kinds if round_ % 2 == 0 else reversed(kinds):
+            path = "/" if kind == ANCHOR else "/mutate-pod"
+            latencies, elapsed = await _load(
+                f"https://localhost:{ports[kind]}{path}", context, clients, per_round
+            )
+            pooled[kind][0].extend(latencies)
+            pooled[kind] = (pooled[kind][0], pooled[kind][1] + elapsed)
+    return pooled
+
+
+async def _run(cert_dir: Path, ca: bytes, kinds: list[str], rounds: int, scale: float) -> None:
     context = ssl.create_default_context(cadata=ca.decode())
     spawn = multiprocessing.get_context("spawn")
-    print(f"{'server':<10}{'clients':>8}{'requests':>10}{'p50 ms':>10}{'p99 ms':>10}{'req/s':>10}")
-    for kind, path in (("echo", "/"), ("webhook", "/mutate-pod"), ("sidecar10", "/mutate-pod")):
-        port = _free_port()
-        proc = spawn.Process(target=_serve, args=(kind, port, str(cert_dir)), daemon=True)
+    ports = {kind: _free_port() for kind in kinds}
+    procs = [spawn.Process(target=_serve, args=(k, p, str(cert_dir)), daemon=True) for k, p in ports.items()]
+    for proc in procs:
         proc.start()
-        try:
+    ratios: dict[str, float] = {}
+    try:
+        for port in ports.values():
             await _wait_listening(port)
-            for clients, total in LEVELS:
-                latencies, elapsed = await _load(f"https://localhost:{port}{path}", context, clients, total)
-                print(f"{kind:<10}{clients:>8}{len(latencies):>10}{_pct(latencies, 50):>10.2f}"
-                      f"{_pct(latencies, 99):>10.2f}{len(latencies) / elapsed:>10.0f}")  # fmt: skip
-        finally:
+        print(f"{_stack()}; {rounds} rounds, servers alternating; ratios against {ANCHOR} in this run")
+        print(
+            f"{'server':<10}{'clients':>8}{'requests':>10}{'p50 ms':>10}{'p99 ms':>10}{'req/s':>10}"
+            f"{'p50 ratio':>11}{'p99 ratio':>11}{'req/s ratio':>13}"
+        )
+        for clients, total in LEVELS:
+            results = await _measure(ports, context, clients, max(clients, int(total * scale)), rounds)
+            anchor = results[ANCHOR]
+            a50, a99, arate = _pct(anchor[0], 50), _pct(anchor[0], 99), len(anchor[0]) / anchor[1]
+            for kind, (latencies, busy) in results.items():
+                p50, p99, rate = _pct(latencies, 50), _pct(latencies, 99), len(latencies) / busy
+                print(
+                    f"{kind:<10}{clients:>8}{len(latencies):>10}{p50:>10.2f}{p99:>10.2f}{rate:>10.0f}"
+                    f"{_ratio(p50, a50):>11}{_ratio(p99, a99):>11}{_ratio(rate, arate):>13}"
+                )
+                if kind != ANCHOR:
+                    name = "admission" if kind == "webhook" else kind
+                    ratios[f"{name}_p50_ratio_{clients}"] = p50 / a50
+                    ratios[f"{name}_p99_ratio_{clients}"] = p99 / a99
+                    ratios[f"{name}_throughput_ratio_{clients}"] = rate / arate
+    finally:
+        for proc in procs:
             proc.terminate()
+        for proc in procs:
             proc.join(10)
+    first = [k for k in ("admission_p99_ratio_10", "admission_throughput_ratio_10") if k in ratios]
+    rest = sorted(k for k in ratios if k not in first)
+    print(" ".join(f"{k}={ratios[k]:.2f}" for k in first + rest))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     from kruise.webhook import certs
     from kruise.webhook.certcontroller import write_files
 
+    parser = argparse.ArgumentParser(prog="python -m benchmarks webhook")
+    parser.add_argument("--rounds", type=int, default=3, help="turns each server takes per level")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the requests per level")
+    parser.add_argument("--no-sidecar10", action="store_true", help="only the echo and the plain pod webhook")
+    options = parser.parse_args(argv or [])
+    kinds = [ANCHOR, "webhook"] + ([] if options.no_sidecar10 else ["sidecar10"])
     bundle = certs.generate_bundle("localhost")
     with tempfile.TemporaryDirectory() as tmp:
         write_files(Path(tmp), bundle)
-        asyncio.run(_run(Path(tmp), bundle.ca_cert))
+        asyncio.run(_run(Path(tmp), bundle.ca_cert, kinds, max(1, options.rounds), options.scale))
 
 
 if __name__ == "__main__":

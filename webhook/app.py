@@ -1,8 +1,15 @@
 """The ASGI app: one POST route per handler path, plus /convert, /healthz, /readyz and /metrics.
 
-Decoding is done by hand from the raw body (orjson + pydantic) rather than by FastAPI's body
-injection, so that every malformed review gets the same clean 400 instead of FastAPI's 422 shape,
-and a handler bug becomes a 500 *review* the apiserver can report rather than a dropped connection.
+Admission requests are the hot path (kube-apiserver calls the pod webhook on every pod CREATE), so
+they are served as plain ASGI endpoints found by exact path in a dict, in front of FastAPI:
+FastAPI's router tries every route's regex in turn (over a hundred here), and its middleware and
+dependency layers cost several times what the pod handler itself does. Everything else (probes,
+metrics, /convert, unknown paths, wrong methods) goes to FastAPI; the admission endpoints are also
+mounted there, so a GET still gets 405 and a path under a `root_path` still resolves.
+
+Decoding is done by hand from the raw body (orjson + pydantic), so that every malformed review gets
+the same clean 400 instead of FastAPI's 422 shape, and a handler bug becomes a 500 *review* the
+apiserver can report rather than a dropped connection.
 
 The caller's deadline bounds a handler. kube-apiserver sends ``?timeout=<n>s`` and gives up after n
 seconds; controller-runtime's server hands the handler the request's context, which Go cancels when
@@ -18,13 +25,16 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl
 
 import orjson
 import structlog
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
 
 from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionReview, Handler, deny, response_body
@@ -36,6 +46,17 @@ log = structlog.get_logger("kruise.webhook")
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's own request size limit
 _SECONDS = re.compile(r"^(\d+(?:\.\d+)?)s$")  # how client-go writes a whole-second time.Duration
 
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+# status, content type, body: what an endpoint answers, sent by `_send`
+Answer = tuple[int, bytes, bytes]
+
+_JSON = b"application/json"
+_TEXT = b"text/plain; charset=utf-8"  # what starlette sends for media_type="text/plain"
+_NOT_READY = (503, _TEXT, b"kruise-webhook is not ready: informer caches have not synced")
+_SERVER_ERROR = (500, _TEXT, b"Internal Server Error")  # starlette's ServerErrorMiddleware answer
+
 
 def caller_deadline(query_timeout: str | None) -> float | None:
     """Seconds from the query's ``timeout`` (``10s``); None when absent or not in the apiserver's form
@@ -44,11 +65,11 @@ def caller_deadline(query_timeout: str | None) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _json(status: int, body: object) -> Response:
-    return Response(content=orjson.dumps(body), status_code=status, media_type="application/json")
+def _json(status: int, body: object) -> Answer:
+    return status, _JSON, orjson.dumps(body)
 
 
-def _bad_request(message: str) -> Response:
+def _bad_request(message: str) -> Answer:
     body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 400, "reason": "BadRequest"}
     body["message"] = message
     return _json(400, body)
@@ -60,12 +81,29 @@ def _describe(exc: ValidationError) -> str:
     return f"invalid AdmissionReview: {where}: {first['msg']}"
 
 
+class WebhookApp:
+    """The ASGI callable uvicorn serves: admission POSTs by exact path, the rest through FastAPI."""
+
+    def __init__(self, admission: Mapping[str, _AdmissionEndpoint], fallback: FastAPI) -> None:
+        self._admission = dict(admission)
+        self.fallback = fallback
+        self.state = fallback.state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
+            endpoint = self._admission.get(scope["path"])
+            if endpoint is not None:
+                await endpoint(scope, receive, send)
+                return
+        await self.fallback(scope, receive, send)
+
+
 def create_app(
     routes: Mapping[str, Handler],
     *,
     ready: Callable[[], bool] = lambda: True,
     metrics: WebhookMetrics | None = None,
-) -> FastAPI:
+) -> WebhookApp:
     """`routes` maps URL path -> handler; `ready` gates /readyz (caches synced and a cert loaded)."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     app.state.metrics = metrics = metrics or WebhookMetrics()
@@ -84,10 +122,11 @@ def create_app(
     async def prometheus() -> Response:
         return Response(content=generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    for path, handler in routes.items():
-        app.add_api_route(path, _endpoint(path, handler, metrics, ready), methods=["POST"])
+    endpoints = {path: _AdmissionEndpoint(path, handler, metrics, ready) for path, handler in routes.items()}
+    for path, endpoint in endpoints.items():
+        app.router.add_route(path, endpoint, methods=["POST"])  # an ASGI callable: mounted as is
     app.add_api_route(paths.CONVERT, _conversion_endpoint(metrics), methods=["POST"])
-    return app
+    return WebhookApp(endpoints, app)
 
 
 def _conversion_endpoint(metrics: WebhookMetrics) -> Callable[[Request], object]:
@@ -105,63 +144,123 @@ def _conversion_endpoint(metrics: WebhookMetrics) -> Callable[[Request], object]
     return convert
 
 
-def _endpoint(
-    path: str, handler: Handler, metrics: WebhookMetrics, ready: Callable[[], bool]
-) -> Callable[[Request], object]:
-    async def serve(request: Request) -> Response:
-        started = time.perf_counter()
-        metrics.in_flight.labels(path).inc()
+def _header(scope: Scope, name: bytes) -> str:
+    """The first value of a header, as starlette's `Headers.get` reads it (names are lower case in ASGI)."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return ""
+
+
+def _query(scope: Scope, name: str) -> str | None:
+    """A query parameter as starlette's `QueryParams.get` reads it: the last one given wins."""
+    query = scope.get("query_string", b"")
+    if not query:
+        return None
+    found = None
+    for key, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if key == name:
+            found = value
+    return found
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _send(send: Send, answer: Answer) -> None:
+    status, content_type, body = answer
+    headers = [(b"content-length", str(len(body)).encode()), (b"content-type", content_type)]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _AdmissionEndpoint:
+    """One admission path as a plain ASGI app, with its metric series looked up once and kept (the
+    prometheus `labels()` lookup takes a lock and builds a key; series still appear on first use)."""
+
+    def __init__(
+        self, path: str, handler: Handler, metrics: WebhookMetrics, ready: Callable[[], bool]
+    ) -> None:
+        self.path = path
+        self.handler = handler
+        self.metrics = metrics
+        self.ready = ready
+        self._series: dict[tuple[str, str], Any] = {}
+
+    def _series_of(self, kind: str, value: str = "") -> Any:
+        key = (kind, value)
+        series = self._series.get(key)
+        if series is None:
+            collector = getattr(self.metrics, kind)
+            series = collector.labels(self.path, value) if value else collector.labels(self.path)
+            self._series[key] = series
+        return series
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            if ready():
-                seconds = caller_deadline(request.query_params.get("timeout"))
+            answer = await self._serve(scope, receive)
+        except Exception:  # as starlette's ServerErrorMiddleware: answer 500, then let the server log it
+            await _send(send, _SERVER_ERROR)
+            raise
+        await _send(send, answer)
+
+    async def _serve(self, scope: Scope, receive: Receive) -> Answer:
+        started = time.perf_counter()
+        in_flight = self._series_of("in_flight")
+        in_flight.inc()
+        try:
+            if self.ready():
+                seconds = caller_deadline(_query(scope, "timeout"))
                 deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
-                response = await _admit(path, handler, request, metrics, deadline)
+                answer = await self._admit(scope, receive, deadline)
             else:  # admitting from caches that are not filled yet would admit wrongly
-                response = Response(
-                    content=b"kruise-webhook is not ready: informer caches have not synced",
-                    status_code=503,
-                    media_type="text/plain",
-                )
+                answer = _NOT_READY
         finally:
-            metrics.in_flight.labels(path).dec()
-        metrics.latency.labels(path).observe(time.perf_counter() - started)
-        metrics.requests.labels(path, str(response.status_code)).inc()
-        return response
+            in_flight.dec()
+        self._series_of("latency").observe(time.perf_counter() - started)
+        self._series_of("requests", str(answer[0])).inc()
+        return answer
 
-    serve.__name__ = "admit_" + path.strip("/").replace("-", "_")
-    return serve
-
-
-async def _admit(
-    path: str, handler: Handler, request: Request, metrics: WebhookMetrics, deadline: float | None
-) -> Response:
-    content_type = request.headers.get("content-type", "").split(";")[0].strip()
-    if content_type != "application/json":
-        return _bad_request(f"contentType={content_type or '<none>'}, expected application/json")
-    body = await request.body()
-    if not body:
-        return _bad_request("request body is empty")
-    if len(body) > MAX_BODY_BYTES:
-        return _bad_request(f"request body is larger than {MAX_BODY_BYTES} bytes")
-    try:
-        raw = orjson.loads(body)
-        review = AdmissionReview.model_validate(raw)
-    except orjson.JSONDecodeError as exc:
-        return _bad_request(f"request body is not JSON: {exc}")
-    except ValidationError as exc:
-        return _bad_request(_describe(exc))
-    req = review.request
-    scope = asyncio.timeout_at(deadline)
-    try:
-        async with scope:
-            decision = await handler(req)
-    except Exception as exc:  # a handler bug must still answer, and say what broke
-        if isinstance(exc, TimeoutError) and scope.expired():
-            log.warning("admission handler passed the caller's deadline", webhook=path, uid=req.uid)
-            message = f"webhook {path} did not answer within the caller's timeout: context deadline exceeded"
-        else:
-            log.exception("admission handler failed", webhook=path, uid=req.uid)
-            message = f"internal error in webhook {path}: {exc}"
-        decision = deny(500, message)
-    metrics.decisions.labels(path, "true" if decision.allowed else "false").inc()
-    return _json(200, response_body(review.api_version, req.uid, raw["request"].get("object"), decision))
+    async def _admit(self, scope: Scope, receive: Receive, deadline: float | None) -> Answer:
+        path = self.path
+        content_type = _header(scope, b"content-type").split(";")[0].strip()
+        if content_type != "application/json":
+            return _bad_request(f"contentType={content_type or '<none>'}, expected application/json")
+        body = await _read_body(receive)
+        if not body:
+            return _bad_request("request body is empty")
+        if len(body) > MAX_BODY_BYTES:
+            return _bad_request(f"request body is larger than {MAX_BODY_BYTES} bytes")
+        try:
+            raw = orjson.loads(body)
+            review = AdmissionReview.model_validate(raw)
+        except orjson.JSONDecodeError as exc:
+            return _bad_request(f"request body is not JSON: {exc}")
+        except ValidationError as exc:
+            return _bad_request(_describe(exc))
+        req = review.request
+        scope_timeout = asyncio.timeout_at(deadline)
+        try:
+            async with scope_timeout:
+                decision = await self.handler(req)
+        except Exception as exc:  # a handler bug must still answer, and say what broke
+            if isinstance(exc, TimeoutError) and scope_timeout.expired():
+                log.warning("admission handler passed the caller's deadline", webhook=path, uid=req.uid)
+                message = (
+                    f"webhook {path} did not answer within the caller's timeout: context deadline exceeded"
+                )
+            else:
+                log.exception("admission handler failed", webhook=path, uid=req.uid)
+                message = f"internal error in webhook {path}: {exc}"
+            decision = deny(500, message)
+        self._series_of("decisions", "true" if decision.allowed else "false").inc()
+        body = response_body(review.api_version, req.uid, raw["request"].get("object"), decision)
+        return _json(200, body)

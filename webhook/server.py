@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import uvicorn
-from fastapi import FastAPI
+
+from kruise.webhook.app import WebhookApp
 
 
 class _Server(uvicorn.Server):
@@ -39,7 +40,7 @@ class _Server(uvicorn.Server):
 class HTTPSServer:
     def __init__(
         self,
-        app: FastAPI,
+        app: WebhookApp,
         host: str,
         port: int,
         cert_file: Path,

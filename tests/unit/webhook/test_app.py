@@ -169,3 +169,36 @@ async def test_fuzz_never_500(client, body, path):
         answer = resp.json()["response"]
         assert isinstance(answer["allowed"], bool)
         assert answer.get("status", {}).get("code") != 500, answer
+
+
+async def test_admission_paths_answer_other_methods_and_prefixes_as_fastapi_does():
+    """Admission POSTs skip FastAPI's router; what they skip it for must not change other answers."""
+
+    async def allowing(req: AdmissionRequest) -> Decision:
+        return Decision(allowed=True, message=req.uid)
+
+    body = review("CREATE", group="", version="v1", kind="Pod", resource="pods", obj={"metadata": {}})
+    app = create_app({"/x": allowing})
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        assert (await c.get("/x")).status_code == 405
+        assert (await c.post("/y", json=body)).status_code == 404
+        resp = await c.post("/x?timeout=oops&timeout=10s", json=body)
+        assert resp.headers["content-type"] == "application/json"
+        assert resp.json()["response"]["status"]["message"] == body["request"]["uid"]
+    prefixed = httpx.ASGITransport(app=app, root_path="/hooks")
+    async with httpx.AsyncClient(transport=prefixed, base_url="http://t") as c:
+        assert (await c.post("/hooks/x", json=body)).json()["response"]["allowed"] is True
+
+
+async def test_an_answer_that_cannot_be_built_is_a_plain_500_and_raised():
+    """As starlette's ServerErrorMiddleware: the client gets a 500, the server logs the exception."""
+
+    async def unencodable(req: AdmissionRequest) -> Decision:
+        return Decision(allowed=True, warnings=(object(),))  # type: ignore[arg-type]
+
+    app = create_app({"/x": unencodable})
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        body = review("CREATE", group="", version="v1", kind="Pod", resource="pods", obj={"metadata": {}})
+        resp = await c.post("/x", json=body)
+    assert resp.status_code == 500 and resp.text == "Internal Server Error"

@@ -48,6 +48,20 @@ def test_patch_turns_original_into_mutated(original, mutated):
             [{"op": "add", "path": "/l/1", "value": 2}, {"op": "add", "path": "/l/2", "value": 3}],
         ),
         ({"l": [1]}, {"l": [0, 1]}, [{"op": "replace", "path": "/l", "value": [0, 1]}]),
+        # equal to Python's ==, not to JSON: found inside subtrees too
+        (
+            {"a": {"b": [1, {"c": 1}]}},
+            {"a": {"b": [1, {"c": 1.0}]}},
+            [{"op": "replace", "path": "/a/b/1/c", "value": 1.0}],
+        ),
+        ({"l": [{"v": 0}]}, {"l": [{"v": False}]}, [{"op": "replace", "path": "/l/0/v", "value": False}]),
+        ({"a": {"x": 1, "y": 2}}, {"a": {"y": 2, "x": 1}}, []),  # key order is not a change
+        ({"a": {"n": 2**70}}, {"a": {"n": 2**70}}, []),  # beyond what orjson encodes
+        (
+            {"a": {"n": [2**70, 1]}},
+            {"a": {"n": [2**70, True]}},
+            [{"op": "replace", "path": "/a/n/1", "value": True}],
+        ),
     ],
 )
 def test_patch_shapes(original, mutated, ops):
