@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kruise.api.keys import ANNOTATION_INPLACE_UPDATE_STATE
-from kruise.control.inplace.engine import already_begun
-from kruise.control.inplace.spec import UpdateSpec
-from kruise.control.inplace.state import get_state
+from kruise.control.common.inplace.engine import already_begun
+from kruise.control.common.inplace.spec import UpdateSpec
+from kruise.control.common.inplace.state import get_state
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS
 from kruise.manager.writers.inplace import InPlaceWriter
