@@ -6,7 +6,8 @@ The order of the writes is the contract that makes an in-place update safe to in
    leaves Service endpoints before any container restarts;
 2. one object write carrying the new revision labels, the `inplace-update-state` annotation and the new
    images (or, inside a grace period, the pending spec in the grace annotation), retried on conflict
-   against a fresh read;
+   against a fresh read — and dropped when that read shows the same update already begun (`already_begun`:
+   a new leader whose cache lagged its predecessor's last write must not begin it twice);
 3. on later reconciles, `refresh`: finish the grace period, roll the next container batch, and once the
    kubelet reports the new containers flip `InPlaceUpdateReady` back to True — with the lifecycle state
    the controller moves to next (Updating -> Normal) in that same pods/status patch.
@@ -39,6 +40,7 @@ from kruise.api.objects import containers_of
 from kruise.control.common.inplace.engine import (
     RefreshResult,
     WriteRevision,
+    already_begun,
     begin_update,
     needs_unready,
     refresh,
@@ -117,7 +119,9 @@ class InPlaceWriter:
             written = await self.pods.patch_conditions(pod, lambda current: unready_pod(current, now))
         base: Pod = written or pod
 
-        def change(fresh: Pod) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        def change(fresh: Pod) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+            if already_begun(fresh, spec, write_revision):
+                return None, None
             result = begin_update(fresh, spec, now, write_revision, **self.modes)
             if also is not None:
                 also(result.pod)

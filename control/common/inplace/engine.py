@@ -274,6 +274,24 @@ def start_update(
     ).pod
 
 
+def already_begun(pod: Mapping[str, Any], spec: UpdateSpec, write_revision: WriteRevision) -> bool:
+    """The pod already carries this update: its in-place state names `spec.revision` and its revision labels
+    are the ones `write_revision` would write.
+
+    A writer retrying on Conflict recomputes against a fresh read; when the conflict came from the same update
+    written meanwhile (a new leader acting on a cache that had not yet seen its predecessor's last write),
+    beginning it again would update the pod twice: a second state with a new updateTimestamp, its container
+    batch record started over, its recorded "old" imageIDs taken from containers already restarted.
+    """
+    state = get_state(pod)
+    if state is None or state.revision != spec.revision:
+        return False
+    labels = dict((pod.get("metadata") or {}).get("labels") or {})
+    stamped: Pod = {"metadata": {"labels": dict(labels)}}
+    write_revision(stamped, spec.revision)
+    return stamped["metadata"]["labels"] == labels
+
+
 def begin_update(
     pod: Mapping[str, Any],
     spec: UpdateSpec,

@@ -168,7 +168,7 @@ class Updater:
         spec = action.spec
         assert spec is not None, "an IN_PLACE action always carries its spec"
         try:
-            await self.inplace.start(
+            written = await self.inplace.start(
                 pod, spec, now, write_revision=self._write_revision, also=lambda p: _mark_updating(p, now)
             )
         except Exception as exc:
@@ -179,6 +179,8 @@ class Updater:
                 in_place_failed_message(name, target_name, str(exc)),
             )
             raise
+        if written is None:  # a fresh read showed this update already begun (`already_begun`)
+            return None
         self.recorder.event(
             cloneset, "Normal", "SuccessfulUpdatePodInPlace", in_place_event_message(name, target_name)
         )

@@ -264,3 +264,47 @@ async def test_each_pod_of_a_scale_up_across_passes_is_written_twice() -> None:
         per_pod[name] = per_pod.get(name, 0) + 1
     assert len(per_pod) == 6
     assert set(per_pod.values()) == {2}
+
+
+async def test_a_new_leader_with_a_cache_behind_its_predecessors_update_does_not_update_a_pod_twice() -> None:
+    """Leader churn (e2e/faults scenario 4): the new leader's pod cache still shows a pod before the in-place
+    write its predecessor made just before dying, and its expectations are empty. Its InPlaceUpdateReady
+    patch (no resourceVersion, as upstream) answers with the fresh pod, which shows the same update begun:
+    no object write follows and no second event is recorded."""
+    current = cloneset(replicas=1, image="nginx:1")
+    h = Harness(current)
+    await h.reconcile()
+    h.observe_created_pods()
+    make_running(h)
+    await h.reconcile()
+    stale = [dict(p) for p in h.pods.list()]
+    updated = cloneset(replicas=1, image="nginx:2")
+    updated["metadata"]["generation"] = 2
+    h.clonesets.add(updated)
+    h.client.put(CLONESETS, updated)
+    await h.reconcile()  # the leader that is then killed
+    (pod,) = h.client.objects(PODS)
+    state = pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"]
+    h.client.clear()
+    h.recorder.events.clear()
+
+    successor = CloneSetReconciler(
+        h.client,
+        h.recorder,
+        FeatureGates.from_flag("", env={}),
+        clonesets=h.clonesets,
+        pods=FakeInformer(stale),
+        pvcs=h.pvcs,
+        revisions=h.revisions,
+        scale_expectations=ScaleExpectations(h.clock),
+        rv_expectations=ResourceVersionExpectations(h.clock),
+        wall=h.clock.wall,
+        clock=h.clock,
+    )
+    h.clock.step(5.0)
+    await successor.reconcile(f"{NS}/web")
+
+    (pod,) = h.client.objects(PODS)
+    assert pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"] == state
+    assert [c.verb for c in h.client.writes if c.resource == PODS and c.subresource is None] == []
+    assert "SuccessfulUpdatePodInPlace" not in h.recorder.reasons()
