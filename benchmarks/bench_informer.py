@@ -4,9 +4,11 @@ Pods arrive as JSON bytes (as from the apiserver), are parsed with orjson and ca
 informer caches them: the anchor is the full object minus managedFields (the cache before
 projections); then kruise-manager's pod projection with every controller running (the union of their
 `pod_fields`) and kruise-webhook's (kruise.kube.projection: kept fields only, interned, frozen,
-pod-template parts shared between replicas). Every variant goes into a Store with the
-standard indexes (namespace, owner UID, node name); tracemalloc counts what stays allocated, so the
-figures are the cache's own bytes, not the process's RSS.
+pod-template parts shared between replicas, per-pod conditions and container statuses as records).
+Every variant goes into a Store with the standard indexes (namespace, owner UID, node name);
+tracemalloc counts what stays allocated, so the figures are the cache's own bytes, not the process's
+RSS (`--rss` adds that too, per row in a fresh process). The last line is the issue-27 figure: the
+larger projection's bytes per pod at each size.
 
 Each pod differs from the next where real pods do (name, uid, resourceVersion, IPs, container ID,
 instance-id label, and every timestamp, one second apart); pods of one CloneSet (50) share their

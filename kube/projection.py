@@ -403,7 +403,6 @@ class Projection:
                 raise ValueError(f"projection compact path {path!r}: must not overlap a shared path")
         self.guard = guard_enabled() if guard is None else guard
         self._classes: dict[tuple[str, bool], type] = {}
-        self._compact_at: dict[str, bool] = {}
         self._records: dict[tuple[str, tuple[str, ...]], type] = {}
         self._table: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
 
@@ -485,10 +484,7 @@ class Projection:
 
     def _compacts(self, where: str) -> bool:
         """Whether objects at `where` are stored as records (at or below a `compact` path)."""
-        known = self._compact_at.get(where)
-        if known is None:
-            known = self._compact_at[where] = any(_within(where, path) for path in self.compact)
-        return known
+        return any(_within(where, path) for path in self.compact)
 
     def _record(self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None) -> Record | None:
         """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes)."""
