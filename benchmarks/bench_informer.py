@@ -4,9 +4,11 @@ Pods arrive as JSON bytes (as from the apiserver), are parsed with orjson and ca
 informer caches them: the anchor is the full object minus managedFields (the cache before
 projections); then kruise-manager's pod projection with every controller running (the union of their
 `pod_fields`) and kruise-webhook's (kruise.kube.projection: kept fields only, interned, frozen,
-pod-template parts shared between replicas). Every variant goes into a Store with the
-standard indexes (namespace, owner UID, node name); tracemalloc counts what stays allocated, so the
-figures are the cache's own bytes, not the process's RSS.
+pod-template parts shared between replicas, per-pod conditions and container statuses as records).
+Every variant goes into a Store with the standard indexes (namespace, owner UID, node name);
+tracemalloc counts what stays allocated, so the figures are the cache's own bytes, not the process's
+RSS (`--rss` adds that too, per row in a fresh process). The last line is the issue-27 figure: the
+larger projection's bytes per pod at each size.
 
 Each pod differs from the next where real pods do (name, uid, resourceVersion, IPs, container ID,
 instance-id label, and every timestamp, one second apart); pods of one CloneSet (50) share their
@@ -17,9 +19,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
+import subprocess
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -159,6 +165,46 @@ def measure(cached_form: Cache, count: int) -> tuple[float, float]:
     return used / count, count / elapsed
 
 
+def rss() -> int:
+    """The process's resident set, in bytes (Linux /proc)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def measure_rss(cached_form: Cache, count: int) -> float:
+    """Bytes per pod the process's RSS grows by while a store of `count` pods is built (no tracemalloc:
+    what the OS sees, allocator slack included; run in a fresh process, see `rss_in_child`)."""
+    gc.collect()
+    before = rss()
+    store = Store(STANDARD_INDEXERS)
+    for data in wire(count):
+        store.upsert(cached_form(orjson.loads(data)))
+    gc.collect()
+    grown = rss() - before
+    assert len(store) == count
+    return grown / count
+
+
+def variants() -> list[tuple[str, Cache]]:
+    return [
+        ("full object (anchor)", strip_managed_fields),
+        ("kruise-manager projection", manager_fields.projections(discover())[POD_RESOURCE].apply),
+        ("kruise-webhook projection", webhook_fields.projections()[POD_RESOURCE].apply),
+    ]
+
+
+def rss_in_child(variant: int, count: int) -> float:
+    """`measure_rss` in a fresh interpreter, so no earlier run's freed memory is reused."""
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_informer", "--rss-child", f"{variant}:{count}"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout
+    return float(out.split()[-1])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="benchmarks informer", description=__doc__.splitlines()[0])
     parser.add_argument("--pods", default=",".join(map(str, COUNTS)), help="comma-separated cache sizes")
@@ -167,32 +213,57 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="measure the full-object anchor at every size, not only the first (~11 KB/pod: 1.1 GB at 100k)",
     )
+    parser.add_argument(
+        "--rss",
+        action="store_true",
+        help="also measure each row's RSS growth per pod in a fresh process without tracemalloc",
+    )
+    parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv or [])
-    counts = [int(c) for c in args.pods.split(",")]
+    if args.rss_child:
+        variant, count = map(int, args.rss_child.split(":"))
+        print(f"{measure_rss(variants()[variant][1], count):.1f}")
+        return
+    try:
+        counts = [int(c) for c in args.pods.split(",")]
+    except ValueError:
+        parser.error(f"--pods {args.pods!r}: must be comma-separated whole numbers (10000,100000)")
+    if any(count < 1 for count in counts):
+        parser.error(f"--pods {args.pods!r}: every size must be at least 1")
     sample = [pod_json(i) for i in range(1000)]
     avg_json = sum(map(len, sample)) / len(sample)
     stripped = sum(len(orjson.dumps(strip_managed_fields(orjson.loads(d)))) for d in sample) / len(sample)
     print(f"average pod JSON: {avg_json:,.0f} bytes on the wire, {stripped:,.0f} without managedFields")
-    variants: list[tuple[str, Cache]] = [
-        ("full object (anchor)", strip_managed_fields),
-        ("kruise-manager projection", manager_fields.projections(discover())[POD_RESOURCE].apply),
-        ("kruise-webhook projection", webhook_fields.projections()[POD_RESOURCE].apply),
-    ]
     anchor = 0.0
-    print(f"{'cache':<28}{'pods':>9}{'bytes/pod':>11}{'vs anchor':>11}{'vs JSON':>9}{'MiB':>9}{'pods/s':>9}")
-    for name, cached_form in variants:
+    worst: dict[int, float] = {}
+    header = f"{'cache':<28}{'pods':>9}{'bytes/pod':>11}{'vs anchor':>11}{'vs JSON':>9}"
+    header += f"{'MiB':>9}{'pods/s':>9}"
+    print(header + (f"{'RSS/pod':>9}" if args.rss else ""))
+    for v, (name, cached_form) in enumerate(variants()):
         for n, count in enumerate(counts):
             if cached_form is strip_managed_fields and n and not args.full_at_every_size:
                 continue
             per_pod, rate = measure(cached_form, count)
             anchor = anchor or per_pod
+            if cached_form is not strip_managed_fields:
+                worst[count] = max(worst.get(count, 0.0), per_pod)
             print(
                 f"{name:<28}{count:>9,}{per_pod:>11,.0f}{per_pod / anchor:>10.2f}x{per_pod / stripped:>8.2f}x"
                 f"{per_pod * count / 2**20:>9,.1f}{rate:>9,.0f}"
+                + (f"{rss_in_child(v, count):>9,.0f}" if args.rss else "")
             )
     print("bytes/pod: what a Store with the namespace, owner-UID and node-name indexes retains per pod")
     print("(tracemalloc, which also slows pods/s); vs JSON: against the pod's JSON without managedFields.")
+    if args.rss:
+        print("RSS/pod: the process's resident set growth per pod, in a fresh process without tracemalloc.")
+    print("Last line: the larger of the two projections at each size (issue 27 goal: <= 3000).")
+    print(" ".join(f"informer_bytes_per_pod_{size_label(count)}={worst[count]:.0f}" for count in counts))
+
+
+def size_label(count: int) -> str:
+    """`10k` for 10,000 pods, `1500` for 1,500."""
+    return f"{count // 1000}k" if count % 1000 == 0 else str(count)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -21,10 +21,12 @@ guarded (but mutable), so copying before reading is no way around it.
 
 from __future__ import annotations
 
+import dataclasses
+import keyword
 import os
 import sys
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -38,6 +40,7 @@ Tree = dict[str, "Tree | None"]
 """Kept paths as a tree: a key mapped to None keeps that whole subtree."""
 
 _INTERN_MAX = 128  # longer strings (JSON blobs in annotations, sha256 image IDs) rarely repeat exactly
+_RECORD_SHAPES = 256  # record classes per projection; an object of any further shape stays a FrozenDict
 
 
 class DroppedFieldRead(KeyError):
@@ -149,6 +152,107 @@ class FrozenList(list):  # type: ignore[type-arg]
         return (list, (list(self),))
 
 
+class Record(Mapping):  # type: ignore[type-arg]
+    """A frozen mapping whose values sit in slots of a class made for its key set (its "shape").
+
+    A small dict costs ~184 bytes however few keys it has (the dict plus its own key table); a record
+    costs 32 + 8 per value, its keys living once in its class. Pods have many small objects of few
+    shapes that are unique to the pod (conditions, container statuses and their states), so a
+    projection stores those as records (`compact` paths). Readers get a read-only `Mapping` (`[]`,
+    `get`, `in`, iteration, `items`, `==` with a dict, `dict(r)`, `{**r}`); orjson serializes it as
+    the object it came from (a record class is a slots dataclass whose fields are the keys, in order);
+    copies (`copy`, `deepcopy`, `mutable_copy`) are dicts. Not a `dict`: code that checks
+    `isinstance(x, dict)` on these parts must check `Mapping`.
+    """
+
+    __slots__ = ()
+    _fields_: tuple[str, ...] = ()
+    _keyset: frozenset[str] = frozenset()
+    _kept: frozenset[str] | None = None  # guard on: the keys the projection keeps here
+    _where: str = ""
+
+    def _absent(self, key: object) -> None:
+        if self._kept is not None and key not in self._kept:
+            raise _miss(self._where, key)
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._keyset:
+            return getattr(self, key)
+        self._absent(key)
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._keyset:
+            return getattr(self, key)
+        self._absent(key)
+        return default
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._keyset:
+            return True
+        self._absent(key)
+        return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields_)
+
+    def __len__(self) -> int:
+        return len(self._fields_)
+
+    def __repr__(self) -> str:
+        return repr(self.copy())
+
+    def copy(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in self._fields_}
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (self.copy(),))
+
+    def __or__(self, other: Mapping[str, Any]) -> dict[str, Any]:
+        return {**self, **other}
+
+    def __ror__(self, other: Mapping[str, Any]) -> dict[str, Any]:
+        return {**other, **self}
+
+    __setitem__ = __delitem__ = __setattr__ = __delattr__ = _readonly
+    clear = pop = popitem = setdefault = update = _readonly
+
+
+def _record_key(key: str) -> bool:
+    """Whether `key` can be a record field (an attribute named as the key, serialized by orjson)."""
+    return (
+        key.isidentifier()
+        and not keyword.iskeyword(key)
+        and not key.startswith("_")
+        and not hasattr(Record, key)
+    )
+
+
+def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None) -> type:
+    cls: Any = dataclasses.make_dataclass(
+        "CachedRecord", keys, bases=(Record,), init=False, repr=False, eq=False, slots=True
+    )
+    cls.__module__ = __name__
+    cls._fields_, cls._keyset, cls._kept, cls._where = keys, frozenset(keys), kept, where
+    cls._setters = tuple(cls.__dict__[key].__set__ for key in keys)
+    if kept is not None:
+        twin = _guarded(dict, where, kept)
+        cls._mutable_twin = twin._mutable_twin = twin  # type: ignore[attr-defined]
+    return cls  # type: ignore[no-any-return]
+
+
+def _new_record(cls: Any, values: Iterable[Any]) -> Record:
+    record = cls.__new__(cls)
+    for store, value in zip(cls._setters, values, strict=True):
+        store(record, value)
+    return record  # type: ignore[no-any-return]
+
+
 class _SharedDict(FrozenDict):
     __slots__ = ("__weakref__",)
 
@@ -157,13 +261,17 @@ class _SharedList(FrozenList):
     __slots__ = ("__weakref__",)
 
 
+def _miss(where: str, key: object) -> DroppedFieldRead:
+    path = f"{where}.{key}" if where else str(key)
+    VIOLATIONS.append(path)
+    return DroppedFieldRead(f"{path}: not kept by this cache's projection (declare it to read it)")
+
+
 def _guarded(base: type, where: str, kept: frozenset[str]) -> type:
     """A dict class whose reads of keys outside `kept` raise (and are recorded)."""
 
     def miss(key: object) -> DroppedFieldRead:
-        path = f"{where}.{key}" if where else str(key)
-        VIOLATIONS.append(path)
-        return DroppedFieldRead(f"{path}: not kept by this cache's projection (declare it to read it)")
+        return _miss(where, key)
 
     # A key present is fine even if undeclared: a reader's copy may have gained it by its own write.
     def __getitem__(self: dict[str, Any], key: str) -> Any:
@@ -195,6 +303,9 @@ class ProjectedCopy(dict):  # type: ignore[type-arg]
 def thaw(value: Any) -> Any:
     """A private mutable deep copy; guarded nodes stay guarded (mutable twins of their class), frozen
     ones become `ProjectedCopy`, so the copy still says where it came from."""
+    if isinstance(value, Record):
+        twin = getattr(type(value), "_mutable_twin", ProjectedCopy)
+        return twin([(k, thaw(v)) for k, v in value.items()])
     if isinstance(value, dict):
         twin = getattr(type(value), "_mutable_twin", None)
         if twin is None:
@@ -240,6 +351,11 @@ def parse_paths(paths: Iterable[str]) -> Tree:
     return tree
 
 
+def _within(path: str, root: str) -> bool:
+    """`path` is `root` or below it."""
+    return path == root or path.startswith(root + ".")
+
+
 def _paths(tree: Tree, prefix: str = "") -> list[str]:
     out: list[str] = []
     for key, child in tree.items():
@@ -261,11 +377,14 @@ class Projection:
         shared: Iterable[str] = (),
         *,
         unique: Iterable[str] = (),
+        compact: Iterable[str] = (),
         owner: str = "",
         guard: bool | None = None,
     ) -> None:
         """`unique`: paths whose strings differ on every object (names, uids, IPs): not interned, as an
         interned string that never repeats only adds its entry in the interpreter's intern table.
+        `compact`: kept paths whose objects, and every object below them, are stored as `Record`s
+        (small per-object parts whose readers only read: their `isinstance(x, dict)` is False).
         `owner` names the reader in messages (`kruise-manager pods`)."""
         self.owner = owner
         self.unique = frozenset(unique)
@@ -276,8 +395,15 @@ class Projection:
             if not self._kept(path):
                 raise ValueError(f"projection shared path {path!r}: must be a kept path")
         self._shared_tree = parse_paths(self.shared)
+        self.compact = sorted(set(compact))
+        for path in self.compact:
+            if not self._kept(path):
+                raise ValueError(f"projection compact path {path!r}: must be a kept path")
+            if any(_within(path, s) or _within(s, path) for s in self.shared):
+                raise ValueError(f"projection compact path {path!r}: must not overlap a shared path")
         self.guard = guard_enabled() if guard is None else guard
         self._classes: dict[tuple[str, bool], type] = {}
+        self._records: dict[tuple[str, tuple[str, ...]], type] = {}
         self._table: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
 
     def keeps(self, path: str) -> bool:
@@ -300,18 +426,23 @@ class Projection:
             [*self.keep, *other.keep],
             [*self.shared, *other.shared],
             unique=self.unique | other.unique,
+            compact=[*self.compact, *other.compact],
             owner=self.owner,
             guard=self.guard,
         )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Projection) and (self.keep, self.shared) == (other.keep, other.shared)
+        return isinstance(other, Projection) and (self.keep, self.shared, self.compact) == (
+            other.keep,
+            other.shared,
+            other.compact,
+        )
 
     def __hash__(self) -> int:
-        return hash((tuple(self.keep), tuple(self.shared)))
+        return hash((tuple(self.keep), tuple(self.shared), tuple(self.compact)))
 
     def __repr__(self) -> str:
-        return f"Projection(keep={_paths(self.tree)!r}, shared={self.shared!r})"
+        return f"Projection(keep={_paths(self.tree)!r}, shared={self.shared!r}, compact={self.compact!r})"
 
     # ---- applying ----------------------------------------------------------------------------
 
@@ -345,7 +476,25 @@ class Projection:
             # In `shared`, None marks a shared root; a subtree means shared roots further down.
             below: Tree | None = shared.get(key, {}) if shared else {}
             items.append((sys.intern(key), self._value(value, tree[key], below, path)))
+        if not share_here and self._compacts(where):
+            record = self._record(where, items, frozenset(tree) if self.guard else None)
+            if record is not None:
+                return record
         return self._class(where, tree, share_here)(items)
+
+    def _compacts(self, where: str) -> bool:
+        """Whether objects at `where` are stored as records (at or below a `compact` path)."""
+        return any(_within(where, path) for path in self.compact)
+
+    def _record(self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None) -> Record | None:
+        """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes)."""
+        keys = tuple(key for key, _ in items)
+        cls = self._records.get((where, keys))
+        if cls is None:
+            if len(self._records) >= _RECORD_SHAPES or not all(map(_record_key, keys)):
+                return None
+            cls = self._records[(where, keys)] = _record_class(where, keys, kept)
+        return _new_record(cls, [value for _, value in items])
 
     def _value(self, value: Any, tree: Tree | None, shared: Tree | None, where: str) -> Any:
         if isinstance(value, str):
@@ -372,8 +521,12 @@ class Projection:
     def _whole(self, value: Any, shared: bool, where: str) -> Any:
         """A whole kept subtree: frozen and interned all the way down (no guard: every key is kept)."""
         if isinstance(value, dict):
-            cls = _SharedDict if shared else FrozenDict
-            return cls((sys.intern(k), self._whole(v, False, f"{where}.{k}")) for k, v in value.items())
+            items = [(sys.intern(k), self._whole(v, False, f"{where}.{k}")) for k, v in value.items()]
+            if not shared and self._compacts(where):
+                record = self._record(where, items, None)
+                if record is not None:
+                    return record
+            return (_SharedDict if shared else FrozenDict)(items)
         if isinstance(value, list):
             cls = _SharedList if shared else FrozenList
             return cls([self._whole(v, False, where) for v in value])

@@ -14,6 +14,7 @@ from kruise.kube.projection import (
     FrozenDict,
     FrozenList,
     Projection,
+    Record,
     is_projected,
     parse_paths,
 )
@@ -153,6 +154,77 @@ def test_guarded_read_of_a_dropped_path_raises_names_it_and_is_recorded() -> Non
     VIOLATIONS.clear()
 
 
+COMPACT_KEEP = [*KEEP, "status.containerStatuses"]
+
+
+def with_statuses(obj: dict) -> dict:
+    obj["status"]["containerStatuses"] = [
+        {"name": "main", "ready": True, "state": {"running": {"startedAt": "t1"}}, "lastState": {}}
+    ]
+    return obj
+
+
+def test_compact_paths_are_read_only_records_that_read_and_serialize_as_the_dicts_they_were() -> None:
+    cached = Projection(COMPACT_KEEP, SHARED, guard=False).apply(with_statuses(pod("a")))
+    compact = Projection(
+        COMPACT_KEEP, SHARED, compact=["status.conditions", "status.containerStatuses"], guard=False
+    ).apply(with_statuses(pod("a")))
+    condition = compact["status"]["conditions"][0]
+    entry = compact["status"]["containerStatuses"][0]
+    assert isinstance(condition, Record) and isinstance(entry, Record) and isinstance(entry["state"], Record)
+    assert not isinstance(condition, dict)
+    assert condition == {"type": "Ready", "status": "True"}
+    assert {"type": "Ready", "status": "True"} == condition  # noqa: SIM300 - dict.__eq__ defers to the record
+    assert list(entry) == ["name", "ready", "state", "lastState"]  # the object's order
+    assert entry.get("ready") is True and entry.get("image") is None and "image" not in entry
+    assert entry["state"]["running"]["startedAt"] == "t1" and dict(entry["lastState"]) == {}
+    assert {**condition, "reason": "r"} == {"type": "Ready", "status": "True", "reason": "r"}
+    assert repr(condition) == "{'type': 'Ready', 'status': 'True'}"
+    with pytest.raises(KeyError):
+        entry["image"]
+    assert orjson.loads(orjson.dumps(compact)) == orjson.loads(orjson.dumps(cached)) == compact
+    with pytest.raises(TypeError, match="mutable_copy"):
+        condition["status"] = "False"  # type: ignore[index]
+    with pytest.raises(TypeError, match="read-only"):
+        condition.status = "False"  # type: ignore[attr-defined]
+    for copied in (mutable_copy(compact), copy.deepcopy(compact)):
+        assert type(copied["status"]["conditions"][0]) is not Record
+        copied["status"]["containerStatuses"][0]["state"]["running"]["startedAt"] = "t2"
+        assert copied["status"]["conditions"] == compact["status"]["conditions"]
+    assert entry["state"]["running"]["startedAt"] == "t1"
+    assert type(copy.copy(condition)) is dict and condition.copy() == condition
+    # Records of one shape share their class; keys that cannot be attributes stay a FrozenDict.
+    other = Projection(COMPACT_KEEP, compact=["status.conditions", "metadata.labels"], guard=False)
+    first, second = other.apply(pod("a")), other.apply(pod("b"))
+    assert type(first["status"]["conditions"][0]) is type(second["status"]["conditions"][0])
+    assert isinstance(first["metadata"]["labels"], Record)  # "app": a plain name
+    odd = pod("c")
+    odd["metadata"]["labels"] = {"app.kubernetes.io/name": "web", "items": "x"}
+    assert isinstance(other.apply(odd)["metadata"]["labels"], FrozenDict)
+
+
+def test_guarded_records_raise_on_dropped_keys_and_their_copies_stay_guarded() -> None:
+    VIOLATIONS.clear()
+    cached = Projection(KEEP, SHARED, compact=["status.conditions"], guard=True).apply(pod("a"))
+    condition = cached["status"]["conditions"][0]
+    assert isinstance(condition, Record) and condition.get("status") == "True"
+    with pytest.raises(DroppedFieldRead, match=r"status\.conditions\.lastTransitionTime"):
+        condition.get("lastTransitionTime")
+    with pytest.raises(DroppedFieldRead, match=r"status\.conditions\.reason"):
+        "reason" in condition  # noqa: B015 - the membership test is the read
+    copied = mutable_copy(cached)["status"]["conditions"][0]
+    with pytest.raises(DroppedFieldRead, match=r"status\.conditions\.reason"):
+        copied["reason"]
+    copied["reason"] = "written"
+    assert copied["reason"] == "written"
+    assert VIOLATIONS == [
+        "status.conditions.lastTransitionTime",
+        "status.conditions.reason",
+        "status.conditions.reason",
+    ]
+    VIOLATIONS.clear()
+
+
 def test_paths_validate_and_merge() -> None:
     assert parse_paths(["spec.containers", "spec.containers.name", "metadata.name"]) == {
         "spec": {"containers": None},
@@ -162,6 +234,10 @@ def test_paths_validate_and_merge() -> None:
         parse_paths(["spec..name"])
     with pytest.raises(ValueError, match="must be a kept path"):
         Projection(["metadata.name"], ["spec.containers"])
+    with pytest.raises(ValueError, match=r"compact path 'spec\.containers': must be a kept path"):
+        Projection(["metadata.name"], compact=["spec.containers"])
+    with pytest.raises(ValueError, match="must not overlap a shared path"):
+        Projection(["spec.containers"], ["spec.containers"], compact=["spec"])
     merged = Projection(["metadata.name"], guard=False).union(Projection(["spec.nodeName"], guard=False))
     assert merged.keep == ["metadata.name", "spec.nodeName"]
 

@@ -1,0 +1,31 @@
+"""`benchmarks informer` at tiny sizes: every variant is measured at each size asked for, the last line
+names each size's figure, and a bad `--pods` is refused naming the option (its figures are memory
+measurements that vary with the interpreter, so nothing here checks a value beyond its sign)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchmarks import bench_informer as bench
+
+
+def test_each_size_is_measured_and_the_last_line_names_its_figure(capsys) -> None:
+    bench.main(["--pods", "50,120"])
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split()[-6] for line in lines if line.startswith("kruise-")]
+    assert rows == ["50", "120", "50", "120"]  # manager then webhook, each size
+    match = re.fullmatch(r"informer_bytes_per_pod_50=(\d+) informer_bytes_per_pod_120=(\d+)", lines[-1])
+    assert match is not None and all(int(x) > 0 for x in match.groups())
+
+
+def test_size_labels() -> None:
+    assert [bench.size_label(n) for n in (10_000, 100_000, 1500)] == ["10k", "100k", "1500"]
+
+
+@pytest.mark.parametrize("pods", ["ten", "10000,", "0"])
+def test_bad_sizes_are_refused_naming_the_option(pods: str, capsys) -> None:
+    with pytest.raises(SystemExit):
+        bench.main(["--pods", pods])
+    assert "--pods" in capsys.readouterr().err
