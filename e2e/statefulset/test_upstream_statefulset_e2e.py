@@ -1,0 +1,214 @@
+"""Upstream's Advanced StatefulSet e2e, Describe "StatefulSet v1beta1", context "Basic StatefulSet
+functionality [StatefulSetBasic]" (openkruise/kruise v1.9.0 test/e2e/apps/v1beta1/statefulset.go),
+translated to kubectl on the AllAlpha sandbox: same objects, same steps, same assertions.
+docs/upstream-e2e.md maps every upstream case to its test here, and says why the others wait."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from harness import Cluster
+from statefulset_tester import (
+    NEW_NGINX_IMAGE,
+    STS,
+    StatefulSetTester,
+    headless_service,
+    new_statefulset,
+    revision_of,
+    set_image,
+    sort_stateful_pods,
+    wait_for_partitioned_rolling_update,
+    with_specified_deleted,
+)
+from upstream_kit import Case, Obj, upstream_case
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+SS_NAME = "ss"
+LABELS = {"foo": "bar", "baz": "blah"}
+HEADLESS_SVC = "test"
+
+# upstream's `httpProbe` (`SetHTTPProbe`)
+HTTP_PROBE = {
+    "httpGet": {"path": "/index.html", "port": 80},
+    "periodSeconds": 1,
+    "successThreshold": 1,
+    "failureThreshold": 1,
+}
+
+
+async def setup(case: Case) -> StatefulSetTester:
+    """The context's BeforeEach: the headless service."""
+    await case.create(headless_service(HEADLESS_SVC, LABELS))
+    return StatefulSetTester(case)
+
+
+async def get_scale(case: Case, name: str) -> Obj:
+    _, out = await case.kubectl("get", STS, name, "--subresource=scale", "-o", "json")
+    return json.loads(out)
+
+
+async def test_should_have_a_working_scale_subresource(kruise_sandbox_all_gates: Cluster):
+    """should have a working scale subresource"""
+    async with upstream_case(kruise_sandbox_all_gates, "statefulset") as case:
+        sst = await setup(case)
+        ss = new_statefulset(SS_NAME, case.ns, HEADLESS_SVC, 1, [], [], LABELS)
+        ss["spec"]["template"]["spec"]["containers"][0]["readinessProbe"] = dict(HTTP_PROBE)
+        ss = await sst.create(ss)
+        await sst.wait_for_running_and_ready(1, ss)
+        ss = await sst.wait_for_status(ss)
+
+        # getting scale subresource
+        scale = await get_scale(case, SS_NAME)
+        assert scale["spec"]["replicas"] == 1, scale
+        assert scale["status"]["replicas"] == 1, scale
+
+        # updating a scale subresource (no resourceVersion: the update is unconditional), as `UpdateScale`
+        # does: a PUT of the Scale to the subresource (`kubectl replace -f` maps a file's kind to a
+        # resource, and Scale is none)
+        scale["metadata"].pop("resourceVersion", None)
+        scale["spec"]["replicas"] = 2
+        path = f"/apis/apps.kruise.io/v1beta1/namespaces/{case.ns}/statefulsets/{SS_NAME}/scale"
+        _, out = await case.cluster.kubectl("replace", "--raw", path, "-f", "-", stdin=json.dumps(scale))
+        assert json.loads(out)["spec"]["replicas"] == 2, out
+
+        # verifying the statefulset Spec.Replicas was modified
+        ss = await sst.get(SS_NAME)
+        assert ss["spec"]["replicas"] == 2, ss["spec"]
+
+
+async def test_should_perform_rolling_updates_with_specified_deleted(kruise_sandbox_all_gates: Cluster):
+    """should perform rolling updates with specified-deleted"""
+    async with upstream_case(kruise_sandbox_all_gates, "statefulset") as case:
+        sst = await setup(case)
+        ss = new_statefulset("ss2", case.ns, HEADLESS_SVC, 3, [], [], LABELS)
+        await with_specified_deleted(case, sst, ss)
+
+
+def expect_revisions(
+    pods: list[Obj], partition: int, images: tuple[str, str], revisions: tuple[str, str]
+) -> None:
+    """Pods below `partition` run the old image at the current revision, the others the new image at the
+    update revision (`images` and `revisions` are (old, new))."""
+    for i, pod in enumerate(sort_stateful_pods(pods)):
+        new = i >= partition
+        name = pod["metadata"]["name"]
+        image = pod["spec"]["containers"][0]["image"]
+        assert image == images[new], f"Pod {name} has image {image}, not {images[new]}"
+        assert revision_of(pod) == revisions[new], f"Pod {name} has revision {revision_of(pod)}"
+
+
+async def delete_stateful_pod_at_index(case: Case, index: int, ss: Obj) -> None:
+    """`DeleteStatefulPodAtIndex`. kubectl waits for the pod to be gone, so the wait for 3 running and
+    ready pods that follows cannot count the deleted one (upstream races its kubelet on that)."""
+    await case.kubectl("delete", "pod", f"{ss['metadata']['name']}-{index}")
+
+
+def partitioned(partition: int):
+    def change(update: Obj) -> None:
+        update["spec"]["updateStrategy"] = {
+            "type": "RollingUpdate",
+            "rollingUpdate": {"partition": partition},
+        }
+
+    return change
+
+
+async def test_should_perform_canary_updates_and_phased_rolling_updates_of_template_modifications(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """should perform canary updates and phased rolling updates of template modifications"""
+    async with upstream_case(kruise_sandbox_all_gates, "statefulset") as case:
+        sst = await setup(case)
+        ss = new_statefulset("ss2", case.ns, HEADLESS_SVC, 3, [], [], LABELS)
+        ss["spec"]["template"]["spec"]["containers"][0]["readinessProbe"] = dict(HTTP_PROBE)
+        ss["spec"]["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"partition": 3}}
+        ss = await sst.create(ss)
+        await sst.wait_for_running_and_ready(3, ss)
+        ss = await sst.wait_for_status(ss)
+        current, update = ss["status"]["currentRevision"], ss["status"]["updateRevision"]
+        assert current == update, f"created with update revision {update} not equal to current {current}"
+        pods = await sst.pods(ss)
+        for pod in pods:
+            assert revision_of(pod) == current, pod["metadata"]
+
+        old_image = ss["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert old_image != NEW_NGINX_IMAGE, "Incorrect test setup: should update to a different image"
+        ss = await sst.update_with_retries("ss2", set_image(NEW_NGINX_IMAGE))
+
+        # Creating a new revision
+        ss = await sst.wait_for_status(ss)
+        current, update = ss["status"]["currentRevision"], ss["status"]["updateRevision"]
+        assert current != update, "Current revision should not equal update revision during rolling update"
+        images, revisions = (old_image, NEW_NGINX_IMAGE), (current, update)
+
+        # Not applying an update when the partition is greater than the number of replicas
+        expect_revisions(pods, 3, images, revisions)
+
+        # Performing a canary update
+        ss = await sst.update_with_retries("ss2", partitioned(2))
+        ss, pods = await wait_for_partitioned_rolling_update(sst, ss)
+        expect_revisions(pods, 2, images, revisions)
+
+        # Restoring Pods to the correct revision when they are deleted
+        await delete_stateful_pod_at_index(case, 0, ss)
+        await delete_stateful_pod_at_index(case, 2, ss)
+        pods = await sst.wait_for_running_and_ready(3, ss)
+        ss = await sst.get("ss2")
+        expect_revisions(pods, 2, images, revisions)
+
+        # Performing a phased rolling update
+        for partition in range(1, -1, -1):
+            ss = await sst.update_with_retries("ss2", partitioned(partition))
+            ss, pods = await wait_for_partitioned_rolling_update(sst, ss)
+            expect_revisions(pods, partition, images, revisions)
+        assert ss["status"]["currentRevision"] == update, (
+            f"current revision {ss['status']['currentRevision']} does not equal update revision {update} "
+            "on update completion"
+        )
+
+
+async def test_should_implement_legacy_replacement_when_the_update_strategy_is_on_delete(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """should implement legacy replacement when the update strategy is OnDelete"""
+    async with upstream_case(kruise_sandbox_all_gates, "statefulset") as case:
+        sst = await setup(case)
+        ss = new_statefulset("ss2", case.ns, HEADLESS_SVC, 3, [], [], LABELS)
+        ss["spec"]["template"]["spec"]["containers"][0]["readinessProbe"] = dict(HTTP_PROBE)
+        ss["spec"]["updateStrategy"] = {"type": "OnDelete"}
+        ss = await sst.create(ss)
+        await sst.wait_for_running_and_ready(3, ss)
+        ss = await sst.wait_for_status(ss)
+        current, update = ss["status"]["currentRevision"], ss["status"]["updateRevision"]
+        assert current == update, f"created with update revision {update} not equal to current {current}"
+        for pod in await sst.pods(ss):
+            assert revision_of(pod) == current, pod["metadata"]
+
+        # Restoring Pods to the current revision
+        for index in range(3):
+            await delete_stateful_pod_at_index(case, index, ss)
+        await sst.wait_for_running_and_ready(3, ss)
+        ss = await sst.get("ss2")
+        for pod in await sst.pods(ss):
+            assert revision_of(pod) == current, pod["metadata"]
+
+        old_image = ss["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert old_image != NEW_NGINX_IMAGE, "Incorrect test setup: should update to a different image"
+        ss = await sst.update_with_retries("ss2", set_image(NEW_NGINX_IMAGE))
+
+        # Creating a new revision
+        ss = await sst.wait_for_status(ss)
+        current, update = ss["status"]["currentRevision"], ss["status"]["updateRevision"]
+        assert current != update, "Current revision should not equal update revision during rolling update"
+
+        # Recreating Pods at the new revision
+        for index in range(3):
+            await delete_stateful_pod_at_index(case, index, ss)
+        await sst.wait_for_running_and_ready(3, ss)
+        ss = await sst.get("ss2")
+        for pod in await sst.pods(ss):
+            name, image = pod["metadata"]["name"], pod["spec"]["containers"][0]["image"]
+            assert image == NEW_NGINX_IMAGE, f"Pod {name} has image {image}, not {NEW_NGINX_IMAGE}"
+            assert revision_of(pod) == update, f"Pod {name} has revision {revision_of(pod)}, not {update}"
