@@ -6,6 +6,7 @@ docs/upstream-e2e.md maps every upstream case to its test here, and says why the
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from harness import Cluster
@@ -21,7 +22,7 @@ from statefulset_tester import (
     wait_for_partitioned_rolling_update,
     with_specified_deleted,
 )
-from upstream_kit import Case, Obj, upstream_case
+from upstream_kit import Case, Obj, is_ready, upstream_case
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -105,7 +106,9 @@ async def delete_stateful_pod_at_index(case: Case, index: int, ss: Obj) -> None:
     await case.kubectl("delete", "pod", f"{ss['metadata']['name']}-{index}")
 
 
-def partitioned(partition: int):
+def partitioned(partition: int) -> Callable[[Obj], None]:
+    """The phase's update: the strategy replaced by a rolling update held at `partition`."""
+
     def change(update: Obj) -> None:
         update["spec"]["updateStrategy"] = {
             "type": "RollingUpdate",
@@ -212,3 +215,107 @@ async def test_should_implement_legacy_replacement_when_the_update_strategy_is_o
             name, image = pod["metadata"]["name"], pod["spec"]["containers"][0]["image"]
             assert image == NEW_NGINX_IMAGE, f"Pod {name} has image {image}, not {NEW_NGINX_IMAGE}"
             assert revision_of(pod) == update, f"Pod {name} has revision {revision_of(pod)}, not {update}"
+
+
+def in_place_set(case: Case) -> Obj:
+    """The in-place cases' set: 3 nginx pods with the http probe, `InPlaceIfPossible` with a 10 s grace
+    period, and the `InPlaceUpdateReady` readiness gate."""
+    ss = new_statefulset(SS_NAME, case.ns, HEADLESS_SVC, 3, [], [], LABELS)
+    ss["spec"]["template"]["spec"]["containers"][0]["readinessProbe"] = dict(HTTP_PROBE)
+    ss["spec"]["updateStrategy"] = {
+        "type": "RollingUpdate",
+        "rollingUpdate": {
+            "podUpdatePolicy": "InPlaceIfPossible",
+            "inPlaceUpdateStrategy": {"gracePeriodSeconds": 10},
+        },
+    }
+    ss["spec"]["template"]["spec"]["readinessGates"] = [{"conditionType": "InPlaceUpdateReady"}]
+    return ss
+
+
+async def in_place_rollout(
+    case: Case, sst: StatefulSetTester, ss: Obj, change: Callable[[Obj], None]
+) -> tuple[Obj, list[Obj], str]:
+    """The steps the in-place cases share: create, check every pod at the one revision, delete and get
+    them back at it, apply `change` held at partition 3 (a new revision, nothing updated), then
+    partition 0 and wait for pod 0 — the last one updated — to leave the old revision and be ready, and
+    for all 3 to be running and ready. Returns the set, its pods and the update revision."""
+    ss = await sst.create(ss)
+    await sst.wait_for_running_and_ready(3, ss)
+    ss = await sst.wait_for_status(ss)
+    current, update = ss["status"]["currentRevision"], ss["status"]["updateRevision"]
+    assert current == update, f"created with update revision {update} not equal to current {current}"
+    pods = sort_stateful_pods(await sst.pods(ss))
+    for pod in pods:
+        assert revision_of(pod) == current, pod["metadata"]
+
+    # Restoring Pods to the current revision
+    for index in range(3):
+        await delete_stateful_pod_at_index(case, index, ss)
+    await sst.wait_for_running_and_ready(3, ss)
+    ss = await sst.get(SS_NAME)
+    for pod in await sst.pods(ss):
+        assert revision_of(pod) == current, pod["metadata"]
+
+    def held(update: Obj) -> None:
+        change(update)
+        update["spec"]["updateStrategy"].setdefault("rollingUpdate", {})["partition"] = 3
+
+    ss = await sst.update_with_retries(SS_NAME, held)
+
+    # Creating a new revision
+    ss = await sst.wait_for_status(ss)
+    current, update = ss["status"]["currentRevision"], ss["status"]["updateRevision"]
+    assert current != update, "Current revision should not equal update revision during rolling update"
+    ss = await sst.update_with_retries(
+        SS_NAME, lambda s: s["spec"]["updateStrategy"]["rollingUpdate"].update({"partition": 0})
+    )
+
+    # InPlace update Pods at the new revision (`WaitForPodUpdatedAndRunning`)
+    first = pods[0]["metadata"]["name"]
+
+    def updated(_: Obj, current_pods: list[Obj]) -> bool:
+        return any(
+            p["metadata"]["name"] == first and revision_of(p) != current and is_ready(p) for p in current_pods
+        )
+
+    await sst.wait_for_state(ss, updated, f"pod {first} updated and ready")
+    await sst.wait_for_running_and_ready(3, ss)
+    ss = await sst.get(SS_NAME)
+    return ss, await sst.pods(ss), update
+
+
+async def test_should_in_place_update_pods_when_the_pod_update_strategy_is_in_place(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """should in-place update pods when the pod update strategy is InPlace"""
+    async with upstream_case(kruise_sandbox_all_gates, "statefulset") as case:
+        sst = await setup(case)
+        ss = in_place_set(case)
+        assert ss["spec"]["template"]["spec"]["containers"][0]["image"] != NEW_NGINX_IMAGE
+        ss, pods, update = await in_place_rollout(case, sst, ss, set_image(NEW_NGINX_IMAGE))
+        for pod in pods:
+            name, image = pod["metadata"]["name"], pod["spec"]["containers"][0]["image"]
+            assert image == NEW_NGINX_IMAGE, f"Pod {name} has image {image}, not {NEW_NGINX_IMAGE}"
+            assert revision_of(pod) == update, f"Pod {name} has revision {revision_of(pod)}, not {update}"
+
+
+async def test_should_in_place_update_env_from_label(kruise_sandbox_all_gates: Cluster):
+    """should in-place update env from label"""
+    async with upstream_case(kruise_sandbox_all_gates, "statefulset") as case:
+        sst = await setup(case)
+        ss = in_place_set(case)
+        template = ss["spec"]["template"]
+        template["metadata"]["labels"] = {"test-env": "foo", **LABELS}
+        template["spec"]["containers"][0]["env"] = [
+            {"name": "TEST_ENV", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['test-env']"}}}
+        ]
+
+        def relabel(update: Obj) -> None:
+            update["spec"]["template"]["metadata"]["labels"]["test-env"] = "bar"
+
+        ss, pods, update = await in_place_rollout(case, sst, ss, relabel)
+        for pod in pods:
+            restarts = pod["status"]["containerStatuses"][0]["restartCount"]
+            assert restarts == 1, f"Pod {pod['metadata']['name']} restarted {restarts} times"
+            assert revision_of(pod) == update, pod["metadata"]
