@@ -319,3 +319,81 @@ async def test_should_in_place_update_env_from_label(kruise_sandbox_all_gates: C
             restarts = pod["status"]["containerStatuses"][0]["restartCount"]
             assert restarts == 1, f"Pod {pod['metadata']['name']} restarted {restarts} times"
             assert revision_of(pod) == update, pod["metadata"]
+
+
+# Context "Scaling StatefulSetStartOrdinal": a 2-replica set (no claims), its pods named from
+# `.spec.ordinals.start`.
+
+
+def active_pod_names(pods: list[Obj]) -> list[str]:
+    """`expectPodNames`' view: by ordinal, without terminating or finished pods (as the controller
+    counts them)."""
+    return [
+        p["metadata"]["name"]
+        for p in sort_stateful_pods(pods)
+        if not p["metadata"].get("deletionTimestamp")
+        and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    ]
+
+
+async def start_ordinal_case(
+    cluster: Cluster,
+    start: int | None,
+    first: list[str],
+    change: Callable[[Obj], None],
+    then: list[str],
+    replicas_after: int = 2,
+) -> None:
+    async with upstream_case(cluster, "statefulset") as case:
+        sst = await setup(case)
+        ss = new_statefulset(SS_NAME, case.ns, HEADLESS_SVC, 2, [], [], LABELS)
+        if start is not None:
+            ss["spec"]["ordinals"] = {"start": start}
+        ss = await sst.create(ss)
+        await sst.wait_for_status(ss)
+        await sst.wait_for_status_replicas(ss, 2)
+        await sst.wait_for_status_ready_replicas(ss, 2)
+
+        # Confirming 2 replicas, with the first start ordinal
+        assert active_pod_names(await sst.pods(ss)) == first
+
+        ss = await sst.update_with_retries(SS_NAME, change)
+        # we need to ensure we wait for all the new ones to show up, not just for any random ones
+        await sst.wait_for_status(ss)
+        await sst.wait_for_state(ss, lambda _, pods: active_pod_names(pods) == then, f"pods {then}")
+        await sst.wait_for_status_replicas(ss, replicas_after)
+        await sst.wait_for_status_ready_replicas(ss, replicas_after)
+
+
+def ordinals(start: int | None, replicas: int | None = None) -> Callable[[Obj], None]:
+    def change(update: Obj) -> None:
+        if start is None:
+            update["spec"].pop("ordinals", None)
+        else:
+            update["spec"]["ordinals"] = {"start": start}
+        if replicas is not None:
+            update["spec"]["replicas"] = replicas
+
+    return change
+
+
+async def test_setting_start_ordinal(kruise_sandbox_all_gates: Cluster):
+    """Setting .start.ordinal"""
+    await start_ordinal_case(
+        kruise_sandbox_all_gates, None, ["ss-0", "ss-1"], ordinals(2, 3), ["ss-2", "ss-3", "ss-4"], 3
+    )
+
+
+async def test_increasing_start_ordinal(kruise_sandbox_all_gates: Cluster):
+    """Increasing .start.ordinal"""
+    await start_ordinal_case(kruise_sandbox_all_gates, 2, ["ss-2", "ss-3"], ordinals(4), ["ss-4", "ss-5"])
+
+
+async def test_decreasing_start_ordinal(kruise_sandbox_all_gates: Cluster):
+    """Decreasing .start.ordinal"""
+    await start_ordinal_case(kruise_sandbox_all_gates, 3, ["ss-3", "ss-4"], ordinals(2), ["ss-2", "ss-3"])
+
+
+async def test_removing_start_ordinal(kruise_sandbox_all_gates: Cluster):
+    """Removing .start.ordinal"""
+    await start_ordinal_case(kruise_sandbox_all_gates, 3, ["ss-3", "ss-4"], ordinals(None), ["ss-0", "ss-1"])
