@@ -1,7 +1,8 @@
-"""Upstream's Advanced StatefulSet e2e, Describe "StatefulSet v1beta1", context "Basic StatefulSet
-functionality [StatefulSetBasic]" (openkruise/kruise v1.9.0 test/e2e/apps/v1beta1/statefulset.go),
-translated to kubectl on the AllAlpha sandbox: same objects, same steps, same assertions.
-docs/upstream-e2e.md maps every upstream case to its test here, and says why the others wait."""
+"""Upstream's Advanced StatefulSet e2e, Describe "StatefulSet v1beta1" — contexts "Basic StatefulSet
+functionality [StatefulSetBasic]" and "Scaling StatefulSetStartOrdinal" (openkruise/kruise v1.9.0
+test/e2e/apps/v1beta1/statefulset.go) — translated to kubectl on the AllAlpha sandbox: same objects,
+same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here, and says
+why the others wait."""
 
 from __future__ import annotations
 
