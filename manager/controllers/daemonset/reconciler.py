@@ -21,20 +21,16 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value
-from kruise.api.controllerref import new_controller_ref
 from kruise.api.daemonset import ROLLING_IN_PLACE_IF_POSSIBLE, STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import (
     CONDITION_INPLACE_UPDATE_READY,
     LABEL_CONTROLLER_REVISION_HASH,
-    LIFECYCLE_STATE_PREPARING_DELETE,
 )
 from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
-from kruise.control.common import lifecycle, podreadiness
+from kruise.control.common import podreadiness
 from kruise.control.common.inplace.spec import calculate_update_spec
 from kruise.control.common.nodeeligibility import (
     NodeFit,
-    bind_to_node,
-    create_pod_template,
     node_name,
     should_run_on_node,
 )
@@ -51,12 +47,11 @@ from kruise.control.daemonset.rollingupdate import (
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
-from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
-from kruise.kube.slowstart import slow_start
+from kruise.manager.controllers.daemonset.nodesync import CREATE_PASS_SECONDS, NodeSync, rolling, rolling_type
 from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import claim_objects, claimed_view, selector_of
@@ -67,11 +62,6 @@ from kruise.manager.writers.status import StatusWriter
 log = structlog.get_logger("kruise.manager.daemonset")
 
 Obj = Mapping[str, Any]
-DEFAULT_BURST_REPLICAS = 250
-CREATE_PASS_SECONDS = 3.0
-"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
-written once, with the pods created so far) and the pods' add events bring the next one, so status
-shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
 STATUS_PACE_SECONDS = 1.0
 """A status write that only moves the counters waits until this long after the previous one (the pass
 asks to be run again then): once passes are short, every pod turning ready would otherwise bring its
@@ -121,9 +111,8 @@ class DaemonSetReconciler:
         self.scale_expectations = scale_expectations
         self.rv_expectations = rv_expectations
         self.wall = wall
-        self.clock = clock or RealClock()
-        self.create_pass_seconds = create_pass_seconds
-        self.monotonic = monotonic or self.clock.now
+        self._clock = clock or RealClock()
+        self.monotonic = monotonic or self._clock.now
         self.failed_backoff = failed_backoff or FailedPodsBackoff()
         self.status_pace_seconds = status_pace_seconds
         self._status_written: dict[str, float] = {}  # daemonset key -> clock time of its last status write
@@ -136,6 +125,36 @@ class DaemonSetReconciler:
             vertical_scaling=gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
             resize_subresource=resize_subresource,
         )
+        self.node_sync = NodeSync(
+            client,
+            recorder,
+            scale_expectations,
+            pods,
+            self.inplace.pods,
+            wall,
+            clock=self._clock,
+            create_pass_seconds=create_pass_seconds,
+        )
+
+    # The pacing knobs stay settable on the reconciler (tests and benchmarks tune them after
+    # construction); they belong to the parts that act on them.
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._clock = clock
+        self.node_sync.clock = clock
+
+    @property
+    def create_pass_seconds(self) -> float:
+        return self.node_sync.create_pass_seconds
+
+    @create_pass_seconds.setter
+    def create_pass_seconds(self, seconds: float) -> None:
+        self.node_sync.create_pass_seconds = seconds
 
     # ---- the pass ---------------------------------------------------------------------------
 
@@ -220,7 +239,7 @@ class DaemonSetReconciler:
             update_hash,
             settings.template_generation,
         )
-        await self._sync_nodes(ds, key, manage.pods_to_delete, to_create, update_hash)
+        await self.node_sync.sync(ds, key, manage.pods_to_delete, to_create, update_hash)
 
         if not self._expectations_satisfied(key, ds, delays):
             await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
@@ -301,119 +320,6 @@ class DaemonSetReconciler:
         limit = spec_of(ds).get("revisionHistoryLimit")
         await self.revision_writer.delete(ds["metadata"]["namespace"], revisions_to_prune(old, live, limit))
 
-    # ---- pod writes -----------------------------------------------------------------------------
-
-    async def _sync_nodes(
-        self,
-        ds: dict[str, Any],
-        key: str,
-        to_delete: Sequence[str],
-        to_create: Sequence[str],
-        update_hash: str,
-    ) -> None:
-        """syncNodes: PreparingDelete first for pods a preDelete hook holds; then at most
-        ``burstReplicas`` creates and deletes, each expected before it is sent. Creates go in
-        slow-start batches (1, 2, 4, ... at once, as upstream), none after a batch with a failure and
-        none starting after ``CREATE_PASS_SECONDS`` (the nodes left are not expected, the next pass
-        creates them). One create at a time would leave the client's rate limit mostly unused: each
-        request waits for the previous answer."""
-        to_delete = await self._prepare_delete(ds, to_delete)
-        burst = _burst_replicas(ds)
-        to_create, to_delete = list(to_create)[:burst], list(to_delete)[:burst]
-        errors: list[BaseException] = []
-        if to_create:
-            template = self._pod_template(ds, update_hash)
-            deadline = self.clock.now() + self.create_pass_seconds
-
-            async def create_on(node: str) -> None:
-                if self.clock.now() >= deadline:
-                    return  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
-                self.scale_expectations.expect(key, ScaleExpectations.CREATE, node)
-                try:
-                    created = await self.client.create(PODS, self._pod_for(ds, template, node))
-                except Exception as exc:
-                    self.scale_expectations.observe(key, ScaleExpectations.CREATE, node)
-                    self.recorder.event(ds, "Warning", "FailedCreate", f"Error creating: {exc}")
-                    raise
-                self.recorder.event(
-                    ds, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
-                )
-
-            _, error = await slow_start(to_create, create_on)
-            if error is not None:
-                errors.append(error)
-        namespace = ds["metadata"]["namespace"]
-        for name in to_delete:
-            self.scale_expectations.expect(key, ScaleExpectations.DELETE, name)
-            try:
-                await self.client.delete(PODS, name, namespace)
-            except NotFound:
-                self.scale_expectations.observe(key, ScaleExpectations.DELETE, name)
-                continue
-            except Exception as exc:
-                self.scale_expectations.observe(key, ScaleExpectations.DELETE, name)
-                self.recorder.event(ds, "Warning", "FailedDelete", f"Error deleting: {exc}")
-                errors.append(exc)
-                continue
-            self.recorder.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
-        if errors:
-            raise errors[0]
-
-    async def _prepare_delete(self, ds: Obj, names: Sequence[str]) -> list[str]:
-        """syncWithPreparingDelete: a pod its preDelete hook still holds is moved to PreparingDelete
-        (and marked not ready when asked) instead of being deleted; it goes once the hook lets go."""
-        hook = section(ds, "spec", "lifecycle").get("preDelete")
-        if not hook:
-            return list(names)
-        namespace = ds["metadata"]["namespace"]
-        deletable = []
-        for name in names:
-            pod = self.pods.get(f"{namespace}/{name}")
-            if pod is None:
-                continue
-            if not lifecycle.is_hooked(hook, pod):
-                deletable.append(name)
-                continue
-            if lifecycle.pod_state(pod) != LIFECYCLE_STATE_PREPARING_DELETE:
-                await self.inplace.pods.set_lifecycle_state(
-                    pod, LIFECYCLE_STATE_PREPARING_DELETE, bool(hook.get("markPodNotReady")), self.wall()
-                )
-        return deletable
-
-    def _pod_template(self, ds: Obj, update_hash: str) -> dict[str, Any]:
-        settings = RollingUpdateSettings.from_daemonset(ds)
-        template = create_pod_template(
-            spec_of(ds).get("template") or {}, settings.template_generation, update_hash
-        )
-        if (
-            settings.strategy_type == STRATEGY_ROLLING_UPDATE
-            and _rolling_type(ds) == ROLLING_IN_PLACE_IF_POSSIBLE
-        ):
-            gates = list(template["spec"].get("readinessGates") or [])
-            gates.append({"conditionType": CONDITION_INPLACE_UPDATE_READY})
-            template["spec"]["readinessGates"] = gates
-        return template
-
-    @staticmethod
-    def _pod_for(ds: Obj, template: Obj, node: str) -> dict[str, Any]:
-        """GetPodFromTemplate for one node: ``generateName <ds>-``, controller reference, the
-        template bound to the node by required node affinity."""
-        bound = bind_to_node(template, node)
-        meta = ds["metadata"]
-        template_meta = bound.get("metadata") or {}
-        pod_meta: dict[str, Any] = {
-            "generateName": f"{meta['name']}-",
-            "namespace": meta["namespace"],
-            "labels": dict(section(template_meta, "labels")),
-            "ownerReferences": [
-                new_controller_ref(ds, api_version="apps.kruise.io/v1alpha1", kind="DaemonSet")
-            ],
-        }
-        for field in ("annotations", "finalizers"):
-            if template_meta.get(field):
-                pod_meta[field] = copy.deepcopy(template_meta[field])
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": bound["spec"]}
-
     # ---- rolling update -------------------------------------------------------------------------
 
     async def _rolling_update(
@@ -447,9 +353,9 @@ class DaemonSetReconciler:
         if plan.budget is None:
             return
         to_delete = list(plan.pods_to_delete)
-        if plan.budget.max_surge == 0 and _rolling_type(ds) == ROLLING_IN_PLACE_IF_POSSIBLE:
+        if plan.budget.max_surge == 0 and rolling_type(ds) == ROLLING_IN_PLACE_IF_POSSIBLE:
             to_delete = await self._update_in_place(ds, to_delete, current, old, now)
-        await self._sync_nodes(ds, key, to_delete, plan.nodes_to_create, update_hash)
+        await self.node_sync.sync(ds, key, to_delete, plan.nodes_to_create, update_hash)
 
     async def _update_in_place(
         self, ds: Obj, names: Sequence[str], current: Obj, old: Sequence[Obj], now: datetime
@@ -558,7 +464,7 @@ class DaemonSetReconciler:
         if wait > 0:
             delays.append(wait)
             return
-        self._status_written[key] = self.clock.now()
+        self._status_written[key] = self._clock.now()
         write = await self.status_writer.write(ds, status, partial=True)
         if write.obj is not None:
             self._status_sent[key] = (_rv_int(write.obj), status)
@@ -591,7 +497,7 @@ class DaemonSetReconciler:
         desired = counters["desiredNumberScheduled"]
         if counters["updatedNumberScheduled"] == desired and counters["numberAvailable"] == desired:
             return 0.0
-        since = self.clock.now() - self._status_written[key]
+        since = self._clock.now() - self._status_written[key]
         return max(0.0, self.status_pace_seconds - since)
 
 
@@ -613,35 +519,18 @@ def _rv_int(obj: Obj | None) -> int | None:
         return None
 
 
-def _rolling(ds: Obj) -> Mapping[str, Any]:
-    return (section(ds, "spec", "updateStrategy").get("rollingUpdate")) or {}
-
-
-def _rolling_type(ds: Obj) -> str:
-    return _rolling(ds).get("rollingUpdateType") or ""
-
-
 def _allow_surge(ds: Obj) -> bool:
     """allowSurge: a RollingUpdate whose maxSurge, scaled against one node, is positive."""
     strategy = spec_of(ds).get("updateStrategy") or {}
     if (strategy.get("type") or STRATEGY_ROLLING_UPDATE) != STRATEGY_ROLLING_UPDATE:
         return False
-    surge = _rolling(ds).get("maxSurge")
+    surge = rolling(ds).get("maxSurge")
     if surge is None:
         return False
     try:
         return scaled_value(surge, 1, round_up=True) > 0
     except IntOrStringError:
         return False
-
-
-def _burst_replicas(ds: Obj) -> int:
-    burst = spec_of(ds).get("burstReplicas")
-    desired = int(status_of(ds).get("desiredNumberScheduled") or 0)
-    try:
-        return scaled_value(DEFAULT_BURST_REPLICAS if burst is None else burst, desired, round_up=False)
-    except IntOrStringError:
-        return DEFAULT_BURST_REPLICAS
 
 
 def _has_in_place_gate(pod: Obj) -> bool:
