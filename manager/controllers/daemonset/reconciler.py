@@ -11,24 +11,19 @@ rolling-update pass (skipped while ``paused``); prune revision history; write th
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 import structlog
 
 from kruise.api import features
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value
-from kruise.api.daemonset import ROLLING_IN_PLACE_IF_POSSIBLE, STRATEGY_ROLLING_UPDATE
+from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import (
-    CONDITION_INPLACE_UPDATE_READY,
     LABEL_CONTROLLER_REVISION_HASH,
 )
-from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
-from kruise.control.common import podreadiness
-from kruise.control.common.inplace.spec import calculate_update_spec
+from kruise.api.objects import meta_of, section, spec_of, status_of
 from kruise.control.common.nodeeligibility import (
     NodeFit,
     node_name,
@@ -40,9 +35,7 @@ from kruise.control.daemonset.history import plan_history, revision_hash, revisi
 from kruise.control.daemonset.manage import availability_wait, compute_status, group_by_node, plan_manage
 from kruise.control.daemonset.progressive import limit_creation
 from kruise.control.daemonset.rollingupdate import (
-    RollingUpdateError,
     RollingUpdateSettings,
-    plan_rolling_update,
 )
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
@@ -51,7 +44,8 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
-from kruise.manager.controllers.daemonset.nodesync import CREATE_PASS_SECONDS, NodeSync, rolling, rolling_type
+from kruise.manager.controllers.daemonset.nodesync import CREATE_PASS_SECONDS, NodeSync, rolling
+from kruise.manager.controllers.daemonset.updater import Updater
 from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import claim_objects, claimed_view, selector_of
@@ -135,6 +129,7 @@ class DaemonSetReconciler:
             clock=self._clock,
             create_pass_seconds=create_pass_seconds,
         )
+        self.updater = Updater(recorder, gates, pods, self.inplace, self.node_sync)
 
     # The pacing knobs stay settable on the reconciler (tests and benchmarks tune them after
     # construction); they belong to the parts that act on them.
@@ -245,9 +240,9 @@ class DaemonSetReconciler:
             await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
             return _result(delays)
 
-        await self._refresh_in_place(ds, now, delays)
+        await self.updater.refresh_in_place(ds, now, delays)
         if settings.strategy_type == STRATEGY_ROLLING_UPDATE and not settings.paused:
-            await self._rolling_update(ds, key, nodes, fit_of, current, old, settings, now)
+            await self.updater.rolling_update(ds, key, nodes, fit_of, current, old, settings, now)
 
         await self._cleanup_history(ds, old)
         await self._update_status(ds, nodes, fit_of, update_hash, observed=True, delays=delays)
@@ -319,103 +314,6 @@ class DaemonSetReconciler:
         }
         limit = spec_of(ds).get("revisionHistoryLimit")
         await self.revision_writer.delete(ds["metadata"]["namespace"], revisions_to_prune(old, live, limit))
-
-    # ---- rolling update -------------------------------------------------------------------------
-
-    async def _rolling_update(
-        self,
-        ds: dict[str, Any],
-        key: str,
-        nodes: Sequence[Obj],
-        fit_of: Any,
-        current: Obj,
-        old: Sequence[Obj],
-        settings: RollingUpdateSettings,
-        now: datetime,
-    ) -> None:
-        update_hash = revision_hash(current)
-        eligible = {node_name(n) for n in nodes if fit_of(n).should_run}
-        node_to_pods = group_by_node(self._owned_pods(ds))
-        try:
-            plan = plan_rolling_update(
-                settings,
-                nodes,
-                eligible,
-                node_to_pods,
-                update_hash,
-                now,
-                prune_ineligible_nodes=self.gates.enabled(features.DAEMONSET_PRUNE_INELIGIBLE_NODES),
-            )
-        except RollingUpdateError as exc:
-            self.recorder.event(ds, "Warning", "InvalidRollingUpdate", str(exc))
-            log.error("rolling update not evaluable", daemonset=key, error=str(exc))
-            return
-        if plan.budget is None:
-            return
-        to_delete = list(plan.pods_to_delete)
-        if plan.budget.max_surge == 0 and rolling_type(ds) == ROLLING_IN_PLACE_IF_POSSIBLE:
-            to_delete = await self._update_in_place(ds, to_delete, current, old, now)
-        await self.node_sync.sync(ds, key, to_delete, plan.nodes_to_create, update_hash)
-
-    async def _update_in_place(
-        self, ds: Obj, names: Sequence[str], current: Obj, old: Sequence[Obj], now: datetime
-    ) -> list[str]:
-        """inPlaceUpdatePods: pods with the InPlaceUpdateReady gate whose revision differs from the
-        current one only in images (and metadata) are updated in place; the rest are recreated."""
-        namespace = ds["metadata"]["namespace"]
-        update_hash = revision_hash(current)
-        recreate: list[str] = []
-        for name in names:
-            pod = self.pods.get(f"{namespace}/{name}")
-            spec = None
-            if pod is not None and _has_in_place_gate(pod):
-                label = section(pod["metadata"], "labels").get(LABEL_CONTROLLER_REVISION_HASH)
-                previous = next((r for r in old if revision_hash(r) == label), None)
-                spec = calculate_update_spec(
-                    previous,
-                    current,
-                    revision_name=update_hash,
-                    vertical_scaling=self.inplace.vertical_scaling,
-                )
-            if pod is None or spec is None:
-                recreate.append(name)
-                continue
-            try:
-                await self.inplace.start(pod, spec, now, write_revision=_write_revision)
-            except Exception as exc:
-                self.recorder.event(
-                    ds,
-                    "Warning",
-                    "FailedUpdatePodInPlace",
-                    f"failed to update pod {name} in-place(revision {current['metadata']['name']}): {exc}",
-                )
-                raise
-            self.recorder.event(
-                ds, "Normal", "SuccessfulUpdatePodInPlace", f"successfully update pod {name} in-place"
-            )
-        return recreate
-
-    async def _refresh_in_place(self, ds: Obj, now: datetime, delays: list[float]) -> None:
-        """refreshUpdateStates: move every in-flight in-place update one step. A new pod's first
-        refresh writes `InPlaceUpdateReady` and `KruisePodReady` together (or the latter alone when the
-        pod has no in-place gate): one status write per new pod. The pods are refreshed at once (each
-        pod's writes are its own): one after the other, 100 new pods' status writes took twice what
-        the client's rate limit allows."""
-
-        async def refresh_one(pod: Obj) -> None:
-            step = self.inplace.refresh_step(pod, now, _matches_revision)
-            if not meta_of(pod).get("deletionTimestamp"):
-                step = podreadiness.fold_initial_condition(step, pod, now)
-            outcome = await self.inplace.refresh(pod, now, _matches_revision, step)
-            if outcome.requeue_after:
-                delays.append(outcome.requeue_after)
-
-        results = await asyncio.gather(
-            *(refresh_one(p) for p in self._owned_pods(ds)), return_exceptions=True
-        )
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
 
     # ---- status ---------------------------------------------------------------------------------
 
@@ -531,16 +429,3 @@ def _allow_surge(ds: Obj) -> bool:
         return scaled_value(surge, 1, round_up=True) > 0
     except IntOrStringError:
         return False
-
-
-def _has_in_place_gate(pod: Obj) -> bool:
-    gates = spec_of(pod).get("readinessGates") or []
-    return any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates)
-
-
-def _write_revision(obj: dict[str, Any], revision: str) -> None:
-    obj.setdefault("metadata", {}).setdefault("labels", {})[LABEL_CONTROLLER_REVISION_HASH] = revision
-
-
-def _matches_revision(pod: Mapping[str, Any], revision: str) -> bool:
-    return labels_of(pod).get(LABEL_CONTROLLER_REVISION_HASH) == revision
