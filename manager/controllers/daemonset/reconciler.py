@@ -7,6 +7,11 @@ writes are not in the cache yet, only refresh the status; otherwise run the mana
 eligible nodes, off ineligible ones); if that wrote nothing, advance in-place updates and run one
 rolling-update pass (skipped while ``paused``); prune revision history; write the status with
 ``observedGeneration``.
+
+This module keeps the order and what decides between steps (caches, expectations, revisions); the
+steps' writes live beside it, as CloneSet's do: ``nodesync.py`` creates and deletes pods per node for
+both the manage plan and the rolling update, ``updater.py`` carries out the update half,
+``status.py`` writes the paced status.
 """
 
 from __future__ import annotations
@@ -20,23 +25,15 @@ import structlog
 from kruise.api import features
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
-from kruise.api.keys import (
-    LABEL_CONTROLLER_REVISION_HASH,
-)
-from kruise.api.objects import meta_of, section, spec_of, status_of
-from kruise.control.common.nodeeligibility import (
-    NodeFit,
-    node_name,
-    should_run_on_node,
-)
+from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import section, spec_of, status_of
+from kruise.control.common.nodeeligibility import NodeFit, node_name, should_run_on_node
 from kruise.control.daemonset import predownload
 from kruise.control.daemonset.backoff import FailedPodsBackoff, backoff_key
 from kruise.control.daemonset.history import plan_history, revision_hash, revisions_to_prune
-from kruise.control.daemonset.manage import availability_wait, compute_status, group_by_node, plan_manage
+from kruise.control.daemonset.manage import group_by_node, plan_manage
 from kruise.control.daemonset.progressive import limit_creation
-from kruise.control.daemonset.rollingupdate import (
-    RollingUpdateSettings,
-)
+from kruise.control.daemonset.rollingupdate import RollingUpdateSettings
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
@@ -45,6 +42,7 @@ from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectati
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
 from kruise.manager.controllers.daemonset.nodesync import CREATE_PASS_SECONDS, NodeSync, rolling
+from kruise.manager.controllers.daemonset.status import StatusUpdater
 from kruise.manager.controllers.daemonset.updater import Updater
 from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
@@ -56,21 +54,6 @@ from kruise.manager.writers.status import StatusWriter
 log = structlog.get_logger("kruise.manager.daemonset")
 
 Obj = Mapping[str, Any]
-STATUS_PACE_SECONDS = 1.0
-"""A status write that only moves the counters waits until this long after the previous one (the pass
-asks to be run again then): once passes are short, every pod turning ready would otherwise bring its
-own status write. A write that changes observedGeneration or the hash, or that shows every scheduled
-pod updated and available, is never held back (issue 18: status written at least every few
-seconds, at most once per pass)."""
-STATUS_COUNTERS = (
-    "desiredNumberScheduled",
-    "currentNumberScheduled",
-    "numberMisscheduled",
-    "numberReady",
-    "updatedNumberScheduled",
-    "numberAvailable",
-    "numberUnavailable",
-)
 
 
 class DaemonSetReconciler:
@@ -108,10 +91,9 @@ class DaemonSetReconciler:
         self._clock = clock or RealClock()
         self.monotonic = monotonic or self._clock.now
         self.failed_backoff = failed_backoff or FailedPodsBackoff()
-        self.status_pace_seconds = status_pace_seconds
-        self._status_written: dict[str, float] = {}  # daemonset key -> clock time of its last status write
-        self._status_sent: dict[str, tuple[int | None, dict[str, Any]]] = {}
-        """daemonset key -> (resourceVersion the server answered, status) of this controller's last write"""
+        self.status = StatusUpdater(
+            self.status_writer, pods, wall, clock=self._clock, pace_seconds=status_pace_seconds
+        )
         # upstream's ADS runs the shared in-place code with the global gates, so resizes apply here too
         self.inplace = InPlaceWriter(
             client,
@@ -142,6 +124,7 @@ class DaemonSetReconciler:
     def clock(self, clock: Clock) -> None:
         self._clock = clock
         self.node_sync.clock = clock
+        self.status.clock = clock
 
     @property
     def create_pass_seconds(self) -> float:
@@ -151,14 +134,21 @@ class DaemonSetReconciler:
     def create_pass_seconds(self, seconds: float) -> None:
         self.node_sync.create_pass_seconds = seconds
 
+    @property
+    def status_pace_seconds(self) -> float:
+        return self.status.pace_seconds
+
+    @status_pace_seconds.setter
+    def status_pace_seconds(self, seconds: float) -> None:
+        self.status.pace_seconds = seconds
+
     # ---- the pass ---------------------------------------------------------------------------
 
     async def reconcile(self, key: str) -> Result | None:
         cached = self.daemonsets.get(key)
         if cached is None:
             self.scale_expectations.delete(key)
-            self._status_written.pop(key, None)
-            self._status_sent.pop(key, None)
+            self.status.forget(key)
             return None
         ds: dict[str, Any] = copy.deepcopy(dict(cached))
         if ds["metadata"].get("deletionTimestamp"):
@@ -196,7 +186,7 @@ class DaemonSetReconciler:
         await claim_objects(self.client, ds, ADVANCED_DAEMONSETS, PODS, self.pods, matches)
 
         if not self._expectations_satisfied(key, ds, delays):
-            await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
+            await self.status.update(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
             return _result(delays)
 
         await self._pre_download(ds, key, current, old)
@@ -237,7 +227,7 @@ class DaemonSetReconciler:
         await self.node_sync.sync(ds, key, manage.pods_to_delete, to_create, update_hash)
 
         if not self._expectations_satisfied(key, ds, delays):
-            await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
+            await self.status.update(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
             return _result(delays)
 
         await self.updater.refresh_in_place(ds, now, delays)
@@ -245,7 +235,7 @@ class DaemonSetReconciler:
             await self.updater.rolling_update(ds, key, nodes, fit_of, current, old, settings, now)
 
         await self._cleanup_history(ds, old)
-        await self._update_status(ds, nodes, fit_of, update_hash, observed=True, delays=delays)
+        await self.status.update(ds, nodes, fit_of, update_hash, observed=True, delays=delays)
         return _result(delays)
 
     async def _pre_download(self, ds: Obj, key: str, current: Obj, old: Sequence[Obj]) -> None:
@@ -315,89 +305,6 @@ class DaemonSetReconciler:
         limit = spec_of(ds).get("revisionHistoryLimit")
         await self.revision_writer.delete(ds["metadata"]["namespace"], revisions_to_prune(old, live, limit))
 
-    # ---- status ---------------------------------------------------------------------------------
-
-    async def _update_status(
-        self,
-        ds: Obj,
-        nodes: Sequence[Obj],
-        fit_of: Any,
-        update_hash: str,
-        *,
-        observed: bool,
-        delays: list[float],
-    ) -> None:
-        """updateDaemonSetStatus + storeDaemonSetStatus: one merge patch when anything changed."""
-        settings = RollingUpdateSettings.from_daemonset(ds)
-        now = self.wall()
-        owned = self._owned_pods(ds)
-        counters = compute_status(
-            nodes,
-            fit_of,
-            group_by_node(owned),
-            update_hash,
-            settings.template_generation,
-            settings.min_ready_seconds,
-            now,
-        )
-        old = ds.get("status") or {}
-        generation = ds["metadata"].get("generation")
-        unchanged = (
-            all(int(old.get(k) or 0) == v for k, v in counters.items())
-            and int(old.get("observedGeneration") or 0) >= int(generation or 0)
-            and old.get("daemonSetHash") == update_hash
-        )
-        if (wait := availability_wait(owned, settings.min_ready_seconds, counters, now)) is not None:
-            delays.append(wait)
-        if unchanged:
-            return
-        status: dict[str, Any] = {**counters, "daemonSetHash": update_hash}
-        if observed and generation is not None:
-            status["observedGeneration"] = generation
-        meta = ds["metadata"]
-        key = f"{meta['namespace']}/{meta['name']}"
-        if self._already_sent(key, ds, status):
-            return
-        wait = self._status_pace(key, old, status, counters)
-        if wait > 0:
-            delays.append(wait)
-            return
-        self._status_written[key] = self._clock.now()
-        write = await self.status_writer.write(ds, status, partial=True)
-        if write.obj is not None:
-            self._status_sent[key] = (_rv_int(write.obj), status)
-
-    def _already_sent(self, key: str, ds: Obj, status: Mapping[str, Any]) -> bool:
-        """True when ``status`` is what this controller last wrote and the cache does not show that
-        write yet: nothing to write, and nothing to wait for (the write's own watch event brings the
-        next pass). Judged against the stale cached status instead, the same counters looked like a
-        change to pace, and the pass parked the DaemonSet for a second it did not need — earlier
-        than, and so in place of, a failed pod's backoff moment."""
-        sent = self._status_sent.get(key)
-        if sent is None:
-            return False
-        sent_rv, sent_status = sent
-        cached_rv = _rv_int(ds)
-        if sent_rv is None or cached_rv is None or cached_rv >= sent_rv:
-            return False
-        return dict(status) == sent_status
-
-    def _status_pace(
-        self, key: str, old: Mapping[str, Any], status: Mapping[str, Any], counters: Mapping[str, int]
-    ) -> float:
-        """Seconds this status write waits (``STATUS_PACE_SECONDS``); 0 to write now."""
-        if self.status_pace_seconds <= 0 or key not in self._status_written:
-            return 0.0
-        if status.get("observedGeneration", old.get("observedGeneration")) != old.get("observedGeneration"):
-            return 0.0
-        if status.get("daemonSetHash") != old.get("daemonSetHash"):
-            return 0.0
-        desired = counters["desiredNumberScheduled"]
-        if counters["updatedNumberScheduled"] == desired and counters["numberAvailable"] == desired:
-            return 0.0
-        since = self._clock.now() - self._status_written[key]
-        return max(0.0, self.status_pace_seconds - since)
-
 
 # ---- helpers ----------------------------------------------------------------------------------
 
@@ -405,16 +312,6 @@ class DaemonSetReconciler:
 def _result(delays: Sequence[float]) -> Result | None:
     positive = [d for d in delays if d > 0]
     return Result(requeue_after=min(positive)) if positive else None
-
-
-def _rv_int(obj: Obj | None) -> int | None:
-    """An object's resourceVersion as a number (the emulator's and etcd's are); None when it has
-    none or it does not parse, and then nothing is judged by it."""
-    raw = meta_of(obj or {}).get("resourceVersion")
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        return None
 
 
 def _allow_surge(ds: Obj) -> bool:
