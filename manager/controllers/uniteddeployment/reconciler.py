@@ -18,7 +18,6 @@ import structlog
 
 from kruise.api.common import selector_to_string
 from kruise.api.conditions import get_condition
-from kruise.api.controllerref import controlled_by
 from kruise.api.keys import LABEL_UNITED_DEPLOYMENT_RESERVED_POD
 from kruise.api.objects import meta_of, status_of
 from kruise.api.uniteddeployment import UnitedDeployment
@@ -56,12 +55,8 @@ from kruise.control.uniteddeployment.status import (
     status_unchanged,
 )
 from kruise.control.uniteddeployment.subsets import (
-    KIND_DEPLOYMENT,
-    KIND_STATEFULSET,
     Child,
-    read_child,
     set_max_unavailable,
-    stuck_pods,
     template_kind,
 )
 from kruise.kube.client import Client, PatchType
@@ -72,7 +67,7 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import PODS, UNITED_DEPLOYMENTS, ResourceRef
-from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
+from kruise.manager.controllers.uniteddeployment.children import ChildWorkloads, owned_in_namespace
 from kruise.manager.writers.revisions import RevisionWriter
 from kruise.manager.writers.status import StatusWriter
 
@@ -108,39 +103,11 @@ class UnitedDeploymentReconciler:
         self.uds = uds
         self.children = children
         """Child kind (subsets.KIND_*) -> its resource and informer."""
-        self.pods = pods
+        self.workloads = ChildWorkloads(client, recorder, children, pods, replicasets)
         self.revisions = revisions
-        self.replicasets = replicasets
-        """ReplicaSets, to find a Deployment child's pods."""
         self.recorder = recorder
         self.expectations = expectations
         self.wall = wall
-
-    # ---- reads -----------------------------------------------------------------------------------
-
-    def _owned(self, informer: SharedInformer, ud_obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-        meta = ud_obj["metadata"]
-        return [
-            o for o in informer.by_index(NAMESPACE_INDEX, meta["namespace"]) if controlled_by(o, meta["uid"])
-        ]
-
-    def _controlled(self, informer: SharedInformer, owner: Mapping[str, Any]) -> list[dict[str, Any]]:
-        uid = owner["metadata"]["uid"]
-        return [o for o in informer.by_index(OWNER_UID_INDEX, uid) if controlled_by(o, uid)]
-
-    def _child_pods(self, kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The child's pods: its own, or for a Deployment those of its ReplicaSets (as upstream)."""
-        if kind == KIND_DEPLOYMENT:
-            sets = self._controlled(self.replicasets, obj)
-            return [pod for rs in sets for pod in self._controlled(self.pods, rs)]
-        return self._controlled(self.pods, obj)
-
-    def _read_children(self, kind: str, ud_obj: Mapping[str, Any], revision: str) -> list[Child]:
-        _, informer = self.children[kind]
-        return [
-            read_child(kind, obj, self._child_pods(kind, obj), revision)
-            for obj in self._owned(informer, ud_obj)
-        ]
 
     # ---- the pass --------------------------------------------------------------------------------
 
@@ -175,12 +142,12 @@ class UnitedDeploymentReconciler:
         kind = template_kind(ud_obj)
         if kind is None or kind not in self.children:
             raise TerminalError(f"UnitedDeployment {key}: no supported workload template")
-        existing, duplicates = group_children(self._read_children(kind, ud_obj, expected_revision))
+        existing, duplicates = group_children(self.workloads.read(kind, ud_obj, expected_revision))
         for child in duplicates:
             bound.info(
                 "Deleted duplicated Subset for subset name", subset=child.name, subset_name=child.subset_name
             )
-            await self._delete(kind, child.obj)
+            await self.workloads.delete(kind, child.obj)
 
         requeue = Requeue()
         assessments = await self._assess(ud, status, existing, expected_revision, wall, requeue, bound)
@@ -219,10 +186,10 @@ class UnitedDeploymentReconciler:
                     value = max_unavailable_for(child.replicas, child.ready_replicas, assessment)
                     set_max_unavailable(kind, write.body, value)
 
-        provisioned = await self._provision(kind, ud_obj, plan, bound)
+        provisioned = await self.workloads.provision(kind, ud_obj, plan, bound)
         if provisioned:
             set_united_deployment_condition(status, SUBSET_PROVISIONED, "True", "", "", now)
-        await self._update_children(kind, ud_obj, plan, bound)
+        await self.workloads.update(kind, ud_obj, plan, bound)
         set_united_deployment_condition(status, SUBSET_UPDATED, "True", "", "", now)
 
         kept = {n: c for n, c in existing.items() if n in replicas}
@@ -294,7 +261,7 @@ class UnitedDeploymentReconciler:
 
     async def _revisions(self, ud_obj: Mapping[str, Any]) -> tuple[str, str]:
         """(current, expected) revision names, after creating / renumbering / truncating history."""
-        stored = self._owned(self.revisions, ud_obj)
+        stored = owned_in_namespace(self.revisions, ud_obj)
         plan = plan_revisions(ud_obj, stored)
         namespace = ud_obj["metadata"]["namespace"]
         await self.revision_writer.delete(namespace, plan.deletions)
@@ -322,104 +289,6 @@ class UnitedDeploymentReconciler:
             collisions += 1
             body = new_revision(ud_obj, int(body["revision"]), collisions)
         raise RuntimeError(f"too many revision name collisions for {ud_obj['metadata']['name']}")
-
-    # ---- children --------------------------------------------------------------------------------
-
-    async def _delete(self, kind: str, obj: Mapping[str, Any]) -> None:
-        ref, _ = self.children[kind]
-        meta = obj["metadata"]
-        with contextlib.suppress(NotFound):
-            await self.client.delete(ref, meta["name"], meta["namespace"], propagation_policy="Background")
-
-    async def _provision(self, kind: str, ud_obj: Mapping[str, Any], plan: Any, bound: Any) -> bool:
-        """Create missing children, delete removed subsets' and other kinds' children."""
-        ref, _ = self.children[kind]
-        errors: list[str] = []
-        created = 0
-        for write in plan.creates:
-            try:
-                await self.client.create(ref, write.body)
-                created += 1
-            except Exception as exc:
-                errors.append(f"fail to create Subset ({kind}) {write.subset}: {exc}")
-                break
-        if plan.creates and not errors:
-            bound.info("Created subsets", kind=kind, subsets=[w.subset for w in plan.creates])
-            self.recorder.event(
-                dict(ud_obj), "Normal", "SuccessfulUpdateSubset", f"Create {created} Subset ({kind})"
-            )
-        delete_errors: list[str] = []
-        for child in plan.deletes:
-            try:
-                await self._delete(kind, child.obj)
-            except Exception as exc:
-                meta = child.obj["metadata"]
-                delete_errors.append(
-                    f"fail to delete Subset ({kind}) {meta['namespace']}/{child.name} "
-                    f"for {child.subset_name}: {exc}"
-                )
-        if plan.deletes and not delete_errors:
-            bound.info("Deleted subsets", kind=kind, subsets=[c.subset_name for c in plan.deletes])
-            self.recorder.event(
-                dict(ud_obj),
-                "Normal",
-                "SuccessfulUpdateSubset",
-                f"Delete {len(plan.deletes)} Subset ({kind})",
-            )
-        errors.extend(delete_errors)
-        cleaned = False
-        for other in self.children:
-            if other == kind:
-                continue
-            for obj in self._owned(self.children[other][1], ud_obj):
-                cleaned = True
-                try:
-                    await self._delete(other, obj)
-                except Exception as exc:
-                    errors.append(
-                        f"fail to delete Subset {obj['metadata']['name']} of other type {other}: {exc}"
-                    )
-        if errors:
-            raise RuntimeError(f"fail to manage Subset provision: {'; '.join(errors)}")
-        return bool(plan.creates or plan.deletes or cleaned)
-
-    async def _update_children(self, kind: str, ud_obj: Mapping[str, Any], plan: Any, bound: Any) -> None:
-        ref, _ = self.children[kind]
-        errors: list[str] = []
-        for write in plan.updates:
-            bound.info(
-                "UnitedDeployment needed to update Subset",
-                subset=write.body["metadata"].get("name"),
-                reason=write.reason,
-                replicas=write.body["spec"].get("replicas"),
-            )
-            try:
-                written = await self.client.update(ref, write.body)
-                if kind == KIND_STATEFULSET:
-                    await self._delete_stuck_pods(written, write.revision, write.partition, bound)
-            except Exception as exc:
-                name = write.body["metadata"].get("name")
-                self.recorder.event(
-                    dict(ud_obj),
-                    "Warning",
-                    "FailedUpdateSubset",
-                    f"Error updating PodSet ({kind}) {name} when updating: {exc}",
-                )
-                errors.append(str(exc))
-        if errors:
-            raise RuntimeError("; ".join(errors))
-
-    async def _delete_stuck_pods(
-        self, child: Mapping[str, Any], revision: str, partition: int, bound: Any
-    ) -> None:
-        """Upstream's native StatefulSet PostUpdate: delete pods a rolling update would wait on forever."""
-        for pod in stuck_pods(child, self._child_pods(KIND_STATEFULSET, child), revision, partition):
-            meta = pod["metadata"]
-            bound.info("Deleted pod at stuck state", pod=f"{meta['namespace']}/{meta['name']}")
-            with contextlib.suppress(NotFound):
-                await self.client.delete(
-                    PODS, meta["name"], meta["namespace"], propagation_policy="Background"
-                )
 
     # ---- status ----------------------------------------------------------------------------------
 
