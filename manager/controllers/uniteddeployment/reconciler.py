@@ -4,11 +4,14 @@ updates, status.
 Decisions come from `kruise.control.uniteddeployment`; this module reads the caches and writes.
 A failed provision or child update makes the pass raise (the key backs off) without writing
 status, as upstream returns before its status update in that case.
+
+This module keeps the order, the revisions and the status; the per-kind child workload I/O is in
+``children.py`` and the Adaptive strategy's assessments (with their pod label writes) in
+``adaptive.py``, so each can be read without the other's detail.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -17,18 +20,12 @@ from typing import Any
 import structlog
 
 from kruise.api.common import selector_to_string
-from kruise.api.conditions import get_condition
-from kruise.api.keys import LABEL_UNITED_DEPLOYMENT_RESERVED_POD
 from kruise.api.objects import meta_of, status_of
 from kruise.api.uniteddeployment import UnitedDeployment
 from kruise.control.uniteddeployment.adaptive import (
     RESERVED_SELECTOR_SUFFIX,
-    AdaptiveTimes,
-    Assessment,
     Requeue,
     after_allocation,
-    assess_default,
-    assess_reservation,
     mark_new_subsets,
     max_unavailable_for,
 )
@@ -36,7 +33,6 @@ from kruise.control.uniteddeployment.allocation import (
     AllocationError,
     SubsetState,
     allocate,
-    is_adaptive,
     next_partitions,
     reserves_unschedulable_pods,
 )
@@ -46,7 +42,6 @@ from kruise.control.uniteddeployment.status import (
     SUBSET_FAILURE,
     SUBSET_PROVISIONED,
     SUBSET_UPDATED,
-    UPDATED,
     aggregate,
     drop_condition,
     init_subset_statuses,
@@ -54,19 +49,15 @@ from kruise.control.uniteddeployment.status import (
     set_updated_condition,
     status_unchanged,
 )
-from kruise.control.uniteddeployment.subsets import (
-    Child,
-    set_max_unavailable,
-    template_kind,
-)
-from kruise.kube.client import Client, PatchType
-from kruise.kube.clock import parse_rfc3339, rfc3339
+from kruise.control.uniteddeployment.subsets import set_max_unavailable, template_kind
+from kruise.kube.client import Client
+from kruise.kube.clock import rfc3339
 from kruise.kube.controller import Result, TerminalError
-from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import PODS, UNITED_DEPLOYMENTS, ResourceRef
+from kruise.kube.resources import UNITED_DEPLOYMENTS, ResourceRef
+from kruise.manager.controllers.uniteddeployment.adaptive import assess, subset_entry
 from kruise.manager.controllers.uniteddeployment.children import ChildWorkloads, owned_in_namespace
 from kruise.manager.writers.revisions import RevisionWriter
 from kruise.manager.writers.status import StatusWriter
@@ -74,13 +65,6 @@ from kruise.manager.writers.status import StatusWriter
 log = structlog.get_logger("kruise.manager.uniteddeployment")
 
 MAX_COLLISIONS = 100
-
-
-def _entry(status: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    for entry in status.get("subsetStatuses") or []:
-        if entry.get("name") == name:
-            return entry
-    return None
 
 
 class UnitedDeploymentReconciler:
@@ -150,7 +134,7 @@ class UnitedDeploymentReconciler:
             await self.workloads.delete(kind, child.obj)
 
         requeue = Requeue()
-        assessments = await self._assess(ud, status, existing, expected_revision, wall, requeue, bound)
+        assessments = await assess(self.client, ud, status, existing, expected_revision, wall, requeue, bound)
         states = {
             n: SubsetState(
                 replicas=c.replicas,
@@ -173,7 +157,7 @@ class UnitedDeploymentReconciler:
             raise
         if reserve:
             for name, assessment in assessments.items():
-                entry = _entry(status, name)
+                entry = subset_entry(status, name)
                 if entry is not None:
                     after_allocation(entry, assessment, existing[name].replicas, replicas.get(name, 0), wall)
         partitions = next_partitions(ud, replicas)
@@ -206,56 +190,6 @@ class UnitedDeploymentReconciler:
             bound.info("Requeue needed", after_seconds=requeue.seconds)
             return Result(requeue_after=requeue.seconds)
         return None
-
-    # ---- adaptive scheduling ---------------------------------------------------------------------
-
-    async def _assess(
-        self,
-        ud: UnitedDeployment,
-        status: dict[str, Any],
-        existing: Mapping[str, Child],
-        revision: str,
-        wall: datetime,
-        requeue: Requeue,
-        bound: Any,
-    ) -> dict[str, Assessment]:
-        """Each existing subset's unschedulable status (Adaptive only), its condition updated in
-        `status`; in reservation mode the pods' reserved labels are written first."""
-        if not is_adaptive(ud):
-            return {}
-        times = AdaptiveTimes.of(ud)
-        updated = get_condition(status, UPDATED) or {}
-        since = updated.get("lastTransitionTime")
-        updated_since = parse_rfc3339(since) if since else None
-        assessments: dict[str, Assessment] = {}
-        for name, child in existing.items():
-            entry = _entry(status, name)
-            if entry is None:
-                bound.error("SubsetStatus not found", subset=name)
-                continue
-            if reserves_unschedulable_pods(ud):
-                assessment = assess_reservation(
-                    entry, child.pods, revision, updated_since, times, wall, requeue
-                )
-                for pod, value in assessment.pods_to_label:
-                    await self._label_reserved(pod, value)
-            else:
-                assessment = assess_default(
-                    entry, child.status_replicas, child.ready_replicas, child.pods, times, wall, requeue
-                )
-                if assessment.pending_pods:
-                    bound.info("subset has pending pods", subset=name, pending_pods=assessment.pending_pods)
-            assessments[name] = assessment
-        return assessments
-
-    async def _label_reserved(self, pod: Mapping[str, Any], reserved: bool) -> None:
-        meta = pod["metadata"]
-        value = "true" if reserved else "false"
-        patch = {"metadata": {"labels": {LABEL_UNITED_DEPLOYMENT_RESERVED_POD: value}}}
-        with contextlib.suppress(NotFound):
-            await self.client.patch(
-                PODS, meta["name"], patch, meta["namespace"], patch_type=PatchType.STRATEGIC
-            )
 
     # ---- revisions -------------------------------------------------------------------------------
 
