@@ -28,7 +28,8 @@ from kruise.kube.resources import (
     object_key,
 )
 from kruise.manager.context import ManagerContext
-from kruise.manager.controllers.daemonset.reconciler import STATUS_PACE_SECONDS, DaemonSetReconciler
+from kruise.manager.controllers.daemonset.reconciler import DaemonSetReconciler
+from kruise.manager.controllers.daemonset.status import STATUS_PACE_SECONDS
 from kruise.manager.controllers.orphans import watch_orphans
 from kruise.manager.writers.ownership import selector_of
 from kruise.manager.writers.predownload import PreDownloadWriter

@@ -7,56 +7,43 @@ writes are not in the cache yet, only refresh the status; otherwise run the mana
 eligible nodes, off ineligible ones); if that wrote nothing, advance in-place updates and run one
 rolling-update pass (skipped while ``paused``); prune revision history; write the status with
 ``observedGeneration``.
+
+This module keeps the order and what decides between steps (caches, expectations, revisions); the
+steps' writes live beside it, as CloneSet's do: ``nodesync.py`` creates and deletes pods per node for
+both the manage plan and the rolling update, ``updater.py`` carries out the update half,
+``status.py`` writes the paced status.
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 import structlog
 
 from kruise.api import features
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value
-from kruise.api.controllerref import new_controller_ref
-from kruise.api.daemonset import ROLLING_IN_PLACE_IF_POSSIBLE, STRATEGY_ROLLING_UPDATE
-from kruise.api.keys import (
-    CONDITION_INPLACE_UPDATE_READY,
-    LABEL_CONTROLLER_REVISION_HASH,
-    LIFECYCLE_STATE_PREPARING_DELETE,
-)
-from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
-from kruise.control.common import lifecycle, podreadiness
-from kruise.control.common.inplace.spec import calculate_update_spec
-from kruise.control.common.nodeeligibility import (
-    NodeFit,
-    bind_to_node,
-    create_pod_template,
-    node_name,
-    should_run_on_node,
-)
+from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
+from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
+from kruise.api.objects import section, spec_of, status_of
+from kruise.control.common.nodeeligibility import NodeFit, node_name, should_run_on_node
 from kruise.control.daemonset import predownload
 from kruise.control.daemonset.backoff import FailedPodsBackoff, backoff_key
 from kruise.control.daemonset.history import plan_history, revision_hash, revisions_to_prune
-from kruise.control.daemonset.manage import availability_wait, compute_status, group_by_node, plan_manage
+from kruise.control.daemonset.manage import group_by_node, plan_manage
 from kruise.control.daemonset.progressive import limit_creation
-from kruise.control.daemonset.rollingupdate import (
-    RollingUpdateError,
-    RollingUpdateSettings,
-    plan_rolling_update,
-)
+from kruise.control.daemonset.rollingupdate import RollingUpdateSettings
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.controller import Result
-from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, PODS
-from kruise.kube.slowstart import slow_start
+from kruise.manager.controllers.daemonset.nodesync import CREATE_PASS_SECONDS, NodeSync, rolling
+from kruise.manager.controllers.daemonset.status import StatusUpdater
+from kruise.manager.controllers.daemonset.updater import Updater
 from kruise.manager.writers.expectations import Overtime, scale_hold, writes_pending
 from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import claim_objects, claimed_view, selector_of
@@ -67,26 +54,6 @@ from kruise.manager.writers.status import StatusWriter
 log = structlog.get_logger("kruise.manager.daemonset")
 
 Obj = Mapping[str, Any]
-DEFAULT_BURST_REPLICAS = 250
-CREATE_PASS_SECONDS = 3.0
-"""No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
-written once, with the pods created so far) and the pods' add events bring the next one, so status
-shows progress during a long scale-up instead of staying at 0 until the last create (issue 18)."""
-STATUS_PACE_SECONDS = 1.0
-"""A status write that only moves the counters waits until this long after the previous one (the pass
-asks to be run again then): once passes are short, every pod turning ready would otherwise bring its
-own status write. A write that changes observedGeneration or the hash, or that shows every scheduled
-pod updated and available, is never held back (issue 18: status written at least every few
-seconds, at most once per pass)."""
-STATUS_COUNTERS = (
-    "desiredNumberScheduled",
-    "currentNumberScheduled",
-    "numberMisscheduled",
-    "numberReady",
-    "updatedNumberScheduled",
-    "numberAvailable",
-    "numberUnavailable",
-)
 
 
 class DaemonSetReconciler:
@@ -121,14 +88,12 @@ class DaemonSetReconciler:
         self.scale_expectations = scale_expectations
         self.rv_expectations = rv_expectations
         self.wall = wall
-        self.clock = clock or RealClock()
-        self.create_pass_seconds = create_pass_seconds
-        self.monotonic = monotonic or self.clock.now
+        self._clock = clock or RealClock()
+        self.monotonic = monotonic or self._clock.now
         self.failed_backoff = failed_backoff or FailedPodsBackoff()
-        self.status_pace_seconds = status_pace_seconds
-        self._status_written: dict[str, float] = {}  # daemonset key -> clock time of its last status write
-        self._status_sent: dict[str, tuple[int | None, dict[str, Any]]] = {}
-        """daemonset key -> (resourceVersion the server answered, status) of this controller's last write"""
+        self.status = StatusUpdater(
+            self.status_writer, pods, wall, clock=self._clock, pace_seconds=status_pace_seconds
+        )
         # upstream's ADS runs the shared in-place code with the global gates, so resizes apply here too
         self.inplace = InPlaceWriter(
             client,
@@ -136,6 +101,46 @@ class DaemonSetReconciler:
             vertical_scaling=gates.enabled(features.IN_PLACE_WORKLOAD_VERTICAL_SCALING),
             resize_subresource=resize_subresource,
         )
+        self.node_sync = NodeSync(
+            client,
+            recorder,
+            scale_expectations,
+            pods,
+            self.inplace.pods,
+            wall,
+            clock=self._clock,
+            create_pass_seconds=create_pass_seconds,
+        )
+        self.updater = Updater(recorder, gates, pods, self.inplace, self.node_sync)
+
+    # The pacing knobs stay settable on the reconciler (tests and benchmarks tune them after
+    # construction); they belong to the parts that act on them.
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._clock = clock
+        self.node_sync.clock = clock
+        self.status.clock = clock
+
+    @property
+    def create_pass_seconds(self) -> float:
+        return self.node_sync.create_pass_seconds
+
+    @create_pass_seconds.setter
+    def create_pass_seconds(self, seconds: float) -> None:
+        self.node_sync.create_pass_seconds = seconds
+
+    @property
+    def status_pace_seconds(self) -> float:
+        return self.status.pace_seconds
+
+    @status_pace_seconds.setter
+    def status_pace_seconds(self, seconds: float) -> None:
+        self.status.pace_seconds = seconds
 
     # ---- the pass ---------------------------------------------------------------------------
 
@@ -143,8 +148,7 @@ class DaemonSetReconciler:
         cached = self.daemonsets.get(key)
         if cached is None:
             self.scale_expectations.delete(key)
-            self._status_written.pop(key, None)
-            self._status_sent.pop(key, None)
+            self.status.forget(key)
             return None
         ds: dict[str, Any] = copy.deepcopy(dict(cached))
         if ds["metadata"].get("deletionTimestamp"):
@@ -182,7 +186,7 @@ class DaemonSetReconciler:
         await claim_objects(self.client, ds, ADVANCED_DAEMONSETS, PODS, self.pods, matches)
 
         if not self._expectations_satisfied(key, ds, delays):
-            await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
+            await self.status.update(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
             return _result(delays)
 
         await self._pre_download(ds, key, current, old)
@@ -220,18 +224,18 @@ class DaemonSetReconciler:
             update_hash,
             settings.template_generation,
         )
-        await self._sync_nodes(ds, key, manage.pods_to_delete, to_create, update_hash)
+        await self.node_sync.sync(ds, key, manage.pods_to_delete, to_create, update_hash)
 
         if not self._expectations_satisfied(key, ds, delays):
-            await self._update_status(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
+            await self.status.update(ds, nodes, fit_of, update_hash, observed=False, delays=delays)
             return _result(delays)
 
-        await self._refresh_in_place(ds, now, delays)
+        await self.updater.refresh_in_place(ds, now, delays)
         if settings.strategy_type == STRATEGY_ROLLING_UPDATE and not settings.paused:
-            await self._rolling_update(ds, key, nodes, fit_of, current, old, settings, now)
+            await self.updater.rolling_update(ds, key, nodes, fit_of, current, old, settings, now)
 
         await self._cleanup_history(ds, old)
-        await self._update_status(ds, nodes, fit_of, update_hash, observed=True, delays=delays)
+        await self.status.update(ds, nodes, fit_of, update_hash, observed=True, delays=delays)
         return _result(delays)
 
     async def _pre_download(self, ds: Obj, key: str, current: Obj, old: Sequence[Obj]) -> None:
@@ -301,299 +305,6 @@ class DaemonSetReconciler:
         limit = spec_of(ds).get("revisionHistoryLimit")
         await self.revision_writer.delete(ds["metadata"]["namespace"], revisions_to_prune(old, live, limit))
 
-    # ---- pod writes -----------------------------------------------------------------------------
-
-    async def _sync_nodes(
-        self,
-        ds: dict[str, Any],
-        key: str,
-        to_delete: Sequence[str],
-        to_create: Sequence[str],
-        update_hash: str,
-    ) -> None:
-        """syncNodes: PreparingDelete first for pods a preDelete hook holds; then at most
-        ``burstReplicas`` creates and deletes, each expected before it is sent. Creates go in
-        slow-start batches (1, 2, 4, ... at once, as upstream), none after a batch with a failure and
-        none starting after ``CREATE_PASS_SECONDS`` (the nodes left are not expected, the next pass
-        creates them). One create at a time would leave the client's rate limit mostly unused: each
-        request waits for the previous answer."""
-        to_delete = await self._prepare_delete(ds, to_delete)
-        burst = _burst_replicas(ds)
-        to_create, to_delete = list(to_create)[:burst], list(to_delete)[:burst]
-        errors: list[BaseException] = []
-        if to_create:
-            template = self._pod_template(ds, update_hash)
-            deadline = self.clock.now() + self.create_pass_seconds
-
-            async def create_on(node: str) -> None:
-                if self.clock.now() >= deadline:
-                    return  # the other nodes next pass (CREATE_PASS_SECONDS), after this status write
-                self.scale_expectations.expect(key, ScaleExpectations.CREATE, node)
-                try:
-                    created = await self.client.create(PODS, self._pod_for(ds, template, node))
-                except Exception as exc:
-                    self.scale_expectations.observe(key, ScaleExpectations.CREATE, node)
-                    self.recorder.event(ds, "Warning", "FailedCreate", f"Error creating: {exc}")
-                    raise
-                self.recorder.event(
-                    ds, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
-                )
-
-            _, error = await slow_start(to_create, create_on)
-            if error is not None:
-                errors.append(error)
-        namespace = ds["metadata"]["namespace"]
-        for name in to_delete:
-            self.scale_expectations.expect(key, ScaleExpectations.DELETE, name)
-            try:
-                await self.client.delete(PODS, name, namespace)
-            except NotFound:
-                self.scale_expectations.observe(key, ScaleExpectations.DELETE, name)
-                continue
-            except Exception as exc:
-                self.scale_expectations.observe(key, ScaleExpectations.DELETE, name)
-                self.recorder.event(ds, "Warning", "FailedDelete", f"Error deleting: {exc}")
-                errors.append(exc)
-                continue
-            self.recorder.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
-        if errors:
-            raise errors[0]
-
-    async def _prepare_delete(self, ds: Obj, names: Sequence[str]) -> list[str]:
-        """syncWithPreparingDelete: a pod its preDelete hook still holds is moved to PreparingDelete
-        (and marked not ready when asked) instead of being deleted; it goes once the hook lets go."""
-        hook = section(ds, "spec", "lifecycle").get("preDelete")
-        if not hook:
-            return list(names)
-        namespace = ds["metadata"]["namespace"]
-        deletable = []
-        for name in names:
-            pod = self.pods.get(f"{namespace}/{name}")
-            if pod is None:
-                continue
-            if not lifecycle.is_hooked(hook, pod):
-                deletable.append(name)
-                continue
-            if lifecycle.pod_state(pod) != LIFECYCLE_STATE_PREPARING_DELETE:
-                await self.inplace.pods.set_lifecycle_state(
-                    pod, LIFECYCLE_STATE_PREPARING_DELETE, bool(hook.get("markPodNotReady")), self.wall()
-                )
-        return deletable
-
-    def _pod_template(self, ds: Obj, update_hash: str) -> dict[str, Any]:
-        settings = RollingUpdateSettings.from_daemonset(ds)
-        template = create_pod_template(
-            spec_of(ds).get("template") or {}, settings.template_generation, update_hash
-        )
-        if (
-            settings.strategy_type == STRATEGY_ROLLING_UPDATE
-            and _rolling_type(ds) == ROLLING_IN_PLACE_IF_POSSIBLE
-        ):
-            gates = list(template["spec"].get("readinessGates") or [])
-            gates.append({"conditionType": CONDITION_INPLACE_UPDATE_READY})
-            template["spec"]["readinessGates"] = gates
-        return template
-
-    @staticmethod
-    def _pod_for(ds: Obj, template: Obj, node: str) -> dict[str, Any]:
-        """GetPodFromTemplate for one node: ``generateName <ds>-``, controller reference, the
-        template bound to the node by required node affinity."""
-        bound = bind_to_node(template, node)
-        meta = ds["metadata"]
-        template_meta = bound.get("metadata") or {}
-        pod_meta: dict[str, Any] = {
-            "generateName": f"{meta['name']}-",
-            "namespace": meta["namespace"],
-            "labels": dict(section(template_meta, "labels")),
-            "ownerReferences": [
-                new_controller_ref(ds, api_version="apps.kruise.io/v1alpha1", kind="DaemonSet")
-            ],
-        }
-        for field in ("annotations", "finalizers"):
-            if template_meta.get(field):
-                pod_meta[field] = copy.deepcopy(template_meta[field])
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": bound["spec"]}
-
-    # ---- rolling update -------------------------------------------------------------------------
-
-    async def _rolling_update(
-        self,
-        ds: dict[str, Any],
-        key: str,
-        nodes: Sequence[Obj],
-        fit_of: Any,
-        current: Obj,
-        old: Sequence[Obj],
-        settings: RollingUpdateSettings,
-        now: datetime,
-    ) -> None:
-        update_hash = revision_hash(current)
-        eligible = {node_name(n) for n in nodes if fit_of(n).should_run}
-        node_to_pods = group_by_node(self._owned_pods(ds))
-        try:
-            plan = plan_rolling_update(
-                settings,
-                nodes,
-                eligible,
-                node_to_pods,
-                update_hash,
-                now,
-                prune_ineligible_nodes=self.gates.enabled(features.DAEMONSET_PRUNE_INELIGIBLE_NODES),
-            )
-        except RollingUpdateError as exc:
-            self.recorder.event(ds, "Warning", "InvalidRollingUpdate", str(exc))
-            log.error("rolling update not evaluable", daemonset=key, error=str(exc))
-            return
-        if plan.budget is None:
-            return
-        to_delete = list(plan.pods_to_delete)
-        if plan.budget.max_surge == 0 and _rolling_type(ds) == ROLLING_IN_PLACE_IF_POSSIBLE:
-            to_delete = await self._update_in_place(ds, to_delete, current, old, now)
-        await self._sync_nodes(ds, key, to_delete, plan.nodes_to_create, update_hash)
-
-    async def _update_in_place(
-        self, ds: Obj, names: Sequence[str], current: Obj, old: Sequence[Obj], now: datetime
-    ) -> list[str]:
-        """inPlaceUpdatePods: pods with the InPlaceUpdateReady gate whose revision differs from the
-        current one only in images (and metadata) are updated in place; the rest are recreated."""
-        namespace = ds["metadata"]["namespace"]
-        update_hash = revision_hash(current)
-        recreate: list[str] = []
-        for name in names:
-            pod = self.pods.get(f"{namespace}/{name}")
-            spec = None
-            if pod is not None and _has_in_place_gate(pod):
-                label = section(pod["metadata"], "labels").get(LABEL_CONTROLLER_REVISION_HASH)
-                previous = next((r for r in old if revision_hash(r) == label), None)
-                spec = calculate_update_spec(
-                    previous,
-                    current,
-                    revision_name=update_hash,
-                    vertical_scaling=self.inplace.vertical_scaling,
-                )
-            if pod is None or spec is None:
-                recreate.append(name)
-                continue
-            try:
-                await self.inplace.start(pod, spec, now, write_revision=_write_revision)
-            except Exception as exc:
-                self.recorder.event(
-                    ds,
-                    "Warning",
-                    "FailedUpdatePodInPlace",
-                    f"failed to update pod {name} in-place(revision {current['metadata']['name']}): {exc}",
-                )
-                raise
-            self.recorder.event(
-                ds, "Normal", "SuccessfulUpdatePodInPlace", f"successfully update pod {name} in-place"
-            )
-        return recreate
-
-    async def _refresh_in_place(self, ds: Obj, now: datetime, delays: list[float]) -> None:
-        """refreshUpdateStates: move every in-flight in-place update one step. A new pod's first
-        refresh writes `InPlaceUpdateReady` and `KruisePodReady` together (or the latter alone when the
-        pod has no in-place gate): one status write per new pod. The pods are refreshed at once (each
-        pod's writes are its own): one after the other, 100 new pods' status writes took twice what
-        the client's rate limit allows."""
-
-        async def refresh_one(pod: Obj) -> None:
-            step = self.inplace.refresh_step(pod, now, _matches_revision)
-            if not meta_of(pod).get("deletionTimestamp"):
-                step = podreadiness.fold_initial_condition(step, pod, now)
-            outcome = await self.inplace.refresh(pod, now, _matches_revision, step)
-            if outcome.requeue_after:
-                delays.append(outcome.requeue_after)
-
-        results = await asyncio.gather(
-            *(refresh_one(p) for p in self._owned_pods(ds)), return_exceptions=True
-        )
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-
-    # ---- status ---------------------------------------------------------------------------------
-
-    async def _update_status(
-        self,
-        ds: Obj,
-        nodes: Sequence[Obj],
-        fit_of: Any,
-        update_hash: str,
-        *,
-        observed: bool,
-        delays: list[float],
-    ) -> None:
-        """updateDaemonSetStatus + storeDaemonSetStatus: one merge patch when anything changed."""
-        settings = RollingUpdateSettings.from_daemonset(ds)
-        now = self.wall()
-        owned = self._owned_pods(ds)
-        counters = compute_status(
-            nodes,
-            fit_of,
-            group_by_node(owned),
-            update_hash,
-            settings.template_generation,
-            settings.min_ready_seconds,
-            now,
-        )
-        old = ds.get("status") or {}
-        generation = ds["metadata"].get("generation")
-        unchanged = (
-            all(int(old.get(k) or 0) == v for k, v in counters.items())
-            and int(old.get("observedGeneration") or 0) >= int(generation or 0)
-            and old.get("daemonSetHash") == update_hash
-        )
-        if (wait := availability_wait(owned, settings.min_ready_seconds, counters, now)) is not None:
-            delays.append(wait)
-        if unchanged:
-            return
-        status: dict[str, Any] = {**counters, "daemonSetHash": update_hash}
-        if observed and generation is not None:
-            status["observedGeneration"] = generation
-        meta = ds["metadata"]
-        key = f"{meta['namespace']}/{meta['name']}"
-        if self._already_sent(key, ds, status):
-            return
-        wait = self._status_pace(key, old, status, counters)
-        if wait > 0:
-            delays.append(wait)
-            return
-        self._status_written[key] = self.clock.now()
-        write = await self.status_writer.write(ds, status, partial=True)
-        if write.obj is not None:
-            self._status_sent[key] = (_rv_int(write.obj), status)
-
-    def _already_sent(self, key: str, ds: Obj, status: Mapping[str, Any]) -> bool:
-        """True when ``status`` is what this controller last wrote and the cache does not show that
-        write yet: nothing to write, and nothing to wait for (the write's own watch event brings the
-        next pass). Judged against the stale cached status instead, the same counters looked like a
-        change to pace, and the pass parked the DaemonSet for a second it did not need — earlier
-        than, and so in place of, a failed pod's backoff moment."""
-        sent = self._status_sent.get(key)
-        if sent is None:
-            return False
-        sent_rv, sent_status = sent
-        cached_rv = _rv_int(ds)
-        if sent_rv is None or cached_rv is None or cached_rv >= sent_rv:
-            return False
-        return dict(status) == sent_status
-
-    def _status_pace(
-        self, key: str, old: Mapping[str, Any], status: Mapping[str, Any], counters: Mapping[str, int]
-    ) -> float:
-        """Seconds this status write waits (``STATUS_PACE_SECONDS``); 0 to write now."""
-        if self.status_pace_seconds <= 0 or key not in self._status_written:
-            return 0.0
-        if status.get("observedGeneration", old.get("observedGeneration")) != old.get("observedGeneration"):
-            return 0.0
-        if status.get("daemonSetHash") != old.get("daemonSetHash"):
-            return 0.0
-        desired = counters["desiredNumberScheduled"]
-        if counters["updatedNumberScheduled"] == desired and counters["numberAvailable"] == desired:
-            return 0.0
-        since = self.clock.now() - self._status_written[key]
-        return max(0.0, self.status_pace_seconds - since)
-
 
 # ---- helpers ----------------------------------------------------------------------------------
 
@@ -603,55 +314,15 @@ def _result(delays: Sequence[float]) -> Result | None:
     return Result(requeue_after=min(positive)) if positive else None
 
 
-def _rv_int(obj: Obj | None) -> int | None:
-    """An object's resourceVersion as a number (the emulator's and etcd's are); None when it has
-    none or it does not parse, and then nothing is judged by it."""
-    raw = meta_of(obj or {}).get("resourceVersion")
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        return None
-
-
-def _rolling(ds: Obj) -> Mapping[str, Any]:
-    return (section(ds, "spec", "updateStrategy").get("rollingUpdate")) or {}
-
-
-def _rolling_type(ds: Obj) -> str:
-    return _rolling(ds).get("rollingUpdateType") or ""
-
-
 def _allow_surge(ds: Obj) -> bool:
     """allowSurge: a RollingUpdate whose maxSurge, scaled against one node, is positive."""
     strategy = spec_of(ds).get("updateStrategy") or {}
     if (strategy.get("type") or STRATEGY_ROLLING_UPDATE) != STRATEGY_ROLLING_UPDATE:
         return False
-    surge = _rolling(ds).get("maxSurge")
+    surge = rolling(ds).get("maxSurge")
     if surge is None:
         return False
     try:
         return scaled_value(surge, 1, round_up=True) > 0
     except IntOrStringError:
         return False
-
-
-def _burst_replicas(ds: Obj) -> int:
-    burst = spec_of(ds).get("burstReplicas")
-    desired = int(status_of(ds).get("desiredNumberScheduled") or 0)
-    try:
-        return scaled_value(DEFAULT_BURST_REPLICAS if burst is None else burst, desired, round_up=False)
-    except IntOrStringError:
-        return DEFAULT_BURST_REPLICAS
-
-
-def _has_in_place_gate(pod: Obj) -> bool:
-    gates = spec_of(pod).get("readinessGates") or []
-    return any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates)
-
-
-def _write_revision(obj: dict[str, Any], revision: str) -> None:
-    obj.setdefault("metadata", {}).setdefault("labels", {})[LABEL_CONTROLLER_REVISION_HASH] = revision
-
-
-def _matches_revision(pod: Mapping[str, Any], revision: str) -> bool:
-    return labels_of(pod).get(LABEL_CONTROLLER_REVISION_HASH) == revision

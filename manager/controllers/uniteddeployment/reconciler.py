@@ -4,11 +4,14 @@ updates, status.
 Decisions come from `kruise.control.uniteddeployment`; this module reads the caches and writes.
 A failed provision or child update makes the pass raise (the key backs off) without writing
 status, as upstream returns before its status update in that case.
+
+This module keeps the order, the revisions and the status; the per-kind child workload I/O is in
+``children.py`` and the Adaptive strategy's assessments (with their pod label writes) in
+``adaptive.py``, so each can be read without the other's detail.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -17,19 +20,12 @@ from typing import Any
 import structlog
 
 from kruise.api.common import selector_to_string
-from kruise.api.conditions import get_condition
-from kruise.api.controllerref import controlled_by
-from kruise.api.keys import LABEL_UNITED_DEPLOYMENT_RESERVED_POD
 from kruise.api.objects import meta_of, status_of
 from kruise.api.uniteddeployment import UnitedDeployment
 from kruise.control.uniteddeployment.adaptive import (
     RESERVED_SELECTOR_SUFFIX,
-    AdaptiveTimes,
-    Assessment,
     Requeue,
     after_allocation,
-    assess_default,
-    assess_reservation,
     mark_new_subsets,
     max_unavailable_for,
 )
@@ -37,7 +33,6 @@ from kruise.control.uniteddeployment.allocation import (
     AllocationError,
     SubsetState,
     allocate,
-    is_adaptive,
     next_partitions,
     reserves_unschedulable_pods,
 )
@@ -47,7 +42,6 @@ from kruise.control.uniteddeployment.status import (
     SUBSET_FAILURE,
     SUBSET_PROVISIONED,
     SUBSET_UPDATED,
-    UPDATED,
     aggregate,
     drop_condition,
     init_subset_statuses,
@@ -55,37 +49,22 @@ from kruise.control.uniteddeployment.status import (
     set_updated_condition,
     status_unchanged,
 )
-from kruise.control.uniteddeployment.subsets import (
-    KIND_DEPLOYMENT,
-    KIND_STATEFULSET,
-    Child,
-    read_child,
-    set_max_unavailable,
-    stuck_pods,
-    template_kind,
-)
-from kruise.kube.client import Client, PatchType
-from kruise.kube.clock import parse_rfc3339, rfc3339
+from kruise.control.uniteddeployment.subsets import set_max_unavailable, template_kind
+from kruise.kube.client import Client
+from kruise.kube.clock import rfc3339
 from kruise.kube.controller import Result, TerminalError
-from kruise.kube.errors import NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import PODS, UNITED_DEPLOYMENTS, ResourceRef
-from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
+from kruise.kube.resources import UNITED_DEPLOYMENTS, ResourceRef
+from kruise.manager.controllers.uniteddeployment.adaptive import assess, subset_entry
+from kruise.manager.controllers.uniteddeployment.children import ChildWorkloads, owned_in_namespace
 from kruise.manager.writers.revisions import RevisionWriter
 from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.uniteddeployment")
 
 MAX_COLLISIONS = 100
-
-
-def _entry(status: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    for entry in status.get("subsetStatuses") or []:
-        if entry.get("name") == name:
-            return entry
-    return None
 
 
 class UnitedDeploymentReconciler:
@@ -108,39 +87,11 @@ class UnitedDeploymentReconciler:
         self.uds = uds
         self.children = children
         """Child kind (subsets.KIND_*) -> its resource and informer."""
-        self.pods = pods
+        self.workloads = ChildWorkloads(client, recorder, children, pods, replicasets)
         self.revisions = revisions
-        self.replicasets = replicasets
-        """ReplicaSets, to find a Deployment child's pods."""
         self.recorder = recorder
         self.expectations = expectations
         self.wall = wall
-
-    # ---- reads -----------------------------------------------------------------------------------
-
-    def _owned(self, informer: SharedInformer, ud_obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-        meta = ud_obj["metadata"]
-        return [
-            o for o in informer.by_index(NAMESPACE_INDEX, meta["namespace"]) if controlled_by(o, meta["uid"])
-        ]
-
-    def _controlled(self, informer: SharedInformer, owner: Mapping[str, Any]) -> list[dict[str, Any]]:
-        uid = owner["metadata"]["uid"]
-        return [o for o in informer.by_index(OWNER_UID_INDEX, uid) if controlled_by(o, uid)]
-
-    def _child_pods(self, kind: str, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The child's pods: its own, or for a Deployment those of its ReplicaSets (as upstream)."""
-        if kind == KIND_DEPLOYMENT:
-            sets = self._controlled(self.replicasets, obj)
-            return [pod for rs in sets for pod in self._controlled(self.pods, rs)]
-        return self._controlled(self.pods, obj)
-
-    def _read_children(self, kind: str, ud_obj: Mapping[str, Any], revision: str) -> list[Child]:
-        _, informer = self.children[kind]
-        return [
-            read_child(kind, obj, self._child_pods(kind, obj), revision)
-            for obj in self._owned(informer, ud_obj)
-        ]
 
     # ---- the pass --------------------------------------------------------------------------------
 
@@ -175,15 +126,15 @@ class UnitedDeploymentReconciler:
         kind = template_kind(ud_obj)
         if kind is None or kind not in self.children:
             raise TerminalError(f"UnitedDeployment {key}: no supported workload template")
-        existing, duplicates = group_children(self._read_children(kind, ud_obj, expected_revision))
+        existing, duplicates = group_children(self.workloads.read(kind, ud_obj, expected_revision))
         for child in duplicates:
             bound.info(
                 "Deleted duplicated Subset for subset name", subset=child.name, subset_name=child.subset_name
             )
-            await self._delete(kind, child.obj)
+            await self.workloads.delete(kind, child.obj)
 
         requeue = Requeue()
-        assessments = await self._assess(ud, status, existing, expected_revision, wall, requeue, bound)
+        assessments = await assess(self.client, ud, status, existing, expected_revision, wall, requeue, bound)
         states = {
             n: SubsetState(
                 replicas=c.replicas,
@@ -206,7 +157,7 @@ class UnitedDeploymentReconciler:
             raise
         if reserve:
             for name, assessment in assessments.items():
-                entry = _entry(status, name)
+                entry = subset_entry(status, name)
                 if entry is not None:
                     after_allocation(entry, assessment, existing[name].replicas, replicas.get(name, 0), wall)
         partitions = next_partitions(ud, replicas)
@@ -219,10 +170,10 @@ class UnitedDeploymentReconciler:
                     value = max_unavailable_for(child.replicas, child.ready_replicas, assessment)
                     set_max_unavailable(kind, write.body, value)
 
-        provisioned = await self._provision(kind, ud_obj, plan, bound)
+        provisioned = await self.workloads.provision(kind, ud_obj, plan, bound)
         if provisioned:
             set_united_deployment_condition(status, SUBSET_PROVISIONED, "True", "", "", now)
-        await self._update_children(kind, ud_obj, plan, bound)
+        await self.workloads.update(kind, ud_obj, plan, bound)
         set_united_deployment_condition(status, SUBSET_UPDATED, "True", "", "", now)
 
         kept = {n: c for n, c in existing.items() if n in replicas}
@@ -240,61 +191,11 @@ class UnitedDeploymentReconciler:
             return Result(requeue_after=requeue.seconds)
         return None
 
-    # ---- adaptive scheduling ---------------------------------------------------------------------
-
-    async def _assess(
-        self,
-        ud: UnitedDeployment,
-        status: dict[str, Any],
-        existing: Mapping[str, Child],
-        revision: str,
-        wall: datetime,
-        requeue: Requeue,
-        bound: Any,
-    ) -> dict[str, Assessment]:
-        """Each existing subset's unschedulable status (Adaptive only), its condition updated in
-        `status`; in reservation mode the pods' reserved labels are written first."""
-        if not is_adaptive(ud):
-            return {}
-        times = AdaptiveTimes.of(ud)
-        updated = get_condition(status, UPDATED) or {}
-        since = updated.get("lastTransitionTime")
-        updated_since = parse_rfc3339(since) if since else None
-        assessments: dict[str, Assessment] = {}
-        for name, child in existing.items():
-            entry = _entry(status, name)
-            if entry is None:
-                bound.error("SubsetStatus not found", subset=name)
-                continue
-            if reserves_unschedulable_pods(ud):
-                assessment = assess_reservation(
-                    entry, child.pods, revision, updated_since, times, wall, requeue
-                )
-                for pod, value in assessment.pods_to_label:
-                    await self._label_reserved(pod, value)
-            else:
-                assessment = assess_default(
-                    entry, child.status_replicas, child.ready_replicas, child.pods, times, wall, requeue
-                )
-                if assessment.pending_pods:
-                    bound.info("subset has pending pods", subset=name, pending_pods=assessment.pending_pods)
-            assessments[name] = assessment
-        return assessments
-
-    async def _label_reserved(self, pod: Mapping[str, Any], reserved: bool) -> None:
-        meta = pod["metadata"]
-        value = "true" if reserved else "false"
-        patch = {"metadata": {"labels": {LABEL_UNITED_DEPLOYMENT_RESERVED_POD: value}}}
-        with contextlib.suppress(NotFound):
-            await self.client.patch(
-                PODS, meta["name"], patch, meta["namespace"], patch_type=PatchType.STRATEGIC
-            )
-
     # ---- revisions -------------------------------------------------------------------------------
 
     async def _revisions(self, ud_obj: Mapping[str, Any]) -> tuple[str, str]:
         """(current, expected) revision names, after creating / renumbering / truncating history."""
-        stored = self._owned(self.revisions, ud_obj)
+        stored = owned_in_namespace(self.revisions, ud_obj)
         plan = plan_revisions(ud_obj, stored)
         namespace = ud_obj["metadata"]["namespace"]
         await self.revision_writer.delete(namespace, plan.deletions)
@@ -322,104 +223,6 @@ class UnitedDeploymentReconciler:
             collisions += 1
             body = new_revision(ud_obj, int(body["revision"]), collisions)
         raise RuntimeError(f"too many revision name collisions for {ud_obj['metadata']['name']}")
-
-    # ---- children --------------------------------------------------------------------------------
-
-    async def _delete(self, kind: str, obj: Mapping[str, Any]) -> None:
-        ref, _ = self.children[kind]
-        meta = obj["metadata"]
-        with contextlib.suppress(NotFound):
-            await self.client.delete(ref, meta["name"], meta["namespace"], propagation_policy="Background")
-
-    async def _provision(self, kind: str, ud_obj: Mapping[str, Any], plan: Any, bound: Any) -> bool:
-        """Create missing children, delete removed subsets' and other kinds' children."""
-        ref, _ = self.children[kind]
-        errors: list[str] = []
-        created = 0
-        for write in plan.creates:
-            try:
-                await self.client.create(ref, write.body)
-                created += 1
-            except Exception as exc:
-                errors.append(f"fail to create Subset ({kind}) {write.subset}: {exc}")
-                break
-        if plan.creates and not errors:
-            bound.info("Created subsets", kind=kind, subsets=[w.subset for w in plan.creates])
-            self.recorder.event(
-                dict(ud_obj), "Normal", "SuccessfulUpdateSubset", f"Create {created} Subset ({kind})"
-            )
-        delete_errors: list[str] = []
-        for child in plan.deletes:
-            try:
-                await self._delete(kind, child.obj)
-            except Exception as exc:
-                meta = child.obj["metadata"]
-                delete_errors.append(
-                    f"fail to delete Subset ({kind}) {meta['namespace']}/{child.name} "
-                    f"for {child.subset_name}: {exc}"
-                )
-        if plan.deletes and not delete_errors:
-            bound.info("Deleted subsets", kind=kind, subsets=[c.subset_name for c in plan.deletes])
-            self.recorder.event(
-                dict(ud_obj),
-                "Normal",
-                "SuccessfulUpdateSubset",
-                f"Delete {len(plan.deletes)} Subset ({kind})",
-            )
-        errors.extend(delete_errors)
-        cleaned = False
-        for other in self.children:
-            if other == kind:
-                continue
-            for obj in self._owned(self.children[other][1], ud_obj):
-                cleaned = True
-                try:
-                    await self._delete(other, obj)
-                except Exception as exc:
-                    errors.append(
-                        f"fail to delete Subset {obj['metadata']['name']} of other type {other}: {exc}"
-                    )
-        if errors:
-            raise RuntimeError(f"fail to manage Subset provision: {'; '.join(errors)}")
-        return bool(plan.creates or plan.deletes or cleaned)
-
-    async def _update_children(self, kind: str, ud_obj: Mapping[str, Any], plan: Any, bound: Any) -> None:
-        ref, _ = self.children[kind]
-        errors: list[str] = []
-        for write in plan.updates:
-            bound.info(
-                "UnitedDeployment needed to update Subset",
-                subset=write.body["metadata"].get("name"),
-                reason=write.reason,
-                replicas=write.body["spec"].get("replicas"),
-            )
-            try:
-                written = await self.client.update(ref, write.body)
-                if kind == KIND_STATEFULSET:
-                    await self._delete_stuck_pods(written, write.revision, write.partition, bound)
-            except Exception as exc:
-                name = write.body["metadata"].get("name")
-                self.recorder.event(
-                    dict(ud_obj),
-                    "Warning",
-                    "FailedUpdateSubset",
-                    f"Error updating PodSet ({kind}) {name} when updating: {exc}",
-                )
-                errors.append(str(exc))
-        if errors:
-            raise RuntimeError("; ".join(errors))
-
-    async def _delete_stuck_pods(
-        self, child: Mapping[str, Any], revision: str, partition: int, bound: Any
-    ) -> None:
-        """Upstream's native StatefulSet PostUpdate: delete pods a rolling update would wait on forever."""
-        for pod in stuck_pods(child, self._child_pods(KIND_STATEFULSET, child), revision, partition):
-            meta = pod["metadata"]
-            bound.info("Deleted pod at stuck state", pod=f"{meta['namespace']}/{meta['name']}")
-            with contextlib.suppress(NotFound):
-                await self.client.delete(
-                    PODS, meta["name"], meta["namespace"], propagation_policy="Background"
-                )
 
     # ---- status ----------------------------------------------------------------------------------
 
