@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from kruise.cli.kubectl_kruise import kinds
+from kruise.cli.kubectl_kruise import kinds, objects
 from kruise.cli.kubectl_kruise.errors import PluginError
-from kruise.cli.kubectl_kruise.objects import ROLLOUTS
 from kruise.cli.kubectl_kruise.output import Printer
 from kruise.cli.kubectl_kruise.timefmt import age_seconds, human_duration
 from kruise.kube.client import Client
@@ -201,8 +200,10 @@ class Renderer:
         kind, name = ref.get("kind", ""), ref.get("name", "")
         group = str(ref.get("apiVersion", "")).rpartition("/")[0]
         workload = next((w for w in kinds.WORKLOADS if w.kind == kind and w.group == group), None)
+        if workload is kinds.DAEMONSET:  # a native DaemonSet has no replica counts upstream knows
+            raise DescribeError(f"unsupported workload kind {objects.go_type(workload)}")
         if workload is None:
-            raise DescribeError(f'unsupported workload kind "{ref.get("apiVersion", "")}/{kind}" of {name}')
+            raise DescribeError(f'the server doesn\'t have a resource type "{kind}"')
         return workload, await self.client.get(workload.ref, name, self.namespace)
 
     @staticmethod
@@ -281,19 +282,19 @@ async def describe_rollout(
 ) -> list[str]:
     renderer = Renderer(client, namespace, options)
     try:
-        rollout = await client.get(ROLLOUTS, options.name, namespace)
+        rollout = await client.get(objects.ROLLOUTS, options.name, namespace)
     except NotFound as err:
         if err.details.get("name"):
             raise
         # No object named in the answer: the path itself is unknown, Kruise Rollouts is not installed.
-        raise DescribeError(f'the server doesn\'t have a resource type "{ROLLOUTS.plural}"') from None
+        raise DescribeError(f'the server doesn\'t have a resource type "{objects.ROLLOUTS.plural}"') from None
     if not options.watch:
         printer.write(await renderer.render(rollout))
         return []
     try:
         async with asyncio.timeout(options.timeout_seconds or None):
             async for event in client.watch(
-                ROLLOUTS, namespace, field_selector=f"metadata.name={options.name}"
+                objects.ROLLOUTS, namespace, field_selector=f"metadata.name={options.name}"
             ):
                 if event.type in ("ADDED", "MODIFIED"):
                     printer.write(CLEAR_SCREEN + await renderer.render(event.object))

@@ -232,6 +232,11 @@ async def test_describe_rollout_reports_what_it_cannot_read(plugin):
     assert gone.out.endswith(
         'name:        front\nError getting resources: clonesets.apps.kruise.io "demo" not found\n'
     )
+    stored = await client.get(ROLLOUTS, "rollout-demo", NS)
+    stored["spec"]["workloadRef"] = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent"}
+    await client.update(ROLLOUTS, stored)
+    native = await plugin("describe", "rollout", "rollout-demo", "--no-color")
+    assert native.out.endswith("Error getting resources: unsupported workload kind *v1.DaemonSet\n")
     unnamed = await plugin("describe", "rollout")
     assert (unnamed.code, unnamed.err) == (1, "error: required rollout name not specified\n")
 
