@@ -17,7 +17,10 @@ from kruise.cli.kubectl_kruise import (
     commands,
     createcrr,
     createjob,
+    describerollout,
+    execpod,
     expose,
+    getall,
     kinds,
     migrate,
     objects,
@@ -30,7 +33,7 @@ from kruise.cli.kubectl_kruise import (
     setsubject,
 )
 from kruise.cli.kubectl_kruise.connection import ConnectionOptions
-from kruise.cli.kubectl_kruise.errors import PluginError
+from kruise.cli.kubectl_kruise.errors import ExitStatus, PluginError
 from kruise.cli.kubectl_kruise.output import Printer, api_error_text, error_line
 from kruise.cli.kubectl_kruise.parser import build_parser, parse
 from kruise.kube.client import Client
@@ -39,9 +42,11 @@ from kruise.kube.errors import ApiError
 Runner = Callable[[Client, str, Printer], Awaitable[list[str]]]
 
 
-def plan(args: argparse.Namespace) -> Runner:
+def plan(args: argparse.Namespace, err: TextIO = sys.stderr) -> Runner:
     """Check everything that needs no server (so a typo fails before connecting), then bind the
     command to its arguments."""
+    if args.command in ("exec", "get", "describe"):
+        return plan_inspection(args, err)
     if args.command == "create" and args.create_kind != "job":
         crr_options = createcrr.CreateCRROptions(
             name=args.name,
@@ -156,6 +161,37 @@ def plan(args: argparse.Namespace) -> Runner:
     return lambda c, ns, p: commands.rollout_undo(c, ns, targets, args.to_revision, p)
 
 
+def plan_inspection(args: argparse.Namespace, err: TextIO) -> Runner:
+    """`exec`, `get` and `describe rollout`: the commands that read rather than change."""
+    if args.command == "exec":
+        execution = execpod.ExecOptions.from_arguments(
+            list(args.arguments),
+            args.exec_command,
+            err,
+            container=args.container,
+            sidecar_container=args.sidecar,
+            stdin=args.stdin,
+            tty=args.tty,
+            pod_running_timeout=args.pod_running_timeout,
+            kubeconfig=args.kubeconfig,
+            context=args.context,
+        )
+        return lambda c, ns, p: execpod.exec_pod(c, ns, execution, p)
+    if args.command == "get":
+        listing = getall.GetOptions.from_arguments(list(args.arguments))
+        return lambda c, ns, p: getall.get(c, ns, listing, p)
+    if not args.names:
+        raise describerollout.DescribeError("required rollout name not specified")
+    describing = describerollout.DescribeOptions(
+        name=args.names[0],
+        watch=args.watch,
+        no_color=args.no_color,
+        all_pods=args.all_pods,
+        timeout_seconds=args.timeout,
+    )
+    return lambda c, ns, p: describerollout.describe_rollout(c, ns, describing, p)
+
+
 async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     """The whole command; returns the exit code. Usage errors exit through argparse."""
     parser = build_parser()
@@ -163,12 +199,18 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     if args.command is None:
         parser.print_help(out)
         return 0
-    for command, field in (("rollout", "action"), ("create", "create_kind"), ("set", "set_kind")):
+    subcommands = (
+        ("rollout", "action"),
+        ("create", "create_kind"),
+        ("set", "set_kind"),
+        ("describe", "describe_kind"),
+    )
+    for command, field in subcommands:
         if args.command == command and getattr(args, field) is None:
             parser.parse_args([command, "--help"])
     connection = ConnectionOptions(args.kubeconfig, args.context, args.namespace, args.request_timeout)
     try:
-        runner = plan(args)
+        runner = plan(args, err)
         namespace = connection.resolve_namespace()
         client = await connection.client()
     except PluginError as exc:
@@ -181,6 +223,8 @@ async def run(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         errors = [str(exc)]
     except ApiError as exc:
         errors = [api_error_text(exc)]
+    except ExitStatus as exc:
+        return exc.code
     finally:
         await client.close()
     for text in errors:

@@ -30,6 +30,7 @@ _BARE_FLAGS = {
     "--all": "--all=true",
     "--create": "--create=true",
     "--copy": "--copy=true",
+    "--no-color": "--no-color=true",
 }
 
 
@@ -380,7 +381,72 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("resources", nargs="*", metavar="CLONESET")
     scale.add_argument("--pods", default="", help="Name of the pods to delete")
     _add_migrate(sub, globals_)
+    _add_exec_get_describe(sub, globals_)
     return root
+
+
+def _add_exec_get_describe(sub: Any, globals_: argparse.ArgumentParser) -> None:
+    """kruise-tools' `exec`, `get` and `describe rollout`, with its flag names and defaults."""
+    exe = sub.add_parser(
+        "exec",
+        help="Execute a command in a container",
+        description="Execute a command in a container: kubectl-kruise exec (POD | TYPE/NAME) [-c CONTAINER] "
+        "[-S SIDECARSET_CONTAINER] [flags] -- COMMAND [args...]. For TYPE/NAME the most active pod of the "
+        "object is chosen; the stream runs through kubectl exec.",
+        parents=[globals_],
+    )
+    exe.add_argument("arguments", nargs="*", metavar="(POD | TYPE/NAME)")
+    exe.add_argument(
+        "-c", "--container", default="",
+        help="Container name. If omitted, the first container in the pod will be chosen",
+    )  # fmt: skip
+    exe.add_argument(
+        "-S", "--sidecar", default="",
+        help="SidecarSet container name. When sidecarset is hotUpgrade, the working container will be chosen",
+    )  # fmt: skip
+    exe.add_argument("-i", "--stdin", action="store_true", help="Pass stdin to the container")
+    exe.add_argument("-t", "--tty", action="store_true", help="Stdin is a TTY")
+    exe.add_argument(
+        "--pod-running-timeout", type=parse_duration, default=60.0,
+        help="How long to wait until at least one pod is running (e.g. 5s, 2m). Default 1m0s.",
+    )  # fmt: skip
+
+    get = sub.add_parser(
+        "get",
+        help="Display one or many resources",
+        description="Display one or many resources related to kruise: kubectl-kruise get all [-n NS], or "
+        "kubectl-kruise get RESOURCE [NAME...] with RESOURCE one of the kinds `get all` lists "
+        "(clonesets.apps.kruise.io, ...).",
+        parents=[globals_],
+    )
+    get.add_argument("arguments", nargs="*", metavar="all | RESOURCE [NAME...]")
+
+    describe = sub.add_parser(
+        "describe",
+        help="Show details of a specific resource or group of resources",
+        description="Show details of a rollout: kubectl-kruise describe rollout NAME.",
+        parents=[globals_],
+    )
+    describe_kinds = describe.add_subparsers(dest="describe_kind", metavar="SUBCOMMAND")
+    rollout = describe_kinds.add_parser(
+        "rollout",
+        aliases=["rollouts", "ro"],
+        help="Get details about a rollout",
+        description="Get details about and visual representation of a Kruise Rollout (rollouts.kruise.io): "
+        "kubectl-kruise describe rollout NAME [-w] [--timeout=SECONDS] [--all] [--no-color].",
+        parents=[globals_],
+    )
+    rollout.add_argument("names", nargs="*", metavar="NAME")
+    rollout.add_argument(
+        "-w", "--watch", type=parse_bool, default=False, help="Watch for changes to the rollout"
+    )
+    rollout.add_argument(
+        "--no-color", type=parse_bool, default=False, help="If true, print output without color"
+    )
+    rollout.add_argument("--timeout", type=int, default=0, help="Timeout after specified seconds")
+    rollout.add_argument(
+        "--all", dest="all_pods", type=parse_bool, default=False, help="Show all pods in the rollout"
+    )
 
 
 def _add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
@@ -485,11 +551,14 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Name
     or rejects a `--` met inside a subcommand)."""
     argv = list(argv)
     trailing: list[str] = []
-    if "--" in argv:
+    dashed = "--" in argv
+    if dashed:
         at = argv.index("--")
         argv, trailing = argv[:at], argv[at + 1 :]
     args = parser.parse_args(normalize_argv(argv))
-    if trailing:
+    if args.command == "exec":  # kruise-tools tells `exec POD CMD` from `exec POD -- CMD`
+        args.exec_command = trailing if dashed else None
+    elif trailing:
         field = {"create": "job_command", "set": "arguments"}.get(args.command, "resources")
         if not hasattr(args, field):
             parser.error(f"unrecognized arguments: {' '.join(trailing)}")

@@ -5,6 +5,7 @@ sandbox simulator's, or a real one) drives the rollout the plugin watches."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
@@ -327,3 +328,93 @@ async def test_rollout_approve_through_the_plugin(cluster: Cluster, namespace: s
     code, _, err = await kruise(cluster, "rollout", "approve", "rollout/canary", "-n", namespace, check=False)
     assert (code, err) == (1, 'error: rollouts.rollouts.kruise.io "canary" does not allow to approve, '
                               "because current canary state is not 'StepPaused'\n")  # fmt: skip
+
+
+async def web_pods(cluster: Cluster, namespace: str) -> dict[str, str]:
+    """The running Deployment's pods: name -> pod-template-hash."""
+    await kruise(cluster, "rollout", "status", "deploy/web", "-n", namespace, "--timeout=60s")
+    _, out = await cluster.kubectl(
+        "get", "pods", "-n", namespace, "-l", "app=web", "-o",
+        'jsonpath={range .items[*]}{.metadata.name} {.metadata.labels.pod-template-hash}{"\\n"}{end}',
+    )  # fmt: skip
+    return dict(line.split() for line in out.splitlines() if line.strip())
+
+
+async def test_exec_streams_through_kubectl_exec_on_a_pod_of_the_workload(cluster: Cluster, namespace: str):
+    await apply(cluster, deployment(namespace, "nginx:1.25"))
+    pods = await web_pods(cluster, namespace)
+    # kubectl checks the container before any stream opens: its refusal names the pod the plugin chose.
+    code, _, err = await kruise(cluster, "exec", "deploy/web", "-n", namespace, "-c", "nope", "--", "true",
+                                check=False)  # fmt: skip
+    assert code == 1
+    chosen = re.search(r"is not valid for pod (\S+)", err)
+    assert chosen is not None and chosen.group(1) in pods, err
+    code, out, err = await kruise(
+        cluster, "exec", "deploy/web", "-n", namespace, "--", "echo", "hi", check=False
+    )
+    if cluster.is_sandbox:  # the simulator's fake runtime has no process to run: its kubelet says so
+        assert code == 1 and "exec is not supported by the fake runtime" in err, err
+    else:
+        assert (code, out) == (0, "hi\n")
+
+
+async def test_get_all_lists_a_cloneset_through_the_plugin(cluster: Cluster, namespace: str):
+    labels = {"app": "listed"}
+    await apply(cluster, {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "listed", "namespace": namespace},
+        "spec": {"replicas": 2, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}},
+    })  # fmt: skip
+    _, out, _ = await kruise(cluster, "get", "all", "-n", namespace)
+    lines = out.splitlines()
+    at = lines.index("clonesets.apps.kruise.io:")
+    assert lines[at - 1] == ""
+    assert lines[at + 1].startswith("NAME        \tDESIRED \tUPDATED \tUPDATED_READY \tUPDATED_AVAILABLE \t")
+    assert lines[at + 2].startswith("listed      \t2       \t")
+
+
+async def test_describe_rollout_through_the_plugin(cluster: Cluster, namespace: str):
+    await apply(cluster, ROLLOUT_CRD)
+    await cluster.kubectl(
+        "wait", "--for=condition=Established", "crd/rollouts.rollouts.kruise.io", "--timeout=30s"
+    )
+    await apply(cluster, deployment(namespace, "nginx:1.25"))
+    pods = await web_pods(cluster, namespace)
+    stable = next(iter(pods.values()))
+    await apply(cluster, {
+        "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {"workloadRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "strategy": {"canary": {"steps": [{"replicas": 1}, {"replicas": "100%"}]}}},
+    })  # fmt: skip
+    _, generation = await cluster.kubectl(
+        "get", "rollout", "web", "-n", namespace, "-o", "jsonpath={.metadata.generation}"
+    )
+    status = {"status": {"observedGeneration": int(generation), "phase": "Healthy",
+                         "canaryStatus": {"stableRevision": stable, "podTemplateHash": stable}}}  # fmt: skip
+    await cluster.kubectl(
+        "patch",
+        "rollout",
+        "web",
+        "-n",
+        namespace,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps(status),
+    )
+    _, out, _ = await kruise(cluster, "describe", "rollout", "web", "-n", namespace, "--no-color")
+    head, _, table = out.partition("NAME ")
+    assert head == (
+        f"Name:              web\nNamespace:         {namespace}\nStatus:             Healthy\n"
+        "Strategy:          Canary\n Step:             0/2\n Steps:\n"
+        "  -  Replicas:     1\n  -  Replicas:     100%\n"
+        f"Images:            nginx:1.25\nCurrent Revision:  {stable}\nUpdate Revision:   \n"
+        "Replicas:\n Desired:          2\n Updated:          2\n Current:          2\n"
+        " Ready:            2\n Available:        2\n"
+    )
+    rows = [line.split() for line in table.splitlines()[1:]]
+    assert sorted(row[0] for row in rows) == sorted(pods)
+    assert all(row[1] == "1/1" and row[2] == stable and row[-1] == "Running" for row in rows), rows
