@@ -17,7 +17,7 @@ from kruise.api.common import (
     KruiseModel,
     KruiseObject,
     ObjectMeta,
-    Schemaless,
+    PodTemplate,
     Time,
 )
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn, age_column
@@ -76,7 +76,7 @@ class BroadcastJobSpec(KruiseModel):
     parallelism: IntOrString | None = None
     """Most pods running at once: a number or a percentage of the desired pods. Default: no limit (every
     eligible node at once)."""
-    template: Schemaless = Field(default_factory=dict)
+    template: PodTemplate = Field(default_factory=dict)
     """The pod template (a core PodTemplateSpec): one pod from it runs to completion on every node that
     matches its node selector, affinity and tolerations."""
     completion_policy: CompletionPolicy = Field(default_factory=CompletionPolicy)

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from kruise.api.common import (
+    ClaimTemplate,
     Condition,
     Int32,
     Int64,
@@ -16,7 +17,7 @@ from kruise.api.common import (
     KruiseModel,
     KruiseObject,
     LabelSelector,
-    Schemaless,
+    PodTemplate,
     scaled_value_round_up,
     selector_matches,
 )
@@ -111,9 +112,9 @@ class CloneSetSpec(KruiseModel):
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
     """Label query over the pods this CloneSet owns; must match the template's labels and cannot be
     changed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
-    template: Schemaless
+    template: PodTemplate
     """The pod template (a core PodTemplateSpec) every pod is created from."""
-    volume_claim_templates: list[Schemaless] | None = None
+    volume_claim_templates: list[ClaimTemplate] | None = None
     """PersistentVolumeClaims created for every pod, one per template (referenced by name from the pod
     template's volumes). A pod's claims are deleted together with the pod."""
     scale_strategy: CloneSetScaleStrategy = Field(default_factory=CloneSetScaleStrategy)

@@ -13,8 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from kruise.api import shapes
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,38 @@ Time = Annotated[str, SchemaFormat("date-time")]
 IntOrString = Annotated[int | str, IntOrStringSchema()]
 Schemaless = Annotated[dict[str, Any], PreserveUnknown()]
 """An embedded object (PodTemplateSpec, PersistentVolumeClaim, Container ...) kept as a dict."""
+
+SHAPE_ERROR = "kruise_shape"
+"""The pydantic error type of a shape mismatch inside a schemaless embedded object: its context holds
+the path below the field (`at`), the offending value and the rule, which `pydantic_errors` renders as
+one field error at the full path."""
+
+
+def shaped(shape: shapes.Shape) -> AfterValidator:
+    """A schemaless embedded object whose JSON types are checked (`kruise.api.shapes`): code that walks
+    the dict can trust them, and a wrong type is refused naming its field, as upstream's decoder does."""
+
+    def check(value: Any) -> Any:
+        found = shapes.first_mismatch(value, shape)
+        if found is not None:
+            at, wrong, rule = found
+            raise PydanticCustomError(SHAPE_ERROR, "{rule}", {"at": at, "value": wrong, "rule": rule})
+        return shapes.without_nulls(value, shape)
+
+    return AfterValidator(check)
+
+
+PodTemplate = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.POD_TEMPLATE)]
+"""A core PodTemplateSpec kept as a dict, its field types checked."""
+ClaimTemplate = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.CLAIM_TEMPLATE)]
+"""A core PersistentVolumeClaim template kept as a dict, its field types checked."""
+ContainerDict = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.CONTAINER)]
+TolerationDict = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.TOLERATION)]
+NodeSelectorTermDict = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.NODE_SELECTOR_TERM)]
+ProbeDict = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.PROBE)]
+WorkloadSpecDict = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.WORKLOAD_SPEC)]
+DistributedDict = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.DISTRIBUTED)]
+PreferredTermDict = Annotated[dict[str, Any], PreserveUnknown(), shaped(shapes.PREFERRED_TERM)]
 
 
 class KruiseModel(BaseModel):

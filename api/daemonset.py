@@ -19,7 +19,7 @@ from kruise.api.common import (
     KruiseModel,
     KruiseObject,
     LabelSelector,
-    Schemaless,
+    PodTemplate,
     selector_matches,
 )
 from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, age_column
@@ -82,7 +82,7 @@ class DaemonSetSpec(KruiseModel):
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
     """Label query over the pods this DaemonSet owns; must match the template's labels and cannot be
     changed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
-    template: Schemaless
+    template: PodTemplate
     """The pod template (a core PodTemplateSpec): one pod from it runs on every node that matches the
     template's node selector and affinity (every node when it has none)."""
     update_strategy: DaemonSetUpdateStrategy = Field(default_factory=DaemonSetUpdateStrategy)

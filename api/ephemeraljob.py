@@ -11,7 +11,15 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, LabelSelector, Schemaless, Time
+from kruise.api.common import (
+    ContainerDict,
+    Int32,
+    Int64,
+    KruiseModel,
+    KruiseObject,
+    LabelSelector,
+    Time,
+)
 from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn, age_column
 from kruise.api.podprobemarker import port_name_errors
 from kruise.api.validation import (
@@ -76,7 +84,7 @@ _MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
 
 class EphemeralContainerTemplateSpec(KruiseModel):
     # core v1.EphemeralContainer objects, kept as written
-    ephemeral_containers: list[Schemaless] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
+    ephemeral_containers: list[ContainerDict] = Field(default_factory=list, json_schema_extra=CRD_REQUIRED)
     """The ephemeral containers (core EphemeralContainer objects) added to each matched pod; their names
     must not clash with the pod's containers."""
 

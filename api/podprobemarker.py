@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from kruise.api.common import Int64, KruiseModel, KruiseObject, LabelSelector, Schemaless
+from kruise.api.common import Int64, KruiseModel, KruiseObject, LabelSelector, ProbeDict
 from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion
 from kruise.api.validation import (
     FieldError,
@@ -52,7 +52,7 @@ class PodContainerProbe(KruiseModel):
     container_name: str
     """The container the probe runs against."""
     # a core v1.Probe (exec/tcpSocket handler plus timing fields)
-    probe: Schemaless = Field(default_factory=dict)
+    probe: ProbeDict = Field(default_factory=dict)
     """The probe itself (a core Probe: exec, tcpSocket or httpGet, with its timings), run by
     kruise-daemon."""
     marker_policy: list[ProbeMarkerPolicy] | None = None

@@ -16,7 +16,15 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from kruise.api.common import Int32, Int64, KruiseModel, KruiseObject, LabelSelector, Schemaless, Time
+from kruise.api.common import (
+    DistributedDict,
+    Int32,
+    Int64,
+    KruiseModel,
+    KruiseObject,
+    LabelSelector,
+    Time,
+)
 from kruise.api.crdgen import CRDInfo, CRDVersion, PrinterColumn
 from kruise.api.objects import meta_of
 from kruise.api.validation import (
@@ -73,7 +81,7 @@ class ResourceDistributionTargets(_TargetsCommon):
 
 class ResourceDistributionSpec(KruiseModel):
     # the Secret or ConfigMap to distribute (a RawExtension upstream, kept as written)
-    resource: Schemaless
+    resource: DistributedDict
     """The Secret or ConfigMap to copy, written in full (apiVersion, kind, metadata.name and its data);
     each copy is made in its target namespace."""
     targets: ResourceDistributionTargets
@@ -126,7 +134,7 @@ class ResourceDistributionTargetsV1beta1(_TargetsCommon):
 
 
 class ResourceDistributionSpecV1beta1(KruiseModel):
-    resource: Schemaless
+    resource: DistributedDict
     """The Secret or ConfigMap to copy, written in full (apiVersion, kind, metadata.name and its data);
     each copy is made in its target namespace."""
     targets: ResourceDistributionTargetsV1beta1

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from kruise.api.common import (
+    ClaimTemplate,
     Int32,
     Int64,
     IntOrString,
@@ -20,7 +21,7 @@ from kruise.api.common import (
     KruiseModel,
     KruiseObject,
     LabelSelector,
-    Schemaless,
+    PodTemplate,
     scaled_value_round_up,
     selector_matches,
 )
@@ -136,10 +137,10 @@ class StatefulSetSpecV1alpha1(KruiseModel):
     selector: LabelSelector | None = Field(default=None, json_schema_extra=CRD_REQUIRED)
     """Label query over the pods this StatefulSet owns; must match the template's labels and cannot be
     changed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
-    template: Schemaless
+    template: PodTemplate
     """The pod template (a core PodTemplateSpec) every pod is created from; each pod still has its own
     identity."""
-    volume_claim_templates: list[Schemaless] | None = None
+    volume_claim_templates: list[ClaimTemplate] | None = None
     """PersistentVolumeClaims made for every pod (<template name>-<pod name>), kept with the pod's
     identity across restarts and rescheduling. Each must be mounted by name in the template; it wins over
     a template volume of the same name."""

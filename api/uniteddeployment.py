@@ -25,9 +25,12 @@ from kruise.api.common import (
     KruiseModel,
     KruiseObject,
     LabelSelector,
+    NodeSelectorTermDict,
     ObjectMeta,
     Schemaless,
     Time,
+    TolerationDict,
+    WorkloadSpecDict,
 )
 from kruise.api.crdgen import (
     CRD_REQUIRED,
@@ -75,7 +78,7 @@ class WorkloadTemplate(KruiseModel):
 
     metadata: ObjectMeta | None = None
     """Labels, annotations and so on of each subset's workload."""
-    spec: Schemaless = Field(default_factory=dict)
+    spec: WorkloadSpecDict = Field(default_factory=dict)
     """Spec of each subset's workload, in that kind's own schema; the controller sets its replicas and
     adds the subset's node selector, tolerations and patch."""
 
@@ -95,10 +98,10 @@ class Subset(KruiseModel):
     name: str
     """Name of the subset, a DNS label unique within the UnitedDeployment; its workload is named
     <UnitedDeployment name>-<subset name>-<random suffix>."""
-    node_selector_term: Schemaless | None = None
+    node_selector_term: NodeSelectorTermDict | None = None
     """Node selector term the subset's pods are required to match, so the subset stands for a group of
     nodes; cannot be changed."""
-    tolerations: list[Schemaless] | None = None
+    tolerations: list[TolerationDict] | None = None
     """Tolerations added to the subset's pods; cannot be changed."""
     replicas: IntOrString | None = None
     """Pods in this subset: a number or a percentage of spec.replicas. Unset shares what the other subsets

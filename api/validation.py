@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from kruise.api.common import LabelSelector, _int_or_percent
+from kruise.api.common import SHAPE_ERROR, LabelSelector, _int_or_percent
 
 
 class ErrorType(Enum):
@@ -323,7 +323,11 @@ def pydantic_errors(exc: Any) -> list[FieldError]:
         if path in seen:
             continue
         seen.add(path)
-        if item["type"] == "missing":
+        if item["type"] == SHAPE_ERROR:  # inside a schemaless embedded object: name the inner field
+            ctx = item["ctx"]
+            errs.append(invalid(path + ("." if ctx["at"] and ctx["at"][0] != "[" else "") + ctx["at"],
+                                ctx["value"], ctx["rule"]))  # fmt: skip
+        elif item["type"] == "missing":
             errs.append(required(path))
         else:
             errs.append(invalid(path, item.get("input"), item["msg"]))

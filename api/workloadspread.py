@@ -29,8 +29,11 @@ from kruise.api.common import (
     KruiseObject,
     LabelSelector,
     ListMapKeys,
+    NodeSelectorTermDict,
+    PreferredTermDict,
     Schemaless,
     Time,
+    TolerationDict,
     scaled_value_round_up,
 )
 from kruise.api.crdgen import CRD_REQUIRED, CRDInfo, CRDVersion, PrinterColumn
@@ -107,11 +110,11 @@ class ScheduleStrategy(KruiseModel):
 class WorkloadSpreadSubset(KruiseModel):
     name: str
     """Name of the subset, unique within the WorkloadSpread."""
-    required_node_selector_term: Schemaless | None = None
+    required_node_selector_term: NodeSelectorTermDict | None = None
     """Node selector term the subset's pods are required to match, added to their node affinity."""
-    preferred_node_selector_terms: list[Schemaless] | None = None
+    preferred_node_selector_terms: list[PreferredTermDict] | None = None
     """Weighted node selector terms the subset's pods prefer, added to their node affinity."""
-    tolerations: list[Schemaless] | None = None
+    tolerations: list[TolerationDict] | None = None
     """Tolerations added to the subset's pods."""
     max_replicas: IntOrString | None = None
     """Most pods in this subset: a number or a percentage of the workload's replicas. Unset means no limit
@@ -187,11 +190,11 @@ class WorkloadSpread(KruiseObject):
 class WorkloadSpreadSubsetV1beta1(KruiseModel):
     name: str
     """Name of the subset, unique within the WorkloadSpread."""
-    required_node_selector: Schemaless | None = None
+    required_node_selector: NodeSelectorTermDict | None = None
     """Node selector term the subset's pods are required to match, added to their node affinity."""
-    preferred_node_selector: list[Schemaless] | None = None
+    preferred_node_selector: list[PreferredTermDict] | None = None
     """Weighted node selector terms the subset's pods prefer, added to their node affinity."""
-    tolerations: list[Schemaless] | None = None
+    tolerations: list[TolerationDict] | None = None
     """Tolerations added to the subset's pods."""
     max_replicas: IntOrString | None = None
     """Most pods in this subset: a number or a percentage of the workload's replicas. Unset means no limit

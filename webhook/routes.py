@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from kruise.api import features
+from kruise.api import features, shapes
 from kruise.api.features import FeatureGates
 from kruise.api.registry import KINDS
 from kruise.webhook import paths
@@ -26,6 +26,7 @@ from kruise.webhook.handlers.deletion import NamespaceContents
 from kruise.webhook.handlers.pod import SidecarSetSource
 from kruise.webhook.handlers.versions import at_version
 from kruise.webhook.handlers.workloadspread import SpreadKeeper
+from kruise.webhook.shapecheck import shape_checked
 
 # Kinds whose validating webhook refuses everything while a gate is off (upstream: 403
 # "feature-gate X is not enabled"), checked in this order.
@@ -149,6 +150,7 @@ def build_routes(
             validate = gated(validate, gates, KIND_GATES[info.kind])
         mutate = at_version(mutate, info.group, info.kind, hooks.version)
         validate = at_version(validate, info.group, info.kind, hooks.version, validating=True)
+        validate = shape_checked(validate, old=shapes.WORKLOAD)  # a DELETE reads the old object's dict
         for path in paths.kind_paths("mutate", info.group, info.kind, versions):
             routes[path] = mutate
         for path in paths.kind_paths("validate", info.group, info.kind, versions):
@@ -173,6 +175,7 @@ def build_routes(
                 probe_markers if gates.enabled(features.ENABLE_POD_PROBE_MARKER_ON_SERVERLESS) else None
             ),
         )
+        routes[paths.POD_MUTATE] = shape_checked(routes[paths.POD_MUTATE], new=shapes.POD)
     pod_validate = None
     if budgets is not None and (delete_gate or update_gate):
         pod_validate = pub.pod_validating_handler(
@@ -185,15 +188,19 @@ def build_routes(
     if spreads is not None and objects is not None and spread_gates:
         pod_validate = _spread_first(workloadspread.pod_deletion_check(spreads, objects.pod), pod_validate)
     if pod_validate is not None:
-        routes[paths.POD_VALIDATE] = pod_validate
-    workload = deletion.builtin_workload_handler(protection)
+        routes[paths.POD_VALIDATE] = shape_checked(
+            pod_validate, new=shapes.POD, old=shapes.POD, subresources={"eviction": shapes.EVICTION}
+        )
+    workload = shape_checked(deletion.builtin_workload_handler(protection), old=shapes.WORKLOAD)
     for path in (paths.DEPLOYMENT, paths.REPLICASET, paths.STATEFULSET):
         routes[path] = workload
-    always = deletion.always_only_handler(protection)
+    always = shape_checked(deletion.always_only_handler(protection), old=shapes.METADATA_ONLY)
     routes[paths.SERVICE] = always
     routes[paths.INGRESS] = always
-    routes[paths.CRD] = deletion.crd_handler(
+    crd = deletion.crd_handler(
         protection, gates.enabled(features.DELETION_PROTECTION_FOR_CRD_CASCADING_GATE), list_custom_resources
     )
-    routes[paths.NAMESPACE] = deletion.namespace_handler(namespace_contents, protection)
+    routes[paths.CRD] = shape_checked(crd, old=shapes.CRD)
+    namespaces = deletion.namespace_handler(namespace_contents, protection)
+    routes[paths.NAMESPACE] = shape_checked(namespaces, old=shapes.METADATA_ONLY)
     return routes

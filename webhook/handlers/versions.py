@@ -21,7 +21,8 @@ from typing import Any
 from kruise.api import cloneset
 from kruise.api.conversion import STASH_ANNOTATION, ConversionError, convert, convertible
 from kruise.api.objects import annotations_of, meta_of
-from kruise.api.validation import FieldError, aggregate_message
+from kruise.api.registry import by_kind
+from kruise.api.validation import FieldError, aggregate_message, not_supported
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, deny
 
 # (group, kind, request version) -> checks of the object as written at that version
@@ -52,9 +53,16 @@ def at_version(
     if hooks_version is None or not convertible(group, kind):
         return handler
 
+    served = tuple(v.name for v in by_kind(group, kind).versions)
+
     async def handle(req: AdmissionRequest) -> Decision:
         if req.kind.version == hooks_version:
             return await handler(req)
+        if req.kind.version not in served:  # only a caller that is not kube-apiserver sends one
+            return deny(
+                400,
+                aggregate_message([not_supported("request.kind.version", req.kind.version, list(served))]),
+            )
         check = REQUEST_VERSION_CHECKS.get((group, kind, req.kind.version)) if validating else None
         if check is not None and req.operation in ("CREATE", "UPDATE") and req.object:
             errors = check(req.object)
