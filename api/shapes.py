@@ -135,13 +135,11 @@ _WORDS = {
 
 def mismatches(value: Any, shape: Shape, path: str = "") -> Iterator[tuple[str, Any, str]]:
     """(field path, value, what it must be) for every field of `value` whose JSON type is not the
-    shape's, outermost first. A null object, list or map field reads as absent (as for the apiserver's
-    decoder; `without_nulls` drops it); a null scalar, list item or map value is a mismatch, since the
-    code reading it would meet None where it expects a value."""
+    shape's, outermost first. A null field reads as absent, as Go's decoder leaves it at its zero value
+    (`without_nulls` drops it); a null list item or map value is a mismatch, since the code reading it
+    would meet None where it expects a value."""
     if value is None:
-        if isinstance(shape, str) and shape != OBJECT:
-            yield path, value, f"must be {_WORDS[shape]}"
-        elif path.endswith("]"):
+        if path.endswith("]"):
             yield path, value, "must not be null"
         return
     if isinstance(shape, str):
@@ -179,7 +177,7 @@ def first_mismatch(value: Any, shape: Shape, path: str = "") -> tuple[str, Any, 
 
 
 def without_nulls(value: Any, shape: Shape) -> Any:
-    """`value` without its null object, list and map fields (absent, as the apiserver stores them), so
+    """`value` without its null fields (absent, as Go's decoder leaves them at their zero values), so
     code reading it with `.get(key, {})` meets no None; unchanged values are returned as they are."""
     if isinstance(shape, str) or value is None:
         return value
@@ -195,8 +193,8 @@ def without_nulls(value: Any, shape: Shape) -> Any:
         if key not in value:
             continue
         item = value[key]
-        kept = None if item is None and not isinstance(sub, str) else without_nulls(item, sub)
-        if item is None and not isinstance(sub, str):
+        kept = None if item is None else without_nulls(item, sub)
+        if item is None:
             out = {k: v for k, v in out.items() if k != key}
         elif kept is not item:
             out = {**out, key: kept}

@@ -49,7 +49,6 @@ def refusal(model: type, obj: dict) -> str:
         (("containers", 0, "ports", 0, "containerPort"), 2**70,
          T + f"containers[0].ports[0].containerPort: Invalid value: {2**70}: "
          "must be an integer that fits in 64 bits"),
-        (("containers", 0, "name"), None, T + "containers[0].name: Invalid value: null: must be a string"),
         (("containers",), [None], T + "containers[0]: Invalid value: null: must not be null"),
         (("nodeSelector",), {"zone": 1}, T + 'nodeSelector: Invalid value: {"zone":1}: must be a string'),
     ],
@@ -71,6 +70,17 @@ def test_a_null_object_or_list_reads_as_absent_and_is_dropped():
     template = CloneSet.model_validate(obj).spec.template
     assert "volumes" not in template["spec"] and "env" not in template["spec"]["containers"][0]
     assert obj["spec"]["template"]["spec"]["volumes"] is None  # the request's dict is not changed
+
+
+def test_a_null_scalar_field_reads_as_absent_as_gos_zero_value():
+    """Go decodes `imagePullPolicy: null` to "" (then defaulted) and `name: null` to "" (then refused by
+    template validation as Required): a null field is absent, never a type error."""
+    obj = copy.deepcopy(CLONESET)
+    container = obj["spec"]["template"]["spec"]["containers"][0]
+    container["imagePullPolicy"] = None
+    container["ports"][0]["containerPort"] = None
+    parsed = CloneSet.model_validate(obj).spec.template["spec"]["containers"][0]
+    assert "imagePullPolicy" not in parsed and "containerPort" not in parsed["ports"][0]
 
 
 def test_fields_the_shapes_do_not_know_pass_through():
