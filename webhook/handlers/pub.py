@@ -1,7 +1,7 @@
 """PodUnavailableBudget admission: pod DELETE, pods/eviction CREATE and pod UPDATE (`/validate-pod`).
 
 A pod UPDATE is checked as the RESIZE operation when it only resizes containers in place
-(`control.pub.can_resize_in_place`), else as UPDATE. With the InPlacePodVerticalScaling gate off,
+(`control.pub.budget.can_resize_in_place`), else as UPDATE. With the InPlacePodVerticalScaling gate off,
 every PUB protecting UPDATE protects RESIZE too; with it on, only PUBs listing RESIZE do.
 
 A protected operation takes one slot of the PUB's budget by writing the pod into the PUB status
@@ -30,7 +30,7 @@ from kruise.api.keys import (
     PUB_OPERATION_EVICT,
 )
 from kruise.api.objects import meta_of
-from kruise.control import pub as pubcontrol
+from kruise.control.pub import budget as pubcontrol
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.events import EventRecorder
@@ -148,7 +148,7 @@ async def take_budget_slot(
     dry_run: bool = False,
     backoff: float = CONFLICT_BACKOFF,
 ) -> dict[str, Any] | None:
-    """`control.pub.reserved` against the API: the PUB status is written with one slot fewer."""
+    """`control.pub.budget.reserved` against the API: the PUB status is written with one slot fewer."""
     name, namespace = pub["metadata"]["name"], pub["metadata"].get("namespace")
     pod_name = pod["metadata"]["name"]
     try:

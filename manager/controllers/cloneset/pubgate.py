@@ -15,7 +15,7 @@ import structlog
 
 from kruise.api.keys import PUB_OPERATION_UPDATE
 from kruise.api.objects import meta_of
-from kruise.control import pub as pubcontrol
+from kruise.control.pub import budget as pubcontrol
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.informer import SharedInformer

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kruise.api.objects import meta_of, spec_of
-from kruise.control import ephemeraljob as plan
+from kruise.control.ephemeraljob import injection as plan
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.informer import SharedInformer

@@ -1,6 +1,6 @@
 """One pass over an EphemeralJob: finalizer, TTL, status, and ephemeral containers for the next pods.
 
-The rules (targets, pod states, status, who gets containers next) are `kruise.control.ephemeraljob`.
+The rules (targets, pod states, status, who gets containers next) are `kruise.control.ephemeraljob.injection`.
 This module reads the caches, guards against a stale pod cache with scale expectations (a pod just
 given containers must not get them twice), makes the writes, and emits upstream's events
 (`CreateFailed` when adding containers to a pod fails).
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP
-from kruise.control import ephemeraljob as plan
+from kruise.control.ephemeraljob import injection as plan
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result

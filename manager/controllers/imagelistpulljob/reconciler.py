@@ -1,7 +1,7 @@
 """One pass over an ImageListPullJob: expire it, or sync its ImagePullJobs and write its status.
 
 The plan (children per image, what to create and delete, the status) is
-`kruise.control.imagelistpulljob`; this module reads the caches, guards against a stale cache with
+`kruise.control.imagelistpulljob.children`; this module reads the caches, guards against a stale cache with
 scale expectations (a child just created has a generated name, so a second pass that does not see
 it yet would create another), applies the TTL against the clock and makes the writes.
 """
@@ -14,9 +14,9 @@ from typing import Any
 
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
 from kruise.api.objects import section, spec_of, status_of
-from kruise.control import imagelistpulljob as plan
 from kruise.control.common import podstatus
 from kruise.control.common.lifecycle import rfc3339
+from kruise.control.imagelistpulljob import children as plan
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result

@@ -1,7 +1,7 @@
 """One pass over an ImagePullJob: release its finalizer, expire it, or spread its tag and write status.
 
 The plan (targets, per-node phase, the NodeImage spec with the tag added, the status) is
-`kruise.control.imagepulljob`; this module reads the caches, applies the deadline and TTL against
+`kruise.control.imagepulljob.nodeimages`; this module reads the caches, applies the deadline and TTL against
 the clock, and makes the writes. A running job is requeued every `RESYNC_SECONDS`, so a deadline or
 a node that stops reporting is noticed without an event.
 """
@@ -16,10 +16,10 @@ from typing import Any
 from kruise.api.conversion import convert
 from kruise.api.keys import FINALIZER_DELETION_PROTECTION
 from kruise.api.objects import section, status_of
-from kruise.control import imagepulljob as plan
 from kruise.control.common import podstatus
 from kruise.control.common.lifecycle import rfc3339
-from kruise.control.nodeimage_modes import V1ALPHA1, as_v1beta1
+from kruise.control.imagepulljob import nodeimages as plan
+from kruise.control.nodeimage.modes import V1ALPHA1, as_v1beta1
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound

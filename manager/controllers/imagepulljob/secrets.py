@@ -1,6 +1,6 @@
 """The writes that keep an ImagePullJob's pull secret copies in kruise-daemon's namespace (the plan is
-`kruise.control.pullsecretsync`): kruise-daemon may read Secrets there only, so the NodeImage points at
-copies, shared by every job naming the same Secret and deleted when no job references them."""
+`kruise.control.imagepulljob.pullsecrets`): kruise-daemon may read Secrets there only, so the NodeImage
+points at copies, shared by every job naming the same Secret and deleted when no job references them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import structlog
 
-from kruise.control import pullsecretsync as plan
+from kruise.control.imagepulljob import pullsecrets as plan
 from kruise.kube.client import Client
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.informer import SharedInformer

@@ -20,14 +20,14 @@ import structlog
 from kruise.api.controllerref import controller_of
 from kruise.api.keys import ANNOTATION_INJECTED_PERSISTENT_POD_STATE
 from kruise.api.objects import section
-from kruise.control import persistentpodstate as plan
 from kruise.control.common import podstatus
 from kruise.control.common.customworkloads import (
     StatefulSetLikeWhitelist,
     WhitelistError,
     parse_pps_whitelist,
 )
-from kruise.control.persistentpodstate import NO_CUSTOM_WORKLOADS
+from kruise.control.persistentpodstate import podstates as plan
+from kruise.control.persistentpodstate.podstates import NO_CUSTOM_WORKLOADS
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import (

@@ -5,7 +5,7 @@ exist and with which spec (created, updated or deleted to match its annotations)
 `follow#custom-workloads` asks to watch the kinds of kruise-configuration's
 PPS_Watch_Custom_Workload_WhiteList. Other names are PersistentPodStates: the pass reads the target
 workload, its active pods and their nodes from the caches, computes the new `status.podStates`
-with `kruise.control.persistentpodstate` and writes it only when it changed (a status update, so a
+with `kruise.control.persistentpodstate.podstates` and writes it only when it changed (a status update, so a
 concurrent writer makes the pass retry).
 """
 
@@ -19,13 +19,13 @@ import structlog
 
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import spec_of
-from kruise.control import persistentpodstate as plan
 from kruise.control.common import podstatus
 from kruise.control.common.customworkloads import (
     GroupVersionKind,
     StatefulSetLikeWhitelist,
     parse_pps_whitelist,
 )
+from kruise.control.persistentpodstate import podstates as plan
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound

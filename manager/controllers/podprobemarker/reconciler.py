@@ -2,12 +2,12 @@
 
 A live marker first gets the `kruise.io/node-pod-probe-cleanup` finalizer. Then every NodePodProbe
 that runs a matching pod or still holds the marker's probes gets exactly the marker's current probes
-on exactly its matching pods (`control.podprobemarker.set_marker`), written only when the spec
+on exactly its matching pods (`control.podprobemarker.probes.set_marker`), written only when the spec
 changed beyond ordering (a compare-and-swap PUT: two markers writing one node retry rather than lose
 each other's probes). A NodePodProbe that does not exist yet is skipped: the NodePodProbe controller
 creates it with its node, and its appearance wakes this marker again. Last, `status.matchedPods`.
 
-Pods on virtual-kubelet nodes are serverless (`control.podprobemarker_serverless`): they get no
+Pods on virtual-kubelet nodes are serverless (`control.podprobemarker.serverless`): they get no
 NodePodProbe entry; with gate EnablePodProbeMarkerOnServerless each gets the marker policies its
 probe-result conditions call for, patched into its labels/annotations. Pods whose node is unknown are
 neither, as upstream. `status.matchedPods` counts both kinds.
@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import FINALIZER_NODE_POD_PROBE_CLEANUP
-from kruise.control import podprobemarker as plan
-from kruise.control import podprobemarker_serverless as serverless
+from kruise.control.podprobemarker import probes as plan
+from kruise.control.podprobemarker import serverless
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound

@@ -9,7 +9,7 @@ from typing import Any
 
 from kruise.api import features
 from kruise.api.objects import spec_of
-from kruise.control import pub as pubcontrol
+from kruise.control.pub import budget as pubcontrol
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import (

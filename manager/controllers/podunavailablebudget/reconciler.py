@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from kruise.control import pub as pubcontrol
+from kruise.control.pub import budget as pubcontrol
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound

@@ -14,8 +14,8 @@ from typing import Any
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import section, spec_of
-from kruise.control import pub as pubcontrol
 from kruise.control.common import podstatus
+from kruise.control.pub import budget as pubcontrol
 from kruise.kube.informer import SharedInformer
 from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import meta_of
-from kruise.control import resourcedistribution as plan
+from kruise.control.resourcedistribution import copies as plan
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONFIGMAPS, NAMESPACES, RESOURCEDISTRIBUTIONS, SECRETS

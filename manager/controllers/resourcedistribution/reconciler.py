@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.control import resourcedistribution as plan
 from kruise.control.common.lifecycle import rfc3339
+from kruise.control.resourcedistribution import copies as plan
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kruise.control import sidecarterminator as rules
+from kruise.control.sidecarterminator import termination as rules
 from kruise.kube.controller import Controller
 from kruise.kube.resources import NODES, PODS, object_key
 from kruise.manager.context import ManagerContext

@@ -20,7 +20,7 @@ from typing import Any
 from kruise.api.keys import EVENT_SIDECAR_TERMINATOR
 from kruise.api.objects import spec_of
 from kruise.api.timestamps import rfc3339
-from kruise.control import sidecarterminator as rules
+from kruise.control.sidecarterminator import termination as rules
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound

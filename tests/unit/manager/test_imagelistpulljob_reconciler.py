@@ -3,7 +3,7 @@ and deletes, the expectations that stop a stale cache from doubling them, status
 
 from __future__ import annotations
 
-from kruise.control import imagelistpulljob as plan
+from kruise.control.imagelistpulljob import children as plan
 from kruise.kube.client import PatchType
 from kruise.kube.clock import FakeClock, rfc3339
 from kruise.kube.controller import Result

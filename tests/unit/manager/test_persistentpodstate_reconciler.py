@@ -4,7 +4,7 @@ updated and deleted from StatefulSet annotations; and the event handlers' wake-u
 
 from __future__ import annotations
 
-from kruise.control import persistentpodstate as plan
+from kruise.control.persistentpodstate import podstates as plan
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
     NODES,

@@ -3,7 +3,7 @@ left alone on conflict, removed from namespaces that stop being targets; status 
 
 from __future__ import annotations
 
-from kruise.control import resourcedistribution as plan
+from kruise.control.resourcedistribution import copies as plan
 from kruise.kube.client import PatchType
 from kruise.kube.clock import FakeClock
 from kruise.kube.controller import Result

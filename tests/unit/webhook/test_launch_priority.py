@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from webhook_testkit import apply_patch, post, review
 
-from kruise.control import launchpriority as lp
+from kruise.control.launchpriority import barriers as lp
 
 
 def _pod(*envs: list | None, name: str = "demo", annotations: dict | None = None) -> dict:

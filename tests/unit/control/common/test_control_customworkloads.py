@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.api.keys import CONFIG_PPS_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
-from kruise.control import persistentpodstate as plan
 from kruise.control.common.customworkloads import (
     GroupVersionKind,
     StatefulSetLikeWhitelist,
     WhitelistError,
     parse_pps_whitelist,
 )
+from kruise.control.persistentpodstate import podstates as plan
 
 GAME = GroupVersionKind("demo.io", "v1", "GameServerSet")
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import ephemeraljob as plan
+from kruise.control.ephemeraljob import injection as plan
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 

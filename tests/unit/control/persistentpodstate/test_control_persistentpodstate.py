@@ -8,7 +8,7 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import persistentpodstate as plan
+from kruise.control.persistentpodstate import podstates as plan
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import resourcedistribution as plan
+from kruise.control.resourcedistribution import copies as plan
 
 NOW = "2026-11-24T10:00:00Z"
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from kruise.control import imagepulljob as ipj
+from kruise.control.imagepulljob import nodeimages as ipj
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

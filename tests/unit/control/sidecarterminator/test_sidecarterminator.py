@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import sidecarterminator as rules
+from kruise.control.sidecarterminator import termination as rules
 
 SIDECAR_ENV = [{"name": "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT", "value": "true"}]
 IGNORE_ENV = [*SIDECAR_ENV, {"name": "KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE", "value": "TRUE"}]

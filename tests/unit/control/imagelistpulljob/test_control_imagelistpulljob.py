@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import imagelistpulljob as plan
+from kruise.control.imagelistpulljob import children as plan
 
 NOW = "2026-11-24T10:00:00Z"
 

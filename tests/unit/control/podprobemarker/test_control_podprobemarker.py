@@ -3,7 +3,7 @@ resolved, a marker's probes removed, gone pods pruned, results written into the 
 
 from __future__ import annotations
 
-from kruise.control import podprobemarker as plan
+from kruise.control.podprobemarker import probes as plan
 
 
 def pod(name, uid=None, labels=None, node="node-1", initialized=True, phase="Running", ip="10.0.0.1"):
