@@ -1,1 +1,3 @@
-"""ResourceDistribution planning without I/O: `copies` (target namespaces, the copy to write, status)."""
+"""ResourceDistribution planning without I/O: `distribution` (target namespaces, the copy to write,
+status).
+"""

@@ -28,8 +28,8 @@ from kruise.control.common.customworkloads import WhitelistError, parse_pps_whit
 from kruise.control.enhancedliveness import probecontext
 from kruise.control.launchpriority.barriers import PriorityError, inject_barriers
 from kruise.control.persistentpodstate import podstates
-from kruise.control.podprobemarker import serverless as serverless_probes
-from kruise.control.pub import budget as pubcontrol
+from kruise.control.podprobemarker import serverless
+from kruise.control.pub import budget
 from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
 from kruise.control.sidecarset.matching import SelectorError, matching_sidecarsets
 from kruise.control.sidecarset.revision import (
@@ -156,10 +156,10 @@ def pod_create_handler(
             return deny(400, str(exc))
         if pubs_in_namespace is not None:
             namespace = metadata.get("namespace") or ""
-            name = pubcontrol.pub_for_new_pod(pod, pubs_in_namespace(namespace), pub_workload_of)
+            name = budget.pub_for_new_pod(pod, pubs_in_namespace(namespace), pub_workload_of)
             if name:
                 annotations = metadata.setdefault("annotations", {})
-                annotations.update(pubcontrol.related_pub_patch(name)["metadata"]["annotations"])
+                annotations.update(budget.related_pub_patch(name)["metadata"]["annotations"])
                 changed = True
         if persistent_pod_states is not None:
             try:
@@ -172,7 +172,7 @@ def pod_create_handler(
             changed = probecontext.move_liveness_probes(pod) or changed
         if probe_markers is not None:
             markers = probe_markers(metadata.get("namespace") or "")
-            changed = serverless_probes.annotate_new_pod(pod, markers) or changed
+            changed = serverless.annotate_new_pod(pod, markers) or changed
         if not had_namespace:
             metadata.pop("namespace", None)
         return patched(pod) if changed else allow()

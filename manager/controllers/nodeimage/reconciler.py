@@ -29,8 +29,7 @@ import structlog
 from kruise.api.conditions import condition_of, is_true
 from kruise.api.objects import section
 from kruise.control.common import podstatus
-from kruise.control.nodeimage import cleanup as spec_plan
-from kruise.control.nodeimage import modes
+from kruise.control.nodeimage import cleanup, modes
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -152,7 +151,7 @@ class NodeImageReconciler:
                 body = _with_annotations({**node_image, "spec": plan.spec}, plan)
                 await self.client.update(NODEIMAGES, body)
             return None
-        status = spec_plan.status_timeouts(node_image, now)
+        status = cleanup.status_timeouts(node_image, now)
         for failure in status.failures:
             message = f"Failed to pull image {failure.image} on node {name} for {failure.message}"
             for owner in failure.owners:
@@ -164,11 +163,11 @@ class NodeImageReconciler:
             # report in between conflicts, and the retry judges the fresh status.
             await self.status_writer.write(node_image, status.status, conditional=True)
         waits = [w for w in (plan.requeue_after, status.requeue_after) if w is not None]
-        delay = spec_plan.requeue_delay(min(waits) if waits else None, self.rng)
+        delay = cleanup.requeue_delay(min(waits) if waits else None, self.rng)
         return None if delay is None else Result(requeue_after=delay)
 
 
-def _with_annotations(node_image: dict[str, Any], plan: spec_plan.SpecPlan) -> dict[str, Any]:
+def _with_annotations(node_image: dict[str, Any], plan: cleanup.SpecPlan) -> dict[str, Any]:
     """The NodeImage to PUT: the planned annotations (the re-stashed pull secret modes) in place of
     the read ones when the plan changes them; an empty set leaves the field out."""
     if plan.annotations is None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from kruise.api.objects import status_of
 from kruise.control.common import podstatus
-from kruise.control.podprobemarker import probes as plan
+from kruise.control.podprobemarker import probes
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -74,8 +74,8 @@ class NodePodProbeReconciler:
                 await self.client.create(NODE_POD_PROBES, body)
             return None
         spec = npp.get("spec") or {}
-        pruned = plan.prune_pods(spec, lambda ns, name, uid: self._live_pod(ns, name, uid) is not None)
-        if not plan.same_spec(pruned, spec):
+        pruned = probes.prune_pods(spec, lambda ns, name, uid: self._live_pod(ns, name, uid) is not None)
+        if not probes.same_spec(pruned, spec):
             try:
                 await self.client.update(NODE_POD_PROBES, {**npp, "spec": pruned})
             except NotFound:
@@ -93,10 +93,10 @@ class NodePodProbeReconciler:
             ppm = self.markers.get(f"{namespace}/{name}")
             return None if ppm is None or ppm["metadata"].get("deletionTimestamp") else ppm
 
-        new = plan.apply_results(pod, states, marker)
+        new = probes.apply_results(pod, states, marker)
         if new is None:
             return
-        meta_patch, conditions = plan.result_patches(pod, new)
+        meta_patch, conditions = probes.result_patches(pod, new)
         name = pod["metadata"]["name"]
         try:
             if meta_patch is not None:
