@@ -136,7 +136,8 @@ CRD = CRDInfo(
     conversion_webhook=True,
 )
 
-# RESIZE: a pod UPDATE that only resizes containers in place (see kruise.control.pub.can_resize_in_place)
+# RESIZE: a pod UPDATE that only resizes containers in place
+# (see kruise.control.pub.budget.can_resize_in_place)
 PROTECTABLE_OPERATIONS = (
     PUB_OPERATION_UPDATE,
     PUB_OPERATION_DELETE,

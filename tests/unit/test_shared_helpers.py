@@ -49,7 +49,7 @@ SHARED = {name: home for home, names in HOMES.items() for name in names}
 # Reviewed exceptions: they look like a copy to the detectors but do something else.
 CONTROLLER_REF_EXCEPTIONS = {
     # upstream writes the generated PersistentPodState's owner without blockOwnerDeletion
-    "control/persistentpodstate.py generated",
+    "control/persistentpodstate/podstates.py generated",
     # drops the other controller references of a child it takes over (a filter, not a lookup)
     "control/uniteddeployment/subsets.py _with_controller",
 }
@@ -57,7 +57,7 @@ CONDITION_EXCEPTIONS = {
     # validates every condition of a conversion request, naming the bad index
     "api/conversion/crr.py _grace_time",
     # diffs two condition lists
-    "control/podprobemarker_serverless.py changed_condition_types",
+    "control/podprobemarker/serverless.py changed_condition_types",
 }
 
 

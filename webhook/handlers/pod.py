@@ -2,9 +2,10 @@
 subset injection (not for dryRun requests: it books the pod in the WorkloadSpread status), SidecarSet
 injection (`kruise.control.sidecarset`), container launch priority barriers (after the sidecars,
 because they must see them too), the related-pub annotation, then PersistentPodState's node
-selector and preferred affinity for a recreated StatefulSet pod (`kruise.control.persistentpodstate`),
+selector and preferred affinity for a recreated StatefulSet pod
+(`kruise.control.persistentpodstate.podstates`),
 enhanced liveness, and the PodProbeMarker probes a serverless runtime runs
-(`kruise.control.podprobemarker_serverless`).
+(`kruise.control.podprobemarker.serverless`).
 
 Upstream injects the readiness gate (not InPlaceUpdateReady, which the CloneSet controller itself
 writes into the pods it creates) so lifecycle hooks and container recreation can hold a pod NotReady
@@ -23,11 +24,12 @@ from typing import Any, Protocol
 from kruise.api.controllerref import controller_of
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
 from kruise.api.objects import section
-from kruise.control import enhancedliveness, persistentpodstate
-from kruise.control import podprobemarker_serverless as serverless_probes
-from kruise.control import pub as pubcontrol
 from kruise.control.common.customworkloads import WhitelistError, parse_pps_whitelist
-from kruise.control.launchpriority import PriorityError, inject_barriers
+from kruise.control.enhancedliveness import probecontext
+from kruise.control.launchpriority.barriers import PriorityError, inject_barriers
+from kruise.control.persistentpodstate import podstates
+from kruise.control.podprobemarker import serverless
+from kruise.control.pub import budget
 from kruise.control.sidecarset.injection import InjectionConflict, InjectionError, inject
 from kruise.control.sidecarset.matching import SelectorError, matching_sidecarsets
 from kruise.control.sidecarset.revision import (
@@ -154,10 +156,10 @@ def pod_create_handler(
             return deny(400, str(exc))
         if pubs_in_namespace is not None:
             namespace = metadata.get("namespace") or ""
-            name = pubcontrol.pub_for_new_pod(pod, pubs_in_namespace(namespace), pub_workload_of)
+            name = budget.pub_for_new_pod(pod, pubs_in_namespace(namespace), pub_workload_of)
             if name:
                 annotations = metadata.setdefault("annotations", {})
-                annotations.update(pubcontrol.related_pub_patch(name)["metadata"]["annotations"])
+                annotations.update(budget.related_pub_patch(name)["metadata"]["annotations"])
                 changed = True
         if persistent_pod_states is not None:
             try:
@@ -165,12 +167,12 @@ def pod_create_handler(
             except WhitelistError as exc:
                 return deny(500, str(exc))
             states = persistent_pod_states(metadata.get("namespace") or "")
-            changed = persistentpodstate.inject(pod, states, whitelist) or changed
+            changed = podstates.inject(pod, states, whitelist) or changed
         if enhanced_liveness and owned_by_kruise(pod):
-            changed = enhancedliveness.move_liveness_probes(pod) or changed
+            changed = probecontext.move_liveness_probes(pod) or changed
         if probe_markers is not None:
             markers = probe_markers(metadata.get("namespace") or "")
-            changed = serverless_probes.annotate_new_pod(pod, markers) or changed
+            changed = serverless.annotate_new_pod(pod, markers) or changed
         if not had_namespace:
             metadata.pop("namespace", None)
         return patched(pod) if changed else allow()

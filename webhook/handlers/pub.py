@@ -1,7 +1,7 @@
 """PodUnavailableBudget admission: pod DELETE, pods/eviction CREATE and pod UPDATE (`/validate-pod`).
 
 A pod UPDATE is checked as the RESIZE operation when it only resizes containers in place
-(`control.pub.can_resize_in_place`), else as UPDATE. With the InPlacePodVerticalScaling gate off,
+(`control.pub.budget.can_resize_in_place`), else as UPDATE. With the InPlacePodVerticalScaling gate off,
 every PUB protecting UPDATE protects RESIZE too; with it on, only PUBs listing RESIZE do.
 
 A protected operation takes one slot of the PUB's budget by writing the pod into the PUB status
@@ -30,7 +30,7 @@ from kruise.api.keys import (
     PUB_OPERATION_EVICT,
 )
 from kruise.api.objects import meta_of
-from kruise.control import pub as pubcontrol
+from kruise.control.pub import budget
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.events import EventRecorder
@@ -98,7 +98,7 @@ class BudgetKeeper:
         *,
         in_place_pod_vertical_scaling: bool = False,
     ) -> Decision:
-        name = pubcontrol.related_pub(pod)
+        name = budget.related_pub(pod)
         if not name:
             return allow()
         namespace = pod["metadata"].get("namespace", "")
@@ -106,7 +106,7 @@ class BudgetKeeper:
         if cached is None:
             return allow()
         cached = self._freshest(cached)
-        if not pubcontrol.needs_check(
+        if not budget.needs_check(
             cached,
             pod,
             operation,
@@ -121,7 +121,7 @@ class BudgetKeeper:
                 written = await take_budget_slot(
                     self.client, start, pod, operation, self.clock(), dry_run=dry_run, backoff=self.backoff
                 )
-            except pubcontrol.Refused as exc:
+            except budget.Refused as exc:
                 self._refused(pod)
                 return deny(403, str(exc))
             except Conflict:
@@ -148,13 +148,13 @@ async def take_budget_slot(
     dry_run: bool = False,
     backoff: float = CONFLICT_BACKOFF,
 ) -> dict[str, Any] | None:
-    """`control.pub.reserved` against the API: the PUB status is written with one slot fewer."""
+    """`control.pub.budget.reserved` against the API: the PUB status is written with one slot fewer."""
     name, namespace = pub["metadata"]["name"], pub["metadata"].get("namespace")
     pod_name = pod["metadata"]["name"]
     try:
         return await optimistic_update(
             pub,
-            lambda current: pubcontrol.reserved(current, pod_name, operation, now, dry_run=dry_run),
+            lambda current: budget.reserved(current, pod_name, operation, now, dry_run=dry_run),
             read=lambda: client.get(PODUNAVAILABLEBUDGETS, name, namespace),
             write=lambda updated: client.update_status(PODUNAVAILABLEBUDGETS, updated),
             backoff=Backoff(steps=CONFLICT_RETRIES, duration=backoff, factor=1.0, jitter=0.0),
@@ -180,11 +180,11 @@ def pod_validating_handler(
             return allow()
         if req.operation == "UPDATE" and update_gate and not req.sub_resource:
             new, old = req.object or {}, req.old_object or {}
-            if not pubcontrol.related_pub(new) or not pubcontrol.is_unavailable_change(old, new):
+            if not budget.related_pub(new) or not budget.is_unavailable_change(old, new):
                 return allow()
             return await keeper.admit(
                 old,
-                pubcontrol.update_operation(old, new),
+                budget.update_operation(old, new),
                 req.dry_run or _dry_run(req.options),
                 in_place_pod_vertical_scaling=in_place_pod_vertical_scaling,
             )

@@ -44,7 +44,7 @@ from kruise.control.common.inplace.jsondiff import apply_merge_patch
 from kruise.control.common.inplace.spec import UpdateSpec
 from kruise.control.common.inplace.state import InPlaceUpdateState, get_grace_json, get_state, remove_grace
 from kruise.control.common.lifecycle import rfc3339
-from kruise.control.launchpriority import container_barrier_priority
+from kruise.control.launchpriority.barriers import container_barrier_priority
 
 Pod = dict[str, Any]
 WriteRevision = Callable[[Pod, str], None]

@@ -15,7 +15,7 @@ import structlog
 
 from kruise.api.keys import PUB_OPERATION_UPDATE
 from kruise.api.objects import meta_of
-from kruise.control import pub as pubcontrol
+from kruise.control.pub import budget
 from kruise.kube.client import Client
 from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.informer import SharedInformer
@@ -45,10 +45,10 @@ class PubGate:
         self.vertical_scaling = vertical_scaling
 
     async def allows(self, pod: Mapping[str, Any]) -> bool:
-        name = pubcontrol.related_pub(pod)
+        name = budget.related_pub(pod)
         namespace = meta_of(pod).get("namespace", "")
         pub = self.pubs.get(f"{namespace}/{name}") if name else None
-        if pub is None or not pubcontrol.needs_check(
+        if pub is None or not budget.needs_check(
             pub, pod, PUB_OPERATION_UPDATE, vertical_scaling=self.vertical_scaling
         ):
             return True
@@ -56,14 +56,14 @@ class PubGate:
             now, pod_name = self.wall(), pod["metadata"]["name"]
             await optimistic_update(
                 pub,
-                lambda current: pubcontrol.reserved(current, pod_name, PUB_OPERATION_UPDATE, now),
+                lambda current: budget.reserved(current, pod_name, PUB_OPERATION_UPDATE, now),
                 read=lambda: self.client.get(PODUNAVAILABLEBUDGETS, name, namespace),
                 write=lambda updated: self.client.update_status(PODUNAVAILABLEBUDGETS, updated),
                 backoff=CONFLICT_BACKOFF,
             )
         except NotFound:
             return True
-        except (pubcontrol.Refused, Conflict) as exc:
+        except (budget.Refused, Conflict) as exc:
             log.info(
                 "pod update held back by its PodUnavailableBudget",
                 pod=pod["metadata"]["name"],

@@ -1,6 +1,6 @@
 """One launch-priority step for a pod: create its barrier, release the next key, or mark it done.
 
-Which key comes next is `kruise.control.launchpriority.launch_step`; this module carries the step
+Which key comes next is `kruise.control.launchpriority.barriers.launch_step`; this module carries the step
 out. A pod without a barrier first gets an empty one owned by the pod (so it goes with the pod) and
 is requeued at once to take its first step against the new ConfigMap.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from kruise.api.conditions import condition_of
 from kruise.api.keys import ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED
 from kruise.api.objects import annotations_of, section
-from kruise.control import launchpriority
+from kruise.control.launchpriority import barriers
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -36,11 +36,11 @@ def should_enqueue(pod: Mapping[str, Any], barrier: Mapping[str, Any] | None) ->
     containers_ready = condition_of(pod, "ContainersReady")
     if containers_ready is not None and containers_ready.get("status") == "True":
         return False
-    pending = launchpriority.pending_priorities(pod)
+    pending = barriers.pending_priorities(pod)
     if not pending:
         return False
     keys = present_keys(barrier)
-    return keys is None or launchpriority.barrier_key(pending[-1]) not in keys
+    return keys is None or barriers.barrier_key(pending[-1]) not in keys
 
 
 class ContainerLaunchPriorityReconciler:
@@ -54,9 +54,7 @@ class ContainerLaunchPriorityReconciler:
     def barrier_of(self, pod: Mapping[str, Any]) -> dict[str, Any] | None:
         """The pod's `<pod>-barrier` ConfigMap from the cache."""
         meta = pod["metadata"]
-        return self.configmaps.get(
-            f"{meta['namespace']}/{launchpriority.barrier_configmap_name(meta['name'])}"
-        )
+        return self.configmaps.get(f"{meta['namespace']}/{barriers.barrier_configmap_name(meta['name'])}")
 
     async def reconcile(self, key: str) -> Result | None:
         pod = self.pods.get(key)
@@ -67,9 +65,7 @@ class ContainerLaunchPriorityReconciler:
         if barrier is None:
             await self._create_barrier(pod, namespace, name)
             return Result(requeue=True)
-        add, complete = launchpriority.launch_step(
-            launchpriority.pending_priorities(pod), present_keys(barrier) or set()
-        )
+        add, complete = barriers.launch_step(barriers.pending_priorities(pod), present_keys(barrier) or set())
         if add is not None:
             await self.client.patch(
                 CONFIGMAPS,
@@ -87,7 +83,7 @@ class ContainerLaunchPriorityReconciler:
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {
-                "name": launchpriority.barrier_configmap_name(name),
+                "name": barriers.barrier_configmap_name(name),
                 "namespace": namespace,
                 "ownerReferences": [
                     {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod["metadata"]["uid"]}

@@ -6,7 +6,7 @@ through `pods/ephemeralcontainers` to the next pods, `parallelism` at a time. A 
 deleted `ttlSecondsAfterFinished` (default 1800) later. No feature gate, as upstream.
 
 `controller.py` wires the informers and the workqueue; `reconciler.py` holds one pass; the rules
-are `kruise.control.ephemeraljob`.
+are `kruise.control.ephemeraljob.injection`.
 """
 
 from kruise.manager.cachefields import POD_EPHEMERAL, WORKLOAD

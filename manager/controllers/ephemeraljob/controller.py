@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kruise.api.objects import meta_of, spec_of
-from kruise.control import ephemeraljob as plan
+from kruise.control.ephemeraljob import injection
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.informer import SharedInformer
@@ -45,11 +45,11 @@ def pod_handlers(
     def wake(pod: Obj) -> None:
         namespace = meta_of(pod).get("namespace") or ""
         for job in jobs.by_index(NAMESPACE_INDEX, namespace):
-            if not plan.selects(job, pod, empty_matches=False):
+            if not injection.selects(job, pod, empty_matches=False):
                 continue
             key = object_key(job)
-            if plan.contains_job_container(job, pod):
-                for name in plan.expectation_names(job, pod):
+            if injection.contains_job_container(job, pod):
+                for name in injection.expectation_names(job, pod):
                     expectations.observe(key, ScaleExpectations.CREATE, name)
             enqueue(key)
 

@@ -1,6 +1,6 @@
 """One pass over an EphemeralJob: finalizer, TTL, status, and ephemeral containers for the next pods.
 
-The rules (targets, pod states, status, who gets containers next) are `kruise.control.ephemeraljob`.
+The rules (targets, pod states, status, who gets containers next) are `kruise.control.ephemeraljob.injection`.
 This module reads the caches, guards against a stale pod cache with scale expectations (a pod just
 given containers must not get them twice), makes the writes, and emits upstream's events
 (`CreateFailed` when adding containers to a pod fails).
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP
-from kruise.control import ephemeraljob as plan
+from kruise.control.ephemeraljob import injection
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
@@ -69,7 +69,7 @@ class EphemeralJobReconciler:
         if FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP not in finalizers:
             await self._set_finalizers(job, [*finalizers, FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP])
         now = self.clock.wall()
-        left = plan.ttl_left(job, now)
+        left = injection.ttl_left(job, now)
         if left is not None:
             if left > 0:
                 return Result(requeue_after=left)
@@ -80,30 +80,32 @@ class EphemeralJobReconciler:
             return None
         if (hold := scale_hold(self.expectations, key, Overtime.GIVE_UP)) is not None:
             return hold.result  # after the timeout upstream gives up until the next event
-        targets = plan.target_pods(job, self.pods.by_index(NAMESPACE_INDEX, job["metadata"]["namespace"]))
-        new_status = plan.status(job, targets, now)
-        requeue = plan.deadline_left(job, new_status["startTime"], now)
+        targets = injection.target_pods(
+            job, self.pods.by_index(NAMESPACE_INDEX, job["metadata"]["namespace"])
+        )
+        new_status = injection.status(job, targets, now)
+        requeue = injection.deadline_left(job, new_status["startTime"], now)
         result = Result(requeue_after=requeue) if requeue is not None else None
         if new_status["phase"] != "Paused":
             try:
-                await self._inject(key, job, plan.to_inject(job, targets, new_status["running"]))
+                await self._inject(key, job, injection.to_inject(job, targets, new_status["running"]))
             except ApiError:
                 await self.status_writer.write(job, new_status)
                 raise
         await self.status_writer.write(job, new_status)
         if "completionTime" in new_status:
             # finished now: come back when the TTL runs out (a status write wakes no one)
-            left = plan.ttl_left({**job, "status": new_status}, now)
+            left = injection.ttl_left({**job, "status": new_status}, now)
             return Result(requeue_after=max(left or 0.0, _SOON))
         return result
 
     async def _inject(self, key: str, job: Obj, pods: list[Obj]) -> None:
         """Add the job's containers to each pod; the first failure is reported and stops the batch."""
-        patch = plan.injection_patch(job)
+        patch = injection.injection_patch(job)
         for pod in pods:
-            if plan.contains_job_container(job, pod):
+            if injection.contains_job_container(job, pod):
                 continue
-            names = plan.expectation_names(job, pod)
+            names = injection.expectation_names(job, pod)
             for name in names:
                 self.expectations.expect(key, ScaleExpectations.CREATE, name)
             meta = pod["metadata"]

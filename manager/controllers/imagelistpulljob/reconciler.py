@@ -1,7 +1,7 @@
 """One pass over an ImageListPullJob: expire it, or sync its ImagePullJobs and write its status.
 
 The plan (children per image, what to create and delete, the status) is
-`kruise.control.imagelistpulljob`; this module reads the caches, guards against a stale cache with
+`kruise.control.imagelistpulljob.childjobs`; this module reads the caches, guards against a stale cache with
 scale expectations (a child just created has a generated name, so a second pass that does not see
 it yet would create another), applies the TTL against the clock and makes the writes.
 """
@@ -14,9 +14,9 @@ from typing import Any
 
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
 from kruise.api.objects import section, spec_of, status_of
-from kruise.control import imagelistpulljob as plan
 from kruise.control.common import podstatus
 from kruise.control.common.lifecycle import rfc3339
+from kruise.control.imagelistpulljob import childjobs
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
@@ -61,15 +61,15 @@ class ImageListPullJobReconciler:
             return None
         if ilpj["metadata"].get("deletionTimestamp"):
             return None
-        hash_ = plan.template_hash(ilpj)
+        hash_ = childjobs.template_hash(ilpj)
         await self._label(ilpj, hash_)
         if status_of(ilpj).get("completionTime"):
             return await self._finished(ilpj)
         if (hold := scale_hold(self.expectations, key, Overtime.FORGET_AND_PROCEED)) is not None:
             return hold.result
-        children = plan.live_children(ilpj, self.jobs.by_index(OWNER_UID_INDEX, ilpj["metadata"]["uid"]))
-        new_status = plan.status(ilpj, children, rfc3339(self.clock.wall()))
-        actions = plan.actions(ilpj, children, hash_)
+        children = childjobs.live_children(ilpj, self.jobs.by_index(OWNER_UID_INDEX, ilpj["metadata"]["uid"]))
+        new_status = childjobs.status(ilpj, children, rfc3339(self.clock.wall()))
+        actions = childjobs.actions(ilpj, children, hash_)
         await self._create(key, ilpj, actions.create, hash_)
         await self._delete(key, ilpj, actions.delete)
         await self.status_writer.write(ilpj, new_status)
@@ -110,7 +110,7 @@ class ImageListPullJobReconciler:
             for image in images:
                 self.expectations.expect(key, ScaleExpectations.CREATE, image)
                 try:
-                    await self.client.create(IMAGEPULLJOBS, plan.new_child(ilpj, image, hash_))
+                    await self.client.create(IMAGEPULLJOBS, childjobs.new_child(ilpj, image, hash_))
                 except Exception:
                     self.expectations.observe(key, ScaleExpectations.CREATE, image)
                     raise

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from kruise.api.objects import section
-from kruise.control import pullsecretsync
+from kruise.control.imagepulljob import pullsecrets
 from kruise.kube.controller import Controller
 from kruise.kube.resources import IMAGEPULLJOBS, NODEIMAGES, PODS, SECRETS, object_key
 from kruise.manager.context import ManagerContext
@@ -45,7 +45,7 @@ def build(ctx: ManagerContext) -> Controller:
     node_images = ctx.informers.informer(NODEIMAGES)
     pods = ctx.informers.informer(PODS)
     secrets = ctx.informers.informer(SECRETS)
-    namespace = pullsecretsync.daemon_config_namespace(os.environ)
+    namespace = pullsecrets.daemon_config_namespace(os.environ)
     reconciler = ImagePullJobReconciler(
         ctx.client,
         jobs=jobs,

@@ -1,7 +1,7 @@
 """One pass over an ImagePullJob: release its finalizer, expire it, or spread its tag and write status.
 
 The plan (targets, per-node phase, the NodeImage spec with the tag added, the status) is
-`kruise.control.imagepulljob`; this module reads the caches, applies the deadline and TTL against
+`kruise.control.imagepulljob.nodeimages`; this module reads the caches, applies the deadline and TTL against
 the clock, and makes the writes. A running job is requeued every `RESYNC_SECONDS`, so a deadline or
 a node that stops reporting is noticed without an event.
 """
@@ -16,10 +16,10 @@ from typing import Any
 from kruise.api.conversion import convert
 from kruise.api.keys import FINALIZER_DELETION_PROTECTION
 from kruise.api.objects import section, status_of
-from kruise.control import imagepulljob as plan
 from kruise.control.common import podstatus
 from kruise.control.common.lifecycle import rfc3339
-from kruise.control.nodeimage_modes import V1ALPHA1, as_v1beta1
+from kruise.control.imagepulljob import nodeimages
+from kruise.control.nodeimage.modes import V1ALPHA1, as_v1beta1
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import Conflict, NotFound
@@ -87,21 +87,21 @@ class ImagePullJobReconciler:
         spec, status = job.get("spec") or {}, job.get("status") or {}
         by_name = {n["metadata"]["name"]: n for n in self.node_images.list()}
         pods = self.pods.list() if spec.get("podSelector") else []
-        targets = plan.target_nodes(job, by_name.values(), pods)
+        targets = nodeimages.target_nodes(job, by_name.values(), pods)
         secrets = await self.pull_secrets.sync(job)
-        result = plan.progress(job, targets, by_name, secrets)
-        new_status = plan.job_status(job, result, now, status.get("startTime"))
+        result = nodeimages.progress(job, targets, by_name, secrets)
+        new_status = nodeimages.job_status(job, result, now, status.get("startTime"))
         deadline = section(spec, "completionPolicy").get("activeDeadlineSeconds")
         started = podstatus.parse_time(new_status["startTime"]) or now
         if (
-            not plan.is_never(job)
+            not nodeimages.is_never(job)
             and deadline is not None
             and (now - started).total_seconds() > float(deadline)
         ):
             unfinished = [
                 n
                 for n in targets
-                if n not in result.failed_nodes and plan.node_phase(job, by_name[n]) != "Succeeded"
+                if n not in result.failed_nodes and nodeimages.node_phase(job, by_name[n]) != "Succeeded"
             ]
             failed_nodes = sorted([*result.failed_nodes, *unfinished])
             new_status.update(
@@ -109,7 +109,7 @@ class ImagePullJobReconciler:
                 failed=len(failed_nodes), failedNodes=failed_nodes,
             )  # fmt: skip
         elif "completionTime" not in new_status:
-            room = plan.parallelism(job, result.desired) - result.active
+            room = nodeimages.parallelism(job, result.desired) - result.active
             for node in result.not_synced[: max(room, 0)]:
                 await self._add_tag(job, by_name[node], secrets, now)
         if {k: status.get(k) for k in new_status} != new_status:
@@ -124,7 +124,7 @@ class ImagePullJobReconciler:
         as v1beta1 (references carry `mode`) and written at v1alpha1, the modes riding in the
         conversion-data annotation as for any v1beta1 writer."""
         beta = as_v1beta1(node_image)
-        updated_spec = plan.with_job(job, beta, secrets, now)
+        updated_spec = nodeimages.with_job(job, beta, secrets, now)
         if updated_spec is None:
             return
         written = convert({**beta, "spec": updated_spec}, V1ALPHA1)

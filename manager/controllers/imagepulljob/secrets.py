@@ -1,6 +1,6 @@
 """The writes that keep an ImagePullJob's pull secret copies in kruise-daemon's namespace (the plan is
-`kruise.control.pullsecretsync`): kruise-daemon may read Secrets there only, so the NodeImage points at
-copies, shared by every job naming the same Secret and deleted when no job references them."""
+`kruise.control.imagepulljob.pullsecrets`): kruise-daemon may read Secrets there only, so the NodeImage
+points at copies, shared by every job naming the same Secret and deleted when no job references them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import structlog
 
-from kruise.control import pullsecretsync as plan
+from kruise.control.imagepulljob import pullsecrets
 from kruise.kube.client import Client
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.informer import SharedInformer
@@ -39,16 +39,20 @@ class PullSecretSync:
         meta = job["metadata"]
         names = (job.get("spec") or {}).get("pullSecrets") or []
         if meta.get("namespace") == self.namespace:
-            return [{"namespace": self.namespace, "name": n} for n in names] if plan.running(job) else []
-        if not names and not any(plan.job_key(job) in plan.referencing_jobs(s) for s in self._copies()):
+            return (
+                [{"namespace": self.namespace, "name": n} for n in names] if pullsecrets.running(job) else []
+            )
+        if not names and not any(
+            pullsecrets.job_key(job) in pullsecrets.referencing_jobs(s) for s in self._copies()
+        ):
             return []
         await self._ensure_namespace()
-        classified = plan.classify(job, self._copies())
+        classified = pullsecrets.classify(job, self._copies())
         for secret in classified.release:
-            await self._release(secret, plan.job_key(job))
+            await self._release(secret, pullsecrets.job_key(job))
         refs = []
         for source, existing in classified.claim.items():
-            ref = await self._claim(source, existing, plan.job_key(job))
+            ref = await self._claim(source, existing, pullsecrets.job_key(job))
             if ref is not None:
                 refs.append(ref)
         return refs
@@ -63,7 +67,7 @@ class PullSecretSync:
 
     async def _release(self, secret: Obj, job: str) -> None:
         meta = secret["metadata"]
-        updated = plan.released(secret, job)
+        updated = pullsecrets.released(secret, job)
         with contextlib.suppress(NotFound):
             if updated is None:
                 await self.client.delete(SECRETS, meta["name"], meta["namespace"])
@@ -81,16 +85,16 @@ class PullSecretSync:
             log.warning("imagePullJob pullSecret not found", job=job, secret=source_key)
             return None
         if existing is None:
-            body = plan.new_copy(source, self.namespace, job)
+            body = pullsecrets.new_copy(source, self.namespace, job)
             try:
                 created = await self.client.create(SECRETS, body)
                 log.info(
                     "created pull secret copy", secret=f"{self.namespace}/{body['metadata']['name']}", job=job
                 )
-                return plan.reference(created)
+                return pullsecrets.reference(created)
             except AlreadyExists:
                 existing = await self.client.get(SECRETS, body["metadata"]["name"], self.namespace)
-        updated = plan.claimed(existing, source, job)
+        updated = pullsecrets.claimed(existing, source, job)
         if updated is not None:
             await self.client.update(SECRETS, updated)
-        return plan.reference(existing)
+        return pullsecrets.reference(existing)

@@ -5,11 +5,11 @@ flapping node does not churn objects; it is deleted with the node (unless labell
 `apps.kruise.io/fake-nodeimage`, which tests use to keep a NodeImage without a node). kruise-daemon
 on that node pulls what the spec lists and writes the status.
 
-The spec is kept tidy too (`kruise.control.nodeimage`): tags whose ImagePullJobs are all gone, tags
+The spec is kept tidy too (`kruise.control.nodeimage.cleanup`): tags whose ImagePullJobs are all gone, tags
 without `createdAt` and finished tags past `ttlSecondsAfterFinished` are removed, with images left
 without tags, and pull secret references whose Secret is gone unless their v1beta1 `mode` is
 `batch` (read from, and written back to, the conversion-data annotation: see
-`kruise.control.nodeimage_modes`). When the spec is already tidy, the status is checked for
+`kruise.control.nodeimage.modes`). When the spec is already tidy, the status is checked for
 timeouts: a tag the node has not answered for 10 minutes, or one still unfinished 10 minutes past
 its activeDeadlineSeconds, is marked Failed by the manager, with a PullImageFailed event on each of
 its owners and on the NodeImage. The reconcile comes back at the nearest TTL or timeout (3-5 s when
@@ -28,9 +28,8 @@ import structlog
 
 from kruise.api.conditions import condition_of, is_true
 from kruise.api.objects import section
-from kruise.control import nodeimage as spec_plan
-from kruise.control import nodeimage_modes
 from kruise.control.common import podstatus
+from kruise.control.nodeimage import cleanup, modes
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -136,7 +135,7 @@ class NodeImageReconciler:
 
     async def _tidy(self, node_image: Mapping[str, Any]) -> Result | None:
         """Drop the spec tags that are done with; only when there are none, time out the status.
-        Either way come back at the nearest deadline (see `kruise.control.nodeimage`).
+        Either way come back at the nearest deadline (see `kruise.control.nodeimage.cleanup`).
 
         The spec is a PUT with the cached resourceVersion: if an ImagePullJob added a tag meanwhile
         it conflicts and the reconcile is retried on the fresh object, losing nothing. A rewritten
@@ -145,14 +144,14 @@ class NodeImageReconciler:
             return None
         name = node_image["metadata"]["name"]
         now = self.wall()
-        plan = nodeimage_modes.prune_v1alpha1(node_image, now, self._job_uid, self._secret_exists)
+        plan = modes.prune_v1alpha1(node_image, now, self._job_uid, self._secret_exists)
         if plan.spec is not None:
             log.info("cleaning NodeImage spec", nodeimage=name, reasons=plan.reasons)
             with contextlib.suppress(NotFound):
                 body = _with_annotations({**node_image, "spec": plan.spec}, plan)
                 await self.client.update(NODEIMAGES, body)
             return None
-        status = spec_plan.status_timeouts(node_image, now)
+        status = cleanup.status_timeouts(node_image, now)
         for failure in status.failures:
             message = f"Failed to pull image {failure.image} on node {name} for {failure.message}"
             for owner in failure.owners:
@@ -164,11 +163,11 @@ class NodeImageReconciler:
             # report in between conflicts, and the retry judges the fresh status.
             await self.status_writer.write(node_image, status.status, conditional=True)
         waits = [w for w in (plan.requeue_after, status.requeue_after) if w is not None]
-        delay = spec_plan.requeue_delay(min(waits) if waits else None, self.rng)
+        delay = cleanup.requeue_delay(min(waits) if waits else None, self.rng)
         return None if delay is None else Result(requeue_after=delay)
 
 
-def _with_annotations(node_image: dict[str, Any], plan: spec_plan.SpecPlan) -> dict[str, Any]:
+def _with_annotations(node_image: dict[str, Any], plan: cleanup.SpecPlan) -> dict[str, Any]:
     """The NodeImage to PUT: the planned annotations (the re-stashed pull secret modes) in place of
     the read ones when the plan changes them; an empty set leaves the field out."""
     if plan.annotations is None:

@@ -4,7 +4,7 @@ A node that is gone or being deleted takes its NodePodProbe with it. A node that
 (empty, named after it) if it has none; virtual-kubelet nodes (label `type=virtual-kubelet`) get
 none, as upstream, since no kruise-daemon runs there. Pod entries whose pod is gone, finished,
 terminating or replaced (another uid) are pruned from the spec. Each pod the status reports on then
-gets its results written (`control.podprobemarker.apply_results`): labels and annotations by a merge
+gets its results written (`control.podprobemarker.probes.apply_results`): labels and annotations by a merge
 patch, the conditions by a strategic merge patch of the status (merged by type, so the kubelet's
 concurrent status writes cannot conflict with it). Results of a marker that is gone or being
 deleted are ignored.
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.objects import status_of
-from kruise.control import podprobemarker as plan
 from kruise.control.common import podstatus
+from kruise.control.podprobemarker import probes
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -74,8 +74,8 @@ class NodePodProbeReconciler:
                 await self.client.create(NODE_POD_PROBES, body)
             return None
         spec = npp.get("spec") or {}
-        pruned = plan.prune_pods(spec, lambda ns, name, uid: self._live_pod(ns, name, uid) is not None)
-        if not plan.same_spec(pruned, spec):
+        pruned = probes.prune_pods(spec, lambda ns, name, uid: self._live_pod(ns, name, uid) is not None)
+        if not probes.same_spec(pruned, spec):
             try:
                 await self.client.update(NODE_POD_PROBES, {**npp, "spec": pruned})
             except NotFound:
@@ -93,10 +93,10 @@ class NodePodProbeReconciler:
             ppm = self.markers.get(f"{namespace}/{name}")
             return None if ppm is None or ppm["metadata"].get("deletionTimestamp") else ppm
 
-        new = plan.apply_results(pod, states, marker)
+        new = probes.apply_results(pod, states, marker)
         if new is None:
             return
-        meta_patch, conditions = plan.result_patches(pod, new)
+        meta_patch, conditions = probes.result_patches(pod, new)
         name = pod["metadata"]["name"]
         try:
             if meta_patch is not None:

@@ -20,14 +20,14 @@ import structlog
 from kruise.api.controllerref import controller_of
 from kruise.api.keys import ANNOTATION_INJECTED_PERSISTENT_POD_STATE
 from kruise.api.objects import section
-from kruise.control import persistentpodstate as plan
 from kruise.control.common import podstatus
 from kruise.control.common.customworkloads import (
     StatefulSetLikeWhitelist,
     WhitelistError,
     parse_pps_whitelist,
 )
-from kruise.control.persistentpodstate import NO_CUSTOM_WORKLOADS
+from kruise.control.persistentpodstate import podstates
+from kruise.control.persistentpodstate.podstates import NO_CUSTOM_WORKLOADS
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import (
@@ -66,7 +66,7 @@ def pps_of_pod(
     injected = section(meta, "annotations").get(ANNOTATION_INJECTED_PERSISTENT_POD_STATE)
     if injected:
         return [f"{namespace}/{injected}"] if states.get(f"{namespace}/{injected}") else []
-    pps = plan.select_for(
+    pps = podstates.select_for(
         states.by_index(NAMESPACE_INDEX, namespace), ref.get("apiVersion") or "", ref.get("kind") or "",
         ref.get("name") or "",
     )  # fmt: skip
@@ -110,24 +110,24 @@ def workload_handlers(
 
     def generate(obj: Obj) -> None:
         meta = obj["metadata"]
-        enqueue(plan.generate_key(meta["namespace"], api_version, ref.kind, meta["name"]))
+        enqueue(podstates.generate_key(meta["namespace"], api_version, ref.kind, meta["name"]))
 
     def wake_target(obj: Obj) -> None:
         meta = obj["metadata"]
-        pps = plan.select_for(
+        pps = podstates.select_for(
             states.by_index(NAMESPACE_INDEX, meta["namespace"]), api_version, ref.kind, meta["name"]
         )
         if pps is not None:
             enqueue(f"{meta['namespace']}/{pps['metadata']['name']}")
 
     def on_add(obj: Obj) -> None:
-        if plan.wants_generated(obj):
+        if podstates.wants_generated(obj):
             generate(obj)
 
     def on_update(old: Obj, new: Obj) -> None:
         old_ann = old["metadata"].get("annotations") or {}
         new_ann = new["metadata"].get("annotations") or {}
-        if any(old_ann.get(k) != new_ann.get(k) for k in plan.GENERATION_ANNOTATIONS):
+        if any(old_ann.get(k) != new_ann.get(k) for k in podstates.GENERATION_ANNOTATIONS):
             generate(new)
         if not old["metadata"].get("deletionTimestamp") and new["metadata"].get("deletionTimestamp"):
             wake_target(new)

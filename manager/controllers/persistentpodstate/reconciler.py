@@ -5,7 +5,7 @@ exist and with which spec (created, updated or deleted to match its annotations)
 `follow#custom-workloads` asks to watch the kinds of kruise-configuration's
 PPS_Watch_Custom_Workload_WhiteList. Other names are PersistentPodStates: the pass reads the target
 workload, its active pods and their nodes from the caches, computes the new `status.podStates`
-with `kruise.control.persistentpodstate` and writes it only when it changed (a status update, so a
+with `kruise.control.persistentpodstate.podstates` and writes it only when it changed (a status update, so a
 concurrent writer makes the pass retry).
 """
 
@@ -19,13 +19,13 @@ import structlog
 
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import spec_of
-from kruise.control import persistentpodstate as plan
 from kruise.control.common import podstatus
 from kruise.control.common.customworkloads import (
     GroupVersionKind,
     StatefulSetLikeWhitelist,
     parse_pps_whitelist,
 )
+from kruise.control.persistentpodstate import podstates
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -90,8 +90,8 @@ class PersistentPodStateReconciler:
     async def _workload(self, namespace: str, api_version: str, kind: str, name: str) -> Obj | None:
         """The target: a StatefulSet from its informer, a whitelisted kind from the apiserver (at
         the targetRef's version, as upstream reads it unstructured); None when missing or neither."""
-        if plan.is_statefulset(api_version, kind):
-            informer = self.workloads.get(plan.group_of(api_version))
+        if podstates.is_statefulset(api_version, kind):
+            informer = self.workloads.get(podstates.group_of(api_version))
             return None if informer is None else informer.get(f"{namespace}/{name}")
         if not self.whitelist().is_custom(api_version, kind):
             return None
@@ -114,7 +114,7 @@ class PersistentPodStateReconciler:
         if name == FOLLOW_CUSTOM_WORKLOADS:
             await self._follow_custom_workloads()
             return None
-        if name.startswith(plan.GENERATE_PREFIX):
+        if name.startswith(podstates.GENERATE_PREFIX):
             await self._generate(namespace, name)
             return None
         pps = self.states.get(key)
@@ -125,8 +125,8 @@ class PersistentPodStateReconciler:
         workload = await self._workload(namespace, api_version, kind, ref.get("name") or "")
         shape = None
         if workload is not None:
-            custom = not plan.is_statefulset(api_version, kind)
-            shape = plan.Workload.of_custom(workload) if custom else plan.Workload.of(workload)
+            custom = not podstates.is_statefulset(api_version, kind)
+            shape = podstates.Workload.of_custom(workload) if custom else podstates.Workload.of(workload)
         pods: dict[str, Obj] = {}
         if workload is not None:
             uid = workload["metadata"]["uid"]
@@ -134,12 +134,12 @@ class PersistentPodStateReconciler:
                 owner = controller_of(pod)
                 if owner is not None and owner.get("uid") == uid and podstatus.is_active(pod):
                     pods[pod["metadata"]["name"]] = pod
-        status = plan.next_status(pps, shape, pods, self.nodes.get)
+        status = podstates.next_status(pps, shape, pods, self.nodes.get)
         await self.status_writer.write(pps, status)
         return None
 
     async def _generate(self, namespace: str, name: str) -> None:
-        parsed = plan.parse_generate_name(name)
+        parsed = podstates.parse_generate_name(name)
         if parsed is None:
             return
         api_version, kind, workload_name = parsed
@@ -147,15 +147,15 @@ class PersistentPodStateReconciler:
         if workload is None:
             return
         existing = self.states.get(f"{namespace}/{workload_name}")
-        if not plan.wants_generated(workload):
-            if plan.keeps_generated(workload) or existing is None:
+        if not podstates.wants_generated(workload):
+            if podstates.keeps_generated(workload) or existing is None:
                 return
-            if not plan.generated_by(existing, workload):
+            if not podstates.generated_by(existing, workload):
                 return  # a PersistentPodState the user made under that name is not ours to delete
             with contextlib.suppress(NotFound):
                 await self.client.delete(PERSISTENT_POD_STATES, workload_name, namespace)
             return
-        desired = plan.generated(workload, api_version, kind)
+        desired = podstates.generated(workload, api_version, kind)
         if existing is None:
             with contextlib.suppress(AlreadyExists):
                 await self.client.create(PERSISTENT_POD_STATES, desired, namespace)

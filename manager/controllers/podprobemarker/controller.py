@@ -19,8 +19,8 @@ from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.conditions import condition_of
 from kruise.api.objects import labels_of, meta_of, spec_of, status_of
-from kruise.control import podprobemarker_serverless as serverless
 from kruise.control.common import podstatus
+from kruise.control.podprobemarker import serverless
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NODE_POD_PROBES, NODES, POD_PROBE_MARKERS, PODS, object_key

@@ -2,12 +2,12 @@
 
 A live marker first gets the `kruise.io/node-pod-probe-cleanup` finalizer. Then every NodePodProbe
 that runs a matching pod or still holds the marker's probes gets exactly the marker's current probes
-on exactly its matching pods (`control.podprobemarker.set_marker`), written only when the spec
+on exactly its matching pods (`control.podprobemarker.probes.set_marker`), written only when the spec
 changed beyond ordering (a compare-and-swap PUT: two markers writing one node retry rather than lose
 each other's probes). A NodePodProbe that does not exist yet is skipped: the NodePodProbe controller
 creates it with its node, and its appearance wakes this marker again. Last, `status.matchedPods`.
 
-Pods on virtual-kubelet nodes are serverless (`control.podprobemarker_serverless`): they get no
+Pods on virtual-kubelet nodes are serverless (`control.podprobemarker.serverless`): they get no
 NodePodProbe entry; with gate EnablePodProbeMarkerOnServerless each gets the marker policies its
 probe-result conditions call for, patched into its labels/annotations. Pods whose node is unknown are
 neither, as upstream. `status.matchedPods` counts both kinds.
@@ -23,8 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import FINALIZER_NODE_POD_PROBE_CLEANUP
-from kruise.control import podprobemarker as plan
-from kruise.control import podprobemarker_serverless as serverless
+from kruise.control.podprobemarker import probes, serverless
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
@@ -71,12 +70,12 @@ class PodProbeMarkerReconciler:
         return {
             npp["metadata"]["name"]
             for npp in self.node_probes.list()
-            if plan.holds_marker(npp.get("spec") or {}, namespace, name)
+            if probes.holds_marker(npp.get("spec") or {}, namespace, name)
         }
 
     async def _write_spec(self, node: str, spec: dict[str, Any]) -> None:
         npp = self.node_probes.get(node)
-        if npp is None or plan.same_spec(npp.get("spec") or {}, spec):
+        if npp is None or probes.same_spec(npp.get("spec") or {}, spec):
             return
         try:
             await self.client.update(NODE_POD_PROBES, {**npp, "spec": spec})
@@ -95,7 +94,7 @@ class PodProbeMarkerReconciler:
             for node in sorted(self._holders(namespace, name)):
                 npp = self.node_probes.get(node)
                 if npp is not None:
-                    await self._write_spec(node, plan.remove_marker(npp.get("spec") or {}, namespace, name))
+                    await self._write_spec(node, probes.remove_marker(npp.get("spec") or {}, namespace, name))
             if FINALIZER_NODE_POD_PROBE_CLEANUP in finalizers:
                 finalizers.remove(FINALIZER_NODE_POD_PROBE_CLEANUP)
                 try:
@@ -114,7 +113,7 @@ class PodProbeMarkerReconciler:
                 ppm = await self.client.update(POD_PROBE_MARKERS, body)
             except NotFound:
                 return None
-        matched = plan.matching_pods(ppm, self.pods.by_index(NAMESPACE_INDEX, namespace))
+        matched = probes.matching_pods(ppm, self.pods.by_index(NAMESPACE_INDEX, namespace))
         pods, serverless_pods = serverless.split_by_node(matched, self.nodes.get)
         if self.serverless_marking:
             await self._mark_serverless(ppm, serverless_pods)
@@ -125,7 +124,7 @@ class PodProbeMarkerReconciler:
             npp = self.node_probes.get(node)
             if npp is not None:
                 await self._write_spec(
-                    node, plan.set_marker(npp.get("spec") or {}, ppm, by_node.get(node, []))
+                    node, probes.set_marker(npp.get("spec") or {}, ppm, by_node.get(node, []))
                 )
         status = {
             "observedGeneration": ppm["metadata"].get("generation", 0),

@@ -9,7 +9,7 @@ from typing import Any
 
 from kruise.api import features
 from kruise.api.objects import spec_of
-from kruise.control import pub as pubcontrol
+from kruise.control.pub import budget
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import (
@@ -37,7 +37,7 @@ def pubs_for_pod(pubs: SharedInformer) -> Callable[[Obj], list[str]]:
 
     def mapper(pod: Obj) -> list[str]:
         namespace = pod["metadata"].get("namespace", "")
-        name = pubcontrol.related_pub(pod)
+        name = budget.related_pub(pod)
         if name:
             return [f"{namespace}/{name}"]
         return [object_key(p) for p in pubs.by_index(NAMESPACE_INDEX, namespace)]

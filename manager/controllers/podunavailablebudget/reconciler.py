@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from kruise.control import pub as pubcontrol
+from kruise.control.pub import budget
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
@@ -79,12 +79,12 @@ class PodUnavailableBudgetReconciler:
     async def _stamp_related_pub(self, name: str, covered: list[Obj]) -> None:
         """Annotate covered pods with this PUB's name (the webhook's index from pod to PUB)."""
         for pod in covered:
-            if pubcontrol.related_pub(pod) == name:
+            if budget.related_pub(pod) == name:
                 continue
             meta = pod["metadata"]
             try:
                 await self.client.patch(
-                    PODS, meta["name"], pubcontrol.related_pub_patch(name), meta["namespace"],
+                    PODS, meta["name"], budget.related_pub_patch(name), meta["namespace"],
                     patch_type=PatchType.STRATEGIC,
                 )  # fmt: skip
             except NotFound:
@@ -106,11 +106,11 @@ class PodUnavailableBudgetReconciler:
                 else await self.client.get(PODUNAVAILABLEBUDGETS, name, namespace)
             )
             first = False
-            status, not_deleted, recheck = pubcontrol.compute_status(
+            status, not_deleted, recheck = budget.compute_status(
                 current, covered, expected, now, vertical_scaling=self.vertical_scaling
             )
             self._report_not_deleted(namespace, name, covered, not_deleted)
-            if pubcontrol.status_changed(current.get("status") or {}, status):
+            if budget.status_changed(current.get("status") or {}, status):
                 # the pod webhook writes this status too: a conflict re-reads and recomputes
                 await self.status_writer.write(current, status, conditional=True)
 

@@ -14,8 +14,8 @@ from typing import Any
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import section, spec_of
-from kruise.control import pub as pubcontrol
 from kruise.control.common import podstatus
+from kruise.control.pub import budget
 from kruise.kube.informer import SharedInformer
 from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
 
@@ -56,7 +56,7 @@ class WorkloadFinder:
     def pods_and_expected(self, pub: Obj) -> tuple[list[Obj], int]:
         namespace = pub["metadata"]["namespace"]
         spec = pub.get("spec") or {}
-        total = pubcontrol.protect_total_replicas(pub)
+        total = budget.protect_total_replicas(pub)
         ref = spec.get("targetRef")
         if ref:
             group, kind, name = _group(ref.get("apiVersion", "")), ref.get("kind", ""), ref.get("name", "")

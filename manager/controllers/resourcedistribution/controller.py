@@ -13,7 +13,7 @@ from typing import Any
 
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import meta_of
-from kruise.control import resourcedistribution as plan
+from kruise.control.resourcedistribution import distribution
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONFIGMAPS, NAMESPACES, RESOURCEDISTRIBUTIONS, SECRETS
@@ -29,7 +29,7 @@ Obj = dict[str, Any]
 def distribution_of(obj: Obj) -> list[str]:
     """The controlling ResourceDistribution of a copy (cluster-scoped: its key is its name)."""
     ref = controller_of(obj)
-    if ref is None or ref.get("kind") != plan.KIND:
+    if ref is None or ref.get("kind") != distribution.KIND:
         return []
     return [ref["name"]] if ref.get("apiVersion", "").startswith("apps.kruise.io/") else []
 
@@ -47,13 +47,13 @@ def namespace_handlers(distributions: SharedInformer, enqueue: Callable[[str], N
     def on_update(old: Obj, new: Obj) -> None:
         if meta_of(old).get("labels") == meta_of(new).get("labels"):
             return
-        wake(new, plan.matches_selector)
-        wake(old, plan.matches_selector)
+        wake(new, distribution.matches_selector)
+        wake(old, distribution.matches_selector)
 
     return {
-        "on_add": lambda ns: wake(ns, plan.matches_targets),
+        "on_add": lambda ns: wake(ns, distribution.matches_targets),
         "on_update": on_update,
-        "on_delete": lambda ns: wake(unwrap_tombstone(ns), plan.lists_namespace),
+        "on_delete": lambda ns: wake(unwrap_tombstone(ns), distribution.lists_namespace),
     }
 
 

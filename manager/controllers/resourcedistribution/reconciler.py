@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.control import resourcedistribution as plan
 from kruise.control.common.lifecycle import rfc3339
+from kruise.control.resourcedistribution import distribution
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock
 from kruise.kube.controller import Result
@@ -46,12 +46,12 @@ class ResourceDistributionReconciler:
         rd = self.distributions.get(key)
         if rd is None or rd["metadata"].get("deletionTimestamp"):
             return None  # the copies go with it: they are controlled by it
-        kind = plan.resource_kind(rd)
-        if kind not in REFS or not plan.resource_name(rd):
+        kind = distribution.resource_kind(rd)
+        if kind not in REFS or not distribution.resource_name(rd):
             return None  # the webhook refuses these; nothing to retry
         ref, cache = REFS[kind], self.copies[kind]
-        matched, unmatched = plan.target_namespaces(rd, self.namespaces.list())
-        failures: list[plan.Failure] = []
+        matched, unmatched = distribution.target_namespaces(rd, self.namespaces.list())
+        failures: list[distribution.Failure] = []
         for namespace in matched:
             failure = await self._distribute(rd, ref, cache, namespace)
             if failure is not None:
@@ -61,8 +61,10 @@ class ResourceDistributionReconciler:
             failure = await self._clean(rd, ref, cache, namespace)
             if failure is not None:
                 failures.append(failure)
-        await self.status_writer.write(rd, plan.status(rd, failures, len(matched), succeeded, self._now()))
-        if any(f.condition in plan.RETRIED for f in failures):
+        await self.status_writer.write(
+            rd, distribution.status(rd, failures, len(matched), succeeded, self._now())
+        )
+        if any(f.condition in distribution.RETRIED for f in failures):
             return Result(requeue=True)
         return None
 
@@ -71,39 +73,41 @@ class ResourceDistributionReconciler:
 
     async def _distribute(
         self, rd: Obj, ref: ResourceRef, cache: SharedInformer, namespace: str
-    ) -> plan.Failure | None:
+    ) -> distribution.Failure | None:
         ns = self.namespaces.get(namespace)
         if ns is None or ns["metadata"].get("deletionTimestamp"):
-            return plan.Failure(plan.NAMESPACE_NOT_EXISTS, namespace, plan.NAMESPACE_GONE_MESSAGE)
-        existing = cache.get(f"{namespace}/{plan.resource_name(rd)}")
+            return distribution.Failure(
+                distribution.NAMESPACE_NOT_EXISTS, namespace, distribution.NAMESPACE_GONE_MESSAGE
+            )
+        existing = cache.get(f"{namespace}/{distribution.resource_name(rd)}")
         if existing is None:
             try:
-                await self.client.create(ref, plan.desired_copy(rd, namespace), namespace)
+                await self.client.create(ref, distribution.desired_copy(rd, namespace), namespace)
             except ApiError as err:
-                return plan.Failure(plan.CREATE_FAILED, namespace, str(err))
+                return distribution.Failure(distribution.CREATE_FAILED, namespace, str(err))
             return None
-        if not plan.is_controlled_by(existing, rd):
-            return plan.Failure(plan.CONFLICT, namespace, plan.CONFLICT_MESSAGE)
-        if plan.needs_update(existing, rd):
+        if not distribution.is_controlled_by(existing, rd):
+            return distribution.Failure(distribution.CONFLICT, namespace, distribution.CONFLICT_MESSAGE)
+        if distribution.needs_update(existing, rd):
             try:
-                await self.client.update(ref, plan.desired_copy(rd, namespace, existing))
+                await self.client.update(ref, distribution.desired_copy(rd, namespace, existing))
             except ApiError as err:
-                return plan.Failure(plan.UPDATE_FAILED, namespace, str(err))
+                return distribution.Failure(distribution.UPDATE_FAILED, namespace, str(err))
         return None
 
     async def _clean(
         self, rd: Obj, ref: ResourceRef, cache: SharedInformer, namespace: str
-    ) -> plan.Failure | None:
+    ) -> distribution.Failure | None:
         ns = self.namespaces.get(namespace)
         if ns is None or ns["metadata"].get("deletionTimestamp"):
             return None
-        existing = cache.get(f"{namespace}/{plan.resource_name(rd)}")
-        if existing is None or not plan.is_controlled_by(existing, rd):
+        existing = cache.get(f"{namespace}/{distribution.resource_name(rd)}")
+        if existing is None or not distribution.is_controlled_by(existing, rd):
             return None
         try:
-            await self.client.delete(ref, plan.resource_name(rd), namespace)
+            await self.client.delete(ref, distribution.resource_name(rd), namespace)
         except NotFound:
             return None
         except ApiError as err:
-            return plan.Failure(plan.DELETE_FAILED, namespace, str(err))
+            return distribution.Failure(distribution.DELETE_FAILED, namespace, str(err))
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kruise.control.sidecarset import update as plan
+from kruise.control.sidecarset import update
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import CONTROLLER_REVISIONS, NAMESPACES, PODS, SIDECARSETS
@@ -38,7 +38,7 @@ def build(ctx: ManagerContext) -> Controller:
 
     def sidecarsets_of(pod: dict[str, Any]) -> list[str]:
         expectations.observe(pod)
-        return [s["metadata"]["name"] for s in sidecarsets.list() if plan.is_injected(pod, s)]
+        return [s["metadata"]["name"] for s in sidecarsets.list() if update.is_injected(pod, s)]
 
     controller.watch(pods, sidecarsets_of)
     return controller

@@ -3,7 +3,7 @@
 When the SidecarSet's containers change only in their images, pods are updated in place a few at a time
 (`updateStrategy`: partition, maxUnavailable, selector, paused, type NotUpdate); the kubelet restarts just
 those sidecars. A hot-upgrade sidecar's new image goes into the idle container of its pair, and a later
-pass, once that container runs ready, resets the old one to the empty image (`plan.pods_to_flip`); such
+pass, once that container runs ready, resets the old one to the empty image (`update.pods_to_flip`); such
 resets come before any further update, as upstream. A change beyond images cannot be applied in place and
 waits for the pods to be recreated by their owners: such pods get `SidecarSetUpgradable=False` and the
 SidecarSet a NotUpgradablePods event; pods updated in place get `SidecarSetUpgradable=True`.
@@ -23,8 +23,7 @@ import structlog
 
 from kruise.api.keys import EVENT_NOT_UPGRADABLE_PODS
 from kruise.api.objects import section, spec_of
-from kruise.control.sidecarset import condition, matching
-from kruise.control.sidecarset import update as plan
+from kruise.control.sidecarset import condition, matching, update
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
@@ -77,8 +76,8 @@ class SidecarSetReconciler:
             for p in self.pods.list()
             if matching.is_active_pod(p)
             and (not target or p["metadata"].get("namespace") == target)
-            and plan.is_injected(p, sidecarset)
-            and plan.has_sidecar_containers(p, sidecarset)
+            and update.is_injected(p, sidecarset)
+            and update.has_sidecar_containers(p, sidecarset)
             and matching.pod_matches(sidecarset, p, self._namespace_labels)
         ]
 
@@ -91,7 +90,7 @@ class SidecarSetReconciler:
             return Result(requeue_after=EXPECTATION_REQUEUE)  # our last pod write is not in the cache yet
         latest = await self.history.register_latest(sidecarset, matched)
         status = {
-            **plan.compute_status(sidecarset, matched),
+            **update.compute_status(sidecarset, matched),
             "latestRevision": latest.name,
             "collisionCount": latest.collision_count,
         }
@@ -99,17 +98,17 @@ class SidecarSetReconciler:
         # as upstream, the rest of the pass sees the status just computed: pods updated below record
         # `latestRevision` in their hash entry, not the revision of the cache's older status
         sidecarset = {**sidecarset, "status": {**(sidecarset.get("status") or {}), **status}}
-        if not plan.rolling(sidecarset):
+        if not update.rolling(sidecarset):
             return None
         now = self.wall()
-        flips = plan.pods_to_flip(sidecarset, matched)
+        flips = update.pods_to_flip(sidecarset, matched)
         if flips:
             await self._reset_old_containers(sidecarset, flips, now)
             return None
         if status["updatedPods"] >= status["matchedPods"]:
             return None
-        await self._mark_not_upgradable(sidecarset, plan.pods_not_upgradable(sidecarset, matched), now)
-        for pod in plan.pods_to_update(sidecarset, matched):
+        await self._mark_not_upgradable(sidecarset, update.pods_not_upgradable(sidecarset, matched), now)
+        for pod in update.pods_to_update(sidecarset, matched):
             with contextlib.suppress(NotFound):  # deleted meanwhile: nothing to upgrade
                 written = await self.inplace.update(pod, lambda fresh: self._upgraded(fresh, sidecarset, now))
                 if written is not None:
@@ -123,7 +122,7 @@ class SidecarSetReconciler:
         """Second half of a hot upgrade: the old container of each pair back on the empty image."""
 
         def reset(fresh: Any) -> dict[str, Any] | None:
-            return plan.flipped_pod(fresh, sidecarset, now)
+            return update.flipped_pod(fresh, sidecarset, now)
 
         for pod in pods:
             try:
@@ -146,9 +145,9 @@ class SidecarSetReconciler:
     @staticmethod
     def _upgraded(pod: Any, sidecarset: dict[str, Any], now: datetime) -> dict[str, Any] | None:
         """Recomputed on every fresh read: a pod already upgraded by the time we retry is left alone."""
-        if plan.is_updated(pod, sidecarset) or not plan.is_upgradable(pod, sidecarset):
+        if update.is_updated(pod, sidecarset) or not update.is_upgradable(pod, sidecarset):
             return None
-        return plan.updated_pod(pod, sidecarset, now)
+        return update.updated_pod(pod, sidecarset, now)
 
     async def _set_upgradable(self, pod: dict[str, Any], name: str, upgradable: bool, now: datetime) -> None:
         with contextlib.suppress(NotFound):

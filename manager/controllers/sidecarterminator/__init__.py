@@ -3,7 +3,7 @@ done, so the pod can complete (feature gate SidecarTerminator, alpha, off by def
 
 `controller.py` wires the pod informer and the workqueue; `reconciler.py` holds one pass; the rules
 (which pods, which containers, the ContainerRecreateRequest, the image swap on virtual-kubelet
-nodes, the terminal status) are `kruise.control.sidecarterminator`.
+nodes, the terminal status) are `kruise.control.sidecarterminator.termination`.
 """
 
 from kruise.api import features

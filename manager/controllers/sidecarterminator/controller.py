@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kruise.control import sidecarterminator as rules
+from kruise.control.sidecarterminator import termination
 from kruise.kube.controller import Controller
 from kruise.kube.resources import NODES, PODS, object_key
 from kruise.manager.context import ManagerContext
@@ -25,7 +25,7 @@ Obj = dict[str, Any]
 
 def pod_handlers(enqueue: Callable[[str], None]) -> dict[str, Any]:
     def on_add(pod: Obj) -> None:
-        if rules.is_interesting(pod):
+        if termination.is_interesting(pod):
             enqueue(object_key(pod))
 
     def on_update(old: Obj, new: Obj) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 from kruise.api.keys import EVENT_SIDECAR_TERMINATOR
 from kruise.api.objects import spec_of
 from kruise.api.timestamps import rfc3339
-from kruise.control import sidecarterminator as rules
+from kruise.control.sidecarterminator import termination
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -51,20 +51,20 @@ class SidecarTerminatorReconciler:
 
     async def reconcile(self, key: str) -> Result | None:
         pod = self.pods.get(key)
-        if pod is None or not rules.is_interesting(pod):
+        if pod is None or not termination.is_interesting(pod):
             return None
         node_name = spec_of(pod).get("nodeName") or ""
         node = self.nodes.get(node_name)
         if node is None:
             # upstream fails the pass when it cannot read the node, and retries with backoff
             return Result(requeue=True)
-        groups = rules.sidecar_groups(pod, rules.is_virtual_kubelet(node))
+        groups = termination.sidecar_groups(pod, termination.is_virtual_kubelet(node))
         await self._swap_images(pod, groups.inplace_update)
         await self._kill(pod, groups.normal)
         if (
             not groups.ignore_exit_code
-            or not rules.containers_completed(pod, groups.normal)
-            or not rules.containers_completed(pod, groups.inplace_update)
+            or not termination.containers_completed(pod, groups.normal)
+            or not termination.containers_completed(pod, groups.inplace_update)
         ):
             return None
         await self._mark_terminated(pod)
@@ -72,7 +72,7 @@ class SidecarTerminatorReconciler:
         return None
 
     async def _swap_images(self, pod: Obj, sidecars: Iterable[str]) -> None:
-        running = rules.uncompleted(pod, sidecars)
+        running = termination.uncompleted(pod, sidecars)
         if not running:
             return
         meta = pod["metadata"]
@@ -80,7 +80,7 @@ class SidecarTerminatorReconciler:
             current = await self.client.get(PODS, meta["name"], meta["namespace"])
         except NotFound:
             return
-        patch = rules.image_patch(current, running)
+        patch = termination.image_patch(current, running)
         if patch is not None:
             try:
                 await self.client.patch(
@@ -92,17 +92,19 @@ class SidecarTerminatorReconciler:
             dict(pod),
             "Normal",
             EVENT_SIDECAR_TERMINATOR,
-            f"Kruise SidecarTerminator is trying to terminate sidecar {rules.go_list(running)} "
+            f"Kruise SidecarTerminator is trying to terminate sidecar {termination.go_list(running)} "
             "using in-place update",
         )
 
     async def _kill(self, pod: Obj, sidecars: Iterable[str]) -> None:
-        running = rules.uncompleted(pod, sidecars)
+        running = termination.uncompleted(pod, sidecars)
         if not running:
             return
         try:
             await self.client.create(
-                CONTAINER_RECREATE_REQUESTS, rules.kill_request(pod, running), pod["metadata"]["namespace"]
+                CONTAINER_RECREATE_REQUESTS,
+                termination.kill_request(pod, running),
+                pod["metadata"]["namespace"],
             )
         except AlreadyExists:
             return  # created by an earlier pass: wait for it to complete
@@ -110,11 +112,12 @@ class SidecarTerminatorReconciler:
             dict(pod),
             "Normal",
             EVENT_SIDECAR_TERMINATOR,
-            f"Kruise SidecarTerminator is trying to terminate sidecar {rules.go_list(running)} using crr",
+            f"Kruise SidecarTerminator is trying to terminate sidecar {termination.go_list(running)} "
+            "using crr",
         )
 
     async def _mark_terminated(self, pod: Obj) -> None:
-        patch = rules.terminated_status_patch(pod, rfc3339(self.wall()))
+        patch = termination.terminated_status_patch(pod, rfc3339(self.wall()))
         if patch is None:
             return
         meta = pod["metadata"]

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from kruise.control import launchpriority
+from kruise.control.launchpriority import barriers
 from kruise.kube.resources import CONFIGMAPS, PODS
 from kruise.manager.controllers.containerlaunchpriority import SETUP
 
@@ -37,7 +37,7 @@ def ordered_pod(name: str) -> dict:
         },
     }
     # What kruise-webhook does on CREATE (the webhook is not running in this test).
-    assert launchpriority.inject_barriers(pod)
+    assert barriers.inject_barriers(pod)
     return pod
 
 

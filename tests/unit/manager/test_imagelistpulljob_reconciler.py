@@ -3,7 +3,7 @@ and deletes, the expectations that stop a stale cache from doubling them, status
 
 from __future__ import annotations
 
-from kruise.control import imagelistpulljob as plan
+from kruise.control.imagelistpulljob import childjobs
 from kruise.kube.client import PatchType
 from kruise.kube.clock import FakeClock, rfc3339
 from kruise.kube.controller import Result
@@ -89,7 +89,7 @@ async def test_the_first_pass_creates_one_image_pull_job_per_image_with_the_temp
     assert await h.reconcile() is None
     children = h.children()
     assert [c["spec"]["image"] for c in children] == ["nginx:1.26", "redis:7"]
-    hash_ = plan.template_hash(ilpj())
+    hash_ = childjobs.template_hash(ilpj())
     for child in children:
         meta = child["metadata"]
         assert meta["name"].startswith("warm-") and meta["namespace"] == NS
@@ -220,7 +220,7 @@ async def test_removing_an_image_deletes_its_job_and_a_template_change_replaces_
     await h.reconcile()
     (replacement,) = h.children()
     assert replacement["metadata"]["name"] != before["nginx:1.26"] and replacement["spec"]["parallelism"] == 2
-    assert replacement["metadata"]["labels"]["controller-revision-hash"] == plan.template_hash(edited)
+    assert replacement["metadata"]["labels"]["controller-revision-hash"] == childjobs.template_hash(edited)
 
 
 async def test_a_list_job_gone_or_being_deleted_is_left_alone():

@@ -328,7 +328,7 @@ def copies(h):
 
 def beta_refs(h, node):
     """The node's pull secret references as a v1beta1 reader sees them (modes from the annotation)."""
-    from kruise.control.nodeimage_modes import as_v1beta1
+    from kruise.control.nodeimage.modes import as_v1beta1
 
     return as_v1beta1(h.client.object(NODEIMAGES, node))["spec"]["images"]["nginx"]["pullSecrets"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kruise.api.keys import ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED
-from kruise.control import launchpriority
+from kruise.control.launchpriority import barriers
 from kruise.kube.client import PatchType
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -38,7 +38,7 @@ def ordered_pod(name="p", *, ready=(), completed=False, containers_ready=False):
             "conditions": [{"type": "ContainersReady", "status": "True" if containers_ready else "False"}],
         },
     }
-    assert launchpriority.inject_barriers(pod)
+    assert barriers.inject_barriers(pod)
     if completed:
         pod["metadata"]["annotations"][ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED] = "true"
     return pod

@@ -4,7 +4,7 @@ updated and deleted from StatefulSet annotations; and the event handlers' wake-u
 
 from __future__ import annotations
 
-from kruise.control import persistentpodstate as plan
+from kruise.control.persistentpodstate import podstates
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
     NODES,
@@ -142,7 +142,7 @@ async def test_records_cleared_when_the_workload_is_gone():
 async def test_generate_creates_updates_and_deletes_the_workload_pps():
     sts = statefulset(**{AUTO: "true", REQUIRED: HOST})
     h = Harness(sets=[sts])
-    key = plan.generate_key("default", "apps/v1", "StatefulSet", "web")
+    key = podstates.generate_key("default", "apps/v1", "StatefulSet", "web")
     await h.reconcile(key)
     created = h.client.object(PERSISTENT_POD_STATES, "web", "default")
     assert created["spec"]["requiredPersistentTopology"] == {"nodeTopologyKeys": [HOST]}
@@ -159,7 +159,7 @@ async def test_generate_creates_updates_and_deletes_the_workload_pps():
 
 async def test_generate_leaves_a_user_pps_of_the_same_name_alone():
     h = Harness([pps()], sets=[statefulset()])
-    await h.reconcile(plan.generate_key("default", "apps/v1", "StatefulSet", "web"))
+    await h.reconcile(podstates.generate_key("default", "apps/v1", "StatefulSet", "web"))
     assert h.client.writes == []
 
 

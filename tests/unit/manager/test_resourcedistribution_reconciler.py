@@ -3,7 +3,7 @@ left alone on conflict, removed from namespaces that stop being targets; status 
 
 from __future__ import annotations
 
-from kruise.control import resourcedistribution as plan
+from kruise.control.resourcedistribution.distribution import CONFLICT_MESSAGE, desired_copy, resource_hash
 from kruise.kube.client import PatchType
 from kruise.kube.clock import FakeClock
 from kruise.kube.controller import Result
@@ -85,7 +85,7 @@ async def test_copies_land_in_listed_namespaces_and_a_missing_namespace_is_repor
     assert sorted(copies) == ["ns-1", "ns-2"]
     annotations = copies["ns-1"]["metadata"]["annotations"]
     assert annotations["kruise.io/resourcedistribution.resource.from"] == "share"
-    assert annotations["kruise.io/resourcedistribution.resource.hashcode"] == plan.resource_hash(
+    assert annotations["kruise.io/resourcedistribution.resource.hashcode"] == resource_hash(
         distribution(included())
     )
     assert copies["ns-1"]["data"] == {"k": "dg=="}
@@ -103,7 +103,7 @@ async def test_an_unrelated_object_of_the_same_name_is_a_conflict_and_left_alone
     assert h.copies()["ns-2"]["data"] == {"k": "b3RoZXI="}
     conflict = h.conditions()["ConflictOccurred"]
     assert (conflict["status"], conflict["failedNamespace"]) == ("True", ["ns-2"])
-    assert conflict["reason"] == plan.CONFLICT_MESSAGE
+    assert conflict["reason"] == CONFLICT_MESSAGE
     assert h.client.calls_to("update", SECRETS) == [] and h.client.calls_to("delete") == []
 
 
@@ -124,7 +124,7 @@ async def test_a_changed_resource_updates_the_copies_and_an_unchanged_one_writes
     assert copy["data"] == {"k": "bmV3"}
     assert copy["metadata"]["annotations"][
         "kruise.io/resourcedistribution.resource.hashcode"
-    ] == plan.resource_hash(rd)
+    ] == resource_hash(rd)
 
 
 async def test_a_namespace_that_stops_being_a_target_loses_its_copy_but_not_a_foreign_object():
@@ -183,7 +183,7 @@ def test_event_mapping():
     handlers["on_delete"](ns("ns-1"))
     assert woken == ["by-list"]
 
-    copy = plan.desired_copy(distribution(included("ns-1")), "ns-1")
+    copy = desired_copy(distribution(included("ns-1")), "ns-1")
     assert distribution_of(copy) == ["share"]
     woken.clear()
     on_copy = copy_handlers(woken.append)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 
-from kruise.control.sidecarset import update as plan
+from kruise.control.sidecarset import update
 from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.injection import inject
 from kruise.kube.clock import FakeClock
@@ -122,7 +122,7 @@ async def test_new_image_updates_max_unavailable_pods_in_place() -> None:
     updated = h.client.object(PODS, "p1", NS)
     images = {c["name"]: c["image"] for c in updated["spec"]["containers"]}
     assert images == {"sidecar1": "busybox:1.35", "web": "nginx:1.27"}
-    assert plan.is_updated(updated, new)
+    assert update.is_updated(updated, new)
     assert h.client.object(PODS, "p1", NS)["metadata"]["uid"] == "uid-p1"
 
 
@@ -157,7 +157,7 @@ async def test_conflict_rereads_the_pod_and_recomputes() -> None:
     updates = h.client.calls_to("update", PODS)
     assert [c.succeeded for c in updates] == [False, True]
     assert [c.verb for c in h.client.calls_to("get", PODS)] == ["get"]  # the fresh read between the two
-    assert plan.is_updated(h.client.object(PODS, "p1", NS), new)
+    assert update.is_updated(h.client.object(PODS, "p1", NS), new)
 
 
 async def test_paused_and_not_update_write_no_pod() -> None:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from webhook_testkit import apply_patch, post, review
 
-from kruise.control import launchpriority as lp
+from kruise.control.launchpriority import barriers
 
 
 def _pod(*envs: list | None, name: str = "demo", annotations: dict | None = None) -> dict:
@@ -44,18 +44,18 @@ def _barrier_keys(pod: dict) -> list[str | None]:
     ],
 )  # fmt: skip
 def test_barrier_keys(pod, keys):
-    changed = lp.inject_barriers(pod)
+    changed = barriers.inject_barriers(pod)
     assert changed is any(keys)
     assert _barrier_keys(pod) == keys
     if changed:
         ref = pod["spec"]["containers"][0]["env"][-1]["valueFrom"]["configMapKeyRef"]
         assert ref["name"] == "demo-barrier"
-        assert lp.inject_barriers(pod) is False  # reinvocation adds nothing
+        assert barriers.inject_barriers(pod) is False  # reinvocation adds nothing
 
 
 def test_generated_name_feeds_the_configmap_name():
     pod = _pod(_prio("1"), None, name="")
-    assert lp.inject_barriers(pod)
+    assert barriers.inject_barriers(pod)
     name = pod["metadata"]["name"]
     assert name.startswith("job-") and len(name) == len("job-") + 5
     ref = pod["spec"]["containers"][1]["env"][0]["valueFrom"]["configMapKeyRef"]
@@ -63,22 +63,24 @@ def test_generated_name_feeds_the_configmap_name():
 
 
 def test_bad_priority_names_the_field():
-    with pytest.raises(lp.PriorityError, match=r"spec.containers\[1\].env\[KRUISE_CONTAINER_PRIORITY\]"):
-        lp.inject_barriers(_pod(None, _prio("high")))
+    with pytest.raises(
+        barriers.PriorityError, match=r"spec.containers\[1\].env\[KRUISE_CONTAINER_PRIORITY\]"
+    ):
+        barriers.inject_barriers(_pod(None, _prio("high")))
 
 
 @given(st.lists(st.integers(-100, 100), min_size=1, max_size=6), st.sets(st.integers(-100, 100)))
 def test_launch_step_releases_from_the_highest_pending_priority(pending, present):
     pending = sorted(pending)
-    keys = {lp.barrier_key(p) for p in present}
-    add, complete = lp.launch_step(pending, keys)
-    if lp.barrier_key(pending[0]) in keys:
+    keys = {barriers.barrier_key(p) for p in present}
+    add, complete = barriers.launch_step(pending, keys)
+    if barriers.barrier_key(pending[0]) in keys:
         assert (add, complete) == (None, True)
     else:
-        highest = lp.barrier_key(pending[-1])
+        highest = barriers.barrier_key(pending[-1])
         assert add == (None if highest in keys else highest)
         assert complete is (pending[0] == pending[-1])
-    assert lp.launch_step([], keys) == (None, True)
+    assert barriers.launch_step([], keys) == (None, True)
 
 
 def test_pending_priorities_skip_ready_and_ungated_containers():
@@ -95,7 +97,7 @@ def test_pending_priorities_skip_ready_and_ungated_containers():
         "spec": {"containers": [gated("a", 2), gated("b", 1), {"name": "c"}, gated("d", -1)]},
         "status": {"containerStatuses": [{"name": "a", "ready": True}, {"name": "b", "ready": False}]},
     }
-    assert lp.pending_priorities(pod) == [-1, 1]
+    assert barriers.pending_priorities(pod) == [-1, 1]
 
 
 async def test_pod_webhook_injects_barriers_and_rejects_bad_priority(client):

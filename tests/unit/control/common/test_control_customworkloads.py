@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.api.keys import CONFIG_PPS_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
-from kruise.control import persistentpodstate as plan
 from kruise.control.common.customworkloads import (
     GroupVersionKind,
     StatefulSetLikeWhitelist,
     WhitelistError,
     parse_pps_whitelist,
 )
+from kruise.control.persistentpodstate import podstates
 
 GAME = GroupVersionKind("demo.io", "v1", "GameServerSet")
 
@@ -100,7 +100,7 @@ def test_empty_whitelist_allows_only_builtin_statefulsets(group: str, kind: str)
 def test_custom_workload_size_is_spec_replicas_without_reserved_ordinals(spec: dict, replicas: int) -> None:
     workload = {"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"},
                 "spec": {**spec, "reserveOrdinals": [0]}}  # fmt: skip
-    assert plan.Workload.of_custom(workload) == plan.Workload(replicas=replicas)
+    assert podstates.Workload.of_custom(workload) == podstates.Workload(replicas=replicas)
 
 
 def _pps(kind: str, api_version: str) -> dict:
@@ -123,7 +123,7 @@ def _pod(kind: str, api_version: str) -> dict:
 def test_pod_of_a_whitelisted_owner_is_steered_back_only_with_the_whitelist() -> None:
     states = [_pps("GameServerSet", "demo.io/v1")]
     pod = _pod("GameServerSet", "demo.io/v1")
-    assert not plan.inject(pod, states)
-    assert plan.inject(pod, states, StatefulSetLikeWhitelist((GAME,)))
+    assert not podstates.inject(pod, states)
+    assert podstates.inject(pod, states, StatefulSetLikeWhitelist((GAME,)))
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "n1"}
     assert pod["metadata"]["annotations"]["kruise.io/injected-persistent-pod-state"] == "game"

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from kruise.control.sidecarset import update as plan
+from kruise.control.sidecarset import update
 
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:" + "2" * 64
@@ -89,13 +89,13 @@ CASES = [
 @pytest.mark.parametrize(("containers", "statuses", "state", "consistent"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])  # fmt: skip
 def test_cold_sidecar_consistency(containers, statuses, state, consistent):
-    assert plan.sidecars_consistent(pod(containers, statuses, state), sidecarset(COLD)) is consistent
+    assert update.sidecars_consistent(pod(containers, statuses, state), sidecarset(COLD)) is consistent
 
 
 def test_a_missing_container_status_is_inconsistent():
     p = pod({"side": f"busybox@{D1}"})
     p["status"]["containerStatuses"].pop()
-    assert not plan.sidecars_consistent(p, sidecarset(COLD))
+    assert not update.sidecars_consistent(p, sidecarset(COLD))
 
 
 def test_digest_rule_needs_every_sidecar_pinned():
@@ -104,11 +104,11 @@ def test_digest_rule_needs_every_sidecar_pinned():
     s = sidecarset(COLD, {"name": "tagged", "image": "x"})
     containers = {"side": f"busybox@{D2}", "tagged": "envoy:1"}
     statuses = {"side": ("busybox:1.35", f"docker-pullable://busybox@{D2}")}
-    assert plan.sidecars_consistent(pod(containers, statuses), s)
+    assert update.sidecars_consistent(pod(containers, statuses), s)
     stale = recorded(side=f"docker-pullable://busybox@{D2}")
-    assert not plan.sidecars_consistent(pod(containers, statuses, stale), s)
+    assert not update.sidecars_consistent(pod(containers, statuses, stale), s)
     # checked alone, the digest sidecar is judged by its imageID
-    assert plan.sidecars_consistent(pod(containers, statuses, stale), s, ["side"])
+    assert update.sidecars_consistent(pod(containers, statuses, stale), s, ["side"])
 
 
 def test_pod_order_decides_which_digest_sidecars_are_checked():
@@ -118,15 +118,15 @@ def test_pod_order_decides_which_digest_sidecars_are_checked():
     mismatch = {"side": ("busybox:1.35", f"docker-pullable://busybox@{D1}")}
     before = pod({"side": f"busybox@{D2}", "tagged": "envoy:1"}, mismatch)
     after = pod({"tagged": "envoy:1", "side": f"busybox@{D2}"}, mismatch)
-    assert not plan.sidecars_consistent(before, s)
-    assert plan.sidecars_consistent(after, s)
+    assert not update.sidecars_consistent(before, s)
+    assert update.sidecars_consistent(after, s)
 
 
 def test_app_containers_are_not_judged():
     s = sidecarset(COLD)
     p = pod({"side": f"busybox@{D1}"}, {"side": ("busybox", f"docker-pullable://busybox@{D1}")})
     p["spec"]["containers"][0]["image"] = f"nginx@{D2}"  # app runs something else: not our business
-    assert plan.sidecars_consistent(p, s)
+    assert update.sidecars_consistent(p, s)
 
 
 def test_hot_upgrade_pair_with_digest_images():
@@ -141,10 +141,10 @@ def test_hot_upgrade_pair_with_digest_images():
             f"docker-pullable://openkruise/hotupgrade-sample@{D2}",
         ),
     }
-    assert plan.sidecars_consistent(pod(containers, statuses), s)
+    assert update.sidecars_consistent(pod(containers, statuses), s)
     lagging = dict(statuses, **{"hot-2": ("sidecar:v0", f"docker-pullable://sidecar@{D1}")})
-    assert not plan.sidecars_consistent(pod(containers, lagging), s)
-    assert plan.sidecars_consistent(pod(containers, lagging), s, ["hot-1"])
+    assert not update.sidecars_consistent(pod(containers, lagging), s)
+    assert update.sidecars_consistent(pod(containers, lagging), s, ["hot-1"])
 
 
 def test_mid_update_uses_the_digest_rule():
@@ -154,8 +154,8 @@ def test_mid_update_uses_the_digest_rule():
     stale = recorded(side=f"docker-pullable://busybox@{D1}")
     p = pod({"side": f"busybox@{D2}"}, {"side": ("busybox:1.35", f"docker-pullable://busybox@{D1}")}, stale)
     p["status"]["containerStatuses"][1]["ready"] = True
-    assert plan.mid_update(p, s)
+    assert update.mid_update(p, s)
     running = {"side": ("busybox:1.35", f"docker-pullable://busybox@{D1}")}
     pinned = pod({"side": f"busybox@{D1}"}, running, stale)
     pinned["status"]["containerStatuses"][1]["ready"] = True
-    assert not plan.mid_update(pinned, s)
+    assert not update.mid_update(pinned, s)

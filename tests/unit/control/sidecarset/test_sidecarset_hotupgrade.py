@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sidecar_builders import pod, sidecarset
 
-from kruise.control.sidecarset import hotupgrade
-from kruise.control.sidecarset import update as plan
+from kruise.control.sidecarset import hotupgrade, update
 from kruise.control.sidecarset.injection import inject
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -76,18 +75,18 @@ def test_injected_pod_is_updated_and_ready():
     p = injected(s)
     v1 = s["spec"]["containers"][0]["image"]
     assert images(p) == {"app": "nginx:1.7.9", "sidecar-1": v1, "sidecar-2": EMPTY}
-    assert plan.is_updated(p, s) and plan.is_pod_ready(p, s)
-    assert plan.pods_to_flip(s, [p]) == []
+    assert update.is_updated(p, s) and update.is_pod_ready(p, s)
+    assert update.pods_to_flip(s, [p]) == []
 
 
 def test_new_image_goes_into_the_idle_container_which_becomes_working():
     old = hot_set()
     p = injected(old)
     new = hot_set("openkruise/hotupgrade-sample:sidecarv2", resource_version="200")
-    assert not plan.is_updated(p, new) and plan.is_upgradable(p, new)
-    assert plan.pods_to_update(new, [p]) == [p]
+    assert not update.is_updated(p, new) and update.is_upgradable(p, new)
+    assert update.pods_to_update(new, [p]) == [p]
 
-    upgraded = plan.updated_pod(p, new, NOW)
+    upgraded = update.updated_pod(p, new, NOW)
 
     assert images(upgraded) == {
         "app": "nginx:1.7.9",
@@ -100,10 +99,10 @@ def test_new_image_goes_into_the_idle_container_which_becomes_working():
     assert a["versionalt.sidecarset.kruise.io/sidecar-2"] == "1"  # the version the old container had
     assert a["versionalt.sidecarset.kruise.io/sidecar-1"] == "200"
     assert json.loads(a[STATE])["hot"]["lastContainerStatuses"] == {"sidecar-2": {"imageID": image_id(EMPTY)}}
-    assert plan.is_updated(upgraded, new)
+    assert update.is_updated(upgraded, new)
     # the old container is not reset before the new one runs: the pod is not ready for the SidecarSet
-    assert not plan.is_pod_ready(upgraded, new)
-    assert plan.pods_to_flip(new, [upgraded]) == []
+    assert not update.is_pod_ready(upgraded, new)
+    assert update.pods_to_flip(new, [upgraded]) == []
 
 
 def kubelet(p, ready=None):
@@ -113,22 +112,22 @@ def kubelet(p, ready=None):
 
 def test_new_container_not_ready_yet_keeps_the_old_one():
     new = hot_set("openkruise/hotupgrade-sample:sidecarv2", resource_version="200")
-    upgraded = plan.updated_pod(injected(hot_set()), new, NOW)
+    upgraded = update.updated_pod(injected(hot_set()), new, NOW)
     # the kubelet has not restarted sidecar-2 yet: its status still shows the empty image's imageID
-    assert plan.pods_to_flip(new, [upgraded]) == []
+    assert update.pods_to_flip(new, [upgraded]) == []
     starting = kubelet(upgraded, ready={"sidecar-2": False})
-    assert plan.pods_to_flip(new, [starting]) == []
-    assert plan.compute_status(new, [starting])["updatedReadyPods"] == 0
+    assert update.pods_to_flip(new, [starting]) == []
+    assert update.compute_status(new, [starting])["updatedReadyPods"] == 0
 
 
 def test_old_container_is_reset_once_the_new_one_runs_ready():
     new = hot_set("openkruise/hotupgrade-sample:sidecarv2", resource_version="200")
-    upgraded = kubelet(plan.updated_pod(injected(hot_set()), new, NOW))
-    assert plan.pods_to_flip(new, [upgraded]) == [upgraded]
-    status = plan.compute_status(new, [upgraded])
+    upgraded = kubelet(update.updated_pod(injected(hot_set()), new, NOW))
+    assert update.pods_to_flip(new, [upgraded]) == [upgraded]
+    status = update.compute_status(new, [upgraded])
     assert status["updatedPods"] == 1 and status["readyPods"] == 0 and status["updatedReadyPods"] == 0
 
-    flipped = plan.flipped_pod(upgraded, new, NOW)
+    flipped = update.flipped_pod(upgraded, new, NOW)
 
     assert flipped is not None
     assert images(flipped)["sidecar-1"] == EMPTY
@@ -140,19 +139,19 @@ def test_old_container_is_reset_once_the_new_one_runs_ready():
     last = json.loads(a[STATE])["hot"]["lastContainerStatuses"]
     assert last["sidecar-1"] == {"imageID": image_id("openkruise/hotupgrade-sample:sidecarv1")}
     assert a["kruise.io/sidecarset-hash"] == annotations(upgraded)["kruise.io/sidecarset-hash"]
-    assert plan.flipped_pod(flipped, new, NOW) is None  # nothing left to reset
+    assert update.flipped_pod(flipped, new, NOW) is None  # nothing left to reset
     # not ready until the kubelet restarted sidecar-1 on the empty image
-    assert not plan.is_pod_ready(flipped, new)
+    assert not update.is_pod_ready(flipped, new)
     done = kubelet(flipped)
-    assert plan.is_pod_ready(done, new) and plan.pods_to_flip(new, [done]) == []
-    assert plan.compute_status(new, [done])["updatedReadyPods"] == 1
+    assert update.is_pod_ready(done, new) and update.pods_to_flip(new, [done]) == []
+    assert update.compute_status(new, [done])["updatedReadyPods"] == 1
 
 
 def test_second_rollout_uses_the_first_container_again():
     v2 = hot_set("openkruise/hotupgrade-sample:sidecarv2", resource_version="200")
-    p = kubelet(plan.flipped_pod(kubelet(plan.updated_pod(injected(hot_set()), v2, NOW)), v2, NOW))
+    p = kubelet(update.flipped_pod(kubelet(update.updated_pod(injected(hot_set()), v2, NOW)), v2, NOW))
     v3 = hot_set("openkruise/hotupgrade-sample:sidecarv3", resource_version="300")
-    upgraded = plan.updated_pod(p, v3, NOW)
+    upgraded = update.updated_pod(p, v3, NOW)
     assert images(upgraded)["sidecar-1"] == "openkruise/hotupgrade-sample:sidecarv3"
     assert images(upgraded)["sidecar-2"] == "openkruise/hotupgrade-sample:sidecarv2"
     a = annotations(upgraded)
@@ -169,8 +168,8 @@ def test_back_to_the_image_the_working_container_runs_changes_no_container():
     stamped["metadata"]["annotations"]["kruise.io/sidecarset-hash"] = json.dumps(
         {"hot": {"hash": v2["metadata"]["annotations"]["kruise.io/sidecarset-hash"]}}
     )
-    rolled_back = plan.updated_pod(stamped, v1, NOW)
-    assert images(rolled_back) == images(p) and plan.is_updated(rolled_back, v1)
+    rolled_back = update.updated_pod(stamped, v1, NOW)
+    assert images(rolled_back) == images(p) and update.is_updated(rolled_back, v1)
 
 
 def test_which_container_takes_the_new_image():
@@ -200,13 +199,13 @@ def test_which_container_takes_the_new_image():
 def test_pods_without_the_pair_are_not_managed():
     s = hot_set()
     p = injected(s)
-    assert plan.has_sidecar_containers(p, s)
+    assert update.has_sidecar_containers(p, s)
     gone = copy.deepcopy(p)
     gone["spec"]["containers"] = [c for c in gone["spec"]["containers"] if c["name"] != "sidecar-2"]
-    assert not plan.has_sidecar_containers(gone, s)
+    assert not update.has_sidecar_containers(gone, s)
     unrecorded = copy.deepcopy(p)
     del unrecorded["metadata"]["annotations"][WORKING]
-    assert not plan.has_sidecar_containers(unrecorded, s)
+    assert not update.has_sidecar_containers(unrecorded, s)
 
 
 @settings(max_examples=40, deadline=None)
@@ -220,11 +219,11 @@ def test_any_sequence_of_rollouts_ends_with_one_working_container_on_the_latest_
     for i, version in enumerate(versions):
         current = hot_set(f"openkruise/hotupgrade-sample:sidecar{version}", resource_version=str(300 + i))
         for _ in range(4):  # update, flip; each followed by the kubelet
-            if not plan.is_updated(p, current) and plan.pods_to_update(current, [p]):
-                p = kubelet(plan.updated_pod(p, current, NOW))
-            elif plan.pods_to_flip(current, [p]):
-                p = kubelet(plan.flipped_pod(p, current, NOW))
+            if not update.is_updated(p, current) and update.pods_to_update(current, [p]):
+                p = kubelet(update.updated_pod(p, current, NOW))
+            elif update.pods_to_flip(current, [p]):
+                p = kubelet(update.flipped_pod(p, current, NOW))
         working, idle = hotupgrade.pod_pair("sidecar", p)
         assert images(p)[working] == current["spec"]["containers"][0]["image"]
         assert images(p)[idle] == EMPTY
-        assert plan.compute_status(current, [p])["updatedReadyPods"] == 1
+        assert update.compute_status(current, [p])["updatedReadyPods"] == 1

@@ -7,8 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_sidecarset_update import pod, sidecarset
 
-from kruise.control.sidecarset import order
-from kruise.control.sidecarset import update as plan
+from kruise.control.sidecarset import order, update
 
 
 def labelled(name, ready=True, **labels):
@@ -39,27 +38,27 @@ def test_weight_priority_picks_the_heaviest_pod_first():
         },
     }
     pods = [labelled("a"), labelled("b"), labelled("c", tier="canary")]
-    assert names(plan.pods_to_update(sidecarset(**strategy), pods)) == ["c"]
+    assert names(update.pods_to_update(sidecarset(**strategy), pods)) == ["c"]
 
 
 def test_order_priority_takes_larger_suffix_first():
     strategy = {"maxUnavailable": 3, "priorityStrategy": {"orderPriority": [{"orderedKey": "rank"}]}}
     pods = [labelled("a", rank="r-1"), labelled("b", rank="r-10"), labelled("c", rank="r-2")]
-    assert names(plan.pods_to_update(sidecarset(**strategy), pods)) == ["b", "c", "a"]
+    assert names(update.pods_to_update(sidecarset(**strategy), pods)) == ["b", "c", "a"]
 
 
 def test_priority_outranks_readiness_and_unready_pods_take_no_budget():
     strategy = {"maxUnavailable": 1, "priorityStrategy": {"orderPriority": [{"orderedKey": "rank"}]}}
     pods = [labelled("a", rank="9"), labelled("b", ready=False, rank="1")]
     # priority puts a (rank 9) ahead of the unready b; a takes the only budget, b takes none
-    assert names(plan.pods_to_update(sidecarset(**strategy), pods)) == ["a", "b"]
+    assert names(update.pods_to_update(sidecarset(**strategy), pods)) == ["a", "b"]
 
 
 def test_budget_exhausted_stops_the_walk_as_upstream():
     strategy = {"maxUnavailable": 1, "priorityStrategy": {"orderPriority": [{"orderedKey": "rank"}]}}
     busy = pod("u", hash_="h2", ready=False)
     pods = [busy, labelled("a", rank="9"), labelled("b", ready=False, rank="1")]
-    assert names(plan.pods_to_update(sidecarset(**strategy), pods)) == []
+    assert names(update.pods_to_update(sidecarset(**strategy), pods)) == []
 
 
 def test_partition_holds_back_the_last_pods_in_order():
@@ -69,20 +68,20 @@ def test_partition_holds_back_the_last_pods_in_order():
         "priorityStrategy": {"orderPriority": [{"orderedKey": "rank"}]},
     }
     pods = [labelled("a", rank="1"), labelled("b", rank="3"), labelled("c", rank="2")]
-    assert names(plan.pods_to_update(sidecarset(**strategy), pods)) == ["b", "c"]
+    assert names(update.pods_to_update(sidecarset(**strategy), pods)) == ["b", "c"]
     percent = sidecarset(maxUnavailable=5, partition="50%")  # 1.5 rounds up to 2 of 3 kept
-    assert len(plan.pods_to_update(percent, pods)) == 1
+    assert len(update.pods_to_update(percent, pods)) == 1
 
 
 def test_scatter_spreads_a_zone_through_the_order():
     pods = [labelled(f"p{i}", zone="z1" if i < 4 else "z2") for i in range(8)]
     strategy = {"maxUnavailable": 8, "scatterStrategy": [{"key": "zone", "value": "z1"}]}
-    got = names(plan.pods_to_update(sidecarset(**strategy), pods))
+    got = names(update.pods_to_update(sidecarset(**strategy), pods))
     z1 = [i for i, n in enumerate(got) if int(n[1:]) < 4]
     assert z1[-1] == len(got) - 1  # the last z1 pod goes last
     assert z1[:3] != [0, 1, 2]  # the others are not bunched at the front
     wildcard = {"maxUnavailable": 8, "scatterStrategy": [{"key": "zone", "value": "*"}]}
-    assert sorted(names(plan.pods_to_update(sidecarset(**wildcard), pods))) == sorted(got)
+    assert sorted(names(update.pods_to_update(sidecarset(**wildcard), pods))) == sorted(got)
 
 
 @given(
@@ -103,7 +102,7 @@ def test_order_is_a_permutation_and_cut_respects_partition_and_budget(specs, par
     }
     ordered = order.sort_for_update(strategy, pods, pods)
     assert sorted(names(ordered)) == sorted(names(pods))
-    chosen = plan.pods_to_update(sidecarset(**strategy), pods)
+    chosen = update.pods_to_update(sidecarset(**strategy), pods)
     assert len(chosen) <= max(len(pods) - partition, 0)
     assert sum(1 for p in chosen if p["status"]["conditions"][0]["status"] == "True") <= budget
     assert names(chosen) == names(ordered)[: len(chosen)]  # a prefix of the order

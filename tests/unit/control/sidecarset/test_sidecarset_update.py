@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from kruise.control.sidecarset import update as plan
+from kruise.control.sidecarset import update
 from kruise.control.sidecarset.metadata import PatchMetadataError
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -53,41 +53,41 @@ def pod(
 
 def test_updated_and_upgradable():
     s = sidecarset()
-    assert not plan.is_updated(pod("a"), s) and plan.is_upgradable(pod("a"), s)
-    assert plan.is_updated(pod("a", hash_="h2"), s)
-    assert not plan.is_upgradable(pod("a", without="w0"), s)
+    assert not update.is_updated(pod("a"), s) and update.is_upgradable(pod("a"), s)
+    assert update.is_updated(pod("a", hash_="h2"), s)
+    assert not update.is_upgradable(pod("a", without="w0"), s)
 
 
 def test_budget_of_one_and_partition():
     s = sidecarset(maxUnavailable=1)
     pods = [pod("a"), pod("b"), pod("c")]
-    assert [p["metadata"]["name"] for p in plan.pods_to_update(s, pods)] == ["a"]
+    assert [p["metadata"]["name"] for p in update.pods_to_update(s, pods)] == ["a"]
     held = sidecarset(partition=2, maxUnavailable=3)
-    assert len(plan.pods_to_update(held, pods)) == 1
-    assert plan.pods_to_update(sidecarset(type="NotUpdate"), pods) == []
-    assert plan.pods_to_update(sidecarset(paused=True), pods) == []
+    assert len(update.pods_to_update(held, pods)) == 1
+    assert update.pods_to_update(sidecarset(type="NotUpdate"), pods) == []
+    assert update.pods_to_update(sidecarset(paused=True), pods) == []
     # an updated pod not ready yet uses up the budget
     busy = [pod("a", hash_="h2", ready=False), pod("b"), pod("c")]
-    assert plan.pods_to_update(s, busy) == []
+    assert update.pods_to_update(s, busy) == []
     # unready candidates take no budget
     unready = [pod("a", hash_="h2", ready=False), pod("b", ready=False)]
-    assert [p["metadata"]["name"] for p in plan.pods_to_update(s, unready)] == ["b"]
+    assert [p["metadata"]["name"] for p in update.pods_to_update(s, unready)] == ["b"]
 
 
 def test_updated_pod_and_consistency():
     s = sidecarset()
-    new = plan.updated_pod(pod("a"), s, NOW)
+    new = update.updated_pod(pod("a"), s, NOW)
     assert new["spec"]["containers"][0]["image"] == "busybox:2"
     assert new["spec"]["containers"][1]["image"] == "nginx"
     assert json.loads(new["metadata"]["annotations"]["kruise.io/sidecarset-hash"])["s"]["hash"] == "h2"
     state = json.loads(new["metadata"]["annotations"]["kruise.io/sidecarset-inplace-update-state"])["s"]
     assert state["lastContainerStatuses"] == {"side": {"imageID": "id-1"}} and state["revision"] == "h2"
     # kubelet has not restarted it yet: same imageID, old image in status
-    assert not plan.sidecars_consistent(new, s)
+    assert not update.sidecars_consistent(new, s)
     restarted = json.loads(json.dumps(new))
     restarted["status"]["containerStatuses"][0].update(image="busybox:2", imageID="id-2")
-    assert plan.sidecars_consistent(restarted, s) and plan.is_pod_ready(restarted, s)
-    status = plan.compute_status(s, [restarted, pod("b")])
+    assert update.sidecars_consistent(restarted, s) and update.is_pod_ready(restarted, s)
+    status = update.compute_status(s, [restarted, pod("b")])
     assert status == {
         "observedGeneration": 3,
         "matchedPods": 2,
@@ -113,7 +113,7 @@ def test_updated_pod_renews_the_hash_record_with_the_latest_revision():
               "sidecarList": ["side"], "controllerRevision": "s-old"},
     }  # fmt: skip
     old["metadata"]["annotations"]["kruise.io/sidecarset-hash"] = json.dumps(records)
-    new = plan.updated_pod(old, s, NOW)
+    new = update.updated_pod(old, s, NOW)
     raw = new["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
     assert json.loads(raw) == {
         "other": {"hash": "o1", "sidecarSetName": "other"},
@@ -129,7 +129,7 @@ def test_updated_pod_renews_the_hash_record_with_the_latest_revision():
 
 
 def test_updated_pod_without_a_latest_revision_records_none():
-    new = plan.updated_pod(pod("a"), sidecarset(), NOW)
+    new = update.updated_pod(pod("a"), sidecarset(), NOW)
     assert (
         "controllerRevision"
         not in json.loads(new["metadata"]["annotations"]["kruise.io/sidecarset-hash"])["s"]
@@ -147,7 +147,7 @@ def test_updated_pod_reapplies_patch_pod_metadata():
     ]
     old = pod("a")
     old["metadata"]["annotations"].update(merged='{"app":0,"side":1}', overwritten="old", retained="old")
-    annotations = plan.updated_pod(old, s, NOW)["metadata"]["annotations"]
+    annotations = update.updated_pod(old, s, NOW)["metadata"]["annotations"]
     assert annotations["merged"] == '{"app":0,"side":2}'
     assert annotations["overwritten"] == "new"
     assert annotations["retained"] == "old" and annotations["added"] == "yes"
@@ -161,4 +161,4 @@ def test_updated_pod_refuses_a_merge_into_an_annotation_that_is_not_json():
     old = pod("a")
     old["metadata"]["annotations"]["merged"] = "plain text"
     with pytest.raises(PatchMetadataError, match="pod annotation merged is not a JSON document"):
-        plan.updated_pod(old, s, NOW)
+        update.updated_pod(old, s, NOW)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import sidecarterminator as rules
+from kruise.control.sidecarterminator import termination
 
 SIDECAR_ENV = [{"name": "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT", "value": "true"}]
 IGNORE_ENV = [*SIDECAR_ENV, {"name": "KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE", "value": "TRUE"}]
@@ -69,7 +69,7 @@ MAIN_SIDE = (("main", []), ("side", SIDECAR_ENV))
     ],
 )
 def test_interesting_pods(case, expected):
-    assert rules.is_interesting(case) is expected
+    assert termination.is_interesting(case) is expected
 
 
 def test_groups_off_and_on_virtual_kubelet():
@@ -82,22 +82,22 @@ def test_groups_off_and_on_virtual_kubelet():
             ("d", [*SIDECAR_ENV, *IMAGE_ENV]),
         )
     )
-    normal = rules.sidecar_groups(p, virtual_kubelet=False)
-    assert normal == rules.SidecarGroups(frozenset({"a", "d"}), frozenset({"b"}), frozenset())
-    vk = rules.sidecar_groups(p, virtual_kubelet=True)
-    assert vk == rules.SidecarGroups(frozenset(), frozenset(), frozenset({"c", "d"}))
-    assert rules.main_and_sidecar_names(p) == (frozenset({"main"}), frozenset({"a", "b", "c", "d"}))
+    normal = termination.sidecar_groups(p, virtual_kubelet=False)
+    assert normal == termination.SidecarGroups(frozenset({"a", "d"}), frozenset({"b"}), frozenset())
+    vk = termination.sidecar_groups(p, virtual_kubelet=True)
+    assert vk == termination.SidecarGroups(frozenset(), frozenset(), frozenset({"c", "d"}))
+    assert termination.main_and_sidecar_names(p) == (frozenset({"main"}), frozenset({"a", "b", "c", "d"}))
 
 
 def test_virtual_kubelet_node_label():
-    assert rules.is_virtual_kubelet({"metadata": {"labels": {"type": "virtual-kubelet"}}})
-    assert not rules.is_virtual_kubelet({"metadata": {"labels": {"type": "real"}}})
-    assert not rules.is_virtual_kubelet(None)
+    assert termination.is_virtual_kubelet({"metadata": {"labels": {"type": "virtual-kubelet"}}})
+    assert not termination.is_virtual_kubelet({"metadata": {"labels": {"type": "real"}}})
+    assert not termination.is_virtual_kubelet(None)
 
 
 def test_kill_request_is_upstreams():
     p = pod(containers=MAIN_SIDE)
-    body = rules.kill_request(p, ["side", "b"])
+    body = termination.kill_request(p, ["side", "b"])
     assert body == {
         "apiVersion": "apps.kruise.io/v1alpha1",
         "kind": "ContainerRecreateRequest",
@@ -126,16 +126,16 @@ def test_kill_request_is_upstreams():
 def test_image_patch_only_for_changed_sidecars():
     p = pod(containers=(("main", []), ("vk", IMAGE_ENV), ("vk2", IMAGE_ENV)))
     p["spec"]["containers"][2]["image"] = "exit:0"
-    assert rules.image_patch(p, ["vk", "vk2"]) == {
+    assert termination.image_patch(p, ["vk", "vk2"]) == {
         "spec": {"containers": [{"name": "vk", "image": "exit:0"}]}
     }
-    assert rules.image_patch(p, ["vk2"]) is None
+    assert termination.image_patch(p, ["vk2"]) is None
 
 
 @pytest.mark.parametrize(("main_code", "phase"), [(0, "Succeeded"), (3, "Failed")])
 def test_terminated_status(main_code, phase):
     p = pod(states={"main": done(main_code), "side": RUNNING}, containers=MAIN_SIDE)
-    patch = rules.terminated_status_patch(p, "2026-01-01T00:00:00Z")
+    patch = termination.terminated_status_patch(p, "2026-01-01T00:00:00Z")
     assert patch == {
         "status": {
             "phase": phase,
@@ -150,7 +150,7 @@ def test_terminated_status(main_code, phase):
         }
     }
     p["status"]["phase"] = "Failed"
-    assert rules.terminated_status_patch(p, "t") is None
+    assert termination.terminated_status_patch(p, "t") is None
 
 
 def test_uncompleted_and_event_text():
@@ -158,8 +158,8 @@ def test_uncompleted_and_event_text():
         states={"main": done(), "a": RUNNING, "b": done(1)},
         containers=(("main", []), ("a", []), ("b", []), ("c", [])),
     )
-    assert rules.uncompleted(p, ["a", "b", "c"]) == ["a", "c"]
-    assert rules.go_list(["a", "c"]) == "[a c]"
+    assert termination.uncompleted(p, ["a", "b", "c"]) == ["a", "c"]
+    assert termination.go_list(["a", "c"]) == "[a c]"
 
 
 STATE = st.sampled_from(["running", "waiting", "ok", "failed", "missing"])
@@ -187,9 +187,9 @@ def test_interesting_matches_the_definition(policy, mains, sidecars):
     )
     sidecar_up = bool(sidecars) and not (all_reported and all(k in ("ok", "failed") for k in sidecars))
     expected = policy != "Always" and all_reported and main_ok and sidecar_up
-    assert rules.is_interesting(p) is expected
+    assert termination.is_interesting(p) is expected
     if expected:
         # what is left to stop is exactly the sidecars without a terminated state
-        left = rules.uncompleted(p, rules.sidecar_groups(p, virtual_kubelet=False).normal)
+        left = termination.uncompleted(p, termination.sidecar_groups(p, virtual_kubelet=False).normal)
         assert left == sorted(f"s{i}" for i, k in enumerate(sidecars) if k in ("running", "waiting"))
-        assert rules.kill_request(p, left)["spec"]["containers"] == [{"name": n} for n in left]
+        assert termination.kill_request(p, left)["spec"]["containers"] == [{"name": n} for n in left]

@@ -1,4 +1,4 @@
-"""`kruise.control.nodeimage.status_timeouts` and `requeue_delay`: tags the node never answered, or
+"""`kruise.control.nodeimage.cleanup.status_timeouts` and `requeue_delay`: tags the node never answered, or
 that outlived activeDeadlineSeconds, become Failed on the manager's clock; the status is recounted
 when written; waits under 3 s become 3-5 s."""
 
@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 from kruise.api.timestamps import rfc3339
-from kruise.control.imagepulljob import node_phase
-from kruise.control.nodeimage import (
+from kruise.control.imagepulljob.nodeimages import node_phase
+from kruise.control.nodeimage.cleanup import (
     DEADLINE_EXCEEDED,
     NOT_RESPONDED,
     RESPONSE_TIMEOUT,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import pub
+from kruise.control.pub import budget
 
 
 def resources(req_cpu="1", req_mem="2Gi", lim_cpu="2", lim_mem="4Gi", **extra):
@@ -82,8 +82,8 @@ def a_pod(res=None, *, policy=None, labels=None, annotations=None):
     ],
 )
 def test_upstream_cases(old, new, expected):
-    assert pub.can_resize_in_place(old, new) is expected
-    assert pub.update_operation(old, new) == ("RESIZE" if expected else "UPDATE")
+    assert budget.can_resize_in_place(old, new) is expected
+    assert budget.update_operation(old, new) == ("RESIZE" if expected else "UPDATE")
 
 
 # ---- more edges -------------------------------------------------------------------------------
@@ -91,29 +91,29 @@ def test_upstream_cases(old, new, expected):
 
 def test_an_unchanged_pod_counts_as_resize_only():
     # nothing changed at all: upstream returns true (the webhook then admits since the spec is equal)
-    assert pub.can_resize_in_place(a_pod(resources()), a_pod(resources()))
+    assert budget.can_resize_in_place(a_pod(resources()), a_pod(resources()))
 
 
 def test_an_unavailable_label_already_there_does_not_block():
     labels = {"unavailable-pod.kruise.io/x": "1"}
-    assert pub.can_resize_in_place(a_pod(resources(), labels=labels), a_pod(resources("2"), labels=labels))
+    assert budget.can_resize_in_place(a_pod(resources(), labels=labels), a_pod(resources("2"), labels=labels))
 
 
 def test_an_image_change_with_a_resize_is_an_update():
     new = a_pod(resources("3"))
     new["spec"]["containers"][0]["image"] = "nginx:1.26"
-    assert pub.update_operation(a_pod(resources()), new) == "UPDATE"
+    assert budget.update_operation(a_pod(resources()), new) == "UPDATE"
 
 
 def test_a_resize_policy_change_is_an_update():
-    assert not pub.can_resize_in_place(
+    assert not budget.can_resize_in_place(
         a_pod(resources()), a_pod(resources("3"), policy={"cpu": "NotRequired"})
     )
 
 
 def test_explicit_not_required_and_empty_policy_allow():
     for policy in ({"cpu": "NotRequired"}, {"cpu": ""}, {"memory": "RestartContainer"}):
-        assert pub.can_resize_in_place(
+        assert budget.can_resize_in_place(
             a_pod(resources(), policy=policy), a_pod(resources("3"), policy=policy)
         )
 
@@ -124,17 +124,17 @@ def test_init_container_resources_are_part_of_the_compared_spec():
         pod_["spec"]["initContainers"] = [
             {"name": "init", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
         ]
-    assert not pub.can_resize_in_place(old, new)
+    assert not budget.can_resize_in_place(old, new)
 
 
 def test_container_count_or_names_change_is_an_update():
     new = a_pod(resources("3"))
     new["spec"]["containers"][1]["name"] = "other"
-    assert not pub.can_resize_in_place(a_pod(resources()), new)
-    assert not pub.resources_resizable(a_pod(resources()), new)
+    assert not budget.can_resize_in_place(a_pod(resources()), new)
+    assert not budget.resources_resizable(a_pod(resources()), new)
     fewer = a_pod(resources("3"))
     fewer["spec"]["containers"].pop()
-    assert not pub.resources_resizable(a_pod(resources()), fewer)
+    assert not budget.resources_resizable(a_pod(resources()), fewer)
 
 
 def test_equal_quantities_in_other_spellings_are_no_change():
@@ -143,17 +143,17 @@ def test_equal_quantities_in_other_spellings_are_no_change():
         resources("1000m", "2048Mi", "2", "4Gi"),
         policy={"cpu": "RestartContainer", "memory": "RestartContainer"},
     )
-    assert pub.can_resize_in_place(old, new)  # RestartContainer does not matter: nothing changed
+    assert budget.can_resize_in_place(old, new)  # RestartContainer does not matter: nothing changed
 
 
 def test_extended_resource_change_is_an_update():
     old = a_pod(resources(req_example_com_gpu="1", lim_example_com_gpu="1"))
     new = a_pod(resources(req_example_com_gpu="2", lim_example_com_gpu="2"))
-    assert not pub.can_resize_in_place(old, new)
+    assert not budget.can_resize_in_place(old, new)
 
 
 def test_unparsable_quantity_is_not_a_resize():
-    assert not pub.can_resize_in_place(a_pod(resources()), a_pod(resources(req_cpu="lots")))
+    assert not budget.can_resize_in_place(a_pod(resources()), a_pod(resources(req_cpu="lots")))
 
 
 @pytest.mark.parametrize(
@@ -165,7 +165,7 @@ def test_unparsable_quantity_is_not_a_resize():
     ],
 )
 def test_is_static_pod(annotations, static):
-    assert pub.is_static_pod(a_pod(annotations=annotations)) is static
+    assert budget.is_static_pod(a_pod(annotations=annotations)) is static
 
 
 # ---- upstream's TestIsResourceChanged ---------------------------------------------------------
@@ -184,7 +184,7 @@ def test_is_static_pod(annotations, static):
     ],
 )
 def test_is_resource_changed(old, new, name, changed):
-    assert pub.is_resource_changed(old, new, name) is changed
+    assert budget.is_resource_changed(old, new, name) is changed
 
 
 millicores = st.integers(1, 64_000)
@@ -197,12 +197,12 @@ def test_burstable_cpu_and_memory_resizes_stay_resize_only(cpu_a, cpu_b, mem_a, 
     limit_cpu, limit_mem = f"{64_001}m", f"{65_537}Mi"
     old = a_pod(resources(f"{cpu_a}m", f"{mem_a}Mi", limit_cpu, limit_mem))
     new = a_pod(resources(f"{cpu_b}m", f"{mem_b}Mi", limit_cpu, limit_mem))
-    assert pub.update_operation(old, new) == "RESIZE"
+    assert budget.update_operation(old, new) == "RESIZE"
     # the same change under a RestartContainer policy is an UPDATE exactly when cpu changed
     policy = {"cpu": "RestartContainer"}
     old_r = a_pod(resources(f"{cpu_a}m", f"{mem_a}Mi", limit_cpu, limit_mem), policy=policy)
     new_r = a_pod(resources(f"{cpu_b}m", f"{mem_b}Mi", limit_cpu, limit_mem), policy=policy)
-    assert pub.update_operation(old_r, new_r) == ("RESIZE" if cpu_a == cpu_b else "UPDATE")
+    assert budget.update_operation(old_r, new_r) == ("RESIZE" if cpu_a == cpu_b else "UPDATE")
 
 
 @given(millicores, millicores)
@@ -214,9 +214,9 @@ def test_guaranteed_pods_resize_only_when_they_stay_guaranteed(cpu_a, cpu_b):
 
     old = single(resources(f"{cpu_a}m", "1Gi", f"{cpu_a}m", "1Gi"))
     guaranteed = single(resources(f"{cpu_b}m", "1Gi", f"{cpu_b}m", "1Gi"))
-    assert pub.can_resize_in_place(old, guaranteed)
+    assert budget.can_resize_in_place(old, guaranteed)
     burstable = single(resources(f"{cpu_b}m", "1Gi", f"{cpu_b + 1}m", "1Gi"))
-    assert not pub.can_resize_in_place(old, burstable)
+    assert not budget.can_resize_in_place(old, burstable)
 
 
 @given(
@@ -230,7 +230,7 @@ def test_any_other_container_change_is_an_update(changes):
     if new["spec"]["containers"][0] | {"resources": None} != old["spec"]["containers"][0] | {
         "resources": None
     }:
-        assert pub.update_operation(old, new) == "UPDATE"
+        assert budget.update_operation(old, new) == "UPDATE"
 
 
 # ---- the gate ---------------------------------------------------------------------------------
@@ -245,7 +245,7 @@ def a_pub(operations=None, annotation=None):
 
 
 @pytest.mark.parametrize(
-    ("budget", "gate_off", "gate_on"),
+    ("the_pub", "gate_off", "gate_on"),
     [
         (a_pub(), {"DELETE", "UPDATE", "EVICT", "RESIZE"}, {"DELETE", "UPDATE", "EVICT"}),
         (a_pub(["UPDATE"]), {"UPDATE", "RESIZE"}, {"UPDATE"}),
@@ -255,10 +255,10 @@ def a_pub(operations=None, annotation=None):
         (a_pub(annotation="EVICT"), {"EVICT"}, {"EVICT"}),
     ],
 )
-def test_protect_operations_by_gate(budget, gate_off, gate_on):
-    assert pub.protect_operations(budget) == gate_off
-    assert pub.protect_operations(budget, in_place_pod_vertical_scaling=False) == gate_off
-    assert pub.protect_operations(budget, in_place_pod_vertical_scaling=True) == gate_on
+def test_protect_operations_by_gate(the_pub, gate_off, gate_on):
+    assert budget.protect_operations(the_pub) == gate_off
+    assert budget.protect_operations(the_pub, in_place_pod_vertical_scaling=False) == gate_off
+    assert budget.protect_operations(the_pub, in_place_pod_vertical_scaling=True) == gate_on
 
 
 def test_needs_check_follows_the_gate_for_resize():
@@ -269,7 +269,7 @@ def test_needs_check_follows_the_gate_for_resize():
     }
     only_update = a_pub(["UPDATE"]) | {"status": {"desiredAvailable": 1}}
     with_resize = a_pub(["UPDATE", "RESIZE"]) | {"status": {"desiredAvailable": 1}}
-    assert pub.needs_check(only_update, ready, "RESIZE")
-    assert not pub.needs_check(only_update, ready, "RESIZE", in_place_pod_vertical_scaling=True)
-    assert pub.needs_check(with_resize, ready, "RESIZE", in_place_pod_vertical_scaling=True)
-    assert pub.needs_check(only_update, ready, "UPDATE", in_place_pod_vertical_scaling=True)
+    assert budget.needs_check(only_update, ready, "RESIZE")
+    assert not budget.needs_check(only_update, ready, "RESIZE", in_place_pod_vertical_scaling=True)
+    assert budget.needs_check(with_resize, ready, "RESIZE", in_place_pod_vertical_scaling=True)
+    assert budget.needs_check(only_update, ready, "UPDATE", in_place_pod_vertical_scaling=True)

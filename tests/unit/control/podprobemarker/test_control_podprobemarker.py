@@ -3,7 +3,17 @@ resolved, a marker's probes removed, gone pods pruned, results written into the 
 
 from __future__ import annotations
 
-from kruise.control import podprobemarker as plan
+from kruise.control.podprobemarker.probes import (
+    apply_results,
+    holds_marker,
+    matching_pods,
+    merge_probes,
+    prune_pods,
+    remove_marker,
+    result_patches,
+    same_spec,
+    set_marker,
+)
 
 
 def pod(name, uid=None, labels=None, node="node-1", initialized=True, phase="Running", ip="10.0.0.1"):
@@ -57,11 +67,11 @@ def test_matching_pods_are_active_initialized_bound_and_selected():
         pod("d", phase="Succeeded"),
         pod("e", labels={"app": "db"}),
     ]
-    assert [p["metadata"]["name"] for p in plan.matching_pods(marker(), pods)] == ["a"]
+    assert [p["metadata"]["name"] for p in matching_pods(marker(), pods)] == ["a"]
 
 
 def test_probes_merged_per_pod_and_replaced_not_duplicated():
-    spec = plan.merge_probes({}, marker(), [pod("a"), pod("b", ip="")])
+    spec = merge_probes({}, marker(), [pod("a"), pod("b", ip="")])
     assert [e["name"] for e in spec["podProbes"]] == ["a", "b"]
     assert spec["podProbes"][0]["IP"] == "10.0.0.1"
     assert spec["podProbes"][0]["probes"] == [
@@ -71,10 +81,10 @@ def test_probes_merged_per_pod_and_replaced_not_duplicated():
             "probe": {"exec": {"command": ["cat", "/healthy"]}, "periodSeconds": 5},
         }
     ]
-    again = plan.merge_probes(spec, marker(), [pod("a"), pod("b", ip="10.0.0.2")])
+    again = merge_probes(spec, marker(), [pod("a"), pod("b", ip="10.0.0.2")])
     assert [len(e["probes"]) for e in again["podProbes"]] == [1, 1]
     assert again["podProbes"][1]["IP"] == "10.0.0.2"
-    other = plan.merge_probes(again, marker("other"), [pod("a")])
+    other = merge_probes(again, marker("other"), [pod("a")])
     assert [p["name"] for p in other["podProbes"][0]["probes"]] == ["ppm#healthy", "other#healthy"]
 
 
@@ -83,14 +93,14 @@ def test_named_ports_resolved_and_unknown_names_skipped():
         {"name": "tcp", "containerName": "main", "probe": {"tcpSocket": {"port": "http"}}},
         {"name": "web", "containerName": "main", "probe": {"httpGet": {"port": "nope", "path": "/"}}},
     ]
-    spec = plan.merge_probes({}, marker(probes=probes), [pod("a")])
+    spec = merge_probes({}, marker(probes=probes), [pod("a")])
     assert spec["podProbes"][0]["probes"] == [
         {"name": "ppm#tcp", "containerName": "main", "probe": {"tcpSocket": {"port": 8080}}}
     ]
 
 
 def test_remove_marker_keeps_other_markers_and_namespaces():
-    spec = plan.merge_probes(plan.merge_probes({}, marker(), [pod("a")]), marker("other"), [pod("a")])
+    spec = merge_probes(merge_probes({}, marker(), [pod("a")]), marker("other"), [pod("a")])
     spec["podProbes"].append(
         {
             "name": "x",
@@ -100,17 +110,17 @@ def test_remove_marker_keeps_other_markers_and_namespaces():
             "probes": [{"name": "ppm#healthy", "containerName": "c", "probe": {}}],
         }
     )
-    left = plan.remove_marker(spec, "ns", "ppm")
+    left = remove_marker(spec, "ns", "ppm")
     assert [[p["name"] for p in e["probes"]] for e in left["podProbes"]] == [
         ["other#healthy"],
         ["ppm#healthy"],
     ]
-    assert plan.remove_marker(plan.merge_probes({}, marker(), [pod("a")]), "ns", "ppm") == {}
+    assert remove_marker(merge_probes({}, marker(), [pod("a")]), "ns", "ppm") == {}
 
 
 def test_prune_drops_gone_or_replaced_pods():
-    spec = plan.merge_probes({}, marker(), [pod("a"), pod("b")])
-    left = plan.prune_pods(spec, lambda ns, name, uid: uid == "uid-a")
+    spec = merge_probes({}, marker(), [pod("a"), pod("b")])
+    left = prune_pods(spec, lambda ns, name, uid: uid == "uid-a")
     assert [e["name"] for e in left["podProbes"]] == ["a"]
 
 
@@ -126,13 +136,13 @@ def result(state, name="ppm#healthy", message=""):
 
 def test_success_sets_condition_and_labels_then_failure_flips_them():
     markers = {"ppm": marker()}
-    ok = plan.apply_results(pod("a"), [result("Succeeded")], markers.get)
+    ok = apply_results(pod("a"), [result("Succeeded")], markers.get)
     assert ok["metadata"]["labels"] == {"app": "web", "healthy": "true"}
     assert ok["metadata"]["annotations"] == {"ok": "1"}
     condition = next(c for c in ok["status"]["conditions"] if c["type"] == "game.io/healthy")
     assert condition["status"] == "True"
-    assert plan.apply_results(ok, [result("Succeeded")], markers.get) is None
-    bad = plan.apply_results(ok, [result("Failed", message="exit 1")], markers.get)
+    assert apply_results(ok, [result("Succeeded")], markers.get) is None
+    bad = apply_results(ok, [result("Failed", message="exit 1")], markers.get)
     assert bad["metadata"]["labels"] == {"app": "web", "unhealthy": "true"}
     assert bad["metadata"]["annotations"] == {}
     condition = next(c for c in bad["status"]["conditions"] if c["type"] == "game.io/healthy")
@@ -140,51 +150,49 @@ def test_success_sets_condition_and_labels_then_failure_flips_them():
 
 
 def test_results_of_deleted_markers_unknown_probes_and_empty_states_are_ignored():
-    assert plan.apply_results(pod("a"), [result("Succeeded")], {}.get) is None
-    assert (
-        plan.apply_results(pod("a"), [result("Succeeded", name="ppm#other")], {"ppm": marker()}.get) is None
-    )
-    assert plan.apply_results(pod("a"), [result("")], {"ppm": marker()}.get) is None
-    assert plan.apply_results(pod("a"), [result("Succeeded", name="bad")], {"ppm": marker()}.get) is None
+    assert apply_results(pod("a"), [result("Succeeded")], {}.get) is None
+    assert apply_results(pod("a"), [result("Succeeded", name="ppm#other")], {"ppm": marker()}.get) is None
+    assert apply_results(pod("a"), [result("")], {"ppm": marker()}.get) is None
+    assert apply_results(pod("a"), [result("Succeeded", name="bad")], {"ppm": marker()}.get) is None
 
 
 def test_set_marker_drops_unmatched_pods_and_removed_probes_and_keeps_others():
-    spec = plan.merge_probes({}, marker(), [pod("a"), pod("b")])
-    spec = plan.merge_probes(spec, marker("other"), [pod("b")])
+    spec = merge_probes({}, marker(), [pod("a"), pod("b")])
+    spec = merge_probes(spec, marker("other"), [pod("b")])
     narrowed = marker(probes=[{**marker()["spec"]["probes"][0], "name": "ready"}])
-    result = plan.set_marker(spec, narrowed, [pod("a")])
+    result = set_marker(spec, narrowed, [pod("a")])
     by_pod = {e["name"]: [p["name"] for p in e["probes"]] for e in result["podProbes"]}
     assert by_pod == {"a": ["ppm#ready"], "b": ["other#healthy"]}
-    assert plan.set_marker(spec, marker(), []) == plan.remove_marker(spec, "ns", "ppm")
+    assert set_marker(spec, marker(), []) == remove_marker(spec, "ns", "ppm")
 
 
 def test_same_spec_ignores_order_and_set_marker_is_stable():
-    spec = plan.merge_probes({}, marker(), [pod("a"), pod("b")])
-    spec = plan.merge_probes(spec, marker("other"), [pod("a")])
-    again = plan.set_marker(spec, marker(), [pod("a"), pod("b")])
+    spec = merge_probes({}, marker(), [pod("a"), pod("b")])
+    spec = merge_probes(spec, marker("other"), [pod("a")])
+    again = set_marker(spec, marker(), [pod("a"), pod("b")])
     assert again != spec  # entries re-appended in another order
-    assert plan.same_spec(again, spec)
-    assert not plan.same_spec(again, plan.set_marker(spec, marker(), [pod("a")]))
+    assert same_spec(again, spec)
+    assert not same_spec(again, set_marker(spec, marker(), [pod("a")]))
 
 
 def test_holds_marker_is_per_namespace_and_name():
-    spec = plan.merge_probes({}, marker(), [pod("a")])
-    assert plan.holds_marker(spec, "ns", "ppm")
-    assert not plan.holds_marker(spec, "other-ns", "ppm")
-    assert not plan.holds_marker(spec, "ns", "pp")
-    assert not plan.holds_marker({}, "ns", "ppm")
+    spec = merge_probes({}, marker(), [pod("a")])
+    assert holds_marker(spec, "ns", "ppm")
+    assert not holds_marker(spec, "other-ns", "ppm")
+    assert not holds_marker(spec, "ns", "pp")
+    assert not holds_marker({}, "ns", "ppm")
 
 
 def test_result_patches_set_and_remove_keys_and_list_changed_conditions():
     before = pod("a", labels={"app": "web", "unhealthy": "true"})
     states = [{"name": "ppm#healthy", "state": "Succeeded", "message": "ok"}]
-    after = plan.apply_results(before, states, lambda name: marker() if name == "ppm" else None)
-    meta_patch, conditions = plan.result_patches(before, after)
+    after = apply_results(before, states, lambda name: marker() if name == "ppm" else None)
+    meta_patch, conditions = result_patches(before, after)
     assert meta_patch == {
         "metadata": {"labels": {"healthy": "true", "unhealthy": None}, "annotations": {"ok": "1"}}
     }
     assert [(c["type"], c["status"], c["message"]) for c in conditions] == [("game.io/healthy", "True", "ok")]
-    assert plan.result_patches(after, after) == (None, [])
+    assert result_patches(after, after) == (None, [])
 
 
 def test_policies_sharing_a_key_leave_the_matched_value():
@@ -203,6 +211,6 @@ def test_policies_sharing_a_key_leave_the_matched_value():
     )
     for state, label, cost in (("Succeeded", "true", "-10"), ("Failed", "false", "10")):
         states = [{"name": "ppm#idle", "state": state}]
-        result = plan.apply_results(pod("a"), states, lambda name, m=shared: m)
+        result = apply_results(pod("a"), states, lambda name, m=shared: m)
         assert result["metadata"]["labels"]["idle"] == label
         assert result["metadata"]["annotations"]["cost"] == cost

@@ -11,7 +11,7 @@ Upstream's nodeimage-controller keeps every NodeImage spec tidy; a tag leaves `s
 An image whose tags are all gone leaves the spec too, and the remaining tags are sorted by name.
 An image's `pullSecrets` entry leaves when its Secret no longer exists, unless its `mode` is
 `batch` (those are cleaned up with the image spec itself). `mode` exists at v1beta1 only; a reader
-at v1alpha1 plans through `nodeimage_modes`, which finds the modes in the conversion-data annotation.
+at v1alpha1 plans through `modes`, which finds the modes in the conversion-data annotation.
 
 Only when the spec needs no change does the controller look at the status (`status_timeouts`): a
 tag the daemon has not answered for `RESPONSE_TIMEOUT` (10 minutes) since `createdAt`, or one
@@ -55,7 +55,7 @@ class SpecPlan:
     """`spec` is the NodeImage spec to write, or None when nothing changes. `reasons` say why, one
     line per change (for the log); `requeue_after` is when a TTL next runs out (None: no TTL waits),
     not yet raised to the minimum (see `requeue_delay`). `annotations` are the metadata annotations
-    to write with the spec (None: as read); only `nodeimage_modes` sets them, to keep the v1beta1
+    to write with the spec (None: as read); only `modes` sets them, to keep the v1beta1
     pull secret modes that ride in the conversion-data annotation consistent with the spec."""
 
     spec: dict[str, Any] | None = None

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import ephemeraljob as plan
+from kruise.control.ephemeraljob import injection
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -63,39 +63,42 @@ def test_targets_are_active_selected_oldest_first_up_to_replicas():
         pod("foreign", ephemerals=[{"name": "dbg", "image": "x"}]),
         pod("ours", created="2026-01-01T00:00:09Z", ephemerals=[mine()]),
     ]
-    assert [p["metadata"]["name"] for p in plan.target_pods(job(), pods)] == ["a", "b", "c", "ours"]
-    assert [p["metadata"]["name"] for p in plan.target_pods(job(replicas=2), pods)] == ["a", "b"]
+    assert [p["metadata"]["name"] for p in injection.target_pods(job(), pods)] == ["a", "b", "c", "ours"]
+    assert [p["metadata"]["name"] for p in injection.target_pods(job(replicas=2), pods)] == ["a", "b"]
     # a nil selector selects nothing; an empty one everything (but not for pod events)
-    assert plan.target_pods({**job(), "spec": {**job()["spec"], "selector": None}}, pods) == []
+    assert injection.target_pods({**job(), "spec": {**job()["spec"], "selector": None}}, pods) == []
     everything = {**job(), "spec": {**job()["spec"], "selector": {}}}
-    assert len(plan.target_pods(everything, pods)) == 5
-    assert not plan.selects(everything, pods[0], empty_matches=False)
+    assert len(injection.target_pods(everything, pods)) == 5
+    assert not injection.selects(everything, pods[0], empty_matches=False)
 
 
 @pytest.mark.parametrize(
     ("status", "state"),
     [
-        (done(), plan.SUCCEEDED),
-        (done(code=2), plan.FAILED),
-        ({"name": "dbg", "state": {"terminated": {"exitCode": 0}}}, plan.UNKNOWN),
-        (running(), plan.RUNNING),
-        (waiting(), plan.WAITING),
-        (waiting(reason="RunContainerError"), plan.FAILED),
-        ({"name": "dbg", "state": {}}, plan.UNKNOWN),
+        (done(), injection.SUCCEEDED),
+        (done(code=2), injection.FAILED),
+        ({"name": "dbg", "state": {"terminated": {"exitCode": 0}}}, injection.UNKNOWN),
+        (running(), injection.RUNNING),
+        (waiting(), injection.WAITING),
+        (waiting(reason="RunContainerError"), injection.FAILED),
+        ({"name": "dbg", "state": {}}, injection.UNKNOWN),
     ],
 )
 def test_container_state(status, state):
-    assert plan.container_state(status) == state
+    assert injection.container_state(status) == state
 
 
 def test_pod_state_over_the_job_containers_only():
     two = job(containers=("a", "b"))
-    assert plan.pod_state(two, pod("p", statuses=[done("a"), done("b")])) == plan.SUCCEEDED
-    assert plan.pod_state(two, pod("p", statuses=[done("a"), running("b")])) == plan.RUNNING
-    assert plan.pod_state(two, pod("p", statuses=[done("a"), waiting("b")])) == plan.WAITING
-    assert plan.pod_state(two, pod("p", statuses=[running("a"), done("b", 1)])) == plan.FAILED
-    assert plan.pod_state(two, pod("p", statuses=[done("a")])) == plan.UNKNOWN
-    assert plan.pod_state(two, pod("p", statuses=[done("a"), done("b"), running("x")])) == plan.SUCCEEDED
+    assert injection.pod_state(two, pod("p", statuses=[done("a"), done("b")])) == injection.SUCCEEDED
+    assert injection.pod_state(two, pod("p", statuses=[done("a"), running("b")])) == injection.RUNNING
+    assert injection.pod_state(two, pod("p", statuses=[done("a"), waiting("b")])) == injection.WAITING
+    assert injection.pod_state(two, pod("p", statuses=[running("a"), done("b", 1)])) == injection.FAILED
+    assert injection.pod_state(two, pod("p", statuses=[done("a")])) == injection.UNKNOWN
+    assert (
+        injection.pod_state(two, pod("p", statuses=[done("a"), done("b"), running("x")]))
+        == injection.SUCCEEDED
+    )
 
 
 def _types(status):
@@ -103,65 +106,65 @@ def _types(status):
 
 
 def test_status_phases_and_conditions():
-    empty = plan.status(job(), [], NOW)
+    empty = injection.status(job(), [], NOW)
     assert (
         empty["phase"] == "Waiting" and empty["match"] == 0 and empty["startTime"] == "2026-01-01T12:00:00Z"
     )
     assert _types(empty) == {"Initialized": "Initialized", "MatchedEmpty": "MatchEmpty"}
 
     pods = [pod("a", statuses=[done()]), pod("b", statuses=[running()])]
-    mid = plan.status(job(), pods, NOW)
+    mid = injection.status(job(), pods, NOW)
     assert (mid["phase"], mid["match"], mid["succeeded"], mid["running"]) == ("Running", 2, 1, 1)
     assert "completionTime" not in mid
 
-    ok = plan.status(job(), [pod("a", statuses=[done()]), pod("b", statuses=[done()])], NOW)
+    ok = injection.status(job(), [pod("a", statuses=[done()]), pod("b", statuses=[done()])], NOW)
     assert ok["phase"] == "Succeeded" and ok["completionTime"] == "2026-01-01T12:00:00Z"
     assert _types(ok)["JobSucceeded"] == "JobSucceeded"
 
-    bad = plan.status(job(), [pod("a", statuses=[done(code=1)])], NOW)
+    bad = injection.status(job(), [pod("a", statuses=[done(code=1)])], NOW)
     assert bad["phase"] == "Failed" and bad["failed"] == 1 and "completionTime" in bad
     assert _types(bad)["JobFailed"] == "CreateFailed"  # the CreateFailed condition replaces JobFailed
 
-    wait = plan.status(job(), [pod("a", statuses=[waiting()])], NOW)
+    wait = injection.status(job(), [pod("a", statuses=[waiting()])], NOW)
     assert wait["phase"] == "Waiting" and wait["waiting"] == 1
-    unknown = plan.status(job(), [pod("a"), pod("b", statuses=[waiting()])], NOW)
+    unknown = injection.status(job(), [pod("a"), pod("b", statuses=[waiting()])], NOW)
     assert unknown["phase"] == "Unknown"
-    paused = plan.status(job(paused=True), [pod("a", statuses=[running()])], NOW)
+    paused = injection.status(job(paused=True), [pod("a", statuses=[running()])], NOW)
     assert paused["phase"] == "Paused"
-    error = plan.status(job(containers=()), [pod("a")], NOW)
+    error = injection.status(job(containers=()), [pod("a")], NOW)
     assert error["phase"] == "Error" and _types(error)["JobError"] == "Error"
 
 
 def test_status_keeps_condition_times_when_nothing_changed():
-    first = plan.status(job(), [], NOW)
-    again = plan.status({**job(), "status": first}, [], NOW + timedelta(minutes=5))
+    first = injection.status(job(), [], NOW)
+    again = injection.status({**job(), "status": first}, [], NOW + timedelta(minutes=5))
     assert again == first
 
 
 def test_active_deadline_fails_an_unfinished_job():
     started = {"startTime": "2026-01-01T11:59:00Z"}
     j = {**job(activeDeadlineSeconds=60), "status": started}
-    late = plan.status(j, [pod("a", statuses=[running()])], NOW)
+    late = injection.status(j, [pod("a", statuses=[running()])], NOW)
     assert (
         late["phase"] == "Failed"
         and late["completionTime"]
         and _types(late)["JobFailed"] == "DeadlineExceeded"
     )
-    early = plan.status(j, [pod("a", statuses=[running()])], NOW - timedelta(seconds=1))
+    early = injection.status(j, [pod("a", statuses=[running()])], NOW - timedelta(seconds=1))
     assert early["phase"] == "Running"
-    assert plan.deadline_left(j, started["startTime"], NOW - timedelta(seconds=20)) == 20.0
-    assert plan.deadline_left(j, started["startTime"], NOW + timedelta(hours=1)) == 0.0
-    assert plan.deadline_left(job(), started["startTime"], NOW) is None
+    assert injection.deadline_left(j, started["startTime"], NOW - timedelta(seconds=20)) == 20.0
+    assert injection.deadline_left(j, started["startTime"], NOW + timedelta(hours=1)) == 0.0
+    assert injection.deadline_left(job(), started["startTime"], NOW) is None
 
 
 def test_to_inject_respects_parallelism_and_running():
     targets = [pod("a", ephemerals=[mine()]), pod("b"), pod("c"), pod("d")]
     names = lambda ps: [p["metadata"]["name"] for p in ps]  # noqa: E731
-    assert names(plan.to_inject(job(), targets, running=0)) == ["b"]
-    assert names(plan.to_inject(job(parallelism=2), targets, running=1)) == ["b"]
-    assert names(plan.to_inject(job(parallelism=5), targets, running=0)) == ["b", "c", "d"]
-    assert plan.to_inject(job(parallelism=2), targets, running=3) == []
-    assert plan.to_inject(job(containers=()), targets, running=0) == []
+    assert names(injection.to_inject(job(), targets, running=0)) == ["b"]
+    assert names(injection.to_inject(job(parallelism=2), targets, running=1)) == ["b"]
+    assert names(injection.to_inject(job(parallelism=5), targets, running=0)) == ["b", "c", "d"]
+    assert injection.to_inject(job(parallelism=2), targets, running=3) == []
+    assert injection.to_inject(job(containers=()), targets, running=0) == []
 
 
 @given(
@@ -171,7 +174,7 @@ def test_to_inject_respects_parallelism_and_running():
 )
 def test_never_more_new_pods_than_parallelism_allows(n, parallelism, run):
     targets = [pod(f"p{i}") for i in range(n)]
-    chosen = plan.to_inject(job(parallelism=parallelism), targets, running=run)
+    chosen = injection.to_inject(job(parallelism=parallelism), targets, running=run)
     assert len(chosen) == max(0, min(parallelism, n) - run)
     assert chosen == targets[: len(chosen)]
 
@@ -179,17 +182,17 @@ def test_never_more_new_pods_than_parallelism_allows(n, parallelism, run):
 def test_injection_patch_marks_containers_with_the_job_uid():
     j = job(containers=("a", "b"))
     j["spec"]["template"]["ephemeralContainers"][0]["env"] = [{"name": "X", "value": "1"}]
-    patch = plan.injection_patch(j)
+    patch = injection.injection_patch(j)
     a, b = patch["spec"]["ephemeralContainers"]
     assert a["env"] == [{"name": "X", "value": "1"}, {"name": "KRUISE_EJOB_ID", "value": "uid-j"}]
     assert b["env"] == [{"name": "KRUISE_EJOB_ID", "value": "uid-j"}]
     assert "env" not in job()["spec"]["template"]["ephemeralContainers"][0]  # the template is untouched
-    assert plan.created_by(j, a) and not plan.created_by(job(uid="other"), a)
-    assert plan.expectation_names(j, pod("p")) == ["p-a", "p-b"]
+    assert injection.created_by(j, a) and not injection.created_by(job(uid="other"), a)
+    assert injection.expectation_names(j, pod("p")) == ["p-a", "p-b"]
 
 
 def test_ttl_left_defaults_to_1800_seconds():
     finished = {"completionTime": "2026-01-01T11:00:00Z"}
-    assert plan.ttl_left(job(), NOW) is None
-    assert plan.ttl_left({**job(), "status": finished}, NOW) == 1800 - 3600
-    assert plan.ttl_left({**job(ttlSecondsAfterFinished=7200), "status": finished}, NOW) == 3600
+    assert injection.ttl_left(job(), NOW) is None
+    assert injection.ttl_left({**job(), "status": finished}, NOW) == 1800 - 3600
+    assert injection.ttl_left({**job(ttlSecondsAfterFinished=7200), "status": finished}, NOW) == 3600

@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control.enhancedliveness import move_liveness_probes, probe_context
+from kruise.control.enhancedliveness.probecontext import move_liveness_probes, probe_context
 
 USING = "apps.kruise.io/using-enhanced-liveness"
 CONTEXT = "apps.kruise.io/container-probe-context"

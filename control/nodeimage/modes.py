@@ -26,7 +26,7 @@ from typing import Any
 
 from kruise.api.conversion import ConversionError, convert
 from kruise.api.objects import annotations_of
-from kruise.control.nodeimage import JobLookup, Obj, SecretLookup, SpecPlan, prune_spec
+from kruise.control.nodeimage.cleanup import JobLookup, Obj, SecretLookup, SpecPlan, prune_spec
 
 GROUP = "apps.kruise.io"
 KIND = "NodeImage"

@@ -8,7 +8,7 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import persistentpodstate as plan
+from kruise.control.persistentpodstate import podstates
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -62,7 +62,7 @@ def test_ready_pods_on_nodes_are_recorded_with_their_topology_labels():
         "web-2": pod("web-2", ready=False),
         "web-3": pod("web-3", node_name=None),
     }
-    status = plan.next_status(pps(), plan.Workload(4), pods, NODES.get)
+    status = podstates.next_status(pps(), podstates.Workload(4), pods, NODES.get)
     assert status == {
         "observedGeneration": 3,
         "podStates": {
@@ -75,64 +75,66 @@ def test_ready_pods_on_nodes_are_recorded_with_their_topology_labels():
 def test_kept_annotations_are_recorded_and_missing_keys_left_out():
     spec = {"persistentPodAnnotations": [{"key": "ip"}, {"key": "absent"}]}
     pods = {"web-0": pod("web-0", annotations={"ip": "10.0.0.5", "other": "x"})}
-    status = plan.next_status(pps(spec), plan.Workload(1), pods, NODES.get)
+    status = podstates.next_status(pps(spec), podstates.Workload(1), pods, NODES.get)
     assert status["podStates"]["web-0"]["annotations"] == {"ip": "10.0.0.5"}
 
 
 def test_pod_on_an_unknown_node_is_skipped_until_the_node_is_seen():
     pods = {"web-0": pod("web-0", "node-9")}
-    assert plan.next_status(pps(), plan.Workload(1), pods, NODES.get) == {"observedGeneration": 3}
+    assert podstates.next_status(pps(), podstates.Workload(1), pods, NODES.get) == {"observedGeneration": 3}
 
 
 def test_a_pod_that_moved_is_recorded_again_and_an_unchanged_record_is_kept_as_is():
     old = {"web-0": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1", ZONE: "zone-a"}}}
-    moved = plan.next_status(
-        pps(pod_states=old), plan.Workload(1), {"web-0": pod("web-0", "node-2")}, NODES.get
+    moved = podstates.next_status(
+        pps(pod_states=old), podstates.Workload(1), {"web-0": pod("web-0", "node-2")}, NODES.get
     )
     assert moved["podStates"]["web-0"]["nodeName"] == "node-2"
     stale = {"web-0": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1", ZONE: "old"}}}
-    kept = plan.next_status(pps(pod_states=stale), plan.Workload(1), {"web-0": pod("web-0")}, NODES.get)
+    kept = podstates.next_status(
+        pps(pod_states=stale), podstates.Workload(1), {"web-0": pod("web-0")}, NODES.get
+    )
     assert kept["podStates"] == stale  # same node and same keys: not re-read
 
 
 def test_scaled_in_ordinals_are_forgotten_once_their_pod_is_gone():
     old = {f"web-{i}": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1"}} for i in range(4)}
     pods = {"web-0": pod("web-0"), "web-1": pod("web-1"), "web-3": pod("web-3", ready=False)}
-    status = plan.next_status(pps(pod_states=old), plan.Workload(2), pods, NODES.get)
+    status = podstates.next_status(pps(pod_states=old), podstates.Workload(2), pods, NODES.get)
     assert sorted(status["podStates"]) == ["web-0", "web-1", "web-3"]  # web-3 still exists
 
 
 def test_when_deleted_retention_keeps_scaled_in_records():
     old = {"web-5": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1"}}}
     spec = {"persistentPodStateRetentionPolicy": "WhenDeleted"}
-    status = plan.next_status(pps(spec, pod_states=old), plan.Workload(1), {}, NODES.get)
+    status = podstates.next_status(pps(spec, pod_states=old), podstates.Workload(1), {}, NODES.get)
     assert "web-5" in status["podStates"]
 
 
 def test_workload_gone_or_deleting_clears_every_record():
     old = {"web-0": {"nodeName": "node-1"}}
-    assert plan.next_status(pps(pod_states=old), None, {}, NODES.get) == {"observedGeneration": 3}
-    deleting = plan.Workload(1, deleting=True)
-    assert plan.next_status(pps(pod_states=old), deleting, {}, NODES.get) == {"observedGeneration": 3}
+    assert podstates.next_status(pps(pod_states=old), None, {}, NODES.get) == {"observedGeneration": 3}
+    deleting = podstates.Workload(1, deleting=True)
+    assert podstates.next_status(pps(pod_states=old), deleting, {}, NODES.get) == {"observedGeneration": 3}
 
 
 def test_in_replicas_skips_reserved_ordinals():
-    assert [i for i in range(8) if plan.in_replicas(i, 3, [1, "3-4"])] == [0, 2, 5]
-    assert not plan.in_replicas(-1, 3)
+    assert [i for i in range(8) if podstates.in_replicas(i, 3, [1, "3-4"])] == [0, 2, 5]
+    assert not podstates.in_replicas(-1, 3)
 
 
 @given(st.integers(0, 30), st.sets(st.integers(0, 40), max_size=10))
 def test_in_replicas_counts_exactly_replicas_unreserved_ordinals(replicas, reserved):
-    live = [i for i in range(80) if plan.in_replicas(i, replicas, sorted(reserved))]
+    live = [i for i in range(80) if podstates.in_replicas(i, replicas, sorted(reserved))]
     assert len(live) == replicas
     assert not set(live) & reserved
     assert live == sorted(i for i in range(max(live, default=-1) + 1) if i not in reserved)
 
 
 def test_workload_shape_defaults_replicas_to_one():
-    assert plan.Workload.of({"metadata": {}, "spec": {}}) == plan.Workload(1)
+    assert podstates.Workload.of({"metadata": {}, "spec": {}}) == podstates.Workload(1)
     deleting = {"metadata": {"deletionTimestamp": "t"}, "spec": {"replicas": 0, "reserveOrdinals": [2]}}
-    assert plan.Workload.of(deleting) == plan.Workload(0, (2,), True)
+    assert podstates.Workload.of(deleting) == podstates.Workload(0, (2,), True)
 
 
 # --- auto-generation -------------------------------------------------------------------------
@@ -149,15 +151,15 @@ KEPT = "kruise.io/persistent-pod-annotations"
 
 
 def test_generation_wanted_only_with_true_and_a_topology():
-    assert plan.wants_generated(sts(**{AUTO: "true", REQUIRED: HOST}))
-    assert plan.wants_generated(sts(**{AUTO: "true", PREFERRED: ZONE}))
-    assert not plan.wants_generated(sts(**{AUTO: "true"}))
-    assert plan.keeps_generated(sts(**{AUTO: "true"}))
-    assert not plan.wants_generated(sts(**{AUTO: "false", REQUIRED: HOST}))
+    assert podstates.wants_generated(sts(**{AUTO: "true", REQUIRED: HOST}))
+    assert podstates.wants_generated(sts(**{AUTO: "true", PREFERRED: ZONE}))
+    assert not podstates.wants_generated(sts(**{AUTO: "true"}))
+    assert podstates.keeps_generated(sts(**{AUTO: "true"}))
+    assert not podstates.wants_generated(sts(**{AUTO: "false", REQUIRED: HOST}))
 
 
 def test_generated_object_is_named_after_and_controlled_by_the_workload():
-    obj = plan.generated(
+    obj = podstates.generated(
         sts(**{AUTO: "true", REQUIRED: f"{HOST},{ZONE}", PREFERRED: ZONE, KEPT: "a,b"}),
         "apps/v1",
         "StatefulSet",
@@ -172,16 +174,16 @@ def test_generated_object_is_named_after_and_controlled_by_the_workload():
         "persistentPodAnnotations": [{"key": "a"}, {"key": "b"}],
         "preferredPersistentTopology": [{"weight": 100, "preference": {"nodeTopologyKeys": [ZONE]}}],
     }
-    assert plan.generated_by(obj, sts())
-    assert not plan.generated_by(obj, {"metadata": {"uid": "other"}})
+    assert podstates.generated_by(obj, sts())
+    assert not podstates.generated_by(obj, {"metadata": {"uid": "other"}})
 
 
 def test_generate_key_round_trips():
-    key = plan.generate_key("ns", "apps.kruise.io/v1beta1", "StatefulSet", "web")
+    key = podstates.generate_key("ns", "apps.kruise.io/v1beta1", "StatefulSet", "web")
     namespace, _, name = key.partition("/")
     assert namespace == "ns"
-    assert plan.parse_generate_name(name) == ("apps.kruise.io/v1beta1", "StatefulSet", "web")
-    assert plan.parse_generate_name("generate#apps/v1#web") is None
+    assert podstates.parse_generate_name(name) == ("apps.kruise.io/v1beta1", "StatefulSet", "web")
+    assert podstates.parse_generate_name("generate#apps/v1#web") is None
 
 
 # --- webhook injection -------------------------------------------------------------------------
@@ -191,7 +193,7 @@ RECORDED = {"web-0": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1
 
 def test_recreated_pod_gets_node_selector_and_preferred_affinity():
     new = pod("web-0", node_name=None)
-    assert plan.inject(new, [pps(pod_states=RECORDED)])
+    assert podstates.inject(new, [pps(pod_states=RECORDED)])
     assert new["spec"]["nodeSelector"] == {HOST: "node-1"}
     assert new["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] == [
         {
@@ -205,29 +207,29 @@ def test_recreated_pod_gets_node_selector_and_preferred_affinity():
 def test_injection_is_idempotent_and_merges_existing_selector():
     new = pod("web-0", node_name=None)
     new["spec"]["nodeSelector"] = {"disk": "ssd"}
-    plan.inject(new, [pps(pod_states=RECORDED)])
+    podstates.inject(new, [pps(pod_states=RECORDED)])
     once = copy.deepcopy(new)
-    plan.inject(new, [pps(pod_states=RECORDED)])
+    podstates.inject(new, [pps(pod_states=RECORDED)])
     assert new == once
     assert new["spec"]["nodeSelector"] == {"disk": "ssd", HOST: "node-1"}
 
 
 def test_no_injection_for_first_creation_other_owners_or_deleted_pps():
-    assert not plan.inject(pod("web-7", node_name=None), [pps(pod_states=RECORDED)])
-    assert not plan.inject(pod("web-0", node_name=None, owner="db"), [pps(pod_states=RECORDED)])
+    assert not podstates.inject(pod("web-7", node_name=None), [pps(pod_states=RECORDED)])
+    assert not podstates.inject(pod("web-0", node_name=None, owner="db"), [pps(pod_states=RECORDED)])
     clone = pod("web-0", node_name=None)
     clone["metadata"]["ownerReferences"][0]["kind"] = "CloneSet"
-    assert not plan.inject(clone, [pps(pod_states=RECORDED)])
+    assert not podstates.inject(clone, [pps(pod_states=RECORDED)])
     deleting = pps(pod_states=RECORDED)
     deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    assert not plan.inject(pod("web-0", node_name=None), [deleting])
+    assert not podstates.inject(pod("web-0", node_name=None), [deleting])
     no_labels = {"web-0": {"nodeName": "node-1"}}
-    assert not plan.inject(pod("web-0", node_name=None), [pps(pod_states=no_labels)])
+    assert not podstates.inject(pod("web-0", node_name=None), [pps(pod_states=no_labels)])
 
 
 def test_advanced_statefulset_pod_matches_pps_of_any_kruise_version():
     new = pod("web-0", node_name=None, api_version="apps.kruise.io/v1beta1")
-    assert plan.inject(new, [pps(pod_states=RECORDED, api_version="apps.kruise.io/v1alpha1")])
+    assert podstates.inject(new, [pps(pod_states=RECORDED, api_version="apps.kruise.io/v1alpha1")])
 
 
 def test_preferred_term_without_recorded_keys_is_kept_empty_as_upstream():
@@ -235,6 +237,6 @@ def test_preferred_term_without_recorded_keys_is_kept_empty_as_upstream():
         "requiredPersistentTopology": None,
         "preferredPersistentTopology": [{"weight": 10, "preference": {"nodeTopologyKeys": ["rack"]}}],
     }
-    selector, preferred = plan.node_affinity(spec, RECORDED["web-0"])
+    selector, preferred = podstates.node_affinity(spec, RECORDED["web-0"])
     assert selector is None
     assert preferred == [{"weight": 10, "preference": {}}]

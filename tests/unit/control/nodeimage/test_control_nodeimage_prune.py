@@ -1,4 +1,4 @@
-"""`kruise.control.nodeimage.prune_spec`: which NodeImage tags go (no createdAt, owners gone, TTL
+"""`kruise.control.nodeimage.cleanup.prune_spec`: which NodeImage tags go (no createdAt, owners gone, TTL
 past) and when the next TTL runs out."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 from kruise.api.timestamps import rfc3339
-from kruise.control.nodeimage import live_owners, prune_spec
+from kruise.control.nodeimage.cleanup import live_owners, prune_spec
 
 NOW = datetime(2026, 11, 22, 23, 0, tzinfo=UTC)
 JOB = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob", "namespace": "ns", "name": "warm",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import imagelistpulljob as plan
+from kruise.control.imagelistpulljob import childjobs
 
 NOW = "2026-11-24T10:00:00Z"
 
@@ -46,15 +46,15 @@ def child(name, image, *, hash_=None, owner="uid-warm", status=None, created="20
 
 
 def test_the_template_hash_ignores_images_and_follows_the_template():
-    assert plan.template_hash(ilpj()) == plan.template_hash(ilpj(images=["busybox:1"]))
-    assert plan.template_hash(ilpj()) != plan.template_hash(ilpj(parallelism=3))
-    assert plan.template_hash(ilpj()).isalnum()
+    assert childjobs.template_hash(ilpj()) == childjobs.template_hash(ilpj(images=["busybox:1"]))
+    assert childjobs.template_hash(ilpj()) != childjobs.template_hash(ilpj(parallelism=3))
+    assert childjobs.template_hash(ilpj()).isalnum()
 
 
 def test_a_new_child_carries_the_template_the_image_and_a_controller_reference():
     job = ilpj(selector={"names": ["node-1"]}, pullSecrets=["regcred"],
                pullPolicy={"backoffLimit": 1, "timeoutSeconds": 60})  # fmt: skip
-    new = plan.new_child(job, "redis:7", "h1")
+    new = childjobs.new_child(job, "redis:7", "h1")
     assert new["metadata"]["generateName"] == "warm-"
     assert new["metadata"]["labels"] == {"controller-revision-hash": "h1"}
     (ref,) = new["metadata"]["ownerReferences"]
@@ -76,33 +76,33 @@ def test_a_new_child_carries_the_template_the_image_and_a_controller_reference()
 
 def test_actions_create_missing_images_and_delete_removed_ones():
     job = ilpj(images=["nginx:1.26", "redis:7"])
-    h = plan.template_hash(job)
+    h = childjobs.template_hash(job)
     children = [child("warm-a", "nginx:1.26", hash_=h), child("warm-b", "busybox:1", hash_=h)]
-    actions = plan.actions(job, plan.live_children(job, children), h)
+    actions = childjobs.actions(job, childjobs.live_children(job, children), h)
     assert actions.create == ["redis:7"]
     assert [c["metadata"]["name"] for c in actions.delete] == ["warm-b"]
 
 
 def test_a_child_from_an_older_template_is_replaced():
     job = ilpj(images=["nginx:1.26"])
-    h = plan.template_hash(job)
-    actions = plan.actions(job, [child("warm-a", "nginx:1.26", hash_="old")], h)
+    h = childjobs.template_hash(job)
+    actions = childjobs.actions(job, [child("warm-a", "nginx:1.26", hash_="old")], h)
     assert actions.create == ["nginx:1.26"]
     assert [c["metadata"]["name"] for c in actions.delete] == ["warm-a"]
 
 
 def test_an_unlabelled_child_with_the_same_template_is_kept():
     job = ilpj(images=["nginx:1.26"])
-    actions = plan.actions(job, [child("warm-a", "nginx:1.26")], plan.template_hash(job))
+    actions = childjobs.actions(job, [child("warm-a", "nginx:1.26")], childjobs.template_hash(job))
     assert actions.create == [] and actions.delete == []
 
 
 def test_a_second_child_for_one_image_is_deleted_and_the_oldest_kept():
     job = ilpj(images=["nginx:1.26"])
-    h = plan.template_hash(job)
+    h = childjobs.template_hash(job)
     old = child("warm-a", "nginx:1.26", hash_=h, created="2026-11-24T09:00:00Z")
     new = child("warm-b", "nginx:1.26", hash_=h, created="2026-11-24T09:05:00Z")
-    actions = plan.actions(job, plan.live_children(job, [new, old]), h)
+    actions = childjobs.actions(job, childjobs.live_children(job, [new, old]), h)
     assert actions.create == []
     assert [c["metadata"]["name"] for c in actions.delete] == ["warm-b"]
 
@@ -114,7 +114,7 @@ def test_live_children_skip_other_owners_and_children_being_deleted():
         child("other", "nginx:1.26", owner="uid-other"),
         child("warm-gone", "redis:7", deletionTimestamp=NOW),
     ]
-    assert [c["metadata"]["name"] for c in plan.live_children(job, children)] == ["warm-a"]
+    assert [c["metadata"]["name"] for c in childjobs.live_children(job, children)] == ["warm-a"]
 
 
 def started(desired, active=0, succeeded=0, failed=0):
@@ -128,7 +128,7 @@ def test_status_adds_up_children_and_lists_failed_images():
         child("warm-b", "redis:7", status=started(3, succeeded=2, failed=1)),
         child("warm-c", "busybox:1", status=started(3, active=1, succeeded=1)),
     ]
-    status = plan.status(job, children, NOW)
+    status = childjobs.status(job, children, NOW)
     assert status == {
         "startTime": NOW,
         "desired": 3,
@@ -151,15 +151,15 @@ def test_status_completes_when_every_image_completed_unless_never():
         child("warm-a", "nginx:1.26", status=started(2, succeeded=2)),
         child("warm-b", "redis:7", status=started(2, failed=2)),
     ]
-    done = plan.status(ilpj(), children, NOW)
+    done = childjobs.status(ilpj(), children, NOW)
     assert done["completionTime"] == NOW and done["completed"] == 2 and done["succeeded"] == 1
-    assert "completionTime" not in plan.status(ilpj(policy="Never"), children, NOW)
+    assert "completionTime" not in childjobs.status(ilpj(policy="Never"), children, NOW)
 
 
 def test_children_that_did_not_start_do_not_count_and_the_start_time_is_kept():
     job = ilpj()
     job["status"] = {"startTime": "2026-11-24T09:00:00Z"}
-    status = plan.status(job, [child("warm-a", "nginx:1.26")], NOW)
+    status = childjobs.status(job, [child("warm-a", "nginx:1.26")], NOW)
     assert status == {
         "startTime": "2026-11-24T09:00:00Z",
         "desired": 2,
@@ -181,7 +181,7 @@ def test_status_counts_stay_within_the_image_count(child_counts):
         child(f"warm-{i}", image, status={"startTime": NOW, **c})
         for i, (image, c) in enumerate(zip(images, child_counts, strict=True))
     ]
-    status = plan.status(ilpj(images=images), children, NOW)
+    status = childjobs.status(ilpj(images=images), children, NOW)
     assert status["desired"] == len(images)
     assert 0 <= status["succeeded"] <= status["completed"] <= status["desired"]
     assert status["active"] == sum(1 for c in child_counts if c["active"] > 0)

@@ -1,4 +1,4 @@
-"""`kruise.control.nodeimage_modes.prune_v1alpha1`: v1beta1 `mode: batch` pull secret references,
+"""`kruise.control.nodeimage.modes.prune_v1alpha1`: v1beta1 `mode: batch` pull secret references,
 seen at v1alpha1 through the conversion-data annotation, are kept, and the annotation written with
 the spec still gives a v1beta1 reader the right modes."""
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as hs
 
 from kruise.api.conversion import STASH_ANNOTATION, convert
 from kruise.api.timestamps import rfc3339
-from kruise.control.nodeimage_modes import V1ALPHA1, V1BETA1, prune_v1alpha1
+from kruise.control.nodeimage.modes import V1ALPHA1, V1BETA1, prune_v1alpha1
 
 NOW = datetime(2026, 11, 22, 23, 0, tzinfo=UTC)
 JOB = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob", "namespace": "ns", "name": "warm",

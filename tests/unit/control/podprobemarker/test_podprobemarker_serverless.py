@@ -10,7 +10,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import podprobemarker_serverless as sl
+from kruise.control.podprobemarker import serverless as sl
 
 PROBE = "kruise.io/podprobe"
 LIST = "kruise.io/podprobemarker-list"

@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import resourcedistribution as plan
+from kruise.control.resourcedistribution import distribution
 
 NOW = "2026-11-24T10:00:00Z"
 
@@ -44,7 +44,7 @@ NAMESPACES = [
 
 
 def test_included_namespaces_are_targets_even_when_missing_and_system_namespaces_never():
-    matched, unmatched = plan.target_namespaces(
+    matched, unmatched = distribution.target_namespaces(
         rd({"includedNamespaces": names("ns-1", "ghost", "kube-system")}), NAMESPACES
     )
     assert matched == ["ghost", "ns-1"]
@@ -57,53 +57,53 @@ def test_the_label_selector_adds_to_the_list_and_exclusions_win():
         "namespaceLabelSelector": {"matchExpressions": [{"key": "env", "operator": "Exists"}]},
         "excludedNamespaces": names("ns-2"),
     }
-    assert plan.target_namespaces(rd(targets), NAMESPACES)[0] == ["default", "ns-1"]
+    assert distribution.target_namespaces(rd(targets), NAMESPACES)[0] == ["default", "ns-1"]
 
 
 def test_all_namespaces_minus_exclusions_and_system_namespaces():
     targets = {"allNamespaces": True, "excludedNamespaces": names("default")}
-    assert plan.target_namespaces(rd(targets), NAMESPACES)[0] == ["ns-1", "ns-2"]
+    assert distribution.target_namespaces(rd(targets), NAMESPACES)[0] == ["ns-1", "ns-2"]
 
 
 def test_an_empty_selector_selects_nothing():
-    assert plan.target_namespaces(rd({"namespaceLabelSelector": {}}), NAMESPACES)[0] == []
+    assert distribution.target_namespaces(rd({"namespaceLabelSelector": {}}), NAMESPACES)[0] == []
 
 
 def test_event_matchers():
     by_selector = rd(
         {"namespaceLabelSelector": {"matchLabels": {"env": "prod"}}, "excludedNamespaces": names("x")}
     )
-    assert plan.matches_targets(ns("new", env="prod"), by_selector)
-    assert not plan.matches_targets(ns("x", env="prod"), by_selector)
-    assert not plan.matches_targets(ns("kube-public"), rd({"allNamespaces": True}))
-    assert plan.matches_targets(ns("any"), rd({"allNamespaces": True}))
-    assert plan.lists_namespace(ns("ns-1"), rd({"includedNamespaces": names("ns-1")}))
-    assert not plan.lists_namespace(ns("ns-1"), by_selector)
-    assert plan.matches_selector(ns("a", env="prod"), by_selector)
-    assert not plan.matches_selector(ns("a", env="dev"), by_selector)
+    assert distribution.matches_targets(ns("new", env="prod"), by_selector)
+    assert not distribution.matches_targets(ns("x", env="prod"), by_selector)
+    assert not distribution.matches_targets(ns("kube-public"), rd({"allNamespaces": True}))
+    assert distribution.matches_targets(ns("any"), rd({"allNamespaces": True}))
+    assert distribution.lists_namespace(ns("ns-1"), rd({"includedNamespaces": names("ns-1")}))
+    assert not distribution.lists_namespace(ns("ns-1"), by_selector)
+    assert distribution.matches_selector(ns("a", env="prod"), by_selector)
+    assert not distribution.matches_selector(ns("a", env="dev"), by_selector)
 
 
 def test_a_new_copy_is_controlled_and_annotated():
     dist = rd({"includedNamespaces": names("ns-1")})
-    copy = plan.desired_copy(dist, "ns-1")
+    copy = distribution.desired_copy(dist, "ns-1")
     meta = copy["metadata"]
     assert (meta["name"], meta["namespace"]) == ("regcred", "ns-1")
     assert meta["annotations"] == {
         "kruise.io/resourcedistribution.resource.from": "share",
-        "kruise.io/resourcedistribution.resource.hashcode": plan.resource_hash(dist),
+        "kruise.io/resourcedistribution.resource.hashcode": distribution.resource_hash(dist),
     }
     (owner,) = meta["ownerReferences"]
     assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
         "ResourceDistribution", "share", "uid-rd", True
     )  # fmt: skip
     assert copy["data"] == {"k": "dg=="} and copy["type"] == "Opaque"
-    assert plan.is_controlled_by(copy, dist)
+    assert distribution.is_controlled_by(copy, dist)
 
 
 def test_the_hash_is_sha256_of_the_resource_json():
     dist = rd({})
     raw = json.dumps(dist["spec"]["resource"], sort_keys=True, separators=(",", ":")).encode()
-    assert plan.resource_hash(dist) == hashlib.sha256(raw).hexdigest()
+    assert distribution.resource_hash(dist) == hashlib.sha256(raw).hexdigest()
 
 
 def test_an_update_keeps_foreign_metadata_and_guards_with_the_resource_version():
@@ -120,13 +120,13 @@ def test_an_update_keeps_foreign_metadata_and_guards_with_the_resource_version()
         },
         "data": {"x": "1"},
     }  # fmt: skip
-    assert plan.needs_update(existing, dist)
-    copy = plan.desired_copy(dist, "ns-1", existing)
+    assert distribution.needs_update(existing, dist)
+    copy = distribution.desired_copy(dist, "ns-1", existing)
     meta = copy["metadata"]
     assert meta["resourceVersion"] == "42" and meta["finalizers"] == ["f"]
     assert meta["labels"] == {"a": "new", "b": "kept"} and meta["annotations"]["note"] == "kept"
     assert len(meta["ownerReferences"]) == 1 and copy["data"] == {"x": "2"}
-    assert not plan.needs_update(copy, dist)
+    assert not distribution.needs_update(copy, dist)
 
 
 def test_string_data_and_the_default_type_do_not_make_a_copy_look_stale():
@@ -141,24 +141,24 @@ def test_string_data_and_the_default_type_do_not_make_a_copy_look_stale():
         "data": {"k": "dg=="},
         "type": "Opaque",
     }
-    assert not plan.needs_update(stored, dist)
-    assert plan.needs_update({**stored, "data": {"k": "eA=="}}, dist)
+    assert not distribution.needs_update(stored, dist)
+    assert distribution.needs_update({**stored, "data": {"k": "eA=="}}, dist)
 
 
 def test_control_is_by_uid_and_an_unrelated_object_is_not_controlled():
     dist = rd({})
     other = {"metadata": {"ownerReferences": [{"kind": "ResourceDistribution", "name": "share", "uid": "x",
                                                "controller": True}]}}  # fmt: skip
-    assert not plan.is_controlled_by(other, dist)
-    assert not plan.is_controlled_by({"metadata": {"name": "regcred"}}, dist)
+    assert not distribution.is_controlled_by(other, dist)
+    assert not distribution.is_controlled_by({"metadata": {"name": "regcred"}}, dist)
 
 
 def test_conditions_list_all_six_and_keep_transition_times_while_unchanged():
     failures = [
-        plan.Failure(plan.CONFLICT, "ns-1", plan.CONFLICT_MESSAGE),
-        plan.Failure(plan.NAMESPACE_NOT_EXISTS, "ghost", plan.NAMESPACE_GONE_MESSAGE),
+        distribution.Failure(distribution.CONFLICT, "ns-1", distribution.CONFLICT_MESSAGE),
+        distribution.Failure(distribution.NAMESPACE_NOT_EXISTS, "ghost", distribution.NAMESPACE_GONE_MESSAGE),
     ]
-    status = plan.status(rd({}), failures, desired=3, succeeded=1, now=NOW)
+    status = distribution.status(rd({}), failures, desired=3, succeeded=1, now=NOW)
     assert (status["desired"], status["succeeded"], status["failed"], status["observedGeneration"]) == (
         3,
         1,
@@ -166,16 +166,16 @@ def test_conditions_list_all_six_and_keep_transition_times_while_unchanged():
         3,
     )
     by_type = {c["type"]: c for c in status["conditions"]}
-    assert [c["type"] for c in status["conditions"]] == list(plan.CONDITION_ORDER)
+    assert [c["type"] for c in status["conditions"]] == list(distribution.CONDITION_ORDER)
     assert by_type["ConflictOccurred"] == {
-        "type": "ConflictOccurred", "status": "True", "reason": plan.CONFLICT_MESSAGE,
+        "type": "ConflictOccurred", "status": "True", "reason": distribution.CONFLICT_MESSAGE,
         "failedNamespace": ["ns-1"], "lastTransitionTime": NOW,
     }  # fmt: skip
     assert by_type["CreateResourceFailed"]["status"] == "False"
     assert by_type["CreateResourceFailed"]["reason"] == "Succeeded"
 
     later = "2026-11-24T11:00:00Z"
-    again = plan.conditions(status["conditions"], failures[:1], later)
+    again = distribution.conditions(status["conditions"], failures[:1], later)
     times = {c["type"]: c["lastTransitionTime"] for c in again}
     assert times["ConflictOccurred"] == NOW and times["CreateResourceFailed"] == NOW
     assert times["NamespaceNotExists"] == later
@@ -200,7 +200,7 @@ def test_targets_partition_the_namespaces(existing, included, excluded, everythi
         "excludedNamespaces": names(*excluded),
         "namespaceLabelSelector": {"matchLabels": match},
     }
-    matched, unmatched = plan.target_namespaces(rd(targets), namespaces)
+    matched, unmatched = distribution.target_namespaces(rd(targets), namespaces)
     assert not set(matched) & set(unmatched)
     assert set(unmatched) | {m for m in matched if m in {n for n, _ in existing}} == {n for n, _ in existing}
     assert not set(matched) & ({"kube-system", "kube-public"} | set(excluded))
@@ -215,4 +215,4 @@ def test_targets_partition_the_namespaces(existing, included, excluded, everythi
             )
         )
         assert (name in matched) == expected
-        assert plan.matches_targets(ns(name, **lbls), rd(targets)) == expected
+        assert distribution.matches_targets(ns(name, **lbls), rd(targets)) == expected

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control import pub
+from kruise.control.pub import budget
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -50,63 +50,63 @@ def a_pod(name="a", ready=True, phase="Running", labels=None, annotations=None, 
     ],
 )
 def test_desired_available(spec, expected, desired):
-    assert pub.desired_available(a_pub(spec), expected) == desired
+    assert budget.desired_available(a_pub(spec), expected) == desired
 
 
 @given(st.integers(0, 500), st.integers(0, 100))
 def test_desired_available_is_bounded(expected, percent):
-    desired = pub.desired_available(a_pub({"maxUnavailable": f"{percent}%"}), expected)
+    desired = budget.desired_available(a_pub({"maxUnavailable": f"{percent}%"}), expected)
     assert 0 <= desired <= expected
 
 
 def test_protect_operations():
-    assert pub.protect_operations(a_pub()) == {"DELETE", "EVICT", "UPDATE", "RESIZE"}
+    assert budget.protect_operations(a_pub()) == {"DELETE", "EVICT", "UPDATE", "RESIZE"}
     only_delete = a_pub(annotations={"kruise.io/pub-protect-operations": "DELETE"})
-    assert pub.protect_operations(only_delete) == {"DELETE"}
+    assert budget.protect_operations(only_delete) == {"DELETE"}
     spec = a_pub({"maxUnavailable": 1, "protectOperations": ["EVICT"]})
-    assert pub.protect_operations(spec) == {"EVICT"}
+    assert budget.protect_operations(spec) == {"EVICT"}
 
 
 def test_needs_check_exemptions():
-    budget = a_pub(status={"desiredAvailable": 3, "unavailableAllowed": 1})
-    assert pub.needs_check(budget, a_pod(), "DELETE")
-    assert not pub.needs_check(None, a_pod(), "DELETE")
-    assert not pub.needs_check(budget, a_pod(ready=False), "DELETE")
-    assert not pub.needs_check(budget, a_pod(phase="Pending"), "DELETE")
-    assert not pub.needs_check(budget, a_pod(annotations={"pub.kruise.io/no-protect": "true"}), "DELETE")
-    assert not pub.needs_check(budget, a_pod(labels={"unavailable-pod.kruise.io/x": "1"}), "DELETE")
-    assert not pub.needs_check(a_pub(status={"desiredAvailable": 0}), a_pod(), "DELETE")
+    the_pub = a_pub(status={"desiredAvailable": 3, "unavailableAllowed": 1})
+    assert budget.needs_check(the_pub, a_pod(), "DELETE")
+    assert not budget.needs_check(None, a_pod(), "DELETE")
+    assert not budget.needs_check(the_pub, a_pod(ready=False), "DELETE")
+    assert not budget.needs_check(the_pub, a_pod(phase="Pending"), "DELETE")
+    assert not budget.needs_check(the_pub, a_pod(annotations={"pub.kruise.io/no-protect": "true"}), "DELETE")
+    assert not budget.needs_check(the_pub, a_pod(labels={"unavailable-pod.kruise.io/x": "1"}), "DELETE")
+    assert not budget.needs_check(a_pub(status={"desiredAvailable": 0}), a_pod(), "DELETE")
     only_evict = a_pub({"maxUnavailable": 1, "protectOperations": ["EVICT"]}, {"desiredAvailable": 3})
-    assert not pub.needs_check(only_evict, a_pod(), "DELETE")
+    assert not budget.needs_check(only_evict, a_pod(), "DELETE")
     recorded = a_pub(status={"desiredAvailable": 3, "disruptedPods": {"a": stamp(0)}})
-    assert not pub.needs_check(recorded, a_pod("a"), "DELETE")
+    assert not budget.needs_check(recorded, a_pod("a"), "DELETE")
     ignoring = a_pub(
         {"maxUnavailable": 1, "ignoredPodSelector": {"matchLabels": {"skip": "1"}}}, {"desiredAvailable": 3}
     )
-    assert not pub.needs_check(ignoring, a_pod(labels={"skip": "1"}), "DELETE")
+    assert not budget.needs_check(ignoring, a_pod(labels={"skip": "1"}), "DELETE")
 
 
 def test_take_slot_records_and_refuses():
-    budget = a_pub(status={"unavailableAllowed": 1, "desiredAvailable": 3})
-    taken = pub.take_slot(budget, "a", "EVICT", NOW)
+    the_pub = a_pub(status={"unavailableAllowed": 1, "desiredAvailable": 3})
+    taken = budget.take_slot(the_pub, "a", "EVICT", NOW)
     assert taken["status"]["unavailableAllowed"] == 0
     assert taken["status"]["disruptedPods"] == {"a": stamp(0)}
-    assert budget["status"]["unavailableAllowed"] == 1  # input untouched
-    with pytest.raises(pub.Refused, match=r'podunavailablebudget\.policy\.kruise\.io "p" is forbidden'):
-        pub.take_slot(taken, "b", "DELETE", NOW)
-    updated = pub.take_slot(budget, "a", "UPDATE", NOW)
+    assert the_pub["status"]["unavailableAllowed"] == 1  # input untouched
+    with pytest.raises(budget.Refused, match=r'podunavailablebudget\.policy\.kruise\.io "p" is forbidden'):
+        budget.take_slot(taken, "b", "DELETE", NOW)
+    updated = budget.take_slot(the_pub, "a", "UPDATE", NOW)
     assert updated["status"]["unavailablePods"] == {"a": stamp(0)}
 
 
 def test_records_expire():
     pods = [a_pod("a"), a_pod("b"), a_pod("c"), a_pod("gone", deleting=True)]
-    budget = a_pub(
+    the_pub = a_pub(
         status={
             "disruptedPods": {"a": stamp(-21), "b": stamp(-5), "gone": stamp(-1)},
             "unavailablePods": {"c": stamp(-11)},
         }
     )
-    disrupted, unavailable, not_deleted, recheck = pub.live_records(budget, pods, NOW)
+    disrupted, unavailable, not_deleted, recheck = budget.live_records(the_pub, pods, NOW)
     assert disrupted == {"b": stamp(-5)}
     assert unavailable == {}
     assert not_deleted == ["a"]
@@ -115,32 +115,32 @@ def test_records_expire():
 
 def test_compute_status():
     pods = [a_pod("a"), a_pod("b"), a_pod("c", ready=False), a_pod("d")]
-    budget = a_pub({"maxUnavailable": 1}, {"disruptedPods": {"d": stamp(-1)}})
-    status, _, _ = pub.compute_status(budget, pods, 4, NOW)
+    the_pub = a_pub({"maxUnavailable": 1}, {"disruptedPods": {"d": stamp(-1)}})
+    status, _, _ = budget.compute_status(the_pub, pods, 4, NOW)
     assert status["currentAvailable"] == 2  # c unready, d disrupted
     assert status["desiredAvailable"] == 3
     assert status["unavailableAllowed"] == 0
     assert status["totalReplicas"] == 4 and status["observedGeneration"] == 2
-    assert pub.status_changed({}, status)
-    assert not pub.status_changed(status, dict(status))
+    assert budget.status_changed({}, status)
+    assert not budget.status_changed(status, dict(status))
 
 
 def test_unavailable_change_and_related_pub():
     old = a_pod()
     new = a_pod(labels={"unavailable-pod.kruise.io/drain": "true"})
-    assert pub.is_unavailable_change(old, new)
-    assert not pub.is_unavailable_change(old, a_pod(annotations={"x": "y"}))
+    assert budget.is_unavailable_change(old, new)
+    assert not budget.is_unavailable_change(old, a_pod(annotations={"x": "y"}))
     changed = a_pod()
     changed["spec"]["containers"][0]["image"] = "nginx:2"
-    assert pub.is_unavailable_change(old, changed)
-    assert pub.related_pub(a_pod(annotations={"kruise.io/related-pub": "old"})) == "old"
+    assert budget.is_unavailable_change(old, changed)
+    assert budget.related_pub(a_pod(annotations={"kruise.io/related-pub": "old"})) == "old"
     assert (
-        pub.related_pub(
+        budget.related_pub(
             a_pod(annotations={"pub.kruise.io/related-pub": "new", "kruise.io/related-pub": "old"})
         )
         == "new"
     )
-    assert pub.related_pub_patch("x")["metadata"]["annotations"] == {
+    assert budget.related_pub_patch("x")["metadata"]["annotations"] == {
         "kruise.io/related-pub": "x",
         "pub.kruise.io/related-pub": "x",
     }
@@ -159,9 +159,9 @@ def test_pub_for_new_pod_by_target_or_selector():
     owned["metadata"]["ownerReferences"] = [
         {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web", "controller": True}
     ]
-    assert pub.pub_for_new_pod(owned, [by_selector, by_target]) == "b"
-    assert pub.pub_for_new_pod(a_pod(labels={"app": "x"}), [by_target, by_selector]) == "a"
-    assert pub.pub_for_new_pod(a_pod(labels={"app": "z"}), [by_target, by_selector]) is None
+    assert budget.pub_for_new_pod(owned, [by_selector, by_target]) == "b"
+    assert budget.pub_for_new_pod(a_pod(labels={"app": "x"}), [by_target, by_selector]) == "a"
+    assert budget.pub_for_new_pod(a_pod(labels={"app": "z"}), [by_target, by_selector]) is None
 
 
 def resizing_pod(status_cpu: str):
@@ -179,13 +179,13 @@ def resizing_pod(status_cpu: str):
 
 def test_pod_mid_resize_is_inconsistent_only_with_vertical_scaling():
     pending, applied = resizing_pod("100m"), resizing_pod("0.2")
-    assert pub.is_pod_state_consistent(pending)  # gate off: resources are not looked at
-    assert not pub.is_pod_state_consistent(pending, vertical_scaling=True)
-    assert pub.is_pod_state_consistent(applied, vertical_scaling=True)
-    budget = a_pub(spec={"maxUnavailable": 1}, status={"desiredAvailable": 1})
-    assert not pub.needs_check(budget, pending, "UPDATE", vertical_scaling=True)
-    assert pub.current_available([pending, applied], {}, {}, vertical_scaling=True) == 1
-    assert pub.current_available([pending, applied], {}, {}) == 2
+    assert budget.is_pod_state_consistent(pending)  # gate off: resources are not looked at
+    assert not budget.is_pod_state_consistent(pending, vertical_scaling=True)
+    assert budget.is_pod_state_consistent(applied, vertical_scaling=True)
+    the_pub = a_pub(spec={"maxUnavailable": 1}, status={"desiredAvailable": 1})
+    assert not budget.needs_check(the_pub, pending, "UPDATE", vertical_scaling=True)
+    assert budget.current_available([pending, applied], {}, {}, vertical_scaling=True) == 1
+    assert budget.current_available([pending, applied], {}, {}) == 2
 
 
 def test_pub_for_new_pod_resolves_the_replicaset_owner_to_its_deployment():
@@ -209,8 +209,9 @@ def test_pub_for_new_pod_resolves_the_replicaset_owner_to_its_deployment():
         seen.append((owner["name"], namespace))
         return deployment
 
-    assert pub.pub_for_new_pod(owned, [by_target, by_selector], finder) == "b"
+    assert budget.pub_for_new_pod(owned, [by_target, by_selector], finder) == "b"
     assert seen == [("web-5d8f", "ns")]
-    assert pub.pub_for_new_pod(owned, [by_target], lambda _o, _n: None) is None
-    assert pub.pub_for_new_pod(owned, [by_target, by_selector], lambda _o, _n: None) == "c"
-    assert pub.pub_for_new_pod(owned, [by_target]) is None  # without a finder the ReplicaSet is the workload
+    assert budget.pub_for_new_pod(owned, [by_target], lambda _o, _n: None) is None
+    assert budget.pub_for_new_pod(owned, [by_target, by_selector], lambda _o, _n: None) == "c"
+    # without a finder the ReplicaSet is the workload
+    assert budget.pub_for_new_pod(owned, [by_target]) is None

@@ -22,7 +22,7 @@ from kruise.api.crr import VIRTUAL_KUBELET_LABEL_KEY, VIRTUAL_KUBELET_LABEL_VALU
 from kruise.api.keys import ANNOTATION_PODPROBE, ANNOTATION_PODPROBEMARKER_LIST
 from kruise.api.objects import conditions_of, meta_of, section, spec_of
 from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED, PROBE_UNKNOWN
-from kruise.control.enhancedliveness import go_ordered_probe
+from kruise.control.enhancedliveness.probecontext import go_ordered_probe
 
 Obj = Mapping[str, Any]
 

@@ -1,0 +1,3 @@
+"""EnhancedLivenessProbe without I/O: `probecontext` (liveness probes moved into the container-probe-context
+annotation).
+"""

@@ -1,0 +1,3 @@
+"""EphemeralJob planning without I/O: `injection` (targets, pod states, who gets the containers next,
+status).
+"""

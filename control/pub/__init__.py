@@ -1,0 +1,3 @@
+"""PodUnavailableBudget without I/O: `budget` (arithmetic and admission decisions shared by webhook and
+controller).
+"""

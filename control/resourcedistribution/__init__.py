@@ -1,0 +1,3 @@
+"""ResourceDistribution planning without I/O: `distribution` (target namespaces, the copy to write,
+status).
+"""
