@@ -96,6 +96,13 @@ def up(
         "default 20); 0: unlimited (the sandbox's default).",
     ),
     kube_api_burst: int = typer.Option(30, "--kube-api-burst", min=1, help="Burst of --kube-api-qps."),
+    fault_endpoints: bool = typer.Option(
+        False,
+        "--fault-endpoints",
+        help="Test-only: serve the API emulator's fault hooks to the admin token at POST "
+        "/debug/faults/drop-watches[?compact=true], /debug/faults/compact-watch-history and "
+        "/debug/faults/fail-next?count=N&status=S (the e2e fault suite uses them).",
+    ),
 ) -> None:
     """Start the sandbox in the foreground; Ctrl-C or SIGTERM stops it.
 
@@ -191,6 +198,7 @@ def up(
             fail_images=tuple(fail_image),
             kube_api_qps=kube_api_qps or None,
             kube_api_burst=kube_api_burst,
+            fault_endpoints=fault_endpoints,
         )
         try:
             asyncio.run(run_up(options, echo))

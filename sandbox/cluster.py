@@ -63,6 +63,8 @@ class Sandbox:
     side by side on one machine never reach each other's pods.
     ``runtime="containerd"`` runs every node on a real
     containerd (see ``Simulator``) and also serves the API on the pod bridge's host address.
+    ``fault_endpoints`` serves the emulator's fault hooks at `/debug/faults/*` (test-only; see
+    ``apiserver.faultroutes``).
     """
 
     def __init__(
@@ -83,6 +85,7 @@ class Sandbox:
         fail_images: Sequence[str] = (),
         kube_api_qps: float | None = None,
         kube_api_burst: int = 30,
+        fault_endpoints: bool = False,
     ) -> None:
         if runtime not in RUNTIMES:
             raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
@@ -104,6 +107,7 @@ class Sandbox:
         self.fail_images = list(fail_images)
         self.kube_api_qps = kube_api_qps
         self.kube_api_burst = kube_api_burst
+        self.fault_endpoints = fault_endpoints
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -162,7 +166,11 @@ class Sandbox:
         self._tmp = tempfile.TemporaryDirectory(prefix="kruise-sandbox-")
         self.kubeconfig = self._kubeconfig_arg or Path(self._tmp.name) / "kubeconfig"
         self.admission = WebhookAdmission(self._list_stored, self._service_address)
-        self.server = ApiServer(admission=self.admission, service_addresses=self._service_address)
+        self.server = ApiServer(
+            admission=self.admission,
+            service_addresses=self._service_address,
+            fault_endpoints=self.fault_endpoints,
+        )
         await self.server.start(host="127.0.0.1", port=self.port)
         self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
         self.server.write_kubeconfig(self.kubeconfig)

@@ -54,6 +54,8 @@ class UpOptions:
     kube_api_qps: float | None = None
     """The built-in workload controllers' client rate limit (``--kube-api-qps``; None: unlimited)."""
     kube_api_burst: int = 30
+    fault_endpoints: bool = False
+    """Serve the emulator's fault hooks at ``/debug/faults/*`` (``--fault-endpoints``; the fault suite)."""
 
 
 def _crd_choice(options: UpOptions) -> dict[str, Path | None]:
@@ -95,6 +97,7 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             fail_images=options.fail_images,
             kube_api_qps=options.kube_api_qps,
             kube_api_burst=options.kube_api_burst,
+            fault_endpoints=options.fault_endpoints,
             **_crd_choice(options),
         )
         async with sandbox:

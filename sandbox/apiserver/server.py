@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, discovery, serviceroute
+from kruise.sandbox.apiserver import defaults, discovery, faultroutes, serviceroute
 from kruise.sandbox.apiserver.admission import AdmissionDenied, AdmissionPlugin
 from kruise.sandbox.apiserver.conversion import Converter
 from kruise.sandbox.apiserver.errors import StatusError
@@ -54,7 +54,8 @@ def _major_minor(git_version: str) -> tuple[str, str]:
 class ApiServer:
     """An in-process kube-apiserver stand-in. See docs/sandbox.md ("API emulator").
 
-    Fault hooks for tests: `compact_watch_history()`, `drop_watches()`, `fail_next(n, status)`.
+    Fault hooks for tests: `compact_watch_history()`, `drop_watches()`, `fail_next(n, status)`; with
+    ``fault_endpoints`` also served to other processes at `/debug/faults/*` (see `faultroutes`).
     """
 
     def __init__(
@@ -69,12 +70,14 @@ class ApiServer:
         kubelet_host: str = "127.0.0.1",
         service_addresses: ServiceAddresses | None = None,
         git_version: str = GIT_VERSION,
+        fault_endpoints: bool = False,
     ):
         """``service_addresses`` routes the conversion webhooks' clientConfig.service to a listening
         ``host:port``; by default a ready endpoint of the Service's EndpointSlices, as kube-proxy would.
         ``git_version`` is what GET /version reports (a managed cluster's "v1.31.4-gke.1200" for a test of
         a client's version handling); below 1.32 in-place pod resize is as in that release (features.py),
-        nothing else changes — the API served stays 1.36's."""
+        nothing else changes — the API served stays 1.36's. ``fault_endpoints`` serves the fault hooks
+        over HTTP to the admin token (test-only: `kruise sandbox up --fault-endpoints`)."""
         self.admission = admission
         self.tls = tls
         self.token = token or secrets.token_urlsafe(24)
@@ -84,6 +87,7 @@ class ApiServer:
         self.crd_establish_delay = crd_establish_delay
         self.kubelet_host = kubelet_host  # where pods/log dials a node's kubelet port
         self.git_version = git_version  # settable while serving: the next GET /version reports it
+        self.fault_endpoints = fault_endpoints
         self._types: dict[tuple[str, str, str], ResourceType] = {}
         for rt in builtin_resources():
             self._types[(rt.group, rt.version, rt.plural)] = rt
@@ -332,6 +336,10 @@ class ApiServer:
             )
         if head == "openapi":
             return self._openapi(parts[1:])
+        if self.fault_endpoints and tuple(parts[:2]) == faultroutes.PREFIX and len(parts) == 3:
+            if USER_INFO in request:  # a service account's token: only the admin may inject faults
+                raise StatusError(403, "Forbidden", "fault endpoints: only the admin token may call them")
+            return _json(faultroutes.serve(request, parts[2], self.store, self._fail))
         if head == "api":
             if len(parts) == 1:
                 return self._discovery_root(request, legacy=True)

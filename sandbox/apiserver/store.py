@@ -152,8 +152,12 @@ class Store:
         self.history.clear()
         self.compacted_rv = self.rv
 
-    def close_watchers(self) -> None:
+    def close_watchers(self) -> int:
+        """End every open watch stream; how many there were."""
+        closed = 0
         for watchers in self._watchers.values():
             for watcher in watchers:
                 watcher.queue.put_nowait(None)
+                closed += 1
         self._watchers.clear()
+        return closed
