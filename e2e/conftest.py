@@ -39,6 +39,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "--kubeconfig",
         str(kubeconfig),
         "--no-kruise",
+        # the fault suite drops watches and compacts history through /debug/faults/* (test-only)
+        "--fault-endpoints",
     )
     try:
         ready_kubeconfig(sandbox.wait_for("ready", READY_TIMEOUT))
