@@ -112,6 +112,18 @@ def logged(path: Path, line: str) -> int:
     return path.read_text(errors="replace").count(line) if path.exists() else 0
 
 
+def relists_by_resource(path: Path) -> dict[str, int]:
+    """The process's JSON log lines saying an informer relisted after 410, per resource. An informer whose
+    last event was the newest write resumes without one (nothing it needs was compacted), as on
+    kube-apiserver."""
+    counts: dict[str, int] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        if RELIST_LINE in line:
+            resource = json.loads(line)["resource"].split(".")[0]
+            counts[resource] = counts.get(resource, 0) + 1
+    return counts
+
+
 async def test_watches_dropped_and_compacted_through_in_place_rollout(sandbox_only: Cluster, tmp_path: Path):
     cluster = sandbox_only
     namespace = f"e2e-fault-watch-{uuid.uuid4().hex[:6]}"
@@ -159,7 +171,8 @@ async def test_watches_dropped_and_compacted_through_in_place_rollout(sandbox_on
             f"\nFAULT watch-faults: pods {PODS_COUNT}, fault every {PERIOD:.0f}s from the first update;"
             f" rollout {rollout:.1f}s; faults mid-rollout {mid_rollout}"
             f" watches dropped {[n for _, n in faults.injected[:mid_rollout]]};"
-            f" relists logged manager {relists[0]} webhook {relists[1]}; test's pod-watch relists"
+            f" relists logged manager {relists[0]} {relists_by_resource(manager_log)} webhook {relists[1]};"
+            f" test's pod-watch relists"
             f" {pods.relists}; first update after each fault {[round(d, 1) for d in resumed]};"
             f" pods updated twice {len(twice)}; pods not updated {len(never)}; extra pods {extra};"
             f" deleted {len(pods.deleted)}; logs {tmp_path}"
