@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -360,15 +360,27 @@ class Client:
         return list_from_wire(await self.request("GET", wire.path(namespace), query=query), wire, ref)
 
     async def list_all(
-        self, ref: ResourceRef, namespace: str | None = None, *, page_size: int = 500, **kwargs: Any
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        page_size: int = 500,
+        each: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        **kwargs: Any,
     ) -> tuple[list[dict[str, Any]], str]:
-        """Every item across pages, and the list's resourceVersion (where a watch should start)."""
+        """Every item across pages, and the list's resourceVersion (where a watch should start).
+
+        `each` maps every item as its page arrives (an informer's cached form): the page's full objects
+        are dropped before the next page is read, so a list of 100k pods never holds 100k full pods at
+        once — a peak the allocator keeps as resident memory long after the list is done."""
         items: list[dict[str, Any]] = []
         continue_: str | None = None
         while True:
             page = await self.list(ref, namespace, limit=page_size, continue_=continue_, **kwargs)
-            items.extend(page.get("items") or [])
+            page_items = page.get("items") or []
+            items.extend(map(each, page_items) if each is not None else page_items)
             meta = page.get("metadata") or {}
+            del page, page_items
             continue_ = meta.get("continue")
             if not continue_:
                 return items, meta.get("resourceVersion", "")

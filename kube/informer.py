@@ -228,12 +228,16 @@ class SharedInformer:
             page_size=self.options.page_size,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
+            each=self._listed_form,
         )
-        for obj in items:
-            # Lists carry kind/apiVersion on the list only; restore them so items look like watch objects.
-            obj.setdefault("kind", self.ref.kind)
-            obj.setdefault("apiVersion", self.ref.api_version)
-        self._replace([self._cached_form(obj) for obj in items], resource_version)
+        self._replace(items, resource_version)
+
+    def _listed_form(self, obj: Obj) -> Obj:
+        """A listed item's cached form, made as its page arrives (see `Client.list_all`'s `each`)."""
+        # Lists carry kind/apiVersion on the list only; restore them so items look like watch objects.
+        obj.setdefault("kind", self.ref.kind)
+        obj.setdefault("apiVersion", self.ref.api_version)
+        return self._cached_form(obj)
 
     def _cached_form(self, obj: Obj) -> Obj:
         if self.projection is not None:

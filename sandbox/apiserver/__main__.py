@@ -14,7 +14,9 @@ async def _serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    server = ApiServer(tls=not args.insecure_http, watch_history_size=args.watch_history)
+    server = ApiServer(
+        tls=not args.insecure_http, watch_history_size=args.watch_history, bulk_load=args.allow_bulk_load
+    )
     url = await server.start(args.host, args.port)
     server.write_kubeconfig(args.kubeconfig)
     print(f"ready: kube-apiserver emulator at {url}; kubeconfig {args.kubeconfig}", flush=True)
@@ -29,6 +31,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kubeconfig", required=True, help="where to write the kubeconfig")
     parser.add_argument("--insecure-http", action="store_true", help="serve plain HTTP instead of HTTPS")
     parser.add_argument("--watch-history", type=int, default=1000, help="events kept for watch resumption")
+    parser.add_argument(
+        "--allow-bulk-load",
+        action="store_true",
+        help="serve POST /sandbox/bulk-load (NDJSON objects stored as they are; benchmarks only)",
+    )
     asyncio.run(_serve(parser.parse_args(argv)))
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kruise.sandbox.apiserver import defaults, discovery, faultroutes, serviceroute
+from kruise.sandbox.apiserver import bulkload, defaults, discovery, faultroutes, serviceroute
 from kruise.sandbox.apiserver.admission import AdmissionDenied, AdmissionPlugin
 from kruise.sandbox.apiserver.conversion import Converter
 from kruise.sandbox.apiserver.errors import StatusError
@@ -71,13 +71,15 @@ class ApiServer:
         service_addresses: ServiceAddresses | None = None,
         git_version: str = GIT_VERSION,
         fault_endpoints: bool = False,
+        bulk_load: bool = False,
     ):
         """``service_addresses`` routes the conversion webhooks' clientConfig.service to a listening
         ``host:port``; by default a ready endpoint of the Service's EndpointSlices, as kube-proxy would.
         ``git_version`` is what GET /version reports (a managed cluster's "v1.31.4-gke.1200" for a test of
         a client's version handling); below 1.32 in-place pod resize is as in that release (features.py),
         nothing else changes — the API served stays 1.36's. ``fault_endpoints`` serves the fault hooks
-        over HTTP to the admin token (test-only: `kruise sandbox up --fault-endpoints`)."""
+        over HTTP to the admin token (test-only: `kruise sandbox up --fault-endpoints`). ``bulk_load`` serves
+        `POST /sandbox/bulk-load` (benchmarks only, see bulkload.py)."""
         self.admission = admission
         self.tls = tls
         self.token = token or secrets.token_urlsafe(24)
@@ -86,6 +88,7 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.crd_establish_delay = crd_establish_delay
         self.kubelet_host = kubelet_host  # where pods/log dials a node's kubelet port
+        self.bulk_load = bulk_load
         self.git_version = git_version  # settable while serving: the next GET /version reports it
         self.fault_endpoints = fault_endpoints
         self._types: dict[tuple[str, str, str], ResourceType] = {}
@@ -340,6 +343,8 @@ class ApiServer:
             if USER_INFO in request:  # a service account's token: only the admin may inject faults
                 raise StatusError(403, "Forbidden", "fault endpoints: only the admin token may call them")
             return _json(faultroutes.serve(request, parts[2], self.store, self._fail))
+        if self.bulk_load and request.path == bulkload.PATH and request.method == "POST":
+            return _json(bulkload.answer(bulkload.load(self, await request.read())))
         if head == "api":
             if len(parts) == 1:
                 return self._discovery_root(request, legacy=True)

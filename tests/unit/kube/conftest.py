@@ -78,14 +78,15 @@ class FakeApi:
         return orjson.loads(orjson.dumps(obj))
 
     # ---- the Client surface the informer uses ------------------------------------------------
-    async def list_all(self, ref, namespace=None, **kwargs):
+    async def list_all(self, ref, namespace=None, *, each=None, **kwargs):
         self.lists += 1
         if self.fail_next:
             raise self.fail_next.pop(0)
         items = [self._wire(o) for o in self.objects.values()]
         for o in items:
             del o["kind"], o["apiVersion"]
-        return sorted(items, key=object_key), str(self.rv)
+        items = sorted(items, key=object_key)
+        return [each(o) for o in items] if each is not None else items, str(self.rv)
 
     async def watch(self, ref, namespace=None, *, resource_version=None, **kwargs):
         self.watches += 1

@@ -100,6 +100,27 @@ async def test_list_all_follows_continue(wire):
     assert ("continue", "tok") in wire.requests[1]["query"]
 
 
+async def test_list_all_maps_each_page_as_it_arrives(wire):
+    """`each` has mapped the first page before the second is requested (an informer projects a page
+    of pods and drops the full objects before reading the next)."""
+    wire.responses = [
+        (
+            200,
+            {"items": [{"metadata": {"name": "a"}}], "metadata": {"continue": "tok", "resourceVersion": "7"}},
+        ),
+        (200, {"items": [{"metadata": {"name": "b"}}], "metadata": {"resourceVersion": "7"}}),
+    ]
+    mapped_before_request: list[int] = []
+
+    def each(obj: dict) -> dict:
+        mapped_before_request.append(len(wire.requests))
+        return {"name": obj["metadata"]["name"]}
+
+    items, rv = await wire.client.list_all(PODS, page_size=1, each=each)
+    assert items == [{"name": "a"}, {"name": "b"}] and rv == "7"
+    assert mapped_before_request == [1, 2]
+
+
 @pytest.mark.parametrize(
     ("ptype", "patch", "ctype"),
     [
