@@ -534,7 +534,7 @@ def metrics_url(argv: list[str]) -> str:
 
 
 def scrape(url: str) -> str:
-    return httpx.get(url, timeout=10).text
+    return httpx.get(url, timeout=120).text
 
 
 def settle(url: str, timeout: float) -> float:
