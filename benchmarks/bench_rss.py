@@ -526,7 +526,9 @@ def component_argv(kind: str, kubeconfig: Path, workdir: Path) -> list[str]:
     from kruise.cli import stack
 
     component = stack.webhook_component(workdir / "certs") if kind == "webhook" else stack.manager_component()
-    return [arg.format(kubeconfig=kubeconfig, server="", cri_socket_dir="") for arg in component.argv]
+    argv = [arg.format(kubeconfig=kubeconfig, server="", cri_socket_dir="") for arg in component.argv]
+    # measured, not gated: the webhook's own 120 s default would end a slow 100k run without a figure
+    return argv + (["--cache-sync-timeout", str(READY_TIMEOUT)] if kind == "webhook" else [])
 
 
 def metrics_url(argv: list[str]) -> str:
