@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -387,6 +387,7 @@ class Client:
         timeout_seconds: int = 300,
         allow_watch_bookmarks: bool = True,
         read_timeout: float | None = None,
+        opened: Callable[[], None] | None = None,
     ) -> AsyncIterator[WatchEvent]:
         """Stream changes after `resource_version` until the server ends the watch.
 
@@ -394,7 +395,8 @@ class Client:
         bounded client-side (`timeout_seconds + 30 s`), and `read_timeout`, when given, bounds the
         silence between two lines — pick it larger than the bookmark interval. Either bound ends the
         iteration quietly, exactly like the server's timeout. An ERROR event is raised as the
-        matching ApiError (410 -> Gone: relist); a broken connection as TransportError.
+        matching ApiError (410 -> Gone: relist); a broken connection as TransportError. `opened`, when
+        given, is called once the server accepted the watch (before any event).
         """
         query = self._selectors(label_selector, field_selector)
         query += [("watch", "true"), ("timeoutSeconds", str(int(timeout_seconds)))]
@@ -410,6 +412,8 @@ class Client:
         )
         wire = self.wire.wire_ref(ref)
         response = await self._send("GET", (wire or ref).path(namespace), query=query, timeout=timeout)
+        if opened is not None:
+            opened()
         try:
             while True:
                 try:

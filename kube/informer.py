@@ -105,6 +105,7 @@ class SharedInformer:
         self.store = Store(STANDARD_INDEXERS if indexers is None else indexers)
         self._handlers: list[EventHandler] = []
         self._synced = asyncio.Event()
+        self._current = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
         self.last_resource_version = ""
@@ -141,6 +142,17 @@ class SharedInformer:
     def has_synced(self) -> bool:
         """True once the first full list has been delivered to handlers."""
         return self._synced.is_set()
+
+    def is_current(self) -> bool:
+        """False until the first list, and from a lost watch (410 Gone, a failed list or watch) until a
+        re-list completes or a watch is open again: while False the cache may lack changes it will
+        never be told about by the watch it had, so readers that must not act on a gap wait for it."""
+        return self._current.is_set()
+
+    async def wait_current(self) -> None:
+        """Return once `is_current()` holds (at once when it does)."""
+        while not self._current.is_set():
+            await self._current.wait()
 
     async def wait_for_sync(self, timeout: float | None = 120.0) -> bool:
         """Wait for the first list; False on timeout (controller-runtime's CacheSyncTimeout is 2 min)."""
@@ -198,10 +210,12 @@ class SharedInformer:
                 await self._watch_once()
                 continue
             except Gone as exc:
+                self._current.clear()
                 self._log.info("watch history expired, relisting", **log_fields(exc))
                 need_list = True
                 continue
             except Exception as exc:
+                self._current.clear()
                 wait = delay * (1.0 + random.random())
                 if isinstance(exc, TooManyRequests) and exc.retry_after:
                     wait = max(wait, exc.retry_after)
@@ -256,6 +270,7 @@ class SharedInformer:
             self.store.upsert(new)
             self._dispatch_update(old, new)
         self.last_resource_version = resource_version
+        self._current.set()
         if first:
             self._synced.set()
             self._log.debug("synced", objects=len(self.store), resource_version=resource_version)
@@ -271,9 +286,16 @@ class SharedInformer:
             timeout_seconds=timeout,
             allow_watch_bookmarks=True,
             read_timeout=self.options.read_timeout,
+            opened=self._watch_opened,
         )
         async for event in events:
             self._apply(event)
+
+    def _watch_opened(self) -> None:
+        """A watch resumed after a failure: its replay from the last resourceVersion closes the gap
+        (a resume that is too old ends in Gone, which clears this again)."""
+        if self._synced.is_set():
+            self._current.set()
 
     def _apply(self, event: WatchEvent) -> None:
         obj = event.object
@@ -408,6 +430,15 @@ class SharedInformerFactory:
     async def wait_for_cache_sync(self, timeout: float | None = 120.0) -> bool:
         results = await asyncio.gather(*(i.wait_for_sync(timeout) for i in self._informers.values()))
         return all(results)
+
+    def not_current(self) -> list[SharedInformer]:
+        """The informers whose caches may miss changes right now (see `SharedInformer.is_current`)."""
+        return [i for i in self._informers.values() if not i.is_current()]
+
+    async def wait_current(self) -> None:
+        """Return once every informer's cache is current (at once when all are)."""
+        while stale := self.not_current():
+            await asyncio.gather(*(i.wait_current() for i in stale))
 
     async def stop(self) -> None:
         await asyncio.gather(*(i.stop() for i in self._informers.values()))

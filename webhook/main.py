@@ -82,6 +82,20 @@ SPREAD_WORKLOADS: tuple[ResourceRef, ...] = (REPLICASETS, DEPLOYMENTS, JOBS, STA
 SPREAD_KRUISE_WORKLOADS: tuple[ResourceRef, ...] = (CLONESETS, ADVANCED_STATEFULSETS)
 
 
+@dataclass(frozen=True)
+class InformerCaches:
+    """Every informer this process started, as the app's `CacheGate`: each handler reads some of them,
+    and a request waits for all rather than each handler declaring which (a re-list takes milliseconds)."""
+
+    factory: SharedInformerFactory
+
+    def not_current(self) -> list[str]:
+        return [str(informer.ref) for informer in self.factory.not_current()]
+
+    async def wait_current(self) -> None:
+        await self.factory.wait_current()
+
+
 @dataclass
 class Options:
     kubeconfig: str | None = None
@@ -229,7 +243,7 @@ class WebhookProcess:
             conversion=ConversionPatcher(client, options.target),
             external=self.gates.enabled(features.ENABLE_EXTERNAL_CERTS),
         )  # fmt: skip
-        self.app = create_app(self.routes, ready=self.ready)
+        self.app = create_app(self.routes, ready=self.ready, caches=InformerCaches(self.factory))
         self.server: HTTPSServer | None = None
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -87,13 +87,15 @@ class FakeApi:
             del o["kind"], o["apiVersion"]
         return sorted(items, key=object_key), str(self.rv)
 
-    async def watch(self, ref, namespace=None, *, resource_version=None, **kwargs):
+    async def watch(self, ref, namespace=None, *, resource_version=None, opened=None, **kwargs):
         self.watches += 1
         if self.fail_next:
             raise self.fail_next.pop(0)
         since = int(resource_version or 0)
         if since < self.compacted:
             raise Gone("too old resource version", reason="Expired")
+        if opened is not None:
+            opened()
         q: asyncio.Queue[WatchEvent | None] = asyncio.Queue()
         for rv, event in self.history:
             if rv > since:
