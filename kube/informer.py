@@ -106,6 +106,9 @@ class SharedInformer:
         self._handlers: list[EventHandler] = []
         self._synced = asyncio.Event()
         self._current = asyncio.Event()
+        self._relists_asked = 0
+        self._relists_done = 0  # `relist()` calls answered by a list that started after them
+        self._watch_task: asyncio.Task[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
         self.last_resource_version = ""
@@ -153,6 +156,15 @@ class SharedInformer:
         """Return once `is_current()` holds (at once when it does)."""
         while not self._current.is_set():
             await self._current.wait()
+
+    def relist(self) -> None:
+        """Drop the open watch and re-list now; not current until that list completes. For a process
+        that just changed how the resource is served (kruise-webhook patching a CRD): the apiserver
+        ends such watches, but the resume racing that end could otherwise be taken for a healthy one."""
+        self._relists_asked += 1
+        self._current.clear()
+        if self._watch_task is not None:
+            self._watch_task.cancel()
 
     async def wait_for_sync(self, timeout: float | None = 120.0) -> bool:
         """Wait for the first list; False on timeout (controller-runtime's CacheSyncTimeout is 2 min)."""
@@ -204,10 +216,12 @@ class SharedInformer:
         while True:
             started = self.clock.now()
             try:
-                if need_list:
+                if need_list or self._must_relist():
                     await self._list()
                     need_list = False
-                await self._watch_once()
+                    if self._must_relist():  # a relist() asked while that list was under way
+                        continue
+                await self._watch_until_relist()
                 continue
             except Gone as exc:
                 self._current.clear()
@@ -235,7 +249,11 @@ class SharedInformer:
 
     # ---- list and watch ----------------------------------------------------------------------
 
+    def _must_relist(self) -> bool:
+        return self._relists_done != self._relists_asked
+
     async def _list(self) -> None:
+        asked = self._relists_asked
         items, resource_version = await self.client.list_all(
             self.ref,
             self.namespace,
@@ -247,14 +265,14 @@ class SharedInformer:
             # Lists carry kind/apiVersion on the list only; restore them so items look like watch objects.
             obj.setdefault("kind", self.ref.kind)
             obj.setdefault("apiVersion", self.ref.api_version)
-        self._replace([self._cached_form(obj) for obj in items], resource_version)
+        self._replace([self._cached_form(obj) for obj in items], resource_version, asked)
 
     def _cached_form(self, obj: Obj) -> Obj:
         if self.projection is not None:
             return self.projection.apply(obj)
         return strip_managed_fields(obj)
 
-    def _replace(self, items: list[Obj], resource_version: str) -> None:
+    def _replace(self, items: list[Obj], resource_version: str, relists_asked: int | None = None) -> None:
         """Swap in a fresh list, delivering exactly the difference from the cache."""
         first = not self._synced.is_set()
         diff = diff_relist(self.store.snapshot(), items)
@@ -270,10 +288,28 @@ class SharedInformer:
             self.store.upsert(new)
             self._dispatch_update(old, new)
         self.last_resource_version = resource_version
-        self._current.set()
+        if relists_asked is not None:
+            self._relists_done = relists_asked
+        # current again only once the watch from this list is open and has replayed what happened
+        # since the list (`_watch_opened`): until then a change made after the list is missing
         if first:
             self._synced.set()
             self._log.debug("synced", objects=len(self.store), resource_version=resource_version)
+
+    async def _watch_until_relist(self) -> None:
+        """`_watch_once` as a task `relist()` can end early (it then returns, and the loop lists)."""
+        task = asyncio.get_running_loop().create_task(self._watch_once())
+        self._watch_task = task
+        try:
+            await asyncio.wait({task})
+        finally:
+            self._watch_task = None
+            if not task.done():  # this loop itself was cancelled
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if not task.cancelled():
+            task.result()
 
     async def _watch_once(self) -> None:
         timeout = random.randint(self.options.watch_timeout_min, self.options.watch_timeout_max)
@@ -292,9 +328,9 @@ class SharedInformer:
             self._apply(event)
 
     def _watch_opened(self) -> None:
-        """A watch resumed after a failure: its replay from the last resourceVersion closes the gap
-        (a resume that is too old ends in Gone, which clears this again)."""
-        if self._synced.is_set():
+        """The watch from the last resourceVersion is open and what it replayed so far is applied: the
+        gap since the list (or the failure) is closed (a resume too old ends in Gone, clearing this)."""
+        if self._synced.is_set() and not self._must_relist():
             self._current.set()
 
     def _apply(self, event: WatchEvent) -> None:
@@ -430,6 +466,13 @@ class SharedInformerFactory:
     async def wait_for_cache_sync(self, timeout: float | None = 120.0) -> bool:
         results = await asyncio.gather(*(i.wait_for_sync(timeout) for i in self._informers.values()))
         return all(results)
+
+    def relist(self, group: str, plural: str) -> list[SharedInformer]:
+        """`SharedInformer.relist` every informer of the resource; returns them."""
+        chosen = [i for i in self._informers.values() if (i.ref.group, i.ref.plural) == (group, plural)]
+        for informer in chosen:
+            informer.relist()
+        return chosen
 
     def not_current(self) -> list[SharedInformer]:
         """The informers whose caches may miss changes right now (see `SharedInformer.is_current`)."""
