@@ -252,3 +252,17 @@ async def test_cache_is_not_current_while_a_failed_watch_backs_off(fake_api):
     await informer.wait_current()
     assert fake_api.lists == 1
     await informer.stop()
+
+
+async def test_relist_ends_the_watch_and_lists_again_before_being_current(fake_api):
+    """kruise-webhook just redefined the CRD: it lists again rather than resuming the watch."""
+    informer = SharedInformer(fake_api, PODS)
+    informer.start()
+    await informer.wait_current()
+    assert fake_api.lists == 1
+    fake_api.put("a")
+    informer.relist()
+    assert not informer.is_current()
+    await informer.wait_current()
+    assert fake_api.lists == 2 and informer.get("default/a") is not None
+    await informer.stop()
