@@ -399,6 +399,7 @@ class Client:
         timeout_seconds: int = 300,
         allow_watch_bookmarks: bool = True,
         read_timeout: float | None = None,
+        opened: Callable[[], None] | None = None,
     ) -> AsyncIterator[WatchEvent]:
         """Stream changes after `resource_version` until the server ends the watch.
 
@@ -406,7 +407,9 @@ class Client:
         bounded client-side (`timeout_seconds + 30 s`), and `read_timeout`, when given, bounds the
         silence between two lines — pick it larger than the bookmark interval. Either bound ends the
         iteration quietly, exactly like the server's timeout. An ERROR event is raised as the
-        matching ApiError (410 -> Gone: relist); a broken connection as TransportError.
+        matching ApiError (410 -> Gone: relist); a broken connection as TransportError. `opened`, when
+        given, is called once the server accepted the watch and the lines that came with it (a resume's
+        replay) are yielded: the first time no received line is left unread.
         """
         query = self._selectors(label_selector, field_selector)
         query += [("watch", "true"), ("timeoutSeconds", str(int(timeout_seconds)))]
@@ -424,6 +427,9 @@ class Client:
         response = await self._send("GET", (wire or ref).path(namespace), query=query, timeout=timeout)
         try:
             while True:
+                if opened is not None and not _buffered(response.content):
+                    opened()  # what the server sent with the acceptance (a replay) is read by now
+                    opened = None
                 try:
                     line = await response.content.readline()
                 except TimeoutError:
@@ -715,3 +721,8 @@ class Client:
 
 
 __all__ = ["ApiError", "Client", "PatchType", "WatchEvent", "format_selector"]
+
+
+def _buffered(content: aiohttp.StreamReader) -> bool:
+    """Whether received body bytes wait unread (aiohttp keeps them in the reader's `_buffer`)."""
+    return bool(getattr(content, "_buffer", None))

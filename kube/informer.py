@@ -105,6 +105,10 @@ class SharedInformer:
         self.store = Store(STANDARD_INDEXERS if indexers is None else indexers)
         self._handlers: list[EventHandler] = []
         self._synced = asyncio.Event()
+        self._current = asyncio.Event()
+        self._relists_asked = 0
+        self._relists_done = 0  # `relist()` calls answered by a list that started after them
+        self._watch_task: asyncio.Task[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
         self.last_resource_version = ""
@@ -141,6 +145,26 @@ class SharedInformer:
     def has_synced(self) -> bool:
         """True once the first full list has been delivered to handlers."""
         return self._synced.is_set()
+
+    def is_current(self) -> bool:
+        """False until the first list, and from a lost watch (410 Gone, a failed list or watch) until a
+        re-list completes or a watch is open again: while False the cache may lack changes it will
+        never be told about by the watch it had, so readers that must not act on a gap wait for it."""
+        return self._current.is_set()
+
+    async def wait_current(self) -> None:
+        """Return once `is_current()` holds (at once when it does)."""
+        while not self._current.is_set():
+            await self._current.wait()
+
+    def relist(self) -> None:
+        """Drop the open watch and re-list now; not current until that list completes. For a process
+        that just changed how the resource is served (kruise-webhook patching a CRD): the apiserver
+        ends such watches, but the resume racing that end could otherwise be taken for a healthy one."""
+        self._relists_asked += 1
+        self._current.clear()
+        if self._watch_task is not None:
+            self._watch_task.cancel()
 
     async def wait_for_sync(self, timeout: float | None = 120.0) -> bool:
         """Wait for the first list; False on timeout (controller-runtime's CacheSyncTimeout is 2 min)."""
@@ -192,16 +216,20 @@ class SharedInformer:
         while True:
             started = self.clock.now()
             try:
-                if need_list:
+                if need_list or self._must_relist():
                     await self._list()
                     need_list = False
-                await self._watch_once()
+                    if self._must_relist():  # a relist() asked while that list was under way
+                        continue
+                await self._watch_until_relist()
                 continue
             except Gone as exc:
+                self._current.clear()
                 self._log.info("watch history expired, relisting", **log_fields(exc))
                 need_list = True
                 continue
             except Exception as exc:
+                self._current.clear()
                 wait = delay * (1.0 + random.random())
                 if isinstance(exc, TooManyRequests) and exc.retry_after:
                     wait = max(wait, exc.retry_after)
@@ -221,7 +249,11 @@ class SharedInformer:
 
     # ---- list and watch ----------------------------------------------------------------------
 
+    def _must_relist(self) -> bool:
+        return self._relists_done != self._relists_asked
+
     async def _list(self) -> None:
+        asked = self._relists_asked
         items, resource_version = await self.client.list_all(
             self.ref,
             self.namespace,
@@ -230,7 +262,7 @@ class SharedInformer:
             field_selector=self.field_selector,
             each=self._listed_form,
         )
-        self._replace(items, resource_version)
+        self._replace(items, resource_version, asked)
 
     def _listed_form(self, obj: Obj) -> Obj:
         """A listed item's cached form, made as its page arrives (see `Client.list_all`'s `each`)."""
@@ -244,7 +276,7 @@ class SharedInformer:
             return self.projection.apply(obj)
         return strip_managed_fields(obj)
 
-    def _replace(self, items: list[Obj], resource_version: str) -> None:
+    def _replace(self, items: list[Obj], resource_version: str, relists_asked: int | None = None) -> None:
         """Swap in a fresh list, delivering exactly the difference from the cache."""
         first = not self._synced.is_set()
         diff = diff_relist(self.store.snapshot(), items)
@@ -260,9 +292,28 @@ class SharedInformer:
             self.store.upsert(new)
             self._dispatch_update(old, new)
         self.last_resource_version = resource_version
+        if relists_asked is not None:
+            self._relists_done = relists_asked
+        # current again only once the watch from this list is open and has replayed what happened
+        # since the list (`_watch_opened`): until then a change made after the list is missing
         if first:
             self._synced.set()
             self._log.debug("synced", objects=len(self.store), resource_version=resource_version)
+
+    async def _watch_until_relist(self) -> None:
+        """`_watch_once` as a task `relist()` can end early (it then returns, and the loop lists)."""
+        task = asyncio.get_running_loop().create_task(self._watch_once())
+        self._watch_task = task
+        try:
+            await asyncio.wait({task})
+        finally:
+            self._watch_task = None
+            if not task.done():  # this loop itself was cancelled
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if not task.cancelled():
+            task.result()
 
     async def _watch_once(self) -> None:
         timeout = random.randint(self.options.watch_timeout_min, self.options.watch_timeout_max)
@@ -275,9 +326,16 @@ class SharedInformer:
             timeout_seconds=timeout,
             allow_watch_bookmarks=True,
             read_timeout=self.options.read_timeout,
+            opened=self._watch_opened,
         )
         async for event in events:
             self._apply(event)
+
+    def _watch_opened(self) -> None:
+        """The watch from the last resourceVersion is open and what it replayed so far is applied: the
+        gap since the list (or the failure) is closed (a resume too old ends in Gone, clearing this)."""
+        if self._synced.is_set() and not self._must_relist():
+            self._current.set()
 
     def _apply(self, event: WatchEvent) -> None:
         obj = event.object
@@ -412,6 +470,22 @@ class SharedInformerFactory:
     async def wait_for_cache_sync(self, timeout: float | None = 120.0) -> bool:
         results = await asyncio.gather(*(i.wait_for_sync(timeout) for i in self._informers.values()))
         return all(results)
+
+    def relist(self, group: str, plural: str) -> list[SharedInformer]:
+        """`SharedInformer.relist` every informer of the resource; returns them."""
+        chosen = [i for i in self._informers.values() if (i.ref.group, i.ref.plural) == (group, plural)]
+        for informer in chosen:
+            informer.relist()
+        return chosen
+
+    def not_current(self) -> list[SharedInformer]:
+        """The informers whose caches may miss changes right now (see `SharedInformer.is_current`)."""
+        return [i for i in self._informers.values() if not i.is_current()]
+
+    async def wait_current(self) -> None:
+        """Return once every informer's cache is current (at once when all are)."""
+        while stale := self.not_current():
+            await asyncio.gather(*(i.wait_current() for i in stale))
 
     async def stop(self) -> None:
         await asyncio.gather(*(i.stop() for i in self._informers.values()))

@@ -26,7 +26,7 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 import orjson
@@ -37,13 +37,15 @@ from pydantic import ValidationError
 from starlette.requests import ClientDisconnect
 
 from kruise.webhook import paths
-from kruise.webhook.admission import AdmissionReview, Handler, deny, response_body
+from kruise.webhook.admission import AdmissionRequest, AdmissionReview, Decision, Handler, deny, response_body
 from kruise.webhook.conversion import serve_conversion
 from kruise.webhook.metrics import WebhookMetrics
 
 log = structlog.get_logger("kruise.webhook")
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's own request size limit
+CACHE_WAIT_SECONDS = 10.0
+"""How long a request without ``?timeout`` waits for re-listing caches (the configurations' default)."""
 _SECONDS = re.compile(r"^(\d+(?:\.\d+)?)s$")  # how client-go writes a whole-second time.Duration
 
 Scope = MutableMapping[str, Any]
@@ -56,6 +58,16 @@ _JSON = b"application/json"
 _TEXT = b"text/plain; charset=utf-8"  # what starlette sends for media_type="text/plain"
 _NOT_READY = (503, _TEXT, b"kruise-webhook is not ready: informer caches have not synced")
 _SERVER_ERROR = (500, _TEXT, b"Internal Server Error")  # starlette's ServerErrorMiddleware answer
+
+
+class CacheGate(Protocol):
+    """The informer caches the handlers read. A cache that lost its watch (410 Gone and re-listing, or
+    a list/watch failing) may lack objects changed meanwhile: a pod admitted from it could miss the
+    SidecarSet made in that gap. Requests wait (within the caller's deadline) until all are current."""
+
+    def not_current(self) -> list[str]: ...
+
+    async def wait_current(self) -> None: ...
 
 
 def caller_deadline(query_timeout: str | None) -> float | None:
@@ -103,8 +115,10 @@ def create_app(
     *,
     ready: Callable[[], bool] = lambda: True,
     metrics: WebhookMetrics | None = None,
+    caches: CacheGate | None = None,
 ) -> WebhookApp:
-    """`routes` maps URL path -> handler; `ready` gates /readyz (caches synced and a cert loaded)."""
+    """`routes` maps URL path -> handler; `ready` gates /readyz (caches synced and a cert loaded);
+    `caches`, when given, is waited on before each admission handler (see `CacheGate`)."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     app.state.metrics = metrics = metrics or WebhookMetrics()
 
@@ -122,7 +136,9 @@ def create_app(
     async def prometheus() -> Response:
         return Response(content=generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    endpoints = {path: _AdmissionEndpoint(path, handler, metrics, ready) for path, handler in routes.items()}
+    endpoints = {
+        path: _AdmissionEndpoint(path, handler, metrics, ready, caches) for path, handler in routes.items()
+    }
     for path, endpoint in endpoints.items():
         app.router.add_route(path, endpoint, methods=["POST"])  # an ASGI callable: mounted as is
     app.add_api_route(paths.CONVERT, _conversion_endpoint(metrics), methods=["POST"])
@@ -187,12 +203,18 @@ class _AdmissionEndpoint:
     prometheus `labels()` lookup takes a lock and builds a key; series still appear on first use)."""
 
     def __init__(
-        self, path: str, handler: Handler, metrics: WebhookMetrics, ready: Callable[[], bool]
+        self,
+        path: str,
+        handler: Handler,
+        metrics: WebhookMetrics,
+        ready: Callable[[], bool],
+        caches: CacheGate | None = None,
     ) -> None:
         self.path = path
         self.handler = handler
         self.metrics = metrics
         self.ready = ready
+        self.caches = caches
         self._series: dict[tuple[str, str], Any] = {}
 
     def _series_of(self, kind: str, value: str = "") -> Any:
@@ -247,10 +269,21 @@ class _AdmissionEndpoint:
         except ValidationError as exc:
             return _bad_request(_describe(exc))
         req = review.request
+        decision = None
+        if self.caches is not None:
+            decision = await _caches_current(path, req.uid, self.caches, deadline)
+        if decision is None:
+            decision = await self._handle(req, deadline)
+        self._series_of("decisions", "true" if decision.allowed else "false").inc()
+        body = response_body(review.api_version, req.uid, raw["request"].get("object"), decision)
+        return _json(200, body)
+
+    async def _handle(self, req: AdmissionRequest, deadline: float | None) -> Decision:
+        path = self.path
         scope_timeout = asyncio.timeout_at(deadline)
         try:
             async with scope_timeout:
-                decision = await self.handler(req)
+                return await self.handler(req)
         except Exception as exc:  # a handler bug must still answer, and say what broke
             if isinstance(exc, TimeoutError) and scope_timeout.expired():
                 log.warning("admission handler passed the caller's deadline", webhook=path, uid=req.uid)
@@ -260,7 +293,21 @@ class _AdmissionEndpoint:
             else:
                 log.exception("admission handler failed", webhook=path, uid=req.uid)
                 message = f"internal error in webhook {path}: {exc}"
-            decision = deny(500, message)
-        self._series_of("decisions", "true" if decision.allowed else "false").inc()
-        body = response_body(review.api_version, req.uid, raw["request"].get("object"), decision)
-        return _json(200, body)
+            return deny(500, message)
+
+
+async def _caches_current(path: str, uid: str, caches: CacheGate, deadline: float | None) -> Decision | None:
+    """None once every cache is current; past the deadline a 500 review, so the caller's
+    failurePolicy refuses the object instead of it being admitted from a cache with a gap."""
+    if not caches.not_current():
+        return None
+    loop = asyncio.get_running_loop()
+    until = deadline if deadline is not None else loop.time() + CACHE_WAIT_SECONDS
+    try:
+        async with asyncio.timeout_at(until):
+            await caches.wait_current()
+    except TimeoutError:
+        stale = ", ".join(caches.not_current()) or "none"
+        log.warning("informer caches not current by the deadline", webhook=path, uid=uid, stale=stale)
+        return deny(500, f"webhook {path}: informer caches are re-listing ({stale}); not answering from them")
+    return None

@@ -17,6 +17,7 @@ informer of that kind relist.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,9 @@ def with_conversion_webhook(crd: dict[str, Any], webhook: dict[str, Any]) -> dic
 class ConversionPatcher:
     client: Client
     target: ClientTarget
+    redefined: Callable[[dict[str, Any]], None] | None = None
+    """Told each CRD it wrote, right after the write: the apiserver ends that resource's watches (a new
+    definition), so the process re-lists its caches of it before answering from them again."""
 
     async def ensure(self, ca_bundle: bytes) -> list[str]:
         """Bring every Kruise CRD with Webhook conversion up to date; returns the names written."""
@@ -114,6 +118,8 @@ class ConversionPatcher:
                 return False
             try:
                 await self.client.update(CRDS, with_conversion_webhook(crd, webhook))
+                if self.redefined is not None:
+                    self.redefined(crd)
                 return True
             except Conflict:
                 try:

@@ -22,7 +22,7 @@ import structlog
 from kruise.api import apisets, features
 from kruise.api.apisets import DEFAULT_API_SET
 from kruise.api.features import FeatureGateError, FeatureGates
-from kruise.api.objects import section
+from kruise.api.objects import meta_of, section
 from kruise.control.sidecarset.revision import LABEL_SIDECARSET_NAME
 from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
 from kruise.control.workloadspread.whitelist import WhitelistError, parse_whitelist
@@ -80,6 +80,20 @@ log = structlog.get_logger("kruise.webhook")
 # Workloads a WorkloadSpread's pods come from: the webhook follows pod owners through these caches.
 SPREAD_WORKLOADS: tuple[ResourceRef, ...] = (REPLICASETS, DEPLOYMENTS, JOBS, STATEFULSETS_APPS)
 SPREAD_KRUISE_WORKLOADS: tuple[ResourceRef, ...] = (CLONESETS, ADVANCED_STATEFULSETS)
+
+
+@dataclass(frozen=True)
+class InformerCaches:
+    """Every informer this process started, as the app's `CacheGate`: each handler reads some of them,
+    and a request waits for all rather than each handler declaring which (a re-list takes milliseconds)."""
+
+    factory: SharedInformerFactory
+
+    def not_current(self) -> list[str]:
+        return [str(informer.ref) for informer in self.factory.not_current()]
+
+    async def wait_current(self) -> None:
+        await self.factory.wait_current()
 
 
 @dataclass
@@ -226,16 +240,25 @@ class WebhookProcess:
             ConfigurationPatcher(client, options.target, frozenset(self.routes), options.api_set),
             secret_name=options.secret_name, renew_before=certs.parse_renew_before(options.renew_before),
             resync_seconds=options.cert_resync_seconds, on_rotate=lambda _: self._reload(),
-            conversion=ConversionPatcher(client, options.target),
+            conversion=ConversionPatcher(client, options.target, redefined=self._crd_redefined),
             external=self.gates.enabled(features.ENABLE_EXTERNAL_CERTS),
         )  # fmt: skip
-        self.app = create_app(self.routes, ready=self.ready)
+        self.app = create_app(self.routes, ready=self.ready, caches=InformerCaches(self.factory))
         self.server: HTTPSServer | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     def ready(self) -> bool:
         synced = all(i.has_synced() for i in self.factory.informers)
         return synced and self.certs.bundle is not None and self.server is not None and self.server.started
+
+    def _crd_redefined(self, crd: dict[str, Any]) -> None:
+        """This process changed the CRD's spec: its watches end and a resume could race that end, so its
+        caches of the resource re-list now, and admission waits for them (see `InformerCaches`)."""
+        spec = section(crd, "spec")
+        plural = str(section(spec, "names").get("plural", ""))
+        chosen = self.factory.relist(str(spec.get("group", "")), plural)
+        if chosen:
+            log.info("re-listing caches of a redefined CRD", crd=meta_of(crd).get("name"), caches=len(chosen))
 
     def _reload(self) -> None:
         if self.server is not None:

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kruise.sandbox.apiserver import crdversions, errors, serviceaccounts
+from kruise.sandbox.apiserver import crdstorage, crdversions, errors, serviceaccounts
 from kruise.sandbox.apiserver.admission import AdmissionDenied
 from kruise.sandbox.apiserver.controllerwrites import (
     GARBAGE_COLLECTOR,
@@ -222,6 +222,8 @@ class Lifecycle:
         self._index(rt.key, obj, old)
         meta = obj["metadata"]
         changed_crd = old is None or old.get("spec") != obj.get("spec")
+        if rt.key == CRD_KEY and old is not None and crdstorage.redefined(old, obj):
+            self.store.restart_watches(crdstorage.resource_of(old))
         if rt.key == CRD_KEY and not meta.get("deletionTimestamp") and changed_crd:
             self.server.register_crd(obj)
             self._later(self._establish, meta["name"], delay=self.server.crd_establish_delay)
@@ -512,6 +514,8 @@ class Lifecycle:
         ]
         if new != crd:
             self.store.put(CRD_KEY, new, "MODIFIED", crd)
+            if crdstorage.redefined(crd, new):
+                self.store.restart_watches(crdstorage.resource_of(crd))
 
     # ------------------------------------------------------------ eviction
     def check_disruption_budgets(self, pod: dict[str, Any], dry_run: bool) -> None:

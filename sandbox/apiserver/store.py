@@ -70,6 +70,7 @@ class Store:
         self.history: deque[Event] = deque(maxlen=history_size)
         self.compacted_rv = 0  # a watch from an rv below this is 410 Gone
         self._watchers: dict[ResKey, set[Watcher]] = {}
+        self._restarted_rv: dict[ResKey, int] = {}  # a resource's watch cache began here (crdstorage.py)
 
     # ---- reads
     def get(self, res: ResKey, namespace: str, name: str) -> dict[str, Any] | None:
@@ -141,8 +142,18 @@ class Store:
         self._watchers.setdefault(res, set()).add(watcher)
         return watcher
 
-    def too_old(self, since: int) -> bool:
-        return since < self.compacted_rv
+    def oldest_rv(self, res: ResKey) -> int:
+        """A watch of `res` from a resourceVersion below this is 410 Gone."""
+        return max(self.compacted_rv, self._restarted_rv.get(res, 0))
+
+    def too_old(self, since: int, res: ResKey) -> bool:
+        return since < self.oldest_rv(res)
+
+    def restart_watches(self, res: ResKey) -> None:
+        """End `res`'s open watches and start its history afresh at the current resourceVersion."""
+        self._restarted_rv[res] = self.rv
+        for watcher in self._watchers.pop(res, set()):
+            watcher.queue.put_nowait(None)
 
     def unwatch(self, watcher: Watcher) -> None:
         self._watchers.get(watcher.res, set()).discard(watcher)

@@ -55,9 +55,9 @@ class Watch(RequestContext):
                 since = int(rv_param)
             except ValueError:
                 raise StatusError(400, "BadRequest", f"invalid resource version: {rv_param}") from None
-            if self.store.too_old(since):
+            if self.store.too_old(since, self.rt.key):
                 gone = StatusError(
-                    410, "Expired", f"too old resource version: {since} ({self.store.compacted_rv})"
+                    410, "Expired", f"too old resource version: {since} ({self.store.oldest_rv(self.rt.key)})"
                 )
                 await response.write(orjson.dumps({"type": "ERROR", "object": gone.status()}) + b"\n")
                 return response

@@ -16,7 +16,9 @@ import pytest
 
 from kruise.kube.client import Client
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
+from kruise.webhook.caches import SIDECARSETS
 from kruise.webhook.main import Options, WebhookProcess
+from tests.kit import polling
 from tests.kit.ports import free_port
 
 REPO = Path(__file__).resolve().parents[3]
@@ -259,3 +261,54 @@ async def test_native_sidecar_needs_not_update_and_is_injected_after_the_pods_in
     assert {"name": "IS_INJECTED", "value": "true"} in proxy["env"]
     hashes = orjson.loads(pod["metadata"]["annotations"]["kruise.io/sidecarset-hash"])
     assert hashes["native"]["sidecarList"] == ["proxy"]
+
+
+async def test_pod_admitted_while_the_sidecarset_cache_relists_gets_the_sidecar(sidecar_webhook, emulator):
+    """Issue 28: every watch of this replica ends and resumes into 410 Gone (as after a CRD redefinition
+    or a compaction), and its SidecarSet re-list is held. A SidecarSet stored in that gap (admitted by
+    another replica: this one's webhooks are not called for it) reaches this replica's cache only
+    through the re-list, so a pod this replica admits meanwhile must wait for it, not be admitted from
+    the cache with the gap: the pod gets sidecar1."""
+    process, kubectl, server = sidecar_webhook.process, sidecar_webhook.kubectl, emulator.server
+    # the SidecarSet as a webhook admits it (defaulted, hashes stamped), not stored yet
+    _, out, _ = await kubectl(
+        "apply", "--dry-run=server", "-o", "json", "-f", "-",
+        stdin=SIDECARSET % {"name": "made-in-the-gap", "extra": ""},
+    )  # fmt: skip
+    sidecarset = orjson.loads(out)
+    for field in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"):
+        sidecarset["metadata"].pop(field, None)
+    listing, release = asyncio.Event(), asyncio.Event()
+    list_all = process.client.list_all
+
+    async def held_sidecarset_list(ref, *args, **kwargs):
+        if ref == SIDECARSETS:
+            listing.set()
+            await release.wait()
+        return await list_all(ref, *args, **kwargs)
+
+    process.client.list_all = held_sidecarset_list
+    server.compact_watch_history()
+    server.drop_watches()
+    await polling.until(listing.is_set, message="the SidecarSet cache re-lists after 410 Gone")
+
+    admission, server.admission = server.admission, None
+    try:
+        await process.client.create(SIDECARSETS, sidecarset)
+    finally:
+        server.admission = admission
+
+    created = asyncio.create_task(kubectl.apply(POD % {"name": "in-the-gap", "namespace": "default"}))
+    metrics = process.app.state.metrics.registry
+
+    def pod_at_the_webhook() -> bool:
+        in_flight = metrics.get_sample_value(
+            "controller_runtime_webhook_requests_in_flight", {"webhook": "/mutate-pod"}
+        )
+        return created.done() or bool(in_flight)
+
+    await polling.until(pod_at_the_webhook, message="the pod's admission reached this replica")
+    release.set()
+    await created
+    pod = await get_json(kubectl, "pod", "in-the-gap", "-n", "default")
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["sidecar1", "app"]

@@ -88,13 +88,15 @@ class FakeApi:
         items = sorted(items, key=object_key)
         return [each(o) for o in items] if each is not None else items, str(self.rv)
 
-    async def watch(self, ref, namespace=None, *, resource_version=None, **kwargs):
+    async def watch(self, ref, namespace=None, *, resource_version=None, opened=None, **kwargs):
         self.watches += 1
         if self.fail_next:
             raise self.fail_next.pop(0)
         since = int(resource_version or 0)
         if since < self.compacted:
             raise Gone("too old resource version", reason="Expired")
+        if opened is not None:
+            opened()
         q: asyncio.Queue[WatchEvent | None] = asyncio.Queue()
         for rv, event in self.history:
             if rv > since:

@@ -203,3 +203,66 @@ async def test_notification_fault_drops_one_notification_but_not_the_cache_chang
     assert informer.dropped_notifications == 1
     assert informer.get("default/lost") is not None
     await informer.stop()
+
+
+async def test_cache_is_not_current_from_a_gone_watch_until_the_relist(fake_api):
+    """A reader that must not act on a gap (kruise-webhook's admission) can tell the cache lost its
+    watch: not current before the first list, nor while a 410 Gone re-list is under way."""
+    fake_api.put("a")
+    informer = SharedInformer(fake_api, PODS)
+    assert not informer.is_current()
+    informer.start()
+    await informer.wait_current()
+    assert informer.is_current() and informer.has_synced()
+    listing, release = asyncio.Event(), asyncio.Event()
+    list_all = fake_api.list_all
+
+    async def held_list(*args, **kwargs):
+        listing.set()
+        await release.wait()
+        return await list_all(*args, **kwargs)
+
+    fake_api.list_all = held_list
+    fake_api.end_watches()
+    fake_api.put("b")
+    fake_api.compact()
+    await listing.wait()
+    assert not informer.is_current() and informer.has_synced()
+    assert informer.get("default/b") is None
+    waiter = asyncio.create_task(informer.wait_current())
+    release.set()
+    await waiter
+    assert informer.get("default/b") is not None
+    await informer.stop()
+
+
+async def test_cache_is_not_current_while_a_failed_watch_backs_off(fake_api):
+    """After a failed watch the cache is behind until a watch is open again (its replay from the last
+    resourceVersion then closes the gap)."""
+    clock = FakeClock()
+    options = InformerOptions(backoff_initial=1.0, backoff_cap=4.0)
+    informer = SharedInformer(fake_api, PODS, options=options, clock=clock)
+    informer.start()
+    await informer.wait_current()
+    fake_api.fail_next = [InternalError("boom")]
+    fake_api.end_watches()
+    await until(lambda: clock.sleepers > 0)
+    assert not informer.is_current()
+    clock.step(2.0)
+    await informer.wait_current()
+    assert fake_api.lists == 1
+    await informer.stop()
+
+
+async def test_relist_ends_the_watch_and_lists_again_before_being_current(fake_api):
+    """kruise-webhook just redefined the CRD: it lists again rather than resuming the watch."""
+    informer = SharedInformer(fake_api, PODS)
+    informer.start()
+    await informer.wait_current()
+    assert fake_api.lists == 1
+    fake_api.put("a")
+    informer.relist()
+    assert not informer.is_current()
+    await informer.wait_current()
+    assert fake_api.lists == 2 and informer.get("default/a") is not None
+    await informer.stop()

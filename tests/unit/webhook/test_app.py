@@ -202,3 +202,70 @@ async def test_an_answer_that_cannot_be_built_is_a_plain_500_and_raised():
         body = review("CREATE", group="", version="v1", kind="Pod", resource="pods", obj={"metadata": {}})
         resp = await c.post("/x", json=body)
     assert resp.status_code == 500 and resp.text == "Internal Server Error"
+
+
+class Caches:
+    """A `CacheGate` the test drives: named caches not current until `catch_up()`."""
+
+    def __init__(self, *stale: str) -> None:
+        self.stale = list(stale)
+        self._current = asyncio.Event()
+        self.waiting = asyncio.Event()
+
+    def not_current(self) -> list[str]:
+        return list(self.stale)
+
+    async def wait_current(self) -> None:
+        self.waiting.set()
+        await self._current.wait()
+
+    def catch_up(self) -> None:
+        self.stale = []
+        self._current.set()
+
+
+def pod_review() -> dict:
+    return review("CREATE", group="", version="v1", kind="Pod", resource="pods", obj={"metadata": {}})
+
+
+async def test_admission_waits_for_caches_that_are_not_current():
+    """A handler never reads a cache that lost its watch: the request waits for the re-list."""
+    caches = Caches("sidecarsets.v1alpha1.apps.kruise.io")
+    seen: list[list[str]] = []
+
+    async def handler(req: AdmissionRequest) -> Decision:
+        seen.append(caches.not_current())
+        return Decision(allowed=True)
+
+    app = create_app({"/mutate-pod": handler}, caches=caches)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        answer = asyncio.create_task(c.post("/mutate-pod?timeout=10s", json=pod_review()))
+        await caches.waiting.wait()
+        assert seen == []
+        caches.catch_up()
+        resp = await answer
+    assert resp.json()["response"]["allowed"] is True
+    assert seen == [[]]
+
+
+async def test_caches_not_current_by_the_deadline_refuse_instead_of_admitting():
+    """Past the caller's deadline the answer is an error naming the caches (failurePolicy Fail then
+    refuses the object), never the handler's answer from a cache with a gap."""
+    caches = Caches("sidecarsets.v1alpha1.apps.kruise.io", "pods.v1")
+    called: list[str] = []
+
+    async def handler(req: AdmissionRequest) -> Decision:
+        called.append(req.uid)
+        return Decision(allowed=True)
+
+    app = create_app({"/mutate-pod": handler}, caches=caches)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        resp = await c.post("/mutate-pod?timeout=0.2s", json=pod_review())
+    answer = resp.json()["response"]
+    assert resp.status_code == 200 and answer["allowed"] is False and called == []
+    assert answer["status"] == {
+        "code": 500,
+        "message": "webhook /mutate-pod: informer caches are re-listing "
+        "(sidecarsets.v1alpha1.apps.kruise.io, pods.v1); not answering from them",
+        "reason": "InternalError",
+    }
