@@ -78,7 +78,14 @@ def deployment() -> dict[str, Any]:
                         {
                             "name": "web",
                             "image": "nginx:alpine",
-                            "readinessProbe": {"tcpSocket": {"port": 80}, "periodSeconds": 2},
+                            # ready 3 s after it starts (probes of real processes run on the wall
+                            # clock): a migration that removed Deployment pods before their CloneSet
+                            # replacements serve would show
+                            "readinessProbe": {
+                                "tcpSocket": {"port": 80},
+                                "initialDelaySeconds": 3,
+                                "periodSeconds": 1,
+                            },
                             "lifecycle": {"preStop": {"exec": {"command": ["sleep", "3"]}}},
                         }
                     ],
@@ -220,7 +227,18 @@ async def test_migrate_under_a_client_loop_and_exec_in_a_real_container(real_clu
             "the client asking the CloneSet's pods alone",
         )
 
-        # exec: the plugin picks a CloneSet pod and the command runs in its real container
+        # exec: the plugin picks a pod by the CloneSet's selector, which the Deployment shares (as
+        # kruise-tools, terminating pods included): once the Deployment's pods are gone, a CloneSet
+        # pod, and the command runs in its real container
+        async def pods() -> list[str]:
+            _, out = await cluster.kubectl(
+                "get", "pods", "-n", NS, "-l", "app=web", "-o", "jsonpath={.items[*].metadata.name}"
+            )
+            return out.split()
+
+        await until(
+            pods, lambda names: all(n.startswith("web-cs-") for n in names), "the Deployment's pods gone"
+        )
         code, _, err = await kubectl_kruise(
             cluster, "exec", "cloneset/web-cs", "-n", NS, "-c", "nope", "--", "true", check=False
         )
