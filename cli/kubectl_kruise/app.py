@@ -15,6 +15,7 @@ from typing import TextIO
 from kruise.cli.kubectl_kruise import (
     approve,
     commands,
+    createbroadcastjob,
     createcrr,
     createjob,
     describerollout,
@@ -47,6 +48,16 @@ def plan(args: argparse.Namespace, err: TextIO = sys.stderr) -> Runner:
     command to its arguments."""
     if args.command in ("exec", "get", "describe"):
         return plan_inspection(args, err)
+    if args.command == "create" and args.create_kind in ("broadcastJob", "broadcastjob"):
+        bcj_options = createbroadcastjob.CreateBroadcastJobOptions(
+            name=args.name,
+            image=args.image,
+            source=args.source,
+            command=tuple(args.job_command),
+            dry_run=args.dry_run,
+        )
+        bcj_options.validate()
+        return lambda c, ns, p: createbroadcastjob.create_broadcastjob(c, ns, bcj_options, p)
     if args.command == "create" and args.create_kind != "job":
         crr_options = createcrr.CreateCRROptions(
             name=args.name,

@@ -217,6 +217,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
     )
 
+    bcj = create_kinds.add_parser(
+        "broadcastJob",
+        aliases=["broadcastjob"],
+        help="Create a broadcastJob with the specified name.",
+        description="Create a broadcastJob with the specified name: kubectl-kruise create broadcastJob NAME "
+        "--image=image [--from=advancedcronjob/name] -- [COMMAND] [args...]. "
+        "--from takes advancedcronjob/NAME (acj) whose template is a BroadcastJob.",
+        parents=[globals_],
+    )
+    _add_output_flag(bcj)
+    bcj.add_argument("name", metavar="NAME")
+    bcj.add_argument("job_command", nargs="*", metavar="COMMAND")
+    bcj.add_argument("--image", default="", help="Image name to run.")
+    bcj.add_argument(
+        "--from",
+        dest="source",
+        default="",
+        help="The name of the resource to create a BroadcastJob from (only advancedCronjob is supported).",
+    )
+    bcj.add_argument(
+        "--dry-run", type=parse_dry_run, default="none", help='Must be "none", "server", or "client".'
+    )
+
     crr = create_kinds.add_parser(
         "ContainerRecreateRequest",
         aliases=["containerrecreaterequest", "crr"],

@@ -29,6 +29,7 @@ WORKLOAD_CRDS = (
     "apps.kruise.io_statefulsets.yaml",
     "apps.kruise.io_daemonsets.yaml",
     "apps.kruise.io_advancedcronjobs.yaml",
+    "apps.kruise.io_broadcastjobs.yaml",
     "apps.kruise.io_sidecarsets.yaml",
     "apps.kruise.io_containerrecreaterequests.yaml",
 )

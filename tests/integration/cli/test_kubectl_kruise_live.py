@@ -24,6 +24,7 @@ from kruise.control.common.revision import new_cloneset_revision
 from kruise.control.daemonset.history import new_revision as daemonset_revision
 from kruise.kube.client import Client
 from kruise.kube.resources import (
+    BROADCASTJOBS,
     CONTROLLER_REVISIONS,
     DEPLOYMENTS,
     JOBS,
@@ -415,6 +416,64 @@ async def test_create_job_from_an_advanced_cronjob_and_from_an_image(plugin):
     assert created.out == "job.batch/once created\n"
     container = (await client.get(JOBS, "once", NS))["spec"]["template"]["spec"]["containers"][0]
     assert container["command"] == ["date", "-u"]
+
+
+async def test_create_broadcastjob_from_an_advanced_cronjob_and_from_an_image(plugin):
+    client = plugin.client
+    acj = await client.create(ADVANCED_CRONJOBS, {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "AdvancedCronJob",
+        "metadata": {"name": "sweep", "namespace": NS},
+        "spec": {"schedule": "0 0 * * *", "template": {"broadcastJobTemplate": {
+            "metadata": {"labels": {"team": "a"}, "annotations": {"note": "x"}},
+            "spec": {"template": {"spec": {"restartPolicy": "Never",
+                                           "containers": [{"name": "c", "image": "busybox"}]}},
+                     "completionPolicy": {"type": "Always"}}}}},
+    })  # fmt: skip
+    # kruise-tools goes by status.type, which kruise-manager writes once it has seen the template
+    unseen = await plugin("create", "broadcastJob", "sweep-1", "--from=acj/sweep")
+    assert (unseen.code, unseen.err) == (1, "error: from must be a broadcastJob template, but got \n")
+    acj["status"] = {"type": "BroadcastJob"}
+    acj = await client.update_status(ADVANCED_CRONJOBS, acj)
+
+    result = await plugin("create", "broadcastJob", "sweep-1", "--from=advancedcronjob/sweep")
+    assert (result.code, result.out, result.err) == (0, "broadcastjob.apps.kruise.io/sweep-1 created\n", "")
+    bcj = await client.get(BROADCASTJOBS, "sweep-1", NS)
+    assert bcj["metadata"]["annotations"] == {"cronjob.kubernetes.io/instantiate": "manual", "note": "x"}
+    assert bcj["metadata"]["labels"] == {"team": "a"}
+    (owner,) = bcj["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == (
+        "AdvancedCronJob",
+        "sweep",
+        acj["metadata"]["uid"],
+    )
+    assert "controller" not in owner  # owned, not controlled, as kruise-tools builds it
+    assert bcj["spec"]["completionPolicy"] == {"type": "Always"}
+    assert bcj["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox"
+
+    again = await plugin("create", "broadcastjob", "sweep-1", "--from=acj/sweep")
+    assert again.err == 'error: failed to create job: broadcastjobs.apps.kruise.io "sweep-1" already exists\n'
+    cron = await plugin("create", "broadcastJob", "x", "--from=cronjob/nightly")
+    assert (cron.code, cron.err) == (1, "error: unknown object type *v1.CronJob\n")
+    missing = await plugin("create", "broadcastJob", "x", "--from=acj/ghost")
+    assert missing.err == 'Error from server (NotFound): advancedcronjobs.apps.kruise.io "ghost" not found\n'
+    both = await plugin("create", "broadcastJob", "x", "--image=busybox", "--from=acj/sweep")
+    assert (both.code, both.err) == (1, "error: either --image or --from must be specified\n")
+    command = await plugin("create", "broadcastJob", "x", "--from=acj/sweep", "--", "date")
+    assert command.err == "error: cannot specify --from and command\n"
+
+    preview = await plugin(
+        "create", "broadcastJob", "once", "--image", "busybox", "--dry-run=client", "--", "date"
+    )
+    assert preview.out == "broadcastjob.apps.kruise.io/once created (dry run)\n"
+    server = await plugin("create", "broadcastJob", "once", "--image", "busybox", "--dry-run=server")
+    assert server.out == "broadcastjob.apps.kruise.io/once created (server dry run)\n"
+    created = await plugin(
+        "create", "broadcastJob", "once", "--image", "busybox", "-o", "name", "--", "date", "-u"
+    )
+    assert created.out == "broadcastjob.apps.kruise.io/once\n"
+    template = (await client.get(BROADCASTJOBS, "once", NS))["spec"]["template"]["spec"]
+    assert template["restartPolicy"] == "Never"
+    assert template["containers"] == [{"name": "once", "image": "busybox", "command": ["date", "-u"]}]
 
 
 async def test_context_flag_picks_the_kubeconfig_context(plugin):
