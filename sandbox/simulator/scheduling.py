@@ -80,6 +80,18 @@ def matches_node_affinity(pod: Obj, node: Obj) -> bool:
     return any(match_node_selector_term(node, term) for term in terms)
 
 
+def preferred_affinity_score(pod: Obj, node: Obj) -> int:
+    """The weights of the pod's preferred node-affinity terms the node matches, summed: what
+    kube-scheduler's NodeAffinity score plugin ranks feasible nodes by (before normalising)."""
+    preferred = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    terms = preferred.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    return sum(
+        int(term.get("weight") or 0)
+        for term in terms
+        if match_node_selector_term(node, term.get("preference") or {})
+    )
+
+
 # -------------------------------------------------------------------- taints
 
 
@@ -246,10 +258,13 @@ def fit_error_message(total: int, reasons: Counter[str]) -> str:
 
 
 def choose_node(pod: Obj, nodes: Iterable[Obj], pods_by_node: Mapping[str, Sequence[Obj]]) -> Decision:
-    """The feasible node with the fewest pods (then lowest cpu requested, then name), or why none fits."""
+    """The feasible node the pod's preferred node affinity weighs most, then the one with the fewest
+    pods (then lowest cpu requested, then name); or why none fits. Preferred affinity goes first because
+    in kube-scheduler a matching term outweighs the spreading scores (a PersistentPodState's preferred
+    hostname brings a recreated pod back to its node)."""
     node_list = list(nodes)
     reasons: Counter[str] = Counter()
-    feasible: list[tuple[int, int, str]] = []
+    feasible: list[tuple[int, int, int, str]] = []
     for node in node_list:
         name = node["metadata"]["name"]
         on_node = pods_by_node.get(name, ())
@@ -258,7 +273,7 @@ def choose_node(pod: Obj, nodes: Iterable[Obj], pods_by_node: Mapping[str, Seque
             reasons.update(failures)
             continue
         cpu = sum(pod_requests(p).cpu for p in on_node)
-        feasible.append((len(on_node), cpu, name))
+        feasible.append((-preferred_affinity_score(pod, node), len(on_node), cpu, name))
     if feasible:
-        return Decision(node=min(feasible)[2])
+        return Decision(node=min(feasible)[3])
     return Decision(node=None, message=fit_error_message(len(node_list), reasons))

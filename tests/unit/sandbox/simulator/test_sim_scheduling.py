@@ -149,6 +149,24 @@ def test_choose_least_loaded_node():
     assert choose_node(pod(), nodes, loaded).node == "n2"
 
 
+def test_preferred_node_affinity_wins_over_load():
+    """A PersistentPodState's preferred hostname brings a recreated pod back to its busier node."""
+    nodes = [node("n1", {"host": "n1"}), node("n2", {"host": "n2"}), node("n3", {"host": "n3"})]
+    loaded = {"n1": [pod()], "n2": [pod(), pod()], "n3": []}
+
+    def preferring(*terms):
+        preferred = {"preferredDuringSchedulingIgnoredDuringExecution": list(terms)}
+        return pod(affinity={"nodeAffinity": preferred})
+
+    to_n2 = {"weight": 100, "preference": {"matchExpressions": [req("host", "In", "n2")]}}
+    to_n1 = {"weight": 10, "preference": {"matchExpressions": [req("host", "In", "n1")]}}
+    assert choose_node(preferring(to_n2), nodes, loaded).node == "n2"
+    assert choose_node(preferring(to_n1, to_n2), nodes, loaded).node == "n2"
+    # no node matches: the least loaded one, as without a preference
+    to_none = {"weight": 100, "preference": {"matchExpressions": [req("host", "In", "n9")]}}
+    assert choose_node(preferring(to_none), nodes, loaded).node == "n3"
+
+
 def test_unschedulable_message_counts_reasons_sorted():
     nodes = [
         node("n1", {"zone": "a"}),
