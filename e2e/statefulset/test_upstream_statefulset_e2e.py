@@ -235,12 +235,17 @@ def in_place_set(case: Case) -> Obj:
 
 
 async def in_place_rollout(
-    case: Case, sst: StatefulSetTester, ss: Obj, change: Callable[[Obj], None]
+    case: Case,
+    sst: StatefulSetTester,
+    ss: Obj,
+    change: Callable[[Obj], None],
+    before_update: list[Obj] | None = None,
 ) -> tuple[Obj, list[Obj], str]:
     """The steps the in-place cases share: create, check every pod at the one revision, delete and get
     them back at it, apply `change` held at partition 3 (a new revision, nothing updated), then
     partition 0 and wait for pod 0 — the last one updated — to leave the old revision and be ready, and
-    for all 3 to be running and ready. Returns the set, its pods and the update revision."""
+    for all 3 to be running and ready. Returns the set, its pods and the update revision; the pods as
+    they were just before `change` go to `before_update` when given."""
     ss = await sst.create(ss)
     await sst.wait_for_running_and_ready(3, ss)
     ss = await sst.wait_for_status(ss)
@@ -255,8 +260,11 @@ async def in_place_rollout(
         await delete_stateful_pod_at_index(case, index, ss)
     await sst.wait_for_running_and_ready(3, ss)
     ss = await sst.get(SS_NAME)
-    for pod in await sst.pods(ss):
+    restored = await sst.pods(ss)
+    for pod in restored:
         assert revision_of(pod) == current, pod["metadata"]
+    if before_update is not None:
+        before_update.extend(restored)
 
     def held(update: Obj) -> None:
         change(update)
@@ -298,6 +306,39 @@ async def test_should_in_place_update_pods_when_the_pod_update_strategy_is_in_pl
         for pod in pods:
             name, image = pod["metadata"]["name"], pod["spec"]["containers"][0]["image"]
             assert image == NEW_NGINX_IMAGE, f"Pod {name} has image {image}, not {NEW_NGINX_IMAGE}"
+            assert revision_of(pod) == update, f"Pod {name} has revision {revision_of(pod)}, not {update}"
+
+
+def guaranteed(update: Obj) -> None:
+    """The QoS case's update: requests equal to limits, so the pods turn from Burstable to Guaranteed."""
+    both = {"cpu": "1", "memory": "1Gi"}
+    update["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": dict(both),
+        "limits": dict(both),
+    }
+
+
+async def test_should_recreate_update_when_pod_qos_changed(kruise_sandbox_all_gates: Cluster):
+    """should recreate update when pod qos changed"""
+    async with upstream_case(kruise_sandbox_all_gates, "statefulset") as case:
+        sst = await setup(case)
+        ss = in_place_set(case)
+        template = ss["spec"]["template"]
+        template["metadata"]["labels"] = {"test-env": "foo", **LABELS}
+        template["spec"]["containers"][0]["env"] = [
+            {"name": "TEST_ENV", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['test-env']"}}}
+        ]
+        # Updating stateful set template: change pod qos; recreate update Pods at the new revision
+        before: list[Obj] = []
+        ss, pods, update = await in_place_rollout(case, sst, ss, guaranteed, before)
+        old_uids = {p["metadata"]["uid"] for p in before}
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            restarts = pod["status"]["containerStatuses"][0]["restartCount"]
+            assert restarts == 0, f"Pod {name} restarted {restarts} times"
+            # upstream: created after the update began (`CreationTimestamp.After(updateTime)`); here by
+            # identity, as no wall clock is compared: none of the pods from before the update is left
+            assert pod["metadata"]["uid"] not in old_uids, f"Pod {name} was not recreated"
             assert revision_of(pod) == update, f"Pod {name} has revision {revision_of(pod)}, not {update}"
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kruise.sandbox.apiserver import bulkload, defaults, discovery, faultroutes, serviceroute
+from kruise.sandbox.apiserver import bulkload, defaults, discovery, faultroutes, openapiv2, serviceroute
 from kruise.sandbox.apiserver.admission import AdmissionDenied, AdmissionPlugin
 from kruise.sandbox.apiserver.conversion import Converter
 from kruise.sandbox.apiserver.errors import StatusError
@@ -338,6 +338,8 @@ class ApiServer:
                 }
             )
         if head == "openapi":
+            if parts[1:] == ["v2"]:
+                return self._openapi_v2(request)
             return self._openapi(parts[1:])
         if self.fault_endpoints and tuple(parts[:2]) == faultroutes.PREFIX and len(parts) == 3:
             if USER_INFO in request:  # a service account's token: only the admin may inject faults
@@ -366,6 +368,12 @@ class ApiServer:
             doc = discovery.aggregated(self._discovered_types(), legacy)
             return _json(doc, content_type=discovery.AGGREGATED_V2)
         return _json(discovery.api_versions() if legacy else discovery.api_group_list(self.types()))
+
+    def _openapi_v2(self, request: web.Request) -> web.Response:
+        if openapiv2.wants_protobuf(request.headers.get("Accept", "")):
+            body = openapiv2.document_protobuf(self.git_version)
+            return web.Response(body=body, content_type=openapiv2.PROTOBUF)
+        return _json(openapiv2.document(self.git_version))
 
     def _openapi(self, parts: list[str]) -> web.Response:
         if parts == ["v3"]:
