@@ -194,6 +194,10 @@ def status_matches_runtime(node_image: dict[str, Any], node: dict[str, Any]) -> 
 async def test_daemon_killed_mid_image_pull(chart_sandbox: tuple[Cluster, int]):
     cluster, sandbox_pid = chart_sandbox
     nodes = [f"node-{i}" for i in range(1, NODES + 1)]
+    for node in nodes:  # a job made before its nodes' NodeImages exist is not re-queued by their creation
+        await until(
+            lambda node=node: get_json(cluster, "nodeimage", node), bool, f"{node}'s NodeImage", RECOVER_BOUND
+        )
     started = time.monotonic()
     await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(PULL_JOB))
     killed_at: dict[str, float] = {}
