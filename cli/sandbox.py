@@ -81,6 +81,13 @@ def up(
         help="Glob pattern (repeatable) of image references whose pull fails on every simulated node, "
         "as from an unreachable registry, e.g. 'invalid.registry.k8s.io/*'.",
     ),
+    slow_image: list[str] = typer.Option(
+        [],
+        "--slow-image",
+        help="GLOB=SECONDS (repeatable): pulls of matching image references take SECONDS on every "
+        "simulated node (sandbox time, divided by --speed; the first matching pattern wins; others pull "
+        "at once), e.g. 'registry.example/slow/*=200' to have a pull still running when a fault hits.",
+    ),
     log_dir: Path = typer.Option(
         Path(tempfile.gettempdir()) / "kruise-sandbox-logs",
         "--log-dir",
@@ -127,6 +134,13 @@ def up(
         api_set = parse_api_set(api_set, field="--api-set")
     except APISetError as exc:
         raise typer.BadParameter(str(exc), param_hint="--api-set") from exc
+
+    from kruise.sandbox.cri.slow_pulls import parse_slow_image
+
+    try:
+        slow_images = tuple(parse_slow_image(value) for value in slow_image)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--slow-image") from exc
 
     if runtime not in ("fake", "containerd"):
         raise typer.BadParameter(f"must be fake or containerd, got {runtime!r}", param_hint="--runtime")
@@ -196,6 +210,7 @@ def up(
             runtime=runtime,
             pod_subnet=pod_subnet,
             fail_images=tuple(fail_image),
+            slow_images=slow_images,
             kube_api_qps=kube_api_qps or None,
             kube_api_burst=kube_api_burst,
             fault_endpoints=fault_endpoints,

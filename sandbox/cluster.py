@@ -25,6 +25,7 @@ import yaml
 from kruise.sandbox.apiserver import serviceroute
 from kruise.sandbox.apiserver.server import ApiServer
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
+from kruise.sandbox.cri.slow_pulls import SlowImages
 from kruise.sandbox.failurelogs import keep_failure_logs
 from kruise.sandbox.simulator import ProcessImage, Simulator
 from kruise.sandbox.simulator.client import ApiError, Client
@@ -83,6 +84,7 @@ class Sandbox:
         runtime: str = "fake",
         pod_subnet: str | None = None,
         fail_images: Sequence[str] = (),
+        slow_images: Sequence[tuple[str, float]] = (),
         kube_api_qps: float | None = None,
         kube_api_burst: int = 30,
         fault_endpoints: bool = False,
@@ -105,6 +107,7 @@ class Sandbox:
         self.runtime = runtime
         self.pod_subnet = pod_subnet
         self.fail_images = list(fail_images)
+        self.slow_images = list(slow_images)
         self.kube_api_qps = kube_api_qps
         self.kube_api_burst = kube_api_burst
         self.fault_endpoints = fault_endpoints
@@ -188,6 +191,7 @@ class Sandbox:
                 runtime=self.runtime,
                 pod_subnet=self.pod_subnet,
                 fail_images=self.fail_images,
+                pull_delay=SlowImages(self.slow_images),
                 kube_api_qps=self.kube_api_qps,
                 kube_api_burst=self.kube_api_burst,
                 # the sandbox's apiserver has no other scheduler: every Node is a target, as on kind

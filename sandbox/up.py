@@ -51,6 +51,8 @@ class UpOptions:
     """With ``containerd``: the pods' subnet on the sandbox's bridge (None: the default)."""
     fail_images: Sequence[str] = ()
     """Glob patterns of image references whose pull fails on every node (``--fail-image``)."""
+    slow_images: Sequence[tuple[str, float]] = ()
+    """(glob, seconds) pull durations per image (``--slow-image``); others pull without delay."""
     kube_api_qps: float | None = None
     """The built-in workload controllers' client rate limit (``--kube-api-qps``; None: unlimited)."""
     kube_api_burst: int = 30
@@ -95,6 +97,7 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             runtime=options.runtime,
             pod_subnet=options.pod_subnet,
             fail_images=options.fail_images,
+            slow_images=options.slow_images,
             kube_api_qps=options.kube_api_qps,
             kube_api_burst=options.kube_api_burst,
             fault_endpoints=options.fault_endpoints,

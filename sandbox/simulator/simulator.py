@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kruise.sandbox.cri import FakeRuntime
+from kruise.sandbox.cri.image_store import PullDelay
 from kruise.sandbox.simulator.addresses import MAX_NODE_INDEX, AddressClaim, AddressRanges, claim_addresses
 from kruise.sandbox.simulator.client import Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import ConfigMapLookup
@@ -83,7 +84,8 @@ class Simulator:
             ``"scheduler"`` when it runs kube-scheduler, ``"volumes"`` (provisioning, binding and
             expansion of claims of ``sandbox.kruise.io/volumes`` StorageClasses) when it has storage.
         pods_per_node, cpu, memory: node capacity.
-        pull_delay: seconds each image pull takes at speed 1.
+        pull_delay: seconds each image pull takes at speed 1, or a function of the normalized
+            reference (``--slow-image``, see ``cri.slow_pulls``).
         fail_images: glob patterns of image references whose pull fails on every node (as an
             unreachable registry would), so a rollout to a bad image can be staged without a real one.
         process_images: images whose containers run as real local processes.
@@ -120,7 +122,7 @@ class Simulator:
         pods_per_node: int = 110,
         cpu: str = "8",
         memory: str = "32Gi",
-        pull_delay: float = 0.0,
+        pull_delay: PullDelay = 0.0,
         fail_images: Sequence[str] = (),
         process_images: Sequence[ProcessImage] = (),
         state_dir: str | Path | None = None,
