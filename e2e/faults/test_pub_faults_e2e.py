@@ -248,6 +248,9 @@ async def test_concurrent_evictions_with_the_pub_controller_down(sandbox_only: C
             await start_manager(cluster, f"pub-manager-{i}", lease, tmp_path / f"manager-again-{i}.log")
             for i in range(MANAGERS)
         ]
+        # the CloneSet replaced the evicted pods and the PUB controller counted them (not the stale status)
+        await until(lambda: pods(cluster, namespace), lambda p: len([x for x in p if ready(x)]) == REPLICAS,
+                    "the evicted pods replaced and ready", timeout=90)  # fmt: skip
         after = await until(lambda: pub_status(cluster, namespace), settled,
                             "the PUB status settled after the managers' restart", timeout=90)  # fmt: skip
         settle = time.monotonic() - restarted

@@ -7,7 +7,8 @@ every PUB protecting UPDATE protects RESIZE too; with it on, only PUBs listing R
 A protected operation takes one slot of the PUB's budget by writing the pod into the PUB status
 (disruptedPods, or unavailablePods for updates) with `unavailableAllowed` one lower — an optimistic
 status update, so two replicas or two concurrent requests can never both take the last slot. A
-request that finds no slot is refused with upstream's message. dryRun requests decide but write nothing.
+request that finds no slot is refused with upstream's message, and so is one whose write still conflicts
+after CONFLICT_RETRIES attempts (fail closed, 403 as upstream). dryRun requests decide but write nothing.
 
 Reads come from informer caches (pods, PUBs); the only API calls are the status write and, after a
 conflict, a fresh GET of that PUB. A per-PUB lock serialises this replica's own requests, and the
@@ -125,7 +126,8 @@ class BudgetKeeper:
                 self._refused(pod)
                 return deny(403, str(exc))
             except Conflict:
-                return deny(504, f"couldn't update PodUnavailableBudget {name} due to conflicts")
+                # upstream answers a Timeout StatusError's text through ValidationResponse: a 403 refusal
+                return deny(403, f"Timeout: couldn't update PodUnavailableBudget {name} due to conflicts")
             if written is not None:
                 self._written[written["metadata"].get("uid", "")] = written
             return allow()
