@@ -390,3 +390,40 @@ async def test_selector_cloneset_in_place_update_failed_image_and_block(kruise_s
     """PodUnavailableBudget selector cloneSet, strategy.type=in-place, update failed image and block"""
     async with upstream_case(kruise_sandbox_all_gates, "podunavailablebudget") as case:
         await cloneset_update_failed_image_and_block(case, "InPlaceOnly")
+
+
+async def test_selector_two_clonesets_in_place_update_success_image(kruise_sandbox_all_gates: Cluster):
+    """PodUnavailableBudget selector two cloneSets, strategy.type=in-place, update success image"""
+    async with upstream_case(kruise_sandbox_all_gates, "podunavailablebudget") as case:
+        pub = new_base_pub(case.ns)
+        pub["spec"]["maxUnavailable"] = "20%"
+        pub_name = (await case.create(pub))["metadata"]["name"]
+
+        names = ["webserver-1", "webserver-2"]
+        for name in names:
+            cloneset = new_base_cloneset(case.ns)
+            cloneset["metadata"]["name"] = name
+            cloneset["spec"]["replicas"] = 5
+            cloneset["spec"]["updateStrategy"]["type"] = "InPlaceIfPossible"
+            await create_cloneset(case, cloneset)
+        await pub_status_is(case, pub_name, budget(2, 8, 10, 10))
+
+        # a failed image on both: the budget stops the in-place updates at two pods
+        for name in names:
+            await case.update(CLONESET, name, set_image(INVALID_IMAGE))
+        await pub_status_is(case, pub_name, budget(0, 8, 8, 10))
+
+        # upstream sleeps 5s and then counts; the count must hold over that window
+        def eight_not_updated(pods: list[Obj]) -> bool:
+            return len([p for p in live(pods) if p["spec"]["containers"][0]["image"] != INVALID_IMAGE]) == 8
+
+        await case.consistently(
+            lambda: selector_pods(case, SELECTOR), eight_not_updated, "8 pods keep the old image", 5
+        )
+
+        for name in names:
+            await case.update(CLONESET, name, set_image(NEW_WEBSERVER_IMAGE))
+        await clonesets_min_ready_and_running(case, names, 7)
+        await pub_status_is(case, pub_name, budget(2, 8, 10, 10))
+        pods = live(await selector_pods(case, SELECTOR))
+        assert len([p for p in pods if p["spec"]["containers"][0]["image"] == NEW_WEBSERVER_IMAGE]) == 10
