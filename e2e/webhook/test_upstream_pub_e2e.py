@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from harness import Cluster
 from upstream_kit import NEW_WEBSERVER_IMAGE, WEBSERVER_IMAGE, Case, Obj, upstream_case
 
@@ -427,3 +428,140 @@ async def test_selector_two_clonesets_in_place_update_success_image(kruise_sandb
         await pub_status_is(case, pub_name, budget(2, 8, 10, 10))
         pods = live(await selector_pods(case, SELECTOR))
         assert len([p for p in pods if p["spec"]["containers"][0]["image"] == NEW_WEBSERVER_IMAGE]) == 10
+
+
+SIDECARSET = "sidecarsets.v1alpha1.apps.kruise.io"
+NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.14-4"  # upstream's common.NginxImage
+NEW_NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.15-4"  # common.NewNginxImage
+
+
+def pub_sidecarset(ns: str, rand: str) -> Obj:
+    """`NewBaseSidecarSet` as both SidecarSet cases change it: no init container, one `nginx-sidecar`
+    for the namespace's app=webserver pods, rolling update with maxUnavailable 100%."""
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "SidecarSet",
+        "metadata": {"name": f"test-sidecarset-{ns}-{rand[:5]}", "labels": {"app": "sidecar"}},
+        "spec": {
+            "namespace": ns,
+            "selector": {"matchLabels": {"app": "webserver"}},
+            "containers": [
+                {"name": "nginx-sidecar", "image": NGINX_IMAGE, "command": ["tail", "-f", "/dev/null"]},
+            ],
+            "updateStrategy": {"type": "RollingUpdate", "maxUnavailable": "100%"},
+        },
+    }
+
+
+async def sidecarset_min_ready_and_upgrade(
+    case: Case, name: str, want: dict[str, int], min_ready: int
+) -> None:
+    """`WaitForSidecarSetMinReadyAndUpgrade`: the counts reach `want`, and readyPods never drops below
+    `min_ready` on the way (upstream fails the poll the moment it does)."""
+
+    async def done() -> bool:
+        status = (await case.must_get(SIDECARSET, name)).get("status") or {}
+        if min_ready > 0:
+            assert status.get("readyPods", 0) >= min_ready, (
+                f"sidecarSet {name} readyPods < {min_ready}: {status}"
+            )
+        return all(status.get(key, 0) == value for key, value in want.items())
+
+    await case.eventually(done, bool, f"sidecarSet {name} status {want}", timeout=90)
+
+
+def sidecar_status(matched: int, updated: int, updated_ready: int, ready: int) -> dict[str, int]:
+    return {
+        "matchedPods": matched,
+        "updatedPods": updated,
+        "updatedReadyPods": updated_ready,
+        "readyPods": ready,
+    }
+
+
+def set_sidecar_image(image: str):
+    return lambda obj: obj["spec"]["containers"][0].update(image=image)
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.xfail(
+    strict=True,
+    reason="kruise-py bug, not yet found: after the SidecarSet's image is fixed its update stays stuck "
+    "(readyPods 4, the pod on the failed image is not updated again), where upstream's rolls all 5",
+)
+async def test_selector_sidecarset_update_failed_sidecar_image_block(kruise_sandbox_all_gates: Cluster):
+    """PodUnavailableBudget selector SidecarSet, inject sidecar container, update failed sidecar image, block"""  # noqa: E501
+    cluster = kruise_sandbox_all_gates
+    async with upstream_case(cluster, "podunavailablebudget") as case:
+        pub_name = (await case.create(new_base_pub(case.ns)))["metadata"]["name"]
+        sidecarset = pub_sidecarset(case.ns, case.rand)
+        name = sidecarset["metadata"]["name"]
+        await cluster.kubectl("create", "-f", "-", stdin=json.dumps(sidecarset))
+        try:
+            deployment = new_base_deployment(case.ns)
+            deployment["spec"]["replicas"] = 5
+            await create_deployment(case, deployment)
+
+            pods = await selector_pods(case, SELECTOR)
+            assert len(pods[0]["spec"]["containers"]) == 2
+            await pub_status_is(case, pub_name, budget(1, 4, 5, 5))
+
+            await case.update(SIDECARSET, name, set_sidecar_image(INVALID_IMAGE))
+            await sidecarset_min_ready_and_upgrade(case, name, sidecar_status(5, 1, 0, 4), 4)
+
+            async def unavailable() -> int:
+                return len(
+                    ((await case.must_get(PUB, pub_name)).get("status") or {}).get("unavailablePods") or {}
+                )
+
+            await case.eventually(unavailable, lambda n: n == 1, "one pub unavailablePods entry")
+            await pub_status_is(case, pub_name, budget(0, 4, 4, 5))
+
+            await case.update(SIDECARSET, name, set_sidecar_image(NEW_NGINX_IMAGE))
+            await sidecarset_min_ready_and_upgrade(case, name, sidecar_status(5, 5, 5, 5), 4)
+            await pub_status_is(case, pub_name, budget(1, 4, 5, 5))
+        finally:
+            await cluster.kubectl(
+                "delete", SIDECARSET, name, "--ignore-not-found", "--wait=false", check=False
+            )
+
+
+async def test_selector_cloneset_and_sidecarset_in_place_update_success_image(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """PodUnavailableBudget selector cloneSet and sidecarSet, strategy.type=in-place, update success image"""
+    cluster = kruise_sandbox_all_gates
+    async with upstream_case(cluster, "podunavailablebudget") as case:
+        pub = new_base_pub(case.ns)
+        pub["spec"]["maxUnavailable"] = "20%"
+        pub_name = (await case.create(pub))["metadata"]["name"]
+        sidecarset = pub_sidecarset(case.ns, case.rand)
+        name = sidecarset["metadata"]["name"]
+        await cluster.kubectl("create", "-f", "-", stdin=json.dumps(sidecarset))
+        try:
+            cloneset = new_base_cloneset(case.ns)
+            cloneset["spec"]["updateStrategy"]["type"] = "InPlaceOnly"
+            cloneset["spec"]["replicas"] = 10
+            await create_cloneset(case, cloneset)
+
+            pods = await selector_pods(case, SELECTOR)
+            assert len(pods[0]["spec"]["containers"]) == 2
+            await pub_status_is(case, pub_name, budget(2, 8, 10, 10))
+
+            await case.update(CLONESET, "webserver", set_image(NEW_WEBSERVER_IMAGE))
+            await case.update(SIDECARSET, name, set_sidecar_image(NEW_NGINX_IMAGE))
+            await clonesets_min_ready_and_running(case, ["webserver"], 2)
+            await sidecarset_min_ready_and_upgrade(case, name, sidecar_status(10, 10, 10, 10), 2)
+            await pub_status_is(case, pub_name, budget(2, 8, 10, 10))
+
+            done = [
+                p
+                for p in live(await selector_pods(case, SELECTOR))
+                if p["spec"]["containers"][1]["image"] == NEW_WEBSERVER_IMAGE
+                and p["spec"]["containers"][0]["image"] == NEW_NGINX_IMAGE
+            ]
+            assert len(done) == 10
+        finally:
+            await cluster.kubectl(
+                "delete", SIDECARSET, name, "--ignore-not-found", "--wait=false", check=False
+            )
