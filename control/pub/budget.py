@@ -73,7 +73,8 @@ def has_unavailable_label(pod: Obj) -> bool:
 
 
 def is_no_protection(pod: Obj) -> bool:
-    return _annotations(pod).get(ANNOTATION_PUB_NO_PROTECT, "").lower() in ("true", "1", "t")
+    """Exactly "true", as upstream compares it: "True", "1" or "t" leave the pod protected."""
+    return _annotations(pod).get(ANNOTATION_PUB_NO_PROTECT, "") == "true"
 
 
 def is_pod_ready(pod: Obj) -> bool:

@@ -215,3 +215,9 @@ def test_pub_for_new_pod_resolves_the_replicaset_owner_to_its_deployment():
     assert budget.pub_for_new_pod(owned, [by_target, by_selector], lambda _o, _n: None) == "c"
     # without a finder the ReplicaSet is the workload
     assert budget.pub_for_new_pod(owned, [by_target]) is None
+
+
+@pytest.mark.parametrize("value", ["True", "TRUE", "1", "t", "yes", ""])
+def test_only_exactly_true_lifts_protection(value: str) -> None:
+    assert not budget.is_no_protection(a_pod(annotations={"pub.kruise.io/no-protect": value}))
+    assert budget.is_no_protection(a_pod(annotations={"pub.kruise.io/no-protect": "true"}))
