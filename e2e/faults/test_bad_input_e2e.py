@@ -129,9 +129,11 @@ async def test_malformed_admission_requests_are_refused_naming_the_field(
         assert alive, "kruise-webhook is not alive and healthy after the corpus"
         assert not internal and named == len(user_errors), user_errors
     finally:
-        for kind, name in KRUISE_WEBHOOK_CONFIGS:  # failurePolicy Fail must not outlive the process
-            await cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
+        # Stop the process first: alive, kruise-webhook re-creates its configurations, and one re-created
+        # after the delete below (failurePolicy Fail, a dead port) failed the next tests on this cluster.
         if webhook.returncode is None:
             webhook.send_signal(signal.SIGTERM)
             await asyncio.wait_for(webhook.wait(), timeout=30)
+        for kind, name in KRUISE_WEBHOOK_CONFIGS:  # failurePolicy Fail must not outlive the process
+            await cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
         await cluster.kubectl("delete", "namespace", ns, "--wait=false", check=False)
