@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kruise.cli.kubectl_kruise import createjob
 from kruise.cli.kubectl_kruise.errors import PluginError
@@ -28,18 +28,10 @@ class CreateBroadcastJobError(PluginError):
 
 
 @dataclass(frozen=True)
-class CreateBroadcastJobOptions:
-    name: str
-    image: str = ""
-    source: str = ""  # --from, TYPE/NAME
-    command: tuple[str, ...] = ()
-    dry_run: str = "none"
+class CreateBroadcastJobOptions(createjob.CreateJobOptions):
+    """`create job`'s flags and rules (--image or --from, no command with --from)."""
 
-    def validate(self) -> None:
-        if bool(self.image) == bool(self.source):
-            raise CreateBroadcastJobError("either --image or --from must be specified")
-        if self.command and self.source:
-            raise CreateBroadcastJobError("cannot specify --from and command")
+    error: ClassVar[type[PluginError]] = CreateBroadcastJobError
 
 
 def resolve_source(text: str) -> str:

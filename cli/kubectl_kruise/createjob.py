@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kruise.cli.kubectl_kruise import kinds
 from kruise.cli.kubectl_kruise.errors import PluginError
@@ -37,12 +37,14 @@ class CreateJobOptions:
     source: str = ""  # --from, TYPE/NAME
     command: tuple[str, ...] = ()
     dry_run: str = "none"
+    # `create broadcastJob` takes the same flags and rules, refused as its own error
+    error: ClassVar[type[PluginError]] = CreateJobError
 
     def validate(self) -> None:
         if bool(self.image) == bool(self.source):
-            raise CreateJobError("either --image or --from must be specified")
+            raise self.error("either --image or --from must be specified")
         if self.command and self.source:
-            raise CreateJobError("cannot specify --from and command")
+            raise self.error("cannot specify --from and command")
 
 
 def resolve_source(text: str) -> kinds.Target:
