@@ -4,6 +4,11 @@ SidecarSet update retried on conflict, waits for a Deployment to run and for a S
 
 Each case gets its own namespace and SidecarSet name (upstream: `test-sidecarset-<ns>-<random>` with
 `spec.namespace: <ns>`), so cases sharing the session's sandbox never see each other's pods.
+
+Upstream keeps a v1beta1 copy of the suite (`test/e2e/apps/v1beta1`, `framework/v1beta1`) that differs
+only in the SidecarSet's shape: no `spec.namespace` (a `namespaceSelector` on `kubernetes.io/metadata.name`
+scopes it instead) and `spec.customVersion` in place of the custom-version label. A `Case` carries the
+API version it writes and reads SidecarSets at, so one translation serves both copies.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ KRUISE_NAMESPACE = "kruise-system"
 # upstream's v1alpha1 suite reads and writes through the v1alpha1 client; a bare `kubectl get sidecarset`
 # would return v1beta1 (the preferred version), where customVersion is a spec field, not a label
 SIDECARSETS = "sidecarsets.v1alpha1.apps.kruise.io"
+# the two versions upstream's suite has a copy for (parametrize ids)
+API_VERSIONS = ("v1alpha1", "v1beta1")
 WAIT = 120.0
 
 
@@ -37,14 +44,35 @@ class Case:
     cluster: Cluster
     ns: str
     suffix: str
+    # the SidecarSet API version the case writes and reads (upstream's v1alpha1 or v1beta1 copy)
+    version: str = "v1alpha1"
+
+    @property
+    def sidecarsets(self) -> str:
+        """The fully qualified resource: a bare `sidecarset` would be read at the preferred version."""
+        return f"sidecarsets.{self.version}.apps.kruise.io"
+
+    def sidecarset(self, metadata: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+        """A SidecarSet at the case's version, scoped to the case's namespace the way that version
+        can say it: `spec.namespace` (v1alpha1) or a `namespaceSelector` (v1beta1, where upstream's
+        `NewBaseSidecarSet` and every object its v1beta1 files build use the namespace-name label)."""
+        scope: dict[str, Any] = (
+            {"namespace": self.ns}
+            if self.version == "v1alpha1"
+            else {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": self.ns}}}
+        )
+        return {
+            "apiVersion": f"apps.kruise.io/{self.version}",
+            "kind": "SidecarSet",
+            "metadata": metadata,
+            "spec": {**spec, **scope},
+        }
 
     def base_sidecarset(self) -> dict[str, Any]:
         """`NewBaseSidecarSet`: an init sidecar and two sidecars (nginx before, busybox after the app)."""
-        return {
-            "apiVersion": "apps.kruise.io/v1alpha1",
-            "kind": "SidecarSet",
-            "metadata": {"name": f"test-sidecarset-{self.ns}-{self.suffix}", "labels": {"app": "sidecar"}},
-            "spec": {
+        return self.sidecarset(
+            {"name": f"test-sidecarset-{self.ns}-{self.suffix}", "labels": {"app": "sidecar"}},
+            {
                 "initContainers": [
                     {"name": f"init-sidecar-{self.suffix}", "command": ["/bin/sh", "-c", "sleep 1"],
                      "image": BUSYBOX_IMAGE},
@@ -57,9 +85,8 @@ class Case:
                      "command": ["/bin/sh", "-c", "sleep 10000000"], "podInjectPolicy": "AfterAppContainer"},
                 ],
                 "selector": {"matchLabels": {"app": "sidecarset"}},
-                "namespace": self.ns,
             },
-        }  # fmt: skip
+        )  # fmt: skip
 
     def base_deployment(self, replicas: int = 1) -> dict[str, Any]:
         """`NewBaseDeployment`: `deployment-test`, one busybox container, pods labelled app=sidecarset."""
@@ -120,7 +147,7 @@ class Case:
         """`UpdateSidecarSet`: read, change, `kubectl replace`; a conflict re-reads and re-applies."""
         last = ""
         for _ in range(5):
-            current = await self.get(SIDECARSETS, name)
+            current = await self.get(self.sidecarsets, name)
             change(current)
             code, out = await self.cluster.kubectl(
                 "replace", "-f", "-", "-o", "json", stdin=json.dumps(current), check=False
@@ -156,7 +183,7 @@ class Case:
         """`WaitForSidecarSetUpgradeComplete`: the four counters as given, the generation observed."""
 
         async def probe() -> dict[str, Any]:
-            return await self.get(SIDECARSETS, name)
+            return await self.get(self.sidecarsets, name)
 
         def done(s: dict[str, Any]) -> bool:
             status = s.get("status") or {}
@@ -175,7 +202,7 @@ class Case:
         """upstream's `waitingForSidecarSetReconcile`: the controller has seen the current generation."""
 
         async def probe() -> dict[str, Any]:
-            return await self.get(SIDECARSETS, name)
+            return await self.get(self.sidecarsets, name)
 
         def seen(s: dict[str, Any]) -> bool:
             return (s.get("status") or {}).get("observedGeneration") == s["metadata"]["generation"]
@@ -200,10 +227,10 @@ class Case:
 
 
 @contextlib.asynccontextmanager
-async def upstream_case(cluster: Cluster) -> AsyncIterator[Case]:
+async def upstream_case(cluster: Cluster, version: str = "v1alpha1") -> AsyncIterator[Case]:
     """A fresh namespace; afterwards (upstream's AfterEach) its SidecarSets and the namespace go."""
     suffix = secrets.token_hex(3)[:5]
-    case = Case(cluster, f"e2e-sidecarset-{suffix}", suffix)
+    case = Case(cluster, f"e2e-sidecarset-{suffix}", suffix, version)
     await cluster.kubectl("create", "namespace", case.ns)
     try:
         yield case

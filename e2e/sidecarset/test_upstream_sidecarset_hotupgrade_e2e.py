@@ -1,14 +1,19 @@
 """Upstream's SidecarSet e2e, context "SidecarSet HotUpgrade functionality [SidecarSetHotUpgrade]"
 (openkruise/kruise test/e2e/apps/v1alpha1/sidecarset_hotupgrade.go), translated to kubectl on the sandbox:
-same objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here."""
+same objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here.
+
+Upstream's v1beta1/sidecarset_hotupgrade.go is the same three cases with the SidecarSet at v1beta1 (scoped
+by a namespaceSelector); each case runs once per version, writing and reading the SidecarSet at it."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pytest
 from harness import Cluster
 from sidecarset_tester import (
+    API_VERSIONS,
     BUSYBOX_IMAGE,
     INVALID_IMAGE,
     NEW_NGINX_IMAGE,
@@ -19,6 +24,8 @@ from sidecarset_tester import (
 )
 
 WORKING = "kruise.io/sidecarset-working-hotupgrade-container"
+
+pytestmark = pytest.mark.parametrize("api_version", API_VERSIONS)
 
 
 def _container(pod: dict[str, Any], name: str) -> dict[str, Any]:
@@ -61,12 +68,14 @@ def _assert_working(pod: dict[str, Any], sidecar: str, working: str, image: str)
     assert (empty["name"], empty["image"]) == (sidecar + other, BUSYBOX_IMAGE)
 
 
-async def test_sidecarset_inject_pod_hot_upgrade_sidecar_container(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_inject_pod_hot_upgrade_sidecar_container(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet inject pod hot upgrade sidecar container
 
     A HotUpgrade sidecar is injected as two containers, `-1` working on the image, `-2` on the empty
     image, with version/versionalt annotations 1/0 and 0/1."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset, sidecar = _hot_sidecarset(case, rolling=False)
         await case.until_injecting(await case.create(sidecarset))
         deployment = case.base_deployment()
@@ -78,12 +87,14 @@ async def test_sidecarset_inject_pod_hot_upgrade_sidecar_container(kruise_sandbo
         assert _container(pods[0], f"{sidecar}-2")["image"] == BUSYBOX_IMAGE
 
 
-async def test_sidecarset_upgrade_hot_sidecar_container_image(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_upgrade_hot_sidecar_container_image(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet upgrade hot sidecar container image
 
     Each image change moves the work to the twin container (`-1` -> `-2` -> `-1`), the old one goes back
     to the empty image; a change beyond the image upgrades no pod."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset, sidecar = _hot_sidecarset(case, rolling=True)
         name = sidecarset["metadata"]["name"]
         await case.until_injecting(await case.create(sidecarset))
@@ -119,12 +130,14 @@ async def test_sidecarset_upgrade_hot_sidecar_container_image(kruise_sandbox_all
         await case.sidecarset_status(name, matched=1, updated=0, ready=1, updated_ready=0)
 
 
-async def test_sidecarset_upgrade_hot_sidecar_container_failed_image(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_upgrade_hot_sidecar_container_failed_image(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet upgrade hot sidecar container failed image
 
     A hot upgrade to an image that cannot be pulled stops after one pod (maxUnavailable 1, the pod never
     ready); the next good image finishes both pods, the work on `-2`."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset, sidecar = _hot_sidecarset(case, rolling=True)
         name = sidecarset["metadata"]["name"]
         await case.until_injecting(await case.create(sidecarset))
