@@ -107,11 +107,10 @@ def pod_scheme(obj: dict[str, Any]) -> None:
 
 def pod(obj: dict[str, Any]) -> None:
     """Pod creation defaults, including the admission plugins every cluster runs
-    (DefaultTolerationSeconds, Priority; ServiceAccount needs the store: `serviceaccounts.py`)."""
+    (DefaultTolerationSeconds; ServiceAccount and Priority need the store: `serviceaccounts.py`,
+    `priority.py`)."""
     pod_scheme(obj)
     spec = obj["spec"]
-    spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     tolerations = spec.setdefault("tolerations", [])
     for default in _NOT_READY_TOLERATIONS:
         if not any(

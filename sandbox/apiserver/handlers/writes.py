@@ -22,7 +22,15 @@ from typing import Any, TypeVar
 
 import orjson
 
-from kruise.sandbox.apiserver import defaults, errors, preconditions, revisiondata, schema, serviceaccounts
+from kruise.sandbox.apiserver import (
+    defaults,
+    errors,
+    preconditions,
+    priority,
+    revisiondata,
+    schema,
+    serviceaccounts,
+)
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
 from kruise.sandbox.apiserver.claims import admit_claim_resize
 from kruise.sandbox.apiserver.errors import StatusError
@@ -31,6 +39,8 @@ from kruise.sandbox.apiserver.handlers.subresources import scale_of
 from kruise.sandbox.apiserver.patches import json_patch, merge_patch, strategic_merge_patch
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.statusstrategy import prepare_status_update
+
+PRIORITY_CLASSES = ("scheduling.k8s.io", "priorityclasses")
 
 # utilrand's alphabet for generateName suffixes: no vowels, no digits that look like letters.
 T = TypeVar("T")
@@ -184,6 +194,11 @@ class Writes(RequestContext):
             def in_tree(pod: dict[str, Any]) -> None:
                 serviceaccounts.admit_pod(
                     pod, lambda ns, name: self.store.get(("", "serviceaccounts"), ns, name)
+                )
+                priority.admit_pod(
+                    pod,
+                    lambda name: self.store.get(PRIORITY_CLASSES, "", name),
+                    lambda: self.store.list(PRIORITY_CLASSES),
                 )
 
             in_tree(obj)

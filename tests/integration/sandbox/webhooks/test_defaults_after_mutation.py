@@ -127,3 +127,28 @@ async def test_writes_after_injection_are_not_spec_changes(injecting, sandbox, c
     assert replaced.metadata.labels["tier"] == "front"
     assert replaced.metadata.annotations == {"touched": "yes"}
     assert [c.name for c in replaced.spec.containers] == ["sidecar", "main"]
+
+
+async def test_priority_follows_the_class_a_webhook_set(server, certificates, client):
+    """The Priority plugin runs again after a webhook changed the pod: a webhook that sets
+    `priorityClassName` and drops the `priority` the first pass resolved (OpenKruise's WorkloadSpread
+    patch does) gets the new class's value, not 0 and not nothing."""
+    await client.create(
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 100,
+        },
+    )
+    server.routes["/classify"] = lambda req: patch_response(
+        [
+            {"op": "add", "path": "/spec/priorityClassName", "value": "high"},
+            {"op": "remove", "path": "/spec/priority"},
+        ]
+    )
+    await client.create(MUTATING, mutating("a-classify", "/classify", certificates))
+    stored = await client.create(PODS, app_pod("web"))
+    assert (stored["spec"]["priorityClassName"], stored["spec"]["priority"]) == ("high", 100)
+    assert stored["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
