@@ -10,7 +10,8 @@ selectors, failurePolicy, timeout from the values) with each name, path and verb
 lists the versions the API set in force serves (`kruise.api.apisets`): 1.9's are upstream 1.9's markers,
 2.0's list v1beta1 for every kind served at v1beta1, as upstream master's markers do. Like
 upstream, no entry sets matchPolicy or reinvocationPolicy (the apiserver defaults them to Equivalent
-and Never). Every path here is one `routes.build_routes` answers (it serves both path spellings).
+and Never). Every path here is one a handler module registers (`kruise.webhook.registry`; both
+path spellings are served).
 """
 
 from __future__ import annotations

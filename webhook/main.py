@@ -52,7 +52,7 @@ from kruise.kube.resources import (
     WORKLOADSPREADS,
     ResourceRef,
 )
-from kruise.webhook import certs
+from kruise.webhook import certs, registry
 from kruise.webhook.app import create_app
 from kruise.webhook.cachefields import projections as cache_projections
 from kruise.webhook.caches import (
@@ -69,10 +69,10 @@ from kruise.webhook.caches import (
 from kruise.webhook.certcontroller import CertController
 from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
 from kruise.webhook.configurations import SERVICE_NAME, ClientTarget
+from kruise.webhook.context import WebhookContext
 from kruise.webhook.crdconversion import ConversionPatcher
 from kruise.webhook.handlers.pub import BudgetKeeper
 from kruise.webhook.handlers.workloadspread import SpreadKeeper
-from kruise.webhook.routes import build_routes
 from kruise.webhook.server import HTTPSServer
 
 log = structlog.get_logger("kruise.webhook")
@@ -222,19 +222,20 @@ class WebhookProcess:
         if self.gates.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE):
             # only this gate's claim-template check reads classes (RBAC: storageclasses get/list/watch)
             storage_classes = StoreStorageClasses(self.factory.informer(STORAGE_CLASSES).store)
-        self.routes = build_routes(
-            StoreNamespaceContents(pods.store, pvcs.store),
-            self.sidecarsets,
-            self.gates,
-            self.budgets,
-            objects,
-            keeper,
-            self.persistent_pod_states.in_namespace,
-            storage_classes,
+        context = WebhookContext(
+            namespace_contents=StoreNamespaceContents(pods.store, pvcs.store),
+            sidecarsets=self.sidecarsets,
+            gates=self.gates,
+            budgets=self.budgets,
+            objects=objects,
+            spreads=keeper,
+            persistent_pod_states=self.persistent_pod_states.in_namespace,
+            storage_classes=storage_classes,
             configuration=self.sidecarsets.configuration,
             list_custom_resources=self._list_custom_resources,
             probe_markers=self.probe_markers.in_namespace if self.probe_markers is not None else None,
         )
+        self.routes = registry.routes(context)
         self.certs = CertController(
             client, options.namespace, options.dns_name, options.cert_dir,
             ConfigurationPatcher(client, options.target, frozenset(self.routes), options.api_set),

@@ -13,9 +13,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from kruise.api import crr as crr_api
+from kruise.api import features
 from kruise.api.objects import spec_of
 from kruise.api.validation import aggregate_message, pydantic_errors
-from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
+from kruise.webhook.context import WebhookContext
+from kruise.webhook.handlers import kinds
 
 PodLookup = Callable[[str, str], dict[str, Any] | None]
 NodeLookup = Callable[[str], dict[str, Any] | None]
@@ -55,3 +58,14 @@ def mutating_handler(
         return patched(mutated)
 
     return handle
+
+
+def _mutating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
+    """Without the pod and node caches a request is only defaulted, as any kind."""
+    if ctx.objects is None:
+        return kinds.default_mutating(ctx, hooks)
+    daemon = ctx.enabled(features.KRUISE_DAEMON)
+    return mutating_handler(ctx.objects.pod, ctx.objects.node, daemon_gate=daemon)
+
+
+REGISTRATIONS = (kinds.kind_registration(crr_api.GROUP, "ContainerRecreateRequest", "mutate", _mutating),)

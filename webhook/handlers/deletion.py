@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from kruise.api import features, shapes
 from kruise.api.keys import (
     DELETION_PROTECTION_ALWAYS,
     DELETION_PROTECTION_CASCADING,
@@ -19,7 +20,11 @@ from kruise.api.keys import (
 from kruise.api.objects import meta_of, section, spec_of
 from kruise.kube.errors import ApiError
 from kruise.kube.resources import ResourceRef
-from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
+from kruise.webhook import paths
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
+from kruise.webhook.context import WebhookContext
+from kruise.webhook.registry import Registration
+from kruise.webhook.shapecheck import shape_checked
 
 CRD_CASCADING_GATE = "DeletionProtectionForCRDCascadingGate"
 
@@ -152,3 +157,34 @@ def crd_handler(
         return deny(403, message) if message else allow()
 
     return handle
+
+
+def _protection(ctx: WebhookContext) -> bool:
+    return ctx.enabled(features.RESOURCES_DELETION_PROTECTION)
+
+
+def _workloads(ctx: WebhookContext) -> Handler:
+    return shape_checked(builtin_workload_handler(_protection(ctx)), old=shapes.WORKLOAD)
+
+
+def _always_only(ctx: WebhookContext) -> Handler:
+    return shape_checked(always_only_handler(_protection(ctx)), old=shapes.METADATA_ONLY)
+
+
+def _crds(ctx: WebhookContext) -> Handler:
+    cascading = ctx.enabled(features.DELETION_PROTECTION_FOR_CRD_CASCADING_GATE)
+    return shape_checked(crd_handler(_protection(ctx), cascading, ctx.list_custom_resources), old=shapes.CRD)
+
+
+def _namespaces(ctx: WebhookContext) -> Handler:
+    handler = namespace_handler(ctx.namespace_contents, _protection(ctx))  # type: ignore[arg-type]
+    return shape_checked(handler, old=shapes.METADATA_ONLY)
+
+
+_APPS_V1 = (paths.DEPLOYMENT, paths.REPLICASET, paths.STATEFULSET)
+REGISTRATIONS = (
+    Registration("deletion apps/v1 workloads", _APPS_V1, _workloads),
+    Registration("deletion services and ingresses", (paths.SERVICE, paths.INGRESS), _always_only),
+    Registration("deletion customresourcedefinitions", (paths.CRD,), _crds),
+    Registration("deletion namespaces", (paths.NAMESPACE,), _namespaces),
+)

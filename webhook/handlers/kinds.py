@@ -2,7 +2,10 @@
 
 Each kind's module in `kruise.api` exposes `set_defaults(obj)` and `validate(obj[, old])`; this file
 only adapts them to admission: parse with the version's model, apply, and report. Adding a kind to
-the registry is therefore enough to get its webhooks.
+the registry is therefore enough to get its webhooks: every kind gets a generic mutating and
+validating registration here, which a concern module replaces by registering the same kind and verb
+through `kind_registration` (SidecarSet, Advanced StatefulSet, WorkloadSpread, PersistentPodState,
+ContainerRecreateRequest).
 """
 
 from __future__ import annotations
@@ -15,11 +18,19 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from kruise.api import features, shapes
 from kruise.api.crdgen import CRDInfo
+from kruise.api.features import FeatureGates
 from kruise.api.objects import spec_of
+from kruise.api.registry import KINDS, by_kind
 from kruise.api.validation import FieldError, aggregate_message, pydantic_errors
-from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
+from kruise.webhook import paths
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
+from kruise.webhook.context import WebhookContext
 from kruise.webhook.handlers.deletion import validate_workload_deletion
+from kruise.webhook.handlers.versions import at_version
+from kruise.webhook.registry import Registration
+from kruise.webhook.shapecheck import shape_checked
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -182,3 +193,73 @@ def _validate_delete(hooks: KindHooks, req: AdmissionRequest) -> Decision:
     replicas = spec_of(old).get("replicas")
     message = validate_workload_deletion(old, replicas if isinstance(replicas, int) else None)
     return deny(403, message) if message else allow()
+
+
+# Kinds whose validating webhook refuses everything while a gate is off (upstream: 403
+# "feature-gate X is not enabled"), checked in this order.
+KIND_GATES: dict[str, tuple[str, ...]] = {
+    "ImagePullJob": (features.KRUISE_DAEMON, features.IMAGE_PULL_JOB_GATE),
+    "ImageListPullJob": (features.KRUISE_DAEMON, features.IMAGE_PULL_JOB_GATE),
+    "NodeImage": (features.KRUISE_DAEMON,),
+    "PodProbeMarker": (features.POD_PROBE_MARKER_GATE, features.KRUISE_DAEMON),
+    "ResourceDistribution": (features.RESOURCE_DISTRIBUTION_GATE,),
+    "WorkloadSpread": (features.WORKLOAD_SPREAD,),
+}
+
+
+def gated(handler: Handler, gates: FeatureGates, names: tuple[str, ...]) -> Handler:
+    async def handle(req: AdmissionRequest) -> Decision:
+        if req.operation in ("CREATE", "UPDATE"):
+            for name in names:
+                if not gates.enabled(name):
+                    return deny(403, f"feature-gate {name} is not enabled")
+        return await handler(req)
+
+    return handle
+
+
+KindBuilder = Callable[[WebhookContext, KindHooks], Handler]
+
+
+def kind_registration(
+    group: str, kind: str, verb: str, build: KindBuilder, *, fallback: bool = False
+) -> Registration:
+    """The registration of a Kruise kind's `verb` ("mutate" or "validate") webhook on both path
+    spellings; the handler `build` makes is wrapped as every kind's is: served at the hooks' version,
+    and on validation the kind's gates (`KIND_GATES`) and the old object's shape on DELETE."""
+    if verb not in ("mutate", "validate"):
+        raise ValueError(f"verb: must be mutate or validate, not {verb!r}")
+    info = by_kind(group, kind)
+    hooks = hooks_for(info)
+    versions = tuple(v.name for v in info.versions)
+
+    def built(ctx: WebhookContext) -> Handler:
+        handler = build(ctx, hooks)
+        if verb == "mutate":
+            return at_version(handler, group, kind, hooks.version)
+        if kind in KIND_GATES:
+            handler = gated(handler, ctx.gates, KIND_GATES[kind])
+        handler = at_version(handler, group, kind, hooks.version, validating=True)
+        return shape_checked(handler, old=shapes.WORKLOAD)  # a DELETE reads the old object's dict
+
+    name = f"{verb} {kind}.{group}" + (" (generic)" if fallback else "")
+    return Registration(name, tuple(paths.kind_paths(verb, group, kind, versions)), built, fallback=fallback)
+
+
+def default_mutating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
+    return mutating_handler(
+        hooks,
+        ctx.enabled(features.TEMPLATE_NO_DEFAULTS),
+        ctx.enabled(features.DEFAULT_HOST_NETWORK_HOST_PORTS_IN_POD_TEMPLATES),
+    )
+
+
+def default_validating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
+    return validating_handler(hooks, deletion_protection=ctx.enabled(features.RESOURCES_DELETION_PROTECTION))
+
+
+REGISTRATIONS = tuple(
+    kind_registration(info.group, info.kind, verb, build, fallback=True)
+    for info in KINDS
+    for verb, build in (("mutate", default_mutating), ("validate", default_validating))
+)

@@ -11,10 +11,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kruise.api import features
 from kruise.api import persistentpodstate as ppsapi
 from kruise.api.validation import ErrorType, FieldError, aggregate_message, pydantic_errors
 from kruise.control.common.customworkloads import WhitelistError, parse_pps_whitelist
-from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
+from kruise.webhook.context import WebhookContext
 from kruise.webhook.handlers import kinds
 
 
@@ -52,3 +54,15 @@ def validating_handler(
         return allow()
 
     return handle
+
+
+def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
+    return validating_handler(
+        hooks,
+        ctx.configuration,
+        ctx.persistent_pod_states_in(),
+        deletion_protection=ctx.enabled(features.RESOURCES_DELETION_PROTECTION),
+    )
+
+
+REGISTRATIONS = (kinds.kind_registration(ppsapi.GROUP, "PersistentPodState", "validate", _validating),)

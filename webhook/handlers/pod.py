@@ -21,6 +21,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from kruise.api import features, shapes
 from kruise.api.controllerref import controller_of
 from kruise.api.keys import CONDITION_KRUISE_POD_READY
 from kruise.api.objects import section
@@ -41,8 +42,13 @@ from kruise.control.uniteddeployment.podpatch import PatchError
 from kruise.control.workloadspread.subsets import MaxReplicasError
 from kruise.control.workloadspread.targets import OwnerNotFound
 from kruise.kube.errors import ApiError
-from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
+from kruise.webhook import paths
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
+from kruise.webhook.context import WebhookContext
+from kruise.webhook.handlers import pub, workloadspread
 from kruise.webhook.handlers.workloadspread import SpreadKeeper
+from kruise.webhook.registry import Registration
+from kruise.webhook.shapecheck import shape_checked
 
 KRUISE_GROUP = "apps.kruise.io"
 
@@ -178,3 +184,67 @@ def pod_create_handler(
         return patched(pod) if changed else allow()
 
     return handle
+
+
+def _budget_gates(ctx: WebhookContext) -> tuple[bool, bool]:
+    return (
+        ctx.enabled(features.POD_UNAVAILABLE_BUDGET_DELETE_GATE),
+        ctx.enabled(features.POD_UNAVAILABLE_BUDGET_UPDATE_GATE),
+    )
+
+
+def _mutating(ctx: WebhookContext) -> Handler:
+    budgets = ctx.budgets if any(_budget_gates(ctx)) else None
+    serverless = ctx.enabled(features.ENABLE_POD_PROBE_MARKER_ON_SERVERLESS)
+    handler = pod_create_handler(
+        ctx.enabled(features.KRUISE_POD_READINESS_GATE),
+        ctx.sidecarsets,
+        sort_sidecars_by_name=ctx.enabled(features.ENABLE_SORT_SIDECAR_CONTAINER_BY_NAME),
+        pubs_in_namespace=budgets.source.in_namespace if budgets is not None else None,
+        pub_workload_of=budgets.source.workload_of if budgets is not None else None,
+        spreads=ctx.spreads if ctx.enabled(features.WORKLOAD_SPREAD) else None,
+        persistent_pod_states=ctx.persistent_pod_states,
+        configuration=ctx.configuration,
+        enhanced_liveness=ctx.enabled(features.ENHANCED_LIVENESS_PROBE),
+        probe_markers=ctx.probe_markers if serverless else None,
+    )
+    return shape_checked(handler, new=shapes.POD)
+
+
+def _spread_first(spread_check: Callable[[AdmissionRequest], Any], then: Handler | None) -> Handler:
+    """`/validate-pod` as upstream orders it: WorkloadSpread bookkeeping, then (when served) the
+    PodUnavailableBudget checks."""
+
+    async def handle(req: AdmissionRequest) -> Decision:
+        refused = await spread_check(req)
+        if refused is not None:
+            return refused
+        return await then(req) if then is not None else allow()
+
+    return handle
+
+
+def _validating(ctx: WebhookContext) -> Handler | None:
+    """Served while PodUnavailableBudget checks (a keeper and a PUB gate) or WorkloadSpread bookkeeping
+    of pod deletions/evictions (the keeper, the pod cache, gates WorkloadSpread and PodWebhook) apply."""
+    delete_gate, update_gate = _budget_gates(ctx)
+    handler = None
+    if ctx.budgets is not None and (delete_gate or update_gate):
+        handler = pub.pod_validating_handler(
+            ctx.budgets,
+            delete_gate=delete_gate,
+            update_gate=update_gate,
+            in_place_pod_vertical_scaling=ctx.enabled(features.IN_PLACE_POD_VERTICAL_SCALING),
+        )
+    spread_gates = ctx.enabled(features.WORKLOAD_SPREAD) and ctx.enabled(features.POD_WEBHOOK)
+    if ctx.spreads is not None and ctx.objects is not None and spread_gates:
+        handler = _spread_first(workloadspread.pod_deletion_check(ctx.spreads, ctx.objects.pod), handler)
+    if handler is None:
+        return None
+    return shape_checked(handler, new=shapes.POD, old=shapes.POD, subresources={"eviction": shapes.EVICTION})
+
+
+REGISTRATIONS = (
+    Registration("pod create", (paths.POD_MUTATE,), _mutating, gates=(features.POD_WEBHOOK,)),
+    Registration("pod update, delete and eviction", (paths.POD_VALIDATE,), _validating),
+)

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kruise.api import features
 from kruise.api import sidecarset as api
 from kruise.api.keys import ANNOTATION_SIDECARSET_BASE
 from kruise.api.objects import annotations_of, meta_of, section
@@ -20,7 +21,8 @@ from kruise.api.validation import FieldError, aggregate_message, invalid, pydant
 from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.matching import canary_base
 from kruise.control.sidecarset.whitelist import whitelist_error
-from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny, mutable, patched
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
+from kruise.webhook.context import WebhookContext
 from kruise.webhook.handlers import kinds
 from kruise.webhook.handlers.pod import SidecarSetSource
 
@@ -117,3 +119,17 @@ def validating_handler(
         return deny(422, aggregate_message(errors)) if errors else allow()
 
     return handle
+
+
+def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
+    """Without the SidecarSet cache (kind not served) only the generic checks apply."""
+    if ctx.sidecarsets is None:
+        return kinds.default_validating(ctx, hooks)
+    allowed = ctx.enabled(features.SIDECARSET_PATCH_POD_METADATA_DEFAULTS_ALLOWED)
+    return validating_handler(hooks, ctx.sidecarsets, patch_metadata_defaults_allowed=allowed)
+
+
+REGISTRATIONS = (
+    kinds.kind_registration(api.GROUP, "SidecarSet", "mutate", lambda _ctx, hooks: mutating_handler(hooks)),
+    kinds.kind_registration(api.GROUP, "SidecarSet", "validate", _validating),
+)

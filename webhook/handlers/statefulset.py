@@ -15,14 +15,16 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from kruise.api import features
 from kruise.api import statefulset as sts_api
 from kruise.api.goquantity import Quantity
 from kruise.api.objects import meta_of, section, spec_of
 from kruise.api.validation import FieldError, aggregate_message, forbidden, invalid
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.statefulset.claims import compatible_without_size
-from kruise.webhook.admission import AdmissionRequest, Decision, deny
-from kruise.webhook.handlers.kinds import KindHooks, mutating_handler, validating_handler
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, deny
+from kruise.webhook.context import WebhookContext
+from kruise.webhook.handlers.kinds import KindHooks, kind_registration, mutating_handler, validating_handler
 
 Obj = Mapping[str, Any]
 
@@ -184,3 +186,28 @@ class _NoStorageClasses:
 
     def list(self) -> list[Obj]:
         return []
+
+
+def _mutating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
+    return statefulset_mutating_handler(
+        hooks,
+        ctx.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE),
+        ctx.enabled(features.TEMPLATE_NO_DEFAULTS),
+        ctx.enabled(features.DEFAULT_HOST_NETWORK_HOST_PORTS_IN_POD_TEMPLATES),
+        auto_delete_pvc=ctx.enabled(features.STATEFULSET_AUTO_DELETE_PVC),
+    )
+
+
+def _validating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
+    return statefulset_validating_handler(
+        hooks,
+        ctx.storage_classes,
+        ctx.enabled(features.STATEFULSET_AUTO_RESIZE_PVC_GATE),
+        deletion_protection=ctx.enabled(features.RESOURCES_DELETION_PROTECTION),
+    )
+
+
+REGISTRATIONS = (
+    kind_registration(sts_api.GROUP, "StatefulSet", "mutate", _mutating),
+    kind_registration(sts_api.GROUP, "StatefulSet", "validate", _validating),
+)

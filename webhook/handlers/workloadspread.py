@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import structlog
 from pydantic import ValidationError
 
+from kruise.api import features
 from kruise.api import workloadspread as wsapi
 from kruise.api.objects import meta_of, spec_of, status_of
 from kruise.api.validation import ErrorType, FieldError, aggregate_message, pydantic_errors
@@ -40,7 +41,8 @@ from kruise.kube.client import Client
 from kruise.kube.errors import ApiError, NotFound
 from kruise.kube.resources import WORKLOADSPREADS
 from kruise.kube.retry import DEFAULT_BACKOFF, Backoff, optimistic_update
-from kruise.webhook.admission import AdmissionRequest, Decision, allow, deny
+from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
+from kruise.webhook.context import WebhookContext
 from kruise.webhook.handlers import kinds
 
 log = structlog.get_logger("kruise.webhook.workloadspread")
@@ -287,3 +289,16 @@ def spread_validating_handler(
         return allow()
 
     return handle
+
+
+def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
+    """A conflict with another WorkloadSpread is checked against the keeper's cache, so only with it."""
+    return spread_validating_handler(
+        hooks,
+        ctx.configuration,
+        deletion_protection=ctx.enabled(features.RESOURCES_DELETION_PROTECTION),
+        others=ctx.spreads.source.in_namespace if ctx.spreads is not None else None,
+    )
+
+
+REGISTRATIONS = (kinds.kind_registration(wsapi.GROUP, "WorkloadSpread", "validate", _validating),)
