@@ -10,8 +10,6 @@ ContainerRecreateRequest).
 
 from __future__ import annotations
 
-import inspect
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -27,6 +25,7 @@ from kruise.api.validation import FieldError, aggregate_message, pydantic_errors
 from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
 from kruise.webhook.context import WebhookContext
+from kruise.webhook.handlers import kindhooks
 from kruise.webhook.handlers.deletion import validate_workload_deletion
 from kruise.webhook.handlers.versions import at_version
 from kruise.webhook.registry import Registration
@@ -40,22 +39,24 @@ _DEFAULTED_METADATA = ("labels", "annotations", "finalizers")
 
 @dataclass(frozen=True)
 class KindHooks:
-    info: CRDInfo
-    set_defaults: Callable[[Any], None] | None
-    validate: Callable[..., list[FieldError]] | None
+    """A kind's CRD beside its declared hooks (`kindhooks.DECLARED`)."""
 
-    @property
-    def validate_takes_old(self) -> bool:
-        return self.validate is not None and "old" in inspect.signature(self.validate).parameters
+    info: CRDInfo
+    set_defaults: Callable[..., None] | None
+    validate: Callable[..., list[FieldError]] | None
+    validate_takes_old: bool = False
+    default_options: frozenset[str] = frozenset()
+    version: str | None = None
+    """The version the kind's hooks are written for; None when they take every served version."""
 
     @property
     def defaults_take_protection(self) -> bool:
-        return self.defaults_take("add_protection")
+        return self.defaults_take(kindhooks.ADD_PROTECTION)
 
     def defaults_take(self, option: str) -> bool:
         """The kind's defaulter accepts keyword ``option`` (only workloads with a pod template take
         ``inject_template_defaults`` and ``host_network_host_ports``)."""
-        return self.set_defaults is not None and option in inspect.signature(self.set_defaults).parameters
+        return self.set_defaults is not None and option in self.default_options
 
     def model_for(self, version: str) -> type[BaseModel]:
         for v in self.info.versions:
@@ -64,20 +65,20 @@ class KindHooks:
         return self.info.storage_version.model
 
     @property
-    def version(self) -> str | None:
-        """The version the kind's hooks are written for (its module's VERSION); None when they take
-        every served version (Advanced StatefulSet reads v1alpha1 through its v1beta1 form)."""
-        module = sys.modules[self.info.storage_version.model.__module__]
-        return getattr(module, "VERSION", None)
-
-    @property
     def has_replicas(self) -> bool:
         return self.info.kind in ("CloneSet", "StatefulSet", "UnitedDeployment")
 
 
 def hooks_for(info: CRDInfo) -> KindHooks:
-    module = sys.modules[info.storage_version.model.__module__]
-    return KindHooks(info, getattr(module, "set_defaults", None), getattr(module, "validate", None))
+    hooks = kindhooks.declared(info)
+    return KindHooks(
+        info,
+        hooks.set_defaults,
+        hooks.validate,
+        hooks.validate_takes_old,
+        hooks.default_options,
+        hooks.version,
+    )
 
 
 def parse_request_object(hooks: KindHooks, req: AdmissionRequest, obj: dict[str, Any]) -> Any:
@@ -145,11 +146,13 @@ def mutating_handler(
         if hooks.defaults_take_protection:
             # Upstream adds the protection finalizer on CREATE only: on UPDATE the controller is
             # removing it to let the object go, and re-adding it would wedge the deletion.
-            options["add_protection"] = req.operation == "CREATE"
-        if hooks.defaults_take("inject_template_defaults"):
-            options["inject_template_defaults"] = inject_template_defaults(hooks, req, template_no_defaults)
-        if hooks.defaults_take("host_network_host_ports"):
-            options["host_network_host_ports"] = host_network_host_ports
+            options[kindhooks.ADD_PROTECTION] = req.operation == "CREATE"
+        if hooks.defaults_take(kindhooks.INJECT_TEMPLATE_DEFAULTS):
+            options[kindhooks.INJECT_TEMPLATE_DEFAULTS] = inject_template_defaults(
+                hooks, req, template_no_defaults
+            )
+        if hooks.defaults_take(kindhooks.HOST_NETWORK_HOST_PORTS):
+            options[kindhooks.HOST_NETWORK_HOST_PORTS] = host_network_host_ports
         hooks.set_defaults(model, **options)
         dumped = model.to_dict()
         mutated = mutable(req.object)

@@ -9,6 +9,7 @@ UPDATE after the spec validation passed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Protocol
@@ -129,7 +130,7 @@ def statefulset_hooks(hooks: KindHooks, auto_resize_pvc: bool, auto_delete_pvc: 
     if hooks.set_defaults is None:
         return hooks
     defaults = partial(sts_api.set_defaults, auto_resize_pvc=auto_resize_pvc, auto_delete_pvc=auto_delete_pvc)
-    return KindHooks(hooks.info, defaults, hooks.validate)
+    return dataclasses.replace(hooks, set_defaults=defaults)
 
 
 def statefulset_mutating_handler(
