@@ -1,4 +1,4 @@
-"""The Mutating/ValidatingWebhookConfiguration objects — the one place they are defined.
+"""The Mutating/ValidatingWebhookConfiguration objects, rendered from the webhook registry.
 
 Helm renders them, `kruise sandbox up` applies them, and the cert controller rebuilds them with the
 caBundle. Entries whose path this process does not serve are dropped when rebuilding, as upstream's
@@ -6,12 +6,12 @@ webhook controller does, so a configuration never points the apiserver at a 404.
 
 The entries are upstream 1.9's, one for one: its chart's webhookconfiguration template (same order,
 selectors, failurePolicy, timeout from the values) with each name, path and verb list taken from the
-`+kubebuilder:webhook` marker and handler path of the matching upstream handler. A Kruise kind's rule
-lists the versions the API set in force serves (`kruise.api.apisets`): 1.9's are upstream 1.9's markers,
-2.0's list v1beta1 for every kind served at v1beta1, as upstream master's markers do. Like
-upstream, no entry sets matchPolicy or reinvocationPolicy (the apiserver defaults them to Equivalent
-and Never). Every path here is one a handler module registers (`kruise.webhook.registry`; both
-path spellings are served).
+`+kubebuilder:webhook` marker and handler path of the matching upstream handler. Each entry is
+declared beside the handler that answers it (`Registration.webhooks` in `kruise.webhook.registry`);
+this module orders and renders them. A Kruise kind's rule lists the versions the API set in force
+serves (`kruise.api.apisets`): 1.9's are upstream 1.9's markers, 2.0's list v1beta1 for every kind
+served at v1beta1, as upstream master's markers do. Like upstream, no entry sets matchPolicy or
+reinvocationPolicy (the apiserver defaults them to Equivalent and Never).
 """
 
 from __future__ import annotations
@@ -22,28 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.apisets import DEFAULT_API_SET, served_versions
-from kruise.api.keys import LABEL_DELETION_PROTECTION
-from kruise.webhook import paths
+from kruise.webhook import registry
+from kruise.webhook.registry import WebhookSpec
 
 MUTATING_NAME = "kruise-mutating-webhook-configuration"
 VALIDATING_NAME = "kruise-validating-webhook-configuration"
 SERVICE_NAME = "kruise-webhook-service"
 DEFAULT_TIMEOUT_SECONDS = 30
-
-# Pods in kruise's own namespace (label control-plane=openkruise) and kube-system are never intercepted:
-# a webhook that must admit its own pods could never start.
-_POD_NAMESPACE_SELECTOR = {
-    "matchExpressions": [
-        {"key": "control-plane", "operator": "NotIn", "values": ["openkruise"]},
-        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]},
-    ]
-}
-_NOT_KUBE_SYSTEM = {
-    "matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
-    ]
-}
-_PROTECTED_ONLY = {"matchExpressions": [{"key": LABEL_DELETION_PROTECTION, "operator": "Exists"}]}
 
 
 @dataclass(frozen=True)
@@ -60,21 +45,72 @@ class Entry:
     scope: str | None = None
 
 
-_KRUISE = "apps.kruise.io"
-_POLICY = "policy.kruise.io"
-_CU = ("CREATE", "UPDATE")
-_CUD = ("CREATE", "UPDATE", "DELETE")
-_M = "/mutate-apps-kruise-io-"  # + the handler's path tail
-_V = "/validate-apps-kruise-io-"
+# Upstream 1.9 chart's order of each configuration's webhooks (its webhookconfiguration template). The
+# entries themselves are declared by the handler modules that answer them (`kruise.webhook.registry`).
+MUTATING_ORDER = (
+    "mpod.kb.io",
+    "madvancedcronjob.kb.io",
+    "mbroadcastjob.kb.io",
+    "mcloneset.kb.io",
+    "mcontainerrecreaterequest.kb.io",
+    "mdaemonset.kb.io",
+    "mimagelistpulljob-v1beta1.kb.io",
+    "mimagepulljob-v1beta1.kb.io",
+    "mnodeimage.kb.io",
+    "msidecarset.kb.io",
+    "mstatefulset.kb.io",
+    "muniteddeployment.kb.io",
+)
+VALIDATING_ORDER = (
+    "vbuiltindeployment.kb.io",
+    "vbuiltinreplicaset.kb.io",
+    "vbuiltinstatefulset.kb.io",
+    "vcustomresourcedefinition.kb.io",
+    "vnamespace.kb.io",
+    "vingress.kb.io",
+    "vservice.kb.io",
+    "vpod.kb.io",
+    "vpodeviction.kb.io",
+    "vresourcedistribution.kb.io",
+    "vworkloadspread.kb.io",
+    "vadvancedcronjob.kb.io",
+    "vbroadcastjob.kb.io",
+    "vcloneset.kb.io",
+    "vdaemonset.kb.io",
+    "vimagelistpulljob-v1beta1.kb.io",
+    "vimagepulljob-v1beta1.kb.io",
+    "vnodeimage.kb.io",
+    "vpersistentpodstate.kb.io",
+    "vpodprobemarker.kb.io",
+    "vpodunavailablebudget.kb.io",
+    "vsidecarset.kb.io",
+    "vstatefulset.kb.io",
+    "vephemeraljobs.kb.io",
+    "vuniteddeployment.kb.io",
+)
 
 
-def _kruise(
-    api_set: str, name: str, path: str, plural: str, ops: tuple[str, ...] = _CU, group: str = _KRUISE
-) -> Entry:
-    versions = served_versions(api_set, group, plural)
-    if not versions:
-        raise ValueError(f"API set {api_set} has no {plural}.{group} for webhook {name}")
-    return Entry(name, path, (group,), versions, (plural,), ops)
+def _entry(spec: WebhookSpec, api_set: str) -> Entry:
+    versions = spec.versions
+    if versions is None:
+        versions = served_versions(api_set, spec.group, spec.resources[0])
+        if not versions:
+            raise ValueError(
+                f"API set {api_set} has no {spec.resources[0]}.{spec.group} for webhook {spec.name}"
+            )
+    return Entry(
+        spec.name, spec.path, (spec.group,), versions, spec.resources, spec.operations, spec.failure_policy,
+        spec.namespace_selector, spec.object_selector,
+    )  # fmt: skip
+
+
+def _entries(mutating: bool, order: tuple[str, ...], api_set: str) -> list[Entry]:
+    specs = {spec.name: spec for spec in registry.webhooks() if spec.mutating == mutating}
+    if set(specs) != set(order):
+        unordered, gone = sorted(set(specs) - set(order)), sorted(set(order) - set(specs))
+        raise ValueError(f"webhook order out of date: registered but not ordered {unordered}, ordered but "
+                         f"not registered {gone}")  # fmt: skip
+    return [_entry(specs[name], api_set) for name in order]
 
 
 def mutating_entries(api_set: str = DEFAULT_API_SET) -> list[Entry]:
@@ -84,70 +120,13 @@ def mutating_entries(api_set: str = DEFAULT_API_SET) -> list[Entry]:
     its handlers register (some with the version in the path, the imagepulljob pair with a `-v1beta1` name).
     Kinds upstream does not default at admission (PodUnavailableBudget, ResourceDistribution,
     PersistentPodState, PodProbeMarker, NodePodProbe, EphemeralJob, WorkloadSpread) get no entry."""
-    pod = Entry(
-        "mpod.kb.io", paths.POD_MUTATE, ("",), ("v1",), ("pods",), ("CREATE",),
-        namespace_selector=_POD_NAMESPACE_SELECTOR,
-    )  # fmt: skip
-    return [
-        pod,
-        _kruise(api_set, "madvancedcronjob.kb.io", _M + "advancedcronjob", "advancedcronjobs"),
-        _kruise(api_set, "mbroadcastjob.kb.io", _M + "broadcastjob", "broadcastjobs"),
-        _kruise(api_set, "mcloneset.kb.io", _M + "v1alpha1-cloneset", "clonesets"),
-        _kruise(api_set, "mcontainerrecreaterequest.kb.io", _M + "v1alpha1-containerrecreaterequest",
-                "containerrecreaterequests"),
-        _kruise(api_set, "mdaemonset.kb.io", _M + "daemonset", "daemonsets"),
-        _kruise(api_set, "mimagelistpulljob-v1beta1.kb.io", _M + "imagelistpulljob", "imagelistpulljobs"),
-        _kruise(api_set, "mimagepulljob-v1beta1.kb.io", _M + "imagepulljob", "imagepulljobs"),
-        _kruise(api_set, "mnodeimage.kb.io", _M + "nodeimage", "nodeimages"),
-        _kruise(api_set, "msidecarset.kb.io", _M + "sidecarset", "sidecarsets"),
-        _kruise(api_set, "mstatefulset.kb.io", _M + "statefulset", "statefulsets"),
-        _kruise(api_set, "muniteddeployment.kb.io", _M + "v1alpha1-uniteddeployment", "uniteddeployments"),
-    ]  # fmt: skip
-
-
-def _protection(name: str, path: str, group: str, versions: tuple[str, ...], resource: str) -> Entry:
-    return Entry(
-        name, path, (group,), versions, (resource,), ("DELETE",), failure_policy="Ignore",
-        namespace_selector=_NOT_KUBE_SYSTEM, object_selector=_PROTECTED_ONLY,
-    )  # fmt: skip
+    return _entries(True, MUTATING_ORDER, api_set)
 
 
 def validating_entries(api_set: str = DEFAULT_API_SET) -> list[Entry]:
     """Upstream 1.9's validating webhooks in its chart's order. ContainerRecreateRequest and
     NodePodProbe have no validating webhook upstream, so none here either."""
-    return [
-        _protection("vbuiltindeployment.kb.io", paths.DEPLOYMENT, "apps", ("v1",), "deployments"),
-        _protection("vbuiltinreplicaset.kb.io", paths.REPLICASET, "apps", ("v1",), "replicasets"),
-        _protection("vbuiltinstatefulset.kb.io", paths.STATEFULSET, "apps", ("v1",), "statefulsets"),
-        _protection("vcustomresourcedefinition.kb.io", paths.CRD, "apiextensions.k8s.io", ("v1", "v1beta1"),
-                    "customresourcedefinitions"),
-        _protection("vnamespace.kb.io", paths.NAMESPACE, "", ("v1",), "namespaces"),
-        _protection("vingress.kb.io", paths.INGRESS, "networking.k8s.io", ("v1", "v1beta1"), "ingresses"),
-        _protection("vservice.kb.io", paths.SERVICE, "", ("v1",), "services"),
-        Entry("vpod.kb.io", paths.POD_VALIDATE, ("",), ("v1",), ("pods",), ("UPDATE", "DELETE"),
-              namespace_selector=_POD_NAMESPACE_SELECTOR),
-        Entry("vpodeviction.kb.io", paths.POD_VALIDATE, ("",), ("v1",), ("pods/eviction",), ("CREATE",),
-              namespace_selector=_POD_NAMESPACE_SELECTOR),
-        _kruise(api_set, "vresourcedistribution.kb.io", _V + "v1alpha1-resourcedistribution",
-                "resourcedistributions"),
-        _kruise(api_set, "vworkloadspread.kb.io", _V + "v1alpha1-workloadspread", "workloadspreads"),
-        _kruise(api_set, "vadvancedcronjob.kb.io", _V + "advancedcronjob", "advancedcronjobs"),
-        _kruise(api_set, "vbroadcastjob.kb.io", _V + "broadcastjob", "broadcastjobs"),
-        _kruise(api_set, "vcloneset.kb.io", _V + "v1alpha1-cloneset", "clonesets", _CUD),
-        _kruise(api_set, "vdaemonset.kb.io", _V + "daemonset", "daemonsets"),
-        _kruise(api_set, "vimagelistpulljob-v1beta1.kb.io", _V + "imagelistpulljob", "imagelistpulljobs"),
-        _kruise(api_set, "vimagepulljob-v1beta1.kb.io", _V + "imagepulljob", "imagepulljobs"),
-        _kruise(api_set, "vnodeimage.kb.io", _V + "nodeimage", "nodeimages"),
-        _kruise(api_set, "vpersistentpodstate.kb.io", _V + "persistentpodstate", "persistentpodstates"),
-        _kruise(api_set, "vpodprobemarker.kb.io", _V + "podprobemarker", "podprobemarkers"),
-        _kruise(api_set, "vpodunavailablebudget.kb.io", "/validate-policy-kruise-io-podunavailablebudget",
-                "podunavailablebudgets", group=_POLICY),
-        _kruise(api_set, "vsidecarset.kb.io", _V + "sidecarset", "sidecarsets"),
-        _kruise(api_set, "vstatefulset.kb.io", _V + "statefulset", "statefulsets", _CUD),
-        _kruise(api_set, "vephemeraljobs.kb.io", _V + "v1alpha1-ephemeraljob", "ephemeraljobs"),
-        _kruise(api_set, "vuniteddeployment.kb.io", _V + "v1alpha1-uniteddeployment", "uniteddeployments",
-                _CUD),
-    ]  # fmt: skip
+    return _entries(False, VALIDATING_ORDER, api_set)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 Each module under `kruise.webhook.handlers` declares `REGISTRATIONS`: the paths it answers, the
 feature gates that must be on for it to be served, and how to build its handler from a
-`WebhookContext`. The process, the app and the webhook configurations' `served` filter all read the
-table built here, so adding a concern is one module and nothing in a central if-chain — the way
-`kruise.manager.controllers` discovers controllers.
+`WebhookContext`, and the Mutating/ValidatingWebhookConfiguration entries that send the apiserver to
+those paths. The process, the app and the webhook configurations all read the table built here, so
+adding a concern is one module and nothing in a central if-chain — the way `kruise.manager.controllers`
+discovers controllers.
 """
 
 from __future__ import annotations
@@ -13,9 +14,31 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from kruise.webhook.admission import Handler
 from kruise.webhook.context import WebhookContext
+
+
+@dataclass(frozen=True)
+class WebhookSpec:
+    """One webhook of the Mutating (path `/mutate-…`) or Validating (`/validate-…`) configuration."""
+
+    name: str
+    path: str
+    """One of its registration's paths (the spelling upstream's configuration uses)."""
+    resources: tuple[str, ...]
+    operations: tuple[str, ...]
+    group: str = ""
+    versions: tuple[str, ...] | None = None
+    """None: the versions the API set in force serves of the (Kruise) group and resource."""
+    failure_policy: str = "Fail"
+    namespace_selector: dict[str, Any] | None = None
+    object_selector: dict[str, Any] | None = None
+
+    @property
+    def mutating(self) -> bool:
+        return self.path.startswith("/mutate-")
 
 
 @dataclass(frozen=True)
@@ -30,6 +53,15 @@ class Registration:
     fallback: bool = False
     """Answers its paths only when no other registration claims them (a Kruise kind's generic
     defaulting/validation, which a concern module may replace with its own)."""
+    webhooks: tuple[WebhookSpec, ...] = ()
+    """Its entries in the webhook configurations (none: upstream has no webhook for it)."""
+
+    def __post_init__(self) -> None:
+        for spec in self.webhooks:
+            if spec.path not in self.paths:
+                raise ValueError(f"{self.name}: webhook {spec.name} path {spec.path} is not one it registers")
+            if not spec.path.startswith(("/mutate-", "/validate-")):
+                raise ValueError(f"{self.name}: webhook {spec.name} path must start /mutate- or /validate-")
 
     def served_by(self, ctx: WebhookContext) -> Handler | None:
         if not all(ctx.enabled(gate) for gate in self.gates):
@@ -46,6 +78,12 @@ def resolve(registrations: Iterable[Registration]) -> list[Registration]:
     if repeated:
         raise ValueError(f"webhook registration names must be unique, repeated: {repeated}")
     claimed = {path for r in regs if not r.fallback for path in r.paths}
+    chosen_names = [
+        w.name for r in regs if not (r.fallback and claimed.intersection(r.paths)) for w in r.webhooks
+    ]
+    repeated = sorted({n for n in chosen_names if chosen_names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"webhook configuration entry names must be unique, repeated: {repeated}")
     chosen = [r for r in regs if not (r.fallback and claimed.intersection(r.paths))]
     owners: dict[str, str] = {}
     for reg in chosen:
@@ -69,6 +107,13 @@ def discover() -> list[Registration]:
                 raise TypeError(f"{loaded.__name__}: REGISTRATIONS must hold Registration objects")
         found.extend(regs)
     return resolve(found)
+
+
+def webhooks(registrations: Iterable[Registration] | None = None) -> list[WebhookSpec]:
+    """Every configuration entry of the registrations in force (whatever the gates: the configurations
+    are filtered by the paths a process serves)."""
+    regs = discover() if registrations is None else resolve(registrations)
+    return [spec for reg in regs for spec in reg.webhooks]
 
 
 def routes(ctx: WebhookContext, registrations: Iterable[Registration] | None = None) -> dict[str, Handler]:

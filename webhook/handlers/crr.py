@@ -68,4 +68,9 @@ def _mutating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
     return mutating_handler(ctx.objects.pod, ctx.objects.node, daemon_gate=daemon)
 
 
-REGISTRATIONS = (kinds.kind_registration(crr_api.GROUP, "ContainerRecreateRequest", "mutate", _mutating),)
+REGISTRATIONS = (
+    kinds.kind_registration(
+        crr_api.GROUP, "ContainerRecreateRequest", "mutate", _mutating,
+        webhook="mcontainerrecreaterequest.kb.io", path_version="v1alpha1",
+    ),
+)  # fmt: skip

@@ -23,7 +23,7 @@ from kruise.kube.resources import ResourceRef
 from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
 from kruise.webhook.context import WebhookContext
-from kruise.webhook.registry import Registration
+from kruise.webhook.registry import Registration, WebhookSpec
 from kruise.webhook.shapecheck import shape_checked
 
 CRD_CASCADING_GATE = "DeletionProtectionForCRDCascadingGate"
@@ -181,10 +181,51 @@ def _namespaces(ctx: WebhookContext) -> Handler:
     return shape_checked(handler, old=shapes.METADATA_ONLY)
 
 
-_APPS_V1 = (paths.DEPLOYMENT, paths.REPLICASET, paths.STATEFULSET)
+_NOT_KUBE_SYSTEM = {
+    "matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
+    ]
+}
+_V1 = ("v1",)
+_PROTECTED_ONLY = {"matchExpressions": [{"key": LABEL_DELETION_PROTECTION, "operator": "Exists"}]}
+
+
+def _protection_webhook(
+    name: str, path: str, group: str, versions: tuple[str, ...], resource: str
+) -> WebhookSpec:
+    """Only labelled objects are sent, and a webhook that cannot be reached lets the deletion through."""
+    return WebhookSpec(
+        name, path, (resource,), ("DELETE",), group, versions, failure_policy="Ignore",
+        namespace_selector=_NOT_KUBE_SYSTEM, object_selector=_PROTECTED_ONLY,
+    )  # fmt: skip
+
+
 REGISTRATIONS = (
-    Registration("deletion apps/v1 workloads", _APPS_V1, _workloads),
-    Registration("deletion services and ingresses", (paths.SERVICE, paths.INGRESS), _always_only),
-    Registration("deletion customresourcedefinitions", (paths.CRD,), _crds),
-    Registration("deletion namespaces", (paths.NAMESPACE,), _namespaces),
-)
+    Registration(
+        "deletion apps/v1 workloads", (paths.DEPLOYMENT, paths.REPLICASET, paths.STATEFULSET), _workloads,
+        webhooks=(
+            _protection_webhook("vbuiltindeployment.kb.io", paths.DEPLOYMENT, "apps", _V1, "deployments"),
+            _protection_webhook("vbuiltinreplicaset.kb.io", paths.REPLICASET, "apps", _V1, "replicasets"),
+            _protection_webhook("vbuiltinstatefulset.kb.io", paths.STATEFULSET, "apps", _V1, "statefulsets"),
+        ),
+    ),
+    Registration(
+        "deletion services and ingresses", (paths.SERVICE, paths.INGRESS), _always_only,
+        webhooks=(
+            _protection_webhook("vingress.kb.io", paths.INGRESS, "networking.k8s.io", ("v1", "v1beta1"),
+                                "ingresses"),
+            _protection_webhook("vservice.kb.io", paths.SERVICE, "", ("v1",), "services"),
+        ),
+    ),
+    Registration(
+        "deletion customresourcedefinitions", (paths.CRD,), _crds,
+        webhooks=(
+            _protection_webhook("vcustomresourcedefinition.kb.io", paths.CRD, "apiextensions.k8s.io",
+                                ("v1", "v1beta1"), "customresourcedefinitions"),
+        ),
+    ),
+    Registration(
+        "deletion namespaces", (paths.NAMESPACE,), _namespaces,
+        webhooks=(_protection_webhook("vnamespace.kb.io", paths.NAMESPACE, "", ("v1",), "namespaces"),),
+    ),
+)  # fmt: skip

@@ -28,7 +28,7 @@ from kruise.webhook.context import WebhookContext
 from kruise.webhook.handlers import kindhooks
 from kruise.webhook.handlers.deletion import validate_workload_deletion
 from kruise.webhook.handlers.versions import at_version
-from kruise.webhook.registry import Registration
+from kruise.webhook.registry import Registration, WebhookSpec
 from kruise.webhook.shapecheck import shape_checked
 
 M = TypeVar("M", bound=BaseModel)
@@ -224,17 +224,36 @@ def gated(handler: Handler, gates: FeatureGates, names: tuple[str, ...]) -> Hand
 KindBuilder = Callable[[WebhookContext, KindHooks], Handler]
 
 
+CREATE_UPDATE = ("CREATE", "UPDATE")
+CREATE_UPDATE_DELETE = ("CREATE", "UPDATE", "DELETE")
+
+
 def kind_registration(
-    group: str, kind: str, verb: str, build: KindBuilder, *, fallback: bool = False
+    group: str,
+    kind: str,
+    verb: str,
+    build: KindBuilder,
+    *,
+    webhook: str | None = None,
+    path_version: str | None = None,
+    operations: tuple[str, ...] = CREATE_UPDATE,
+    fallback: bool = False,
 ) -> Registration:
     """The registration of a Kruise kind's `verb` ("mutate" or "validate") webhook on both path
     spellings; the handler `build` makes is wrapped as every kind's is: served at the hooks' version,
-    and on validation the kind's gates (`KIND_GATES`) and the old object's shape on DELETE."""
+    and on validation the kind's gates (`KIND_GATES`) and the old object's shape on DELETE.
+    `webhook` names its configuration entry (None: upstream has none), on the path spelled with
+    `path_version` as upstream's handler registers it, for `operations`."""
     if verb not in ("mutate", "validate"):
         raise ValueError(f"verb: must be mutate or validate, not {verb!r}")
     info = by_kind(group, kind)
     hooks = hooks_for(info)
     versions = tuple(v.name for v in info.versions)
+    specs: tuple[WebhookSpec, ...] = ()
+    if webhook is not None:
+        spelled = (path_version,) if path_version else ()
+        path = paths.kind_paths(verb, group, kind, spelled)[-1]
+        specs = (WebhookSpec(webhook, path, (info.plural,), operations, group),)
 
     def built(ctx: WebhookContext) -> Handler:
         handler = build(ctx, hooks)
@@ -246,7 +265,8 @@ def kind_registration(
         return shape_checked(handler, old=shapes.WORKLOAD)  # a DELETE reads the old object's dict
 
     name = f"{verb} {kind}.{group}" + (" (generic)" if fallback else "")
-    return Registration(name, tuple(paths.kind_paths(verb, group, kind, versions)), built, fallback=fallback)
+    route = tuple(paths.kind_paths(verb, group, kind, versions))
+    return Registration(name, route, built, fallback=fallback, webhooks=specs)
 
 
 def default_mutating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
@@ -261,8 +281,42 @@ def default_validating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
     return validating_handler(hooks, deletion_protection=ctx.enabled(features.RESOURCES_DELETION_PROTECTION))
 
 
+# Upstream's configuration entries of the kinds no concern module handles, keyed (verb, kind): the
+# entry's name, the version in its path (as upstream's handler registers it) and its operations.
+_WEBHOOKS: dict[tuple[str, str], tuple[str, str | None, tuple[str, ...]]] = {
+    ("mutate", "AdvancedCronJob"): ("madvancedcronjob.kb.io", None, CREATE_UPDATE),
+    ("mutate", "BroadcastJob"): ("mbroadcastjob.kb.io", None, CREATE_UPDATE),
+    ("mutate", "CloneSet"): ("mcloneset.kb.io", "v1alpha1", CREATE_UPDATE),
+    ("mutate", "DaemonSet"): ("mdaemonset.kb.io", None, CREATE_UPDATE),
+    ("mutate", "ImageListPullJob"): ("mimagelistpulljob-v1beta1.kb.io", None, CREATE_UPDATE),
+    ("mutate", "ImagePullJob"): ("mimagepulljob-v1beta1.kb.io", None, CREATE_UPDATE),
+    ("mutate", "NodeImage"): ("mnodeimage.kb.io", None, CREATE_UPDATE),
+    ("mutate", "UnitedDeployment"): ("muniteddeployment.kb.io", "v1alpha1", CREATE_UPDATE),
+    ("validate", "ResourceDistribution"): ("vresourcedistribution.kb.io", "v1alpha1", CREATE_UPDATE),
+    ("validate", "AdvancedCronJob"): ("vadvancedcronjob.kb.io", None, CREATE_UPDATE),
+    ("validate", "BroadcastJob"): ("vbroadcastjob.kb.io", None, CREATE_UPDATE),
+    ("validate", "CloneSet"): ("vcloneset.kb.io", "v1alpha1", CREATE_UPDATE_DELETE),
+    ("validate", "DaemonSet"): ("vdaemonset.kb.io", None, CREATE_UPDATE),
+    ("validate", "ImageListPullJob"): ("vimagelistpulljob-v1beta1.kb.io", None, CREATE_UPDATE),
+    ("validate", "ImagePullJob"): ("vimagepulljob-v1beta1.kb.io", None, CREATE_UPDATE),
+    ("validate", "NodeImage"): ("vnodeimage.kb.io", None, CREATE_UPDATE),
+    ("validate", "PodProbeMarker"): ("vpodprobemarker.kb.io", None, CREATE_UPDATE),
+    ("validate", "PodUnavailableBudget"): ("vpodunavailablebudget.kb.io", None, CREATE_UPDATE),
+    ("validate", "EphemeralJob"): ("vephemeraljobs.kb.io", "v1alpha1", CREATE_UPDATE),
+    ("validate", "UnitedDeployment"): ("vuniteddeployment.kb.io", "v1alpha1", CREATE_UPDATE_DELETE),
+}
+
+
+def _generic(info: CRDInfo, verb: str, build: KindBuilder) -> Registration:
+    name, path_version, operations = _WEBHOOKS.get((verb, info.kind), (None, None, CREATE_UPDATE))
+    return kind_registration(
+        info.group, info.kind, verb, build,
+        webhook=name, path_version=path_version, operations=operations, fallback=True,
+    )  # fmt: skip
+
+
 REGISTRATIONS = tuple(
-    kind_registration(info.group, info.kind, verb, build, fallback=True)
+    _generic(info, verb, build)
     for info in KINDS
     for verb, build in (("mutate", default_mutating), ("validate", default_validating))
 )

@@ -65,4 +65,8 @@ def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
     )
 
 
-REGISTRATIONS = (kinds.kind_registration(ppsapi.GROUP, "PersistentPodState", "validate", _validating),)
+REGISTRATIONS = (
+    kinds.kind_registration(
+        ppsapi.GROUP, "PersistentPodState", "validate", _validating, webhook="vpersistentpodstate.kb.io"
+    ),
+)

@@ -47,7 +47,7 @@ from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow,
 from kruise.webhook.context import WebhookContext
 from kruise.webhook.handlers import pub, workloadspread
 from kruise.webhook.handlers.workloadspread import SpreadKeeper
-from kruise.webhook.registry import Registration
+from kruise.webhook.registry import Registration, WebhookSpec
 from kruise.webhook.shapecheck import shape_checked
 
 KRUISE_GROUP = "apps.kruise.io"
@@ -244,7 +244,32 @@ def _validating(ctx: WebhookContext) -> Handler | None:
     return shape_checked(handler, new=shapes.POD, old=shapes.POD, subresources={"eviction": shapes.EVICTION})
 
 
+# Pods in kruise's own namespace (label control-plane=openkruise) and kube-system are never intercepted:
+# a webhook that must admit its own pods could never start.
+POD_NAMESPACE_SELECTOR = {
+    "matchExpressions": [
+        {"key": "control-plane", "operator": "NotIn", "values": ["openkruise"]},
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]},
+    ]
+}
+
+
+def _pods(name: str, path: str, resource: str, operations: tuple[str, ...]) -> WebhookSpec:
+    return WebhookSpec(
+        name, path, (resource,), operations, versions=("v1",), namespace_selector=POD_NAMESPACE_SELECTOR
+    )
+
+
 REGISTRATIONS = (
-    Registration("pod create", (paths.POD_MUTATE,), _mutating, gates=(features.POD_WEBHOOK,)),
-    Registration("pod update, delete and eviction", (paths.POD_VALIDATE,), _validating),
-)
+    Registration(
+        "pod create", (paths.POD_MUTATE,), _mutating, gates=(features.POD_WEBHOOK,),
+        webhooks=(_pods("mpod.kb.io", paths.POD_MUTATE, "pods", ("CREATE",)),),
+    ),
+    Registration(
+        "pod update, delete and eviction", (paths.POD_VALIDATE,), _validating,
+        webhooks=(
+            _pods("vpod.kb.io", paths.POD_VALIDATE, "pods", ("UPDATE", "DELETE")),
+            _pods("vpodeviction.kb.io", paths.POD_VALIDATE, "pods/eviction", ("CREATE",)),
+        ),
+    ),
+)  # fmt: skip

@@ -130,6 +130,12 @@ def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
 
 
 REGISTRATIONS = (
-    kinds.kind_registration(api.GROUP, "SidecarSet", "mutate", lambda _ctx, hooks: mutating_handler(hooks)),
-    kinds.kind_registration(api.GROUP, "SidecarSet", "validate", _validating),
+    kinds.kind_registration(
+        api.GROUP,
+        "SidecarSet",
+        "mutate",
+        lambda _ctx, hooks: mutating_handler(hooks),
+        webhook="msidecarset.kb.io",
+    ),
+    kinds.kind_registration(api.GROUP, "SidecarSet", "validate", _validating, webhook="vsidecarset.kb.io"),
 )

@@ -25,7 +25,13 @@ from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.statefulset.claims import compatible_without_size
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, deny
 from kruise.webhook.context import WebhookContext
-from kruise.webhook.handlers.kinds import KindHooks, kind_registration, mutating_handler, validating_handler
+from kruise.webhook.handlers.kinds import (
+    CREATE_UPDATE_DELETE,
+    KindHooks,
+    kind_registration,
+    mutating_handler,
+    validating_handler,
+)
 
 Obj = Mapping[str, Any]
 
@@ -209,6 +215,13 @@ def _validating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
 
 
 REGISTRATIONS = (
-    kind_registration(sts_api.GROUP, "StatefulSet", "mutate", _mutating),
-    kind_registration(sts_api.GROUP, "StatefulSet", "validate", _validating),
+    kind_registration(sts_api.GROUP, "StatefulSet", "mutate", _mutating, webhook="mstatefulset.kb.io"),
+    kind_registration(
+        sts_api.GROUP,
+        "StatefulSet",
+        "validate",
+        _validating,
+        webhook="vstatefulset.kb.io",
+        operations=CREATE_UPDATE_DELETE,
+    ),
 )

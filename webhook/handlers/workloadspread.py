@@ -301,4 +301,9 @@ def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
     )
 
 
-REGISTRATIONS = (kinds.kind_registration(wsapi.GROUP, "WorkloadSpread", "validate", _validating),)
+REGISTRATIONS = (
+    kinds.kind_registration(
+        wsapi.GROUP, "WorkloadSpread", "validate", _validating,
+        webhook="vworkloadspread.kb.io", path_version="v1alpha1",
+    ),
+)  # fmt: skip

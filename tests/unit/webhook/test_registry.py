@@ -76,9 +76,35 @@ def _entry_paths(api_set: str, served: set[str] | None = None) -> set[str]:
 
 
 @pytest.mark.parametrize("api_set", sorted(API_SETS))
-def test_configurations_list_only_registered_webhooks(api_set: str) -> None:
-    registered = {path for reg in registry.discover() for path in reg.paths}
-    assert _entry_paths(api_set) <= registered
+def test_configurations_list_exactly_the_registered_webhooks(api_set: str) -> None:
+    registered = registry.webhooks()
+    hooks = [
+        *mutating_configuration(api_set=api_set)["webhooks"],
+        *validating_configuration(api_set=api_set)["webhooks"],
+    ]
+    assert sorted(h["name"] for h in hooks) == sorted(w.name for w in registered)
+    by_name = {w.name: w for w in registered}
+    for hook in hooks:
+        spec = by_name[hook["name"]]
+        assert hook["clientConfig"]["service"]["path"] == spec.path
+        assert hook["rules"][0]["operations"] == list(spec.operations)
+        assert hook["failurePolicy"] == spec.failure_policy
+    assert _entry_paths(api_set) <= {path for reg in registry.discover() for path in reg.paths}
+
+
+def test_a_webhook_outside_its_registration_paths_is_refused() -> None:
+    spec = registry.WebhookSpec("vx.kb.io", "/validate-y", ("xs",), ("CREATE",))
+    with pytest.raises(ValueError, match=r"webhook vx\.kb\.io path /validate-y is not one it registers"):
+        registry.Registration("x", ("/validate-x",), lambda _ctx: _allow, webhooks=(spec,))
+
+
+def test_a_repeated_webhook_name_is_refused() -> None:
+    def reg(name: str, path: str) -> registry.Registration:
+        spec = registry.WebhookSpec("vx.kb.io", path, ("xs",), ("CREATE",))
+        return registry.Registration(name, (path,), lambda _ctx: _allow, webhooks=(spec,))
+
+    with pytest.raises(ValueError, match=r"entry names must be unique, repeated: \['vx.kb.io'\]"):
+        registry.resolve([reg("a", "/validate-a"), reg("b", "/validate-b")])
 
 
 def test_configurations_follow_what_the_registry_serves() -> None:
