@@ -307,6 +307,15 @@ class Refused(Exception):
     """The budget has no room; the message is what the user sees."""
 
 
+REFUSAL_SUBJECT = "podunavailablebudget.policy.kruise.io"
+"""What every refusal message names (upstream's `NewForbidden` on the PUB resource)."""
+
+
+def is_refusal(message: str) -> bool:
+    """Whether an admission denial's message is a PodUnavailableBudget refusal."""
+    return f"{REFUSAL_SUBJECT} " in message and "is forbidden" in message
+
+
 def needs_check(
     pub: Obj | None,
     pod: Obj,
@@ -335,7 +344,7 @@ def take_slot(pub: Obj, pod_name: str, operation: str, now: datetime) -> dict[st
     """`checkAndDecrement`: the PUB with one slot fewer and the pod recorded, or Refused."""
     name = meta_of(pub).get("name", "")
     status = pub.get("status") or {}
-    forbidden = f'podunavailablebudget.policy.kruise.io "{name}" is forbidden'
+    forbidden = f'{REFUSAL_SUBJECT} "{name}" is forbidden'
     if int(status.get("unavailableAllowed") or 0) <= 0:
         raise Refused(f"{forbidden}: pub unavailable allowed is negative")
     disrupted = dict(section(status, "disruptedPods"))

@@ -7,6 +7,11 @@ pass, once that container runs ready, resets the old one to the empty image (`up
 resets come before any further update, as upstream. A change beyond images cannot be applied in place and
 waits for the pods to be recreated by their owners: such pods get `SidecarSetUpgradable=False` and the
 SidecarSet a NotUpgradablePods event; pods updated in place get `SidecarSetUpgradable=True`.
+A pod update kruise-webhook refuses for a PodUnavailableBudget ends the pass, which comes back a second
+later (what upstream's CloneSet does on a refusal). Upstream's SidecarSet returns the error into the
+workqueue's backoff instead, and there every refused pass doubles the wait: with sidecars that restart
+within the budget's 10 s record of the last updated pod, no pod event comes after the budget frees up,
+and the next pod waits minutes.
 Every pass first stores the sidecar part of the SidecarSet as its latest ControllerRevision
 (`history`), named in `status.latestRevision`; the pod webhook injects it into new pods, and a pod updated
 in place records it (`controllerRevision` of its hash entry) together with the SidecarSet's patchPodMetadata.
@@ -23,10 +28,11 @@ import structlog
 
 from kruise.api.keys import EVENT_NOT_UPGRADABLE_PODS
 from kruise.api.objects import section, spec_of
+from kruise.control.pub import budget
 from kruise.control.sidecarset import condition, matching, update
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
-from kruise.kube.errors import NotFound
+from kruise.kube.errors import Forbidden, NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
@@ -39,6 +45,7 @@ from kruise.manager.writers.status import StatusWriter
 log = structlog.get_logger("kruise.manager.sidecarset")
 
 EXPECTATION_REQUEUE = 1.0
+PUB_REFUSED_REQUEUE = 1.0
 
 
 class SidecarSetReconciler:
@@ -109,11 +116,19 @@ class SidecarSetReconciler:
             return None
         await self._mark_not_upgradable(sidecarset, update.pods_not_upgradable(sidecarset, matched), now)
         for pod in update.pods_to_update(sidecarset, matched):
-            with contextlib.suppress(NotFound):  # deleted meanwhile: nothing to upgrade
+            try:
                 written = await self.inplace.update(pod, lambda fresh: self._upgraded(fresh, sidecarset, now))
-                if written is not None:
-                    await self._set_upgradable(written, name, True, now)
-                log.info("sidecars updated in place", sidecarset=name, pod=object_key(pod))
+            except NotFound:  # deleted meanwhile: nothing to upgrade
+                continue
+            except Forbidden as exc:
+                if not budget.is_refusal(exc.message):
+                    raise
+                log.info("sidecar update held back by a PodUnavailableBudget", sidecarset=name,
+                         pod=object_key(pod), reason=exc.message)  # fmt: skip
+                return Result(requeue_after=PUB_REFUSED_REQUEUE)
+            if written is not None:
+                await self._set_upgradable(written, name, True, now)
+            log.info("sidecars updated in place", sidecarset=name, pod=object_key(pod))
         return None
 
     async def _reset_old_containers(

@@ -6,11 +6,13 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from kruise.control.sidecarset import update
 from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.injection import inject
 from kruise.kube.clock import FakeClock
-from kruise.kube.errors import Conflict
+from kruise.kube.errors import Conflict, Forbidden
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import CONTROLLER_REVISIONS, PODS, SIDECARSETS
 from kruise.manager.controllers.sidecarset.history import SidecarSetHistory
@@ -190,3 +192,29 @@ async def test_deleted_sidecarset_is_ignored() -> None:
     h.sidecarsets.remove("logs")
     assert await h.reconcile() is None
     assert h.client.calls == []
+
+
+PUB_REFUSAL = (
+    'admission webhook "vpod.kb.io" denied the request: podunavailablebudget.policy.kruise.io '
+    '"web-pub" is forbidden: pub unavailable allowed is negative'
+)
+
+
+async def test_pub_refusal_ends_the_pass_and_retries_in_a_second() -> None:
+    """Issue 31: a refused pass is not an error (whose backoff doubles per refusal) but a 1 s requeue."""
+    old = sidecarset("busybox:1.34")
+    new = sidecarset("busybox:1.35", maxUnavailable="100%")
+    h = Harness(new, [running_pod("p1", old), running_pod("p2", old), running_pod("p3", old)])
+    for name in ("p1", "p2", "p3"):
+        h.client.fail_next("update", PODS, name, NS, error=Forbidden(PUB_REFUSAL))
+    result = await h.reconcile()
+    assert result is not None and result.requeue_after == 1.0
+    assert len(h.client.calls_to("update", PODS)) == 1  # the pass stopped at the first refusal
+
+
+async def test_other_forbidden_pod_writes_stay_errors() -> None:
+    old = sidecarset("busybox:1.34")
+    h = Harness(sidecarset("busybox:1.35"), [running_pod("p1", old)])
+    h.client.fail_next("update", PODS, "p1", NS, error=Forbidden('pods "p1" is forbidden: no RBAC'))
+    with pytest.raises(Forbidden):
+        await h.reconcile()
