@@ -1,6 +1,9 @@
 """Upstream's BroadcastJob e2e, context "BroadcastJob dispatching" (openkruise/kruise v1.9.0
-test/e2e/apps/v1alpha1/broadcastjob.go), translated to kubectl on the AllAlpha sandbox: same objects,
-same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here.
+test/e2e/apps/v1alpha1/broadcastjob.go) and its v1beta1 copy (test/e2e/apps/v1beta1/broadcastjob.go,
+context "BroadcastJob v1beta1 dispatching"), translated to kubectl on the AllAlpha sandbox: same objects,
+same steps, same assertions. The dispatching case is the same in both files but for the API version, so it
+runs once per version (ids `[v1alpha1]`, `[v1beta1]`); the v1beta1 file adds "test v1beta1 specific
+features". docs/upstream-e2e.md maps every upstream case to its test here.
 
 The case adds a fake node (upstream's `NodeTester.CreateFakeNode`): a Node object with no kubelet behind
 it, tainted so only the job's pods go there; its pod never runs, and the case itself marks it Succeeded.
@@ -17,12 +20,21 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from harness import Cluster
 from upstream_kit import BUSYBOX_IMAGE, Case, Obj, controlled_by, tolerates, upstream_case
 
-BROADCASTJOB = "broadcastjobs.v1alpha1.apps.kruise.io"
+API_VERSIONS = [pytest.param(v, id=v) for v in ("v1alpha1", "v1beta1")]
+# upstream's NewDefaultFramework base name of each file
+NAMESPACE_BASE = {"v1alpha1": "broadcastjobs", "v1beta1": "broadcastjobs-v1beta1"}
 E2E_FAKE_KEY = "kruise-e2e-fake"
 FAKE_NODE_PREFIX = "fake-node-"
+
+
+def broadcastjob_resource(version: str) -> str:
+    """Fully qualified, as upstream's clientset of that version speaks it (a bare `broadcastjob` is
+    kubectl's preferred version)."""
+    return f"broadcastjobs.{version}.apps.kruise.io"
 
 
 def _stamp(at: datetime) -> str:
@@ -102,13 +114,18 @@ async def real_nodes_with_fake(case: Case, tolerations: list[Obj]) -> list[Obj]:
     ]
 
 
-async def test_succeeds_for_parallelism_less_than_number_of_nodes(kruise_sandbox_all_gates: Cluster):
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+async def test_succeeds_for_parallelism_less_than_number_of_nodes(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """succeeds for parallelism < number of node"""
-    async with upstream_case(kruise_sandbox_all_gates, "broadcastjobs") as case, fake_node(case) as node:
+    base = NAMESPACE_BASE[api_version]
+    async with upstream_case(kruise_sandbox_all_gates, base) as case, fake_node(case) as node:
+        resource = broadcastjob_resource(api_version)
         name = "job-" + case.rand
         tolerations = [{"key": E2E_FAKE_KEY, "operator": "Equal", "value": case.rand, "effect": "NoSchedule"}]
         job = {
-            "apiVersion": "apps.kruise.io/v1alpha1",
+            "apiVersion": f"apps.kruise.io/{api_version}",
             "kind": "BroadcastJob",
             "metadata": {"name": name, "namespace": case.ns},
             "spec": {
@@ -130,7 +147,7 @@ async def test_succeeds_for_parallelism_less_than_number_of_nodes(kruise_sandbox
 
         # Check the status of job
         await case.eventually(
-            lambda: case.must_get(BROADCASTJOB, name),
+            lambda: case.must_get(resource, name),
             lambda j: (j.get("status") or {}).get("desired") == len(nodes),
             f"status.desired == {len(nodes)}",
             timeout=10,
@@ -149,8 +166,36 @@ async def test_succeeds_for_parallelism_less_than_number_of_nodes(kruise_sandbox
 
         await case.eventually(pods_of_job, lambda pods: len(pods) == len(nodes), f"{len(nodes)} pods", 180)
         await case.eventually(
-            lambda: case.must_get(BROADCASTJOB, name),
+            lambda: case.must_get(resource, name),
             lambda j: (j.get("status") or {}).get("succeeded") == len(nodes),
             f"status.succeeded == {len(nodes)}",
             timeout=60,
         )
+
+
+async def test_v1beta1_specific_features(kruise_sandbox_all_gates: Cluster):
+    """test v1beta1 specific features
+
+    Upstream's AfterEach deletes the fake node of the case's random string; this case creates none."""
+    async with upstream_case(kruise_sandbox_all_gates, NAMESPACE_BASE["v1beta1"]) as case:
+        # Create BroadcastJob v1beta1 with TTL
+        box = {"name": "box", "image": BUSYBOX_IMAGE, "command": ["/bin/sh", "-c", "echo 'test'"]}
+        job = {
+            "apiVersion": "apps.kruise.io/v1beta1",
+            "kind": "BroadcastJob",
+            "metadata": {"name": "job-ttl-" + case.rand, "namespace": case.ns},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [box],
+                        "restartPolicy": "Never",
+                    }
+                },
+                "completionPolicy": {"type": "Always", "ttlSecondsAfterFinished": 30},
+            },
+        }
+        job = await case.create(job)
+
+        # Verify TTL is set correctly
+        assert job["apiVersion"] == "apps.kruise.io/v1beta1"
+        assert job["spec"]["completionPolicy"].get("ttlSecondsAfterFinished") == 30

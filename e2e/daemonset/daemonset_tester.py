@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from upstream_kit import Case, Obj, controlled_by, is_ready, tolerates
 
-DAEMONSET = "daemonsets.v1alpha1.apps.kruise.io"
+API_VERSIONS = ("v1alpha1", "v1beta1")
 LABEL_PREFIX = "daemonset-"
 NAME_LABEL = LABEL_PREFIX + "name"
 COLOR_LABEL = LABEL_PREFIX + "color"
@@ -20,10 +20,22 @@ LIFECYCLE_STATE = "lifecycle.apps.kruise.io/state"
 RETRY_TIMEOUT = 300.0  # DaemonSetRetryTimeout
 
 
-def new_daemonset(case: Case, name: str, label: dict[str, str], image: str, strategy: Obj) -> Obj:
+def daemonset_resource(version: str) -> str:
+    """The fully qualified resource: a bare `daemonset` would be apps/v1's, or kubectl's preferred version."""
+    return f"daemonsets.{version}.apps.kruise.io"
+
+
+def update_revision_field(version: str) -> str:
+    """The status field naming the update revision's hash: v1beta1 renamed v1alpha1's `daemonSetHash`."""
+    return "daemonSetHash" if version == "v1alpha1" else "updateRevision"
+
+
+def new_daemonset(
+    case: Case, name: str, label: dict[str, str], image: str, strategy: Obj, version: str
+) -> Obj:
     """`NewDaemonSet`: one busybox-named container sleeping, host network, tolerating every taint."""
     return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": f"apps.kruise.io/{version}",
         "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": case.ns},
         "spec": {
@@ -95,25 +107,31 @@ def lifecycle_state(pod: Obj) -> str:
 
 
 class DaemonSetTester:
-    """`DaemonSetTester` over kubectl, bound to one case's namespace."""
+    """`DaemonSetTester` over kubectl, bound to one case's namespace and one API version."""
 
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: Case, version: str) -> None:
+        assert version in API_VERSIONS, version
         self.case = case
+        self.version = version
+        self.resource = daemonset_resource(version)
+
+    def new_daemonset(self, name: str, label: dict[str, str], image: str, strategy: Obj) -> Obj:
+        return new_daemonset(self.case, name, label, image, strategy, self.version)
 
     async def create(self, ds: Obj) -> Obj:
         return await self.case.create(ds)
 
     async def get(self, name: str) -> Obj:
-        return await self.case.must_get(DAEMONSET, name)
+        return await self.case.must_get(self.resource, name)
 
     async def update(self, name: str, change: Callable[[Obj], None]) -> Obj:
-        return await self.case.update(DAEMONSET, name, change)
+        return await self.case.update(self.resource, name, change)
 
     async def patch(self, name: str, kind: str, patch: Obj) -> Obj:
-        return await self.case.patch(DAEMONSET, name, kind, patch)
+        return await self.case.patch(self.resource, name, kind, patch)
 
     async def delete(self, name: str) -> None:
-        await self.case.kubectl("delete", DAEMONSET, name, "--ignore-not-found", "--wait=false")
+        await self.case.kubectl("delete", self.resource, name, "--ignore-not-found", "--wait=false")
 
     async def nodes(self) -> list[Obj]:
         _, out = await self.case.cluster.kubectl("get", "nodes", "-o", "json")

@@ -1,6 +1,9 @@
 """Upstream's Advanced DaemonSet e2e, context "Basic DaemonSet functionality [DaemonSetBasic]"
-(openkruise/kruise v1.9.0 test/e2e/apps/v1alpha1/daemonset.go), translated to kubectl on the AllAlpha
-sandbox: same objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its
+(openkruise/kruise v1.9.0 test/e2e/apps/v1alpha1/daemonset.go and its v1beta1 copy
+test/e2e/apps/v1beta1/daemonset.go), translated to kubectl on the AllAlpha sandbox: same objects, same
+steps, same assertions. The two files differ only in the API version their clientset speaks (and v1beta1
+reads the update revision from `status.updateRevision`, v1alpha1's `status.daemonSetHash`), so every case
+runs once per version, ids `[v1alpha1]` and `[v1beta1]`. docs/upstream-e2e.md maps every upstream case to its
 test here. The sandbox's nodes are shared by the session: a case that labels a node takes the label off
 again, as the next case on a kind cluster would otherwise see it too."""
 
@@ -11,6 +14,7 @@ from typing import Any
 
 import pytest
 from daemonset_tester import (
+    API_VERSIONS,
     COLOR_LABEL,
     NAME_LABEL,
     RETRY_TIMEOUT,
@@ -18,15 +22,20 @@ from daemonset_tester import (
     DaemonSetTester,
     has_readiness_gate,
     lifecycle_state,
-    new_daemonset,
     pod_names,
     pods_not_recreated,
+    update_revision_field,
 )
 from harness import Cluster
 from upstream_kit import NEW_WEBSERVER_IMAGE, WEBSERVER_IMAGE, Case, Obj, is_ready, upstream_case
 
-# DaemonSetRetryTimeout is 5 minutes per wait; a case waits several times
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+# DaemonSetRetryTimeout is 5 minutes per wait; a case waits several times. Every case takes the API
+# version of the upstream file it translates.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(600),
+    pytest.mark.parametrize("api_version", [pytest.param(v, id=v) for v in API_VERSIONS]),
+]
 
 DS_NAME = "e2e-ds"
 LABEL = {NAME_LABEL: DS_NAME}
@@ -54,11 +63,11 @@ async def generation_observed(tester: DaemonSetTester) -> Obj:
     return await tester.case.eventually(lambda: tester.get(DS_NAME), seen, "DaemonSet generation observed")
 
 
-async def test_should_run_and_stop_simple_daemon(kruise_sandbox_all_gates: Cluster):
+async def test_should_run_and_stop_simple_daemon(kruise_sandbox_all_gates: Cluster, api_version: str):
     """should run and stop simple daemon"""
     async with upstream_case(kruise_sandbox_all_gates, "daemonset") as case:
-        tester = DaemonSetTester(case)
-        ds = await create_and_wait(case, tester, new_daemonset(case, DS_NAME, LABEL, WEBSERVER_IMAGE, {}))
+        tester = DaemonSetTester(case, api_version)
+        ds = await create_and_wait(case, tester, tester.new_daemonset(DS_NAME, LABEL, WEBSERVER_IMAGE, {}))
 
         # Stop a daemon pod, check that the daemon pod is revived.
         pods = await tester.pods(LABEL)
@@ -67,12 +76,12 @@ async def test_should_run_and_stop_simple_daemon(kruise_sandbox_all_gates: Clust
         await tester.wait_running_on_all_nodes(ds, "daemon pod revived")
 
 
-async def test_should_run_and_stop_complex_daemon(kruise_sandbox_all_gates: Cluster):
+async def test_should_run_and_stop_complex_daemon(kruise_sandbox_all_gates: Cluster, api_version: str):
     """should run and stop complex daemon"""
     async with upstream_case(kruise_sandbox_all_gates, "daemonset") as case:
-        tester = DaemonSetTester(case)
+        tester = DaemonSetTester(case, api_version)
         node_selector = {COLOR_LABEL: "blue"}
-        ds = new_daemonset(case, DS_NAME, LABEL, WEBSERVER_IMAGE, {})
+        ds = tester.new_daemonset(DS_NAME, LABEL, WEBSERVER_IMAGE, {})
         ds["spec"]["template"]["spec"]["nodeSelector"] = dict(node_selector)
         ds = await tester.create(ds)
 
@@ -118,11 +127,11 @@ async def test_should_run_and_stop_complex_daemon(kruise_sandbox_all_gates: Clus
             await tester.set_node_labels(nodes[0], {})
 
 
-async def test_should_retry_creating_failed_daemon_pods(kruise_sandbox_all_gates: Cluster):
+async def test_should_retry_creating_failed_daemon_pods(kruise_sandbox_all_gates: Cluster, api_version: str):
     """should retry creating failed daemon pods"""
     async with upstream_case(kruise_sandbox_all_gates, "daemonset") as case:
-        tester = DaemonSetTester(case)
-        ds = await create_and_wait(case, tester, new_daemonset(case, DS_NAME, LABEL, WEBSERVER_IMAGE, {}))
+        tester = DaemonSetTester(case, api_version)
+        ds = await create_and_wait(case, tester, tester.new_daemonset(DS_NAME, LABEL, WEBSERVER_IMAGE, {}))
 
         # Set a daemon pod's phase to 'Failed', check that the daemon pod is revived.
         pod = (await tester.pods(LABEL))[0]
@@ -146,12 +155,12 @@ async def test_should_retry_creating_failed_daemon_pods(kruise_sandbox_all_gates
 
 
 async def test_should_only_inplace_image_if_update_daemonset_image_with_inplace_update_strategy(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """should only inplace image if update daemonset image with inplace update strategy"""
     async with upstream_case(kruise_sandbox_all_gates, "daemonset") as case:
-        tester = DaemonSetTester(case)
-        ds = new_daemonset(case, DS_NAME, LABEL, WEBSERVER_IMAGE, inplace(5))
+        tester = DaemonSetTester(case, api_version)
+        ds = tester.new_daemonset(DS_NAME, LABEL, WEBSERVER_IMAGE, inplace(5))
         await create_and_wait(case, tester, ds)
 
         old_nodes = await tester.ready_schedulable_nodes()
@@ -184,7 +193,7 @@ async def test_should_only_inplace_image_if_update_daemonset_image_with_inplace_
 
 
 async def test_should_upgrade_inplace_if_update_image_and_recreate_if_update_others(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """Should upgrade inplace if update image and recreate if update others
 
@@ -201,8 +210,8 @@ async def test_should_upgrade_inplace_if_update_image_and_recreate_if_update_oth
     # (update, pods keep their names): upstream's `expectRecreate` is compared with CheckPodHasNotRecreate
     cases = [(new_image, True), (new_env, False)]
     async with upstream_case(kruise_sandbox_all_gates, "daemonset") as case:
-        tester = DaemonSetTester(case)
-        ds = await tester.create(new_daemonset(case, DS_NAME, LABEL, WEBSERVER_IMAGE, inplace(20)))
+        tester = DaemonSetTester(case, api_version)
+        ds = await tester.create(tester.new_daemonset(DS_NAME, LABEL, WEBSERVER_IMAGE, inplace(20)))
         await tester.wait_running_on_all_nodes(ds, "daemon pods running on every node")
 
         for update, not_recreated in cases:
@@ -242,13 +251,13 @@ async def test_should_upgrade_inplace_if_update_image_and_recreate_if_update_oth
 
 
 async def test_should_upgrade_one_by_one_on_steps_if_there_is_pre_delete_hook(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """should upgrade one by one on steps if there is pre-delete hook"""
     hook = "my-pre-delete"
     async with upstream_case(kruise_sandbox_all_gates, "daemonset") as case:
-        tester = DaemonSetTester(case)
-        ds = new_daemonset(case, DS_NAME, LABEL, WEBSERVER_IMAGE, inplace(1))
+        tester = DaemonSetTester(case, api_version)
+        ds = tester.new_daemonset(DS_NAME, LABEL, WEBSERVER_IMAGE, inplace(1))
         ds["spec"]["lifecycle"] = {"preDelete": {"labelsHandler": {hook: "true"}}}
         ds["spec"]["template"]["metadata"]["labels"] = {NAME_LABEL: DS_NAME, hook: "true"}
         ds["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
@@ -268,7 +277,7 @@ async def test_should_upgrade_one_by_one_on_steps_if_there_is_pre_delete_hook(
             "observedGeneration 2",
             timeout=30,
         )
-        new_hash = updated["status"]["daemonSetHash"]
+        new_hash = updated["status"][update_revision_field(api_version)]
 
         # There should be one pod with PreparingDelete and no pods been deleted
         def one_preparing(pods: list[Obj]) -> bool:
@@ -299,7 +308,7 @@ async def test_should_upgrade_one_by_one_on_steps_if_there_is_pre_delete_hook(
 
 
 async def test_should_successfully_surging_update_daemonset_with_min_ready_seconds(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """should successfully surging update daemonset with minReadySeconds
 
@@ -308,9 +317,9 @@ async def test_should_successfully_surging_update_daemonset_with_min_ready_secon
     it with minReadySeconds (> 10 s read as >= 11 s); the translation compares the age itself, since the
     sandbox deletes the old pod within a second of the new one becoming available."""
     async with upstream_case(kruise_sandbox_all_gates, "daemonset") as case:
-        tester = DaemonSetTester(case)
-        ds = new_daemonset(
-            case, DS_NAME, LABEL, WEBSERVER_IMAGE,
+        tester = DaemonSetTester(case, api_version)
+        ds = tester.new_daemonset(
+            DS_NAME, LABEL, WEBSERVER_IMAGE,
             {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}},
         )  # fmt: skip
         ds["spec"]["minReadySeconds"] = 10
