@@ -41,6 +41,7 @@ Tree = dict[str, "Tree | None"]
 
 _INTERN_MAX = 128  # longer strings (JSON blobs in annotations, sha256 image IDs) rarely repeat exactly
 _PROBATION = 4096  # content seen once, awaiting a second sighting (weak references, oldest dropped first)
+_RECENT_RECORDS = 4096  # records by content, most recently met last: equal per-pod parts are one record
 _RECORD_SHAPES = 256  # record classes per projection; an object of any further shape stays a FrozenDict
 
 
@@ -247,6 +248,17 @@ def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None
     return cls  # type: ignore[no-any-return]
 
 
+def _atom(value: Any) -> Any:
+    """`value` as part of a record's content key: strings as they are, other scalars with their type
+    (True and 1 are equal as keys, not as content), containers by identity (the record keeping the
+    key holds them, so the identity cannot pass to another object while the key exists)."""
+    if value.__class__ is str:
+        return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return (value.__class__, value)
+    return id(value)
+
+
 def _new_record(cls: Any, values: Iterable[Any]) -> Record:
     record = cls.__new__(cls)
     for store, value in zip(cls._setters, values, strict=True):
@@ -407,6 +419,7 @@ class Projection:
         self._records: dict[tuple[str, tuple[str, ...]], type] = {}
         self._table: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._probation: dict[int, weakref.ref[Any]] = {}
+        self._recent: dict[tuple[Any, ...], Record] = {}
 
     def keeps(self, path: str) -> bool:
         """True when the cache keeps `path`, whole or in part."""
@@ -494,7 +507,14 @@ class Projection:
             if len(self._records) >= _RECORD_SHAPES or not all(map(_record_key, keys)):
                 return None
             cls = self._records[(where, keys)] = _record_class(where, keys, kept)
-        return _new_record(cls, [value for _, value in items])
+        values = [value for _, value in items]
+        content = (cls, *map(_atom, values))
+        known = self._recent.pop(content, None)
+        record = known if known is not None else _new_record(cls, values)
+        self._recent[content] = record  # (back) at the young end: what keeps recurring stays
+        if known is None and len(self._recent) > _RECENT_RECORDS:
+            del self._recent[next(iter(self._recent))]
+        return record
 
     def _value(self, value: Any, tree: Tree | None, shared: Tree | None, where: str) -> Any:
         if isinstance(value, str):
