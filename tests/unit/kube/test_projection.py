@@ -414,3 +414,17 @@ def test_equal_parts_of_cached_pods_are_one_frozen_object_whatever_the_pods(temp
             assert seen.setdefault(orjson.dumps(node), node) is node
             with pytest.raises(TypeError, match="read-only"):
                 node.clear()
+
+
+def test_equal_records_are_one_record_and_stay_read_only() -> None:
+    projection = Projection(COMPACT_KEEP, SHARED, compact=["status.containerStatuses"], guard=False)
+    a, b = (projection.apply(with_statuses(pod(n))) for n in "ab")
+    odd = with_statuses(pod("c"))
+    odd["status"]["containerStatuses"][0]["ready"] = 1  # equal to True as a key, not as content
+    c = projection.apply(odd)
+    status_a, status_b, status_c = (p["status"]["containerStatuses"][0] for p in (a, b, c))
+    assert status_a is status_b and status_a["lastState"] is status_c["lastState"]
+    assert status_c is not status_a and status_c["ready"] == 1 and status_c["ready"] is not True
+    assert b'"ready":1' in orjson.dumps(c) and b'"ready":true' in orjson.dumps(a)
+    with pytest.raises(TypeError, match="read-only"):
+        status_a["ready"] = False
