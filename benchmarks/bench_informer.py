@@ -40,7 +40,7 @@ from kruise.kube.resources import PODS as POD_RESOURCE
 from kruise.kube.store import STANDARD_INDEXERS, Store
 from kruise.manager import cachefields as manager_fields
 from kruise.manager.controllers import discover
-from kruise.sandbox.apiserver import defaults, serviceaccounts
+from kruise.sandbox.apiserver import defaults, priority, serviceaccounts
 from kruise.webhook import cachefields as webhook_fields
 
 COUNTS = (10_000, 100_000)
@@ -102,10 +102,11 @@ def pod_object(i: int) -> dict[str, Any]:
     """Pod `i` as the apiserver stores it once its kubelet reported it Running and Ready.
 
     The template goes through the emulator's own create path for pods (`sandbox.apiserver.defaults.pod`:
-    field defaults, default tolerations, priority, QoS; `serviceaccounts.admit_pod`: the
-    `kube-api-access-<5 random>` projected volume mounted in every container, a name of its own per
-    pod), then gets what differs per pod on a real cluster: name, uid, resourceVersion, the CloneSet's
-    instance-id label, IPs, container IDs and every timestamp (one second apart)."""
+    field defaults, default tolerations, QoS; `priority.admit_pod`: priority 0 without a class;
+    `serviceaccounts.admit_pod`: the `kube-api-access-<5 random>` projected volume mounted in every
+    container, a name of its own per pod), then gets what differs per pod on a real cluster: name,
+    uid, resourceVersion, the CloneSet's instance-id label, IPs, container IDs and every timestamp
+    (one second apart)."""
     owner = i // PER_OWNER
     name = f"web-{owner}-{i:05x}"
     created, started, ready = stamp(i), stamp(i + 1), stamp(i + 5)
@@ -130,6 +131,7 @@ def pod_object(i: int) -> dict[str, Any]:
     }
     defaults.pod(pod)
     serviceaccounts.admit_pod(pod, _account, random.Random(i))
+    priority.admit_pod(pod, lambda name: None, list)
     meta, spec = pod["metadata"], pod["spec"]
     meta.update(
         uid=f"6f1c2f3e-{i:04x}-4c1b-9a7e-{i:012x}",
