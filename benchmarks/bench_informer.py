@@ -10,8 +10,10 @@ tracemalloc counts what stays allocated, so the figures are the cache's own byte
 RSS (`--rss` adds that too, per row in a fresh process). The last line is the issue-27 figure: the
 larger projection's bytes per pod at each size.
 
-Each pod differs from the next where real pods do (name, uid, resourceVersion, IPs, container ID,
-instance-id label, and every timestamp, one second apart); pods of one CloneSet (50) share their
+Pods are made the way the API emulator makes them (its defaulting and service-account admission:
+every pod mounts its own `kube-api-access-<5 random>` token volume in every container), then differ
+from the next where real pods do (name, uid, resourceVersion, IPs, container IDs, instance-id label,
+token volume name, and every timestamp, one second apart); pods of one CloneSet (100) share their
 template, owner and revision, as replicas do.
 """
 
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import os
+import random
 import subprocess
 import sys
 import time
@@ -30,11 +34,13 @@ from typing import Any
 
 import orjson
 
+from kruise.control.common.revision import revision_labels_for_pod
 from kruise.kube.informer import strip_managed_fields
 from kruise.kube.resources import PODS as POD_RESOURCE
 from kruise.kube.store import STANDARD_INDEXERS, Store
 from kruise.manager import cachefields as manager_fields
 from kruise.manager.controllers import discover
+from kruise.sandbox.apiserver import defaults, priority, serviceaccounts
 from kruise.webhook import cachefields as webhook_fields
 
 COUNTS = (10_000, 100_000)
@@ -45,100 +51,164 @@ def stamp(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(EPOCH + seconds))
 
 
-def pod_json(i: int) -> bytes:
-    owner = f"cs-{i // 50}"
-    created, started, ready = stamp(i), stamp(i + 1), stamp(i + 5)
-    labels = {
-        "app": f"web-{i // 50}",
-        "apps.kruise.io/cloneset-instance-id": f"{i:06x}",
-        "controller-revision-hash": f"{owner}-7d9f8c6b5",
-        "pod-template-hash": "7d9f8c6b5",
-        "lifecycle.apps.kruise.io/state": "Normal",
+PER_OWNER = 100  # pods per CloneSet, as in issue 27's 1000 CloneSets x 100
+
+
+def template(owner: int) -> dict[str, Any]:
+    """A CloneSet's pod template as a user writes it (two containers, probes, env, resources, a
+    log volume), plus the readiness gate kruise-webhook injects."""
+    app = f"web-{owner}"
+    return {
+        "metadata": {
+            "labels": {"app": app, "tier": "frontend"},
+            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
+        },
+        "spec": {
+            "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "nginx:1.27",
+                    "ports": [{"containerPort": 80, "name": "http"}],
+                    "env": [
+                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                        {"name": "APP", "value": app},
+                    ],
+                    "resources": {
+                        "requests": {"cpu": "100m", "memory": "128Mi"},
+                        "limits": {"cpu": "500m", "memory": "256Mi"},
+                    },
+                    "readinessProbe": {"httpGet": {"path": "/healthz", "port": 80}},
+                    "livenessProbe": {"tcpSocket": {"port": 80}, "initialDelaySeconds": 5},
+                },
+                {
+                    "name": "log-agent",
+                    "image": "busybox:1.36",
+                    "command": ["sh", "-c", "tail -F /var/log/app/access.log"],
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                    "volumeMounts": [{"name": "logs", "mountPath": "/var/log/app"}],
+                },
+            ],
+            "volumes": [{"name": "logs", "emptyDir": {}}],
+        },
     }
-    pod = {
+
+
+def _account(namespace: str, name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": namespace}}
+
+
+def pod_object(i: int) -> dict[str, Any]:
+    """Pod `i` as the apiserver stores it once its kubelet reported it Running and Ready.
+
+    The template goes through the emulator's own create path for pods (`sandbox.apiserver.defaults.pod`:
+    field defaults, default tolerations, QoS; `priority.admit_pod`: priority 0 without a class;
+    `serviceaccounts.admit_pod`: the `kube-api-access-<5 random>` projected volume mounted in every
+    container, a name of its own per pod), then gets what differs per pod on a real cluster: name,
+    uid, resourceVersion, the CloneSet's instance-id label, IPs, container IDs and every timestamp
+    (one second apart)."""
+    owner = i // PER_OWNER
+    name = f"web-{owner}-{i:05x}"
+    created, started, ready = stamp(i), stamp(i + 1), stamp(i + 5)
+    namespace = f"team-{owner % 20}"
+    base = template(owner)
+    labels = {
+        **base["metadata"]["labels"],
+        **revision_labels_for_pod(f"web-{owner}-{hashlib.sha256(bytes(owner)).hexdigest()[:10]}"),
+        "apps.kruise.io/cloneset-instance-id": f"{i:05x}",
+    }
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": f"{owner}-{i:06x}",
-            "namespace": f"team-{i % 20}",
-            "uid": f"6f1c2f3e-{i:04x}-4c1b-9a7e-{i:012x}",
-            "resourceVersion": str(100_000 + i),
-            "creationTimestamp": created,
+            "name": name,
+            "generateName": f"web-{owner}-",
+            "namespace": namespace,
             "labels": labels,
-            "annotations": {"apps.kruise.io/inplace-update-grace": '{"revision":"x","containerImages":{}}'},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps.kruise.io/v1alpha1",
-                    "kind": "CloneSet",
-                    "name": owner,
-                    "uid": f"0a0b0c0d-{i // 50:04x}-4000-8000-000000000000",
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-            "managedFields": [
-                {
-                    "manager": "kruise-manager",
-                    "operation": "Update",
-                    "apiVersion": "v1",
-                    "time": created,
-                    "fieldsType": "FieldsV1",
-                    "fieldsV1": {"f:metadata": {"f:labels": {f"f:{k}": {} for k in labels}}, "f:spec": {}},
-                }
-            ],
+            "annotations": base["metadata"]["annotations"],
         },
-        "spec": {
-            "nodeName": f"node-{i % 100}",
-            "containers": [
-                {
-                    "name": "main",
-                    "image": "nginx:1.27",
-                    "ports": [{"containerPort": 80, "protocol": "TCP"}],
-                    "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
-                    "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 10},
-                    "volumeMounts": [
-                        {"name": "kube-api-access", "mountPath": "/var/run/secrets", "readOnly": True}
-                    ],
-                    "terminationMessagePath": "/dev/termination-log",
-                    "imagePullPolicy": "IfNotPresent",
-                }
-            ],
-            "restartPolicy": "Always",
-            "schedulerName": "default-scheduler",
-            "serviceAccountName": "default",
-            "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
-            "volumes": [
-                {
-                    "name": "kube-api-access",
-                    "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]},
-                }
-            ],
-        },
-        "status": {
-            "phase": "Running",
-            "podIP": f"10.{i // 62500}.{i // 250 % 250}.{i % 250}",
-            "hostIP": f"192.168.0.{i % 100}",
-            "startTime": started,
-            "conditions": [
-                {"type": t, "status": "True", "lastTransitionTime": ready}
-                for t in ("InPlaceUpdateReady", "Initialized", "Ready", "ContainersReady", "PodScheduled")
-            ],
-            "containerStatuses": [
-                {
-                    "name": "main",
-                    "ready": True,
-                    "restartCount": 0,
-                    "image": "nginx:1.27",
-                    "imageID": "docker.io/library/nginx@sha256:" + "ab" * 32,
-                    "containerID": f"containerd://{i:064x}",
-                    "started": True,
-                    "state": {"running": {"startedAt": started}},
-                }
-            ],
-        },
+        "spec": base["spec"],
     }
-    return orjson.dumps(pod)
+    defaults.pod(pod)
+    serviceaccounts.admit_pod(pod, _account, random.Random(i))
+    priority.admit_pod(pod, lambda name: None, list)
+    meta, spec = pod["metadata"], pod["spec"]
+    meta.update(
+        uid=f"6f1c2f3e-{i:04x}-4c1b-9a7e-{i:012x}",
+        resourceVersion=str(100_000 + i),
+        creationTimestamp=created,
+        ownerReferences=[
+            {
+                "apiVersion": "apps.kruise.io/v1alpha1",
+                "kind": "CloneSet",
+                "name": f"web-{owner}",
+                "uid": f"0a0b0c0d-{owner:04x}-4000-8000-000000000000",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+        managedFields=[
+            {
+                "manager": "kruise-manager",
+                "operation": "Update",
+                "apiVersion": "v1",
+                "time": created,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:metadata": {"f:labels": {f"f:{k}": {} for k in labels}}, "f:spec": {}},
+            },
+            {
+                "manager": "kubelet",
+                "operation": "Update",
+                "apiVersion": "v1",
+                "time": ready,
+                "fieldsType": "FieldsV1",
+                "subresource": "status",
+                "fieldsV1": {"f:status": {"f:conditions": {}, "f:containerStatuses": {}, "f:podIP": {}}},
+            },
+        ],
+    )
+    spec["nodeName"] = f"node-{i % 100}"
+    ip = f"10.{i // 62500}.{i // 250 % 250}.{i % 250}"
+    pod["status"].update(
+        phase="Running",
+        podIP=ip,
+        podIPs=[{"ip": ip}],
+        hostIP=f"192.168.0.{i % 100}",
+        hostIPs=[{"ip": f"192.168.0.{i % 100}"}],
+        startTime=started,
+        conditions=[
+            {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": ready}
+            for t in (
+                "InPlaceUpdateReady",
+                "PodReadyToStartContainers",
+                "Initialized",
+                "Ready",
+                "ContainersReady",
+                "PodScheduled",
+            )
+        ],
+        containerStatuses=[
+            {
+                "name": c["name"],
+                "image": c["image"],
+                "imageID": f"docker.io/library/{c['image'].split(':')[0]}@sha256:{n + 1:064x}",
+                "ready": True,
+                "restartCount": 0,
+                "started": True,
+                "lastState": {},
+                "containerID": f"containerd://{i * 2 + n:064x}",
+                "state": {"running": {"startedAt": started}},
+                "resources": c["resources"],
+                "allocatedResources": c["resources"]["requests"],
+            }
+            for n, c in enumerate(spec["containers"])
+        ],
+    )
+    return pod
+
+
+def pod_json(i: int) -> bytes:
+    return orjson.dumps(pod_object(i))
 
 
 Cache = Callable[[dict[str, Any]], dict[str, Any]]

@@ -527,8 +527,8 @@ def component_argv(kind: str, kubeconfig: Path, workdir: Path) -> list[str]:
 
     component = stack.webhook_component(workdir / "certs") if kind == "webhook" else stack.manager_component()
     argv = [arg.format(kubeconfig=kubeconfig, server="", cri_socket_dir="") for arg in component.argv]
-    # measured, not gated: the webhook's own 120 s default would end a slow 100k run without a figure
-    return argv + (["--cache-sync-timeout", str(READY_TIMEOUT)] if kind == "webhook" else [])
+    # measured, not gated: either process's own 120 s default would end a slow 100k run without a figure
+    return [*argv, "--cache-sync-timeout", str(READY_TIMEOUT)]
 
 
 def metrics_url(argv: list[str]) -> str:

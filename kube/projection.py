@@ -7,7 +7,9 @@ arrival. What it keeps is also made cheaper:
 
 - strings are interned (label keys and values, images, owner UIDs, timestamps repeat across pods);
 - subtrees declared `shared` (pod-template parts such as `spec.containers`, owner references) are
-  hash-consed: identical content across replicas is one object, held weakly so it dies with its pods;
+  hash-consed at every level: identical content across replicas is one object, held weakly so it
+  dies with its pods, and a per-pod difference deep inside (each pod's own service-account token
+  mount) costs only the nodes on its way up, not the rest of the template;
 - every kept container is frozen (`FrozenDict` / `FrozenList`), so sharing is safe and a reader that
   tries to change a cached object fails at the write instead of corrupting every other reader. Read
   freely, copy (`kruise.kube.store.mutable_copy`) before changing.
@@ -29,8 +31,6 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-import orjson
-
 GUARD_ENV = "KRUISE_CACHE_GUARD"
 
 VIOLATIONS: list[str] = []
@@ -40,6 +40,8 @@ Tree = dict[str, "Tree | None"]
 """Kept paths as a tree: a key mapped to None keeps that whole subtree."""
 
 _INTERN_MAX = 128  # longer strings (JSON blobs in annotations, sha256 image IDs) rarely repeat exactly
+_PROBATION = 4096  # content seen once, awaiting a second sighting (weak references, oldest dropped first)
+_RECENT_RECORDS = 4096  # records by content, most recently met last: equal per-pod parts are one record
 _RECORD_SHAPES = 256  # record classes per projection; an object of any further shape stays a FrozenDict
 
 
@@ -246,6 +248,17 @@ def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None
     return cls  # type: ignore[no-any-return]
 
 
+def _atom(value: Any) -> Any:
+    """`value` as part of a record's content key: strings as they are, other scalars with their type
+    (True and 1 are equal as keys, not as content), containers by identity (the record keeping the
+    key holds them, so the identity cannot pass to another object while the key exists)."""
+    if value.__class__ is str:
+        return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return (value.__class__, value)
+    return id(value)
+
+
 def _new_record(cls: Any, values: Iterable[Any]) -> Record:
     record = cls.__new__(cls)
     for store, value in zip(cls._setters, values, strict=True):
@@ -404,7 +417,9 @@ class Projection:
         self.guard = guard_enabled() if guard is None else guard
         self._classes: dict[tuple[str, bool], type] = {}
         self._records: dict[tuple[str, tuple[str, ...]], type] = {}
-        self._table: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
+        self._table: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self._probation: dict[int, weakref.ref[Any]] = {}
+        self._recent: dict[tuple[Any, ...], Record] = {}
 
     def keeps(self, path: str) -> bool:
         """True when the cache keeps `path`, whole or in part."""
@@ -465,9 +480,7 @@ class Projection:
             self._classes[(where, share_here)] = cls
         return cls
 
-    def _dict(
-        self, obj: Mapping[str, Any], tree: Tree, shared: Tree, where: str, share_here: bool = False
-    ) -> Any:
+    def _dict(self, obj: Mapping[str, Any], tree: Tree, shared: Tree, where: str) -> Any:
         items = []
         for key, value in obj.items():
             if key not in tree:
@@ -476,11 +489,11 @@ class Projection:
             # In `shared`, None marks a shared root; a subtree means shared roots further down.
             below: Tree | None = shared.get(key, {}) if shared else {}
             items.append((sys.intern(key), self._value(value, tree[key], below, path)))
-        if not share_here and self._compacts(where):
+        if self._compacts(where):
             record = self._record(where, items, frozenset(tree) if self.guard else None)
             if record is not None:
                 return record
-        return self._class(where, tree, share_here)(items)
+        return self._class(where, tree, False)(items)
 
     def _compacts(self, where: str) -> bool:
         """Whether objects at `where` are stored as records (at or below a `compact` path)."""
@@ -494,22 +507,27 @@ class Projection:
             if len(self._records) >= _RECORD_SHAPES or not all(map(_record_key, keys)):
                 return None
             cls = self._records[(where, keys)] = _record_class(where, keys, kept)
-        return _new_record(cls, [value for _, value in items])
+        values = [value for _, value in items]
+        content = (cls, *map(_atom, values))
+        known = self._recent.pop(content, None)
+        record = known if known is not None else _new_record(cls, values)
+        self._recent[content] = record  # (back) at the young end: what keeps recurring stays
+        if known is None and len(self._recent) > _RECENT_RECORDS:
+            del self._recent[next(iter(self._recent))]
+        return record
 
     def _value(self, value: Any, tree: Tree | None, shared: Tree | None, where: str) -> Any:
         if isinstance(value, str):
             return self._string(value, where)
         share_here = shared is None
         below: Tree = shared or {}
+        if share_here and isinstance(value, (dict, list)):
+            return self._canon(value, tree, where, {})[0]
         if isinstance(value, dict):
             if tree is None:
-                out: Any = self._whole(value, share_here, where)
-            else:
-                out = self._dict(value, tree, below, where, share_here)
-            return self._share(out, where) if share_here else out
+                return self._whole(value, where)
+            return self._dict(value, tree, below, where)
         if isinstance(value, list):
-            if share_here:
-                return self._share(_SharedList([self._value(v, tree, {}, where) for v in value]), where)
             return FrozenList([self._value(v, tree, below, where) for v in value])
         return value
 
@@ -518,29 +536,76 @@ class Projection:
             return value
         return sys.intern(value)
 
-    def _whole(self, value: Any, shared: bool, where: str) -> Any:
+    def _whole(self, value: Any, where: str) -> Any:
         """A whole kept subtree: frozen and interned all the way down (no guard: every key is kept)."""
         if isinstance(value, dict):
-            items = [(sys.intern(k), self._whole(v, False, f"{where}.{k}")) for k, v in value.items()]
-            if not shared and self._compacts(where):
+            items = [(sys.intern(k), self._whole(v, f"{where}.{k}")) for k, v in value.items()]
+            if self._compacts(where):
                 record = self._record(where, items, None)
                 if record is not None:
                     return record
-            return (_SharedDict if shared else FrozenDict)(items)
+            return FrozenDict(items)
         if isinstance(value, list):
-            cls = _SharedList if shared else FrozenList
-            return cls([self._whole(v, False, where) for v in value])
+            return FrozenList([self._whole(v, where) for v in value])
         if isinstance(value, str):
             return self._string(value, where)
         return value
 
-    def _share(self, node: Any, where: str) -> Any:
-        """One object per distinct content at one path (weakly held: it goes with its last holder)."""
-        key = where.encode() + b"\0" + orjson.dumps(node, option=orjson.OPT_SORT_KEYS)
-        existing = self._table.get(key)
-        if existing is not None:
-            return existing
-        self._table[key] = node
+    def _canon(self, value: Any, tree: Tree | None, where: str, memo: dict[int, Any]) -> tuple[Any, int]:
+        """A shared subtree, hash-consed at every level: (its cached form, a hash of its content).
+
+        Every dict and list in it is one object per distinct content, not only the whole: replicas'
+        containers differ by the `kube-api-access-<random>` mount the ServiceAccount admission gives
+        each pod, and that one difference must not cost each pod its own env, probes, resources,
+        ports and mounts. Children are made canonical first, so a parent's equality check meets
+        identical children and stops at `is`. `memo` shares repeats within one object (the token
+        mount in each of a pod's containers) without a table entry for each pod."""
+        if isinstance(value, dict):
+            items: list[tuple[str, Any]] = []
+            parts: list[Any] = []
+            for key, child in value.items():
+                if tree is not None and key not in tree:
+                    continue
+                key = sys.intern(key)
+                node, content = self._canon(
+                    child, None if tree is None else tree[key], f"{where}.{key}", memo
+                )
+                items.append((key, node))
+                parts += (key, content)
+            cls = _SharedDict if tree is None else self._class(where, tree, True)
+            built: Any = cls(items)
+        elif isinstance(value, list):
+            pairs = [self._canon(v, tree, where, memo) for v in value]
+            cls = _SharedList
+            built = _SharedList([node for node, _ in pairs])
+            parts = [content for _, content in pairs]
+        elif isinstance(value, str):
+            value = self._string(value, where)
+            return value, hash(value)
+        else:
+            return value, hash((value.__class__, value))
+        content = hash((cls, *parts))
+        return self._canonical(built, content, memo), content
+
+    def _canonical(self, node: Any, content: int, memo: dict[int, Any]) -> Any:
+        """The one object alive with `node`'s content, `node` itself if it is the first.
+
+        Content seen once is only on probation (a bounded window of weak references, no table
+        entry): most per-pod nodes (a container holding the pod's own token mount, the list of
+        them) never repeat, and a table entry for each would cost more than sharing saves. The
+        second sighting within the window makes the first object the shared one."""
+        for known in (self._table.get(content), memo.get(content)):
+            if known is not None and type(known) is type(node) and known == node:
+                return known
+        ref = self._probation.pop(content, None)
+        first = ref() if ref is not None else None
+        if first is not None and type(first) is type(node) and first == node:
+            self._table[content] = first
+            return first
+        memo[content] = node
+        self._probation[content] = weakref.ref(node)
+        if len(self._probation) > _PROBATION:
+            del self._probation[next(iter(self._probation))]
         return node
 
     @property

@@ -28,7 +28,6 @@ from kruise.manager.webhookready import wait_for_webhook
 
 log = structlog.get_logger("kruise.manager")
 
-CACHE_SYNC_TIMEOUT = 120.0
 LEADER_ELECTION_USER_AGENT = "kruise-manager/leader-election"
 
 
@@ -141,8 +140,9 @@ class Manager:
     async def _lead(self) -> None:
         self._standing_by = False
         self._warm_up()
-        if not await self.context.informers.wait_for_cache_sync(CACHE_SYNC_TIMEOUT):
-            raise RuntimeError("informer caches did not sync in time")
+        timeout = self.options.cache_sync_timeout
+        if not await self.context.informers.wait_for_cache_sync(timeout):
+            raise RuntimeError(f"informer caches did not sync within {timeout:g}s (--cache-sync-timeout)")
         if self.options.webhook_service_name:
             await wait_for_webhook(self.client, self.options.namespace, self.options.webhook_service_name)
         for controller in self.controllers:

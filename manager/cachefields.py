@@ -84,6 +84,7 @@ WORKLOAD: tuple[str, ...] = (*POD_META, *POD_RUNNING, *POD_TEMPLATE)
 """What a controller that creates, updates and scales pods reads."""
 
 POD_SHARED: tuple[str, ...] = (
+    "metadata.annotations",
     "metadata.ownerReferences",
     "spec.affinity",
     "spec.containers",

@@ -46,6 +46,9 @@ class Options:
     assign_bcj_pods_by_scheduler: bool = True
     webhook_service_name: str = ""  # wait for this Service's ready endpoints before leading ("" = don't)
     expectation_timeout: float = 300.0  # `--expectation-timeout`: when lost events stop blocking a controller
+    cache_sync_timeout: float = (
+        120.0  # `--cache-sync-timeout`: how long the leader waits for its caches to list
+    )
 
     def leader_election_config(self) -> LeaderElectionConfig:
         return LeaderElectionConfig(
@@ -164,6 +167,12 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         "treats the events as lost (upstream's flag, a duration, default 5m)",
     )
     p.add_argument(
+        "--cache-sync-timeout",
+        default="120",
+        help="how long the leader waits for every informer cache to list before it gives up and exits, "
+        "seconds or a duration (2m); controller-runtime's CacheSyncTimeout, 2 minutes",
+    )
+    p.add_argument(
         "--webhook-service-name",
         default="",
         help="the kruise-webhook Service in --namespace; the leader starts controllers once it has a ready "
@@ -190,6 +199,7 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
             ),
             webhook_service_name=a.webhook_service_name,
             expectation_timeout=parse_duration("--expectation-timeout", a.expectation_timeout),
+            cache_sync_timeout=parse_period("--cache-sync-timeout", a.cache_sync_timeout),
         )  # fmt: skip
         options.leader_election_config()  # validates the lease timings
     except FeatureGateError as exc:
@@ -198,6 +208,8 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         p.error(str(exc))
     if options.expectation_timeout <= 0:
         p.error(f'--expectation-timeout: invalid duration "{a.expectation_timeout}": must be greater than 0')
+    if options.cache_sync_timeout <= 0:
+        p.error(f'--cache-sync-timeout: invalid duration "{a.cache_sync_timeout}": must be greater than 0')
     if options.qps <= 0 or options.burst <= 0:
         p.error("--rest-config-qps and --rest-config-burst: must be greater than 0")
     return options

@@ -31,6 +31,7 @@ POD_FIELDS: tuple[str, ...] = (
     "status.phase",
 )
 POD_SHARED: tuple[str, ...] = (
+    "metadata.annotations",
     "metadata.ownerReferences",
     "spec.containers",
     "spec.initContainers",

@@ -29,3 +29,22 @@ def test_bad_sizes_are_refused_naming_the_option(pods: str, capsys) -> None:
     with pytest.raises(SystemExit):
         bench.main(["--pods", pods])
     assert "--pods" in capsys.readouterr().err
+
+
+def test_pods_are_made_as_the_emulator_admits_them() -> None:
+    """Each pod mounts its own service-account token volume in every container (a name per pod, as
+    the ServiceAccount admission gives it), is owned by its CloneSet and reports Running and Ready."""
+    pods = [bench.pod_object(i) for i in range(3)]
+    tokens = []
+    for pod in pods:
+        volume = next(v for v in pod["spec"]["volumes"] if v["name"].startswith("kube-api-access-"))
+        assert re.fullmatch(r"kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}", volume["name"])
+        for container in pod["spec"]["containers"]:
+            assert volume["name"] in [m["name"] for m in container["volumeMounts"]]
+        tokens.append(volume["name"])
+        assert pod["metadata"]["ownerReferences"][0]["kind"] == "CloneSet"
+        assert {"pod-template-hash", "controller-revision-hash"} <= set(pod["metadata"]["labels"])
+        assert pod["status"]["phase"] == "Running"
+        assert len(pod["status"]["containerStatuses"]) == len(pod["spec"]["containers"])
+        assert {c["type"] for c in pod["status"]["conditions"]} >= {"Ready", "ContainersReady"}
+    assert len(set(tokens)) == len(tokens)

@@ -241,11 +241,13 @@ def test_upstream_manager_keys_reach_the_manager_flags_and_pod():
     default = by_kind(render(), "Deployment")["kruise-controller-manager"]
     assert "--sync-period=0" in args_of(default) and "--logging-format=json" in args_of(default)
     assert "--webhook-service-name=kruise-webhook-service" in args_of(default)
+    assert "--cache-sync-timeout=2m" in args_of(default)
     assert "affinity" not in default["spec"]["template"]["spec"]
     affinity = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["infra"]}]}]}}  # fmt: skip
     docs = render(
         "manager.resyncPeriod=10m",
+        "manager.cacheSyncTimeout=5m",
         "manager.loggingFormat=console",
         "manager.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
         ".matchExpressions[0].key=pool",
@@ -259,9 +261,11 @@ def test_upstream_manager_keys_reach_the_manager_flags_and_pod():
     assert manager["spec"]["template"]["spec"]["affinity"] == {"nodeAffinity": affinity}
     # the rendered flags parse: the key does something in kruise-manager
     options = parse_args(
-        [a for a in args_of(manager) if a.startswith(("--sync-period", "--logging-format"))], env={}
+        [a for a in args_of(manager) if a.startswith(("--sync-period", "--logging-format", "--cache-sync"))],
+        env={},
     )
     assert options.sync_period == 600.0 and options.logging_format == "console"
+    assert options.cache_sync_timeout == 300.0
 
 
 def test_upstream_daemon_and_service_account_keys():

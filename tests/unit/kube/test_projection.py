@@ -5,6 +5,8 @@ import sys
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
@@ -98,7 +100,8 @@ def test_shared_subtrees_are_one_object_per_content_and_strings_are_interned() -
     assert a["metadata"]["ownerReferences"] is c["metadata"]["ownerReferences"]
     assert a["metadata"] is not b["metadata"]
     assert a["metadata"]["labels"]["app"] is sys.intern("web")
-    assert projection.shared_objects == 3
+    # Every level is shared: the owner reference and its list, the container and its list.
+    assert projection.shared_objects == 4
     del a, b
     assert projection.shared_objects == 2  # weakly held: gone with the last pod that had them
 
@@ -280,3 +283,148 @@ async def test_a_projected_object_or_any_copy_of_it_is_never_put_back_whole(guar
         with pytest.raises(ValueError, match="read the object from the apiserver"):
             await NeverSends().update_status(PODS, body)
     assert not is_projected(orjson.loads(orjson.dumps(cached)))  # what the apiserver would return
+
+
+TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def admitted(name: str, token: str, containers: list[dict] | None = None) -> dict:
+    """A pod as the ServiceAccount admission leaves it: its own token volume mounted in every container."""
+    containers = containers or [
+        {
+            "name": "app",
+            "image": "nginx:1.27",
+            "command": ["nginx", "-g", "daemon off;"],
+            "ports": [{"containerPort": 80, "protocol": "TCP"}],
+            "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+            "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "500m"}},
+            "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 10},
+            "volumeMounts": [{"name": "logs", "mountPath": "/var/log"}],
+        },
+        {"name": "sidecar", "image": "busybox:1.36", "args": ["sleep", "infinity"]},
+    ]
+    mount = {"name": token, "readOnly": True, "mountPath": TOKEN_PATH}
+    obj = pod(name)
+    obj["spec"]["containers"] = [
+        {**c, "volumeMounts": [*c.get("volumeMounts", []), mount]}
+        for c in orjson.loads(orjson.dumps(containers))
+    ]
+    return obj
+
+
+POD_SHAPE = ["metadata.name", "metadata.namespace", "metadata.uid", "spec.containers"]
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_pods_differing_only_in_their_token_mount_share_everything_else(guard: bool) -> None:
+    projection = Projection(POD_SHAPE, ["spec.containers"], guard=guard)
+    pods = [
+        admitted(f"p{i}", f"kube-api-access-{token}") for i, token in enumerate(["x2b4c", "q9z7d", "m5k6f"])
+    ]
+    cached = [projection.apply(p) for p in pods]
+    for original, got in zip(pods, cached, strict=True):
+        assert got["spec"]["containers"] == original["spec"]["containers"]  # nothing lost or changed
+    first, second = cached[0]["spec"]["containers"], cached[2]["spec"]["containers"]
+    assert first is not second and first[0] is not second[0]  # each holds its own token mount
+    for field in ("command", "ports", "env", "resources", "readinessProbe", "name", "image"):
+        assert first[0][field] is second[0][field], field
+    assert first[1]["args"] is second[1]["args"]
+    assert first[0]["volumeMounts"][0] is second[0]["volumeMounts"][0]  # the logs mount
+    # A pod's token mount is one object in all its containers, and differs from the next pod's.
+    assert first[0]["volumeMounts"][-1] is first[1]["volumeMounts"][0]
+    assert first[0]["volumeMounts"][-1] is not second[0]["volumeMounts"][-1]
+
+
+def test_a_shared_piece_below_the_container_refuses_changes() -> None:
+    projection = Projection(POD_SHAPE, ["spec.containers"], guard=False)
+    a, b = (projection.apply(admitted(n, f"kube-api-access-{n}xxxx")) for n in "ab")
+    app = a["spec"]["containers"][0]
+    assert app["env"] is b["spec"]["containers"][0]["env"]
+    with pytest.raises(TypeError, match="mutable_copy"):
+        app["env"].append({"name": "X", "value": "1"})
+    with pytest.raises(TypeError, match="read-only"):
+        app["env"][0]["name"] = "OTHER"
+    with pytest.raises(TypeError, match="read-only"):
+        app["resources"]["requests"].update(cpu="1")
+    with pytest.raises(TypeError, match="read-only"):
+        app["volumeMounts"][-1]["readOnly"] = False
+    copied = mutable_copy(a)
+    copied["spec"]["containers"][0]["env"][0]["name"] = "OTHER"
+    assert b["spec"]["containers"][0]["env"][0]["name"] == "POD_NAME"
+
+
+SCALARS = st.one_of(st.sampled_from(["a", "b", "80", ""]), st.integers(0, 2), st.booleans(), st.none())
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["x", "y", "z"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+CONTAINER = st.fixed_dictionaries(
+    {"name": st.sampled_from(["app", "sidecar"])},
+    optional={
+        "env": JSON,
+        "resources": JSON,
+        "command": st.lists(st.sampled_from(["sh", "-c", "run"]), max_size=3),
+    },
+)
+
+
+def _nodes(value: object, path: str = "") -> list[tuple[str, object]]:
+    """Every dict and list of `value` with its path (list items under their index)."""
+    if isinstance(value, dict):
+        out: list[tuple[str, object]] = [(path, value)]
+        for key, child in value.items():
+            out += _nodes(child, f"{path}.{key}")
+        return out
+    if isinstance(value, list):
+        out = [(path, value)]
+        for i, child in enumerate(value):
+            out += _nodes(child, f"{path}[{i}]")
+        return out
+    return []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    templates=st.lists(st.lists(CONTAINER, min_size=1, max_size=3), min_size=1, max_size=3),
+    pods=st.lists(st.tuples(st.integers(0, 2), st.text("bcdfg245", min_size=5, max_size=5)), max_size=8),
+)
+def test_equal_parts_of_cached_pods_are_one_frozen_object_whatever_the_pods(templates, pods) -> None:
+    projection = Projection(POD_SHAPE, ["spec.containers"], guard=False)
+    originals = [
+        admitted(f"p{i}", f"kube-api-access-{token}", templates[t % len(templates)])
+        for i, (t, token) in enumerate(pods)
+    ]
+    cached = [projection.apply(p) for p in originals]
+    seen: dict[str, object] = {}
+    for original, got in zip(originals, cached, strict=True):
+        assert got["spec"]["containers"] == original["spec"]["containers"]
+        assert orjson.dumps(got) == orjson.dumps(
+            {k: original[k] for k in ("metadata", "spec")}
+            | {
+                "metadata": {k: original["metadata"][k] for k in ("name", "namespace", "uid")},
+                "spec": {"containers": original["spec"]["containers"]},
+            }
+        )
+        for _, node in _nodes(got["spec"]["containers"]):
+            assert isinstance(node, (FrozenDict, FrozenList))
+            # Equal content (in equal key order, true apart from 1) is one object.
+            assert seen.setdefault(orjson.dumps(node), node) is node
+            with pytest.raises(TypeError, match="read-only"):
+                node.clear()
+
+
+def test_equal_records_are_one_record_and_stay_read_only() -> None:
+    projection = Projection(COMPACT_KEEP, SHARED, compact=["status.containerStatuses"], guard=False)
+    a, b = (projection.apply(with_statuses(pod(n))) for n in "ab")
+    odd = with_statuses(pod("c"))
+    odd["status"]["containerStatuses"][0]["ready"] = 1  # equal to True as a key, not as content
+    c = projection.apply(odd)
+    status_a, status_b, status_c = (p["status"]["containerStatuses"][0] for p in (a, b, c))
+    assert status_a is status_b and status_a["lastState"] is status_c["lastState"]
+    assert status_c is not status_a and status_c["ready"] == 1 and status_c["ready"] is not True
+    assert b'"ready":1' in orjson.dumps(c) and b'"ready":true' in orjson.dumps(a)
+    with pytest.raises(TypeError, match="read-only"):
+        status_a["ready"] = False

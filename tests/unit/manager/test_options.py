@@ -160,3 +160,37 @@ def test_expectation_timeout_reaches_the_controllers_expectations():
     reconciler = cloneset.SETUP.build(manager.context)._reconcile.__self__  # type: ignore[attr-defined]
     assert reconciler.scale_expectations.timeout == 3.0
     assert reconciler.rv_expectations.timeout == 3.0
+
+
+@pytest.mark.parametrize(("flag", "seconds"), [(None, 120.0), ("300", 300.0), ("5m", 300.0), ("90s", 90.0)])
+def test_cache_sync_timeout_takes_seconds_or_a_duration(flag, seconds):
+    argv = [] if flag is None else [f"--cache-sync-timeout={flag}"]
+    assert parse_args(argv, env={}).cache_sync_timeout == seconds
+
+
+@pytest.mark.parametrize("flag", ["0", "-1", "soon"])
+def test_bad_cache_sync_timeout_names_the_flag(flag, capsys):
+    with pytest.raises(SystemExit):
+        parse_args([f"--cache-sync-timeout={flag}"], env={})
+    assert "--cache-sync-timeout" in capsys.readouterr().err
+
+
+async def test_the_leader_waits_for_its_caches_as_long_as_the_flag_says():
+    """Flag → Options → the leader's cache-sync wait; caches that never sync end it naming the flag."""
+    from kruise.manager.app import Manager
+    from kruise.manager.controllers import cloneset
+
+    options = parse_args(["--cache-sync-timeout=7m", "--enable-leader-election=false"], env={})
+    manager = Manager(_UnusedClient(), options, setups=[cloneset.SETUP])  # type: ignore[arg-type]
+    manager._built = True  # no informer is started: the wait below is the factory's, replaced
+    waited: list[float | None] = []
+
+    async def never_synced(timeout: float | None = None) -> bool:
+        waited.append(timeout)
+        return False
+
+    manager.context.informers.wait_for_cache_sync = never_synced  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match=r"within 420s \(--cache-sync-timeout\)"):
+        await manager._lead()
+    assert waited == [420.0]
+    assert not manager.leading
