@@ -1,16 +1,22 @@
 """Upstream's SidecarSet e2e, context "SidecarSet Injecting functionality [SidecarSetInject]"
 (openkruise/kruise test/e2e/apps/v1alpha1/sidecarset.go), translated to kubectl on the sandbox: same
-objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here."""
+objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here.
+
+Upstream's v1beta1/sidecarset.go has the same injection cases with the SidecarSet at v1beta1 (scoped by a
+namespaceSelector); each case runs once per version, writing and reading the SidecarSet at it."""
 
 from __future__ import annotations
 
+import pytest
 from harness import Cluster
-from sidecarset_tester import SIDECARSETS, upstream_case
+from sidecarset_tester import API_VERSIONS, upstream_case
+
+pytestmark = pytest.mark.parametrize("api_version", API_VERSIONS)
 
 
-async def test_pods_dont_have_matched_sidecarset(kruise_sandbox_all_gates: Cluster):
+async def test_pods_dont_have_matched_sidecarset(kruise_sandbox_all_gates: Cluster, api_version: str):
     """pods don't have matched sidecarSet"""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         sidecarset["spec"]["selector"]["matchLabels"]["app"] = "nomatched"
         await case.create(sidecarset)
@@ -21,11 +27,11 @@ async def test_pods_dont_have_matched_sidecarset(kruise_sandbox_all_gates: Clust
         assert len(pods[0]["spec"]["containers"]) == len(deployment["spec"]["template"]["spec"]["containers"])
 
 
-async def test_sidecarset_with_volumes_downward_api(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_with_volumes_downward_api(kruise_sandbox_all_gates: Cluster, api_version: str):
     """sidecarset with volumes.downwardAPI
 
     Upstream only creates it (CreateSidecarSet fails the case when the create is refused)."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         sidecarset["spec"]["volumes"] = [
             {
@@ -42,15 +48,15 @@ async def test_sidecarset_with_volumes_downward_api(kruise_sandbox_all_gates: Cl
             {"name": "podinfo", "mountPath": "/etc/podinfo"}
         ]
         created = await case.create(sidecarset)
-        stored = await case.get(SIDECARSETS, created["metadata"]["name"])
+        stored = await case.get(case.sidecarsets, created["metadata"]["name"])
         assert stored["spec"]["volumes"][0]["downwardAPI"]["items"][1]["fieldRef"]["fieldPath"] == (
             "metadata.annotations"
         )
 
 
-async def test_sidecarset_inject_pod_sidecar_container(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_inject_pod_sidecar_container(kruise_sandbox_all_gates: Cluster, api_version: str):
     """sidecarSet inject pod sidecar container"""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         await case.create(sidecarset)
         deployment = case.base_deployment()
@@ -86,11 +92,13 @@ def _assert_injected(pod: dict, volumes: list[str], mount_paths: list[str], envs
     assert set(envs) <= {e["name"] for e in sidecar.get("env") or []}
 
 
-async def test_sidecarset_inject_pod_sidecar_container_volume_mounts(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_inject_pod_sidecar_container_volume_mounts(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet inject pod sidecar container volumeMounts
 
     Case "append normal volumeMounts": the sidecar shares the app's volumeMounts (shareVolumePolicy)."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         await case.create(_one_sidecar_with_volume(case))
         deployment = case.base_deployment()
         template = deployment["spec"]["template"]["spec"]
@@ -102,13 +110,13 @@ async def test_sidecarset_inject_pod_sidecar_container_volume_mounts(kruise_sand
 
 
 async def test_sidecarset_inject_volume_mounts_subpathexpr_with_expanded_subpath(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """sidecarSet inject pod sidecar container volumeMounts, SubPathExpr with expanded subpath
 
     Case "append volumeMounts SubPathExpr, volumes with expanded subpath": the shared mount's subPathExpr
     names env vars, so the sidecar gets those env vars too."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         await case.create(_one_sidecar_with_volume(case))
         deployment = case.base_deployment()
         template = deployment["spec"]["template"]["spec"]
@@ -131,9 +139,11 @@ async def test_sidecarset_inject_volume_mounts_subpathexpr_with_expanded_subpath
         )
 
 
-async def _transfer_envs_case(cluster: Cluster, transfer: list[dict], template_meta: dict) -> None:
+async def _transfer_envs_case(
+    cluster: Cluster, version: str, transfer: list[dict], template_meta: dict
+) -> None:
     """The three "transfer Envs" cases: the sidecar's own OD_NAME wins over the transferred one."""
-    async with upstream_case(cluster) as case:
+    async with upstream_case(cluster, version) as case:
         sidecarset = case.base_sidecarset()
         sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
         sidecar = sidecarset["spec"]["containers"][0]
@@ -168,15 +178,17 @@ async def _transfer_envs_case(cluster: Cluster, transfer: list[dict], template_m
             assert next(e.get("value") for e in env if e["name"] == key) == value, key
 
 
-async def test_sidecarset_inject_transfer_envs(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_inject_transfer_envs(kruise_sandbox_all_gates: Cluster, api_version: str):
     """sidecarSet inject pod sidecar container transfer Envs"""
     transfer = [
         {"sourceContainerName": "main", "envName": name} for name in ("POD_NAME", "OD_NAME", "PROXY_IP")
     ]
-    await _transfer_envs_case(kruise_sandbox_all_gates, transfer, {})
+    await _transfer_envs_case(kruise_sandbox_all_gates, api_version, transfer, {})
 
 
-async def test_sidecarset_inject_transfer_envs_downward_api_labels(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_inject_transfer_envs_downward_api_labels(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet inject pod sidecar container transfer Envs with downward API by metadata.labels"""
     transfer = [
         {
@@ -186,10 +198,12 @@ async def test_sidecarset_inject_transfer_envs_downward_api_labels(kruise_sandbo
             "envNames": ["POD_NAME", "OD_NAME", "PROXY_IP"],
         }
     ]
-    await _transfer_envs_case(kruise_sandbox_all_gates, transfer, {"labels": {"biz": "main"}})
+    await _transfer_envs_case(kruise_sandbox_all_gates, api_version, transfer, {"labels": {"biz": "main"}})
 
 
-async def test_sidecarset_inject_transfer_envs_downward_api_annotations(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_inject_transfer_envs_downward_api_annotations(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet inject pod sidecar container transfer Envs with downward API by metadata.annotations"""
     transfer = [
         {
@@ -199,4 +213,6 @@ async def test_sidecarset_inject_transfer_envs_downward_api_annotations(kruise_s
             "envNames": ["POD_NAME", "OD_NAME", "PROXY_IP"],
         }
     ]
-    await _transfer_envs_case(kruise_sandbox_all_gates, transfer, {"annotations": {"biz": "main"}})
+    await _transfer_envs_case(
+        kruise_sandbox_all_gates, api_version, transfer, {"annotations": {"biz": "main"}}
+    )

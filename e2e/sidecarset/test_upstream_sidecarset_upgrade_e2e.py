@@ -1,25 +1,35 @@
 """Upstream's SidecarSet e2e, context "SidecarSet Upgrade functionality [SidecarSetUpgrade]"
 (openkruise/kruise test/e2e/apps/v1alpha1/sidecarset.go), translated to kubectl on the sandbox: same
-objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here."""
+objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here.
+
+Upstream's v1beta1/sidecarset.go has the same upgrade cases with the SidecarSet at v1beta1 (scoped by a
+namespaceSelector); each case runs once per version, writing and reading the SidecarSet at it. Where the
+v1beta1 file differs beyond that (the custom version is `spec.customVersion`, not a label; "image only"
+adds its namespace label to the selector), the case branches on `case.version` as the two files do."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from harness import Cluster, until
 from sidecarset_tester import (
+    API_VERSIONS,
     BUSYBOX_IMAGE,
     INVALID_IMAGE,
     KRUISE_NAMESPACE,
     NEW_NGINX_IMAGE,
     NGINX_IMAGE,
-    SIDECARSETS,
     hash_record,
     pulls_failing,
     upstream_case,
 )
 
 WHITELIST_KEY = "SidecarSet_PatchPodMetadata_WhiteList"
+# v1alpha1's custom version; v1beta1 has spec.customVersion instead
+CUSTOM_VERSION = "apps.kruise.io/sidecarset-custom-version"
+
+pytestmark = pytest.mark.parametrize("api_version", API_VERSIONS)
 
 
 async def _replace_configuration(cluster: Cluster, data: dict[str, str]) -> str | None:
@@ -47,13 +57,13 @@ async def _restore_configuration(cluster: Cluster, previous: str | None) -> None
         await cluster.kubectl("create", "-f", "-", stdin=json.dumps(old))
 
 
-async def test_sidecarset_patch_pod_metadata(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_patch_pod_metadata(kruise_sandbox_all_gates: Cluster, api_version: str):
     """sidecarSet patch pod metadata
 
     A MergePatchJson annotation is written at injection; changing only patchPodMetadata touches no pod
     (the SidecarSet hash covers containers only); the next image upgrade re-applies the new value."""
     cluster = kruise_sandbox_all_gates
-    async with upstream_case(cluster) as case:
+    async with upstream_case(cluster, api_version) as case:
         sidecarset = case.base_sidecarset()
         sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
         sidecar = sidecarset["spec"]["containers"][0]["name"]
@@ -108,17 +118,22 @@ async def test_sidecarset_patch_pod_metadata(kruise_sandbox_all_gates: Cluster):
             await _restore_configuration(cluster, previous)
 
 
-async def test_sidecarset_injection_strategy_revision_checker(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_injection_strategy_revision_checker(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet InjectionStrategy.Revision checker
 
     Six image versions stored as revisions while paused; a new pod gets the one customVersion 3 names
     (and records that revision); after unpausing it is upgraded in place and records the newest one."""
     cluster = kruise_sandbox_all_gates
     tags = ["latest", "1.21.1", "1.21", "1.20.1", "1.20", "1.19.10"]
-    async with upstream_case(cluster) as case:
+    async with upstream_case(cluster, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
-        # upstream sets the custom-version label only when the base SidecarSet has no labels (it has)
+        # v1alpha1: upstream sets the custom-version label only when the base SidecarSet has no labels
+        # (it has); v1beta1 starts at spec.customVersion "0"
+        if case.version == "v1beta1":
+            sidecarset["spec"]["customVersion"] = "0"
         sidecarset["spec"]["updateStrategy"] = {"paused": True}
         sidecarset["spec"]["containers"][0]["image"] = f"nginx:{tags[0]}"
         await case.create(sidecarset)
@@ -126,7 +141,10 @@ async def test_sidecarset_injection_strategy_revision_checker(kruise_sandbox_all
 
             def next_version(obj, i=i):
                 obj["spec"]["containers"][0]["image"] = f"nginx:{tags[i]}"
-                obj["metadata"].setdefault("labels", {})["apps.kruise.io/sidecarset-custom-version"] = str(i)
+                if case.version == "v1beta1":
+                    obj["spec"]["customVersion"] = str(i)
+                else:
+                    obj["metadata"].setdefault("labels", {})[CUSTOM_VERSION] = str(i)
 
             await case.update_sidecarset(name, next_version)
 
@@ -173,18 +191,24 @@ def _condition(pod: dict, type_: str) -> dict:
     return next(c for c in pod["status"].get("conditions") or [] if c["type"] == type_)
 
 
-async def test_sidecarset_upgrade_cold_sidecar_container_image_only(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_upgrade_cold_sidecar_container_image_only(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet upgrade cold sidecar container image only
 
     The SidecarSet selects namespaces by label: pods created before the namespace gets it stay without
     the sidecar; recreated afterwards they get it; an image change then reaches both in place."""
     cluster = kruise_sandbox_all_gates
-    async with upstream_case(cluster) as case:
+    async with upstream_case(cluster, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate", "maxUnavailable": 2}
-        sidecarset["spec"]["namespaceSelector"] = {"matchLabels": {"inject": "sidecar"}}
-        del sidecarset["spec"]["namespace"]
+        if case.version == "v1beta1":
+            # v1beta1 merges the label into the selector that scopes the case's namespace
+            sidecarset["spec"]["namespaceSelector"]["matchLabels"]["inject"] = "sidecar"
+        else:
+            sidecarset["spec"]["namespaceSelector"] = {"matchLabels": {"inject": "sidecar"}}
+            del sidecarset["spec"]["namespace"]
         sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
         created = await case.create(sidecarset)
         await case.create_deployment(case.base_deployment(replicas=2))
@@ -220,9 +244,11 @@ async def test_sidecarset_upgrade_cold_sidecar_container_image_only(kruise_sandb
             assert _condition(pod, "SidecarSetUpgradable")["status"] == "True"
 
 
-async def test_sidecarset_upgrade_more_than_image_field_updates_no_pod(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_upgrade_more_than_image_field_updates_no_pod(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet upgrade sidecar container (more than image field), no pod should be updated"""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
@@ -232,7 +258,7 @@ async def test_sidecarset_upgrade_more_than_image_field_updates_no_pod(kruise_sa
         deployment = case.base_deployment(replicas=1)
         await case.create_deployment(deployment)
 
-        current = await case.get(SIDECARSETS, name)
+        current = await case.get(case.sidecarsets, name)
         listed = sorted(c["name"] for c in current["spec"]["containers"])
         for pod in await case.pods():
             for key in ("kruise.io/sidecarset-hash", "kruise.io/sidecarset-hash-without-image"):
@@ -274,10 +300,10 @@ async def test_sidecarset_upgrade_more_than_image_field_updates_no_pod(kruise_sa
 
 
 async def test_sidecarset_upgrade_cold_sidecar_container_image_and_partition(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """sidecarSet upgrade cold sidecar container image, and partition"""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
@@ -300,9 +326,11 @@ async def test_sidecarset_upgrade_cold_sidecar_container_image_and_partition(
         await case.sidecarset_status(name, matched=2, updated=2, ready=2, updated_ready=2)
 
 
-async def test_sidecarset_update_init_sidecar_container_does_not_upgrade(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_update_init_sidecar_container_does_not_upgrade(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet update init sidecar container, and don't upgrade"""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
@@ -312,7 +340,9 @@ async def test_sidecarset_update_init_sidecar_container_does_not_upgrade(kruise_
         assert created["spec"]["containers"][0]["podInjectPolicy"] == "BeforeAppContainer"
         await case.create_deployment(case.base_deployment(replicas=1))
         await case.sidecarset_status(name, matched=1, updated=1, ready=1, updated_ready=1)
-        hash1 = (await case.get(SIDECARSETS, name))["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
+        hash1 = (await case.get(case.sidecarsets, name))["metadata"]["annotations"][
+            "kruise.io/sidecarset-hash"
+        ]
 
         def invalid_init_image(obj):
             obj["spec"]["initContainers"][0]["image"] = INVALID_IMAGE
@@ -320,13 +350,15 @@ async def test_sidecarset_update_init_sidecar_container_does_not_upgrade(kruise_
         await case.update_sidecarset(name, invalid_init_image)
         # upstream sleeps 5s; the controller's pass over this generation is the event to wait for
         await case.sidecarset_status(name, matched=1, updated=1, ready=1, updated_ready=1)
-        hash2 = (await case.get(SIDECARSETS, name))["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
+        hash2 = (await case.get(case.sidecarsets, name))["metadata"]["annotations"][
+            "kruise.io/sidecarset-hash"
+        ]
         assert hash1 == hash2
 
 
-async def test_sidecarset_history_revision_checker(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_history_revision_checker(kruise_sandbox_all_gates: Cluster, api_version: str):
     """sidecarSet history revision checker"""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
 
@@ -361,12 +393,12 @@ async def test_sidecarset_history_revision_checker(kruise_sandbox_all_gates: Clu
         await check(10, [6, 7, 8, 9, 10, 11, 13, 14, 15, 16])
 
 
-async def test_sidecarset_history_revision_data_checker(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_history_revision_data_checker(kruise_sandbox_all_gates: Cluster, api_version: str):
     """sidecarSet history revision data checker
 
     The SidecarSet patches an annotation with no whitelist configured: admitted through
     SidecarSetPatchPodMetadataDefaultsAllowed, on in upstream's e2e (AllAlpha)."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["imagePullSecrets"] = [{"name": "secret-1"}]
@@ -397,12 +429,14 @@ async def test_sidecarset_history_revision_data_checker(kruise_sandbox_all_gates
         assert values == ["version-1", "version-2"]
 
 
-async def test_multi_sidecarset_upgrade_check_pod_condition(kruise_sandbox_all_gates: Cluster):
+async def test_multi_sidecarset_upgrade_check_pod_condition(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """multi sidecarSet upgrade sidecar container, check pod condition
 
     SidecarSetUpgradable is one condition for all SidecarSets of a pod: False while any of them cannot
     update in place, True once every one has."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         first = case.base_sidecarset()
         first["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
         first["spec"]["containers"] = first["spec"]["containers"][:1]
@@ -441,11 +475,11 @@ async def test_multi_sidecarset_upgrade_check_pod_condition(kruise_sandbox_all_g
 
 
 async def test_sidecarset_upgrade_cold_sidecar_container_image_and_selector(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """sidecarSet upgrade cold sidecar container image, and selector"""
     cluster = kruise_sandbox_all_gates
-    async with upstream_case(cluster) as case:
+    async with upstream_case(cluster, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
@@ -476,7 +510,9 @@ async def test_sidecarset_upgrade_cold_sidecar_container_image_and_selector(
         await case.sidecarset_status(name, matched=2, updated=2, ready=2, updated_ready=2)
 
 
-async def test_sidecarset_inject_pod_sidecar_during_canary_upgrades(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_inject_pod_sidecar_during_canary_upgrades(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet inject pod sidecar during canary upgrades
 
     A change that cannot be rolled in place, canaried by updateStrategy.selector: with
@@ -484,10 +520,13 @@ async def test_sidecarset_inject_pod_sidecar_during_canary_upgrades(kruise_sandb
     stable sidecar and new canary pods the new one."""
     cluster = kruise_sandbox_all_gates
     stable_tag, canary_tag = "1.20.1", "1.21.1"
-    async with upstream_case(cluster) as case:
+    async with upstream_case(cluster, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
-        sidecarset["metadata"]["labels"] = {"apps.kruise.io/sidecarset-custom-version": "0"}
+        if case.version == "v1beta1":
+            sidecarset["spec"]["customVersion"] = "0"
+        else:
+            sidecarset["metadata"]["labels"] = {CUSTOM_VERSION: "0"}
         sidecarset["spec"]["containers"][0]["image"] = f"nginx:{stable_tag}"
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
         await case.create(sidecarset)
@@ -521,7 +560,10 @@ async def test_sidecarset_inject_pod_sidecar_during_canary_upgrades(kruise_sandb
                 "customVersion": "0",
                 "policy": "Partial",
             }
-            obj["metadata"]["labels"] = {"apps.kruise.io/sidecarset-custom-version": "1"}
+            if case.version == "v1beta1":
+                obj["spec"]["customVersion"] = "1"
+            else:
+                obj["metadata"]["labels"] = {CUSTOM_VERSION: "1"}
 
         await case.update_sidecarset(name, canary_update)
         await case.sidecarset_status(name, matched=2, updated=0, ready=2, updated_ready=0)
@@ -544,7 +586,7 @@ def _set_image(value: str):
 async def _assert_upgrade_specs(case, name: str) -> None:
     """Every pod's hash and hash-without-image entries name the SidecarSet, carry its current
     annotations and list its sidecars (init containers only when they are native sidecars)."""
-    current = await case.get(SIDECARSETS, name)
+    current = await case.get(case.sidecarsets, name)
     listed = {c["name"] for c in current["spec"]["containers"]}
     listed |= {
         c["name"] for c in current["spec"].get("initContainers") or [] if c.get("restartPolicy") == "Always"
@@ -558,13 +600,13 @@ async def _assert_upgrade_specs(case, name: str) -> None:
 
 
 async def test_sidecarset_upgrade_cold_sidecar_container_failed_image_only_update_one_pod(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """sidecarSet upgrade cold sidecar container failed image, and only update one pod
 
     The image that cannot be pulled (the sandbox's --fail-image) holds the rollout at one pod
     (maxUnavailable 1); a good image then finishes both and the pods' hash entries follow."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
@@ -582,13 +624,15 @@ async def test_sidecarset_upgrade_cold_sidecar_container_failed_image_only_updat
         await _assert_upgrade_specs(case, name)
 
 
-async def test_sidecarset_upgrade_cold_sidecar_container_image_and_paused(kruise_sandbox_all_gates: Cluster):
+async def test_sidecarset_upgrade_cold_sidecar_container_image_and_paused(
+    kruise_sandbox_all_gates: Cluster, api_version: str
+):
     """sidecarSet upgrade cold sidecar container image, and paused
 
     Upstream pauses 5 s after the image change and expects one pod updated; here the sidecar carries a
     readiness delay (200 s of cluster time), so the first upgraded pod stays unready and maxUnavailable 1
     holds the second until the pause is written: the half-way state is certain, not a race."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
@@ -616,13 +660,13 @@ async def test_sidecarset_upgrade_cold_sidecar_container_image_and_paused(kruise
 
 
 async def test_sidecarset_upgrade_cold_sidecar_container_image_and_max_unavailable(
-    kruise_sandbox_all_gates: Cluster,
+    kruise_sandbox_all_gates: Cluster, api_version: str
 ):
     """sidecarSet upgrade cold sidecar container image, and maxUnavailable
 
     maxUnavailable 50% of 4 pods: an image that cannot be pulled reaches exactly two pods; a good image
     then finishes all four."""
-    async with upstream_case(kruise_sandbox_all_gates) as case:
+    async with upstream_case(kruise_sandbox_all_gates, api_version) as case:
         sidecarset = case.base_sidecarset()
         name = sidecarset["metadata"]["name"]
         sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
