@@ -31,10 +31,10 @@ from kruise.api.keys import (
 from kruise.api.objects import annotations_of, containers_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import parse_time
 from kruise.control.common import podstatus
-from kruise.control.common.inplace.engine import update_completed_problem
 from kruise.control.common.inplace.vertical import can_resize
 from kruise.control.common.lifecycle import rfc3339
 from kruise.control.common.podqos import pod_qos_class
+from kruise.control.pub.consistency import is_pod_state_consistent
 
 Obj = Mapping[str, Any]
 
@@ -87,12 +87,6 @@ def is_pod_ready(pod: Obj) -> bool:
         and not meta_of(pod).get("deletionTimestamp")
         and not has_unavailable_label(pod)
     )
-
-
-def is_pod_state_consistent(pod: Obj, *, vertical_scaling: bool = False) -> bool:
-    """Not in the middle of an in-place update (spec and running containers agree); with the
-    InPlaceWorkloadVerticalScaling gate (``vertical_scaling``) a pod still resizing is inconsistent."""
-    return update_completed_problem(pod, vertical_scaling=vertical_scaling) is None
 
 
 def is_unavailable_change(old: Obj, new: Obj) -> bool:

@@ -48,6 +48,7 @@ from kruise.control.common import podstatus
 from kruise.control.sidecarset import gojson, hotupgrade, order
 from kruise.control.sidecarset.hashing import is_native_sidecar
 from kruise.control.sidecarset.injection import upgrade_spec
+from kruise.control.sidecarset.inplacestate import sidecar_update_completed
 from kruise.control.sidecarset.matching import selector_matches
 from kruise.control.sidecarset.metadata import patch_pod_metadata
 
@@ -130,31 +131,8 @@ def _statuses(pod: Obj) -> dict[str, Mapping[str, Any]]:
 
 
 def _update_completed(pod: Obj, sidecarset: Obj, names: Sequence[str]) -> bool:
-    """Upstream `IsSidecarContainerUpdateCompleted`: no container of `names` still reports the imageID
-    recorded before this SidecarSet's last in-place write while its status image differs from the spec
-    one (a re-tag to the same imageID counts as done). No record: never updated in place, so done; a
-    record that is not JSON (hand-edited) is not."""
-    annotations = annotations_of(pod)
-    raw = annotations.get(ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE)
-    if raw is None:
-        return True
-    try:
-        states = json.loads(raw)
-    except ValueError:
-        return False
-    if not isinstance(states, dict):
-        return False
-    state = states.get(_name(sidecarset))
-    before = section(state, "lastContainerStatuses") if isinstance(state, dict) else {}
-    specs = {c.get("name"): c.get("image") for c in containers_of(pod)}
-    for status in container_statuses_of(pod):
-        name = status.get("name")
-        if name not in names or name not in before:
-            continue
-        same_image_id = (before[name] or {}).get("imageID") == status.get("imageID")
-        if same_image_id and specs.get(name) != status.get("image"):
-            return False
-    return True
+    """Upstream `IsSidecarContainerUpdateCompleted` for this SidecarSet's containers `names`."""
+    return sidecar_update_completed(pod, [_name(sidecarset)], names)
 
 
 def sidecars_consistent(pod: Obj, sidecarset: Obj, names: Sequence[str] | None = None) -> bool:
