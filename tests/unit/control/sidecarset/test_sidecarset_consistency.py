@@ -83,6 +83,12 @@ CASES = [
      {"other": {"lastContainerStatuses": {"side": {"imageID": "id-1"}}}}, True),
     ("record not JSON", {"side": "busybox:1.35"}, None, "{broken", False),
     ("record JSON but not an object", {"side": "busybox:1.35"}, None, "[]", False),
+    ("record null: Go decodes an empty map", {"side": "busybox:1.35"}, None, "null", True),
+    ("this SidecarSet's entry not an object", {"side": "busybox:1.35"}, None, '{"s": 5}', False),
+    ("another SidecarSet's entry of the wrong type fails the decode", {"side": "busybox:1.35"}, None,
+     '{"s": {}, "other": {"revision": 1}}', False),
+    ("field names match in any case", {"side": "busybox:1.35"}, {"side": ("busybox:1.34", "id-1")},
+     '{"s": {"LASTCONTAINERSTATUSES": {"side": {"ImageId": "id-1"}}}}', False),
 ]  # fmt: skip
 
 
