@@ -17,10 +17,13 @@ from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED
 
 Obj = Mapping[str, Any]
 
-DEFAULT_PERIOD_SECONDS = 10
+# Upstream's daemon (pkg/daemon/podprobe worker.go, prober.go), not the kubelet: nothing defaults a
+# PodProbeMarker's probe fields (no webhook defaulting, no CRD defaults), and the worker takes a value
+# below 1 as 1 — an unset probe runs every second, reports after one outcome, times out after a second.
+DEFAULT_PERIOD_SECONDS = 1
 DEFAULT_TIMEOUT_SECONDS = 1
 DEFAULT_SUCCESS_THRESHOLD = 1
-DEFAULT_FAILURE_THRESHOLD = 3
+DEFAULT_FAILURE_THRESHOLD = 1
 MESSAGE_LIMIT = 1024
 """Longest probe message kept: the output goes into a pod condition."""
 
@@ -39,7 +42,7 @@ class Timing:
 
     @classmethod
     def of(cls, probe: Obj) -> Timing:
-        """The core v1.Probe timing fields, with the kubelet's defaults for unset or zero values."""
+        """The core v1.Probe timing fields; an unset or zero value is upstream's daemon's 1 (delay 0)."""
         delay = probe.get("initialDelaySeconds")
         return cls(
             initial_delay=int(delay) if isinstance(delay, int) and delay > 0 else 0,

@@ -5,9 +5,10 @@ so these names resolve (through containerd's registry mirrors) to images built h
 behaves like its namesake where the tests look: the pause image sleeps until stopped, nginx serves
 HTTP on port 80 from /usr/share/nginx/html, busybox is busybox, perl is Debian's perl (see ``perl``),
 ubuntu is busybox with a ``bash`` that is ``sh``, the daemons tests only pull (redis, envoy) idle until
-stopped, and ``openkruise/hotupgrade-sample`` implements the SidecarSet hot-upgrade protocol (see
-``hotupgrade``). Tags that differ upstream differ here (a per-image identity file), so an in-place
-image update really changes the imageID.
+stopped, ``openkruise/minecraft-demo:probe-v0`` runs the game's ``gate`` and ``data`` processes that its
+``probe.sh`` looks for (see ``MINECRAFT_PROBE``), and ``openkruise/hotupgrade-sample`` implements the
+SidecarSet hot-upgrade protocol (see ``hotupgrade``). Tags that differ upstream differ here (a
+per-image identity file), so an in-place image update really changes the imageID.
 """
 
 from __future__ import annotations
@@ -58,6 +59,35 @@ UBUNTU_OS_RELEASE = """PRETTY_NAME="Ubuntu (kruise-py stand-in on busybox)"
 NAME="Ubuntu"
 ID=ubuntu
 """
+
+# openkruise/minecraft-demo:probe-v0 stand-in (upstream's PodProbeMarker e2e "test2" and kruise-game's
+# service-quality example): in /data, start.sh runs the gate and data processes; `bash ./probe.sh` answers
+# "gate" (exit 0) when the gate process is gone, else "data" when the data process is gone, else exit 1.
+# Upstream's test sees Failed, then "data", then "gate" without touching the pod, so here both processes
+# end on their own: data 8 s and gate 20 s after the first probe run (probe.sh leaves /tmp/probed).
+MINECRAFT_START = """#!/bin/sh
+echo "kruise-py stand-in for $(cat /etc/kruise-standin): gate and data processes"
+sh ./gate.sh & gate=$!
+sh ./data.sh & data=$!
+trap 'kill $gate $data 2>/dev/null; exit 0' TERM INT
+while :; do sleep 2147483647 & wait $!; done
+"""
+
+MINECRAFT_PROCESS = """#!/bin/sh
+# the game's {name} process: lives until {seconds} s after the first probe.sh run
+while [ ! -e /tmp/probed ]; do sleep 1; done
+sleep {seconds}
+"""
+
+MINECRAFT_PROBE = """#!/bin/sh
+: > /tmp/probed
+running() { ps -ef | grep -v grep | grep -c "$1"; }
+if [ "$(running gate)" != 1 ]; then echo gate; exit 0; fi
+if [ "$(running data)" != 1 ]; then echo data; exit 0; fi
+exit 1
+"""
+MINECRAFT_DATA_SECONDS = 8
+MINECRAFT_GATE_SECONDS = 20
 
 NGINX_INDEX = """<!DOCTYPE html>
 <html>
@@ -128,11 +158,14 @@ STANDINS: tuple[StandIn, ...] = (
     StandIn("nginx:alpine", ("nginx:alpine",), "nginx"),
     StandIn("nginx:1.7.9", ("nginx:1.7.9",), "nginx"),
     StandIn("nginx:1.9.1", ("nginx:1.9.1",), "nginx"),
+    StandIn("nginx:1.15.1", ("nginx:1.15.1",), "nginx"),
     StandIn("nginx:1.25", ("nginx:1.25",), "nginx"),
     StandIn("nginx:1.26", ("nginx:1.26",), "nginx"),
     StandIn("nginx:1.27", ("nginx:1.27",), "nginx"),
     StandIn("perl", ("perl:latest", "perl:5.34"), "perl"),
     StandIn("ubuntu", ("ubuntu:latest",), "ubuntu"),
+    StandIn("centos:7", ("centos:7",), "busybox"),
+    StandIn("minecraft-demo:probe-v0", ("openkruise/minecraft-demo:probe-v0",), "minecraft-probe"),
     StandIn("redis:7", ("redis:7",), "idle", "redis-server"),
     StandIn("redis:7.2", ("redis:7.2",), "idle", "redis-server"),
     StandIn("envoy:v1.30", ("envoyproxy/envoy:v1.30",), "idle", "envoy"),
@@ -223,6 +256,15 @@ def _layer_and_config(standin: StandIn, architecture: str) -> tuple[list[oci.Ent
     if standin.kind == "ubuntu":
         files = [oci.file("bin/bash", BASH_SCRIPT, mode=0o755), oci.file("etc/os-release", UBUNTU_OS_RELEASE)]
         return files, oci.ImageConfig(cmd=["bash"], labels=labels)
+    if standin.kind == "minecraft-probe":
+        files = [
+            oci.file("bin/bash", BASH_SCRIPT, mode=0o755),
+            oci.file("data/start.sh", MINECRAFT_START, mode=0o755),
+            oci.file("data/probe.sh", MINECRAFT_PROBE, mode=0o755),
+            oci.file("data/gate.sh", MINECRAFT_PROCESS.format(name="gate", seconds=MINECRAFT_GATE_SECONDS)),
+            oci.file("data/data.sh", MINECRAFT_PROCESS.format(name="data", seconds=MINECRAFT_DATA_SECONDS)),
+        ]
+        return files, oci.ImageConfig(cmd=["./start.sh"], working_dir="/data", labels=labels)
     if standin.kind == "idle":
         if not standin.program or "/" in standin.program:
             raise ValueError(f"stand-in {standin.key!r}: program: an idle daemon needs a command name")

@@ -142,3 +142,29 @@ async def test_perl_computes_pi_and_ubuntu_has_bash(fleet: RealNodes) -> None:
             assert (await _exited(pod, container)).exit_code == 0
         assert log_messages(pod.log_path("pi")) == ["3.14159265358979323846264338328"]
         assert log_messages(pod.log_path("shell")) == ["ubuntu"]
+
+
+async def test_minecraft_probe_walks_failed_then_data_then_gate(fleet: RealNodes) -> None:
+    """openkruise/minecraft-demo:probe-v0 as upstream's PodProbeMarker e2e "test2" sees it: `bash
+    ./probe.sh` in /data exits 1 while the gate and data processes run, then answers "data", then "gate"."""
+    node = fleet.nodes["node-1"]
+    async with node.client(timeout=120.0) as cri:
+        pod = Pod(node, cri, "minecraft-0")
+        await pod.run()
+        game = await pod.start("minecraft", "openkruise/minecraft-demo:probe-v0")
+        seen: list[tuple[int, str]] = []
+
+        async def probed(answer: tuple[int, str]) -> bool:
+            result = await pod.exec(game, "bash", "./probe.sh")
+            outcome = (result.exit_code, result.stdout.decode().strip())
+            if not seen or seen[-1] != outcome:
+                seen.append(outcome)
+            return outcome == answer
+
+        # start.sh forks both processes right after the container starts
+        await until(lambda: probed((1, "")), timeout=10, interval=0.2, message="probe.sh fails first")
+        seen[:] = [(1, "")]
+        await until(lambda: probed((0, "data")), timeout=30, interval=0.5, message="probe.sh answers data")
+        await until(lambda: probed((0, "gate")), timeout=30, interval=0.5, message="probe.sh answers gate")
+        assert seen == [(1, ""), (0, "data"), (0, "gate")]
+        await pod.stop_and_remove(game, grace=2)

@@ -13,11 +13,15 @@ S, F = "Succeeded", "Failed"
 
 
 def test_timing_defaults_and_explicit_values():
-    assert plan.Timing.of({}) == plan.Timing(0, 10, 1, 1, 3)
+    # upstream's worker: unset or non-positive period/timeout/thresholds count as 1 (not the kubelet's
+    # 10 s period and 3 failures), which upstream's e2e "pod probe marker test2" relies on: its probe
+    # walks Failed -> "data" -> "gate" within 10 s and 20 s windows with no timing fields set
+    assert plan.Timing.of({}) == plan.Timing(0, 1, 1, 1, 1)
     given_values = {"initialDelaySeconds": 5, "periodSeconds": 2, "timeoutSeconds": 3,
                     "successThreshold": 2, "failureThreshold": 1}  # fmt: skip
     assert plan.Timing.of(given_values) == plan.Timing(5, 2, 3, 2, 1)
-    assert plan.Timing.of({"periodSeconds": 0, "failureThreshold": 0}) == plan.Timing(0, 10, 1, 1, 3)
+    assert plan.Timing.of({"periodSeconds": 0, "failureThreshold": 0}) == plan.Timing(0, 1, 1, 1, 1)
+    assert plan.Timing.of({"periodSeconds": -3, "successThreshold": -1}) == plan.Timing(0, 1, 1, 1, 1)
 
 
 @given(

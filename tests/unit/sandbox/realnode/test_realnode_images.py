@@ -85,6 +85,10 @@ def test_standins_behave_like_their_namesakes(base: oci.Layer) -> None:
     assert json.loads(by_key["redis:7"].config.data)["config"]["Cmd"] == ["redis-server"]
     ubuntu = {m.name for m in _members(by_key["ubuntu"].layers[1])}
     assert {"bin/bash", "etc/os-release"} <= ubuntu
+    minecraft = json.loads(by_key["minecraft-demo:probe-v0"].config.data)["config"]
+    assert (minecraft["Cmd"], minecraft["WorkingDir"]) == (["./start.sh"], "/data")
+    game = {m.name for m in _members(by_key["minecraft-demo:probe-v0"].layers[1])}
+    assert {"bin/bash", "data/start.sh", "data/probe.sh", "data/gate.sh", "data/data.sh"} <= game
 
 
 # Every image name the e2e tests, the integration tests and the seeds (tutorials) run or pull.
@@ -98,12 +102,15 @@ USED_NAMES = (
     "nginx:alpine",
     "nginx:1.7.9",
     "nginx:1.9.1",
+    "nginx:1.15.1",
     "nginx:1.25",
     "nginx:1.26",
     "nginx:1.27",
     "perl",
     "perl:5.34",
     "ubuntu:latest",
+    "centos:7",
+    "openkruise/minecraft-demo:probe-v0",
     "redis:7",
     "redis:7.2",
     "envoyproxy/envoy:v1.30",
