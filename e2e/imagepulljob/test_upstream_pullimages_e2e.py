@@ -1,6 +1,6 @@
 """Upstream's ImagePullJob e2e, Describe "PullImage" — context "ImagePullJob pulling images functionality
-[ImagePullJob]" (openkruise/kruise v1.9.0 test/e2e/apps/v1alpha1/pullimages.go, helpers in
-framework/v1alpha1/imagepulljob_util.go and nodeimage_util.go) — translated to kubectl on the AllAlpha
+[ImagePullJob]" (openkruise/kruise v1.9.0 test/e2e/apps/v1alpha1/pullimages.go and its v1beta1 copy, helpers
+in framework/<version>/imagepulljob_util.go and nodeimage_util.go) — translated to kubectl on the AllAlpha
 sandbox (ImagePullJobGate is alpha), whose kruise-daemons pull through the sandbox's fake runtime. Same
 jobs, same secrets, same steps, same assertions, with the fake NodeImage upstream's BeforeEach adds (a
 NodeImage no daemon answers, which the jobs with a selector leave out and the never job counts).
@@ -27,6 +27,10 @@ from imagepulljob_tester import (
 from upstream_kit import NEW_WEBSERVER_IMAGE, WEBSERVER_IMAGE, Obj
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+# upstream's v1beta1/pullimages.go is v1alpha1's with the kinds at v1beta1 (its first case renamed "pull image
+# with secret and ttl cleaned") plus one case of its own; the shared cases run at both versions
+VERSIONS = pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
 
 SLACK = 20.0
 BASE_JOB = "test-imagepulljob"
@@ -107,51 +111,79 @@ async def eventually_no_copies(tester: PullImagesTester, secret: Obj, timeout: f
     )
 
 
-async def test_pull_image_with_secret(kruise_sandbox_all_gates: Cluster):
-    """pull image with secret"""
-    async with pullimages_case(kruise_sandbox_all_gates) as (tester, nodes):
-        secret = await tester.create_secret(
-            pull_secret(
-                tester.case.ns,
-                "pull-secret",
-                "kubernetes.io/dockerconfigjson",
-                ".dockerconfigjson",
-                DOCKER_CONFIG,
-            )
+async def always_job_with_secret(tester: PullImagesTester, nodes: list[Obj], completion: Obj) -> Obj:
+    """The steps "pull image with secret" shares with v1beta1's "... and completed": a dockerconfigjson
+    secret, an Always job on the real nodes using it, desired, the copy synced, completed in 180 s with every
+    node succeeded. Returns the source secret."""
+    secret = await tester.create_secret(
+        pull_secret(
+            tester.case.ns,
+            "pull-secret",
+            "kubernetes.io/dockerconfigjson",
+            ".dockerconfigjson",
+            DOCKER_CONFIG,
         )
-        completion = {"type": "Always", "activeDeadlineSeconds": 50, "ttlSecondsAfterFinished": 20}
-        job = tester.new_job(
-            BASE_JOB,
-            NGINX_IMAGE,
-            template(
-                selector=NOT_FAKE, pullSecrets=[secret["metadata"]["name"]], completionPolicy=completion
-            ),
-        )
-        async with tester.watching_copies() as copies:  # the job may finish, and drop its copy, at once
-            await tester.create_job(job)
+    )
+    job = tester.new_job(
+        BASE_JOB,
+        NGINX_IMAGE,
+        template(selector=NOT_FAKE, pullSecrets=[secret["metadata"]["name"]], completionPolicy=completion),
+    )
+    async with tester.watching_copies() as copies:  # the job may finish, and drop its copy, at once
+        await tester.create_job(job)
 
-            # "Desired should be equal to number of nodes"
-            await eventually_status(
-                tester, BASE_JOB, lambda s: s.get("desired") == len(nodes), "desired", 3 + SLACK
-            )
-            # "Secret is synced"
-            await copies.eventually(
-                lambda state: synced(copies_of(state, secret), secret, (tester.case.ns, BASE_JOB)),
-                "the pull secret's copy in kruise-daemon-config",
-                10 + SLACK,
-            )
-        # "Wait completed in 180s"
-        done = await eventually_status(tester, BASE_JOB, lambda s: s.get("completionTime"), "completed", 180)
-        assert done.get("succeeded") == len(nodes), done
+        # "Desired should be equal to number of nodes"
+        await eventually_status(
+            tester, BASE_JOB, lambda s: s.get("desired") == len(nodes), "desired", 3 + SLACK
+        )
+        # "Secret is synced"
+        await copies.eventually(
+            lambda state: synced(copies_of(state, secret), secret, (tester.case.ns, BASE_JOB)),
+            "the pull secret's copy in kruise-daemon-config",
+            10 + SLACK,
+        )
+    # "Wait completed in 180s"
+    done = await eventually_status(tester, BASE_JOB, lambda s: s.get("completionTime"), "completed", 180)
+    assert done.get("succeeded") == len(nodes), done
+    return secret
+
+
+@VERSIONS
+async def test_pull_image_with_secret(kruise_sandbox_all_gates: Cluster, version: str):
+    """pull image with secret (v1beta1: "pull image with secret and ttl cleaned")"""
+    async with pullimages_case(kruise_sandbox_all_gates, version) as (tester, nodes):
+        completion = {"type": "Always", "activeDeadlineSeconds": 50, "ttlSecondsAfterFinished": 20}
+        secret = await always_job_with_secret(tester, nodes, completion)
         # "Wait clean in 25s"
         await eventually_gone(tester, BASE_JOB, 25)
         await eventually_image_cleaned(tester, NGINX_IMAGE, nodes[0]["metadata"]["name"], 25)
         await eventually_no_copies(tester, secret, 10)
 
 
-async def test_never_completion_pull_job_with_updated_pull_secrets(kruise_sandbox_all_gates: Cluster):
+async def test_pull_image_with_secret_and_completed(kruise_sandbox_all_gates: Cluster):
+    """pull image with secret and completed (v1beta1 only): without a TTL the completed job stays, and so
+    does its image in the NodeImage, while the secret's copy goes with the job's completion"""
+    async with pullimages_case(kruise_sandbox_all_gates, "v1beta1") as (tester, nodes):
+        secret = await always_job_with_secret(tester, nodes, {"type": "Always", "activeDeadlineSeconds": 50})
+        # "Check image should be kept in NodeImage": upstream's Consistently over 25 s (a TTL-cleaned job's
+        # image goes within that; the case's point is that this one does not)
+        node = nodes[0]["metadata"]["name"]
+        await tester.case.consistently(
+            lambda: tester.is_image_in_spec(NGINX_IMAGE, node),
+            bool,
+            f"{NGINX_IMAGE} kept in NodeImage {node}'s spec",
+            25,
+        )
+        # "Check secrets should be cleaned in kruise-daemon-config"
+        await eventually_no_copies(tester, secret, 10)
+
+
+@VERSIONS
+async def test_never_completion_pull_job_with_updated_pull_secrets(
+    kruise_sandbox_all_gates: Cluster, version: str
+):
     """never completion pull job with updated pull secrets"""
-    async with pullimages_case(kruise_sandbox_all_gates) as (tester, nodes):
+    async with pullimages_case(kruise_sandbox_all_gates, version) as (tester, nodes):
         secret = await tester.create_secret(
             pull_secret(
                 tester.case.ns,
@@ -195,9 +227,12 @@ async def test_never_completion_pull_job_with_updated_pull_secrets(kruise_sandbo
         await eventually_no_copies(tester, secret, 10)
 
 
-async def test_create_an_always_job_to_pull_an_image_on_all_real_nodes(kruise_sandbox_all_gates: Cluster):
+@VERSIONS
+async def test_create_an_always_job_to_pull_an_image_on_all_real_nodes(
+    kruise_sandbox_all_gates: Cluster, version: str
+):
     """create an always job to pull an image on all real nodes"""
-    async with pullimages_case(kruise_sandbox_all_gates) as (tester, nodes):
+    async with pullimages_case(kruise_sandbox_all_gates, version) as (tester, nodes):
         encoded = base64.b64encode(DOCKERCFG.encode()).decode()
         await tester.create_secret(
             pull_secret(tester.case.ns, "test-pull-secret", "kubernetes.io/dockercfg", ".dockercfg", encoded)
@@ -219,9 +254,12 @@ async def test_create_an_always_job_to_pull_an_image_on_all_real_nodes(kruise_sa
         await eventually_image_cleaned(tester, NGINX_IMAGE, nodes[0]["metadata"]["name"], 10 + SLACK)
 
 
-async def test_create_an_always_job_to_pull_an_image_on_one_real_node(kruise_sandbox_all_gates: Cluster):
+@VERSIONS
+async def test_create_an_always_job_to_pull_an_image_on_one_real_node(
+    kruise_sandbox_all_gates: Cluster, version: str
+):
     """create an always job to pull an image on one real node"""
-    async with pullimages_case(kruise_sandbox_all_gates) as (tester, nodes):
+    async with pullimages_case(kruise_sandbox_all_gates, version) as (tester, nodes):
         node = nodes[0]["metadata"]["name"]
         job = tester.new_job(
             BASE_JOB,
@@ -238,9 +276,12 @@ async def test_create_an_always_job_to_pull_an_image_on_one_real_node(kruise_san
         await eventually_image_cleaned(tester, NEW_NGINX_IMAGE, node, 10 + SLACK)
 
 
-async def test_create_a_never_job_to_pull_an_image_on_all_nodes(kruise_sandbox_all_gates: Cluster):
+@VERSIONS
+async def test_create_a_never_job_to_pull_an_image_on_all_nodes(
+    kruise_sandbox_all_gates: Cluster, version: str
+):
     """create a never job to pull an image on all nodes"""
-    async with pullimages_case(kruise_sandbox_all_gates) as (tester, nodes):
+    async with pullimages_case(kruise_sandbox_all_gates, version) as (tester, nodes):
         job = tester.new_job(BASE_JOB, WEBSERVER_IMAGE, template(completionPolicy={"type": "Never"}))
         await tester.create_job(job)
 
@@ -255,9 +296,10 @@ async def test_create_a_never_job_to_pull_an_image_on_all_nodes(kruise_sandbox_a
         assert done.get("completionTime") is None, done
 
 
-async def test_create_two_jobs_to_pull_a_same_image(kruise_sandbox_all_gates: Cluster):
+@VERSIONS
+async def test_create_two_jobs_to_pull_a_same_image(kruise_sandbox_all_gates: Cluster, version: str):
     """create two jobs to pull a same image"""
-    async with pullimages_case(kruise_sandbox_all_gates) as (tester, nodes):
+    async with pullimages_case(kruise_sandbox_all_gates, version) as (tester, nodes):
         node = nodes[0]["metadata"]["name"]
         spec = template(selector={"names": [node]}, completionPolicy={"type": "Never"})
 
