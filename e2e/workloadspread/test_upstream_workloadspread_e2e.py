@@ -192,11 +192,15 @@ def pod_view(pod: Obj, subsets: list[Obj]) -> tuple:
     return (inject["subset"], inject["name"] == WS_NAME, pinned, cost)
 
 
-async def pods_are(case: Case, count: int, subsets: list[Obj], want: dict[str, tuple[int, str]]) -> list[Obj]:
+async def pods_are(
+    case: Case, count: int, subsets: list[Obj], want: dict[str, tuple[int, str]], *, uninjected: int = 0
+) -> list[Obj]:
     """`GetSelectorPods` + `HaveLen(count)` + the per-pod loop: `want` maps a subset to (pods in it, the
     deletion cost each carries); every injected pod names this WorkloadSpread and is pinned to its zone,
-    and no pod is left uninjected."""
+    and `uninjected` pods (none unless told) carry no annotation and no deletion cost."""
     expected = Counter({(name, True, True, cost): n for name, (n, cost) in want.items() if n})
+    if uninjected:
+        expected[(None, "")] = uninjected
 
     async def view() -> tuple[list[Obj], Counter]:
         pods = await selector_pods(case)
@@ -506,3 +510,103 @@ async def test_only_one_subset_zone_a_nil(kruise_sandbox_all_gates: Cluster):
         await cloneset_running(case)
         prioritized(await pods_are(case, 6, subsets, {"zone-a": (6, "100")}))
         await status_is(case, [("zone-a", -1, 6)])
+
+
+async def test_only_one_subset_zone_a_2(kruise_sandbox_all_gates: Cluster):
+    """only one subset, zone-a=2
+
+    One subset holding at most 2 pods: a CloneSet of 2 lands there (deletion cost 100); scaled to 6, the
+    4 pods no subset can take are created without the WorkloadSpread's annotation or a deletion cost,
+    and scaled back to 2 those 4 go first. The status stays missingReplicas 0, replicas 2."""
+    async with upstream_case(kruise_sandbox_all_gates, "workloadspread") as case:
+        await label_zones(case)
+        subsets = [subset("zone-a", "zone-a", 2)]
+        await create_workloadspread(case, new_workloadspread(case.ns, subsets))
+        await case.create(new_base_cloneset(case.ns))
+        await cloneset_running(case)
+        await pods_are(case, 2, subsets, {"zone-a": (2, "100")})
+        await status_is(case, [("zone-a", 0, 2)])
+
+        await case.update(CLONESET, CLONESET_NAME, set_replicas(6))
+        await cloneset_running(case)
+        await pods_are(case, 6, subsets, {"zone-a": (2, "100")}, uninjected=4)
+        await status_is(case, [("zone-a", 0, 2)])
+
+        await case.update(CLONESET, CLONESET_NAME, set_replicas(2))
+        await cloneset_running(case)
+        await pods_are(case, 2, subsets, {"zone-a": (2, "100")})
+        await status_is(case, [("zone-a", 0, 2)])
+
+
+def preferring(name: str, weights: dict[str, int], max_replicas: int | None) -> Obj:
+    """A subset with only preferred zone terms (weight per zone) and a toleration of `node-taint`."""
+    out: Obj = {
+        "name": name,
+        "tolerations": [{"key": "node-taint", "operator": "Exists", "effect": "NoSchedule"}],
+        "preferredNodeSelectorTerms": [
+            {"weight": weight, "preference": zone_term(zone)} for zone, weight in weights.items()
+        ],
+    }
+    if max_replicas is not None:
+        out["maxReplicas"] = max_replicas
+    return out
+
+
+async def test_manage_existing_pods_by_preferred_node_selector_then_delete_subset_b(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """manage existing pods by only preferredNodeSelector, then deletion subset-b
+
+    A CloneSet of 3 preferring zone-b runs before the WorkloadSpread; subset-a (at most 3) prefers
+    zone-a, subset-b (unlimited) zone-b, neither requires a zone. The WorkloadSpread counts all 3 in
+    subset-b, each with deletion cost 100; with subset-b removed from the spec every pod's cost is -200."""
+    async with upstream_case(kruise_sandbox_all_gates, "workloadspread") as case:
+        await label_zones(case)
+        cloneset = new_base_cloneset(case.ns)
+        cloneset["spec"]["replicas"] = 3
+        cloneset["spec"]["template"]["spec"]["affinity"] = {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 100, "preference": zone_term("zone-b")}
+                ]
+            }
+        }
+        await case.create(cloneset)
+        await cloneset_running(case)
+
+        subsets = [
+            preferring("subset-a", {"zone-a": 20, "zone-b": 10}, 3),
+            preferring("subset-b", {"zone-a": 10, "zone-b": 20}, None),
+        ]
+        await create_workloadspread(case, new_workloadspread(case.ns, subsets))
+
+        async def read() -> Obj:
+            return await case.must_get(WS, WS_NAME)
+
+        def replicas(ws: Obj) -> dict[str, int]:
+            tally: Counter = Counter()
+            for status in (ws.get("status") or {}).get("subsetStatuses") or []:
+                tally[status["name"]] += status.get("replicas", 0)
+            return {name: tally[name] for name in ("subset-a", "subset-b")}
+
+        want = {"subset-a": 0, "subset-b": 3}
+        await case.eventually(read, lambda ws: replicas(ws) == want, f"replicas {want}", timeout=READ)
+
+        def costs(want: str) -> Callable[[list[Obj]], bool]:
+            def done(pods: list[Obj]) -> bool:
+                return len(pods) == 3 and all(
+                    (p["metadata"].get("annotations") or {}).get(DELETION_COST) == want for p in pods
+                )
+
+            return done
+
+        async def pods() -> list[Obj]:
+            return await selector_pods(case)
+
+        await case.eventually(pods, costs("100"), "every pod's deletion cost 100", timeout=READ)
+
+        def drop_subset_b(ws: Obj) -> None:
+            ws["spec"]["subsets"] = ws["spec"]["subsets"][:1]
+
+        await update_workloadspread(case, drop_subset_b)
+        await case.eventually(pods, costs("-200"), "every pod's deletion cost -200", timeout=READ)
