@@ -610,3 +610,94 @@ async def test_manage_existing_pods_by_preferred_node_selector_then_delete_subse
 
         await update_workloadspread(case, drop_subset_b)
         await case.eventually(pods, costs("-200"), "every pod's deletion cost -200", timeout=READ)
+
+
+def new_base_headless_statefulset(ns: str) -> tuple[Obj, Obj]:
+    """`NewBaseHeadlessStatefulSet`: an Advanced StatefulSet (v1alpha1, no serviceName, as upstream's)
+    of 2 httpd pods selected by `app: <namespace>`, and a headless Service over them."""
+    sts = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "StatefulSet",
+        "metadata": {"name": CLONESET_NAME, "namespace": ns},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": ns}},
+            "template": {
+                "metadata": {"labels": {"app": ns}},
+                "spec": {"containers": [{"name": "main", "image": WEBSERVER_IMAGE}]},
+            },
+        },
+    }
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": CLONESET_NAME, "namespace": ns},
+        "spec": {
+            "selector": {"app": ns},
+            "clusterIP": "None",
+            "ports": [{"name": "web-port", "port": 8080}],
+        },
+    }
+    return sts, svc
+
+
+async def workload_running(case: Case, resource: str) -> None:
+    """`WaitForStatefulSetRunning` / `WaitForDeploymentRunning`: observed, and every replica created,
+    updated and ready."""
+
+    async def done() -> bool:
+        obj = await case.must_get(resource, CLONESET_NAME)
+        want, status = obj["spec"]["replicas"], obj.get("status") or {}
+        return obj["metadata"].get("generation") == status.get("observedGeneration") and all(
+            status.get(key, 0) == want for key in ("readyReplicas", "replicas", "updatedReplicas")
+        )
+
+    await case.eventually(done, bool, f"{resource} {CLONESET_NAME} running", timeout=RUNNING)
+
+
+def patch_only(name: str, max_replicas: int | None) -> Obj:
+    out: Obj = {"name": name, "patch": {"metadata": {"annotations": {"subset": name}}}}
+    if max_replicas is not None:
+        out["maxReplicas"] = max_replicas
+    return out
+
+
+async def test_manage_statefulset_pods_only_with_patch(kruise_sandbox_all_gates: Cluster):
+    """manage statefulset pods only with patch
+
+    Subsets without any node term, only a patch: subset-a and subset-b at most 2, subset-c unlimited.
+    An Advanced StatefulSet of 5 (with its headless Service) gets 2 + 2 + 1 pods, counted so in the
+    status and annotated so by the patches."""
+    async with upstream_case(kruise_sandbox_all_gates, "workloadspread") as case:
+        await label_zones(case)
+        sts, svc = new_base_headless_statefulset(case.ns)
+        ws = new_workloadspread(
+            case.ns, [patch_only("subset-a", 2), patch_only("subset-b", 2), patch_only("subset-c", None)]
+        )
+        ws["spec"]["targetRef"] = {
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "StatefulSet",
+            "name": sts["metadata"]["name"],
+        }
+        await create_workloadspread(case, ws)
+
+        sts["spec"]["replicas"] = 5
+        await case.create(svc)
+        await case.create(sts)
+        await workload_running(case, "statefulsets.v1beta1.apps.kruise.io")
+
+        want = {"subset-a": 2, "subset-b": 2, "subset-c": 1}
+
+        async def read() -> Obj:
+            return await case.must_get(WS, WS_NAME)
+
+        def replicas(ws: Obj) -> dict[str, int]:
+            tally: Counter = Counter()
+            for status in (ws.get("status") or {}).get("subsetStatuses") or []:
+                tally[status["name"]] += status.get("replicas", 0)
+            return {name: tally[name] for name in want}
+
+        await case.eventually(read, lambda ws: replicas(ws) == want, f"replicas {want}", timeout=READ)
+        pods = await selector_pods(case)
+        patched = Counter((p["metadata"].get("annotations") or {}).get("subset") for p in pods)
+        assert {name: patched[name] for name in want} == want, patched
