@@ -1,7 +1,9 @@
 """A minimal apps/v1 ReplicaSet controller: keep ``spec.replicas`` active pods and report status.
 
 Scale-down picks victims the way the real controller ranks them (unscheduled, then pending,
-then not ready, then most restarts, then newest) so rollouts look familiar in ``kubectl get``.
+then not ready, then the lower ``controller.kubernetes.io/pod-deletion-cost``, then most restarts,
+then newest) so rollouts look familiar in ``kubectl get`` and a cost written by kruise (WorkloadSpread)
+decides which pods a Deployment gives up, as kube-controller-manager's ranking does.
 """
 
 from __future__ import annotations
@@ -20,6 +22,19 @@ from kruise.sandbox.simulator.owners import (
 
 APPS = "apps/v1"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+_INT32 = range(-(2**31), 2**31)
+
+
+def deletion_cost(pod: Obj) -> int:
+    """The pod's deletion cost; 0 when absent or not an int32 (kube's ranking ignores the parse error
+    and the apiserver refuses such a value on pods anyway)."""
+    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(DELETION_COST)
+    try:
+        cost = int(str(raw).strip()) if raw is not None else 0
+    except ValueError:
+        return 0
+    return cost if cost in _INT32 else 0
 
 
 def deletion_rank(pod: Obj) -> tuple:
@@ -31,6 +46,7 @@ def deletion_rank(pod: Obj) -> tuple:
         1 if (pod.get("spec") or {}).get("nodeName") else 0,
         _PHASE_RANK.get(status.get("phase", "Pending"), 0),
         1 if is_ready(pod) else 0,
+        deletion_cost(pod),
         -restarts,
         "".join(chr(0x10FFFF - ord(ch)) for ch in created),
     )

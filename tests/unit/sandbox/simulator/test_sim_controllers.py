@@ -143,6 +143,39 @@ def test_scale_down_prefers_unscheduled_then_not_ready_then_newest():
     ]
 
 
+def test_scale_down_prefers_the_lower_deletion_cost_among_ready_pods():
+    def pod(name, cost=None, created="2026-01-01T00:00:00Z", ready=True):
+        annotations = {} if cost is None else {"controller.kubernetes.io/pod-deletion-cost": cost}
+        return {
+            "metadata": {"name": name, "creationTimestamp": created, "annotations": annotations},
+            "spec": {"nodeName": "n"},
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            },
+        }
+
+    pods = [
+        pod("zone-a-old", "200"),
+        pod("zone-a-new", "200", "2026-01-03T00:00:00Z"),
+        pod("zone-b", "100"),
+        pod("unset-new", None, "2026-01-02T00:00:00Z"),
+        pod("garbage", "x1", "2026-01-01T00:00:00Z"),
+        pod("negative", "-200"),
+        pod("unready-costly", "1000", ready=False),
+    ]
+    # not ready first whatever its cost; then by cost; an unparsable cost counts as 0; ties newest first
+    assert [p["metadata"]["name"] for p in sorted(pods, key=deletion_rank)] == [
+        "unready-costly",
+        "negative",
+        "unset-new",
+        "garbage",
+        "zone-b",
+        "zone-a-new",
+        "zone-a-old",
+    ]
+
+
 def test_on_failure_restarts_count_toward_the_backoff_limit():
     def job(policy):
         return {"spec": {"template": {"spec": {"restartPolicy": policy}}}}
