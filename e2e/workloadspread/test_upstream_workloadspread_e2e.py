@@ -701,3 +701,64 @@ async def test_manage_statefulset_pods_only_with_patch(kruise_sandbox_all_gates:
         pods = await selector_pods(case)
         patched = Counter((p["metadata"].get("annotations") or {}).get("subset") for p in pods)
         assert {name: patched[name] for name in want} == want, patched
+
+
+def new_base_deployment(ns: str) -> Obj:
+    """`NewBaseDeployment`: an apps/v1 Deployment of 2 httpd pods selected by `app: <namespace>`."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": CLONESET_NAME, "namespace": ns},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": ns}},
+            "template": {
+                "metadata": {"labels": {"app": ns}},
+                "spec": {"containers": [{"name": "main", "image": WEBSERVER_IMAGE}]},
+            },
+        },
+    }
+
+
+async def test_elastic_deploy_for_deployment_zone_a_2_zone_b_nil(kruise_sandbox_all_gates: Cluster):
+    """elastic deploy for deployment, zone-a=2, zone-b=nil
+
+    The "elastic deployment" case with an apps/v1 Deployment as the target: 2 pods in zone-a (cost
+    200); scaled to 6, 4 more in zone-b (cost 100), kept so through an image update (a rolling update
+    through a new ReplicaSet); scaled back to 2, the zone-b pods go."""
+    async with upstream_case(kruise_sandbox_all_gates, "workloadspread") as case:
+        await label_zones(case)
+        subsets = [subset("zone-a", "zone-a", 2), subset("zone-b", "zone-b", None)]
+        ws = new_workloadspread(case.ns, subsets)
+        ws["spec"]["targetRef"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": CLONESET_NAME}
+        await create_workloadspread(case, ws)
+
+        await case.create(new_base_deployment(case.ns))
+        await workload_running(case, "deployments.apps")
+        await pods_are(case, 2, subsets, {"zone-a": (2, "200"), "zone-b": (0, "100")})
+
+        await case.update("deployments.apps", CLONESET_NAME, set_replicas(6))
+        await workload_running(case, "deployments.apps")
+        await pods_are(case, 6, subsets, {"zone-a": (2, "200"), "zone-b": (4, "100")})
+
+        async def read() -> Obj:
+            return await case.must_get(WS, WS_NAME)
+
+        def zone_a_settled(ws: Obj) -> bool:
+            first = ((ws.get("status") or {}).get("subsetStatuses") or [{}])[0]
+            return (
+                first.get("name") == "zone-a"
+                and first.get("missingReplicas", 0) == 0
+                and not first.get("creatingPods")
+                and not first.get("deletingPods")
+            )
+
+        await case.eventually(read, zone_a_settled, "zone-a status settled", timeout=READ)
+
+        await case.update("deployments.apps", CLONESET_NAME, set_image(NEW_WEBSERVER_IMAGE))
+        await workload_running(case, "deployments.apps")
+        await pods_are(case, 6, subsets, {"zone-a": (2, "200"), "zone-b": (4, "100")})
+
+        await case.update("deployments.apps", CLONESET_NAME, set_replicas(2))
+        await workload_running(case, "deployments.apps")
+        await pods_are(case, 2, subsets, {"zone-a": (2, "200"), "zone-b": (0, "100")})
