@@ -762,3 +762,242 @@ async def test_elastic_deploy_for_deployment_zone_a_2_zone_b_nil(kruise_sandbox_
         await case.update("deployments.apps", CLONESET_NAME, set_replicas(2))
         await workload_running(case, "deployments.apps")
         await pods_are(case, 2, subsets, {"zone-a": (2, "200"), "zone-b": (0, "100")})
+
+
+WHITELIST_KEY = "WorkloadSpread_Watch_Custom_Workload_WhiteList"
+# upstream's test/kruise-e2e-config.yaml, which its CI applies before installing kruise
+E2E_WHITELIST = {
+    "workloads": [
+        {
+            "Group": "kubeflow.org",
+            "Version": "v1",
+            "Kind": "TFJob",
+            "ReplicasPath": "spec.tfReplicaSpecs.MASTER.replicas",
+        },
+        {"Group": "apps.kruise.io", "Version": "v1alpha1", "Kind": "DaemonSet"},
+    ]
+}
+TFJOBS = "tfjobs.v1.kubeflow.org"
+
+
+def tfjob_crd() -> Obj:
+    """A stand-in for kubeflow's TFJob CRD (upstream's run script applies training-operator's): the
+    same group, version and names, schema left open — the case reads only spec.tfReplicaSpecs."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "tfjobs.kubeflow.org"},
+        "spec": {
+            "group": "kubeflow.org",
+            "names": {"kind": "TFJob", "listKind": "TFJobList", "plural": "tfjobs", "singular": "tfjob"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+
+
+async def with_e2e_whitelist(case: Case) -> str | None:
+    """kruise-configuration with upstream's e2e whitelist merged in; the previous ConfigMap as JSON
+    (None when there was none) for `restore_configuration`."""
+    code, previous = await case.cluster.kubectl(
+        "get", "configmap", "kruise-configuration", "-n", "kruise-system", "-o", "json", check=False
+    )
+    data = dict((json.loads(previous).get("data") or {}) if code == 0 else {})
+    data[WHITELIST_KEY] = json.dumps(E2E_WHITELIST)
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kruise-configuration", "namespace": "kruise-system"},
+        "data": data,
+    }
+    await case.cluster.kubectl("apply", "-f", "-", stdin=json.dumps(body))
+    return previous if code == 0 else None
+
+
+async def restore_configuration(case: Case, previous: str | None) -> None:
+    await case.cluster.kubectl(
+        "delete", "configmap", "kruise-configuration", "-n", "kruise-system", "--ignore-not-found"
+    )
+    if previous is not None:
+        old = json.loads(previous)
+        old["metadata"] = {
+            k: old["metadata"][k] for k in ("name", "namespace", "labels") if k in old["metadata"]
+        }
+        await case.cluster.kubectl("create", "-f", "-", stdin=json.dumps(old))
+
+
+def two_subsets(a_max: int | str, b_max: int | str) -> list[Obj]:
+    return [{"name": "subset-a", "maxReplicas": a_max}, {"name": "subset-b", "maxReplicas": b_max}]
+
+
+def spread_on(ns: str, name: str, target: Obj, subsets: list[Obj]) -> Obj:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"targetRef": target, "subsets": subsets},
+    }
+
+
+def sleeper(labels: dict[str, str]) -> Obj:
+    return {
+        "metadata": {"labels": labels},
+        "spec": {
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                {"name": "main", "image": WEBSERVER_IMAGE, "command": ["/bin/sh", "-c", "sleep 10000000"]}
+            ],
+        },
+    }
+
+
+async def create_tfjob(
+    case: Case, name: str, spec_replicas: tuple[int, int, int], pods: tuple[int, int, int]
+) -> None:
+    """`NewTFJob` + `CreateTFJob`: the TFJob with PS/MASTER/Worker replicas, then the pods a TFJob
+    operator would make (there is none), controlled by it: `pods` PS, MASTER and Worker pods."""
+    ps, master, worker = spec_replicas
+    tfjob = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": case.ns},
+        "spec": {
+            "tfReplicaSpecs": {
+                "PS": {"replicas": ps},
+                "MASTER": {"replicas": master},
+                "Worker": {"replicas": worker},
+            }
+        },
+    }
+    created = await case.create(tfjob)
+    owner = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "name": name,
+        "uid": created["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    names = [(f"tfjob-{name}-ps-{i}", "ps") for i in range(pods[0])]
+    names += [(f"tfjob-{name}-master-{i}", "master") for i in range(pods[1])]
+    names += [(f"fake-tfjob-worker-{i}", "worker") for i in range(pods[2])]
+    for pod_name, role in names:
+        pod = {"apiVersion": "v1", "kind": "Pod", **sleeper({"app": "tfjob", "role": role})}
+        pod["metadata"].update(name=pod_name, namespace=case.ns, ownerReferences=[owner])
+        await case.create(pod)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="sandbox gap: upstream's CI applies test/kruise-e2e-config.yaml (the WorkloadSpread whitelist "
+    "of TFJob and the Advanced DaemonSet) and the TFJob CRD before kruise starts, and kruise-webhook (as "
+    "upstream's) learns the whitelisted kinds once; the all-gates sandbox has no way to install them "
+    "before kruise-webhook starts, so the case writes them at run time and the TFJob pods are admitted "
+    "uninjected (a percentage of an unknown replicas count leaves no room)",
+)
+async def test_job_like_custom_workload(kruise_sandbox_all_gates: Cluster):
+    """job-like custom workload
+
+    Upstream's e2e config whitelists TFJob (replicas at MASTER) and the Advanced DaemonSet. A
+    WorkloadSpread with an invalid targetFilter selector is refused; one over a DaemonSet (3 pods, no
+    replicas: 2 and 5 hold 2 and 1); one over a TFJob of 5 MASTER replicas at 20%/80% (1 PS + 3 MASTER
+    pods: 1/1 and 3/4); one filtering Worker pods and reading Worker replicas (4) at 25%/75% (2
+    workers: 1/1 and 1/3)."""
+    async with upstream_case(kruise_sandbox_all_gates, "workloadspread") as case:
+        await label_zones(case)
+        code, out = await case.cluster.kubectl(
+            "create", "-f", "-", stdin=json.dumps(tfjob_crd()), check=False
+        )
+        assert code == 0 or "AlreadyExists" in out or "already exists" in out, out
+        await case.eventually(
+            lambda: case.cluster.kubectl("get", TFJOBS, "-n", case.ns, check=False),
+            lambda result: result[0] == 0,
+            "TFJob served",
+        )
+        previous = await with_e2e_whitelist(case)
+        try:
+            await job_like_body(case)
+        finally:
+            await restore_configuration(case, previous)
+
+
+async def job_like_body(case: Case) -> None:
+    def status_of_spread(name: str) -> Callable[[], object]:
+        async def read() -> list[tuple]:
+            ws = await case.must_get(WS, name)
+            return [
+                (s.get("replicas", 0), s.get("missingReplicas", 0))
+                for s in (ws.get("status") or {}).get("subsetStatuses") or []
+            ]
+
+        return read
+
+    async def check(name: str, want: list[tuple[int, int]]) -> None:
+        await case.eventually(
+            status_of_spread(name), lambda got: got == want, f"{name} subsets {want}", timeout=60
+        )
+
+    daemonset_ref = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet"}
+    invalid = spread_on(
+        case.ns,
+        "ws-invalid-target-filter",
+        {**daemonset_ref, "name": "invalid-target-filter"},
+        two_subsets(2, 5),
+    )
+    invalid["spec"]["targetFilter"] = {"selector": {"matchExpressions": [{"key": "key", "operator": "In"}]}}
+    code, out = await case.cluster.kubectl("create", "-f", "-", stdin=json.dumps(invalid), check=False)
+    assert code != 0, out
+
+    await case.create(
+        spread_on(case.ns, "ws-no-replicas", {**daemonset_ref, "name": "no-replicas"}, two_subsets(2, 5))
+    )
+    ads = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "no-replicas", "namespace": case.ns},
+        "spec": {
+            "selector": {"matchLabels": {"app": "no-replicas"}},
+            "template": sleeper({"app": "no-replicas"}),
+        },
+    }
+    await case.create(ads)
+
+    async def daemonset() -> Obj:
+        return await case.must_get("daemonsets.v1alpha1.apps.kruise.io", "no-replicas")
+
+    await case.eventually(
+        daemonset, lambda d: (d.get("status") or {}).get("numberReady") == 3, "3 daemon pods ready"
+    )
+    await check("ws-no-replicas", [(2, 0), (1, 4)])
+
+    tfjob_ref = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob"}
+    await case.create(
+        spread_on(
+            case.ns,
+            "ws-replicas-whitelist",
+            {**tfjob_ref, "name": "replicas-whitelist"},
+            two_subsets("20%", "80%"),
+        )
+    )
+    await create_tfjob(case, "replicas-whitelist", (1, 5, 0), (1, 3, 0))
+    await check("ws-replicas-whitelist", [(1, 0), (3, 1)])
+
+    filtered = spread_on(
+        case.ns, "ws-with-filter", {**tfjob_ref, "name": "with-filter"}, two_subsets("25%", "75%")
+    )
+    filtered["spec"]["targetFilter"] = {
+        "selector": {"matchLabels": {"role": "worker"}},
+        "replicasPathList": ["spec.tfReplicaSpecs.Worker.replicas"],
+    }
+    await case.create(filtered)
+    await create_tfjob(case, "with-filter", (1, 1, 4), (1, 1, 2))
+    await check("ws-with-filter", [(1, 0), (1, 2)])
