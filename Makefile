@@ -21,7 +21,7 @@ sandbox: install
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest -n 3 --dist loadgroup --durations=30
+	$(BIN)/pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=30
 
 lint: install
 	$(BIN)/ruff check .

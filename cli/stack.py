@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from kruise.kube.errors import AlreadyExists
 from kruise.kube.resources import NAMESPACES
 from kruise.sandbox.cluster import Component, Sandbox
 from kruise.sandbox.components import ProcessComponent
+from kruise.sandbox.ports import reserve_port
 
 KRUISE_NAMESPACE = "kruise-system"
 DAEMON_CONFIG_NAMESPACE = "kruise-daemon-config"
@@ -31,12 +31,6 @@ DAEMON_READY = "kruise-daemon started"
 
 LogSink = Callable[[str], None] | None
 """Where the processes' output lines go (None: kept only for error messages)."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class KruiseNamespace:
@@ -63,8 +57,9 @@ def webhook_component(
     cert_dir: Path, feature_gates: str = "", log: LogSink = None, log_dir: Path | None = None,
     api_set: str = DEFAULT_API_SET,
 ) -> ProcessComponent:  # fmt: skip
-    """`kruise-webhook` on a free loopback port, called by URL (the sandbox has no Service routing for it)."""
-    port = free_port()
+    """`kruise-webhook` on a reserved loopback port (`kruise.sandbox.ports`), called by URL (the sandbox
+    has no Service routing for it)."""
+    port = reserve_port()
     argv = [
         sys.executable, "-m", "kruise.webhook.main", "--kubeconfig", "{kubeconfig}",
         "--namespace", KRUISE_NAMESPACE, "--bind-address", "127.0.0.1", "--port", str(port),
@@ -92,7 +87,7 @@ def manager_component(
     """`kruise-manager` with loopback probe ports and short leases (one replica, fast restarts)."""
     argv = [
         sys.executable, "-m", "kruise.manager.main", "--kubeconfig", "{kubeconfig}",
-        "--metrics-addr", f"127.0.0.1:{free_port()}", "--health-probe-addr", f"127.0.0.1:{free_port()}",
+        "--metrics-addr", f"127.0.0.1:{reserve_port()}", "--health-probe-addr", f"127.0.0.1:{reserve_port()}",
         "--leader-election-namespace", KRUISE_NAMESPACE, "--nodeimage-creation-delay", "0s",
     ]  # fmt: skip
     if feature_gates:
@@ -112,7 +107,7 @@ def daemon_component(
     """`kruise-daemon` for one simulated node, talking to that node's fake CRI runtime over gRPC."""
     argv = [
         sys.executable, "-m", "kruise.daemon.main", "--kubeconfig", "{kubeconfig}", "--node-name", node,
-        "--socket-file", "{cri_socket_dir}/" + f"{node}.sock", "--addr", f"127.0.0.1:{free_port()}",
+        "--socket-file", "{cri_socket_dir}/" + f"{node}.sock", "--addr", f"127.0.0.1:{reserve_port()}",
     ]  # fmt: skip
     if feature_gates:
         argv += ["--feature-gates", feature_gates]

@@ -82,21 +82,10 @@ def emulator(tmp_path: Path) -> Iterator[Emulator]:
 
 _MARK_BY_DIRECTORY = {"unit": "unit", "integration": "integration"}
 
-# Tests that take the machine's one real-node setup: containerd roots, the CNI bridge and its pod
-# subnet, the image build. They run one after another on one xdist worker.
-REAL_NODE_GROUP = "real-node"
-_REAL_NODE_MARKERS = ("containerd", "image")
 
-
-# tryfirst: xdist's own hook (loadgroup) reads the xdist_group marks this one adds.
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Markers follow the directory a test lives in, so `-m "not e2e"` means unit + integration and
-    `-m unit` means tests/unit, with no marker to forget in a new file.
-
-    Under `pytest -n N --dist loadgroup` (`make test`) a module is the unit of distribution, so its
-    module-scoped fixtures (a containerd cluster, a live webhook) start once; every worker claims its
-    own sandbox addresses, so modules on different workers run side by side."""
+    `-m unit` means tests/unit, with no marker to forget in a new file."""
     root = Path(__file__).resolve().parent.parent
     for item in items:
         parts = Path(str(item.fspath)).resolve().relative_to(root).parts
@@ -104,7 +93,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.e2e)
         elif parts[0] == "tests" and len(parts) > 1 and parts[1] in _MARK_BY_DIRECTORY:
             item.add_marker(getattr(pytest.mark, _MARK_BY_DIRECTORY[parts[1]]))
-        if item.get_closest_marker("xdist_group") is None:
-            real_node = any(item.get_closest_marker(name) for name in _REAL_NODE_MARKERS)
-            group = REAL_NODE_GROUP if real_node else "/".join(parts)
-            item.add_marker(pytest.mark.xdist_group(group))

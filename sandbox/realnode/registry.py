@@ -9,21 +9,15 @@ ImagePullJob ``pullSecrets`` need: without credentials a pull fails with 401, as
 from __future__ import annotations
 
 import json
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+from kruise.sandbox.ports import reserve_port
 from kruise.sandbox.realnode import htpasswd
 from kruise.sandbox.realnode.prereqs import binary
 from kruise.sandbox.realnode.process import Daemon
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return probe.getsockname()[1]
 
 
 @dataclass(frozen=True)
@@ -87,7 +81,7 @@ class LocalRegistry:
 
     async def start(self, timeout: float = 30.0) -> None:
         if self.port is None:
-            self.port = free_port(self.host)
+            self.port = reserve_port(self.host)
         storage = self.directory / "storage"
         storage.mkdir(parents=True, exist_ok=True)
         htpasswd_file = None

@@ -109,13 +109,13 @@ def claim_addresses(
 ) -> AddressClaim:
     """Claim ``slot``, or the first free one; `AddressesInUse` names the holder(s) when none is free."""
     directory = lock_dir or default_lock_dir()
-    _ensure_dir(directory)
+    ensure_lock_dir(directory)
     candidates = [slot] if slot is not None else list(range(SLOTS))
     refusals: list[str] = []
     listeners = list(listening_sockets(tcp_table))
     for candidate in candidates:
         ranges = AddressRanges(candidate)
-        fd = _open_lock(directory / f"slot-{candidate}.lock")
+        fd = open_lock_file(directory / f"slot-{candidate}.lock")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -138,14 +138,14 @@ def claim_addresses(
     raise AddressesInUse(f"no free sandbox address range (all {SLOTS} taken): " + "; ".join(refusals[:3]))
 
 
-def _ensure_dir(directory: Path) -> None:
+def ensure_lock_dir(directory: Path) -> None:
     if not directory.is_dir():
         directory.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):  # sticky and world-writable, as /tmp: every user claims here
             directory.chmod(0o1777)
 
 
-def _open_lock(path: Path) -> int:
+def open_lock_file(path: Path) -> int:
     """Read-write (to record the owner); read-only when another user created it (flock works on either)."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)

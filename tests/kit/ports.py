@@ -1,12 +1,12 @@
-"""A free local TCP port for a process a test starts (kruise-webhook, the emulator's peers)."""
+"""A local TCP port for a process a test starts (kruise-webhook, the emulator's peers)."""
 
 from __future__ import annotations
 
-import socket
+from kruise.sandbox.ports import reserve_port
 
 
 def free_port() -> int:
-    """A port the kernel just handed out and released; good enough for one test's server."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """Reserved machine-wide for the life of this test process (`kruise.sandbox.ports`): tests run on
+    several pytest workers at once, and a port the kernel merely handed out and released can be taken
+    before the test's server binds it."""
+    return reserve_port()

@@ -23,10 +23,13 @@ POD = {
 
 
 @pytest.fixture(autouse=True)
-def temp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Kept directories land under the test's tmp_path (and go with it)."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    return tmp_path
+def temp_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Kept directories land under a test-owned temp root (and go with it). A short one: the sandbox's
+    CRI sockets live below it, and a unix socket path must stay under 108 bytes — the test's own
+    tmp_path, named after the test, on a pytest-xdist worker's base temp, is one byte too long."""
+    root = tmp_path_factory.mktemp("t")
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
 
 
 def kept(root: Path) -> list[Path]:
