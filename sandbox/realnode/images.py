@@ -4,8 +4,10 @@ Tutorials and tests name ``nginx:1.7.9``, ``busybox`` or the pause image; the sa
 so these names resolve (through containerd's registry mirrors) to images built here. Each stand-in
 behaves like its namesake where the tests look: the pause image sleeps until stopped, nginx serves
 HTTP on port 80 from /usr/share/nginx/html, busybox is busybox, perl is Debian's perl (see ``perl``),
-ubuntu is busybox with a ``bash`` that is ``sh``, the daemons tests only pull (redis, envoy) idle until
-stopped, ``openkruise/minecraft-demo:probe-v0`` runs the game's ``gate`` and ``data`` processes that its
+ubuntu is busybox with a ``bash`` that is ``sh``, Kubernetes' e2e httpd image serves port 80 and has
+that ``bash`` too (upstream's e2e runs ``/bin/bash -c ...`` in it), agnhost idles as its default
+``pause`` does, the daemons tests only pull (redis, envoy) idle until stopped,
+``openkruise/minecraft-demo:probe-v0`` runs the game's ``gate`` and ``data`` processes that its
 ``probe.sh`` looks for (see ``MINECRAFT_PROBE``), and ``openkruise/hotupgrade-sample`` implements the
 SidecarSet hot-upgrade protocol (see ``hotupgrade``). Tags that differ upstream differ here (a
 per-image identity file), so an in-place image update really changes the imageID.
@@ -48,6 +50,15 @@ IDLE_SCRIPT = """#!/bin/sh
 # stand-in for a daemon the tests only pull and run: stays up until stopped, ignoring its arguments.
 trap 'exit 0' TERM INT
 while :; do sleep 2147483647 & wait $!; done
+"""
+
+HTTPD_SCRIPT = """#!/bin/sh
+# httpd stand-in (Kubernetes' e2e httpd image): busybox httpd serves the htdocs on port 80.
+echo "kruise-py stand-in for $(cat /etc/kruise-standin): busybox httpd serving port 80"
+httpd -f -p 80 -h /usr/local/apache2/htdocs &
+pid=$!
+trap 'kill $pid 2>/dev/null; exit 0' TERM QUIT INT
+wait $pid
 """
 
 BASH_SCRIPT = """#!/bin/sh
@@ -148,6 +159,7 @@ class StandIn:
 PAUSE_IMAGE = "registry.k8s.io/pause:3.9"
 
 HOTUPGRADE_SAMPLE = "openkruise/hotupgrade-sample"
+E2E_IMAGES = "registry.k8s.io/e2e-test-images"
 
 STANDINS: tuple[StandIn, ...] = (
     StandIn("pause", (PAUSE_IMAGE,), "pause"),
@@ -163,6 +175,10 @@ STANDINS: tuple[StandIn, ...] = (
     StandIn("nginx:1.26", ("nginx:1.26",), "nginx"),
     StandIn("nginx:1.27", ("nginx:1.27",), "nginx"),
     StandIn("perl", ("perl:latest", "perl:5.34"), "perl"),
+    # upstream kruise e2e's common.WebserverImage, common.AgnhostImage and imageutils.Nginx
+    StandIn("e2e-httpd", (f"{E2E_IMAGES}/httpd:2.4.38-4",), "httpd"),
+    StandIn("e2e-agnhost", (f"{E2E_IMAGES}/agnhost:2.52",), "idle", "agnhost"),
+    StandIn("e2e-nginx", (f"{E2E_IMAGES}/nginx:1.14-4",), "nginx"),
     StandIn("ubuntu", ("ubuntu:latest",), "ubuntu"),
     StandIn("centos:7", ("centos:7",), "busybox"),
     StandIn("minecraft-demo:probe-v0", ("openkruise/minecraft-demo:probe-v0",), "minecraft-probe"),
@@ -250,6 +266,14 @@ def _layer_and_config(standin: StandIn, architecture: str) -> tuple[list[oci.Ent
         config = oci.ImageConfig(
             cmd=["nginx", "-g", "daemon off;"], exposed_ports=["80/tcp"], stop_signal="SIGQUIT", labels=labels
         )
+        return files, config
+    if standin.kind == "httpd":
+        files = [
+            oci.file("usr/local/bin/httpd-foreground", HTTPD_SCRIPT, mode=0o755),
+            oci.file("usr/local/apache2/htdocs/index.html", "<html><body><h1>It works!</h1></body></html>\n"),
+            oci.file("bin/bash", BASH_SCRIPT, mode=0o755),
+        ]
+        config = oci.ImageConfig(cmd=["httpd-foreground"], exposed_ports=["80/tcp"], labels=labels)
         return files, config
     if standin.kind == "perl":
         return [], oci.ImageConfig(cmd=["perl", "-v"], labels=labels)

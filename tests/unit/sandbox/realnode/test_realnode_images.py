@@ -89,6 +89,10 @@ def test_standins_behave_like_their_namesakes(base: oci.Layer) -> None:
     assert (minecraft["Cmd"], minecraft["WorkingDir"]) == (["./start.sh"], "/data")
     game = {m.name for m in _members(by_key["minecraft-demo:probe-v0"].layers[1])}
     assert {"bin/bash", "data/start.sh", "data/probe.sh", "data/gate.sh", "data/data.sh"} <= game
+    httpd = {m.name for m in _members(by_key["e2e-httpd"].layers[1])}
+    assert {"usr/local/bin/httpd-foreground", "usr/local/apache2/htdocs/index.html", "bin/bash"} <= httpd
+    assert json.loads(by_key["e2e-httpd"].config.data)["config"]["Cmd"] == ["httpd-foreground"]
+    assert json.loads(by_key["e2e-agnhost"].config.data)["config"]["Cmd"] == ["agnhost"]
 
 
 # Every image name the e2e tests, the integration tests and the seeds (tutorials) run or pull.
@@ -118,6 +122,9 @@ USED_NAMES = (
     "openkruise/hotupgrade-sample:sidecarv2",
     "openkruise/hotupgrade-sample:empty",
     "openkruise/hotupgrade-sample:busybox",
+    "registry.k8s.io/e2e-test-images/httpd:2.4.38-4",
+    "registry.k8s.io/e2e-test-images/agnhost:2.52",
+    "registry.k8s.io/e2e-test-images/nginx:1.14-4",
 )
 
 
