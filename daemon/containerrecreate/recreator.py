@@ -215,7 +215,10 @@ class ContainerRecreator:
 
     async def _write(self, crr: dict[str, Any], status: dict[str, Any]) -> None:
         """Write `status`; on a conflict re-read and write it over the fresh object once more (the
-        daemon is the only writer of these fields, and they are what it just did)."""
+        daemon is the only writer of these fields, and they are what it just did). When kruise-manager
+        completed the request meanwhile (its deadline passed during a kill: a preStop hook can take
+        longer), only the container states are recorded: a completed request stays completed, as
+        upstream's daemon patches nothing but `containerRecreateStates` after a kill."""
         body = {**crr, "status": {**status_of(crr), **status}}
         for attempt in range(2):
             try:
@@ -227,6 +230,10 @@ class ContainerRecreator:
                     raise
                 meta = crr["metadata"]
                 fresh = await self.client.get(CONTAINER_RECREATE_REQUESTS, meta["name"], meta["namespace"])
+                if status_of(fresh).get("phase") == PHASE_COMPLETED:
+                    if "containerRecreateStates" not in status:
+                        return
+                    status = {"containerRecreateStates": status["containerRecreateStates"]}
                 body = {**fresh, "status": {**status_of(fresh), **status}}
                 continue
             self.expectations.expect(written)

@@ -187,3 +187,28 @@ async def test_a_conflicting_write_waits_for_its_own_event_not_the_foreign_one(h
     deliver(recreator, copy.deepcopy(api.crr))
     await work_off(recreator)
     assert runtime.stopped == ["app-1"]
+
+
+async def test_a_kill_that_outlives_the_deadline_records_its_state_and_keeps_the_request_completed(harness):
+    """upstream's "recreates containers with preStopHook" (activeDeadlineSeconds=3 with an 8 s preStop): the
+    manager completes the request while the daemon is still killing; the daemon's later write records
+    the kill (app Recreating, isKilled) but must not turn the completed request back into Recreating."""
+    api, runtime, recreator = harness
+    recreator.controller.queue.add(KEY)
+    await work_off(recreator)
+    deliver(recreator, copy.deepcopy(api.crr))
+
+    async def stop_while_the_manager_completes(container_id: str, timeout: int) -> None:
+        runtime.stopped.append(container_id)
+        api.rv += 1
+        api.crr["status"].update(phase="Completed", completionTime="2026-01-01T00:00:03Z")
+        api.crr["metadata"]["resourceVersion"] = str(api.rv)
+
+    runtime.stop_container = stop_while_the_manager_completes  # type: ignore[method-assign]
+    await work_off(recreator)
+    assert runtime.stopped == ["app-1"]
+    assert api.crr["status"]["phase"] == "Completed"
+    assert api.crr["status"]["completionTime"] == "2026-01-01T00:00:03Z"
+    assert api.crr["status"]["containerRecreateStates"] == [
+        {"name": "app", "phase": "Recreating", "isKilled": True}
+    ]
