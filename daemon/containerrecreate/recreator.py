@@ -200,10 +200,10 @@ class ContainerRecreator:
             grace = spec_of(pod).get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
         grace = max(int(grace), MIN_GRACE_SECONDS)
         container = next(c for c in crr["spec"]["containers"] if c["name"] == kill.container)
+        command = ((section(container, "preStop").get("exec")) or {}).get("command")
+        if command:
+            grace = await self._pre_stop(kill, command, grace)
         try:
-            command = ((section(container, "preStop").get("exec")) or {}).get("command")
-            if command:
-                await self.runtime.exec_sync(kill.container_id, command, grace)
             await self.runtime.stop_container(kill.container_id, grace)
         except grpc.aio.AioRpcError as exc:
             state.update(
@@ -212,6 +212,20 @@ class ContainerRecreator:
             return
         state.update(phase=PHASE_RECREATING, isKilled=True)
         log.info("container killed for recreation", crr=object_key(crr), container=kill.container)
+
+    async def _pre_stop(self, kill: plan.Kill, command: list[str], grace: int) -> int:
+        """Run the preStop hook within the grace period; return what is left of it for the stop (at
+        least MIN_GRACE_SECONDS). A hook that fails or outlives the grace period does not stop the
+        kill, as the kubelet's killContainer goes on to stop the container either way."""
+        started = self.clock()
+        try:
+            await self.runtime.exec_sync(kill.container_id, command, grace)
+        except grpc.aio.AioRpcError as exc:
+            log.warning(
+                "preStop hook failed", container=kill.container, error=exc.details() or exc.code().name
+            )
+        spent = (self.clock() - started).total_seconds()
+        return max(int(grace - spent), MIN_GRACE_SECONDS)
 
     async def _write(self, crr: dict[str, Any], status: dict[str, Any]) -> None:
         """Write `status`; on a conflict re-read and write it over the fresh object once more (the

@@ -212,3 +212,33 @@ async def test_a_kill_that_outlives_the_deadline_records_its_state_and_keeps_the
     assert api.crr["status"]["containerRecreateStates"] == [
         {"name": "app", "phase": "Recreating", "isKilled": True}
     ]
+
+
+async def test_a_pre_stop_hook_that_times_out_still_stops_the_container(harness):
+    """upstream's "recreates containers with preStopHook" (terminationGracePeriodSeconds=3 against an 8 s
+    preStop): the runtime's ExecSync gives up at the grace period; the container is stopped anyway."""
+    import grpc
+
+    api, runtime, recreator = harness
+    api.crr["spec"]["containers"][0]["preStop"] = {"exec": {"command": ["sleep", "8"]}}
+    api.crr["spec"]["strategy"]["terminationGracePeriodSeconds"] = 3
+    deliver(recreator, copy.deepcopy(api.crr))
+    hooks: list[tuple[list[str], int]] = []
+
+    async def exec_times_out(container_id: str, command: list[str], timeout: int) -> None:
+        hooks.append((command, timeout))
+        raise grpc.aio.AioRpcError(
+            grpc.StatusCode.UNKNOWN, grpc.aio.Metadata(), grpc.aio.Metadata(), "timeout 3s exceeded"
+        )
+
+    runtime.exec_sync = exec_times_out  # type: ignore[method-assign]
+    recreator.controller.queue.add(KEY)
+    await work_off(recreator)
+    deliver(recreator, copy.deepcopy(api.crr))
+    await work_off(recreator)
+    assert runtime.stopped == ["app-1"], api.written
+    assert hooks == [(["sleep", "8"], 3)]
+    assert runtime.stopped == ["app-1"]
+    assert api.crr["status"]["containerRecreateStates"] == [
+        {"name": "app", "phase": "Recreating", "isKilled": True}
+    ]
