@@ -179,8 +179,11 @@ class ContainerRecreator:
             if wait > 0:
                 return Result(requeue_after=wait)
         kills = plan.next_step(crr, pod, states, now)
-        for kill in kills:
-            await self._kill(crr, pod, kill, states)
+        if kills:
+            # One kill per pass, as upstream's daemon: a kill can take the whole grace period (preStop),
+            # and the next one must see the request as it is then (kruise-manager may have completed
+            # it at its deadline); the states write below brings the request back for the next.
+            await self._kill(crr, pod, kills[0], states)
         if plan.finished(states) or plan.must_stop(crr, states):
             await self._write(crr, plan.completed_status(states, rfc3339(self.clock())))
             return None

@@ -242,3 +242,39 @@ async def test_a_pre_stop_hook_that_times_out_still_stops_the_container(harness)
     assert api.crr["status"]["containerRecreateStates"] == [
         {"name": "app", "phase": "Recreating", "isKilled": True}
     ]
+
+
+async def test_a_request_completed_during_a_kill_kills_no_further_container(harness):
+    """upstream's "recreates containers with preStopHook" (activeDeadlineSeconds=3): app's 8 s preStop
+    outlives the deadline; the sidecar, not killed yet, stays Pending and running."""
+    api, runtime, recreator = harness
+    api.crr["spec"]["containers"].append(
+        {"name": "sidecar", "statusContext": {"containerID": "cri://sidecar-1", "restartCount": 0}}
+    )
+    deliver(recreator, copy.deepcopy(api.crr))
+    pod = _pod()
+    pod["metadata"]["resourceVersion"] = "6"
+    pod["spec"]["containers"].append({"name": "sidecar"})
+    pod["status"]["containerStatuses"].append(
+        {"name": "sidecar", "containerID": "cri://sidecar-1", "restartCount": 0}
+    )
+    recreator.pods._apply(WatchEvent("MODIFIED", pod))
+
+    async def stop_while_the_manager_completes(container_id: str, timeout: int) -> None:
+        runtime.stopped.append(container_id)
+        api.rv += 1
+        api.crr["status"].update(phase="Completed", completionTime="2026-01-01T00:00:03Z")
+        api.crr["metadata"]["resourceVersion"] = str(api.rv)
+        deliver(recreator, copy.deepcopy(api.crr))
+
+    runtime.stop_container = stop_while_the_manager_completes  # type: ignore[method-assign]
+    recreator.controller.queue.add(KEY)
+    await work_off(recreator)
+    deliver(recreator, copy.deepcopy(api.crr))
+    await work_off(recreator)
+    assert runtime.stopped == ["app-1"]
+    assert api.crr["status"]["phase"] == "Completed"
+    assert api.crr["status"]["containerRecreateStates"] == [
+        {"name": "app", "phase": "Recreating", "isKilled": True},
+        {"name": "sidecar", "phase": "Pending"},
+    ]
