@@ -14,7 +14,7 @@ NAME = "cs-resize"
 LABEL = "app=cs-resize"
 
 BURSTABLE = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
-# Bigger everywhere (a memory limit decrease is refused unless memory's resizePolicy restarts).
+# Bigger everywhere (1.33 refuses a memory limit decrease unless memory's resizePolicy restarts).
 BURSTABLE_BIGGER = {
     "requests": {"cpu": "150m", "memory": "96Mi"},
     "limits": {"cpu": "300m", "memory": "192Mi"},

@@ -5,8 +5,9 @@ container's (and each native sidecar's) `resources` and `resizePolicy`, matched 
 metadata, the rest of the spec and the status sent along are ignored. The result is then checked as
 `ValidatePodResize` does, with its texts: requests within limits and a well-formed resizePolicy (the
 part of pod spec validation a resize can trip), no pod-level resources, no static or Windows pod, the
-QoS class unchanged, requests and limits never removed, a memory limit neither lowered nor added
-unless memory's resizePolicy is RestartContainer, and nothing but cpu and memory changed. From 1.32
+QoS class unchanged, requests and limits never removed, a memory limit not added (and, on 1.33 only,
+not lowered) unless memory's resizePolicy is RestartContainer, and nothing but cpu and memory changed.
+From 1.32
 plain pod updates may not touch resources at all (see validation.py); below, there is no subresource
 and the update itself resizes (features.py, podupdateresize.py).
 """
@@ -115,8 +116,11 @@ def spec_rules(container: dict[str, Any], path: str, restart_policy: str) -> lis
     return causes
 
 
-def _container_resize(new: dict[str, Any], old: dict[str, Any], path: str) -> list[dict[str, str]]:
-    """validateContainerResize: nothing removed; memory limits only down (or added) with RestartContainer."""
+def _container_resize(
+    new: dict[str, Any], old: dict[str, Any], path: str, memory_decrease_needs_restart: bool
+) -> list[dict[str, str]]:
+    """validateContainerResize: nothing removed; memory limits added (and, on 1.33, lowered) only with
+    RestartContainer."""
     causes: list[dict[str, str]] = []
     new_res, old_res = new.get("resources") or {}, old.get("resources") or {}
     for key, what in (("requests", "requests"), ("limits", "limits")):
@@ -140,7 +144,12 @@ def _container_resize(new: dict[str, Any], old: dict[str, Any], path: str) -> li
         where = f"{path}.limits[memory]"
         if new_limit is not None and old_limit is not None:
             lowered, before = amount(new_limit), amount(old_limit)
-            if lowered is not None and before is not None and lowered < before:
+            if (
+                memory_decrease_needs_restart
+                and lowered is not None
+                and before is not None
+                and lowered < before
+            ):
                 causes.append(
                     field_error(
                         "FieldValueForbidden",
@@ -194,8 +203,11 @@ def _resize_supported(old: dict[str, Any]) -> bool:
     return True
 
 
-def validate(new: dict[str, Any], old: dict[str, Any]) -> list[dict[str, str]]:
-    """ValidatePodResize on the prepared pod against the stored one."""
+def validate(
+    new: dict[str, Any], old: dict[str, Any], memory_decrease_needs_restart: bool = False
+) -> list[dict[str, str]]:
+    """ValidatePodResize on the prepared pod against the stored one; `memory_decrease_needs_restart`
+    is 1.33's extra rule (features.py)."""
     spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
     restart_policy = spec.get("restartPolicy") or "Always"
     causes: list[dict[str, str]] = []
@@ -236,12 +248,16 @@ def validate(new: dict[str, Any], old: dict[str, Any]) -> list[dict[str, str]]:
     new_inits = spec.get("initContainers") or []
     for i, container in enumerate(old_inits):
         if container.get("restartPolicy") == "Always" and i < len(new_inits):
-            causes += _container_resize(new_inits[i], container, f"spec.initContainers[{i}].resources")
+            causes += _container_resize(
+                new_inits[i], container, f"spec.initContainers[{i}].resources", memory_decrease_needs_restart
+            )
     old_containers = old_spec.get("containers") or []
     new_containers = spec.get("containers") or []
     for i, container in enumerate(old_containers):
         if i < len(new_containers):
-            causes += _container_resize(new_containers[i], container, f"spec.containers[{i}].resources")
+            causes += _container_resize(
+                new_containers[i], container, f"spec.containers[{i}].resources", memory_decrease_needs_restart
+            )
     for i, container in enumerate(new_containers):
         if i < len(old_containers) and not _same_container(
             _without_cpu_memory_changes(container, old_containers[i]), old_containers[i]

@@ -26,6 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from kruise.sandbox.apiserver import defaults, ephemeral, errors, podexec, podlogs, podresize, schema, tables
+from kruise.sandbox.apiserver.features import features_for
 from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.selectors import format_label_selector
@@ -131,7 +132,12 @@ class Subresources(RequestContext):
     async def _update_resize(self, body: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         """An update of pods/resize: only containers' `resources` and `resizePolicy` are taken; the
         update path bumps metadata.generation as kube-apiserver 1.33+ does for a spec change."""
-        return await self._update_pod_through(podresize.prepare, podresize.validate, body, old)
+        needs_restart = features_for(self.server.git_version).memory_decrease_needs_restart
+
+        def validate(new: dict[str, Any], stored: dict[str, Any]) -> list[dict[str, str]]:
+            return podresize.validate(new, stored, memory_decrease_needs_restart=needs_restart)
+
+        return await self._update_pod_through(podresize.prepare, validate, body, old)
 
     async def _update_pod_through(
         self,

@@ -10,6 +10,7 @@ from kruise.sandbox.apiserver.features import NEWEST, ApiFeatures, features_for,
 
 LEGACY = ApiFeatures(resize_subresource=False, resources_in_pod_update=True)
 NONE = ApiFeatures(resize_subresource=False, resources_in_pod_update=False)
+V133 = ApiFeatures(resize_subresource=True, resources_in_pod_update=False, memory_decrease_needs_restart=True)
 
 
 @pytest.mark.parametrize(
@@ -18,6 +19,8 @@ NONE = ApiFeatures(resize_subresource=False, resources_in_pod_update=False)
         ("v1.36.0", NEWEST),
         ("v1.32.0", NEWEST),
         ("v1.32+gke.1", NEWEST),
+        ("v1.33.2", V133),
+        ("v1.34.0", NEWEST),
         ("v2.0.0", NEWEST),
         ("v1.31.4", LEGACY),
         ("v1.31.4-gke.1200", LEGACY),

@@ -25,12 +25,14 @@ def _pod(resources=None, *, policy=None, restart="Always", qos=None, inits=None)
     return pod
 
 
-def _resize(old, resources, policy=None):
+def _resize(old, resources, policy=None, memory_decrease_needs_restart=False):
     body = {"spec": {"containers": [{"name": "c1", "resources": resources}]}}
     if policy is not None:
         body["spec"]["containers"][0]["resizePolicy"] = policy
     new = podresize.prepare(body, old)
-    return new, [(c["field"], c["message"]) for c in podresize.validate(new, old)]
+    return new, [
+        (c["field"], c["message"]) for c in podresize.validate(new, old, memory_decrease_needs_restart)
+    ]
 
 
 BURSTABLE = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
@@ -115,9 +117,11 @@ def test_removing_requests_or_limits_is_refused():
     ) in causes
 
 
-def test_memory_limit_decrease_needs_restart_container():
+def test_memory_limit_decrease_needs_restart_container_on_1_33_only():
     lowered = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "100Mi"}}
     _, causes = _resize(_pod(BURSTABLE), lowered)
+    assert causes == []  # 1.34+ (kubernetes#133012)
+    _, causes = _resize(_pod(BURSTABLE), lowered, memory_decrease_needs_restart=True)
     assert causes == [
         (
             "spec.containers[0].resources.limits[memory]",
