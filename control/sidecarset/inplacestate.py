@@ -14,13 +14,12 @@ upstream dereference a nil pointer (the request fails); here it is simply "not u
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE
 from kruise.api.objects import annotations_of, container_statuses_of, containers_of
+from kruise.api.timestamps import go_parse_rfc3339
 
 
 class _Undecodable(ValueError):
@@ -67,24 +66,11 @@ def _strings(value: Any) -> None:
         _expect(item, str)
 
 
-_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))")
-
-
 def _time(value: Any) -> None:
     """metav1.Time: null, or a string Go's `time.Parse(time.RFC3339, …)` accepts ("" is an error)."""
     _expect(value, str)
-    if value is None:
-        return
-    match = _RFC3339.fullmatch(value)
-    try:
-        if match is None:
-            raise ValueError(value)
-        year, month, day, hour, minute, second = (int(part) for part in match.groups()[:6])
-        datetime(year, month, day, hour, minute, second)
-        if match.group(7) is not None and (int(match.group(7)) >= 24 or int(match.group(8)) >= 60):
-            raise ValueError(value)
-    except ValueError as err:
-        raise _Undecodable("time is not RFC 3339") from err
+    if value is not None and go_parse_rfc3339(value) is None:
+        raise _Undecodable("time is not RFC 3339")
 
 
 def _check_fields(pairs: _Obj) -> None:
