@@ -179,6 +179,11 @@ class ConfigurationPatcher:
             try:
                 current = await self.client.get(ref, name)
             except NotFound:
+                if not self.target.url:
+                    # Behind a Service the chart owns both configurations, as upstream's: creating one
+                    # here would undo `helm uninstall` (which deletes them before this pod stops) and
+                    # leave a failurePolicy-Fail webhook pointing at nothing.
+                    raise RuntimeError(f"not found {ref.kind} {name}") from None
                 body = fresh(self.target, ca_bundle, served=set(self.served), api_set=self.api_set)
                 try:
                     await self.client.create(ref, body)

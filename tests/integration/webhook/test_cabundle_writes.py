@@ -18,7 +18,7 @@ from kruise.kube.resources import CRDS, NAMESPACES, SECRETS
 from kruise.sandbox.cluster import Sandbox
 from kruise.webhook.certcontroller import CertController
 from kruise.webhook.certsecret import MUTATING, SECRET_NAME, VALIDATING, ConfigurationPatcher
-from kruise.webhook.configurations import ClientTarget
+from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
 from kruise.webhook.crdconversion import ConversionPatcher, is_kruise_webhook_converted
 
 NAMESPACE = "kruise-system"
@@ -38,6 +38,9 @@ async def client(tmp_path: Path):
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
         with contextlib.suppress(AlreadyExists):
             await client.create(NAMESPACES, namespace)
+        # the chart's configurations (no caBundle): behind a Service the webhook only patches them
+        await client.create(MUTATING, mutating_configuration(TARGET))
+        await client.create(VALIDATING, validating_configuration(TARGET))
         try:
             yield client
         finally:
@@ -75,17 +78,14 @@ async def test_a_restart_with_the_same_ca_writes_nothing_and_a_new_ca_is_written
 
     await start(client, tmp_path / "first").sync_once()
     settled = await versions(client)
-    assert written(empty, settled) == set(settled)  # CA into each CRD; both configurations created
+    assert written(empty, settled) == set(settled)  # CA into each CRD and both configurations
 
     restarts = []
     for n in range(3):
         before = await versions(client)
         await start(client, tmp_path / f"restart-{n}").sync_once()
         restarts.append(written(before, await versions(client)))
-    # a configuration just created gets its template recorded by the next sync, then nothing more
-    assert restarts[0] <= {f"{MUTATING.plural}/kruise-mutating-webhook-configuration",
-                           f"{VALIDATING.plural}/kruise-validating-webhook-configuration"}  # fmt: skip
-    assert restarts[1:] == [set(), set()]
+    assert restarts == [set(), set(), set()]
     print(f"first start wrote {len(settled)} objects; restarts wrote {[len(r) for r in restarts]}")
 
     await client.delete(SECRETS, SECRET_NAME, NAMESPACE)  # a new CA
@@ -109,3 +109,15 @@ async def test_a_crd_whose_port_the_apiserver_defaulted_is_up_to_date(client: Cl
     before = await versions(client)
     await start(client, tmp_path / "restart").sync_once()
     assert f"customresourcedefinitions/{name}" not in written(before, await versions(client))
+
+
+async def test_behind_a_service_a_deleted_configuration_is_not_recreated(client: Client, tmp_path: Path):
+    """`helm uninstall` deletes the configurations before the webhook's pod stops; a webhook that re-created
+    them would leave a failurePolicy-Fail webhook pointing at a Service that is gone. As upstream's, it only
+    patches configurations the chart created, and its sync fails naming the missing one."""
+    await start(client, tmp_path / "first").sync_once()
+    await client.delete(MUTATING, "kruise-mutating-webhook-configuration")
+    with pytest.raises(RuntimeError, match="not found MutatingWebhookConfiguration kruise-mutating-webhook"):
+        await start(client, tmp_path / "after-uninstall").sync_once()
+    names = [obj["metadata"]["name"] for obj in (await client.list(MUTATING)).get("items") or []]
+    assert names == []
