@@ -45,16 +45,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 try:
     from xdist.scheduler import LoadFileScheduling
 except ImportError:  # pytest-xdist is a test dependency; without it there is nothing to schedule
-    pass
-else:
+    LoadFileScheduling = None
 
+
+class XdistScheduling:
+    """The scheduler hook, registered only when xdist is loaded: pluggy refuses an unknown hook, so a
+    module-level hook would break `pytest -p no:xdist`."""
+
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+        if config.getvalue("dist") == "loadfile":
+            return _module_scheduling()(config, log)
+        return None
+
+
+def _module_scheduling() -> type:
     class ModuleScheduling(LoadFileScheduling):
         """`--dist loadfile` with the real-node folders as one unit."""
 
         def _split_scope(self, nodeid: str) -> str:
             return unit_of_work(nodeid)
 
-    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LoadFileScheduling | None:
-        if config.getvalue("dist") == "loadfile":
-            return ModuleScheduling(config, log)
-        return None
+    return ModuleScheduling
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if LoadFileScheduling is not None and config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistScheduling(), "kruise-xdist-scheduling")
