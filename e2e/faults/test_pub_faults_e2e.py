@@ -30,6 +30,7 @@ from harness import KRUISE_WEBHOOK_CONFIGS, Cluster, until, webhook_process_read
 
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError
+from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
 from tests.kit.ports import free_port
 
 REPLICAS = 30
@@ -100,6 +101,13 @@ def webhook_service(ports: list[int]) -> list[dict[str, Any]]:
         for i, port in enumerate(ports)
     ]
     return [service, *slices]
+
+
+def chart_configurations() -> list[dict[str, Any]]:
+    """Both configurations as the chart installs them (naming the Service, no caBundle yet): behind a
+    Service kruise-webhook only patches them, as upstream's does, so somebody has to create them."""
+    target = ClientTarget(namespace=SYSTEM, service=SERVICE)
+    return [mutating_configuration(target), validating_configuration(target)]
 
 
 def cloneset(namespace: str, app: str) -> dict[str, Any]:
@@ -200,7 +208,7 @@ async def test_concurrent_evictions_with_the_pub_controller_down(sandbox_only: C
         await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))  # fmt: skip
     ports = [free_port() for _ in range(WEBHOOKS)]
-    for obj in webhook_service(ports):
+    for obj in (*webhook_service(ports), *chart_configurations()):
         await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(obj))
     webhooks: list[asyncio.subprocess.Process] = []
     managers: list[asyncio.subprocess.Process] = []
