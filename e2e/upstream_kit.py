@@ -169,7 +169,13 @@ async def upstream_case(cluster: Cluster, framework: str) -> AsyncIterator[Case]
             "get", "pods", "-o", "custom-columns=NAME:.metadata.name,PHASE:.status.phase,"
             "NODE:.spec.nodeName,DELETING:.metadata.deletionTimestamp", check=False,
         )  # fmt: skip
-        failure.add_note(f"pods in {case.ns}:\n{pods}\n{phases}")
+        _, workloads = await case.kubectl(
+            "get", "uniteddeployments.apps.kruise.io,clonesets.apps.kruise.io,statefulsets.apps.kruise.io,"
+            "daemonsets.apps.kruise.io,deployments.apps,statefulsets.apps", "-o", "wide", check=False,
+        )  # fmt: skip
+        _, events = await case.kubectl("get", "events", "--sort-by=.lastTimestamp", check=False)
+        last_events = "\n".join(events.splitlines()[-40:])
+        failure.add_note(f"pods in {case.ns}:\n{pods}\n{phases}\n{workloads}\nlast events:\n{last_events}")
         raise
     finally:
         await cluster.kubectl(
