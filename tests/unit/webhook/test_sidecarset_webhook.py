@@ -23,6 +23,7 @@ from kruise.webhook.configurations import ClientTarget, mutating_configuration
 from kruise.webhook.handlers.pod import pod_create_handler
 from kruise.webhook.main import parse_args
 from kruise.webhook.routes import build_routes
+from tests.kit.sidecarsets import FakeSidecarSetSource
 
 SIDECAR1 = {
     "name": "sidecar1", "image": "busybox", "command": ["sleep", "999d"],
@@ -47,30 +48,6 @@ SEED_POD = {
 }
 
 
-class FakeSidecarSets:
-    def __init__(self) -> None:
-        self.items: dict[str, dict[str, Any]] = {}
-        self.namespaces: dict[str, dict[str, str]] = {"default": {}}
-        self.config: dict[str, str] = {}
-        self.history: list[dict[str, Any]] = []
-        self.namespace = "kruise-system"
-
-    def revisions(self) -> list[dict[str, Any]]:
-        return self.history
-
-    def list(self) -> list[dict[str, Any]]:
-        return list(self.items.values())
-
-    def get(self, name: str) -> dict[str, Any] | None:
-        return self.items.get(name)
-
-    def namespace_labels(self, name: str) -> dict[str, str] | None:
-        return self.namespaces.get(name)
-
-    def configuration(self) -> dict[str, str]:
-        return self.config
-
-
 def sidecarset_review(operation: str, obj: dict, old: dict | None = None) -> dict:
     return review(operation, group="apps.kruise.io", version="v1alpha1", kind="SidecarSet",
                   resource="sidecarsets", obj=obj, old=old)  # fmt: skip
@@ -81,18 +58,18 @@ def pod_review(obj: dict, **kwargs: Any) -> dict:
 
 
 @pytest.fixture
-def sidecarsets() -> FakeSidecarSets:
-    return FakeSidecarSets()
+def sidecarsets() -> FakeSidecarSetSource:
+    return FakeSidecarSetSource()
 
 
 @pytest.fixture
-async def app_client(sidecarsets: FakeSidecarSets) -> AsyncIterator[httpx.AsyncClient]:
+async def app_client(sidecarsets: FakeSidecarSetSource) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(build_routes(FakeContents(), sidecarsets, FeatureGates(env={})))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://w.test") as c:
         yield c
 
 
-async def store(client: httpx.AsyncClient, sidecarsets: FakeSidecarSets, obj: dict) -> dict:
+async def store(client: httpx.AsyncClient, sidecarsets: FakeSidecarSetSource, obj: dict) -> dict:
     """What the apiserver would persist: the object after the mutating webhook."""
     resp = await post(client, "/mutate-apps-kruise-io-v1alpha1-sidecarset", sidecarset_review("CREATE", obj))
     stored = apply_patch(obj, resp)
