@@ -15,6 +15,7 @@ import pytest
 from kruise.daemon.containerrecreate.recreator import ContainerRecreator
 from kruise.kube.client import WatchEvent
 from kruise.kube.errors import Conflict
+from tests.kit.runtime import FakeRuntimeClient
 
 NODE = "node-1"
 KEY = "default/crr-1"
@@ -50,17 +51,6 @@ class FakeApi:
         if self.deliver_during_write is not None:
             self.deliver_during_write(copy.deepcopy(self.crr))
         return copy.deepcopy(self.crr)
-
-
-class FakeRuntime:
-    def __init__(self) -> None:
-        self.stopped: list[str] = []
-
-    async def exec_sync(self, container_id: str, command: list[str], timeout: int) -> None:
-        raise AssertionError("no preStop hook in these requests")
-
-    async def stop_container(self, container_id: str, timeout: int) -> None:
-        self.stopped.append(container_id)
 
 
 def _pod() -> dict[str, Any]:
@@ -104,7 +94,7 @@ def _crr() -> dict[str, Any]:
 @pytest.fixture
 async def harness():
     api = FakeApi(_crr())
-    runtime = FakeRuntime()
+    runtime = FakeRuntimeClient()
     recreator = ContainerRecreator(
         api,  # type: ignore[arg-type]
         runtime,  # type: ignore[arg-type]
