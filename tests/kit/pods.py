@@ -27,8 +27,10 @@ def pod(
     owner: Obj | None = None,
     created: str | None = None,
     deleting: bool = False,
+    deletion_grace: int | None = None,
     meta: Obj | None = None,
     node: str | None = None,
+    grace: int | None = None,
     containers: list[Obj] | None = None,
     phase: str | None = None,
     ready: bool | None = None,
@@ -39,7 +41,9 @@ def pod(
     **spec: Any,
 ) -> Obj:
     """A pod. `owner` is one ownerReference (see `controller_ref`); `deleting` sets a
-    deletionTimestamp; `ready` adds the Ready condition before `conditions`; `typed` adds
+    deletionTimestamp, `deletion_grace` that and deletionGracePeriodSeconds (as a DELETE does), `grace` is the
+    spec's terminationGracePeriodSeconds; a
+    spec keyword given as None is left out; `ready` adds the Ready condition before `conditions`; `typed` adds
     apiVersion and kind, as a stored object has and a list item does not."""
     metadata: Obj = {"name": name}
     if namespace is not None:
@@ -51,7 +55,8 @@ def pod(
         ("annotations", annotations),
         ("ownerReferences", None if owner is None else [owner]),
         ("creationTimestamp", created),
-        ("deletionTimestamp", DELETION_TIMESTAMP if deleting else None),
+        ("deletionTimestamp", DELETION_TIMESTAMP if deleting or deletion_grace is not None else None),
+        ("deletionGracePeriodSeconds", deletion_grace),
     ):
         if value is not None:
             metadata[key] = value
@@ -60,9 +65,11 @@ def pod(
     body: Obj = {}
     if node is not None:
         body["nodeName"] = node
+    if grace is not None:
+        body["terminationGracePeriodSeconds"] = grace
     if containers is not None:
         body["containers"] = containers
-    body.update(spec)
+    body.update((key, value) for key, value in spec.items() if value is not None)
 
     state: Obj = {}
     if phase is not None:

@@ -52,9 +52,7 @@ def keeper():
 async def test_deleting_a_pod_that_is_already_terminating_is_allowed_without_a_slot():
     client, budget = keeper()
     for operation in ("DELETE", "EVICT"):
-        decision = await budget.admit(
-            protected_pod(deleting=True, meta={"deletionGracePeriodSeconds": 30}), operation, dry_run=False
-        )
+        decision = await budget.admit(protected_pod(deletion_grace=30), operation, dry_run=False)
         assert decision.allowed, (operation, decision.message)
     assert client.writes == []  # nothing recorded: the pod no longer counts as available
 
