@@ -16,7 +16,7 @@ import grpc
 
 
 @dataclass
-class FakeImage:
+class _Image:
     """What `image_status` answers for a present image: only its id is read."""
 
     id: str
@@ -38,8 +38,8 @@ class FakeRuntimeClient:
 
     # ---- image service -----------------------------------------------------------------------
 
-    async def image_status(self, reference: str) -> FakeImage | None:
-        return FakeImage("sha256:present") if reference in self.present else None
+    async def image_status(self, reference: str) -> _Image | None:
+        return _Image("sha256:present") if reference in self.present else None
 
     async def pull_image(self, reference: str, **_: object) -> str:
         if self.clock is not None:

@@ -18,18 +18,11 @@ from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.pub import BudgetKeeper
 from kruise.webhook.routes import build_routes
 from tests.kit import RecordingClient
+from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.kit.pods import pod
 from tests.kit.pubs import FakePubSource
 
 NS = "shop"
-
-
-class NoContents:
-    def active_pods(self, namespace):
-        return 0
-
-    def bound_pvcs(self, namespace):
-        return 0
 
 
 def a_pub(operations, allowed=1):
@@ -108,7 +101,7 @@ def validate_pod(pub, *, vertical_scaling):
         {"PodUnavailableBudgetUpdateGate": True, "InPlacePodVerticalScaling": vertical_scaling}, env={}
     )
     budgets = BudgetKeeper(client, FakePubSource(pub), backoff=0.0)
-    return client, build_routes(NoContents(), None, gates, budgets)[paths.POD_VALIDATE]
+    return client, build_routes(FakeNamespaceContents(), None, gates, budgets)[paths.POD_VALIDATE]
 
 
 def recorded(client):

@@ -8,11 +8,12 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from webhook_testkit import FakeContents, apply_patch, post, review
+from webhook_testkit import apply_patch, post, review
 
 from kruise.api.features import FeatureGates
 from kruise.webhook.app import create_app
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.kit.sidecarsets import FakeSidecarSetSource
 
 SIDECARSET = {
@@ -70,7 +71,7 @@ def sidecarsets() -> FakeSidecarSetSource:
 
 @pytest.fixture
 async def client(sidecarsets: FakeSidecarSetSource) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(build_routes(FakeContents(), sidecarsets, FeatureGates(env={})))
+    app = create_app(build_routes(FakeNamespaceContents(), sidecarsets, FeatureGates(env={})))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://w.test") as c:
         yield c
 

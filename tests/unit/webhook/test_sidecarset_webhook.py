@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from webhook_testkit import FakeContents, apply_patch, post, review
+from webhook_testkit import apply_patch, post, review
 
 from kruise.api.features import FeatureGates
 from kruise.api.keys import ANNOTATION_SIDECARSET_HASH, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE
@@ -23,6 +23,7 @@ from kruise.webhook.configurations import ClientTarget, mutating_configuration
 from kruise.webhook.handlers.pod import pod_create_handler
 from kruise.webhook.main import parse_args
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.kit.sidecarsets import FakeSidecarSetSource
 
 SIDECAR1 = {
@@ -64,7 +65,7 @@ def sidecarsets() -> FakeSidecarSetSource:
 
 @pytest.fixture
 async def app_client(sidecarsets: FakeSidecarSetSource) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(build_routes(FakeContents(), sidecarsets, FeatureGates(env={})))
+    app = create_app(build_routes(FakeNamespaceContents(), sidecarsets, FeatureGates(env={})))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://w.test") as c:
         yield c
 
@@ -203,9 +204,9 @@ async def test_canary_may_reuse_its_base_names_but_must_be_not_update(app_client
 
 
 def test_pod_webhook_gate_removes_the_route():
-    assert "/mutate-pod" in build_routes(FakeContents(), None, FeatureGates(env={}))
+    assert "/mutate-pod" in build_routes(FakeNamespaceContents(), None, FeatureGates(env={}))
     off = FeatureGates({"PodWebhook": False}, env={})
-    assert "/mutate-pod" not in build_routes(FakeContents(), None, off)
+    assert "/mutate-pod" not in build_routes(FakeNamespaceContents(), None, off)
 
 
 @pytest.mark.parametrize(("gate", "expected"), [(False, False), (True, True)])
