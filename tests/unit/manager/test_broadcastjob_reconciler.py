@@ -12,6 +12,7 @@ from kruise.kube.errors import ApiError, Conflict, Forbidden
 from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.resources import BROADCASTJOBS, PODS
 from kruise.manager.controllers.broadcastjob.reconciler import BroadcastJobReconciler
+from tests.kit import RecordingEventRecorder
 
 KEY = "ns/bcj"
 
@@ -36,14 +37,6 @@ class _Informer:
             for o in self.objects
             if any(r["uid"] == value for r in o["metadata"].get("ownerReferences", []))
         ]
-
-
-class _Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str]] = []
-
-    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
-        self.events.append((reason, message))
 
 
 class _Client:
@@ -111,7 +104,7 @@ def _reconciler(client: _Client, nodes: int, job: dict[str, Any] | None = None):
     expectations = ScaleExpectations(clock)
     reconciler = BroadcastJobReconciler(
         client,  # type: ignore[arg-type]
-        _Recorder(),  # type: ignore[arg-type]
+        RecordingEventRecorder(),
         jobs=_Informer([job or _job()]),  # type: ignore[arg-type]
         pods=_Informer([]),  # type: ignore[arg-type]
         nodes=_Informer([_node(f"n{i}") for i in range(nodes)]),  # type: ignore[arg-type]
@@ -119,6 +112,11 @@ def _reconciler(client: _Client, nodes: int, job: dict[str, Any] | None = None):
         wall=clock.wall,
     )
     return reconciler, expectations
+
+
+def told(reconciler: BroadcastJobReconciler) -> list[tuple[str, str]]:
+    """The events recorded so far, as (reason, message)."""
+    return [(e.reason, e.message) for e in reconciler.recorder.events]
 
 
 async def test_creates_every_node_and_expects_each_by_node_name():
@@ -129,7 +127,7 @@ async def test_creates_every_node_and_expects_each_by_node_name():
     satisfied, _, pending = expectations.satisfied(KEY)
     assert not satisfied and sorted(pending["create"]) == ["n0", "n1", "n2", "n3", "n4"]
     assert client.statuses[-1]["active"] == 5
-    assert reconciler.recorder.events[0] == ("SuccessfulCreate", "Created pod: bcj-n0")
+    assert told(reconciler)[0] == ("SuccessfulCreate", "Created pod: bcj-n0")
     # the cache has not shown the pods yet: the next pass waits instead of creating again
     result = await reconciler.reconcile(KEY)
     assert result is not None and result.requeue_after and result.requeue_after > 0
@@ -144,7 +142,7 @@ async def test_a_failing_batch_stops_slow_start_and_failed_attempts_still_count_
         await reconciler.reconcile(KEY)
     assert sorted(client.created) == ["n0", "n1"]
     assert client.statuses[-1]["active"] == 3
-    assert ("FailedCreate", "Error creating: exceeded quota") in reconciler.recorder.events
+    assert ("FailedCreate", "Error creating: exceeded quota") in told(reconciler)
     _, _, pending = expectations.satisfied(KEY)
     assert sorted(pending["create"]) == ["n0", "n1"]
 
