@@ -12,31 +12,9 @@ from kruise.kube.errors import ApiError, Conflict, Forbidden
 from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.resources import BROADCASTJOBS, PODS
 from kruise.manager.controllers.broadcastjob.reconciler import BroadcastJobReconciler
-from tests.kit import RecordingEventRecorder
+from tests.kit import FakeInformer, RecordingEventRecorder
 
 KEY = "ns/bcj"
-
-
-class _Informer:
-    def __init__(self, objects: list[dict[str, Any]]) -> None:
-        self.objects = objects
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        for obj in self.objects:
-            meta = obj["metadata"]
-            if f"{meta.get('namespace')}/{meta['name']}" == key:
-                return obj
-        return None
-
-    def list(self) -> list[dict[str, Any]]:
-        return list(self.objects)
-
-    def by_index(self, index: str, value: str) -> list[dict[str, Any]]:
-        return [
-            o
-            for o in self.objects
-            if any(r["uid"] == value for r in o["metadata"].get("ownerReferences", []))
-        ]
 
 
 class _Client:
@@ -105,9 +83,9 @@ def _reconciler(client: _Client, nodes: int, job: dict[str, Any] | None = None):
     reconciler = BroadcastJobReconciler(
         client,  # type: ignore[arg-type]
         RecordingEventRecorder(),
-        jobs=_Informer([job or _job()]),  # type: ignore[arg-type]
-        pods=_Informer([]),  # type: ignore[arg-type]
-        nodes=_Informer([_node(f"n{i}") for i in range(nodes)]),  # type: ignore[arg-type]
+        jobs=FakeInformer([job or _job()]),
+        pods=FakeInformer(),
+        nodes=FakeInformer([_node(f"n{i}") for i in range(nodes)]),
         expectations=expectations,
         wall=clock.wall,
     )
@@ -192,6 +170,6 @@ async def test_a_gone_job_drops_its_expectations():
     client = _Client()
     reconciler, expectations = _reconciler(client, 1)
     await reconciler.reconcile(KEY)
-    reconciler.jobs.objects.clear()
+    reconciler.jobs.remove(KEY)
     assert await reconciler.reconcile(KEY) is None
     assert expectations.satisfied(KEY)[0]
