@@ -14,53 +14,11 @@ import pytest
 
 from kruise.daemon.containerrecreate.recreator import ContainerRecreator
 from kruise.kube.client import WatchEvent
-from kruise.kube.errors import Conflict
+from tests.kit.fakeapi import FakeApi
+from tests.kit.runtime import FakeRuntimeClient
 
 NODE = "node-1"
 KEY = "default/crr-1"
-
-
-class FakeApi:
-    """Compare-and-swap status writes with one resourceVersion counter, as the apiserver keeps."""
-
-    def __init__(self, crr: dict[str, Any]) -> None:
-        self.rv = 10
-        self.crr = crr
-        self.crr["metadata"]["resourceVersion"] = str(self.rv)
-        self.deliver_during_write: Any = None  # called with the written object before the write returns
-        self.written: list[dict[str, Any]] = []
-
-    def foreign_write(self, annotations: dict[str, str]) -> dict[str, Any]:
-        """Another writer (kruise-manager) changes the request; its event is delivered by the test."""
-        self.rv += 1
-        self.crr["metadata"].setdefault("annotations", {}).update(annotations)
-        self.crr["metadata"]["resourceVersion"] = str(self.rv)
-        return copy.deepcopy(self.crr)
-
-    async def get(self, ref: Any, name: str, namespace: str) -> dict[str, Any]:
-        return copy.deepcopy(self.crr)
-
-    async def update_status(self, ref: Any, body: dict[str, Any], **_: Any) -> dict[str, Any]:
-        if body["metadata"]["resourceVersion"] != self.crr["metadata"]["resourceVersion"]:
-            raise Conflict("the object has been modified")
-        self.rv += 1
-        self.crr = copy.deepcopy(body)
-        self.crr["metadata"]["resourceVersion"] = str(self.rv)
-        self.written.append(copy.deepcopy(self.crr))
-        if self.deliver_during_write is not None:
-            self.deliver_during_write(copy.deepcopy(self.crr))
-        return copy.deepcopy(self.crr)
-
-
-class FakeRuntime:
-    def __init__(self) -> None:
-        self.stopped: list[str] = []
-
-    async def exec_sync(self, container_id: str, command: list[str], timeout: int) -> None:
-        raise AssertionError("no preStop hook in these requests")
-
-    async def stop_container(self, container_id: str, timeout: int) -> None:
-        self.stopped.append(container_id)
 
 
 def _pod() -> dict[str, Any]:
@@ -103,15 +61,15 @@ def _crr() -> dict[str, Any]:
 
 @pytest.fixture
 async def harness():
-    api = FakeApi(_crr())
-    runtime = FakeRuntime()
+    api = FakeApi(_crr(), resource_version=10)
+    runtime = FakeRuntimeClient()
     recreator = ContainerRecreator(
         api,  # type: ignore[arg-type]
         runtime,  # type: ignore[arg-type]
         NODE,
         clock=lambda: datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
     )
-    recreator.requests._replace([copy.deepcopy(api.crr)], "10")
+    recreator.requests._replace([copy.deepcopy(api.objects[KEY])], "10")
     recreator.pods._replace([_pod()], "5")
     yield api, runtime, recreator
     await recreator.controller.stop(timeout=1)
@@ -155,7 +113,7 @@ async def test_event_after_the_write_returned_brings_the_request_back(harness):
     recreator.controller.queue.add(KEY)
     await work_off(recreator)
     assert phases(api) == ["Recreating"] and runtime.stopped == []
-    deliver(recreator, copy.deepcopy(api.crr))
+    deliver(recreator, copy.deepcopy(api.objects[KEY]))
     await work_off(recreator)
     assert runtime.stopped == ["app-1"]
 
@@ -170,21 +128,22 @@ async def test_a_wake_before_the_event_waits_and_the_event_resumes(harness):
     recreator.pods._apply(WatchEvent("MODIFIED", pod))
     await work_off(recreator)
     assert phases(api) == ["Recreating"] and runtime.stopped == []
-    deliver(recreator, copy.deepcopy(api.crr))
+    deliver(recreator, copy.deepcopy(api.objects[KEY]))
     await work_off(recreator)
     assert runtime.stopped == ["app-1"]
 
 
 async def test_a_conflicting_write_waits_for_its_own_event_not_the_foreign_one(harness):
     api, runtime, recreator = harness
-    foreign = api.foreign_write({"example.com/touched": "yes"})  # the cache has not seen it yet
+    # the cache has not seen it yet
+    foreign = api.foreign_write(KEY, annotations={"example.com/touched": "yes"})
     recreator.controller.queue.add(KEY)
     await work_off(recreator)
     assert phases(api) == ["Recreating"] and api.rv == 12  # conflicted at 10, re-read 11, wrote 12
     deliver(recreator, foreign)  # the other writer's event: newer than the cache, older than ours
     await work_off(recreator)
     assert phases(api) == ["Recreating"] and runtime.stopped == []  # no second answer, no kill
-    deliver(recreator, copy.deepcopy(api.crr))
+    deliver(recreator, copy.deepcopy(api.objects[KEY]))
     await work_off(recreator)
     assert runtime.stopped == ["app-1"]
 
@@ -196,20 +155,18 @@ async def test_a_kill_that_outlives_the_deadline_records_its_state_and_keeps_the
     api, runtime, recreator = harness
     recreator.controller.queue.add(KEY)
     await work_off(recreator)
-    deliver(recreator, copy.deepcopy(api.crr))
+    deliver(recreator, copy.deepcopy(api.objects[KEY]))
 
     async def stop_while_the_manager_completes(container_id: str, timeout: int) -> None:
         runtime.stopped.append(container_id)
-        api.rv += 1
-        api.crr["status"].update(phase="Completed", completionTime="2026-01-01T00:00:03Z")
-        api.crr["metadata"]["resourceVersion"] = str(api.rv)
+        api.foreign_write(KEY, status={"phase": "Completed", "completionTime": "2026-01-01T00:00:03Z"})
 
     runtime.stop_container = stop_while_the_manager_completes  # type: ignore[method-assign]
     await work_off(recreator)
     assert runtime.stopped == ["app-1"]
-    assert api.crr["status"]["phase"] == "Completed"
-    assert api.crr["status"]["completionTime"] == "2026-01-01T00:00:03Z"
-    assert api.crr["status"]["containerRecreateStates"] == [
+    assert api.objects[KEY]["status"]["phase"] == "Completed"
+    assert api.objects[KEY]["status"]["completionTime"] == "2026-01-01T00:00:03Z"
+    assert api.objects[KEY]["status"]["containerRecreateStates"] == [
         {"name": "app", "phase": "Recreating", "isKilled": True}
     ]
 
@@ -220,9 +177,9 @@ async def test_a_pre_stop_hook_that_times_out_still_stops_the_container(harness)
     import grpc
 
     api, runtime, recreator = harness
-    api.crr["spec"]["containers"][0]["preStop"] = {"exec": {"command": ["sleep", "8"]}}
-    api.crr["spec"]["strategy"]["terminationGracePeriodSeconds"] = 3
-    deliver(recreator, copy.deepcopy(api.crr))
+    api.objects[KEY]["spec"]["containers"][0]["preStop"] = {"exec": {"command": ["sleep", "8"]}}
+    api.objects[KEY]["spec"]["strategy"]["terminationGracePeriodSeconds"] = 3
+    deliver(recreator, copy.deepcopy(api.objects[KEY]))
     hooks: list[tuple[list[str], int]] = []
 
     async def exec_times_out(container_id: str, command: list[str], timeout: int) -> None:
@@ -234,12 +191,12 @@ async def test_a_pre_stop_hook_that_times_out_still_stops_the_container(harness)
     runtime.exec_sync = exec_times_out  # type: ignore[method-assign]
     recreator.controller.queue.add(KEY)
     await work_off(recreator)
-    deliver(recreator, copy.deepcopy(api.crr))
+    deliver(recreator, copy.deepcopy(api.objects[KEY]))
     await work_off(recreator)
     assert runtime.stopped == ["app-1"], api.written
     assert hooks == [(["sleep", "8"], 3)]
     assert runtime.stopped == ["app-1"]
-    assert api.crr["status"]["containerRecreateStates"] == [
+    assert api.objects[KEY]["status"]["containerRecreateStates"] == [
         {"name": "app", "phase": "Recreating", "isKilled": True}
     ]
 
@@ -248,10 +205,10 @@ async def test_a_request_completed_during_a_kill_kills_no_further_container(harn
     """upstream's "recreates containers with preStopHook" (activeDeadlineSeconds=3): app's 8 s preStop
     outlives the deadline; the sidecar, not killed yet, stays Pending and running."""
     api, runtime, recreator = harness
-    api.crr["spec"]["containers"].append(
+    api.objects[KEY]["spec"]["containers"].append(
         {"name": "sidecar", "statusContext": {"containerID": "cri://sidecar-1", "restartCount": 0}}
     )
-    deliver(recreator, copy.deepcopy(api.crr))
+    deliver(recreator, copy.deepcopy(api.objects[KEY]))
     pod = _pod()
     pod["metadata"]["resourceVersion"] = "6"
     pod["spec"]["containers"].append({"name": "sidecar"})
@@ -262,19 +219,17 @@ async def test_a_request_completed_during_a_kill_kills_no_further_container(harn
 
     async def stop_while_the_manager_completes(container_id: str, timeout: int) -> None:
         runtime.stopped.append(container_id)
-        api.rv += 1
-        api.crr["status"].update(phase="Completed", completionTime="2026-01-01T00:00:03Z")
-        api.crr["metadata"]["resourceVersion"] = str(api.rv)
-        deliver(recreator, copy.deepcopy(api.crr))
+        api.foreign_write(KEY, status={"phase": "Completed", "completionTime": "2026-01-01T00:00:03Z"})
+        deliver(recreator, copy.deepcopy(api.objects[KEY]))
 
     runtime.stop_container = stop_while_the_manager_completes  # type: ignore[method-assign]
     recreator.controller.queue.add(KEY)
     await work_off(recreator)
-    deliver(recreator, copy.deepcopy(api.crr))
+    deliver(recreator, copy.deepcopy(api.objects[KEY]))
     await work_off(recreator)
     assert runtime.stopped == ["app-1"]
-    assert api.crr["status"]["phase"] == "Completed"
-    assert api.crr["status"]["containerRecreateStates"] == [
+    assert api.objects[KEY]["status"]["phase"] == "Completed"
+    assert api.objects[KEY]["status"]["containerRecreateStates"] == [
         {"name": "app", "phase": "Recreating", "isKilled": True},
         {"name": "sidecar", "phase": "Pending"},
     ]

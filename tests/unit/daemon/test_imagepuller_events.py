@@ -3,10 +3,8 @@ against a fake runtime, a recording client and a recording event recorder."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-import grpc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as hs
@@ -15,35 +13,11 @@ from kruise.daemon.imagepuller import events as ev
 from kruise.daemon.imagepuller.puller import ImagePuller
 from kruise.kube.resources import NODEIMAGES
 from tests.kit import RecordingClient, RecordingEventRecorder, until
+from tests.kit.runtime import FakeRuntimeClient
 
 NODE = "node-1"
 JOB = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob", "name": "warm", "namespace": "ns",
        "uid": "job-uid"}  # fmt: skip
-
-
-@dataclass
-class _Image:
-    id: str
-
-
-class FakeRuntime:
-    """Images in `present` exist; pulls of names in `broken` fail; every pull takes `pull_seconds`
-    of the puller's clock."""
-
-    def __init__(self, clock: list[datetime], *, present=(), broken=(), pull_seconds=1.5) -> None:
-        self.clock, self.present, self.broken = clock, set(present), set(broken)
-        self.pull_seconds = pull_seconds
-
-    async def image_status(self, reference: str) -> _Image | None:
-        return _Image("sha256:present") if reference in self.present else None
-
-    async def pull_image(self, reference: str, **_: object) -> str:
-        self.clock[0] += timedelta(seconds=self.pull_seconds)
-        name = reference.rpartition(":")[0]
-        if name in self.broken:
-            raise grpc.aio.AioRpcError(grpc.StatusCode.NOT_FOUND, None, None, details="manifest unknown")
-        self.present.add(reference)
-        return f"sha256:{reference}"
 
 
 def tag(name: str, **extra) -> dict:
@@ -61,7 +35,7 @@ async def run(images: dict, runtime_kwargs: dict) -> tuple[RecordingEventRecorde
     async def no_wait(_seconds: float) -> None:
         return None
 
-    runtime = FakeRuntime(clock, **runtime_kwargs)
+    runtime = FakeRuntimeClient(clock, **runtime_kwargs)
     puller = ImagePuller(client, runtime, NODE, clock=lambda: clock[0], sleep=no_wait, recorder=recorder)
     puller.sync(stored)
     await until(lambda: all(s.phase in ("Succeeded", "Failed") for s in puller.states.values()))
@@ -108,7 +82,7 @@ async def test_a_deadline_failure_carries_upstreams_message():
     images = {"slow": {"tags": [tag("1", pullPolicy={"activeDeadlineSeconds": 0.05})]}}
     clock = [datetime(2026, 11, 22, 23, 0, tzinfo=UTC)]
 
-    class Hanging(FakeRuntime):
+    class Hanging(FakeRuntimeClient):
         async def pull_image(self, reference: str, **_: object) -> str:
             await until(lambda: False, timeout=5.0)
             return ""

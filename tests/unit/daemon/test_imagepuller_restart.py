@@ -12,7 +12,8 @@ from kruise.daemon.imagepuller.puller import ImagePuller
 from kruise.daemon.imagepuller.status import TagState, finished_state
 from kruise.kube.resources import NODEIMAGES
 from tests.kit import RecordingClient, RecordingEventRecorder, until
-from tests.unit.daemon.test_imagepuller_events import FakeRuntime, tag
+from tests.kit.runtime import FakeRuntimeClient
+from tests.unit.daemon.test_imagepuller_events import tag
 
 NODE = "node-1"
 DONE = {"tag": "1.25", "phase": "Succeeded", "progress": 100, "version": 2, "imageID": "sha256:abc",
@@ -55,7 +56,7 @@ async def start(images: dict, status: dict, present=()):
     client = RecordingClient()
     client.put(NODEIMAGES, {"metadata": {"name": NODE}, "spec": {"images": images}, "status": status})
     stored = await client.get(NODEIMAGES, NODE)
-    runtime, recorder = FakeRuntime(clock, present=present), RecordingEventRecorder()
+    runtime, recorder = FakeRuntimeClient(clock, present=present), RecordingEventRecorder()
     pulls: list[str] = []
     original = runtime.pull_image
 

@@ -182,7 +182,7 @@ async def test_replayed_event_with_same_version_is_not_delivered(fake_api):
     fake_api.put("a")
     await rec.wait_for(1)
     # The server replays the same object version (as after a reconnect), then a real change.
-    fake_api._emit("MODIFIED", fake_api._wire(fake_api.objects["default/a"]))
+    fake_api.emit("MODIFIED", fake_api.objects["default/a"])
     fake_api.put("b")
     await rec.wait_for(2)
     assert rec.events == [("add", "a", "1"), ("add", "b", "2")]

@@ -11,31 +11,17 @@ import pytest
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, ApiError, NotFound
 from kruise.kube.resources import ADVANCED_CRONJOBS, BROADCASTJOBS, IMAGELISTPULLJOBS, JOBS
-from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.controllers.advancedcronjob.localzone import process_zone
 from kruise.manager.controllers.advancedcronjob.reconciler import (
     AdvancedCronJobReconciler,
     controlled_by_name,
 )
+from tests.kit import FakeInformer
 
 NS = "default"
 CREATED = datetime(2026, 11, 23, 10, 0, 5, tzinfo=UTC)
 ACTIVATION = datetime(2026, 11, 23, 10, 1, tzinfo=UTC)
 NOW = ACTIVATION + timedelta(seconds=20)
-
-
-class FakeInformer:
-    def __init__(self, *objects: dict) -> None:
-        self.objects = list(objects)
-
-    def get(self, key: str) -> dict | None:
-        return next(
-            (o for o in self.objects if f"{o['metadata']['namespace']}/{o['metadata']['name']}" == key), None
-        )
-
-    def by_index(self, index: str, value: str) -> list[dict]:
-        assert index == NAMESPACE_INDEX
-        return [o for o in self.objects if o["metadata"]["namespace"] == value]
 
 
 class RecordingClient:
@@ -116,10 +102,10 @@ def child(name: str, *, scheduled: str, finished: str | None = None, started: st
 def reconciler(acj: dict, *children: dict, client: RecordingClient | None = None, bcjs=(), ilpjs=()):
     return AdvancedCronJobReconciler(
         client or RecordingClient(),
-        cronjobs=FakeInformer(acj),
-        jobs=FakeInformer(*children),
-        broadcastjobs=FakeInformer(*bcjs),
-        imagelistpulljobs=FakeInformer(*ilpjs),
+        cronjobs=FakeInformer([acj]),
+        jobs=FakeInformer(children),
+        broadcastjobs=FakeInformer(bcjs),
+        imagelistpulljobs=FakeInformer(ilpjs),
         wall=lambda: NOW,
         local_zone=UTC,
     )

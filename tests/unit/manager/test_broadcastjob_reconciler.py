@@ -12,38 +12,9 @@ from kruise.kube.errors import ApiError, Conflict, Forbidden
 from kruise.kube.expectations import ScaleExpectations
 from kruise.kube.resources import BROADCASTJOBS, PODS
 from kruise.manager.controllers.broadcastjob.reconciler import BroadcastJobReconciler
+from tests.kit import FakeInformer, RecordingEventRecorder
 
 KEY = "ns/bcj"
-
-
-class _Informer:
-    def __init__(self, objects: list[dict[str, Any]]) -> None:
-        self.objects = objects
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        for obj in self.objects:
-            meta = obj["metadata"]
-            if f"{meta.get('namespace')}/{meta['name']}" == key:
-                return obj
-        return None
-
-    def list(self) -> list[dict[str, Any]]:
-        return list(self.objects)
-
-    def by_index(self, index: str, value: str) -> list[dict[str, Any]]:
-        return [
-            o
-            for o in self.objects
-            if any(r["uid"] == value for r in o["metadata"].get("ownerReferences", []))
-        ]
-
-
-class _Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str]] = []
-
-    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
-        self.events.append((reason, message))
 
 
 class _Client:
@@ -111,14 +82,19 @@ def _reconciler(client: _Client, nodes: int, job: dict[str, Any] | None = None):
     expectations = ScaleExpectations(clock)
     reconciler = BroadcastJobReconciler(
         client,  # type: ignore[arg-type]
-        _Recorder(),  # type: ignore[arg-type]
-        jobs=_Informer([job or _job()]),  # type: ignore[arg-type]
-        pods=_Informer([]),  # type: ignore[arg-type]
-        nodes=_Informer([_node(f"n{i}") for i in range(nodes)]),  # type: ignore[arg-type]
+        RecordingEventRecorder(),
+        jobs=FakeInformer([job or _job()]),
+        pods=FakeInformer(),
+        nodes=FakeInformer([_node(f"n{i}") for i in range(nodes)]),
         expectations=expectations,
         wall=clock.wall,
     )
     return reconciler, expectations
+
+
+def told(reconciler: BroadcastJobReconciler) -> list[tuple[str, str]]:
+    """The events recorded so far, as (reason, message)."""
+    return [(e.reason, e.message) for e in reconciler.recorder.events]
 
 
 async def test_creates_every_node_and_expects_each_by_node_name():
@@ -129,7 +105,7 @@ async def test_creates_every_node_and_expects_each_by_node_name():
     satisfied, _, pending = expectations.satisfied(KEY)
     assert not satisfied and sorted(pending["create"]) == ["n0", "n1", "n2", "n3", "n4"]
     assert client.statuses[-1]["active"] == 5
-    assert reconciler.recorder.events[0] == ("SuccessfulCreate", "Created pod: bcj-n0")
+    assert told(reconciler)[0] == ("SuccessfulCreate", "Created pod: bcj-n0")
     # the cache has not shown the pods yet: the next pass waits instead of creating again
     result = await reconciler.reconcile(KEY)
     assert result is not None and result.requeue_after and result.requeue_after > 0
@@ -144,7 +120,7 @@ async def test_a_failing_batch_stops_slow_start_and_failed_attempts_still_count_
         await reconciler.reconcile(KEY)
     assert sorted(client.created) == ["n0", "n1"]
     assert client.statuses[-1]["active"] == 3
-    assert ("FailedCreate", "Error creating: exceeded quota") in reconciler.recorder.events
+    assert ("FailedCreate", "Error creating: exceeded quota") in told(reconciler)
     _, _, pending = expectations.satisfied(KEY)
     assert sorted(pending["create"]) == ["n0", "n1"]
 
@@ -194,6 +170,6 @@ async def test_a_gone_job_drops_its_expectations():
     client = _Client()
     reconciler, expectations = _reconciler(client, 1)
     await reconciler.reconcile(KEY)
-    reconciler.jobs.objects.clear()
+    reconciler.jobs.remove(KEY)
     assert await reconciler.reconcile(KEY) is None
     assert expectations.satisfied(KEY)[0]

@@ -3,6 +3,8 @@ through pods/ephemeralcontainers with parallelism, expectations, status, failure
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from kruise.api.keys import FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP
@@ -15,8 +17,12 @@ from kruise.kube.resources import EPHEMERALJOBS, PODS
 from kruise.manager.controllers.ephemeraljob.controller import job_changed, pod_handlers
 from kruise.manager.controllers.ephemeraljob.reconciler import EphemeralJobReconciler
 from tests.kit import FakeInformer, RecordingClient, RecordingEventRecorder
+from tests.kit.pods import pod
 
 NS = "default"
+web_pod = partial(
+    pod, namespace=NS, labels={"app": "web"}, containers=[{"name": "main", "image": "nginx"}], phase="Running"
+)
 KEY = f"{NS}/debug"
 
 
@@ -29,15 +35,6 @@ def ejob(**spec):
             **spec,
         },
     }
-
-
-def pod(name, second):
-    return {
-        "metadata": {"name": name, "namespace": NS, "labels": {"app": "web"},
-                     "creationTimestamp": f"2026-01-01T00:00:0{second}Z"},
-        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-        "status": {"phase": "Running"},
-    }  # fmt: skip
 
 
 class Harness:
@@ -86,7 +83,9 @@ class Harness:
 
 
 async def test_adds_containers_one_pod_at_a_time_and_completes():
-    h = Harness(ejob(), [pod("a", 1), pod("b", 2)])
+    h = Harness(
+        ejob(), [web_pod("a", created="2026-01-01T00:00:01Z"), web_pod("b", created="2026-01-01T00:00:02Z")]
+    )
     assert await h.reconcile() is None
     job = h.job()
     assert FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP in job["metadata"]["finalizers"]
@@ -128,18 +127,25 @@ async def test_adds_containers_one_pod_at_a_time_and_completes():
 
 
 async def test_parallelism_replicas_and_paused():
-    h = Harness(ejob(parallelism=5, replicas=2), [pod("a", 1), pod("b", 2), pod("c", 3)])
+    h = Harness(
+        ejob(parallelism=5, replicas=2),
+        [
+            web_pod("a", created="2026-01-01T00:00:01Z"),
+            web_pod("b", created="2026-01-01T00:00:02Z"),
+            web_pod("c", created="2026-01-01T00:00:03Z"),
+        ],
+    )
     await h.reconcile()
     assert h.injected() == ["a", "b"]
     assert h.job()["status"]["match"] == 2
 
-    paused = Harness(ejob(paused=True), [pod("a", 1)])
+    paused = Harness(ejob(paused=True), [web_pod("a", created="2026-01-01T00:00:01Z")])
     await paused.reconcile()
     assert paused.injected() == [] and paused.job()["status"]["phase"] == "Paused"
 
 
 async def test_a_failed_injection_is_reported_and_retried():
-    h = Harness(ejob(), [pod("a", 1)])
+    h = Harness(ejob(), [web_pod("a", created="2026-01-01T00:00:01Z")])
     h.client.fail_next("patch", PODS, "a", NS, error=Conflict)
     with pytest.raises(Conflict):  # surfaces, for a retry with backoff
         await h.reconcile()
@@ -152,7 +158,7 @@ async def test_a_failed_injection_is_reported_and_retried():
 
 
 async def test_failed_container_fails_the_job_and_deadline_requeues():
-    h = Harness(ejob(activeDeadlineSeconds=60), [pod("a", 1)])
+    h = Harness(ejob(activeDeadlineSeconds=60), [web_pod("a", created="2026-01-01T00:00:01Z")])
     result = await h.reconcile()
     assert result == Result(requeue_after=60.0)
     h.observe_pods()

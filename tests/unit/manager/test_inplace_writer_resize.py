@@ -22,22 +22,12 @@ from kruise.manager.app import read_server_version
 from kruise.manager.context import ManagerContext
 from kruise.manager.writers.inplace import InPlaceWriter
 from tests.kit.client import RecordingClient
+from tests.kit.pods import pod
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 REVISION = "controller-revision-hash"
 BURSTABLE = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
 BIGGER_CPU = {"limits": {"cpu": "400m"}}
-
-
-def pod() -> dict[str, Any]:
-    return {
-        "metadata": {"name": "p", "namespace": "default", "labels": {REVISION: "rev-1"}},
-        "spec": {
-            "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
-            "containers": [{"name": "main", "image": "nginx:1", "resources": copy.deepcopy(BURSTABLE)}],
-        },
-        "status": {"conditions": [{"type": "InPlaceUpdateReady", "status": "True"}]},
-    }
 
 
 def write_revision(target: dict[str, Any], revision: str) -> None:
@@ -61,7 +51,15 @@ def writer(client: RecordingClient, *, resize_subresource: bool) -> InPlaceWrite
 @pytest.fixture
 def client() -> RecordingClient:
     c = RecordingClient()
-    c.put(PODS, pod())
+    c.put(
+        PODS,
+        pod(
+            labels={REVISION: "rev-1"},
+            readinessGates=[{"conditionType": "InPlaceUpdateReady"}],
+            containers=[{"name": "main", "image": "nginx:1", "resources": BURSTABLE}],
+            conditions=[{"type": "InPlaceUpdateReady", "status": "True"}],
+        ),
+    )
     return c
 
 

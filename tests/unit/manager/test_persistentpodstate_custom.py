@@ -6,6 +6,7 @@ controlled by a whitelisted kind wakes its PersistentPodState."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
 
@@ -18,6 +19,7 @@ from kruise.manager.controllers.persistentpodstate.reconciler import (
     PersistentPodStateReconciler,
 )
 from tests.kit import FakeInformer, RecordingClient
+from tests.kit.pods import controller_ref, pod
 
 HOST = "kubernetes.io/hostname"
 GAMES = ResourceRef("demo.io", "v1", "gameserversets", True, "GameServerSet")
@@ -27,26 +29,15 @@ CRD = {
     "spec": {"group": "demo.io", "names": {"kind": "GameServerSet", "plural": "gameserversets"},
              "scope": "Namespaced", "versions": [{"name": "v1", "served": True}]},
 }  # fmt: skip
+GAME = controller_ref("GameServerSet", "game", api_version="demo.io/v1")
+# a running pod of the GameServerSet on node-1
+game_pod = partial(pod, rv=1, owner=GAME, node="node-1", phase="Running", ready=True)
 
 
 def game(replicas: int | None = 2) -> dict:
     spec = {} if replicas is None else {"replicas": replicas}
     meta = {"name": "game", "namespace": "default", "uid": "uid-game"}
     return {"apiVersion": "demo.io/v1", "kind": "GameServerSet", "metadata": meta, "spec": spec}
-
-
-def pod(name: str, kind: str = "GameServerSet") -> dict:
-    owner = {"apiVersion": "demo.io/v1", "kind": kind, "name": "game", "uid": "uid-game", "controller": True}
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "resourceVersion": "1",
-            "ownerReferences": [owner],
-        },
-        "spec": {"nodeName": "node-1"},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
-    }
 
 
 def pps(status: dict | None = None) -> dict:
@@ -92,7 +83,7 @@ class Harness:
 
 
 async def test_custom_workload_pods_recorded_and_its_kind_followed_once() -> None:
-    h = Harness([pod("game-0"), pod("game-1")], game())
+    h = Harness([game_pod("game-0"), game_pod("game-1")], game())
     await h.reconciler.reconcile("default/game")
     assert sorted(h.status()["podStates"]) == ["game-0", "game-1"]
     assert h.status()["podStates"]["game-0"] == {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1"}}
@@ -103,21 +94,21 @@ async def test_custom_workload_pods_recorded_and_its_kind_followed_once() -> Non
 async def test_records_beyond_spec_replicas_dropped_when_their_pods_are_gone() -> None:
     node = {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1"}}
     status = {"podStates": {"game-0": node, "game-1": node, "game-2": node}}
-    h = Harness([pod("game-0")], game(replicas=1), status=status)
+    h = Harness([game_pod("game-0")], game(replicas=1), status=status)
     await h.reconciler.reconcile("default/game")
     assert sorted(h.status()["podStates"]) == ["game-0"]
     # no spec.replicas reads as 0, as upstream: every record whose pod is gone goes
-    h = Harness([pod("game-0")], game(replicas=None), status=status)
+    h = Harness([game_pod("game-0")], game(replicas=None), status=status)
     await h.reconciler.reconcile("default/game")
     assert sorted(h.status()["podStates"]) == ["game-0"]
 
 
 async def test_missing_workload_clears_records_and_unwhitelisted_target_is_ignored() -> None:
     node = {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1"}}
-    h = Harness([pod("game-0")], None, status={"podStates": {"game-0": node}})
+    h = Harness([game_pod("game-0")], None, status={"podStates": {"game-0": node}})
     await h.reconciler.reconcile("default/game")
     assert "podStates" not in h.status()
-    h = Harness([pod("game-0")], game(), configuration={})
+    h = Harness([game_pod("game-0")], game(), configuration={})
     await h.reconciler.reconcile("default/game")
     assert "podStates" not in h.status()
     assert h.followed == []
@@ -148,12 +139,12 @@ def test_pod_of_a_whitelisted_owner_wakes_its_persistent_pod_state() -> None:
     woken: list[str] = []
     whitelist = parse_pps_whitelist(WHITELIST)
     handlers = pod_handlers(states, woken.append, lambda: whitelist)
-    handlers["on_delete"](pod("game-0"))
-    handlers["on_delete"](pod("game-0", kind="Other"))
+    handlers["on_delete"](game_pod("game-0"))
+    handlers["on_delete"](game_pod("game-0", owner={**GAME, "kind": "Other"}))
     assert woken == ["default/game"]
 
     def broken():
         raise WhitelistError("bad")
 
-    pod_handlers(states, woken.append, broken)["on_delete"](pod("game-1"))
+    pod_handlers(states, woken.append, broken)["on_delete"](game_pod("game-1"))
     assert woken == ["default/game"]

@@ -4,6 +4,8 @@ updated and deleted from StatefulSet annotations; and the event handlers' wake-u
 
 from __future__ import annotations
 
+from functools import partial
+
 from kruise.control.persistentpodstate import podstates
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
@@ -15,10 +17,15 @@ from kruise.kube.resources import (
 from kruise.manager.controllers.persistentpodstate.controller import pod_handlers, workload_handlers
 from kruise.manager.controllers.persistentpodstate.reconciler import PersistentPodStateReconciler
 from tests.kit import FakeInformer, RecordingClient
+from tests.kit.pods import controller_ref, pod
 
 HOST = "kubernetes.io/hostname"
 AUTO = "kruise.io/auto-generate-persistent-pod-state"
 REQUIRED = "kruise.io/required-persistent-topology"
+# a running pod of StatefulSet web on node-1 (each test says what differs)
+sts_pod = partial(
+    pod, rv=1, owner=controller_ref("StatefulSet", "web"), node="node-1", phase="Running", ready=True
+)
 
 
 def statefulset(name="web", replicas=2, api_version="apps/v1", **annotations):
@@ -27,30 +34,6 @@ def statefulset(name="web", replicas=2, api_version="apps/v1", **annotations):
         "kind": "StatefulSet",
         "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "annotations": annotations},
         "spec": {"replicas": replicas},
-    }
-
-
-def pod(name, node="node-1", ready=True, owner="web", api_version="apps/v1"):
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "resourceVersion": "1",
-            "ownerReferences": [
-                {
-                    "apiVersion": api_version,
-                    "kind": "StatefulSet",
-                    "name": owner,
-                    "uid": f"uid-{owner}",
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"nodeName": node},
-        "status": {
-            "phase": "Running",
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        },
     }
 
 
@@ -104,7 +87,7 @@ class Harness:
 
 
 async def test_ready_pods_recorded_then_nothing_written_when_unchanged():
-    h = Harness([pps()], [pod("web-0"), pod("web-1", ready=False)], [statefulset()])
+    h = Harness([pps()], [sts_pod("web-0"), sts_pod("web-1", ready=False)], [statefulset()])
     assert await h.reconcile() is None
     assert h.status()["podStates"] == {
         "web-0": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1"}}
@@ -116,7 +99,11 @@ async def test_ready_pods_recorded_then_nothing_written_when_unchanged():
 
 
 async def test_pods_of_another_owner_are_not_recorded():
-    h = Harness([pps()], [pod("db-0", owner="db")], [statefulset(), statefulset("db")])
+    h = Harness(
+        [pps()],
+        [sts_pod("db-0", owner=controller_ref("StatefulSet", "db"))],
+        [statefulset(), statefulset("db")],
+    )
     await h.reconcile()
     assert "podStates" not in h.status()
 
@@ -125,7 +112,7 @@ async def test_advanced_statefulset_target_is_followed():
     target = pps(api_version="apps.kruise.io/v1beta1")
     h = Harness(
         [target],
-        [pod("web-0", api_version="apps.kruise.io/v1beta1")],
+        [sts_pod("web-0", owner=controller_ref("StatefulSet", "web", api_version="apps.kruise.io/v1beta1"))],
         asts=[statefulset(api_version="apps.kruise.io/v1beta1")],
     )
     await h.reconcile()
@@ -168,14 +155,14 @@ def test_pod_handlers_wake_on_ready_terminating_and_delete_only():
     woken = []
     handlers = pod_handlers(states, woken.append)
     assert "on_add" not in handlers
-    old, new = pod("web-0", ready=False), pod("web-0")
+    old, new = sts_pod("web-0", ready=False), sts_pod("web-0")
     new["metadata"]["resourceVersion"] = "2"
     handlers["on_update"](old, new)
-    relabeled = pod("web-0")
+    relabeled = sts_pod("web-0")
     relabeled["metadata"]["resourceVersion"] = "3"
     handlers["on_update"](new, relabeled)  # still Ready: nothing
-    handlers["on_delete"](pod("web-0"))
-    handlers["on_delete"](pod("x-0", owner="x"))
+    handlers["on_delete"](sts_pod("web-0"))
+    handlers["on_delete"](sts_pod("x-0", owner=controller_ref("StatefulSet", "x")))
     assert woken == ["default/web", "default/web"]
 
 

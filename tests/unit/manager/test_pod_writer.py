@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
@@ -15,20 +16,16 @@ from kruise.kube.resources import PODS
 from kruise.kube.store import mutable_copy
 from kruise.manager.writers.pods import PodWriter
 from tests.kit.client import RecordingClient
+from tests.kit.pods import pod
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 STATE = "lifecycle.apps.kruise.io/state"
 STAMP = "lifecycle.apps.kruise.io/timestamp"
+unready_pod = partial(pod, typed=True, containers=[{"name": "main", "image": "nginx"}], ready=False)
 
 
-def pod(state: str) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "default", "labels": {"app": "x", STATE: state}},
-        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-        "status": {"conditions": [{"type": "Ready", "status": "False"}]},
-    }
+def in_state(state: str) -> dict[str, str]:
+    return {"app": "x", STATE: state}
 
 
 def with_ready_gate(p: dict) -> dict:
@@ -39,13 +36,15 @@ def with_ready_gate(p: dict) -> dict:
 @pytest.fixture
 def client() -> RecordingClient:
     c = RecordingClient()
-    c.put(PODS, pod("PreparingNormal"))
+    c.put(PODS, unready_pod(labels=in_state("PreparingNormal")))
     return c
 
 
 async def test_conditions_and_state_travel_in_one_status_patch(client):
     writer = PodWriter(client, ResourceVersionExpectations())
-    written = await writer.patch_conditions(pod("PreparingNormal"), with_ready_gate, state="Normal", now=NOW)
+    written = await writer.patch_conditions(
+        unready_pod(labels=in_state("PreparingNormal")), with_ready_gate, state="Normal", now=NOW
+    )
 
     (call,) = client.writes
     assert (call.verb, call.subresource, call.patch_type) == ("patch", "status", PatchType.STRATEGIC)
@@ -59,25 +58,34 @@ async def test_conditions_and_state_travel_in_one_status_patch(client):
 
 async def test_a_state_already_reached_sends_conditions_alone(client):
     writer = PodWriter(client, ResourceVersionExpectations())
-    await writer.patch_conditions(pod("PreparingNormal"), with_ready_gate, state="PreparingNormal", now=NOW)
+    await writer.patch_conditions(
+        unready_pod(labels=in_state("PreparingNormal")), with_ready_gate, state="PreparingNormal", now=NOW
+    )
     (call,) = client.writes
     assert "metadata" not in call.body
 
 
 async def test_nothing_changed_writes_nothing(client):
     writer = PodWriter(client, ResourceVersionExpectations())
-    assert await writer.patch_conditions(pod("Normal"), lambda _: None, state="Normal", now=NOW) is None
+    assert (
+        await writer.patch_conditions(
+            unready_pod(labels=in_state("Normal")), lambda _: None, state="Normal", now=NOW
+        )
+        is None
+    )
     assert client.writes == []
 
 
 async def test_a_state_move_without_a_timestamp_is_refused(client):
     writer = PodWriter(client, ResourceVersionExpectations())
     with pytest.raises(ValueError, match="needs `now`"):
-        await writer.patch_conditions(pod("PreparingNormal"), with_ready_gate, state="Normal")
+        await writer.patch_conditions(
+            unready_pod(labels=in_state("PreparingNormal")), with_ready_gate, state="Normal"
+        )
 
 
 async def test_a_not_ready_mark_and_its_state_move_are_one_status_update(client):
-    gated = pod("Normal")
+    gated = unready_pod(labels=in_state("Normal"))
     gated["spec"]["readinessGates"] = [{"conditionType": "KruisePodReady"}]
     gated["status"]["conditions"].append({"type": "KruisePodReady", "status": "True"})
     client.put(PODS, gated)
@@ -108,7 +116,7 @@ async def test_a_pod_without_the_gate_only_moves_its_state(client):
 async def test_a_projected_pod_is_read_whole_before_it_is_put(client):
     """The pod cache keeps only what controllers read: a PUT built on it would erase the rest, so the
     writer reads the full pod first and applies the change to that."""
-    full = pod("Normal")
+    full = unready_pod(labels=in_state("Normal"))
     full["spec"]["schedulerName"] = "custom"
     client.put(PODS, full)
     cached = Projection(["apiVersion", "kind", "metadata", "spec.containers"], guard=False).apply(full)

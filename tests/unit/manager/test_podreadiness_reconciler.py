@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,22 +14,14 @@ from kruise.kube.errors import Conflict, NotFound
 from kruise.kube.resources import PODS
 from kruise.manager.controllers.podreadiness.reconciler import PodReadinessReconciler, needs_condition
 from tests.kit import FakeInformer, RecordingClient
+from tests.kit.pods import pod
 
 GATE = {"conditionType": "KruisePodReady"}
-
-
-def pod(name="p", *, gates=(GATE,), conditions=(), deleting=False):
-    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
-    if deleting:
-        meta["deletionTimestamp"] = "2026-11-22T22:00:00Z"
-        meta["finalizers"] = ["example.com/hold"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {"containers": [{"name": "c", "image": "nginx"}], "readinessGates": list(gates)},
-        "status": {"phase": "Running", "conditions": [dict(c) for c in conditions]},
-    }
+# a running pod gated on KruisePodReady, with no conditions yet
+gated_pod = partial(
+    pod, typed=True, uid="uid-p", containers=[{"name": "c", "image": "nginx"}], readinessGates=[GATE],
+    phase="Running", conditions=[],
+)  # fmt: skip
 
 
 class Harness:
@@ -49,7 +43,7 @@ class Harness:
 
 async def test_a_gated_pod_gets_the_condition_once_through_the_status_subresource():
     scheduled = {"type": "PodScheduled", "status": "True"}
-    h = Harness(pod(conditions=[scheduled]))
+    h = Harness(gated_pod(conditions=[scheduled]))
     assert await h.reconcile() is None
     (call,) = h.client.writes
     assert (call.verb, call.resource, call.namespace, call.name) == ("patch", PODS, "default", "p")
@@ -66,7 +60,7 @@ async def test_a_gated_pod_gets_the_condition_once_through_the_status_subresourc
 
 async def test_an_existing_condition_is_never_overwritten():
     not_ready = {"type": "KruisePodReady", "status": "False", "message": '{"userAgent":"Lifecycle"}'}
-    h = Harness(pod(conditions=[not_ready]))
+    h = Harness(gated_pod(conditions=[not_ready]))
     assert await h.reconcile() is None
     assert h.client.calls == []
 
@@ -77,9 +71,9 @@ async def test_an_existing_condition_is_never_overwritten():
 )
 async def test_pods_that_need_nothing_get_no_write(which):
     pods = {
-        "no gate": [pod(gates=())],
-        "another gate": [pod(gates=[{"conditionType": "example.com/ready"}])],
-        "terminating": [pod(deleting=True)],
+        "no gate": [gated_pod(readinessGates=[])],
+        "another gate": [gated_pod(readinessGates=[{"conditionType": "example.com/ready"}])],
+        "terminating": [gated_pod(deleting=True, meta={"finalizers": ["example.com/hold"]})],
         "gone": [],
     }[which]
     h = Harness(*pods)
@@ -88,14 +82,14 @@ async def test_pods_that_need_nothing_get_no_write(which):
 
 
 async def test_a_pod_deleted_before_the_patch_is_not_an_error():
-    h = Harness(pod())
+    h = Harness(gated_pod())
     h.client.fail_next("patch", PODS, "p", "default", error=NotFound)
     assert await h.reconcile() is None
     assert [(c.verb, type(c.error)) for c in h.client.writes] == [("patch", NotFound)]
 
 
 async def test_other_errors_propagate_for_a_rate_limited_retry():
-    h = Harness(pod())
+    h = Harness(gated_pod())
     h.client.fail_next("patch", PODS, "p", "default", error=Conflict)
     with pytest.raises(Conflict):
         await h.reconcile()
@@ -111,8 +105,8 @@ condition_types = st.sampled_from(["KruisePodReady", "Ready", "ContainersReady",
     conditions=st.lists(st.tuples(condition_types, st.sampled_from(["True", "False"])), max_size=3),
 )
 def test_needs_condition_is_gate_without_condition(gates, conditions):
-    p = pod(
-        gates=[{"conditionType": g} for g in gates],
+    p = gated_pod(
+        readinessGates=[{"conditionType": g} for g in gates],
         conditions=[{"type": t, "status": s} for t, s in conditions],
     )
     expected = "KruisePodReady" in gates and all(t != "KruisePodReady" for t, _ in conditions)
@@ -150,7 +144,7 @@ async def test_a_pod_woken_again_before_the_cache_shows_the_patch_is_not_patched
     still holds the copy without the condition; the patch already sent must not be sent again."""
     clock = FakeClock()
     client = RecordingClient(clock)
-    client.put(PODS, pod())
+    client.put(PODS, gated_pod())
     cache = FakeInformer([await client.get(PODS, "p", "default")])
     client.clear()
     reconciler = PodReadinessReconciler(client, pods=cache, wall=clock.wall)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kruise.manager.context import ControllerSetup, unhandled_kinds
 from kruise.manager.controllers.unhandled.reconciler import UnhandledReconciler
+from tests.kit import FakeInformer, RecordingEventRecorder
 
 
 def _setup(name: str, kinds: tuple[str, ...], gate: str | None = None) -> ControllerSetup:
@@ -23,34 +24,24 @@ def test_unhandled_kinds_name_the_reason() -> None:
     assert unhandled_kinds(kinds[:3], [clone, ipj, sidecar], [clone, ipj, sidecar]) == {}
 
 
-class _Informer:
-    def __init__(self) -> None:
-        self.objects: dict[str, dict] = {}
-
-    def get(self, key: str) -> dict | None:
-        return self.objects.get(key)
-
-
-class _Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str, str]] = []
-
-    def event(self, obj: dict, type_: str, reason: str, message: str) -> None:
-        self.events.append((obj["metadata"]["name"], type_, reason))
+def unhandled(uid: str, generation: int) -> dict:
+    return {"metadata": {"name": "a", "namespace": "ns", "uid": uid, "generation": generation}}
 
 
 async def test_one_warning_per_generation_and_again_after_recreation() -> None:
-    informer, recorder = _Informer(), _Recorder()
+    informer, recorder = FakeInformer(), RecordingEventRecorder()
     reconciler = UnhandledReconciler(recorder, {"E.g": informer}, {"E.g": "no controller yet"})  # type: ignore[arg-type]
-    informer.objects["ns/a"] = {"metadata": {"name": "a", "uid": "1", "generation": 1}}
+    informer.add(unhandled(uid="1", generation=1))
     await reconciler.reconcile("E.g:ns/a")
     await reconciler.reconcile("E.g:ns/a")  # status or label change: same generation
-    assert recorder.events == [("a", "Warning", "NoController")]
-    informer.objects["ns/a"]["metadata"]["generation"] = 2
+    assert [(e.involved["name"], e.type, e.reason) for e in recorder.events] == [
+        ("a", "Warning", "NoController")
+    ]
+    informer.add(unhandled(uid="1", generation=2))
     await reconciler.reconcile("E.g:ns/a")
     assert len(recorder.events) == 2
-    del informer.objects["ns/a"]
+    informer.remove("ns/a")
     await reconciler.reconcile("E.g:ns/a")
-    informer.objects["ns/a"] = {"metadata": {"name": "a", "uid": "2", "generation": 2}}
+    informer.add(unhandled(uid="2", generation=2))
     await reconciler.reconcile("E.g:ns/a")
     assert len(recorder.events) == 3

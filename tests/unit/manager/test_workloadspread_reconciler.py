@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from datetime import timedelta
+from functools import partial
 
 import pytest
 
@@ -28,6 +29,7 @@ from kruise.kube.resources import (
 from kruise.manager.controllers.workloadspread.controller import pod_handlers, workload_handlers
 from kruise.manager.controllers.workloadspread.reconciler import WorkloadSpreadReconciler
 from tests.kit import FakeInformer, RecordingClient, RecordingEventRecorder
+from tests.kit.pods import controller_ref, pod
 
 COST = "controller.kubernetes.io/pod-deletion-cost"
 
@@ -53,26 +55,20 @@ def cloneset(replicas=4, name="app"):
     }
 
 
-def pod(name, subset, owner_uid="uid-app", kind="CloneSet", created="2026-11-22T22:00:00Z", **labels):
-    meta = {
-        "name": name,
-        "namespace": "default",
-        "creationTimestamp": created,
-        "labels": labels,
-        "ownerReferences": [
-            {
-                "apiVersion": "apps.kruise.io/v1alpha1",
-                "kind": kind,
-                "name": "app",
-                "uid": owner_uid,
-                "controller": True,
-            }
-        ],
-        "annotations": {},
-    }
-    if subset:
-        meta["annotations"][ANNOTATION_MATCHED] = MatchedSpread("ws", subset).to_json()
-    return {"metadata": meta, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}
+def owned_by(kind: str, uid: str) -> dict:
+    return controller_ref(kind, "app", uid=uid, api_version="apps.kruise.io/v1alpha1")
+
+
+def matched(subset: str) -> dict[str, str]:
+    """The annotation the webhook puts on a pod it placed in `subset` of WorkloadSpread ws."""
+    return {ANNOTATION_MATCHED: MatchedSpread("ws", subset).to_json()}
+
+
+# a running pod of CloneSet app on n1, in no subset yet
+app_pod = partial(
+    pod, owner=owned_by("CloneSet", "uid-app"), created="2026-11-22T22:00:00Z", node="n1", phase="Running",
+    labels={}, annotations={},
+)  # fmt: skip
 
 
 class Harness:
@@ -123,11 +119,11 @@ class Harness:
 
 async def test_status_and_costs_from_the_cloneset_pods_then_no_writes():
     pods = [
-        pod("a1", "zone-a"),
-        pod("a2", "zone-a"),
-        pod("a3", "zone-a", created="2026-11-22T22:30:00Z"),
-        pod("b1", "zone-b"),
-        pod("x1", "zone-b", owner_uid="uid-other"),
+        app_pod("a1", annotations=matched("zone-a")),
+        app_pod("a2", annotations=matched("zone-a")),
+        app_pod("a3", annotations=matched("zone-a"), created="2026-11-22T22:30:00Z"),
+        app_pod("b1", annotations=matched("zone-b")),
+        app_pod("x1", annotations=matched("zone-b"), owner=owned_by("CloneSet", "uid-other")),
     ]
     h = Harness([spread()], pods, [cloneset(), cloneset(name="other")])
     assert await h.reconcile() is None
@@ -145,7 +141,7 @@ async def test_status_and_costs_from_the_cloneset_pods_then_no_writes():
 
 
 async def test_pods_in_no_subset_get_a_negative_cost():
-    h = Harness([spread()], [pod("old", None), pod("a1", "zone-a")], [cloneset()])
+    h = Harness([spread()], [app_pod("old"), app_pod("a1", annotations=matched("zone-a"))], [cloneset()])
     await h.reconcile()
     assert h.cost("old") == "-300" and h.cost("a1") == "200"
 
@@ -175,7 +171,7 @@ async def test_expired_creating_booking_dropped_with_warning_and_live_one_requeu
 
 
 async def test_conflicting_status_write_surfaces_for_a_retry():
-    h = Harness([spread()], [pod("a1", "zone-a")], [cloneset()])
+    h = Harness([spread()], [app_pod("a1", annotations=matched("zone-a"))], [cloneset()])
     h.client.fail_next("patch", WORKLOADSPREADS, "ws", "default", error=Conflict)
     with pytest.raises(Conflict):
         await h.reconcile()
@@ -184,7 +180,7 @@ async def test_conflicting_status_write_surfaces_for_a_retry():
 
 
 async def test_missing_workload_counts_nothing_and_deleted_spread_is_left_alone():
-    h = Harness([spread()], [pod("a1", "zone-a")])
+    h = Harness([spread()], [app_pod("a1", annotations=matched("zone-a"))])
     await h.reconcile()
     assert h.status()["subsetStatuses"][0] == {"name": "zone-a", "replicas": 0, "missingReplicas": 2}
     assert h.client.calls_to("patch", PODS) == []
@@ -233,8 +229,18 @@ def replicaset(hash_, image):
 
 
 async def test_deployment_pods_through_replicasets_with_old_version_ranked_reversed():
-    old = pod("o1", "zone-a", owner_uid="uid-rs-h1", kind="ReplicaSet", **{"pod-template-hash": "h1"})
-    new = pod("n1", "zone-a", owner_uid="uid-rs-h2", kind="ReplicaSet", **{"pod-template-hash": "h2"})
+    old = app_pod(
+        "o1",
+        annotations=matched("zone-a"),
+        owner=owned_by("ReplicaSet", "uid-rs-h1"),
+        labels={"pod-template-hash": "h1"},
+    )
+    new = app_pod(
+        "n1",
+        annotations=matched("zone-a"),
+        owner=owned_by("ReplicaSet", "uid-rs-h2"),
+        labels={"pod-template-hash": "h2"},
+    )
     ws = spread(kind="Deployment", api_version="apps/v1")
     h = Harness(
         [ws],
@@ -262,8 +268,8 @@ async def test_job_target_counts_selected_pods_and_gets_no_costs():
     }
     ws = spread(kind="Job", api_version="batch/v1")
     ws["spec"]["subsets"][0]["maxReplicas"] = "50%"
-    p1 = pod("j1", "zone-a", owner_uid="uid-job", kind="Job", run="1")
-    p2 = pod("j2", "zone-a", owner_uid="uid-job", kind="Job", run="2")
+    p1 = app_pod("j1", annotations=matched("zone-a"), owner=owned_by("Job", "uid-job"), labels={"run": "1"})
+    p2 = app_pod("j2", annotations=matched("zone-a"), owner=owned_by("Job", "uid-job"), labels={"run": "2"})
     h = Harness([ws], [p1, p2], jobs=[job])
     await h.reconcile()
     assert h.status()["subsetStatuses"][0] == {"name": "zone-a", "replicas": 1, "missingReplicas": 1}
@@ -273,13 +279,16 @@ async def test_job_target_counts_selected_pods_and_gets_no_costs():
 def test_pod_handlers_wake_the_named_spread_on_create_stop_and_delete():
     woken = []
     handlers = pod_handlers(woken.append)
-    handlers["on_add"](pod("a1", "zone-a"))
-    handlers["on_add"](pod("plain", None))
-    running, failed = pod("a1", "zone-a"), pod("a1", "zone-a")
+    handlers["on_add"](app_pod("a1", annotations=matched("zone-a")))
+    handlers["on_add"](app_pod("plain"))
+    running, failed = (
+        app_pod("a1", annotations=matched("zone-a")),
+        app_pod("a1", annotations=matched("zone-a")),
+    )
     failed["status"]["phase"] = "Failed"
     handlers["on_update"](running, running)  # nothing relevant changed
     handlers["on_update"](running, failed)
-    handlers["on_delete"](pod("a1", "zone-a"))
+    handlers["on_delete"](app_pod("a1", annotations=matched("zone-a")))
     assert woken == ["default/ws"] * 3
 
 
@@ -287,7 +296,7 @@ def test_pod_handlers_wake_when_the_scheduler_marks_a_pod_unschedulable_once():
     """Adaptive: the pass that starts a pod's rescheduleCriticalSeconds must not depend on luck."""
     woken = []
     handlers = pod_handlers(woken.append)
-    pending = pod("x1", "zone-a")
+    pending = app_pod("x1", annotations=matched("zone-a"))
     pending["status"] = {"phase": "Pending"}
     failed = copy.deepcopy(pending)
     failed["status"]["conditions"] = [
@@ -300,7 +309,7 @@ def test_pod_handlers_wake_when_the_scheduler_marks_a_pod_unschedulable_once():
     handlers["on_update"](pending, gated)  # not the scheduler giving up
     handlers["on_update"](pending, failed)
     handlers["on_update"](failed, retried)  # already counted
-    handlers["on_update"](pod("plain", None), {**failed, "metadata": pod("plain", None)["metadata"]})
+    handlers["on_update"](app_pod("plain"), {**failed, "metadata": app_pod("plain")["metadata"]})
     assert woken == ["default/ws"]
 
 
@@ -357,11 +366,11 @@ def on(node_name, p):
 
 async def test_pods_without_annotation_adopted_by_their_node_then_counted_and_costed():
     pods = [
-        on("na", pod("old-a", None, created="2026-11-22T21:00:00Z")),
-        on("na", pod("old-a2", None, created="2026-11-22T21:10:00Z")),
-        on("nb", pod("old-b", None)),
-        on("nc", pod("old-c", None)),
-        on("", pod("pending", None)),
+        on("na", app_pod("old-a", created="2026-11-22T21:00:00Z")),
+        on("na", app_pod("old-a2", created="2026-11-22T21:10:00Z")),
+        on("nb", app_pod("old-b")),
+        on("nc", app_pod("old-c")),
+        on("", app_pod("pending")),
     ]
     nodes = [zone_node("na", "a"), zone_node("nb", "b"), zone_node("nc", "c")]
     h = Harness([zoned_spread()], pods, [cloneset()], nodes=nodes)
@@ -412,7 +421,7 @@ async def test_pods_without_annotation_adopted_by_their_node_then_counted_and_co
 
 async def test_ignore_patch_annotation_adopts_without_subset_metadata():
     ws = zoned_spread({"workloadspread.kruise.io/ignore-patch-existing-pods-metadata": "true"})
-    h = Harness([ws], [on("nb", pod("old-b", None))], [cloneset()], nodes=[zone_node("nb", "b")])
+    h = Harness([ws], [on("nb", app_pod("old-b"))], [cloneset()], nodes=[zone_node("nb", "b")])
     await h.reconcile()
     meta = h.client.object(PODS, "old-b", "default")["metadata"]
     assert meta["labels"] == {}
@@ -421,14 +430,14 @@ async def test_ignore_patch_annotation_adopts_without_subset_metadata():
 
 async def test_tainted_node_not_tolerated_leaves_pod_unadopted():
     node = zone_node("nb", "b", taints=[{"key": "spot", "effect": "NoSchedule"}])
-    h = Harness([zoned_spread()], [on("nb", pod("old-b", None))], [cloneset()], nodes=[node])
+    h = Harness([zoned_spread()], [on("nb", app_pod("old-b"))], [cloneset()], nodes=[node])
     await h.reconcile()
     assert ANNOTATION_MATCHED not in h.client.object(PODS, "old-b", "default")["metadata"]["annotations"]
     assert h.cost("old-b") == "-300"
 
 
 async def test_failed_adoption_patch_fails_the_pass_for_a_retry():
-    h = Harness([zoned_spread()], [on("nb", pod("old-b", None))], [cloneset()], nodes=[zone_node("nb", "b")])
+    h = Harness([zoned_spread()], [on("nb", app_pod("old-b"))], [cloneset()], nodes=[zone_node("nb", "b")])
     h.client.fail_next("patch", PODS, "old-b", "default", error=Conflict)
     with pytest.raises(Conflict):
         await h.reconcile()
@@ -439,13 +448,15 @@ async def test_failed_adoption_patch_fails_the_pass_for_a_retry():
 
 async def test_adaptive_deletes_pods_stuck_unschedulable_after_marking_the_subset():
     ws = spread(scheduleStrategy={"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}})
-    stuck = pod("stuck", "zone-a", created=rfc3339(FakeClock().wall() - timedelta(seconds=60)))
+    stuck = app_pod(
+        "stuck", annotations=matched("zone-a"), created=rfc3339(FakeClock().wall() - timedelta(seconds=60))
+    )
     stuck["spec"] = {}
     stuck["status"] = {
         "phase": "Pending",
         "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
     }
-    h = Harness([ws], [stuck, pod("b1", "zone-b")], [cloneset()])
+    h = Harness([ws], [stuck, app_pod("b1", annotations=matched("zone-b"))], [cloneset()])
     await h.reconcile()
     assert h.status()["subsetStatuses"][0]["conditions"][0]["status"] == "False"
     assert [c.name for c in h.client.calls_to("delete", PODS)] == ["stuck"]

@@ -6,20 +6,20 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from webhook_testkit import FakeContents
 
 from kruise.api.features import RESOURCES_DELETION_PROTECTION, FeatureGates
 from kruise.webhook.app import create_app
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 
 @pytest.fixture
-def contents() -> FakeContents:
-    return FakeContents()
+def contents() -> FakeNamespaceContents:
+    return FakeNamespaceContents()
 
 
 @pytest.fixture
-async def client(contents: FakeContents) -> AsyncIterator[httpx.AsyncClient]:
+async def client(contents: FakeNamespaceContents) -> AsyncIterator[httpx.AsyncClient]:
     # Deletion-protection tests need the gate that upstream leaves off by default.
     gates = FeatureGates({RESOURCES_DELETION_PROTECTION: True}, env={})
     app = create_app(build_routes(contents, gates=gates))

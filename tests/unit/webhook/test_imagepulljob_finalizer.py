@@ -15,6 +15,7 @@ from kruise.api.features import FeatureGates
 from kruise.api.keys import FINALIZER_DELETION_PROTECTION
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 MUTATE = "/mutate-apps-kruise-io-v1alpha1-imagepulljob"
 JOB = {
@@ -23,14 +24,6 @@ JOB = {
     "metadata": {"name": "j", "namespace": "default"},
     "spec": {"image": "nginx:1.26", "completionPolicy": {"type": "Always"}},
 }
-
-
-class NoContents:
-    def active_pods(self, namespace: str) -> int:
-        return 0
-
-    def bound_pvcs(self, namespace: str) -> int:
-        return 0
 
 
 def _request(operation: str, obj: dict, old: dict | None = None) -> AdmissionRequest:
@@ -55,7 +48,9 @@ def _finalizers(decision, original: dict) -> list[str]:
 
 @pytest.fixture
 def mutate():
-    return build_routes(NoContents(), gates=FeatureGates({"ImagePullJobGate": True}, env={}))[MUTATE]
+    return build_routes(FakeNamespaceContents(), gates=FeatureGates({"ImagePullJobGate": True}, env={}))[
+        MUTATE
+    ]
 
 
 async def test_create_adds_the_protection_finalizer(mutate) -> None:

@@ -7,15 +7,7 @@ import pytest
 from kruise.api.features import FeatureGates
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.routes import build_routes
-
-
-class NoContents:
-    def active_pods(self, namespace: str) -> int:
-        return 0
-
-    def bound_pvcs(self, namespace: str) -> int:
-        return 0
-
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 JOB = {
     "apiVersion": "apps.kruise.io/v1alpha1",
@@ -46,11 +38,11 @@ def review(obj, operation="CREATE"):
     ],
 )
 async def test_image_pull_job_needs_its_gates(overrides, message):
-    routes = build_routes(NoContents(), gates=FeatureGates(overrides, env={}))
+    routes = build_routes(FakeNamespaceContents(), gates=FeatureGates(overrides, env={}))
     decision = await routes["/validate-apps-kruise-io-v1alpha1-imagepulljob"](review(JOB))
     assert not decision.allowed and decision.code == 403 and decision.message == message
 
 
 async def test_image_pull_job_allowed_with_gates_on():
-    routes = build_routes(NoContents(), gates=FeatureGates({"ImagePullJobGate": True}, env={}))
+    routes = build_routes(FakeNamespaceContents(), gates=FeatureGates({"ImagePullJobGate": True}, env={}))
     assert (await routes["/validate-apps-kruise-io-v1alpha1-imagepulljob"](review(JOB))).allowed

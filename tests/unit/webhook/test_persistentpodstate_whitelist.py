@@ -13,7 +13,7 @@ from kruise.api.keys import CONFIG_PPS_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
 from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.routes import build_routes
-from tests.unit.webhook.test_pod_persistent_pod_state import NoContents
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 PATH = "/validate-apps-kruise-io-v1alpha1-persistentpodstate"
 HOST = "kubernetes.io/hostname"
@@ -49,7 +49,7 @@ def review(obj: dict[str, Any], operation: str = "CREATE", old: dict[str, Any] |
 
 def routes(configuration: dict[str, str], states: list[dict] | None = None):
     return build_routes(
-        NoContents(), None, FeatureGates(env={}),
+        FakeNamespaceContents(), None, FeatureGates(env={}),
         persistent_pod_states=lambda ns: [s for s in states or [] if s["metadata"]["namespace"] == ns],
         configuration=lambda: configuration,
     )  # fmt: skip

@@ -11,7 +11,8 @@ from kruise.api.features import FeatureGates
 from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED
 from kruise.webhook import paths
 from kruise.webhook.routes import build_routes
-from tests.unit.webhook.test_pod_persistent_pod_state import HOST, PPS, ZONE, NoContents, review
+from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.unit.webhook.test_pod_persistent_pod_state import HOST, PPS, ZONE, review
 from tests.unit.webhook.test_workloadspread_pods import setup, workloadspread, zone
 
 
@@ -19,7 +20,9 @@ async def test_spread_subset_and_persistent_state_both_injected():
     ws = workloadspread(("a", 1), ("b", None), kind="StatefulSet", api="apps.kruise.io/v1beta1")
     ws["spec"]["targetRef"]["name"] = "web"  # the pods' Advanced StatefulSet
     client, _, keeper = setup(ws)
-    routes = build_routes(NoContents(), None, FeatureGates(env={}), None, None, keeper, lambda ns: [PPS])
+    routes = build_routes(
+        FakeNamespaceContents(), None, FeatureGates(env={}), None, None, keeper, lambda ns: [PPS]
+    )
     decision = await routes[paths.POD_MUTATE](review("web-1"))
     pod = decision.mutated
     spec = pod["spec"]

@@ -7,6 +7,7 @@ from kruise.api.features import FeatureGates
 from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -22,14 +23,6 @@ PPS = {
         "podStates": {"web-1": {"nodeName": "node-3", "nodeTopologyLabels": {HOST: "node-3", ZONE: "z2"}}}
     },
 }
-
-
-class NoContents:
-    def active_pods(self, namespace):
-        return 0
-
-    def bound_pvcs(self, namespace):
-        return 0
 
 
 def review(name, operation="CREATE"):
@@ -65,7 +58,7 @@ def review(name, operation="CREATE"):
 
 def handler(states=(PPS,)):
     routes = build_routes(
-        NoContents(), None, FeatureGates(env={}), persistent_pod_states=lambda ns: list(states)
+        FakeNamespaceContents(), None, FeatureGates(env={}), persistent_pod_states=lambda ns: list(states)
     )
     return routes[paths.POD_MUTATE]
 
@@ -89,6 +82,6 @@ async def test_first_creation_gets_no_affinity():
 
 
 async def test_without_the_kind_served_nothing_is_injected():
-    routes = build_routes(NoContents(), None, FeatureGates(env={}))
+    routes = build_routes(FakeNamespaceContents(), None, FeatureGates(env={}))
     decision = await routes[paths.POD_MUTATE](review("web-1"))
     assert "nodeSelector" not in (decision.mutated or {}).get("spec", {})

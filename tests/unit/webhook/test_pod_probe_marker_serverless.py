@@ -11,6 +11,7 @@ from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.pod import pod_create_handler
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 GATE = "EnablePodProbeMarkerOnServerless"
 MARKER = {
@@ -30,14 +31,6 @@ MARKER = {
         ],
     },
 }  # fmt: skip
-
-
-class NoContents:
-    def active_pods(self, namespace):
-        return 0
-
-    def bound_pvcs(self, namespace):
-        return 0
 
 
 def review(labels, operation="CREATE"):
@@ -67,7 +60,9 @@ def routed(gate_on, markers=(MARKER,)):
         return list(markers)
 
     gates = FeatureGates({GATE: gate_on}, env={})
-    return build_routes(NoContents(), None, gates, probe_markers=in_namespace)[paths.POD_MUTATE], seen
+    return build_routes(FakeNamespaceContents(), None, gates, probe_markers=in_namespace)[
+        paths.POD_MUTATE
+    ], seen
 
 
 async def test_a_matching_pod_carries_the_probes_and_marker_names():

@@ -8,11 +8,20 @@ request is refused (fail closed) with upstream's answer: a 403 carrying the Time
 
 from __future__ import annotations
 
+from functools import partial
+
 from kruise.kube.resources import PODUNAVAILABLEBUDGETS
 from kruise.webhook.handlers.pub import CONFLICT_RETRIES, BudgetKeeper
 from tests.kit import RecordingClient
+from tests.kit.pods import pod
+from tests.kit.pubs import FakePubSource
 
 NS = "shop"
+# a running, Ready pod that PUB web-pub protects
+protected_pod = partial(
+    pod, typed=True, namespace=NS, annotations={"kruise.io/related-pub": "web-pub"},
+    containers=[{"name": "c", "image": "nginx"}], phase="Running", ready=True,
+)  # fmt: skip
 
 
 def a_pub(allowed: int, disrupted: dict[str, str] | None = None, rv: str = "5"):
@@ -30,40 +39,14 @@ def a_pub(allowed: int, disrupted: dict[str, str] | None = None, rv: str = "5"):
     }
 
 
-def a_pod(name: str):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "annotations": {"kruise.io/related-pub": "web-pub"}},
-        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
-    }
-
-
-class Source:
-    """An informer cache that still holds the PUB as it was before another replica's write."""
-
-    def __init__(self, pub):
-        self._pub = pub
-
-    def pub(self, namespace, name):
-        return self._pub if (namespace, name) == (NS, "web-pub") else None
-
-    def pod(self, namespace, name):
-        return None
-
-    def in_namespace(self, namespace):
-        return [self._pub]
-
-
 async def test_a_conflict_rereads_the_pub_and_refuses_the_slot_another_replica_took():
     client = RecordingClient()
     # the stored PUB: another replica already took the last slot for web-9
     client.put(PODUNAVAILABLEBUDGETS, a_pub(0, {"web-9": "2026-12-07T12:00:00Z"}, rv="6"))
     stale = a_pub(1)  # this replica's cache still shows one slot
-    keeper = BudgetKeeper(client, Source(stale), backoff=0.0)
+    keeper = BudgetKeeper(client, FakePubSource(stale), backoff=0.0)
 
-    decision = await keeper.admit(a_pod("web-0"), "EVICT", dry_run=False)
+    decision = await keeper.admit(protected_pod("web-0"), "EVICT", dry_run=False)
 
     assert not decision.allowed
     assert decision.code == 403
@@ -76,9 +59,9 @@ async def test_a_conflict_rereads_the_pub_and_refuses_the_slot_another_replica_t
 async def test_a_conflict_then_room_takes_the_slot_on_the_fresh_status():
     client = RecordingClient()
     client.put(PODUNAVAILABLEBUDGETS, a_pub(2, {"web-9": "2026-12-07T12:00:00Z"}, rv="6"))
-    keeper = BudgetKeeper(client, Source(a_pub(3)), backoff=0.0)
+    keeper = BudgetKeeper(client, FakePubSource(a_pub(3)), backoff=0.0)
 
-    decision = await keeper.admit(a_pod("web-0"), "EVICT", dry_run=False)
+    decision = await keeper.admit(protected_pod("web-0"), "EVICT", dry_run=False)
 
     assert decision.allowed, decision.message
     stored = client.object(PODUNAVAILABLEBUDGETS, "web-pub", NS)
@@ -90,9 +73,9 @@ async def test_conflicts_on_every_retry_refuse_the_request_as_upstream():
     client = RecordingClient()
     client.put(PODUNAVAILABLEBUDGETS, a_pub(2))
     client.fail_next("update", PODUNAVAILABLEBUDGETS, "web-pub", NS, times=CONFLICT_RETRIES + 1)
-    keeper = BudgetKeeper(client, Source(a_pub(2)), backoff=0.0)
+    keeper = BudgetKeeper(client, FakePubSource(a_pub(2)), backoff=0.0)
 
-    decision = await keeper.admit(a_pod("web-0"), "DELETE", dry_run=False)
+    decision = await keeper.admit(protected_pod("web-0"), "DELETE", dry_run=False)
 
     assert not decision.allowed
     assert decision.code == 403

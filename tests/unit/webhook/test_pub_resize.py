@@ -7,7 +7,7 @@ container (resizePolicy RestartContainer) stays an UPDATE.
 
 from __future__ import annotations
 
-import copy
+from functools import partial
 
 import pytest
 
@@ -18,33 +18,11 @@ from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.pub import BudgetKeeper
 from kruise.webhook.routes import build_routes
 from tests.kit import RecordingClient
+from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.pods import pod
+from tests.kit.pubs import FakePubSource
 
 NS = "shop"
-
-
-class NoContents:
-    def active_pods(self, namespace):
-        return 0
-
-    def bound_pvcs(self, namespace):
-        return 0
-
-
-class Source:
-    def __init__(self, pub):
-        self._pub = pub
-
-    def pub(self, namespace, name):
-        return self._pub if (namespace, name) == (NS, "web-pub") else None
-
-    def pod(self, namespace, name):
-        return None
-
-    def in_namespace(self, namespace):
-        return [self._pub]
-
-    def workload_of(self, owner, namespace):
-        return owner
 
 
 def a_pub(operations, allowed=1):
@@ -69,34 +47,35 @@ def a_pub(operations, allowed=1):
     }
 
 
-def a_pod(cpu="500m", *, policy="NotRequired"):
+def main(cpu="500m", *, policy="NotRequired"):
+    """The pod's one container: requesting `cpu`, resized in place for cpu unless `policy` says otherwise."""
     return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": "web-0",
-            "namespace": NS,
-            "labels": {"app": "web"},
-            "annotations": {"kruise.io/related-pub": "web-pub"},
+        "name": "main",
+        "image": "nginx:1.25",
+        "resources": {
+            "requests": {"cpu": cpu, "memory": "128Mi"},
+            "limits": {"cpu": "2", "memory": "1Gi"},
         },
-        "spec": {
-            "containers": [
-                {
-                    "name": "main",
-                    "image": "nginx:1.25",
-                    "resources": {
-                        "requests": {"cpu": cpu, "memory": "128Mi"},
-                        "limits": {"cpu": "2", "memory": "1Gi"},
-                    },
-                    "resizePolicy": [
-                        {"resourceName": "cpu", "restartPolicy": policy},
-                        {"resourceName": "memory", "restartPolicy": "NotRequired"},
-                    ],
-                }
-            ]
-        },
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        "resizePolicy": [
+            {"resourceName": "cpu", "restartPolicy": policy},
+            {"resourceName": "memory", "restartPolicy": "NotRequired"},
+        ],
     }
+
+
+# pod web-0, running and Ready, protected by PUB web-pub
+protected_pod = partial(
+    pod, "web-0", typed=True, namespace=NS, labels={"app": "web"},
+    annotations={"kruise.io/related-pub": "web-pub"}, phase="Running", ready=True,
+)  # fmt: skip
+
+
+def cpu_resize(policy="NotRequired"):
+    """The UPDATE review of web-0 raising its cpu request from 500m to 1."""
+    return update_review(
+        protected_pod(containers=[main("500m", policy=policy)]),
+        protected_pod(containers=[main("1", policy=policy)]),
+    )
 
 
 def update_review(old, new):
@@ -121,8 +100,8 @@ def validate_pod(pub, *, vertical_scaling):
     gates = FeatureGates(
         {"PodUnavailableBudgetUpdateGate": True, "InPlacePodVerticalScaling": vertical_scaling}, env={}
     )
-    budgets = BudgetKeeper(client, Source(pub), backoff=0.0)
-    return client, build_routes(NoContents(), None, gates, budgets)[paths.POD_VALIDATE]
+    budgets = BudgetKeeper(client, FakePubSource(pub), backoff=0.0)
+    return client, build_routes(FakeNamespaceContents(), None, gates, budgets)[paths.POD_VALIDATE]
 
 
 def recorded(client):
@@ -132,14 +111,14 @@ def recorded(client):
 
 async def test_gate_on_resize_only_under_update_protection_takes_no_slot():
     client, handle = validate_pod(a_pub(["UPDATE"], allowed=0), vertical_scaling=True)
-    decision = await handle(update_review(a_pod("500m"), a_pod("1")))
+    decision = await handle(cpu_resize())
     assert decision.allowed, decision.message
     assert client.writes == []
 
 
 async def test_gate_on_resize_under_resize_protection_takes_a_slot():
     client, handle = validate_pod(a_pub(["UPDATE", "RESIZE"], allowed=1), vertical_scaling=True)
-    decision = await handle(update_review(a_pod("500m"), a_pod("1")))
+    decision = await handle(cpu_resize())
     assert decision.allowed, decision.message
     status = recorded(client)
     assert status["unavailableAllowed"] == 0
@@ -148,7 +127,7 @@ async def test_gate_on_resize_under_resize_protection_takes_a_slot():
 
 async def test_gate_on_resize_under_resize_protection_refused_when_spent():
     client, handle = validate_pod(a_pub(["RESIZE"], allowed=0), vertical_scaling=True)
-    decision = await handle(update_review(a_pod("500m"), a_pod("1")))
+    decision = await handle(cpu_resize())
     assert not decision.allowed and decision.code == 403
     assert decision.message.endswith("pub unavailable allowed is negative")
     assert client.writes == []
@@ -156,26 +135,20 @@ async def test_gate_on_resize_under_resize_protection_refused_when_spent():
 
 async def test_gate_off_resize_is_protected_as_update():
     client, handle = validate_pod(a_pub(["UPDATE"], allowed=0), vertical_scaling=False)
-    decision = await handle(update_review(a_pod("500m"), a_pod("1")))
+    decision = await handle(cpu_resize())
     assert not decision.allowed and decision.code == 403
     client, handle = validate_pod(a_pub(["UPDATE"], allowed=1), vertical_scaling=False)
-    assert (await handle(update_review(a_pod("500m"), a_pod("1")))).allowed
+    assert (await handle(cpu_resize())).allowed
     assert set(recorded(client)["disruptedPods"]) == {"web-0"}  # checked as RESIZE, recorded so
 
 
 @pytest.mark.parametrize("operations", [["UPDATE"], ["UPDATE", "RESIZE"]])
 async def test_restart_container_policy_makes_it_an_update(operations):
     client, handle = validate_pod(a_pub(operations, allowed=0), vertical_scaling=True)
-    decision = await handle(
-        update_review(a_pod("500m", policy="RestartContainer"), a_pod("1", policy="RestartContainer"))
-    )
+    decision = await handle(cpu_resize(policy="RestartContainer"))
     assert not decision.allowed and decision.code == 403
     client, handle = validate_pod(a_pub(operations, allowed=1), vertical_scaling=True)
-    assert (
-        await handle(
-            update_review(a_pod("500m", policy="RestartContainer"), a_pod("1", policy="RestartContainer"))
-        )
-    ).allowed
+    assert (await handle(cpu_resize(policy="RestartContainer"))).allowed
     status = recorded(client)
     assert set(status["unavailablePods"]) == {"web-0"} and status["disruptedPods"] == {}
 
@@ -183,7 +156,6 @@ async def test_restart_container_policy_makes_it_an_update(operations):
 async def test_an_update_passes_a_pub_protecting_only_resize():
     """An image change is an UPDATE; a PUB protecting only RESIZE lets it through."""
     client, handle = validate_pod(a_pub(["RESIZE"], allowed=0), vertical_scaling=True)
-    new = copy.deepcopy(a_pod("500m"))
-    new["spec"]["containers"][0]["image"] = "nginx:1.26"
-    assert (await handle(update_review(a_pod("500m"), new))).allowed
+    new = protected_pod(containers=[{**main("500m"), "image": "nginx:1.26"}])
+    assert (await handle(update_review(protected_pod(containers=[main("500m")]), new))).allowed
     assert client.writes == []

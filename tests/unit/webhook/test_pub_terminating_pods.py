@@ -9,11 +9,20 @@ namespace holding a PUB never finished terminating.
 
 from __future__ import annotations
 
+from functools import partial
+
 from kruise.kube.resources import PODUNAVAILABLEBUDGETS
 from kruise.webhook.handlers.pub import BudgetKeeper
 from tests.kit import RecordingClient
+from tests.kit.pods import pod
+from tests.kit.pubs import FakePubSource
 
 NS = "doomed"
+# a pod PUB web-pub protects; the kubelet has not reported its containers stopping: Running and Ready
+protected_pod = partial(
+    pod, "web-0", typed=True, namespace=NS, annotations={"kruise.io/related-pub": "web-pub"},
+    containers=[{"name": "c", "image": "nginx"}], phase="Running", ready=True,
+)  # fmt: skip
 
 
 def a_pub():
@@ -33,52 +42,23 @@ def a_pub():
     }
 
 
-def a_pod(name="web-0", *, terminating):
-    meta = {"name": name, "namespace": NS, "annotations": {"kruise.io/related-pub": "web-pub"}}
-    if terminating:
-        meta["deletionTimestamp"] = "2026-11-22T23:00:00Z"
-        meta["deletionGracePeriodSeconds"] = 30
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-        # the kubelet has not reported the containers stopping yet: still Running and Ready
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
-    }
-
-
-class Source:
-    def __init__(self, pub):
-        self._pub = pub
-
-    def pub(self, namespace, name):
-        return self._pub if (namespace, name) == (NS, "web-pub") else None
-
-    def pod(self, namespace, name):
-        return None
-
-    def in_namespace(self, namespace):
-        return [self._pub]
-
-
 def keeper():
     client = RecordingClient()
     client.put(PODUNAVAILABLEBUDGETS, a_pub())
     client.clear()
-    return client, BudgetKeeper(client, Source(a_pub()), backoff=0.0)
+    return client, BudgetKeeper(client, FakePubSource(a_pub()), backoff=0.0)
 
 
 async def test_deleting_a_pod_that_is_already_terminating_is_allowed_without_a_slot():
     client, budget = keeper()
     for operation in ("DELETE", "EVICT"):
-        decision = await budget.admit(a_pod(terminating=True), operation, dry_run=False)
+        decision = await budget.admit(protected_pod(deletion_grace=30), operation, dry_run=False)
         assert decision.allowed, (operation, decision.message)
     assert client.writes == []  # nothing recorded: the pod no longer counts as available
 
 
 async def test_a_running_pod_is_still_refused_when_the_budget_is_spent():
     _, budget = keeper()
-    decision = await budget.admit(a_pod(terminating=False), "DELETE", dry_run=False)
+    decision = await budget.admit(protected_pod(), "DELETE", dry_run=False)
     assert not decision.allowed and decision.code == 403
     assert decision.message.endswith("pub unavailable allowed is negative")

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
-from webhook_testkit import FakeContents, apply_patch, post, review
+from webhook_testkit import apply_patch, post, review
 
 from kruise.api.features import FeatureGates
 from kruise.webhook.app import create_app
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.sidecarsets import FakeSidecarSetSource
 
 SIDECARSET = {
     "apiVersion": "apps.kruise.io/v1alpha1",
@@ -63,35 +64,14 @@ POD = {
 }
 
 
-class FakeSidecarSets:
-    def __init__(self) -> None:
-        self.items: dict[str, dict[str, Any]] = {}
-        self.namespace = "kruise-system"
-
-    def revisions(self) -> list[dict[str, Any]]:
-        return []
-
-    def list(self) -> list[dict[str, Any]]:
-        return list(self.items.values())
-
-    def get(self, name: str) -> dict[str, Any] | None:
-        return self.items.get(name)
-
-    def namespace_labels(self, name: str) -> dict[str, str] | None:
-        return {}
-
-    def configuration(self) -> dict[str, str]:
-        return {}
+@pytest.fixture
+def sidecarsets() -> FakeSidecarSetSource:
+    return FakeSidecarSetSource()
 
 
 @pytest.fixture
-def sidecarsets() -> FakeSidecarSets:
-    return FakeSidecarSets()
-
-
-@pytest.fixture
-async def client(sidecarsets: FakeSidecarSets) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(build_routes(FakeContents(), sidecarsets, FeatureGates(env={})))
+async def client(sidecarsets: FakeSidecarSetSource) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(build_routes(FakeNamespaceContents(), sidecarsets, FeatureGates(env={})))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://w.test") as c:
         yield c
 
@@ -101,7 +81,7 @@ def sidecarset_review(obj: dict) -> dict:
                   resource="sidecarsets", obj=obj)  # fmt: skip
 
 
-async def admit(client: httpx.AsyncClient, sidecarsets: FakeSidecarSets, obj: dict) -> dict:
+async def admit(client: httpx.AsyncClient, sidecarsets: FakeSidecarSetSource, obj: dict) -> dict:
     """Mutate then validate, as the apiserver does; keep what it would store."""
     resp = await post(client, "/mutate-apps-kruise-io-v1alpha1-sidecarset", sidecarset_review(obj))
     stored = apply_patch(obj, resp)

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from webhook_testkit import FakeContents, apply_patch, post, review
+from webhook_testkit import apply_patch, post, review
 
 from kruise.api.features import FeatureGates
 from kruise.api.keys import ANNOTATION_SIDECARSET_HASH, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE
@@ -23,6 +23,8 @@ from kruise.webhook.configurations import ClientTarget, mutating_configuration
 from kruise.webhook.handlers.pod import pod_create_handler
 from kruise.webhook.main import parse_args
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.sidecarsets import FakeSidecarSetSource
 
 SIDECAR1 = {
     "name": "sidecar1", "image": "busybox", "command": ["sleep", "999d"],
@@ -47,30 +49,6 @@ SEED_POD = {
 }
 
 
-class FakeSidecarSets:
-    def __init__(self) -> None:
-        self.items: dict[str, dict[str, Any]] = {}
-        self.namespaces: dict[str, dict[str, str]] = {"default": {}}
-        self.config: dict[str, str] = {}
-        self.history: list[dict[str, Any]] = []
-        self.namespace = "kruise-system"
-
-    def revisions(self) -> list[dict[str, Any]]:
-        return self.history
-
-    def list(self) -> list[dict[str, Any]]:
-        return list(self.items.values())
-
-    def get(self, name: str) -> dict[str, Any] | None:
-        return self.items.get(name)
-
-    def namespace_labels(self, name: str) -> dict[str, str] | None:
-        return self.namespaces.get(name)
-
-    def configuration(self) -> dict[str, str]:
-        return self.config
-
-
 def sidecarset_review(operation: str, obj: dict, old: dict | None = None) -> dict:
     return review(operation, group="apps.kruise.io", version="v1alpha1", kind="SidecarSet",
                   resource="sidecarsets", obj=obj, old=old)  # fmt: skip
@@ -81,18 +59,18 @@ def pod_review(obj: dict, **kwargs: Any) -> dict:
 
 
 @pytest.fixture
-def sidecarsets() -> FakeSidecarSets:
-    return FakeSidecarSets()
+def sidecarsets() -> FakeSidecarSetSource:
+    return FakeSidecarSetSource()
 
 
 @pytest.fixture
-async def app_client(sidecarsets: FakeSidecarSets) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(build_routes(FakeContents(), sidecarsets, FeatureGates(env={})))
+async def app_client(sidecarsets: FakeSidecarSetSource) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(build_routes(FakeNamespaceContents(), sidecarsets, FeatureGates(env={})))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://w.test") as c:
         yield c
 
 
-async def store(client: httpx.AsyncClient, sidecarsets: FakeSidecarSets, obj: dict) -> dict:
+async def store(client: httpx.AsyncClient, sidecarsets: FakeSidecarSetSource, obj: dict) -> dict:
     """What the apiserver would persist: the object after the mutating webhook."""
     resp = await post(client, "/mutate-apps-kruise-io-v1alpha1-sidecarset", sidecarset_review("CREATE", obj))
     stored = apply_patch(obj, resp)
@@ -226,9 +204,9 @@ async def test_canary_may_reuse_its_base_names_but_must_be_not_update(app_client
 
 
 def test_pod_webhook_gate_removes_the_route():
-    assert "/mutate-pod" in build_routes(FakeContents(), None, FeatureGates(env={}))
+    assert "/mutate-pod" in build_routes(FakeNamespaceContents(), None, FeatureGates(env={}))
     off = FeatureGates({"PodWebhook": False}, env={})
-    assert "/mutate-pod" not in build_routes(FakeContents(), None, off)
+    assert "/mutate-pod" not in build_routes(FakeNamespaceContents(), None, off)
 
 
 @pytest.mark.parametrize(("gate", "expected"), [(False, False), (True, True)])

@@ -14,17 +14,10 @@ from kruise.api.statefulset import StatefulSet
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.statefulset import default_storage_class, volume_claim_template_update_errors
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 VALIDATE = "/validate-apps-kruise-io-v1beta1-statefulset"
 MUTATE = "/mutate-apps-kruise-io-v1beta1-statefulset"
-
-
-class NoContents:
-    def active_pods(self, namespace: str) -> int:
-        return 0
-
-    def bound_pvcs(self, namespace: str) -> int:
-        return 0
 
 
 class Classes:
@@ -109,7 +102,7 @@ def request(new: dict, old: dict | None, operation: str = "UPDATE") -> Admission
 
 def routes(gate: bool):
     return build_routes(
-        NoContents(),
+        FakeNamespaceContents(),
         gates=FeatureGates({"StatefulSetAutoResizePVCGate": gate}, env={}),
         storage_classes=CLASSES,
     )

@@ -5,11 +5,11 @@ written (absent stays absent), as upstream's SetDefaultsStatefulSet."""
 from __future__ import annotations
 
 import pytest
-from webhook_testkit import FakeContents
 
 from kruise.api.features import STATEFULSET_AUTO_DELETE_PVC, FeatureGates
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 STS = {
     "apiVersion": "apps.kruise.io/v1beta1",
@@ -40,7 +40,9 @@ async def _defaulted(on: bool, policy: dict | None) -> dict:
             "object": obj,
         }
     )
-    routes = build_routes(FakeContents(), gates=FeatureGates({STATEFULSET_AUTO_DELETE_PVC: on}, env={}))
+    routes = build_routes(
+        FakeNamespaceContents(), gates=FeatureGates({STATEFULSET_AUTO_DELETE_PVC: on}, env={})
+    )
     decision = await routes["/mutate-apps-kruise-io-v1beta1-statefulset"](req)
     assert decision.allowed and decision.mutated is not None, decision.message
     return decision.mutated["spec"]

@@ -13,7 +13,6 @@ import copy
 from typing import Any
 
 import pytest
-from webhook_testkit import FakeContents
 
 from kruise.api.features import (
     DEFAULT_HOST_NETWORK_HOST_PORTS_IN_POD_TEMPLATES,
@@ -23,6 +22,7 @@ from kruise.api.features import (
 )
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 
 POD = {
     "metadata": {"labels": {"app": "demo"}},
@@ -121,7 +121,7 @@ def _object(kind: str, version: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _mutate(gates: dict[str, bool], req: AdmissionRequest, kind: str, version: str) -> dict[str, Any]:
-    routes = build_routes(FakeContents(), gates=FeatureGates(gates, env={}))
+    routes = build_routes(FakeNamespaceContents(), gates=FeatureGates(gates, env={}))
     decision = await routes[f"/mutate-apps-kruise-io-{version}-{kind.lower()}"](req)
     assert decision.allowed, decision.message
     assert decision.mutated is not None

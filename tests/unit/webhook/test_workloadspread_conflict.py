@@ -8,7 +8,7 @@ from typing import Any
 
 from kruise.api.features import FeatureGates
 from kruise.webhook.routes import build_routes
-from tests.unit.webhook.test_pod_persistent_pod_state import NoContents
+from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.unit.webhook.test_workloadspread_pods import setup, workloadspread
 from tests.unit.webhook.test_workloadspread_whitelist import PATH, review
 
@@ -21,7 +21,7 @@ def named(name: str, **kwargs: Any) -> dict[str, Any]:
 
 def validate(existing: dict[str, Any]):
     _, _, keeper = setup(existing)
-    return build_routes(NoContents(), None, FeatureGates(env={}), spreads=keeper)[PATH]
+    return build_routes(FakeNamespaceContents(), None, FeatureGates(env={}), spreads=keeper)[PATH]
 
 
 async def test_second_workloadspread_on_the_same_workload_is_refused() -> None:
@@ -47,5 +47,5 @@ async def test_other_workloads_and_the_workloadspread_itself_are_no_conflict() -
 
 
 async def test_without_the_workloadspread_cache_the_check_is_skipped() -> None:
-    routes = build_routes(NoContents(), None, FeatureGates(env={}))
+    routes = build_routes(FakeNamespaceContents(), None, FeatureGates(env={}))
     assert (await routes[PATH](review(named("second")))).allowed

@@ -21,18 +21,11 @@ from kruise.webhook.caches import StorePodsAndNodes, StorePubs
 from kruise.webhook.handlers.pub import BudgetKeeper
 from kruise.webhook.handlers.workloadspread import SpreadKeeper
 from kruise.webhook.routes import build_routes
+from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.unit.webhook.test_workloadspread_pods import YieldingClient, setup, workloadspread
 
 API = "apps.kruise.io/v1alpha1"
 BACKOFF = Backoff(steps=50, duration=0.0, jitter=0.0)
-
-
-class NoContents:
-    def active_pods(self, namespace):
-        return 0
-
-    def bound_pvcs(self, namespace):
-        return 0
 
 
 def booked_spread(missing: int = 0) -> dict[str, Any]:
@@ -118,7 +111,9 @@ def validate_pod(keeper: SpreadKeeper, pods: Store, gates: FeatureGates | None =
     gates = gates or FeatureGates(env={})
     budgets = BudgetKeeper(keeper.client, StorePubs(pods))
     objects = StorePodsAndNodes(pods, Store())
-    return build_routes(NoContents(), None, gates, budgets, objects, keeper).get(paths.POD_VALIDATE)
+    return build_routes(FakeNamespaceContents(), None, gates, budgets, objects, keeper).get(
+        paths.POD_VALIDATE
+    )
 
 
 def subset_books(client: Any, index: int = 0) -> dict[str, Any]:
@@ -206,9 +201,11 @@ async def test_route_served_for_workloadspread_alone_and_not_without_its_gate() 
     _, _, keeper = setup(booked_spread())
     objects = StorePodsAndNodes(Store(), Store())
     only_ws = FeatureGates({"PodUnavailableBudgetDeleteGate": False}, env={})
-    assert paths.POD_VALIDATE in build_routes(NoContents(), None, only_ws, None, objects, keeper)
+    assert paths.POD_VALIDATE in build_routes(FakeNamespaceContents(), None, only_ws, None, objects, keeper)
     neither = FeatureGates({"PodUnavailableBudgetDeleteGate": False, "WorkloadSpread": False}, env={})
-    assert paths.POD_VALIDATE not in build_routes(NoContents(), None, neither, None, objects, keeper)
+    assert paths.POD_VALIDATE not in build_routes(
+        FakeNamespaceContents(), None, neither, None, objects, keeper
+    )
 
 
 async def test_racing_replicas_with_stale_caches_count_every_deletion_once() -> None:

@@ -15,7 +15,7 @@ from kruise.kube.resources import WORKLOADSPREADS, ResourceRef
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.pod import pod_create_handler
 from kruise.webhook.routes import build_routes
-from tests.unit.webhook.test_pod_persistent_pod_state import NoContents
+from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.unit.webhook.test_workloadspread_pods import new_pod, request, setup, workloadspread
 
 PATH = "/validate-apps-kruise-io-v1alpha1-workloadspread"
@@ -52,7 +52,9 @@ def review(
 
 
 def validate(configuration: dict[str, str]):
-    routes = build_routes(NoContents(), None, FeatureGates(env={}), configuration=lambda: configuration)
+    routes = build_routes(
+        FakeNamespaceContents(), None, FeatureGates(env={}), configuration=lambda: configuration
+    )
     return routes[PATH]
 
 

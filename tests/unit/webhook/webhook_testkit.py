@@ -1,4 +1,5 @@
-"""Helpers for driving the webhook ASGI app in-process: review builders, patch application, posting."""
+"""Helpers for driving the webhook ASGI app in-process: review builders, patch application, posting
+(the namespace-contents fake lives in tests.kit.namespace_contents)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,6 @@ from typing import Any
 import httpx
 import jsonpatch
 import orjson
-
-
-class FakeContents:
-    """Namespace contents as the informer caches would report them."""
-
-    def __init__(self) -> None:
-        self.pods: dict[str, int] = {}
-        self.pvcs: dict[str, int] = {}
-
-    def active_pods(self, namespace: str) -> int:
-        return self.pods.get(namespace, 0)
-
-    def bound_pvcs(self, namespace: str) -> int:
-        return self.pvcs.get(namespace, 0)
 
 
 def review(

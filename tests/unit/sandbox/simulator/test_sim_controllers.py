@@ -1,5 +1,7 @@
 """Rollout arithmetic, template hashing and Job pod shaping."""
 
+from functools import partial
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -7,6 +9,7 @@ from hypothesis import strategies as st
 from kruise.sandbox.simulator.deployment import plan_rolling, resolve_fenceposts, template_hash
 from kruise.sandbox.simulator.job import job_pod, restarts_counted, want_active
 from kruise.sandbox.simulator.replicaset import deletion_rank
+from tests.kit.pods import pod
 
 
 @pytest.mark.parametrize(
@@ -119,21 +122,11 @@ def test_job_pod_labels_and_owner():
 
 
 def test_scale_down_prefers_unscheduled_then_not_ready_then_newest():
-    def pod(name, node=None, ready=False, created="2026-01-01T00:00:00Z"):
-        return {
-            "metadata": {"name": name, "creationTimestamp": created},
-            "spec": {"nodeName": node} if node else {},
-            "status": {
-                "phase": "Running" if node else "Pending",
-                "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-            },
-        }
-
     pods = [
-        pod("ready-old", "n", True, "2026-01-01T00:00:00Z"),
-        pod("ready-new", "n", True, "2026-01-02T00:00:00Z"),
-        pod("unready", "n", False),
-        pod("pending"),
+        pod("ready-old", node="n", phase="Running", ready=True, created="2026-01-01T00:00:00Z"),
+        pod("ready-new", node="n", phase="Running", ready=True, created="2026-01-02T00:00:00Z"),
+        pod("unready", node="n", phase="Running", ready=False, created="2026-01-01T00:00:00Z"),
+        pod("pending", phase="Pending", ready=False, created="2026-01-01T00:00:00Z"),
     ]
     assert [p["metadata"]["name"] for p in sorted(pods, key=deletion_rank)] == [
         "pending",
@@ -144,25 +137,18 @@ def test_scale_down_prefers_unscheduled_then_not_ready_then_newest():
 
 
 def test_scale_down_prefers_the_lower_deletion_cost_among_ready_pods():
-    def pod(name, cost=None, created="2026-01-01T00:00:00Z", ready=True):
-        annotations = {} if cost is None else {"controller.kubernetes.io/pod-deletion-cost": cost}
-        return {
-            "metadata": {"name": name, "creationTimestamp": created, "annotations": annotations},
-            "spec": {"nodeName": "n"},
-            "status": {
-                "phase": "Running",
-                "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-            },
-        }
+    def cost(value: str) -> dict[str, str]:
+        return {"controller.kubernetes.io/pod-deletion-cost": value}
 
+    ready = partial(pod, node="n", phase="Running", ready=True, created="2026-01-01T00:00:00Z")
     pods = [
-        pod("zone-a-old", "200"),
-        pod("zone-a-new", "200", "2026-01-03T00:00:00Z"),
-        pod("zone-b", "100"),
-        pod("unset-new", None, "2026-01-02T00:00:00Z"),
-        pod("garbage", "x1", "2026-01-01T00:00:00Z"),
-        pod("negative", "-200"),
-        pod("unready-costly", "1000", ready=False),
+        ready("zone-a-old", annotations=cost("200")),
+        ready("zone-a-new", annotations=cost("200"), created="2026-01-03T00:00:00Z"),
+        ready("zone-b", annotations=cost("100")),
+        ready("unset-new", created="2026-01-02T00:00:00Z"),
+        ready("garbage", annotations=cost("x1")),
+        ready("negative", annotations=cost("-200")),
+        ready("unready-costly", annotations=cost("1000"), ready=False),
     ]
     # not ready first whatever its cost; then by cost; an unparsable cost counts as 0; ties newest first
     assert [p["metadata"]["name"] for p in sorted(pods, key=deletion_rank)] == [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from kruise.sandbox.simulator.cri_config import (
 )
 from kruise.sandbox.simulator.podenv import ConfigMissing
 from kruise.sandbox.simulator.podvolumes import MountFailed, VolumeContext
+from tests.kit.pods import pod
 
 OBJECTS = {
     ("configmaps", "default", "app"): {"data": {"greeting": "hi", "conf": "x=1"}},
@@ -26,17 +28,10 @@ OBJECTS = {
 }
 
 
-def pod(**spec) -> dict:
-    return {
-        "metadata": {
-            "name": "web-0",
-            "namespace": "default",
-            "uid": "u-1",
-            "labels": {"app": "web"},
-            "annotations": {"note": "kept"},
-        },
-        "spec": {"serviceAccountName": "default", **spec},
-    }
+# pod web-0 of app web, as the kubelet hands it to the CRI
+web_pod = partial(
+    pod, "web-0", uid="u-1", labels={"app": "web"}, annotations={"note": "kept"}, serviceAccountName="default"
+)
 
 
 async def fetch(plural: str, namespace: str, name: str) -> dict | None:
@@ -52,7 +47,7 @@ def context(p: dict) -> VolumeContext:
 
 
 def test_sandbox_config_carries_the_pod_and_the_kubelet_labels(tmp_path: Path):
-    p = pod()
+    p = web_pod()
     config = sandbox_config(p, log_directory(tmp_path, p), attempt=1)
     assert (config.metadata.name, config.metadata.namespace, config.metadata.uid) == (
         "web-0",
@@ -68,7 +63,7 @@ def test_sandbox_config_carries_the_pod_and_the_kubelet_labels(tmp_path: Path):
         "io.kubernetes.pod.uid": "u-1",
     }
     assert dict(config.annotations) == {"note": "kept"}
-    host = sandbox_config(pod(hostNetwork=True), tmp_path)
+    host = sandbox_config(web_pod(hostNetwork=True), tmp_path)
     assert host.hostname == ""
     assert host.linux.security_context.namespace_options.network == enum_value("NamespaceMode", "NODE")
 
@@ -89,7 +84,7 @@ def test_namespace_options_follow_the_pod_spec(spec: dict, expected: tuple[str, 
 
 
 async def test_container_config_resolves_env_and_mounts_every_volume(tmp_path: Path):
-    p = pod(
+    p = web_pod(
         volumes=[
             {"name": "cfg", "configMap": {"name": "app"}},
             {"name": "scratch", "emptyDir": {}},
@@ -148,7 +143,7 @@ async def test_container_config_resolves_env_and_mounts_every_volume(tmp_path: P
 
 
 async def test_missing_sources_create_nothing(tmp_path: Path):
-    p = pod(volumes=[{"name": "cfg", "configMap": {"name": "absent"}}])
+    p = web_pod(volumes=[{"name": "cfg", "configMap": {"name": "absent"}}])
     env_spec = {
         "name": "app",
         "image": "busybox",
@@ -196,12 +191,12 @@ def test_the_exit_poller_reports_new_exits_even_of_containers_never_seen_running
 
 
 async def test_run_as_user_and_group_come_from_the_container_then_the_pod(tmp_path: Path):
-    p = pod(securityContext={"runAsUser": 1000, "runAsGroup": 3000})
+    p = web_pod(securityContext={"runAsUser": 1000, "runAsGroup": 3000})
     options = {"context": context(p), "pod_dir": tmp_path / "p", "node_root": tmp_path / "n", "base_env": {}}
     own = {"name": "app", "image": "busybox", "securityContext": {"runAsUser": 0}}
     security = (await container_config(p, own, 0, **options)).linux.security_context
     assert (security.run_as_user.value, security.run_as_group.value) == (0, 3000)  # root is a value too
-    bare = pod()
+    bare = web_pod()
     plain = await container_config(
         bare, {"name": "app", "image": "busybox"}, 0, **{**options, "context": context(bare)}
     )
@@ -216,9 +211,9 @@ async def test_host_network_listen_anywhere_binds_the_node_address(tmp_path: Pat
         "args": ["--addr=:10221", "--log-level=info", ":9000"],
     }
     options = {"pod_dir": tmp_path / "p", "node_root": tmp_path / "n", "base_env": {}}
-    on_host = pod(hostNetwork=True)
+    on_host = web_pod(hostNetwork=True)
     config = await container_config(on_host, spec, 0, context=context(on_host), **options)
     assert list(config.args) == ["--addr=127.18.0.2:10221", "--log-level=info", "127.18.0.2:9000"]
-    own_netns = pod()
+    own_netns = web_pod()
     config = await container_config(own_netns, spec, 0, context=context(own_netns), **options)
     assert list(config.args) == spec["args"]  # the pod's own network namespace: every interface is its own

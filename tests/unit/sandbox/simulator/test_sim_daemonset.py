@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -16,6 +17,15 @@ from kruise.sandbox.simulator.daemonset import (
     rolling_deletions,
     should_run,
 )
+from tests.kit.pods import pod
+
+
+def revision(hash_: str) -> dict[str, str]:
+    return {HASH_LABEL: hash_}
+
+
+# a running, Ready daemon pod of revision h1, with no namespace and an empty creation time
+ds_pod = partial(pod, namespace=None, labels=revision("h1"), created="", phase="Running", ready=True)
 
 
 def ds(**template_spec: Any) -> dict[str, Any]:
@@ -27,19 +37,6 @@ def ds(**template_spec: Any) -> dict[str, Any]:
 
 def node(name: str, labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None):
     return {"metadata": {"name": name, "labels": labels or {}}, "spec": {"taints": taints or []}}
-
-
-def pod(name: str, node_name: str, *, ready: bool = True, phase: str = "Running", hash_: str = "h1", **meta):
-    return {
-        "metadata": {
-            "name": name,
-            "labels": {HASH_LABEL: hash_},
-            "creationTimestamp": meta.get("created", ""),
-            **meta,
-        },
-        "spec": {"nodeName": node_name},
-        "status": {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
-    }
 
 
 def test_controller_tolerations_are_added_once_and_network_only_for_host_network():
@@ -96,12 +93,12 @@ def test_plan_creates_missing_and_deletes_failed_extra_misplaced_and_orphaned():
         }
     }
     pods = [
-        pod("a-old", "a", created="2026-01-01T00:00:00Z"),
-        pod("a-new", "a", created="2026-01-02T00:00:00Z"),
-        pod("b-failed", "b", phase="Failed"),
-        pod("c-1", "c"),
-        pod("gone-1", "gone"),
-        pod("d-going", "d", deletionTimestamp="2026-01-03T00:00:00Z"),
+        ds_pod("a-old", node="a", created="2026-01-01T00:00:00Z"),
+        ds_pod("a-new", node="a", created="2026-01-02T00:00:00Z"),
+        ds_pod("b-failed", node="b", phase="Failed"),
+        ds_pod("c-1", node="c"),
+        ds_pod("gone-1", node="gone"),
+        ds_pod("d-going", node="d", deleting=True),
     ]
     create, delete = plan_nodes(daemon, nodes, pods)
     assert create == ["b", "d"]
@@ -119,15 +116,17 @@ def test_max_unavailable_int_or_percent_rounded_up(raw, desired, expected):
 
 def test_rolling_update_takes_unready_old_pods_first_then_ready_ones_within_budget():
     pods = [
-        pod("a", "a", hash_="old"),
-        pod("b", "b", hash_="old"),
-        pod("c", "c", hash_="old", ready=False),
-        pod("d", "d", hash_="new"),
+        ds_pod("a", node="a", labels=revision("old")),
+        ds_pod("b", node="b", labels=revision("old")),
+        ds_pod("c", node="c", labels=revision("old"), ready=False),
+        ds_pod("d", node="d", labels=revision("new")),
     ]
     chosen = rolling_deletions(ds(), "new", pods, desired=4)
     # c is unavailable already (budget 1 used): only c goes now
     assert [p["metadata"]["name"] for p in chosen] == ["c"]
-    healthy = [p for p in pods if p["metadata"]["name"] != "c"] + [pod("c", "c", hash_="new")]
+    healthy = [p for p in pods if p["metadata"]["name"] != "c"] + [
+        ds_pod("c", node="c", labels=revision("new"))
+    ]
     assert [p["metadata"]["name"] for p in rolling_deletions(ds(), "new", healthy, desired=4)] == ["a"]
     on_delete = ds()
     on_delete["spec"]["updateStrategy"] = {"type": "OnDelete"}

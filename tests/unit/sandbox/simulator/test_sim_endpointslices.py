@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from hypothesis import given
@@ -19,6 +20,7 @@ from kruise.sandbox.simulator.endpointslices import (
     find_port,
     managed_labels,
 )
+from tests.kit.pods import pod
 
 
 def service(ports: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
@@ -28,47 +30,28 @@ def service(ports: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
     }
 
 
-def pod(
-    name: str,
-    ip: str = "127.244.1.2",
-    *,
-    ready: bool = True,
-    labels: dict[str, str] | None = None,
-    ports: list[dict[str, Any]] | None = None,
-    phase: str = "Running",
-    deleting: bool = False,
-    node: str = "node-1",
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": f"uid-{name}"}
-    meta["labels"] = {"app": "hook"} if labels is None else labels
-    if deleting:
-        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    return {
-        "metadata": meta,
-        "spec": {"nodeName": node, "containers": [{"name": "c", "ports": ports or []}]},
-        "status": {
-            "phase": phase,
-            "podIP": ip,
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        },
-    }
-
-
 HTTPS = {"name": "https", "port": 443, "targetPort": "webhook", "protocol": "TCP"}
 NAMED = [{"name": "webhook", "containerPort": 9876, "protocol": "TCP"}]
+SERVES_WEBHOOK = [{"name": "c", "ports": NAMED}]
+# a running, Ready pod of app hook on node-1 whose one container declares no ports
+hook_pod = partial(
+    pod, namespace="ns", labels={"app": "hook"}, node="node-1", containers=[{"name": "c", "ports": []}],
+    phase="Running", ready=True, ip="127.244.1.2",
+)  # fmt: skip
 
 
 def test_named_target_port_resolves_per_pod_and_numbers_pass_through():
-    assert find_port(pod("a", ports=NAMED), HTTPS) == 9876
-    assert find_port(pod("a", ports=NAMED), {"port": 443, "targetPort": 8443}) == 8443
-    assert find_port(pod("a"), HTTPS) is None
+    assert find_port(hook_pod("a", containers=SERVES_WEBHOOK), HTTPS) == 9876
+    assert find_port(hook_pod("a", containers=SERVES_WEBHOOK), {"port": 443, "targetPort": 8443}) == 8443
+    assert find_port(hook_pod("a"), HTTPS) is None
     udp = {**HTTPS, "protocol": "UDP"}
-    assert find_port(pod("a", ports=NAMED), udp) is None  # the protocol must match too
-    assert find_port(pod("a", ports=NAMED), {"port": 80}) == 80  # no targetPort: the port itself
+    assert find_port(hook_pod("a", containers=SERVES_WEBHOOK), udp) is None  # the protocol must match too
+    # no targetPort: the port itself
+    assert find_port(hook_pod("a", containers=SERVES_WEBHOOK), {"port": 80}) == 80
 
 
 def test_restartable_init_containers_offer_named_ports():
-    sidecar = pod("a")
+    sidecar = hook_pod("a")
     sidecar["spec"]["initContainers"] = [{"name": "s", "restartPolicy": "Always", "ports": NAMED}]
     assert find_port(sidecar, HTTPS) == 9876
     sidecar["spec"]["initContainers"][0]["restartPolicy"] = "OnFailure"
@@ -77,12 +60,12 @@ def test_restartable_init_containers_offer_named_ports():
 
 def test_slice_holds_selected_pods_with_conditions_node_zone_and_target_ref():
     pods = [
-        pod("b", "127.244.1.3", ports=NAMED, ready=False),
-        pod("a", "127.244.1.2", ports=NAMED),
-        pod("other", "127.244.1.4", labels={"app": "x"}, ports=NAMED),
-        pod("done", "127.244.1.5", phase="Succeeded", ports=NAMED),
-        pod("noip", "", ports=NAMED),
-        pod("going", "127.244.1.6", deleting=True, ports=NAMED),
+        hook_pod("b", ip="127.244.1.3", containers=SERVES_WEBHOOK, ready=False),
+        hook_pod("a", uid="uid-a", containers=SERVES_WEBHOOK),
+        hook_pod("other", ip="127.244.1.4", labels={"app": "x"}, containers=SERVES_WEBHOOK),
+        hook_pod("done", ip="127.244.1.5", phase="Succeeded", containers=SERVES_WEBHOOK),
+        hook_pod("noip", ip="", containers=SERVES_WEBHOOK),
+        hook_pod("going", ip="127.244.1.6", deleting=True, containers=SERVES_WEBHOOK),
     ]
     [(ports, endpoints)] = desired_slices(service([HTTPS]), pods, {"node-1": "zone-a"}.get)
     assert ports == [{"name": "https", "port": 9876, "protocol": "TCP"}]
@@ -101,7 +84,7 @@ def test_slice_holds_selected_pods_with_conditions_node_zone_and_target_ref():
 
 def test_publish_not_ready_addresses_makes_every_endpoint_ready():
     svc = service([HTTPS], publishNotReadyAddresses=True)
-    [(_, endpoints)] = desired_slices(svc, [pod("a", ports=NAMED, ready=False)])
+    [(_, endpoints)] = desired_slices(svc, [hook_pod("a", containers=SERVES_WEBHOOK, ready=False)])
     assert endpoints[0]["conditions"]["ready"] is True
 
 
@@ -109,7 +92,11 @@ def test_pods_resolving_a_named_port_differently_get_separate_slices():
     other = [{"name": "webhook", "containerPort": 7000}]
     slices = desired_slices(
         service([HTTPS]),
-        [pod("a", ports=NAMED), pod("b", "127.244.1.3", ports=other), pod("c", "127.244.1.4")],
+        [
+            hook_pod("a", containers=SERVES_WEBHOOK),
+            hook_pod("b", ip="127.244.1.3", containers=[{"name": "c", "ports": other}]),
+            hook_pod("c", ip="127.244.1.4"),
+        ],
     )
     by_port = {
         tuple(p["port"] for p in ports): [e["targetRef"]["name"] for e in eps] for ports, eps in slices
@@ -120,12 +107,12 @@ def test_pods_resolving_a_named_port_differently_get_separate_slices():
 def test_no_selector_selects_nothing():
     svc = service([HTTPS])
     del svc["spec"]["selector"]
-    assert desired_slices(svc, [pod("a", ports=NAMED)]) == []
+    assert desired_slices(svc, [hook_pod("a", containers=SERVES_WEBHOOK)]) == []
 
 
 @given(st.integers(min_value=0, max_value=250))
 def test_slices_are_capped_and_keep_every_endpoint(count: int):
-    pods = [pod(f"p{i:03d}", f"127.244.{i // 200}.{i % 200 + 2}") for i in range(count)]
+    pods = [hook_pod(f"p{i:03d}", ip=f"127.244.{i // 200}.{i % 200 + 2}") for i in range(count)]
     slices = desired_slices(service([{"name": "", "port": 80, "targetPort": 80}]), pods)
     assert all(0 < len(eps) <= MAX_ENDPOINTS_PER_SLICE for _, eps in slices)
     assert sum(len(eps) for _, eps in slices) == count
@@ -148,11 +135,11 @@ def test_labels_copy_the_service_and_mark_the_controller():
 
 def test_endpoints_subsets_split_ready_and_not_ready_and_drop_terminating():
     pods = [
-        pod("a", "127.244.1.9", ports=NAMED),
-        pod("b", "127.244.1.3", ports=NAMED, ready=False),
-        pod("c", "127.244.1.2", ports=NAMED),
-        pod("going", "127.244.1.6", deleting=True, ports=NAMED),
-        pod("portless", "127.244.1.7"),
+        hook_pod("a", ip="127.244.1.9", containers=SERVES_WEBHOOK),
+        hook_pod("b", ip="127.244.1.3", containers=SERVES_WEBHOOK, ready=False),
+        hook_pod("c", ip="127.244.1.2", containers=SERVES_WEBHOOK),
+        hook_pod("going", ip="127.244.1.6", deleting=True, containers=SERVES_WEBHOOK),
+        hook_pod("portless", ip="127.244.1.7"),
     ]
     [subset] = desired_subsets(service([HTTPS]), pods)
     assert [a["ip"] for a in subset["addresses"]] == ["127.244.1.2", "127.244.1.9"]

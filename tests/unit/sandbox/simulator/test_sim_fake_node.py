@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from kruise.sandbox.cri import CAUSE_CRI, ContainerState, FakeRuntime
@@ -10,15 +12,11 @@ from kruise.sandbox.simulator.logs import LogOptions, NoInstance
 from kruise.sandbox.simulator.node import NodeSpec
 from kruise.sandbox.simulator.noderuntime import ContainerExit, NodeRuntime
 from kruise.sandbox.simulator.timing import Timing
+from tests.kit.pods import pod
 from tests.kit.polling import until
 
-
-def pod(name: str = "web", **spec) -> dict:
-    container = {"name": "app", "image": "nginx:alpine", "command": ["nginx"], "args": ["-g", "daemon off;"]}
-    return {
-        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
-        "spec": {"containers": [container], **spec},
-    }
+NGINX = {"name": "app", "image": "nginx:alpine", "command": ["nginx"], "args": ["-g", "daemon off;"]}
+nginx_pod = partial(pod, containers=[NGINX])
 
 
 @pytest.fixture
@@ -50,23 +48,24 @@ def test_fake_node_runtime_has_every_method_of_the_protocol():
 
 async def test_sandbox_ips_come_from_the_pool_and_go_back_when_the_sandbox_stops(node):
     runtime, _exits = node
-    first = await runtime.run_pod_sandbox(pod("a"))
-    second = await runtime.run_pod_sandbox(pod("b"))
+    first = await runtime.run_pod_sandbox(nginx_pod("a", uid="uid-a"))
+    second = await runtime.run_pod_sandbox(nginx_pod("b", uid="uid-b"))
     assert (first.ip, second.ip) == ("127.244.1.2", "127.244.1.3")
-    host = await runtime.run_pod_sandbox(pod("h", hostNetwork=True))
+    host = await runtime.run_pod_sandbox(nginx_pod("h", uid="uid-h", hostNetwork=True))
     assert host.ip == "127.18.0.2"  # the node's InternalIP, not a pool address
     await runtime.stop_pod_sandbox(first.id)
     await runtime.remove_pod_sandbox(first.id)  # gives nothing back twice
     await runtime.remove_pod_sandbox(second.id)
-    again = [await runtime.run_pod_sandbox(pod(f"p{i}")) for i in range(253)]  # .2 to .254, all free
+    # .2 to .254, all free
+    again = [await runtime.run_pod_sandbox(nginx_pod(f"p{i}", uid=f"uid-p{i}")) for i in range(253)]
     assert {s.ip for s in again} >= {first.ip, second.ip}
     with pytest.raises(RuntimeError, match="pod CIDR exhausted"):
-        await runtime.run_pod_sandbox(pod("one-too-many"))
+        await runtime.run_pod_sandbox(nginx_pod("one-too-many", uid="uid-one-too-many"))
 
 
 async def test_a_simulated_container_reports_status_and_a_synthetic_log(node):
     runtime, exits = node
-    _sandbox, container_id = await started(runtime, pod())
+    _sandbox, container_id = await started(runtime, nginx_pod("web", uid="uid-web"))
     status = await runtime.container_status(container_id)
     assert status is not None and status.simulated and status.state == ContainerState.RUNNING
     assert status.requested_image == "nginx:alpine"
@@ -90,7 +89,7 @@ async def test_a_simulated_container_reports_status_and_a_synthetic_log(node):
 
 async def test_a_stop_by_another_cri_client_is_reported_with_its_pod(node):
     runtime, exits = node
-    _sandbox, container_id = await started(runtime, pod())
+    _sandbox, container_id = await started(runtime, nginx_pod("web", uid="uid-web"))
     await runtime.runtime.terminate_container(container_id, 5, cause=CAUSE_CRI)
 
     await until(lambda: exits, message="the CRI stop reaches the kubelet")
@@ -106,7 +105,7 @@ async def test_a_stop_by_another_cri_client_is_reported_with_its_pod(node):
 
 async def test_removing_the_sandbox_forgets_its_containers_and_logs(node):
     runtime, _exits = node
-    sandbox_id, container_id = await started(runtime, pod())
+    sandbox_id, container_id = await started(runtime, nginx_pod("web", uid="uid-web"))
     await runtime.remove_pod_sandbox(sandbox_id)
     assert await runtime.container_status(container_id) is None
     with pytest.raises(NoInstance):

@@ -7,15 +7,14 @@ phantom pod no later event removed, so a later scale-up created one pod too few.
 
 from __future__ import annotations
 
+from functools import partial
+
 from kruise.sandbox.simulator.informer import Informer
 from kruise.sandbox.simulator.owners import remember, remember_deletion
+from tests.kit.pods import pod
 
-
-def pod(name: str, rv: int, **meta) -> dict:
-    return {
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "resourceVersion": str(rv), **meta},
-    }
+# a pod as a DELETE answers it: with its kind (a Status reply has another)
+stored_pod = partial(pod, typed=True)
 
 
 class Watching:
@@ -36,35 +35,35 @@ async def informer_after(events: list[tuple[str, dict]]) -> Informer:
 
 
 async def test_delete_answer_after_the_deleted_event_does_not_resurrect() -> None:
-    informer = await informer_after([("ADDED", pod("p", 5)), ("DELETED", pod("p", 7))])
+    informer = await informer_after([("ADDED", stored_pod("p", rv=5)), ("DELETED", stored_pod("p", rv=7))])
     assert informer.get("default/p") is None
-    remember(informer, pod("p", 7))  # the DELETE's answer: the object as it was removed
+    remember(informer, stored_pod("p", rv=7))  # the DELETE's answer: the object as it was removed
     assert informer.get("default/p") is None
-    remember_deletion(informer, pod("p", 7))
+    remember_deletion(informer, stored_pod("p", rv=7))
     assert informer.get("default/p") is None
 
 
 async def test_delete_answer_before_the_deleted_event_drops_the_pod_at_once() -> None:
-    informer = await informer_after([("ADDED", pod("p", 5))])
-    remember_deletion(informer, pod("p", 7))
+    informer = await informer_after([("ADDED", stored_pod("p", rv=5))])
+    remember_deletion(informer, stored_pod("p", rv=7))
     assert informer.get("default/p") is None
 
 
 async def test_terminating_answer_is_remembered_until_the_watch_moves_past_it() -> None:
-    informer = await informer_after([("ADDED", pod("p", 5))])
-    marked = pod("p", 6, deletionTimestamp="2026-11-24T00:00:30Z")
+    informer = await informer_after([("ADDED", stored_pod("p", rv=5))])
+    marked = stored_pod("p", rv=6, deleting=True)
     remember_deletion(informer, marked)
     assert informer.get("default/p") == marked
-    late = await informer_after([("ADDED", pod("q", 5)), ("DELETED", pod("q", 8))])
-    remember_deletion(late, pod("q", 6, deletionTimestamp="2026-11-24T00:00:30Z"))
+    late = await informer_after([("ADDED", stored_pod("q", rv=5)), ("DELETED", stored_pod("q", rv=8))])
+    remember_deletion(late, stored_pod("q", rv=6, deleting=True))
     assert late.get("default/q") is None
 
 
 async def test_writes_newer_than_the_watch_still_land_and_a_recreated_name_survives() -> None:
-    informer = await informer_after([("ADDED", pod("p", 5)), ("DELETED", pod("p", 7))])
-    remember(informer, pod("p", 9))  # created again under the same name (StatefulSet ordinals)
+    informer = await informer_after([("ADDED", stored_pod("p", rv=5)), ("DELETED", stored_pod("p", rv=7))])
+    remember(informer, stored_pod("p", rv=9))  # created again under the same name (StatefulSet ordinals)
     assert informer.get("default/p")["metadata"]["resourceVersion"] == "9"
-    remember_deletion(informer, pod("p", 7))  # a stale answer never drops the newer pod
+    remember_deletion(informer, stored_pod("p", rv=7))  # a stale answer never drops the newer pod
     assert informer.get("default/p")["metadata"]["resourceVersion"] == "9"
-    remember(informer, pod("p", 8))
+    remember(informer, stored_pod("p", rv=8))
     assert informer.get("default/p")["metadata"]["resourceVersion"] == "9"

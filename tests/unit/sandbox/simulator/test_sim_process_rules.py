@@ -13,6 +13,7 @@ from kruise.sandbox.simulator.podenv import ConfigMissing, container_env, expand
 from kruise.sandbox.simulator.podvolumes import PathMap, bind_listen_address
 from kruise.sandbox.simulator.probes import ContainerProbes
 from kruise.sandbox.simulator.processes import ProcessImage, StartError, exit_code_of
+from tests.kit.pods import pod
 
 MANAGER = {"kruise-manager": ["/venv/bin/kruise-manager"]}
 IMAGE = ProcessImage("kruise-py:*", MANAGER, default="kruise-manager")
@@ -233,16 +234,12 @@ async def test_each_container_has_its_own_tmp(tmp_path: Path):
     runner = ProcessRunner(client, [], tmp_path / "state")  # type: ignore[arg-type]
     rule = ProcessImage("kruise-webhook*", {"kruise-webhook": ["/bin/true"]}, "kruise-webhook")
 
-    def pod(uid: str, **spec) -> dict:
-        container = {"name": "webhook", "image": "kruise-webhook", **spec.pop("container", {})}
-        return {
-            "metadata": {"name": uid, "namespace": "ns", "uid": uid},
-            "spec": {"containers": [container], **spec},
-        }
+    def webhook(**fields) -> list[dict]:
+        return [{"name": "webhook", "image": "kruise-webhook", **fields}]
 
     launches = []
     for uid in ("a", "b"):
-        body = pod(uid, container={"args": ["--cert-dir=/tmp/certs"]})
+        body = pod(uid, namespace="ns", uid=uid, containers=webhook(args=["--cert-dir=/tmp/certs"]))
         launches.append(
             await runner.prepare(body, body["spec"]["containers"][0], rule, pod_ip="1", host_ip="2", node="n")
         )
@@ -253,11 +250,13 @@ async def test_each_container_has_its_own_tmp(tmp_path: Path):
     # a volume mounted at /tmp is used as such, and a TMPDIR the container sets is kept (rewritten)
     body = pod(
         "c",
+        namespace="ns",
+        uid="c",
         volumes=[{"name": "scratch", "emptyDir": {}}],
-        container={
-            "volumeMounts": [{"name": "scratch", "mountPath": "/tmp"}],
-            "env": [{"name": "TMPDIR", "value": "/tmp/x"}],
-        },
+        containers=webhook(
+            volumeMounts=[{"name": "scratch", "mountPath": "/tmp"}],
+            env=[{"name": "TMPDIR", "value": "/tmp/x"}],
+        ),
     )
     launch = await runner.prepare(
         body, body["spec"]["containers"][0], rule, pod_ip="1", host_ip="2", node="n"

@@ -15,6 +15,7 @@ from kruise.sandbox.simulator.scheduling import (
     pod_requests,
     tolerates,
 )
+from tests.kit.pods import pod
 
 
 def node(name, labels=None, taints=None, pods="110", cpu="4", memory="8Gi", unschedulable=False):
@@ -22,13 +23,6 @@ def node(name, labels=None, taints=None, pods="110", cpu="4", memory="8Gi", unsc
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
         "spec": {"taints": taints or [], **({"unschedulable": True} if unschedulable else {})},
         "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": pods}},
-    }
-
-
-def pod(**spec):
-    return {
-        "metadata": {"name": "p", "namespace": "default"},
-        "spec": {"containers": [{"name": "c"}], **spec},
     }
 
 
