@@ -1,6 +1,7 @@
 """Upstream's in-place vertical scaling e2e (openkruise/kruise v1.9.0 test/e2e/apps/v1alpha1/inplace_vpa.go,
-Describe "InplaceVPA"), translated to kubectl on the AllAlpha sandbox (InPlaceWorkloadVerticalScaling is
-alpha, so `AllAlpha=true` turns it on, as upstream's e2e deployment does).
+Describe "InplaceVPA"), its CloneSet and Advanced DaemonSet contexts, translated to kubectl on the AllAlpha
+sandbox (InPlaceWorkloadVerticalScaling is alpha, so `AllAlpha=true` turns it on, as upstream's e2e
+deployment does).
 
 Upstream's contexts call one of two functions, each declaring its `It`s once per resizePolicy; here each
 `It` is one test parametrized over the four policies, in upstream's order (the id names the context).
@@ -17,8 +18,9 @@ import json
 from collections.abc import Callable
 
 import pytest
+from daemonset_tester import NAME_LABEL, DaemonSetTester
 from harness import Cluster
-from upstream_kit import Case, Obj, upstream_case
+from upstream_kit import WEBSERVER_IMAGE, Case, Obj, upstream_case
 
 from kruise.sandbox.quantity import amount
 
@@ -348,3 +350,78 @@ async def test_updating_in_place_update_image_resource_and_env_from_label(
     Context "CloneSet Updating with inplace resource"."""
     async with upstream_case(kruise_sandbox_all_gates, "inplace-vpa") as case:
         await update_resource(case, image_resource_and_env_from_label, resize_policy, False)
+
+
+# --- Context "Basic DaemonSet functionality [DaemonSetBasic]" ---
+
+DS_NAME = "e2e-ds"
+HOOK_KEY = "my-pre-update"
+
+
+def daemonset_pods_updated_available(status: Obj, pod_count: int) -> bool:
+    """upstream's `UpdatedNumberScheduled - NumberUnavailable` equals the pod count."""
+    return status.get("updatedNumberScheduled", 0) - status.get("numberUnavailable", 0) == pod_count
+
+
+@pytest.mark.timeout(900)
+async def test_daemonset_upgrade_resources_and_image_one_by_one_with_pre_update_hook(
+    kruise_sandbox_all_gates: Cluster,
+):
+    """should upgrade resources and image one by one on steps if there is pre-update hook
+
+    Context "Basic DaemonSet functionality [DaemonSetBasic]": an Advanced DaemonSet (v1alpha1, as upstream's
+    clientset) rolls image and resources in place, one pod at a time; the image restarts each container
+    once, the resize (no resizePolicy: NotRequired) does not. The "pre-update hook" is only a template
+    label, as upstream's. Upstream skips when runc cannot write cpu.cfs_quota_us (`SkipTestWhenCgroupError`);
+    the fake runtime has no cgroups, so there is nothing to skip on."""
+    async with upstream_case(kruise_sandbox_all_gates, "inplace-vpa") as case:
+        tester = DaemonSetTester(case, "v1alpha1")
+        label = {NAME_LABEL: DS_NAME}
+
+        # "Creating DaemonSet with pre-delete hook" (upstream's By text)
+        ads = tester.new_daemonset(
+            DS_NAME,
+            label,
+            WEBSERVER_IMAGE,
+            {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 1},
+            },
+        )
+        ads["spec"]["template"]["metadata"]["labels"] = {NAME_LABEL: DS_NAME, HOOK_KEY: "true"}
+        ads["spec"]["template"]["spec"]["containers"][0]["resources"] = json.loads(json.dumps(OLD_RESOURCE))
+        ds = await tester.create(ads)
+
+        # "Check that daemon pods launch on every node of the cluster"
+        await tester.wait_running_on_all_nodes(ds, "daemon pods running on every node")
+        await tester.check_status(DS_NAME)
+        old_pods = await tester.pods(label)
+
+        # "Only update daemonset resources and image"
+        def image_and_resources(ds: Obj) -> None:
+            container = ds["spec"]["template"]["spec"]["containers"][0]
+            container["image"] = NEW_NGINX_IMAGE
+            container["resources"] = json.loads(json.dumps(NEW_RESOURCE))
+
+        await tester.update(DS_NAME, image_and_resources)
+        await case.eventually(
+            lambda: tester.get(DS_NAME),
+            lambda ds: (ds.get("status") or {}).get("observedGeneration") == 2,
+            f"{DS_NAME} observedGeneration 2",
+            timeout=30,
+        )
+
+        # "Wait for all pods updated and ready"
+        await case.eventually(
+            lambda: tester.get(DS_NAME),
+            lambda ds: daemonset_pods_updated_available(ds.get("status") or {}, len(old_pods)),
+            f"{DS_NAME}: all {len(old_pods)} pods updated and available",
+            timeout=600,
+        )
+
+        # "Verify the podUId changed and restartCount should be 1"
+        pods = await tester.pods(label)
+        last_status = {"busybox": OLD_RESOURCE}
+        for pod in pods:
+            assert check_pod_resource([pod], last_status, ["redis"]), json.dumps(pod, indent=1)
+            assert pod["status"]["containerStatuses"][0]["restartCount"] == 1, json.dumps(pod, indent=1)
