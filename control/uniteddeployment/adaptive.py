@@ -103,11 +103,25 @@ def _created(pod: Pod) -> datetime | None:
     return parse_rfc3339(stamp) if stamp else None
 
 
-def pending_timeout(pod: Pod, timeout: timedelta, now: datetime) -> tuple[bool, timedelta | None]:
+CREATION_RESOLUTION = timedelta(seconds=1)
+"""A creationTimestamp's resolution. A pass deciding pending timeouts also times out the pods whose
+deadline falls within it: pods a UnitedDeployment's subsets created together carry the same second
+when created within milliseconds, as upstream's Go controllers do, and time out in one pass. Spread
+over a few hundred milliseconds (kruise-py, a loaded machine) they may straddle a second, and
+deciding the first subset alone hands its replicas to a subset whose pods time out a second later,
+which then keeps them reserved (upstream's e2e "adaptive united deployment with reserved pods and
+min replicas" expects the subsets decided together)."""
+
+
+def pending_timeout(
+    pod: Pod, timeout: timedelta, now: datetime, slack: timedelta = timedelta(0)
+) -> tuple[bool, timedelta | None]:
     """`GetTimeBeforePendingTimeout`: (timed out, time left while failing to schedule).
 
     Only an undeleted, unbound Pending pod whose PodScheduled condition is False/Unschedulable
-    counts; the clock runs from the pod's creation. Anything else: (False, None).
+    counts; the clock runs from the pod's creation. Anything else: (False, None). A deadline within
+    `slack` after `now` counts as passed (see CREATION_RESOLUTION); the time left is still counted to
+    the deadline itself, so a requeue never comes early.
     """
     meta = pod.get("metadata") or {}
     if (
@@ -126,7 +140,7 @@ def pending_timeout(pod: Pod, timeout: timedelta, now: datetime) -> tuple[bool, 
     ):
         return False, None
     deadline = created + timeout
-    if deadline <= now:
+    if deadline <= now + slack:
         return True, None
     return False, deadline - now
 
@@ -185,7 +199,7 @@ def pod_reservation(
                 return PodReservation(True, ready_at + min_ready - now)
         return PodReservation(True, min_ready)
     if pod_revision == revision:
-        timed_out, after = pending_timeout(pod, times.reschedule_critical, now)
+        timed_out, after = pending_timeout(pod, times.reschedule_critical, now, CREATION_RESOLUTION)
         update_timed_out = False
     else:
         timed_out, after = update_timeout(pod, updated_since, times.reschedule_critical, now)
@@ -254,7 +268,7 @@ def assess_default(
             )
     if ready_replicas < status_replicas:
         for pod in pods:
-            timed_out, after = pending_timeout(pod, times.reschedule_critical, now)
+            timed_out, after = pending_timeout(pod, times.reschedule_critical, now, CREATION_RESOLUTION)
             if timed_out:
                 result.pending_pods += 1
             if after is not None:
@@ -274,15 +288,28 @@ def assess_reservation(
     times: AdaptiveTimes,
     now: datetime,
     requeue: Requeue,
+    workload_replicas: int = 0,
 ) -> Assessment:
     """`calculateSubsetsStatusForReservedAdaptiveStrategy`; updates the condition in `entry` and
-    lists the pods whose reserved label must be (re)written."""
+    lists the pods whose reserved label must be (re)written.
+
+    One difference from upstream: in a subset marked unschedulable, pods its workload still counts
+    (`workload_replicas`, the workload's `status.replicas`) but that are gone from the cache count as
+    reserved. They are pods being recreated: a CloneSet deletes not-ready pods it updates by
+    recreation and creates their replacements in its next pass. Upstream counts that moment as "no
+    reserved pods", so the subset looks recovered, takes every remaining replica, and keeps them
+    once the replacements come back reserved. Upstream's e2e case "adaptive united deployment with
+    unschedulable pods reserved" fails whenever a pass lands in that gap; Go's gap is a few
+    milliseconds, kruise-py's under load is long enough to land in."""
     result = Assessment()
     condition = schedulable_condition(entry)
     if condition is not None:
         result.marked_unschedulable = condition.get("status") == "False"
     soonest = math.inf
     duration = times.unschedulable.total_seconds()
+    pods = list(pods)
+    if result.marked_unschedulable:
+        result.reserved_pods += max(0, workload_replicas - len(pods))
     for pod in pods:
         old_reserved, labelled = reserved_label(pod)
         if result.marked_unschedulable and not labelled:

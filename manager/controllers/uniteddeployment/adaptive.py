@@ -65,7 +65,9 @@ async def assess(
             bound.error("SubsetStatus not found", subset=name)
             continue
         if reserves_unschedulable_pods(ud):
-            assessment = assess_reservation(entry, child.pods, revision, updated_since, times, wall, requeue)
+            assessment = assess_reservation(
+                entry, child.pods, revision, updated_since, times, wall, requeue, child.status_replicas
+            )
             for pod, value in assessment.pods_to_label:
                 await _label_reserved(client, pod, value)
         else:

@@ -72,6 +72,26 @@ def test_pending_timeout_runs_from_creation(age: int, critical: int) -> None:
     assert left == (None if timed_out else timedelta(seconds=critical - age))
 
 
+def test_a_deadline_within_the_slack_counts_as_passed_and_requeues_stay_on_the_deadline() -> None:
+    critical = timedelta(seconds=10)
+    assert pending_timeout(pod(), critical, T0 + timedelta(seconds=9), timedelta(seconds=1)) == (True, None)
+    early = pending_timeout(pod(), critical, T0 + timedelta(seconds=8), timedelta(seconds=1))
+    assert early == (False, timedelta(seconds=2))
+
+
+def test_subsets_whose_pods_straddle_a_second_time_out_in_one_pass() -> None:
+    """Two subsets' pods created in the same burst but on either side of a second boundary: the
+    pass at the first deadline decides both (upstream's Go controllers create them within one
+    second)."""
+    now = T0 + timedelta(seconds=10)
+    first, second = {"name": "s0"}, {"name": "s1"}
+    requeue = Requeue()
+    times = AdaptiveTimes(timedelta(seconds=10), timedelta(seconds=300))
+    a = assess_reservation(first, [pod(T0)], "r1", None, times, now, requeue)
+    b = assess_reservation(second, [pod(T0 + timedelta(seconds=1))], "r1", None, times, now, requeue)
+    assert a.reserved_pods == b.reserved_pods == 1 and a.unschedulable and b.unschedulable
+
+
 def test_only_pending_unbound_unschedulable_pods_count() -> None:
     late = T0 + timedelta(hours=1)
     assert pending_timeout(pod(unschedulable=False), timedelta(seconds=30), late) == (False, None)
@@ -149,10 +169,11 @@ def test_default_pending_count_and_requeue(ages: list[int], ready: int) -> None:
     pods = [pod(now - timedelta(seconds=a)) for a in ages]
     requeue = Requeue()
     result = assess_default({"name": "a"}, len(pods) + ready, ready, pods, TIMES, now, requeue)
-    late = sum(1 for a in ages if a >= 30)
+    # a deadline within a second (a creationTimestamp's resolution) is decided with the others
+    late = sum(1 for a in ages if a >= 29)
     assert result.pending_pods == late
     assert result.unschedulable == (late > 0)
-    waits = [30 - a for a in ages if a < 30] + ([300] if late else [])
+    waits = [30 - a for a in ages if a < 29] + ([300] if late else [])
     assert requeue.seconds == (min(waits) if waits else 0)
 
 
@@ -198,6 +219,39 @@ def test_pods_created_in_a_marked_subset_start_reserved() -> None:
     new = pod(unschedulable=False)
     result = assess_reservation(entry, [new], "r1", None, TIMES, T0, Requeue())
     assert result.reserved_pods == 1 and [(p is new, v) for p, v in result.pods_to_label] == [(True, True)]
+
+
+def test_pods_being_recreated_in_a_marked_subset_stay_reserved() -> None:
+    """A CloneSet recreating its two reserved pods deletes both, then creates the replacements in
+    its next pass; its status still counts two. In that gap the subset keeps its two reserved pods
+    (upstream would see none, call the subset recovered and hand it every replica)."""
+    entry: dict[str, Any] = {"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}
+    gap = assess_reservation(entry, [], "r1", None, TIMES, T0, Requeue(), workload_replicas=2)
+    assert gap.reserved_pods == 2 and gap.unschedulable and gap.marked_unschedulable
+    assert condition(entry)["status"] == "False" and gap.pods_to_label == []
+    half = pod(unschedulable=False)  # one replacement created (unlabelled), one still to come
+    entry = {"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}
+    assert (
+        assess_reservation(entry, [half], "r1", None, TIMES, T0, Requeue(), workload_replicas=2).reserved_pods
+        == 2
+    )
+    existing = {
+        "s0": SubsetState(
+            replicas=2, unschedulable=True, marked_unschedulable=True, reserved_pods=gap.reserved_pods
+        ),
+        "s1": SubsetState(replicas=4),
+    }
+    assert allocate(adaptive_ud(4, [None, None], reserve=True), existing) == {"s0": 2, "s1": 4}
+
+
+def test_missing_pods_count_only_while_the_subset_is_marked() -> None:
+    unmarked: dict[str, Any] = {"name": "a"}
+    result = assess_reservation(unmarked, [], "r1", None, TIMES, T0, Requeue(), workload_replicas=2)
+    assert result.reserved_pods == 0 and not result.unschedulable
+    recovered = pod(phase="Running", node="n1", unschedulable=False, labels=reserved("false"))
+    entry: dict[str, Any] = {"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}
+    steady = assess_reservation(entry, [recovered], "r1", None, TIMES, T0, Requeue(), workload_replicas=1)
+    assert steady.reserved_pods == 0 and condition(entry)["status"] == "True"
 
 
 def test_old_revision_pods_time_out_with_the_update() -> None:
