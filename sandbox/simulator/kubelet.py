@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.sandbox.cri import ContainerState, CriError, ExecResult
-from kruise.sandbox.simulator import ephemeral, hooks, killgrace, pullsecrets, resize
+from kruise.sandbox.simulator import admission, ephemeral, hooks, killgrace, pullsecrets, resize
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import (
     ConfigMapLookup,
@@ -52,6 +52,7 @@ from kruise.sandbox.simulator.noderuntime import (
 )
 from kruise.sandbox.simulator.podenv import ConfigMissing
 from kruise.sandbox.simulator.podstatus import (
+    KUBELET_CONDITIONS,
     ContainerView,
     kubelet_conditions,
     merge_conditions,
@@ -148,6 +149,8 @@ class Kubelet:
         self.pods.add_handler(lambda kind, pod: self.queue.add(_pod_key(pod)))
         self.queue = WorkQueue(f"kubelet {node.name}", self._reconcile_guarded, workers=8)
         self.runs: dict[str, PodRun] = {}
+        self._admitting: dict[str, Obj] = {}  # pods past the admission check, their sandbox not yet up
+        self._rejected: dict[str, tuple[str, admission.Rejection]] = {}  # key -> (uid, why), decided once
 
     async def start(self) -> None:
         self.queue.start()
@@ -264,6 +267,8 @@ class Kubelet:
     async def _reconcile(self, key: str) -> float | None:
         pod = self.pods.get(key)
         run = self.runs.get(key)
+        if pod is None or self._rejected.get(key, ("",))[0] != pod["metadata"]["uid"]:
+            self._rejected.pop(key, None)
         if pod is None:
             if run is not None:
                 await self._teardown(key, run)
@@ -278,7 +283,14 @@ class Kubelet:
         if phase in ("Succeeded", "Failed") and run is None:
             return None
         if run is None:
-            run = await self._admit(pod)
+            rejection = await self._admission(key, pod)
+            if rejection is not None:
+                await self._reject(key, pod, rejection)
+                return None
+            try:
+                run = await self._admit(pod)
+            finally:
+                self._admitting.pop(key, None)
             self.runs[key] = run
         wake: list[float] = []
         now = time.monotonic()
@@ -289,6 +301,77 @@ class Kubelet:
         if reported in ("Succeeded", "Failed"):
             await self._release(run, pod)
         return max(min(wake), 0.001) if wake else None
+
+    async def _admission(self, key: str, pod: Obj) -> admission.Rejection | None:
+        """The kubelet's admission of a pod it has not started: decided once per pod (uid)
+        against the pods it runs (see ``admission``). An admitted pod is held in ``_admitting``
+        from the check on, with no await in between, so two pods checked at once see each other."""
+        decided = self._rejected.get(key)
+        if decided is not None:
+            return decided[1]
+        node = await self._node_for(pod)
+        if isinstance(node, admission.Rejection):
+            rejection: admission.Rejection | None = node
+        else:
+            rejection = admission.admit(pod, node, self._admitted_pods(key))
+        if rejection is None:
+            self._admitting[key] = pod
+            return None
+        self._rejected[key] = (pod["metadata"]["uid"], rejection)
+        self.recorder.event(pod, "Warning", rejection.reason, rejection.message)
+        return rejection
+
+    async def _node_for(self, pod: Obj) -> Obj | admission.Rejection:
+        """The Node as admission reads it: allocatable as this kubelet registers it; labels as the
+        API has them now when the pod selects nodes by label (they may have changed since)."""
+        node = {"metadata": {"name": self.node.name, "labels": {}}, **self._node_allocatable()}
+        if admission.needs_node_labels(pod):
+            try:
+                current = await self.client.get(resource_path("v1", "nodes", None, self.node.name))
+            except ApiError as error:
+                if not error.not_found:
+                    raise
+                return admission.Rejection("InvalidNodeInfo", "Kubelet cannot get node info.")
+            node["metadata"] = current.get("metadata") or node["metadata"]
+        return node
+
+    def _admitted_pods(self, key: str) -> list[Obj]:
+        """The node's other active pods, with the resources allocated to them: running or still
+        stopping, and those being started."""
+        pods = [
+            resize.with_allocation(other, other_run.allocated)
+            for other_key, other_run in self.runs.items()
+            if other_key != key
+            and not (other_run.stopped or other_run.released)
+            and (other := self.pods.get(other_key)) is not None
+            and other["metadata"]["uid"] == other_run.uid
+        ]
+        pods.extend(other for other_key, other in self._admitting.items() if other_key != key)
+        return pods
+
+    async def _reject(self, key: str, pod: Obj, rejection: admission.Rejection) -> None:
+        """Write a rejected pod's status as the kubelet's ``rejectPod`` does: phase Failed with the
+        predicate's reason and message, QoS class and start time; no containers, no IP, and none of
+        the kubelet's own conditions (others, such as PodScheduled, stay)."""
+        current = pod.get("status") or {}
+        status = copy.deepcopy(current)
+        status["conditions"] = [
+            c for c in current.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS
+        ]
+        if not status["conditions"]:
+            del status["conditions"]
+        status["phase"] = "Failed"
+        status["reason"] = rejection.reason
+        status["message"] = rejection.status_message
+        status.setdefault("qosClass", qos_class(pod))
+        status.setdefault("startTime", now_rfc3339())
+        if _same_status(current, status):
+            return
+        meta = pod["metadata"]
+        written = await self.client.replace(
+            resource_path("v1", "pods", meta["namespace"], meta["name"], "status"), {**pod, "status": status}
+        )
+        _remember(self.pods, key, written)
 
     async def _admit(self, pod: Obj) -> PodRun:
         meta = pod["metadata"]

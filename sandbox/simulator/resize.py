@@ -85,7 +85,7 @@ def with_allocation(pod: Mapping[str, Any], allocation: Mapping[str, Obj]) -> Ob
     return copied
 
 
-def _fits(wanted: Requests, used: Requests, allocatable: Requests) -> tuple[str, int, int, int] | None:
+def shortfall(wanted: Requests, used: Requests, allocatable: Requests) -> tuple[str, int, int, int] | None:
     """The first resource (cpu, then memory, then others by name) the node lacks, as the scheduler
     library the kubelet admits with orders them: (name, requested, used, capacity)."""
     if wanted.cpu and used.cpu + wanted.cpu > allocatable.cpu:
@@ -124,7 +124,7 @@ def pending(
     used = Requests()
     for other in others:
         used.add(pod_requests(dict(other)))
-    short = _fits(wanted, used, allocatable)
+    short = shortfall(wanted, used, allocatable)
     if short is None:
         return None
     name, requested, in_use, capacity = short
@@ -159,5 +159,6 @@ __all__ = [
     "pending",
     "resizable_containers",
     "same",
+    "shortfall",
     "with_allocation",
 ]

@@ -1,7 +1,7 @@
 """Scheduling predicates and node choice, as pure functions over pod and node dicts.
 
 These mirror kube-scheduler's filter plugins that matter for Kruise workloads (NodeUnschedulable,
-NodeAffinity incl. nodeSelector, TaintToleration, NodeResourcesFit with pod count) and phrase
+NodeAffinity incl. nodeSelector, TaintToleration, NodePorts, NodeResourcesFit with pod count) and phrase
 failures exactly as the scheduler does, because users and tests read them in
 ``PodScheduled=False`` conditions and ``FailedScheduling`` events.
 """
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.sandbox.quantity import milli, whole
+from kruise.sandbox.simulator.hostports import REASON_PORTS, ports_fit
 
 Obj = dict[str, Any]
 
@@ -235,6 +236,8 @@ def filter_reasons(pod: Obj, node: Obj, pods_on_node: Sequence[Obj]) -> list[str
     taint = untolerated_taint(pod, node)
     if taint is not None:
         return [taint_reason(taint)]
+    if not ports_fit(pod, pods_on_node):
+        return [REASON_PORTS]
     return fit_reasons(pod, node, pods_on_node)
 
 
