@@ -6,13 +6,16 @@ why the others wait."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import pytest
-from harness import Cluster
+from harness import Cluster, kubectl_binary
 from statefulset_tester import (
     NEW_NGINX_IMAGE,
+    NGINX_IMAGE,
     STS,
     StatefulSetTester,
     headless_service,
@@ -439,3 +442,134 @@ async def test_decreasing_start_ordinal(kruise_sandbox_all_gates: Cluster):
 async def test_removing_start_ordinal(kruise_sandbox_all_gates: Cluster):
     """Removing .start.ordinal"""
     await start_ordinal_case(kruise_sandbox_all_gates, 3, ["ss-3", "ss-4"], ordinals(None), ["ss-0", "ss-1"])
+
+
+STATEFUL_POD_TIMEOUT = 300.0  # `StatefulPodTimeout` (and the framework's pod start timeout)
+
+
+async def ready_schedulable_nodes(case: Case) -> list[str]:
+    """`GetReadySchedulableNodesOrDie`: Ready, not cordoned, no NoSchedule/NoExecute taint."""
+    _, out = await case.cluster.kubectl("get", "nodes", "-o", "json")
+    names = []
+    for node in json.loads(out)["items"]:
+        ready = next((c for c in node["status"].get("conditions") or [] if c["type"] == "Ready"), None)
+        tainted = any(
+            t.get("effect") in ("NoSchedule", "NoExecute") for t in node["spec"].get("taints") or []
+        )
+        if not node["spec"].get("unschedulable") and ready and ready["status"] == "True" and not tainted:
+            names.append(node["metadata"]["name"])
+    assert names, "no ready, schedulable nodes"
+    return sorted(names)
+
+
+@contextlib.asynccontextmanager
+async def watch_pod(case: Case, name: str) -> AsyncIterator[asyncio.Queue[tuple[str, Obj]]]:
+    """`Pods(ns).Watch(SingleObject(name))` as `kubectl get pods --watch` on the name: the pod's current
+    state (if any) as ADDED, then each change, as (event type, pod) on a queue."""
+    process = await asyncio.create_subprocess_exec(
+        kubectl_binary(), "--kubeconfig", str(case.cluster.kubeconfig), "get", "pods", "-n", case.ns,
+        "--field-selector", f"metadata.name={name}", "--watch", "--output-watch-events", "-o", "json",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    events: asyncio.Queue[tuple[str, Obj]] = asyncio.Queue()
+
+    async def read() -> None:
+        assert process.stdout is not None
+        decoder, buffer = json.JSONDecoder(), ""
+        while chunk := await process.stdout.read(65536):
+            buffer += chunk.decode()
+            while buffer := buffer.lstrip():
+                try:
+                    event, end = decoder.raw_decode(buffer)
+                except json.JSONDecodeError:
+                    break
+                buffer = buffer[end:]
+                events.put_nowait((event["type"], event["object"]))
+
+    reader = asyncio.create_task(read())
+    try:
+        yield events
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            await process.wait()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+async def test_should_recreate_evicted_statefulset(kruise_sandbox_all_gates: Cluster):
+    """Should recreate evicted statefulset
+
+    StatefulSet MUST delete and recreate Pods it owns that go into a Failed state, such as when they are
+    rejected or evicted by a Node: the sandbox kubelet rejects the stateful pod whose hostPort another pod
+    on its node holds (phase Failed, reason `NodePorts`), as a real kubelet's admission does."""
+    async with upstream_case(kruise_sandbox_all_gates, "statefulset") as case:
+        await setup(case)
+        pod_name = "test-pod"
+        stateful_pod_name = f"{SS_NAME}-0"
+        # Looking for a node to schedule stateful set and pod
+        node = (await ready_schedulable_nodes(case))[0]
+
+        # Creating pod with conflicting port
+        conflicting_port = {"hostPort": 21017, "containerPort": 21017, "name": "conflict"}
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": pod_name},
+            "spec": {
+                "containers": [{"name": "nginx", "image": NGINX_IMAGE, "ports": [dict(conflicting_port)]}],
+                "nodeName": node,
+            },
+        }
+        await case.create(pod)
+
+        # Creating statefulset with conflicting port
+        ss = new_statefulset(SS_NAME, case.ns, HEADLESS_SVC, 1, [], [], LABELS)
+        stateful_container = ss["spec"]["template"]["spec"]["containers"][0]
+        stateful_container.setdefault("ports", []).append(dict(conflicting_port))
+        ss["spec"]["template"]["spec"]["nodeName"] = node
+        await case.create(ss)
+
+        # Waiting until pod test-pod will start running (`WaitForPodRunning`: a pod that ends fails it)
+        def running(current: Obj | None) -> bool:
+            phase = ((current or {}).get("status") or {}).get("phase")
+            assert phase not in ("Failed", "Succeeded"), f"Pod {pod_name} did not start running: {phase}"
+            return phase == "Running"
+
+        await case.eventually(
+            lambda: case.get("pod", pod_name), running, f"pod {pod_name} running", STATEFUL_POD_TIMEOUT
+        )
+
+        # Waiting until stateful pod ss-0 will be recreated and deleted at least once: the UID of the pod in
+        # any state is kept until the controller has deleted it once
+        initial_uid = ""
+        async with watch_pod(case, stateful_pod_name) as events:
+            async with asyncio.timeout(STATEFUL_POD_TIMEOUT):
+                while True:
+                    kind, watched = await events.get()
+                    if kind == "DELETED":
+                        if initial_uid:
+                            break
+                    elif kind in ("ADDED", "MODIFIED"):
+                        initial_uid = watched["metadata"]["uid"]
+
+        # Removing pod with conflicting port
+        await case.kubectl("delete", "pod", pod_name, "--grace-period=0", "--force", "--wait=false")
+
+        # Waiting when stateful pod ss-0 will be recreated and will be in running state (a deletion may be
+        # caught in between, hence the poll)
+        async def stateful_pod() -> Obj | None:
+            return await case.get("pod", stateful_pod_name)
+
+        def recreated_and_running(current: Obj | None) -> bool:
+            if current is None:
+                return False
+            return current["status"].get("phase") == "Running" and current["metadata"]["uid"] != initial_uid
+
+        await case.eventually(
+            stateful_pod,
+            recreated_and_running,
+            f"pod {stateful_pod_name} recreated and running",
+            STATEFUL_POD_TIMEOUT,
+        )
