@@ -160,11 +160,13 @@ def _serve(kind: str, port: int, cert_dir: str) -> None:
     import uvicorn
 
     if kind in ("webhook", "sidecar10"):
+        from kruise.webhook import registry
         from kruise.webhook.app import create_app
-        from kruise.webhook.routes import build_routes
+        from kruise.webhook.context import WebhookContext
 
         source = _StaticSidecarSets(_sidecarsets() if kind == "sidecar10" else [])
-        app = create_app(build_routes(_NoContents(), source))
+        context = WebhookContext(namespace_contents=_NoContents(), sidecarsets=source)
+        app = create_app(registry.routes(context))
     else:
         app = _echo_app
     uvicorn.run(

@@ -6,7 +6,8 @@ test asserts on exactly which writes it made.
 
 Beside these: `pods.pod` builds plain pod dicts; `fakeapi.FakeApi` is an in-memory apiserver for
 informers and status writers; `runtime.FakeRuntimeClient` stands in for the daemon's CRI client; and
-`sidecarsets`, `pubs` and `namespace_contents` hold the webhook's read-only cache fakes.
+`sidecarsets`, `pubs` and `namespace_contents` hold the webhook's read-only cache fakes, and
+`webhook.context` builds a `WebhookContext` from them.
 """
 
 from tests.kit.client import Call, RecordingClient

@@ -8,9 +8,10 @@ import httpx
 import pytest
 
 from kruise.api.features import RESOURCES_DELETION_PROTECTION, FeatureGates
+from kruise.webhook import registry
 from kruise.webhook.app import create_app
-from kruise.webhook.routes import build_routes
 from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def contents() -> FakeNamespaceContents:
 async def client(contents: FakeNamespaceContents) -> AsyncIterator[httpx.AsyncClient]:
     # Deletion-protection tests need the gate that upstream leaves off by default.
     gates = FeatureGates({RESOURCES_DELETION_PROTECTION: True}, env={})
-    app = create_app(build_routes(contents, gates=gates))
+    app = create_app(registry.routes(context(namespace_contents=contents, gates=gates)))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="https://webhook.test") as c:
         yield c

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import base64
 
+from kruise.webhook import registry
 from kruise.webhook.certsecret import ConfigurationPatcher
 from kruise.webhook.configurations import (
     ClientTarget,
     mutating_configuration,
     validating_configuration,
 )
-from kruise.webhook.routes import build_routes
+from tests.kit.webhook import context
 
-SERVED = frozenset(build_routes(None))  # type: ignore[arg-type]
+SERVED = frozenset(registry.routes(context()))
 
 
 def _by_name(config: dict) -> dict[str, dict]:

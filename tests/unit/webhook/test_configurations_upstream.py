@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from kruise.webhook import registry
 from kruise.webhook.configurations import ClientTarget, mutating_configuration, validating_configuration
-from kruise.webhook.routes import build_routes
+from tests.kit.webhook import context
 
 POD_NS = {
     "matchExpressions": [
@@ -182,6 +183,6 @@ def test_same_webhooks_in_upstream_order(which: str, rows: list[tuple[Any, ...]]
 def test_every_upstream_path_is_answered() -> None:
     """Every entry points at a path this process routes (`/validate-pod` only once PUB checks or
     WorkloadSpread bookkeeping are wired in, so it is absent from a bare route table)."""
-    routes = set(build_routes(None))  # type: ignore[arg-type]
+    routes = set(registry.routes(context()))
     missing = {row[1] for _, row in TABLE} - routes
     assert missing == {"/validate-pod"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from kruise.api.features import RESOURCES_DELETION_PROTECTION, FeatureGates
+from kruise.webhook import registry
 from kruise.webhook.admission import AdmissionRequest
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 LABEL = "policy.kruise.io/delete-protection"
 FORBIDDEN = f"forbidden by ResourcesProtectionDeletion for {LABEL}="
@@ -66,16 +66,14 @@ def test_gate_is_off_by_default() -> None:
 async def test_gate_off_allows_every_protected_deletion(
     path, group, version, kind, resource, spec, gates
 ) -> None:
-    routes = build_routes(FakeNamespaceContents(), gates=FeatureGates(gates or {}, env={}) if gates else None)
+    routes = registry.routes(context(gates=FeatureGates(gates or {}, env={})))
     decision = await routes[path](_delete(group, version, kind, resource, spec))
     assert decision.allowed, decision.message
 
 
 @pytest.mark.parametrize(("path", "group", "version", "kind", "resource", "spec"), TARGETS)
 async def test_gate_on_refuses_always(path, group, version, kind, resource, spec) -> None:
-    routes = build_routes(
-        FakeNamespaceContents(), gates=FeatureGates({RESOURCES_DELETION_PROTECTION: True}, env={})
-    )
+    routes = registry.routes(context(gates=FeatureGates({RESOURCES_DELETION_PROTECTION: True}, env={})))
     decision = await routes[path](_delete(group, version, kind, resource, spec))
     assert not decision.allowed
     assert decision.code == 403 and decision.message == FORBIDDEN + "Always"

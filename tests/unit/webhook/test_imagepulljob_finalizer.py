@@ -13,9 +13,9 @@ import pytest
 
 from kruise.api.features import FeatureGates
 from kruise.api.keys import FINALIZER_DELETION_PROTECTION
+from kruise.webhook import registry
 from kruise.webhook.admission import AdmissionRequest
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 MUTATE = "/mutate-apps-kruise-io-v1alpha1-imagepulljob"
 JOB = {
@@ -48,9 +48,7 @@ def _finalizers(decision, original: dict) -> list[str]:
 
 @pytest.fixture
 def mutate():
-    return build_routes(FakeNamespaceContents(), gates=FeatureGates({"ImagePullJobGate": True}, env={}))[
-        MUTATE
-    ]
+    return registry.routes(context(gates=FeatureGates({"ImagePullJobGate": True}, env={})))[MUTATE]
 
 
 async def test_create_adds_the_protection_finalizer(mutate) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kruise.api.features import FeatureGates
+from kruise.webhook import registry
 from kruise.webhook.admission import AdmissionRequest
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 JOB = {
     "apiVersion": "apps.kruise.io/v1alpha1",
@@ -38,11 +38,11 @@ def review(obj, operation="CREATE"):
     ],
 )
 async def test_image_pull_job_needs_its_gates(overrides, message):
-    routes = build_routes(FakeNamespaceContents(), gates=FeatureGates(overrides, env={}))
+    routes = registry.routes(context(gates=FeatureGates(overrides, env={})))
     decision = await routes["/validate-apps-kruise-io-v1alpha1-imagepulljob"](review(JOB))
     assert not decision.allowed and decision.code == 403 and decision.message == message
 
 
 async def test_image_pull_job_allowed_with_gates_on():
-    routes = build_routes(FakeNamespaceContents(), gates=FeatureGates({"ImagePullJobGate": True}, env={}))
+    routes = registry.routes(context(gates=FeatureGates({"ImagePullJobGate": True}, env={})))
     assert (await routes["/validate-apps-kruise-io-v1alpha1-imagepulljob"](review(JOB))).allowed

@@ -137,11 +137,12 @@ async def test_v1beta1_review_is_answered_in_v1beta1(client):
 
 def test_every_registered_kind_gets_both_path_spellings_and_old_only_where_accepted():
     from kruise.api.registry import KINDS
+    from kruise.webhook import registry
     from kruise.webhook.handlers.kinds import hooks_for
     from kruise.webhook.paths import kind_paths
-    from kruise.webhook.routes import build_routes
+    from tests.kit.webhook import context
 
-    routes = build_routes(None)  # type: ignore[arg-type]
+    routes = registry.routes(context())
     for info in KINDS:
         versions = tuple(v.name for v in info.versions)
         for verb in ("mutate", "validate"):

@@ -8,12 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kruise.api.features import FeatureGates
 from kruise.api.keys import CONFIG_PPS_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
-from kruise.webhook import paths
+from kruise.webhook import paths, registry
 from kruise.webhook.admission import AdmissionRequest
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 PATH = "/validate-apps-kruise-io-v1alpha1-persistentpodstate"
 HOST = "kubernetes.io/hostname"
@@ -48,11 +46,10 @@ def review(obj: dict[str, Any], operation: str = "CREATE", old: dict[str, Any] |
 
 
 def routes(configuration: dict[str, str], states: list[dict] | None = None):
-    return build_routes(
-        FakeNamespaceContents(), None, FeatureGates(env={}),
-        persistent_pod_states=lambda ns: [s for s in states or [] if s["metadata"]["namespace"] == ns],
-        configuration=lambda: configuration,
-    )  # fmt: skip
+    def in_namespace(namespace: str) -> list[dict]:
+        return [s for s in states or [] if s["metadata"]["namespace"] == namespace]
+
+    return registry.routes(context(persistent_pod_states=in_namespace, configuration=lambda: configuration))
 
 
 async def test_whitelisted_kind_may_be_targeted_any_version() -> None:

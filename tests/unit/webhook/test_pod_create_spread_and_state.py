@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 
-from kruise.api.features import FeatureGates
 from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED
-from kruise.webhook import paths
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from kruise.webhook import paths, registry
+from tests.kit.webhook import context
 from tests.unit.webhook.test_pod_persistent_pod_state import HOST, PPS, ZONE, review
 from tests.unit.webhook.test_workloadspread_pods import setup, workloadspread, zone
 
@@ -20,9 +18,7 @@ async def test_spread_subset_and_persistent_state_both_injected():
     ws = workloadspread(("a", 1), ("b", None), kind="StatefulSet", api="apps.kruise.io/v1beta1")
     ws["spec"]["targetRef"]["name"] = "web"  # the pods' Advanced StatefulSet
     client, _, keeper = setup(ws)
-    routes = build_routes(
-        FakeNamespaceContents(), None, FeatureGates(env={}), None, None, keeper, lambda ns: [PPS]
-    )
+    routes = registry.routes(context(spreads=keeper, persistent_pod_states=lambda ns: [PPS]))
     decision = await routes[paths.POD_MUTATE](review("web-1"))
     pod = decision.mutated
     spec = pod["spec"]

@@ -3,11 +3,9 @@ preferred node affinity, through the routing table as kruise-webhook serves it."
 
 from __future__ import annotations
 
-from kruise.api.features import FeatureGates
-from kruise.webhook import paths
+from kruise.webhook import paths, registry
 from kruise.webhook.admission import AdmissionRequest
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -57,9 +55,7 @@ def review(name, operation="CREATE"):
 
 
 def handler(states=(PPS,)):
-    routes = build_routes(
-        FakeNamespaceContents(), None, FeatureGates(env={}), persistent_pod_states=lambda ns: list(states)
-    )
+    routes = registry.routes(context(persistent_pod_states=lambda ns: list(states)))
     return routes[paths.POD_MUTATE]
 
 
@@ -82,6 +78,6 @@ async def test_first_creation_gets_no_affinity():
 
 
 async def test_without_the_kind_served_nothing_is_injected():
-    routes = build_routes(FakeNamespaceContents(), None, FeatureGates(env={}))
+    routes = registry.routes(context())
     decision = await routes[paths.POD_MUTATE](review("web-1"))
     assert "nodeSelector" not in (decision.mutated or {}).get("spec", {})

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 
 from kruise.api.features import FeatureGates
-from kruise.webhook import paths
+from kruise.webhook import paths, registry
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.pod import pod_create_handler
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 GATE = "EnablePodProbeMarkerOnServerless"
 MARKER = {
@@ -60,9 +59,7 @@ def routed(gate_on, markers=(MARKER,)):
         return list(markers)
 
     gates = FeatureGates({GATE: gate_on}, env={})
-    return build_routes(FakeNamespaceContents(), None, gates, probe_markers=in_namespace)[
-        paths.POD_MUTATE
-    ], seen
+    return registry.routes(context(gates=gates, probe_markers=in_namespace))[paths.POD_MUTATE], seen
 
 
 async def test_a_matching_pod_carries_the_probes_and_marker_names():

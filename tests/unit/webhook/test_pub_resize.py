@@ -13,14 +13,13 @@ import pytest
 
 from kruise.api.features import FeatureGates
 from kruise.kube.resources import PODUNAVAILABLEBUDGETS
-from kruise.webhook import paths
+from kruise.webhook import paths, registry
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.pub import BudgetKeeper
-from kruise.webhook.routes import build_routes
 from tests.kit import RecordingClient
-from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.kit.pods import pod
 from tests.kit.pubs import FakePubSource
+from tests.kit.webhook import context
 
 NS = "shop"
 
@@ -101,7 +100,7 @@ def validate_pod(pub, *, vertical_scaling):
         {"PodUnavailableBudgetUpdateGate": True, "InPlacePodVerticalScaling": vertical_scaling}, env={}
     )
     budgets = BudgetKeeper(client, FakePubSource(pub), backoff=0.0)
-    return client, build_routes(FakeNamespaceContents(), None, gates, budgets)[paths.POD_VALIDATE]
+    return client, registry.routes(context(gates=gates, budgets=budgets))[paths.POD_VALIDATE]
 
 
 def recorded(client):

@@ -10,11 +10,10 @@ import httpx
 import pytest
 from webhook_testkit import apply_patch, post, review
 
-from kruise.api.features import FeatureGates
+from kruise.webhook import registry
 from kruise.webhook.app import create_app
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.kit.sidecarsets import FakeSidecarSetSource
+from tests.kit.webhook import context
 
 SIDECARSET = {
     "apiVersion": "apps.kruise.io/v1alpha1",
@@ -71,7 +70,7 @@ def sidecarsets() -> FakeSidecarSetSource:
 
 @pytest.fixture
 async def client(sidecarsets: FakeSidecarSetSource) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(build_routes(FakeNamespaceContents(), sidecarsets, FeatureGates(env={})))
+    app = create_app(registry.routes(context(sidecarsets=sidecarsets)))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://w.test") as c:
         yield c
 

@@ -17,14 +17,14 @@ from kruise.api.features import FeatureGates
 from kruise.api.keys import ANNOTATION_SIDECARSET_HASH, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE
 from kruise.control.sidecarset.hashing import sidecarset_hash, sidecarset_hash_without_image
 from kruise.control.sidecarset.revision import new_revision
+from kruise.webhook import registry
 from kruise.webhook.admission import AdmissionReview
 from kruise.webhook.app import create_app
 from kruise.webhook.configurations import ClientTarget, mutating_configuration
 from kruise.webhook.handlers.pod import pod_create_handler
 from kruise.webhook.main import parse_args
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
 from tests.kit.sidecarsets import FakeSidecarSetSource
+from tests.kit.webhook import context
 
 SIDECAR1 = {
     "name": "sidecar1", "image": "busybox", "command": ["sleep", "999d"],
@@ -65,7 +65,7 @@ def sidecarsets() -> FakeSidecarSetSource:
 
 @pytest.fixture
 async def app_client(sidecarsets: FakeSidecarSetSource) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(build_routes(FakeNamespaceContents(), sidecarsets, FeatureGates(env={})))
+    app = create_app(registry.routes(context(sidecarsets=sidecarsets)))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://w.test") as c:
         yield c
 
@@ -204,9 +204,9 @@ async def test_canary_may_reuse_its_base_names_but_must_be_not_update(app_client
 
 
 def test_pod_webhook_gate_removes_the_route():
-    assert "/mutate-pod" in build_routes(FakeNamespaceContents(), None, FeatureGates(env={}))
+    assert "/mutate-pod" in registry.routes(context())
     off = FeatureGates({"PodWebhook": False}, env={})
-    assert "/mutate-pod" not in build_routes(FakeNamespaceContents(), None, off)
+    assert "/mutate-pod" not in registry.routes(context(gates=off))
 
 
 @pytest.mark.parametrize(("gate", "expected"), [(False, False), (True, True)])

@@ -11,10 +11,10 @@ import pytest
 from kruise.api import statefulset
 from kruise.api.features import FeatureGates
 from kruise.api.statefulset import StatefulSet
+from kruise.webhook import registry
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.statefulset import default_storage_class, volume_claim_template_update_errors
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 VALIDATE = "/validate-apps-kruise-io-v1beta1-statefulset"
 MUTATE = "/mutate-apps-kruise-io-v1beta1-statefulset"
@@ -101,10 +101,8 @@ def request(new: dict, old: dict | None, operation: str = "UPDATE") -> Admission
 
 
 def routes(gate: bool):
-    return build_routes(
-        FakeNamespaceContents(),
-        gates=FeatureGates({"StatefulSetAutoResizePVCGate": gate}, env={}),
-        storage_classes=CLASSES,
+    return registry.routes(
+        context(gates=FeatureGates({"StatefulSetAutoResizePVCGate": gate}, env={}), storage_classes=CLASSES)
     )
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from kruise.api.features import STATEFULSET_AUTO_DELETE_PVC, FeatureGates
+from kruise.webhook import registry
 from kruise.webhook.admission import AdmissionRequest
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 STS = {
     "apiVersion": "apps.kruise.io/v1beta1",
@@ -40,9 +40,7 @@ async def _defaulted(on: bool, policy: dict | None) -> dict:
             "object": obj,
         }
     )
-    routes = build_routes(
-        FakeNamespaceContents(), gates=FeatureGates({STATEFULSET_AUTO_DELETE_PVC: on}, env={})
-    )
+    routes = registry.routes(context(gates=FeatureGates({STATEFULSET_AUTO_DELETE_PVC: on}, env={})))
     decision = await routes["/mutate-apps-kruise-io-v1beta1-statefulset"](req)
     assert decision.allowed and decision.mutated is not None, decision.message
     return decision.mutated["spec"]

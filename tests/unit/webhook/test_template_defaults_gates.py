@@ -20,9 +20,9 @@ from kruise.api.features import (
     WITHOUT_EFFECT,
     FeatureGates,
 )
+from kruise.webhook import registry
 from kruise.webhook.admission import AdmissionRequest
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 
 POD = {
     "metadata": {"labels": {"app": "demo"}},
@@ -121,7 +121,7 @@ def _object(kind: str, version: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _mutate(gates: dict[str, bool], req: AdmissionRequest, kind: str, version: str) -> dict[str, Any]:
-    routes = build_routes(FakeNamespaceContents(), gates=FeatureGates(gates, env={}))
+    routes = registry.routes(context(gates=FeatureGates(gates, env={})))
     decision = await routes[f"/mutate-apps-kruise-io-{version}-{kind.lower()}"](req)
     assert decision.allowed, decision.message
     assert decision.mutated is not None

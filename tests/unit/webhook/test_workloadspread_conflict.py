@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kruise.api.features import FeatureGates
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from kruise.webhook import registry
+from tests.kit.webhook import context
 from tests.unit.webhook.test_workloadspread_pods import setup, workloadspread
 from tests.unit.webhook.test_workloadspread_whitelist import PATH, review
 
@@ -21,7 +20,7 @@ def named(name: str, **kwargs: Any) -> dict[str, Any]:
 
 def validate(existing: dict[str, Any]):
     _, _, keeper = setup(existing)
-    return build_routes(FakeNamespaceContents(), None, FeatureGates(env={}), spreads=keeper)[PATH]
+    return registry.routes(context(spreads=keeper))[PATH]
 
 
 async def test_second_workloadspread_on_the_same_workload_is_refused() -> None:
@@ -47,5 +46,5 @@ async def test_other_workloads_and_the_workloadspread_itself_are_no_conflict() -
 
 
 async def test_without_the_workloadspread_cache_the_check_is_skipped() -> None:
-    routes = build_routes(FakeNamespaceContents(), None, FeatureGates(env={}))
+    routes = registry.routes(context())
     assert (await routes[PATH](review(named("second")))).allowed

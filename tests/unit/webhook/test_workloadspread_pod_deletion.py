@@ -15,13 +15,12 @@ from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, VERSION_IG
 from kruise.kube.resources import WORKLOADSPREADS
 from kruise.kube.retry import Backoff
 from kruise.kube.store import Store
-from kruise.webhook import paths
+from kruise.webhook import paths, registry
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.caches import StorePodsAndNodes, StorePubs
 from kruise.webhook.handlers.pub import BudgetKeeper
 from kruise.webhook.handlers.workloadspread import SpreadKeeper
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 from tests.unit.webhook.test_workloadspread_pods import YieldingClient, setup, workloadspread
 
 API = "apps.kruise.io/v1alpha1"
@@ -111,7 +110,7 @@ def validate_pod(keeper: SpreadKeeper, pods: Store, gates: FeatureGates | None =
     gates = gates or FeatureGates(env={})
     budgets = BudgetKeeper(keeper.client, StorePubs(pods))
     objects = StorePodsAndNodes(pods, Store())
-    return build_routes(FakeNamespaceContents(), None, gates, budgets, objects, keeper).get(
+    return registry.routes(context(gates=gates, budgets=budgets, objects=objects, spreads=keeper)).get(
         paths.POD_VALIDATE
     )
 
@@ -201,11 +200,9 @@ async def test_route_served_for_workloadspread_alone_and_not_without_its_gate() 
     _, _, keeper = setup(booked_spread())
     objects = StorePodsAndNodes(Store(), Store())
     only_ws = FeatureGates({"PodUnavailableBudgetDeleteGate": False}, env={})
-    assert paths.POD_VALIDATE in build_routes(FakeNamespaceContents(), None, only_ws, None, objects, keeper)
+    assert paths.POD_VALIDATE in registry.routes(context(gates=only_ws, objects=objects, spreads=keeper))
     neither = FeatureGates({"PodUnavailableBudgetDeleteGate": False, "WorkloadSpread": False}, env={})
-    assert paths.POD_VALIDATE not in build_routes(
-        FakeNamespaceContents(), None, neither, None, objects, keeper
-    )
+    assert paths.POD_VALIDATE not in registry.routes(context(gates=neither, objects=objects, spreads=keeper))
 
 
 async def test_racing_replicas_with_stale_caches_count_every_deletion_once() -> None:

@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kruise.api.features import FeatureGates
 from kruise.api.keys import CONFIG_WORKLOADSPREAD_WATCH_CUSTOM_WORKLOAD_WHITELIST as KEY
 from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, VERSION_IGNORED
 from kruise.kube.resources import WORKLOADSPREADS, ResourceRef
+from kruise.webhook import registry
 from kruise.webhook.admission import AdmissionRequest
 from kruise.webhook.handlers.pod import pod_create_handler
-from kruise.webhook.routes import build_routes
-from tests.kit.namespace_contents import FakeNamespaceContents
+from tests.kit.webhook import context
 from tests.unit.webhook.test_workloadspread_pods import new_pod, request, setup, workloadspread
 
 PATH = "/validate-apps-kruise-io-v1alpha1-workloadspread"
@@ -52,9 +51,7 @@ def review(
 
 
 def validate(configuration: dict[str, str]):
-    routes = build_routes(
-        FakeNamespaceContents(), None, FeatureGates(env={}), configuration=lambda: configuration
-    )
+    routes = registry.routes(context(configuration=lambda: configuration))
     return routes[PATH]
 
 
