@@ -1,1 +1,1 @@
-"""One module per admission concern; `kruise.webhook.routes` assembles them into URL paths."""
+"""One module per admission concern; `kruise.webhook.registry` collects their REGISTRATIONS into URL paths."""
