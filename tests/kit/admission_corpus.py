@@ -92,7 +92,7 @@ def _defaulted_if_valid(doc: dict[str, Any]) -> dict[str, Any] | None:
     from pydantic import ValidationError
 
     from kruise.api.registry import KINDS
-    from kruise.webhook.handlers.kinds import hooks_for
+    from kruise.webhook.handlers.kindhooks import hooks_for
 
     group, _, version = doc["apiVersion"].rpartition("/")
     info = next((i for i in KINDS if i.group == group and i.kind == doc["kind"]), None)

@@ -18,7 +18,9 @@ from kruise.api.objects import spec_of
 from kruise.api.validation import aggregate_message, pydantic_errors
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
 from kruise.webhook.context import WebhookContext
-from kruise.webhook.handlers import kinds
+from kruise.webhook.handlers.kinddefaulting import default_mutating
+from kruise.webhook.handlers.kindhooks import KindHooks
+from kruise.webhook.handlers.kindregistration import kind_registration
 
 PodLookup = Callable[[str, str], dict[str, Any] | None]
 NodeLookup = Callable[[str], dict[str, Any] | None]
@@ -60,16 +62,16 @@ def mutating_handler(
     return handle
 
 
-def _mutating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
+def _mutating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
     """Without the pod and node caches a request is only defaulted, as any kind."""
     if ctx.objects is None:
-        return kinds.default_mutating(ctx, hooks)
+        return default_mutating(ctx, hooks)
     daemon = ctx.enabled(features.KRUISE_DAEMON)
     return mutating_handler(ctx.objects.pod, ctx.objects.node, daemon_gate=daemon)
 
 
 REGISTRATIONS = (
-    kinds.kind_registration(
+    kind_registration(
         crr_api.GROUP, "ContainerRecreateRequest", "mutate", _mutating,
         webhook="mcontainerrecreaterequest.kb.io", path_version="v1alpha1",
     ),

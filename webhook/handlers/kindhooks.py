@@ -2,15 +2,17 @@
 
 The kinds' rules live in `kruise.api.<kind>` with signatures that differ (a validator that compares
 with the old object, a defaulter that takes the pod-template gates or adds a finalizer). Declaring
-per kind what its hooks accept keeps the admission adapter in `kinds` free of signature inspection,
-and a kind added to `kruise.api.registry` without a line here fails loudly (a unit test checks each
-declaration against the function it names).
+per kind what its hooks accept keeps the admission adapters (`kinddefaulting`, `kindvalidation`)
+free of signature inspection, and a kind added to `kruise.api.registry` without a line here fails
+loudly (a unit test checks each declaration against the function it names).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from pydantic import BaseModel
 
 from kruise.api import (
     advancedcronjob,
@@ -122,3 +124,47 @@ def declared(info: CRDInfo) -> Hooks:
         raise KeyError(
             f"{info.kind}.{info.group}: no admission hooks declared in kruise.webhook.handlers.kindhooks"
         ) from None
+
+
+@dataclass(frozen=True)
+class KindHooks:
+    """A kind's CRD beside its declared hooks (`DECLARED`): what every admission step of the kind reads."""
+
+    info: CRDInfo
+    set_defaults: Callable[..., None] | None
+    validate: Callable[..., list[FieldError]] | None
+    validate_takes_old: bool = False
+    default_options: frozenset[str] = frozenset()
+    version: str | None = None
+    """The version the kind's hooks are written for; None when they take every served version."""
+
+    @property
+    def defaults_take_protection(self) -> bool:
+        return self.defaults_take(ADD_PROTECTION)
+
+    def defaults_take(self, option: str) -> bool:
+        """The kind's defaulter accepts keyword ``option`` (only workloads with a pod template take
+        ``inject_template_defaults`` and ``host_network_host_ports``)."""
+        return self.set_defaults is not None and option in self.default_options
+
+    def model_for(self, version: str) -> type[BaseModel]:
+        for v in self.info.versions:
+            if v.name == version:
+                return v.model
+        return self.info.storage_version.model
+
+    @property
+    def has_replicas(self) -> bool:
+        return self.info.kind in ("CloneSet", "StatefulSet", "UnitedDeployment")
+
+
+def hooks_for(info: CRDInfo) -> KindHooks:
+    hooks = declared(info)
+    return KindHooks(
+        info,
+        hooks.set_defaults,
+        hooks.validate,
+        hooks.validate_takes_old,
+        hooks.default_options,
+        hooks.version,
+    )

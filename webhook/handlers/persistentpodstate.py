@@ -17,24 +17,27 @@ from kruise.api.validation import ErrorType, FieldError, aggregate_message, pyda
 from kruise.control.common.customworkloads import WhitelistError, parse_pps_whitelist
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
 from kruise.webhook.context import WebhookContext
-from kruise.webhook.handlers import kinds
+from kruise.webhook.handlers import kindvalidation
+from kruise.webhook.handlers.kindhooks import KindHooks
+from kruise.webhook.handlers.kindparse import parse_new_and_old, valid_models
+from kruise.webhook.handlers.kindregistration import kind_registration
 
 
 def validating_handler(
-    hooks: kinds.KindHooks,
+    hooks: KindHooks,
     configuration: Callable[[], Mapping[str, str]],
     in_namespace: Callable[[str], list[dict[str, Any]]],
     deletion_protection: bool = False,
 ) -> Callable[[AdmissionRequest], Awaitable[Decision]]:
     """A whitelist that does not parse refuses every CREATE/UPDATE with only an internal error, as
     upstream (it reads the whitelist before anything else)."""
-    fallback = kinds.validating_handler(hooks, deletion_protection=deletion_protection)
+    fallback = kindvalidation.validating_handler(hooks, deletion_protection=deletion_protection)
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation not in ("CREATE", "UPDATE") or req.object is None:
             return await fallback(req)
         try:
-            obj, old = kinds.parse_new_and_old(hooks, req)
+            obj, old = parse_new_and_old(hooks, req)
         except ValidationError as exc:
             return deny(422, aggregate_message(pydantic_errors(exc)))
         try:
@@ -47,7 +50,7 @@ def validating_handler(
             obj,
             old,
             whitelist.kinds(),
-            kinds.valid_models(ppsapi.PersistentPodState, in_namespace(namespace)),
+            valid_models(ppsapi.PersistentPodState, in_namespace(namespace)),
         )
         if errors:
             return deny(422, aggregate_message(errors))
@@ -56,7 +59,7 @@ def validating_handler(
     return handle
 
 
-def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
+def _validating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
     return validating_handler(
         hooks,
         ctx.configuration,
@@ -66,7 +69,7 @@ def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
 
 
 REGISTRATIONS = (
-    kinds.kind_registration(
+    kind_registration(
         ppsapi.GROUP, "PersistentPodState", "validate", _validating, webhook="vpersistentpodstate.kb.io"
     ),
 )

@@ -1,4 +1,4 @@
-"""SidecarSet admission beyond the generic kinds handlers.
+"""SidecarSet admission beyond the generic kind handlers.
 
 Mutating: after defaulting, stamp the two hash annotations pods are later compared against.
 Validating: the rules that need *other* objects — container, volume and annotation conflicts with
@@ -23,12 +23,14 @@ from kruise.control.sidecarset.matching import canary_base
 from kruise.control.sidecarset.whitelist import whitelist_error
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
 from kruise.webhook.context import WebhookContext
-from kruise.webhook.handlers import kinds
+from kruise.webhook.handlers import kinddefaulting, kindvalidation
+from kruise.webhook.handlers.kindhooks import KindHooks
+from kruise.webhook.handlers.kindregistration import kind_registration
 from kruise.webhook.handlers.pod import SidecarSetSource
 
 
-def mutating_handler(hooks: kinds.KindHooks) -> Callable[[AdmissionRequest], Any]:
-    defaulting = kinds.mutating_handler(hooks)
+def mutating_handler(hooks: KindHooks) -> Callable[[AdmissionRequest], Any]:
+    defaulting = kinddefaulting.mutating_handler(hooks)
 
     async def handle(req: AdmissionRequest) -> Decision:
         decision = await defaulting(req)
@@ -92,10 +94,10 @@ def _others(obj: dict[str, Any], source: SidecarSetSource) -> list[api.SidecarSe
 
 
 def validating_handler(
-    hooks: kinds.KindHooks, source: SidecarSetSource, *, patch_metadata_defaults_allowed: bool = False
+    hooks: KindHooks, source: SidecarSetSource, *, patch_metadata_defaults_allowed: bool = False
 ) -> Callable[[AdmissionRequest], Any]:
     """`patch_metadata_defaults_allowed` is gate SidecarSetPatchPodMetadataDefaultsAllowed."""
-    generic = kinds.validating_handler(hooks)
+    generic = kindvalidation.validating_handler(hooks)
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation not in ("CREATE", "UPDATE") or req.object is None:
@@ -121,21 +123,21 @@ def validating_handler(
     return handle
 
 
-def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
+def _validating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
     """Without the SidecarSet cache (kind not served) only the generic checks apply."""
     if ctx.sidecarsets is None:
-        return kinds.default_validating(ctx, hooks)
+        return kindvalidation.default_validating(ctx, hooks)
     allowed = ctx.enabled(features.SIDECARSET_PATCH_POD_METADATA_DEFAULTS_ALLOWED)
     return validating_handler(hooks, ctx.sidecarsets, patch_metadata_defaults_allowed=allowed)
 
 
 REGISTRATIONS = (
-    kinds.kind_registration(
+    kind_registration(
         api.GROUP,
         "SidecarSet",
         "mutate",
         lambda _ctx, hooks: mutating_handler(hooks),
         webhook="msidecarset.kb.io",
     ),
-    kinds.kind_registration(api.GROUP, "SidecarSet", "validate", _validating, webhook="vsidecarset.kb.io"),
+    kind_registration(api.GROUP, "SidecarSet", "validate", _validating, webhook="vsidecarset.kb.io"),
 )

@@ -25,13 +25,10 @@ from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.statefulset.claims import compatible_without_size
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, deny
 from kruise.webhook.context import WebhookContext
-from kruise.webhook.handlers.kinds import (
-    CREATE_UPDATE_DELETE,
-    KindHooks,
-    kind_registration,
-    mutating_handler,
-    validating_handler,
-)
+from kruise.webhook.handlers.kinddefaulting import mutating_handler
+from kruise.webhook.handlers.kindhooks import KindHooks
+from kruise.webhook.handlers.kindregistration import CREATE_UPDATE_DELETE, kind_registration
+from kruise.webhook.handlers.kindvalidation import validating_handler
 
 Obj = Mapping[str, Any]
 

@@ -43,7 +43,10 @@ from kruise.kube.resources import WORKLOADSPREADS
 from kruise.kube.retry import DEFAULT_BACKOFF, Backoff, optimistic_update
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
 from kruise.webhook.context import WebhookContext
-from kruise.webhook.handlers import kinds
+from kruise.webhook.handlers.kindhooks import KindHooks
+from kruise.webhook.handlers.kindparse import parse_new_and_old, valid_models
+from kruise.webhook.handlers.kindregistration import kind_registration
+from kruise.webhook.handlers.kindvalidation import validating_handler
 
 log = structlog.get_logger("kruise.webhook.workloadspread")
 
@@ -250,7 +253,7 @@ def pod_deletion_check(
 
 
 def spread_validating_handler(
-    hooks: kinds.KindHooks,
+    hooks: KindHooks,
     configuration: Callable[[], Mapping[str, str]],
     deletion_protection: bool = False,
     others: Callable[[str], list[Obj]] | None = None,
@@ -262,13 +265,13 @@ def spread_validating_handler(
     error on `spec.targetRef` naming the ConfigMap key. `others` (namespace → its WorkloadSpreads):
     refuse a second WorkloadSpread on the same workload (group, kind, name) with upstream's
     "ws.spec.targetRef is in conflict with other WorkloadSpread <name>"; None skips that check."""
-    fallback = kinds.validating_handler(hooks, deletion_protection=deletion_protection)
+    fallback = validating_handler(hooks, deletion_protection=deletion_protection)
 
     async def handle(req: AdmissionRequest) -> Decision:
         if req.operation not in ("CREATE", "UPDATE") or req.object is None:
             return await fallback(req)
         try:
-            obj, old = kinds.parse_new_and_old(hooks, req)
+            obj, old = parse_new_and_old(hooks, req)
         except ValidationError as exc:
             return deny(422, aggregate_message(pydantic_errors(exc)))
         target = spec_of(req.object).get("targetRef") or {}
@@ -280,7 +283,7 @@ def spread_validating_handler(
             except WhitelistError as exc:
                 errors.append(FieldError(ErrorType.Internal, "spec.targetRef", detail=str(exc)))
         namespace = obj.metadata.namespace or req.namespace or ""
-        siblings = kinds.valid_models(wsapi.WorkloadSpread, others(namespace)) if others is not None else []
+        siblings = valid_models(wsapi.WorkloadSpread, others(namespace)) if others is not None else []
         errors.extend(wsapi.validate(obj, whitelist, siblings))
         if old is not None:
             errors.extend(wsapi.validate_update(obj, old))
@@ -291,7 +294,7 @@ def spread_validating_handler(
     return handle
 
 
-def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
+def _validating(ctx: WebhookContext, hooks: KindHooks) -> Handler:
     """A conflict with another WorkloadSpread is checked against the keeper's cache, so only with it."""
     return spread_validating_handler(
         hooks,
@@ -302,7 +305,7 @@ def _validating(ctx: WebhookContext, hooks: kinds.KindHooks) -> Handler:
 
 
 REGISTRATIONS = (
-    kinds.kind_registration(
+    kind_registration(
         wsapi.GROUP, "WorkloadSpread", "validate", _validating,
         webhook="vworkloadspread.kb.io", path_version="v1alpha1",
     ),

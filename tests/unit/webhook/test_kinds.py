@@ -138,7 +138,7 @@ async def test_v1beta1_review_is_answered_in_v1beta1(client):
 def test_every_registered_kind_gets_both_path_spellings_and_old_only_where_accepted():
     from kruise.api.registry import KINDS
     from kruise.webhook import registry
-    from kruise.webhook.handlers.kinds import hooks_for
+    from kruise.webhook.handlers.kindhooks import hooks_for
     from kruise.webhook.paths import kind_paths
     from tests.kit.webhook import context
 
