@@ -12,11 +12,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from kruise.api import features
+from kruise.api.hooks import ADD_PROTECTION, HOST_NETWORK_HOST_PORTS, INJECT_TEMPLATE_DEFAULTS
 from kruise.api.objects import spec_of
 from kruise.api.validation import aggregate_message, pydantic_errors
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
 from kruise.webhook.context import WebhookContext
-from kruise.webhook.handlers import kindhooks
 from kruise.webhook.handlers.kindhooks import KindHooks
 from kruise.webhook.handlers.kindparse import parse_request_object
 
@@ -61,13 +61,11 @@ def mutating_handler(
         if hooks.defaults_take_protection:
             # Upstream adds the protection finalizer on CREATE only: on UPDATE the controller is
             # removing it to let the object go, and re-adding it would wedge the deletion.
-            options[kindhooks.ADD_PROTECTION] = req.operation == "CREATE"
-        if hooks.defaults_take(kindhooks.INJECT_TEMPLATE_DEFAULTS):
-            options[kindhooks.INJECT_TEMPLATE_DEFAULTS] = inject_template_defaults(
-                hooks, req, template_no_defaults
-            )
-        if hooks.defaults_take(kindhooks.HOST_NETWORK_HOST_PORTS):
-            options[kindhooks.HOST_NETWORK_HOST_PORTS] = host_network_host_ports
+            options[ADD_PROTECTION] = req.operation == "CREATE"
+        if hooks.defaults_take(INJECT_TEMPLATE_DEFAULTS):
+            options[INJECT_TEMPLATE_DEFAULTS] = inject_template_defaults(hooks, req, template_no_defaults)
+        if hooks.defaults_take(HOST_NETWORK_HOST_PORTS):
+            options[HOST_NETWORK_HOST_PORTS] = host_network_host_ports
         hooks.set_defaults(model, **options)
         dumped = model.to_dict()
         mutated = mutable(req.object)
