@@ -49,7 +49,10 @@ POD = {
     "metadata": {"name": "crr-target", "namespace": "default"},
     "spec": {
         "terminationGracePeriodSeconds": 2,
-        "containers": [{"name": "app", "image": "nginx:alpine"}, {"name": "side", "image": "busybox:1.36"}],
+        "containers": [
+            {"name": "app", "image": "nginx:alpine"},
+            {"name": "side", "image": "busybox:1.36", "command": ["sleep", "999d"]},
+        ],
     },
 }
 CRR = {

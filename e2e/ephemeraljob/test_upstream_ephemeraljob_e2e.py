@@ -3,8 +3,9 @@ from framework/v1alpha1/ephemeraljob_utils.go), translated to kubectl on the All
 objects, same steps, same assertions. docs/upstream-e2e.md maps every upstream case to its test here.
 
 The sandbox's kubelet runs a simulated ephemeral container for the seconds its `sleep N` asks, divided
-by the node's speed, so `sleep 3` ends in a fraction of a second; the job's deadlines and TTL are
-kruise-manager's and run on the real clock, as upstream's do."""
+by the node's speed, so `sleep 3` ends in a fraction of a second; a command busybox lacks fails its start
+and `ls <missing>` exits 1, as on a node (docs/sandbox.md, "What a simulated image's command does"). The
+job's deadlines and TTL are kruise-manager's and run on the real clock, as upstream's do."""
 
 from __future__ import annotations
 
@@ -169,6 +170,19 @@ async def test_create_ephemeral_running_succeed_job(kruise_sandbox_all_gates: Cl
         await ejob_status_is(case, job["metadata"]["name"], "succeeded", 4)
 
 
+async def test_create_ephemeral_running_err_command_job(kruise_sandbox_all_gates: Cluster):
+    """create ephemeral running err command job
+
+    busybox has no `sdkfjk`: the sandbox's runtime fails the start as runc does (exit 128, StartError),
+    so every one of the ten debuggers counts as failed."""
+    async with upstream_case(kruise_sandbox_all_gates, "ehpemeraljobs") as case:
+        await create_test_deployment(
+            case, 10, [{"name": "nginx", "image": NGINX_IMAGE, "imagePullPolicy": "IfNotPresent"}]
+        )
+        job = await create_ephemeral_job(case, new_ephemeral_job(case.rand, 10, 10, [debugger(["sdkfjk"])]))
+        await ejob_status_is(case, job["metadata"]["name"], "failed", 10)
+
+
 async def test_create_ephemeral_running_active_deadline_seconds(kruise_sandbox_all_gates: Cluster):
     """create ephemeral running activeDeadlineSeconds"""
     async with upstream_case(kruise_sandbox_all_gates, "ehpemeraljobs") as case:
@@ -179,6 +193,20 @@ async def test_create_ephemeral_running_active_deadline_seconds(kruise_sandbox_a
         job["spec"]["activeDeadlineSeconds"] = 20
         job = await create_ephemeral_job(case, job)
         await ejob_status_is(case, job["metadata"]["name"], "phase", "Failed")
+
+
+async def test_create_ephemeral_running_error_exit_job(kruise_sandbox_all_gates: Cluster):
+    """create ephemeral running error exit job
+
+    busybox's `ls sdfewasf` exits 1 (no such file): every one of the ten debuggers counts as failed."""
+    async with upstream_case(kruise_sandbox_all_gates, "ehpemeraljobs") as case:
+        await create_test_deployment(
+            case, 10, [{"name": "nginx", "image": NGINX_IMAGE, "imagePullPolicy": "IfNotPresent"}]
+        )
+        job = await create_ephemeral_job(
+            case, new_ephemeral_job(case.rand, 10, 10, [debugger(["ls", "sdfewasf"])])
+        )
+        await ejob_status_is(case, job["metadata"]["name"], "failed", 10)
 
 
 async def test_create_two_ephemeral_running_job(kruise_sandbox_all_gates: Cluster):

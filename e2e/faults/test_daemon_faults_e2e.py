@@ -256,7 +256,10 @@ POD = {
     "metadata": {"name": "crr-fault", "namespace": "default"},
     "spec": {
         "terminationGracePeriodSeconds": 2,
-        "containers": [{"name": "app", "image": "nginx:alpine"}, {"name": "side", "image": "busybox:1.36"}],
+        "containers": [
+            {"name": "app", "image": "nginx:alpine"},
+            {"name": "side", "image": "busybox:1.36", "command": ["sleep", "999d"]},
+        ],
     },
 }
 CRR = {

@@ -74,6 +74,8 @@ KUBELET_API_VERSION = "0.1.0"
 
 # Exit status of a process killed by SIGKILL, which is how a sandbox stop ends its containers.
 KILLED_EXIT_CODE = 137
+# Exit status containerd gives a container whose process could not be started.
+START_ERROR_EXIT_CODE = 128
 
 ExecHandler = Callable[[Container, Sequence[str]], ExecResult]
 
@@ -410,6 +412,24 @@ class FakeRuntime:
         started = replace(container, state=ContainerState.RUNNING, started_at=self.clock())
         self._containers[container.id] = started
         self._publish(ContainerEventType.STARTED, started, cause)
+
+    def fail_start(self, container_id: str, message: str, *, cause: str = CAUSE_KUBELET) -> None:
+        """A StartContainer runc could not carry out (the entry point is missing): the CREATED
+        container is EXITED with 128, reason ``StartError`` and containerd's ``message``, never
+        having started, as containerd leaves it."""
+        container = self.container(container_id)
+        if container.state != ContainerState.CREATED:
+            raise FailedPreconditionError(f"container is in {_cri_state_name(container.state)} state")
+        failed = replace(
+            container,
+            state=ContainerState.EXITED,
+            finished_at=self.clock(),
+            exit_code=START_ERROR_EXIT_CODE,
+            reason="StartError",
+            message=message,
+        )
+        self._containers[container.id] = failed
+        self._publish(ContainerEventType.STOPPED, failed, cause)
 
     def stop_container(
         self,

@@ -9,7 +9,9 @@ The kubelet's view of the fake runtime, with what a real node gives for free don
   container log and attaches it to the runtime container as its task (``process_task``), so a
   CRI StopContainer or ExecSync from anyone reaches it. Its exit is the container's exit;
 - every other container is *simulated*: no process, a two-line synthetic log (started with
-  which image and command; exited with which code), and the kubelet scripts its end;
+  which image and command; exited with which code), and the kubelet scripts its end; one whose
+  executable its image lacks (``imagecommands``) fails its start as runc's would (exit 128,
+  reason ``StartError``);
 - a container record ended while its process still runs (a CRI client stopped or removed it)
   gets its process stopped too, with the pod's termination grace;
 - ``close`` gives each process at most ``STOP_GRACE_ON_SHUTDOWN`` real seconds.
@@ -38,6 +40,7 @@ from kruise.sandbox.cri import (
     ExecResult,
     FakeRuntime,
 )
+from kruise.sandbox.simulator import imagecommands
 from kruise.sandbox.simulator.containers import kubelet_annotations
 from kruise.sandbox.simulator.ippool import IPPool
 from kruise.sandbox.simulator.logs import ContainerLogs
@@ -60,7 +63,6 @@ from kruise.sandbox.simulator.process_task import ProcessTask
 from kruise.sandbox.simulator.processes import ContainerProcess, ProcessImage, StartError
 from kruise.sandbox.simulator.timing import Timing
 
-START_ERROR_EXIT_CODE = 128
 STOP_GRACE_ON_SHUTDOWN = 2.0  # real seconds a process gets when the simulator itself stops
 
 
@@ -286,6 +288,10 @@ class FakeNodeRuntime:
         if plan is not None and plan.rule is not None:
             await self._spawn(container_id, plan)
             return
+        verdict = imagecommands.outcome(plan.spec) if plan is not None else None
+        if isinstance(verdict, imagecommands.StartFails):
+            self.runtime.fail_start(container_id, verdict.message)
+            raise StartFailed(verdict.message)
         self.runtime.start_container(container_id)
         if plan is None:
             return
@@ -324,8 +330,7 @@ class FakeNodeRuntime:
                 start_error = str(error)
         if process is None:
             instance.close()
-            self.runtime.start_container(container_id)
-            self.runtime.stop_container(container_id, exit_code=START_ERROR_EXIT_CODE)
+            self.runtime.fail_start(container_id, start_error)
             raise StartFailed(start_error)
         grace = (plan.pod.get("spec") or {}).get("terminationGracePeriodSeconds")
         process.container_id = container_id

@@ -11,8 +11,11 @@ pod gone from the API or in a terminal phase) is a StopContainer with the grace 
 real kubelet uses there (``killgrace``): it blocks until the process is gone, so it runs in
 the background, the container stays running meanwhile and its exit requeues the pod. A
 *simulated* container (the fake's, no process) is ended by the kubelet itself with the exit it
-decides (see ``noderuntime``). Status is written through pods/status with the pod's
-resourceVersion; a conflict just retries from fresher state.
+decides (see ``noderuntime``): when its command ends by itself (``imagecommands``: `sh` without
+stdin, `ls <missing>`, `false`, ...) as that command does, whatever the restartPolicy (a `sleep N`
+only under Never/OnFailure and in init containers: under Always it stands for a server); else it
+runs until stopped, or, under Never/OnFailure, for the pod's run time. Status is written
+through pods/status with the pod's resourceVersion; a conflict just retries from fresher state.
 """
 
 from __future__ import annotations
@@ -28,7 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.sandbox.cri import ContainerState, CriError, ExecResult
-from kruise.sandbox.simulator import admission, ephemeral, hooks, killgrace, pullsecrets, resize
+from kruise.sandbox.simulator import (
+    admission,
+    ephemeral,
+    hooks,
+    imagecommands,
+    killgrace,
+    pullsecrets,
+    resize,
+)
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import (
     ConfigMapLookup,
@@ -60,7 +71,7 @@ from kruise.sandbox.simulator.podstatus import (
 )
 from kruise.sandbox.simulator.podvolumes import MountFailed
 from kruise.sandbox.simulator.probes import ContainerProbes, Prober
-from kruise.sandbox.simulator.timing import Timing, pod_exit_code, pod_run_seconds
+from kruise.sandbox.simulator.timing import Timing, annotated_exit_code, pod_exit_code, pod_run_seconds
 from kruise.sandbox.simulator.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -91,6 +102,7 @@ class Slot:
     backoff_until: float = 0.0
     probes: ContainerProbes | None = None  # regular containers; init containers use ready_at
     task_id: str = ""  # the latest instance that runs a process (its id outlives _retire)
+    exit_code: int | None = None  # a simulated instance's at run_until (None: the pod's annotation, or 0)
     # Set when the kubelet stops the slot's process to restart it: the exit that follows is
     # retired and replaced at once (image change, resize), or restarted unless the policy is
     # Never, whatever its code (failed liveness/startup probe).
@@ -532,7 +544,11 @@ class Kubelet:
                 continue
             if record is not None and record.state == ContainerState.RUNNING:
                 if slot.run_until is not None and now >= slot.run_until:
-                    await self.runtime.finish_simulated(record.id, 0)
+                    code = slot.exit_code or 0
+                    await self.runtime.finish_simulated(record.id, code)
+                    if code != 0:  # failed: _ensure restarts it (with back-off)
+                        wake.append(0.0)
+                        return
                     slot.done = True
                     continue
                 if slot.run_until is not None:
@@ -551,9 +567,10 @@ class Kubelet:
                 continue
             if slot.run_until is not None:
                 if now >= slot.run_until:
-                    await self.runtime.finish_simulated(record.id, exit_code)
-                    if policy == "OnFailure" and exit_code != 0:
-                        wake.append(0.0)
+                    code = exit_code if slot.exit_code is None else slot.exit_code
+                    await self.runtime.finish_simulated(record.id, code)
+                    if policy == "Always" or (policy == "OnFailure" and code != 0):
+                        wake.append(0.0)  # _ensure restarts it
                 else:
                     wake.append(slot.run_until - now)
             if slot.ready_at > now:
@@ -585,7 +602,7 @@ class Kubelet:
                     slot.run_until = time.monotonic() + self.timing.scaled(seconds)
             if record is not None and record.state == ContainerState.RUNNING and slot.run_until is not None:
                 if now >= slot.run_until:
-                    await self.runtime.finish_simulated(record.id, ephemeral.exit_code(pod))
+                    await self.runtime.finish_simulated(record.id, ephemeral.exit_code(pod, spec))
                 else:
                     wake.append(slot.run_until - now)
 
@@ -865,9 +882,26 @@ class Kubelet:
             slot.ready_at = 0.0
             slot.probes = ContainerProbes.create(spec, started_at, self.timing.scaled, live=live)
         restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        sidecar = init and spec.get("restartPolicy") == "Always"
+        ends = None if live or sidecar else imagecommands.outcome(spec)
+        if (
+            isinstance(ends, imagecommands.Exits)
+            and ends.seconds > 0
+            and restart_policy == "Always"
+            and not init
+        ):
+            # a service container's `sleep N` stands for a server, as before: the speed factor would
+            # make even `sleep 3600` end (and restart) within a test
+            ends = None
+        slot.exit_code = None
         if live:
             slot.run_until = None  # a real process runs until it exits
-        elif init and spec.get("restartPolicy") != "Always":
+        elif isinstance(ends, imagecommands.Exits):  # a command that ends by itself
+            slot.run_until = started_at + self.timing.scaled(ends.seconds)
+            annotated = None if init else annotated_exit_code(pod)
+            slot.exit_code = ends.code if annotated is None else annotated
+            wake.append(slot.run_until - now)
+        elif init and not sidecar:
             slot.run_until = started_at + self.timing.scaled(self.timing.init_seconds)
             wake.append(slot.run_until - now)
         elif not init and restart_policy != "Always":

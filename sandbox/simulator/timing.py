@@ -65,10 +65,16 @@ def pod_run_seconds(pod: dict, default: float) -> float:
     return value if value >= 0 else default
 
 
-def pod_exit_code(pod: dict) -> int:
-    """The exit code a pod's finishing containers report: the annotation if an integer, else 0."""
+def annotated_exit_code(pod: dict) -> int | None:
+    """The pod's ``sandbox.kruise.io/exit-code`` if it is an integer, else None."""
     raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(EXIT_CODE_ANNOTATION)
     try:
-        return int(raw) if raw is not None else 0
+        return int(raw) if raw is not None else None
     except ValueError:
-        return 0
+        return None
+
+
+def pod_exit_code(pod: dict) -> int:
+    """The exit code a pod's finishing containers report: the annotation if an integer, else 0."""
+    annotated = annotated_exit_code(pod)
+    return 0 if annotated is None else annotated

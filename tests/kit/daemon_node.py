@@ -63,7 +63,9 @@ async def running_pod(client: Client, name: str, images: dict[str, str]) -> dict
         "spec": {
             "nodeName": NODE,
             "terminationGracePeriodSeconds": 2,
-            "containers": [{"name": c, "image": image} for c, image in images.items()],
+            "containers": [
+                {"name": c, "image": image, "command": ["sleep", "999d"]} for c, image in images.items()
+            ],
         },
     }
     await client.create(PODS, body)

@@ -51,7 +51,7 @@ def manifest() -> dict[str, Any]:
                 "spec": {
                     "containers": [
                         {"name": "main", "image": "nginx:1.25"},
-                        {"name": "sidecar", "image": "busybox:1.36"},
+                        {"name": "sidecar", "image": "busybox:1.36", "command": ["sleep", "999d"]},
                     ]
                 },
             },

@@ -31,7 +31,7 @@ def ordered_pod(name: str) -> dict:
         "spec": {
             "containers": [
                 {"name": "first", "image": "nginx:alpine"},
-                {"name": "second", "image": "busybox:1.36"},
+                {"name": "second", "image": "busybox:1.36", "command": ["sleep", "999d"]},
                 {"name": "third", "image": "redis:7"},
             ]
         },

@@ -57,7 +57,7 @@ def manifest() -> dict[str, Any]:
                     "imagePullSecrets": [{"name": "registry"}],
                     "containers": [
                         {"name": "nginx", "image": "nginx:1.25"},
-                        {"name": "sidecar", "image": "busybox:1.36"},
+                        {"name": "sidecar", "image": "busybox:1.36", "command": ["sleep", "999d"]},
                     ],
                 },
             },

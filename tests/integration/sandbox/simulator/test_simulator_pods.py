@@ -83,7 +83,10 @@ async def test_readiness_gate_holds_ready_until_its_condition_is_true(cluster: C
 
 
 async def test_in_place_image_change_restarts_only_that_container(cluster: Cluster):
-    containers = [{"name": "app", "image": "nginx:1.25"}, {"name": "sidecar", "image": "busybox:1.36"}]
+    containers = [
+        {"name": "app", "image": "nginx:1.25"},
+        {"name": "sidecar", "image": "busybox:1.36", "command": ["sleep", "999d"]},
+    ]
     await cluster.create(pod_manifest("inplace", *containers))
     before = await cluster.wait_for("pods", "inplace", is_ready)
     patch = {"spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}

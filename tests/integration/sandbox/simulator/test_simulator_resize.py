@@ -43,7 +43,11 @@ def _settled_at(cpu: str, memory: str = "128Mi"):
 
 
 async def test_running_container_reports_resources_and_allocated_requests(cluster: Cluster):
-    await cluster.create(pod_manifest("sized", _app("250m"), {"name": "bare", "image": "busybox:1.36"}))
+    await cluster.create(
+        pod_manifest(
+            "sized", _app("250m"), {"name": "bare", "image": "busybox:1.36", "command": ["sleep", "999d"]}
+        )
+    )
     pod = await cluster.wait_for("pods", "sized", is_ready)
     app = container(pod, "app")
     assert app["resources"] == {
