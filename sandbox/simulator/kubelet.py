@@ -901,6 +901,8 @@ class Kubelet:
             annotated = None if init else annotated_exit_code(pod)
             slot.exit_code = ends.code if annotated is None else annotated
             wake.append(slot.run_until - now)
+            if ends.seconds <= 0:  # gone before any status shows it running (or ready)
+                await self.runtime.finish_simulated(container_id, slot.exit_code)
         elif init and not sidecar:
             slot.run_until = started_at + self.timing.scaled(self.timing.init_seconds)
             wake.append(slot.run_until - now)
