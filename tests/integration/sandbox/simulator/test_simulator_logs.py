@@ -78,9 +78,8 @@ async def test_previous_shows_the_instance_before_a_restart(cluster: Cluster, ku
 async def test_follow_ends_when_the_container_exits(cluster: Cluster, kubectl):
     manifest = pod_manifest(
         "finite",
-        {"name": "job", "image": "busybox", "command": ["true"]},
+        {"name": "job", "image": "busybox", "command": ["sleep", "50"]},
         restartPolicy="Never",
-        annotations={"sandbox.kruise.io/run-seconds": "50"},
     )
     await cluster.create(manifest)
     await cluster.wait_for("pods", "finite", is_ready)
