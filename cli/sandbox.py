@@ -103,6 +103,13 @@ def up(
         "default 20); 0: unlimited (the sandbox's default).",
     ),
     kube_api_burst: int = typer.Option(30, "--kube-api-burst", min=1, help="Burst of --kube-api-qps."),
+    apply: list[Path] = typer.Option(
+        [],
+        "--apply",
+        help="A file or directory of manifests (repeatable) applied with `kubectl apply -f` once the cluster "
+        "is up and before kruise-py starts (CRDs among them waited for until Established), e.g. the "
+        "kruise-configuration ConfigMap kruise reads when it starts.",
+    ),
     fault_endpoints: bool = typer.Option(
         False,
         "--fault-endpoints",
@@ -141,6 +148,10 @@ def up(
         slow_images = tuple(parse_slow_image(value) for value in slow_image)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--slow-image") from exc
+
+    missing = [str(path) for path in apply if not path.exists()]
+    if missing:
+        raise typer.BadParameter(f"no such file or directory: {', '.join(missing)}", param_hint="--apply")
 
     if runtime not in ("fake", "containerd"):
         raise typer.BadParameter(f"must be fake or containerd, got {runtime!r}", param_hint="--runtime")
@@ -214,6 +225,7 @@ def up(
             kube_api_qps=kube_api_qps or None,
             kube_api_burst=kube_api_burst,
             fault_endpoints=fault_endpoints,
+            manifests=tuple(apply),
         )
         try:
             asyncio.run(run_up(options, echo))

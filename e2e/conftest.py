@@ -138,6 +138,8 @@ def kruise_sandbox_gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
         assert code == 0, sandbox.output
 
 
+# what upstream's e2e CI applies around installing kruise (e2e/upstream_setup/*.yaml say which step)
+UPSTREAM_E2E_SETUP = Path(__file__).resolve().parent / "upstream_setup"
 # as upstream's kruise-manager flag (EnableExternalCerts off: the webhook makes its own certificate)
 UPSTREAM_E2E_GATES = "AllAlpha=true,AllBeta=true,EnableExternalCerts=false,TemplateNoDefaults=false"
 
@@ -151,14 +153,17 @@ def kruise_sandbox_all_gates(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     (SidecarSetPatchPodMetadataDefaultsAllowed), "CloneSet regard preparing-update pod as update when
     scaling" (PreparingUpdateAsUpdate), "pre-download for new image" (PreDownloadImageForInPlaceUpdate).
     Upstream's `InvalidImage` registry fails every pull (`--fail-image`), as an unreachable registry
-    does on kind. Each case works in its own namespace, as upstream's framework gives every `It` one."""
+    does on kind. As upstream's CI, kruise starts on a cluster that already has kruise-configuration's
+    WorkloadSpread whitelist (test/kruise-e2e-config.yaml) and the TFJob CRD (`--apply
+    e2e/upstream_setup`). Each case works in its own namespace, as upstream's framework gives every
+    `It` one."""
     if os.environ.get("KUBECONFIG"):
         pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
     kubeconfig = tmp_path_factory.mktemp("kruise-sandbox-all-gates") / "kubeconfig"
     sandbox = SandboxProcess.start(
         "--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig),
         "--feature-gates", UPSTREAM_E2E_GATES, "--host-processes",
-        "--fail-image", "invalid.registry.k8s.io/*",
+        "--fail-image", "invalid.registry.k8s.io/*", "--apply", str(UPSTREAM_E2E_SETUP),
     )  # fmt: skip
     try:
         yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)

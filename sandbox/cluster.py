@@ -6,7 +6,8 @@
         subprocess.run(["kubectl", "--kubeconfig", str(sb.kubeconfig), "get", "nodes"])
 
 Start order matters the way it does in a real cluster: the apiserver first, then the CRDs
-(established before anything uses them), then nodes and kubelets, then the extra components
+(established before anything uses them), then nodes and kubelets, then the ``manifests`` a caller
+wants in place first (``kubectl apply -f``; see ``manifests``), then the extra components
 (kruise-webhook/manager/daemon processes, registered through ``components``).
 """
 
@@ -27,6 +28,7 @@ from kruise.sandbox.apiserver.server import ApiServer
 from kruise.sandbox.apiserver.webhooks import WebhookAdmission
 from kruise.sandbox.cri.slow_pulls import SlowImages
 from kruise.sandbox.failurelogs import keep_failure_logs
+from kruise.sandbox.manifests import apply_manifests, check_paths
 from kruise.sandbox.simulator import ProcessImage, Simulator
 from kruise.sandbox.simulator.client import ApiError, Client
 from kruise.sandbox.simulator.simulator import RUNTIMES
@@ -65,7 +67,8 @@ class Sandbox:
     ``runtime="containerd"`` runs every node on a real
     containerd (see ``Simulator``) and also serves the API on the pod bridge's host address.
     ``fault_endpoints`` serves the emulator's fault hooks at `/debug/faults/*` (test-only; see
-    ``apiserver.faultroutes``).
+    ``apiserver.faultroutes``). ``manifests`` (files or directories of YAML) are applied after the
+    nodes and before the components, so kruise-py starts on a cluster that already has them.
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class Sandbox:
         kube_api_qps: float | None = None,
         kube_api_burst: int = 30,
         fault_endpoints: bool = False,
+        manifests: Sequence[str | Path] = (),
     ) -> None:
         if runtime not in RUNTIMES:
             raise ValueError(f"runtime: must be one of {list(RUNTIMES)}, got {runtime!r}")
@@ -111,6 +115,9 @@ class Sandbox:
         self.kube_api_qps = kube_api_qps
         self.kube_api_burst = kube_api_burst
         self.fault_endpoints = fault_endpoints
+        self.manifests = check_paths([Path(m) for m in manifests])
+        self.applied: list[str] = []
+        """What ``manifests`` created or changed, as ``kind/name`` (kubectl's ``-o name``)."""
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_arg = Path(kubeconfig) if kubeconfig is not None else None
         self.kubeconfig: Path = Path()
@@ -200,6 +207,8 @@ class Sandbox:
             await self.simulator.start()
             if self.simulator.real is not None:  # pods on the bridge reach the API at its host address
                 await self.server.listen_also(str(self.simulator.real.network.host_address))
+        if self.manifests:
+            self.applied = await apply_manifests(self.kubeconfig, self.manifests, timeout=self.crd_timeout)
         for component in self.components:
             try:
                 await component.start(self)

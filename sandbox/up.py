@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from kruise.sandbox.cluster import Component, Sandbox
+from kruise.sandbox.manifests import find_kubectl
 from kruise.sandbox.simulator import ProcessImage
 
 Echo = Callable[[str], None]
@@ -58,6 +57,8 @@ class UpOptions:
     kube_api_burst: int = 30
     fault_endpoints: bool = False
     """Serve the emulator's fault hooks at ``/debug/faults/*`` (``--fault-endpoints``; the fault suite)."""
+    manifests: Sequence[Path] = ()
+    """Files/directories applied once the cluster is up, before ``components`` start (``--apply``)."""
 
 
 def _crd_choice(options: UpOptions) -> dict[str, Path | None]:
@@ -65,17 +66,6 @@ def _crd_choice(options: UpOptions) -> dict[str, Path | None]:
     if not options.install_crds:
         return {"crd_dir": None}
     return {} if options.crd_dir is None else {"crd_dir": options.crd_dir}
-
-
-def find_kubectl() -> str:
-    """The kubectl installed next to this Python (the venv's), else the one on PATH."""
-    beside = Path(sys.executable).parent / "kubectl"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("kubectl")
-    if found is None:
-        raise FileNotFoundError("kubectl: not found next to the Python interpreter nor on PATH")
-    return found
 
 
 async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = None) -> None:
@@ -101,6 +91,7 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             kube_api_qps=options.kube_api_qps,
             kube_api_burst=options.kube_api_burst,
             fault_endpoints=options.fault_endpoints,
+            manifests=options.manifests,
             **_crd_choice(options),
         )
         async with sandbox:
@@ -110,6 +101,8 @@ async def run_up(options: UpOptions, echo: Echo, stop: asyncio.Event | None = No
             )
             echo(f"  export KUBECONFIG={sandbox.kubeconfig}")
             echo("  kubectl get nodes")
+            if sandbox.applied:
+                echo(f"  applied before kruise-py: {', '.join(sandbox.applied)}")
             if sandbox.simulator is not None:
                 echo(f"  addresses: {sandbox.simulator.addresses.describe()}")
             for component in options.components:

@@ -764,77 +764,6 @@ async def test_elastic_deploy_for_deployment_zone_a_2_zone_b_nil(kruise_sandbox_
         await pods_are(case, 2, subsets, {"zone-a": (2, "200"), "zone-b": (0, "100")})
 
 
-WHITELIST_KEY = "WorkloadSpread_Watch_Custom_Workload_WhiteList"
-# upstream's test/kruise-e2e-config.yaml, which its CI applies before installing kruise
-E2E_WHITELIST = {
-    "workloads": [
-        {
-            "Group": "kubeflow.org",
-            "Version": "v1",
-            "Kind": "TFJob",
-            "ReplicasPath": "spec.tfReplicaSpecs.MASTER.replicas",
-        },
-        {"Group": "apps.kruise.io", "Version": "v1alpha1", "Kind": "DaemonSet"},
-    ]
-}
-TFJOBS = "tfjobs.v1.kubeflow.org"
-
-
-def tfjob_crd() -> Obj:
-    """A stand-in for kubeflow's TFJob CRD (upstream's run script applies training-operator's): the
-    same group, version and names, schema left open — the case reads only spec.tfReplicaSpecs."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "tfjobs.kubeflow.org"},
-        "spec": {
-            "group": "kubeflow.org",
-            "names": {"kind": "TFJob", "listKind": "TFJobList", "plural": "tfjobs", "singular": "tfjob"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                    },
-                }
-            ],
-        },
-    }
-
-
-async def with_e2e_whitelist(case: Case) -> str | None:
-    """kruise-configuration with upstream's e2e whitelist merged in; the previous ConfigMap as JSON
-    (None when there was none) for `restore_configuration`."""
-    code, previous = await case.cluster.kubectl(
-        "get", "configmap", "kruise-configuration", "-n", "kruise-system", "-o", "json", check=False
-    )
-    data = dict((json.loads(previous).get("data") or {}) if code == 0 else {})
-    data[WHITELIST_KEY] = json.dumps(E2E_WHITELIST)
-    body = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": "kruise-configuration", "namespace": "kruise-system"},
-        "data": data,
-    }
-    await case.cluster.kubectl("apply", "-f", "-", stdin=json.dumps(body))
-    return previous if code == 0 else None
-
-
-async def restore_configuration(case: Case, previous: str | None) -> None:
-    await case.cluster.kubectl(
-        "delete", "configmap", "kruise-configuration", "-n", "kruise-system", "--ignore-not-found"
-    )
-    if previous is not None:
-        old = json.loads(previous)
-        old["metadata"] = {
-            k: old["metadata"][k] for k in ("name", "namespace", "labels") if k in old["metadata"]
-        }
-        await case.cluster.kubectl("create", "-f", "-", stdin=json.dumps(old))
-
-
 def two_subsets(a_max: int | str, b_max: int | str) -> list[Obj]:
     return [{"name": "subset-a", "maxReplicas": a_max}, {"name": "subset-b", "maxReplicas": b_max}]
 
@@ -896,38 +825,18 @@ async def create_tfjob(
         await case.create(pod)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sandbox gap: upstream's CI applies test/kruise-e2e-config.yaml (the WorkloadSpread whitelist "
-    "of TFJob and the Advanced DaemonSet) and the TFJob CRD before kruise starts, and kruise-webhook (as "
-    "upstream's) learns the whitelisted kinds once; the all-gates sandbox has no way to install them "
-    "before kruise-webhook starts, so the case writes them at run time and the TFJob pods are admitted "
-    "uninjected (a percentage of an unknown replicas count leaves no room)",
-)
 async def test_job_like_custom_workload(kruise_sandbox_all_gates: Cluster):
     """job-like custom workload
 
-    Upstream's e2e config whitelists TFJob (replicas at MASTER) and the Advanced DaemonSet. A
-    WorkloadSpread with an invalid targetFilter selector is refused; one over a DaemonSet (3 pods, no
-    replicas: 2 and 5 hold 2 and 1); one over a TFJob of 5 MASTER replicas at 20%/80% (1 PS + 3 MASTER
-    pods: 1/1 and 3/4); one filtering Worker pods and reading Worker replicas (4) at 25%/75% (2
-    workers: 1/1 and 1/3)."""
+    Upstream's e2e config whitelists TFJob (replicas at MASTER) and the Advanced DaemonSet; its CI
+    applies it (and the TFJob CRD) around installing kruise, as the all-gates sandbox does with
+    `--apply e2e/upstream_setup`. A WorkloadSpread with an invalid targetFilter selector is refused;
+    one over a DaemonSet (3 pods, no replicas: 2 and 5 hold 2 and 1); one over a TFJob of 5 MASTER
+    replicas at 20%/80% (1 PS + 3 MASTER pods: 1/1 and 3/4); one filtering Worker pods and reading
+    Worker replicas (4) at 25%/75% (2 workers: 1/1 and 1/3)."""
     async with upstream_case(kruise_sandbox_all_gates, "workloadspread") as case:
         await label_zones(case)
-        code, out = await case.cluster.kubectl(
-            "create", "-f", "-", stdin=json.dumps(tfjob_crd()), check=False
-        )
-        assert code == 0 or "AlreadyExists" in out or "already exists" in out, out
-        await case.eventually(
-            lambda: case.cluster.kubectl("get", TFJOBS, "-n", case.ns, check=False),
-            lambda result: result[0] == 0,
-            "TFJob served",
-        )
-        previous = await with_e2e_whitelist(case)
-        try:
-            await job_like_body(case)
-        finally:
-            await restore_configuration(case, previous)
+        await job_like_body(case)
 
 
 async def job_like_body(case: Case) -> None:

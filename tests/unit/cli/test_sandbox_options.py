@@ -117,3 +117,33 @@ def test_kruise_image_installs_the_chart_with_the_layouts_tag(tmp_path, monkeypa
     pushed, release = seen[0].components
     assert pushed.reference == "kruise-py:7.7.7" and pushed.layout.image.digest == built.digest
     assert release.image_tag == "7.7.7" and not seen[0].install_crds  # the chart installs them
+
+
+def test_a_missing_apply_path_is_refused_naming_the_flag(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    result = CliRunner().invoke(app, ["sandbox", "up", "--apply", str(missing)], terminal_width=400)
+    assert result.exit_code == 2
+    assert "--apply" in _flat(result.output) and "no such file or directory" in _flat(result.output)
+
+
+def test_apply_paths_reach_the_sandbox_in_order(monkeypatch, tmp_path):
+    seen = []
+
+    async def fake_run_up(options, echo, stop=None):
+        seen.append(options)
+
+    monkeypatch.setattr("kruise.sandbox.up.run_up", fake_run_up)
+    (tmp_path / "a.yaml").write_text("")
+    (tmp_path / "dir").mkdir()
+    args = [
+        "sandbox",
+        "up",
+        "--no-kruise",
+        "--apply",
+        str(tmp_path / "dir"),
+        "--apply",
+        str(tmp_path / "a.yaml"),
+    ]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert list(seen[0].manifests) == [tmp_path / "dir", tmp_path / "a.yaml"]
