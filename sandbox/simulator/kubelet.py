@@ -288,7 +288,9 @@ class Kubelet:
                 return None
             raise
         finally:
-            if self.relist is not None:
+            if self.relist is not None and self.pods.get(key) is None:
+                self.relist.forget(key)
+            elif self.relist is not None:
                 self.relist.synced(key, time.monotonic())
 
     async def _reconcile(self, key: str) -> float | None:
@@ -297,8 +299,6 @@ class Kubelet:
         if pod is None or self._rejected.get(key, ("",))[0] != pod["metadata"]["uid"]:
             self._rejected.pop(key, None)
         if pod is None:
-            if self.relist is not None:
-                self.relist.forget(key)
             if run is not None:
                 await self._teardown(key, run)
             return None
