@@ -16,6 +16,11 @@ stdin, `ls <missing>`, `false`, ...) as that command does, whatever the restartP
 only under Never/OnFailure and in init containers: under Always it stands for a server); else it
 runs until stopped, or, under Never/OnFailure, for the pod's run time. Status is written
 through pods/status with the pod's resourceVersion; a conflict just retries from fresher state.
+
+With a ``RelistGate`` (real nodes, whose hooks and processes run in real seconds) a pod is synced as a
+real kubelet's pod worker syncs it (see ``pleg``): a sync starts at the first relist after the previous
+one ended, and writes the status the runtime showed when it started; what it changed is reported by a
+follow-up sync at the next relist.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from kruise.sandbox.simulator.noderuntime import (
     Sandbox,
     StartFailed,
 )
+from kruise.sandbox.simulator.pleg import RelistGate
 from kruise.sandbox.simulator.podenv import ConfigMissing
 from kruise.sandbox.simulator.podstatus import (
     KUBELET_CONDITIONS,
@@ -148,8 +154,10 @@ class Kubelet:
         runtime: NodeRuntime,
         timing: Timing,
         configmap: ConfigMapLookup,
+        relist: RelistGate | None = None,
     ) -> None:
         self.client = client
+        self.relist = relist
         self.node = node
         self.runtime = runtime
         self.timing = timing
@@ -269,12 +277,21 @@ class Kubelet:
     # ---------------------------------------------------------------- reconcile
 
     async def _reconcile_guarded(self, key: str) -> float | None:
+        if self.relist is not None:
+            wait = self.relist.wait(key, time.monotonic())
+            if wait > 0:
+                return wait
         try:
             return await self._reconcile(key)
         except ApiError as error:
             if error.not_found:
                 return None
             raise
+        finally:
+            if self.relist is not None and self.pods.get(key) is None:
+                self.relist.forget(key)
+            elif self.relist is not None:
+                self.relist.synced(key, time.monotonic())
 
     async def _reconcile(self, key: str) -> float | None:
         pod = self.pods.get(key)
@@ -306,10 +323,14 @@ class Kubelet:
             self.runs[key] = run
         wake: list[float] = []
         now = time.monotonic()
+        # with a relist gate: the status of the runtime as this sync found it (see ``pleg``)
+        seen = await self.build_status(pod, run) if self.relist is not None else None
         if phase not in ("Succeeded", "Failed"):
             await self._resize(pod, run, now, wake)
             await self._sync_containers(pod, run, now, wake)
-        reported = await self._write_status(key, pod, run)
+        reported = await self._write_status(key, pod, run, seen)
+        if seen is not None and not _same_status(seen, await self.build_status(pod, run)):
+            wake.append(0.0)  # the next relist shows what this sync changed
         if reported in ("Succeeded", "Failed"):
             await self._release(run, pod)
         return max(min(wake), 0.001) if wake else None
@@ -1175,9 +1196,10 @@ class Kubelet:
             status["ephemeralContainerStatuses"] = ephemeral_statuses
         return status
 
-    async def _write_status(self, key: str, pod: Obj, run: PodRun) -> str:
-        """Write the pod's status if it changed; returns the phase it reports."""
-        status = await self.build_status(pod, run)
+    async def _write_status(self, key: str, pod: Obj, run: PodRun, status: Obj | None = None) -> str:
+        """Write the pod's status (``status``, else as it is now) if it changed; returns its phase."""
+        if status is None:
+            status = await self.build_status(pod, run)
         current = pod.get("status") or {}
         if _same_status(current, status):
             return status["phase"]

@@ -44,6 +44,7 @@ from kruise.sandbox.simulator.kubelet_api import KubeletApi
 from kruise.sandbox.simulator.logs import ContainerLogs
 from kruise.sandbox.simulator.node import NodeAgent, NodeSpec
 from kruise.sandbox.simulator.noderuntime import NodeRuntime
+from kruise.sandbox.simulator.pleg import RelistGate
 from kruise.sandbox.simulator.process_runner import ProcessRunner
 from kruise.sandbox.simulator.processes import ProcessImage
 from kruise.sandbox.simulator.replicaset import ReplicaSetController
@@ -306,7 +307,10 @@ class Simulator:
             def lookup(namespace: str, name: str, _cms: Informer = configmaps) -> Obj | None:
                 return _cms.get(f"{namespace}/{name}")
 
-            kubelet = Kubelet(client, spec, self._node_runtime(spec, lookup), self.timing, lookup)
+            # real nodes run hooks and processes in real seconds: their kubelet waits for relists as a
+            # real one does (``pleg``); the fake runtime's scaled clock has nothing to wait for
+            relist = RelistGate() if self.real is not None else None
+            kubelet = Kubelet(client, spec, self._node_runtime(spec, lookup), self.timing, lookup, relist)
             self.kubelets[spec.name] = kubelet
         configmaps.add_handler(self._configmaps_changed)
         configmaps.start()

@@ -5,7 +5,8 @@ conflict, the CloneSet's pods and PVCs, and its Progressing condition without it
 Every read and write names `clonesets.v1alpha1.apps.kruise.io`: upstream's tester speaks v1alpha1, and
 kubectl's preferred version would be v1beta1 (where e.g. `updateStrategy.type` is spelled differently).
 Each case gets its own namespace (upstream's framework: one per `It`), so cases sharing the session's
-sandbox never see each other's pods."""
+sandbox never see each other's pods. It sits beside upstream_kit.py, not in e2e/cloneset/, because the
+real-node modules (e2e/containerd/) build their CloneSet cases from it too."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from harness import Cluster, until
 
 T = TypeVar("T")
 
-# upstream's `imageutils.GetE2EImage(...)` images; the sandbox's fake runtime serves any image name
+# upstream's `imageutils.GetE2EImage(...)` images; the fake runtime serves any image name, real nodes
+# run the stand-ins of the same names (docs/sandbox.md)
 NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.14-4"
 NEW_NGINX_IMAGE = "registry.k8s.io/e2e-test-images/nginx:1.15-4"
 REDIS_IMAGE = "registry.k8s.io/e2e-test-images/redis:5.0.5-3"
@@ -183,6 +185,25 @@ class Case:
             return (cs.get("status") or {}).get("observedGeneration") == cs["metadata"]["generation"]
 
         return await until(lambda: self.get(name), seen, f"{name} generation observed", timeout=timeout)
+
+    async def created_and_available(self, cs: dict[str, Any], replicas: int) -> str:
+        """The opening of upstream's update cases: created, Progressing=Updated, replicas satisfied and
+        ready, then Progressing=Available; returns the CloneSet's name."""
+        created = await self.create(cs)
+        name = created["metadata"]["name"]
+        assert created["spec"]["updateStrategy"]["type"] == cs["spec"]["updateStrategy"]["type"]
+        await self.eventually_progressing(name, UPDATED)
+        await self.eventually_status(name, "replicas", replicas)
+        await self.eventually_status(name, "readyReplicas", replicas)
+        await self.eventually_progressing(name, AVAILABLE)
+        return name
+
+    async def updated_and_available(self, name: str, replicas: int, timeout: float = 180) -> None:
+        """After an update: Progressing=Updated, generation observed, all updated and ready, Available."""
+        await self.eventually_progressing(name, UPDATED)
+        await self.generation_observed(name)
+        await self.eventually_status(name, "updatedReadyReplicas", replicas, timeout=timeout)
+        await self.eventually_progressing(name, AVAILABLE)
 
     async def consistently(
         self, probe: Callable[[], Awaitable[T]], expected: Any, what: str, duration: float
