@@ -19,8 +19,13 @@ from kruise.sandbox.simulator.processes import ContainerProcess
 
 IMAGE = "sandbox-test/shell:1.0"
 DIES_OF_SIGTERM = "while :; do sleep 0.05; done"
-EXITS_7_ON_SIGTERM = "trap 'exit 7' TERM; while :; do sleep 0.05; done"
-IGNORES_SIGTERM = "trap '' TERM; while :; do sleep 0.05; done"
+EXITS_7_ON_SIGTERM = "trap 'exit 7' TERM; touch armed; while :; do sleep 0.05; done"
+IGNORES_SIGTERM = "trap '' TERM; touch armed; while :; do sleep 0.05; done"
+EXITS_0_ON_SIGTERM = "trap 'exit 0' TERM; touch armed; while :; do sleep 0.05; done"
+WORK_VOLUME = {"name": "work", "emptyDir": {}}
+"""A script that traps SIGTERM touches `armed` in its working directory once the trap is set: a
+container reported running may not have run its first line yet, and a SIGTERM before the trap
+kills the shell with 143 (seen on a loaded machine)."""
 
 
 @pytest.fixture
@@ -59,6 +64,20 @@ async def running_id(cluster: Cluster, name: str, restarts: int = 0) -> str:
     return container(pod, "app")["containerID"].removeprefix("containerd://")
 
 
+async def trap_armed(cri: CriClient, container_id: str, deadline: float = 30.0) -> None:
+    """Until the script has set its SIGTERM trap (it touches `armed` right after)."""
+    async with asyncio.timeout(deadline):
+        while True:
+            answer = await cri.ExecSync(
+                messages.ExecSyncRequest(
+                    container_id=container_id, cmd=["sh", "-c", "test -f armed"], timeout=5
+                )
+            )
+            if answer.exit_code == 0:
+                return
+            await asyncio.sleep(0.05)
+
+
 async def stop_and_read(cluster: Cluster, cri: CriClient, name: str, timeout: int) -> tuple[Any, dict]:
     """StopContainer; then the container as the runtime recorded its exit (the kubelet removes it
     when it restarts it) and the pod's lastState once the kubelet has seen the exit."""
@@ -82,13 +101,20 @@ async def stop_and_read(cluster: Cluster, cri: CriClient, name: str, timeout: in
         (EXITS_7_ON_SIGTERM, 30, 7, "Error"),
         (IGNORES_SIGTERM, 1, 137, "Error"),  # SIGKILL once the (scaled) grace period is over
         (DIES_OF_SIGTERM, 0, 137, "Error"),  # timeout 0: SIGKILL at once, as containerd
-        ("trap 'exit 0' TERM; while :; do sleep 0.05; done", 30, 0, "Completed"),
+        (EXITS_0_ON_SIGTERM, 30, 0, "Completed"),
     ],
 )
 async def test_stop_container_reports_the_process_status(
     cluster: Cluster, cri: CriClient, script: str, timeout: int, exit_code: int, reason: str
 ) -> None:
-    await cluster.create(shell_pod("stopped", script))
+    await cluster.create(
+        shell_pod(
+            "stopped", script, (WORK_VOLUME,), workingDir="/work",
+            volumeMounts=[{"name": "work", "mountPath": "/work"}],
+        )
+    )  # fmt: skip
+    if "trap" in script:
+        await trap_armed(cri, await running_id(cluster, "stopped"))
     event, terminated = await stop_and_read(cluster, cri, "stopped", timeout)
     assert event.cause == CAUSE_CRI
     assert (event.container.exit_code, event.container.reason) == (exit_code, reason)
