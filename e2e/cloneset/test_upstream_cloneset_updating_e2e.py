@@ -39,6 +39,48 @@ def _state(pod: dict[str, Any]) -> str:
 
 
 @pytest.mark.timeout(300)
+async def test_in_place_update_images_with_the_same_image_id(kruise_sandbox_all_gates: Cluster):
+    """in-place update images with the same imageID
+
+    nginx:alpine and nginx:mainline-alpine are one image on Docker Hub, and in the sandbox's simulated
+    registry (docs/sandbox.md): the container restarts with a new containerID and the same imageID, and the
+    update completes although the status names the image by its first tag (kruise-daemon's container hash
+    report decides, as upstream)."""
+    async with upstream_case(kruise_sandbox_all_gates) as case:
+        cs = case.new_cloneset(f"clone-{case.rand}", 1, INPLACE)
+        cs["spec"]["template"]["spec"]["containers"][0]["image"] = NGINX_ALPINE
+        cs["spec"]["minReadySeconds"], cs["spec"]["progressDeadlineSeconds"] = 10, TEN_MINUTES
+        created = await case.create(cs)
+        name = created["metadata"]["name"]
+        assert created["spec"]["updateStrategy"]["type"] == "InPlaceIfPossible"
+        # upstream polls 3 s for this one; a kubectl read alone can take that long on a loaded machine
+        await case.eventually_status(name, "replicas", 1)
+        await case.eventually_progressing(name, UPDATED)
+        await case.eventually_status(name, "readyReplicas", 1)
+        await case.eventually_progressing(name, AVAILABLE)
+        [old] = await case.pods(name)
+        old_status = old["status"]["containerStatuses"][0]
+
+        def mainline(obj):
+            obj["metadata"].setdefault("annotations", {})
+            obj["spec"]["template"]["spec"]["containers"][0]["image"] = NGINX_MAINLINE_ALPINE
+
+        await case.update(name, mainline)
+        await case.generation_observed(name)
+        await case.eventually_progressing(name, UPDATED)
+        await case.eventually_status(name, "updatedReadyReplicas", 1)
+
+        # the containerID changed and the imageID did not
+        pods = await case.pods(name)
+        assert len(pods) == 1
+        new_status = pods[0]["status"]["containerStatuses"][0]
+        assert pods[0]["metadata"]["uid"] == old["metadata"]["uid"]
+        assert new_status["containerID"] != old_status["containerID"]
+        assert new_status["imageID"] == old_status["imageID"]
+        await case.eventually_progressing(name, AVAILABLE)
+
+
+@pytest.mark.timeout(300)
 async def test_in_place_update_both_image_and_env_from_label(kruise_sandbox_all_gates: Cluster):
     """in-place update both image and env from label"""
     async with upstream_case(kruise_sandbox_all_gates) as case:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from kruise.sandbox.cri.errors import ImagePullError, InvalidArgumentError, NotFoundError
 from kruise.sandbox.cri.images import (
+    REGISTRY_ALIASES,
     ImageReference,
     InvalidReferenceError,
     image_id_for,
@@ -31,7 +32,9 @@ class ImageStore:
     ``pull_delay`` (seconds at speed 1, or a function of the normalized reference) is divided by
     ``speed``. A reference matching a glob in ``fail_images`` (raw or normalized) or accepted by
     ``fail_image_if`` fails to pull at once, as an unresolvable reference does in containerd.
-    All three may be changed at any time.
+    All three may be changed at any time. ``aliases`` (normalized tag -> the tag whose image it
+    names, default ``REGISTRY_ALIASES``) makes two tags one image: pulling the second adds its tag
+    to the image the first brought, as containerd does for a tag resolving to a present manifest.
     """
 
     def __init__(
@@ -41,6 +44,7 @@ class ImageStore:
         pull_delay: PullDelay = 0.0,
         fail_images: Iterable[str] = (),
         fail_image_if: Callable[[str], bool] | None = None,
+        aliases: Mapping[str, str] = REGISTRY_ALIASES,
     ) -> None:
         if speed <= 0:
             raise ValueError(f"speed: must be > 0, got {speed}")
@@ -48,6 +52,7 @@ class ImageStore:
         self.pull_delay = pull_delay
         self.fail_images: set[str] = set(fail_images)
         self.fail_image_if = fail_image_if
+        self.aliases = aliases
         self.generation = 0
         self._images: dict[str, Image] = {}
         self._pulls: dict[str, asyncio.Future[Image]] = {}
@@ -79,15 +84,28 @@ class ImageStore:
         return self.add(ref)
 
     def add(self, ref: ImageReference) -> Image:
-        """Store the image a reference resolves to (no delay); an existing image is returned as is."""
+        """Store the image a reference resolves to (no delay); an existing image is returned as is.
+
+        A reference resolving to an image present under other names adds its names to that image.
+        Names are kept sorted, as containerd's image store keeps them, so ``repo_tags[0]`` (what a
+        container's status reports as its image) does not depend on the order of pulls.
+        """
         existing = self._find(ref)
         if existing is not None:
             return existing
+        image_id = image_id_for(ref, self.aliases)
+        tags = (ref.tagged,) if ref.tagged else ()
+        digests = (f"{ref.repository}@{manifest_digest_for(ref, self.aliases)}",)
+        present = self._images.get(image_id)
+        if present is not None:
+            tags = tuple(sorted({*present.repo_tags, *tags}))
+            digests = tuple(sorted({*present.repo_digests, *digests}))
         record = Image(
-            id=image_id_for(ref),
-            repo_tags=(ref.tagged,) if ref.tagged else (),
-            repo_digests=(f"{ref.repository}@{manifest_digest_for(ref)}",),
-            size=image_size_for(ref),
+            id=image_id,
+            repo_tags=tags,
+            repo_digests=digests,
+            size=image_size_for(ref, self.aliases),
+            pinned=present.pinned if present is not None else False,
         )
         self._images[record.id] = record
         self._bump()

@@ -13,6 +13,7 @@ from typing import Any
 
 from kruise.sandbox.cri import ContainerState
 from kruise.sandbox.qos import compute_qos
+from kruise.sandbox.simulator.containerhash import hash_annotation
 from kruise.sandbox.simulator.noderuntime import ContainerStatus
 
 Obj = dict[str, Any]
@@ -55,12 +56,14 @@ def config_error(namespace: str, container: Mapping[str, Any], lookup: ConfigMap
     return None
 
 
-def kubelet_annotations(pod: Mapping[str, Any], restart_count: int) -> dict[str, str]:
+def kubelet_annotations(
+    pod: Mapping[str, Any], container: Mapping[str, Any], restart_count: int
+) -> dict[str, str]:
     """The annotations the kubelet puts on a runtime container that a node agent reads back without the
-    pod (kruise-daemon's containermeta report and its kills): the restart count and the pod's grace
-    period. The kubelet's container hash and preStop handler are not written here."""
+    pod (kruise-daemon's containermeta report and its kills): the container hash, the restart count and
+    the pod's grace period. The kubelet's preStop handler is not written here."""
     spec = pod.get("spec") or {}
-    annotations = {"io.kubernetes.container.restartCount": str(restart_count)}
+    annotations = {**hash_annotation(container), "io.kubernetes.container.restartCount": str(restart_count)}
     grace = spec.get("terminationGracePeriodSeconds")
     if grace is not None:
         annotations["io.kubernetes.pod.terminationGracePeriod"] = str(grace)

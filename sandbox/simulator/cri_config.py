@@ -19,6 +19,7 @@ from google.protobuf.message import Message
 
 from kruise.sandbox.cri import CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL
 from kruise.sandbox.cri.schema import enum_value, messages
+from kruise.sandbox.simulator.containerhash import hash_annotation
 from kruise.sandbox.simulator.podenv import container_env, expand
 from kruise.sandbox.simulator.podvolumes import MountFailed, VolumeContext, bind_listen_address, volume_dir
 
@@ -160,7 +161,11 @@ async def container_config(
             **{k: v for k, v in pod_labels(pod).items() if k.startswith("io.kubernetes.")},
             CONTAINER_NAME_LABEL: name,
         },
-        annotations={REQUESTED_IMAGE_ANNOTATION: image, CONTAINER_ATTEMPT_ANNOTATION: str(attempt)},
+        annotations={
+            REQUESTED_IMAGE_ANNOTATION: image,
+            CONTAINER_ATTEMPT_ANNOTATION: str(attempt),
+            **hash_annotation(container),
+        },
         log_path=f"{name}/{attempt}.log",
         stdin=bool(container.get("stdin")),
         stdin_once=bool(container.get("stdinOnce")),

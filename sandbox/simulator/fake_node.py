@@ -275,7 +275,7 @@ class FakeNodeRuntime:
             container["name"],
             image,
             attempt=attempt,
-            annotations=kubelet_annotations(pod, attempt),
+            annotations=kubelet_annotations(pod, container, attempt),
             command=container.get("command") or (),
             args=container.get("args") or (),
             envs=envs.items(),

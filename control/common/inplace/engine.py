@@ -40,6 +40,7 @@ from kruise.api.objects import (
     spec_of,
 )
 from kruise.control.common.inplace import envhash, vertical
+from kruise.control.common.inplace.containerhash import kubelet_container_hash
 from kruise.control.common.inplace.jsondiff import apply_merge_patch
 from kruise.control.common.inplace.spec import UpdateSpec
 from kruise.control.common.inplace.state import InPlaceUpdateState, get_grace_json, get_state, remove_grace
@@ -355,14 +356,28 @@ def _env_hashes_consistent(pod: Mapping[str, Any], metas: list[Mapping[str, Any]
     return True
 
 
+def _plain_hashes_consistent(pod: Mapping[str, Any], metas: list[Mapping[str, Any]]) -> bool:
+    """Every spec container is reported running as the status's container with its spec's kubelet hash."""
+    for c in containers_of(pod):
+        status = _container_status(pod, c["name"])
+        meta = next((m for m in reversed(metas) if m.get("name") == c["name"]), None)  # last wins
+        if status is None or meta is None or meta.get("containerID") != status.get("containerID"):
+            return False
+        if int(section(meta, "hashes").get("plainHash") or 0) != kubelet_container_hash(c):
+            return False
+    return True
+
+
 def containers_update_problem(
     pod: Mapping[str, Any], state: InPlaceUpdateState, *, vertical_scaling: bool = False
 ) -> str | None:
     """Why the updated containers are not done yet (None = done).
 
-    A container is done when its status imageID differs from the one recorded before the update,
-    or (same imageID, e.g. a retag) when the status image equals the spec image. After a resize
-    (``updateResources`` with the gate on) every container's status resources must equal its spec.
+    After a resize (``updateResources`` with the gate on) every container's status resources must
+    equal its spec. Then the update is done when kruise-daemon's report shows every container
+    restarted with its spec's kubelet hash (``containerhash``), or else when each updated container's
+    status imageID differs from the one recorded before the update, or (same imageID: a second tag of
+    one image) its status image equals the spec image.
     """
     try:
         metas = _runtime_meta(pod)  # upstream refuses a malformed report whatever the update changes
@@ -377,6 +392,8 @@ def containers_update_problem(
         problem = vertical.resize_problem(pod)
         if problem is not None:
             return problem
+    if metas is not None and _plain_hashes_consistent(pod, metas):
+        return None
     images = {}
     for c in containers_of(pod):
         image = c.get("image", "")

@@ -3,10 +3,12 @@
 import pytest
 
 from kruise.sandbox.cri import ContainerState
+from kruise.sandbox.simulator.containerhash import HASH_ANNOTATION, container_hash
 from kruise.sandbox.simulator.containers import (
     config_error,
     container_status,
     default_pull_policy,
+    kubelet_annotations,
     qos_class,
 )
 from kruise.sandbox.simulator.noderuntime import ContainerStatus
@@ -150,3 +152,16 @@ def test_waiting_and_terminated_entries():
 )
 def test_qos(resources, qos):
     assert qos_class({"spec": {"containers": [{"name": "c", "resources": resources}]}}) == qos
+
+
+def test_kubelet_annotations_carry_the_container_hash_restart_count_and_grace():
+    """kruise-daemon reads these back from the runtime (runtime-containers-meta ``plainHash``)."""
+    pod = {"spec": {"terminationGracePeriodSeconds": 5}}
+    old, new = {"name": "nginx", "image": "nginx:alpine"}, {"name": "nginx", "image": "nginx:mainline-alpine"}
+    annotations = kubelet_annotations(pod, old, 2)
+    assert annotations == {
+        HASH_ANNOTATION: format(container_hash(old), "x"),
+        "io.kubernetes.container.restartCount": "2",
+        "io.kubernetes.pod.terminationGracePeriod": "5",
+    }
+    assert kubelet_annotations(pod, new, 2)[HASH_ANNOTATION] != annotations[HASH_ANNOTATION]

@@ -11,6 +11,7 @@ import pytest
 from kruise.sandbox.cri import NotFoundError
 from kruise.sandbox.cri.errors import AlreadyExistsError, error_for
 from kruise.sandbox.cri.schema import enum_value
+from kruise.sandbox.simulator.containerhash import HASH_ANNOTATION, container_hash
 from kruise.sandbox.simulator.cri_config import (
     REQUESTED_IMAGE_ANNOTATION,
     container_config,
@@ -121,6 +122,7 @@ async def test_container_config_resolves_env_and_mounts_every_volume(tmp_path: P
     assert pid == enum_value("NamespaceMode", "CONTAINER")  # not the pod's: PID 1 is the container's own
     assert config.image.image == "busybox:1.35.0"
     assert config.annotations[REQUESTED_IMAGE_ANNOTATION] == "busybox:1.35.0"
+    assert config.annotations[HASH_ANNOTATION] == format(container_hash(spec), "x")
     assert list(config.command) == ["sh", "-c"] and list(config.args) == ["echo hi from web-0"]
     env = {kv.key: kv.value.decode() for kv in config.envs}
     assert env == {
