@@ -175,10 +175,14 @@ STANDINS: tuple[StandIn, ...] = (
     StandIn("nginx:1.26", ("nginx:1.26",), "nginx"),
     StandIn("nginx:1.27", ("nginx:1.27",), "nginx"),
     StandIn("perl", ("perl:latest", "perl:5.34"), "perl"),
-    # upstream kruise e2e's common.WebserverImage, common.AgnhostImage and imageutils.Nginx
+    # upstream kruise e2e's common.WebserverImage, common.AgnhostImage, imageutils.Nginx, NewNginxImage,
+    # RedisImage and imageutils.BusyBox (whose default `sh` exits at once without a terminal, as the real one)
     StandIn("e2e-httpd", (f"{E2E_IMAGES}/httpd:2.4.38-4",), "httpd"),
     StandIn("e2e-agnhost", (f"{E2E_IMAGES}/agnhost:2.52",), "idle", "agnhost"),
     StandIn("e2e-nginx", (f"{E2E_IMAGES}/nginx:1.14-4",), "nginx"),
+    StandIn("e2e-nginx-new", (f"{E2E_IMAGES}/nginx:1.15-4",), "nginx"),
+    StandIn("e2e-redis", (f"{E2E_IMAGES}/redis:5.0.5-3",), "idle", "redis-server"),
+    StandIn("e2e-busybox", (f"{E2E_IMAGES}/busybox:1.36.1-1",), "busybox"),
     StandIn("ubuntu", ("ubuntu:latest",), "ubuntu"),
     StandIn("centos:7", ("centos:7",), "busybox"),
     StandIn("minecraft-demo:probe-v0", ("openkruise/minecraft-demo:probe-v0",), "minecraft-probe"),

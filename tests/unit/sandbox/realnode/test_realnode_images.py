@@ -125,6 +125,9 @@ USED_NAMES = (
     "registry.k8s.io/e2e-test-images/httpd:2.4.38-4",
     "registry.k8s.io/e2e-test-images/agnhost:2.52",
     "registry.k8s.io/e2e-test-images/nginx:1.14-4",
+    "registry.k8s.io/e2e-test-images/nginx:1.15-4",
+    "registry.k8s.io/e2e-test-images/redis:5.0.5-3",
+    "registry.k8s.io/e2e-test-images/busybox:1.36.1-1",
 )
 
 
