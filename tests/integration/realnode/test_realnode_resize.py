@@ -23,6 +23,9 @@ from tests.kit.polling import until, until_fetched
 pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(300)]
 
 POD = "sized"
+# a subnet of its own: a real-node sandbox running elsewhere on the machine (the default 198.18.0.0/16, the
+# e2e modules' 198.19.64.0/18 and 198.19.128.0/18) would refuse this one
+POD_SUBNET = "198.19.240.0/20"
 CGROUP_V1 = Path("/sys/fs/cgroup/memory").is_dir()  # else the unified hierarchy (v2)
 # cgroup v1 files first, then the v2 ones; a container sees its own cgroup at /sys/fs/cgroup
 READ_CGROUP = (
@@ -64,7 +67,8 @@ async def test_a_resize_without_restart_changes_the_running_containers_cgroup(
     tmp_path: Path, possible: None
 ) -> None:
     v1 = CGROUP_V1
-    async with Sandbox(nodes=1, speed=20, crd_dir=None, runtime="containerd") as sandbox:
+    options = {"nodes": 1, "speed": 20, "crd_dir": None, "runtime": "containerd", "pod_subnet": POD_SUBNET}
+    async with Sandbox(**options) as sandbox:
         client = Client(sandbox.kubeconfig)
         pods = resource_path("v1", "pods", "default")
         try:
