@@ -109,6 +109,11 @@ class RuntimeServiceStub:
                 request_serializer=api__pb2.AttachRequest.SerializeToString,
                 response_deserializer=api__pb2.AttachResponse.FromString,
                 _registered_method=True)
+        self.UpdateContainerResources = channel.unary_unary(
+                '/runtime.v1.RuntimeService/UpdateContainerResources',
+                request_serializer=api__pb2.UpdateContainerResourcesRequest.SerializeToString,
+                response_deserializer=api__pb2.UpdateContainerResourcesResponse.FromString,
+                _registered_method=True)
 
 
 class RuntimeServiceServicer:
@@ -204,6 +209,12 @@ class RuntimeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateContainerResources(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RuntimeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -281,6 +292,11 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.Attach,
                     request_deserializer=api__pb2.AttachRequest.FromString,
                     response_serializer=api__pb2.AttachResponse.SerializeToString,
+            ),
+            'UpdateContainerResources': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateContainerResources,
+                    request_deserializer=api__pb2.UpdateContainerResourcesRequest.FromString,
+                    response_serializer=api__pb2.UpdateContainerResourcesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -688,6 +704,33 @@ class RuntimeService:
             '/runtime.v1.RuntimeService/Attach',
             api__pb2.AttachRequest.SerializeToString,
             api__pb2.AttachResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateContainerResources(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/UpdateContainerResources',
+            api__pb2.UpdateContainerResourcesRequest.SerializeToString,
+            api__pb2.UpdateContainerResourcesResponse.FromString,
             options,
             channel_credentials,
             insecure,

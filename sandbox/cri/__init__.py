@@ -28,6 +28,7 @@ from kruise.sandbox.cri.model import (
     ContainerState,
     ExecResult,
     Image,
+    LinuxResources,
     PodSandbox,
     SandboxState,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "Image",
     "ImagePullError",
     "InvalidArgumentError",
+    "LinuxResources",
     "NotFoundError",
     "PodSandbox",
     "SandboxState",

@@ -80,6 +80,16 @@ class PodSandbox:
 
 
 @dataclass(frozen=True)
+class LinuxResources:
+    """The cgroup settings a container runs with (CRI LinuxContainerResources; 0 = not set)."""
+
+    cpu_period: int = 0
+    cpu_quota: int = 0
+    cpu_shares: int = 0
+    memory_limit_in_bytes: int = 0
+
+
+@dataclass(frozen=True)
 class Container:
     """A container. ``id`` is 64 lowercase hex characters; timestamps are Unix nanoseconds (0 = never).
 
@@ -110,6 +120,7 @@ class Container:
     args: tuple[str, ...] = ()
     log_path: str = ""
     envs: tuple[tuple[str, str], ...] = ()  # the environment it was created with, in order
+    resources: LinuxResources = field(default_factory=LinuxResources)  # as created, or last updated
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ from kruise.sandbox.cri.model import (
     ContainerState,
     ExecResult,
     Image,
+    LinuxResources,
     PodSandbox,
     SandboxState,
 )
@@ -346,6 +347,7 @@ class FakeRuntime:
         args: Sequence[str] = (),
         log_path: str = "",
         envs: Iterable[tuple[str, str]] = (),
+        resources: LinuxResources | None = None,
         kubelet_labels: bool = True,
         cause: str = CAUSE_KUBELET,
     ) -> str:
@@ -399,6 +401,7 @@ class FakeRuntime:
             args=tuple(args),
             log_path=log_path,
             envs=tuple((str(k), str(v)) for k, v in envs),
+            resources=resources or LinuxResources(),
         )
         self._containers[container.id] = container
         self._publish(ContainerEventType.CREATED, container, cause)
@@ -430,6 +433,16 @@ class FakeRuntime:
         )
         self._containers[container.id] = failed
         self._publish(ContainerEventType.STOPPED, failed, cause)
+
+    def update_container_resources(self, container_id: str, resources: LinuxResources) -> None:
+        """An in-place resize: a CREATED or RUNNING container takes the new cgroup settings (the fake
+        has no cgroups; the record keeps them, as containerd keeps them in the container's spec)."""
+        container = self.container(container_id)
+        if container.state not in (ContainerState.CREATED, ContainerState.RUNNING):
+            raise FailedPreconditionError(
+                f"container {container.id} is in {_cri_state_name(container.state)} state"
+            )
+        self._containers[container.id] = replace(container, resources=resources)
 
     def stop_container(
         self,

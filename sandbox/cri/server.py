@@ -116,6 +116,7 @@ class CriServicer:
             args=list(config.args),
             log_path=config.log_path,
             envs=[(kv.key, bytes(kv.value).decode(errors="replace")) for kv in config.envs],
+            resources=wire.resources_of(config.linux.resources),
             kubelet_labels=False,
             cause=CAUSE_CRI,
         )
@@ -162,6 +163,10 @@ class CriServicer:
     async def Attach(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
         await self._no_streaming(context, "Attach", request.container_id)
         return messages.AttachResponse()
+
+    async def UpdateContainerResources(self, request: Message, context: grpc.aio.ServicerContext) -> Message:
+        self.runtime.update_container_resources(request.container_id, wire.resources_of(request.linux))
+        return messages.UpdateContainerResourcesResponse()
 
     async def _no_streaming(self, context: grpc.aio.ServicerContext, rpc: str, container_id: str) -> None:
         """The fake has no streaming server: its containers are host processes or simulated ones."""

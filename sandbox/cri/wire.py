@@ -10,8 +10,27 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from kruise.sandbox.cri.model import Container, Image, PodSandbox
+from kruise.sandbox.cri.model import Container, Image, LinuxResources, PodSandbox
 from kruise.sandbox.cri.schema import messages
+
+
+def resources_message(resources: LinuxResources) -> Message:
+    return messages.LinuxContainerResources(
+        cpu_period=resources.cpu_period,
+        cpu_quota=resources.cpu_quota,
+        cpu_shares=resources.cpu_shares,
+        memory_limit_in_bytes=resources.memory_limit_in_bytes,
+    )
+
+
+def resources_of(message: Message) -> LinuxResources:
+    """A LinuxContainerResources message as the record keeps it."""
+    return LinuxResources(
+        cpu_period=message.cpu_period,
+        cpu_quota=message.cpu_quota,
+        cpu_shares=message.cpu_shares,
+        memory_limit_in_bytes=message.memory_limit_in_bytes,
+    )
 
 
 def image_message(image: Image) -> Message:

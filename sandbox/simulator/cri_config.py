@@ -19,6 +19,8 @@ from google.protobuf.message import Message
 
 from kruise.sandbox.cri import CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL
 from kruise.sandbox.cri.schema import enum_value, messages
+from kruise.sandbox.cri.wire import resources_message
+from kruise.sandbox.simulator.cgroups import linux_resources
 from kruise.sandbox.simulator.containerhash import hash_annotation
 from kruise.sandbox.simulator.podenv import container_env, expand
 from kruise.sandbox.simulator.podvolumes import MountFailed, VolumeContext, bind_listen_address, volume_dir
@@ -171,8 +173,9 @@ async def container_config(
         stdin_once=bool(container.get("stdinOnce")),
         tty=bool(container.get("tty")),
         linux=messages.LinuxContainerConfig(
+            resources=resources_message(linux_resources(container.get("resources"))),
             security_context=messages.LinuxContainerSecurityContext(
                 namespace_options=namespace_options(pod.get("spec") or {}), **run_as(pod, container)
-            )
+            ),
         ),
     )

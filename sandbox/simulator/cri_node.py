@@ -36,10 +36,12 @@ from kruise.sandbox.cri import (
     ContainerState,
     CriError,
     ExecResult,
+    LinuxResources,
 )
 from kruise.sandbox.cri.client import CriClient
 from kruise.sandbox.cri.errors import error_for
 from kruise.sandbox.cri.schema import messages
+from kruise.sandbox.cri.wire import resources_message
 from kruise.sandbox.simulator.cri_config import (
     REQUESTED_IMAGE_ANNOTATION,
     container_config,
@@ -281,6 +283,12 @@ class CriNodeRuntime:
             await self._call("StartContainer", messages.StartContainerRequest(container_id=container_id))
         except CriError as error:  # containerd marks it EXITED with 128 (StartError)
             raise StartFailed(str(error)) from None
+
+    async def update_container_resources(self, container_id: str, resources: LinuxResources) -> None:
+        request = messages.UpdateContainerResourcesRequest(
+            container_id=container_id, linux=resources_message(resources)
+        )
+        await self._call("UpdateContainerResources", request)
 
     async def stop_container(self, container_id: str, grace: int) -> None:
         task = self._stops.get(container_id)

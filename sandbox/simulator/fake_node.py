@@ -39,8 +39,10 @@ from kruise.sandbox.cri import (
     CriError,
     ExecResult,
     FakeRuntime,
+    LinuxResources,
 )
 from kruise.sandbox.simulator import imagecommands
+from kruise.sandbox.simulator.cgroups import linux_resources
 from kruise.sandbox.simulator.containers import kubelet_annotations
 from kruise.sandbox.simulator.ippool import IPPool
 from kruise.sandbox.simulator.logs import ContainerLogs
@@ -279,6 +281,7 @@ class FakeNodeRuntime:
             command=container.get("command") or (),
             args=container.get("args") or (),
             envs=envs.items(),
+            resources=linux_resources(container.get("resources")),
         )
         self._plans[container_id] = plan
         return container_id
@@ -349,6 +352,9 @@ class FakeNodeRuntime:
             self.runtime.attach_task(
                 container_id, ProcessTask(process, plan.rule, plan.launch, self.timing.scaled)
             )
+
+    async def update_container_resources(self, container_id: str, resources: LinuxResources) -> None:
+        self.runtime.update_container_resources(container_id, resources)
 
     async def stop_container(self, container_id: str, grace: int) -> None:
         process = self.live.get(container_id)

@@ -45,6 +45,7 @@ from kruise.sandbox.simulator import (
     pullsecrets,
     resize,
 )
+from kruise.sandbox.simulator.cgroups import linux_resources
 from kruise.sandbox.simulator.client import ApiError, Client, Obj, resource_path
 from kruise.sandbox.simulator.containers import (
     ConfigMapLookup,
@@ -511,10 +512,14 @@ class Kubelet:
             name = container["name"]
             changed = resize.changed_resources(run.actuated.get(name, {}), run.allocated.get(name, {}))
             slot = run.slots.get(name)
-            if slot is None or not changed or not resize.needs_restart(container, changed):
+            if slot is None or not changed:
                 continue
             record = await self._record(slot)
             if record is None or record.state != ContainerState.RUNNING:
+                continue
+            if not resize.needs_restart(container, changed):
+                # NotRequired: the running container's cgroup takes the new settings
+                await self._update_resources(pod, record.id, run.allocated.get(name))
                 continue
             if await self._stopping_container(record.id):
                 continue
@@ -533,6 +538,14 @@ class Kubelet:
                 await self._retire(slot)
         run.actuated = copy.deepcopy(run.allocated)
         run.resize_until = None
+
+    async def _update_resources(self, pod: Obj, container_id: str, allocated: Obj | None) -> None:
+        """CRI UpdateContainerResources; a container gone meanwhile (NOT_FOUND, or no longer
+        running) gets the new resources when it is created again, so that failure is only logged."""
+        try:
+            await self.runtime.update_container_resources(container_id, linux_resources(allocated))
+        except CriError as error:
+            log.info("pod %s: resize of container %s: %s", _pod_key(pod), container_id[:12], error)
 
     def _node_allocatable(self) -> Obj:
         """This node's allocatable, shaped as the Node object reports it."""
@@ -859,8 +872,12 @@ class Kubelet:
         if slot.task_id and await self.runtime.task_alive(slot.task_id):
             return  # the previous instance is still stopping; its exit requeues the pod
         try:
+            # a new instance starts with what the kubelet has allocated, which a pending resize
+            # (Infeasible, Deferred) has not changed yet
+            allocated = run.allocated.get(name)
+            created_spec = {**spec, "resources": allocated} if allocated is not None else spec
             container_id = await self.runtime.create_container(
-                Sandbox(run.sandbox_id, run.ip), pod, spec, slot.restart_count
+                Sandbox(run.sandbox_id, run.ip), pod, created_spec, slot.restart_count
             )
         except ConfigMissing as error:
             if slot.waiting != ("CreateContainerConfigError", str(error)):

@@ -18,6 +18,9 @@ gRPC client of a real containerd. The methods are cut so the gRPC back-end maps 
   CreateContainerConfigError) or ``MountFailed`` (event FailedMount) and create nothing.
 - ``start_container`` -> StartContainer; a start that fails (runc cannot exec the entry point)
   raises ``StartFailed`` and leaves the container EXITED with code 128, as containerd does.
+- ``update_container_resources`` -> UpdateContainerResources: the kubelet's in-place resize of a
+  container whose resizePolicy needs no restart; containerd rewrites the running container's cgroup
+  (cpu shares and quota, memory limit). New containers get the same settings in CreateContainer.
 - ``stop_container`` -> StopContainer(timeout=grace): SIGTERM, SIGKILL after ``grace`` seconds,
   and it returns only once the container has exited - it BLOCKS up to the grace period, so the
   kubelet runs it in the background and learns of the exit from ``container_status`` and
@@ -55,7 +58,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from kruise.sandbox.cri import ContainerState, ExecResult
+from kruise.sandbox.cri import ContainerState, ExecResult, LinuxResources
 from kruise.sandbox.simulator.logs import LogOptions
 
 Obj = dict[str, Any]
@@ -182,6 +185,9 @@ class NodeRuntime(Protocol):
         """Create (not start) the container; answers its id."""
 
     async def start_container(self, container_id: str) -> None: ...
+
+    async def update_container_resources(self, container_id: str, resources: LinuxResources) -> None:
+        """An in-place resize of a running container (its cgroup, on a real node)."""
 
     async def stop_container(self, container_id: str, grace: int) -> None:
         """Blocks until the container exited (``grace``: seconds before SIGKILL)."""

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from simulator_testkit import Cluster, condition, container, is_ready, pod_manifest
 
+from kruise.sandbox.cri import LinuxResources
 from kruise.sandbox.simulator import Timing
 from kruise.sandbox.simulator.client import STRATEGIC_PATCH, resource_path
 
@@ -79,6 +80,12 @@ async def test_resize_without_restart_keeps_the_container_running(cluster: Clust
     assert new["state"]["running"]["startedAt"] == old["state"]["running"]["startedAt"]
     assert new["containerID"] == old["containerID"]
     assert condition(after, "PodResizePending") is None
+    # the runtime's container took the new cgroup settings (CRI UpdateContainerResources)
+    runtime = cluster.simulator.runtimes[after["spec"]["nodeName"]]
+    record = runtime.container(new["containerID"].removeprefix("containerd://"))
+    assert record.resources == LinuxResources(
+        cpu_period=100_000, cpu_quota=200_000, cpu_shares=512, memory_limit_in_bytes=1 << 30
+    )
 
 
 async def test_resize_with_restart_container_policy_restarts_it(cluster: Cluster):

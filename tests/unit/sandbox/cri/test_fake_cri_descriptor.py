@@ -41,7 +41,7 @@ def test_rpc_paths_are_the_cri_paths() -> None:
         for name in [
             *("Version", "RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PodSandboxStatus"),
             *("ListPodSandbox", "CreateContainer", "StartContainer", "StopContainer", "RemoveContainer"),
-            *("ListContainers", "ContainerStatus", "ExecSync", "Exec", "Attach"),
+            *("ListContainers", "ContainerStatus", "ExecSync", "Exec", "Attach", "UpdateContainerResources"),
         ]
     } | {
         "/runtime.v1.ImageService/" + name

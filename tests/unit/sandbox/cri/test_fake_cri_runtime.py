@@ -17,6 +17,7 @@ from kruise.sandbox.cri import (
     FakeRuntime,
     ImagePullError,
     InvalidArgumentError,
+    LinuxResources,
     NotFoundError,
     SandboxState,
 )
@@ -309,6 +310,19 @@ async def test_state_machine_rejects_invalid_transitions(runtime: FakeRuntime) -
         runtime.start_container(container_id)
     with pytest.raises(InvalidArgumentError, match="timeout: must be >= 0"):
         runtime.stop_container(container_id, timeout=-1)
+
+
+async def test_update_container_resources_only_on_a_live_container(runtime: FakeRuntime) -> None:
+    _, container_id = await running_container(runtime)
+    assert runtime.container(container_id).resources == LinuxResources()
+    resized = LinuxResources(cpu_period=100_000, cpu_quota=50_000, cpu_shares=102, memory_limit_in_bytes=128)
+    runtime.update_container_resources(container_id, resized)
+    assert runtime.container(container_id).resources == resized
+    runtime.stop_container(container_id)
+    with pytest.raises(FailedPreconditionError, match="is in CONTAINER_EXITED state"):
+        runtime.update_container_resources(container_id, LinuxResources())
+    with pytest.raises(NotFoundError):
+        runtime.update_container_resources("0" * 64, resized)
 
 
 async def test_create_needs_the_image_and_a_unique_name_attempt(runtime: FakeRuntime) -> None:
