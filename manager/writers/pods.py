@@ -1,8 +1,10 @@
-"""Conflict-safe pod writes shared by every workload controller: object and status writes, condition
-patches merged by type, lifecycle-state patches.
+"""Conflict-safe pod writes shared by every controller that writes pods: object and status writes,
+status patches merged by key (conditions by type), lifecycle-state patches.
 
 Every write records the returned resourceVersion in the resourceVersion expectations, so the next
-reconcile waits until the informer has caught up instead of acting on the pod it just changed.
+reconcile waits until the informer has caught up instead of acting on the pod it just changed. A
+controller that never waits on them (it re-reads nothing it wrote: NodePodProbe, SidecarTerminator,
+ContainerRecreateRequest) passes no expectations, and nothing is recorded that nobody would clear.
 """
 
 from __future__ import annotations
@@ -35,9 +37,30 @@ def state_for_status_write(pod: Pod, state: str | None, mark_not_ready: bool, no
 
 
 class PodWriter:
-    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
+    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations | None = None) -> None:
         self.client = client
         self.rv_expectations = rv_expectations
+
+    def _expect(self, written: dict[str, Any]) -> None:
+        if self.rv_expectations is not None:
+            self.rv_expectations.expect(written)
+
+    async def patch_status(self, pod: Pod, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Send `body` as a strategic merge patch of pods/status (conditions merge by type, so `body`
+        names only the conditions it sets). No resourceVersion: the kubelet's concurrent status writes
+        cannot make it conflict, and a PUT of the whole status would race them. Raises NotFound for a
+        pod deleted meanwhile; a caller for which that ends the work suppresses it."""
+        meta = pod["metadata"]
+        patched = await self.client.patch(
+            PODS,
+            meta["name"],
+            dict(body),
+            meta["namespace"],
+            patch_type=PatchType.STRATEGIC,
+            subresource="status",
+        )
+        self._expect(patched)
+        return patched
 
     async def set_lifecycle_state(
         self, pod: Pod, state: str, mark_not_ready: bool, now: datetime
@@ -74,7 +97,7 @@ class PodWriter:
             meta["namespace"],
             patch_type=PatchType.STRATEGIC,
         )
-        self.rv_expectations.expect(patched)
+        self._expect(patched)
         return patched
 
     async def patch_conditions(
@@ -108,12 +131,7 @@ class PodWriter:
             body.update(lifecycle.state_patch(state, now))
         if not body:
             return None
-        meta = pod["metadata"]
-        patched = await self.client.patch(
-            PODS, meta["name"], body, meta["namespace"], patch_type=PatchType.STRATEGIC, subresource="status"
-        )
-        self.rv_expectations.expect(patched)
-        return patched
+        return await self.patch_status(pod, body)
 
     @staticmethod
     def _changed_conditions(pod: Pod, new: Pod) -> list[dict[str, Any]]:
@@ -174,6 +192,6 @@ class PodWriter:
                 meta = current["metadata"]
                 current = await self.client.get(PODS, meta["name"], meta["namespace"])
                 continue
-            self.rv_expectations.expect(written)
+            self._expect(written)
             return written
         return None

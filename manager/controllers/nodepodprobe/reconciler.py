@@ -19,11 +19,12 @@ from typing import Any
 from kruise.api.objects import status_of
 from kruise.control.common import podstatus
 from kruise.control.podprobemarker import probes
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NODE_POD_PROBES, PODS
+from kruise.manager.writers.pods import PodWriter
 
 Obj = Mapping[str, Any]
 
@@ -41,6 +42,7 @@ class NodePodProbeReconciler:
         markers: SharedInformer,
     ) -> None:
         self.client = client
+        self.pod_writer = PodWriter(client)
         self.node_probes = node_probes
         self.nodes = nodes
         self.pods = pods
@@ -102,13 +104,6 @@ class NodePodProbeReconciler:
             if meta_patch is not None:
                 await self.client.patch(PODS, name, meta_patch, namespace)
             if conditions:
-                await self.client.patch(
-                    PODS,
-                    name,
-                    {"status": {"conditions": conditions}},
-                    namespace,
-                    patch_type=PatchType.STRATEGIC,
-                    subresource="status",
-                )
+                await self.pod_writer.patch_status(pod, {"status": {"conditions": conditions}})
         except NotFound:
             return

@@ -27,6 +27,7 @@ from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, PODS
+from kruise.manager.writers.pods import PodWriter
 
 Obj = Mapping[str, Any]
 
@@ -44,6 +45,7 @@ class SidecarTerminatorReconciler:
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client
+        self.pod_writer = PodWriter(client)
         self.pods = pods
         self.nodes = nodes
         self.recorder = recorder
@@ -120,12 +122,4 @@ class SidecarTerminatorReconciler:
         patch = termination.terminated_status_patch(pod, rfc3339(self.wall()))
         if patch is None:
             return
-        meta = pod["metadata"]
-        await self.client.patch(
-            PODS,
-            meta["name"],
-            patch,
-            meta["namespace"],
-            patch_type=PatchType.STRATEGIC,
-            subresource="status",
-        )
+        await self.pod_writer.patch_status(pod, patch)
