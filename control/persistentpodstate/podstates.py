@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.api.controllerref import controller_of
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import (
     ANNOTATION_AUTO_GENERATE_PERSISTENT_POD_STATE,
     ANNOTATION_INJECTED_PERSISTENT_POD_STATE,
@@ -259,19 +259,17 @@ def generated_spec(workload: Obj, api_version: str, kind: str) -> dict[str, Any]
 def generated(workload: Obj, api_version: str, kind: str) -> dict[str, Any]:
     """The whole auto-generated PersistentPodState: named after the workload, controlled by it."""
     meta = workload["metadata"]
+    owner = {**workload, "apiVersion": api_version, "kind": kind}
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": {
             "name": meta["name"],
             "namespace": meta["namespace"],
-            "ownerReferences": [
-                {"apiVersion": api_version, "kind": kind, "name": meta["name"], "uid": meta["uid"],
-                 "controller": True}
-            ],
+            "ownerReferences": [new_controller_ref(owner, block_owner_deletion=False)],
         },
         "spec": generated_spec(workload, api_version, kind),
-    }  # fmt: skip
+    }
 
 
 # --- What the pod webhook injects ---------------------------------------------------------------
