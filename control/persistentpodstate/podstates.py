@@ -33,13 +33,11 @@ from kruise.api.keys import (
     ANNOTATION_PREFERRED_PERSISTENT_TOPOLOGY,
     ANNOTATION_REQUIRED_PERSISTENT_TOPOLOGY,
 )
-from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import Obj, annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.persistentpodstate import DEFAULT_SUPPORTED_GROUPS, RETENTION_WHEN_DELETED
 from kruise.control.common import podstatus
 from kruise.control.common.customworkloads import StatefulSetLikeWhitelist
 from kruise.control.statefulset.identity import parent_and_ordinal, reserved_ordinals
-
-Obj = Mapping[str, Any]
 
 KIND = "PersistentPodState"
 API_VERSION = "apps.kruise.io/v1alpha1"
