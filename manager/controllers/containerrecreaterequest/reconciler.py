@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,7 @@ from kruise.api.keys import (
     LABEL_CRR_ACTIVE,
     LABEL_CRR_POD_UID,
 )
-from kruise.api.objects import section, status_of
+from kruise.api.objects import Obj, section, status_of
 from kruise.control.common import podreadiness, podstatus
 from kruise.control.common.lifecycle import rfc3339
 from kruise.kube.client import Client, PatchType
@@ -40,8 +40,6 @@ from kruise.manager.writers.status import StatusWriter
 RESPONSE_TIMEOUT = 60.0
 """Seconds kruise-daemon has, from the request's creation, to set a phase (its answer)."""
 USER_AGENT = "ContainerRecreateRequest"
-
-Obj = Mapping[str, Any]
 
 
 class ContainerRecreateRequestReconciler:

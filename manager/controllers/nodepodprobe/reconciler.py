@@ -13,10 +13,8 @@ deleted are ignored.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from typing import Any
 
-from kruise.api.objects import status_of
+from kruise.api.objects import Obj, status_of
 from kruise.control.common import podstatus
 from kruise.control.podprobemarker import probes
 from kruise.kube.client import Client
@@ -25,8 +23,6 @@ from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NODE_POD_PROBES, PODS
 from kruise.manager.writers.pods import PodWriter
-
-Obj = Mapping[str, Any]
 
 VIRTUAL_KUBELET = ("type", "virtual-kubelet")
 

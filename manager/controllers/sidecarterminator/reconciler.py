@@ -13,12 +13,11 @@ the request, and one per pass that swapped or found swapped the images of sideca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
 
 from kruise.api.keys import EVENT_SIDECAR_TERMINATOR
-from kruise.api.objects import spec_of
+from kruise.api.objects import Obj, spec_of
 from kruise.api.timestamps import rfc3339
 from kruise.control.sidecarterminator import termination
 from kruise.kube.client import Client, PatchType
@@ -28,8 +27,6 @@ from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, PODS
 from kruise.manager.writers.pods import PodWriter
-
-Obj = Mapping[str, Any]
 
 
 class SidecarTerminatorReconciler:
