@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 Obj = Mapping[str, Any]
-"""A Kubernetes object (or any part of one) as decoded JSON."""
+"""A Kubernetes object (or any part of one) as decoded JSON, read only: what caches and callers share."""
+
+MutableObj = dict[str, Any]
+"""An object this code builds, or has copied, and goes on to change (a cached `Obj` never is)."""
 
 
 def section(obj: Obj | None, *path: str) -> Mapping[str, Any]:

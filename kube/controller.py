@@ -19,14 +19,14 @@ from typing import Any, Protocol
 import structlog
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import meta_of
+from kruise.api.objects import MutableObj, meta_of
 from kruise.kube import metrics
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.errors import ApiError, is_namespace_terminating, log_fields
 from kruise.kube.informer import SharedInformer
 from kruise.kube.ratelimit import RateLimiter
 from kruise.kube.resources import object_key
-from kruise.kube.store import DeletedFinalStateUnknown, Obj, unwrap_tombstone
+from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
 from kruise.kube.workqueue import QueueShutDown, WorkQueue
 
 log = structlog.get_logger("kruise.kube.controller")
@@ -49,13 +49,13 @@ class Reconciler(Protocol):
 
 
 ReconcileFunc = Callable[[str], Awaitable[Result | None]]
-Mapper = Callable[[Obj], Iterable[str]]
+Mapper = Callable[[MutableObj], Iterable[str]]
 
 
 # ---- event -> key mappers ------------------------------------------------------------------------
 
 
-def enqueue_object(obj: Obj) -> list[str]:
+def enqueue_object(obj: MutableObj) -> list[str]:
     """The object's own key (controller-runtime's EnqueueRequestForObject)."""
     return [object_key(obj)]
 
@@ -66,7 +66,7 @@ def enqueue_owner(owner_kind: str, owner_group: str | None = None) -> Mapper:
     Owners live in the object's namespace; `owner_group` (e.g. `apps.kruise.io`) narrows by API group.
     """
 
-    def mapper(obj: Obj) -> list[str]:
+    def mapper(obj: MutableObj) -> list[str]:
         namespace = meta_of(obj).get("namespace")
         ref = controller_of(obj)
         if ref is None or ref.get("kind") != owner_kind:
@@ -114,7 +114,7 @@ class Controller:
         informer: SharedInformer,
         mapper: Mapper = enqueue_object,
         *,
-        update_filter: Callable[[Obj, Obj], bool] | None = None,
+        update_filter: Callable[[MutableObj, MutableObj], bool] | None = None,
     ) -> None:
         """Enqueue the keys `mapper` returns for every add, update and delete of `informer`.
 
@@ -122,17 +122,17 @@ class Controller:
         owners. `update_filter(old, new)` can drop uninteresting updates (e.g. status-only).
         """
 
-        def enqueue(obj: Obj) -> None:
+        def enqueue(obj: MutableObj) -> None:
             for key in mapper(obj):
                 self.queue.add(key)
 
-        def on_update(old: Obj, new: Obj) -> None:
+        def on_update(old: MutableObj, new: MutableObj) -> None:
             if update_filter is not None and not update_filter(old, new):
                 return
             enqueue(old)
             enqueue(new)
 
-        def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
+        def on_delete(obj: MutableObj | DeletedFinalStateUnknown) -> None:
             enqueue(unwrap_tombstone(obj))
 
         informer.add_event_handler(on_add=enqueue, on_update=on_update, on_delete=on_delete)

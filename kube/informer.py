@@ -22,7 +22,7 @@ from typing import Any
 
 import structlog
 
-from kruise.api.objects import meta_of
+from kruise.api.objects import MutableObj, meta_of
 from kruise.kube.client import Client, WatchEvent
 from kruise.kube.clock import Clock, RealClock
 from kruise.kube.errors import ApiError, Gone, TooManyRequests, log_fields
@@ -32,7 +32,6 @@ from kruise.kube.store import (
     STANDARD_INDEXERS,
     DeletedFinalStateUnknown,
     IndexFunc,
-    Obj,
     Store,
     diff_relist,
     unwrap_tombstone,
@@ -40,9 +39,9 @@ from kruise.kube.store import (
 
 log = structlog.get_logger("kruise.kube.informer")
 
-AddHandler = Callable[[Obj], Any]
-UpdateHandler = Callable[[Obj, Obj], Any]
-DeleteHandler = Callable[[Obj | DeletedFinalStateUnknown], Any]
+AddHandler = Callable[[MutableObj], Any]
+UpdateHandler = Callable[[MutableObj, MutableObj], Any]
+DeleteHandler = Callable[[MutableObj | DeletedFinalStateUnknown], Any]
 
 
 @dataclass
@@ -68,7 +67,7 @@ class InformerOptions:
     page_size: int = 500
 
 
-def strip_managed_fields(obj: Obj) -> Obj:
+def strip_managed_fields(obj: MutableObj) -> MutableObj:
     """managedFields are large and no controller reads them; drop them before caching."""
     meta = obj.get("metadata")
     if meta is not None:
@@ -113,7 +112,7 @@ class SharedInformer:
         self._resync_task: asyncio.Task[None] | None = None
         self.last_resource_version = ""
         self.relists = 0
-        self.notification_fault: Callable[[str, Obj], bool] | None = None
+        self.notification_fault: Callable[[str, MutableObj], bool] | None = None
         """Fault injection for the fault suite: called with ("add" | "update" | "delete", object)
         before handlers are told; True drops that one notification (the cache still changes), which is
         how an event lost between watch and controller looks to expectations. None in production."""
@@ -176,13 +175,13 @@ class SharedInformer:
         return True
 
     # convenience reads
-    def get(self, key: str) -> Obj | None:
+    def get(self, key: str) -> MutableObj | None:
         return self.store.get(key)
 
-    def list(self) -> list[Obj]:
+    def list(self) -> list[MutableObj]:
         return self.store.list()
 
-    def by_index(self, index: str, value: str) -> list[Obj]:
+    def by_index(self, index: str, value: str) -> list[MutableObj]:
         return self.store.by_index(index, value)
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -264,19 +263,21 @@ class SharedInformer:
         )
         self._replace(items, resource_version, asked)
 
-    def _listed_form(self, obj: Obj) -> Obj:
+    def _listed_form(self, obj: MutableObj) -> MutableObj:
         """A listed item's cached form, made as its page arrives (see `Client.list_all`'s `each`)."""
         # Lists carry kind/apiVersion on the list only; restore them so items look like watch objects.
         obj.setdefault("kind", self.ref.kind)
         obj.setdefault("apiVersion", self.ref.api_version)
         return self._cached_form(obj)
 
-    def _cached_form(self, obj: Obj) -> Obj:
+    def _cached_form(self, obj: MutableObj) -> MutableObj:
         if self.projection is not None:
             return self.projection.apply(obj)
         return strip_managed_fields(obj)
 
-    def _replace(self, items: list[Obj], resource_version: str, relists_asked: int | None = None) -> None:
+    def _replace(
+        self, items: list[MutableObj], resource_version: str, relists_asked: int | None = None
+    ) -> None:
         """Swap in a fresh list, delivering exactly the difference from the cache."""
         first = not self._synced.is_set()
         diff = diff_relist(self.store.snapshot(), items)
@@ -378,21 +379,21 @@ class SharedInformer:
         self._log.warning("notification dropped by fault injection", event=kind, key=key)
         return True
 
-    def _dispatch_add(self, obj: Obj) -> None:
+    def _dispatch_add(self, obj: MutableObj) -> None:
         if self._dropped("add", obj):
             return
         for h in list(self._handlers):
             if h.on_add is not None:
                 self._call(h.on_add, obj)
 
-    def _dispatch_update(self, old: Obj, new: Obj) -> None:
+    def _dispatch_update(self, old: MutableObj, new: MutableObj) -> None:
         if self._dropped("update", new):
             return
         for h in list(self._handlers):
             if h.on_update is not None:
                 self._call(h.on_update, old, new)
 
-    def _dispatch_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def _dispatch_delete(self, obj: MutableObj | DeletedFinalStateUnknown) -> None:
         if self._dropped("delete", obj):
             return
         for h in list(self._handlers):

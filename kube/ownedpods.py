@@ -10,39 +10,36 @@ drift apart on this bookkeeping, which is what keeps a reconcile from acting twi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from kruise.api.objects import meta_of
+from kruise.api.objects import MutableObj, meta_of
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer
 from kruise.kube.store import DeletedFinalStateUnknown, unwrap_tombstone
 
-Pod = dict[str, Any]
 
-
-def pod_name(pod: Pod) -> str:
+def pod_name(pod: MutableObj) -> str:
     return pod["metadata"]["name"]
 
 
-def terminating(pod: Pod) -> bool:
+def terminating(pod: MutableObj) -> bool:
     return bool(meta_of(pod).get("deletionTimestamp"))
 
 
 def watch_owned_pods(
     controller: Controller,
     pods: SharedInformer,
-    owner_keys: Callable[[Pod], list[str]],
+    owner_keys: Callable[[MutableObj], list[str]],
     scale_expectations: ScaleExpectations,
     rv_expectations: ResourceVersionExpectations,
     *,
-    creation_name: Callable[[Pod], str] = pod_name,
+    creation_name: Callable[[MutableObj], str] = pod_name,
 ) -> None:
     """`creation_name` is the name a creation was expected under: the pod's name, or — for pods created
     with generateName, whose name is known only after the create — what the controller keyed it by (the
     DaemonSet's target node)."""
 
-    def added(pod: Pod) -> None:
+    def added(pod: MutableObj) -> None:
         for key in owner_keys(pod):
             if terminating(pod):
                 scale_expectations.observe(key, ScaleExpectations.DELETE, pod_name(pod))
@@ -50,14 +47,14 @@ def watch_owned_pods(
                 scale_expectations.observe(key, ScaleExpectations.CREATE, creation_name(pod))
             controller.queue.add(key)
 
-    def updated(old: Pod, new: Pod) -> None:
+    def updated(old: MutableObj, new: MutableObj) -> None:
         rv_expectations.observe(new)
         for key in set(owner_keys(old)) | set(owner_keys(new)):
             if terminating(new):
                 scale_expectations.observe(key, ScaleExpectations.DELETE, pod_name(new))
             controller.queue.add(key)
 
-    def deleted(obj: Pod | DeletedFinalStateUnknown) -> None:
+    def deleted(obj: MutableObj | DeletedFinalStateUnknown) -> None:
         pod = unwrap_tombstone(obj)
         for key in owner_keys(pod):
             scale_expectations.observe(key, ScaleExpectations.DELETE, pod_name(pod))

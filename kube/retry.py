@@ -12,7 +12,7 @@ from typing import TypeVar
 from kruise.kube.errors import Conflict
 
 T = TypeVar("T")
-Obj = TypeVar("Obj")
+ObjT = TypeVar("ObjT")
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,11 @@ async def retry_on_conflict(
 
 
 async def optimistic_update(
-    obj: Obj,
-    change: Callable[[Obj], Obj | None],
+    obj: ObjT,
+    change: Callable[[ObjT], ObjT | None],
     *,
-    write: Callable[[Obj], Awaitable[T]],
-    read: Callable[[], Awaitable[Obj]],
+    write: Callable[[ObjT], Awaitable[T]],
+    read: Callable[[], Awaitable[ObjT]],
     backoff: Backoff = DEFAULT_RETRY,
 ) -> T | None:
     """Get-modify-Update with RetryOnConflict, starting from an object already at hand (a cached copy).

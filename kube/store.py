@@ -9,38 +9,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import meta_of, owner_refs_of, spec_of
+from kruise.api.objects import MutableObj, meta_of, owner_refs_of, spec_of
 from kruise.kube.projection import FrozenDict, ProjectedCopy, is_guarded, thaw
 from kruise.kube.resources import object_key
 
-Obj = dict[str, Any]
-IndexFunc = Callable[[Obj], Iterable[str]]
+IndexFunc = Callable[[MutableObj], Iterable[str]]
 
 NAMESPACE_INDEX = "namespace"
 OWNER_UID_INDEX = "ownerRefUID"
 NODE_NAME_INDEX = "spec.nodeName"
 
 
-def index_by_namespace(obj: Obj) -> list[str]:
+def index_by_namespace(obj: MutableObj) -> list[str]:
     namespace = meta_of(obj).get("namespace")
     return [namespace] if namespace else []
 
 
-def index_by_owner_uid(obj: Obj) -> list[str]:
+def index_by_owner_uid(obj: MutableObj) -> list[str]:
     return [ref["uid"] for ref in owner_refs_of(obj) if ref.get("uid")]
 
 
-def index_by_node_name(obj: Obj) -> list[str]:
+def index_by_node_name(obj: MutableObj) -> list[str]:
     node = spec_of(obj).get("nodeName")
     return [node] if node else []
 
 
-def index_by_controller_uid(obj: Obj) -> list[str]:
+def index_by_controller_uid(obj: MutableObj) -> list[str]:
     """Only the owner marked `controller: true` (kruise's `.metadata.controller` index)."""
     ref = controller_of(obj)
     return [ref["uid"]] if ref is not None and ref.get("uid") else []
@@ -76,7 +74,7 @@ POD_UNIQUE: tuple[str, ...] = (
 """Pod strings no other pod has: a projection does not intern them."""
 
 
-def mutable_copy(obj: Obj) -> Obj:
+def mutable_copy(obj: MutableObj) -> MutableObj:
     """A private deep copy of a cached object, via orjson (several times faster than copy.deepcopy).
 
     A guarded projection (tests) copies into guarded dicts: reading a dropped field from the copy
@@ -96,10 +94,10 @@ class DeletedFinalStateUnknown:
     """A delete the informer inferred on relist: `obj` is the last state it saw, possibly stale."""
 
     key: str
-    obj: Obj
+    obj: MutableObj
 
 
-def unwrap_tombstone(obj: Obj | DeletedFinalStateUnknown) -> Obj:
+def unwrap_tombstone(obj: MutableObj | DeletedFinalStateUnknown) -> MutableObj:
     """The object a delete handler should use, whether it got the final state or a tombstone."""
     return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
 
@@ -108,7 +106,7 @@ class Store:
     """Objects by `namespace/name` key with named secondary indexes (value -> set of keys)."""
 
     def __init__(self, indexers: dict[str, IndexFunc] | None = None) -> None:
-        self._items: dict[str, Obj] = {}
+        self._items: dict[str, MutableObj] = {}
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
 
@@ -132,7 +130,7 @@ class Store:
     def indexer_names(self) -> list[str]:
         return list(self._indexers)
 
-    def _unindex(self, key: str, obj: Obj) -> None:
+    def _unindex(self, key: str, obj: MutableObj) -> None:
         for name, fn in self._indexers.items():
             index = self._indices[name]
             for value in fn(obj):
@@ -142,7 +140,7 @@ class Store:
                     if not keys:
                         del index[value]
 
-    def _index(self, key: str, obj: Obj) -> None:
+    def _index(self, key: str, obj: MutableObj) -> None:
         for name, fn in self._indexers.items():
             index = self._indices[name]
             for value in fn(obj):
@@ -150,7 +148,7 @@ class Store:
 
     # ---- writes (informer only) --------------------------------------------------------------
 
-    def upsert(self, obj: Obj) -> Obj | None:
+    def upsert(self, obj: MutableObj) -> MutableObj | None:
         """Insert or replace; return the previous object under the same key."""
         key = object_key(obj)
         old = self._items.get(key)
@@ -160,7 +158,7 @@ class Store:
         self._index(key, obj)
         return old
 
-    def remove(self, key: str) -> Obj | None:
+    def remove(self, key: str) -> MutableObj | None:
         old = self._items.pop(key, None)
         if old is not None:
             self._unindex(key, old)
@@ -168,20 +166,20 @@ class Store:
 
     # ---- reads -------------------------------------------------------------------------------
 
-    def get(self, key: str) -> Obj | None:
+    def get(self, key: str) -> MutableObj | None:
         return self._items.get(key)
 
-    def get_by_name(self, namespace: str | None, name: str) -> Obj | None:
+    def get_by_name(self, namespace: str | None, name: str) -> MutableObj | None:
         return self._items.get(f"{namespace}/{name}" if namespace else name)
 
-    def snapshot(self) -> dict[str, Obj]:
+    def snapshot(self) -> dict[str, MutableObj]:
         """A shallow copy of the key -> object map (the objects themselves stay shared)."""
         return dict(self._items)
 
     def keys(self) -> list[str]:
         return list(self._items)
 
-    def list(self) -> list[Obj]:
+    def list(self) -> list[MutableObj]:
         return list(self._items.values())
 
     def __len__(self) -> int:
@@ -190,7 +188,7 @@ class Store:
     def __contains__(self, key: object) -> bool:
         return key in self._items
 
-    def __iter__(self) -> Iterator[Obj]:
+    def __iter__(self) -> Iterator[MutableObj]:
         return iter(list(self._items.values()))
 
     def index_keys(self, index: str, value: str) -> list[str]:
@@ -198,7 +196,7 @@ class Store:
             raise KeyError(f"index {index!r} does not exist (have: {', '.join(self._indexers) or 'none'})")
         return sorted(self._indices[index].get(value, ()))
 
-    def by_index(self, index: str, value: str) -> list[Obj]:
+    def by_index(self, index: str, value: str) -> list[MutableObj]:
         return [self._items[k] for k in self.index_keys(index, value)]
 
     def index_values(self, index: str) -> list[str]:
@@ -209,12 +207,12 @@ class Store:
 class RelistDiff:
     """What changed between the cache and a fresh list: the events a relist must deliver."""
 
-    added: list[Obj]
-    updated: list[tuple[Obj, Obj]]
+    added: list[MutableObj]
+    updated: list[tuple[MutableObj, MutableObj]]
     deleted: list[DeletedFinalStateUnknown]
 
 
-def diff_relist(cached: dict[str, Obj], fresh: Iterable[Obj]) -> RelistDiff:
+def diff_relist(cached: dict[str, MutableObj], fresh: Iterable[MutableObj]) -> RelistDiff:
     """Compare by key, uid and resourceVersion; unchanged objects produce no event (nothing phantom).
 
     Deliver `deleted` before `added`: a recreated object appears in both.
@@ -222,8 +220,8 @@ def diff_relist(cached: dict[str, Obj], fresh: Iterable[Obj]) -> RelistDiff:
     Objects missing from the fresh list were deleted while we were not watching; their final
     state is unknown, so they are reported as tombstones carrying the last state we saw.
     """
-    added: list[Obj] = []
-    updated: list[tuple[Obj, Obj]] = []
+    added: list[MutableObj] = []
+    updated: list[tuple[MutableObj, MutableObj]] = []
     deleted: list[DeletedFinalStateUnknown] = []
     seen: set[str] = set()
     for obj in fresh:

@@ -21,16 +21,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import structlog
 
 from kruise.api.conversion import VERSIONS, convert, convertible
+from kruise.api.objects import MutableObj
 from kruise.kube.resources import ResourceRef
 
 log = structlog.get_logger("kruise.kube.wire")
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ class WireVersions:
     storage: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
-    def from_crds(cls, crds: Iterable[Obj]) -> WireVersions:
+    def from_crds(cls, crds: Iterable[MutableObj]) -> WireVersions:
         """The storage version of every CRD whose kind has a v1alpha1 <-> v1beta1 conversion here."""
         storage: dict[tuple[str, str], str] = {}
         for crd in crds:
@@ -70,7 +68,7 @@ class WireVersions:
         return {f"{plural}.{group}": version for (group, plural), version in sorted(self.storage.items())}
 
 
-def storage_version(crd: Obj) -> str | None:
+def storage_version(crd: MutableObj) -> str | None:
     """The CRD's storage version if it is also served (a storage version may be unserved), else None."""
     for version in (crd.get("spec") or {}).get("versions") or []:
         if version.get("storage") and version.get("served") and version.get("name") in VERSIONS:
@@ -78,12 +76,12 @@ def storage_version(crd: Obj) -> str | None:
     return None
 
 
-def to_wire(obj: Obj, wire: ResourceRef) -> Obj:
+def to_wire(obj: MutableObj, wire: ResourceRef) -> MutableObj:
     """A request body in code's version, as a new dict in the wire version."""
     return convert(obj, wire.api_version)
 
 
-def from_wire(obj: Obj, wire: ResourceRef, code: ResourceRef) -> Obj:
+def from_wire(obj: MutableObj, wire: ResourceRef, code: ResourceRef) -> MutableObj:
     """An object as the server sent it (wire version) as a new dict in code's version.
 
     A list's items carry no apiVersion/kind on some servers; they are the wire ref's, which
@@ -103,7 +101,7 @@ def from_wire(obj: Obj, wire: ResourceRef, code: ResourceRef) -> Obj:
     return convert(source, code.api_version)
 
 
-def list_from_wire(listing: Obj, wire: ResourceRef, code: ResourceRef) -> Obj:
+def list_from_wire(listing: MutableObj, wire: ResourceRef, code: ResourceRef) -> MutableObj:
     """A list answer with every item in code's version, and the list's apiVersion code's."""
     out = dict(listing)
     out["apiVersion"] = code.api_version

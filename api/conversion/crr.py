@@ -13,8 +13,10 @@ annotations are rewritten from the status, and the v1beta1-only status fields ar
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
+from kruise.api.conditions import find_condition, is_true
 from kruise.api.conversion.errors import ConversionError
 from kruise.api.conversion.fields import child, ensure_child, set_meta, string_map
 from kruise.api.timestamps import go_parse_rfc3339, rfc3339
@@ -80,21 +82,28 @@ def _list(status: dict[str, Any], key: str) -> list[Any] | None:
     raise ConversionError(f"status.{key}", f"must be a list, got {type(value).__name__}")
 
 
-def _grace_time(conditions: list[Any]) -> str | None:
-    """lastTransitionTime of the first PreRecreateGrace condition with status True."""
+def _objects(conditions: list[Any]) -> Iterator[dict[str, Any]]:
+    """The conditions, each checked to be an object as the scan reaches it."""
     for index, cond in enumerate(conditions):
         if not isinstance(cond, dict):
             raise ConversionError(f"status.conditions[{index}]", f"must be an object, got {cond!r}")
-        if cond.get("type") != PRE_RECREATE_GRACE or cond.get("status") != "True":
-            continue
-        text = cond.get("lastTransitionTime")
-        moment = go_parse_rfc3339(text) if isinstance(text, str) else None
-        if moment is None:
-            raise ConversionError(
-                f"status.conditions[{index}].lastTransitionTime", f"must be an RFC 3339 time, got {text!r}"
-            )
-        return rfc3339(moment)
-    return None
+        yield cond
+
+
+def _grace_time(conditions: list[Any]) -> str | None:
+    """lastTransitionTime of the first PreRecreateGrace condition with status True (entries after it
+    are not looked at, so not checked either)."""
+    grace = find_condition((c for c in _objects(conditions) if is_true(c)), PRE_RECREATE_GRACE)
+    if grace is None:
+        return None
+    text = grace.get("lastTransitionTime")
+    moment = go_parse_rfc3339(text) if isinstance(text, str) else None
+    if moment is None:
+        index = conditions.index(grace)
+        raise ConversionError(
+            f"status.conditions[{index}].lastTransitionTime", f"must be an RFC 3339 time, got {text!r}"
+        )
+    return rfc3339(moment)
 
 
 def to_v1alpha1(obj: dict[str, Any]) -> None:

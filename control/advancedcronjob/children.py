@@ -11,7 +11,7 @@ which makes a second create for the same activation fail with AlreadyExists inst
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,10 +24,8 @@ from kruise.api.advancedcronjob import (
 )
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import ANNOTATION_SCHEDULED_AT
-from kruise.api.objects import annotations_of, conditions_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import Obj, annotations_of, conditions_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
-
-Obj = Mapping[str, Any]
 
 ACJ_API_VERSION = "apps.kruise.io/v1alpha1"
 CHILD_API_VERSION = {

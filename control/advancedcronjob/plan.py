@@ -15,7 +15,7 @@ reference), calls `plan_reconcile`, and carries the plan out in upstream's order
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -27,7 +27,7 @@ from kruise.api.advancedcronjob import (
     TEMPLATE_KIND_IMAGELISTPULLJOB,
     TEMPLATE_KIND_JOB,
 )
-from kruise.api.objects import meta_of, spec_of, status_of
+from kruise.api.objects import Obj, meta_of, spec_of, status_of
 from kruise.api.timestamps import go_format_rfc3339, go_parse_rfc3339
 from kruise.control.advancedcronjob.children import (
     beyond_history_limit,
@@ -36,8 +36,6 @@ from kruise.control.advancedcronjob.children import (
     object_reference,
 )
 from kruise.control.advancedcronjob.schedule import ScheduleProblem, due_run, parse_effective
-
-Obj = Mapping[str, Any]
 
 
 class Outcome(enum.StrEnum):

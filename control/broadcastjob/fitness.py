@@ -12,10 +12,9 @@ otherwise empty node. The node-name, affinity and taint rules are the shared one
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
-from kruise.api.objects import spec_of
+from kruise.api.objects import Obj, spec_of
 from kruise.control.broadcastjob.resources import insufficient_resources
 from kruise.control.common.nodeeligibility import (
     EFFECT_NO_EXECUTE,
@@ -27,8 +26,6 @@ from kruise.control.common.nodeeligibility import (
     predicates,
     tolerates,
 )
-
-Obj = Mapping[str, Any]
 
 REASON_NODE_NAME = "node(s) didn't match the requested node name"
 REASON_NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"

@@ -10,13 +10,10 @@ vanished node is left to the pod garbage collector, as upstream does).
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
-from kruise.api.objects import conditions_of, meta_of, spec_of, status_of
+from kruise.api.objects import Obj, conditions_of, meta_of, spec_of, status_of
 from kruise.control.broadcastjob.fitness import unfit_reason
-
-Obj = Mapping[str, Any]
 
 
 def _true_conditions(node: Obj) -> set[str]:

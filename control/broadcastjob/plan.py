@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api import broadcastjob as api
-from kruise.api.objects import meta_of, section
+from kruise.api.objects import Obj, meta_of, section
 from kruise.api.timestamps import parse_time, rfc3339
 from kruise.control.broadcastjob.fitness import mock_pod_spec, unfit_reason
 from kruise.control.broadcastjob.pods import (
@@ -49,8 +49,6 @@ from kruise.control.broadcastjob.pods import (
     pod_name,
 )
 from kruise.control.common.nodeeligibility import node_name
-
-Obj = Mapping[str, Any]
 
 EVENT_NORMAL = "Normal"
 EVENT_WARNING = "Warning"

@@ -12,17 +12,15 @@ are active. A new pod is the template with the job's two labels, a controller re
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kruise.api import broadcastjob as api
 from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_BROADCASTJOB_CONTROLLER_UID, LABEL_BROADCASTJOB_NAME
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import Obj, section, spec_of, status_of
 from kruise.control.common.nodeeligibility import OBJECT_NAME_FIELD, replace_node_name_affinity
-
-Obj = Mapping[str, Any]
 
 PHASE_SUCCEEDED = "Succeeded"
 PHASE_FAILED = "Failed"

@@ -14,9 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.goquantity import Quantity, QuantityError
-from kruise.api.objects import section, status_of
-
-Obj = Mapping[str, Any]
+from kruise.api.objects import Obj, section, status_of
 
 CPU = "cpu"
 MEMORY = "memory"

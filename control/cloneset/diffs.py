@@ -13,12 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import LABEL_SPECIFIED_DELETE, LIFECYCLE_STATE_NORMAL, LIFECYCLE_STATE_PREPARING_DELETE
-from kruise.api.objects import section, spec_of
+from kruise.api.objects import Obj, section, spec_of
 from kruise.control.cloneset.strategy import excludes_preparing_delete, rollout_limits
 from kruise.control.common import lifecycle, podstatus
 from kruise.control.common.revision import equal_to_revision_hash
-
-Pod = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,7 @@ class ExpectationDiffs:
         return not any(asdict(self).values())
 
 
-def is_specified_delete(cloneset: Mapping[str, Any], pod: Pod) -> bool:
+def is_specified_delete(cloneset: Mapping[str, Any], pod: Obj) -> bool:
     """Marked by the ``apps.kruise.io/specified-delete`` label (any value) or in podsToDelete."""
     meta = pod.get("metadata") or {}
     if LABEL_SPECIFIED_DELETE in section(meta, "labels"):
@@ -50,7 +48,7 @@ def is_specified_delete(cloneset: Mapping[str, Any], pod: Pod) -> bool:
     return meta.get("name") in to_delete
 
 
-def is_pod_available(pod: Pod, min_ready_seconds: int, now: datetime) -> bool:
+def is_pod_available(pod: Obj, min_ready_seconds: int, now: datetime) -> bool:
     """Available for CloneSet: lifecycle Normal (or unset) and update-ready for minReadySeconds."""
     state = lifecycle.pod_state(pod)
     if state and state != LIFECYCLE_STATE_NORMAL:
@@ -58,19 +56,19 @@ def is_pod_available(pod: Pod, min_ready_seconds: int, now: datetime) -> bool:
     return podstatus.is_update_ready(pod, min_ready_seconds, now)
 
 
-def is_pod_ready(pod: Pod, now: datetime) -> bool:
+def is_pod_ready(pod: Obj, now: datetime) -> bool:
     """``isPodReady`` used to limit deletions of ready pods: available ignoring minReadySeconds."""
     return is_pod_available(pod, 0, now)
 
 
 def calculate_diffs(
     cloneset: Mapping[str, Any],
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     current_revision: str,
     update_revision: str,
     now: datetime,
     *,
-    is_pod_update: Callable[[Pod, str], bool] | None = None,
+    is_pod_update: Callable[[Obj, str], bool] | None = None,
     partition_rollback: bool = False,
     exclude_preparing_delete_flag: bool = False,
 ) -> ExpectationDiffs:

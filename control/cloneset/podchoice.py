@@ -11,13 +11,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LIFECYCLE_STATE_PREPARING_DELETE
-from kruise.api.objects import labels_of, meta_of, section, spec_of
+from kruise.api.objects import Obj, labels_of, meta_of, section, spec_of
 from kruise.control.cloneset.diffs import is_specified_delete
 from kruise.control.cloneset.podsort import sort_for_deletion
 from kruise.control.common import lifecycle
 from kruise.control.common.revision import equal_to_revision_hash
 
-Pod = Mapping[str, Any]
 INSTANCE_ID_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 INSTANCE_ID_LENGTH = 5
 
@@ -34,7 +33,7 @@ def random_instance_id(rng: random.Random | None = None) -> str:
 
 def available_instance_ids(
     count: int,
-    pods: Iterable[Pod],
+    pods: Iterable[Obj],
     pvcs: Iterable[Mapping[str, Any]],
     rng: random.Random | None = None,
 ) -> list[str]:
@@ -64,8 +63,8 @@ def available_instance_ids(
 
 
 def planned_deleted_pods(
-    cloneset: Mapping[str, Any], pods: Sequence[Pod]
-) -> tuple[list[Pod], list[Pod], int]:
+    cloneset: Mapping[str, Any], pods: Sequence[Obj]
+) -> tuple[list[Obj], list[Obj], int]:
     """(specified-delete pods, PreparingDelete pods, number of distinct pods in either)."""
     specified = [p for p in pods if is_specified_delete(cloneset, p)]
     preparing = [p for p in pods if lifecycle.pod_state(p) == LIFECYCLE_STATE_PREPARING_DELETE]
@@ -74,10 +73,10 @@ def planned_deleted_pods(
 
 
 def split_by_revision(
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     update_revision: str,
-    is_pod_update: Callable[[Pod, str], bool] = equal_to_revision_hash,
-) -> tuple[list[Pod], list[Pod]]:
+    is_pod_update: Callable[[Obj, str], bool] = equal_to_revision_hash,
+) -> tuple[list[Obj], list[Obj]]:
     """(pods at the update revision, the others); ``is_pod_update`` decides which is which
     (``GroupUpdateAndNotUpdatePods`` with gate PreparingUpdateAsUpdate)."""
     updated = [p for p in pods if is_pod_update(p, update_revision)]
@@ -87,16 +86,16 @@ def split_by_revision(
 def choose_pods_to_delete(
     total: int,
     old_revision: int,
-    not_updated: Sequence[Pod],
-    updated: Sequence[Pod],
-    available: Callable[[Pod], bool],
-    ranker: Callable[[Sequence[Pod]], Mapping[str, float]] | None = None,
-) -> list[Pod]:
+    not_updated: Sequence[Obj],
+    updated: Sequence[Obj],
+    available: Callable[[Obj], bool],
+    ranker: Callable[[Sequence[Obj]], Mapping[str, float]] | None = None,
+) -> list[Obj]:
     """Scale-in victims: old-revision pods first (up to ``old_revision``), then updated ones.
 
     ``ranker`` ranks the pods of one group (default: same-node crowding within the group)."""
 
-    def choose(group: Sequence[Pod], diff: int) -> list[Pod]:
+    def choose(group: Sequence[Obj], diff: int) -> list[Obj]:
         if diff >= len(group):
             return list(group)
         return sort_for_deletion(group, available, ranker(group) if ranker else None)[:diff]
@@ -109,10 +108,10 @@ def choose_pods_to_delete(
 
 
 def limit_ready_deletions(
-    candidates: Sequence[Pod], ready: Callable[[Pod], bool], ready_limit: int
-) -> list[Pod]:
+    candidates: Sequence[Obj], ready: Callable[[Obj], bool], ready_limit: int
+) -> list[Obj]:
     """Unready pods may always go; ready ones only while ``ready_limit`` lasts."""
-    allowed: list[Pod] = []
+    allowed: list[Obj] = []
     for pod in candidates:
         if not ready(pod):
             allowed.append(pod)
@@ -134,8 +133,8 @@ def split_creations(expected: int, expected_current: int) -> tuple[int, int]:
 
 
 def pods_to_undelete(
-    cloneset: Mapping[str, Any], pods: Sequence[Pod], preparing_delete: Sequence[Pod], num_to_delete: int
-) -> list[Pod]:
+    cloneset: Mapping[str, Any], pods: Sequence[Obj], preparing_delete: Sequence[Obj], num_to_delete: int
+) -> list[Obj]:
     """PreparingDelete pods to move back to PreparingNormal because replicas grew again
     (``managePreparingDelete``). Never when a hook marks pods not ready (no regret once the pod
     was taken out of service), and never for pods explicitly specified for deletion."""
@@ -143,7 +142,7 @@ def pods_to_undelete(
         return []
     replicas = spec_of(cloneset).get("replicas")
     diff = (1 if replicas is None else int(replicas)) - len(pods) + num_to_delete
-    chosen: list[Pod] = []
+    chosen: list[Obj] = []
     for pod in preparing_delete:
         if diff <= 0:
             break
@@ -154,7 +153,7 @@ def pods_to_undelete(
     return chosen
 
 
-def truncated_pods_to_delete(cloneset: Mapping[str, Any], pods: Iterable[Pod]) -> list[str] | None:
+def truncated_pods_to_delete(cloneset: Mapping[str, Any], pods: Iterable[Obj]) -> list[str] | None:
     """The podsToDelete list without names of pods that no longer exist; None if unchanged."""
     names = section(cloneset, "spec", "scaleStrategy").get("podsToDelete") or []
     existing = {meta_of(p).get("name") for p in pods}

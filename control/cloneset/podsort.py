@@ -12,29 +12,27 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from kruise.api.conditions import condition_of
-from kruise.api.objects import annotations_of, container_statuses_of, meta_of, spec_of
+from kruise.api.objects import Obj, annotations_of, container_statuses_of, meta_of, spec_of
 from kruise.control.common import podstatus
 
-Pod = Mapping[str, Any]
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 _INT32 = re.compile(r"-?[0-9]+")
 
 
-def _node(pod: Pod) -> str:
+def _node(pod: Obj) -> str:
     return spec_of(pod).get("nodeName") or ""
 
 
-def _key(pod: Pod) -> str:
+def _key(pod: Obj) -> str:
     meta = pod.get("metadata") or {}
     return meta.get("uid") or meta.get("name", "")
 
 
-def deletion_cost(pod: Pod) -> int:
+def deletion_cost(pod: Obj) -> int:
     """``controller.kubernetes.io/pod-deletion-cost``; malformed values count as 0 like upstream."""
     value = annotations_of(pod).get(POD_DELETION_COST)
     if value is None or not value or not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
@@ -45,18 +43,18 @@ def deletion_cost(pod: Pod) -> int:
     return number if -(2**31) <= number < 2**31 else 0
 
 
-def _ready_time(pod: Pod) -> datetime | None:
+def _ready_time(pod: Obj) -> datetime | None:
     if not podstatus.is_ready(pod):
         return None
     return podstatus.parse_time((condition_of(pod, "Ready") or {}).get("lastTransitionTime"))
 
 
-def _max_restarts(pod: Pod) -> int:
+def _max_restarts(pod: Obj) -> int:
     statuses = container_statuses_of(pod)
     return max((int(s.get("restartCount") or 0) for s in statuses), default=0)
 
 
-def _created(pod: Pod) -> datetime | None:
+def _created(pod: Obj) -> datetime | None:
     return podstatus.parse_time(meta_of(pod).get("creationTimestamp"))
 
 
@@ -67,9 +65,9 @@ def _after_or_zero(t1: datetime | None, t2: datetime | None) -> bool:
 
 
 def _less(
-    a: Pod,
-    b: Pod,
-    available: Callable[[Pod], bool] | None,
+    a: Obj,
+    b: Obj,
+    available: Callable[[Obj], bool] | None,
     ranks: Mapping[str, float] | None,
     with_cost: bool,
 ) -> bool:
@@ -99,21 +97,21 @@ def _less(
     return False
 
 
-def _sorted(pods: Sequence[Pod], less: Callable[[Pod, Pod], bool]) -> list[Pod]:
-    def cmp(a: Pod, b: Pod) -> int:
+def _sorted(pods: Sequence[Obj], less: Callable[[Obj, Obj], bool]) -> list[Obj]:
+    def cmp(a: Obj, b: Obj) -> int:
         return -1 if less(a, b) else (1 if less(b, a) else 0)
 
     return sorted(pods, key=functools.cmp_to_key(cmp))
 
 
-def sort_active_pods(pods: Sequence[Pod]) -> list[Pod]:
+def sort_active_pods(pods: Sequence[Obj]) -> list[Obj]:
     """kube ``controller.ActivePods`` order (used to pick update candidates)."""
     return _sorted(pods, lambda a, b: _less(a, b, None, None, with_cost=False))
 
 
-def same_node_ranks(pods: Sequence[Pod]) -> dict[str, float]:
+def same_node_ranks(pods: Sequence[Obj]) -> dict[str, float]:
     """Pods sharing a node rank by crowding; the best pod on each node keeps rank 0."""
-    by_node: dict[str, list[Pod]] = {}
+    by_node: dict[str, list[Obj]] = {}
     for pod in pods:
         if _node(pod):
             by_node.setdefault(_node(pod), []).append(pod)
@@ -128,21 +126,21 @@ def same_node_ranks(pods: Sequence[Pod]) -> dict[str, float]:
 
 
 def spread_constraint_ranks(
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     topology_keys: Sequence[str],
     node_labels: Mapping[str, Mapping[str, str]],
 ) -> dict[str, float]:
     """Rank pods by crowding within each topology domain of the template's spread constraints,
     weighted by ln(domains + 2). ``node_labels`` maps node name to labels (nodes the controller
     could not read are simply absent, as upstream skips them)."""
-    on_node: dict[str, list[Pod]] = {}
+    on_node: dict[str, list[Obj]] = {}
     for pod in pods:
         if _node(pod) in node_labels:
             on_node.setdefault(_node(pod), []).append(pod)
     node_ranks = same_node_ranks(pods)
     ranks: dict[str, float] = {}
     for key in topology_keys:
-        domains: dict[str, list[Pod]] = {}
+        domains: dict[str, list[Obj]] = {}
         for node, members in on_node.items():
             if key in node_labels[node]:
                 domains.setdefault(node_labels[node][key], []).extend(members)
@@ -156,10 +154,10 @@ def spread_constraint_ranks(
 
 
 def sort_for_deletion(
-    pods: Sequence[Pod],
-    available: Callable[[Pod], bool],
+    pods: Sequence[Obj],
+    available: Callable[[Obj], bool],
     ranks: Mapping[str, float] | None = None,
-) -> list[Pod]:
+) -> list[Obj]:
     """Scale-in preference (``ActivePodsWithRanks``); ranks default to same-node crowding."""
     use = same_node_ranks(pods) if ranks is None else ranks
     return _sorted(pods, lambda a, b: _less(a, b, available, use, with_cost=True))

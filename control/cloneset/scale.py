@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID
-from kruise.api.objects import labels_of, meta_of, section, spec_of, template_of
+from kruise.api.objects import Obj, labels_of, meta_of, section, spec_of, template_of
 from kruise.control.cloneset.diffs import calculate_diffs, is_pod_available, is_pod_ready
 from kruise.control.cloneset.podchoice import (
     available_instance_ids,
@@ -31,8 +31,6 @@ from kruise.control.cloneset.podsort import spread_constraint_ranks
 from kruise.control.common import lifecycle
 from kruise.control.common.revision import equal_to_revision_hash
 
-Pod = Mapping[str, Any]
-
 
 @dataclass
 class ScalePlan:
@@ -41,12 +39,12 @@ class ScalePlan:
     hook holds (move to PreparingDelete). ``delete``: pods to delete with their PVCs.
     ``scale_up_limited``: Warning event message when creation was capped."""
 
-    undelete: list[Pod] = field(default_factory=list)
+    undelete: list[Obj] = field(default_factory=list)
     create_current: int = 0
     create_update: int = 0
     instance_ids: list[str] = field(default_factory=list)
-    prepare_delete: list[Pod] = field(default_factory=list)
-    delete: list[Pod] = field(default_factory=list)
+    prepare_delete: list[Obj] = field(default_factory=list)
+    delete: list[Obj] = field(default_factory=list)
     scale_up_limited: str | None = None
 
     def is_empty(self) -> bool:
@@ -55,13 +53,13 @@ class ScalePlan:
         )
 
 
-def pvcs_of(pod: Pod, pvcs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def pvcs_of(pod: Obj, pvcs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """PVCs sharing the pod's instance id (deleted together with it)."""
     pod_id = labels_of(pod).get(LABEL_CLONESET_INSTANCE_ID)
     return [p for p in pvcs if labels_of(p).get(LABEL_CLONESET_INSTANCE_ID) == pod_id]
 
 
-def _split_hooked(cloneset: Mapping[str, Any], pods: Sequence[Pod], plan: ScalePlan) -> None:
+def _split_hooked(cloneset: Mapping[str, Any], pods: Sequence[Obj], plan: ScalePlan) -> None:
     hook = section(cloneset, "spec", "lifecycle").get("preDelete")
     for pod in pods:
         if lifecycle.is_hooked(hook, pod):
@@ -73,13 +71,13 @@ def _split_hooked(cloneset: Mapping[str, Any], pods: Sequence[Pod], plan: ScaleP
 
 def plan_scale(
     cloneset: Mapping[str, Any],
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     pvcs: Sequence[Mapping[str, Any]],
     current_revision: str,
     update_revision: str,
     now: datetime,
     *,
-    is_pod_update: Callable[[Pod, str], bool] | None = None,
+    is_pod_update: Callable[[Obj, str], bool] | None = None,
     node_labels: Mapping[str, Mapping[str, str]] | None = None,
     rng: random.Random | None = None,
     exclude_preparing_delete_flag: bool = False,
@@ -124,7 +122,7 @@ def plan_scale(
 
     ready_limit = diffs.delete_ready_limit
 
-    def ready(pod: Pod) -> bool:
+    def ready(pod: Obj) -> bool:
         return is_pod_ready(pod, now)
 
     preparing_names = {meta_of(p).get("name") for p in preparing}
@@ -143,7 +141,7 @@ def plan_scale(
         if constraints:
             keys = [c.get("topologyKey", "") for c in constraints]
 
-            def ranker(group: Sequence[Pod]) -> Mapping[str, float]:
+            def ranker(group: Sequence[Obj]) -> Mapping[str, float]:
                 return spread_constraint_ranks(group, keys, node_labels or {})
 
         updated, not_updated = split_by_revision(

@@ -25,7 +25,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.api.objects import labels_of, meta_of, section, spec_of
+from kruise.api.objects import Obj, labels_of, meta_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.cloneset.diffs import ExpectationDiffs, is_pod_available
 from kruise.control.cloneset.podsort import sort_active_pods
@@ -37,14 +37,12 @@ from kruise.control.common.inplace.state import get_grace_json
 from kruise.control.common.revision import equal_to_revision_hash, short_hash
 from kruise.control.common.updatesort import priority_sort, scatter_sort
 
-Pod = Mapping[str, Any]
-
 
 def _lifecycle(cloneset: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return spec_of(cloneset).get("lifecycle")
 
 
-def _after_update_state(cloneset: Mapping[str, Any], pod: Pod) -> str:
+def _after_update_state(cloneset: Mapping[str, Any], pod: Obj) -> str:
     spec_lifecycle = _lifecycle(cloneset)
     if spec_lifecycle is not None and not lifecycle.is_all_hooked(spec_lifecycle.get("inPlaceUpdate"), pod):
         return LIFECYCLE_STATE_UPDATED
@@ -52,7 +50,7 @@ def _after_update_state(cloneset: Mapping[str, Any], pod: Pod) -> str:
 
 
 def refreshed_lifecycle_state(
-    cloneset: Mapping[str, Any], pod: Pod, update_revision: str, update_completed: bool
+    cloneset: Mapping[str, Any], pod: Obj, update_revision: str, update_completed: bool
 ) -> str | None:
     """The lifecycle state the pod should move to now (``refreshPodState``), or None to stay.
 
@@ -74,7 +72,7 @@ def refreshed_lifecycle_state(
     return None
 
 
-def update_candidates(pods: Sequence[Pod], update_revision: str, update_num: int) -> list[Pod]:
+def update_candidates(pods: Sequence[Obj], update_revision: str, update_num: int) -> list[Obj]:
     """Pods waiting for an update (towards the update revision, or back when ``update_num`` < 0),
     skipping PreparingDelete pods and pods inside an in-place grace period (unless Updated)."""
     chosen = []
@@ -92,8 +90,8 @@ def update_candidates(pods: Sequence[Pod], update_revision: str, update_num: int
 
 
 def sort_update_candidates(
-    cloneset: Mapping[str, Any], all_pods: Sequence[Pod], candidates: Sequence[Pod]
-) -> list[Pod]:
+    cloneset: Mapping[str, Any], all_pods: Sequence[Obj], candidates: Sequence[Obj]
+) -> list[Obj]:
     strategy = spec_of(cloneset).get("updateStrategy") or {}
     ordered = sort_active_pods(candidates)
     ordered = priority_sort(ordered, strategy.get("priorityStrategy"))
@@ -103,12 +101,12 @@ def sort_update_candidates(
 
 def limit_update_candidates(
     cloneset: Mapping[str, Any],
-    all_pods: Sequence[Pod],
-    candidates: Sequence[Pod],
+    all_pods: Sequence[Obj],
+    candidates: Sequence[Obj],
     diffs: ExpectationDiffs,
     target_revision: str,
     now: datetime,
-) -> list[Pod]:
+) -> list[Obj]:
     """Cut to |updateNum|, then stop before unavailable pods would exceed the budget: pods of the
     target revision already unavailable count against it, and so does every available pod we
     are about to take down."""
@@ -133,12 +131,12 @@ def limit_update_candidates(
 
 def plan_updates(
     cloneset: Mapping[str, Any],
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     current_revision: str,
     update_revision: str,
     diffs: ExpectationDiffs,
     now: datetime,
-) -> tuple[str, list[Pod]]:
+) -> tuple[str, list[Obj]]:
     """(target revision, pods to update now, in order). Empty when paused, OnDelete or done."""
     strategy = spec_of(cloneset).get("updateStrategy") or {}
     if strategy.get("type") == "OnDelete" or strategy.get("paused") or diffs.update_num == 0:
@@ -168,7 +166,7 @@ class UpdateKind(Enum):
 @dataclass(frozen=True)
 class PodUpdate:
     kind: UpdateKind
-    pod: Pod
+    pod: Obj
     target_revision: str
     spec: UpdateSpec | None = None
     mark_not_ready: bool = False
@@ -176,7 +174,7 @@ class PodUpdate:
 
 
 def pod_update_kind(
-    cloneset: Mapping[str, Any], pod: Pod, can_in_place: bool
+    cloneset: Mapping[str, Any], pod: Obj, can_in_place: bool
 ) -> tuple[UpdateKind | None, str]:
     """``updatePod``'s decision, with the reason when blocked; None while an inPlaceUpdate hook still
     holds a PreparingUpdate pod. ``can_in_place``: the engine produced a spec from the pod's revision."""
@@ -208,7 +206,7 @@ def pod_update_kind(
 
 def in_place_spec(
     cloneset: Mapping[str, Any],
-    pod: Pod,
+    pod: Obj,
     target: Mapping[str, Any],
     revisions: Sequence[Mapping[str, Any]],
     *,
@@ -234,7 +232,7 @@ def in_place_spec(
 
 def plan_pod_update(
     cloneset: Mapping[str, Any],
-    pod: Pod,
+    pod: Obj,
     target: Mapping[str, Any],
     revisions: Sequence[Mapping[str, Any]],
     *,
@@ -283,7 +281,7 @@ class PodRefresh:
     ``template_hash_label`` the missing ``pod-template-hash`` value; ``delay_seconds`` when to
     requeue (grace period)."""
 
-    pod: Pod
+    pod: Obj
     inplace: RefreshResult
     lifecycle_state: str | None
     mark_not_ready: bool
@@ -302,7 +300,7 @@ class PodRefresh:
         )
 
 
-def _waits_for_scheduling(cloneset: Mapping[str, Any], pod: Pod) -> bool:
+def _waits_for_scheduling(cloneset: Mapping[str, Any], pod: Obj) -> bool:
     """A new pod held in PreparingNormal only until it is scheduled (no preNormal hook). Its first
     status write (both readiness-gate conditions) waits too, and then carries the move to Normal:
     one write instead of two. Nothing observable is lost — a pod without a node has no running
@@ -314,7 +312,7 @@ def _waits_for_scheduling(cloneset: Mapping[str, Any], pod: Pod) -> bool:
 
 def refresh_pod(
     cloneset: Mapping[str, Any],
-    pod: Pod,
+    pod: Obj,
     update_revision: str,
     now: datetime,
     *,
@@ -350,7 +348,7 @@ def refresh_pod(
 
 def first_readiness_refreshes(
     cloneset: Mapping[str, Any],
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     update_revision: str,
     now: datetime,
     *,
@@ -402,7 +400,7 @@ class UpdatePlan:
 
 def plan_update(
     cloneset: Mapping[str, Any],
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     current_revision: Mapping[str, Any],
     update_revision: Mapping[str, Any],
     revisions: Sequence[Mapping[str, Any]],

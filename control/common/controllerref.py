@@ -17,12 +17,11 @@ the apiserver refuses them when the object was replaced under the same name.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from kruise.api.controllerref import controller_of
-
-Obj = Mapping[str, Any]
+from kruise.api.objects import Obj
 
 
 class Claim(enum.Enum):

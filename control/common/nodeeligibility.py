@@ -27,10 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import labels_of, meta_of, section, spec_of
+from kruise.api.objects import Obj, labels_of, meta_of, section, spec_of
 from kruise.api.validation import label_value_errors, qualified_name_errors
-
-Obj = Mapping[str, Any]
 
 TAINT_NODE_NOT_READY = "node.kubernetes.io/not-ready"
 TAINT_NODE_UNREACHABLE = "node.kubernetes.io/unreachable"

@@ -25,13 +25,11 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATED,
 )
-from kruise.api.objects import spec_of
+from kruise.api.objects import MutableObj, spec_of
 from kruise.control.common.inplace.engine import RefreshResult, recompute_ready
 from kruise.control.common.lifecycle import rfc3339
 
 LIFECYCLE_USER_AGENT = "Lifecycle"
-
-Pod = dict[str, Any]
 
 
 def _has_gate(pod: Mapping[str, Any]) -> bool:
@@ -56,7 +54,7 @@ def _dump(messages: list[dict[str, str]]) -> str:
     )
 
 
-def add_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: datetime) -> Pod | None:
+def add_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: datetime) -> MutableObj | None:
     """The pod (for a status write) with the key added, or None when nothing changes."""
     if not _has_gate(pod):
         return None
@@ -65,7 +63,7 @@ def add_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: da
     if any(m.get("userAgent") == user_agent and m.get("key") == key for m in messages):
         return None
     messages.append({"userAgent": user_agent, "key": key})
-    clone: Pod = copy.deepcopy(dict(pod))
+    clone: MutableObj = copy.deepcopy(dict(pod))
     status = clone.setdefault("status", {})
     new = {
         **(condition or {}),
@@ -79,7 +77,9 @@ def add_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: da
     return clone
 
 
-def remove_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now: datetime) -> Pod | None:
+def remove_not_ready_key(
+    pod: Mapping[str, Any], user_agent: str, key: str, now: datetime
+) -> MutableObj | None:
     """The pod with the key removed (True again when no key is left), or None when absent."""
     if not _has_gate(pod):
         return None
@@ -90,7 +90,7 @@ def remove_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now:
     kept = [m for m in messages if not (m.get("userAgent") == user_agent and m.get("key") == key)]
     if len(kept) == len(messages):
         return None
-    clone: Pod = copy.deepcopy(dict(pod))
+    clone: MutableObj = copy.deepcopy(dict(pod))
     updated = {**condition, "message": _dump(kept), "lastTransitionTime": rfc3339(now)}
     if not kept:
         updated["status"] = "True"
@@ -98,7 +98,7 @@ def remove_not_ready_key(pod: Mapping[str, Any], user_agent: str, key: str, now:
     return clone
 
 
-def lifecycle_readiness_change(pod: Mapping[str, Any], state: str, now: datetime) -> Pod | None:
+def lifecycle_readiness_change(pod: Mapping[str, Any], state: str, now: datetime) -> MutableObj | None:
     """`executePodNotReadyPolicy`: the status write a markPodNotReady hook needs when the pod
     moves to `state`, or None."""
     if state == LIFECYCLE_STATE_PREPARING_DELETE:
@@ -134,13 +134,13 @@ def written_by_owner(pod: Mapping[str, Any]) -> bool:
     )
 
 
-def with_initial_condition(pod: Mapping[str, Any], now: datetime) -> Pod | None:
+def with_initial_condition(pod: Mapping[str, Any], now: datetime) -> MutableObj | None:
     """The pod (for a status write) with `KruisePodReady=True` added when it has the gate and no
     condition yet — what the pod-readiness controller would write — or None. `Ready` is left to the
     kubelet, as that controller leaves it."""
     if not lacks_condition(pod):
         return None
-    clone: Pod = copy.deepcopy(dict(pod))
+    clone: MutableObj = copy.deepcopy(dict(pod))
     clone.setdefault("status", {}).setdefault("conditions", []).append(
         {"type": CONDITION_KRUISE_POD_READY, "status": "True", "lastTransitionTime": rfc3339(now)}
     )

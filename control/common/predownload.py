@@ -25,10 +25,8 @@ from kruise.api.keys import (
     LABEL_IMAGE_PREDOWNLOAD_IGNORED,
     LABEL_PRE_PREDOWNLOAD_CREATED,
 )
-from kruise.api.objects import annotations_of, labels_of, section, spec_of
+from kruise.api.objects import Obj, annotations_of, labels_of, section, spec_of
 from kruise.control.common.inplace.spec import template_of
-
-Obj = Mapping[str, Any]
 
 # CloneSet and Advanced StatefulSet pre-download only with more replicas than this.
 MIN_REPLICAS_TO_PREDOWNLOAD = 3

@@ -9,12 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.common import LabelSelector, selector_matches
-from kruise.api.objects import labels_of, section
-
-Pod = Mapping[str, Any]
+from kruise.api.objects import Obj, labels_of, section
 
 
-def _labels(pod: Pod) -> Mapping[str, str]:
+def _labels(pod: Obj) -> Mapping[str, str]:
     return labels_of(pod)
 
 
@@ -49,18 +47,18 @@ def _order(strategy: Mapping[str, Any], labels: Mapping[str, str]) -> tuple[int,
     return -1, 0
 
 
-def priority_sort(pods: Sequence[Pod], strategy: Mapping[str, Any] | None) -> list[Pod]:
+def priority_sort(pods: Sequence[Obj], strategy: Mapping[str, Any] | None) -> list[Obj]:
     """Higher summed weight first; or by the first ordered key a pod carries (pods with none of
     the keys come first, as upstream's level -1), then larger numeric suffix first."""
     if not strategy or not (strategy.get("weightPriority") or strategy.get("orderPriority")):
         return list(pods)
     if strategy.get("weightPriority"):
 
-        def key(pod: Pod) -> tuple[int, ...]:
+        def key(pod: Obj) -> tuple[int, ...]:
             return (-_weight(strategy, _labels(pod)),)
     else:
 
-        def key(pod: Pod) -> tuple[int, ...]:
+        def key(pod: Obj) -> tuple[int, ...]:
             level, order = _order(strategy, _labels(pod))
             return (level, -order)
 
@@ -95,7 +93,7 @@ def _group_by_density(total_matched: int, total_unmatched: int, matched: int, un
     return group
 
 
-def _scatter_terms(candidates: Sequence[Pod], terms: Sequence[Mapping[str, str]]) -> list[tuple[str, str]]:
+def _scatter_terms(candidates: Sequence[Obj], terms: Sequence[Mapping[str, str]]) -> list[tuple[str, str]]:
     if len(terms) == 1:
         return [(terms[0]["key"], terms[0]["value"])]
     counts: dict[tuple[str, str], int] = {}
@@ -107,7 +105,7 @@ def _scatter_terms(candidates: Sequence[Pod], terms: Sequence[Mapping[str, str]]
     return sorted(counts, key=lambda ident: -counts[ident])
 
 
-def _scatter_by_rule(term: tuple[str, str], all_pods: Sequence[Pod], candidates: list[Pod]) -> list[Pod]:
+def _scatter_by_rule(term: tuple[str, str], all_pods: Sequence[Obj], candidates: list[Obj]) -> list[Obj]:
     key, value = term
     matched = [p for p in candidates if _labels(p).get(key) == value]
     unmatched = [p for p in candidates if _labels(p).get(key) != value]
@@ -118,7 +116,7 @@ def _scatter_by_rule(term: tuple[str, str], all_pods: Sequence[Pod], candidates:
     last = matched.pop()
     total_matched -= 1
     group = _group_by_density(total_matched, total_unmatched, len(matched), len(unmatched))
-    ordered: list[Pod] = []
+    ordered: list[Obj] = []
     if group.unmatched_remainder > 0:
         ordered += unmatched[: group.unmatched_remainder]
         unmatched = unmatched[group.unmatched_remainder :]
@@ -131,8 +129,8 @@ def _scatter_by_rule(term: tuple[str, str], all_pods: Sequence[Pod], candidates:
 
 
 def scatter_sort(
-    all_pods: Sequence[Pod], candidates: Sequence[Pod], terms: Sequence[Mapping[str, str]] | None
-) -> list[Pod]:
+    all_pods: Sequence[Obj], candidates: Sequence[Obj], terms: Sequence[Mapping[str, str]] | None
+) -> list[Obj]:
     """Spread pods carrying each ``key=value`` evenly through the update order, so that they are
     not all updated in the same batch; the last matching pod always goes last."""
     ordered = list(candidates)

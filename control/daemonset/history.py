@@ -14,13 +14,13 @@ outside Go; a pod labelled by a Go controller is therefore seen as old and rolle
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import labels_of, section, spec_of, status_of
+from kruise.api.objects import Obj, labels_of, section, spec_of, status_of
 from kruise.control.common.revision import (
     cloneset_revision_data,
     controller_revision_name,
@@ -30,7 +30,6 @@ from kruise.control.common.revision import (
     sort_revisions,
 )
 
-Obj = Mapping[str, Any]
 DEFAULT_HISTORY_LIMIT = 10
 
 

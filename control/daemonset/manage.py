@@ -31,36 +31,35 @@ from kruise.api.keys import (
     LABEL_CONTROLLER_REVISION_HASH,
     LIFECYCLE_STATE_PREPARING_DELETE,
 )
-from kruise.api.objects import labels_of, meta_of, spec_of
+from kruise.api.objects import Obj, labels_of, meta_of, spec_of
 from kruise.control.common import lifecycle, podstatus
 from kruise.control.common.nodeeligibility import NodeFit, node_name, target_node_name
 from kruise.control.daemonset.rollingupdate import is_pod_updated
 
-Pod = Mapping[str, Any]
 Node = Mapping[str, Any]
 FitOf = Callable[[Node], NodeFit]
 AdmitFailed = Callable[[str], float]
 
 
-def pod_name(pod: Pod) -> str:
+def pod_name(pod: Obj) -> str:
     return meta_of(pod).get("name") or ""
 
 
-def _deleting(pod: Pod) -> bool:
+def _deleting(pod: Obj) -> bool:
     return bool(meta_of(pod).get("deletionTimestamp"))
 
 
-def creation_order_key(pod: Pod) -> tuple[int, str, str]:
+def creation_order_key(pod: Obj) -> tuple[int, str, str]:
     """podByCreationTimestampAndPhase: scheduled pods first, then oldest first, then by name."""
     meta = pod.get("metadata") or {}
     scheduled = 0 if spec_of(pod).get("nodeName") else 1
     return scheduled, meta.get("creationTimestamp") or "", meta.get("name") or ""
 
 
-def group_by_node(pods: Sequence[Pod]) -> dict[str, list[Pod]]:
+def group_by_node(pods: Sequence[Obj]) -> dict[str, list[Obj]]:
     """getNodesToDaemonPods: pods keyed by the node they are bound to; pods naming no node are
     left out (upstream logs and skips them)."""
-    grouped: dict[str, list[Pod]] = {}
+    grouped: dict[str, list[Obj]] = {}
     for pod in pods:
         target = target_node_name(pod)
         if target is None:
@@ -83,13 +82,13 @@ class ManagePlan:
 
 
 def _surge_prune(
-    running: Sequence[Pod], update_hash: str, min_ready: int, now: datetime
+    running: Sequence[Obj], update_hash: str, min_ready: int, now: datetime
 ) -> tuple[list[str], float]:
     """With surge: keep the oldest new and the oldest old pod; the old one goes when it is not ready
     or the new one is available. Returns (pods to delete, seconds to wait for availability)."""
     delete: list[str] = []
-    oldest_new: Pod | None = None
-    oldest_old: Pod | None = None
+    oldest_new: Obj | None = None
+    oldest_old: Obj | None = None
     for pod in sorted(running, key=creation_order_key):
         labels = labels_of(pod)
         if labels.get(LABEL_CONTROLLER_REVISION_HASH) == update_hash:
@@ -112,7 +111,7 @@ def _surge_prune(
 def plan_manage(
     nodes: Sequence[Node],
     fit_of: FitOf,
-    node_to_pods: Mapping[str, Sequence[Pod]],
+    node_to_pods: Mapping[str, Sequence[Obj]],
     update_hash: str,
     *,
     allow_surge: bool,
@@ -142,7 +141,7 @@ def plan_manage(
         if not fit.should_continue_running:
             delete.extend(pod_name(p) for p in pods if not _deleting(p))
             continue
-        running: list[Pod] = []
+        running: list[Obj] = []
         for pod in pods:
             if _deleting(pod):
                 continue
@@ -177,7 +176,7 @@ def plan_manage(
     return ManagePlan(tuple(sorted(create)), tuple(delete), tuple(failed), wait)
 
 
-def _daemon_pod_available(pod: Pod, min_ready: int, now: datetime) -> bool:
+def _daemon_pod_available(pod: Obj, min_ready: int, now: datetime) -> bool:
     """isDaemonPodAvailable: available, and not in the middle of an in-place update."""
     if not podstatus.is_available(pod, min_ready, now):
         return False
@@ -190,7 +189,7 @@ def _daemon_pod_available(pod: Pod, min_ready: int, now: datetime) -> bool:
 
 
 def availability_wait(
-    pods: Sequence[Pod], min_ready_seconds: int, counters: Mapping[str, int], now: datetime
+    pods: Sequence[Obj], min_ready_seconds: int, counters: Mapping[str, int], now: datetime
 ) -> float | None:
     """Seconds until the first Ready daemon pod turns available (None: none is waiting on minReadySeconds).
 
@@ -212,7 +211,7 @@ def availability_wait(
 def compute_status(
     nodes: Sequence[Node],
     fit_of: FitOf,
-    node_to_pods: Mapping[str, Sequence[Pod]],
+    node_to_pods: Mapping[str, Sequence[Obj]],
     update_hash: str,
     template_generation: int | None,
     min_ready_seconds: int,

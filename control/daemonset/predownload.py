@@ -13,16 +13,15 @@ DaemonSet's jobs are deleted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from kruise.api.common import IntOrStringError, scaled_value
 from kruise.api.controllerref import new_controller_ref
-from kruise.api.objects import section, status_of
+from kruise.api.objects import Obj, section, status_of
 from kruise.control.common import predownload as shared
 from kruise.control.daemonset.history import revision_hash
 
-Obj = Mapping[str, Any]
 DEFAULT_MAX_UNAVAILABLE = 1
 
 

@@ -28,11 +28,10 @@ from typing import Any
 from kruise.api.common import IntOrStringError, scaled_value
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD
-from kruise.api.objects import annotations_of, status_of
+from kruise.api.objects import Obj, annotations_of, status_of
 from kruise.control.common.nodeeligibility import node_name
 from kruise.control.daemonset.rollingupdate import split_node_pods
 
-Pod = Mapping[str, Any]
 Node = Mapping[str, Any]
 
 
@@ -75,7 +74,7 @@ def nodes_needing_pods(
 
 def count_updated_nodes(
     nodes: Sequence[Node],
-    node_to_pods: Mapping[str, Sequence[Pod]],
+    node_to_pods: Mapping[str, Sequence[Obj]],
     update_hash: str,
     template_generation: int | None,
 ) -> int:
@@ -93,7 +92,7 @@ def limit_creation(
     needing: Sequence[str],
     nodes: Sequence[Node],
     should_run: Callable[[Node], bool],
-    node_to_pods: Mapping[str, Sequence[Pod]],
+    node_to_pods: Mapping[str, Sequence[Obj]],
     update_hash: str,
     template_generation: int | None,
 ) -> tuple[str, ...]:

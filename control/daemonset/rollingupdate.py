@@ -32,12 +32,11 @@ from typing import Any
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value, selector_matches
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH, LIFECYCLE_STATE_PREPARING_DELETE
-from kruise.api.objects import annotations_of, meta_of, section, status_of
+from kruise.api.objects import Obj, annotations_of, meta_of, section, status_of
 from kruise.control.common import lifecycle
 from kruise.control.common.nodeeligibility import LABEL_TEMPLATE_GENERATION, node_labels, node_name
 from kruise.control.common.podstatus import is_available
 
-Pod = Mapping[str, Any]
 Node = Mapping[str, Any]
 
 ROLLING_UPDATE_PATH = "spec.updateStrategy.rollingUpdate"
@@ -113,11 +112,11 @@ class RollingUpdatePlan:
 NO_PLAN = RollingUpdatePlan(budget=None)
 
 
-def _name(pod: Pod) -> str:
+def _name(pod: Obj) -> str:
     return meta_of(pod).get("name") or ""
 
 
-def is_pod_updated(pod: Pod, update_hash: str, template_generation: int | None) -> bool:
+def is_pod_updated(pod: Obj, update_hash: str, template_generation: int | None) -> bool:
     """util.IsPodUpdated: the revision-hash label equals the update hash, or the legacy
     ``pod-template-generation`` label equals the template generation."""
     labels = meta_of(pod).get("labels") or {}
@@ -133,15 +132,15 @@ class NodePods:
     """The live (not deleting) daemon pods of one node, split by revision. ``ok`` is False when
     the node runs more than one old or more than one new pod: the manage step must prune first."""
 
-    new: Pod | None
-    old: Pod | None
+    new: Obj | None
+    old: Obj | None
     ok: bool
 
 
-def split_node_pods(pods: Sequence[Pod], update_hash: str, template_generation: int | None) -> NodePods:
+def split_node_pods(pods: Sequence[Obj], update_hash: str, template_generation: int | None) -> NodePods:
     """findUpdatedPodsOnNode."""
-    new: Pod | None = None
-    old: Pod | None = None
+    new: Obj | None = None
+    old: Obj | None = None
     for pod in pods:
         if meta_of(pod).get("deletionTimestamp"):
             continue
@@ -156,11 +155,11 @@ def split_node_pods(pods: Sequence[Pod], update_hash: str, template_generation: 
     return NodePods(new, old, True)
 
 
-def _pre_deleting(pod: Pod | None) -> bool:
+def _pre_deleting(pod: Obj | None) -> bool:
     return pod is not None and lifecycle.pod_state(pod) == LIFECYCLE_STATE_PREPARING_DELETE
 
 
-def _nil_or_pre_deleting(pod: Pod | None) -> bool:
+def _nil_or_pre_deleting(pod: Obj | None) -> bool:
     return pod is None or _pre_deleting(pod)
 
 
@@ -194,7 +193,7 @@ def _update_selector(settings: RollingUpdateSettings) -> LabelSelector | None:
 
 def nodes_in_scope(
     settings: RollingUpdateSettings,
-    node_to_pods: Mapping[str, Sequence[Pod]],
+    node_to_pods: Mapping[str, Sequence[Obj]],
     labels_of: Mapping[str, Mapping[str, str]],
     update_hash: str,
 ) -> list[str]:
@@ -232,7 +231,7 @@ def plan_rolling_update(
     settings: RollingUpdateSettings,
     nodes: Sequence[Node],
     eligible: Set[str],
-    node_to_pods: Mapping[str, Sequence[Pod]],
+    node_to_pods: Mapping[str, Sequence[Obj]],
     update_hash: str,
     now: datetime,
     *,
@@ -249,7 +248,7 @@ def plan_rolling_update(
     if settings.paused or settings.strategy_type != STRATEGY_ROLLING_UPDATE:
         return NO_PLAN
     existing = {node_name(node): node for node in nodes}
-    pods_by_node: dict[str, Sequence[Pod]] = dict(node_to_pods)
+    pods_by_node: dict[str, Sequence[Obj]] = dict(node_to_pods)
     if prune_ineligible_nodes:
         pods_by_node = {
             name: pods for name, pods in pods_by_node.items() if name in existing and name in eligible

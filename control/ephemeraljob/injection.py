@@ -33,11 +33,9 @@ from kruise.api.ephemeraljob import (
     PHASE_UNKNOWN,
     PHASE_WAITING,
 )
-from kruise.api.objects import meta_of, section, spec_of, status_of
+from kruise.api.objects import Obj, meta_of, section, spec_of, status_of
 from kruise.control.common import podstatus
 from kruise.control.common.lifecycle import rfc3339
-
-Obj = Mapping[str, Any]
 
 ENV_JOB_ID = "KRUISE_EJOB_ID"
 DEFAULT_PARALLELISM = 1

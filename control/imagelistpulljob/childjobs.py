@@ -10,16 +10,14 @@ the list is deleted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import labels_of, meta_of, section, spec_of
+from kruise.api.objects import Obj, labels_of, meta_of, section, spec_of
 from kruise.control.common.revision import fnv1a_32, go_json, safe_encode_string
-
-Obj = Mapping[str, Any]
 
 KIND = "ImageListPullJob"
 API_VERSION = "apps.kruise.io/v1alpha1"

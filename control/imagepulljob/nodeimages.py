@@ -14,10 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.common import LabelSelector, scaled_value
-from kruise.api.objects import section, spec_of
+from kruise.api.objects import Obj, section, spec_of
 from kruise.api.timestamps import rfc3339
-
-Obj = Mapping[str, Any]
 
 DEFAULT_PARALLELISM = 1
 DEFAULT_TIMEOUT_SECONDS = 600

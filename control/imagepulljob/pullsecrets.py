@@ -28,9 +28,8 @@ from kruise.api.keys import (
     ANNOTATION_IMAGEPULLJOB_REFERENCES,
     ANNOTATION_IMAGEPULLJOB_SOURCE_KEY,
 )
-from kruise.api.objects import annotations_of, status_of
+from kruise.api.objects import Obj, annotations_of, status_of
 
-Obj = Mapping[str, Any]
 DEFAULT_NAMESPACE = "kruise-daemon-config"
 NAMESPACE_ENV = "KRUISE_DAEMON_CONFIG_NS"
 BATCH_MODE = "batch"

@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import Obj, section, spec_of, status_of
 from kruise.api.timestamps import parse_rfc3339, rfc3339
 
-Obj = Mapping[str, Any]
 MIN_REQUEUE_SECONDS = 3.0
 REQUEUE_JITTER_MILLIS = 2000
 RESPONSE_TIMEOUT = 600.0

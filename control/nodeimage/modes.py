@@ -25,8 +25,8 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.conversion import ConversionError, convert
-from kruise.api.objects import annotations_of
-from kruise.control.nodeimage.cleanup import JobLookup, Obj, SecretLookup, SpecPlan, prune_spec
+from kruise.api.objects import Obj, annotations_of
+from kruise.control.nodeimage.cleanup import JobLookup, SecretLookup, SpecPlan, prune_spec
 
 GROUP = "apps.kruise.io"
 KIND = "NodeImage"

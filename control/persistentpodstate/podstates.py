@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.api.controllerref import controller_of
+from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import (
     ANNOTATION_AUTO_GENERATE_PERSISTENT_POD_STATE,
     ANNOTATION_INJECTED_PERSISTENT_POD_STATE,
@@ -33,13 +33,11 @@ from kruise.api.keys import (
     ANNOTATION_PREFERRED_PERSISTENT_TOPOLOGY,
     ANNOTATION_REQUIRED_PERSISTENT_TOPOLOGY,
 )
-from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import Obj, annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.persistentpodstate import DEFAULT_SUPPORTED_GROUPS, RETENTION_WHEN_DELETED
 from kruise.control.common import podstatus
 from kruise.control.common.customworkloads import StatefulSetLikeWhitelist
 from kruise.control.statefulset.identity import parent_and_ordinal, reserved_ordinals
-
-Obj = Mapping[str, Any]
 
 KIND = "PersistentPodState"
 API_VERSION = "apps.kruise.io/v1alpha1"
@@ -259,19 +257,17 @@ def generated_spec(workload: Obj, api_version: str, kind: str) -> dict[str, Any]
 def generated(workload: Obj, api_version: str, kind: str) -> dict[str, Any]:
     """The whole auto-generated PersistentPodState: named after the workload, controlled by it."""
     meta = workload["metadata"]
+    owner = {**workload, "apiVersion": api_version, "kind": kind}
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": {
             "name": meta["name"],
             "namespace": meta["namespace"],
-            "ownerReferences": [
-                {"apiVersion": api_version, "kind": kind, "name": meta["name"], "uid": meta["uid"],
-                 "controller": True}
-            ],
+            "ownerReferences": [new_controller_ref(owner, block_owner_deletion=False)],
         },
         "spec": generated_spec(workload, api_version, kind),
-    }  # fmt: skip
+    }
 
 
 # --- What the pod webhook injects ---------------------------------------------------------------

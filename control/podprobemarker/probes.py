@@ -13,16 +13,23 @@ policy whose state matches are set, those of the opposite policy removed.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kruise.api.common import LabelSelector
 from kruise.api.conditions import condition_of, set_condition
-from kruise.api.objects import conditions_of, containers_of, labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import (
+    Obj,
+    conditions_of,
+    containers_of,
+    labels_of,
+    meta_of,
+    section,
+    spec_of,
+    status_of,
+)
 from kruise.api.podprobemarker import PROBE_SUCCEEDED
 from kruise.control.common import podstatus
-
-Obj = Mapping[str, Any]
 
 
 def probe_key(ppm_name: str, probe_name: str) -> str:

@@ -13,18 +13,16 @@ only adds), patched into the pod's metadata.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kruise.api.common import LabelSelector
 from kruise.api.conditions import condition_of
 from kruise.api.crr import VIRTUAL_KUBELET_LABEL_KEY, VIRTUAL_KUBELET_LABEL_VALUE
 from kruise.api.keys import ANNOTATION_PODPROBE, ANNOTATION_PODPROBEMARKER_LIST
-from kruise.api.objects import conditions_of, meta_of, section, spec_of
+from kruise.api.objects import Obj, conditions_of, meta_of, section, spec_of
 from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED, PROBE_UNKNOWN
 from kruise.control.enhancedliveness.probecontext import go_ordered_probe
-
-Obj = Mapping[str, Any]
 
 # ProbeState.IsEqualPodConditionStatus: the probe state a pod condition's status stands for
 _STATE_OF_STATUS = {"True": PROBE_SUCCEEDED, "False": PROBE_FAILED}

@@ -28,15 +28,22 @@ from kruise.api.keys import (
     PUB_OPERATION_RESIZE,
     PUB_OPERATION_UPDATE,
 )
-from kruise.api.objects import annotations_of, containers_of, labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import (
+    Obj,
+    annotations_of,
+    containers_of,
+    labels_of,
+    meta_of,
+    section,
+    spec_of,
+    status_of,
+)
 from kruise.api.timestamps import parse_time
 from kruise.control.common import podstatus
 from kruise.control.common.inplace.vertical import can_resize
 from kruise.control.common.lifecycle import rfc3339
 from kruise.control.common.podqos import pod_qos_class
 from kruise.control.pub.consistency import is_pod_state_consistent
-
-Obj = Mapping[str, Any]
 
 MAX_RECORDED_PODS = 2000
 DELETION_TIMEOUT = timedelta(seconds=20)

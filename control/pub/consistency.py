@@ -15,16 +15,11 @@ is still about to go down. Upstream decides in three steps, and so does this mod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from kruise.api.imageref import image_id_reference, images_equal, is_digest
 from kruise.api.keys import ANNOTATION_SIDECARSET_INJECTED_LIST, ENV_IS_INJECTED
-from kruise.api.objects import annotations_of, container_statuses_of, containers_of
+from kruise.api.objects import Obj, annotations_of, container_statuses_of, containers_of
 from kruise.control.common.inplace.engine import update_completed_problem
 from kruise.control.sidecarset.inplacestate import sidecar_update_completed
-
-Obj = Mapping[str, Any]
 
 
 def _env_value(container: Obj, key: str) -> str:

@@ -20,11 +20,9 @@ from typing import Any
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controller_of, new_controller_ref
 from kruise.api.keys import ANNOTATION_RESOURCEDISTRIBUTION_HASHCODE, ANNOTATION_RESOURCEDISTRIBUTION_SOURCE
-from kruise.api.objects import labels_of, meta_of, section, spec_of
+from kruise.api.objects import Obj, labels_of, meta_of, section, spec_of
 from kruise.api.resourcedistribution import ALWAYS_EXCLUDED_NAMESPACES
 from kruise.control.common.revision import go_json
-
-Obj = Mapping[str, Any]
 
 KIND = "ResourceDistribution"
 API_VERSION = "apps.kruise.io/v1alpha1"

@@ -11,16 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.api.objects import labels_of
+from kruise.api.objects import Obj, labels_of
 from kruise.control.cloneset.podsort import sort_active_pods
 from kruise.control.common.updatesort import priority_sort, scatter_sort
-
-Pod = Mapping[str, Any]
 
 WILDCARD = "*"
 
 
-def expand_scatter_terms(terms: Sequence[Mapping[str, str]], pods: Sequence[Pod]) -> list[dict[str, str]]:
+def expand_scatter_terms(terms: Sequence[Mapping[str, str]], pods: Sequence[Obj]) -> list[dict[str, str]]:
     """`key=*` becomes one `key=value` term per value found on `pods` (in pod order); duplicates are
     dropped, the first occurrence keeps its place."""
     expanded: list[dict[str, str]] = []
@@ -42,8 +40,8 @@ def expand_scatter_terms(terms: Sequence[Mapping[str, str]], pods: Sequence[Pod]
 
 
 def sort_for_update(
-    strategy: Mapping[str, Any], all_pods: Sequence[Pod], candidates: Sequence[Pod]
-) -> list[Pod]:
+    strategy: Mapping[str, Any], all_pods: Sequence[Obj], candidates: Sequence[Obj]
+) -> list[Obj]:
     """`candidates` (pods waiting for the new sidecars) in update order; `all_pods` are every pod the
     SidecarSet matches, which scatter spreads over."""
     ordered = sort_active_pods(candidates)

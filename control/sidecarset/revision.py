@@ -25,7 +25,7 @@ from kruise.api.keys import (
     LABEL_CONTROLLER_HASH,
     LABEL_SIDECARSET_CUSTOM_VERSION,
 )
-from kruise.api.objects import meta_of, section, spec_of, status_of
+from kruise.api.objects import Obj, meta_of, section, spec_of, status_of
 from kruise.api.sidecarset import REVISION_POLICY_PARTIAL as POLICY_PARTIAL
 from kruise.control.common.revision import (
     controller_revision_name,
@@ -38,8 +38,6 @@ from kruise.control.common.revision import (
 from kruise.control.sidecarset import gojson
 from kruise.control.sidecarset.hashing import sidecarset_hash, sidecarset_hash_without_image
 from kruise.control.sidecarset.matching import selector_matches
-
-Obj = Mapping[str, Any]
 
 LABEL_SIDECARSET_NAME = "kruise.io/sidecarset-name"
 DEFAULT_HISTORY_LIMIT = 10

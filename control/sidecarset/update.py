@@ -35,6 +35,7 @@ from kruise.api.keys import (
     ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
 )
 from kruise.api.objects import (
+    Obj,
     annotations_of,
     container_statuses_of,
     containers_of,
@@ -51,8 +52,6 @@ from kruise.control.sidecarset.injection import upgrade_spec
 from kruise.control.sidecarset.inplacestate import sidecar_update_completed
 from kruise.control.sidecarset.matching import selector_matches
 from kruise.control.sidecarset.metadata import patch_pod_metadata
-
-Obj = Mapping[str, Any]
 
 
 def _name(sidecarset: Obj) -> str:

@@ -19,7 +19,7 @@ controller (1.9) stops the sidecars that are still up:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +31,7 @@ from kruise.api.crr import (
     VIRTUAL_KUBELET_LABEL_KEY,
     VIRTUAL_KUBELET_LABEL_VALUE,
 )
-from kruise.api.objects import container_statuses_of, containers_of, meta_of, section, status_of
-
-Obj = Mapping[str, Any]
+from kruise.api.objects import Obj, container_statuses_of, containers_of, meta_of, section, status_of
 
 CRR_NAME_PREFIX = "sidecar-termination-"
 TERMINATED_MESSAGE = "Terminated by Sidecar Terminator"

@@ -12,11 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
-from kruise.api.objects import section
+from kruise.api.objects import Obj, section
 from kruise.control.common import lifecycle
 from kruise.control.statefulset.claims import ClaimResize
-
-Pod = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -33,7 +31,7 @@ class DeletePod:
     """Delete the pod. ``reason``: ``failed`` (recreated under the same name next pass),
     ``condemned`` (scale-in / reserved ordinal), ``specified-delete``."""
 
-    pod: Pod
+    pod: Obj
     reason: str
 
 
@@ -42,7 +40,7 @@ class PrepareDelete:
     """A preDelete hook holds the pod: move it to lifecycle state PreparingDelete instead of
     deleting it (``mark_not_ready`` from the hook flips KruisePodReady False)."""
 
-    pod: Pod
+    pod: Obj
     reason: str
     mark_not_ready: bool
 
@@ -51,7 +49,7 @@ class PrepareDelete:
 class FixIdentity:
     """Merge-patch the identity labels back onto a live pod."""
 
-    pod: Pod
+    pod: Obj
     patch: dict[str, Any]
 
 
@@ -59,7 +57,7 @@ class FixIdentity:
 class EnsureClaims:
     """The pod is Pending: create any of its PVCs that do not exist (``ordinal``'s claims)."""
 
-    pod: Pod
+    pod: Obj
     ordinal: int
 
 
@@ -70,7 +68,7 @@ class AlignClaimOwners:
     live range, so under ``whenScaled: Delete`` its claims go with it. The writer compares with
     the cached claims and writes only those that differ."""
 
-    pod: Pod
+    pod: Obj
     condemned: bool
 
 
@@ -79,7 +77,7 @@ class UpdatePod:
     """Bring the pod to the update revision: in place if the policy and the revision diff allow
     (see ``update.update_method``), otherwise by deletion (recreated next pass)."""
 
-    pod: Pod
+    pod: Obj
     revision: str
 
 
@@ -90,7 +88,7 @@ class ResizeClaims:
     then fail on ``conflict`` (a claim that differs from its template in more than size), if any.
     The pod is updated on a later pass, once the claims' expansion completed."""
 
-    pod: Pod
+    pod: Obj
     resizes: tuple[ClaimResize, ...]
     conflict: str | None = None
 
@@ -107,7 +105,7 @@ Action = (
 )
 
 
-def deletion(sts: Mapping[str, Any], pod: Pod, reason: str) -> DeletePod | PrepareDelete | None:
+def deletion(sts: Mapping[str, Any], pod: Obj, reason: str) -> DeletePod | PrepareDelete | None:
     """``deletePod``: a pod held by the preDelete hook goes to PreparingDelete first (None when it
     is already there: nothing to write), any other pod is deleted."""
     hook = section(sts, "spec", "lifecycle").get("preDelete")

@@ -22,10 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.api.objects import meta_of, owner_refs_of
+from kruise.api.objects import Obj, meta_of, owner_refs_of
 from kruise.api.statefulset import PVC_DELETE, PVC_RETAIN
-
-Obj = Mapping[str, Any]
 
 DEFAULT_SET_API_VERSION = "apps.kruise.io/v1beta1"
 

@@ -19,10 +19,9 @@ from typing import Any
 
 from kruise.api.conditions import condition_of, is_true
 from kruise.api.goquantity import Quantity
-from kruise.api.objects import meta_of, section, spec_of, status_of
+from kruise.api.objects import Obj, meta_of, section, spec_of, status_of
 from kruise.control.statefulset.identity import claim_name, ordinal_of
 
-Obj = Mapping[str, Any]
 ClaimLookup = Callable[[str], Obj | None]
 """The set's claim of that name in the set's namespace (from the informer), or None."""
 

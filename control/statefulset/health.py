@@ -12,47 +12,45 @@ from typing import Any
 
 from kruise.api.conditions import condition_of
 from kruise.api.keys import LIFECYCLE_STATE_NORMAL
-from kruise.api.objects import section
+from kruise.api.objects import Obj, section
 from kruise.control.common import lifecycle, podstatus
 
-Pod = Mapping[str, Any]
 
-
-def is_created(pod: Pod) -> bool:
+def is_created(pod: Obj) -> bool:
     """The apiserver has the pod (it has a phase); placeholders built for creation have none."""
     return podstatus.phase(pod) != ""
 
 
-def is_failed(pod: Pod) -> bool:
+def is_failed(pod: Obj) -> bool:
     return podstatus.phase(pod) == "Failed"
 
 
-def is_succeeded(pod: Pod) -> bool:
+def is_succeeded(pod: Obj) -> bool:
     return podstatus.phase(pod) == "Succeeded"
 
 
-def is_pending(pod: Pod) -> bool:
+def is_pending(pod: Obj) -> bool:
     return podstatus.phase(pod) == "Pending"
 
 
-def is_terminating(pod: Pod) -> bool:
+def is_terminating(pod: Obj) -> bool:
     return podstatus.is_terminating(pod)
 
 
-def is_running_and_ready(pod: Pod) -> bool:
+def is_running_and_ready(pod: Obj) -> bool:
     return podstatus.phase(pod) == "Running" and podstatus.is_ready(pod)
 
 
-def _lifecycle_normal(pod: Pod) -> bool:
+def _lifecycle_normal(pod: Obj) -> bool:
     state = lifecycle.pod_state(pod)
     return state in ("", LIFECYCLE_STATE_NORMAL)
 
 
-def is_healthy(pod: Pod) -> bool:
+def is_healthy(pod: Obj) -> bool:
     return _lifecycle_normal(pod) and is_running_and_ready(pod) and not is_terminating(pod)
 
 
-def running_and_available(pod: Pod, min_ready_seconds: int, now: datetime) -> tuple[bool, float]:
+def running_and_available(pod: Obj, min_ready_seconds: int, now: datetime) -> tuple[bool, float]:
     """(available, seconds to wait): available once Running, Ready, lifecycle Normal and Ready
     for ``min_ready_seconds``; a positive wait says when to look again (0 = not ready at all)."""
     if not _lifecycle_normal(pod) or not is_running_and_ready(pod):

@@ -13,9 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.api.objects import meta_of, section
-
-Pod = Mapping[str, Any]
+from kruise.api.objects import Obj, meta_of, section
 
 _POD_NAME = re.compile(r"^(.*)-([0-9]+)$")
 _INT32_MAX = 2**31 - 1
@@ -34,11 +32,11 @@ def parent_and_ordinal(name: str) -> tuple[str, int]:
     return match.group(1), ordinal if ordinal <= _INT32_MAX else -1
 
 
-def pod_name_of(pod: Pod) -> str:
+def pod_name_of(pod: Obj) -> str:
     return meta_of(pod).get("name") or ""
 
 
-def ordinal_of(pod: Pod) -> int:
+def ordinal_of(pod: Obj) -> int:
     return parent_and_ordinal(pod_name_of(pod))[1]
 
 
@@ -51,13 +49,13 @@ def claim_name(claim_template_name: str, set_name: str, ordinal: int) -> str:
     return f"{claim_template_name}-{set_name}-{ordinal}"
 
 
-def is_member(set_name: str, pod: Pod) -> bool:
+def is_member(set_name: str, pod: Obj) -> bool:
     """``isMemberOf``: the parent in the pod's name ``<parent>-<ordinal>`` is the set (the ordinal
     itself may be out of int32 range: such a pod is still a member, and condemned)."""
     return parent_and_ordinal(pod_name_of(pod))[0] == set_name
 
 
-def member_selection(set_name: str, selected: Callable[[Pod], bool]) -> Callable[[Pod], bool]:
+def member_selection(set_name: str, selected: Callable[[Obj], bool]) -> Callable[[Obj], bool]:
     """What the set claims (adopts, or keeps rather than releases): a pod its selector test
     ``selected`` takes and that is a member by name (ClaimPods with the ``isMemberOf`` filter)."""
     return lambda pod: selected(pod) and is_member(set_name, pod)
@@ -149,15 +147,15 @@ class PodPartition:
     pod; ``condemned`` are pods with a valid ordinal outside the range (or reserved), highest
     ordinal first; ``ignored`` pods have no parsable ordinal and are never touched."""
 
-    live: dict[int, Pod]
-    condemned: list[Pod]
-    ignored: list[Pod]
+    live: dict[int, Obj]
+    condemned: list[Obj]
+    ignored: list[Obj]
 
 
-def partition_pods(pods: Sequence[Pod], live_range: OrdinalRange) -> PodPartition:
-    live: dict[int, Pod] = {}
-    condemned: list[Pod] = []
-    ignored: list[Pod] = []
+def partition_pods(pods: Sequence[Obj], live_range: OrdinalRange) -> PodPartition:
+    live: dict[int, Obj] = {}
+    condemned: list[Obj] = []
+    ignored: list[Obj] = []
     for pod in pods:
         ordinal = ordinal_of(pod)
         if ordinal in live_range:

@@ -13,7 +13,7 @@ from typing import Any
 
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH, LABEL_POD_INDEX, LABEL_STATEFULSET_POD_NAME
-from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import Obj, labels_of, meta_of, section, spec_of, status_of
 from kruise.control.common.revision import is_pod_update
 from kruise.control.statefulset.identity import (
     OrdinalRange,
@@ -23,12 +23,10 @@ from kruise.control.statefulset.identity import (
     pod_name,
 )
 
-Pod = Mapping[str, Any]
-
 DEFAULT_API_VERSION = "apps.kruise.io/v1beta1"
 
 
-def revision_of(pod: Pod) -> str:
+def revision_of(pod: Obj) -> str:
     """The ``controller-revision-hash`` label ("" when absent)."""
     return labels_of(pod).get(LABEL_CONTROLLER_REVISION_HASH, "")
 
@@ -130,7 +128,7 @@ def new_pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
 
 
-def identity_matches(sts: Mapping[str, Any], pod: Pod, *, pod_index_label: bool = True) -> bool:
+def identity_matches(sts: Mapping[str, Any], pod: Obj, *, pod_index_label: bool = True) -> bool:
     """``identityMatches``: the pod's name parses to this set and an ordinal, it lives in the
     set's namespace and carries the pod-name label. Like upstream, a missing pod-index label
     alone does not trigger a fix (it is rewritten whenever identity is fixed)."""
@@ -146,7 +144,7 @@ def identity_matches(sts: Mapping[str, Any], pod: Pod, *, pod_index_label: bool 
     return labels.get(LABEL_STATEFULSET_POD_NAME) == wanted[LABEL_STATEFULSET_POD_NAME]
 
 
-def storage_matches(sts: Mapping[str, Any], pod: Pod) -> bool:
+def storage_matches(sts: Mapping[str, Any], pod: Obj) -> bool:
     """Every volumeClaimTemplate is mounted from this ordinal's PVC."""
     ordinal = ordinal_of(pod)
     if ordinal < 0:
@@ -160,7 +158,7 @@ def storage_matches(sts: Mapping[str, Any], pod: Pod) -> bool:
     return True
 
 
-def identity_patch(sts: Mapping[str, Any], pod: Pod, *, pod_index_label: bool = True) -> dict[str, Any]:
+def identity_patch(sts: Mapping[str, Any], pod: Obj, *, pod_index_label: bool = True) -> dict[str, Any]:
     """Merge patch restoring the identity labels of a live pod (``updateIdentity``)."""
     ordinal = ordinal_of(pod)
     if ordinal < 0:
@@ -172,7 +170,7 @@ def needs_current_revision(
     sts: Mapping[str, Any],
     live_range: OrdinalRange,
     ordinal: int,
-    live: Mapping[int, Pod],
+    live: Mapping[int, Obj],
     update_revision: str,
     *,
     preparing_update_as_update: bool = False,

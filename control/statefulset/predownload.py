@@ -16,14 +16,13 @@ from typing import Any
 
 from kruise.api.common import IntOrStringError, scaled_value
 from kruise.api.controllerref import new_controller_ref
-from kruise.api.objects import section, spec_of
+from kruise.api.objects import Obj, section, spec_of
 from kruise.api.statefulset import STRATEGY_ON_DELETE, STRATEGY_ROLLING_UPDATE
 from kruise.api.workload_common import UPDATE_TYPE_RECREATE
 from kruise.control.common import predownload as shared
 from kruise.control.common.inplace.spec import calculate_update_spec
 from kruise.control.statefulset.pods import DEFAULT_API_VERSION
 
-Obj = Mapping[str, Any]
 DEFAULT_MAX_UNAVAILABLE = 1
 
 

@@ -22,7 +22,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_NORMAL,
     LIFECYCLE_STATE_PREPARING_NORMAL,
 )
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import Obj, meta_of, section, spec_of
 from kruise.control.common import lifecycle
 from kruise.control.statefulset import health
 from kruise.control.statefulset.actions import (
@@ -47,8 +47,6 @@ from kruise.control.statefulset.pods import (
     new_pod,
     revision_of,
 )
-
-Pod = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -81,9 +79,9 @@ class ScalePlan:
     ``requeue_after``: seconds until a pod may become available."""
 
     live_range: OrdinalRange
-    replicas: dict[int, Pod]
+    replicas: dict[int, Obj]
     placeholders: frozenset[int]
-    condemned: list[Pod]
+    condemned: list[Obj]
     actions: list[Action] = field(default_factory=list)
     update_allowed: bool = True
     wait: str | None = None
@@ -146,7 +144,7 @@ def _initial_lifecycle(sts: Mapping[str, Any], pod: dict[str, Any], now: datetim
 def _build_missing(
     sts: Mapping[str, Any],
     live_range: OrdinalRange,
-    replicas: dict[int, Pod],
+    replicas: dict[int, Obj],
     revisions: Revisions,
     gates: Gates,
     now: datetime,
@@ -173,8 +171,8 @@ def _build_missing(
     return built
 
 
-def _find_unhealthy(plan: ScalePlan) -> Pod | None:
-    first: Pod | None = None
+def _find_unhealthy(plan: ScalePlan) -> Obj | None:
+    first: Obj | None = None
     for pod in [*(plan.replicas[n] for n in sorted(plan.replicas)), *reversed(plan.condemned)]:
         if not health.is_healthy(pod):
             plan.unhealthy += 1
@@ -247,7 +245,7 @@ def _process_replicas(
 
 
 def _process_condemned(
-    sts: Mapping[str, Any], plan: ScalePlan, first_unhealthy: Pod | None, now: datetime
+    sts: Mapping[str, Any], plan: ScalePlan, first_unhealthy: Obj | None, now: datetime
 ) -> bool:
     monotonic = is_monotonic(sts)
     min_ready = health.min_ready_seconds(sts)
@@ -279,7 +277,7 @@ def _process_condemned(
 
 def plan_scale(
     sts: Mapping[str, Any],
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     revisions: Revisions,
     now: datetime,
     gates: Gates = Gates(),
@@ -293,7 +291,7 @@ def plan_scale(
     """
     live_range = ordinal_range(sts.get("spec") or {}, gates.start_ordinal)
     split = partition_pods(pods, live_range)
-    replicas: dict[int, Pod] = dict(split.live)
+    replicas: dict[int, Obj] = dict(split.live)
     built = _build_missing(sts, live_range, replicas, revisions, gates, now)
     plan = ScalePlan(live_range, replicas, frozenset(built), split.condemned)
     first_unhealthy = _find_unhealthy(plan)

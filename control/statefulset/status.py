@@ -15,13 +15,11 @@ from typing import Any
 
 from kruise.api.common import LabelSelector, selector_to_string
 from kruise.api.conditions import set_condition
-from kruise.api.objects import meta_of, section
+from kruise.api.objects import Obj, meta_of, section
 from kruise.control.common.lifecycle import rfc3339
 from kruise.control.common.revision import template_from_revision_data
 from kruise.control.statefulset import health
 from kruise.control.statefulset.pods import revision_of
-
-Pod = Mapping[str, Any]
 
 CONDITION_FAILED_CREATE_POD = "FailedCreatePod"
 CONDITION_FAILED_UPDATE_POD = "FailedUpdatePod"
@@ -44,7 +42,7 @@ def revision_template(revision: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def replica_counts(
-    pods: Iterable[Pod], min_ready_seconds: int, current: str, update: str, now: datetime
+    pods: Iterable[Obj], min_ready_seconds: int, current: str, update: str, now: datetime
 ) -> dict[str, int]:
     """``computeReplicaStatus`` over live and condemned pods."""
     counts = dict.fromkeys(_COUNTED, 0)
@@ -68,7 +66,7 @@ def replica_counts(
 
 def compute_status(
     sts: Mapping[str, Any],
-    pods: Iterable[Pod],
+    pods: Iterable[Obj],
     current: str,
     update: str,
     collision_count: int,

@@ -34,7 +34,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_UPDATED,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.api.objects import labels_of, section, spec_of
+from kruise.api.objects import Obj, labels_of, section, spec_of
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_IF_POSSIBLE, UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.common import lifecycle
 from kruise.control.common.inplace.engine import update_completed_problem
@@ -46,8 +46,7 @@ from kruise.control.statefulset.claims import PodClaims
 from kruise.control.statefulset.identity import OrdinalRange, pod_name_of
 from kruise.control.statefulset.pods import revision_of
 
-Pod = Mapping[str, Any]
-ClaimsOf = Callable[[Pod], PodClaims]
+ClaimsOf = Callable[[Obj], PodClaims]
 """Where a pod's claims stand (``claims.pod_claims_state`` over the claim informer)."""
 
 
@@ -70,14 +69,14 @@ def update_max_unavailable(sts: Mapping[str, Any]) -> int:
     return max(scaled, 1)
 
 
-def _slots(live_range: OrdinalRange, replicas: Mapping[int, Pod]) -> list[Pod | None]:
+def _slots(live_range: OrdinalRange, replicas: Mapping[int, Obj]) -> list[Obj | None]:
     return [replicas.get(live_range.start + i) for i in range(live_range.slot_count())]
 
 
 def sort_update_targets(
     sts: Mapping[str, Any],
     live_range: OrdinalRange,
-    replicas: Mapping[int, Pod],
+    replicas: Mapping[int, Obj],
     update_revision: str,
     preparing_update_as_update: bool = False,
 ) -> list[int]:
@@ -101,7 +100,7 @@ def sort_update_targets(
                 ordered.append(live_range.start + index)
         return ordered
     updated: list[int] = []
-    waiting: list[Pod] = []
+    waiting: list[Obj] = []
     for index in range(len(slots) - 1, -1, -1):
         pod = slots[index]
         if pod is None:
@@ -117,7 +116,7 @@ def sort_update_targets(
 
 
 def is_unavailable(
-    pod: Pod, min_ready_seconds: int, now: datetime, *, vertical_scaling: bool = False
+    pod: Obj, min_ready_seconds: int, now: datetime, *, vertical_scaling: bool = False
 ) -> tuple[bool, float]:
     """(unavailable, seconds until it may become available) for the update budget; with the
     InPlaceWorkloadVerticalScaling gate (``vertical_scaling``) a pod still resizing is unavailable."""
@@ -144,14 +143,14 @@ class UpdatePlan:
     skipped: str | None = None
 
 
-def is_specified_delete(pod: Pod) -> bool:
+def is_specified_delete(pod: Obj) -> bool:
     return LABEL_SPECIFIED_DELETE in labels_of(pod)
 
 
 def plan_update(
     sts: Mapping[str, Any],
     live_range: OrdinalRange,
-    replicas: Mapping[int, Pod],
+    replicas: Mapping[int, Obj],
     placeholders: frozenset[int] | set[int],
     update_revision: str,
     now: datetime,
@@ -238,7 +237,7 @@ class UpdateMethod:
     mark_not_ready: bool = False
 
 
-def update_method(sts: Mapping[str, Any], pod: Pod, can_in_place: bool) -> UpdateMethod:
+def update_method(sts: Mapping[str, Any], pod: Obj, can_in_place: bool) -> UpdateMethod:
     """``inPlaceUpdatePod`` then ``deletePod``. ``can_in_place``: the in-place engine can turn
     the pod's revision into the update revision (``calculate_update_spec`` is not None)."""
     rolling = _rolling(sts) or {}
@@ -274,7 +273,7 @@ def update_method(sts: Mapping[str, Any], pod: Pod, can_in_place: bool) -> Updat
 
 
 def refreshed_lifecycle_state(
-    sts: Mapping[str, Any], pod: Pod, update_revision: str, update_completed: bool
+    sts: Mapping[str, Any], pod: Obj, update_revision: str, update_completed: bool
 ) -> str | None:
     """The lifecycle state a pod moves to in ``refreshPodState`` (None: stay). Differs from
     CloneSet: PreparingNormal becomes Normal without waiting for the pod to be scheduled."""

@@ -34,7 +34,7 @@ from typing import Any
 
 from kruise.api.conditions import condition_of, get_condition, set_condition
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_UNITED_DEPLOYMENT_RESERVED_POD
-from kruise.api.objects import labels_of, meta_of, spec_of, status_of
+from kruise.api.objects import Obj, labels_of, meta_of, spec_of, status_of
 from kruise.api.timestamps import parse_rfc3339, rfc3339
 from kruise.api.uniteddeployment import (
     DEFAULT_RESCHEDULE_CRITICAL_SECONDS,
@@ -47,8 +47,6 @@ SCHEDULABLE = "Schedulable"
 
 RESERVED_SELECTOR_SUFFIX = f",{LABEL_UNITED_DEPLOYMENT_RESERVED_POD}=false"
 """Appended to `status.labelSelector` in reservation mode, so an HPA never counts reserved pods."""
-
-Pod = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -91,14 +89,14 @@ class Assessment:
     reserved_pods: int = 0
     pending_pods: int = 0
     update_timeout_pods: int = 0
-    pods_to_label: list[tuple[Pod, bool]] = field(default_factory=list)
+    pods_to_label: list[tuple[Obj, bool]] = field(default_factory=list)
     """Reservation mode: pods whose reserved label must be written, with the value."""
 
 
 # ---- pods ----------------------------------------------------------------------------------------
 
 
-def _created(pod: Pod) -> datetime | None:
+def _created(pod: Obj) -> datetime | None:
     stamp = meta_of(pod).get("creationTimestamp")
     return parse_rfc3339(stamp) if stamp else None
 
@@ -114,7 +112,7 @@ min replicas" expects the subsets decided together)."""
 
 
 def pending_timeout(
-    pod: Pod, timeout: timedelta, now: datetime, slack: timedelta = timedelta(0)
+    pod: Obj, timeout: timedelta, now: datetime, slack: timedelta = timedelta(0)
 ) -> tuple[bool, timedelta | None]:
     """`GetTimeBeforePendingTimeout`: (timed out, time left while failing to schedule).
 
@@ -146,7 +144,7 @@ def pending_timeout(
 
 
 def update_timeout(
-    pod: Pod, updated_since: datetime | None, timeout: timedelta, now: datetime
+    pod: Obj, updated_since: datetime | None, timeout: timedelta, now: datetime
 ) -> tuple[bool, timedelta | None]:
     """`GetTimeBeforeUpdateTimeout`: an update running longer than `timeout` times out every old pod."""
     if meta_of(pod).get("deletionTimestamp") or updated_since is None:
@@ -157,7 +155,7 @@ def update_timeout(
     return False, deadline - now
 
 
-def reserved_label(pod: Pod) -> tuple[bool, bool]:
+def reserved_label(pod: Obj) -> tuple[bool, bool]:
     """`IsPodMarkedAsReserved`: (label says "true", label present)."""
     labels = labels_of(pod)
     if LABEL_UNITED_DEPLOYMENT_RESERVED_POD not in labels:
@@ -173,7 +171,7 @@ class PodReservation:
 
 
 def pod_reservation(
-    pod: Pod,
+    pod: Obj,
     revision: str,
     updated_since: datetime | None,
     times: AdaptiveTimes,
@@ -244,7 +242,7 @@ def assess_default(
     entry: dict[str, Any],
     status_replicas: int,
     ready_replicas: int,
-    pods: Iterable[Pod],
+    pods: Iterable[Obj],
     times: AdaptiveTimes,
     now: datetime,
     requeue: Requeue,
@@ -282,7 +280,7 @@ def assess_default(
 
 def assess_reservation(
     entry: dict[str, Any],
-    pods: Iterable[Pod],
+    pods: Iterable[Obj],
     revision: str,
     updated_since: datetime | None,
     times: AdaptiveTimes,
@@ -371,7 +369,7 @@ def max_unavailable_for(replicas: int, ready_replicas: int, assessment: Assessme
     return replicas - ready_replicas + assessment.update_timeout_pods
 
 
-def failing_to_schedule(pod: Pod) -> bool:
+def failing_to_schedule(pod: Obj) -> bool:
     """Pending, unbound and marked `PodScheduled=False` reason Unschedulable by the scheduler."""
     scheduled = condition_of(pod, "PodScheduled")
     return (
@@ -383,6 +381,6 @@ def failing_to_schedule(pod: Pod) -> bool:
     )
 
 
-def turned_unschedulable(old: Pod, new: Pod) -> bool:
+def turned_unschedulable(old: Obj, new: Obj) -> bool:
     """The update that makes a pod fail to schedule (the moment its pending clock starts to matter)."""
     return failing_to_schedule(new) and not failing_to_schedule(old)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.conditions import condition_of, is_true
-from kruise.api.controllerref import new_controller_ref
+from kruise.api.controllerref import new_controller_ref, with_controller
 from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_SUBSET_NAME
 from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
 from kruise.api.uniteddeployment import Subset, UnitedDeployment
@@ -158,7 +158,8 @@ def render_child(
     meta["annotations"] = annotations
     if existing is None:
         meta["generateName"] = subset_prefix(ud_meta["name"], subset_name)
-    meta["ownerReferences"] = _with_controller(meta.get("ownerReferences") or [], ud_obj)
+    own = new_controller_ref({**ud_obj, "kind": "UnitedDeployment"}, api_version="apps.kruise.io/v1alpha1")
+    meta["ownerReferences"] = with_controller(meta.get("ownerReferences") or [], own)
 
     spec = copy.deepcopy(spec_of(template))
     selector["matchLabels"] = {**section(selector, "matchLabels"), LABEL_SUBSET_NAME: subset_name}
@@ -211,12 +212,6 @@ def set_max_unavailable(kind: str, body: dict[str, Any], value: int) -> None:
         strategy = dict(section(spec, "updateStrategy"))
         strategy["rollingUpdate"] = {**section(strategy, "rollingUpdate"), "maxUnavailable": value}
         spec["updateStrategy"] = strategy
-
-
-def _with_controller(refs: Iterable[Mapping[str, Any]], ud_obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    own = new_controller_ref({**ud_obj, "kind": "UnitedDeployment"}, api_version="apps.kruise.io/v1alpha1")
-    others = [dict(r) for r in refs if r.get("uid") != own["uid"] and not r.get("controller")]
-    return [*others, own]
 
 
 # ---- reading children back -----------------------------------------------------------------------

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.api.objects import annotations_of, meta_of, section, spec_of
+from kruise.api.objects import MutableObj, Obj, annotations_of, meta_of, section, spec_of
 from kruise.control.common.nodeeligibility import find_untolerated_taint, matches_required_node_affinity
 from kruise.control.uniteddeployment.podpatch import PatchError, patch_pod_template
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
@@ -42,8 +42,6 @@ from kruise.control.workloadspread.subsets import (
     scaled_max_replicas,
 )
 
-Obj = dict[str, Any]
-Pod = Mapping[str, Any]
 NodeLookup = Callable[[str], Mapping[str, Any] | None]
 """Node name → the Node, or None when it does not exist."""
 
@@ -55,11 +53,11 @@ HAS_ROOM_WEIGHT = 1
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 
-def _spec(pod: Pod) -> Mapping[str, Any]:
+def _spec(pod: Obj) -> Mapping[str, Any]:
     return pod.get("spec") or {}
 
 
-def tolerates_node(pod: Pod, node: Mapping[str, Any], subset: Mapping[str, Any]) -> bool:
+def tolerates_node(pod: Obj, node: Mapping[str, Any], subset: Mapping[str, Any]) -> bool:
     """Every taint of the node, NoSchedule, PreferNoSchedule or NoExecute alike, is tolerated by the
     pod's tolerations or the subset's (upstream passes no effect filter)."""
     tolerations = [*(_spec(pod).get("tolerations") or []), *(subset.get("tolerations") or [])]
@@ -67,7 +65,7 @@ def tolerates_node(pod: Pod, node: Mapping[str, Any], subset: Mapping[str, Any])
     return find_untolerated_taint(taints, tolerations, lambda _taint: True) is None
 
 
-def joined_required_terms(pod: Pod, term: Mapping[str, Any]) -> list[Obj]:
+def joined_required_terms(pod: Obj, term: Mapping[str, Any]) -> list[MutableObj]:
     """The pod's required node-selector terms with the subset's term ANDed into each (its
     matchExpressions and matchFields appended), or just the subset's term when the pod has none."""
     affinity = section(_spec(pod), "affinity").get("nodeAffinity") or {}
@@ -88,7 +86,7 @@ def _terms_match(terms: Sequence[Mapping[str, Any]], node: Mapping[str, Any]) ->
     return matches_required_node_affinity(spec, node)
 
 
-def fits_required(pod: Pod, node: Mapping[str, Any], subset: Mapping[str, Any]) -> bool:
+def fits_required(pod: Obj, node: Mapping[str, Any], subset: Mapping[str, Any]) -> bool:
     """Taints tolerated and, when the subset has a required term, the joined terms match the node."""
     if not tolerates_node(pod, node, subset):
         return False
@@ -112,7 +110,7 @@ def preferred_node_score(subset: Mapping[str, Any], node: Mapping[str, Any]) -> 
     return score
 
 
-def already_patched(pod: Pod, subset: Mapping[str, Any]) -> bool:
+def already_patched(pod: Obj, subset: Mapping[str, Any]) -> bool:
     """Whether the subset's patch, strategically merged into the pod, leaves it as it is — its
     annotations aside (upstream ignores them: JSON held in annotations compares unreliably). A
     subset without a patch, or a patch that does not apply, scores nothing."""
@@ -129,7 +127,7 @@ def already_patched(pod: Pod, subset: Mapping[str, Any]) -> bool:
     return patched == original
 
 
-def subset_score(pod: Pod, node: Mapping[str, Any], subset: Mapping[str, Any], missing: int) -> int | None:
+def subset_score(pod: Obj, node: Mapping[str, Any], subset: Mapping[str, Any], missing: int) -> int | None:
     """The subset's score for a pod on `node`, None when the subset does not match it."""
     if not fits_required(pod, node, subset):
         return None
@@ -142,7 +140,7 @@ def subset_score(pod: Pod, node: Mapping[str, Any], subset: Mapping[str, Any], m
 
 
 def favorite_subset(
-    ws: Mapping[str, Any], pod: Pod, node: Mapping[str, Any], missing: Mapping[str, int]
+    ws: Mapping[str, Any], pod: Obj, node: Mapping[str, Any], missing: Mapping[str, int]
 ) -> Mapping[str, Any] | None:
     """The matching subset with the highest score (the earliest on a tie), or None."""
     best: Mapping[str, Any] | None = None
@@ -154,10 +152,10 @@ def favorite_subset(
     return best
 
 
-def adoption_patch(ws: Mapping[str, Any], subset: Mapping[str, Any]) -> Obj:
+def adoption_patch(ws: Mapping[str, Any], subset: Mapping[str, Any]) -> MutableObj:
     """The strategic merge patch that adopts a pod: the subset patch's `metadata` (unless the
     WorkloadSpread opts out with IGNORE_PATCH_EXISTING_PODS) plus the matched annotation."""
-    metadata: Obj = {}
+    metadata: MutableObj = {}
     ws_annotations = annotations_of(ws)
     ignore = str(ws_annotations.get(IGNORE_PATCH_EXISTING_PODS, "")).lower() == "true"
     patch = subset.get("patch")
@@ -172,7 +170,7 @@ def adoption_patch(ws: Mapping[str, Any], subset: Mapping[str, Any]) -> Obj:
     return {"metadata": metadata}
 
 
-def annotated_subset(ws: Mapping[str, Any], pod: Pod) -> str | None:
+def annotated_subset(ws: Mapping[str, Any], pod: Obj) -> str | None:
     """The subset this WorkloadSpread's annotation on the pod names (possibly one no longer in the
     spec), or None when the pod is not annotated for it (no, unreadable, another WorkloadSpread's,
     or an empty subset): such a pod is a candidate for adoption."""
@@ -193,7 +191,7 @@ def _quota(subset: Mapping[str, Any], workload_replicas: int) -> int:
         return 0
 
 
-def _age(pod: Pod) -> tuple[str, str]:
+def _age(pod: Obj) -> tuple[str, str]:
     meta = pod.get("metadata") or {}
     return (str(meta.get("creationTimestamp") or ""), str(meta.get("name") or ""))
 
@@ -202,23 +200,23 @@ def _age(pod: Pod) -> tuple[str, str]:
 class Adoption:
     """A pod to adopt into `subset` with `patch` (strategic merge)."""
 
-    pod: Pod
+    pod: Obj
     subset: str
-    patch: Obj
+    patch: MutableObj
 
 
 @dataclass
 class Grouping:
     """Pods by version and subset, by subset, and the adoptions that put unannotated pods there."""
 
-    versioned: dict[str, dict[str, list[Pod]]] = field(default_factory=dict)
-    by_subset: dict[str, list[Pod]] = field(default_factory=dict)
+    versioned: dict[str, dict[str, list[Obj]]] = field(default_factory=dict)
+    by_subset: dict[str, list[Obj]] = field(default_factory=dict)
     adoptions: list[Adoption] = field(default_factory=list)
 
-    def replace(self, patched: Mapping[str, Pod]) -> None:
+    def replace(self, patched: Mapping[str, Obj]) -> None:
         """Swap pods (by name) for their patched copies, as upstream's Patch refreshes the pod."""
 
-        def swap(pods: list[Pod]) -> list[Pod]:
+        def swap(pods: list[Obj]) -> list[Obj]:
             return [patched.get(meta_of(p).get("name") or "", p) for p in pods]
 
         self.by_subset = {k: swap(v) for k, v in self.by_subset.items()}
@@ -226,7 +224,7 @@ class Grouping:
 
 
 def group_and_adopt(
-    ws: Mapping[str, Any], pods: Sequence[Pod], workload_replicas: int, node_of: NodeLookup
+    ws: Mapping[str, Any], pods: Sequence[Obj], workload_replicas: int, node_of: NodeLookup
 ) -> Grouping:
     """Group pods by version and subset, adopting unannotated bound pods into their best subset.
 
@@ -235,11 +233,11 @@ def group_and_adopt(
     subsets = list(spec_of(ws).get("subsets") or [])
     names = [s.get("name") or "" for s in subsets]
     out = Grouping(by_subset={NO_SUBSET: [], **{n: [] for n in names}})
-    by_version: dict[str, list[Pod]] = {}
+    by_version: dict[str, list[Obj]] = {}
     for pod in pods:
         by_version.setdefault(pod_version(pod), []).append(pod)
     for version, members in by_version.items():
-        group: dict[str, list[Pod]] = {NO_SUBSET: [], **{n: [] for n in names}}
+        group: dict[str, list[Obj]] = {NO_SUBSET: [], **{n: [] for n in names}}
         missing = {s.get("name") or "": _quota(s, workload_replicas) for s in subsets}
         for pod in members:
             subset = annotated_subset(ws, pod)
@@ -257,7 +255,7 @@ def group_and_adopt(
 
 
 def _adopt(
-    ws: Mapping[str, Any], pod: Pod, missing: dict[str, int], node_of: NodeLookup, adoptions: list[Adoption]
+    ws: Mapping[str, Any], pod: Obj, missing: dict[str, int], node_of: NodeLookup, adoptions: list[Adoption]
 ) -> str:
     node_name = _spec(pod).get("nodeName") or ""
     node = node_of(node_name) if node_name else None

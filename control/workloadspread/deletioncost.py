@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import Obj, annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.control.cloneset.podsort import POD_DELETION_COST, sort_active_pods
 from kruise.control.workloadspread.subsets import (
     LABEL_POD_TEMPLATE_HASH,
@@ -24,7 +24,6 @@ from kruise.control.workloadspread.subsets import (
     scaled_max_replicas,
 )
 
-Pod = Mapping[str, Any]
 COST_POSITIVE = 100
 COST_NEGATIVE = -100
 COST_KINDS = frozenset({"CloneSet", "Deployment", "ReplicaSet"})
@@ -32,20 +31,20 @@ NO_SUBSET = ""
 """Key of the pods that belong to no subset in `pods_by_subset`."""
 
 
-def _active(pod: Pod) -> bool:
+def _active(pod: Obj) -> bool:
     phase = status_of(pod).get("phase")
     return phase not in ("Succeeded", "Failed") and not meta_of(pod).get("deletionTimestamp")
 
 
 def subset_costs(
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     index: int,
     subsets: int,
     max_replicas: int | str | None,
     workload_replicas: int,
     *,
     in_subset: bool = True,
-) -> list[tuple[Pod, int]]:
+) -> list[tuple[Obj, int]]:
     """(pod, cost) for the active pods of the subset at (possibly reversed) `index`; `in_subset`
     False for the pods in no subset (all negative). Empty for an invalid maxReplicas."""
     active = [p for p in pods if _active(p)]
@@ -70,15 +69,15 @@ def subset_costs(
 
 def deletion_costs(
     ws: Mapping[str, Any],
-    pods_by_subset: Mapping[str, Sequence[Pod]],
+    pods_by_subset: Mapping[str, Sequence[Obj]],
     workload_replicas: int,
     *,
     old_version: bool = False,
-) -> list[tuple[Pod, int]]:
+) -> list[tuple[Obj, int]]:
     """Every active pod of one version with the cost it should carry."""
     subsets = list(spec_of(ws).get("subsets") or [])
     count = len(subsets)
-    out: list[tuple[Pod, int]] = []
+    out: list[tuple[Obj, int]] = []
     for i, subset in enumerate(subsets):
         index = count - i - 1 if old_version else i
         out.extend(
@@ -97,7 +96,7 @@ def deletion_costs(
     return out
 
 
-def cost_patch(pod: Pod, cost: int) -> dict[str, Any] | None:
+def cost_patch(pod: Obj, cost: int) -> dict[str, Any] | None:
     """The metadata patch that sets the cost, or None when the pod has it (or 0 and no annotation)."""
     current = annotations_of(pod).get(POD_DELETION_COST)
     value = str(cost)

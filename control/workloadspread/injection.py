@@ -15,11 +15,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.api.objects import spec_of
+from kruise.api.objects import MutableObj, spec_of
 from kruise.control.uniteddeployment.podpatch import PatchError, patch_pod_template
 from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, MatchedSpread
-
-Obj = dict[str, Any]
 
 __all__ = ["PatchError", "inject"]
 
@@ -28,7 +26,7 @@ def _subset(ws: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
     return next((s for s in spec_of(ws).get("subsets") or [] if s.get("name") == name), None)
 
 
-def _merge_required(affinity: Obj, term: Mapping[str, Any]) -> None:
+def _merge_required(affinity: MutableObj, term: Mapping[str, Any]) -> None:
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
     affinity["requiredDuringSchedulingIgnoredDuringExecution"] = required
     terms = required.get("nodeSelectorTerms") or []
@@ -43,7 +41,7 @@ def _merge_required(affinity: Obj, term: Mapping[str, Any]) -> None:
     required["nodeSelectorTerms"] = terms
 
 
-def inject(pod: Obj, ws: Mapping[str, Any], subset_name: str, uid: str = "") -> Obj:
+def inject(pod: MutableObj, ws: Mapping[str, Any], subset_name: str, uid: str = "") -> MutableObj:
     """The pod with `subset_name` of `ws` applied (a new dict when a patch is merged, else `pod`
     changed in place). Unknown subset: the pod unchanged. Raises PatchError for a bad patch."""
     subset = _subset(ws, subset_name)

@@ -20,16 +20,12 @@ when neither status nor reason changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from kruise.api.conditions import condition_of, set_condition
-from kruise.api.objects import spec_of
+from kruise.api.objects import MutableObj, Obj, spec_of
 from kruise.api.timestamps import parse_time, rfc3339
-
-Obj = dict[str, Any]
-Pod = Mapping[str, Any]
 
 CONDITION_SCHEDULABLE = "Schedulable"
 MAX_SCHEDULE_FAILED_DURATION = timedelta(seconds=300)
@@ -38,14 +34,14 @@ REASON_SUFFICIENT = "Sufficient"
 RECOVER_REASON = "RecoverSchedulable"
 
 
-def marked_unschedulable(pod: Pod) -> bool:
+def marked_unschedulable(pod: Obj) -> bool:
     """The scheduler reported the pod as not fitting anywhere: `PodScheduled=False`, reason
     `Unschedulable`."""
     scheduled = condition_of(pod, "PodScheduled") or {}
     return scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable"
 
 
-def pending_timeout(pod: Pod, critical: timedelta, now: datetime) -> tuple[bool, timedelta | None]:
+def pending_timeout(pod: Obj, critical: timedelta, now: datetime) -> tuple[bool, timedelta | None]:
     """(failed to schedule past `critical`, time left before it would be) — the second only for an
     unschedulable pod still within the limit (upstream's GetTimeBeforePendingTimeout)."""
     meta = pod.get("metadata") or {}
@@ -63,7 +59,7 @@ def pending_timeout(pod: Pod, critical: timedelta, now: datetime) -> tuple[bool,
     return False, expected - now
 
 
-def _condition(status: str, reason: str, now: datetime) -> Obj:
+def _condition(status: str, reason: str, now: datetime) -> MutableObj:
     return {
         "type": CONDITION_SCHEDULABLE,
         "status": status,
@@ -72,7 +68,7 @@ def _condition(status: str, reason: str, now: datetime) -> Obj:
     }
 
 
-def merge_schedulable(current: Obj | None, new: Obj) -> Obj:
+def merge_schedulable(current: MutableObj | None, new: MutableObj) -> MutableObj:
     """setWorkloadSpreadSubsetCondition for the single Schedulable condition."""
     written = set_condition(
         [current] if current is not None else [],
@@ -83,16 +79,16 @@ def merge_schedulable(current: Obj | None, new: Obj) -> Obj:
     return written[0]
 
 
-def last_subset_condition(old: Obj | None, now: datetime) -> Obj:
+def last_subset_condition(old: MutableObj | None, now: datetime) -> MutableObj:
     return merge_schedulable(dict(old) if old else None, _condition("True", REASON_SUFFICIENT, now))
 
 
 def subset_condition(
-    pods: Sequence[Pod], old: Obj | None, critical: timedelta, now: datetime
-) -> tuple[Obj, list[Pod], timedelta | None, bool]:
+    pods: Sequence[Obj], old: MutableObj | None, critical: timedelta, now: datetime
+) -> tuple[MutableObj, list[Obj], timedelta | None, bool]:
     """(the subset's Schedulable condition, its pods failed to schedule, the earliest re-run wanted,
     whether it recovered to schedulable now)."""
-    failed: list[Pod] = []
+    failed: list[Obj] = []
     requeue: timedelta | None = None
     for pod in pods:
         timed_out, left = pending_timeout(pod, critical, now)

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.api.conditions import get_condition
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import MutableObj, Obj, meta_of, section, spec_of
 from kruise.api.timestamps import parse_time
 from kruise.control.common import podstatus
 from kruise.control.workloadspread import reschedule
@@ -38,9 +38,6 @@ from kruise.control.workloadspread.subsets import (
     scaled_max_replicas,
 )
 
-Obj = dict[str, Any]
-Pod = Mapping[str, Any]
-
 CREATE_POD_TIMEOUT = timedelta(seconds=30)
 DELETE_POD_TIMEOUT = timedelta(seconds=15)
 ADAPTIVE = "Adaptive"
@@ -53,7 +50,7 @@ class Notes:
     events: list[tuple[str, str]] = field(default_factory=list)
     requeue_after: timedelta | None = None
     normal_events: list[tuple[str, str]] = field(default_factory=list)
-    failed_to_schedule: list[tuple[str, Pod]] = field(default_factory=list)
+    failed_to_schedule: list[tuple[str, Obj]] = field(default_factory=list)
     """(subset, pod) the Adaptive strategy deletes after the status write (overall books only)."""
 
     def warn(self, reason: str, message: str) -> None:
@@ -70,7 +67,7 @@ class Notes:
             self.requeue_after = after
 
 
-def subset_of(ws: Mapping[str, Any], pod: Pod) -> str:
+def subset_of(ws: Mapping[str, Any], pod: Obj) -> str:
     """The subset this WorkloadSpread's annotation on the pod names, or NO_SUBSET."""
     matched = MatchedSpread.of(pod)
     name = (meta_of(ws).get("name")) or ""
@@ -81,16 +78,16 @@ def subset_of(ws: Mapping[str, Any], pod: Pod) -> str:
 
 
 def group_pods(
-    ws: Mapping[str, Any], pods: Sequence[Pod]
-) -> tuple[dict[str, dict[str, list[Pod]]], dict[str, list[Pod]]]:
+    ws: Mapping[str, Any], pods: Sequence[Obj]
+) -> tuple[dict[str, dict[str, list[Obj]]], dict[str, list[Obj]]]:
     """(version → subset → pods, subset → pods); every subset has a (possibly empty) list."""
     names = [s.get("name") for s in spec_of(ws).get("subsets") or []]
 
-    def empty() -> dict[str, list[Pod]]:
+    def empty() -> dict[str, list[Obj]]:
         return {NO_SUBSET: [], **{n: [] for n in names}}
 
     by_subset = empty()
-    versioned: dict[str, dict[str, list[Pod]]] = {}
+    versioned: dict[str, dict[str, list[Obj]]] = {}
     for pod in pods:
         subset = subset_of(ws, pod)
         by_subset[subset].append(pod)
@@ -101,12 +98,12 @@ def group_pods(
 def subset_status(
     ws: Mapping[str, Any],
     subset: Mapping[str, Any],
-    pods: Sequence[Pod],
+    pods: Sequence[Obj],
     old: Mapping[str, Any] | None,
     workload_replicas: int,
     now: datetime,
     notes: Notes,
-) -> Obj | None:
+) -> MutableObj | None:
     """One subset's status, or None when its maxReplicas cannot be evaluated (no status write)."""
     try:
         limit = scaled_max_replicas(subset.get("maxReplicas"), workload_replicas)
@@ -118,8 +115,8 @@ def subset_status(
     missing = limit
     creating_old = dict(section((old or {}), "creatingPods"))
     deleting_old = (old or {}).get("deletingPods") or {}
-    creating: Obj = {}
-    deleting: Obj = {}
+    creating: MutableObj = {}
+    deleting: MutableObj = {}
     active = 0
     for pod in pods:
         matched = MatchedSpread.of(pod)
@@ -154,7 +151,7 @@ def subset_status(
         if missing > 0:
             missing -= 1
         notes.requeue(deadline - now)
-    out: Obj = {"name": subset["name"], "replicas": active, "missingReplicas": missing}
+    out: MutableObj = {"name": subset["name"], "replicas": active, "missingReplicas": missing}
     if creating:
         out["creatingPods"] = creating
     if deleting:
@@ -174,13 +171,13 @@ def _critical(ws: Mapping[str, Any]) -> timedelta | None:
 def subset_statuses(
     ws: Mapping[str, Any],
     old: Sequence[Mapping[str, Any]] | None,
-    pods_by_subset: Mapping[str, Sequence[Pod]],
+    pods_by_subset: Mapping[str, Sequence[Obj]],
     workload_replicas: int,
     now: datetime,
     notes: Notes,
     *,
     overall: bool = False,
-) -> list[Obj] | None:
+) -> list[MutableObj] | None:
     """Every subset's status in spec order (old statuses are matched by name, so reordering subsets
     keeps their books); None when a subset's maxReplicas is invalid. With the Adaptive strategy each
     subset also gets its Schedulable condition, and for the `overall` books the pods failed to
@@ -188,7 +185,7 @@ def subset_statuses(
     old_by_name = {s.get("name"): s for s in old or []}
     subsets = list(spec_of(ws).get("subsets") or [])
     critical = _critical(ws)
-    out: list[Obj] = []
+    out: list[MutableObj] = []
     for i, subset in enumerate(subsets):
         previous = old_by_name.get(subset["name"])
         status = subset_status(
@@ -229,12 +226,12 @@ def _empty(statuses: Sequence[Mapping[str, Any]]) -> bool:
 
 def next_status(
     ws: Mapping[str, Any],
-    versioned: Mapping[str, Mapping[str, Sequence[Pod]]],
-    by_subset: Mapping[str, Sequence[Pod]],
+    versioned: Mapping[str, Mapping[str, Sequence[Obj]]],
+    by_subset: Mapping[str, Sequence[Obj]],
     workload_replicas: int,
     now: datetime,
     notes: Notes,
-) -> Obj | None:
+) -> MutableObj | None:
     """The whole status: observedGeneration, overall and per-version subset statuses. A version the
     webhook booked but whose pods the controller has not seen yet keeps its (expiring) books while
     anything is left in them. None when a maxReplicas is invalid."""
@@ -245,7 +242,7 @@ def next_status(
     if overall is None:
         return None
     old_versioned = old.get("versionedSubsetStatuses") or {}
-    out_versioned: dict[str, list[Obj]] = {}
+    out_versioned: dict[str, list[MutableObj]] = {}
     for version, pods_by_subset in versioned.items():
         statuses = subset_statuses(
             ws, old_versioned.get(version), pods_by_subset, workload_replicas, now, notes
@@ -258,7 +255,7 @@ def next_status(
         statuses = subset_statuses(ws, old_statuses, {}, workload_replicas, now, notes)
         if statuses is not None and not _empty(statuses):
             out_versioned[version] = statuses
-    status: Obj = {"observedGeneration": meta_of(ws).get("generation") or 0}
+    status: MutableObj = {"observedGeneration": meta_of(ws).get("generation") or 0}
     status["subsetStatuses"] = overall
     if out_versioned:
         status["versionedSubsetStatuses"] = out_versioned

@@ -27,11 +27,9 @@ from typing import Any
 
 from kruise.api.conditions import get_condition
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import annotations_of, labels_of, meta_of, section, spec_of, status_of
+from kruise.api.objects import MutableObj, annotations_of, labels_of, meta_of, section, spec_of, status_of
 from kruise.api.timestamps import rfc3339
 from kruise.control.common import podstatus
-
-Obj = dict[str, Any]
 
 ANNOTATION_MATCHED = "apps.kruise.io/matched-workloadspread"
 VERSION_IGNORED = "versionIgnored"
@@ -106,7 +104,7 @@ def has_percent_subset(ws: Mapping[str, Any]) -> bool:
     )
 
 
-def _subsets(ws: Mapping[str, Any]) -> list[Obj]:
+def _subsets(ws: Mapping[str, Any]) -> list[MutableObj]:
     return list(spec_of(ws).get("subsets") or [])
 
 
@@ -123,7 +121,7 @@ def pod_version(pod: Mapping[str, Any]) -> str:
     return VERSION_IGNORED
 
 
-def initial_subset_statuses(ws: Mapping[str, Any], workload_replicas: int) -> list[Obj]:
+def initial_subset_statuses(ws: Mapping[str, Any], workload_replicas: int) -> list[MutableObj]:
     """Fresh books: every subset with its whole quota missing (-1 when unlimited)."""
     return [
         {
@@ -163,10 +161,10 @@ class Assignment:
 
     subset: str | None
     uid: str = ""
-    updated: Obj | None = None
+    updated: MutableObj | None = None
 
 
-def _books(ws: Obj, version: str, workload_replicas: int) -> list[Obj]:
+def _books(ws: MutableObj, version: str, workload_replicas: int) -> list[MutableObj]:
     status = ws.setdefault("status", {})
     versioned = status.get("versionedSubsetStatuses") or {}
     status["versionedSubsetStatuses"] = versioned
@@ -245,7 +243,7 @@ def deletion_booking(pod: Mapping[str, Any]) -> MatchedSpread | None:
 
 def record_deletion(
     ws: Mapping[str, Any], pod: Mapping[str, Any], subset: str, now: datetime, workload_replicas: int
-) -> Obj | None:
+) -> MutableObj | None:
     """The WorkloadSpread with a deleted/evicted pod put into its subset's deletingPods and one more
     missing replica (when not already negative), or None when nothing changes: a single unlimited
     subset or a StatefulSet target (neither keeps books), a pod already in some subset's

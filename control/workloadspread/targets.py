@@ -13,7 +13,6 @@ from kruise.api.objects import labels_of, meta_of, section, spec_of, status_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 from kruise.control.workloadspread.whitelist import ReplicasPathError, Whitelist, replicas_at
 
-Obj = dict[str, Any]
 OwnerLookup = Callable[[Mapping[str, Any], str], Mapping[str, Any] | None]
 """(ownerReference, namespace) → the owner object, or None when it does not exist."""
 

@@ -20,13 +20,11 @@ from typing import Any
 from kruise.api.conditions import condition_of
 from kruise.api.controllerref import controller_of
 from kruise.api.keys import ANNOTATION_RUNTIME_CONTAINERS_META, CONDITION_INPLACE_UPDATE_READY
-from kruise.api.objects import annotations_of, container_statuses_of, meta_of
+from kruise.api.objects import Obj, annotations_of, container_statuses_of, meta_of
 from kruise.control.common.inplace import envhash
 
 KRUISE_APPS_GROUP = "apps.kruise.io"
 SIDECARSET_HASH_ANNOTATION = "kruise.io/sidecarset-hash"
-
-Obj = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.crr import PHASE_COMPLETED, PHASE_FAILED, PHASE_PENDING, PHASE_RECREATING, PHASE_SUCCEEDED
-from kruise.api.objects import container_statuses_of, containers_of, section, spec_of
+from kruise.api.objects import Obj, container_statuses_of, containers_of, section, spec_of
 from kruise.control.common import podstatus
-
-Obj = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,16 @@ import asyncio
 import contextlib
 import os
 import ssl
-from collections.abc import Mapping
-from typing import Any
 
 import aiohttp
 import grpc
 
+from kruise.api.objects import Obj
 from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED
 from kruise.daemon.cri import api_pb2 as cri
 from kruise.daemon.cri.client import CONTAINER_NAME_LABEL, POD_UID_LABEL, RuntimeClient
 from kruise.daemon.podprobe.plan import message_of
 
-Obj = Mapping[str, Any]
 Outcome = tuple[str, str] | None
 
 

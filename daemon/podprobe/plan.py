@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.api.objects import Obj
 from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED
-
-Obj = Mapping[str, Any]
 
 # Upstream's daemon (pkg/daemon/podprobe worker.go, prober.go), not the kubelet: nothing defaults a
 # PodProbeMarker's probe fields (no webhook defaulting, no CRD defaults), and the worker takes a value

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import Obj, section, spec_of, status_of
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.daemon.podprobe import checks, plan
 from kruise.kube.client import Client
@@ -33,7 +32,6 @@ from kruise.kube.store import unwrap_tombstone
 
 log = structlog.get_logger("kruise.daemon.podprobe")
 
-Obj = Mapping[str, Any]
 Key = tuple[str, str]
 
 WRITE_RETRY_SECONDS = 0.2

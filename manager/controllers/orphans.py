@@ -7,16 +7,16 @@ orphan. Shared by the controllers that adopt (Advanced DaemonSet, Advanced State
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from kruise.api.controllerref import controller_of
+from kruise.api.objects import Obj
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import object_key
 from kruise.kube.store import NAMESPACE_INDEX
 
-Obj = Mapping[str, Any]
 WouldAdopt = Callable[[Obj, Obj], bool]
 """``(owner, pod)``: does this owner's selection (selector and any filter) take the pod? May raise
 ValueError for an owner with a malformed selector, which then is skipped."""

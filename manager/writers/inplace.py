@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kruise.api.objects import containers_of
+from kruise.api.objects import Obj, containers_of
 from kruise.control.common.inplace.engine import (
     RefreshResult,
     WriteRevision,
@@ -52,9 +52,8 @@ from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.resources import PODS
 from kruise.manager.writers.pods import PodWriter
 
-Pod = Mapping[str, Any]
-PodChange = Callable[[Pod], dict[str, Any] | None]
-ResizingChange = Callable[[Pod], tuple[dict[str, Any] | None, dict[str, Any] | None]]
+PodChange = Callable[[Obj], dict[str, Any] | None]
+ResizingChange = Callable[[Obj], tuple[dict[str, Any] | None, dict[str, Any] | None]]
 """pod -> (the pod object to write or None, the `pods/resize` body to send first or None)."""
 
 
@@ -96,14 +95,14 @@ class InPlaceWriter:
         return {"vertical_scaling": self.vertical_scaling, "resize_subresource": self.resize_subresource}
 
     def refresh_step(
-        self, pod: Pod, now: datetime, matches_revision: Callable[[Mapping[str, Any], str], bool]
+        self, pod: Obj, now: datetime, matches_revision: Callable[[Mapping[str, Any], str], bool]
     ) -> RefreshResult:
         """The engine's `refresh` with this writer's gates (for callers planning before writing)."""
         return refresh(pod, now, matches_revision, **self.modes)
 
     async def start(
         self,
-        pod: Pod,
+        pod: Obj,
         spec: UpdateSpec,
         now: datetime,
         *,
@@ -117,9 +116,9 @@ class InPlaceWriter:
         written = None
         if needs_unready(pod, spec, vertical_scaling=self.vertical_scaling):
             written = await self.pods.patch_conditions(pod, lambda current: unready_pod(current, now))
-        base: Pod = written or pod
+        base: Obj = written or pod
 
-        def change(fresh: Pod) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        def change(fresh: Obj) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
             if already_begun(fresh, spec, write_revision):
                 return None, None
             result = begin_update(fresh, spec, now, write_revision, **self.modes)
@@ -129,14 +128,14 @@ class InPlaceWriter:
 
         return await self._write_resizing(copy.deepcopy(dict(base)), change)
 
-    async def _write_resizing(self, pod: Pod, change: ResizingChange) -> dict[str, Any] | None:
+    async def _write_resizing(self, pod: Obj, change: ResizingChange) -> dict[str, Any] | None:
         """PUT the pod `change` computes, sending its `pods/resize` body first (upstream's order); the
         object write then carries the resized pod's resources and resourceVersion (a plain update may not
         change resources). On Conflict the pod is re-read and everything recomputed, as upstream's
         RetryOnConflict; a resize already applied is not sent again (its body comes out empty)."""
         pending: list[dict[str, Any] | None] = [None]
 
-        def object_change(current: Pod) -> dict[str, Any] | None:
+        def object_change(current: Obj) -> dict[str, Any] | None:
             new, pending[0] = change(current)
             return new
 
@@ -157,14 +156,14 @@ class InPlaceWriter:
 
         return await self.pods.write_with(pod, object_change, before_write=resize_first)
 
-    async def update(self, pod: Pod, change: PodChange) -> dict[str, Any] | None:
+    async def update(self, pod: Obj, change: PodChange) -> dict[str, Any] | None:
         """Step 2 alone, for changes computed by the controller itself (SidecarSet's sidecar images):
         `change` is re-run on a fresh read after a conflict, never applied to a stale pod."""
         return await self.pods.write_with(pod, change)
 
     async def refresh(
         self,
-        pod: Pod,
+        pod: Obj,
         now: datetime,
         matches_revision: Callable[[Mapping[str, Any], str], bool],
         step: RefreshResult | None = None,
@@ -183,7 +182,7 @@ class InPlaceWriter:
         delay = float(step.delay_seconds) if step.delay_seconds else None
         if step.pod is not None:
             # recomputed on the fresh pod after a conflict: the step depends on the pod alone
-            def change(fresh: Pod) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+            def change(fresh: Obj) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
                 result = self.refresh_step(fresh, now, matches_revision)
                 return result.pod, result.resize
 
@@ -196,7 +195,7 @@ class InPlaceWriter:
         return RefreshOutcome(requeue_after=delay)
 
 
-def _carry_resize(pod: dict[str, Any], resized: Pod) -> None:
+def _carry_resize(pod: dict[str, Any], resized: Obj) -> None:
     """Give the object write the resized pod's container resources and resourceVersion, so it neither
     reverts the resize nor conflicts with it."""
     pod["metadata"]["resourceVersion"] = resized["metadata"].get("resourceVersion")

@@ -11,14 +11,14 @@ resource is passed in so the uncached re-read before the first adoption goes to 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import structlog
 
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import labels_of, section
+from kruise.api.objects import Obj, labels_of, section
 from kruise.control.common.controllerref import (
     Claim,
     adopt_patch,
@@ -33,7 +33,6 @@ from kruise.kube.store import NAMESPACE_INDEX
 
 log = structlog.get_logger("kruise.manager.ownership")
 
-Obj = Mapping[str, Any]
 Matches = Callable[[Obj], bool]
 
 

@@ -1,8 +1,10 @@
-"""Conflict-safe pod writes shared by every workload controller: object and status writes, condition
-patches merged by type, lifecycle-state patches.
+"""Conflict-safe pod writes shared by every controller that writes pods: object and status writes,
+status patches merged by key (conditions by type), lifecycle-state patches.
 
 Every write records the returned resourceVersion in the resourceVersion expectations, so the next
-reconcile waits until the informer has caught up instead of acting on the pod it just changed.
+reconcile waits until the informer has caught up instead of acting on the pod it just changed. A
+controller that never waits on them (it re-reads nothing it wrote: NodePodProbe, SidecarTerminator,
+ContainerRecreateRequest) passes no expectations, and nothing is recorded that nobody would clear.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from kruise.api.objects import conditions_of, section
+from kruise.api.objects import Obj, conditions_of, section
 from kruise.control.common import lifecycle, podreadiness
 from kruise.kube.client import Client, PatchType
 from kruise.kube.errors import Conflict
@@ -19,11 +21,10 @@ from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.projection import is_projected
 from kruise.kube.resources import PODS
 
-Pod = Mapping[str, Any]
 MAX_CONFLICT_RETRIES = 5
 
 
-def state_for_status_write(pod: Pod, state: str | None, mark_not_ready: bool, now: datetime) -> str | None:
+def state_for_status_write(pod: Obj, state: str | None, mark_not_ready: bool, now: datetime) -> str | None:
     """The lifecycle move that may ride in a status write the controller makes anyway (see
     `PodWriter.patch_conditions`), or None: any move except one whose markPodNotReady hook changes
     readiness, which upstream writes first and on its own (`set_lifecycle_state`)."""
@@ -35,12 +36,33 @@ def state_for_status_write(pod: Pod, state: str | None, mark_not_ready: bool, no
 
 
 class PodWriter:
-    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations) -> None:
+    def __init__(self, client: Client, rv_expectations: ResourceVersionExpectations | None = None) -> None:
         self.client = client
         self.rv_expectations = rv_expectations
 
+    def _expect(self, written: dict[str, Any]) -> None:
+        if self.rv_expectations is not None:
+            self.rv_expectations.expect(written)
+
+    async def patch_status(self, pod: Obj, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Send `body` as a strategic merge patch of pods/status (conditions merge by type, so `body`
+        names only the conditions it sets). No resourceVersion: the kubelet's concurrent status writes
+        cannot make it conflict, and a PUT of the whole status would race them. Raises NotFound for a
+        pod deleted meanwhile; a caller for which that ends the work suppresses it."""
+        meta = pod["metadata"]
+        patched = await self.client.patch(
+            PODS,
+            meta["name"],
+            dict(body),
+            meta["namespace"],
+            patch_type=PatchType.STRATEGIC,
+            subresource="status",
+        )
+        self._expect(patched)
+        return patched
+
     async def set_lifecycle_state(
-        self, pod: Pod, state: str, mark_not_ready: bool, now: datetime
+        self, pod: Obj, state: str, mark_not_ready: bool, now: datetime
     ) -> dict[str, Any] | None:
         """`UpdatePodLifecycle`: the readiness key (markPodNotReady) and the state label. Upstream writes
         them in that order so the pod leaves endpoints before its state says so; here both go in ONE
@@ -52,7 +74,7 @@ class PodWriter:
         moves = lifecycle.pod_state(pod) != state
         if mark_not_ready:
 
-            def change(fresh: Pod) -> dict[str, Any] | None:
+            def change(fresh: Obj) -> dict[str, Any] | None:
                 new = podreadiness.lifecycle_readiness_change(fresh, state, now)
                 if new is None or not moves:
                     return new
@@ -74,13 +96,13 @@ class PodWriter:
             meta["namespace"],
             patch_type=PatchType.STRATEGIC,
         )
-        self.rv_expectations.expect(patched)
+        self._expect(patched)
         return patched
 
     async def patch_conditions(
         self,
-        pod: Pod,
-        change: Callable[[Pod], dict[str, Any] | None],
+        pod: Obj,
+        change: Callable[[Obj], dict[str, Any] | None],
         *,
         state: str | None = None,
         now: datetime | None = None,
@@ -108,15 +130,10 @@ class PodWriter:
             body.update(lifecycle.state_patch(state, now))
         if not body:
             return None
-        meta = pod["metadata"]
-        patched = await self.client.patch(
-            PODS, meta["name"], body, meta["namespace"], patch_type=PatchType.STRATEGIC, subresource="status"
-        )
-        self.rv_expectations.expect(patched)
-        return patched
+        return await self.patch_status(pod, body)
 
     @staticmethod
-    def _changed_conditions(pod: Pod, new: Pod) -> list[dict[str, Any]]:
+    def _changed_conditions(pod: Obj, new: Obj) -> list[dict[str, Any]]:
         before = {c.get("type"): c for c in conditions_of(pod)}
         changed = []
         for condition in conditions_of(new):
@@ -128,14 +145,14 @@ class PodWriter:
         return changed
 
     async def write_status_with(
-        self, pod: Pod, change: Callable[[Pod], dict[str, Any] | None]
+        self, pod: Obj, change: Callable[[Obj], dict[str, Any] | None]
     ) -> dict[str, Any] | None:
         return await self._write(pod, change, status=True)
 
     async def write_with(
         self,
-        pod: Pod,
-        change: Callable[[Pod], dict[str, Any] | None],
+        pod: Obj,
+        change: Callable[[Obj], dict[str, Any] | None],
         *,
         before_write: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> dict[str, Any] | None:
@@ -145,15 +162,15 @@ class PodWriter:
 
     async def _write(
         self,
-        pod: Pod,
-        change: Callable[[Pod], dict[str, Any] | None],
+        pod: Obj,
+        change: Callable[[Obj], dict[str, Any] | None],
         *,
         status: bool,
         before_write: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> dict[str, Any] | None:
         """Apply `change` (pod -> new pod or None) and PUT it; on Conflict re-read the pod and
         recompute, as upstream's RetryOnConflict around a fresh Get does."""
-        current: Pod = pod
+        current: Obj = pod
         if is_projected(current):
             # The cache keeps only what controllers read; a PUT needs every field.
             current = await self.client.get(PODS, pod["metadata"]["name"], pod["metadata"]["namespace"])
@@ -174,6 +191,6 @@ class PodWriter:
                 meta = current["metadata"]
                 current = await self.client.get(PODS, meta["name"], meta["namespace"])
                 continue
-            self.rv_expectations.expect(written)
+            self._expect(written)
             return written
         return None

@@ -10,7 +10,7 @@ UPDATE after the spec validation passed.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from kruise.api import features
 from kruise.api import statefulset as sts_api
 from kruise.api.goquantity import Quantity
-from kruise.api.objects import meta_of, section, spec_of
+from kruise.api.objects import Obj, meta_of, section, spec_of
 from kruise.api.validation import FieldError, aggregate_message, forbidden, invalid
 from kruise.api.workload_common import UPDATE_TYPE_IN_PLACE_ONLY
 from kruise.control.statefulset.claims import compatible_without_size
@@ -29,8 +29,6 @@ from kruise.webhook.handlers.kinddefaulting import mutating_handler
 from kruise.webhook.handlers.kindhooks import KindHooks
 from kruise.webhook.handlers.kindregistration import CREATE_UPDATE_DELETE, kind_registration
 from kruise.webhook.handlers.kindvalidation import validating_handler
-
-Obj = Mapping[str, Any]
 
 ANNOTATION_DEFAULT_STORAGE_CLASS = "storageclass.kubernetes.io/is-default-class"
 

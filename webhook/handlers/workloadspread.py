@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from kruise.api import features
 from kruise.api import workloadspread as wsapi
-from kruise.api.objects import meta_of, spec_of, status_of
+from kruise.api.objects import MutableObj, meta_of, spec_of, status_of
 from kruise.api.validation import ErrorType, FieldError, aggregate_message, pydantic_errors
 from kruise.control.workloadspread import subsets as wsrules
 from kruise.control.workloadspread.injection import inject
@@ -50,19 +50,17 @@ from kruise.webhook.handlers.kindvalidation import validating_handler
 
 log = structlog.get_logger("kruise.webhook.workloadspread")
 
-Obj = dict[str, Any]
-
 
 class SpreadSource(Protocol):
     """Read-only cache answers (informer stores)."""
 
-    def in_namespace(self, namespace: str) -> list[Obj]: ...
+    def in_namespace(self, namespace: str) -> list[MutableObj]: ...
 
-    def spread(self, namespace: str, name: str) -> Obj | None: ...
+    def spread(self, namespace: str, name: str) -> MutableObj | None: ...
 
-    def owner(self, ref: Mapping[str, Any], namespace: str) -> Obj | None: ...
+    def owner(self, ref: Mapping[str, Any], namespace: str) -> MutableObj | None: ...
 
-    def workload(self, ref: Mapping[str, Any], namespace: str) -> Obj | None: ...
+    def workload(self, ref: Mapping[str, Any], namespace: str) -> MutableObj | None: ...
 
 
 def _rv(obj: Mapping[str, Any] | None) -> int:
@@ -92,9 +90,9 @@ class SpreadKeeper:
         self.new_uid = new_uid
         self.backoff = backoff
         self._locks: dict[str, asyncio.Lock] = {}
-        self._written: dict[str, Obj] = {}
+        self._written: dict[str, MutableObj] = {}
 
-    def _freshest(self, cached: Obj) -> Obj:
+    def _freshest(self, cached: MutableObj) -> MutableObj:
         mine = self._written.get(meta_of(cached).get("uid", ""))
         return mine if mine is not None and _rv(mine) > _rv(cached) else cached
 
@@ -113,7 +111,9 @@ class SpreadKeeper:
         target = spec_of(ws).get("targetRef") or {}
         return workload_replicas(ws, self.source.workload(target, namespace), self.whitelist())
 
-    async def _book(self, matched: Obj, change: Callable[[Obj, int], Obj | None]) -> Obj | None:
+    async def _book(
+        self, matched: MutableObj, change: Callable[[MutableObj, int], MutableObj | None]
+    ) -> MutableObj | None:
         """`change` (WorkloadSpread as last read, workload replicas) → the WorkloadSpread to write or
         None, applied with an optimistic status write under this replica's per-WorkloadSpread lock;
         returns the copy `change` last decided on (None when the WorkloadSpread is gone)."""
@@ -123,16 +123,16 @@ class SpreadKeeper:
         async with lock:
             start = self._freshest(matched)
             replicas = self._replicas(start, namespace)
-            used: list[Obj] = []
+            used: list[MutableObj] = []
 
-            def decide(current: Obj) -> Obj | None:
+            def decide(current: MutableObj) -> MutableObj | None:
                 used[:] = [current]
                 return change(current, replicas)
 
-            def read() -> Awaitable[Obj]:
+            def read() -> Awaitable[MutableObj]:
                 return self.client.get(WORKLOADSPREADS, meta["name"], namespace)
 
-            async def update(first: Obj) -> Obj | None:
+            async def update(first: MutableObj) -> MutableObj | None:
                 return await optimistic_update(
                     first,
                     decide,
@@ -154,7 +154,7 @@ class SpreadKeeper:
                 self._written[meta.get("uid", "")] = written
         return used[0]
 
-    async def on_create(self, pod: Obj) -> Obj | None:
+    async def on_create(self, pod: MutableObj) -> MutableObj | None:
         """The pod with its subset injected, or None when no WorkloadSpread governs it or no subset
         has room. Raises OwnerNotFound, PatchError, MaxReplicasError, or the API error of a write
         that could not be made."""
@@ -166,7 +166,7 @@ class SpreadKeeper:
             return None
         chosen: list[wsrules.Assignment] = []
 
-        def choose(current: Obj, replicas: int) -> Obj | None:
+        def choose(current: MutableObj, replicas: int) -> MutableObj | None:
             assignment = wsrules.assign_for_creation(current, pod, self.clock(), replicas, self.new_uid)
             chosen[:] = [assignment]
             return assignment.updated
@@ -185,7 +185,7 @@ class SpreadKeeper:
             return None
         return inject(pod, used, assignment.subset, assignment.uid)
 
-    async def on_delete(self, pod: Obj) -> bool:
+    async def on_delete(self, pod: MutableObj) -> bool:
         """Book a pod being deleted or evicted out of its subset (`deletingPods`, one more missing
         replica). False when no books change: the pod is not an active, controlled pod annotated
         with a WorkloadSpread, the WorkloadSpread is not in the cache or is gone, or the books do not
@@ -200,7 +200,7 @@ class SpreadKeeper:
             return False
         changed: list[bool] = [False]
 
-        def book_out(current: Obj, replicas: int) -> Obj | None:
+        def book_out(current: MutableObj, replicas: int) -> MutableObj | None:
             updated = wsrules.record_deletion(current, pod, booking.subset, self.clock(), replicas)
             changed[0] = updated is not None
             return updated
@@ -209,7 +209,7 @@ class SpreadKeeper:
         return used is not None and changed[0]
 
 
-PodLookup = Callable[[str, str], Obj | None]
+PodLookup = Callable[[str, str], MutableObj | None]
 """(namespace, name) → the pod from the webhook's cache, or None."""
 
 
@@ -256,7 +256,7 @@ def spread_validating_handler(
     hooks: KindHooks,
     configuration: Callable[[], Mapping[str, str]],
     deletion_protection: bool = False,
-    others: Callable[[str], list[Obj]] | None = None,
+    others: Callable[[str], list[MutableObj]] | None = None,
 ) -> Callable[[AdmissionRequest], Awaitable[Decision]]:
     """`/validate-apps-kruise-io-v1alpha1-workloadspread`: the kind's validation with kruise-configuration's
     custom-workload whitelist (a targetRef outside the built-in kinds must be whitelisted), and on

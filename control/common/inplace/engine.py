@@ -33,6 +33,7 @@ from kruise.api.keys import (
     REASON_START_INPLACE_UPDATE,
 )
 from kruise.api.objects import (
+    MutableObj,
     annotations_of,
     container_statuses_of,
     containers_of,
@@ -47,15 +48,14 @@ from kruise.control.common.inplace.state import InPlaceUpdateState, get_grace_js
 from kruise.control.common.lifecycle import rfc3339
 from kruise.control.launchpriority.barriers import container_barrier_priority
 
-Pod = dict[str, Any]
-WriteRevision = Callable[[Pod, str], None]
+WriteRevision = Callable[[MutableObj, str], None]
 
 
-def _conditions(pod: Pod) -> list[dict[str, Any]]:
+def _conditions(pod: MutableObj) -> list[dict[str, Any]]:
     return pod.setdefault("status", {}).setdefault("conditions", [])
 
 
-def set_pod_condition(pod: Pod, condition: dict[str, Any]) -> None:
+def set_pod_condition(pod: MutableObj, condition: dict[str, Any]) -> None:
     """``util.SetPodCondition``: replace only when the status changes, else keep the old one."""
     status = pod.setdefault("status", {})
     status["conditions"] = set_condition(status.get("conditions"), condition)
@@ -66,7 +66,7 @@ def has_readiness_gate(pod: Mapping[str, Any]) -> bool:
     return any(g.get("conditionType") == CONDITION_INPLACE_UPDATE_READY for g in gates)
 
 
-def recompute_ready(pod: Pod, now: datetime) -> None:
+def recompute_ready(pod: MutableObj, now: datetime) -> None:
     """``util.SetPodReadyCondition``: Kruise flips Ready itself when a readiness gate goes False
     (kubelet would only notice later); only when containers are ready, as kubelet decides."""
     ready = condition_of(pod, "Ready")
@@ -95,7 +95,7 @@ def recompute_ready(pod: Pod, now: datetime) -> None:
     set_pod_condition(pod, new)
 
 
-def unready_pod(pod: Mapping[str, Any], now: datetime) -> Pod | None:
+def unready_pod(pod: Mapping[str, Any], now: datetime) -> MutableObj | None:
     """The pod (for a status write) with InPlaceUpdateReady False, or None without the gate."""
     if not has_readiness_gate(pod):
         return None
@@ -147,14 +147,14 @@ def needs_unready(pod: Mapping[str, Any], spec: UpdateSpec, *, vertical_scaling:
 
 
 def patch_spec_to_pod(
-    pod: Pod,
+    pod: MutableObj,
     spec: UpdateSpec,
     state: InPlaceUpdateState,
     now: datetime,
     *,
     vertical_scaling: bool = False,
     resize_subresource: bool = False,
-) -> Pod:
+) -> MutableObj:
     """Apply this batch of ``spec`` to ``pod``; later batches go into ``state.next_*``."""
     return apply_batch(
         pod, spec, state, now, vertical_scaling=vertical_scaling, resize_subresource=resize_subresource
@@ -162,14 +162,14 @@ def patch_spec_to_pod(
 
 
 def apply_batch(
-    pod: Pod,
+    pod: MutableObj,
     spec: UpdateSpec,
     state: InPlaceUpdateState,
     now: datetime,
     *,
     vertical_scaling: bool = False,
     resize_subresource: bool = False,
-) -> tuple[Pod, dict[str, dict[str, Any]]]:
+) -> tuple[MutableObj, dict[str, dict[str, Any]]]:
     """The pod with this batch of ``spec`` applied, and the batch's resources left for a resize.
 
     Containers without launch priority all update now, plus those with the highest priority; the
@@ -251,7 +251,7 @@ def apply_batch(
 class StartResult:
     """The pod object to write, and — when set — the ``pods/resize`` body to send first."""
 
-    pod: Pod
+    pod: MutableObj
     resize: dict[str, Any] | None = None
 
 
@@ -263,7 +263,7 @@ def start_update(
     *,
     vertical_scaling: bool = False,
     resize_subresource: bool = False,
-) -> Pod:
+) -> MutableObj:
     """The pod object to write to begin the in-place update (``updatePodInPlace``)."""
     return begin_update(
         pod,
@@ -288,7 +288,7 @@ def already_begun(pod: Mapping[str, Any], spec: UpdateSpec, write_revision: Writ
     if state is None or state.revision != spec.revision:
         return False
     labels = dict((pod.get("metadata") or {}).get("labels") or {})
-    stamped: Pod = {"metadata": {"labels": dict(labels)}}
+    stamped: MutableObj = {"metadata": {"labels": dict(labels)}}
     write_revision(stamped, spec.revision)
     return stamped["metadata"]["labels"] == labels
 
@@ -303,7 +303,7 @@ def begin_update(
     resize_subresource: bool = False,
 ) -> StartResult:
     """``start_update`` plus the resize body of the first batch (with ``resize_subresource``)."""
-    clone: Pod = copy.deepcopy(dict(pod))
+    clone: MutableObj = copy.deepcopy(dict(pod))
     write_revision(clone, spec.revision)
     annotations = clone.setdefault("metadata", {}).setdefault("annotations", {})
     state = InPlaceUpdateState(
@@ -426,8 +426,8 @@ class RefreshResult:
     """At most one write: ``pod`` (object update) or ``status_pod`` (status update); ``resize``
     is the ``pods/resize`` body to send before writing ``pod`` (resize_subresource mode)."""
 
-    pod: Pod | None = None
-    status_pod: Pod | None = None
+    pod: MutableObj | None = None
+    status_pod: MutableObj | None = None
     delay_seconds: int = 0
     error: str | None = None
     resize: dict[str, Any] | None = None
@@ -480,7 +480,7 @@ def refresh(
         and not current.get("message")
     ):
         return RefreshResult()
-    clone: Pod = copy.deepcopy(dict(pod))
+    clone: MutableObj = copy.deepcopy(dict(pod))
     status = clone.setdefault("status", {})
     new = {"type": CONDITION_INPLACE_UPDATE_READY, "status": "True", "lastTransitionTime": rfc3339(now)}
     status["conditions"] = set_condition(status.get("conditions"), new, same=None)
@@ -502,7 +502,7 @@ def _finish_grace(
         return RefreshResult(
             error=f"pod has {ANNOTATION_INPLACE_UPDATE_GRACE} but {ANNOTATION_INPLACE_UPDATE_STATE} not found"
         )
-    clone: Pod = copy.deepcopy(dict(pod))
+    clone: MutableObj = copy.deepcopy(dict(pod))
     if matches_revision(clone, spec.revision):
         elapsed = (now - state.update_timestamp).total_seconds()
         if elapsed < spec.grace_seconds:

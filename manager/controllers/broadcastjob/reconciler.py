@@ -54,8 +54,6 @@ from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.broadcastjob")
 
-Obj = Mapping[str, Any]
-"""client-go ``retry.DefaultRetry``: five attempts at a status write that keeps conflicting."""
 CREATE_PASS_SECONDS = 3.0
 """No pod create starts once a pass has been creating this long: the pass ends as any pass does (status
 written once, with the pods created so far) and the pods' add events bring the next one, so status

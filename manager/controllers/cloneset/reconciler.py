@@ -19,7 +19,7 @@ from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controlled_by, new_controller_ref
 from kruise.api.keys import LABEL_CLONESET_INSTANCE_ID, LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import section, status_of
+from kruise.api.objects import Obj, section, status_of
 from kruise.control.cloneset import conditions, predownload, vcthash
 from kruise.control.cloneset.diffs import calculate_diffs
 from kruise.control.cloneset.podchoice import truncated_pods_to_delete
@@ -48,7 +48,6 @@ from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.cloneset")
 
-Obj = Mapping[str, Any]
 
 # Upstream's CloneSetScaleExpectationLeakageMetrics (prometheus-client exposes it with `_total`): how often
 # a CloneSet waited a whole expectation timeout for pods its informer never showed — the only sign,

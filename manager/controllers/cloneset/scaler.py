@@ -28,7 +28,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_DELETE,
     LIFECYCLE_STATE_PREPARING_NORMAL,
 )
-from kruise.api.objects import meta_of, section
+from kruise.api.objects import Obj, meta_of, section
 from kruise.control.cloneset.pods import new_pod, pvcs_for_instance
 from kruise.control.cloneset.scale import ScalePlan, pvcs_of
 from kruise.control.common.revision import template_from_revision_data
@@ -43,7 +43,6 @@ from kruise.manager.writers.pods import PodWriter
 
 log = structlog.get_logger("kruise.manager.cloneset")
 
-Pod = Mapping[str, Any]
 CREATE_PASS_SECONDS = 1.0
 
 
@@ -171,7 +170,7 @@ class Scaler:
             raise error
 
     async def _delete(
-        self, cloneset: dict[str, Any], pods: Sequence[Pod], pvcs: Sequence[Mapping[str, Any]]
+        self, cloneset: dict[str, Any], pods: Sequence[Obj], pvcs: Sequence[Mapping[str, Any]]
     ) -> None:
         key = object_key(cloneset)
         for pod in pods:

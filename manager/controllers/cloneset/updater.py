@@ -21,6 +21,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATING,
 )
+from kruise.api.objects import Obj
 from kruise.control.cloneset.diffs import ExpectationDiffs
 from kruise.control.cloneset.update import (
     PodRefresh,
@@ -43,8 +44,6 @@ from kruise.manager.writers.inplace import InPlaceRefreshError, InPlaceWriter
 from kruise.manager.writers.pods import PodWriter, state_for_status_write
 
 log = structlog.get_logger("kruise.manager.cloneset")
-
-Pod = Mapping[str, Any]
 
 
 class UpdateError(Exception):
@@ -87,7 +86,7 @@ class Updater:
         current_revision: Mapping[str, Any],
         update_revision: Mapping[str, Any],
         revisions: Sequence[Mapping[str, Any]],
-        pods: Sequence[Pod],
+        pods: Sequence[Obj],
         diffs: ExpectationDiffs,
         now: datetime,
     ) -> float | None:
@@ -115,7 +114,7 @@ class Updater:
         return delay
 
     async def refresh_new_pods(
-        self, cloneset: Mapping[str, Any], pods: Sequence[Pod], update_revision: str, now: datetime
+        self, cloneset: Mapping[str, Any], pods: Sequence[Obj], update_revision: str, now: datetime
     ) -> None:
         """A scale-up's first move: the first write of every new pod that is due one
         (`first_readiness_refreshes`), one after another and before any of the pass's creates, so the
@@ -191,7 +190,7 @@ class Updater:
             revision_labels_for_pod(revision, self.short_hash_gate)
         )
 
-    async def _recreate(self, cloneset: dict[str, Any], pod: Pod, target_name: str) -> None:
+    async def _recreate(self, cloneset: dict[str, Any], pod: Obj, target_name: str) -> None:
         meta = pod["metadata"]
         try:
             patched = await self.client.patch(

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -26,25 +26,24 @@ from kruise.api.keys import (
     LABEL_CRR_ACTIVE,
     LABEL_CRR_POD_UID,
 )
-from kruise.api.objects import section, status_of
+from kruise.api.objects import Obj, section, status_of
 from kruise.control.common import podreadiness, podstatus
 from kruise.control.common.lifecycle import rfc3339
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
-from kruise.kube.errors import Conflict, NotFound
+from kruise.kube.errors import NotFound
 from kruise.kube.informer import SharedInformer
-from kruise.kube.projection import is_projected
-from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, PODS
+from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS
+from kruise.manager.writers.pods import PodWriter
+from kruise.manager.writers.status import StatusWriter
 
 RESPONSE_TIMEOUT = 60.0
 """Seconds kruise-daemon has, from the request's creation, to set a phase (its answer)."""
 USER_AGENT = "ContainerRecreateRequest"
 
-Obj = Mapping[str, Any]
-
 
 class ContainerRecreateRequestReconciler:
-    """Reads requests and pods from the caches; patches requests and writes pod status via the client."""
+    """Reads requests and pods from the caches; patches requests, and writes statuses through the writers."""
 
     def __init__(
         self,
@@ -58,6 +57,8 @@ class ContainerRecreateRequestReconciler:
         self.requests = requests
         self.pods = pods
         self.wall = wall
+        self.pod_writer = PodWriter(client)
+        self.status_writer = StatusWriter(client, CONTAINER_RECREATE_REQUESTS)
 
     async def reconcile(self, key: str) -> Result | None:
         crr = self.requests.get(key)
@@ -141,34 +142,23 @@ class ContainerRecreateRequestReconciler:
             "completionTime": rfc3339(now),
             "message": message,
         }
-        await self._patch(crr, {"status": status}, subresource="status")
+        await self.status_writer.write(crr, status)  # a request deleted meanwhile needs nothing more
 
-    async def _patch(self, crr: Obj, body: dict[str, Any], subresource: str | None = None) -> None:
-        """A merge patch of the request; a request deleted meanwhile needs nothing more."""
+    async def _patch(self, crr: Obj, body: dict[str, Any]) -> None:
+        """A merge patch of the request's metadata; a request deleted meanwhile needs nothing more."""
         meta = crr["metadata"]
         with contextlib.suppress(NotFound):
             await self.client.patch(
-                CONTAINER_RECREATE_REQUESTS,
-                meta["name"],
-                body,
-                meta["namespace"],
-                patch_type=PatchType.MERGE,
-                subresource=subresource,
+                CONTAINER_RECREATE_REQUESTS, meta["name"], body, meta["namespace"], patch_type=PatchType.MERGE
             )
 
     async def _pod_readiness(self, pod: Obj | None, key: str, *, add: bool, now: datetime) -> None:
-        """Add or remove this request's not-ready key on the pod (a pod without the gate is left alone)."""
+        """Add or remove this request's not-ready key on the pod (a pod without the gate is left alone).
+        The pod writer recomputes the change on a fresh read after a conflict, as upstream's
+        `AddNotReadyKey` does in `RetryOnConflict`; a conflict left after those retries propagates so the
+        request is reconciled again before anything is stamped. A pod gone meanwhile needs nothing."""
         if pod is None:
             return
-        if is_projected(pod):
-            # The cached pod lacks fields its cache drops; a status PUT needs the whole pod.
-            meta = pod["metadata"]
-            try:
-                pod = await self.client.get(PODS, meta["name"], meta["namespace"])
-            except NotFound:
-                return
         change = podreadiness.add_not_ready_key if add else podreadiness.remove_not_ready_key
-        updated = change(pod, USER_AGENT, key, now)
-        if updated is not None:
-            with contextlib.suppress(NotFound, Conflict):
-                await self.client.update_status(PODS, updated)
+        with contextlib.suppress(NotFound):
+            await self.pod_writer.write_status_with(pod, lambda fresh: change(fresh, USER_AGENT, key, now))

@@ -19,7 +19,7 @@ from kruise.api.common import IntOrStringError, scaled_value
 from kruise.api.controllerref import new_controller_ref
 from kruise.api.daemonset import ROLLING_IN_PLACE_IF_POSSIBLE, STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import CONDITION_INPLACE_UPDATE_READY, LIFECYCLE_STATE_PREPARING_DELETE
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import Obj, section, spec_of, status_of
 from kruise.control.common import lifecycle
 from kruise.control.common.nodeeligibility import bind_to_node, create_pod_template
 from kruise.control.daemonset.rollingupdate import RollingUpdateSettings
@@ -33,7 +33,6 @@ from kruise.kube.resources import PODS
 from kruise.kube.slowstart import slow_start
 from kruise.manager.writers.pods import PodWriter
 
-Obj = Mapping[str, Any]
 DEFAULT_BURST_REPLICAS = 250
 CREATE_PASS_SECONDS = 3.0
 """No pod create starts once a pass has been creating this long: the pass ends as any pass does (status

@@ -17,7 +17,7 @@ both the manage plan and the rolling update, ``updater.py`` carries out the upda
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
@@ -26,7 +26,7 @@ from kruise.api import features
 from kruise.api.common import IntOrStringError, LabelSelector, scaled_value
 from kruise.api.daemonset import STRATEGY_ROLLING_UPDATE
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import Obj, section, spec_of, status_of
 from kruise.control.common.nodeeligibility import NodeFit, node_name, should_run_on_node
 from kruise.control.daemonset import predownload
 from kruise.control.daemonset.backoff import FailedPodsBackoff, backoff_key
@@ -52,8 +52,6 @@ from kruise.manager.writers.revisions import RevisionWriter
 from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.daemonset")
-
-Obj = Mapping[str, Any]
 
 
 class DaemonSetReconciler:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from kruise.api.objects import meta_of
+from kruise.api.objects import Obj, meta_of
 from kruise.control.common.nodeeligibility import NodeFit
 from kruise.control.daemonset.manage import availability_wait, compute_status, group_by_node
 from kruise.control.daemonset.rollingupdate import RollingUpdateSettings
@@ -22,7 +22,6 @@ from kruise.kube.informer import SharedInformer
 from kruise.manager.writers.ownership import claimed_view, selector_of
 from kruise.manager.writers.status import StatusWriter
 
-Obj = Mapping[str, Any]
 STATUS_PACE_SECONDS = 1.0
 """A status write that only moves the counters waits until this long after the previous one (the pass
 asks to be run again then): once passes are short, every pod turning ready would otherwise bring its

@@ -21,7 +21,7 @@ import structlog
 from kruise.api import features
 from kruise.api.daemonset import ROLLING_IN_PLACE_IF_POSSIBLE
 from kruise.api.keys import CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import labels_of, meta_of, section, spec_of
+from kruise.api.objects import Obj, labels_of, meta_of, section, spec_of
 from kruise.control.common import podreadiness
 from kruise.control.common.inplace.spec import calculate_update_spec
 from kruise.control.common.nodeeligibility import NodeFit, node_name
@@ -39,8 +39,6 @@ from kruise.manager.writers.inplace import InPlaceWriter
 from kruise.manager.writers.ownership import claimed_view, selector_of
 
 log = structlog.get_logger("kruise.manager.daemonset")
-
-Obj = Mapping[str, Any]
 
 
 class Updater:

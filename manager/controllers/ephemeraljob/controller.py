@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kruise.api.objects import meta_of, spec_of
+from kruise.api.objects import MutableObj, meta_of, spec_of
 from kruise.control.ephemeraljob import injection
 from kruise.kube.controller import Controller
 from kruise.kube.expectations import ScaleExpectations
@@ -25,12 +25,11 @@ NAME = "ephemeraljob"
 COMPONENT = "ephemeraljob-controller"
 UPSTREAM_WORKERS = 10  # upstream runs this controller with a fixed 10 concurrent reconciles
 
-Obj = dict[str, Any]
 
 _WATCHED_SPEC = ("ttlSecondsAfterFinished", "paused", "parallelism", "replicas")
 
 
-def job_changed(old: Obj, new: Obj) -> bool:
+def job_changed(old: MutableObj, new: MutableObj) -> bool:
     if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
         return False
     if new["metadata"].get("deletionTimestamp"):
@@ -42,7 +41,7 @@ def job_changed(old: Obj, new: Obj) -> bool:
 def pod_handlers(
     jobs: SharedInformer, expectations: ScaleExpectations, enqueue: Callable[[str], None]
 ) -> dict[str, Any]:
-    def wake(pod: Obj) -> None:
+    def wake(pod: MutableObj) -> None:
         namespace = meta_of(pod).get("namespace") or ""
         for job in jobs.by_index(NAMESPACE_INDEX, namespace):
             if not injection.selects(job, pod, empty_matches=False):
@@ -53,7 +52,7 @@ def pod_handlers(
                     expectations.observe(key, ScaleExpectations.CREATE, name)
             enqueue(key)
 
-    def on_update(old: Obj, new: Obj) -> None:
+    def on_update(old: MutableObj, new: MutableObj) -> None:
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
             return
         old_status, new_status = old.get("status") or {}, new.get("status") or {}

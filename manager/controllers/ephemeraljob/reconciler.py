@@ -9,10 +9,9 @@ given containers must not get them twice), makes the writes, and emits upstream'
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from typing import Any
 
 from kruise.api.keys import FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP
+from kruise.api.objects import Obj
 from kruise.control.ephemeraljob import injection
 from kruise.kube.client import Client, PatchType
 from kruise.kube.clock import Clock
@@ -25,8 +24,6 @@ from kruise.kube.resources import EPHEMERALJOBS, PODS
 from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.writers.expectations import Overtime, scale_hold
 from kruise.manager.writers.status import StatusWriter
-
-Obj = Mapping[str, Any]
 
 _SOON = 0.001  # a requeue_after of 0 means "no requeue": a TTL of 0 still needs one more pass
 

@@ -9,11 +9,9 @@ it yet would create another), applies the TTL against the clock and makes the wr
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from typing import Any
 
 from kruise.api.keys import LABEL_CONTROLLER_REVISION_HASH
-from kruise.api.objects import section, spec_of, status_of
+from kruise.api.objects import Obj, section, spec_of, status_of
 from kruise.control.common import podstatus
 from kruise.control.common.lifecycle import rfc3339
 from kruise.control.imagelistpulljob import childjobs
@@ -28,8 +26,6 @@ from kruise.kube.resources import IMAGELISTPULLJOBS, IMAGEPULLJOBS
 from kruise.kube.store import OWNER_UID_INDEX
 from kruise.manager.writers.expectations import Overtime, scale_hold
 from kruise.manager.writers.status import StatusWriter
-
-Obj = Mapping[str, Any]
 
 
 class ImageListPullJobReconciler:

@@ -9,13 +9,12 @@ a node that stops reporting is noticed without an event.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from kruise.api.conversion import convert
 from kruise.api.keys import FINALIZER_DELETION_PROTECTION
-from kruise.api.objects import section, status_of
+from kruise.api.objects import Obj, section, status_of
 from kruise.control.common import podstatus
 from kruise.control.common.lifecycle import rfc3339
 from kruise.control.imagepulljob import nodeimages
@@ -29,7 +28,6 @@ from kruise.manager.controllers.imagepulljob.secrets import PullSecretSync
 from kruise.manager.writers.status import StatusWriter
 
 RESYNC_SECONDS = 5.0
-Obj = Mapping[str, Any]
 
 
 class ImagePullJobReconciler:

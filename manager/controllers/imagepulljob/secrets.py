@@ -5,11 +5,10 @@ points at copies, shared by every job naming the same Secret and deleted when no
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from typing import Any
 
 import structlog
 
+from kruise.api.objects import Obj
 from kruise.control.imagepulljob import pullsecrets
 from kruise.kube.client import Client
 from kruise.kube.errors import AlreadyExists, NotFound
@@ -17,7 +16,6 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NAMESPACES, SECRETS
 
 log = structlog.get_logger(__name__)
-Obj = Mapping[str, Any]
 
 
 class NamespaceNotActive(Exception):

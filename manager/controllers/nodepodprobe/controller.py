@@ -7,9 +7,7 @@ is deleted, starts terminating or finishes (its entry is pruned).
 
 from __future__ import annotations
 
-from typing import Any
-
-from kruise.api.objects import spec_of
+from kruise.api.objects import MutableObj, spec_of
 from kruise.control.common import podstatus
 from kruise.kube.controller import Controller
 from kruise.kube.resources import NODE_POD_PROBES, NODES, POD_PROBE_MARKERS, PODS
@@ -19,23 +17,21 @@ from kruise.manager.controllers.nodepodprobe.reconciler import NodePodProbeRecon
 
 NAME = "nodepodprobe"
 
-Obj = dict[str, Any]
 
-
-def node_of(obj: Obj) -> list[str]:
+def node_of(obj: MutableObj) -> list[str]:
     return [obj["metadata"]["name"]]
 
 
-def node_of_pod(pod: Obj) -> list[str]:
+def node_of_pod(pod: MutableObj) -> list[str]:
     node = spec_of(pod).get("nodeName")
     return [node] if node else []
 
 
-def deletion_started(old: Obj, new: Obj) -> bool:
+def deletion_started(old: MutableObj, new: MutableObj) -> bool:
     return bool(old["metadata"].get("deletionTimestamp")) != bool(new["metadata"].get("deletionTimestamp"))
 
 
-def content_changed(old: Obj, new: Obj) -> bool:
+def content_changed(old: MutableObj, new: MutableObj) -> bool:
     return old.get("spec") != new.get("spec") or old.get("status") != new.get("status")
 
 
@@ -51,7 +47,7 @@ def build(ctx: ManagerContext) -> Controller:
     controller.watch(nodes, node_of, update_filter=deletion_started)
     controller.watch(node_probes, node_of, update_filter=content_changed)
 
-    def on_pod_update(old: Obj, new: Obj) -> None:
+    def on_pod_update(old: MutableObj, new: MutableObj) -> None:
         if podstatus.is_active(old) and not podstatus.is_active(new):
             for key in node_of_pod(new):
                 controller.queue.add(key)

@@ -13,19 +13,16 @@ deleted are ignored.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
-from typing import Any
 
-from kruise.api.objects import status_of
+from kruise.api.objects import Obj, status_of
 from kruise.control.common import podstatus
 from kruise.control.podprobemarker import probes
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NODE_POD_PROBES, PODS
-
-Obj = Mapping[str, Any]
+from kruise.manager.writers.pods import PodWriter
 
 VIRTUAL_KUBELET = ("type", "virtual-kubelet")
 
@@ -41,6 +38,7 @@ class NodePodProbeReconciler:
         markers: SharedInformer,
     ) -> None:
         self.client = client
+        self.pod_writer = PodWriter(client)
         self.node_probes = node_probes
         self.nodes = nodes
         self.pods = pods
@@ -102,13 +100,6 @@ class NodePodProbeReconciler:
             if meta_patch is not None:
                 await self.client.patch(PODS, name, meta_patch, namespace)
             if conditions:
-                await self.client.patch(
-                    PODS,
-                    name,
-                    {"status": {"conditions": conditions}},
-                    namespace,
-                    patch_type=PatchType.STRATEGIC,
-                    subresource="status",
-                )
+                await self.pod_writer.patch_status(pod, {"status": {"conditions": conditions}})
         except NotFound:
             return

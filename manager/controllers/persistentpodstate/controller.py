@@ -19,7 +19,7 @@ import structlog
 
 from kruise.api.controllerref import controller_of
 from kruise.api.keys import ANNOTATION_INJECTED_PERSISTENT_POD_STATE
-from kruise.api.objects import section
+from kruise.api.objects import MutableObj, section
 from kruise.control.common import podstatus
 from kruise.control.common.customworkloads import (
     StatefulSetLikeWhitelist,
@@ -50,11 +50,9 @@ log = structlog.get_logger("kruise.manager.persistentpodstate")
 
 NAME = "persistentpodstate"
 
-Obj = dict[str, Any]
-
 
 def pps_of_pod(
-    pod: Obj, states: SharedInformer, whitelist: StatefulSetLikeWhitelist = NO_CUSTOM_WORKLOADS
+    pod: MutableObj, states: SharedInformer, whitelist: StatefulSetLikeWhitelist = NO_CUSTOM_WORKLOADS
 ) -> list[str]:
     """The PersistentPodState a pod belongs to, when its controller is a StatefulSet or a kind of
     `whitelist` (PPS_Watch_Custom_Workload_WhiteList)."""
@@ -81,7 +79,7 @@ def pod_handlers(
     """Creations are ignored (a new pod is not Ready yet), as upstream. `whitelist` is read on each
     event; one that does not parse wakes nothing (upstream logs it and skips the pod)."""
 
-    def wake(pod: Obj) -> None:
+    def wake(pod: MutableObj) -> None:
         try:
             allowed = whitelist()
         except WhitelistError as exc:
@@ -90,7 +88,7 @@ def pod_handlers(
         for key in pps_of_pod(pod, states, allowed):
             enqueue(key)
 
-    def on_update(old: Obj, new: Obj) -> None:
+    def on_update(old: MutableObj, new: MutableObj) -> None:
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
             return
         started_terminating = not old["metadata"].get("deletionTimestamp") and new["metadata"].get(
@@ -108,11 +106,11 @@ def workload_handlers(
 ) -> dict[str, Any]:
     api_version = f"{ref.group}/{ref.version}"
 
-    def generate(obj: Obj) -> None:
+    def generate(obj: MutableObj) -> None:
         meta = obj["metadata"]
         enqueue(podstates.generate_key(meta["namespace"], api_version, ref.kind, meta["name"]))
 
-    def wake_target(obj: Obj) -> None:
+    def wake_target(obj: MutableObj) -> None:
         meta = obj["metadata"]
         pps = podstates.select_for(
             states.by_index(NAMESPACE_INDEX, meta["namespace"]), api_version, ref.kind, meta["name"]
@@ -120,11 +118,11 @@ def workload_handlers(
         if pps is not None:
             enqueue(f"{meta['namespace']}/{pps['metadata']['name']}")
 
-    def on_add(obj: Obj) -> None:
+    def on_add(obj: MutableObj) -> None:
         if podstates.wants_generated(obj):
             generate(obj)
 
-    def on_update(old: Obj, new: Obj) -> None:
+    def on_update(old: MutableObj, new: MutableObj) -> None:
         old_ann = old["metadata"].get("annotations") or {}
         new_ann = new["metadata"].get("annotations") or {}
         if any(old_ann.get(k) != new_ann.get(k) for k in podstates.GENERATION_ANNOTATIONS):
@@ -138,7 +136,7 @@ def workload_handlers(
 def configuration_handlers(namespace: str, enqueue: Callable[[str], None]) -> dict[str, Any]:
     """kruise-configuration appearing or changing asks to watch the whitelisted kinds."""
 
-    def wake(*_: Obj) -> None:
+    def wake(*_: MutableObj) -> None:
         enqueue(f"{namespace}/{FOLLOW_CUSTOM_WORKLOADS}")
 
     return {"on_add": wake, "on_update": wake}

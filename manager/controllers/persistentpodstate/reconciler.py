@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import structlog
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import spec_of
+from kruise.api.objects import Obj, spec_of
 from kruise.control.common import podstatus
 from kruise.control.common.customworkloads import (
     GroupVersionKind,
@@ -37,7 +36,6 @@ from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.persistentpodstate")
 
-Obj = Mapping[str, Any]
 
 FOLLOW_CUSTOM_WORKLOADS = "follow#custom-workloads"
 """Queue name (in kruise's namespace) asking to watch every kind of PPS_Watch_Custom_Workload_WhiteList."""

@@ -18,7 +18,7 @@ from typing import Any
 from kruise.api import features
 from kruise.api.common import LabelSelector
 from kruise.api.conditions import condition_of
-from kruise.api.objects import labels_of, meta_of, spec_of, status_of
+from kruise.api.objects import MutableObj, labels_of, meta_of, spec_of, status_of
 from kruise.control.common import podstatus
 from kruise.control.podprobemarker import serverless
 from kruise.kube.controller import Controller
@@ -30,10 +30,8 @@ from kruise.manager.controllers.podprobemarker.reconciler import PodProbeMarkerR
 
 NAME = "podprobemarker"
 
-Obj = dict[str, Any]
 
-
-def _matching_facts(pod: Obj) -> tuple[Any, ...]:
+def _matching_facts(pod: MutableObj) -> tuple[Any, ...]:
     initialized = condition_of(pod, "Initialized") or {}
     return (
         labels_of(pod),
@@ -44,7 +42,7 @@ def _matching_facts(pod: Obj) -> tuple[Any, ...]:
     )
 
 
-def markers_of_pod(pod: Obj, markers: SharedInformer) -> list[str]:
+def markers_of_pod(pod: MutableObj, markers: SharedInformer) -> list[str]:
     meta = pod.get("metadata") or {}
     labels = meta.get("labels") or {}
     keys = []
@@ -56,7 +54,7 @@ def markers_of_pod(pod: Obj, markers: SharedInformer) -> list[str]:
 
 
 def serverless_markers_to_wake(
-    old: Obj, new: Obj, markers: SharedInformer, nodes: SharedInformer
+    old: MutableObj, new: MutableObj, markers: SharedInformer, nodes: SharedInformer
 ) -> list[str]:
     """Keys of the markers a serverless pod's condition change concerns (none for other pods)."""
     initialized = condition_of(new, "Initialized") or {}
@@ -80,11 +78,11 @@ def pod_handlers(
 ) -> dict[str, Any]:
     """`nodes` given (gate EnablePodProbeMarkerOnServerless): serverless pods' condition changes wake too."""
 
-    def wake(*pods: Obj) -> None:
+    def wake(*pods: MutableObj) -> None:
         for key in sorted({k for pod in pods for k in markers_of_pod(pod, markers)}):
             enqueue(key)
 
-    def on_update(old: Obj, new: Obj) -> None:
+    def on_update(old: MutableObj, new: MutableObj) -> None:
         if _matching_facts(old) != _matching_facts(new):
             wake(old, new)
         elif nodes is not None:
@@ -114,7 +112,7 @@ def build(ctx: ManagerContext) -> Controller:
         **pod_handlers(markers, controller.queue.add, nodes if serverless_marking else None)
     )
 
-    def wake_all(_obj: Obj) -> None:
+    def wake_all(_obj: MutableObj) -> None:
         for marker in markers.list():
             controller.queue.add(object_key(marker))
 

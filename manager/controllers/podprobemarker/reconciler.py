@@ -19,10 +19,10 @@ released.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from typing import Any
 
 from kruise.api.keys import FINALIZER_NODE_POD_PROBE_CLEANUP
+from kruise.api.objects import Obj
 from kruise.control.podprobemarker import probes, serverless
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
@@ -31,8 +31,6 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import NODE_POD_PROBES, POD_PROBE_MARKERS, PODS, split_key
 from kruise.kube.store import NAMESPACE_INDEX
 from kruise.manager.writers.status import StatusWriter
-
-Obj = Mapping[str, Any]
 
 
 class PodProbeMarkerReconciler:

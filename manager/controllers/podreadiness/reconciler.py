@@ -9,6 +9,7 @@ workload controller makes meanwhile wakes the pod with the old, condition-less c
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -17,11 +18,11 @@ from kruise.api.keys import CONDITION_KRUISE_POD_READY
 from kruise.api.objects import meta_of
 from kruise.control.common import podreadiness
 from kruise.control.common.lifecycle import rfc3339
-from kruise.kube.client import Client, PatchType
+from kruise.kube.client import Client
 from kruise.kube.errors import NotFound
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.informer import SharedInformer
-from kruise.kube.resources import PODS, split_key
+from kruise.manager.writers.pods import PodWriter
 
 
 def needs_condition(pod: Mapping[str, Any]) -> bool:
@@ -46,6 +47,7 @@ class PodReadinessReconciler:
         self.pods = pods
         self.wall = wall
         self.rv_expectations = rv_expectations or ResourceVersionExpectations()
+        self.pod_writer = PodWriter(client, self.rv_expectations)
 
     async def reconcile(self, key: str) -> None:
         pod = self.pods.get(key)
@@ -53,23 +55,10 @@ class PodReadinessReconciler:
             return
         if not self.rv_expectations.is_satisfied(pod):
             return  # our patch is on its way to the cache; the event that brings it settles the pod
-        namespace, name = split_key(key)
         condition = {
             "type": CONDITION_KRUISE_POD_READY,
             "status": "True",
             "lastTransitionTime": rfc3339(self.wall()),
         }
-        # A strategic merge patch merges conditions by type and carries no resourceVersion, so the
-        # kubelet's concurrent status writes cannot make it conflict.
-        try:
-            patched = await self.client.patch(
-                PODS,
-                name,
-                {"status": {"conditions": [condition]}},
-                namespace,
-                patch_type=PatchType.STRATEGIC,
-                subresource="status",
-            )
-        except NotFound:
-            return
-        self.rv_expectations.expect(patched)
+        with contextlib.suppress(NotFound):
+            await self.pod_writer.patch_status(pod, {"status": {"conditions": [condition]}})

@@ -5,10 +5,9 @@ the PUBs of its namespace."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from kruise.api import features
-from kruise.api.objects import spec_of
+from kruise.api.objects import MutableObj, spec_of
 from kruise.control.pub import budget
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
@@ -28,14 +27,13 @@ from kruise.manager.controllers.podunavailablebudget.reconciler import PodUnavai
 from kruise.manager.controllers.podunavailablebudget.workloads import WorkloadFinder
 
 NAME = "podunavailablebudget"
-Obj = dict[str, Any]
 
 
-def pubs_for_pod(pubs: SharedInformer) -> Callable[[Obj], list[str]]:
+def pubs_for_pod(pubs: SharedInformer) -> Callable[[MutableObj], list[str]]:
     """The PUB named on the pod, else every PUB of its namespace (a cheap over-approximation: a new
     pod may match a selector or belong to a targeted workload)."""
 
-    def mapper(pod: Obj) -> list[str]:
+    def mapper(pod: MutableObj) -> list[str]:
         namespace = pod["metadata"].get("namespace", "")
         name = budget.related_pub(pod)
         if name:
@@ -45,15 +43,15 @@ def pubs_for_pod(pubs: SharedInformer) -> Callable[[Obj], list[str]]:
     return mapper
 
 
-def pubs_in_namespace(pubs: SharedInformer) -> Callable[[Obj], list[str]]:
-    def mapper(workload: Obj) -> list[str]:
+def pubs_in_namespace(pubs: SharedInformer) -> Callable[[MutableObj], list[str]]:
+    def mapper(workload: MutableObj) -> list[str]:
         namespace = workload["metadata"].get("namespace", "")
         return [object_key(p) for p in pubs.by_index(NAMESPACE_INDEX, namespace)]
 
     return mapper
 
 
-def pod_changed(old: Obj, new: Obj) -> bool:
+def pod_changed(old: MutableObj, new: MutableObj) -> bool:
     """Readiness, phase, deletion, labels, annotations or spec: what availability depends on."""
     return (
         old.get("status") != new.get("status")
@@ -64,7 +62,7 @@ def pod_changed(old: Obj, new: Obj) -> bool:
     )
 
 
-def replicas_changed(old: Obj, new: Obj) -> bool:
+def replicas_changed(old: MutableObj, new: MutableObj) -> bool:
     return spec_of(old).get("replicas") != spec_of(new).get("replicas")
 
 

@@ -13,10 +13,10 @@ then recomputed from a fresh read (the cached copy is only used for the first at
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
+from kruise.api.objects import Obj
 from kruise.control.pub import budget
 from kruise.kube.client import Client, PatchType
 from kruise.kube.controller import Result
@@ -31,8 +31,6 @@ from kruise.manager.writers.status import StatusWriter
 CONFLICT_RETRY = Backoff(steps=4, duration=0.5, factor=1.0, jitter=0.1)
 RECHECK_MARGIN = 0.01
 """Seconds past a record's expiry to come back, so the record has expired when we look."""
-
-Obj = Mapping[str, Any]
 
 
 class PodUnavailableBudgetReconciler:

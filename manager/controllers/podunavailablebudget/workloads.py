@@ -9,17 +9,14 @@ matches and expects the sum of the replicas of the distinct workloads that own t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kruise.api.common import LabelSelector
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import section, spec_of
+from kruise.api.objects import Obj, section, spec_of
 from kruise.control.common import podstatus
 from kruise.control.pub import budget
 from kruise.kube.informer import SharedInformer
 from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
-
-Obj = Mapping[str, Any]
 
 
 def _group(api_version: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import meta_of
+from kruise.api.objects import MutableObj, meta_of
 from kruise.control.resourcedistribution import distribution
 from kruise.kube.controller import Controller
 from kruise.kube.informer import SharedInformer
@@ -23,10 +23,8 @@ from kruise.manager.controllers.resourcedistribution.reconciler import ResourceD
 
 NAME = "resourcedistribution"
 
-Obj = dict[str, Any]
 
-
-def distribution_of(obj: Obj) -> list[str]:
+def distribution_of(obj: MutableObj) -> list[str]:
     """The controlling ResourceDistribution of a copy (cluster-scoped: its key is its name)."""
     ref = controller_of(obj)
     if ref is None or ref.get("kind") != distribution.KIND:
@@ -34,17 +32,17 @@ def distribution_of(obj: Obj) -> list[str]:
     return [ref["name"]] if ref.get("apiVersion", "").startswith("apps.kruise.io/") else []
 
 
-def spec_changed(old: Obj, new: Obj) -> bool:
+def spec_changed(old: MutableObj, new: MutableObj) -> bool:
     return old.get("spec") != new.get("spec")
 
 
 def namespace_handlers(distributions: SharedInformer, enqueue: Callable[[str], None]) -> dict[str, Any]:
-    def wake(namespace: Obj, match: Callable[[Obj, Obj], bool]) -> None:
+    def wake(namespace: MutableObj, match: Callable[[MutableObj, MutableObj], bool]) -> None:
         for rd in distributions.list():
             if match(namespace, rd):
                 enqueue(rd["metadata"]["name"])
 
-    def on_update(old: Obj, new: Obj) -> None:
+    def on_update(old: MutableObj, new: MutableObj) -> None:
         if meta_of(old).get("labels") == meta_of(new).get("labels"):
             return
         wake(new, distribution.matches_selector)
@@ -60,7 +58,7 @@ def namespace_handlers(distributions: SharedInformer, enqueue: Callable[[str], N
 def copy_handlers(enqueue: Callable[[str], None]) -> dict[str, Any]:
     """Updates and deletes of copies only (upstream ignores creations: the distribution made them)."""
 
-    def wake(obj: Obj) -> None:
+    def wake(obj: MutableObj) -> None:
         for key in distribution_of(obj):
             enqueue(key)
 

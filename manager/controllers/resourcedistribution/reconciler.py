@@ -9,8 +9,8 @@ returns an error.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from kruise.api.objects import Obj
 from kruise.control.common.lifecycle import rfc3339
 from kruise.control.resourcedistribution import distribution
 from kruise.kube.client import Client
@@ -21,7 +21,6 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONFIGMAPS, RESOURCEDISTRIBUTIONS, SECRETS, ResourceRef
 from kruise.manager.writers.status import StatusWriter
 
-Obj = Mapping[str, Any]
 REFS = {"Secret": SECRETS, "ConfigMap": CONFIGMAPS}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kruise.api.objects import MutableObj
 from kruise.control.sidecarterminator import termination
 from kruise.kube.controller import Controller
 from kruise.kube.resources import NODES, PODS, object_key
@@ -20,15 +21,13 @@ NAME = "sidecarterminator"
 COMPONENT = "sidecarterminator-controller"
 UPSTREAM_WORKERS = 3  # upstream's --sidecarterminator-workers default
 
-Obj = dict[str, Any]
-
 
 def pod_handlers(enqueue: Callable[[str], None]) -> dict[str, Any]:
-    def on_add(pod: Obj) -> None:
+    def on_add(pod: MutableObj) -> None:
         if termination.is_interesting(pod):
             enqueue(object_key(pod))
 
-    def on_update(old: Obj, new: Obj) -> None:
+    def on_update(old: MutableObj, new: MutableObj) -> None:
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
             return
         on_add(new)

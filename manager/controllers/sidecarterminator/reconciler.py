@@ -13,12 +13,11 @@ the request, and one per pass that swapped or found swapped the images of sideca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
 
 from kruise.api.keys import EVENT_SIDECAR_TERMINATOR
-from kruise.api.objects import spec_of
+from kruise.api.objects import Obj, spec_of
 from kruise.api.timestamps import rfc3339
 from kruise.control.sidecarterminator import termination
 from kruise.kube.client import Client, PatchType
@@ -27,8 +26,7 @@ from kruise.kube.errors import AlreadyExists, NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import CONTAINER_RECREATE_REQUESTS, PODS
-
-Obj = Mapping[str, Any]
+from kruise.manager.writers.pods import PodWriter
 
 
 class SidecarTerminatorReconciler:
@@ -44,6 +42,7 @@ class SidecarTerminatorReconciler:
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client
+        self.pod_writer = PodWriter(client)
         self.pods = pods
         self.nodes = nodes
         self.recorder = recorder
@@ -120,12 +119,4 @@ class SidecarTerminatorReconciler:
         patch = termination.terminated_status_patch(pod, rfc3339(self.wall()))
         if patch is None:
             return
-        meta = pod["metadata"]
-        await self.client.patch(
-            PODS,
-            meta["name"],
-            patch,
-            meta["namespace"],
-            patch_type=PatchType.STRATEGIC,
-            subresource="status",
-        )
+        await self.pod_writer.patch_status(pod, patch)

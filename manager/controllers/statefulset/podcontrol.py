@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from kruise.api.keys import LIFECYCLE_STATE_PREPARING_DELETE
-from kruise.api.objects import meta_of, section
+from kruise.api.objects import Obj, meta_of, section
 from kruise.api.statefulset import PVC_DELETE
 from kruise.control.statefulset.actions import DeletePod, PrepareDelete, ResizeClaims
 from kruise.control.statefulset.claimowners import claim_is_stale, realigned_owner_refs, set_owner_ref
@@ -35,8 +35,6 @@ from kruise.kube.informer import SharedInformer
 from kruise.kube.resources import PODS, PVCS, object_key
 from kruise.manager.writers.expectations import settled
 from kruise.manager.writers.pods import PodWriter
-
-Pod = Mapping[str, Any]
 
 
 def _pod_message(verb: str, pod_name: str, set_name: str, error: Exception | None) -> tuple[str, str, str]:
@@ -77,11 +75,11 @@ class StatefulPodControl:
         self.rv_expectations = rv_expectations
         self.pod_writer = PodWriter(client, rv_expectations)
 
-    def _event(self, sts: dict[str, Any], verb: str, pod: Pod, error: Exception | None) -> None:
+    def _event(self, sts: dict[str, Any], verb: str, pod: Obj, error: Exception | None) -> None:
         type_, reason, message = _pod_message(verb, pod["metadata"]["name"], sts["metadata"]["name"], error)
         self.recorder.event(sts, type_, reason, message)
 
-    async def create_claims(self, sts: dict[str, Any], pod: Pod) -> None:
+    async def create_claims(self, sts: dict[str, Any], pod: Obj) -> None:
         """``createPersistentVolumeClaims``: every missing claim of the pod's ordinal; a claim being
         deleted blocks the pod (it would bind to a dying volume)."""
         errors = []
@@ -147,7 +145,7 @@ class StatefulPodControl:
                 raise
         self._event(sts, "create", pod, None)
 
-    async def delete_pod(self, sts: dict[str, Any], key: str, pod: Pod) -> None:
+    async def delete_pod(self, sts: dict[str, Any], key: str, pod: Obj) -> None:
         """``DeleteStatefulPod``."""
         meta = pod["metadata"]
         self.scale_expectations.expect(key, ScaleExpectations.DELETE, meta["name"])
@@ -173,7 +171,7 @@ class StatefulPodControl:
             return
         await self.delete_pod(sts, key, action.pod)
 
-    async def fix_identity(self, sts: dict[str, Any], pod: Pod, patch: dict[str, Any]) -> None:
+    async def fix_identity(self, sts: dict[str, Any], pod: Obj, patch: dict[str, Any]) -> None:
         """``UpdateStatefulPod`` for a pod whose identity labels drifted."""
         meta = pod["metadata"]
         try:
@@ -188,7 +186,7 @@ class StatefulPodControl:
         self.rv_expectations.expect(patched)
         self._event(sts, "update", pod, None)
 
-    def _cached_claims(self, sts: Mapping[str, Any], pod: Pod) -> list[Mapping[str, Any]]:
+    def _cached_claims(self, sts: Mapping[str, Any], pod: Obj) -> list[Mapping[str, Any]]:
         """The pod's claims as the informer holds them (missing ones skipped: created later)."""
         found = []
         for claim in claims_for_ordinal(sts, ordinal_of(pod)):
@@ -197,13 +195,13 @@ class StatefulPodControl:
                 found.append(cached)
         return found
 
-    def claim_is_stale(self, sts: Mapping[str, Any], pod: Pod) -> bool:
+    def claim_is_stale(self, sts: Mapping[str, Any], pod: Obj) -> bool:
         """``PodClaimIsStale``: a claim of the pod's ordinal still belongs to an earlier pod of that
         name; the pod must not be created until the garbage collector has removed the claim."""
         policy = retention_policy(sts, self.auto_delete_pvc)
         return any(claim_is_stale(claim, pod, policy) for claim in self._cached_claims(sts, pod))
 
-    async def align_claim_owners(self, sts: dict[str, Any], pod: Pod, condemned: bool) -> None:
+    async def align_claim_owners(self, sts: dict[str, Any], pod: Obj, condemned: bool) -> None:
         """``UpdatePodClaimForRetentionPolicy``: one update per claim whose owner references differ
         from what the policy wants; nothing is written for claims that match. A claim this
         controller updated is left alone until the informer shows that update (a conflict retries

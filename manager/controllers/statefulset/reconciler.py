@@ -12,7 +12,7 @@ instead of acting twice.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ import structlog
 
 from kruise.api import features
 from kruise.api.common import LabelSelector
-from kruise.api.objects import labels_of, section
+from kruise.api.objects import Obj, labels_of, section
 from kruise.api.statefulset import PVC_DELETE, VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE
 from kruise.control.statefulset import predownload
 from kruise.control.statefulset.actions import (
@@ -63,7 +63,6 @@ from kruise.manager.writers.status import StatusWriter
 
 log = structlog.get_logger("kruise.manager.statefulset")
 
-Obj = Mapping[str, Any]
 STALE_CLAIM_REQUEUE = 1.0
 """Seconds before a pass blocked by a stale claim (one still owned by an earlier pod of the same
 name) looks again: the garbage collector removes such a claim, and claim deletions do not wake

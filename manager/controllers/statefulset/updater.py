@@ -19,7 +19,7 @@ from kruise.api.keys import (
     LIFECYCLE_STATE_PREPARING_UPDATE,
     LIFECYCLE_STATE_UPDATING,
 )
-from kruise.api.objects import section, spec_of
+from kruise.api.objects import Obj, section, spec_of
 from kruise.control.common import lifecycle, podreadiness
 from kruise.control.common.inplace.engine import update_completed_problem
 from kruise.control.common.inplace.spec import calculate_update_spec
@@ -32,8 +32,6 @@ from kruise.kube.events import EventRecorder
 from kruise.manager.controllers.statefulset.podcontrol import StatefulPodControl
 from kruise.manager.writers.inplace import InPlaceRefreshError, InPlaceWriter
 from kruise.manager.writers.pods import state_for_status_write
-
-Pod = Mapping[str, Any]
 
 
 class UpdateError(Exception):
@@ -69,7 +67,7 @@ class StatefulSetUpdater:
         self.env_from_metadata = env_from_metadata
 
     async def refresh(
-        self, sts: Mapping[str, Any], pods: Sequence[Pod], update_revision: str, now: datetime
+        self, sts: Mapping[str, Any], pods: Sequence[Obj], update_revision: str, now: datetime
     ) -> tuple[bool, float | None]:
         """``refreshPodState`` for every pod: advance in-place updates, then move lifecycle states.
         Returns (a lifecycle state was written, seconds until a grace period ends)."""

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import spec_of
+from kruise.api.objects import MutableObj, spec_of
 from kruise.control.common import podstatus
 from kruise.control.workloadspread.reschedule import marked_unschedulable
 from kruise.control.workloadspread.subsets import MatchedSpread, pod_version
@@ -56,16 +56,14 @@ TARGETS: tuple[ResourceRef, ...] = (
 )  # fmt: skip
 DEPLOYMENT_REVISION = "deployment.kubernetes.io/revision"
 
-Obj = dict[str, Any]
-
 
 def pod_handlers(enqueue: Callable[[str], None]) -> dict[str, Any]:
-    def wake(pod: Obj) -> None:
+    def wake(pod: MutableObj) -> None:
         matched = MatchedSpread.of(pod)
         if matched is not None and matched.name:
             enqueue(f"{pod['metadata'].get('namespace') or ''}/{matched.name}")
 
-    def on_update(old: Obj, new: Obj) -> None:
+    def on_update(old: MutableObj, new: MutableObj) -> None:
         stopped = podstatus.is_active(old) and not podstatus.is_active(new)
         # Not in upstream's handler: without it the Adaptive clock of a pod starts only if some
         # unrelated event happens to run a pass after the scheduler gave up on the pod.
@@ -76,7 +74,7 @@ def pod_handlers(enqueue: Callable[[str], None]) -> dict[str, Any]:
     return {"on_add": wake, "on_update": on_update, "on_delete": lambda pod: wake(unwrap_tombstone(pod))}
 
 
-def spreads_for(workload: Obj, group: str, kind: str, spreads: SharedInformer) -> list[str]:
+def spreads_for(workload: MutableObj, group: str, kind: str, spreads: SharedInformer) -> list[str]:
     """Keys of the live WorkloadSpreads targeting the workload (or, for a ReplicaSet, its Deployment)."""
     meta = workload.get("metadata") or {}
     namespace = meta.get("namespace") or ""
@@ -95,7 +93,7 @@ def spreads_for(workload: Obj, group: str, kind: str, spreads: SharedInformer) -
     return keys
 
 
-def _rolled(old: Obj, new: Obj, kind: str) -> bool:
+def _rolled(old: MutableObj, new: MutableObj, kind: str) -> bool:
     if kind == "CloneSet":
         # as upstream: the new updateRevision against the old currentRevision (true all through a rollout)
         new_status, old_status = new.get("status") or {}, old.get("status") or {}
@@ -111,31 +109,33 @@ def workload_handlers(
     ref: ResourceRef,
     spreads: SharedInformer,
     enqueue: Callable[[str], None],
-    replicas_of: Callable[[Obj], Any] | None = None,
+    replicas_of: Callable[[MutableObj], Any] | None = None,
 ) -> dict[str, Any]:
     """`replicas_of`: how to read a custom workload's replicas (its whitelisted replicasPath);
     default `spec.replicas` (a Job: `spec.parallelism`)."""
 
-    def wake(obj: Obj) -> None:
+    def wake(obj: MutableObj) -> None:
         for key in spreads_for(obj, ref.group, ref.kind, spreads):
             enqueue(key)
 
-    def replicas(obj: Obj) -> Any:
+    def replicas(obj: MutableObj) -> Any:
         if replicas_of is not None:
             return replicas_of(obj)
         return spec_of(obj).get("parallelism" if ref.kind == "Job" else "replicas")
 
-    def on_update(old: Obj, new: Obj) -> None:
+    def on_update(old: MutableObj, new: MutableObj) -> None:
         if replicas(old) != replicas(new) or _rolled(old, new, ref.kind):
             wake(new)
 
     return {"on_add": wake, "on_update": on_update, "on_delete": lambda o: wake(unwrap_tombstone(o))}
 
 
-def custom_replicas(ref: ResourceRef, configuration: Callable[[], dict[str, str]]) -> Callable[[Obj], Any]:
+def custom_replicas(
+    ref: ResourceRef, configuration: Callable[[], dict[str, str]]
+) -> Callable[[MutableObj], Any]:
     """A custom workload's replicas as its whitelisted replicasPath reads them (None: unreadable)."""
 
-    def read(obj: Obj) -> Any:
+    def read(obj: MutableObj) -> Any:
         try:
             path = parse_whitelist(configuration()).replicas_path(ref.group, ref.kind)
             return replicas_at(obj, path or "")

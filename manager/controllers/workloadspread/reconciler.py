@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from kruise.api.controllerref import controller_of
-from kruise.api.objects import section, spec_of
+from kruise.api.objects import Obj, section, spec_of
 from kruise.control.sidecarset.matching import SelectorError, selector_matches
 from kruise.control.workloadspread import adoption, deletioncost, status
 from kruise.control.workloadspread.targets import (
@@ -43,7 +43,6 @@ from kruise.kube.resources import PODS, WORKLOADSPREADS, ResourceRef
 from kruise.kube.store import NAMESPACE_INDEX, OWNER_UID_INDEX
 from kruise.manager.writers.status import StatusWriter
 
-Obj = Mapping[str, Any]
 log = structlog.get_logger(__name__)
 
 

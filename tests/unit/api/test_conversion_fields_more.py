@@ -130,6 +130,26 @@ def test_crr_v1beta1_status_becomes_annotations() -> None:
     assert convert(alpha, "v1beta1") == beta
 
 
+def test_crr_v1beta1_grace_conditions_are_checked_up_to_the_one_used() -> None:
+    """A malformed entry before the True PreRecreateGrace condition, or a bad time on it, names its
+    index; entries after it are never read."""
+    grace = {"type": "PreRecreateGrace", "status": "True", "lastTransitionTime": "2024-05-01T10:00:00Z"}
+    beta = obj("ContainerRecreateRequest", "v1beta1", {"podName": "p"})
+    beta["status"] = {"conditions": [{"type": "Other", "status": "True"}, "junk", grace]}
+    with pytest.raises(ConversionError) as err:
+        convert(beta, "v1alpha1")
+    assert err.value.field == "status.conditions[1]"
+    beta["status"] = {
+        "conditions": [{"type": "Other", "status": "True"}, {**grace, "lastTransitionTime": "x"}]
+    }
+    with pytest.raises(ConversionError) as err:
+        convert(beta, "v1alpha1")
+    assert err.value.field == "status.conditions[1].lastTransitionTime"
+    beta["status"] = {"conditions": [grace, "junk"]}
+    alpha = convert(beta, "v1alpha1")
+    assert alpha["metadata"]["annotations"]["crr.apps.kruise.io/unready-acquired"] == "2024-05-01T10:00:00Z"
+
+
 def test_crr_unparseable_annotations_are_not_promoted() -> None:
     annotations = {
         "crr.apps.kruise.io/sync-container-statuses": "[1]",

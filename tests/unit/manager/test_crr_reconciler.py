@@ -212,7 +212,9 @@ async def test_a_deleted_request_without_the_finalizer_needs_nothing():
     assert h.client.writes == []
 
 
-async def test_not_found_means_done_and_conflicts_on_the_pod_are_left_to_the_next_event():
+async def test_not_found_means_done_and_a_conflict_on_the_pod_is_retried_on_a_fresh_read():
+    """Upstream's AddNotReadyKey retries on conflict around a fresh Get: the key is on the pod before
+    the acquisition is stamped (a stamp without the key would let the daemon kill a serving pod)."""
     h = Harness([a_request(FakeClock(), phase="Recreating")], [])
     h.client.fail_next("patch", CONTAINER_RECREATE_REQUESTS, "r1", NS, error=NotFound)
     assert await h.reconcile() is None
@@ -223,7 +225,11 @@ async def test_not_found_means_done_and_conflicts_on_the_pod_are_left_to_the_nex
     assert await h2.reconcile() is None
     assert [(c.verb, type(c.error).__name__) for c in h2.client.writes] == [
         ("update", "Conflict"),
+        ("update", "NoneType"),
         ("patch", "NoneType"),
+    ]
+    assert not_ready_keys(h2.client.object(PODS, "web-0", NS))[1] == [
+        {"userAgent": "ContainerRecreateRequest", "key": KEY}
     ]
 
 

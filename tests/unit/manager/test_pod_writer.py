@@ -10,6 +10,7 @@ from functools import partial
 import pytest
 
 from kruise.kube.client import PatchType
+from kruise.kube.errors import NotFound
 from kruise.kube.expectations import ResourceVersionExpectations
 from kruise.kube.projection import Projection
 from kruise.kube.resources import PODS
@@ -132,3 +133,37 @@ async def test_a_projected_pod_is_read_whole_before_it_is_put(client):
     assert call.verb == "update"
     assert call.body["spec"]["schedulerName"] == "custom"
     assert written["spec"]["containers"][0]["image"] == "nginx:2"
+
+
+async def test_a_status_patch_is_strategic_unconditional_and_expected(client):
+    """`patch_status` is the one pods/status patch of every controller (pod readiness, NodePodProbe,
+    SidecarTerminator): merged by condition type, no resourceVersion, its answer expected."""
+    expectations = ResourceVersionExpectations()
+    writer = PodWriter(client, expectations)
+    cached = client.object(PODS, "p", "default")
+    condition = {"type": "KruisePodReady", "status": "True"}
+
+    written = await writer.patch_status(cached, {"status": {"conditions": [condition]}})
+
+    (call,) = client.writes
+    assert (call.verb, call.subresource, call.patch_type) == ("patch", "status", PatchType.STRATEGIC)
+    assert call.body == {"status": {"conditions": [condition]}}
+    assert "resourceVersion" not in call.body.get("metadata", {})
+    assert condition in written["status"]["conditions"]
+    assert len(written["status"]["conditions"]) == len(cached["status"]["conditions"]) + 1
+    assert not expectations.is_satisfied(cached)
+    assert expectations.is_satisfied(written)
+
+
+async def test_a_writer_without_expectations_writes_all_the_same(client):
+    writer = PodWriter(client)
+    written = await writer.patch_status(client.object(PODS, "p", "default"), {"status": {"phase": "Failed"}})
+    assert written["status"]["phase"] == "Failed"
+    assert client.object(PODS, "p", "default")["status"]["phase"] == "Failed"
+
+
+async def test_a_status_patch_of_a_pod_gone_raises_not_found(client):
+    gone = unready_pod(name="other")
+    with pytest.raises(NotFound):
+        await PodWriter(client).patch_status(gone, {"status": {"phase": "Failed"}})
+    assert client.object(PODS, "p", "default")["status"].get("phase") != "Failed"
