@@ -106,15 +106,29 @@ class CronDriver:
     async def status(self, name: str) -> dict:
         return (await self.client.get(ADVANCED_CRONJOBS, name, NS)).get("status") or {}
 
-    def step_to_next_minute(self, acj: dict) -> datetime:
+    async def idle(self) -> None:
+        """Until the cron job controller has nothing queued or in a pass. A step of the fake clock
+        taken while a pass is still running lands before that pass parks its requeue for the next
+        activation, which then counts from the stepped clock and never fires (seen on a loaded
+        machine: the child never appeared)."""
+        controller = next(c for c in self.cluster.controllers if c.name == "advancedcronjob")
+
+        async def busy() -> bool:
+            return bool(len(controller.queue) or controller.queue.processing())
+
+        await self.cluster.until(busy, lambda working: not working)
+
+    async def step_to_next_minute(self, acj: dict) -> datetime:
         """Step just past the first whole minute after both the clock and the cron job's creation."""
+        await self.idle()
         created = go_parse_rfc3339(acj["metadata"]["creationTimestamp"])
         base = max(self.clock.wall(), created)
         activation = base.replace(second=0, microsecond=0) + timedelta(minutes=1)
         self.clock.step((activation - self.clock.wall()).total_seconds() + 1)
         return activation
 
-    def step_minute(self) -> None:
+    async def step_minute(self) -> None:
+        await self.idle()
         self.clock.step(60)
 
     async def child(self, ref, name: str, *, timeout: float = 30.0) -> dict:
@@ -180,7 +194,7 @@ async def test_job_template_runs_a_job_when_the_clock_passes_the_minute(kruise_c
     acj = await driver.create(job_cronjob("hello"))
     assert await driver.names(JOBS, "hello") == []
 
-    activation = driver.step_to_next_minute(acj)
+    activation = await driver.step_to_next_minute(acj)
     job = await driver.child(JOBS, child_name("hello", activation))
 
     meta = job["metadata"]
@@ -207,18 +221,18 @@ async def test_job_template_runs_a_job_when_the_clock_passes_the_minute(kruise_c
 async def test_forbid_skips_the_run_while_a_child_is_active(kruise_cluster, manager_clock):
     driver = CronDriver(kruise_cluster, manager_clock)
     acj = await driver.create(job_cronjob("forbid", concurrencyPolicy="Forbid"))
-    first = driver.step_to_next_minute(acj)
+    first = await driver.step_to_next_minute(acj)
     first_job = child_name("forbid", first)
     await driver.child(JOBS, first_job)
 
-    driver.step_minute()
+    await driver.step_minute()
     await driver.fence("forbid", first_job)
     assert await driver.names(JOBS, "forbid") == [first_job]
 
     # With the active child gone, the next activation runs again.
     await kruise_cluster.client.delete(JOBS, first_job, NS, propagation_policy="Background")
     await driver.gone(JOBS, first_job)
-    driver.step_minute()
+    await driver.step_minute()
     third = first + timedelta(minutes=2)
     await driver.child(JOBS, child_name("forbid", third))
 
@@ -226,12 +240,12 @@ async def test_forbid_skips_the_run_while_a_child_is_active(kruise_cluster, mana
 async def test_replace_deletes_the_active_child_before_the_next_run(kruise_cluster, manager_clock):
     driver = CronDriver(kruise_cluster, manager_clock)
     acj = await driver.create(job_cronjob("replace", concurrencyPolicy="Replace"))
-    first = driver.step_to_next_minute(acj)
+    first = await driver.step_to_next_minute(acj)
     first_job = child_name("replace", first)
     await driver.child(JOBS, first_job)
     await kruise_cluster.until(lambda: driver.status("replace"), lambda s: bool(s.get("active")))
 
-    driver.step_minute()
+    await driver.step_minute()
     second_job = child_name("replace", first + timedelta(minutes=1))
     await driver.child(JOBS, second_job)
     await driver.gone(JOBS, first_job)
@@ -241,11 +255,11 @@ async def test_replace_deletes_the_active_child_before_the_next_run(kruise_clust
 async def test_allow_runs_next_to_an_active_child(kruise_cluster, manager_clock):
     driver = CronDriver(kruise_cluster, manager_clock)
     acj = await driver.create(job_cronjob("allow", concurrencyPolicy="Allow"))
-    first = driver.step_to_next_minute(acj)
+    first = await driver.step_to_next_minute(acj)
     await driver.child(JOBS, child_name("allow", first))
     await kruise_cluster.until(lambda: driver.status("allow"), lambda s: bool(s.get("active")))
 
-    driver.step_minute()
+    await driver.step_minute()
     await driver.child(JOBS, child_name("allow", first + timedelta(minutes=1)))
     assert len(await driver.names(JOBS, "allow")) == 2
 
@@ -263,12 +277,12 @@ async def test_successful_history_limit_deletes_the_oldest_finished_child(kruise
             ),
         )
 
-    first = driver.step_to_next_minute(acj)
+    first = await driver.step_to_next_minute(acj)
     first_job = child_name("history", first)
     await driver.child(JOBS, first_job)
     await finished(first_job)
 
-    driver.step_minute()
+    await driver.step_minute()
     second_job = child_name("history", first + timedelta(minutes=1))
     await driver.child(JOBS, second_job)
     await finished(second_job)
@@ -305,8 +319,8 @@ async def test_paused_creates_nothing(kruise_cluster, manager_clock):
         },
     )
 
-    driver.step_to_next_minute(acj)
-    driver.step_minute()
+    await driver.step_to_next_minute(acj)
+    await driver.step_minute()
     await driver.fence("paused", manual["metadata"]["name"])
     assert await driver.names(JOBS, "paused") == ["paused-manual"]
     assert "lastScheduleTime" not in await driver.status("paused")
@@ -317,7 +331,7 @@ async def test_broadcast_job_template_creates_a_broadcast_job(kruise_cluster, ma
     acj = await driver.create(broadcast_cronjob("bcj"))
     assert (await driver.status("bcj"))["type"] == "BroadcastJob"
 
-    activation = driver.step_to_next_minute(acj)
+    activation = await driver.step_to_next_minute(acj)
     bcj = await driver.child(BROADCASTJOBS, child_name("bcj", activation))
     assert bcj["metadata"]["annotations"][SCHEDULED_AT] == go_format_rfc3339(
         activation.astimezone(process_zone())
@@ -335,7 +349,7 @@ async def test_a_restarted_manager_runs_only_the_latest_activation_it_missed(
     recent of them (upstream's at-most-one catch-up), and the schedule then goes on as before."""
     driver = CronDriver(kruise_cluster, manager_clock)
     acj = await driver.create(job_cronjob("restart"))
-    first = driver.step_to_next_minute(acj)
+    first = await driver.step_to_next_minute(acj)
     first_job = child_name("restart", first)
     await driver.child(JOBS, first_job)
     await kruise_cluster.until(lambda: driver.status("restart"), lambda s: bool(s.get("active")))
@@ -345,7 +359,7 @@ async def test_a_restarted_manager_runs_only_the_latest_activation_it_missed(
         await controller.stop()
     await kruise_cluster.context.informers.stop()
     for _ in range(5):
-        driver.step_minute()
+        await driver.step_minute()
     latest = first + timedelta(minutes=5)
 
     # A new manager process: its own client, informers and controller, on the same clock.
@@ -370,7 +384,7 @@ async def test_a_restarted_manager_runs_only_the_latest_activation_it_missed(
         assert sorted(a["name"] for a in status["active"]) == sorted([first_job, latest_job])
 
         # Back on schedule: the next minute runs as usual.
-        driver.step_minute()
+        await driver.step_minute()
         await driver.child(JOBS, child_name("restart", latest + timedelta(minutes=1)))
         assert len(await driver.names(JOBS, "restart")) == 3
     finally:
@@ -422,7 +436,7 @@ async def test_image_list_pull_job_template_runs_an_image_list_pull_job(kruise_c
     assert (await driver.status("prepull"))["type"] == "ImageListPullJob"
     assert await driver.names(IMAGELISTPULLJOBS, "prepull") == []
 
-    activation = driver.step_to_next_minute(acj)
+    activation = await driver.step_to_next_minute(acj)
     pull_job = await driver.child(IMAGELISTPULLJOBS, child_name("prepull", activation))
 
     meta = pull_job["metadata"]
@@ -454,11 +468,11 @@ async def test_image_list_pull_job_template_runs_an_image_list_pull_job(kruise_c
 async def test_forbid_skips_the_run_while_an_image_list_pull_job_runs(kruise_cluster, manager_clock):
     driver = CronDriver(kruise_cluster, manager_clock)
     acj = await driver.create(image_pull_cronjob("pull-forbid", "Forbid"))
-    first = driver.step_to_next_minute(acj)
+    first = await driver.step_to_next_minute(acj)
     first_job = child_name("pull-forbid", first)
     await driver.child(IMAGELISTPULLJOBS, first_job)
 
-    driver.step_minute()
+    await driver.step_minute()
     await driver.fence("pull-forbid", first_job, IMAGELISTPULLJOBS)
     assert await driver.names(IMAGELISTPULLJOBS, "pull-forbid") == [first_job]
 
@@ -473,12 +487,12 @@ async def test_forbid_skips_the_run_while_an_image_list_pull_job_runs(kruise_clu
 async def test_replace_deletes_the_running_image_list_pull_job(kruise_cluster, manager_clock):
     driver = CronDriver(kruise_cluster, manager_clock)
     acj = await driver.create(image_pull_cronjob("pull-replace", "Replace"))
-    first = driver.step_to_next_minute(acj)
+    first = await driver.step_to_next_minute(acj)
     first_job = child_name("pull-replace", first)
     await driver.child(IMAGELISTPULLJOBS, first_job)
     await kruise_cluster.until(lambda: driver.status("pull-replace"), lambda s: bool(s.get("active")))
 
-    driver.step_minute()
+    await driver.step_minute()
     second_job = child_name("pull-replace", first + timedelta(minutes=1))
     await driver.child(IMAGELISTPULLJOBS, second_job)
     await driver.gone(IMAGELISTPULLJOBS, first_job)
