@@ -31,6 +31,8 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import orjson
+
 GUARD_ENV = "KRUISE_CACHE_GUARD"
 
 VIOLATIONS: list[str] = []
@@ -42,6 +44,13 @@ Tree = dict[str, "Tree | None"]
 _INTERN_MAX = 128  # longer strings (JSON blobs in annotations, sha256 image IDs) rarely repeat exactly
 _PROBATION = 4096  # content seen once, awaiting a second sighting (weak references, oldest dropped first)
 _RECENT_RECORDS = 4096  # records by content, most recently met last: equal per-pod parts are one record
+_BY_TEXT = 2048  # shared subtrees by their JSON text, most recently met last (a fast path before hashing)
+# Types orjson would write as some other type's text (a datetime as its string, a str subclass as a str)
+# raise instead, so equal text means equal values. (NaN and UUID objects would still pass as null and a
+# string; decoded JSON, what a projection is given, holds neither.)
+_TEXT_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+)
 _RECORD_SHAPES = 256  # record classes per projection; an object of any further shape stays a FrozenDict
 
 
@@ -420,6 +429,8 @@ class Projection:
         self._table: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._probation: dict[int, weakref.ref[Any]] = {}
         self._recent: dict[tuple[Any, ...], Record] = {}
+        self._by_text: dict[tuple[str, bytes], tuple[weakref.ref[Any], int, bool]] = {}
+        self._compacting: dict[str, bool] = {}
 
     def keeps(self, path: str) -> bool:
         """True when the cache keeps `path`, whole or in part."""
@@ -497,7 +508,10 @@ class Projection:
 
     def _compacts(self, where: str) -> bool:
         """Whether objects at `where` are stored as records (at or below a `compact` path)."""
-        return any(_within(where, path) for path in self.compact)
+        known = self._compacting.get(where)
+        if known is None:
+            known = self._compacting[where] = any(_within(where, path) for path in self.compact)
+        return known
 
     def _record(self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None) -> Record | None:
         """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes)."""
@@ -560,6 +574,41 @@ class Projection:
         ports and mounts. Children are made canonical first, so a parent's equality check meets
         identical children and stops at `is`. `memo` shares repeats within one object (the token
         mount in each of a pod's containers) without a table entry for each pod."""
+        if isinstance(value, (dict, list)) and value:
+            return self._canon_by_text(value, tree, where, memo)
+        return self._canon_walk(value, tree, where, memo)
+
+    def _canon_by_text(
+        self, value: Any, tree: Tree | None, where: str, memo: dict[int, Any]
+    ) -> tuple[Any, int]:
+        """`_canon` for a container, first looked up by its JSON text: a replica's env, probes,
+        resources, tolerations and owner references are met once per pod, and serializing them in C
+        and finding the text already seen is cheaper than walking and hashing them node by node (the
+        walk was most of a list's sync time). Equal text at the same path projects to equal content,
+        so the node found is the one the walk would return; unequal text still meets its equal
+        content by the walk's hash."""
+        try:
+            text = orjson.dumps(value, option=_TEXT_OPTIONS)
+        except TypeError:  # not plain JSON (a tuple, an int key, a datetime): only the walk tells it apart
+            return self._canon_walk(value, tree, where, memo)
+        key = (where, text)
+        seen = self._by_text.pop(key, None)
+        if seen is not None:
+            ref, content, promoted = seen
+            node = ref()
+            if node is not None:
+                if not promoted:  # met twice: shared now, so the walk finds it too once text is gone
+                    self._table[content] = node
+                self._by_text[key] = (ref, content, True)
+                return node, content
+        node, content = self._canon_walk(value, tree, where, memo)
+        self._by_text[key] = (weakref.ref(node), content, False)
+        if len(self._by_text) > _BY_TEXT:
+            del self._by_text[next(iter(self._by_text))]
+        return node, content
+
+    def _canon_walk(self, value: Any, tree: Tree | None, where: str, memo: dict[int, Any]) -> tuple[Any, int]:
+        """`_canon` node by node: each child made canonical, then this node by its content hash."""
         if isinstance(value, dict):
             items: list[tuple[str, Any]] = []
             parts: list[Any] = []
@@ -610,5 +659,6 @@ class Projection:
 
     @property
     def shared_objects(self) -> int:
-        """Distinct shared subtrees alive now (for the benchmark and tests)."""
+        """Shared subtrees met more than once and alive now (for tests): one met again whole counts
+        once, not each part of it, as its parts were never looked at again."""
         return len(self._table)
