@@ -26,6 +26,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from kruise.api.objects import meta_of
 from kruise.kube import metrics
 from kruise.kube.errors import ApiError, Conflict, TransportError, error_from_response, error_from_status
+from kruise.kube.gcpause import collection_paused
 from kruise.kube.incluster import HOST_ENV, PORT_ENV, in_cluster_paths, running_in_pod
 from kruise.kube.projection import is_projected
 from kruise.kube.ratelimit import TokenBucket
@@ -290,7 +291,10 @@ class Client:
             raise TransportError(f"{method} {path}: reading the answer: {exc}") from exc
         finally:
             response.release()
-        return orjson.loads(data) if data else None
+        if not data:
+            return None
+        with collection_paused():  # a list page is ~75k objects to decode (kruise.kube.gcpause)
+            return orjson.loads(data)
 
     # ---- wire versions -----------------------------------------------------------------------
 
@@ -386,7 +390,8 @@ class Client:
                 for start in range(0, len(page_items), PROJECT_SLICE):
                     if start:  # a page of 500 pods is ~0.25 s to project: other tasks get turns
                         await asyncio.sleep(0)
-                    items.extend(map(each, page_items[start : start + PROJECT_SLICE]))
+                    with collection_paused():  # projecting allocates as much as decoding did
+                        items.extend(map(each, page_items[start : start + PROJECT_SLICE]))
             meta = page.get("metadata") or {}
             del page, page_items
             continue_ = meta.get("continue")
