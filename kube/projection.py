@@ -257,15 +257,10 @@ def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None
     return cls  # type: ignore[no-any-return]
 
 
-def _atom(value: Any) -> Any:
-    """`value` as part of a record's content key: strings as they are, other scalars with their type
-    (True and 1 are equal as keys, not as content), containers by identity (the record keeping the
-    key holds them, so the identity cannot pass to another object while the key exists)."""
-    if value.__class__ is str:
-        return value
-    if value is None or isinstance(value, (bool, int, float)):
-        return (value.__class__, value)
-    return id(value)
+_SCALARS = frozenset({bool, int, float, type(None)})
+"""Exact scalar types, which a record's content key holds with their type, as True and 1 are equal as
+keys but not as content; strings stand for themselves, anything else (containers, an IntEnum) by its
+identity: the record keeping the key holds it, so the identity cannot pass to another object meanwhile."""
 
 
 def _new_record(cls: Any, values: Iterable[Any]) -> Record:
@@ -410,6 +405,7 @@ class Projection:
         `owner` names the reader in messages (`kruise-manager pods`)."""
         self.owner = owner
         self.unique = frozenset(unique)
+        self._unique_parents = frozenset(path.rpartition(".")[0] for path in self.unique)
         self.keep = sorted(set(keep))
         self.tree = parse_paths(self.keep)
         self.shared = sorted(set(shared))
@@ -515,14 +511,22 @@ class Projection:
 
     def _record(self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None) -> Record | None:
         """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes)."""
-        keys = tuple(key for key, _ in items)
+        keys = tuple([key for key, _ in items])
         cls = self._records.get((where, keys))
         if cls is None:
             if len(self._records) >= _RECORD_SHAPES or not all(map(_record_key, keys)):
                 return None
             cls = self._records[(where, keys)] = _record_class(where, keys, kept)
         values = [value for _, value in items]
-        content = (cls, *map(_atom, values))
+        # Each value as part of the content key (see _SCALARS), inline: a call per value was a
+        # tenth of projecting a pod.
+        content = (
+            cls,
+            *[
+                v if v.__class__ is str else (v.__class__, v) if v.__class__ in _SCALARS else id(v)
+                for v in values
+            ],
+        )
         known = self._recent.pop(content, None)
         record = known if known is not None else _new_record(cls, values)
         self._recent[content] = record  # (back) at the young end: what keeps recurring stays
@@ -553,7 +557,19 @@ class Projection:
     def _whole(self, value: Any, where: str) -> Any:
         """A whole kept subtree: frozen and interned all the way down (no guard: every key is kept)."""
         if isinstance(value, dict):
-            items = [(sys.intern(k), self._whole(v, f"{where}.{k}")) for k, v in value.items()]
+            # Strings and scalars inline (most values of a condition or a container status are):
+            # a call each was a third of projecting one.
+            items = []
+            for k, v in value.items():
+                cls = v.__class__
+                if cls is str:
+                    if len(v) <= _INTERN_MAX and not (
+                        where in self._unique_parents and f"{where}.{k}" in self.unique
+                    ):
+                        v = sys.intern(v)
+                elif cls not in _SCALARS:
+                    v = self._whole(v, f"{where}.{k}")
+                items.append((sys.intern(k), v))
             if self._compacts(where):
                 record = self._record(where, items, None)
                 if record is not None:
@@ -616,9 +632,16 @@ class Projection:
                 if tree is not None and key not in tree:
                     continue
                 key = sys.intern(key)
-                node, content = self._canon(
-                    child, None if tree is None else tree[key], f"{where}.{key}", memo
-                )
+                kind = child.__class__
+                if kind is str:  # strings and scalars inline, as `_canon` would (most leaves are)
+                    node = self._string(child, f"{where}.{key}")
+                    content = hash(node)
+                elif kind in _SCALARS:
+                    node, content = child, hash((kind, child))
+                else:
+                    node, content = self._canon(
+                        child, None if tree is None else tree[key], f"{where}.{key}", memo
+                    )
                 items.append((key, node))
                 parts += (key, content)
             cls = _SharedDict if tree is None else self._class(where, tree, True)
