@@ -44,7 +44,8 @@ Tree = dict[str, "Tree | None"]
 _INTERN_MAX = 128  # longer strings (JSON blobs in annotations, sha256 image IDs) rarely repeat exactly
 _PROBATION = 4096  # content seen once, awaiting a second sighting (weak references, oldest dropped first)
 _RECENT_RECORDS = 4096  # records by content, most recently met last: equal per-pod parts are one record
-_BY_TEXT = 2048  # shared subtrees by their JSON text, most recently met last (a fast path before hashing)
+_BY_TEXT = 1024  # shared subtrees by their JSON text, most recently met last (a fast path before hashing)
+_TEXT_MAX = 512  # longer texts (a pod's containers, mostly its own for its token mount) are not kept
 # Types orjson would write as some other type's text (a datetime as its string, a str subclass as a str)
 # raise instead, so equal text means equal values. (NaN and UUID objects would still pass as null and a
 # string; decoded JSON, what a projection is given, holds neither.)
@@ -425,7 +426,7 @@ class Projection:
         self._table: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._probation: dict[int, weakref.ref[Any]] = {}
         self._recent: dict[tuple[Any, ...], Record] = {}
-        self._by_text: dict[tuple[str, bytes], tuple[weakref.ref[Any], int, bool]] = {}
+        self._by_text: dict[tuple[str, bytes], tuple[tuple[str, bytes], weakref.ref[Any], int, bool]] = {}
         self._compacting: dict[str, bool] = {}
 
     def keeps(self, path: str) -> bool:
@@ -607,18 +608,26 @@ class Projection:
             text = orjson.dumps(value, option=_TEXT_OPTIONS)
         except TypeError:  # not plain JSON (a tuple, an int key, a datetime): only the walk tells it apart
             return self._canon_walk(value, tree, where, memo)
-        key = (where, text)
-        seen = self._by_text.pop(key, None)
+        if len(text) > _TEXT_MAX:  # kept texts are memory too; the walk looks its parts up by text
+            return self._canon_walk(value, tree, where, memo)
+        seen = self._by_text.pop((where, text), None)
         if seen is not None:
-            ref, content, promoted = seen
+            key, ref, content, promoted = seen
             node = ref()
             if node is not None:
-                if not promoted:  # met twice: shared now, so the walk finds it too once text is gone
+                # Met again in another object: shared now, so the walk finds it once its text is gone
+                # from the window. A repeat within this object (the token mount in each of a pod's
+                # containers: `memo`) is no reason for a table entry per pod.
+                if not promoted and memo.get(content) is not node:
                     self._table[content] = node
-                self._by_text[key] = (ref, content, True)
+                    promoted = True
+                self._by_text[key] = (key, ref, content, promoted)
                 return node, content
         node, content = self._canon_walk(value, tree, where, memo)
-        self._by_text[key] = (weakref.ref(node), content, False)
+        # orjson's answer keeps its 4 KiB buffer: a copy of the exact size is what stays in the window,
+        # reused as the key when the entry moves (a new key would be this lookup's large one).
+        key = (where, memoryview(text).tobytes())
+        self._by_text[key] = (key, weakref.ref(node), content, False)
         if len(self._by_text) > _BY_TEXT:
             del self._by_text[next(iter(self._by_text))]
         return node, content

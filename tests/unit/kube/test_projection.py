@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kruise.kube import projection as projection_module
 from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
 from kruise.kube.projection import (
@@ -447,7 +448,7 @@ def test_sharing_outlives_the_window_of_recent_texts() -> None:
     others = [projection.apply(pod(f"o{i}", image=f"img:{i}")) for i in range(3000)]
     late = projection.apply(pod("late"))
     assert late["spec"]["containers"] is a["spec"]["containers"]
-    assert len(projection._by_text) <= 2048 and len(others) == 3000
+    assert len(projection._by_text) <= projection_module._BY_TEXT and len(others) == 3000
 
 
 def test_shared_parts_keep_scalar_types_and_take_values_json_cannot_write() -> None:
