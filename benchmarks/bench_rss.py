@@ -50,6 +50,7 @@ import httpx
 import orjson
 import yaml
 
+from benchmarks import pyspy
 from kruise.api import cloneset as cloneset_api
 from kruise.control.cloneset import conditions as cloneset_conditions
 from kruise.control.cloneset.status import compute_status
@@ -558,8 +559,13 @@ def writes(text: str) -> float:
     return total - metric_sum(text, "rest_client_requests_total", 'method="GET"')
 
 
-def phase(emulator: Emulator, workdir: Path, settle_timeout: float) -> dict[str, Figures]:
-    """Start kruise-webhook, then kruise-manager; measure each at its cache sync and once settled."""
+def phase(
+    emulator: Emulator, workdir: Path, settle_timeout: float, profile: Path | None = None
+) -> dict[str, Figures]:
+    """Start kruise-webhook, then kruise-manager; measure each at its cache sync and once settled.
+
+    `profile`: a directory for py-spy recordings of each process and of the emulator from the process's
+    spawn to its cache sync (`<kind>.txt`, `emulator-during-<kind>.txt`)."""
     figures: dict[str, Figures] = {}
     running: dict[str, Process] = {}
     try:
@@ -567,7 +573,17 @@ def phase(emulator: Emulator, workdir: Path, settle_timeout: float) -> dict[str,
             argv = component_argv(kind, emulator.kubeconfig, workdir)
             env = {"KUBECONFIG": str(emulator.kubeconfig)}
             running[kind] = process = Process.spawn(f"kruise-{kind}", argv, env)
-            at, _ = process.wait_for(ready, READY_TIMEOUT)
+            recordings = []
+            if profile is not None:
+                recordings = [
+                    pyspy.Recording(process.popen.pid, profile / f"{kind}.txt"),
+                    pyspy.Recording(emulator.process.popen.pid, profile / f"emulator-during-{kind}.txt"),
+                ]
+            try:
+                at, _ = process.wait_for(ready, READY_TIMEOUT)
+            finally:
+                for recording in recordings:
+                    recording.stop()
             figures[kind] = Figures(at - process.started, vm_kib(process.status(), "VmRSS"))
         url = metrics_url(component_argv_of(running["manager"]))
         before = writes(scrape(url))
@@ -634,6 +650,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--settle-timeout", type=float, default=600.0, help="seconds the manager may take to settle"
     )
+    parser.add_argument(
+        "--py-spy",
+        type=Path,
+        metavar="DIR",
+        help="record each loaded process and the emulator with py-spy until that process's cache sync",
+    )
     args = parser.parse_args(argv)
     try:
         layout(args.pods, args.per_cloneset)
@@ -653,7 +675,7 @@ def main(argv: list[str] | None = None) -> None:
             started = time.monotonic()
             emulator.load(cluster_objects(args.pods, args.per_cloneset))
             load_s = time.monotonic() - started
-            loaded = phase(emulator, workdir / "loaded", args.settle_timeout)
+            loaded = phase(emulator, workdir / "loaded", args.settle_timeout, args.py_spy)
             emulator_kib = vm_kib(emulator.process.status(), "VmRSS")
         finally:
             emulator.close()

@@ -31,6 +31,8 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import orjson
+
 GUARD_ENV = "KRUISE_CACHE_GUARD"
 
 VIOLATIONS: list[str] = []
@@ -42,6 +44,14 @@ Tree = dict[str, "Tree | None"]
 _INTERN_MAX = 128  # longer strings (JSON blobs in annotations, sha256 image IDs) rarely repeat exactly
 _PROBATION = 4096  # content seen once, awaiting a second sighting (weak references, oldest dropped first)
 _RECENT_RECORDS = 4096  # records by content, most recently met last: equal per-pod parts are one record
+_BY_TEXT = 1024  # shared subtrees by their JSON text, most recently met last (a fast path before hashing)
+_TEXT_MAX = 512  # longer texts (a pod's containers, mostly its own for its token mount) are not kept
+# Types orjson would write as some other type's text (a datetime as its string, a str subclass as a str)
+# raise instead, so equal text means equal values. (NaN and UUID objects would still pass as null and a
+# string; decoded JSON, what a projection is given, holds neither.)
+_TEXT_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+)
 _RECORD_SHAPES = 256  # record classes per projection; an object of any further shape stays a FrozenDict
 
 
@@ -248,15 +258,10 @@ def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None
     return cls  # type: ignore[no-any-return]
 
 
-def _atom(value: Any) -> Any:
-    """`value` as part of a record's content key: strings as they are, other scalars with their type
-    (True and 1 are equal as keys, not as content), containers by identity (the record keeping the
-    key holds them, so the identity cannot pass to another object while the key exists)."""
-    if value.__class__ is str:
-        return value
-    if value is None or isinstance(value, (bool, int, float)):
-        return (value.__class__, value)
-    return id(value)
+_SCALARS = frozenset({bool, int, float, type(None)})
+"""Exact scalar types, which a record's content key holds with their type, as True and 1 are equal as
+keys but not as content; strings stand for themselves, anything else (containers, an IntEnum) by its
+identity: the record keeping the key holds it, so the identity cannot pass to another object meanwhile."""
 
 
 def _new_record(cls: Any, values: Iterable[Any]) -> Record:
@@ -401,6 +406,7 @@ class Projection:
         `owner` names the reader in messages (`kruise-manager pods`)."""
         self.owner = owner
         self.unique = frozenset(unique)
+        self._unique_parents = frozenset(path.rpartition(".")[0] for path in self.unique)
         self.keep = sorted(set(keep))
         self.tree = parse_paths(self.keep)
         self.shared = sorted(set(shared))
@@ -420,6 +426,8 @@ class Projection:
         self._table: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._probation: dict[int, weakref.ref[Any]] = {}
         self._recent: dict[tuple[Any, ...], Record] = {}
+        self._by_text: dict[tuple[str, bytes], tuple[tuple[str, bytes], weakref.ref[Any], int, bool]] = {}
+        self._compacting: dict[str, bool] = {}
 
     def keeps(self, path: str) -> bool:
         """True when the cache keeps `path`, whole or in part."""
@@ -497,18 +505,29 @@ class Projection:
 
     def _compacts(self, where: str) -> bool:
         """Whether objects at `where` are stored as records (at or below a `compact` path)."""
-        return any(_within(where, path) for path in self.compact)
+        known = self._compacting.get(where)
+        if known is None:
+            known = self._compacting[where] = any(_within(where, path) for path in self.compact)
+        return known
 
     def _record(self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None) -> Record | None:
         """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes)."""
-        keys = tuple(key for key, _ in items)
+        keys = tuple([key for key, _ in items])
         cls = self._records.get((where, keys))
         if cls is None:
             if len(self._records) >= _RECORD_SHAPES or not all(map(_record_key, keys)):
                 return None
             cls = self._records[(where, keys)] = _record_class(where, keys, kept)
         values = [value for _, value in items]
-        content = (cls, *map(_atom, values))
+        # Each value as part of the content key (see _SCALARS), inline: a call per value was a
+        # tenth of projecting a pod.
+        content = (
+            cls,
+            *[
+                v if v.__class__ is str else (v.__class__, v) if v.__class__ in _SCALARS else id(v)
+                for v in values
+            ],
+        )
         known = self._recent.pop(content, None)
         record = known if known is not None else _new_record(cls, values)
         self._recent[content] = record  # (back) at the young end: what keeps recurring stays
@@ -539,7 +558,19 @@ class Projection:
     def _whole(self, value: Any, where: str) -> Any:
         """A whole kept subtree: frozen and interned all the way down (no guard: every key is kept)."""
         if isinstance(value, dict):
-            items = [(sys.intern(k), self._whole(v, f"{where}.{k}")) for k, v in value.items()]
+            # Strings and scalars inline (most values of a condition or a container status are):
+            # a call each was a third of projecting one.
+            items = []
+            for k, v in value.items():
+                cls = v.__class__
+                if cls is str:
+                    if len(v) <= _INTERN_MAX and not (
+                        where in self._unique_parents and f"{where}.{k}" in self.unique
+                    ):
+                        v = sys.intern(v)
+                elif cls not in _SCALARS:
+                    v = self._whole(v, f"{where}.{k}")
+                items.append((sys.intern(k), v))
             if self._compacts(where):
                 record = self._record(where, items, None)
                 if record is not None:
@@ -560,6 +591,49 @@ class Projection:
         ports and mounts. Children are made canonical first, so a parent's equality check meets
         identical children and stops at `is`. `memo` shares repeats within one object (the token
         mount in each of a pod's containers) without a table entry for each pod."""
+        if isinstance(value, (dict, list)) and value:
+            return self._canon_by_text(value, tree, where, memo)
+        return self._canon_walk(value, tree, where, memo)
+
+    def _canon_by_text(
+        self, value: Any, tree: Tree | None, where: str, memo: dict[int, Any]
+    ) -> tuple[Any, int]:
+        """`_canon` for a container, first looked up by its JSON text: a replica's env, probes,
+        resources, tolerations and owner references are met once per pod, and serializing them in C
+        and finding the text already seen is cheaper than walking and hashing them node by node (the
+        walk was most of a list's sync time). Equal text at the same path projects to equal content,
+        so the node found is the one the walk would return; unequal text still meets its equal
+        content by the walk's hash."""
+        try:
+            text = orjson.dumps(value, option=_TEXT_OPTIONS)
+        except TypeError:  # not plain JSON (a tuple, an int key, a datetime): only the walk tells it apart
+            return self._canon_walk(value, tree, where, memo)
+        if len(text) > _TEXT_MAX:  # kept texts are memory too; the walk looks its parts up by text
+            return self._canon_walk(value, tree, where, memo)
+        seen = self._by_text.pop((where, text), None)
+        if seen is not None:
+            key, ref, content, promoted = seen
+            node = ref()
+            if node is not None:
+                # Met again in another object: shared now, so the walk finds it once its text is gone
+                # from the window. A repeat within this object (the token mount in each of a pod's
+                # containers: `memo`) is no reason for a table entry per pod.
+                if not promoted and memo.get(content) is not node:
+                    self._table[content] = node
+                    promoted = True
+                self._by_text[key] = (key, ref, content, promoted)
+                return node, content
+        node, content = self._canon_walk(value, tree, where, memo)
+        # orjson's answer keeps its 4 KiB buffer: a copy of the exact size is what stays in the window,
+        # reused as the key when the entry moves (a new key would be this lookup's large one).
+        key = (where, memoryview(text).tobytes())
+        self._by_text[key] = (key, weakref.ref(node), content, False)
+        if len(self._by_text) > _BY_TEXT:
+            del self._by_text[next(iter(self._by_text))]
+        return node, content
+
+    def _canon_walk(self, value: Any, tree: Tree | None, where: str, memo: dict[int, Any]) -> tuple[Any, int]:
+        """`_canon` node by node: each child made canonical, then this node by its content hash."""
         if isinstance(value, dict):
             items: list[tuple[str, Any]] = []
             parts: list[Any] = []
@@ -567,9 +641,16 @@ class Projection:
                 if tree is not None and key not in tree:
                     continue
                 key = sys.intern(key)
-                node, content = self._canon(
-                    child, None if tree is None else tree[key], f"{where}.{key}", memo
-                )
+                kind = child.__class__
+                if kind is str:  # strings and scalars inline, as `_canon` would (most leaves are)
+                    node = self._string(child, f"{where}.{key}")
+                    content = hash(node)
+                elif kind in _SCALARS:
+                    node, content = child, hash((kind, child))
+                else:
+                    node, content = self._canon(
+                        child, None if tree is None else tree[key], f"{where}.{key}", memo
+                    )
                 items.append((key, node))
                 parts += (key, content)
             cls = _SharedDict if tree is None else self._class(where, tree, True)
@@ -610,5 +691,6 @@ class Projection:
 
     @property
     def shared_objects(self) -> int:
-        """Distinct shared subtrees alive now (for the benchmark and tests)."""
+        """Shared subtrees met more than once and alive now (for tests): one met again whole counts
+        once, not each part of it, as its parts were never looked at again."""
         return len(self._table)

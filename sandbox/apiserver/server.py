@@ -29,6 +29,7 @@ from kruise.sandbox.apiserver.handlers.base import USER_INFO, json_response
 from kruise.sandbox.apiserver.handlers.dispatch import Handlers
 from kruise.sandbox.apiserver.handlers.writes import stamp_new
 from kruise.sandbox.apiserver.lifecycle import Lifecycle
+from kruise.sandbox.apiserver.listpages import ListSnapshots
 from kruise.sandbox.apiserver.resources import ResourceType, builtin_resources, crd_resources
 from kruise.sandbox.apiserver.store import Store
 from kruise.sandbox.apiserver.tls import ServingCerts, generate
@@ -89,6 +90,7 @@ class ApiServer:
         self.crd_establish_delay = crd_establish_delay
         self.kubelet_host = kubelet_host  # where pods/log dials a node's kubelet port
         self.bulk_load = bulk_load
+        self.list_snapshots = ListSnapshots()  # the pages of paged lists (listpages.py)
         self.git_version = git_version  # settable while serving: the next GET /version reports it
         self.fault_endpoints = fault_endpoints
         self._types: dict[tuple[str, str, str], ResourceType] = {}

@@ -9,7 +9,7 @@ store has moved past, and is served as a plain `<Kind>List`, a `Table` or a
 from __future__ import annotations
 
 import base64
-import heapq
+import bisect
 from typing import Any
 
 import orjson
@@ -19,11 +19,22 @@ from kruise.sandbox.apiserver import tables
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, json_response
 from kruise.sandbox.apiserver.handlers.subresources import scale_of
+from kruise.sandbox.apiserver.listpages import list_key
 from kruise.sandbox.apiserver.selectors import labels_match
 
 
-def _list_order(obj: dict[str, Any]) -> tuple[str, str]:
-    return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+def _continue_token(cont: str) -> dict[str, Any]:
+    """A continue token's fields: the list's rv, the last key served (`ns`, `name`), its snapshot."""
+    try:
+        token = orjson.loads(base64.urlsafe_b64decode(cont + "=" * (-len(cont) % 4)))
+        _token_key(token)
+    except (ValueError, KeyError, TypeError):
+        raise StatusError(400, "BadRequest", "continue key is not valid: illegal base64 data") from None
+    return token
+
+
+def _token_key(token: Any) -> tuple[str, str]:
+    return str(token["ns"]), str(token["name"])
 
 
 class Reads(RequestContext):
@@ -36,12 +47,6 @@ class Reads(RequestContext):
         return obj
 
     async def _respond_list(self) -> web.Response:
-        reqs, fields = self._filters()
-        items = [
-            o
-            for o in self.store.list(self.rt.key, self.namespace)
-            if labels_match(reqs, o["metadata"].get("labels")) and fields(o)
-        ]
         rv_param = self.query.get("resourceVersion", "")
         if (
             rv_param
@@ -51,33 +56,50 @@ class Reads(RequestContext):
         ):
             raise StatusError(410, "Expired", f"too old resource version: {rv_param} ({self.store.rv})")
         list_meta: dict[str, Any] = {"resourceVersion": self.store_rv()}
-        cont = self.query.get("continue")
-        if cont:
-            try:
-                token = orjson.loads(base64.urlsafe_b64decode(cont + "=" * (-len(cont) % 4)))
-                start = (token["ns"], token["name"])
-            except (ValueError, KeyError, TypeError):
-                raise StatusError(
-                    400, "BadRequest", "continue key is not valid: illegal base64 data"
-                ) from None
-            items = [o for o in items if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start]
-            list_meta["resourceVersion"] = str(token.get("rv", self.store.rv))
         limit = int(self.query.get("limit") or 0)
-        if limit > 0 and len(items) > limit:
-            # one page out of many: the smallest `limit` keys, not a sort of the whole rest each page
-            # (a 100k-pod list in pages of 500 would sort 200 times)
-            remaining = len(items) - limit
-            items = heapq.nsmallest(limit, items, key=_list_order)
-            last = items[limit - 1]["metadata"]
+        snapshots = self.server.list_snapshots
+        scope = (
+            self.rt.key,
+            self.namespace,
+            self.query.get("labelSelector", ""),
+            self.query.get("fieldSelector", ""),
+        )
+        cont = self.query.get("continue")
+        token = _continue_token(cont) if cont else None
+        snapshot_id = token.get("snap") if token else None
+        paged = snapshots.page(snapshot_id, scope, _token_key(token), limit) if token else None
+        if token:
+            list_meta["resourceVersion"] = str(token.get("rv", self.store.rv))
+        if paged is not None:
+            items, remaining = paged
+        else:
+            # the first page, or a token whose snapshot is gone: filter and order the collection once
+            reqs, fields = self._filters()
+            items = sorted(
+                (
+                    o
+                    for o in self.store.list(self.rt.key, self.namespace)
+                    if labels_match(reqs, o["metadata"].get("labels")) and fields(o)
+                ),
+                key=list_key,
+            )
+            if token:
+                items = items[bisect.bisect_right(items, _token_key(token), key=list_key) :]
+            remaining = max(0, len(items) - limit) if limit > 0 else 0
+            snapshot_id = snapshots.keep(scope, items) if remaining else None
+            items = items[:limit] if remaining else items
+        if remaining:
+            last = items[-1]["metadata"]
             token = {
                 "rv": int(list_meta["resourceVersion"]),
                 "ns": last.get("namespace", ""),
                 "name": last["name"],
+                "snap": snapshot_id,
             }
             list_meta["continue"] = base64.urlsafe_b64encode(orjson.dumps(token)).decode().rstrip("=")
             list_meta["remainingItemCount"] = remaining
-        else:
-            items.sort(key=_list_order)
+        elif isinstance(snapshot_id, int):
+            snapshots.drop(snapshot_id)
         accept = self.request.headers.get("Accept", "")
         served = await self._served_all(items)
         if "as=Table" in accept:

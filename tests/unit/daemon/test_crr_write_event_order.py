@@ -69,8 +69,8 @@ async def harness():
         NODE,
         clock=lambda: datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
     )
-    recreator.requests._replace([copy.deepcopy(api.objects[KEY])], "10")
-    recreator.pods._replace([_pod()], "5")
+    await recreator.requests._replace([copy.deepcopy(api.objects[KEY])], "10")
+    await recreator.pods._replace([_pod()], "5")
     yield api, runtime, recreator
     await recreator.controller.stop(timeout=1)
 

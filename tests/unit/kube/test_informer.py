@@ -266,3 +266,52 @@ async def test_relist_ends_the_watch_and_lists_again_before_being_current(fake_a
     await informer.wait_current()
     assert fake_api.lists == 2 and informer.get("default/a") is not None
     await informer.stop()
+
+
+async def test_delivering_a_large_list_gives_the_loop_turns(fake_api):
+    """100k adds through every controller's handlers stalled a manager's loop past its lease's renew
+    deadline; the informer now lets other tasks run between slices of the delivery."""
+    for i in range(1200):
+        fake_api.put(f"p{i:04d}")
+    informer = SharedInformer(fake_api, PODS)
+    turns, seen = 0, []
+    informer.add_event_handler(lambda obj: seen.append(turns))
+
+    async def other():
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    ticker = asyncio.create_task(other())
+    informer.start()
+    try:
+        assert await informer.wait_for_sync(5)
+    finally:
+        ticker.cancel()
+        await informer.stop()
+    assert len(seen) == 1200 and seen[0] < seen[-1]
+
+
+async def test_a_handler_added_while_a_list_is_delivered_gets_every_object_once(fake_api):
+    for i in range(1200):
+        fake_api.put(f"p{i:04d}")
+    informer = SharedInformer(fake_api, PODS)
+    late: list[str] = []
+    added_after = []
+
+    def first(obj):
+        if obj["metadata"]["name"] == "p0600":
+            # from another task, while the delivery is paused between slices
+            def add_late():
+                added_after.append(informer.has_synced())
+                informer.add_event_handler(lambda o: late.append(o["metadata"]["name"]))
+
+            asyncio.get_running_loop().call_soon(add_late)
+
+    informer.add_event_handler(first)
+    informer.start()
+    assert await informer.wait_for_sync(5)
+    await informer.stop()
+    assert added_after == [False], "the handler was added while the list was being delivered"
+    assert sorted(late) == [f"p{i:04d}" for i in range(1200)]

@@ -1,6 +1,7 @@
 """Cache projections: kept paths only, frozen, interned, shared; guarded reads of dropped paths fail."""
 
 import copy
+import datetime
 import sys
 
 import orjson
@@ -8,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kruise.kube import projection as projection_module
 from kruise.kube.client import Client
 from kruise.kube.informer import SharedInformer
 from kruise.kube.projection import (
@@ -100,10 +102,11 @@ def test_shared_subtrees_are_one_object_per_content_and_strings_are_interned() -
     assert a["metadata"]["ownerReferences"] is c["metadata"]["ownerReferences"]
     assert a["metadata"] is not b["metadata"]
     assert a["metadata"]["labels"]["app"] is sys.intern("web")
-    # Every level is shared: the owner reference and its list, the container and its list.
-    assert projection.shared_objects == 4
+    # Met again whole (the owner references, the list of containers): one table entry each, not
+    # one per level below.
+    assert projection.shared_objects == 2
     del a, b
-    assert projection.shared_objects == 2  # weakly held: gone with the last pod that had them
+    assert projection.shared_objects == 1  # weakly held: gone with the last pod that had them
 
 
 def test_unique_paths_are_not_interned() -> None:
@@ -428,3 +431,33 @@ def test_equal_records_are_one_record_and_stay_read_only() -> None:
     assert b'"ready":1' in orjson.dumps(c) and b'"ready":true' in orjson.dumps(a)
     with pytest.raises(TypeError, match="read-only"):
         status_a["ready"] = False
+
+
+def test_parts_differing_only_in_dropped_fields_are_still_one_object() -> None:
+    projection = Projection(KEEP, SHARED, guard=False)
+    a, b = (projection.apply(pod(n)) for n in "ab")
+    other = pod("c")
+    other["spec"]["containers"][0]["env"] = [{"name": "B", "value": "2"}]  # not kept: the text differs
+    c = projection.apply(other)
+    assert a["spec"]["containers"] is b["spec"]["containers"] is c["spec"]["containers"]
+
+
+def test_sharing_outlives_the_window_of_recent_texts() -> None:
+    projection = Projection(KEEP, SHARED, guard=False)
+    a, _b = (projection.apply(pod(n)) for n in "ab")
+    others = [projection.apply(pod(f"o{i}", image=f"img:{i}")) for i in range(3000)]
+    late = projection.apply(pod("late"))
+    assert late["spec"]["containers"] is a["spec"]["containers"]
+    assert len(projection._by_text) <= projection_module._BY_TEXT and len(others) == 3000
+
+
+def test_shared_parts_keep_scalar_types_and_take_values_json_cannot_write() -> None:
+    projection = Projection(["spec.x"], ["spec.x"], guard=False)
+    values = [[1], [True], [1.0], [(1, 2)], [2**70], [{"when": datetime.date(2026, 1, 1)}]]
+    cached = [projection.apply({"spec": {"x": v}})["spec"]["x"] for v in values]
+    assert cached == values
+    assert [type(c[0]) for c in cached[:5]] == [int, bool, float, tuple, int]
+    assert isinstance(cached[-1][0], FrozenDict)
+    assert type(cached[-1][0]["when"]) is datetime.date  # not its ISO text, which orjson would write
+    again = [projection.apply({"spec": {"x": v}})["spec"]["x"] for v in values[:3]]
+    assert all(x is y for x, y in zip(again, cached, strict=False))

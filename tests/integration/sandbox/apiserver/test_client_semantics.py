@@ -12,6 +12,8 @@ import pytest
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from kruise.sandbox.apiserver.listpages import ListSnapshots
+
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 
@@ -155,6 +157,52 @@ async def test_pagination_and_table(api, emulator):
         "Data",
         "Age",
     ]
+
+
+async def test_later_pages_are_the_first_pages_snapshot(api, emulator):
+    """As kube-apiserver serves a continue token from etcd at the list's revision: an object written
+    after the first page shows in a later page as it was, a new one not at all, and the token keeps the
+    list's resourceVersion."""
+    core = client.CoreV1Api(api)
+    for i in range(4):
+        await core.create_namespaced_config_map("default", cm(f"s{i}", v="old"))
+    first = await core.list_namespaced_config_map("default", limit=2)
+    assert [i.metadata.name for i in first.items] == ["kube-root-ca.crt", "s0"]
+    await core.patch_namespaced_config_map("s2", "default", {"data": {"v": "new"}})
+    await core.create_namespaced_config_map("default", cm("s1a"))
+    await core.delete_namespaced_config_map("s3", "default")
+    rest = await core.list_namespaced_config_map("default", _continue=first.metadata._continue)
+    assert [(i.metadata.name, i.data["v"]) for i in rest.items] == [
+        ("s1", "old"),
+        ("s2", "old"),
+        ("s3", "old"),
+    ]
+    assert rest.metadata.resource_version == first.metadata.resource_version and not rest.metadata._continue
+    now = await core.list_namespaced_config_map("default")
+    assert [i.metadata.name for i in now.items] == ["kube-root-ca.crt", "s0", "s1", "s1a", "s2"]
+
+
+async def test_a_token_whose_snapshot_is_gone_resumes_from_its_key(api, emulator):
+    """An evicted snapshot (or an emulator restarted under the client) falls back to the live store
+    after the token's key, with the same selectors."""
+    core = client.CoreV1Api(api)
+    for i in range(5):
+        body = cm(f"k{i}")
+        body["metadata"]["labels"] = {"pick": "yes" if i % 2 == 0 else "no"}
+        await core.create_namespaced_config_map("default", body)
+    first = await core.list_namespaced_config_map("default", label_selector="pick=yes", limit=1)
+    assert [i.metadata.name for i in first.items] == ["k0"]
+    emulator.server.list_snapshots = ListSnapshots()
+    names, token = [], first.metadata._continue
+    while token:
+        page = await core.list_namespaced_config_map(
+            "default", label_selector="pick=yes", limit=1, _continue=token
+        )
+        names += [i.metadata.name for i in page.items]
+        token = page.metadata._continue
+        assert page.metadata.resource_version == first.metadata.resource_version
+    assert names == ["k2", "k4"]
+    assert page.metadata.remaining_item_count is None
 
 
 async def test_fault_injection_returns_status(api, emulator):
