@@ -27,6 +27,8 @@ STS_WAIT = 300.0
 CAN_EXPAND_SC = "allow-volume-expansion"
 CANNOT_EXPAND_SC = "disallow-volume-expansion"
 SANDBOX_PROVISIONER = "sandbox.kruise.io/volumes"
+DEFAULT_CLASS = "standard"
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
 _ORDINAL = re.compile(r"-(\d+)$")
 
@@ -48,6 +50,14 @@ async def ensure_expansion_classes(cluster: Cluster) -> None:
     cluster-wide, so every case of the session shares them (`kubectl apply` keeps that idempotent)."""
     for sc in (storage_class(CAN_EXPAND_SC, True), storage_class(CANNOT_EXPAND_SC, False)):
         await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(sc))
+
+
+async def ensure_default_class(cluster: Cluster) -> None:
+    """kind's default class `standard` (the sandbox has none of its own): upstream's claim templates name
+    no class, and its `SkipIfNoDefaultStorageClass` looks for one."""
+    sc = storage_class(DEFAULT_CLASS, False)
+    sc["metadata"]["annotations"] = {DEFAULT_CLASS_ANNOTATION: "true"}
+    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(sc))
 
 
 def headless_service(name: str, selector: dict[str, str]) -> Obj:

@@ -17,10 +17,10 @@ from harness import Cluster
 from statefulset_tester import (
     STS,
     StatefulSetTester,
+    ensure_default_class,
     headless_service,
     new_statefulset,
     status,
-    storage_class,
 )
 from upstream_kit import Case, Obj, upstream_case
 
@@ -31,16 +31,7 @@ LABELS = {"foo": "bar", "baz": "blah"}
 HEADLESS_SVC = "test"
 STATEFUL_MOUNTS = [{"name": "datadir", "mountPath": "/data/"}]
 POD_MOUNTS = [{"name": "home", "mountPath": "/home"}]
-DEFAULT_CLASS = "standard"
-DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 HOST_LABEL = "kubernetes.io/hostname"
-
-
-async def ensure_default_class(cluster: Cluster) -> None:
-    """kind's default class `standard`, for `SkipIfNoDefaultStorageClass` to find."""
-    sc = storage_class(DEFAULT_CLASS, False)
-    sc["metadata"]["annotations"] = {DEFAULT_CLASS_ANNOTATION: "true"}
-    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(sc))
 
 
 async def setup(case: Case, replicas: int, policy: Obj) -> tuple[StatefulSetTester, Obj]:

@@ -5,6 +5,7 @@ Layout (under the kubelet's state directory, like ``/var/lib/kubelet/pods/<uid>`
     pods/<uid>/volumes/<volume>/...             the volume's files
     pods/<uid>/containers/<container>/root/     the container's file system root: every
         <mountPath> -> ../volumes/<volume>[/<subPath>]   volumeMount is a symlink there
+    claims/<volumeName>/...                     a bound PersistentVolumeClaim's files
 
 A process cannot see ``/var/run/secrets/...`` at its real place, so paths are mapped two ways
 (see ``PathMap``): the process gets ``SANDBOX_CONTAINER_ROOT=<root>`` (a file the container
@@ -15,7 +16,10 @@ Secret, ConfigMap, downwardAPI and projected volumes (secret, configMap, downwar
 serviceAccountToken sources) are written when a container starts; emptyDir volumes are
 directories that live as long as the pod; hostPath volumes are directories of the node's
 fake host file system ``nodes/<node>/<path>`` (the simulator may link files into it, e.g.
-the node's CRI socket).
+the node's CRI socket). A persistentVolumeClaim volume is the directory of the volume its claim is
+bound to, beside ``pods/``: it outlives the pod and follows the claim to any node (as network
+storage would), so a stateful pod recreated elsewhere finds what its predecessor wrote; until the
+claim is Bound the mount fails and the kubelet retries, as a real one waits for the attach.
 """
 
 from __future__ import annotations
@@ -229,6 +233,8 @@ async def volume_dir(pod_dir: Path, node_root: Path, volume: Obj, context: Volum
     if "emptyDir" in volume:
         directory.mkdir(parents=True, exist_ok=True)
         return directory
+    if "persistentVolumeClaim" in volume:
+        return await claim_dir(pod_dir, volume["persistentVolumeClaim"], context)
     mode = DEFAULT_MODE
     if "secret" in volume:
         ref = volume["secret"]
@@ -250,3 +256,18 @@ async def volume_dir(pod_dir: Path, node_root: Path, volume: Obj, context: Volum
         raise MountFailed(f'volume "{name}": type {kinds} is not supported for process containers')
     _write(directory, files, mode)
     return directory
+
+
+async def claim_dir(pod_dir: Path, source: Mapping[str, Any], context: VolumeContext) -> Path:
+    """The directory of the volume the claim is bound to (``claims/<volumeName>`` of the state dir,
+    which holds ``pods/``); ``MountFailed`` while the claim is missing or not yet Bound."""
+    name = str(source.get("claimName") or "")
+    claim = await context.fetch("persistentvolumeclaims", context.namespace, name)
+    if claim is None:
+        raise MountFailed(f'persistentvolumeclaim "{name}" not found')
+    volume_name = (claim.get("spec") or {}).get("volumeName")
+    if not volume_name or (claim.get("status") or {}).get("phase") != "Bound":
+        raise MountFailed(f'persistentvolumeclaim "{name}" is not bound')
+    path = pod_dir.parent.parent / "claims" / str(volume_name)
+    path.mkdir(parents=True, exist_ok=True)
+    return path

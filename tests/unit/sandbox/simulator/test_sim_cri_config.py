@@ -219,3 +219,40 @@ async def test_host_network_listen_anywhere_binds_the_node_address(tmp_path: Pat
     own_netns = web_pod()
     config = await container_config(own_netns, spec, 0, context=context(own_netns), **options)
     assert list(config.args) == spec["args"]  # the pod's own network namespace: every interface is its own
+
+
+async def test_a_claim_mounts_the_directory_of_its_bound_volume_once_bound(tmp_path: Path):
+    """A stateful pod recreated on another node must find what its predecessor wrote, and a pod whose
+    claim is not bound yet waits (FailedMount, retried) rather than starting on an empty directory."""
+    claims = {
+        "data-web-0": {"spec": {"volumeName": "pvc-1"}, "status": {"phase": "Bound"}},
+        "pending": {"spec": {}, "status": {"phase": "Pending"}},
+    }
+
+    async def fetch_claim(plural: str, namespace: str, name: str) -> dict | None:
+        assert plural == "persistentvolumeclaims" and namespace == "default"
+        return claims.get(name)
+
+    spec = {"name": "app", "image": "busybox", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}
+
+    async def mounts(claim: str, node: str, uid: str) -> dict[str, Path]:
+        p = pod(volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": claim}}])
+        p["metadata"]["uid"] = uid
+        options = {
+            "context": VolumeContext(p, fetch_claim, token, "198.18.1.7", "127.18.0.2"),
+            "pod_dir": tmp_path / "pods" / uid,
+            "node_root": tmp_path / "nodes" / node,
+            "base_env": {},
+        }
+        config = await container_config(p, spec, 0, **options)
+        return {m.container_path: Path(m.host_path) for m in config.mounts}
+
+    first = await mounts("data-web-0", "node-1", "u-1")
+    assert first["/data"] == tmp_path / "claims" / "pvc-1" and first["/data"].is_dir()
+    (first["/data"] / "hostname").write_text("web-0")
+    again = await mounts("data-web-0", "node-2", "u-2")
+    assert (again["/data"] / "hostname").read_text() == "web-0"
+    with pytest.raises(MountFailed, match='persistentvolumeclaim "pending" is not bound'):
+        await mounts("pending", "node-1", "u-3")
+    with pytest.raises(MountFailed, match='persistentvolumeclaim "absent" not found'):
+        await mounts("absent", "node-1", "u-4")
