@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 
 from harness import kubectl_binary
-# e2e/statefulset/ is not a package of its own; e2e/ is on the path, so it imports as one (reused, not copied)
+
+# e2e/statefulset/ is no package of its own; e2e/ is on the path, so it imports as one (reused, not copied)
 from statefulset.statefulset_tester import STS_WAIT, StatefulSetTester, ordinal, sort_stateful_pods
 from upstream_kit import Obj, is_ready
 
@@ -96,7 +97,7 @@ class ExecStatefulSetTester(StatefulSetTester):
         for pod in await self.pods(ss):
             name = pod["metadata"]["name"]
             hostname = await self.run_host_cmd_with_retries(name, "printf $(hostname)")
-            assert hostname == name, f"unexpected hostname ({hostname}) and stateful pod name ({name}) not equal"
+            assert hostname == name, f"unexpected hostname ({hostname}) and stateful pod name ({name})"
 
     async def wait_for_running(self, running: int, ready: int, ss: Obj) -> list[Obj]:
         """`WaitForRunning`: exactly `running` pods Running, those below ordinal `ready` Ready and the

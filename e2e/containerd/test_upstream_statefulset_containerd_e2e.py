@@ -69,7 +69,8 @@ async def _wait_adopted(case: Case, name: str, ss: Obj) -> None:
         if ref is None:
             return False
         wanted = ("StatefulSet", ss["metadata"]["name"], ss["metadata"]["uid"])
-        assert (ref.get("kind"), ref.get("name"), ref.get("uid")) == wanted, f"pod has wrong controllerRef: {ref}"
+        got = (ref.get("kind"), ref.get("name"), ref.get("uid"))
+        assert got == wanted, f"pod has wrong controllerRef: {ref}"
         return True
 
     await case.eventually(lambda: case.must_get("pods", name), adopted, f"pod {name} adopted", STS_WAIT)
@@ -88,9 +89,8 @@ async def test_should_provide_basic_identity(real_cluster: Cluster) -> None:
         # Verifying statefulset provides a stable hostname for each pod
         await sst.check_hostname(ss)
         # Verifying statefulset set proper service name
-        assert ss["spec"]["serviceName"] == HEADLESS_SVC, (
-            f"Wrong service name governing statefulset. Expected {HEADLESS_SVC} got {ss['spec']['serviceName']}"
-        )
+        got = ss["spec"]["serviceName"]
+        assert got == HEADLESS_SVC, f"Wrong service name governing statefulset: {got}"
         await sst.exec_in_stateful_pods(ss, "echo $(hostname) | dd of=/data/hostname conv=fsync")
 
         # Restarting statefulset ss
