@@ -1,7 +1,12 @@
-"""PersistentVolumeClaim updates: what the claim strategy allows and what the resize admission plugin
-lets through, as kube-apiserver 1.33 does.
+"""PersistentVolumeClaim admission as kube-apiserver 1.33 does it: the class a new claim gets from the
+DefaultStorageClass plugin, what the claim strategy allows on update and what the resize plugin lets through.
 
-Two separate gates, in kube-apiserver's order:
+On create, the DefaultStorageClass mutating plugin gives a claim that names no class (no
+`spec.storageClassName`, no beta class annotation; an empty string is "no class" on purpose and is kept)
+the class annotated `storageclass.kubernetes.io/is-default-class: "true"` (or the beta annotation); of
+several such classes the newest wins, then the first by name.
+
+On update, two separate gates, in kube-apiserver's order:
 
 1. `ValidatePersistentVolumeClaimUpdate` (422 Invalid): a claim's spec is fixed at creation except
    `volumeName` (set once, by the binder), `resources.requests` (only once the claim is Bound) and
@@ -16,13 +21,17 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kruise.sandbox.apiserver.errors import StatusError, field_error
 from kruise.sandbox.quantity import amount
 
 BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
 SPEC_RULE = (
     "spec is immutable after creation except resources.requests and volumeAttributesClassName "
     "for bound claims"
@@ -50,6 +59,26 @@ def claim_class(claim: dict[str, Any]) -> str:
     if BETA_CLASS_ANNOTATION in annotations:
         return annotations[BETA_CLASS_ANNOTATION]
     return (claim.get("spec") or {}).get("storageClassName") or ""
+
+
+def is_default_class(sc: dict[str, Any]) -> bool:
+    annotations = (sc.get("metadata") or {}).get("annotations") or {}
+    return any(annotations.get(key) == "true" for key in DEFAULT_CLASS_ANNOTATIONS)
+
+
+def admit_default_class(claim: dict[str, Any], classes: Iterable[dict[str, Any]]) -> None:
+    """The DefaultStorageClass plugin on create: name the default class in a claim that names none."""
+    spec = claim.setdefault("spec", {})
+    annotations = (claim.get("metadata") or {}).get("annotations") or {}
+    if spec.get("storageClassName") is not None or BETA_CLASS_ANNOTATION in annotations:
+        return
+    defaults = sorted(
+        (sc for sc in classes if is_default_class(sc)), key=lambda sc: sc["metadata"].get("name", "")
+    )
+    if defaults:
+        # stable sorts: by name first, then newest first, so equal timestamps keep name order
+        defaults.sort(key=lambda sc: sc["metadata"].get("creationTimestamp") or "", reverse=True)
+        spec["storageClassName"] = defaults[0]["metadata"]["name"]
 
 
 def _size(value: Any) -> Any:

@@ -32,7 +32,7 @@ from kruise.sandbox.apiserver import (
     serviceaccounts,
 )
 from kruise.sandbox.apiserver.applyset import changed_paths, owned_paths, record_manager, server_side_apply
-from kruise.sandbox.apiserver.claims import admit_claim_resize
+from kruise.sandbox.apiserver.claims import admit_claim_resize, admit_default_class
 from kruise.sandbox.apiserver.errors import StatusError
 from kruise.sandbox.apiserver.handlers.base import RequestContext, now_iso
 from kruise.sandbox.apiserver.handlers.subresources import scale_of
@@ -41,6 +41,7 @@ from kruise.sandbox.apiserver.resources import ResourceType
 from kruise.sandbox.apiserver.statusstrategy import prepare_status_update
 
 PRIORITY_CLASSES = ("scheduling.k8s.io", "priorityclasses")
+STORAGE_CLASSES = ("storage.k8s.io", "storageclasses")
 
 # utilrand's alphabet for generateName suffixes: no vowels, no digits that look like letters.
 T = TypeVar("T")
@@ -200,6 +201,12 @@ class Writes(RequestContext):
                     lambda name: self.store.get(PRIORITY_CLASSES, "", name),
                     lambda: self.store.list(PRIORITY_CLASSES),
                 )
+
+            in_tree(obj)
+        elif self.rt.key == ("", "persistentvolumeclaims"):
+
+            def in_tree(claim: dict[str, Any]) -> None:
+                admit_default_class(claim, self.store.list(STORAGE_CLASSES))
 
             in_tree(obj)
         self.server.lifecycle.prepare_create(self.rt, obj)
@@ -455,7 +462,7 @@ class Writes(RequestContext):
             del obj["metadata"]["managedFields"]
 
     def _storage_class(self, name: str) -> dict[str, Any] | None:
-        return self.store.get(("storage.k8s.io", "storageclasses"), "", name)
+        return self.store.get(STORAGE_CLASSES, "", name)
 
     def _allow_create_on_update(self) -> bool:
         return self.rt.is_custom is False and self.rt.key in {

@@ -173,3 +173,18 @@ async def test_kubernetes_asyncio_resize_calls(cluster: Cluster, sandbox_emulato
             await core.patch_namespaced_persistent_volume_claim("b", "default", shrink)
         assert invalid.value.status == 422
         assert "field can not be less than status.capacity" in invalid.value.body
+
+
+async def test_a_claim_naming_no_class_binds_through_the_default_class(cluster: Cluster, kclient: Client):
+    """The DefaultStorageClass admission plugin: upstream's StatefulSet claim templates name no class and
+    bind on kind through its default `standard`; `""` keeps a claim classless (and unbound)."""
+    default = _class("standard", False)
+    default["metadata"]["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    await kclient.create(STORAGE_CLASSES, default)
+    classless = _claim("datadir-ss-0", "")
+    del classless["spec"]["storageClassName"]
+    created = await kclient.create(PVCS, classless, namespace="default")
+    assert created["spec"]["storageClassName"] == "standard"
+    await _bound(cluster, "datadir-ss-0")
+    none = await kclient.create(PVCS, _claim("no-class", ""), namespace="default")
+    assert none["spec"]["storageClassName"] == ""

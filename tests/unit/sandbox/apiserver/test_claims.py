@@ -13,6 +13,7 @@ from kruise.sandbox.apiserver.claims import (
     RESIZE_RULE,
     SPEC_RULE,
     admit_claim_resize,
+    admit_default_class,
     validate_claim_update,
 )
 
@@ -174,3 +175,53 @@ def test_size_rules_for_any_sizes(old_mi, capacity_mi, new_mi):
     assert (admit_claim_resize(new, old, lookup) is not None) is False  # class "fast" allows it
     old["spec"]["storageClassName"] = new["spec"]["storageClassName"] = "fixed"
     assert (admit_claim_resize(new, old, lookup) is not None) == (new_mi > old_mi)
+
+
+def storage_class(
+    name: str, created: str, default: str | None = "true", beta: bool = False
+) -> dict[str, Any]:
+    key = (
+        "storageclass.beta.kubernetes.io/is-default-class"
+        if beta
+        else "storageclass.kubernetes.io/is-default-class"
+    )
+    annotations = {key: default} if default is not None else {}
+    return {"metadata": {"name": name, "creationTimestamp": created, "annotations": annotations}}
+
+
+def new_claim(**spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "datadir-ss-0"}, "spec": {"accessModes": ["ReadWriteOnce"], **spec}}
+
+
+def test_a_claim_naming_no_class_gets_the_newest_default_one():
+    """kind's `standard` is why upstream's class-less claim templates bind; of several defaults the newest
+    wins, equal timestamps by name."""
+    classes = [
+        storage_class("old", "2026-01-01T00:00:00Z"),
+        storage_class("zeta", "2026-02-01T00:00:00Z"),
+        storage_class("beta", "2026-02-01T00:00:00Z", beta=True),
+        storage_class("newest-not-default", "2026-03-01T00:00:00Z", default="false"),
+    ]
+    c = new_claim()
+    admit_default_class(c, classes)
+    assert c["spec"]["storageClassName"] == "beta"
+
+
+@pytest.mark.parametrize(
+    "c",
+    [
+        new_claim(storageClassName="fast"),
+        new_claim(storageClassName=""),  # "" is "no class" on purpose
+        {"metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "fast"}}, "spec": {}},
+    ],
+)
+def test_a_claim_that_names_a_class_or_none_on_purpose_keeps_it(c: dict[str, Any]):
+    before = copy.deepcopy(c)
+    admit_default_class(c, [storage_class("standard", "2026-01-01T00:00:00Z")])
+    assert c == before
+
+
+def test_without_a_default_class_the_claim_stays_classless():
+    c = new_claim()
+    admit_default_class(c, [storage_class("plain", "2026-01-01T00:00:00Z", default=None)])
+    assert "storageClassName" not in c["spec"]
