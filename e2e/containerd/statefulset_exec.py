@@ -8,6 +8,7 @@ case shares (`WaitForRunningAndReady`, `WaitForStatus`, ...) are `statefulset_te
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 
@@ -159,6 +160,19 @@ class ExecStatefulSetTester(StatefulSetTester):
         await self.wait_for_status_replicas(ss, 0)
         return await self.update_replicas(ss, replicas)
 
+    async def confirm_stateful_pod_count(self, count: int, ss: Obj, window: float, hard: bool) -> None:
+        """`ConfirmStatefulPodCount`. Hard: every read of the window finds exactly `count` pods. Not hard,
+        upstream only logs while the count differs; here the count must be reached within the window (the
+        scaling did not halt)."""
+        if hard:
+            await self.case.consistently(
+                lambda: self.pods(ss), lambda pods: len(pods) == count, f"exactly {count} pods", window
+            )
+            return
+        await self.case.eventually(
+            lambda: self.pods(ss), lambda pods: len(pods) == count, f"{count} pods", window
+        )
+
     async def break_pod_http_probe(self, pod: Obj) -> None:
         """`BreakPodHTTPProbe`: move nginx's index.html away (idempotent, as upstream's `|| true`)."""
         await self.run_host_cmd_with_retries(
@@ -187,3 +201,63 @@ def _replicas(count: int) -> Callable[[Obj], None]:
         update["spec"]["replicas"] = count
 
     return change
+
+
+class PodWatch:
+    """`Pods(ns).Watch(selector)` read by `watchtools.UntilWithoutRetry`: `kubectl get pods --watch
+    --output-watch-events -o json` from the moment it starts (its initial list arrives as ADDED events),
+    every event kept in arrival order."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.events: list[tuple[str, str]] = []  # (type, pod name)
+        self._reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def start(cls, tester: StatefulSetTester, selector: dict[str, str]) -> PodWatch:
+        case = tester.case
+        process = await asyncio.create_subprocess_exec(
+            kubectl_binary(), "--kubeconfig", str(case.cluster.kubeconfig), "get", "pods", "-n", case.ns,
+            "-l", ",".join(f"{k}={v}" for k, v in selector.items()),
+            "--watch", "--output-watch-events", "-o", "json",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        return cls(process)
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        decoder = json.JSONDecoder()
+        buffer = ""
+        while chunk := await self.process.stdout.read(65536):
+            buffer += chunk.decode(errors="replace")
+            while True:
+                buffer = buffer.lstrip()
+                try:
+                    event, end = decoder.raw_decode(buffer)
+                except json.JSONDecodeError:
+                    break
+                buffer = buffer[end:]
+                self.events.append((event["type"], event["object"]["metadata"]["name"]))
+
+    async def until_order(self, tester: StatefulSetTester, kind: str, expected: list[str]) -> None:
+        """`UntilWithoutRetry` over the events: `kind` events name `expected` in that order (others may
+        come between)."""
+
+        async def read() -> list[tuple[str, str]]:
+            assert self.process.returncode is None, f"the pod watch ended: {self.events}"
+            return list(self.events)
+
+        def in_order(events: list[tuple[str, str]]) -> bool:
+            left = list(expected)
+            for event_kind, name in events:
+                if left and event_kind == kind and name == left[0]:
+                    left.pop(0)
+            return not left
+
+        await tester.case.eventually(read, in_order, f"{kind} events for {expected} in order", STS_WAIT)
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.terminate()
+        await self.process.wait()
+        await self._reader

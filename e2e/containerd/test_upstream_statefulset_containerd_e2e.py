@@ -18,8 +18,17 @@ from __future__ import annotations
 
 import pytest
 from harness import Cluster
-from statefulset.statefulset_tester import ensure_default_class, headless_service, new_statefulset
-from statefulset_exec import ExecStatefulSetTester, pause_new_pods
+from statefulset.statefulset_tester import (
+    NEW_NGINX_IMAGE,
+    ensure_default_class,
+    headless_service,
+    new_statefulset,
+    revision_of,
+    set_image,
+    sort_stateful_pods,
+    status,
+)
+from statefulset_exec import ExecStatefulSetTester, PodWatch, pause_new_pods, set_http_probe
 from upstream_kit import Case, Obj, upstream_case
 
 pytestmark = [pytest.mark.e2e, pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -42,6 +51,7 @@ STS_WAIT = 300.0  # StatefulSetTimeout (10 minutes upstream)
 # upstream's "no deadlock" case sleeps a minute before `WaitForRunning(1, 0)`, giving a wrong controller
 # the time to create the second pod early; here every read of a 10 s window must find exactly one pod
 NO_EARLY_POD_WINDOW = 10.0
+CONFIRM_WINDOW = 10.0  # ConfirmStatefulPodCount's 10 s
 
 
 async def _basic(case: Case, replicas: int) -> tuple[ExecStatefulSetTester, Obj]:
@@ -175,3 +185,181 @@ async def test_should_not_deadlock_when_a_pods_predecessor_fails(real_cluster: C
         await sst.resume_next_pod(ss)
         # Confirming all stateful pods in statefulset are created.
         await sst.wait_for_running_and_ready(2, ss)
+
+
+async def _rollback_test(sst: ExecStatefulSetTester, ss: Obj) -> None:
+    """`rollbackTest`: a rolling update to the new image and back, each held by breaking the HTTP probe
+    of the pod at index 1 and going on once it is restored."""
+    set_http_probe(ss)
+    ss = await sst.create(ss)
+    name = ss["metadata"]["name"]
+    await sst.wait_for_running_and_ready(int(ss["spec"]["replicas"]), ss)
+    ss = await sst.wait_for_status(ss)
+    current, update = status(ss)["currentRevision"], status(ss)["updateRevision"]
+    assert current == update, f"created with update revision {update} not equal to current revision {current}"
+    pods = await sst.pods(ss)
+    for pod in pods:
+        assert revision_of(pod) == current, f"pod {pod['metadata']['name']} revision is not {current}"
+    pods = sort_stateful_pods(pods)
+    await sst.break_pod_http_probe(pods[1])
+    ss, pods = await sst.wait_for_pod_not_ready(ss, pods[1]["metadata"]["name"])
+    new_image = NEW_NGINX_IMAGE
+    old_image = ss["spec"]["template"]["spec"]["containers"][0]["image"]
+
+    # Updating StatefulSet template: update image from old_image to new_image
+    assert old_image != new_image, "Incorrect test setup: should update to a different image"
+    ss = await sst.update_with_retries(name, set_image(new_image))
+
+    # Creating a new revision
+    ss = await sst.wait_for_status(ss)
+    current, update = status(ss)["currentRevision"], status(ss)["updateRevision"]
+    assert current != update, "Current revision should not equal update revision during rolling update"
+
+    # Updating Pods in reverse ordinal order
+    pods = sort_stateful_pods(await sst.pods(ss))
+    await sst.restore_pod_http_probe(pods[1])
+    ss, pods = await sst.wait_for_pod_ready(ss, pods[1]["metadata"]["name"])
+    ss, pods = await sst.wait_for_rolling_update(ss)
+    assert status(ss)["currentRevision"] == update, "current revision does not equal update revision"
+    for pod in pods:
+        assert pod["spec"]["containers"][0]["image"] == new_image, (
+            f"{pod['metadata']['name']} has an old image"
+        )
+        assert revision_of(pod) == update, f"pod {pod['metadata']['name']} revision is not {update}"
+
+    # Rolling back to a previous revision
+    await sst.break_pod_http_probe(pods[1])
+    ss, pods = await sst.wait_for_pod_not_ready(ss, pods[1]["metadata"]["name"])
+    prior_revision = current
+    ss = await sst.update_with_retries(name, set_image(old_image))
+    ss = await sst.wait_for_status(ss)
+    current, update = status(ss)["currentRevision"], status(ss)["updateRevision"]
+    assert current != update, "Current revision should not equal update revision during roll back"
+    assert prior_revision == update, "Prior revision should equal update revision during roll back"
+
+    # Rolling back update in reverse ordinal order
+    pods = sort_stateful_pods(await sst.pods(ss))
+    await sst.restore_pod_http_probe(pods[1])
+    ss, pods = await sst.wait_for_pod_ready(ss, pods[1]["metadata"]["name"])
+    ss, pods = await sst.wait_for_rolling_update(ss)
+    assert status(ss)["currentRevision"] == prior_revision, "current revision does not equal prior revision"
+    for pod in pods:
+        assert pod["spec"]["containers"][0]["image"] == old_image, (
+            f"{pod['metadata']['name']} not rolled back"
+        )
+        assert revision_of(pod) == prior_revision, f"pod {pod['metadata']['name']} revision is not the prior"
+
+
+async def test_should_perform_rolling_updates_and_roll_backs_of_template_modifications_with_pvcs(
+    real_cluster: Cluster,
+) -> None:
+    """should perform rolling updates and roll backs of template modifications with PVCs"""
+    async with upstream_case(real_cluster, "statefulset") as case:
+        await ensure_default_class(case.cluster)
+        ss = new_statefulset(SS_NAME, case.ns, HEADLESS_SVC, 2, STATEFUL_MOUNTS, POD_MOUNTS, LABELS)
+        await case.create(headless_service(HEADLESS_SVC, LABELS))
+        # Creating a new StatefulSet with PVCs
+        ss["spec"]["replicas"] = 3
+        await _rollback_test(ExecStatefulSetTester(case), ss)
+
+
+async def test_should_perform_rolling_updates_and_roll_backs_of_template_modifications(
+    real_cluster: Cluster,
+) -> None:
+    """should perform rolling updates and roll backs of template modifications"""
+    async with upstream_case(real_cluster, "statefulset") as case:
+        await case.create(headless_service(HEADLESS_SVC, LABELS))
+        # Creating a new StatefulSet
+        ss = new_statefulset("ss2", case.ns, HEADLESS_SVC, 3, [], [], LABELS)
+        await _rollback_test(ExecStatefulSetTester(case), ss)
+
+
+async def test_scaling_should_happen_in_predictable_order_and_halt_if_any_stateful_pod_is_unhealthy(
+    real_cluster: Cluster,
+) -> None:
+    """Scaling should happen in predictable order and halt if any stateful pod is unhealthy"""
+    async with upstream_case(real_cluster, "statefulset") as case:
+        await case.create(headless_service(HEADLESS_SVC, LABELS))
+        sst = ExecStatefulSetTester(case)
+        # Initializing watcher for selector baz=blah,foo=bar
+        watcher = await PodWatch.start(sst, LABELS)
+        try:
+            # Creating stateful set ss
+            ss = new_statefulset(SS_NAME, case.ns, HEADLESS_SVC, 1, [], [], LABELS)
+            set_http_probe(ss)
+            ss = await sst.create(ss)
+            # Waiting until all stateful set ss replicas will be running
+            await sst.wait_for_running_and_ready(int(ss["spec"]["replicas"]), ss)
+
+            # Confirming that stateful set scale up will halt with unhealthy stateful pod
+            await sst.break_http_probe(ss)
+            await sst.wait_for_running_and_not_ready(int(ss["spec"]["replicas"]), ss)
+            await sst.wait_for_status_ready_replicas(ss, 0)
+            await sst.update_replicas(ss, 3)
+            await sst.confirm_stateful_pod_count(1, ss, CONFIRM_WINDOW, hard=True)
+
+            # Scaling up stateful set ss to 3 replicas and waiting until all of them will be running
+            await sst.restore_http_probe(ss)
+            await sst.wait_for_running_and_ready(3, ss)
+
+            # Verifying that stateful set ss was scaled up in order
+            await watcher.until_order(sst, "ADDED", [f"{SS_NAME}-0", f"{SS_NAME}-1", f"{SS_NAME}-2"])
+        finally:
+            await watcher.stop()
+
+        # Scale down will halt with unhealthy stateful pod
+        watcher = await PodWatch.start(sst, LABELS)
+        try:
+            # the watch's initial list (upstream's Watch starts at once; kubectl lists first)
+            await watcher.until_order(sst, "ADDED", [f"{SS_NAME}-{i}" for i in range(3)])
+            await sst.break_http_probe(ss)
+            await sst.wait_for_status_ready_replicas(ss, 0)
+            await sst.wait_for_running_and_not_ready(3, ss)
+            await sst.update_replicas(ss, 0)
+            await sst.confirm_stateful_pod_count(3, ss, CONFIRM_WINDOW, hard=True)
+
+            # Scaling down stateful set ss to 0 replicas and waiting until none of pods will run
+            await sst.restore_http_probe(ss)
+            await sst.scale(ss, 0)
+
+            # Verifying that stateful set ss was scaled down in reverse order
+            await watcher.until_order(sst, "DELETED", [f"{SS_NAME}-2", f"{SS_NAME}-1", f"{SS_NAME}-0"])
+        finally:
+            await watcher.stop()
+
+
+async def test_burst_scaling_should_run_to_completion_even_with_unhealthy_pods(real_cluster: Cluster) -> None:
+    """Burst scaling should run to completion even with unhealthy pods"""
+    async with upstream_case(real_cluster, "statefulset") as case:
+        await case.create(headless_service(HEADLESS_SVC, LABELS))
+        sst = ExecStatefulSetTester(case)
+        # Creating stateful set ss
+        ss = new_statefulset(SS_NAME, case.ns, HEADLESS_SVC, 1, [], [], LABELS)
+        ss["spec"]["podManagementPolicy"] = "Parallel"
+        set_http_probe(ss)
+        ss = await sst.create(ss)
+        # Waiting until all stateful set ss replicas will be running
+        await sst.wait_for_running_and_ready(int(ss["spec"]["replicas"]), ss)
+
+        # Confirming that stateful set scale up will not halt with unhealthy stateful pod
+        await sst.break_http_probe(ss)
+        await sst.wait_for_running_and_not_ready(int(ss["spec"]["replicas"]), ss)
+        await sst.wait_for_status_ready_replicas(ss, 0)
+        await sst.update_replicas(ss, 3)
+        await sst.confirm_stateful_pod_count(3, ss, CONFIRM_WINDOW, hard=False)
+
+        # Scaling up stateful set ss to 3 replicas and waiting until all of them will be running
+        await sst.restore_http_probe(ss)
+        await sst.wait_for_running_and_ready(3, ss)
+
+        # Scale down will not halt with unhealthy stateful pod
+        await sst.break_http_probe(ss)
+        await sst.wait_for_status_ready_replicas(ss, 0)
+        await sst.wait_for_running_and_not_ready(3, ss)
+        await sst.update_replicas(ss, 0)
+        await sst.confirm_stateful_pod_count(0, ss, CONFIRM_WINDOW, hard=False)
+
+        # Scaling down stateful set ss to 0 replicas and waiting until none of pods will run
+        await sst.restore_http_probe(ss)
+        await sst.scale(ss, 0)
+        await sst.wait_for_status_replicas(ss, 0)

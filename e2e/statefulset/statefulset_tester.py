@@ -213,6 +213,27 @@ class StatefulSetTester:
 
         return await self.wait_for_state(sts, ready, f"pod {pod_name} ready")
 
+    async def wait_for_pod_not_ready(self, sts: Obj, pod_name: str) -> tuple[Obj, list[Obj]]:
+        """`WaitForPodNotReady`: the pod exists and is not Ready."""
+
+        def not_ready(_: Obj, pods: list[Obj]) -> bool:
+            return any(p["metadata"]["name"] == pod_name and not is_ready(p) for p in pods)
+
+        return await self.wait_for_state(sts, not_ready, f"pod {pod_name} not ready")
+
+    async def wait_for_rolling_update(self, sts: Obj) -> tuple[Obj, list[Obj]]:
+        """`WaitForRollingUpdate`: every pod exists and the set's current revision caught up with its
+        update revision. Returns the set and its pods sorted by ordinal."""
+        assert sts["spec"]["updateStrategy"]["type"] == "RollingUpdate", sts["spec"]["updateStrategy"]
+
+        def done(current: Obj, pods: list[Obj]) -> bool:
+            return len(pods) >= int(current["spec"]["replicas"]) and status(current).get(
+                "updateRevision"
+            ) == status(current).get("currentRevision")
+
+        current, pods = await self.wait_for_state(sts, done, "rolling update complete")
+        return current, sort_stateful_pods(pods)
+
     async def _wait_for_count(self, sts: Obj, what: str, count: Callable[[Obj], bool]) -> Obj:
         generation = int(sts["metadata"].get("generation") or 0)
 
