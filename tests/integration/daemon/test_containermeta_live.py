@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kruise.control.common.inplace.containerhash import kubelet_container_hash
 from kruise.daemon.containermeta.controller import ContainerMetaController
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.kube.client import PatchType
@@ -106,7 +107,9 @@ async def test_report_then_restart_only_for_an_in_place_update(node):
     first = await until_fetched(lambda: client.get(PODS, "env-pod", NS), reported_current(HASH_FOO))
     entry = report(first)
     assert entry is not None and entry["name"] == "main" and entry["restartCount"] == 0
-    assert entry["hashes"]["plainHash"] == 0  # the simulated kubelet writes no container hash
+    # the simulated kubelet labels the container with kubelet 1.31+'s hash (name and image), as a real one
+    (spec,) = first["spec"]["containers"]
+    assert entry["hashes"]["plainHash"] == kubelet_container_hash(spec)
 
     # A label/annotation edit on a running pod restarts nothing.
     edited = await client.patch(
