@@ -23,6 +23,57 @@ from harness import E2E_NODES, READY_TIMEOUT, Cluster, SandboxProcess, ready_kub
 os.environ.setdefault("KRUISE_CACHE_GUARD", "1")
 
 
+def host_process_sandbox(
+    tmp_path_factory: pytest.TempPathFactory, name: str, *extra: str
+) -> Iterator[Cluster]:
+    """`kruise sandbox up --host-processes` with 3 nodes at speed 20, its kruise processes logging into
+    a folder of its own (workers' sandboxes would otherwise share the default one), so a failing test can
+    show them (`pytest_runtest_makereport` below)."""
+    if os.environ.get("KUBECONFIG"):
+        pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
+    workdir = tmp_path_factory.mktemp(name)
+    log_dir = workdir / "logs"
+    sandbox = SandboxProcess.start(
+        "--nodes", "3", "--speed", "20", "--kubeconfig", str(workdir / "kubeconfig"),
+        "--host-processes", "--log-dir", str(log_dir), *extra,
+    )  # fmt: skip
+    try:
+        kubeconfig = ready_kubeconfig(sandbox.wait_for("ready", 120))
+        yield Cluster(kubeconfig, is_sandbox=True, nodes=3, log_dir=log_dir)
+    finally:
+        code = sandbox.terminate()
+        assert code == 0, sandbox.output
+
+
+LOG_TAIL_LINES = 60
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[pytest.TestReport]:
+    """A failed test on a host-process sandbox reports the tail of kruise-manager's and kruise-webhook's
+    logs: what the controllers did (or why they did nothing) is otherwise gone with the CI machine."""
+    report = yield
+    if report.failed and call.when == "call":
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, Cluster) and value.log_dir is not None:
+                for process in ("kruise-manager", "kruise-webhook"):
+                    report.sections.append(
+                        (
+                            f"{process} log (last {LOG_TAIL_LINES} lines)",
+                            log_tail(value.log_dir / f"{process}.log"),
+                        )
+                    )
+    return report
+
+
+def log_tail(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError as exc:
+        return f"(no log: {exc})"
+    return "\n".join(line[:400] for line in lines[-LOG_TAIL_LINES:])
+
+
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     external = os.environ.get("KUBECONFIG")
@@ -64,42 +115,14 @@ def kruise_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster
     were written and timed against it and have not been re-run on the Helm path yet; e2e/helm and
     test_sandbox_e2e's demo cover that path. Needs the sandbox: skipped (visibly) when KUBECONFIG
     points at another cluster, where kruise would be installed with Helm instead."""
-    if os.environ.get("KUBECONFIG"):
-        pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
-    kubeconfig = tmp_path_factory.mktemp("kruise-sandbox") / "kubeconfig"
-    sandbox = SandboxProcess.start(
-        "--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig), "--host-processes"
-    )
-    try:
-        yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)
-    finally:
-        code = sandbox.terminate()
-        assert code == 0, sandbox.output
+    yield from host_process_sandbox(tmp_path_factory, "kruise-sandbox")
 
 
 @pytest.fixture(scope="session")
 def kruise_sandbox_2_0(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """`kruise_sandbox` on the 2.0 API set (`--api-set 2.0`): upstream master's CRDs, fifteen kinds also
     served at v1beta1 (kubectl's preferred version), each crossing converted by kruise-webhook."""
-    if os.environ.get("KUBECONFIG"):
-        pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
-    kubeconfig = tmp_path_factory.mktemp("kruise-sandbox-2.0") / "kubeconfig"
-    sandbox = SandboxProcess.start(
-        "--nodes",
-        "3",
-        "--speed",
-        "20",
-        "--kubeconfig",
-        str(kubeconfig),
-        "--host-processes",
-        "--api-set",
-        "2.0",
-    )
-    try:
-        yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)
-    finally:
-        code = sandbox.terminate()
-        assert code == 0, sandbox.output
+    yield from host_process_sandbox(tmp_path_factory, "kruise-sandbox-2.0", "--api-set", "2.0")
 
 
 # Gates off by default upstream that some kinds' controllers need (the defaults stay as they are).
@@ -117,25 +140,7 @@ def kruise_sandbox_gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
     it only changes Advanced StatefulSets, which no other test on this cluster creates), passed to
     every kruise process the way a user runs
     `kruise sandbox up --feature-gates ...`."""
-    if os.environ.get("KUBECONFIG"):
-        pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
-    kubeconfig = tmp_path_factory.mktemp("kruise-sandbox-gated") / "kubeconfig"
-    sandbox = SandboxProcess.start(
-        "--nodes",
-        "3",
-        "--speed",
-        "20",
-        "--kubeconfig",
-        str(kubeconfig),
-        "--feature-gates",
-        OPT_IN_GATES,
-        "--host-processes",
-    )
-    try:
-        yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)
-    finally:
-        code = sandbox.terminate()
-        assert code == 0, sandbox.output
+    yield from host_process_sandbox(tmp_path_factory, "kruise-sandbox-gated", "--feature-gates", OPT_IN_GATES)
 
 
 # what upstream's e2e CI applies around installing kruise (e2e/upstream_setup/*.yaml say which step)
@@ -157,16 +162,13 @@ def kruise_sandbox_all_gates(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     WorkloadSpread whitelist (test/kruise-e2e-config.yaml) and the TFJob CRD (`--apply
     e2e/upstream_setup`). Each case works in its own namespace, as upstream's framework gives every
     `It` one."""
-    if os.environ.get("KUBECONFIG"):
-        pytest.skip("needs `kruise sandbox up`; KUBECONFIG points at another cluster")
-    kubeconfig = tmp_path_factory.mktemp("kruise-sandbox-all-gates") / "kubeconfig"
-    sandbox = SandboxProcess.start(
-        "--nodes", "3", "--speed", "20", "--kubeconfig", str(kubeconfig),
-        "--feature-gates", UPSTREAM_E2E_GATES, "--host-processes",
-        "--fail-image", "invalid.registry.k8s.io/*", "--apply", str(UPSTREAM_E2E_SETUP),
-    )  # fmt: skip
-    try:
-        yield Cluster(ready_kubeconfig(sandbox.wait_for("ready", 120)), is_sandbox=True, nodes=3)
-    finally:
-        code = sandbox.terminate()
-        assert code == 0, sandbox.output
+    yield from host_process_sandbox(
+        tmp_path_factory,
+        "kruise-sandbox-all-gates",
+        "--feature-gates",
+        UPSTREAM_E2E_GATES,
+        "--fail-image",
+        "invalid.registry.k8s.io/*",
+        "--apply",
+        str(UPSTREAM_E2E_SETUP),
+    )

@@ -92,6 +92,7 @@ class Cluster:
     kubeconfig: Path
     is_sandbox: bool
     nodes: int | None  # known only for the sandbox
+    log_dir: Path | None = None  # where a host-process sandbox's kruise processes log
 
     async def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> tuple[int, str]:
         process = await asyncio.create_subprocess_exec(
