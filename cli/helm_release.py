@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,6 +22,7 @@ from kruise.api.apisets import DEFAULT_API_SET
 from kruise.kube.client import Client
 from kruise.kube.errors import NotFound
 from kruise.kube.resources import DEPLOYMENTS, ResourceRef
+from kruise.sandbox.binaries import find_binary
 from kruise.sandbox.cluster import Sandbox
 from kruise.sandbox.simulator import ProcessImage
 from kruise.sandbox.simulator.deathsignal import die_with_parent
@@ -39,14 +38,7 @@ PROCESS_IMAGE = "kruise-py:*=kruise-manager,kruise-webhook,kruise-daemon"
 
 
 def find_helm() -> str:
-    """The helm installed next to this Python (``make install`` puts one there), else PATH's."""
-    beside = Path(sys.executable).parent / "helm"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("helm")
-    if found is None:
-        raise FileNotFoundError("helm: not found next to the Python interpreter nor on PATH")
-    return found
+    return find_binary("helm")
 
 
 def kruise_process_images() -> list[ProcessImage]:

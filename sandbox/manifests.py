@@ -12,23 +12,16 @@ hold objects of a kind an earlier one defined.
 from __future__ import annotations
 
 import asyncio
-import shutil
-import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from kruise.sandbox.binaries import find_binary
 
 CRD_PREFIX = "customresourcedefinition.apiextensions.k8s.io/"
 
 
 def find_kubectl() -> str:
-    """The kubectl installed next to this Python (the venv's), else the one on PATH."""
-    beside = Path(sys.executable).parent / "kubectl"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("kubectl")
-    if found is None:
-        raise FileNotFoundError("kubectl: not found next to the Python interpreter nor on PATH")
-    return found
+    return find_binary("kubectl")
 
 
 def check_paths(paths: Sequence[Path]) -> list[Path]:
