@@ -43,6 +43,31 @@ INSTANCE_ID = "apps.kruise.io/cloneset-instance-id"
 REVISION_HASH = "controller-revision-hash"
 
 
+def new_cloneset(
+    namespace: str, name: str, replicas: int, update_strategy: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`NewCloneSet` (framework cloneset_util.go): one nginx container with an env and requests/limits,
+    selector owner=<name>."""
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"owner": name}},
+            "template": {
+                "metadata": {"labels": {"owner": name}},
+                "spec": {"containers": [{
+                    "name": "nginx", "image": NGINX_IMAGE, "env": [{"name": "test", "value": "foo"}],
+                    "resources": {"requests": {"cpu": "200m", "memory": "200Mi"},
+                                  "limits": {"cpu": "1", "memory": "1Gi"}},
+                }]},
+            },
+            "updateStrategy": dict(update_strategy or {}),
+        },
+    }  # fmt: skip
+
+
 def condition(status: str, reason: str, message: str) -> dict[str, str]:
     return {"type": "Progressing", "status": status, "reason": reason, "message": message}
 
@@ -85,25 +110,7 @@ class Case:
     def new_cloneset(
         self, name: str, replicas: int, update_strategy: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """`NewCloneSet`: one nginx container with an env and requests/limits, selector owner=<name>."""
-        return {
-            "apiVersion": "apps.kruise.io/v1alpha1",
-            "kind": "CloneSet",
-            "metadata": {"name": name, "namespace": self.ns},
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": {"owner": name}},
-                "template": {
-                    "metadata": {"labels": {"owner": name}},
-                    "spec": {"containers": [{
-                        "name": "nginx", "image": NGINX_IMAGE, "env": [{"name": "test", "value": "foo"}],
-                        "resources": {"requests": {"cpu": "200m", "memory": "200Mi"},
-                                      "limits": {"cpu": "1", "memory": "1Gi"}},
-                    }]},
-                },
-                "updateStrategy": dict(update_strategy or {}),
-            },
-        }  # fmt: skip
+        return new_cloneset(self.ns, name, replicas, update_strategy)
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         _, out = await self.cluster.kubectl("create", "-f", "-", "-o", "json", stdin=json.dumps(obj))

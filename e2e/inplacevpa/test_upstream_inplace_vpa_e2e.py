@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import cloneset_tester
 import pytest
 from daemonset_tester import NAME_LABEL, DaemonSetTester
 from harness import Cluster
@@ -60,24 +61,8 @@ POLICIES = [
 
 
 def new_cloneset(case: Case, name: str, replicas: int) -> Obj:
-    """`tester.NewCloneSet(name, replicas, {Type: InPlaceIfPossible})` (framework cloneset_util.go)."""
-    return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": name, "namespace": case.ns},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"owner": name}},
-            "template": {
-                "metadata": {"labels": {"owner": name}},
-                "spec": {"containers": [{
-                    "name": "nginx", "image": NGINX_IMAGE, "env": [{"name": "test", "value": "foo"}],
-                    "resources": json.loads(json.dumps(OLD_RESOURCE)),
-                }]},
-            },
-            "updateStrategy": {"type": "InPlaceIfPossible"},
-        },
-    }  # fmt: skip
+    """`tester.NewCloneSet(name, replicas, {Type: InPlaceIfPossible})`."""
+    return cloneset_tester.new_cloneset(case.ns, name, replicas, {"type": "InPlaceIfPossible"})
 
 
 async def cloneset_pods(case: Case, name: str) -> list[Obj]:
