@@ -8,7 +8,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from harness import SEED_002_CLONESET, Cluster, kubectl_kruise
+from harness import SEED_002_CLONESET, Cluster, kubectl_kruise, until
 
 MIN_READY = 3  # the seed uses 60 s
 
@@ -24,16 +24,21 @@ async def pods(cluster: Cluster) -> list[dict]:
 
 
 async def wait_rolled_out(cluster: Cluster, replicas: int, updated: int | None = None) -> None:
+    """Observed the latest generation, then the counts. The generation is compared on one read, not
+    waited for as a fixed number: the controller itself changes the spec (it drops deleted pods from
+    podsToDelete), so the status can go from the generation read before straight past it."""
     updated = replicas if updated is None else updated
+    await until(
+        lambda: cs_status(cluster),
+        lambda cs: (cs.get("status") or {}).get("observedGeneration", 0) >= cs["metadata"]["generation"],
+        "status.observedGeneration >= metadata.generation",
+        timeout=90,
+    )
     for path, value in (
-        (".status.observedGeneration", None),
         (".status.replicas", replicas),
         (".status.readyReplicas", replicas),
         (".status.updatedReadyReplicas", updated),
     ):
-        if value is None:
-            cs = await cs_status(cluster)
-            value = cs["metadata"]["generation"]
         await cluster.kubectl(
             "wait", "cloneset/cs-demo", f"--for=jsonpath={{{path}}}={value}", "--timeout=90s"
         )
@@ -121,12 +126,12 @@ async def test_seed_002_cloneset_walkthrough(kruise_sandbox: Cluster, tmp_path: 
     await apply_spec(
         cluster, {"scaleStrategy": {"maxUnavailable": 1, "podsToDelete": [victim]}, "replicas": 4}
     )
-    await cluster.kubectl(
-        "wait",
-        "cloneset/cs-demo",
-        "--for=jsonpath={.spec.scaleStrategy.podsToDelete}=",
-        "--timeout=60s",
-        check=False,
+    # the controller drops the deleted pod's name from the list
+    await until(
+        lambda: cs_status(cluster),
+        lambda cs: not cs["spec"].get("scaleStrategy", {}).get("podsToDelete"),
+        "spec.scaleStrategy.podsToDelete emptied",
+        timeout=60,
     )
     await wait_rolled_out(cluster, 4)
     remaining = await pods(cluster)
