@@ -15,7 +15,15 @@ from collections.abc import Callable
 from harness import kubectl_binary
 
 # e2e/statefulset/ is no package of its own; e2e/ is on the path, so it imports as one (reused, not copied)
-from statefulset.statefulset_tester import STS_WAIT, StatefulSetTester, ordinal, sort_stateful_pods
+from statefulset.statefulset_tester import (
+    NEW_NGINX_IMAGE,
+    STS_WAIT,
+    StatefulSetTester,
+    ordinal,
+    revision_of,
+    sort_stateful_pods,
+    status,
+)
 from upstream_kit import Obj, is_ready
 
 STATEFUL_POD_TIMEOUT = 300.0  # StatefulPodTimeout: 5 minutes upstream
@@ -194,6 +202,67 @@ class ExecStatefulSetTester(StatefulSetTester):
         """`RestoreHTTPProbe`: in every pod of the set."""
         for pod in await self.pods(ss):
             await self.restore_pod_http_probe(pod)
+
+
+Change = Callable[[Obj], None]
+Validate = Callable[[list[Obj], str], None]
+
+
+async def _roll_held_by_pod_one(
+    sst: ExecStatefulSetTester, ss: Obj, change: Change
+) -> tuple[Obj, list[Obj], str]:
+    """One roll of `rollbackTest` / `rollbackWithUpdateFnTest`: break the HTTP probe of the pod at index 1,
+    change the template, see a new update revision, restore the probe and wait for the roll to finish
+    (reverse ordinal order: pod 2 rolls, pod 1 holds the roll until it is ready again). Returns the set,
+    its pods sorted and the revision the roll left it at (upstream's `currentRevision` before the roll)."""
+    pods = sort_stateful_pods(await sst.pods(ss))
+    await sst.break_pod_http_probe(pods[1])
+    ss, _ = await sst.wait_for_pod_not_ready(ss, pods[1]["metadata"]["name"])
+    ss = await sst.update_with_retries(ss["metadata"]["name"], change)
+    ss = await sst.wait_for_status(ss)
+    left, update = status(ss)["currentRevision"], status(ss)["updateRevision"]
+    assert left != update, "Current revision should not equal update revision during the roll"
+
+    pods = sort_stateful_pods(await sst.pods(ss))
+    await sst.restore_pod_http_probe(pods[1])
+    ss, _ = await sst.wait_for_pod_ready(ss, pods[1]["metadata"]["name"])
+    ss, pods = await sst.wait_for_rolling_update(ss)
+    got = status(ss)["currentRevision"]
+    assert got == update, f"current revision {got} does not equal update revision {update} on completion"
+    return ss, pods, left
+
+
+async def rollback_with_update_fn_test(
+    sst: ExecStatefulSetTester,
+    ss: Obj,
+    update_fn: Change,
+    rollback_fn: Change,
+    validate_updated: Validate,
+    validate_rolled_back: Validate,
+) -> None:
+    """`rollbackWithUpdateFnTest` (statefulset.go's `rollbackTest` is it with the image as the change):
+    create the set with the HTTP probe, roll `update_fn` forward and `rollback_fn` back, each roll held by
+    the broken probe of pod 1. The validations get the pods and the revision they must carry."""
+    set_http_probe(ss)
+    ss = await sst.create(ss)
+    await sst.wait_for_running_and_ready(int(ss["spec"]["replicas"]), ss)
+    ss = await sst.wait_for_status(ss)
+    current, update = status(ss)["currentRevision"], status(ss)["updateRevision"]
+    assert current == update, f"created with update revision {update} not equal to current revision {current}"
+    for pod in await sst.pods(ss):
+        assert revision_of(pod) == current, f"pod {pod['metadata']['name']} revision is not {current}"
+    old_image = ss["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert old_image != NEW_NGINX_IMAGE, "Incorrect test setup: should update to a different image"
+
+    # Updating StatefulSet template; Creating a new revision; Updating Pods in reverse ordinal order
+    ss, pods, prior_revision = await _roll_held_by_pod_one(sst, ss, update_fn)
+    validate_updated(pods, status(ss)["updateRevision"])
+
+    # Rolling back to a previous revision; Rolling back update in reverse ordinal order
+    ss, pods, _ = await _roll_held_by_pod_one(sst, ss, rollback_fn)
+    got = status(ss)["currentRevision"]
+    assert got == prior_revision, f"Prior revision {prior_revision} should be the current one, is {got}"
+    validate_rolled_back(pods, prior_revision)
 
 
 def _replicas(count: int) -> Callable[[Obj], None]:

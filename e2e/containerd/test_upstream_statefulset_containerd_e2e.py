@@ -16,6 +16,8 @@ the module; each case works in a namespace of its own, as upstream's framework g
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from harness import Cluster
 from statefulset.statefulset_tester import (
@@ -25,10 +27,14 @@ from statefulset.statefulset_tester import (
     new_statefulset,
     revision_of,
     set_image,
-    sort_stateful_pods,
-    status,
 )
-from statefulset_exec import ExecStatefulSetTester, PodWatch, pause_new_pods, set_http_probe
+from statefulset_exec import (
+    ExecStatefulSetTester,
+    PodWatch,
+    pause_new_pods,
+    rollback_with_update_fn_test,
+    set_http_probe,
+)
 from upstream_kit import Case, Obj, upstream_case
 
 pytestmark = [pytest.mark.e2e, pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -188,66 +194,26 @@ async def test_should_not_deadlock_when_a_pods_predecessor_fails(real_cluster: C
 
 
 async def _rollback_test(sst: ExecStatefulSetTester, ss: Obj) -> None:
-    """`rollbackTest`: a rolling update to the new image and back, each held by breaking the HTTP probe
-    of the pod at index 1 and going on once it is restored."""
-    set_http_probe(ss)
-    ss = await sst.create(ss)
-    name = ss["metadata"]["name"]
-    await sst.wait_for_running_and_ready(int(ss["spec"]["replicas"]), ss)
-    ss = await sst.wait_for_status(ss)
-    current, update = status(ss)["currentRevision"], status(ss)["updateRevision"]
-    assert current == update, f"created with update revision {update} not equal to current revision {current}"
-    pods = await sst.pods(ss)
-    for pod in pods:
-        assert revision_of(pod) == current, f"pod {pod['metadata']['name']} revision is not {current}"
-    pods = sort_stateful_pods(pods)
-    await sst.break_pod_http_probe(pods[1])
-    ss, pods = await sst.wait_for_pod_not_ready(ss, pods[1]["metadata"]["name"])
-    new_image = NEW_NGINX_IMAGE
+    """`rollbackTest`: a rolling update to the new image and back."""
     old_image = ss["spec"]["template"]["spec"]["containers"][0]["image"]
 
-    # Updating StatefulSet template: update image from old_image to new_image
-    assert old_image != new_image, "Incorrect test setup: should update to a different image"
-    ss = await sst.update_with_retries(name, set_image(new_image))
+    def on_image(image: str) -> Callable[[list[Obj], str], None]:
+        def validate(pods: list[Obj], revision: str) -> None:
+            for pod in pods:
+                name = pod["metadata"]["name"]
+                assert pod["spec"]["containers"][0]["image"] == image, f"{name} is not on {image}"
+                assert revision_of(pod) == revision, f"pod {name} revision is not {revision}"
 
-    # Creating a new revision
-    ss = await sst.wait_for_status(ss)
-    current, update = status(ss)["currentRevision"], status(ss)["updateRevision"]
-    assert current != update, "Current revision should not equal update revision during rolling update"
+        return validate
 
-    # Updating Pods in reverse ordinal order
-    pods = sort_stateful_pods(await sst.pods(ss))
-    await sst.restore_pod_http_probe(pods[1])
-    ss, pods = await sst.wait_for_pod_ready(ss, pods[1]["metadata"]["name"])
-    ss, pods = await sst.wait_for_rolling_update(ss)
-    assert status(ss)["currentRevision"] == update, "current revision does not equal update revision"
-    for pod in pods:
-        assert pod["spec"]["containers"][0]["image"] == new_image, (
-            f"{pod['metadata']['name']} has an old image"
-        )
-        assert revision_of(pod) == update, f"pod {pod['metadata']['name']} revision is not {update}"
-
-    # Rolling back to a previous revision
-    await sst.break_pod_http_probe(pods[1])
-    ss, pods = await sst.wait_for_pod_not_ready(ss, pods[1]["metadata"]["name"])
-    prior_revision = current
-    ss = await sst.update_with_retries(name, set_image(old_image))
-    ss = await sst.wait_for_status(ss)
-    current, update = status(ss)["currentRevision"], status(ss)["updateRevision"]
-    assert current != update, "Current revision should not equal update revision during roll back"
-    assert prior_revision == update, "Prior revision should equal update revision during roll back"
-
-    # Rolling back update in reverse ordinal order
-    pods = sort_stateful_pods(await sst.pods(ss))
-    await sst.restore_pod_http_probe(pods[1])
-    ss, pods = await sst.wait_for_pod_ready(ss, pods[1]["metadata"]["name"])
-    ss, pods = await sst.wait_for_rolling_update(ss)
-    assert status(ss)["currentRevision"] == prior_revision, "current revision does not equal prior revision"
-    for pod in pods:
-        assert pod["spec"]["containers"][0]["image"] == old_image, (
-            f"{pod['metadata']['name']} not rolled back"
-        )
-        assert revision_of(pod) == prior_revision, f"pod {pod['metadata']['name']} revision is not the prior"
+    await rollback_with_update_fn_test(
+        sst,
+        ss,
+        set_image(NEW_NGINX_IMAGE),
+        set_image(old_image),
+        on_image(NEW_NGINX_IMAGE),
+        on_image(old_image),
+    )
 
 
 async def test_should_perform_rolling_updates_and_roll_backs_of_template_modifications_with_pvcs(
