@@ -12,20 +12,34 @@ UpdateContainerResources (tests/integration/realnode checks the container's cgro
 
 Each `It` is one test parametrized over upstream's four resizePolicy contexts (ids as there); all twelve
 share one real cluster, each in a namespace of its own as upstream's framework gives every `It`.
-Upstream's images are the sandbox's stand-ins under the same names (docs/sandbox.md)."""
+Upstream's images are the sandbox's stand-ins under the same names (docs/sandbox.md).
+
+The context "Basic StatefulSet functionality [StatefulSetBasic]" runs here too: its rolls are held by
+breaking nginx's HTTP readiness probe through `kubectl exec` (moving index.html away), which only real
+containers serve; it shares this module's cluster (the same gates as e2e/containerd's StatefulSet module)
+rather than starting one of its own."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
 from harness import Cluster
+from statefulset.statefulset_tester import (
+    ensure_default_class,
+    headless_service,
+    new_statefulset,
+    revision_of,
+)
+from statefulset_exec import ExecStatefulSetTester, rollback_with_update_fn_test
 from upstream_kit import BUSYBOX_IMAGE, Case, Obj, upstream_case
 
 from e2e.inplacevpa.test_upstream_inplace_vpa_e2e import (
     NEW_NGINX_IMAGE,
     NEW_RESOURCE,
+    OLD_RESOURCE,
     POLICIES,
     check_pod_resource,
     cloneset_pods,
@@ -231,3 +245,76 @@ async def test_in_place_update_two_container_image_resource_and_env_from_metadat
         # Verify in-place update state in two batches
         assert _batches(_in_place_state(pod)) == [["redis"], ["nginx"]]
         assert check_pod_resource([pod], old_resource, ["redis"]), json.dumps(pod, indent=1)
+
+
+# context "Basic StatefulSet functionality [StatefulSetBasic]"
+SS_LABELS = {"foo": "bar", "baz": "blah"}
+HEADLESS_SVC = "test"
+STATEFUL_MOUNTS = [{"name": "datadir", "mountPath": "/data/"}]
+POD_MOUNTS = [{"name": "home", "mountPath": "/home"}]
+LABEL_KEY = "label-k2"
+LABEL_ENV = {"name": "test-env", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{LABEL_KEY}']"}}}
+
+
+def _in_place_if_possible(ss: Obj) -> None:
+    """The `It`s' strategy: `InPlaceIfPossible` with the `InPlaceUpdateReady` readiness gate."""
+    ss["spec"]["updateStrategy"]["rollingUpdate"] = {"podUpdatePolicy": "InPlaceIfPossible"}
+    ss["spec"]["template"]["spec"]["readinessGates"] = [{"conditionType": "InPlaceUpdateReady"}]
+
+
+def _resources(resources: Obj) -> Callable[[Obj], None]:
+    def change(update: Obj) -> None:
+        update["spec"]["template"]["spec"]["containers"][0]["resources"] = json.loads(json.dumps(resources))
+
+    return change
+
+
+async def _rolling_updates_including_resources(case: Case, ss: Obj) -> None:
+    """The context's `testfn`: nginx gets `test-env` from the template label `label-k2: hello`, then
+    `rollbackWithUpdateFnTest` rolls its resources from oldResource to newResource and back.
+
+    Upstream's update and rollback functions also write `label-k2` ("test", then "hello" again), but into
+    `testfn`'s own copy of the set (the one it created from, or a `WaitForStatus` read), never into the
+    object the retrying update sends; so the label, and the env from it, stay "hello" and only the
+    resources roll, in place. The same happens here: only the resources change. Upstream's per-pod
+    `diff.ObjectDiff` of the resources asserts nothing; here the pods' resources must be the roll's."""
+    container = ss["spec"]["template"]["spec"]["containers"][0]
+    container.setdefault("env", []).append(dict(LABEL_ENV))
+    ss["spec"]["template"]["metadata"].setdefault("labels", {})[LABEL_KEY] = "hello"
+    old_image = container["image"]
+
+    def on(resources: Obj) -> Callable[[list[Obj], str], None]:
+        def validate(pods: list[Obj], revision: str) -> None:  # baseValidFn and the resources
+            for pod in pods:
+                name, nginx = pod["metadata"]["name"], pod["spec"]["containers"][0]
+                assert nginx["image"] == old_image, f"Pod {name} has image {nginx['image']} not {old_image}"
+                assert revision_of(pod) == revision, f"Pod {name} revision is not {revision}"
+                assert nginx["resources"] == resources, f"Pod {name} resources {nginx['resources']}"
+                assert pod["metadata"]["labels"][LABEL_KEY] == "hello", pod["metadata"]["labels"]
+
+        return validate
+
+    await rollback_with_update_fn_test(
+        ExecStatefulSetTester(case),
+        ss,
+        _resources(NEW_RESOURCE),
+        _resources(OLD_RESOURCE),
+        on(NEW_RESOURCE),
+        on(OLD_RESOURCE),
+    )
+
+
+async def test_should_perform_rolling_updates_including_resources_and_roll_backs_with_pvcs(
+    real_cluster: Cluster,
+) -> None:
+    """should perform rolling updates(including resources) and roll backs with pvcs
+
+    Context "Basic StatefulSet functionality [StatefulSetBasic]": its BeforeEach's set (2 replicas, the
+    `datadir` claim template, the `home` host path) and headless service."""
+    async with upstream_case(real_cluster, "inplace-vpa") as case:
+        await ensure_default_class(case.cluster)  # the claim template names no class (kind's default)
+        ss = new_statefulset("ss", case.ns, HEADLESS_SVC, 2, STATEFUL_MOUNTS, POD_MOUNTS, SS_LABELS)
+        await case.create(headless_service(HEADLESS_SVC, SS_LABELS))
+        # Creating a new StatefulSet
+        _in_place_if_possible(ss)
+        await _rolling_updates_including_resources(case, ss)
