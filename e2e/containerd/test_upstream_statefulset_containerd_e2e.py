@@ -240,6 +240,19 @@ async def test_should_perform_rolling_updates_and_roll_backs_of_template_modific
         await _rollback_test(ExecStatefulSetTester(case), ss)
 
 
+async def _scale_with_unhealthy_pods(
+    sst: ExecStatefulSetTester, ss: Obj, *, running: int, replicas: int, expect: int, hard: bool
+) -> None:
+    """The scaling cases' step: break every pod's HTTP probe, wait until `running` pods run unready and
+    the status counts none ready, ask for `replicas`, and confirm `expect` pods through the window
+    (`ConfirmStatefulPodCount`'s `hard`). The caller restores the probes."""
+    await sst.break_http_probe(ss)
+    await sst.wait_for_running_and_not_ready(running, ss)
+    await sst.wait_for_status_ready_replicas(ss, 0)
+    await sst.update_replicas(ss, replicas)
+    await sst.confirm_stateful_pod_count(expect, ss, CONFIRM_WINDOW, hard=hard)
+
+
 async def test_scaling_should_happen_in_predictable_order_and_halt_if_any_stateful_pod_is_unhealthy(
     real_cluster: Cluster,
 ) -> None:
@@ -258,11 +271,7 @@ async def test_scaling_should_happen_in_predictable_order_and_halt_if_any_statef
             await sst.wait_for_running_and_ready(int(ss["spec"]["replicas"]), ss)
 
             # Confirming that stateful set scale up will halt with unhealthy stateful pod
-            await sst.break_http_probe(ss)
-            await sst.wait_for_running_and_not_ready(int(ss["spec"]["replicas"]), ss)
-            await sst.wait_for_status_ready_replicas(ss, 0)
-            await sst.update_replicas(ss, 3)
-            await sst.confirm_stateful_pod_count(1, ss, CONFIRM_WINDOW, hard=True)
+            await _scale_with_unhealthy_pods(sst, ss, running=1, replicas=3, expect=1, hard=True)
 
             # Scaling up stateful set ss to 3 replicas and waiting until all of them will be running
             await sst.restore_http_probe(ss)
@@ -278,11 +287,7 @@ async def test_scaling_should_happen_in_predictable_order_and_halt_if_any_statef
         try:
             # the watch's initial list (upstream's Watch starts at once; kubectl lists first)
             await watcher.until_order(sst, "ADDED", [f"{SS_NAME}-{i}" for i in range(3)])
-            await sst.break_http_probe(ss)
-            await sst.wait_for_status_ready_replicas(ss, 0)
-            await sst.wait_for_running_and_not_ready(3, ss)
-            await sst.update_replicas(ss, 0)
-            await sst.confirm_stateful_pod_count(3, ss, CONFIRM_WINDOW, hard=True)
+            await _scale_with_unhealthy_pods(sst, ss, running=3, replicas=0, expect=3, hard=True)
 
             # Scaling down stateful set ss to 0 replicas and waiting until none of pods will run
             await sst.restore_http_probe(ss)
@@ -308,22 +313,14 @@ async def test_burst_scaling_should_run_to_completion_even_with_unhealthy_pods(r
         await sst.wait_for_running_and_ready(int(ss["spec"]["replicas"]), ss)
 
         # Confirming that stateful set scale up will not halt with unhealthy stateful pod
-        await sst.break_http_probe(ss)
-        await sst.wait_for_running_and_not_ready(int(ss["spec"]["replicas"]), ss)
-        await sst.wait_for_status_ready_replicas(ss, 0)
-        await sst.update_replicas(ss, 3)
-        await sst.confirm_stateful_pod_count(3, ss, CONFIRM_WINDOW, hard=False)
+        await _scale_with_unhealthy_pods(sst, ss, running=1, replicas=3, expect=3, hard=False)
 
         # Scaling up stateful set ss to 3 replicas and waiting until all of them will be running
         await sst.restore_http_probe(ss)
         await sst.wait_for_running_and_ready(3, ss)
 
         # Scale down will not halt with unhealthy stateful pod
-        await sst.break_http_probe(ss)
-        await sst.wait_for_status_ready_replicas(ss, 0)
-        await sst.wait_for_running_and_not_ready(3, ss)
-        await sst.update_replicas(ss, 0)
-        await sst.confirm_stateful_pod_count(0, ss, CONFIRM_WINDOW, hard=False)
+        await _scale_with_unhealthy_pods(sst, ss, running=3, replicas=0, expect=0, hard=False)
 
         # Scaling down stateful set ss to 0 replicas and waiting until none of pods will run
         await sst.restore_http_probe(ss)
