@@ -118,6 +118,29 @@ async def _only_pod(case: Case, name: str) -> Obj:
     return pods[0]
 
 
+async def _update_nginx_and_redis_images(
+    case: Case, redis: Obj, resize_policy: list[Obj] | None
+) -> tuple[str, Obj, dict[str, Obj]]:
+    """The first two `It`s' start: a one-pod CloneSet of nginx (`resize_policy`, when the `It` sets one) and
+    `redis`, 3 s of grace; once its pod is ready, nginx to the new image and resources, redis to busybox.
+    Returns the set's name, the old pod and its resources."""
+    cs = new_cloneset(case, f"clone-{case.rand}", 1)
+    spec = cs["spec"]["template"]["spec"]
+    if resize_policy is not None:
+        spec["containers"][0]["resizePolicy"] = resize_policy
+    spec["containers"].append(redis)
+    spec["terminationGracePeriodSeconds"] = 3
+    name, old_pod = await created_with_one_ready_pod(case, cs)
+
+    def images_and_resource(template: Obj) -> None:
+        containers = template["spec"]["containers"]
+        containers[0]["image"], containers[1]["image"] = NEW_NGINX_IMAGE, BUSYBOX_IMAGE
+        containers[0]["resources"] = json.loads(json.dumps(NEW_RESOURCE))
+
+    await update_clone(case, name, images_and_resource, False)
+    return name, old_pod, pod_resource(old_pod)
+
+
 @pytest.mark.parametrize("resize_policy", POLICIES)
 async def test_in_place_update_two_container_image_resource_with_priorities_successfully(
     real_cluster: Cluster, resize_policy: list[Obj]
@@ -126,20 +149,8 @@ async def test_in_place_update_two_container_image_resource_with_priorities_succ
 
     Context "CloneSet Updating with inplace resource"."""
     async with upstream_case(real_cluster, "inplace-vpa") as case:
-        cs = new_cloneset(case, f"clone-{case.rand}", 1)
-        spec = cs["spec"]["template"]["spec"]
-        spec["containers"][0]["resizePolicy"] = resize_policy
-        spec["containers"].append(_redis(command=["sleep", "999"]))
-        spec["terminationGracePeriodSeconds"] = 3
-        name, old_pod = await created_with_one_ready_pod(case, cs)
-        old_resource = pod_resource(old_pod)
-
-        def images_and_resource(template: Obj) -> None:
-            containers = template["spec"]["containers"]
-            containers[0]["image"], containers[1]["image"] = NEW_NGINX_IMAGE, BUSYBOX_IMAGE
-            containers[0]["resources"] = json.loads(json.dumps(NEW_RESOURCE))
-
-        await update_clone(case, name, images_and_resource, False)
+        redis = _redis(command=["sleep", "999"])
+        name, old_pod, old_resource = await _update_nginx_and_redis_images(case, redis, resize_policy)
         await wait_cloneset_updated_and_ready(case, name, _first_container_id(old_pod))
 
         # Verify two containers have all updated in-place
@@ -167,20 +178,8 @@ async def test_in_place_update_two_container_image_resource_with_priorities_shou
     Context "CloneSet Updating with inplace resource" (upstream sets no resizePolicy in this one, so the
     four contexts run the same spec)."""  # noqa: E501
     async with upstream_case(real_cluster, "inplace-vpa") as case:
-        cs = new_cloneset(case, f"clone-{case.rand}", 1)
-        spec = cs["spec"]["template"]["spec"]
-        spec["containers"].append(_redis())
-        spec["terminationGracePeriodSeconds"] = 3
-        name, old_pod = await created_with_one_ready_pod(case, cs)
-        old_resource = pod_resource(old_pod)
-
         # Update images of nginx and redis
-        def images_and_resource(template: Obj) -> None:
-            containers = template["spec"]["containers"]
-            containers[0]["image"], containers[1]["image"] = NEW_NGINX_IMAGE, BUSYBOX_IMAGE
-            containers[0]["resources"] = json.loads(json.dumps(NEW_RESOURCE))
-
-        await update_clone(case, name, images_and_resource, False)
+        name, _, old_resource = await _update_nginx_and_redis_images(case, _redis(), None)
 
         # Wait for redis failed to start: busybox with no command runs `sh`, which exits at once
         await case.eventually(
