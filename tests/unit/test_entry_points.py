@@ -61,7 +61,7 @@ def violations(package_name: str) -> list[str]:
     found: list[str] = []
     exported = getattr(package, "__all__", None)
     if exported is None:
-        found.append(f"{kind}: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)")
+        found.append(f"{kind}: __init__ has no __all__ (its plan_<phase> entry points, [] when none)")
         exported = []
     entry_points: dict[str, typing.Any] = {}
     submodule_names = {m.__name__.rsplit(".", 1)[-1] for m in modules}
@@ -132,7 +132,7 @@ KNOWN_OUTLIERS: set[str] = {
     "cloneset/update.py plan_pod_update: named plan* but not an entry point in __all__",
     "cloneset/update.py plan_update: named plan* but not an entry point in __all__",
     "cloneset/update.py plan_updates: named plan* but not an entry point in __all__",
-    "cloneset: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
+    "cloneset: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "daemonset/history.py HistoryPlan: a *Plan class that no entry point returns",
     "daemonset/history.py plan_history: named plan* but not an entry point in __all__",
     "daemonset/manage.py ManagePlan: a *Plan class that no entry point returns",
@@ -142,35 +142,24 @@ KNOWN_OUTLIERS: set[str] = {
     "daemonset/rollingupdate.py _plan_with_surge: named plan* but not an entry point in __all__",
     "daemonset/rollingupdate.py _plan_without_surge: named plan* but not an entry point in __all__",
     "daemonset/rollingupdate.py plan_rolling_update: named plan* but not an entry point in __all__",
-    "daemonset: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "enhancedliveness: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "ephemeraljob: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "imagelistpulljob: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "imagepulljob: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "launchpriority: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
+    "daemonset: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "nodeimage/cleanup.py SpecPlan: a *Plan class that no entry point returns",
     "nodeimage/cleanup.py StatusPlan: a *Plan class that no entry point returns",
-    "nodeimage: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "persistentpodstate: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "podprobemarker: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "pub: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "resourcedistribution: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
+    "nodeimage: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "sidecarset/injection.py _Plan: a *Plan class that no entry point returns",
     "sidecarset/injection.py _plan: named plan* but not an entry point in __all__",
-    "sidecarset: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "sidecarterminator: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
+    "sidecarset: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "statefulset/predownload.py plan: named plan* but not an entry point in __all__",
     "statefulset/scaleplan.py ScalePlan: a *Plan class that no entry point returns",
     "statefulset/scaleplan.py plan_scale: named plan* but not an entry point in __all__",
     "statefulset/update.py UpdatePlan: a *Plan class that no entry point returns",
     "statefulset/update.py plan_update: named plan* but not an entry point in __all__",
-    "statefulset: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
+    "statefulset: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "uniteddeployment/plan.py ChildPlan: a *Plan class that no entry point returns",
     "uniteddeployment/plan.py plan_children: named plan* but not an entry point in __all__",
     "uniteddeployment/revision.py RevisionPlan: a *Plan class that no entry point returns",
     "uniteddeployment/revision.py plan_revisions: named plan* but not an entry point in __all__",
-    "uniteddeployment: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
-    "workloadspread: __init__ has no __all__ (list its plan_<phase> entry points, or [] when none)",
+    "uniteddeployment: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
 }
 
 
