@@ -99,13 +99,6 @@ def violations(package_name: str) -> list[str]:
 
 # Today's outliers, each removed by the commit that renames it (the test fails on a stale entry too).
 KNOWN_OUTLIERS: set[str] = {
-    "advancedcronjob.Deletion: in __all__ but not a function named plan_<phase>",
-    "advancedcronjob.DeletionReason: in __all__ but not a function named plan_<phase>",
-    "advancedcronjob.Outcome: in __all__ but not a function named plan_<phase>",
-    "advancedcronjob.Plan: in __all__ but not a function named plan_<phase>",
-    "advancedcronjob.decide_concurrency: in __all__ but not a function named plan_<phase>",
-    "advancedcronjob.plan_reconcile: returns Plan, not ReconcilePlan",
-    "advancedcronjob.template_kind: in __all__ but not a function named plan_<phase>",
     "broadcastjob.DeletionCause: in __all__ but not a function named plan_<phase>",
     "broadcastjob.Event: in __all__ but not a function named plan_<phase>",
     "broadcastjob.Plan: in __all__ but not a function named plan_<phase>",
