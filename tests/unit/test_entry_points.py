@@ -99,15 +99,6 @@ def violations(package_name: str) -> list[str]:
 
 # Today's outliers, each removed by the commit that renames it (the test fails on a stale entry too).
 KNOWN_OUTLIERS: set[str] = {
-    "cloneset/podchoice.py planned_deleted_pods: named plan* but not an entry point in __all__",
-    "cloneset/predownload.py plan: named plan* but not an entry point in __all__",
-    "cloneset/scale.py ScalePlan: a *Plan class that no entry point returns",
-    "cloneset/scale.py plan_scale: named plan* but not an entry point in __all__",
-    "cloneset/update.py UpdatePlan: a *Plan class that no entry point returns",
-    "cloneset/update.py plan_pod_update: named plan* but not an entry point in __all__",
-    "cloneset/update.py plan_update: named plan* but not an entry point in __all__",
-    "cloneset/update.py plan_updates: named plan* but not an entry point in __all__",
-    "cloneset: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "daemonset/history.py HistoryPlan: a *Plan class that no entry point returns",
     "daemonset/history.py plan_history: named plan* but not an entry point in __all__",
     "daemonset/manage.py ManagePlan: a *Plan class that no entry point returns",
