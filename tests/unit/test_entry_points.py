@@ -99,16 +99,6 @@ def violations(package_name: str) -> list[str]:
 
 # Today's outliers, each removed by the commit that renames it (the test fails on a stale entry too).
 KNOWN_OUTLIERS: set[str] = {
-    "daemonset/history.py HistoryPlan: a *Plan class that no entry point returns",
-    "daemonset/history.py plan_history: named plan* but not an entry point in __all__",
-    "daemonset/manage.py ManagePlan: a *Plan class that no entry point returns",
-    "daemonset/manage.py plan_manage: named plan* but not an entry point in __all__",
-    "daemonset/predownload.py plan: named plan* but not an entry point in __all__",
-    "daemonset/rollingupdate.py RollingUpdatePlan: a *Plan class that no entry point returns",
-    "daemonset/rollingupdate.py _plan_with_surge: named plan* but not an entry point in __all__",
-    "daemonset/rollingupdate.py _plan_without_surge: named plan* but not an entry point in __all__",
-    "daemonset/rollingupdate.py plan_rolling_update: named plan* but not an entry point in __all__",
-    "daemonset: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "nodeimage/cleanup.py SpecPlan: a *Plan class that no entry point returns",
     "nodeimage/cleanup.py StatusPlan: a *Plan class that no entry point returns",
     "nodeimage: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
