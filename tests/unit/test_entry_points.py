@@ -99,9 +99,6 @@ def violations(package_name: str) -> list[str]:
 
 # Today's outliers, each removed by the commit that renames it (the test fails on a stale entry too).
 KNOWN_OUTLIERS: set[str] = {
-    "nodeimage/cleanup.py SpecPlan: a *Plan class that no entry point returns",
-    "nodeimage/cleanup.py StatusPlan: a *Plan class that no entry point returns",
-    "nodeimage: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "sidecarset/injection.py _Plan: a *Plan class that no entry point returns",
     "sidecarset/injection.py _plan: named plan* but not an entry point in __all__",
     "sidecarset: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
