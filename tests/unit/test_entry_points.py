@@ -99,9 +99,6 @@ def violations(package_name: str) -> list[str]:
 
 # Today's outliers, each removed by the commit that renames it (the test fails on a stale entry too).
 KNOWN_OUTLIERS: set[str] = {
-    "sidecarset/injection.py _Plan: a *Plan class that no entry point returns",
-    "sidecarset/injection.py _plan: named plan* but not an entry point in __all__",
-    "sidecarset: __init__ has no __all__ (its plan_<phase> entry points, [] when none)",
     "uniteddeployment/plan.py ChildPlan: a *Plan class that no entry point returns",
     "uniteddeployment/plan.py plan_children: named plan* but not an entry point in __all__",
     "uniteddeployment/revision.py RevisionPlan: a *Plan class that no entry point returns",
