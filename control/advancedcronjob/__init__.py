@@ -1,21 +1,5 @@
 """AdvancedCronJob logic without I/O: schedule arithmetic, the due run, children and the reconcile plan."""
 
-from kruise.control.advancedcronjob.plan import (
-    Deletion,
-    DeletionReason,
-    Outcome,
-    Plan,
-    decide_concurrency,
-    plan_reconcile,
-    template_kind,
-)
+from kruise.control.advancedcronjob.plan import plan_reconcile
 
-__all__ = [
-    "Deletion",
-    "DeletionReason",
-    "Outcome",
-    "Plan",
-    "decide_concurrency",
-    "plan_reconcile",
-    "template_kind",
-]
+__all__ = ["plan_reconcile"]

@@ -66,7 +66,7 @@ class Deletion:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ReconcilePlan:
     child_kind: str
     """Job, BroadcastJob or ImageListPullJob: the kind listed, deleted and created (also `status.type`)."""
     status: dict[str, Any]
@@ -124,7 +124,9 @@ def _creation_time(acj: Obj) -> datetime | None:
     return go_parse_rfc3339(raw) if isinstance(raw, str) else None
 
 
-def plan_reconcile(acj: Obj, children: Sequence[Obj], now: datetime, local_zone: tzinfo = UTC) -> Plan:
+def plan_reconcile(
+    acj: Obj, children: Sequence[Obj], now: datetime, local_zone: tzinfo = UTC
+) -> ReconcilePlan:
     """Plan one pass for `acj` (a dict as the apiserver returns it) given its children of the template
     kind and the current time.
 
@@ -163,8 +165,8 @@ def plan_reconcile(acj: Obj, children: Sequence[Obj], now: datetime, local_zone:
         message: str | None = None,
         replace: tuple[Deletion, ...] = (),
         create: dict[str, Any] | None = None,
-    ) -> Plan:
-        return Plan(
+    ) -> ReconcilePlan:
+        return ReconcilePlan(
             child_kind=kind,
             status=status,
             status_changed=status_changed,

@@ -126,7 +126,7 @@ class Settlement:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ReconcilePlan:
     delete_job: bool = False
     status: StatusDraft | None = None
     deletes: tuple[PodDeletion, ...] = ()
@@ -287,16 +287,16 @@ def _ttl_requeue(job: api.BroadcastJob) -> timedelta | None:
     return timedelta(seconds=ttl + 1) if ttl is not None else None
 
 
-def _plan_finished(job: api.BroadcastJob, now: datetime) -> Plan:
+def _finished_job(job: api.BroadcastJob, now: datetime) -> ReconcilePlan:
     """upstream ``pastTTLDeadline``: delete once the TTL since completionTime has passed."""
     ttl = job.spec.completion_policy.ttl_seconds_after_finished
     completed = parse_time(job.status.completion_time if job.status else None)
     if ttl is None or completed is None:
-        return Plan()
+        return ReconcilePlan()
     left = timedelta(seconds=ttl) - (now - completed)
     if left <= timedelta(0):
-        return Plan(delete_job=True)
-    return Plan(requeue_after=left)
+        return ReconcilePlan(delete_job=True)
+    return ReconcilePlan(requeue_after=left)
 
 
 def plan_reconcile(
@@ -306,11 +306,11 @@ def plan_reconcile(
     now: datetime,
     *,
     by_scheduler: bool = True,
-) -> Plan:
+) -> ReconcilePlan:
     """One reconcile pass of ``job`` over all ``nodes`` and the namespace's ``pods`` (the job's are
     picked out by labels and controller reference)."""
     if is_finished(job):
-        return _plan_finished(job, now)
+        return _finished_job(job, now)
     name = job.metadata.name or ""
     namespace = job.metadata.namespace or ""
     uid = job.metadata.uid or ""
@@ -360,9 +360,9 @@ def plan_reconcile(
 
     common = {"job_key": f"{namespace}/{name}", "now": stamp, "requeue_after": requeue_after}
     if phase == api.PHASE_FAILED:
-        return Plan(status=draft(phase), events=tuple(events), **common)
+        return ReconcilePlan(status=draft(phase), events=tuple(events), **common)
     if spec.paused and phase in (api.PHASE_RUNNING, api.PHASE_PAUSED):
-        return Plan(status=draft(api.PHASE_PAUSED), events=tuple(events), **common)
+        return ReconcilePlan(status=draft(api.PHASE_PAUSED), events=tuple(events), **common)
     if not spec.paused and phase == api.PHASE_PAUSED:
         phase = api.PHASE_RUNNING
         events.append(Event(EVENT_NORMAL, REASON_CONTINUE, "continue to process job"))
@@ -371,7 +371,9 @@ def plan_reconcile(
     if failed > 0:
         if failure_policy.type == api.FAILURE_POLICY_PAUSE:
             events.append(Event(EVENT_WARNING, REASON_PAUSED, "job is paused, due to failed pod"))
-            return Plan(status=draft(api.PHASE_PAUSED), events=tuple(events), pause_requested=True, **common)
+            return ReconcilePlan(
+                status=draft(api.PHASE_PAUSED), events=tuple(events), pause_requested=True, **common
+            )
         if failure_policy.type == api.FAILURE_POLICY_FAIL_FAST:
             failure = _Finish(api.CONDITION_FAILED, MESSAGE_FAIL_FAST, REASON_FAILED_POD_FOUND)
             counts = f"{succeeded} pods succeeded, {failed} pods failed"
@@ -383,7 +385,7 @@ def plan_reconcile(
     if failure is not None:
         deletes = tuple(_deletion(pod, DeletionCause.JOB_FAILED) for pod in groups.active)
         common["requeue_after"] = _ttl_requeue(job)
-        return Plan(
+        return ReconcilePlan(
             status=draft(api.PHASE_FAILED, stamp),
             deletes=deletes,
             events=tuple(events),
@@ -417,7 +419,7 @@ def plan_reconcile(
         completion_time = stamp
         finish = _Finish(api.CONDITION_COMPLETE, "", REASON_JOB_COMPLETE)
         common["requeue_after"] = _ttl_requeue(job)
-    return Plan(
+    return ReconcilePlan(
         status=draft(phase, completion_time),
         deletes=deletes,
         creates=tuple(creates),

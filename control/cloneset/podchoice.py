@@ -62,9 +62,7 @@ def available_instance_ids(
     return chosen
 
 
-def planned_deleted_pods(
-    cloneset: Mapping[str, Any], pods: Sequence[Obj]
-) -> tuple[list[Obj], list[Obj], int]:
+def marked_for_deletion(cloneset: Mapping[str, Any], pods: Sequence[Obj]) -> tuple[list[Obj], list[Obj], int]:
     """(specified-delete pods, PreparingDelete pods, number of distinct pods in either)."""
     specified = [p for p in pods if is_specified_delete(cloneset, p)]
     preparing = [p for p in pods if lifecycle.pod_state(p) == LIFECYCLE_STATE_PREPARING_DELETE]

@@ -97,7 +97,7 @@ def image_pull_jobs(
     )
 
 
-def plan(
+def plan_pre_download(
     cloneset: Mapping[str, Any],
     current: Mapping[str, Any],
     update: Mapping[str, Any],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +21,7 @@ from kruise.control.cloneset.podchoice import (
     available_instance_ids,
     choose_pods_to_delete,
     limit_ready_deletions,
-    planned_deleted_pods,
+    marked_for_deletion,
     pods_to_undelete,
     scale_up_limited_message,
     split_by_revision,
@@ -32,7 +32,7 @@ from kruise.control.common import lifecycle
 from kruise.control.common.revision import equal_to_revision_hash
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScalePlan:
     """``undelete``: pods to move back to PreparingNormal. ``create_current``/``create_update``:
     pod counts per revision, using ``instance_ids`` in order. ``prepare_delete``: pods a preDelete
@@ -90,11 +90,10 @@ def plan_scale(
     ``partition_rollback`` (gate CloneSetPartitionRollback) counts pods beyond a raised partition as
     due back to the current revision here too: upstream's diffs read the gate on both paths, and
     with maxSurge a rollback surges old-revision pods."""
-    plan = ScalePlan()
-    specified, preparing, num_to_delete = planned_deleted_pods(cloneset, pods)
-    plan.undelete = pods_to_undelete(cloneset, pods, preparing, num_to_delete)
-    if plan.undelete:
-        return plan
+    specified, preparing, num_to_delete = marked_for_deletion(cloneset, pods)
+    undelete = pods_to_undelete(cloneset, pods, preparing, num_to_delete)
+    if undelete:
+        return ScalePlan(undelete=undelete)
 
     diffs = calculate_diffs(
         cloneset,
@@ -106,14 +105,18 @@ def plan_scale(
         partition_rollback=partition_rollback,
         exclude_preparing_delete_flag=exclude_preparing_delete_flag,
     )
-    if diffs.scale_up_num > diffs.scale_up_limit:
-        plan.scale_up_limited = scale_up_limited_message(diffs.scale_up_limit)
+    limited = (
+        scale_up_limited_message(diffs.scale_up_limit) if diffs.scale_up_num > diffs.scale_up_limit else None
+    )
+    plan = ScalePlan(scale_up_limited=limited)
     if diffs.scale_up_num > 0:
-        plan.instance_ids = available_instance_ids(diffs.scale_up_limit, pods, pvcs, rng)
-        plan.create_current, plan.create_update = split_creations(
-            diffs.scale_up_limit, diffs.scale_up_num_old_revision
+        create_current, create_update = split_creations(diffs.scale_up_limit, diffs.scale_up_num_old_revision)
+        return replace(
+            plan,
+            instance_ids=available_instance_ids(diffs.scale_up_limit, pods, pvcs, rng),
+            create_current=create_current,
+            create_update=create_update,
         )
-        return plan
 
     if preparing:
         _split_hooked(cloneset, preparing, plan)

@@ -129,7 +129,7 @@ def limit_update_candidates(
     return chosen[:allowed]
 
 
-def plan_updates(
+def pods_to_update(
     cloneset: Mapping[str, Any],
     pods: Sequence[Obj],
     current_revision: str,
@@ -230,7 +230,7 @@ def in_place_spec(
     )
 
 
-def plan_pod_update(
+def pod_update(
     cloneset: Mapping[str, Any],
     pod: Obj,
     target: Mapping[str, Any],
@@ -421,12 +421,12 @@ def plan_update(
     )
     if any(step.lifecycle_state for step in refreshes):
         return UpdatePlan(refreshes, ())
-    target_name, chosen = plan_updates(
+    target_name, chosen = pods_to_update(
         cloneset, pods, current_revision["metadata"]["name"], update_name, diffs, now
     )
     target = update_revision if target_name == update_name else current_revision
     updates = (
-        plan_pod_update(
+        pod_update(
             cloneset,
             pod,
             target,

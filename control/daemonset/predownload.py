@@ -74,7 +74,7 @@ def image_pull_jobs(ds: Obj, old: Sequence[Obj], update: Obj) -> tuple[dict[str,
     )
 
 
-def plan(ds: Obj, current: Obj, old: Sequence[Obj]) -> shared.PreDownloadPlan:
+def plan_pre_download(ds: Obj, current: Obj, old: Sequence[Obj]) -> shared.PreDownloadPlan:
     """The pass's pre-download step: ``current`` is the revision of the DaemonSet's template (the
     update revision), ``old`` every other revision."""
     if not rollout_in_progress(ds, revision_hash(current)):

@@ -266,11 +266,11 @@ def plan_rolling_update(
     splits = [(name, split_node_pods(pods_by_node[name], update_hash, generation)) for name in scope]
     min_ready = settings.min_ready_seconds
     if budget.max_surge == 0:
-        return _plan_without_surge(budget, tuple(scope), splits, min_ready, now)
-    return _plan_with_surge(budget, tuple(scope), splits, min_ready, now)
+        return _without_surge(budget, tuple(scope), splits, min_ready, now)
+    return _with_surge(budget, tuple(scope), splits, min_ready, now)
 
 
-def _plan_without_surge(
+def _without_surge(
     budget: RolloutBudget,
     scope: tuple[str, ...],
     splits: Sequence[tuple[str, NodePods]],
@@ -305,7 +305,7 @@ def _plan_without_surge(
     return RollingUpdatePlan(budget, scope, pods_to_delete=tuple(replacements + candidates[:room]))
 
 
-def _plan_with_surge(
+def _with_surge(
     budget: RolloutBudget,
     scope: tuple[str, ...],
     splits: Sequence[tuple[str, NodePods]],

@@ -13,7 +13,7 @@ An image's `pullSecrets` entry leaves when its Secret no longer exists, unless i
 `batch` (those are cleaned up with the image spec itself). `mode` exists at v1beta1 only; a reader
 at v1alpha1 plans through `modes`, which finds the modes in the conversion-data annotation.
 
-Only when the spec needs no change does the controller look at the status (`status_timeouts`): a
+Only when the spec needs no change does the controller look at the status (`plan_status`): a
 tag the daemon has not answered for `RESPONSE_TIMEOUT` (10 minutes) since `createdAt`, or one
 still unfinished `activeDeadlineSeconds` + 10 minutes after it, is marked Failed by the manager.
 
@@ -49,7 +49,7 @@ JobLookup = Callable[[str, str], str | None]
 SecretLookup = Callable[[str, str], bool]
 
 
-@dataclass
+@dataclass(frozen=True)
 class SpecPlan:
     """`spec` is the NodeImage spec to write, or None when nothing changes. `reasons` say why, one
     line per change (for the log); `requeue_after` is when a TTL next runs out (None: no TTL waits),
@@ -61,10 +61,6 @@ class SpecPlan:
     reasons: list[str] = field(default_factory=list)
     requeue_after: float | None = None
     annotations: dict[str, str] | None = None
-
-    def wait(self, seconds: float) -> None:
-        if seconds > 0 and (self.requeue_after is None or seconds < self.requeue_after):
-            self.requeue_after = seconds
 
 
 def completion_time(node_image: Obj, image: str, tag: str, version: int) -> datetime | None:
@@ -114,7 +110,8 @@ def live_pull_secrets(refs: list[Obj], secret_exists: SecretLookup) -> list[Obj]
 
 def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup, secret_exists: SecretLookup) -> SpecPlan:
     """Plan the NodeImage's spec clean-up at `now` (see the module docstring)."""
-    plan = SpecPlan()
+    reasons: list[str] = []
+    requeue_after: float | None = None
     images: dict[str, Any] = {}
     changed = False
     for name, image in section(node_image, "spec", "images").items():
@@ -123,31 +120,30 @@ def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup, secret_exists
             full = f"{name}:{tag.get('tag', '')}"
             if not tag.get("createdAt"):
                 changed = True
-                plan.reasons.append(f"image {full} has no createdAt field")
+                reasons.append(f"image {full} has no createdAt field")
                 continue
             refs = list(tag.get("ownerReferences") or [])
             owners = live_owners(refs, job_uid)
             if len(owners) != len(refs):
                 changed = True
                 if not owners:
-                    plan.reasons.append(f"image {full} owners are all gone")
+                    reasons.append(f"image {full} owners are all gone")
                     continue
-                plan.reasons.append(f"image {full} lost {len(refs) - len(owners)} owner(s)")
+                reasons.append(f"image {full} lost {len(refs) - len(owners)} owner(s)")
                 tag = {**tag, "ownerReferences": owners}
             left = _ttl_left(node_image, name, tag, now)
             if left is not None and left <= 0:
                 changed = True
                 ttl = tag["pullPolicy"]["ttlSecondsAfterFinished"]
-                plan.reasons.append(f"image {full} has exceeded TTL ({ttl})s since it completed")
+                reasons.append(f"image {full} has exceeded TTL ({ttl})s since it completed")
                 continue
-            if left is not None:
-                plan.wait(left)
+            requeue_after = _sooner(requeue_after, left)
             tags.append(tag)
         secrets = list(image.get("pullSecrets") or [])
         kept = live_pull_secrets(secrets, secret_exists)
         if len(kept) != len(secrets):
             changed = True
-            plan.reasons.append(f"image {name} lost {len(secrets) - len(kept)} pull secret(s)")
+            reasons.append(f"image {name} lost {len(secrets) - len(kept)} pull secret(s)")
             image = {key: value for key, value in image.items() if key != "pullSecrets"}
             if kept:  # an emptied list is left out, as upstream's nil slice is
                 image["pullSecrets"] = kept
@@ -155,12 +151,12 @@ def prune_spec(node_image: Obj, now: datetime, job_uid: JobLookup, secret_exists
             images[name] = {**image, "tags": sorted(tags, key=lambda t: t.get("tag", ""))}
         else:
             changed = True
-            plan.reasons.append(f"no longer has {name} image spec")
+            reasons.append(f"no longer has {name} image spec")
+    spec = None
     if changed:
         spec = copy.deepcopy(dict(spec_of(node_image)))
         spec["images"] = copy.deepcopy(images)
-        plan.spec = spec
-    return plan
+    return SpecPlan(spec=spec, reasons=reasons, requeue_after=requeue_after)
 
 
 @dataclass
@@ -173,7 +169,7 @@ class TagFailure:
     owners: list[Obj]
 
 
-@dataclass
+@dataclass(frozen=True)
 class StatusPlan:
     """`status` is the NodeImage status to write, or None when nothing changes; `requeue_after` is
     when the next response or deadline timeout falls due (None: nothing to wait for)."""
@@ -182,9 +178,12 @@ class StatusPlan:
     failures: list[TagFailure] = field(default_factory=list)
     requeue_after: float | None = None
 
-    def wait(self, seconds: float) -> None:
-        if seconds > 0 and (self.requeue_after is None or seconds < self.requeue_after):
-            self.requeue_after = seconds
+
+def _sooner(wait: float | None, seconds: float | None) -> float | None:
+    """The nearer of two deadlines (None: no deadline; a past one is not waited for)."""
+    if seconds is None or seconds <= 0:
+        return wait
+    return seconds if wait is None or seconds < wait else wait
 
 
 def _mark_failed(status: dict[str, Any], version: int, message: str, now: datetime) -> None:
@@ -192,18 +191,18 @@ def _mark_failed(status: dict[str, Any], version: int, message: str, now: dateti
 
 
 def _time_out_tag(
-    plan: StatusPlan, tags: list[dict[str, Any]], spec_tag: Obj, full: str, now: datetime
-) -> None:
-    """Mark one spec tag's status Failed if its response or deadline timeout has passed; else note
-    when it will. `tags` is the image's (copied) status tag list, changed in place."""
+    failures: list[TagFailure], tags: list[dict[str, Any]], spec_tag: Obj, full: str, now: datetime
+) -> float | None:
+    """Mark one spec tag's status Failed if its response or deadline timeout has passed (adding
+    to `failures`); else return the seconds until it will. `tags` is the image's (copied) status
+    tag list, changed in place."""
     age = (now - parse_rfc3339(spec_tag["createdAt"])).total_seconds()
     version = int(spec_tag.get("version") or 0)
     status = next((t for t in tags if t.get("tag") == spec_tag.get("tag")), None)
     message = None
     if status is None or int(status.get("version") or 0) != version:
         if RESPONSE_TIMEOUT - age > 0:
-            plan.wait(RESPONSE_TIMEOUT - age)
-            return
+            return RESPONSE_TIMEOUT - age
         if status is None:
             status = {"tag": spec_tag.get("tag")}
             tags.append(status)
@@ -213,12 +212,12 @@ def _time_out_tag(
     if not status.get("completionTime") and deadline is not None:
         left = float(deadline) + RESPONSE_TIMEOUT - age
         if left > 0:
-            plan.wait(left)
-            return
+            return left
         message = DEADLINE_EXCEEDED
         _mark_failed(status, version, message, now)
     if message is not None:
-        plan.failures.append(TagFailure(full, message, list(spec_tag.get("ownerReferences") or [])))
+        failures.append(TagFailure(full, message, list(spec_tag.get("ownerReferences") or [])))
+    return None
 
 
 def _counted(node_image: Obj, statuses: dict[str, Any], spec_names: set[str]) -> dict[str, Any]:
@@ -246,13 +245,14 @@ def _counted(node_image: Obj, statuses: dict[str, Any], spec_names: set[str]) ->
     return status
 
 
-def status_timeouts(node_image: Obj, now: datetime) -> StatusPlan:
+def plan_status(node_image: Obj, now: datetime) -> StatusPlan:
     """Plan the manager's status write at `now`: tags the node has not answered for
     `RESPONSE_TIMEOUT` since `createdAt` (no status at the spec's version), and unfinished tags past
     `activeDeadlineSeconds` + `RESPONSE_TIMEOUT`, become Failed with `completionTime` now. When any
     image status changes (sorting by tag counts), the whole status is rewritten: entries no spec
     tag lists are dropped and desired/pulling/succeeded/failed are recounted."""
-    plan = StatusPlan()
+    failures: list[TagFailure] = []
+    requeue_after: float | None = None
     old = (status_of(node_image).get("imageStatuses")) or None
     statuses: dict[str, Any] = copy.deepcopy(dict(old or {}))
     spec_names: set[str] = set()
@@ -262,16 +262,14 @@ def status_timeouts(node_image: Obj, now: datetime) -> StatusPlan:
             full = f"{name}:{spec_tag.get('tag', '')}"
             spec_names.add(full)
             if spec_tag.get("createdAt"):
-                _time_out_tag(plan, tags, spec_tag, full, now)
+                requeue_after = _sooner(requeue_after, _time_out_tag(failures, tags, spec_tag, full, now))
         if tags:
             statuses[name] = {
                 **section(statuses, name),
                 "tags": sorted(tags, key=lambda t: t.get("tag", "")),
             }
-    if statuses == dict(old or {}):
-        return plan
-    plan.status = _counted(node_image, statuses, spec_names)
-    return plan
+    status = None if statuses == dict(old or {}) else _counted(node_image, statuses, spec_names)
+    return StatusPlan(status=status, failures=failures, requeue_after=requeue_after)
 
 
 def requeue_delay(seconds: float | None, rng: random.Random) -> float | None:

@@ -21,6 +21,7 @@ reader, whose reads of that object fail anyway.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -46,12 +47,11 @@ def as_v1beta1(node_image: Obj) -> dict[str, Any]:
     return convert(alpha, V1BETA1)
 
 
-def prune_v1alpha1(
-    node_image: Obj, now: datetime, job_uid: JobLookup, secret_exists: SecretLookup
-) -> SpecPlan:
-    """`prune_spec` for a NodeImage read at v1alpha1: `mode: batch` references (stashed in the
-    conversion-data annotation) are kept, and when the spec changes `plan.annotations` holds the
-    annotations to write with it (None: leave them as read). `plan.spec` is a v1alpha1 spec."""
+def plan_spec(node_image: Obj, now: datetime, job_uid: JobLookup, secret_exists: SecretLookup) -> SpecPlan:
+    """`prune_spec` for a NodeImage read at v1alpha1, as the manager reads it: `mode: batch`
+    references (stashed in the conversion-data annotation) are kept, and when the spec changes
+    `plan.annotations` holds the annotations to write with it (None: leave them as read).
+    `plan.spec` is a v1alpha1 spec."""
     if node_image.get("apiVersion") not in (None, V1ALPHA1):
         return prune_spec(node_image, now, job_uid, secret_exists)
     try:
@@ -62,8 +62,7 @@ def prune_v1alpha1(
     if plan.spec is None:
         return plan
     alpha = convert({**beta, "spec": plan.spec}, V1ALPHA1)
-    plan.spec = alpha["spec"]
     annotations = _annotations(alpha)
-    if annotations != _annotations(node_image):
-        plan.annotations = annotations
-    return plan
+    return replace(
+        plan, spec=alpha["spec"], annotations=annotations if annotations != _annotations(node_image) else None
+    )

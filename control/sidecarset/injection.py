@@ -53,7 +53,7 @@ class InjectionConflict(ValueError):
 
 
 @dataclass
-class _Plan:
+class _Additions:
     """Everything the SidecarSets contribute, collected before any of it touches the pod."""
 
     containers: list[dict[str, Any]] = field(default_factory=list)
@@ -173,7 +173,7 @@ def _prepare(
     sidecar: dict[str, Any],
     pod: dict[str, Any],
     volumes: dict[str, dict[str, Any]],
-    plan: _Plan,
+    additions: _Additions,
     sidecarsets: list[dict[str, Any]],
 ) -> None:
     """Resolve one sidecar in place: resourcesPolicy, shared mounts, transferred envs, IS_INJECTED,
@@ -186,7 +186,8 @@ def _prepare(
     transfer = merge_by_key(transferred_envs(sidecar, pod), subpath_envs, "name")
     for ref in (sidecar.get("volumeMounts") or []) + (sidecar.get("volumeDevices") or []):
         if ref.get("name") in volumes:
-            plan.volumes.append(copy.deepcopy(volumes[ref["name"]]))  # the cache's object stays untouched
+            # a copy: the cache's object stays untouched
+            additions.volumes.append(copy.deepcopy(volumes[ref["name"]]))
     _set_list(sidecar, "volumeMounts", _merge_mounts(sidecar, mounts))
     env = [*(sidecar.get("env") or []), {"name": ENV_IS_INJECTED, "value": "true"}]
     sidecar["env"] = merge_by_key(env, transfer, "name")
@@ -257,9 +258,9 @@ def _working_hot_containers(pod: dict[str, Any]) -> dict[str, str]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _Plan:
+def _build_sidecars(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _Additions:
     """`buildSidecars` for a CREATE: what to add, from SidecarSets already matched and ordered."""
-    plan = _Plan()
+    additions = _Additions()
     hashes = _load_hash_annotation(pod, ANNOTATION_SIDECARSET_HASH)
     hashes_without_image = _load_hash_annotation(pod, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE)
     working = _working_hot_containers(pod)
@@ -278,22 +279,22 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
         for init in [dict(c) for c in spec.get("initContainers") or []]:
             if is_native_sidecar(init):
                 sidecar_list.add(init.get("name", ""))
-            _prepare(init, pod, volumes, plan, sidecarsets)
+            _prepare(init, pod, volumes, additions, sidecarsets)
             injecting = True
             hot = section(init, "upgradeStrategy").get("upgradeType") == UPGRADE_HOT
             if is_native_sidecar(init) and hot:
-                plan.init_containers.extend(hotupgrade.expand(init, working, plan.annotations))
+                additions.init_containers.extend(hotupgrade.expand(init, working, additions.annotations))
             else:
-                plan.init_containers.append(init)
-        plan.secrets.extend(dict(s) for s in spec.get("imagePullSecrets") or [])
+                additions.init_containers.append(init)
+        additions.secrets.extend(dict(s) for s in spec.get("imagePullSecrets") or [])
         for sidecar in [dict(c) for c in spec.get("containers") or []]:
             sidecar_list.add(sidecar.get("name", ""))
-            _prepare(sidecar, pod, volumes, plan, sidecarsets)
+            _prepare(sidecar, pod, volumes, additions, sidecarsets)
             injecting = True
             if section(sidecar, "upgradeStrategy").get("upgradeType") == UPGRADE_HOT:
-                plan.containers.extend(hotupgrade.expand(sidecar, working, plan.annotations))
+                additions.containers.extend(hotupgrade.expand(sidecar, working, additions.annotations))
             else:
-                plan.containers.append(sidecar)
+                additions.containers.append(sidecar)
         if injecting:
             revision = status_of(sidecarset).get("latestRevision") or ""
             listed_sidecars = sorted(sidecar_list)
@@ -303,12 +304,12 @@ def _plan(pod: dict[str, Any], sidecarsets: list[dict[str, Any]], now: str) -> _
             hashes_without_image[name] = upgrade_spec(
                 now, annotations.get(ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE, ""), name, listed_sidecars
             )
-    plan.annotations[ANNOTATION_SIDECARSET_HASH] = gojson.dumps(dict(sorted(hashes.items()))).decode()
-    plan.annotations[ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE] = gojson.dumps(
+    additions.annotations[ANNOTATION_SIDECARSET_HASH] = gojson.dumps(dict(sorted(hashes.items()))).decode()
+    additions.annotations[ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE] = gojson.dumps(
         dict(sorted(hashes_without_image.items()))
     ).decode()
-    plan.annotations[ANNOTATION_SIDECARSET_INJECTED_LIST] = ",".join(sorted(names))
-    return plan
+    additions.annotations[ANNOTATION_SIDECARSET_INJECTED_LIST] = ",".join(sorted(names))
+    return additions
 
 
 def core_container(sidecar: dict[str, Any]) -> dict[str, Any]:
@@ -365,21 +366,21 @@ def inject(
             changed = patch_pod_metadata(pod, spec_of(sidecarset).get("patchPodMetadata")) or changed
         except ValueError as exc:
             raise InjectionError(str(exc)) from exc
-    plan = _plan(pod, sidecarsets, rfc3339(now or datetime.datetime.now(datetime.UTC)))
-    if not plan.containers and not plan.init_containers:
+    additions = _build_sidecars(pod, sidecarsets, rfc3339(now or datetime.datetime.now(datetime.UTC)))
+    if not additions.containers and not additions.init_containers:
         return changed
     spec = pod.setdefault("spec", {})
-    plan.init_containers.sort(key=lambda c: c.get("name", ""))
+    additions.init_containers.sort(key=lambda c: c.get("name", ""))
     if sort_containers_by_name:
-        plan.containers.sort(key=lambda c: c.get("name", ""))
+        additions.containers.sort(key=lambda c: c.get("name", ""))
     _set_list(
-        spec, "initContainers", merge_containers(spec.get("initContainers") or [], plan.init_containers)
+        spec, "initContainers", merge_containers(spec.get("initContainers") or [], additions.init_containers)
     )
-    _set_list(spec, "containers", merge_containers(spec.get("containers") or [], plan.containers))
-    _set_list(spec, "volumes", merge_by_key(spec.get("volumes") or [], plan.volumes, "name"))
-    secrets = merge_by_key([], (spec.get("imagePullSecrets") or []) + plan.secrets, "name")
+    _set_list(spec, "containers", merge_containers(spec.get("containers") or [], additions.containers))
+    _set_list(spec, "volumes", merge_by_key(spec.get("volumes") or [], additions.volumes, "name"))
+    secrets = merge_by_key([], (spec.get("imagePullSecrets") or []) + additions.secrets, "name")
     _set_list(spec, "imagePullSecrets", secrets)
     metadata = pod.setdefault("metadata", {})
-    metadata["annotations"] = {**section(metadata, "annotations"), **plan.annotations}
-    _check_unique(spec, {c.get("name", "") for c in plan.containers + plan.init_containers})
+    metadata["annotations"] = {**section(metadata, "annotations"), **additions.annotations}
+    _check_unique(spec, {c.get("name", "") for c in additions.containers + additions.init_containers})
     return True

@@ -87,7 +87,7 @@ def image_pull_jobs(sts: Obj, current: Obj, update: Obj) -> tuple[dict[str, Any]
     )
 
 
-def plan(
+def plan_pre_download(
     sts: Obj, current: Obj, update: Obj, *, env_from_metadata: bool = True, vertical_scaling: bool = False
 ) -> shared.PreDownloadPlan:
     """``doPreDownload``: delete the jobs once converged; else, with enough updated pods ready,

@@ -11,7 +11,7 @@ pass may leave in flight. A failed or succeeded pod is deleted and recreated und
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -69,7 +69,7 @@ class Gates:
     auto_delete_pvc: bool = False
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScalePlan:
     """``actions`` in execution order. ``replicas`` maps every live ordinal to its pod, with
     ``placeholders`` (ordinals whose pod does not exist yet; those created by this pass and
@@ -89,9 +89,28 @@ class ScalePlan:
     first_unhealthy: str | None = None
     unhealthy: int = 0
 
+
+@dataclass
+class _ScalePass:
+    """The ScalePlan while the pass walks the pods (the steps below fill it in turn)."""
+
+    live_range: OrdinalRange
+    replicas: dict[int, Obj]
+    placeholders: frozenset[int]
+    condemned: list[Obj]
+    actions: list[Action] = field(default_factory=list)
+    update_allowed: bool = True
+    wait: str | None = None
+    requeue_after: float | None = None
+    first_unhealthy: str | None = None
+    unhealthy: int = 0
+
     def wait_for(self, seconds: float) -> None:
         if seconds > 0 and (self.requeue_after is None or seconds < self.requeue_after):
             self.requeue_after = seconds
+
+    def result(self) -> ScalePlan:
+        return ScalePlan(**{f.name: getattr(self, f.name) for f in fields(ScalePlan)})
 
 
 class _Budget:
@@ -171,7 +190,7 @@ def _build_missing(
     return built
 
 
-def _find_unhealthy(plan: ScalePlan) -> Obj | None:
+def _find_unhealthy(plan: _ScalePass) -> Obj | None:
     first: Obj | None = None
     for pod in [*(plan.replicas[n] for n in sorted(plan.replicas)), *reversed(plan.condemned)]:
         if not health.is_healthy(pod):
@@ -183,7 +202,7 @@ def _find_unhealthy(plan: ScalePlan) -> Obj | None:
 
 
 def _process_replicas(
-    sts: Mapping[str, Any], plan: ScalePlan, built: Mapping[int, dict[str, Any]], gates: Gates, now: datetime
+    sts: Mapping[str, Any], plan: _ScalePass, built: Mapping[int, dict[str, Any]], gates: Gates, now: datetime
 ) -> bool:
     """Returns True when the pass must end here (monotonic block or an action in monotonic
     mode); a Parallel pass only ever stops the replica loop and goes on."""
@@ -245,7 +264,7 @@ def _process_replicas(
 
 
 def _process_condemned(
-    sts: Mapping[str, Any], plan: ScalePlan, first_unhealthy: Obj | None, now: datetime
+    sts: Mapping[str, Any], plan: _ScalePass, first_unhealthy: Obj | None, now: datetime
 ) -> bool:
     monotonic = is_monotonic(sts)
     min_ready = health.min_ready_seconds(sts)
@@ -293,19 +312,19 @@ def plan_scale(
     split = partition_pods(pods, live_range)
     replicas: dict[int, Obj] = dict(split.live)
     built = _build_missing(sts, live_range, replicas, revisions, gates, now)
-    plan = ScalePlan(live_range, replicas, frozenset(built), split.condemned)
+    plan = _ScalePass(live_range, replicas, frozenset(built), split.condemned)
     first_unhealthy = _find_unhealthy(plan)
     if meta_of(sts).get("deletionTimestamp"):
         plan.update_allowed = False
         plan.wait = "statefulset is being deleted"
-        return plan
+        return plan.result()
     if _process_replicas(sts, plan, built, gates, now):
         plan.update_allowed = False
-        return plan
+        return plan.result()
     if gates.auto_delete_pvc and spec_of(sts).get("volumeClaimTemplates"):
         # upstream fixes every condemned pod's claims before removing any of them
         plan.actions.extend(AlignClaimOwners(pod, condemned=True) for pod in split.condemned)
     if _process_condemned(sts, plan, first_unhealthy, now):
         plan.update_allowed = False
-        return plan
-    return plan
+        return plan.result()
+    return plan.result()

@@ -128,7 +128,7 @@ def is_unavailable(
     return (not available), wait
 
 
-@dataclass
+@dataclass(frozen=True)
 class UpdatePlan:
     """``actions`` in order (specified deletions, then updates). ``unavailable``: names counted
     against ``max_unavailable`` after the plan. ``blocked_by``: the first target the budget could
@@ -164,27 +164,28 @@ def plan_update(
     InPlaceWorkloadVerticalScaling gate (resizes count in the in-place completion check).
     ``claims``: given when claims are resized with the rollout (see the module docstring).
     ``preparing_update_as_update``: gate PreparingUpdateAsUpdate (see `sort_update_targets`)."""
-    plan = UpdatePlan()
     strategy = spec_of(sts).get("updateStrategy") or {}
     if strategy.get("type", "RollingUpdate") == "OnDelete":
-        plan.skipped = "OnDelete"
-        return plan
+        return UpdatePlan(skipped="OnDelete")
     rolling = _rolling(sts)
     if rolling is not None and rolling.get("paused"):
-        plan.skipped = "paused"
-        return plan
-    plan.max_unavailable = update_max_unavailable(sts)
+        return UpdatePlan(skipped="paused")
+    max_unavailable = update_max_unavailable(sts)
+    actions: list[Action] = []
+    unavailable: set[str] = set()
+    requeue_after: float | None = None
+    blocked_by: str | None = None
     min_ready = health.min_ready_seconds(sts)
     for ordinal in sorted(replicas):
-        unavailable, wait = is_unavailable(
+        not_available, wait = is_unavailable(
             replicas[ordinal], min_ready, now, vertical_scaling=vertical_scaling
         )
-        if unavailable:
-            plan.unavailable.add(pod_name_of(replicas[ordinal]))
-            if wait > 0 and (plan.requeue_after is None or wait < plan.requeue_after):
-                plan.requeue_after = wait
+        if not_available:
+            unavailable.add(pod_name_of(replicas[ordinal]))
+            if wait > 0 and (requeue_after is None or wait < requeue_after):
+                requeue_after = wait
         elif claims is not None and not claims(replicas[ordinal]).ready:
-            plan.unavailable.add(pod_name_of(replicas[ordinal]))
+            unavailable.add(pod_name_of(replicas[ordinal]))
 
     specified: set[str] = set()
     for ordinal in sorted(replicas, reverse=True):
@@ -192,37 +193,44 @@ def plan_update(
         name = pod_name_of(pod)
         if ordinal in placeholders or not is_specified_delete(pod):
             continue
-        if len(plan.unavailable) >= plan.max_unavailable and name not in plan.unavailable:
+        if len(unavailable) >= max_unavailable and name not in unavailable:
             continue
         specified.add(name)
         if not health.is_terminating(pod):
             action = deletion(sts, pod, "specified-delete")
             if action is not None:
-                plan.actions.append(action)
-        plan.unavailable.add(name)
+                actions.append(action)
+        unavailable.add(name)
 
-    plan.targets = sort_update_targets(sts, live_range, replicas, update_revision, preparing_update_as_update)
-    for ordinal in plan.targets:
+    targets = sort_update_targets(sts, live_range, replicas, update_revision, preparing_update_as_update)
+    for ordinal in targets:
         pod = replicas[ordinal]
         name = pod_name_of(pod)
         state = claims(pod) if claims is not None else None
         if revision_of(pod) == update_revision and (state is None or state.matched):
             continue
-        if len(plan.unavailable) >= plan.max_unavailable and name not in plan.unavailable:
-            plan.blocked_by = name
+        if len(unavailable) >= max_unavailable and name not in unavailable:
+            blocked_by = name
             break
         if state is not None:
             if not state.matched:
-                plan.actions.append(ResizeClaims(pod, state.resizes, state.conflict))
+                actions.append(ResizeClaims(pod, state.resizes, state.conflict))
             if not state.matched or not state.completed:
                 # resized just now (the cache still shows the old size) or still expanding
-                plan.unavailable.add(name)
+                unavailable.add(name)
                 continue
         if ordinal in placeholders or name in specified or health.is_terminating(pod):
             continue
-        plan.actions.append(UpdatePod(pod, update_revision))
-        plan.unavailable.add(name)
-    return plan
+        actions.append(UpdatePod(pod, update_revision))
+        unavailable.add(name)
+    return UpdatePlan(
+        actions=actions,
+        max_unavailable=max_unavailable,
+        unavailable=unavailable,
+        targets=targets,
+        blocked_by=blocked_by,
+        requeue_after=requeue_after,
+    )
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,10 @@ class ChildWrite:
     partition: int = 0
 
 
-@dataclass
-class ChildPlan:
+@dataclass(frozen=True)
+class ChildrenPlan:
     existing: dict[str, Child] = field(default_factory=dict)
     """The child kept per subset name (including subsets no longer in the spec)."""
-    duplicates: list[Child] = field(default_factory=list)
     creates: list[ChildWrite] = field(default_factory=list)
     deletes: list[Child] = field(default_factory=list)
     updates: list[ChildWrite] = field(default_factory=list)
@@ -56,13 +55,18 @@ def plan_children(
     revision: str,
     next_replicas: Mapping[str, int],
     next_partitions: Mapping[str, int],
-) -> ChildPlan:
-    plan = ChildPlan(existing=dict(existing))
+) -> ChildrenPlan:
     subsets = {s.name: s for s in ud.spec.topology.subsets or []}
-    for name in sorted(set(subsets) - set(existing)):
-        body = render_child(ud_obj, ud, name, revision, next_replicas[name], next_partitions[name])
-        plan.creates.append(ChildWrite(name, body))
-    plan.deletes = [existing[name] for name in sorted(set(existing) - set(subsets))]
+    plan = ChildrenPlan(
+        existing=dict(existing),
+        creates=[
+            ChildWrite(
+                name, render_child(ud_obj, ud, name, revision, next_replicas[name], next_partitions[name])
+            )
+            for name in sorted(set(subsets) - set(existing))
+        ],
+        deletes=[existing[name] for name in sorted(set(existing) - set(subsets))],
+    )
     for name in sorted(set(existing) & set(subsets)):
         child = existing[name]
         replicas, partition = next_replicas[name], next_partitions[name]

@@ -21,7 +21,13 @@ from kruise.api.advancedcronjob import (
     TEMPLATE_KIND_JOB,
 )
 from kruise.api.controllerref import controller_of
-from kruise.control.advancedcronjob import Deletion, Outcome, Plan, plan_reconcile, template_kind
+from kruise.control.advancedcronjob.plan import (
+    Deletion,
+    Outcome,
+    ReconcilePlan,
+    plan_reconcile,
+    template_kind,
+)
 from kruise.kube.client import Client
 from kruise.kube.controller import Result
 from kruise.kube.errors import NotFound
@@ -144,7 +150,7 @@ class AdvancedCronJobReconciler:
         log.info("Deleted active job to replace it", advancedcronjob=key, child=deletion.name)
 
 
-def _requeue(plan: Plan) -> Result | None:
+def _requeue(plan: ReconcilePlan) -> Result | None:
     if plan.requeue_after is None:
         return None
     return Result(requeue_after=plan.requeue_after.total_seconds())

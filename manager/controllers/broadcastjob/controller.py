@@ -13,8 +13,8 @@ from typing import Any
 
 from kruise.api import broadcastjob as api
 from kruise.api.objects import meta_of, spec_of
-from kruise.control.broadcastjob import assigned_node
 from kruise.control.broadcastjob.nodeevents import is_heartbeat, wakes_on_add, wakes_on_update
+from kruise.control.broadcastjob.pods import assigned_node
 from kruise.kube.controller import Controller, enqueue_object, enqueue_owner
 from kruise.kube.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.kube.informer import SharedInformer

@@ -26,17 +26,17 @@ import structlog
 
 from kruise.api import broadcastjob as api
 from kruise.api.objects import meta_of, status_of
-from kruise.control.broadcastjob import plan_reconcile
 from kruise.control.broadcastjob.plan import (
     EVENT_NORMAL,
     EVENT_WARNING,
     REASON_FAILED_CREATE,
     REASON_SUCCESSFUL_CREATE,
     REASON_SUCCESSFUL_DELETE,
-    Plan,
     PodCreation,
     PodDeletion,
+    ReconcilePlan,
     is_finished,
+    plan_reconcile,
 )
 from kruise.control.common import podreadiness
 from kruise.kube.client import Client
@@ -237,7 +237,7 @@ def _unfinished(fresh: Mapping[str, Any]) -> bool:
     return True
 
 
-def _requeue(plan: Plan) -> Result | None:
+def _requeue(plan: ReconcilePlan) -> Result | None:
     if plan.requeue_after is None or plan.requeue_after.total_seconds() <= 0:
         return None
     return Result(requeue_after=plan.requeue_after.total_seconds())

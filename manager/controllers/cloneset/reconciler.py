@@ -155,7 +155,7 @@ class CloneSetReconciler:
         if self.predownloader is not None:
             try:
                 vct_gate = self.gates.enabled(features.RECREATE_POD_WHEN_CHANGE_VCT_IN_CLONESET_GATE)
-                pd_plan = predownload.plan(
+                pd_plan = predownload.plan_pre_download(
                     cloneset,
                     current,
                     update,

@@ -246,7 +246,7 @@ class DaemonSetReconciler:
         if not self.rv_expectations.is_satisfied(dict(current)):
             return
         try:
-            await self.predownloader.apply(ds, current, predownload.plan(ds, current, old))
+            await self.predownloader.apply(ds, current, predownload.plan_pre_download(ds, current, old))
         except Exception as exc:
             log.error("failed to pre-download images", daemonset=key, error=str(exc))
 

@@ -144,14 +144,14 @@ class NodeImageReconciler:
             return None
         name = node_image["metadata"]["name"]
         now = self.wall()
-        plan = modes.prune_v1alpha1(node_image, now, self._job_uid, self._secret_exists)
+        plan = modes.plan_spec(node_image, now, self._job_uid, self._secret_exists)
         if plan.spec is not None:
             log.info("cleaning NodeImage spec", nodeimage=name, reasons=plan.reasons)
             with contextlib.suppress(NotFound):
                 body = _with_annotations({**node_image, "spec": plan.spec}, plan)
                 await self.client.update(NODEIMAGES, body)
             return None
-        status = cleanup.status_timeouts(node_image, now)
+        status = cleanup.plan_status(node_image, now)
         for failure in status.failures:
             message = f"Failed to pull image {failure.image} on node {name} for {failure.message}"
             for owner in failure.owners:

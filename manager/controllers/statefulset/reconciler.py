@@ -358,7 +358,7 @@ class StatefulSetReconciler:
         if self.predownloader is None:
             return
         try:
-            plan = predownload.plan(
+            plan = predownload.plan_pre_download(
                 sts,
                 current,
                 update,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kruise.control.broadcastjob import assigned_node
+from kruise.control.broadcastjob.pods import assigned_node
 from kruise.kube.clock import FakeClock
 from kruise.kube.resources import BROADCASTJOBS, EVENTS, PODS
 from kruise.kube.resources import NODES as NODE_RESOURCE

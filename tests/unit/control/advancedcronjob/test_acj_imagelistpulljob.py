@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.control.advancedcronjob import DeletionReason, Outcome, plan_reconcile, template_kind
 from kruise.control.advancedcronjob.children import build_child, classify, finished_type
+from kruise.control.advancedcronjob.plan import DeletionReason, Outcome, plan_reconcile, template_kind
 
 KIND = "ImageListPullJob"
 TEMPLATE = {

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from kruise.control.advancedcronjob import (
+from kruise.control.advancedcronjob.plan import (
     Deletion,
     DeletionReason,
     Outcome,

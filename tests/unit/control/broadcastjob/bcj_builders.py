@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kruise.api.broadcastjob import BroadcastJob
-from kruise.control.broadcastjob import new_pod
+from kruise.control.broadcastjob.pods import new_pod
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 UID = "uid-1"

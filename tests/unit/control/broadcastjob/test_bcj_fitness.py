@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from bcj_builders import node
 
-from kruise.control.broadcastjob import mock_pod_spec, template_fits, unfit_reason
-from kruise.control.broadcastjob.fitness import REASON_NODE_AFFINITY, REASON_NODE_NAME, REASON_UNSCHEDULABLE
+from kruise.control.broadcastjob.fitness import (
+    REASON_NODE_AFFINITY,
+    REASON_NODE_NAME,
+    REASON_UNSCHEDULABLE,
+    mock_pod_spec,
+    template_fits,
+    unfit_reason,
+)
 
 SPEC = {"containers": [{"name": "main", "image": "busybox"}]}
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.api.timestamps import rfc3339
-from kruise.control.broadcastjob import DeletionCause, Event, parallelism_limit, plan_reconcile
+from kruise.control.broadcastjob.plan import DeletionCause, Event, parallelism_limit, plan_reconcile
 
 STAMP = rfc3339(NOW)
 EARLIER = rfc3339(NOW - timedelta(minutes=5))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from bcj_builders import UID, job, job_pod
 
-from kruise.control.broadcastjob import assigned_node, group_pods, job_labels, new_pod
-from kruise.control.broadcastjob.pods import owned_pods
+from kruise.control.broadcastjob.pods import assigned_node, group_pods, job_labels, new_pod, owned_pods
 
 
 def test_new_pod_is_bound_by_node_affinity_with_the_jobs_labels_and_owner():

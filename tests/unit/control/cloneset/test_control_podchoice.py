@@ -84,11 +84,11 @@ def test_ready_deletions_are_limited() -> None:
     assert names(allowed) == ["r1", "u"]
 
 
-def test_planned_deleted_pods_counts_distinct() -> None:
+def test_marked_for_deletion_counts_distinct() -> None:
     cs = build_cloneset(3)
     cs["spec"]["scaleStrategy"]["podsToDelete"] = ["a"]
     a = build_pod("a", labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})
-    specified, preparing, count = podchoice.planned_deleted_pods(cs, [a, build_pod("b")])
+    specified, preparing, count = podchoice.marked_for_deletion(cs, [a, build_pod("b")])
     assert (names(specified), names(preparing), count) == (["a"], ["a"], 1)
 
 
@@ -198,7 +198,7 @@ def test_preparing_delete_pods_come_back_when_replicas_grow() -> None:
     cs = build_cloneset(3)
     pods = [build_pod("a"), build_pod("b", labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})]
     pods.append(build_pod("c", labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"}))
-    _, preparing, count = podchoice.planned_deleted_pods(cs, pods)
+    _, preparing, count = podchoice.marked_for_deletion(cs, pods)
     assert names(podchoice.pods_to_undelete(cs, pods, preparing, count)) == ["b", "c"]
     cs["spec"]["replicas"] = 2
     assert names(podchoice.pods_to_undelete(cs, pods, preparing, count)) == ["b"]

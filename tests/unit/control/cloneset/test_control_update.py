@@ -15,8 +15,8 @@ from kruise.control.cloneset.update import (
     first_readiness_refreshes,
     in_place_event_message,
     plan_update,
-    plan_updates,
     pod_update_kind,
+    pods_to_update,
     recreate_event_message,
     refresh_pod,
     refreshed_lifecycle_state,
@@ -110,10 +110,10 @@ def test_plan_respects_partition_budget_and_paused() -> None:
     cs = build_cloneset(5, partition=1, maxUnavailable=2)
     pods = [build_pod(f"p{i}", "cs-old") for i in range(5)]
     diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
-    target, chosen = plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)
+    target, chosen = pods_to_update(cs, pods, "cs-old", "cs-new", diffs, NOW)
     assert target == "cs-new" and len(chosen) == 2
     cs["spec"]["updateStrategy"]["paused"] = True
-    assert plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)[1] == []
+    assert pods_to_update(cs, pods, "cs-old", "cs-new", diffs, NOW)[1] == []
 
 
 def test_plan_skips_preparing_delete_and_grace_pods() -> None:
@@ -125,14 +125,14 @@ def test_plan_skips_preparing_delete_and_grace_pods() -> None:
     ]
     pods[2]["metadata"]["annotations"] = {"apps.kruise.io/inplace-update-grace": "{}"}
     diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
-    assert names(plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)[1]) == ["a"]
+    assert names(pods_to_update(cs, pods, "cs-old", "cs-new", diffs, NOW)[1]) == ["a"]
 
 
 def test_unavailable_updated_pods_consume_the_budget() -> None:
     cs = build_cloneset(4, maxUnavailable=1)
     pods = [build_pod("n", "cs-new", ready=False)] + [build_pod(f"o{i}", "cs-old") for i in range(3)]
     diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
-    assert plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)[1] == []
+    assert pods_to_update(cs, pods, "cs-old", "cs-new", diffs, NOW)[1] == []
 
 
 @settings(max_examples=200, deadline=None)
@@ -153,7 +153,7 @@ def test_update_never_exceeds_unavailability_budget(
     pods = [build_pod(f"o{i}", "cs-old", ready=i >= unready) for i in range(old)]
     pods += [build_pod(f"n{i}", "cs-new") for i in range(replicas - old)]
     diffs = calculate_diffs(cs, pods, "cs-old", "cs-new", NOW)
-    _, chosen = plan_updates(cs, pods, "cs-old", "cs-new", diffs, NOW)
+    _, chosen = pods_to_update(cs, pods, "cs-old", "cs-new", diffs, NOW)
     unavailable_after = sum(1 for p in pods if not is_pod_available(p, 0, NOW) or p in chosen)
     budget = max(diffs.update_max_unavailable, sum(1 for p in pods if not is_pod_available(p, 0, NOW)))
     assert unavailable_after <= budget

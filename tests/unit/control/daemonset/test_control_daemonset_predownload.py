@@ -83,7 +83,7 @@ def test_rollout_in_progress(
     if status_hash_is_current:
         ds["status"]["daemonSetHash"] = revision_hash(current)
     assert predownload.rollout_in_progress(ds, revision_hash(current)) is in_progress
-    plan = predownload.plan(ds, current, [])
+    plan = predownload.plan_pre_download(ds, current, [])
     assert plan.delete_jobs is (not in_progress)
 
 
@@ -94,7 +94,7 @@ def test_plan_jobs_for_images_changed_against_old_revisions() -> None:
     old = [new_revision(old_ds, 1), new_revision(older_ds, 2)]
     current = new_revision(ds, 3)
     ds["metadata"]["annotations"] = {"apps.kruise.io/image-predownload-parallelism": "3"}
-    plan = predownload.plan(ds, current, old)
+    plan = predownload.plan_pre_download(ds, current, old)
     assert plan.label == CREATED
     name = current["metadata"]["name"]
     by_name = {j["metadata"]["name"]: j for j in plan.jobs}
@@ -116,7 +116,7 @@ def test_plan_jobs_for_images_changed_against_old_revisions() -> None:
 def test_plan_ignored_once_then_nothing() -> None:
     ds = build({"maxUnavailable": "100%"}, 3)
     current = new_revision(ds, 1)
-    assert predownload.plan(ds, current, []) == shared.IGNORE
+    assert predownload.plan_pre_download(ds, current, []) == shared.IGNORE
     labelled = copy.deepcopy(current)
     labelled["metadata"]["labels"][IGNORED] = "true"
-    assert predownload.plan(ds, labelled, []) == shared.NOTHING
+    assert predownload.plan_pre_download(ds, labelled, []) == shared.NOTHING

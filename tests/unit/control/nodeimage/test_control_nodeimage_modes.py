@@ -1,4 +1,4 @@
-"""`kruise.control.nodeimage.modes.prune_v1alpha1`: v1beta1 `mode: batch` pull secret references,
+"""`kruise.control.nodeimage.modes.plan_spec`: v1beta1 `mode: batch` pull secret references,
 seen at v1alpha1 through the conversion-data annotation, are kept, and the annotation written with
 the spec still gives a v1beta1 reader the right modes."""
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as hs
 
 from kruise.api.conversion import STASH_ANNOTATION, convert
 from kruise.api.timestamps import rfc3339
-from kruise.control.nodeimage.modes import V1ALPHA1, V1BETA1, prune_v1alpha1
+from kruise.control.nodeimage.modes import V1ALPHA1, V1BETA1, plan_spec
 
 NOW = datetime(2026, 11, 22, 23, 0, tzinfo=UTC)
 JOB = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob", "namespace": "ns", "name": "warm",
@@ -78,7 +78,7 @@ def beta_secrets(obj, image="nginx"):
 def test_a_batch_reference_to_a_missing_secret_is_kept_and_keeps_its_mode():
     read = stored(beta({"nginx": {"pullSecrets": [ref("b", "batch"), ref("n")], "tags": [tag("1")]}}))
     assert "mode" not in json.dumps(read["spec"])  # v1alpha1 has no mode; the annotation holds it
-    plan = prune_v1alpha1(read, NOW, jobs, secrets())
+    plan = plan_spec(read, NOW, jobs, secrets())
     assert plan.spec["images"]["nginx"]["pullSecrets"] == [ref("b")]
     assert plan.reasons == ["image nginx lost 1 pull secret(s)"]
     assert beta_secrets(written(read, plan)) == [ref("b", "batch")]
@@ -87,7 +87,7 @@ def test_a_batch_reference_to_a_missing_secret_is_kept_and_keeps_its_mode():
 def test_modes_of_the_remaining_references_follow_them_to_their_new_places():
     refs = [ref("a", "batch"), ref("gone"), ref("c", "batch"), ref("here"), ref("also-gone")]
     read = stored(beta({"nginx": {"pullSecrets": refs, "tags": [tag("1")]}}))
-    plan = prune_v1alpha1(read, NOW, jobs, secrets("ns/here"))
+    plan = plan_spec(read, NOW, jobs, secrets("ns/here"))
     assert plan.spec["images"]["nginx"]["pullSecrets"] == [ref("a"), ref("c"), ref("here")]
     assert beta_secrets(written(read, plan)) == [ref("a", "batch"), ref("c", "batch"), ref("here")]
 
@@ -105,7 +105,7 @@ def test_no_mode_left_means_no_annotation_and_other_annotations_stay():
         )
     )  # fmt: skip
     assert STASH_ANNOTATION in read["metadata"]["annotations"]
-    plan = prune_v1alpha1(read, NOW, jobs, secrets())
+    plan = plan_spec(read, NOW, jobs, secrets())
     assert list(plan.spec["images"]) == ["redis"]  # the TTL took nginx, batch reference and all
     assert plan.annotations == {"team": "infra"}
 
@@ -113,13 +113,13 @@ def test_no_mode_left_means_no_annotation_and_other_annotations_stay():
 def test_an_annotation_the_conversion_created_goes_entirely_with_the_last_mode():
     images = {"nginx": {"pullSecrets": [ref("b", "batch")], "tags": [tag("1")]}, "x": {"tags": []}}
     read = stored(beta(images))
-    plan = prune_v1alpha1(read, NOW, jobs, secrets())
+    plan = plan_spec(read, NOW, jobs, secrets())
     assert list(plan.spec["images"]) == ["nginx"]
     assert plan.annotations is None  # nginx's list is unchanged, so is its stash entry
     read = stored(beta({"nginx": {"pullSecrets": [ref("b", "batch")], "tags": [tag("1", ttl=0)]}},
                        statuses={"nginx": {"tags": [{"tag": "1", "version": 0, "phase": "Succeeded",
                                                      "completionTime": rfc3339(NOW)}]}}))  # fmt: skip
-    plan = prune_v1alpha1(read, NOW, jobs, secrets())
+    plan = plan_spec(read, NOW, jobs, secrets())
     assert plan.spec["images"] == {}
     assert plan.annotations == {}
 
@@ -129,7 +129,7 @@ def test_a_tag_change_keeps_the_modes_of_untouched_lists():
         beta({"nginx": {"pullSecrets": [ref("b", "batch"), ref("here")], "tags": [tag("1"), tag("2")]}})
     )
     read["spec"]["images"]["nginx"]["tags"][1].pop("createdAt")
-    plan = prune_v1alpha1(read, NOW, jobs, secrets("ns/here"))
+    plan = plan_spec(read, NOW, jobs, secrets("ns/here"))
     assert [t["tag"] for t in plan.spec["images"]["nginx"]["tags"]] == ["1"]
     assert plan.annotations is None
     assert beta_secrets(written(read, plan)) == [ref("b", "batch"), ref("here")]
@@ -140,7 +140,7 @@ def test_a_stash_a_client_outdated_gives_no_modes():
     does the controller, and the rewritten annotation drops it."""
     read = stored(beta({"nginx": {"pullSecrets": [ref("b", "batch")], "tags": [tag("1")]}}))
     read["spec"]["images"]["nginx"]["pullSecrets"] = [ref("b"), ref("new")]
-    plan = prune_v1alpha1(read, NOW, jobs, secrets())
+    plan = plan_spec(read, NOW, jobs, secrets())
     assert "pullSecrets" not in plan.spec["images"]["nginx"]
     assert plan.annotations == {}
 
@@ -148,7 +148,7 @@ def test_a_stash_a_client_outdated_gives_no_modes():
 def test_an_unreadable_annotation_is_left_alone_and_references_count_as_plain():
     read = stored(beta({"nginx": {"pullSecrets": [ref("b"), ref("here")], "tags": [tag("1")]}}))
     read["metadata"]["annotations"] = {STASH_ANNOTATION: "{not json"}
-    plan = prune_v1alpha1(read, NOW, jobs, secrets("ns/here"))
+    plan = plan_spec(read, NOW, jobs, secrets("ns/here"))
     assert plan.spec["images"]["nginx"]["pullSecrets"] == [ref("here")]
     assert plan.annotations is None
 
@@ -156,14 +156,14 @@ def test_an_unreadable_annotation_is_left_alone_and_references_count_as_plain():
 def test_an_object_without_apiversion_is_taken_as_v1alpha1():
     read = stored(beta({"nginx": {"pullSecrets": [ref("b", "batch"), ref("n")], "tags": [tag("1")]}}))
     del read["apiVersion"], read["kind"]
-    plan = prune_v1alpha1(read, NOW, jobs, secrets())
+    plan = plan_spec(read, NOW, jobs, secrets())
     assert plan.spec["images"]["nginx"]["pullSecrets"] == [ref("b")]
     assert STASH_ANNOTATION in plan.annotations
 
 
 def test_an_object_read_at_v1beta1_is_pruned_on_its_own_modes():
     obj = beta({"nginx": {"pullSecrets": [ref("b", "batch"), ref("n")], "tags": [tag("1")]}})
-    plan = prune_v1alpha1(obj, NOW, jobs, secrets())
+    plan = plan_spec(obj, NOW, jobs, secrets())
     assert plan.spec["images"]["nginx"]["pullSecrets"] == [ref("b", "batch")]
     assert plan.annotations is None
 
@@ -182,7 +182,7 @@ def test_a_v1beta1_reader_sees_exactly_upstreams_result(entries):
     present = {f"ns/{name}{i}" for i, (name, _, exists) in enumerate(entries) if exists}
     image = {"tags": [tag("1")], **({"pullSecrets": refs} if refs else {})}
     read = stored(beta({"nginx": image}))
-    plan = prune_v1alpha1(read, NOW, jobs, secrets(*present))
+    plan = plan_spec(read, NOW, jobs, secrets(*present))
     expected = [r for r in refs if r.get("mode") == "batch" or f"ns/{r['name']}" in present]
     if len(expected) == len(refs):
         assert plan.spec is None

@@ -1,4 +1,4 @@
-"""`kruise.control.nodeimage.cleanup.status_timeouts` and `requeue_delay`: tags the node never answered, or
+"""`kruise.control.nodeimage.cleanup.plan_status` and `requeue_delay`: tags the node never answered, or
 that outlived activeDeadlineSeconds, become Failed on the manager's clock; the status is recounted
 when written; waits under 3 s become 3-5 s."""
 
@@ -19,8 +19,8 @@ from kruise.control.nodeimage.cleanup import (
     RESPONSE_TIMEOUT,
     StatusPlan,
     TagFailure,
+    plan_status,
     requeue_delay,
-    status_timeouts,
 )
 
 NOW = datetime(2026, 11, 22, 23, 0, tzinfo=UTC)
@@ -47,11 +47,11 @@ def test_a_tag_answered_in_time_needs_nothing():
         {"nginx": {"tags": [spec_tag("1", age=9999)]}},
         {"nginx": [{"tag": "1", "version": 0, "phase": "Succeeded", "completionTime": rfc3339(NOW)}]},
     )
-    assert status_timeouts(ni, NOW) == StatusPlan()
+    assert plan_status(ni, NOW) == StatusPlan()
 
 
 def test_an_unanswered_tag_waits_out_the_response_timeout():
-    plan = status_timeouts(node_image({"nginx": {"tags": [spec_tag("1", age=100)]}}), NOW)
+    plan = plan_status(node_image({"nginx": {"tags": [spec_tag("1", age=100)]}}), NOW)
     assert plan.status is None and plan.failures == []
     assert plan.requeue_after == pytest.approx(RESPONSE_TIMEOUT - 100)
 
@@ -64,7 +64,7 @@ def test_an_unanswered_tag_fails_after_ten_minutes_and_the_status_is_recounted()
         succeeded=1,
         firstSyncStatus={"status": "Succeeded"},
     )
-    plan = status_timeouts(ni, NOW)
+    plan = plan_status(ni, NOW)
     failed = {
         "tag": "1",
         "phase": "Failed",
@@ -88,7 +88,7 @@ def test_a_status_at_an_older_version_counts_as_no_answer_and_keeps_its_other_fi
     old = {"tag": "1", "version": 1, "phase": "Succeeded", "progress": 100, "imageID": "sha256:x",
            "completionTime": rfc3339(NOW - timedelta(hours=2))}  # fmt: skip
     ni = node_image({"nginx": {"tags": [spec_tag("1", age=601, version=2)]}}, {"nginx": [old]})
-    (tag,) = status_timeouts(ni, NOW).status["imageStatuses"]["nginx"]["tags"]
+    (tag,) = plan_status(ni, NOW).status["imageStatuses"]["nginx"]["tags"]
     assert tag == {
         **old,
         "phase": "Failed",
@@ -101,9 +101,9 @@ def test_a_status_at_an_older_version_counts_as_no_answer_and_keeps_its_other_fi
 def test_a_pulling_tag_fails_after_its_deadline_plus_the_response_timeout():
     pulling = {"tag": "1", "version": 0, "phase": "Pulling", "progress": 40}
     early = node_image({"nginx": {"tags": [spec_tag("1", age=700, deadline=300)]}}, {"nginx": [pulling]})
-    assert status_timeouts(early, NOW).requeue_after == pytest.approx(300 + RESPONSE_TIMEOUT - 700)
+    assert plan_status(early, NOW).requeue_after == pytest.approx(300 + RESPONSE_TIMEOUT - 700)
     late = node_image({"nginx": {"tags": [spec_tag("1", age=900, deadline=300)]}}, {"nginx": [pulling]})
-    plan = status_timeouts(late, NOW)
+    plan = plan_status(late, NOW)
     (tag,) = plan.status["imageStatuses"]["nginx"]["tags"]
     assert tag["phase"] == "Failed" and tag["message"] == DEADLINE_EXCEEDED and tag["progress"] == 40
     assert (plan.status["pulling"], plan.status["failed"]) == (0, 1)
@@ -116,7 +116,7 @@ def test_a_finished_tag_is_never_timed_out_and_a_tag_without_created_at_is_skipp
         {"nginx": {"tags": [spec_tag("1", age=99999, deadline=1), spec_tag("2", age=0, created=False)]}},
         {"nginx": [done]},
     )
-    plan = status_timeouts(ni, NOW)
+    plan = plan_status(ni, NOW)
     assert (plan.status, plan.failures, plan.requeue_after) == (None, [], None)
 
 
@@ -128,7 +128,7 @@ def test_a_status_write_drops_entries_no_spec_tag_lists_and_counts_every_spec_ta
             "redis": [{"tag": "7", "phase": "Pulling"}],
         },
     )
-    status = status_timeouts(ni, NOW).status
+    status = plan_status(ni, NOW).status
     assert status["imageStatuses"] == {"nginx": {"tags": [{"tag": "1", "phase": "Failed",
         "completionTime": rfc3339(NOW), "version": 0, "message": NOT_RESPONDED}]}}  # fmt: skip
     assert (status["desired"], status["failed"], status["succeeded"], status["pulling"]) == (2, 1, 0, 0)
@@ -137,7 +137,7 @@ def test_a_status_write_drops_entries_no_spec_tag_lists_and_counts_every_spec_ta
 def test_unsorted_status_tags_alone_are_rewritten_sorted():
     tags = [{"tag": "b", "version": 0, "phase": "Pulling"}, {"tag": "a", "version": 0, "phase": "Pulling"}]
     ni = node_image({"nginx": {"tags": [spec_tag("a", age=1), spec_tag("b", age=1)]}}, {"nginx": tags})
-    plan = status_timeouts(ni, NOW)
+    plan = plan_status(ni, NOW)
     assert [t["tag"] for t in plan.status["imageStatuses"]["nginx"]["tags"]] == ["a", "b"]
     assert plan.failures == [] and plan.status["pulling"] == 2
 
@@ -148,7 +148,7 @@ def test_the_nearest_deadline_wins():
          "redis": {"tags": [spec_tag("7", age=700, deadline=60)]}},
         {"redis": [{"tag": "7", "version": 0, "phase": "Pulling"}]},
     )  # fmt: skip
-    assert status_timeouts(ni, NOW).requeue_after == pytest.approx(100.0)
+    assert plan_status(ni, NOW).requeue_after == pytest.approx(100.0)
 
 
 @given(
@@ -158,7 +158,7 @@ def test_the_nearest_deadline_wins():
 )
 def test_a_tag_fails_exactly_when_its_timeout_has_passed(age, deadline, answered):
     statuses = {"nginx": [{"tag": "1", "version": 0, "phase": "Pulling"}]} if answered else None
-    plan = status_timeouts(
+    plan = plan_status(
         node_image({"nginx": {"tags": [spec_tag("1", age=age, deadline=deadline)]}}, statuses), NOW
     )
     if not answered:
@@ -179,7 +179,7 @@ def test_a_tag_the_manager_failed_counts_as_failed_for_its_imagepulljob():
     job = {"metadata": {"name": "warm", "namespace": "ns", "uid": "uid-warm"}, "spec": {"image": "nginx:1"}}
     ni = node_image({"nginx": {"tags": [spec_tag("1", age=601)]}})
     assert node_phase(job, ni) == "Pulling"
-    assert node_phase(job, {**ni, "status": status_timeouts(ni, NOW).status}) == "Failed"
+    assert node_phase(job, {**ni, "status": plan_status(ni, NOW).status}) == "Failed"
 
 
 @given(seconds=hs.floats(min_value=0.001, max_value=2.999), seed=hs.integers())

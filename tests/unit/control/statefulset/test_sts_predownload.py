@@ -93,7 +93,7 @@ def test_change_that_cannot_be_in_place_is_ignored() -> None:
 def test_plan_deletes_jobs_once_revisions_converge() -> None:
     sts = build()
     current, _ = revisions(sts)
-    assert predownload.plan(sts, current, current) == shared.DELETE_JOBS
+    assert predownload.plan_pre_download(sts, current, current) == shared.DELETE_JOBS
 
 
 def test_plan_waits_for_min_updated_ready_pods() -> None:
@@ -102,9 +102,9 @@ def test_plan_waits_for_min_updated_ready_pods() -> None:
     current, update = revisions(sts)
     name = update["metadata"]["name"]
     sts["status"] = {"updateRevision": name, "updatedReadyReplicas": 1}
-    assert predownload.plan(sts, current, update) == shared.NOTHING
+    assert predownload.plan_pre_download(sts, current, update) == shared.NOTHING
     sts["status"]["updatedReadyReplicas"] = 2
-    plan = predownload.plan(sts, current, update)
+    plan = predownload.plan_pre_download(sts, current, update)
     assert plan.label == CREATED and not plan.delete_jobs
     (job,) = plan.jobs
     assert job["metadata"]["name"] == f"{name}-main"
@@ -117,9 +117,9 @@ def test_plan_waits_for_min_updated_ready_pods() -> None:
 def test_plan_ignores_and_then_does_nothing() -> None:
     sts = build(2, rolling())
     current, update = revisions(sts)
-    assert predownload.plan(sts, current, update) == shared.IGNORE
+    assert predownload.plan_pre_download(sts, current, update) == shared.IGNORE
     update["metadata"]["labels"][IGNORED] = "true"
-    assert predownload.plan(sts, current, update) == shared.NOTHING
+    assert predownload.plan_pre_download(sts, current, update) == shared.NOTHING
 
 
 def test_pull_settings_from_annotations_take_integers_only() -> None:
@@ -129,6 +129,6 @@ def test_pull_settings_from_annotations_take_integers_only() -> None:
         "apps.kruise.io/image-predownload-timeout-seconds": "90",
     }
     current, update = revisions(sts)
-    (job,) = predownload.plan(sts, current, update).jobs
+    (job,) = predownload.plan_pre_download(sts, current, update).jobs
     assert job["spec"]["parallelism"] == 1
     assert job["spec"]["pullPolicy"] == {"backoffLimit": 1, "timeoutSeconds": 90}
