@@ -1,7 +1,7 @@
 """`pod()`: one builder for the plain pod dicts unit tests feed to controllers, simulators and webhooks.
 
-It writes only what the test asks for (metadata name and namespace always; spec, status and the
-rest when given), so a test states the few fields its case turns on and nothing else leaks in:
+It writes only what the test asks for (metadata name and namespace unless told not to; spec,
+status and the rest when given), so a test states the few fields its case turns on and nothing else leaks in:
 `pod("web-0", node="n1", ready=True)`. Extra spec fields go as camelCase keywords
 (`pod(nodeSelector={...})`); extra metadata and status fields as `meta=` and `status=` dicts.
 """
@@ -17,7 +17,7 @@ DELETION_TIMESTAMP = "2026-01-01T00:00:00Z"
 
 
 def pod(
-    name: str = "p",
+    name: str | None = "p",
     *,
     namespace: str | None = "default",
     uid: str | None = None,
@@ -40,12 +40,13 @@ def pod(
     typed: bool = False,
     **spec: Any,
 ) -> Obj:
-    """A pod. `owner` is one ownerReference (see `controller_ref`); `deleting` sets a
-    deletionTimestamp, `deletion_grace` that and deletionGracePeriodSeconds (as a DELETE does), `grace` is the
-    spec's terminationGracePeriodSeconds; a
-    spec keyword given as None is left out; `ready` adds the Ready condition before `conditions`; `typed` adds
-    apiVersion and kind, as a stored object has and a list item does not."""
-    metadata: Obj = {"name": name}
+    """A pod. `name` None leaves the name out (a create named by the generateName given in `meta`);
+    `owner` is one ownerReference (see `controller_ref`); `deleting` sets a deletionTimestamp,
+    `deletion_grace` that and deletionGracePeriodSeconds (as a DELETE does), `grace` is the spec's
+    terminationGracePeriodSeconds; a spec keyword given as None is left out; `ready` adds the Ready
+    condition before `conditions`; `typed` adds apiVersion and kind, as a stored object has and a list
+    item does not."""
+    metadata: Obj = {} if name is None else {"name": name}
     if namespace is not None:
         metadata["namespace"] = namespace
     for key, value in (

@@ -27,6 +27,7 @@ from kruise.control.workloadspread.adoption import (
 )
 from kruise.control.workloadspread.deletioncost import NO_SUBSET
 from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, VERSION_IGNORED, MatchedSpread
+from tests.kit.pods import pod
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -42,7 +43,7 @@ def zone_term(*zones: str) -> dict[str, Any]:
     return {"matchExpressions": [{"key": ZONE, "operator": "In", "values": list(zones)}]}
 
 
-def pod(
+def spread_pod(
     name: str = "p",
     node_name: str = "n1",
     *,
@@ -53,31 +54,24 @@ def pod(
     created: str = "2024-05-01T00:00:00Z",
     owner_kind: str = "CloneSet",
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx"}]}
-    if node_name:
-        spec["nodeName"] = node_name
-    if tolerations is not None:
-        spec["tolerations"] = tolerations
+    """A running pod of a workload of `owner_kind`; `required` are its own required node-affinity terms."""
+    affinity = None
     if required is not None:
-        spec["affinity"] = {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": required}
-            }
-        }
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "ns",
-            "creationTimestamp": created,
-            "labels": labels or {},
-            "annotations": annotations or {},
-            "ownerReferences": [
-                {"apiVersion": "apps/v1", "kind": owner_kind, "name": "o", "controller": True}
-            ],
-        },
-        "spec": spec,
-        "status": {"phase": "Running"},
-    }
+        terms = {"nodeSelectorTerms": required}
+        affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}
+    return pod(
+        name,
+        namespace="ns",
+        created=created,
+        labels=labels or {},
+        annotations=annotations or {},
+        owner={"apiVersion": "apps/v1", "kind": owner_kind, "name": "o", "controller": True},
+        containers=[{"name": "c", "image": "nginx"}],
+        nodeName=node_name or None,
+        tolerations=tolerations,
+        affinity=affinity,
+        phase="Running",
+    )
 
 
 def spread(*subsets: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
@@ -136,15 +130,15 @@ def test_taints_tolerated_by_pod_and_subset_tolerations(taints, pod_tols, subset
     subset: dict[str, Any] = {"name": "s"}
     if subset_tols is not None:
         subset["tolerations"] = subset_tols
-    assert tolerates_node(pod(tolerations=pod_tols), node(taints=taints), subset) is fits
-    assert fits_required(pod(tolerations=pod_tols), node(taints=taints), subset) is fits
+    assert tolerates_node(spread_pod(tolerations=pod_tols), node(taints=taints), subset) is fits
+    assert fits_required(spread_pod(tolerations=pod_tols), node(taints=taints), subset) is fits
 
 
 # --- required terms --------------------------------------------------------------------
 
 
 def test_subset_term_alone_when_pod_has_no_required_terms():
-    assert joined_required_terms(pod(), zone_term("a")) == [zone_term("a")]
+    assert joined_required_terms(spread_pod(), zone_term("a")) == [zone_term("a")]
 
 
 def test_subset_term_anded_into_every_pod_term_including_match_fields():
@@ -157,7 +151,7 @@ def test_subset_term_anded_into_every_pod_term_including_match_fields():
         "matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["x"]}],
     }
     original = json.dumps(pod_terms)
-    joined = joined_required_terms(pod(required=pod_terms), subset_term)
+    joined = joined_required_terms(spread_pod(required=pod_terms), subset_term)
     assert joined == [
         {
             "matchExpressions": [
@@ -280,14 +274,14 @@ def test_required_terms_joined_with_subset_term(node_labels, node_name, pod_term
     subset: dict[str, Any] = {"name": "s"}
     if subset_term is not None:
         subset["requiredNodeSelectorTerm"] = subset_term
-    assert fits_required(pod(required=pod_terms), node(node_name, node_labels), subset) is fits
+    assert fits_required(spread_pod(required=pod_terms), node(node_name, node_labels), subset) is fits
 
 
 def test_untolerated_taint_fails_even_when_terms_match():
     subset = {"name": "s", "requiredNodeSelectorTerm": zone_term("a")}
     tainted = node(labels={ZONE: "a"}, taints=[{"key": "spot", "effect": "NoSchedule"}])
-    assert fits_required(pod(), tainted, subset) is False
-    assert subset_score(pod(), tainted, subset, 5) is None
+    assert fits_required(spread_pod(), tainted, subset) is False
+    assert subset_score(spread_pod(), tainted, subset, 5) is None
 
 
 # --- score -----------------------------------------------------------------------------
@@ -337,7 +331,7 @@ def test_already_patched_ignores_annotations(patch, labels, expected):
     subset: dict[str, Any] = {"name": "s"}
     if patch is not None:
         subset["patch"] = patch
-    assert already_patched(pod(labels=labels), subset) is expected
+    assert already_patched(spread_pod(labels=labels), subset) is expected
 
 
 def test_score_weights_preferred_patched_and_room():
@@ -348,10 +342,10 @@ def test_score_weights_preferred_patched_and_room():
         "patch": {"metadata": {"labels": {"pool": "spot"}}},
     }
     on_a = node(labels={ZONE: "a"})
-    assert subset_score(pod(labels={"pool": "spot"}), on_a, subset, 1) == 300 + 10 + 1
-    assert subset_score(pod(labels={"pool": "spot"}), on_a, subset, 0) == 310
-    assert subset_score(pod(), on_a, subset, -2) == 300
-    assert subset_score(pod(), node(labels={ZONE: "b"}), subset, 1) is None
+    assert subset_score(spread_pod(labels={"pool": "spot"}), on_a, subset, 1) == 300 + 10 + 1
+    assert subset_score(spread_pod(labels={"pool": "spot"}), on_a, subset, 0) == 310
+    assert subset_score(spread_pod(), on_a, subset, -2) == 300
+    assert subset_score(spread_pod(), node(labels={ZONE: "b"}), subset, 1) is None
 
 
 def test_favorite_is_highest_score_then_first_in_order():
@@ -359,16 +353,16 @@ def test_favorite_is_highest_score_then_first_in_order():
     b = {"name": "b", "preferredNodeSelectorTerms": [preferred(1, "z")]}
     c = {"name": "c"}
     n = node(labels={ZONE: "z"})
-    assert favorite_subset(spread(a, b, c), pod(), n, {"a": 1, "b": 0, "c": 1})["name"] == "b"
+    assert favorite_subset(spread(a, b, c), spread_pod(), n, {"a": 1, "b": 0, "c": 1})["name"] == "b"
     # equal scores: the first wins
-    assert favorite_subset(spread(a, c), pod(), n, {"a": 1, "c": 1})["name"] == "a"
+    assert favorite_subset(spread(a, c), spread_pod(), n, {"a": 1, "c": 1})["name"] == "a"
     # room breaks the tie
-    assert favorite_subset(spread(a, c), pod(), n, {"a": 0, "c": 1})["name"] == "c"
+    assert favorite_subset(spread(a, c), spread_pod(), n, {"a": 0, "c": 1})["name"] == "c"
     # full everywhere: still the first matching subset
-    assert favorite_subset(spread(a, c), pod(), n, {"a": 0, "c": -1})["name"] == "a"
+    assert favorite_subset(spread(a, c), spread_pod(), n, {"a": 0, "c": -1})["name"] == "a"
     # nothing matches
     only_x = {"name": "x", "requiredNodeSelectorTerm": zone_term("x")}
-    assert favorite_subset(spread(only_x), pod(), n, {"x": 5}) is None
+    assert favorite_subset(spread(only_x), spread_pod(), n, {"x": 5}) is None
 
 
 @given(
@@ -388,7 +382,7 @@ def test_preferred_weight_dominates_patch_and_room(weights, patched, room):
             s["patch"] = {"metadata": {"labels": {"pool": f"other-{i}"}}}
         subsets.append(s)
     ws = spread(*subsets)
-    the_pod = pod(labels={"pool": "spot"})
+    the_pod = spread_pod(labels={"pool": "spot"})
     n = node(labels={ZONE: "z"})
     missing = {f"s{i}": room[i] for i in range(len(weights))}
     scores = [subset_score(the_pod, n, s, missing[s["name"]]) for s in subsets]
@@ -453,7 +447,7 @@ def test_adoption_patch_without_patch_annotations(patch):
     ],
 )
 def test_annotated_subset(annotations, expected):
-    assert annotated_subset(spread({"name": "a"}), pod(annotations=annotations)) == expected
+    assert annotated_subset(spread({"name": "a"}), spread_pod(annotations=annotations)) == expected
 
 
 def nodes(**zones: str):
@@ -470,7 +464,7 @@ def zoned_spread(a_max: Any = 2, b_max: Any = None, **extra: Any) -> dict[str, A
 
 
 def test_unannotated_pods_adopted_by_node_zone():
-    pods = [pod("p1", "na"), pod("p2", "nb"), pod("p3", "nc")]
+    pods = [spread_pod("p1", "na"), spread_pod("p2", "nb"), spread_pod("p3", "nc")]
     grouping = group_and_adopt(zoned_spread(), pods, 3, nodes(na="za", nb="zb", nc="zc"))
     assert [(a.pod["metadata"]["name"], a.subset) for a in grouping.adoptions] == [("p1", "a"), ("p2", "b")]
     assert {k: [p["metadata"]["name"] for p in v] for k, v in grouping.by_subset.items()} == {
@@ -482,7 +476,7 @@ def test_unannotated_pods_adopted_by_node_zone():
 
 
 def test_unbound_pods_and_missing_nodes_are_not_adopted():
-    pods = [pod("p1", ""), pod("p2", "ghost")]
+    pods = [spread_pod("p1", ""), spread_pod("p2", "ghost")]
     grouping = group_and_adopt(zoned_spread(), pods, 2, nodes(na="za"))
     assert grouping.adoptions == []
     assert len(grouping.by_subset[NO_SUBSET]) == 2
@@ -494,9 +488,10 @@ def test_annotated_pods_count_against_quota_before_adoption():
     first = {"name": "a1", "requiredNodeSelectorTerm": zone_term("za"), "maxReplicas": 2}
     second = {"name": "a2", "requiredNodeSelectorTerm": zone_term("za"), "maxReplicas": 2}
     ws = spread(first, second)
-    old = pod("old", "na", created="2024-01-01T00:00:00Z")
+    old = spread_pod("old", "na", created="2024-01-01T00:00:00Z")
     annotated = [
-        pod(f"new{i}", "na", annotations=matched("a1"), created="2024-06-01T00:00:00Z") for i in range(2)
+        spread_pod(f"new{i}", "na", annotations=matched("a1"), created="2024-06-01T00:00:00Z")
+        for i in range(2)
     ]
     grouping = group_and_adopt(ws, [old, *annotated], 4, nodes(na="za"))
     assert [(a.pod["metadata"]["name"], a.subset) for a in grouping.adoptions] == [("old", "a2")]
@@ -508,9 +503,9 @@ def test_adoptions_take_quota_oldest_first():
     second = {"name": "a2", "requiredNodeSelectorTerm": zone_term("za")}
     ws = spread(first, second)
     pods = [
-        pod("young", "na", created="2024-03-01T00:00:00Z"),
-        pod("old", "na", created="2024-01-01T00:00:00Z"),
-        pod("mid", "na", created="2024-02-01T00:00:00Z"),
+        spread_pod("young", "na", created="2024-03-01T00:00:00Z"),
+        spread_pod("old", "na", created="2024-01-01T00:00:00Z"),
+        spread_pod("mid", "na", created="2024-02-01T00:00:00Z"),
     ]
     grouping = group_and_adopt(ws, pods, 3, nodes(na="za"))
     assert [(a.pod["metadata"]["name"], a.subset) for a in grouping.adoptions] == [
@@ -526,10 +521,10 @@ def test_quota_is_counted_per_version():
     first = {"name": "a1", "requiredNodeSelectorTerm": zone_term("za"), "maxReplicas": 1}
     second = {"name": "a2", "requiredNodeSelectorTerm": zone_term("za")}
     ws = spread(first, second)
-    other = pod(
+    other = spread_pod(
         "v1-pod", "na", labels={"pod-template-hash": "v1"}, annotations=matched("a1"), owner_kind="ReplicaSet"
     )
-    old = pod("v2-old", "na", labels={"pod-template-hash": "v2"}, owner_kind="ReplicaSet")
+    old = spread_pod("v2-old", "na", labels={"pod-template-hash": "v2"}, owner_kind="ReplicaSet")
     grouping = group_and_adopt(ws, [other, old], 2, nodes(na="za"))
     assert [(a.pod["metadata"]["name"], a.subset) for a in grouping.adoptions] == [("v2-old", "a1")]
     assert sorted(grouping.versioned) == ["v1", "v2"]
@@ -539,14 +534,14 @@ def test_quota_is_counted_per_version():
 def test_percent_quota_scaled_by_workload_replicas():
     first = {"name": "a1", "requiredNodeSelectorTerm": zone_term("za"), "maxReplicas": "50%"}
     second = {"name": "a2", "requiredNodeSelectorTerm": zone_term("za")}
-    pods = [pod(f"p{i}", "na", created=f"2024-01-0{i + 1}T00:00:00Z") for i in range(3)]
+    pods = [spread_pod(f"p{i}", "na", created=f"2024-01-0{i + 1}T00:00:00Z") for i in range(3)]
     grouping = group_and_adopt(spread(first, second), pods, 4, nodes(na="za"))
     assert [a.subset for a in grouping.adoptions] == ["a1", "a1", "a2"]
 
 
 def test_pod_of_removed_subset_is_in_no_subset_and_not_readopted():
     grouping = group_and_adopt(
-        zoned_spread(), [pod("p", "na", annotations=matched("gone"))], 2, nodes(na="za")
+        zoned_spread(), [spread_pod("p", "na", annotations=matched("gone"))], 2, nodes(na="za")
     )
     assert grouping.adoptions == []
     assert [p["metadata"]["name"] for p in grouping.by_subset[NO_SUBSET]] == ["p"]
@@ -554,7 +549,7 @@ def test_pod_of_removed_subset_is_in_no_subset_and_not_readopted():
 
 def test_pod_of_another_spread_is_adopted():
     grouping = group_and_adopt(
-        zoned_spread(), [pod("p", "nb", annotations=matched("a", "other"))], 2, nodes(nb="zb")
+        zoned_spread(), [spread_pod("p", "nb", annotations=matched("a", "other"))], 2, nodes(nb="zb")
     )
     assert [(a.subset, a.patch) for a in grouping.adoptions] == [
         ("b", {"metadata": {"annotations": {ANNOTATION_MATCHED: '{"name":"ws","subset":"b"}'}}})
@@ -562,8 +557,8 @@ def test_pod_of_another_spread_is_adopted():
 
 
 def test_replace_swaps_in_patched_pods():
-    grouping = group_and_adopt(zoned_spread(), [pod("p", "na")], 1, nodes(na="za"))
-    patched = pod("p", "na", annotations=matched("a"))
+    grouping = group_and_adopt(zoned_spread(), [spread_pod("p", "na")], 1, nodes(na="za"))
+    patched = spread_pod("p", "na", annotations=matched("a"))
     grouping.replace({"p": patched})
     assert grouping.by_subset["a"] == [patched]
     assert grouping.versioned[VERSION_IGNORED]["a"] == [patched]
@@ -583,7 +578,9 @@ def test_every_pod_grouped_once_and_adoptions_match_node_zone(zones, annotated, 
     pods = []
     for i, zone in enumerate(zones):
         ann = matched("a" if zone == "za" else "b") if annotated[i] and zone != "zc" else {}
-        pods.append(pod(f"p{i:02d}", by_zone[zone], annotations=ann, created=f"2024-01-01T00:00:{i:02d}Z"))
+        pods.append(
+            spread_pod(f"p{i:02d}", by_zone[zone], annotations=ann, created=f"2024-01-01T00:00:{i:02d}Z")
+        )
     grouping = group_and_adopt(zoned_spread(a_max=a_max), pods, len(pods), nodes(**table))
     names = sorted(p["metadata"]["name"] for group in grouping.by_subset.values() for p in group)
     assert names == sorted(p["metadata"]["name"] for p in pods)

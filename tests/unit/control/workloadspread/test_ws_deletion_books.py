@@ -18,11 +18,11 @@ from kruise.control.workloadspread.subsets import (
     deletion_booking,
     record_deletion,
 )
-from tests.unit.control.workloadspread.test_ws_subsets import NOW, OptimisticStore, books, pod, spread
+from tests.unit.control.workloadspread.test_ws_subsets import NOW, OptimisticStore, books, spread, spread_pod
 
 
 def annotated(name: str, subset: str = "a", ws: str = "ws", **status: Any) -> dict[str, Any]:
-    p = pod(name)
+    p = spread_pod(name)
     p["metadata"]["annotations"] = {ANNOTATION_MATCHED: MatchedSpread(ws, subset).to_json()}
     if status:
         p["status"] = status

@@ -22,12 +22,13 @@ from kruise.control.workloadspread.reschedule import (
 )
 from kruise.control.workloadspread.status import Notes, group_pods, next_status
 from kruise.control.workloadspread.subsets import ANNOTATION_MATCHED, MatchedSpread
+from tests.kit.pods import pod
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 CRITICAL = timedelta(seconds=30)
 
 
-def pod(
+def pending_pod(
     name: str = "p",
     age: float = 60,
     phase: str = "Pending",
@@ -36,21 +37,20 @@ def pod(
     deleting: bool = False,
     subset: str | None = None,
 ) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "name": name,
-        "namespace": "ns",
-        "creationTimestamp": rfc3339(NOW - timedelta(seconds=age)),
-        "annotations": {},
-        "ownerReferences": [{"kind": "CloneSet", "name": "app", "controller": True}],
-    }
-    if deleting:
-        meta["deletionTimestamp"] = rfc3339(NOW)
-    if subset:
-        meta["annotations"][ANNOTATION_MATCHED] = MatchedSpread("ws", subset).to_json()
-    status: dict[str, Any] = {"phase": phase}
-    if scheduled is not None:
-        status["conditions"] = [{"type": "PodScheduled", "status": scheduled[0], "reason": scheduled[1]}]
-    return {"metadata": meta, "spec": {"nodeName": node} if node else {}, "status": status}
+    """A CloneSet pod created `age` seconds before NOW, by default still failing to schedule."""
+    return pod(
+        name,
+        namespace="ns",
+        created=rfc3339(NOW - timedelta(seconds=age)),
+        annotations={ANNOTATION_MATCHED: MatchedSpread("ws", subset).to_json()} if subset else {},
+        owner={"kind": "CloneSet", "name": "app", "controller": True},
+        meta={"deletionTimestamp": rfc3339(NOW)} if deleting else None,
+        node=node or None,
+        phase=phase,
+        conditions=None
+        if scheduled is None
+        else [{"type": "PodScheduled", "status": scheduled[0], "reason": scheduled[1]}],
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,7 +68,7 @@ def pod(
     ],
 )
 def test_pending_timeout(kwargs, timed_out, left):
-    assert pending_timeout(pod(**kwargs), CRITICAL, NOW) == (timed_out, left)
+    assert pending_timeout(pending_pod(**kwargs), CRITICAL, NOW) == (timed_out, left)
 
 
 def cond(status: str, reason: str, ago: float = 0) -> dict[str, Any]:
@@ -99,13 +99,18 @@ def test_last_subset_always_schedulable():
 
 
 def test_first_condition_from_current_pods():
-    assert subset_condition([pod()], None, CRITICAL, NOW)[:2] == (cond("False", "PodUnschedulable"), [pod()])
-    healthy = pod(phase="Running", node="n1", scheduled=("True", ""))
+    assert subset_condition([pending_pod()], None, CRITICAL, NOW)[:2] == (
+        cond("False", "PodUnschedulable"),
+        [pending_pod()],
+    )
+    healthy = pending_pod(phase="Running", node="n1", scheduled=("True", ""))
     assert subset_condition([healthy], None, CRITICAL, NOW) == (cond("True", "Sufficient"), [], None, False)
 
 
 def test_young_unschedulable_pod_asks_for_a_rerun_at_its_limit():
-    condition, failed, wait, recovered = subset_condition([pod(age=5), pod("q", age=25)], None, CRITICAL, NOW)
+    condition, failed, wait, recovered = subset_condition(
+        [pending_pod(age=5), pending_pod("q", age=25)], None, CRITICAL, NOW
+    )
     assert condition == cond("True", "Sufficient") and failed == [] and not recovered
     assert wait == timedelta(seconds=5)
 
@@ -122,13 +127,13 @@ def test_unschedulable_subset_stays_marked_then_recovers_after_five_minutes():
 
 def test_still_failing_subset_keeps_its_mark_time():
     marked = cond("False", "PodUnschedulable", ago=400)
-    condition, failed, _, recovered = subset_condition([pod()], marked, CRITICAL, NOW)
+    condition, failed, _, recovered = subset_condition([pending_pod()], marked, CRITICAL, NOW)
     assert condition == marked and len(failed) == 1 and not recovered
 
 
 @given(ages=st.lists(st.integers(min_value=0, max_value=120), max_size=8))
 def test_failed_pods_are_exactly_those_past_the_limit(ages):
-    pods = [pod(f"p{i}", age=a) for i, a in enumerate(ages)]
+    pods = [pending_pod(f"p{i}", age=a) for i, a in enumerate(ages)]
     condition, failed, wait, _ = subset_condition(pods, None, CRITICAL, NOW)
     assert [p["metadata"]["name"] for p in failed] == [f"p{i}" for i, a in enumerate(ages) if a > 30]
     assert condition["status"] == ("False" if failed else "True")
@@ -151,7 +156,7 @@ def adaptive_spread(status: dict | None = None) -> dict[str, Any]:
 
 
 def test_next_status_marks_subsets_and_notes_failed_pods_once():
-    pods = [pod("stuck", subset="a"), pod("stuck-b", subset="b")]
+    pods = [pending_pod("stuck", subset="a"), pending_pod("stuck-b", subset="b")]
     ws = adaptive_spread()
     versioned, by_subset = group_pods(ws, pods)
     notes = Notes()
@@ -180,7 +185,7 @@ def test_recovery_is_reported_once_as_a_normal_event():
     ]
     ws = adaptive_spread({"subsetStatuses": old, "versionedSubsetStatuses": {"versionIgnored": old}})
     versioned, by_subset = group_pods(
-        ws, [pod("ok", phase="Running", node="n1", scheduled=("True", ""), subset="a")]
+        ws, [pending_pod("ok", phase="Running", node="n1", scheduled=("True", ""), subset="a")]
     )
     notes = Notes()
     status = next_status(ws, versioned, by_subset, 4, NOW, notes)
@@ -201,7 +206,7 @@ def test_without_adaptive_no_condition_is_kept():
     ]
     ws = adaptive_spread({"subsetStatuses": old})
     del ws["spec"]["scheduleStrategy"]
-    versioned, by_subset = group_pods(ws, [pod("stuck", subset="a")])
+    versioned, by_subset = group_pods(ws, [pending_pod("stuck", subset="a")])
     notes = Notes()
     status = next_status(ws, versioned, by_subset, 4, NOW, notes)
     assert all("conditions" not in s for s in status["subsetStatuses"])

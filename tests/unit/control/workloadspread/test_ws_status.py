@@ -26,6 +26,7 @@ from kruise.control.workloadspread.subsets import (
     VERSION_IGNORED,
     MatchedSpread,
 )
+from tests.kit.pods import pod
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -43,7 +44,7 @@ def spread(*subsets: tuple[str, Any], status: dict | None = None, generation: in
     return ws
 
 
-def pod(
+def spread_pod(
     name: str,
     subset: str | None,
     *,
@@ -54,22 +55,16 @@ def pod(
     owner: str = "CloneSet",
     hash_: str | None = None,
 ) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "name": name,
-        "namespace": "ns",
-        "ownerReferences": [
-            {"apiVersion": "apps/v1", "kind": owner, "name": "o", "uid": "u", "controller": True}
-        ],
-        "annotations": {},
-        "labels": {},
-    }
-    if subset is not None:
-        meta["annotations"][ANNOTATION_MATCHED] = MatchedSpread(ws, subset, uid).to_json()
-    if hash_ is not None:
-        meta["labels"]["pod-template-hash"] = hash_
-    if deleting:
-        meta["deletionTimestamp"] = rfc3339(NOW)
-    return {"metadata": meta, "status": {"phase": phase}}
+    """A pod of a workload of kind `owner`, matched to `subset` of WorkloadSpread `ws` (None: unmatched)."""
+    return pod(
+        name,
+        namespace="ns",
+        owner={"apiVersion": "apps/v1", "kind": owner, "name": "o", "uid": "u", "controller": True},
+        annotations={} if subset is None else {ANNOTATION_MATCHED: MatchedSpread(ws, subset, uid).to_json()},
+        labels={} if hash_ is None else {"pod-template-hash": hash_},
+        meta={"deletionTimestamp": rfc3339(NOW)} if deleting else None,
+        phase=phase,
+    )
 
 
 def compute(ws: dict[str, Any], pods: list[dict[str, Any]], replicas: int = 5, now: datetime = NOW):
@@ -80,7 +75,13 @@ def compute(ws: dict[str, Any], pods: list[dict[str, Any]], replicas: int = 5, n
 
 def test_grouping_by_annotation_of_this_spread_only():
     ws = spread(("a", 2), ("b", None))
-    pods = [pod("p1", "a"), pod("p2", "b"), pod("p3", None), pod("p4", "a", ws="other"), pod("p5", "gone")]
+    pods = [
+        spread_pod("p1", "a"),
+        spread_pod("p2", "b"),
+        spread_pod("p3", None),
+        spread_pod("p4", "a", ws="other"),
+        spread_pod("p5", "gone"),
+    ]
     versioned, by_subset = group_pods(ws, pods)
     assert [p["metadata"]["name"] for p in by_subset["a"]] == ["p1"]
     assert [p["metadata"]["name"] for p in by_subset["b"]] == ["p2"]
@@ -90,7 +91,13 @@ def test_grouping_by_annotation_of_this_spread_only():
 
 def test_replicas_and_missing_per_subset():
     ws = spread(("a", 2), ("b", None), ("c", "40%"))
-    pods = [pod("p1", "a"), pod("p2", "a"), pod("p3", "a"), pod("p4", "b"), pod("p5", "c", phase="Failed")]
+    pods = [
+        spread_pod("p1", "a"),
+        spread_pod("p2", "a"),
+        spread_pod("p3", "a"),
+        spread_pod("p4", "b"),
+        spread_pod("p5", "c", phase="Failed"),
+    ]
     status, notes = compute(ws, pods)
     assert status["observedGeneration"] == 3
     assert status["subsetStatuses"] == [
@@ -112,7 +119,7 @@ def test_creating_pod_dropped_once_seen_by_name_or_generated_uid():
         }
     ]
     ws = spread(("a", 5), status={"versionedSubsetStatuses": {VERSION_IGNORED: old}})
-    status, notes = compute(ws, [pod("p1", "a"), pod("p2", "a", uid="gen-1")])
+    status, notes = compute(ws, [spread_pod("p1", "a"), spread_pod("p2", "a", uid="gen-1")])
     books = status["versionedSubsetStatuses"][VERSION_IGNORED][0]
     assert books["creatingPods"] == {"p9": booked}
     assert books["replicas"] == 2 and books["missingReplicas"] == 2  # 5 - 2 seen - 1 still creating
@@ -141,7 +148,7 @@ def test_deleting_pod_kept_while_active_within_15s_then_warned():
         }
     ]
     ws = spread(("a", 3), status={"subsetStatuses": old})
-    pods = [pod("p1", "a"), pod("p2", "a"), pod("p3", "a", deleting=True)]
+    pods = [spread_pod("p1", "a"), spread_pod("p2", "a"), spread_pod("p3", "a", deleting=True)]
     status, notes = compute(ws, pods)
     a = status["subsetStatuses"][0]
     assert a["deletingPods"] == {"p1": fresh}
@@ -167,7 +174,10 @@ def test_versions_counted_apart_and_unseen_version_books_kept():
             }
         },
     )
-    pods = [pod("p1", "a", owner="ReplicaSet", hash_="h1"), pod("p2", "a", owner="ReplicaSet", hash_="h2")]
+    pods = [
+        spread_pod("p1", "a", owner="ReplicaSet", hash_="h1"),
+        spread_pod("p2", "a", owner="ReplicaSet", hash_="h2"),
+    ]
     status, _ = compute(ws, pods)
     versioned = status["versionedSubsetStatuses"]
     assert sorted(versioned) == ["h1", "h2", "h3"]  # h0 had nothing left
@@ -233,7 +243,7 @@ def test_missing_stays_within_zero_and_limit(limit, active, creating_ages):
     creating = {f"c{i}": rfc3339(NOW - timedelta(seconds=age)) for i, age in enumerate(creating_ages)}
     old = {"name": "a", "creatingPods": creating}
     subset = {"name": "a", "maxReplicas": limit}
-    pods = [pod(f"p{i}", "a") for i in range(active)]
+    pods = [spread_pod(f"p{i}", "a") for i in range(active)]
     notes = Notes()
     out = subset_status(spread(("a", limit)), subset, pods, old, 10, NOW, notes)
     assert out is not None

@@ -29,6 +29,7 @@ from kruise.control.workloadspread.subsets import (
     statefulset_subset,
     suitable_subset,
 )
+from tests.kit.pods import pod
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -51,16 +52,18 @@ def spread(*subsets: tuple[str, Any], kind: str = "CloneSet", status: dict | Non
     return ws
 
 
-def pod(name: str = "", owner_kind: str = "CloneSet", labels: dict[str, str] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"namespace": "ns", "labels": labels or {}}
-    if name:
-        meta["name"] = name
-    else:
-        meta["generateName"] = "app-"
-    meta["ownerReferences"] = [
-        {"apiVersion": "apps/v1", "kind": owner_kind, "name": "app", "controller": True}
-    ]
-    return {"metadata": meta, "spec": {"containers": [{"name": "c"}]}}
+def spread_pod(
+    name: str = "", owner_kind: str = "CloneSet", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A pod of a workload of `owner_kind`; nameless, it is a create named later from generateName."""
+    return pod(
+        name or None,
+        namespace="ns",
+        labels=labels or {},
+        meta=None if name else {"generateName": "app-"},
+        owner={"apiVersion": "apps/v1", "kind": owner_kind, "name": "app", "controller": True},
+        containers=[{"name": "c"}],
+    )
 
 
 def books(ws: dict[str, Any], version: str = VERSION_IGNORED) -> list[dict[str, Any]]:
@@ -123,7 +126,7 @@ def test_annotation_json_is_upstream_shape() -> None:
     ],
 )
 def test_annotation_parse(raw: str, expected: MatchedSpread | None) -> None:
-    p = pod("p")
+    p = spread_pod("p")
     p["metadata"]["annotations"] = {ANNOTATION_MATCHED: raw}
     assert MatchedSpread.of(p) == expected
 
@@ -132,12 +135,12 @@ def test_annotation_parse(raw: str, expected: MatchedSpread | None) -> None:
 
 
 def test_pod_versions() -> None:
-    assert pod_version(pod("p")) == VERSION_IGNORED
-    assert pod_version(pod("p", "ReplicaSet", {"pod-template-hash": "abc"})) == "abc"
-    assert pod_version(pod("p", "ReplicaSet", {"controller-revision-hash": "app-7f9"})) == "7f9"
-    assert pod_version(pod("p", "ReplicaSet")) == VERSION_IGNORED
-    assert pod_version(pod("p", "CloneSet", {"pod-template-hash": "abc"})) == VERSION_IGNORED
-    orphan = pod("p")
+    assert pod_version(spread_pod("p")) == VERSION_IGNORED
+    assert pod_version(spread_pod("p", "ReplicaSet", {"pod-template-hash": "abc"})) == "abc"
+    assert pod_version(spread_pod("p", "ReplicaSet", {"controller-revision-hash": "app-7f9"})) == "7f9"
+    assert pod_version(spread_pod("p", "ReplicaSet")) == VERSION_IGNORED
+    assert pod_version(spread_pod("p", "CloneSet", {"pod-template-hash": "abc"})) == VERSION_IGNORED
+    orphan = spread_pod("p")
     orphan["metadata"]["ownerReferences"] = []
     assert pod_version(orphan) == VERSION_IGNORED
 
@@ -146,14 +149,14 @@ def test_pod_versions() -> None:
 
 
 def test_single_unlimited_subset_needs_no_books() -> None:
-    assert assign_for_creation(spread(("a", None)), pod("p"), NOW, 3, uids()) == Assignment("a")
+    assert assign_for_creation(spread(("a", None)), spread_pod("p"), NOW, 3, uids()) == Assignment("a")
 
 
 def test_subsets_fill_in_order() -> None:
     ws = spread(("a", 2), ("b", 1), ("c", None))
     chosen = []
     for i in range(5):
-        result = assign_for_creation(ws, pod(f"p{i}"), NOW, 0, uids())
+        result = assign_for_creation(ws, spread_pod(f"p{i}"), NOW, 0, uids())
         chosen.append(result.subset)
         if result.updated is not None:
             ws = result.updated
@@ -166,9 +169,9 @@ def test_subsets_fill_in_order() -> None:
 
 def test_no_room_anywhere_leaves_pod_alone() -> None:
     ws = spread(("a", 1), ("b", 0))
-    first = assign_for_creation(ws, pod("p0"), NOW, 0, uids())
+    first = assign_for_creation(ws, spread_pod("p0"), NOW, 0, uids())
     assert first.subset == "a"
-    second = assign_for_creation(first.updated, pod("p1"), NOW, 0, uids())
+    second = assign_for_creation(first.updated, spread_pod("p1"), NOW, 0, uids())
     assert second == Assignment(None)
 
 
@@ -176,16 +179,16 @@ def test_percent_quota_uses_workload_replicas() -> None:
     ws = spread(("a", "50%"), ("b", "50%"))
     got = []
     for i in range(4):
-        r = assign_for_creation(ws, pod(f"p{i}"), NOW, 4, uids())
+        r = assign_for_creation(ws, spread_pod(f"p{i}"), NOW, 4, uids())
         got.append(r.subset)
         ws = r.updated or ws
     assert got == ["a", "a", "b", "b"]
-    assert assign_for_creation(ws, pod("p9"), NOW, 4, uids()).subset is None
+    assert assign_for_creation(ws, spread_pod("p9"), NOW, 4, uids()).subset is None
 
 
 def test_generate_name_pod_gets_uid_in_creating_pods() -> None:
     ws = spread(("a", 2), ("b", None))
-    result = assign_for_creation(ws, pod(""), NOW, 0, uids())
+    result = assign_for_creation(ws, spread_pod(""), NOW, 0, uids())
     assert result.subset == "a" and result.uid == "uid-0"
     assert books(result.updated)[0]["creatingPods"] == {"uid-0": "2024-05-01T12:00:00Z"}
 
@@ -196,7 +199,7 @@ def test_already_recorded_pod_keeps_its_subset_without_write() -> None:
         {"name": "b", "missingReplicas": 3, "creatingPods": {"p": "2024-05-01T11:00:00Z"}},
     ]}}  # fmt: skip
     assert assign_for_creation(
-        spread(("a", 1), ("b", 3), status=status), pod("p"), NOW, 0, uids()
+        spread(("a", 1), ("b", 3), status=status), spread_pod("p"), NOW, 0, uids()
     ) == Assignment("b")
 
 
@@ -206,7 +209,7 @@ def test_unschedulable_subset_is_skipped() -> None:
         {"name": "b", "missingReplicas": -1},
     ]}}  # fmt: skip
     ws = spread(("a", 5), ("b", None), status=status)
-    assert assign_for_creation(ws, pod("p"), NOW, 0, uids()) == Assignment("b")
+    assert assign_for_creation(ws, spread_pod("p"), NOW, 0, uids()) == Assignment("b")
 
 
 @pytest.mark.parametrize("disable", [None, False, True])
@@ -218,7 +221,7 @@ def test_disable_simulation_schedule_changes_no_choice(disable: bool | None) -> 
     if disable is not None:
         adaptive["disableSimulationSchedule"] = disable
     ws["spec"]["scheduleStrategy"] = {"type": "Adaptive", "adaptive": adaptive}
-    chosen = assign_for_creation(ws, pod("p"), NOW, 0, uids())
+    chosen = assign_for_creation(ws, spread_pod("p"), NOW, 0, uids())
     assert chosen.subset == "a"
     books = chosen.updated["status"]["versionedSubsetStatuses"][VERSION_IGNORED]
     assert [(s["name"], s["missingReplicas"]) for s in books] == [("a", 1), ("b", UNLIMITED)]
@@ -227,17 +230,17 @@ def test_disable_simulation_schedule_changes_no_choice(disable: bool | None) -> 
 def test_input_is_not_mutated() -> None:
     ws = spread(("a", 2), ("b", None))
     before = copy.deepcopy(ws)
-    assign_for_creation(ws, pod("p"), NOW, 0, uids())
+    assign_for_creation(ws, spread_pod("p"), NOW, 0, uids())
     assert ws == before
 
 
 def test_versions_have_separate_books() -> None:
     ws = spread(("a", 1), ("b", None), kind="Deployment")
     ws["spec"]["targetRef"]["apiVersion"] = "apps/v1"
-    old = assign_for_creation(ws, pod("p0", "ReplicaSet", {"pod-template-hash": "v1"}), NOW, 0, uids())
+    old = assign_for_creation(ws, spread_pod("p0", "ReplicaSet", {"pod-template-hash": "v1"}), NOW, 0, uids())
     assert old.subset == "a"
     new = assign_for_creation(
-        old.updated, pod("p1", "ReplicaSet", {"pod-template-hash": "v2"}), NOW, 0, uids()
+        old.updated, spread_pod("p1", "ReplicaSet", {"pod-template-hash": "v2"}), NOW, 0, uids()
     )
     assert new.subset == "a"
     assert set(new.updated["status"]["versionedSubsetStatuses"]) == {"v1", "v2"}
@@ -254,18 +257,18 @@ def test_suitable_subset_counts_unlimited() -> None:
 
 def test_deletion_records_pod_and_frees_slot() -> None:
     ws = spread(("a", 1), ("b", None))
-    created = assign_for_creation(ws, pod("p0"), NOW, 0, uids()).updated
+    created = assign_for_creation(ws, spread_pod("p0"), NOW, 0, uids()).updated
     books(created)[0]["creatingPods"] = {}
-    deleted = record_deletion(created, pod("p0"), "a", NOW, 0)
+    deleted = record_deletion(created, spread_pod("p0"), "a", NOW, 0)
     assert books(deleted)[0]["deletingPods"] == {"p0": "2024-05-01T12:00:00Z"}
     assert books(deleted)[0]["missingReplicas"] == 1
-    assert record_deletion(deleted, pod("p0"), "a", NOW, 0) is None
+    assert record_deletion(deleted, spread_pod("p0"), "a", NOW, 0) is None
 
 
 def test_deletion_ignores_unlimited_and_unknown_subsets() -> None:
     ws = spread(("a", 1), ("b", None))
-    assert record_deletion(ws, pod("p"), "b", NOW, 0) is None
-    assert record_deletion(ws, pod("p"), "zzz", NOW, 0) is None
+    assert record_deletion(ws, spread_pod("p"), "b", NOW, 0) is None
+    assert record_deletion(ws, spread_pod("p"), "zzz", NOW, 0) is None
 
 
 # --- StatefulSet ---
@@ -285,8 +288,8 @@ def test_deletion_ignores_unlimited_and_unknown_subsets() -> None:
 )
 def test_statefulset_ordinals(name: str, expected: str | None) -> None:
     ws = spread(("a", 2), ("b", 3), ("c", None), kind="StatefulSet")
-    assert statefulset_subset(ws, pod(name)) == expected
-    assert assign_for_creation(ws, pod(name), NOW, 0, uids()) == Assignment(expected)
+    assert statefulset_subset(ws, spread_pod(name)) == expected
+    assert assign_for_creation(ws, spread_pod(name), NOW, 0, uids()) == Assignment(expected)
 
 
 def test_statefulset_skips_unschedulable_subset_quota() -> None:
@@ -294,7 +297,7 @@ def test_statefulset_skips_unschedulable_subset_quota() -> None:
     ws["status"] = {
         "subsetStatuses": [{"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}]
     }
-    assert statefulset_subset(ws, pod("app-0")) == "b"
+    assert statefulset_subset(ws, spread_pod("app-0")) == "b"
 
 
 # --- concurrent webhooks against an optimistic store ---
@@ -343,7 +346,7 @@ def test_concurrent_creations_never_exceed_max_replicas(
         if actor not in reads:
             reads[actor] = store.read()
             continue
-        result = assign_for_creation(reads.pop(actor), pod(f"p{actor}"), NOW, 0, new_uid)
+        result = assign_for_creation(reads.pop(actor), spread_pod(f"p{actor}"), NOW, 0, new_uid)
         if result.updated is None or store.write(result.updated):
             placed[actor] = result.subset
     assert len(placed) == pods
@@ -366,10 +369,10 @@ def test_concurrent_creations_never_exceed_max_replicas(
 def test_concurrent_model_sees_conflicts() -> None:
     store = OptimisticStore(spread(("a", 1), ("b", None)))
     first, second = store.read(), store.read()
-    r1 = assign_for_creation(first, pod("p1"), NOW, 0, uids())
-    r2 = assign_for_creation(second, pod("p2"), NOW, 0, uids())
+    r1 = assign_for_creation(first, spread_pod("p1"), NOW, 0, uids())
+    r2 = assign_for_creation(second, spread_pod("p2"), NOW, 0, uids())
     assert (r1.subset, r2.subset) == ("a", "a")
     assert store.write(r1.updated) and not store.write(r2.updated)
-    again = assign_for_creation(store.read(), pod("p2"), NOW, 0, uids())
+    again = assign_for_creation(store.read(), spread_pod("p2"), NOW, 0, uids())
     assert again.subset == "b" and again.updated is None
     assert json.loads(MatchedSpread("ws", again.subset).to_json())["subset"] == "b"
