@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.sidecarterminator import termination
+from tests.kit.pods import pod
 
 SIDECAR_ENV = [{"name": "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT", "value": "true"}]
 IGNORE_ENV = [*SIDECAR_ENV, {"name": "KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE", "value": "TRUE"}]
@@ -21,24 +22,21 @@ def done(code=0):
     return {"terminated": {"exitCode": code}}
 
 
-def pod(policy="Never", phase="Running", containers=(), states=None, deleting=False):
-    """`containers`: (name, env); `states`: name -> state (a container without one has no status)."""
+def job_pod(policy="Never", phase="Running", containers=(), states=None, deleting=False):
+    """A Job's pod on n1. `containers`: (name, env); `states`: name -> state (a container without one
+    has no status)."""
     states = states or {}
-    meta = {"name": "job-1", "namespace": "ns", "uid": "u-1"}
-    if deleting:
-        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    return {
-        "metadata": meta,
-        "spec": {
-            "restartPolicy": policy,
-            "nodeName": "n1",
-            "containers": [{"name": n, "image": f"{n}:1", "env": env} for n, env in containers],
-        },
-        "status": {
-            "phase": phase,
-            "containerStatuses": [{"name": n, "state": states[n]} for n, _ in containers if n in states],
-        },
-    }
+    return pod(
+        "job-1",
+        namespace="ns",
+        uid="u-1",
+        deleting=deleting,
+        restartPolicy=policy,
+        node="n1",
+        containers=[{"name": n, "image": f"{n}:1", "env": env} for n, env in containers],
+        phase=phase,
+        status={"containerStatuses": [{"name": n, "state": states[n]} for n, _ in containers if n in states]},
+    )
 
 
 MAIN_SIDE = (("main", []), ("side", SIDECAR_ENV))
@@ -47,25 +45,25 @@ MAIN_SIDE = (("main", []), ("side", SIDECAR_ENV))
 @pytest.mark.parametrize(
     ("case", "expected"),
     [
-        (pod(states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), True),
-        (pod(states={"main": done(1), "side": RUNNING}, containers=MAIN_SIDE), True),
-        (pod(states={"main": RUNNING, "side": RUNNING}, containers=MAIN_SIDE), False),
-        (pod(states={"main": done(), "side": done(143)}, containers=MAIN_SIDE), False),  # sidecar gone
-        (pod(states={"main": done()}, containers=MAIN_SIDE), False),  # statuses incomplete
-        (pod("OnFailure", states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), True),
-        (pod("OnFailure", states={"main": done(2), "side": RUNNING}, containers=MAIN_SIDE), False),
-        (pod("Always", states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), False),
-        (pod(phase="Pending", states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), False),
-        (pod(deleting=True, states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), False),
-        (pod(states={"main": done(), "side": RUNNING}, containers=(("main", []), ("side", []))), False),
+        (job_pod(states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), True),
+        (job_pod(states={"main": done(1), "side": RUNNING}, containers=MAIN_SIDE), True),
+        (job_pod(states={"main": RUNNING, "side": RUNNING}, containers=MAIN_SIDE), False),
+        (job_pod(states={"main": done(), "side": done(143)}, containers=MAIN_SIDE), False),  # sidecar gone
+        (job_pod(states={"main": done()}, containers=MAIN_SIDE), False),  # statuses incomplete
+        (job_pod("OnFailure", states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), True),
+        (job_pod("OnFailure", states={"main": done(2), "side": RUNNING}, containers=MAIN_SIDE), False),
+        (job_pod("Always", states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), False),
+        (job_pod(phase="Pending", states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), False),
+        (job_pod(deleting=True, states={"main": done(), "side": RUNNING}, containers=MAIN_SIDE), False),
+        (job_pod(states={"main": done(), "side": RUNNING}, containers=(("main", []), ("side", []))), False),
         (
-            pod(
+            job_pod(
                 states={"main": done(), "side": RUNNING},
                 containers=(("main", []), ("side", [{"name": SIDECAR_ENV[0]["name"], "value": "yes"}])),
             ),
             False,
         ),  # only "true" (any case) marks a sidecar
-        (pod(states={"main": done(), "vk": RUNNING}, containers=(("main", []), ("vk", IMAGE_ENV))), True),
+        (job_pod(states={"main": done(), "vk": RUNNING}, containers=(("main", []), ("vk", IMAGE_ENV))), True),
     ],
 )
 def test_interesting_pods(case, expected):
@@ -73,7 +71,7 @@ def test_interesting_pods(case, expected):
 
 
 def test_groups_off_and_on_virtual_kubelet():
-    p = pod(
+    p = job_pod(
         containers=(
             ("main", []),
             ("a", SIDECAR_ENV),
@@ -96,7 +94,7 @@ def test_virtual_kubelet_node_label():
 
 
 def test_kill_request_is_upstreams():
-    p = pod(containers=MAIN_SIDE)
+    p = job_pod(containers=MAIN_SIDE)
     body = termination.kill_request(p, ["side", "b"])
     assert body == {
         "apiVersion": "apps.kruise.io/v1alpha1",
@@ -124,7 +122,7 @@ def test_kill_request_is_upstreams():
 
 
 def test_image_patch_only_for_changed_sidecars():
-    p = pod(containers=(("main", []), ("vk", IMAGE_ENV), ("vk2", IMAGE_ENV)))
+    p = job_pod(containers=(("main", []), ("vk", IMAGE_ENV), ("vk2", IMAGE_ENV)))
     p["spec"]["containers"][2]["image"] = "exit:0"
     assert termination.image_patch(p, ["vk", "vk2"]) == {
         "spec": {"containers": [{"name": "vk", "image": "exit:0"}]}
@@ -134,7 +132,7 @@ def test_image_patch_only_for_changed_sidecars():
 
 @pytest.mark.parametrize(("main_code", "phase"), [(0, "Succeeded"), (3, "Failed")])
 def test_terminated_status(main_code, phase):
-    p = pod(states={"main": done(main_code), "side": RUNNING}, containers=MAIN_SIDE)
+    p = job_pod(states={"main": done(main_code), "side": RUNNING}, containers=MAIN_SIDE)
     patch = termination.terminated_status_patch(p, "2026-01-01T00:00:00Z")
     assert patch == {
         "status": {
@@ -154,7 +152,7 @@ def test_terminated_status(main_code, phase):
 
 
 def test_uncompleted_and_event_text():
-    p = pod(
+    p = job_pod(
         states={"main": done(), "a": RUNNING, "b": done(1)},
         containers=(("main", []), ("a", []), ("b", []), ("c", [])),
     )
@@ -180,7 +178,7 @@ def test_interesting_matches_the_definition(policy, mains, sidecars):
     ]
     kinds = dict(zip([n for n, _ in containers], [*mains, *sidecars], strict=True))
     states = {n: _state(k) for n, k in kinds.items() if k != "missing"}
-    p = pod(policy, containers=containers, states=states)
+    p = job_pod(policy, containers=containers, states=states)
     all_reported = "missing" not in kinds.values()
     main_ok = (
         all(k in ("ok", "failed") for k in mains) if policy == "Never" else all(k == "ok" for k in mains)
