@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.persistentpodstate import podstates
+from tests.kit.pods import controller_ref, pod
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -18,25 +19,15 @@ def node(name, **labels):
     return {"metadata": {"name": name, "labels": {HOST: name, **labels}}}
 
 
-def pod(name, node_name="node-1", ready=True, annotations=None, owner="web", api_version="apps/v1"):
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "annotations": annotations or {},
-            "ownerReferences": [
-                {
-                    "apiVersion": api_version,
-                    "kind": "StatefulSet",
-                    "name": owner,
-                    "uid": "sts-uid",
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"nodeName": node_name} if node_name else {},
-        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
-    }
+def sts_pod(name, node_name="node-1", ready=True, annotations=None, owner="web", api_version="apps/v1"):
+    """A StatefulSet `owner`'s pod, on `node_name` (None: not yet scheduled)."""
+    return pod(
+        name,
+        annotations=annotations or {},
+        owner=controller_ref("StatefulSet", owner, uid="sts-uid", api_version=api_version),
+        node=node_name or None,
+        ready=ready,
+    )
 
 
 def pps(spec_extra=None, pod_states=None, generation=3, name="web", target="web", api_version="apps/v1"):
@@ -57,10 +48,10 @@ NODES = {"node-1": node("node-1", **{ZONE: "zone-a"}), "node-2": node("node-2", 
 
 def test_ready_pods_on_nodes_are_recorded_with_their_topology_labels():
     pods = {
-        "web-0": pod("web-0"),
-        "web-1": pod("web-1", "node-2"),
-        "web-2": pod("web-2", ready=False),
-        "web-3": pod("web-3", node_name=None),
+        "web-0": sts_pod("web-0"),
+        "web-1": sts_pod("web-1", "node-2"),
+        "web-2": sts_pod("web-2", ready=False),
+        "web-3": sts_pod("web-3", node_name=None),
     }
     status = podstates.next_status(pps(), podstates.Workload(4), pods, NODES.get)
     assert status == {
@@ -74,32 +65,32 @@ def test_ready_pods_on_nodes_are_recorded_with_their_topology_labels():
 
 def test_kept_annotations_are_recorded_and_missing_keys_left_out():
     spec = {"persistentPodAnnotations": [{"key": "ip"}, {"key": "absent"}]}
-    pods = {"web-0": pod("web-0", annotations={"ip": "10.0.0.5", "other": "x"})}
+    pods = {"web-0": sts_pod("web-0", annotations={"ip": "10.0.0.5", "other": "x"})}
     status = podstates.next_status(pps(spec), podstates.Workload(1), pods, NODES.get)
     assert status["podStates"]["web-0"]["annotations"] == {"ip": "10.0.0.5"}
 
 
 def test_pod_on_an_unknown_node_is_skipped_until_the_node_is_seen():
-    pods = {"web-0": pod("web-0", "node-9")}
+    pods = {"web-0": sts_pod("web-0", "node-9")}
     assert podstates.next_status(pps(), podstates.Workload(1), pods, NODES.get) == {"observedGeneration": 3}
 
 
 def test_a_pod_that_moved_is_recorded_again_and_an_unchanged_record_is_kept_as_is():
     old = {"web-0": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1", ZONE: "zone-a"}}}
     moved = podstates.next_status(
-        pps(pod_states=old), podstates.Workload(1), {"web-0": pod("web-0", "node-2")}, NODES.get
+        pps(pod_states=old), podstates.Workload(1), {"web-0": sts_pod("web-0", "node-2")}, NODES.get
     )
     assert moved["podStates"]["web-0"]["nodeName"] == "node-2"
     stale = {"web-0": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1", ZONE: "old"}}}
     kept = podstates.next_status(
-        pps(pod_states=stale), podstates.Workload(1), {"web-0": pod("web-0")}, NODES.get
+        pps(pod_states=stale), podstates.Workload(1), {"web-0": sts_pod("web-0")}, NODES.get
     )
     assert kept["podStates"] == stale  # same node and same keys: not re-read
 
 
 def test_scaled_in_ordinals_are_forgotten_once_their_pod_is_gone():
     old = {f"web-{i}": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1"}} for i in range(4)}
-    pods = {"web-0": pod("web-0"), "web-1": pod("web-1"), "web-3": pod("web-3", ready=False)}
+    pods = {"web-0": sts_pod("web-0"), "web-1": sts_pod("web-1"), "web-3": sts_pod("web-3", ready=False)}
     status = podstates.next_status(pps(pod_states=old), podstates.Workload(2), pods, NODES.get)
     assert sorted(status["podStates"]) == ["web-0", "web-1", "web-3"]  # web-3 still exists
 
@@ -192,7 +183,7 @@ RECORDED = {"web-0": {"nodeName": "node-1", "nodeTopologyLabels": {HOST: "node-1
 
 
 def test_recreated_pod_gets_node_selector_and_preferred_affinity():
-    new = pod("web-0", node_name=None)
+    new = sts_pod("web-0", node_name=None)
     assert podstates.inject(new, [pps(pod_states=RECORDED)])
     assert new["spec"]["nodeSelector"] == {HOST: "node-1"}
     assert new["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] == [
@@ -205,7 +196,7 @@ def test_recreated_pod_gets_node_selector_and_preferred_affinity():
 
 
 def test_injection_is_idempotent_and_merges_existing_selector():
-    new = pod("web-0", node_name=None)
+    new = sts_pod("web-0", node_name=None)
     new["spec"]["nodeSelector"] = {"disk": "ssd"}
     podstates.inject(new, [pps(pod_states=RECORDED)])
     once = copy.deepcopy(new)
@@ -215,20 +206,20 @@ def test_injection_is_idempotent_and_merges_existing_selector():
 
 
 def test_no_injection_for_first_creation_other_owners_or_deleted_pps():
-    assert not podstates.inject(pod("web-7", node_name=None), [pps(pod_states=RECORDED)])
-    assert not podstates.inject(pod("web-0", node_name=None, owner="db"), [pps(pod_states=RECORDED)])
-    clone = pod("web-0", node_name=None)
+    assert not podstates.inject(sts_pod("web-7", node_name=None), [pps(pod_states=RECORDED)])
+    assert not podstates.inject(sts_pod("web-0", node_name=None, owner="db"), [pps(pod_states=RECORDED)])
+    clone = sts_pod("web-0", node_name=None)
     clone["metadata"]["ownerReferences"][0]["kind"] = "CloneSet"
     assert not podstates.inject(clone, [pps(pod_states=RECORDED)])
     deleting = pps(pod_states=RECORDED)
     deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    assert not podstates.inject(pod("web-0", node_name=None), [deleting])
+    assert not podstates.inject(sts_pod("web-0", node_name=None), [deleting])
     no_labels = {"web-0": {"nodeName": "node-1"}}
-    assert not podstates.inject(pod("web-0", node_name=None), [pps(pod_states=no_labels)])
+    assert not podstates.inject(sts_pod("web-0", node_name=None), [pps(pod_states=no_labels)])
 
 
 def test_advanced_statefulset_pod_matches_pps_of_any_kruise_version():
-    new = pod("web-0", node_name=None, api_version="apps.kruise.io/v1beta1")
+    new = sts_pod("web-0", node_name=None, api_version="apps.kruise.io/v1beta1")
     assert podstates.inject(new, [pps(pod_states=RECORDED, api_version="apps.kruise.io/v1alpha1")])
 
 
