@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.ephemeraljob import injection
+from tests.kit.pods import pod
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -24,15 +25,21 @@ def job(uid="uid-j", containers=("dbg",), **spec):
     }
 
 
-def pod(
+def target_pod(
     name, created="2026-01-01T00:00:00Z", labels=None, phase="Running", ephemerals=(), statuses=(), **meta
 ):
-    return {
-        "metadata": {"name": name, "namespace": meta.pop("namespace", "ns"), "creationTimestamp": created,
-                     "labels": {"app": "web"} if labels is None else labels, **meta},
-        "spec": {"containers": [{"name": "main"}], "ephemeralContainers": list(ephemerals)},
-        "status": {"phase": phase, "ephemeralContainerStatuses": list(statuses)},
-    }  # fmt: skip
+    """A pod the job may target (labelled app=web unless `labels` says otherwise); `meta`: more metadata."""
+    return pod(
+        name,
+        namespace=meta.pop("namespace", "ns"),
+        created=created,
+        labels={"app": "web"} if labels is None else labels,
+        meta=meta,
+        containers=[{"name": "main"}],
+        ephemeralContainers=list(ephemerals),
+        phase=phase,
+        status={"ephemeralContainerStatuses": list(statuses)},
+    )
 
 
 def mine(name="dbg", uid="uid-j"):
@@ -53,15 +60,15 @@ def waiting(name="dbg", reason="ContainerCreating"):
 
 def test_targets_are_active_selected_oldest_first_up_to_replicas():
     pods = [
-        pod("c", created="2026-01-01T00:00:03Z"),
-        pod("a", created="2026-01-01T00:00:01Z"),
-        pod("b", created="2026-01-01T00:00:01Z"),
-        pod("other", labels={"app": "db"}),
-        pod("elsewhere", namespace="other"),
-        pod("finished", phase="Succeeded"),
-        pod("gone", deletionTimestamp="2026-01-01T00:00:00Z"),
-        pod("foreign", ephemerals=[{"name": "dbg", "image": "x"}]),
-        pod("ours", created="2026-01-01T00:00:09Z", ephemerals=[mine()]),
+        target_pod("c", created="2026-01-01T00:00:03Z"),
+        target_pod("a", created="2026-01-01T00:00:01Z"),
+        target_pod("b", created="2026-01-01T00:00:01Z"),
+        target_pod("other", labels={"app": "db"}),
+        target_pod("elsewhere", namespace="other"),
+        target_pod("finished", phase="Succeeded"),
+        target_pod("gone", deletionTimestamp="2026-01-01T00:00:00Z"),
+        target_pod("foreign", ephemerals=[{"name": "dbg", "image": "x"}]),
+        target_pod("ours", created="2026-01-01T00:00:09Z", ephemerals=[mine()]),
     ]
     assert [p["metadata"]["name"] for p in injection.target_pods(job(), pods)] == ["a", "b", "c", "ours"]
     assert [p["metadata"]["name"] for p in injection.target_pods(job(replicas=2), pods)] == ["a", "b"]
@@ -90,13 +97,15 @@ def test_container_state(status, state):
 
 def test_pod_state_over_the_job_containers_only():
     two = job(containers=("a", "b"))
-    assert injection.pod_state(two, pod("p", statuses=[done("a"), done("b")])) == injection.SUCCEEDED
-    assert injection.pod_state(two, pod("p", statuses=[done("a"), running("b")])) == injection.RUNNING
-    assert injection.pod_state(two, pod("p", statuses=[done("a"), waiting("b")])) == injection.WAITING
-    assert injection.pod_state(two, pod("p", statuses=[running("a"), done("b", 1)])) == injection.FAILED
-    assert injection.pod_state(two, pod("p", statuses=[done("a")])) == injection.UNKNOWN
+    assert injection.pod_state(two, target_pod("p", statuses=[done("a"), done("b")])) == injection.SUCCEEDED
+    assert injection.pod_state(two, target_pod("p", statuses=[done("a"), running("b")])) == injection.RUNNING
+    assert injection.pod_state(two, target_pod("p", statuses=[done("a"), waiting("b")])) == injection.WAITING
     assert (
-        injection.pod_state(two, pod("p", statuses=[done("a"), done("b"), running("x")]))
+        injection.pod_state(two, target_pod("p", statuses=[running("a"), done("b", 1)])) == injection.FAILED
+    )
+    assert injection.pod_state(two, target_pod("p", statuses=[done("a")])) == injection.UNKNOWN
+    assert (
+        injection.pod_state(two, target_pod("p", statuses=[done("a"), done("b"), running("x")]))
         == injection.SUCCEEDED
     )
 
@@ -112,26 +121,28 @@ def test_status_phases_and_conditions():
     )
     assert _types(empty) == {"Initialized": "Initialized", "MatchedEmpty": "MatchEmpty"}
 
-    pods = [pod("a", statuses=[done()]), pod("b", statuses=[running()])]
+    pods = [target_pod("a", statuses=[done()]), target_pod("b", statuses=[running()])]
     mid = injection.status(job(), pods, NOW)
     assert (mid["phase"], mid["match"], mid["succeeded"], mid["running"]) == ("Running", 2, 1, 1)
     assert "completionTime" not in mid
 
-    ok = injection.status(job(), [pod("a", statuses=[done()]), pod("b", statuses=[done()])], NOW)
+    ok = injection.status(
+        job(), [target_pod("a", statuses=[done()]), target_pod("b", statuses=[done()])], NOW
+    )
     assert ok["phase"] == "Succeeded" and ok["completionTime"] == "2026-01-01T12:00:00Z"
     assert _types(ok)["JobSucceeded"] == "JobSucceeded"
 
-    bad = injection.status(job(), [pod("a", statuses=[done(code=1)])], NOW)
+    bad = injection.status(job(), [target_pod("a", statuses=[done(code=1)])], NOW)
     assert bad["phase"] == "Failed" and bad["failed"] == 1 and "completionTime" in bad
     assert _types(bad)["JobFailed"] == "CreateFailed"  # the CreateFailed condition replaces JobFailed
 
-    wait = injection.status(job(), [pod("a", statuses=[waiting()])], NOW)
+    wait = injection.status(job(), [target_pod("a", statuses=[waiting()])], NOW)
     assert wait["phase"] == "Waiting" and wait["waiting"] == 1
-    unknown = injection.status(job(), [pod("a"), pod("b", statuses=[waiting()])], NOW)
+    unknown = injection.status(job(), [target_pod("a"), target_pod("b", statuses=[waiting()])], NOW)
     assert unknown["phase"] == "Unknown"
-    paused = injection.status(job(paused=True), [pod("a", statuses=[running()])], NOW)
+    paused = injection.status(job(paused=True), [target_pod("a", statuses=[running()])], NOW)
     assert paused["phase"] == "Paused"
-    error = injection.status(job(containers=()), [pod("a")], NOW)
+    error = injection.status(job(containers=()), [target_pod("a")], NOW)
     assert error["phase"] == "Error" and _types(error)["JobError"] == "Error"
 
 
@@ -144,13 +155,13 @@ def test_status_keeps_condition_times_when_nothing_changed():
 def test_active_deadline_fails_an_unfinished_job():
     started = {"startTime": "2026-01-01T11:59:00Z"}
     j = {**job(activeDeadlineSeconds=60), "status": started}
-    late = injection.status(j, [pod("a", statuses=[running()])], NOW)
+    late = injection.status(j, [target_pod("a", statuses=[running()])], NOW)
     assert (
         late["phase"] == "Failed"
         and late["completionTime"]
         and _types(late)["JobFailed"] == "DeadlineExceeded"
     )
-    early = injection.status(j, [pod("a", statuses=[running()])], NOW - timedelta(seconds=1))
+    early = injection.status(j, [target_pod("a", statuses=[running()])], NOW - timedelta(seconds=1))
     assert early["phase"] == "Running"
     assert injection.deadline_left(j, started["startTime"], NOW - timedelta(seconds=20)) == 20.0
     assert injection.deadline_left(j, started["startTime"], NOW + timedelta(hours=1)) == 0.0
@@ -158,7 +169,7 @@ def test_active_deadline_fails_an_unfinished_job():
 
 
 def test_to_inject_respects_parallelism_and_running():
-    targets = [pod("a", ephemerals=[mine()]), pod("b"), pod("c"), pod("d")]
+    targets = [target_pod("a", ephemerals=[mine()]), target_pod("b"), target_pod("c"), target_pod("d")]
     names = lambda ps: [p["metadata"]["name"] for p in ps]  # noqa: E731
     assert names(injection.to_inject(job(), targets, running=0)) == ["b"]
     assert names(injection.to_inject(job(parallelism=2), targets, running=1)) == ["b"]
@@ -173,7 +184,7 @@ def test_to_inject_respects_parallelism_and_running():
     st.integers(min_value=0, max_value=8),
 )
 def test_never_more_new_pods_than_parallelism_allows(n, parallelism, run):
-    targets = [pod(f"p{i}") for i in range(n)]
+    targets = [target_pod(f"p{i}") for i in range(n)]
     chosen = injection.to_inject(job(parallelism=parallelism), targets, running=run)
     assert len(chosen) == max(0, min(parallelism, n) - run)
     assert chosen == targets[: len(chosen)]
@@ -188,7 +199,7 @@ def test_injection_patch_marks_containers_with_the_job_uid():
     assert b["env"] == [{"name": "KRUISE_EJOB_ID", "value": "uid-j"}]
     assert "env" not in job()["spec"]["template"]["ephemeralContainers"][0]  # the template is untouched
     assert injection.created_by(j, a) and not injection.created_by(job(uid="other"), a)
-    assert injection.expectation_names(j, pod("p")) == ["p-a", "p-b"]
+    assert injection.expectation_names(j, target_pod("p")) == ["p-a", "p-b"]
 
 
 def test_ttl_left_defaults_to_1800_seconds():
