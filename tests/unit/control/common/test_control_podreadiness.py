@@ -8,24 +8,20 @@ from datetime import UTC, datetime
 import pytest
 
 from kruise.control.common import podreadiness
+from tests.kit.pods import pod
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def pod(conditions=None, gate=True):
+def gated_pod(conditions=None, gate=True):
+    """A pod gated on KruisePodReady (unless not `gate`), all ready unless `conditions` says otherwise."""
+    ready = [
+        {"type": "ContainersReady", "status": "True"},
+        {"type": "Ready", "status": "True"},
+        {"type": "KruisePodReady", "status": "True"},
+    ]
     gates = [{"conditionType": "KruisePodReady"}] if gate else []
-    return {
-        "metadata": {"name": "p"},
-        "spec": {"readinessGates": gates},
-        "status": {
-            "conditions": conditions
-            or [
-                {"type": "ContainersReady", "status": "True"},
-                {"type": "Ready", "status": "True"},
-                {"type": "KruisePodReady", "status": "True"},
-            ]
-        },
-    }
+    return pod(namespace=None, readinessGates=gates, conditions=conditions or ready)
 
 
 def cond(p, type_):
@@ -33,7 +29,7 @@ def cond(p, type_):
 
 
 def test_add_key_flips_condition_and_ready_false():
-    out = podreadiness.add_not_ready_key(pod(), "Lifecycle", "preDeleteHook", NOW)
+    out = podreadiness.add_not_ready_key(gated_pod(), "Lifecycle", "preDeleteHook", NOW)
     assert cond(out, "KruisePodReady")["status"] == "False"
     assert json.loads(cond(out, "KruisePodReady")["message"]) == [
         {"userAgent": "Lifecycle", "key": "preDeleteHook"}
@@ -43,7 +39,7 @@ def test_add_key_flips_condition_and_ready_false():
 
 
 def test_messages_are_sorted_and_removal_restores_true_only_when_empty():
-    p = podreadiness.add_not_ready_key(pod(), "Lifecycle", "preUpdateHook", NOW)
+    p = podreadiness.add_not_ready_key(gated_pod(), "Lifecycle", "preUpdateHook", NOW)
     p = podreadiness.add_not_ready_key(p, "Lifecycle", "preDeleteHook", NOW)
     keys = [m["key"] for m in json.loads(cond(p, "KruisePodReady")["message"])]
     assert keys == ["preDeleteHook", "preUpdateHook"]
@@ -56,27 +52,27 @@ def test_messages_are_sorted_and_removal_restores_true_only_when_empty():
 
 
 def test_no_gate_no_change():
-    assert podreadiness.add_not_ready_key(pod(gate=False), "Lifecycle", "k", NOW) is None
+    assert podreadiness.add_not_ready_key(gated_pod(gate=False), "Lifecycle", "k", NOW) is None
 
 
 def test_missing_condition_is_created():
-    p = pod(conditions=[{"type": "Ready", "status": "True"}])
+    p = gated_pod(conditions=[{"type": "Ready", "status": "True"}])
     out = podreadiness.add_not_ready_key(p, "Lifecycle", "k", NOW)
     assert cond(out, "KruisePodReady")["status"] == "False"
 
 
 def test_lifecycle_states_map_to_keys():
-    preparing = podreadiness.lifecycle_readiness_change(pod(), "PreparingUpdate", NOW)
+    preparing = podreadiness.lifecycle_readiness_change(gated_pod(), "PreparingUpdate", NOW)
     assert "preUpdateHook" in cond(preparing, "KruisePodReady")["message"]
     updated = podreadiness.lifecycle_readiness_change(preparing, "Updated", NOW)
     assert cond(updated, "KruisePodReady")["status"] == "True"
-    assert podreadiness.lifecycle_readiness_change(pod(), "Normal", NOW) is None
-    deleting = podreadiness.lifecycle_readiness_change(pod(), "PreparingDelete", NOW)
+    assert podreadiness.lifecycle_readiness_change(gated_pod(), "Normal", NOW) is None
+    deleting = podreadiness.lifecycle_readiness_change(gated_pod(), "PreparingDelete", NOW)
     assert "preDeleteHook" in cond(deleting, "KruisePodReady")["message"]
 
 
 def owned(kind="CloneSet", api_version="apps.kruise.io/v1alpha1", controller=True):
-    p = pod(conditions=[{"type": "Ready", "status": "False"}])
+    p = gated_pod(conditions=[{"type": "Ready", "status": "False"}])
     p["metadata"]["ownerReferences"] = [
         {"apiVersion": api_version, "kind": kind, "name": "o", "uid": "u", "controller": controller}
     ]
@@ -84,10 +80,10 @@ def owned(kind="CloneSet", api_version="apps.kruise.io/v1alpha1", controller=Tru
 
 
 def test_lacks_condition_needs_the_gate_and_no_condition():
-    assert podreadiness.lacks_condition(pod(conditions=[{"type": "Ready", "status": "False"}]))
-    assert not podreadiness.lacks_condition(pod())
+    assert podreadiness.lacks_condition(gated_pod(conditions=[{"type": "Ready", "status": "False"}]))
+    assert not podreadiness.lacks_condition(gated_pod())
     assert not podreadiness.lacks_condition(
-        pod(conditions=[{"type": "Ready", "status": "False"}], gate=False)
+        gated_pod(conditions=[{"type": "Ready", "status": "False"}], gate=False)
     )
     assert not podreadiness.lacks_condition({"metadata": {"name": "bare"}})
 
@@ -102,11 +98,11 @@ def test_written_by_owner_for_kruise_workload_controllers(kind):
 def test_written_by_owner_not_for_other_owners():
     for kind in ("Deployment", "UnitedDeployment", "SidecarSet", "Job"):
         assert not podreadiness.written_by_owner(owned(kind=kind))
-    assert not podreadiness.written_by_owner(pod())
+    assert not podreadiness.written_by_owner(gated_pod())
 
 
 def test_with_initial_condition_adds_true_once_and_leaves_ready_alone():
-    before = pod(conditions=[{"type": "Ready", "status": "False"}])
+    before = gated_pod(conditions=[{"type": "Ready", "status": "False"}])
     out = podreadiness.with_initial_condition(before, NOW)
     assert cond(out, "KruisePodReady") == {
         "type": "KruisePodReady",
@@ -116,4 +112,7 @@ def test_with_initial_condition_adds_true_once_and_leaves_ready_alone():
     assert cond(out, "Ready")["status"] == "False"
     assert "KruisePodReady" not in [c["type"] for c in before["status"]["conditions"]]
     assert podreadiness.with_initial_condition(out, NOW) is None
-    assert podreadiness.with_initial_condition(pod(gate=False, conditions=[{"type": "Ready"}]), NOW) is None
+    assert (
+        podreadiness.with_initial_condition(gated_pod(gate=False, conditions=[{"type": "Ready"}]), NOW)
+        is None
+    )
