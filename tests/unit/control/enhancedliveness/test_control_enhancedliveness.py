@@ -9,17 +9,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.enhancedliveness.probecontext import move_liveness_probes, probe_context
+from tests.kit.pods import pod
 
 USING = "apps.kruise.io/using-enhanced-liveness"
 CONTEXT = "apps.kruise.io/container-probe-context"
 
 
-def pod(*containers: dict, annotated: bool = True) -> dict:
-    annotations = {USING: "true"} if annotated else {}
-    return {
-        "metadata": {"name": "pod1", "annotations": annotations},
-        "spec": {"containers": list(containers)},
-    }
+def probed_pod(*containers: dict, annotated: bool = True) -> dict:
+    """A pod of `containers`, asking for enhanced liveness unless not `annotated`."""
+    return pod(
+        "pod1", namespace=None, annotations={USING: "true"} if annotated else {}, containers=list(containers)
+    )
 
 
 def probe(handler: dict) -> dict:
@@ -31,7 +31,7 @@ def probe(handler: dict) -> dict:
 def test_upstream_example_text_and_probes_removed():
     c1 = {"name": "c1", "livenessProbe": probe({"httpGet": {"path": "/health", "port": 7001}})}
     c2 = {"name": "c2", "livenessProbe": probe({"tcpSocket": {"port": 7001}})}
-    target = pod(c1, c2)
+    target = probed_pod(c1, c2)
     assert move_liveness_probes(target)
     assert target["metadata"]["annotations"][CONTEXT] == (
         '[{"name":"c1","livenessProbe":{"httpGet":{"path":"/health","port":7001},"initialDelaySeconds":1000,'
@@ -62,10 +62,12 @@ def test_zero_values_are_left_out_as_go_omitempty_does_but_ports_are_kept():
 
 
 def test_nothing_changes_without_the_annotation_or_without_probes():
-    unannotated = pod({"name": "c", "livenessProbe": probe({"tcpSocket": {"port": 80}})}, annotated=False)
+    unannotated = probed_pod(
+        {"name": "c", "livenessProbe": probe({"tcpSocket": {"port": 80}})}, annotated=False
+    )
     assert not move_liveness_probes(unannotated)
     assert "livenessProbe" in unannotated["spec"]["containers"][0]
-    bare = pod({"name": "c", "readinessProbe": probe({"tcpSocket": {"port": 80}})})
+    bare = probed_pod({"name": "c", "readinessProbe": probe({"tcpSocket": {"port": 80}})})
     assert not move_liveness_probes(bare)
     assert CONTEXT not in bare["metadata"]["annotations"]
 
@@ -73,7 +75,7 @@ def test_nothing_changes_without_the_annotation_or_without_probes():
 def test_only_app_containers_with_a_probe_are_listed_and_other_fields_stay():
     keep = {"name": "plain", "image": "nginx", "readinessProbe": {"tcpSocket": {"port": 80}}}
     init = {"name": "init", "livenessProbe": {"tcpSocket": {"port": 1}}}
-    target = pod({"name": "probed", "livenessProbe": {"tcpSocket": {"port": 80}}}, keep)
+    target = probed_pod({"name": "probed", "livenessProbe": {"tcpSocket": {"port": 80}}}, keep)
     target["spec"]["initContainers"] = [init]
     assert move_liveness_probes(target)
     entries = json.loads(target["metadata"]["annotations"][CONTEXT])
@@ -91,7 +93,7 @@ _FIELDS = ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThr
 @given(values=st.tuples(*[_ints] * len(_FIELDS)), port=st.integers(1, 65535))
 def test_the_annotation_holds_the_same_probe_minus_zero_fields(values, port):
     original = {"tcpSocket": {"port": port}, **dict(zip(_FIELDS, values, strict=True))}
-    target = pod({"name": "c", "livenessProbe": dict(original)})
+    target = probed_pod({"name": "c", "livenessProbe": dict(original)})
     assert move_liveness_probes(target)
     (entry,) = json.loads(target["metadata"]["annotations"][CONTEXT])
     assert entry["livenessProbe"] == {k: v for k, v in original.items() if v != 0}
