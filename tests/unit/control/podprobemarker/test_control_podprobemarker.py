@@ -14,26 +14,22 @@ from kruise.control.podprobemarker.probes import (
     same_spec,
     set_marker,
 )
+from tests.kit.pods import pod
 
 
-def pod(name, uid=None, labels=None, node="node-1", initialized=True, phase="Running", ip="10.0.0.1"):
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "ns",
-            "uid": uid or f"uid-{name}",
-            "labels": labels or {"app": "web"},
-        },
-        "spec": {
-            "nodeName": node,
-            "containers": [{"name": "main", "ports": [{"name": "http", "containerPort": 8080}]}],
-        },
-        "status": {
-            "phase": phase,
-            "podIP": ip,
-            "conditions": [{"type": "Initialized", "status": "True" if initialized else "False"}],
-        },
-    }
+def probed_pod(name, uid=None, labels=None, node="node-1", initialized=True, phase="Running", ip="10.0.0.1"):
+    """A web pod whose main container serves http on 8080."""
+    return pod(
+        name,
+        namespace="ns",
+        uid=uid or f"uid-{name}",
+        labels=labels or {"app": "web"},
+        node=node,
+        containers=[{"name": "main", "ports": [{"name": "http", "containerPort": 8080}]}],
+        phase=phase,
+        ip=ip,
+        conditions=[{"type": "Initialized", "status": "True" if initialized else "False"}],
+    )
 
 
 def marker(name="ppm", probes=None):
@@ -61,17 +57,17 @@ def marker(name="ppm", probes=None):
 
 def test_matching_pods_are_active_initialized_bound_and_selected():
     pods = [
-        pod("a"),
-        pod("b", initialized=False),
-        pod("c", node=""),
-        pod("d", phase="Succeeded"),
-        pod("e", labels={"app": "db"}),
+        probed_pod("a"),
+        probed_pod("b", initialized=False),
+        probed_pod("c", node=""),
+        probed_pod("d", phase="Succeeded"),
+        probed_pod("e", labels={"app": "db"}),
     ]
     assert [p["metadata"]["name"] for p in matching_pods(marker(), pods)] == ["a"]
 
 
 def test_probes_merged_per_pod_and_replaced_not_duplicated():
-    spec = merge_probes({}, marker(), [pod("a"), pod("b", ip="")])
+    spec = merge_probes({}, marker(), [probed_pod("a"), probed_pod("b", ip="")])
     assert [e["name"] for e in spec["podProbes"]] == ["a", "b"]
     assert spec["podProbes"][0]["IP"] == "10.0.0.1"
     assert spec["podProbes"][0]["probes"] == [
@@ -81,10 +77,10 @@ def test_probes_merged_per_pod_and_replaced_not_duplicated():
             "probe": {"exec": {"command": ["cat", "/healthy"]}, "periodSeconds": 5},
         }
     ]
-    again = merge_probes(spec, marker(), [pod("a"), pod("b", ip="10.0.0.2")])
+    again = merge_probes(spec, marker(), [probed_pod("a"), probed_pod("b", ip="10.0.0.2")])
     assert [len(e["probes"]) for e in again["podProbes"]] == [1, 1]
     assert again["podProbes"][1]["IP"] == "10.0.0.2"
-    other = merge_probes(again, marker("other"), [pod("a")])
+    other = merge_probes(again, marker("other"), [probed_pod("a")])
     assert [p["name"] for p in other["podProbes"][0]["probes"]] == ["ppm#healthy", "other#healthy"]
 
 
@@ -93,14 +89,14 @@ def test_named_ports_resolved_and_unknown_names_skipped():
         {"name": "tcp", "containerName": "main", "probe": {"tcpSocket": {"port": "http"}}},
         {"name": "web", "containerName": "main", "probe": {"httpGet": {"port": "nope", "path": "/"}}},
     ]
-    spec = merge_probes({}, marker(probes=probes), [pod("a")])
+    spec = merge_probes({}, marker(probes=probes), [probed_pod("a")])
     assert spec["podProbes"][0]["probes"] == [
         {"name": "ppm#tcp", "containerName": "main", "probe": {"tcpSocket": {"port": 8080}}}
     ]
 
 
 def test_remove_marker_keeps_other_markers_and_namespaces():
-    spec = merge_probes(merge_probes({}, marker(), [pod("a")]), marker("other"), [pod("a")])
+    spec = merge_probes(merge_probes({}, marker(), [probed_pod("a")]), marker("other"), [probed_pod("a")])
     spec["podProbes"].append(
         {
             "name": "x",
@@ -115,11 +111,11 @@ def test_remove_marker_keeps_other_markers_and_namespaces():
         ["other#healthy"],
         ["ppm#healthy"],
     ]
-    assert remove_marker(merge_probes({}, marker(), [pod("a")]), "ns", "ppm") == {}
+    assert remove_marker(merge_probes({}, marker(), [probed_pod("a")]), "ns", "ppm") == {}
 
 
 def test_prune_drops_gone_or_replaced_pods():
-    spec = merge_probes({}, marker(), [pod("a"), pod("b")])
+    spec = merge_probes({}, marker(), [probed_pod("a"), probed_pod("b")])
     left = prune_pods(spec, lambda ns, name, uid: uid == "uid-a")
     assert [e["name"] for e in left["podProbes"]] == ["a"]
 
@@ -136,7 +132,7 @@ def result(state, name="ppm#healthy", message=""):
 
 def test_success_sets_condition_and_labels_then_failure_flips_them():
     markers = {"ppm": marker()}
-    ok = apply_results(pod("a"), [result("Succeeded")], markers.get)
+    ok = apply_results(probed_pod("a"), [result("Succeeded")], markers.get)
     assert ok["metadata"]["labels"] == {"app": "web", "healthy": "true"}
     assert ok["metadata"]["annotations"] == {"ok": "1"}
     condition = next(c for c in ok["status"]["conditions"] if c["type"] == "game.io/healthy")
@@ -150,33 +146,35 @@ def test_success_sets_condition_and_labels_then_failure_flips_them():
 
 
 def test_results_of_deleted_markers_unknown_probes_and_empty_states_are_ignored():
-    assert apply_results(pod("a"), [result("Succeeded")], {}.get) is None
-    assert apply_results(pod("a"), [result("Succeeded", name="ppm#other")], {"ppm": marker()}.get) is None
-    assert apply_results(pod("a"), [result("")], {"ppm": marker()}.get) is None
-    assert apply_results(pod("a"), [result("Succeeded", name="bad")], {"ppm": marker()}.get) is None
+    assert apply_results(probed_pod("a"), [result("Succeeded")], {}.get) is None
+    assert (
+        apply_results(probed_pod("a"), [result("Succeeded", name="ppm#other")], {"ppm": marker()}.get) is None
+    )
+    assert apply_results(probed_pod("a"), [result("")], {"ppm": marker()}.get) is None
+    assert apply_results(probed_pod("a"), [result("Succeeded", name="bad")], {"ppm": marker()}.get) is None
 
 
 def test_set_marker_drops_unmatched_pods_and_removed_probes_and_keeps_others():
-    spec = merge_probes({}, marker(), [pod("a"), pod("b")])
-    spec = merge_probes(spec, marker("other"), [pod("b")])
+    spec = merge_probes({}, marker(), [probed_pod("a"), probed_pod("b")])
+    spec = merge_probes(spec, marker("other"), [probed_pod("b")])
     narrowed = marker(probes=[{**marker()["spec"]["probes"][0], "name": "ready"}])
-    result = set_marker(spec, narrowed, [pod("a")])
+    result = set_marker(spec, narrowed, [probed_pod("a")])
     by_pod = {e["name"]: [p["name"] for p in e["probes"]] for e in result["podProbes"]}
     assert by_pod == {"a": ["ppm#ready"], "b": ["other#healthy"]}
     assert set_marker(spec, marker(), []) == remove_marker(spec, "ns", "ppm")
 
 
 def test_same_spec_ignores_order_and_set_marker_is_stable():
-    spec = merge_probes({}, marker(), [pod("a"), pod("b")])
-    spec = merge_probes(spec, marker("other"), [pod("a")])
-    again = set_marker(spec, marker(), [pod("a"), pod("b")])
+    spec = merge_probes({}, marker(), [probed_pod("a"), probed_pod("b")])
+    spec = merge_probes(spec, marker("other"), [probed_pod("a")])
+    again = set_marker(spec, marker(), [probed_pod("a"), probed_pod("b")])
     assert again != spec  # entries re-appended in another order
     assert same_spec(again, spec)
-    assert not same_spec(again, set_marker(spec, marker(), [pod("a")]))
+    assert not same_spec(again, set_marker(spec, marker(), [probed_pod("a")]))
 
 
 def test_holds_marker_is_per_namespace_and_name():
-    spec = merge_probes({}, marker(), [pod("a")])
+    spec = merge_probes({}, marker(), [probed_pod("a")])
     assert holds_marker(spec, "ns", "ppm")
     assert not holds_marker(spec, "other-ns", "ppm")
     assert not holds_marker(spec, "ns", "pp")
@@ -184,7 +182,7 @@ def test_holds_marker_is_per_namespace_and_name():
 
 
 def test_result_patches_set_and_remove_keys_and_list_changed_conditions():
-    before = pod("a", labels={"app": "web", "unhealthy": "true"})
+    before = probed_pod("a", labels={"app": "web", "unhealthy": "true"})
     states = [{"name": "ppm#healthy", "state": "Succeeded", "message": "ok"}]
     after = apply_results(before, states, lambda name: marker() if name == "ppm" else None)
     meta_patch, conditions = result_patches(before, after)
@@ -211,6 +209,6 @@ def test_policies_sharing_a_key_leave_the_matched_value():
     )
     for state, label, cost in (("Succeeded", "true", "-10"), ("Failed", "false", "10")):
         states = [{"name": "ppm#idle", "state": state}]
-        result = apply_results(pod("a"), states, lambda name, m=shared: m)
+        result = apply_results(probed_pod("a"), states, lambda name, m=shared: m)
         assert result["metadata"]["labels"]["idle"] == label
         assert result["metadata"]["annotations"]["cost"] == cost

@@ -11,28 +11,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.podprobemarker import serverless as sl
+from tests.kit.pods import pod
 
 PROBE = "kruise.io/podprobe"
 LIST = "kruise.io/podprobemarker-list"
 
 
-def pod(labels=None, annotations=None, containers=("main", "envoy"), init=(), conditions=(), node="vk-1"):
-    return {
-        "metadata": {
-            "name": "p",
-            "namespace": "ns",
-            "labels": dict(labels or {"app": "web"}),
-            "annotations": dict(annotations or {}),
-        },
-        "spec": {
-            "nodeName": node,
-            "containers": [{"name": c} for c in containers],
-            "initContainers": [
-                {"name": name, **({"restartPolicy": "Always"} if always else {})} for name, always in init
-            ],
-        },
-        "status": {"conditions": [{"type": t, "status": s} for t, s in conditions]},
-    }
+def serverless_pod(
+    labels=None, annotations=None, containers=("main", "envoy"), init=(), conditions=(), node="vk-1"
+):
+    """A web pod on a virtual node. `init`: (name, restartPolicy Always?); `conditions`: (type, status)."""
+    return pod(
+        namespace="ns",
+        labels=dict(labels or {"app": "web"}),
+        annotations=dict(annotations or {}),
+        node=node,
+        containers=[{"name": c} for c in containers],
+        initContainers=[
+            {"name": name, **({"restartPolicy": "Always"} if always else {})} for name, always in init
+        ],
+        conditions=[{"type": t, "status": s} for t, s in conditions],
+    )
 
 
 def probe(name, container, condition=None, policies=None, body=None):
@@ -76,18 +75,18 @@ def test_markers_by_selector_skip_empty_invalid_and_other_labels_in_name_order()
         marker("bad", [], selector={"matchExpressions": [{"key": "app", "operator": "Near"}]}),
         {"metadata": {"name": "none"}, "spec": {"probes": []}},
     ]
-    assert [m["metadata"]["name"] for m in sl.markers_for_pod(pod(), markers)] == ["a", "b"]
+    assert [m["metadata"]["name"] for m in sl.markers_for_pod(serverless_pod(), markers)] == ["a", "b"]
 
 
 def test_markers_listed_on_the_pod_win_over_selectors_and_missing_ones_are_skipped():
     markers = [marker("a", []), marker("x", [], selector={"matchLabels": {"app": "db"}})]
-    chosen = sl.markers_for_pod(pod(annotations={LIST: "x,gone"}), markers)
+    chosen = sl.markers_for_pod(serverless_pod(annotations={LIST: "x,gone"}), markers)
     assert [m["metadata"]["name"] for m in chosen] == ["x"]
 
 
 def test_probes_need_a_condition_type_and_a_present_container():
     m = marker("healthy", [probe("healthy", "main"), probe("healthy", "invalid", "game/healthy")])
-    assert sl.select_probes(pod(), [m]) == ([], [])
+    assert sl.select_probes(serverless_pod(), [m]) == ([], [])
 
 
 def test_first_probe_wins_per_condition_type_and_restartable_init_containers_count():
@@ -97,7 +96,7 @@ def test_first_probe_wins_per_condition_type_and_restartable_init_containers_cou
         ),
         marker("init", [probe("init", "init-1", "game/init"), probe("init", "init-2", "game/init")]),
     ]
-    probes, names = sl.select_probes(pod(init=(("init-1", False), ("init-2", True))), markers)
+    probes, names = sl.select_probes(serverless_pod(init=(("init-1", False), ("init-2", True))), markers)
     assert [(p["containerName"], p["podConditionType"]) for p in probes] == [
         ("main", "game/healthy"),
         ("init-2", "game/init"),
@@ -110,7 +109,7 @@ def test_first_probe_wins_per_container_and_probe_name():
         marker("a", [probe("check", "main", "game/a")]),
         marker("b", [probe("check", "main", "game/b"), probe("other", "main", "game/c")]),
     ]
-    probes, names = sl.select_probes(pod(), markers)
+    probes, names = sl.select_probes(serverless_pod(), markers)
     assert [p["podConditionType"] for p in probes] == ["game/a", "game/c"]
     assert names == ["a", "b"]
 
@@ -118,7 +117,7 @@ def test_first_probe_wins_per_container_and_probe_name():
 def test_annotations_hold_go_ordered_probes_without_marker_policy():
     body = {"periodSeconds": 5, "initialDelaySeconds": 0, "tcpSocket": {"port": 80}}
     m = marker("game", [probe("idle", "main", "game/idle", IDLE_POLICIES, body)])
-    new = pod(annotations={"version": "test"})
+    new = serverless_pod(annotations={"version": "test"})
     assert sl.annotate_new_pod(new, [m])
     annotations = new["metadata"]["annotations"]
     assert annotations[PROBE] == (
@@ -132,7 +131,7 @@ def test_annotations_hold_go_ordered_probes_without_marker_policy():
 
 
 def test_no_matching_probe_leaves_the_pod_untouched():
-    new = pod(labels={"app": "db"})
+    new = serverless_pod(labels={"app": "db"})
     assert not sl.annotate_new_pod(new, [marker("game", [probe("idle", "main", "game/idle")])])
     assert new["metadata"]["annotations"] == {}
 
@@ -152,7 +151,7 @@ def test_selected_probes_are_unique_and_target_probed_containers(specs):
         marker(f"m{i}", [probe(name, container, condition)])
         for i, (name, container, condition) in enumerate(specs)
     ]
-    target = pod(init=(("init-1", False), ("init-2", True)))
+    target = serverless_pod(init=(("init-1", False), ("init-2", True)))
     probes, names = sl.select_probes(target, markers)
     conditions = [p["podConditionType"] for p in probes]
     keys = [(p["containerName"], p["name"]) for p in probes]
@@ -166,19 +165,19 @@ def test_selected_probes_are_unique_and_target_probed_containers(specs):
 
 def test_marks_follow_the_condition_status():
     m = marker("game", [probe("idle", "main", "game/idle", IDLE_POLICIES)])
-    assert sl.marks_from_conditions(pod(conditions=[("game/idle", "True")]), m) == {
+    assert sl.marks_from_conditions(serverless_pod(conditions=[("game/idle", "True")]), m) == {
         "metadata": {"labels": {"idle": "true"}, "annotations": {"cost": "-10"}}
     }
-    assert sl.marks_from_conditions(pod(conditions=[("game/idle", "False")]), m) == {
+    assert sl.marks_from_conditions(serverless_pod(conditions=[("game/idle", "False")]), m) == {
         "metadata": {"labels": {"idle": "false"}}
     }
 
 
 def test_no_condition_unknown_status_or_already_marked_means_no_patch():
     m = marker("game", [probe("idle", "main", "game/idle", IDLE_POLICIES)])
-    assert sl.marks_from_conditions(pod(), m) is None
-    assert sl.marks_from_conditions(pod(conditions=[("game/idle", "Unknown")]), m) is None
-    marked = pod(
+    assert sl.marks_from_conditions(serverless_pod(), m) is None
+    assert sl.marks_from_conditions(serverless_pod(conditions=[("game/idle", "Unknown")]), m) is None
+    marked = serverless_pod(
         labels={"app": "web", "idle": "true"}, annotations={"cost": "-10"}, conditions=[("game/idle", "True")]
     )
     assert sl.marks_from_conditions(marked, m) is None
@@ -190,18 +189,18 @@ def test_marks_only_add_and_overwrite_never_remove():
         {"state": "Failed", "labels": {"bad": "yes"}},
     ]
     m = marker("game", [probe("idle", "main", "game/idle", policies)])
-    was_ok = pod(labels={"app": "web", "ok": "yes"}, conditions=[("game/idle", "False")])
+    was_ok = serverless_pod(labels={"app": "web", "ok": "yes"}, conditions=[("game/idle", "False")])
     assert sl.marks_from_conditions(was_ok, m) == {"metadata": {"labels": {"bad": "yes"}}}
 
 
 def test_probes_without_condition_type_or_policy_mark_nothing():
     m = marker("game", [probe("idle", "main", None, IDLE_POLICIES), probe("busy", "main", "game/busy")])
-    assert sl.marks_from_conditions(pod(conditions=[("game/busy", "True")]), m) is None
+    assert sl.marks_from_conditions(serverless_pod(conditions=[("game/busy", "True")]), m) is None
 
 
 def test_changed_condition_types_are_new_or_changed_status_only():
-    old = pod(conditions=[("Ready", "True"), ("game/idle", "True"), ("gone", "True")])
-    new = pod(conditions=[("Ready", "True"), ("game/idle", "False"), ("game/new", "True")])
+    old = serverless_pod(conditions=[("Ready", "True"), ("game/idle", "True"), ("gone", "True")])
+    new = serverless_pod(conditions=[("Ready", "True"), ("game/idle", "False"), ("game/new", "True")])
     assert sl.changed_condition_types(old, new) == {"game/idle", "game/new"}
     assert sl.changed_condition_types(new, new) == set()
 
@@ -213,7 +212,7 @@ def test_markers_probing_a_changed_condition():
 
 def test_split_by_node_skips_unknown_nodes():
     nodes = {"vk-1": {"metadata": {"labels": {"type": "virtual-kubelet"}}}, "node-1": {"metadata": {}}}
-    pods = [pod(node="vk-1"), pod(node="node-1"), pod(node="missing")]
+    pods = [serverless_pod(node="vk-1"), serverless_pod(node="node-1"), serverless_pod(node="missing")]
     normal, serverless = sl.split_by_node(pods, nodes.get)
     assert [p["spec"]["nodeName"] for p in normal] == ["node-1"]
     assert [p["spec"]["nodeName"] for p in serverless] == ["vk-1"]
