@@ -24,12 +24,13 @@ from kruise.control.uniteddeployment.adaptive import (
 )
 from kruise.control.uniteddeployment.allocation import SubsetState, allocate
 from kruise.kube.clock import rfc3339
+from tests.kit.pods import pod
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 TIMES = AdaptiveTimes(timedelta(seconds=30), timedelta(seconds=300))
 
 
-def pod(
+def subset_pod(
     created: datetime = T0,
     *,
     unschedulable: bool = True,
@@ -39,21 +40,19 @@ def pod(
     labels: dict[str, str] | None = None,
     ready_since: datetime | None = None,
 ) -> dict[str, Any]:
+    """A subset's pod of `revision`, by default pending and unschedulable since `created`."""
     conditions = []
     if unschedulable:
         conditions.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable"})
     if ready_since is not None:
         conditions.append({"type": "Ready", "status": "True", "lastTransitionTime": rfc3339(ready_since)})
-    return {
-        "metadata": {
-            "name": "p",
-            "namespace": "default",
-            "creationTimestamp": rfc3339(created),
-            "labels": {LABEL_KRUISE_CONTROLLER_REVISION_HASH: revision, **(labels or {})},
-        },
-        "spec": {"nodeName": node} if node else {},
-        "status": {"phase": phase, "conditions": conditions},
-    }
+    return pod(
+        created=rfc3339(created),
+        labels={LABEL_KRUISE_CONTROLLER_REVISION_HASH: revision, **(labels or {})},
+        node=node or None,
+        phase=phase,
+        conditions=conditions,
+    )
 
 
 def condition(entry: dict[str, Any]) -> dict[str, Any] | None:
@@ -67,15 +66,18 @@ def condition(entry: dict[str, Any]) -> dict[str, Any] | None:
 @given(age=st.integers(0, 120), critical=st.integers(1, 60))
 def test_pending_timeout_runs_from_creation(age: int, critical: int) -> None:
     now = T0 + timedelta(seconds=age)
-    timed_out, left = pending_timeout(pod(), timedelta(seconds=critical), now)
+    timed_out, left = pending_timeout(subset_pod(), timedelta(seconds=critical), now)
     assert timed_out == (age >= critical)
     assert left == (None if timed_out else timedelta(seconds=critical - age))
 
 
 def test_a_deadline_within_the_slack_counts_as_passed_and_requeues_stay_on_the_deadline() -> None:
     critical = timedelta(seconds=10)
-    assert pending_timeout(pod(), critical, T0 + timedelta(seconds=9), timedelta(seconds=1)) == (True, None)
-    early = pending_timeout(pod(), critical, T0 + timedelta(seconds=8), timedelta(seconds=1))
+    assert pending_timeout(subset_pod(), critical, T0 + timedelta(seconds=9), timedelta(seconds=1)) == (
+        True,
+        None,
+    )
+    early = pending_timeout(subset_pod(), critical, T0 + timedelta(seconds=8), timedelta(seconds=1))
     assert early == (False, timedelta(seconds=2))
 
 
@@ -87,26 +89,26 @@ def test_subsets_whose_pods_straddle_a_second_time_out_in_one_pass() -> None:
     first, second = {"name": "s0"}, {"name": "s1"}
     requeue = Requeue()
     times = AdaptiveTimes(timedelta(seconds=10), timedelta(seconds=300))
-    a = assess_reservation(first, [pod(T0)], "r1", None, times, now, requeue)
-    b = assess_reservation(second, [pod(T0 + timedelta(seconds=1))], "r1", None, times, now, requeue)
+    a = assess_reservation(first, [subset_pod(T0)], "r1", None, times, now, requeue)
+    b = assess_reservation(second, [subset_pod(T0 + timedelta(seconds=1))], "r1", None, times, now, requeue)
     assert a.reserved_pods == b.reserved_pods == 1 and a.unschedulable and b.unschedulable
 
 
 def test_only_pending_unbound_unschedulable_pods_count() -> None:
     late = T0 + timedelta(hours=1)
-    assert pending_timeout(pod(unschedulable=False), timedelta(seconds=30), late) == (False, None)
-    assert pending_timeout(pod(node="n1"), timedelta(seconds=30), late) == (False, None)
-    assert pending_timeout(pod(phase="Running"), timedelta(seconds=30), late) == (False, None)
-    deleted = pod()
+    assert pending_timeout(subset_pod(unschedulable=False), timedelta(seconds=30), late) == (False, None)
+    assert pending_timeout(subset_pod(node="n1"), timedelta(seconds=30), late) == (False, None)
+    assert pending_timeout(subset_pod(phase="Running"), timedelta(seconds=30), late) == (False, None)
+    deleted = subset_pod()
     deleted["metadata"]["deletionTimestamp"] = rfc3339(T0)
     assert pending_timeout(deleted, timedelta(seconds=30), late) == (False, None)
 
 
 def test_turned_unschedulable_fires_once() -> None:
-    fresh = pod(unschedulable=False)
-    assert turned_unschedulable(fresh, pod())
-    assert not turned_unschedulable(pod(), pod())
-    assert not turned_unschedulable(pod(), pod(unschedulable=False))
+    fresh = subset_pod(unschedulable=False)
+    assert turned_unschedulable(fresh, subset_pod())
+    assert not turned_unschedulable(subset_pod(), subset_pod())
+    assert not turned_unschedulable(subset_pod(), subset_pod(unschedulable=False))
 
 
 # ---- default strategy ----------------------------------------------------------------------------
@@ -115,13 +117,17 @@ def test_turned_unschedulable_fires_once() -> None:
 def test_default_marks_at_the_deadline_and_requeues_until_then() -> None:
     entry: dict[str, Any] = {"name": "a"}
     requeue = Requeue()
-    early = assess_default(entry, 2, 0, [pod(), pod(T0 + timedelta(seconds=5))], TIMES, T0, requeue)
+    early = assess_default(
+        entry, 2, 0, [subset_pod(), subset_pod(T0 + timedelta(seconds=5))], TIMES, T0, requeue
+    )
     assert not early.unschedulable and condition(entry) is None
     assert requeue.seconds == 30
 
     requeue = Requeue()
     at = T0 + timedelta(seconds=30)
-    marked = assess_default(entry, 2, 0, [pod(), pod(T0 + timedelta(seconds=5))], TIMES, at, requeue)
+    marked = assess_default(
+        entry, 2, 0, [subset_pod(), subset_pod(T0 + timedelta(seconds=5))], TIMES, at, requeue
+    )
     assert marked.unschedulable and marked.pending_pods == 1
     assert condition(entry) == {
         "type": "Schedulable",
@@ -137,7 +143,7 @@ def test_default_marks_at_the_deadline_and_requeues_until_then() -> None:
 def test_default_keeps_the_mark_then_recovers() -> None:
     entry: dict[str, Any] = {"name": "a"}
     marked_at = T0 + timedelta(seconds=30)
-    assess_default(entry, 1, 0, [pod()], TIMES, marked_at, Requeue())
+    assess_default(entry, 1, 0, [subset_pod()], TIMES, marked_at, Requeue())
     requeue = Requeue()
     later = marked_at + timedelta(seconds=100)
     held = assess_default(entry, 0, 0, [], TIMES, later, requeue)
@@ -158,7 +164,7 @@ def test_default_keeps_the_mark_then_recovers() -> None:
 
 def test_default_ignores_pods_when_all_replicas_are_ready() -> None:
     entry: dict[str, Any] = {"name": "a"}
-    result = assess_default(entry, 2, 2, [pod()], TIMES, T0 + timedelta(hours=1), Requeue())
+    result = assess_default(entry, 2, 2, [subset_pod()], TIMES, T0 + timedelta(hours=1), Requeue())
     assert not result.unschedulable and condition(entry) is None
 
 
@@ -166,7 +172,7 @@ def test_default_ignores_pods_when_all_replicas_are_ready() -> None:
 @given(ages=st.lists(st.integers(0, 100), min_size=1, max_size=8), ready=st.integers(0, 3))
 def test_default_pending_count_and_requeue(ages: list[int], ready: int) -> None:
     now = T0 + timedelta(seconds=100)
-    pods = [pod(now - timedelta(seconds=a)) for a in ages]
+    pods = [subset_pod(now - timedelta(seconds=a)) for a in ages]
     requeue = Requeue()
     result = assess_default({"name": "a"}, len(pods) + ready, ready, pods, TIMES, now, requeue)
     # a deadline within a second (a creationTimestamp's resolution) is decided with the others
@@ -187,7 +193,7 @@ def reserved(value: str) -> dict[str, str]:
 def test_reservation_labels_timed_out_pods_reserved() -> None:
     entry: dict[str, Any] = {"name": "a"}
     now = T0 + timedelta(seconds=30)
-    stuck, young = pod(), pod(T0 + timedelta(seconds=20))
+    stuck, young = subset_pod(), subset_pod(T0 + timedelta(seconds=20))
     requeue = Requeue()
     result = assess_reservation(entry, [stuck, young], "r1", None, TIMES, now, requeue)
     assert result.reserved_pods == 1 and result.unschedulable
@@ -199,7 +205,7 @@ def test_reservation_labels_timed_out_pods_reserved() -> None:
 def test_reserved_pod_leaves_after_running_ready_for_the_duration() -> None:
     entry: dict[str, Any] = {"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}
     ready_at = T0 + timedelta(seconds=60)
-    running = pod(
+    running = subset_pod(
         phase="Running", node="n1", unschedulable=False, labels=reserved("true"), ready_since=ready_at
     )
     requeue = Requeue()
@@ -216,7 +222,7 @@ def test_reserved_pod_leaves_after_running_ready_for_the_duration() -> None:
 
 def test_pods_created_in_a_marked_subset_start_reserved() -> None:
     entry: dict[str, Any] = {"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}
-    new = pod(unschedulable=False)
+    new = subset_pod(unschedulable=False)
     result = assess_reservation(entry, [new], "r1", None, TIMES, T0, Requeue())
     assert result.reserved_pods == 1 and [(p is new, v) for p, v in result.pods_to_label] == [(True, True)]
 
@@ -229,7 +235,7 @@ def test_pods_being_recreated_in_a_marked_subset_stay_reserved() -> None:
     gap = assess_reservation(entry, [], "r1", None, TIMES, T0, Requeue(), workload_replicas=2)
     assert gap.reserved_pods == 2 and gap.unschedulable and gap.marked_unschedulable
     assert condition(entry)["status"] == "False" and gap.pods_to_label == []
-    half = pod(unschedulable=False)  # one replacement created (unlabelled), one still to come
+    half = subset_pod(unschedulable=False)  # one replacement created (unlabelled), one still to come
     entry = {"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}
     assert (
         assess_reservation(entry, [half], "r1", None, TIMES, T0, Requeue(), workload_replicas=2).reserved_pods
@@ -248,7 +254,7 @@ def test_missing_pods_count_only_while_the_subset_is_marked() -> None:
     unmarked: dict[str, Any] = {"name": "a"}
     result = assess_reservation(unmarked, [], "r1", None, TIMES, T0, Requeue(), workload_replicas=2)
     assert result.reserved_pods == 0 and not result.unschedulable
-    recovered = pod(phase="Running", node="n1", unschedulable=False, labels=reserved("false"))
+    recovered = subset_pod(phase="Running", node="n1", unschedulable=False, labels=reserved("false"))
     entry: dict[str, Any] = {"name": "a", "conditions": [{"type": "Schedulable", "status": "False"}]}
     steady = assess_reservation(entry, [recovered], "r1", None, TIMES, T0, Requeue(), workload_replicas=1)
     assert steady.reserved_pods == 0 and condition(entry)["status"] == "True"
@@ -256,7 +262,7 @@ def test_missing_pods_count_only_while_the_subset_is_marked() -> None:
 
 def test_old_revision_pods_time_out_with_the_update() -> None:
     entry: dict[str, Any] = {"name": "a"}
-    old = pod(phase="Running", node="n1", unschedulable=False, revision="r0", labels=reserved("false"))
+    old = subset_pod(phase="Running", node="n1", unschedulable=False, revision="r0", labels=reserved("false"))
     requeue = Requeue()
     waiting = assess_reservation(entry, [old], "r1", T0, TIMES, T0 + timedelta(seconds=10), requeue)
     assert waiting.reserved_pods == 0 and requeue.seconds == 20

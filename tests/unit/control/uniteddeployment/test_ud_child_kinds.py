@@ -27,6 +27,7 @@ from kruise.control.uniteddeployment.subsets import (
     stuck_pods,
     template_kind,
 )
+from tests.kit.pods import pod
 
 ZONE = "topology.kubernetes.io/zone"
 POD_TEMPLATE = {
@@ -139,11 +140,15 @@ def test_update_rebuilds_spec_and_keeps_foreign_metadata() -> None:
     assert "paused" not in child["spec"] and child["spec"]["replicas"] == 5
 
 
-def pod(name: str, revision: str, ready: bool = True) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name, "labels": {LABEL_KRUISE_CONTROLLER_REVISION_HASH: revision}},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": str(ready)}]},
-    }
+def child_pod(name: str, revision: str, ready: bool = True) -> dict[str, Any]:
+    """A running pod of `revision`."""
+    return pod(
+        name,
+        namespace=None,
+        labels={LABEL_KRUISE_CONTROLLER_REVISION_HASH: revision},
+        phase="Running",
+        ready=ready,
+    )
 
 
 def sts(strategy: dict[str, Any], revision: str = "r2") -> dict[str, Any]:
@@ -159,7 +164,7 @@ def sts(strategy: dict[str, Any], revision: str = "r2") -> dict[str, Any]:
 
 
 def test_partition_read_back_per_kind() -> None:
-    pods = [pod("p-0", "r1"), pod("p-1", "r2"), pod("p-2", "r1")]
+    pods = [child_pod("p-0", "r1"), child_pod("p-1", "r2"), child_pod("p-2", "r1")]
     rolling = sts({"type": "RollingUpdate", "rollingUpdate": {"partition": 2}})
     assert spec_partition(KIND_STATEFULSET, rolling, pods) == 2
     assert spec_partition(KIND_ADVANCED_STATEFULSET, sts({}), pods) is None
@@ -177,7 +182,7 @@ def test_deployment_child_under_manual_partition_is_rewritten_as_upstream() -> N
     existing = render_child(obj, ud, "a", "rev", 2, 1)
     existing["metadata"].update(name="ud-a-1", uid="d-1")
     existing["status"] = {"replicas": 2, "readyReplicas": 2}
-    child = read_child(KIND_DEPLOYMENT, existing, [pod("x", "rev"), pod("y", "rev")], "rev")
+    child = read_child(KIND_DEPLOYMENT, existing, [child_pod("x", "rev"), child_pod("y", "rev")], "rev")
     assert child.partition is None
     plan = plan_children(obj, ud, {"a": child}, "rev", {"a": 2, "b": 2}, {"a": 1, "b": 0})
     assert [(w.subset, w.reason) for w in plan.updates] == [("a", "partition changed")]
@@ -186,11 +191,11 @@ def test_deployment_child_under_manual_partition_is_rewritten_as_upstream() -> N
 
 def test_stuck_pods_are_old_unready_at_or_above_partition() -> None:
     pods = [
-        pod("web-0", "r1", ready=False),  # below the partition
-        pod("web-1", "r1", ready=False),  # stuck
-        pod("web-2", "r2", ready=False),  # already updated
-        pod("web-3", "r1", ready=True),  # ready: the controller will roll it
-        pod("web", "r1", ready=False),  # no ordinal: -1
+        child_pod("web-0", "r1", ready=False),  # below the partition
+        child_pod("web-1", "r1", ready=False),  # stuck
+        child_pod("web-2", "r2", ready=False),  # already updated
+        child_pod("web-3", "r1", ready=True),  # ready: the controller will roll it
+        child_pod("web", "r1", ready=False),  # no ordinal: -1
     ]
     stuck = stuck_pods(sts({"type": "RollingUpdate"}), pods, "r2", 1)
     assert [p["metadata"]["name"] for p in stuck] == ["web-1"]

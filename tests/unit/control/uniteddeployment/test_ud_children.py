@@ -23,6 +23,7 @@ from kruise.control.uniteddeployment.subsets import (
     render_child,
     subset_prefix,
 )
+from tests.kit.pods import pod
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -199,18 +200,25 @@ def child_obj(
     }
 
 
-def pod(revision: str, ready: bool = True, **meta: Any) -> dict[str, Any]:
-    return {
-        "metadata": {"labels": {LABEL_KRUISE_CONTROLLER_REVISION_HASH: revision}, **meta},
-        "status": {
-            "phase": "Running",
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        },
-    }
+def child_pod(revision: str, ready: bool = True, **meta: Any) -> dict[str, Any]:
+    """A nameless running pod of `revision` (the child only counts them); `meta`: more metadata."""
+    return pod(
+        None,
+        namespace=None,
+        labels={LABEL_KRUISE_CONTROLLER_REVISION_HASH: revision},
+        meta=meta,
+        phase="Running",
+        ready=ready,
+    )
 
 
 def test_read_child_counts_updated_active_pods() -> None:
-    pods = [pod("r2"), pod("r2", ready=False), pod("r1"), pod("r2", deletionTimestamp="now")]
+    pods = [
+        child_pod("r2"),
+        child_pod("r2", ready=False),
+        child_pod("r1"),
+        child_pod("r2", deletionTimestamp="now"),
+    ]
     child = read_child(
         "CloneSet", child_obj("c", "a", "r2", 4, {"replicas": 4, "readyReplicas": 3}), pods, "r2"
     )
@@ -229,7 +237,10 @@ def test_plan_creates_deletes_updates_and_duplicates() -> None:
     ud = model(obj)
     kids = [
         read_child(
-            "CloneSet", child_obj("ud-a-2", "a", "r1", 2, {"replicas": 2}), [pod("r1"), pod("r1")], "r1"
+            "CloneSet",
+            child_obj("ud-a-2", "a", "r1", 2, {"replicas": 2}),
+            [child_pod("r1"), child_pod("r1")],
+            "r1",
         ),
         read_child("CloneSet", child_obj("ud-a-1", "a", "r1", 2), [], "r1"),
         read_child("CloneSet", child_obj("ud-old-1", "old", "r1", 1), [], "r1"),
@@ -309,13 +320,13 @@ def test_aggregate_sums_children_and_promotes_current_revision() -> None:
         "a": read_child(
             "CloneSet",
             child_obj("a1", "a", "r2", 2, {"replicas": 2, "readyReplicas": 2}),
-            [pod("r2"), pod("r2")],
+            [child_pod("r2"), child_pod("r2")],
             "r2",
         ),
         "b": read_child(
             "CloneSet",
             child_obj("b1", "b", "r2", 1, {"replicas": 1, "readyReplicas": 0}),
-            [pod("r2", ready=False)],
+            [child_pod("r2", ready=False)],
             "r2",
         ),
     }
@@ -334,7 +345,10 @@ def test_aggregate_sums_children_and_promotes_current_revision() -> None:
     ]
     assert out["updateStatus"] == {"updatedRevision": "r2", "currentPartitions": {"a": 0, "b": 1}}
     ready_b = read_child(
-        "CloneSet", child_obj("b1", "b", "r2", 1, {"replicas": 1, "readyReplicas": 1}), [pod("r2")], "r2"
+        "CloneSet",
+        child_obj("b1", "b", "r2", 1, {"replicas": 1, "readyReplicas": 1}),
+        [child_pod("r2")],
+        "r2",
     )
     out = aggregate(base, {**kids, "b": ready_b}, {"a": 2, "b": 1}, {"a": 0, "b": 0}, "r1", "r2")
     assert out["currentRevision"] == "r2"
