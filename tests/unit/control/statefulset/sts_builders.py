@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kruise.control.statefulset.scaleplan import Revisions
+from tests.kit.pods import pod
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 CUR, UPD = "web-v1", "web-v2"
@@ -67,7 +68,7 @@ def sts(
     }
 
 
-def pod(
+def ordinal_pod(
     ordinal: int,
     revision: str = UPD,
     *,
@@ -78,38 +79,28 @@ def pod(
     labels: dict[str, str] | None = None,
     name: str | None = None,
 ) -> dict[str, Any]:
+    """The StatefulSet's pod at `ordinal` (named web-<ordinal> unless `name` says otherwise), of `revision`,
+    ready (or not) since `ready_since` before NOW."""
     pod_name = name or f"web-{ordinal}"
-    meta: dict[str, Any] = {
-        "name": pod_name,
-        "namespace": "ns",
-        "labels": {
-            "app": "web",
-            "controller-revision-hash": revision,
-            "statefulset.kubernetes.io/pod-name": pod_name,
-            "apps.kubernetes.io/pod-index": str(ordinal),
-            **(labels or {}),
-        },
+    identity = {"statefulset.kubernetes.io/pod-name": pod_name, "apps.kubernetes.io/pod-index": str(ordinal)}
+    ready_condition = {
+        "type": "Ready",
+        "status": "True" if ready else "False",
+        "lastTransitionTime": iso(NOW - ready_since),
     }
-    if terminating:
-        meta["deletionTimestamp"] = iso(NOW)
-    return {
-        "metadata": meta,
-        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-        "status": {
-            "phase": phase,
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True" if ready else "False",
-                    "lastTransitionTime": iso(NOW - ready_since),
-                }
-            ],
-        },
-    }
+    return pod(
+        pod_name,
+        namespace="ns",
+        labels={"app": "web", "controller-revision-hash": revision, **identity, **(labels or {})},
+        meta={"deletionTimestamp": iso(NOW)} if terminating else None,
+        containers=[{"name": "main", "image": "nginx"}],
+        phase=phase,
+        conditions=[ready_condition],
+    )
 
 
 def pods(*ordinals: int, revision: str = UPD, **kw: Any) -> list[dict[str, Any]]:
-    return [pod(n, revision, **kw) for n in ordinals]
+    return [ordinal_pod(n, revision, **kw) for n in ordinals]
 
 
 def names(items: list[Any]) -> list[str]:

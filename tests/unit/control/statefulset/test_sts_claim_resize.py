@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from sts_builders import CUR, NOW, REVS, UPD, names, pod, pods, sts
+from sts_builders import CUR, NOW, REVS, UPD, names, ordinal_pod, pods, sts
 
 from kruise.control.statefulset.actions import ResizeClaims, UpdatePod
 from kruise.control.statefulset.claims import ClaimResize, PodClaims, pod_claims_state
@@ -56,7 +56,7 @@ def resizing_set(*templates: dict[str, Any], **kw: Any) -> dict[str, Any]:
 
 
 def state(set_: dict[str, Any], claims: dict[str, dict[str, Any]], ordinal: int) -> PodClaims:
-    return pod_claims_state(set_, pod(ordinal), claims.get)
+    return pod_claims_state(set_, ordinal_pod(ordinal), claims.get)
 
 
 def test_small_claim_is_resized_to_the_template_resources():
@@ -164,7 +164,7 @@ def test_available_pod_with_unready_claim_counts_as_unavailable():
         "data-web-0": claim("data-web-0", "2Gi", "1Gi"),
         **{f"data-web-{n}": claim(f"data-web-{n}", "2Gi", "2Gi") for n in (1, 2)},
     }
-    plan = run(resizing_set(), [pod(0), *pods(1, 2, revision=CUR)], claims)
+    plan = run(resizing_set(), [ordinal_pod(0), *pods(1, 2, revision=CUR)], claims)
     assert plan.unavailable == {"web-0"} and plan.actions == [] and plan.blocked_by == "web-2"
 
 
@@ -206,7 +206,7 @@ def claim_in(state_: str, name: str) -> dict[str, Any]:
 def test_no_pod_is_updated_before_its_claims_completed(states, outdated, budget):
     replicas = len(states)
     set_ = resizing_set(replicas=replicas, policy="Parallel", max_unavailable=budget)
-    current = [pod(n, CUR if outdated[n] else UPD) for n in range(replicas)]
+    current = [ordinal_pod(n, CUR if outdated[n] else UPD) for n in range(replicas)]
     claims = {f"data-web-{n}": claim_in(s, f"data-web-{n}") for n, s in enumerate(states)}
     plan = run(set_, current, claims)
     touched = [a.pod["metadata"]["name"] for a in plan.actions]

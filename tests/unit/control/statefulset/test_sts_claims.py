@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.statefulset import claims
+from tests.kit.pods import pod
 
 
 def claim(request="1Gi", capacity=None, sc=None, modes=("ReadWriteOnce",), conditions=None, deleting=False):
@@ -86,8 +87,9 @@ def sts_with(*templates):
     return {"metadata": {"name": "web", "namespace": "ns"}, "spec": {"volumeClaimTemplates": list(templates)}}
 
 
-def pod(ordinal):
-    return {"metadata": {"name": f"web-{ordinal}", "namespace": "ns"}}
+def web_pod(ordinal):
+    """The StatefulSet web's pod at `ordinal`, only its identity."""
+    return pod(f"web-{ordinal}", namespace="ns")
 
 
 def test_volume_claim_statuses_count_per_template_in_template_order():
@@ -100,17 +102,17 @@ def test_volume_claim_statuses_count_per_template_in_template_order():
         # logs-web-2 missing: not counted
     }
     sts = sts_with(template("2Gi", name="data"), template("1Gi", name="logs"))
-    assert claims.volume_claim_statuses(sts, [pod(0), pod(1), pod(2)], store.get) == [
+    assert claims.volume_claim_statuses(sts, [web_pod(0), web_pod(1), web_pod(2)], store.get) == [
         {"volumeClaimName": "data", "compatibleReplicas": 2, "compatibleReadyReplicas": 1},
         {"volumeClaimName": "logs", "compatibleReplicas": 1, "compatibleReadyReplicas": 1},
     ]
 
 
 def test_no_templates_no_status():
-    assert claims.volume_claim_statuses(sts_with(), [pod(0)], {}.get) == []
+    assert claims.volume_claim_statuses(sts_with(), [web_pod(0)], {}.get) == []
 
 
 def test_pod_claims_pairs_each_existing_claim_with_its_template():
     store = {"data-web-3": claim()}
-    pairs = claims.pod_claims(sts_with(template(name="data"), template(name="logs")), pod(3), store.get)
+    pairs = claims.pod_claims(sts_with(template(name="data"), template(name="logs")), web_pod(3), store.get)
     assert [(c["metadata"]["name"], t["metadata"]["name"]) for c, t in pairs] == [("data", "data")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sts_builders import TEMPLATE_V1, pod, sts
+from sts_builders import TEMPLATE_V1, ordinal_pod, sts
 
 from kruise.control.statefulset import identity as ident
 from kruise.control.statefulset import pods as stspods
@@ -92,7 +92,7 @@ def test_ordinal_range_properties(replicas, reserve, start):
 )
 def test_partition_pods_splits_every_pod_once(replicas, existing, reserve):
     rng = ident.ordinal_range({"replicas": replicas, "reserveOrdinals": reserve})
-    all_pods = [pod(n) for n in existing] + [pod(0, name="web-x"), pod(0, name="web")]
+    all_pods = [ordinal_pod(n) for n in existing] + [ordinal_pod(0, name="web-x"), ordinal_pod(0, name="web")]
     split = ident.partition_pods(all_pods, rng)
     assert set(split.live) == existing & set(rng.ordinals())
     condemned = [ident.ordinal_of(p) for p in split.condemned]
@@ -102,7 +102,7 @@ def test_partition_pods_splits_every_pod_once(replicas, existing, reserve):
 
 def test_reserving_a_running_ordinal_condemns_it():
     spec = sts(3, reserve=[1])["spec"]
-    split = ident.partition_pods([pod(0), pod(1), pod(2)], ident.ordinal_range(spec))
+    split = ident.partition_pods([ordinal_pod(0), ordinal_pod(1), ordinal_pod(2)], ident.ordinal_range(spec))
     assert sorted(split.live) == [0, 2]
     assert [ident.pod_name_of(p) for p in split.condemned] == ["web-1"]
 
@@ -163,25 +163,25 @@ def test_new_pod_rejects_negative_ordinal():
     ],
 )
 def test_identity_matches(mutate, matches):
-    p = pod(1)
+    p = ordinal_pod(1)
     mutate(p)
     assert stspods.identity_matches(sts(), p) is matches
 
 
 def test_identity_patch():
-    assert stspods.identity_patch(sts(), pod(1)) == {
+    assert stspods.identity_patch(sts(), ordinal_pod(1)) == {
         "metadata": {
             "labels": {"statefulset.kubernetes.io/pod-name": "web-1", "apps.kubernetes.io/pod-index": "1"}
         }
     }
     with pytest.raises(ValueError, match="no ordinal suffix"):
-        stspods.identity_patch(sts(), pod(0, name="web"))
+        stspods.identity_patch(sts(), ordinal_pod(0, name="web"))
 
 
 def test_storage_mismatch():
     set_ = sts(volumeClaimTemplates=[{"metadata": {"name": "data"}}])
-    assert not stspods.storage_matches(set_, pod(1))
-    ok = pod(1)
+    assert not stspods.storage_matches(set_, ordinal_pod(1))
+    ok = ordinal_pod(1)
     ok["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}}]
     assert stspods.storage_matches(set_, ok)
 
@@ -206,9 +206,9 @@ def test_needs_current_revision_unordered_and_on_delete():
     set_ = sts(3, policy="Parallel", partition=2)
     set_["spec"]["updateStrategy"]["rollingUpdate"]["unorderedUpdate"] = {}
     rng = ident.ordinal_range(set_["spec"])
-    live = {0: pod(0, "web-v1"), 1: pod(1, "web-v2")}
+    live = {0: ordinal_pod(0, "web-v1"), 1: ordinal_pod(1, "web-v2")}
     assert stspods.needs_current_revision(set_, rng, 2, live, "web-v2")  # 1 not updated < 2
-    live[1] = pod(1, "web-v1")
+    live[1] = ordinal_pod(1, "web-v1")
     assert not stspods.needs_current_revision(set_, rng, 2, live, "web-v2")
     assert not stspods.needs_current_revision(sts(3, strategy_type="OnDelete"), rng, 0, {}, "web-v2")
 
@@ -222,8 +222,8 @@ def test_needs_current_revision_counts_preparing_update_as_updated_with_the_gate
     set_["spec"]["updateStrategy"]["rollingUpdate"]["unorderedUpdate"] = {}
     rng = ident.ordinal_range(set_["spec"])
     live = {
-        0: pod(0, "web-v1"),
-        1: pod(1, "web-v1", labels={"lifecycle.apps.kruise.io/state": "PreparingUpdate"}),
+        0: ordinal_pod(0, "web-v1"),
+        1: ordinal_pod(1, "web-v1", labels={"lifecycle.apps.kruise.io/state": "PreparingUpdate"}),
     }
     assert (
         stspods.needs_current_revision(set_, rng, 2, live, "web-v2", preparing_update_as_update=gate)

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
-from sts_builders import NOW, REVS, SAME, names, pod, pods, sts
+from sts_builders import NOW, REVS, SAME, names, ordinal_pod, pods, sts
 
 from kruise.control.statefulset.actions import (
     AlignClaimOwners,
@@ -27,7 +27,7 @@ def test_ordered_ready_creates_one_at_a_time():
 
 
 def test_ordered_ready_waits_for_predecessor_ready():
-    plan = plan_scale(sts(3), [pod(0, ready=False)], SAME, NOW)
+    plan = plan_scale(sts(3), [ordinal_pod(0, ready=False)], SAME, NOW)
     assert plan.actions == [] and "web-0" in (plan.wait or "")
     assert plan.first_unhealthy == "web-0"
 
@@ -35,7 +35,7 @@ def test_ordered_ready_waits_for_predecessor_ready():
 def test_ordered_ready_waits_min_ready_seconds():
     set_ = sts(3)
     set_["spec"]["updateStrategy"]["rollingUpdate"]["minReadySeconds"] = 30
-    plan = plan_scale(set_, [pod(0, ready_since=timedelta(seconds=10))], SAME, NOW)
+    plan = plan_scale(set_, [ordinal_pod(0, ready_since=timedelta(seconds=10))], SAME, NOW)
     assert plan.actions == [] and plan.requeue_after == 20
 
 
@@ -49,10 +49,10 @@ def test_parallel_scale_budget_caps_new_pods_in_flight():
     set_ = sts(10, policy="Parallel", scaleStrategy={"maxUnavailable": 1})
     plan = plan_scale(set_, pods(0, 1, 2), SAME, NOW)
     assert names(plan.actions) == ["CreatePod:web-3"]
-    plan = plan_scale(set_, [*pods(0, 1, 2), pod(3, ready=False)], SAME, NOW)
+    plan = plan_scale(set_, [*pods(0, 1, 2), ordinal_pod(3, ready=False)], SAME, NOW)
     assert plan.actions == []
     set_["spec"]["scaleStrategy"]["maxUnavailable"] = 3
-    plan = plan_scale(set_, [*pods(0, 1, 2), pod(3, ready=False)], SAME, NOW)
+    plan = plan_scale(set_, [*pods(0, 1, 2), ordinal_pod(3, ready=False)], SAME, NOW)
     assert names(plan.actions) == ["CreatePod:web-4", "CreatePod:web-5"]
 
 
@@ -75,21 +75,28 @@ def test_ordered_scale_in_highest_first_one_at_a_time():
     plan = plan_scale(sts(2), pods(0, 1, 2, 3), SAME, NOW)
     assert names(plan.actions) == ["DeletePod:web-3"]
     assert plan.actions[0].reason == "condemned"
-    plan = plan_scale(sts(2), [*pods(0, 1, 2), pod(3, terminating=True)], SAME, NOW)
+    plan = plan_scale(sts(2), [*pods(0, 1, 2), ordinal_pod(3, terminating=True)], SAME, NOW)
     assert plan.actions == [] and "terminate" in (plan.wait or "")
 
 
 def test_ordered_scale_in_waits_for_unhealthy_pod_but_may_delete_it():
     # web-1 (live) unhealthy blocks the deletion of healthy web-3
-    plan = plan_scale(sts(2), [pod(0), pod(1, ready=False), pod(2, phase="Pending"), pod(3)], SAME, NOW)
+    plan = plan_scale(
+        sts(2),
+        [ordinal_pod(0), ordinal_pod(1, ready=False), ordinal_pod(2, phase="Pending"), ordinal_pod(3)],
+        SAME,
+        NOW,
+    )
     assert plan.actions == []
     # the first unhealthy pod itself may be removed
-    plan = plan_scale(sts(2), [pod(0), pod(1), pod(2, ready=False)], SAME, NOW)
+    plan = plan_scale(sts(2), [ordinal_pod(0), ordinal_pod(1), ordinal_pod(2, ready=False)], SAME, NOW)
     assert names(plan.actions) == ["DeletePod:web-2"]
 
 
 def test_parallel_scale_in_deletes_all_condemned():
-    plan = plan_scale(sts(1, policy="Parallel"), [pod(0), pod(1, ready=False), pod(2)], SAME, NOW)
+    plan = plan_scale(
+        sts(1, policy="Parallel"), [ordinal_pod(0), ordinal_pod(1, ready=False), ordinal_pod(2)], SAME, NOW
+    )
     assert names(plan.actions) == ["DeletePod:web-2", "DeletePod:web-1"]
 
 
@@ -106,7 +113,9 @@ def test_start_ordinal_moves_pods():
 
 
 def test_failed_pod_deleted_for_recreation():
-    plan = plan_scale(sts(3), [pod(0), pod(1, phase="Failed", ready=False), pod(2)], SAME, NOW)
+    plan = plan_scale(
+        sts(3), [ordinal_pod(0), ordinal_pod(1, phase="Failed", ready=False), ordinal_pod(2)], SAME, NOW
+    )
     assert names(plan.actions) == ["DeletePod:web-1"] and plan.actions[0].reason == "failed"
     # next pass: web-1 gone, recreated under the same name
     assert names(plan_scale(sts(3), pods(0, 2), SAME, NOW).actions) == ["CreatePod:web-1"]
@@ -114,17 +123,17 @@ def test_failed_pod_deleted_for_recreation():
 
 def test_pre_delete_hook_prepares_instead_of_deleting():
     set_ = sts(1, lifecycle={"preDelete": {"labelsHandler": {"hold": "1"}, "markPodNotReady": True}})
-    plan = plan_scale(set_, [pod(0), pod(1, labels={"hold": "1"})], SAME, NOW)
+    plan = plan_scale(set_, [ordinal_pod(0), ordinal_pod(1, labels={"hold": "1"})], SAME, NOW)
     (action,) = plan.actions
     assert isinstance(action, PrepareDelete) and action.mark_not_ready
-    held = pod(1, labels={"hold": "1", "lifecycle.apps.kruise.io/state": "PreparingDelete"})
-    assert plan_scale(set_, [pod(0), held], SAME, NOW).actions == []
+    held = ordinal_pod(1, labels={"hold": "1", "lifecycle.apps.kruise.io/state": "PreparingDelete"})
+    assert plan_scale(set_, [ordinal_pod(0), held], SAME, NOW).actions == []
 
 
 def test_identity_fixed():
-    broken = pod(1)
+    broken = ordinal_pod(1)
     del broken["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"]
-    plan = plan_scale(sts(2), [pod(0), broken], SAME, NOW)
+    plan = plan_scale(sts(2), [ordinal_pod(0), broken], SAME, NOW)
     assert [type(a) for a in plan.actions] == [FixIdentity]
 
 
@@ -142,7 +151,7 @@ def test_deleting_set_plans_nothing():
 )
 def test_ordered_ready_never_does_more_than_one_thing(existing, replicas, reserve):
     set_ = sts(replicas, reserve=reserve)
-    plan = plan_scale(set_, [pod(n) for n in existing], SAME, NOW)
+    plan = plan_scale(set_, [ordinal_pod(n) for n in existing], SAME, NOW)
     writes = [a for a in plan.actions if not isinstance(a, FixIdentity)]
     assert len(writes) <= 1
     live = set(plan.live_range.ordinals())
@@ -161,7 +170,7 @@ def test_ordered_ready_never_does_more_than_one_thing(existing, replicas, reserv
 )
 def test_parallel_converges_in_one_pass(existing, replicas, reserve):
     set_ = sts(replicas, policy="Parallel", reserve=reserve)
-    plan = plan_scale(set_, [pod(n) for n in existing], SAME, NOW)
+    plan = plan_scale(set_, [ordinal_pod(n) for n in existing], SAME, NOW)
     live = set(plan.live_range.ordinals())
     created = {a.ordinal for a in plan.actions if isinstance(a, CreatePod)}
     deleted = {a.pod["metadata"]["name"] for a in plan.actions if isinstance(a, DeletePod)}
@@ -190,5 +199,5 @@ def test_claim_owners_are_not_checked_without_the_gate_templates_or_a_reached_po
     assert _aligns(plan_scale(with_claims, pods(0, 1, 2), SAME, NOW)) == []
     assert _aligns(plan_scale(sts(2), pods(0, 1, 2), SAME, NOW, Gates(auto_delete_pvc=True))) == []
     # OrderedReady stops at the unready web-0: neither web-1 nor the condemned web-2 is reached
-    blocked = [pod(0, ready=False), *pods(1, 2)]
+    blocked = [ordinal_pod(0, ready=False), *pods(1, 2)]
     assert _aligns(plan_scale(with_claims, blocked, SAME, NOW, Gates(auto_delete_pvc=True))) == []

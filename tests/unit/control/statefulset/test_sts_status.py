@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
-from sts_builders import CUR, NOW, TEMPLATE_V1, UPD, pod, sts
+from sts_builders import CUR, NOW, TEMPLATE_V1, UPD, ordinal_pod, sts
 
 from kruise.control.common.revision import cloneset_revision_data
 from kruise.control.statefulset.status import (
@@ -21,7 +21,12 @@ from kruise.control.statefulset.status import (
 
 
 def test_counts_split_by_revision_and_readiness():
-    pods = [pod(0, CUR), pod(1, CUR, ready=False), pod(2, UPD), pod(3, UPD, terminating=True)]
+    pods = [
+        ordinal_pod(0, CUR),
+        ordinal_pod(1, CUR, ready=False),
+        ordinal_pod(2, UPD),
+        ordinal_pod(3, UPD, terminating=True),
+    ]
     counts = replica_counts(pods, 0, CUR, UPD, NOW)
     assert counts == {
         "replicas": 4,
@@ -35,13 +40,13 @@ def test_counts_split_by_revision_and_readiness():
 
 
 def test_placeholder_pods_without_phase_are_not_counted():
-    placeholder = pod(0, UPD)
+    placeholder = ordinal_pod(0, UPD)
     del placeholder["status"]
     assert replica_counts([placeholder], 0, CUR, UPD, NOW)["replicas"] == 0
 
 
 def test_min_ready_seconds_holds_back_availability():
-    fresh = pod(0, UPD, ready_since=timedelta(seconds=5))
+    fresh = ordinal_pod(0, UPD, ready_since=timedelta(seconds=5))
     counts = replica_counts([fresh], 10, CUR, UPD, NOW)
     assert counts["readyReplicas"] == 1 and counts["availableReplicas"] == 0
     assert counts["updatedAvailableReplicas"] == 0
@@ -50,7 +55,7 @@ def test_min_ready_seconds_holds_back_availability():
 def test_status_fields_and_rolling_update_completion():
     body = sts(2)
     body["metadata"]["generation"] = 7
-    status = compute_status(body, [pod(0, UPD), pod(1, UPD)], CUR, UPD, 0, NOW)
+    status = compute_status(body, [ordinal_pod(0, UPD), ordinal_pod(1, UPD)], CUR, UPD, 0, NOW)
     assert status["observedGeneration"] == 7
     assert status["labelSelector"] == "app=web"
     assert status["collisionCount"] == 0
@@ -59,14 +64,14 @@ def test_status_fields_and_rolling_update_completion():
 
 
 def test_rollout_in_progress_keeps_current_revision():
-    status = compute_status(sts(2), [pod(0, CUR), pod(1, UPD)], CUR, UPD, 0, NOW)
+    status = compute_status(sts(2), [ordinal_pod(0, CUR), ordinal_pod(1, UPD)], CUR, UPD, 0, NOW)
     assert status["currentRevision"] == CUR and status["currentReplicas"] == 1
     assert status["updatedReplicas"] == 1
 
 
 def test_on_delete_never_completes_by_itself():
     body = sts(1, strategy_type="OnDelete")
-    status = compute_status(body, [pod(0, UPD)], CUR, UPD, 0, NOW)
+    status = compute_status(body, [ordinal_pod(0, UPD)], CUR, UPD, 0, NOW)
     assert status["currentRevision"] == CUR
 
 
@@ -96,7 +101,8 @@ def test_revision_template_restores_the_template():
 @given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), max_size=8))
 def test_counts_are_bounded_by_replicas(flags):
     pods = [
-        pod(i, UPD if upd else CUR, ready=rdy, terminating=term) for i, (upd, rdy, term) in enumerate(flags)
+        ordinal_pod(i, UPD if upd else CUR, ready=rdy, terminating=term)
+        for i, (upd, rdy, term) in enumerate(flags)
     ]
     counts = replica_counts(pods, 0, CUR, UPD, NOW)
     assert counts["replicas"] == len(pods)

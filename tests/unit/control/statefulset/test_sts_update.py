@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from sts_builders import CUR, NOW, REVS, UPD, names, pod, pods, sts
+from sts_builders import CUR, NOW, REVS, UPD, names, ordinal_pod, pods, sts
 
 from kruise.control.statefulset.identity import ordinal_range
 from kruise.control.statefulset.scaleplan import plan_scale
@@ -29,7 +29,7 @@ def test_descending_one_at_a_time():
 
 
 def test_waits_for_unavailable_updated_pod():
-    plan = run(sts(3), [*pods(0, 1, revision=CUR), pod(2, ready=False)])
+    plan = run(sts(3), [*pods(0, 1, revision=CUR), ordinal_pod(2, ready=False)])
     assert plan.actions == [] and plan.blocked_by == "web-1"
 
 
@@ -44,7 +44,7 @@ def test_max_unavailable_parallel():
     plan = run(set_, pods(0, 1, 2, 3, 4, revision=CUR))
     assert names(plan.actions) == ["UpdatePod:web-4", "UpdatePod:web-3"]
     # an unavailable, not yet updated pod is updated first without using more budget
-    plan = run(set_, [*pods(0, 1, 2, 3, revision=CUR), pod(4, CUR, ready=False)])
+    plan = run(set_, [*pods(0, 1, 2, 3, revision=CUR), ordinal_pod(4, CUR, ready=False)])
     assert names(plan.actions) == ["UpdatePod:web-4", "UpdatePod:web-3"]
     assert update_max_unavailable(sts(10, policy="Parallel", max_unavailable="25%")) == 2
     assert update_max_unavailable(sts(2, policy="Parallel", max_unavailable="10%")) == 1
@@ -56,22 +56,29 @@ def test_paused_and_on_delete_plan_nothing():
 
 
 def test_specified_delete_ignores_partition():
-    marked = pod(1, CUR, labels={"apps.kruise.io/specified-delete": "true"})
-    plan = run(sts(3, partition=3), [pod(0, CUR), marked, pod(2, CUR)])
+    marked = ordinal_pod(1, CUR, labels={"apps.kruise.io/specified-delete": "true"})
+    plan = run(sts(3, partition=3), [ordinal_pod(0, CUR), marked, ordinal_pod(2, CUR)])
     assert names(plan.actions) == ["DeletePod:web-1"] and plan.actions[0].reason == "specified-delete"
 
 
 def test_specified_delete_respects_budget():
     label = {"apps.kruise.io/specified-delete": "true"}
     set_ = sts(3, partition=3)
-    plan = run(set_, [pod(0, CUR, labels=label), pod(1, CUR, ready=False), pod(2, CUR, labels=label)])
+    plan = run(
+        set_,
+        [
+            ordinal_pod(0, CUR, labels=label),
+            ordinal_pod(1, CUR, ready=False),
+            ordinal_pod(2, CUR, labels=label),
+        ],
+    )
     assert plan.actions == []
 
 
 def test_reserved_slot_counts_for_partition():
     # live ordinals 0,2,3 occupy slots 0,2,3; partition 1 keeps only web-0
     set_ = sts(3, policy="Parallel", partition=1, max_unavailable=3, reserve=[1])
-    plan = run(set_, [pod(0, CUR), pod(2, CUR), pod(3, CUR)])
+    plan = run(set_, [ordinal_pod(0, CUR), ordinal_pod(2, CUR), ordinal_pod(3, CUR)])
     assert names(plan.actions) == ["UpdatePod:web-3", "UpdatePod:web-2"]
 
 
@@ -88,7 +95,7 @@ def test_unordered_update_priority():
             "weightPriority": [{"weight": 10, "matchSelector": {"matchLabels": {"first": "y"}}}]
         }
     }
-    replicas = {0: pod(0, CUR, labels={"first": "y"}), 1: pod(1, UPD), 2: pod(2, CUR)}
+    replicas = {0: ordinal_pod(0, CUR, labels={"first": "y"}), 1: ordinal_pod(1, UPD), 2: ordinal_pod(2, CUR)}
     assert sort_update_targets(set_, ordinal_range(set_["spec"]), replicas, UPD) == [1, 0, 2]
     set_["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = 1
     assert sort_update_targets(set_, ordinal_range(set_["spec"]), replicas, UPD) == [1, 0]
@@ -103,7 +110,7 @@ def test_unordered_update_priority():
 )
 def test_update_invariants(replicas, partition, budget, updated, unready):
     set_ = sts(replicas, policy="Parallel", partition=partition, max_unavailable=budget)
-    current = [pod(n, UPD if n in updated else CUR, ready=n not in unready) for n in range(replicas)]
+    current = [ordinal_pod(n, UPD if n in updated else CUR, ready=n not in unready) for n in range(replicas)]
     plan = run(set_, current)
     touched = [a.pod["metadata"]["name"] for a in plan.actions]
     ordinals = [int(name.split("-")[1]) for name in touched]
@@ -122,37 +129,46 @@ def in_place_sts(**lifecycle):
 
 
 def test_update_method():
-    assert update_method(sts(3), pod(0, CUR), True).kind == "delete"
-    assert update_method(in_place_sts(), pod(0, CUR), True).kind == "in-place"
-    assert update_method(in_place_sts(), pod(0, CUR), False).kind == "delete"
+    assert update_method(sts(3), ordinal_pod(0, CUR), True).kind == "delete"
+    assert update_method(in_place_sts(), ordinal_pod(0, CUR), True).kind == "in-place"
+    assert update_method(in_place_sts(), ordinal_pod(0, CUR), False).kind == "delete"
     only = in_place_sts()
     only["spec"]["updateStrategy"]["rollingUpdate"]["podUpdatePolicy"] = "InPlaceOnly"
-    method = update_method(only, pod(0, CUR), False)
+    method = update_method(only, ordinal_pod(0, CUR), False)
     assert method.kind == "error" and "InPlaceOnly but Pod web-0" in method.message
     hooked = in_place_sts(inPlaceUpdate={"labelsHandler": {"h": "1"}, "markPodNotReady": True})
-    method = update_method(hooked, pod(0, CUR, labels={"h": "1"}), True)
+    method = update_method(hooked, ordinal_pod(0, CUR, labels={"h": "1"}), True)
     assert method.kind == "preparing-update" and method.mark_not_ready
-    preparing = pod(0, CUR, labels={"h": "1", "lifecycle.apps.kruise.io/state": "PreparingUpdate"})
+    preparing = ordinal_pod(0, CUR, labels={"h": "1", "lifecycle.apps.kruise.io/state": "PreparingUpdate"})
     assert update_method(hooked, preparing, True).kind == "wait"
-    deleting = pod(0, CUR, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})
+    deleting = ordinal_pod(0, CUR, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})
     assert update_method(in_place_sts(), deleting, True).kind == "error"
     pre_delete = sts(3, lifecycle={"preDelete": {"finalizersHandler": ["f"]}})
-    held = pod(0, CUR)
+    held = ordinal_pod(0, CUR)
     held["metadata"]["finalizers"] = ["f"]
     assert update_method(pre_delete, held, False).kind == "prepare-delete"
 
 
 def test_refreshed_lifecycle_state():
     state = "lifecycle.apps.kruise.io/state"
-    assert refreshed_lifecycle_state(sts(), pod(0, labels={state: "PreparingNormal"}), UPD, True) == "Normal"
-    assert refreshed_lifecycle_state(sts(), pod(0, labels={state: "Updating"}), UPD, False) is None
-    assert refreshed_lifecycle_state(sts(), pod(0, labels={state: "Updating"}), UPD, True) == "Normal"
-    hooked = sts(lifecycle={"inPlaceUpdate": {"labelsHandler": {"h": "1"}}})
-    assert refreshed_lifecycle_state(hooked, pod(0, labels={state: "Updating"}), UPD, True) == "Updated"
     assert (
-        refreshed_lifecycle_state(hooked, pod(0, labels={state: "Updated", "h": "1"}), UPD, True) == "Normal"
+        refreshed_lifecycle_state(sts(), ordinal_pod(0, labels={state: "PreparingNormal"}), UPD, True)
+        == "Normal"
     )
-    assert refreshed_lifecycle_state(sts(), pod(0, CUR, labels={state: "PreparingUpdate"}), UPD, True) is None
+    assert refreshed_lifecycle_state(sts(), ordinal_pod(0, labels={state: "Updating"}), UPD, False) is None
+    assert refreshed_lifecycle_state(sts(), ordinal_pod(0, labels={state: "Updating"}), UPD, True) == "Normal"
+    hooked = sts(lifecycle={"inPlaceUpdate": {"labelsHandler": {"h": "1"}}})
+    assert (
+        refreshed_lifecycle_state(hooked, ordinal_pod(0, labels={state: "Updating"}), UPD, True) == "Updated"
+    )
+    assert (
+        refreshed_lifecycle_state(hooked, ordinal_pod(0, labels={state: "Updated", "h": "1"}), UPD, True)
+        == "Normal"
+    )
+    assert (
+        refreshed_lifecycle_state(sts(), ordinal_pod(0, CUR, labels={state: "PreparingUpdate"}), UPD, True)
+        is None
+    )
 
 
 def test_unordered_update_puts_preparing_update_pods_first_only_with_the_gate():
@@ -161,7 +177,7 @@ def test_unordered_update_puts_preparing_update_pods_first_only_with_the_gate():
     set_ = sts(3, policy="Parallel", max_unavailable=3)
     set_["spec"]["updateStrategy"]["rollingUpdate"]["unorderedUpdate"] = {}
     state = {"lifecycle.apps.kruise.io/state": "PreparingUpdate"}
-    replicas = {0: pod(0, CUR, labels=state), 1: pod(1, UPD), 2: pod(2, CUR)}
+    replicas = {0: ordinal_pod(0, CUR, labels=state), 1: ordinal_pod(1, UPD), 2: ordinal_pod(2, CUR)}
     live = ordinal_range(set_["spec"])
     assert sort_update_targets(set_, live, replicas, UPD) == [1, 2, 0]
     assert sort_update_targets(set_, live, replicas, UPD, preparing_update_as_update=True) == [1, 0, 2]
