@@ -7,6 +7,7 @@ from typing import Any
 
 from kruise.api import sidecarset as api
 from kruise.control.sidecarset.hashing import set_hash_annotations
+from tests.kit.pods import pod
 
 
 def sidecarset(name: str, containers: list[dict[str, Any]] | None = None, **spec: Any) -> dict[str, Any]:
@@ -26,15 +27,13 @@ def sidecarset(name: str, containers: list[dict[str, Any]] | None = None, **spec
     return stored
 
 
-def pod(name: str = "test-pod", namespace: str = "default", **spec: Any) -> dict[str, Any]:
+def app_pod(name: str = "test-pod", namespace: str = "default", **spec: Any) -> dict[str, Any]:
+    """A stored nginx pod labelled app=nginx (unless `labels` says otherwise); `metadata`: more metadata,
+    the rest: spec fields over its one app container."""
     labels = spec.pop("labels", {"app": "nginx"})
-    metadata = {"name": name, "namespace": namespace, "labels": labels, **spec.pop("metadata", {})}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": metadata,
-        "spec": {"containers": [{"name": "app", "image": "nginx:1.7.9"}], **spec},
-    }
+    meta = spec.pop("metadata", {})
+    spec = {"containers": [{"name": "app", "image": "nginx:1.7.9"}], **spec}
+    return pod(name, namespace=namespace, labels=labels, meta=meta, typed=True, **spec)
 
 
 SIDECAR1 = {

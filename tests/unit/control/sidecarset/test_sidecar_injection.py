@@ -9,7 +9,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sidecar_builders import LOG_VOLUME, SIDECAR1, pod, sidecarset
+from sidecar_builders import LOG_VOLUME, SIDECAR1, app_pod, sidecarset
 
 from kruise.api.keys import (
     ANNOTATION_SIDECARSET_HASH,
@@ -39,7 +39,7 @@ def names(p: dict, key: str = "containers") -> list[str]:
 
 def test_seed_example_sidecar1_with_is_injected_and_log_volume():
     s = sidecarset("test-sidecarset", [SIDECAR1], volumes=[LOG_VOLUME])
-    out = injected(pod(), s)
+    out = injected(app_pod(), s)
     assert names(out) == ["sidecar1", "app"]
     sidecar = container(out, "sidecar1")
     assert sidecar["env"] == [IS_INJECTED]
@@ -64,7 +64,7 @@ def test_seed_example_sidecar1_with_is_injected_and_log_volume():
 def test_hash_annotation_is_compact_go_json_with_controller_revision():
     s = sidecarset("s", [SIDECAR1], volumes=[LOG_VOLUME])
     s["status"] = {"latestRevision": "s-abc"}
-    raw = injected(pod(), s)["metadata"]["annotations"][ANNOTATION_SIDECARSET_HASH]
+    raw = injected(app_pod(), s)["metadata"]["annotations"][ANNOTATION_SIDECARSET_HASH]
     h = s["metadata"]["annotations"][ANNOTATION_SIDECARSET_HASH]
     assert raw == (
         '{"s":{"updateTimestamp":"2026-11-23T03:04:05Z","hash":"' + h + '","sidecarSetName":"s",'
@@ -76,13 +76,13 @@ def test_inject_policies_and_same_name_replacement():
     before = {"name": "before", "image": "b"}
     after = {"name": "after", "image": "a", "podInjectPolicy": "AfterAppContainer"}
     s = sidecarset("s", [before, after, {"name": "app", "image": "sidecar-app"}])
-    out = injected(pod(), s)
+    out = injected(app_pod(), s)
     assert names(out) == ["before", "app", "after"]
     assert container(out, "app")["image"] == "sidecar-app"  # replaced where it stood
 
 
 def test_existing_annotations_are_kept_and_old_hash_format_upgraded():
-    p = pod(metadata={"annotations": {
+    p = app_pod(metadata={"annotations": {
         ANNOTATION_SIDECARSET_HASH: '{"old":"h1"}',
         ANNOTATION_SIDECARSET_INJECTED_LIST: "old",
         "keep": "me",
@@ -97,7 +97,7 @@ def test_existing_annotations_are_kept_and_old_hash_format_upgraded():
 
 
 def test_corrupt_hash_annotation_fails_the_request():
-    p = pod(metadata={"annotations": {ANNOTATION_SIDECARSET_HASH: "{not json"}})
+    p = app_pod(metadata={"annotations": {ANNOTATION_SIDECARSET_HASH: "{not json"}})
     with pytest.raises(
         InjectionError, match=r"pod\(default/test-pod\) invalid annotations\[kruise.io/sidecarset-hash\]"
     ):
@@ -107,7 +107,7 @@ def test_corrupt_hash_annotation_fails_the_request():
 def test_volumes_pod_wins_and_only_referenced_volumes_are_added():
     mine = {"name": "log-volume", "hostPath": {"path": "/mine"}}
     unused = {"name": "unused", "emptyDir": {}}
-    out = injected(pod(volumes=[mine]), sidecarset("s", [SIDECAR1], volumes=[LOG_VOLUME, unused]))
+    out = injected(app_pod(volumes=[mine]), sidecarset("s", [SIDECAR1], volumes=[LOG_VOLUME, unused]))
     assert out["spec"]["volumes"] == [mine]
 
 
@@ -141,7 +141,7 @@ def test_share_volume_policy_mounts_app_volumes_except_taken_paths_and_injected_
         "volumeMounts": [{"name": "o", "mountPath": "/o"}],
     }
     sharing = {**SIDECAR1, "shareVolumePolicy": {"type": "enabled"}}
-    out = injected(pod(containers=[app, old_sidecar]), sidecarset("s", [sharing], volumes=[LOG_VOLUME]))
+    out = injected(app_pod(containers=[app, old_sidecar]), sidecarset("s", [sharing], volumes=[LOG_VOLUME]))
     sidecar = container(out, "sidecar1")
     assert sidecar["volumeMounts"] == [
         {"name": "log-volume", "mountPath": "/var/log"},
@@ -152,7 +152,7 @@ def test_share_volume_policy_mounts_app_volumes_except_taken_paths_and_injected_
 
 def test_share_volume_disabled_mounts_nothing_extra():
     app = {"name": "app", "image": "nginx", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}
-    out = injected(pod(containers=[app]), sidecarset("s", [SIDECAR1]))
+    out = injected(app_pod(containers=[app]), sidecarset("s", [SIDECAR1]))
     assert container(out, "sidecar1")["volumeMounts"] == SIDECAR1["volumeMounts"]
 
 
@@ -169,7 +169,7 @@ def test_transfer_env_by_name_field_ref_and_env_names():
              "envNames": ["C", "B", "MISSING"]},
         ],
     }  # fmt: skip
-    p = pod(containers=[app], labels={"app": "nginx", "source": "app"})
+    p = app_pod(containers=[app], labels={"app": "nginx", "source": "app"})
     env = container(injected(p, sidecarset("s", [sidecar])), "sc")["env"]
     assert env == [
         {"name": "C", "value": "mine"},
@@ -190,12 +190,12 @@ def test_transfer_env_from_annotation_naming_a_missing_container_adds_nothing():
             }
         ],
     }
-    env = container(injected(pod(), sidecarset("s", [sidecar])), "sc")["env"]
+    env = container(injected(app_pod(), sidecarset("s", [sidecar])), "sc")["env"]
     assert env == [IS_INJECTED]
 
 
 def test_image_pull_secrets_merged_and_deduplicated():
-    p = pod(imagePullSecrets=[{"name": "mine"}, {"name": "mine"}])
+    p = app_pod(imagePullSecrets=[{"name": "mine"}, {"name": "mine"}])
     s = sidecarset("s", [SIDECAR1], imagePullSecrets=[{"name": "theirs"}, {"name": "mine"}])
     assert injected(p, s)["spec"]["imagePullSecrets"] == [{"name": "mine"}, {"name": "theirs"}]
 
@@ -206,7 +206,7 @@ def test_init_containers_sorted_after_existing_and_native_sidecars_listed():
         {"name": "a-native", "image": "a", "restartPolicy": "Always"},
     ]
     s = sidecarset("s", None, initContainers=inits, updateStrategy={"type": "NotUpdate"})
-    out = injected(pod(initContainers=[{"name": "mine", "image": "m"}]), s)
+    out = injected(app_pod(initContainers=[{"name": "mine", "image": "m"}]), s)
     assert names(out, "initContainers") == ["mine", "a-native", "z-init"]
     assert container(out, "z-init")["env"] == [IS_INJECTED]
     record = json.loads(out["metadata"]["annotations"][ANNOTATION_SIDECARSET_HASH])["s"]
@@ -223,7 +223,7 @@ def test_native_sidecar_before_app_goes_ahead_of_the_pods_init_containers():
         "podInjectPolicy": "BeforeAppContainer",
     }
     s = sidecarset("s", None, initContainers=[native], updateStrategy={"type": "NotUpdate"})
-    out = injected(pod(initContainers=[{"name": "mine", "image": "m"}]), s)
+    out = injected(app_pod(initContainers=[{"name": "mine", "image": "m"}]), s)
     assert names(out, "initContainers") == ["proxy", "mine"]
     assert container(out, "proxy")["restartPolicy"] == "Always"
     assert "podInjectPolicy" not in container(out, "proxy")
@@ -232,7 +232,7 @@ def test_native_sidecar_before_app_goes_ahead_of_the_pods_init_containers():
 def test_native_sidecar_replaces_a_same_named_pod_init_container_in_place():
     native = {"name": "proxy", "image": "new", "restartPolicy": "Always"}
     s = sidecarset("s", None, initContainers=[native], updateStrategy={"type": "NotUpdate"})
-    p = pod(initContainers=[{"name": "proxy", "image": "old"}, {"name": "mine", "image": "m"}])
+    p = app_pod(initContainers=[{"name": "proxy", "image": "old"}, {"name": "mine", "image": "m"}])
     out = injected(p, s)
     assert names(out, "initContainers") == ["proxy", "mine"]
     assert container(out, "proxy")["image"] == "new"
@@ -244,7 +244,7 @@ def test_hot_upgrade_makes_two_containers_with_version_env_and_annotations():
         "image": "mesh:v1",
         "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "mesh:empty"},
     }
-    out = injected(pod(), sidecarset("s", [hot]))
+    out = injected(app_pod(), sidecarset("s", [hot]))
     assert names(out) == ["mesh-1", "mesh-2", "app"]
     assert container(out, "mesh-1")["image"] == "mesh:v1"
     assert container(out, "mesh-2")["image"] == "mesh:empty"
@@ -270,18 +270,18 @@ def test_hot_upgrade_makes_two_containers_with_version_env_and_annotations():
 def test_sort_gate_orders_sidecars_by_name_across_sidecarsets():
     first = sidecarset("a", [{"name": "zz", "image": "z"}])
     second = sidecarset("b", [{"name": "aa", "image": "a"}])
-    assert names(injected(pod(), first, second)) == ["zz", "aa", "app"]
-    assert names(injected(pod(), first, second, sort_containers_by_name=True)) == ["aa", "zz", "app"]
+    assert names(injected(app_pod(), first, second)) == ["zz", "aa", "app"]
+    assert names(injected(app_pod(), first, second, sort_containers_by_name=True)) == ["aa", "zz", "app"]
 
 
 def test_two_sidecarsets_injecting_one_name_conflict():
     with pytest.raises(InjectionConflict, match=r'spec.containers\[1\].name: Duplicate value: "sidecar1"'):
-        inject(pod(), [sidecarset("a", [SIDECAR1]), sidecarset("b", [SIDECAR1])], now=NOW)
+        inject(app_pod(), [sidecarset("a", [SIDECAR1]), sidecarset("b", [SIDECAR1])], now=NOW)
 
 
 def test_reinvocation_is_stable():
     s = sidecarset("s", [SIDECAR1], volumes=[LOG_VOLUME])
-    once = injected(pod(), s)
+    once = injected(app_pod(), s)
     twice = injected(once, s)
     assert twice["spec"] == once["spec"]
 
@@ -298,13 +298,13 @@ def test_reinvocation_is_stable():
 )  # fmt: skip
 def test_patch_pod_metadata(policy, existing, patch, expected):
     s = sidecarset("s", [SIDECAR1], patchPodMetadata=[{"annotations": patch, "patchPolicy": policy}])
-    annotations = injected(pod(metadata={"annotations": existing}), s)["metadata"]["annotations"]
+    annotations = injected(app_pod(metadata={"annotations": existing}), s)["metadata"]["annotations"]
     assert {k: annotations[k] for k in expected} == expected
 
 
 def test_patch_pod_metadata_alone_still_changes_the_pod():
     s = sidecarset("s", [], patchPodMetadata=[{"annotations": {"k": "v"}}])
-    p = pod()
+    p = app_pod()
     assert inject(p, [s], now=NOW)
     assert p["metadata"]["annotations"] == {"k": "v"}
     assert names(p) == ["app"]
@@ -315,13 +315,13 @@ def test_merge_patch_of_a_non_json_pod_annotation_is_an_error():
         "s", [SIDECAR1], patchPodMetadata=[{"annotations": {"k": "{}"}, "patchPolicy": "MergePatchJson"}]
     )
     with pytest.raises(InjectionError, match="pod annotation k is not a JSON document"):
-        inject(pod(metadata={"annotations": {"k": "plain"}}), [s], now=NOW)
+        inject(app_pod(metadata={"annotations": {"k": "plain"}}), [s], now=NOW)
 
 
 def test_nothing_matched_or_inactive_pod_is_untouched():
-    p = pod()
+    p = app_pod()
     assert not inject(p, [], now=NOW)
-    finished = pod()
+    finished = app_pod()
     finished["status"] = {"phase": "Succeeded"}
     before = copy.deepcopy(finished)
     assert not inject(finished, [sidecarset("s", [SIDECAR1])], now=NOW)
@@ -338,7 +338,9 @@ def test_cached_sidecarsets_are_never_modified():
     sets = [sidecarset("a", [sharing], volumes=[LOG_VOLUME]), sidecarset("b", [hot])]
     frozen = copy.deepcopy(sets)
     out = injected(
-        pod(containers=[{"name": "app", "image": "a", "volumeMounts": [{"name": "d", "mountPath": "/d"}]}]),
+        app_pod(
+            containers=[{"name": "app", "image": "a", "volumeMounts": [{"name": "d", "mountPath": "/d"}]}]
+        ),
         *sets,
     )
     out["spec"]["volumes"][0]["emptyDir"]["medium"] = "Memory"

@@ -7,7 +7,7 @@ import datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sidecar_builders import pod
+from sidecar_builders import app_pod
 
 from kruise.control.sidecarset.injection import InjectionConflict, inject
 
@@ -50,7 +50,9 @@ def test_injection_invariants(sets, pod_volume_names, app_names):
         {"name": n, "image": "app", "volumeMounts": [{"name": "data", "mountPath": f"/app/{n}"}]}
         for n in app_names
     ]
-    p = pod(containers=apps, volumes=[{"name": v, "emptyDir": {"medium": "pod"}} for v in pod_volume_names])
+    p = app_pod(
+        containers=apps, volumes=[{"name": v, "emptyDir": {"medium": "pod"}} for v in pod_volume_names]
+    )
     before = copy.deepcopy(p)
     try:
         assert inject(p, sets, now=NOW)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sidecar_builders import SIDECAR1, pod, sidecarset
+from sidecar_builders import SIDECAR1, app_pod, sidecarset
 
 from kruise.control.sidecarset.matching import (
     SelectorError,
@@ -59,7 +59,7 @@ def test_bad_operator_is_an_error():
 )
 def test_pod_matches(spec, pod_kwargs, expected):
     stored = sidecarset("s", [SIDECAR1], **spec)
-    assert pod_matches(stored, pod(**pod_kwargs), labels_of) is expected
+    assert pod_matches(stored, app_pod(**pod_kwargs), labels_of) is expected
 
 
 def test_pinned_namespace_paused_and_order():
@@ -70,12 +70,16 @@ def test_pinned_namespace_paused_and_order():
         sidecarset("other-ns", [SIDECAR1], namespace="dev"),
         sidecarset("paused", [SIDECAR1], injectionStrategy={"paused": True}),
     ]
-    assert names(matching_sidecarsets(sets, pod(), labels_of)) == ["mm-pinned", "aa-cluster", "zz-cluster"]
+    assert names(matching_sidecarsets(sets, app_pod(), labels_of)) == [
+        "mm-pinned",
+        "aa-cluster",
+        "zz-cluster",
+    ]
 
 
 def test_pod_without_namespace_counts_as_default():
     pinned = sidecarset("pinned", [SIDECAR1], namespace="default")
-    bare = pod()
+    bare = app_pod()
     del bare["metadata"]["namespace"]
     assert names(matching_sidecarsets([pinned], bare, labels_of)) == ["pinned"]
 
@@ -85,9 +89,9 @@ def test_canary_replaces_its_base():
         "annotations": {"apps.kruise.io/sidecarset-canary": "true", "apps.kruise.io/sidecarset-base": "base"}
     }
     sets = [sidecarset("base", [SIDECAR1]), sidecarset("canary", [SIDECAR1], metadata=canary_meta)]
-    assert names(matching_sidecarsets(sets, pod(), labels_of)) == ["canary"]
+    assert names(matching_sidecarsets(sets, app_pod(), labels_of)) == ["canary"]
     unselected = sidecarset("canary", [SIDECAR1], metadata=canary_meta, selector={"matchLabels": {"x": "y"}})
-    assert names(matching_sidecarsets([sets[0], unselected], pod(), labels_of)) == ["base"]
+    assert names(matching_sidecarsets([sets[0], unselected], app_pod(), labels_of)) == ["base"]
 
 
 @pytest.mark.parametrize(
@@ -96,7 +100,7 @@ def test_canary_replaces_its_base():
      ({"phase": "Running"}, True, False)],
 )  # fmt: skip
 def test_is_active_pod(status, deleting, active):
-    p = pod()
+    p = app_pod()
     p["status"] = status
     if deleting:
         p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"

@@ -9,16 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.control.sidecarset.condition import with_upgradable
+from tests.kit.pods import pod
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T1 = datetime(2026, 1, 2, tzinfo=UTC)
 
 
-def pod(*conditions):
-    return {
-        "metadata": {"name": "p"},
-        "status": {"conditions": [{"type": "Ready", "status": "True"}, *conditions]},
-    }
+def ready_pod(*conditions):
+    """A ready pod with `conditions` after its Ready one."""
+    return pod(namespace=None, ready=True, conditions=list(conditions))
 
 
 def upgradable(p):
@@ -26,7 +25,7 @@ def upgradable(p):
 
 
 def test_first_not_upgradable_sidecarset_adds_a_false_condition():
-    out = with_upgradable(pod(), "a", False, T0)
+    out = with_upgradable(ready_pod(), "a", False, T0)
     assert upgradable(out) == {
         "type": "SidecarSetUpgradable",
         "status": "False",
@@ -39,7 +38,7 @@ def test_first_not_upgradable_sidecarset_adds_a_false_condition():
 
 
 def test_true_only_while_every_sidecarset_is_upgradable():
-    blocked = with_upgradable(with_upgradable(pod(), "a", False, T0), "b", True, T1)
+    blocked = with_upgradable(with_upgradable(ready_pod(), "a", False, T0), "b", True, T1)
     assert upgradable(blocked)["status"] == "False"
     assert json.loads(upgradable(blocked)["message"]) == {"a": False, "b": True}
     assert upgradable(blocked)["lastTransitionTime"] == "2026-01-01T00:00:00Z"  # status did not flip
@@ -51,14 +50,14 @@ def test_true_only_while_every_sidecarset_is_upgradable():
 
 def test_a_foreign_message_starts_a_new_record():
     out = with_upgradable(
-        pod({"type": "SidecarSetUpgradable", "status": "True", "message": "hello"}), "a", True, T0
+        ready_pod({"type": "SidecarSetUpgradable", "status": "True", "message": "hello"}), "a", True, T0
     )
     assert upgradable(out)["message"] == '{"a":true}'
 
 
 @given(st.lists(st.tuples(st.sampled_from("abc"), st.booleans()), min_size=1, max_size=8))
 def test_status_is_the_conjunction_of_the_latest_entries(writes):
-    p = pod()
+    p = ready_pod()
     latest: dict[str, bool] = {}
     for name, value in writes:
         p = with_upgradable(p, name, value, T0) or p

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from kruise.control.sidecarset import update
+from tests.kit.pods import pod
 
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:" + "2" * 64
@@ -27,7 +28,7 @@ HOT = {
 }
 
 
-def pod(containers, statuses=None, state=None):
+def sidecar_pod(containers, statuses=None, state=None):
     """`containers`: name -> spec image; `statuses`: name -> (status image, imageID), default the spec
     image and its own name as imageID; the app container is always there."""
     specs = [{"name": "app", "image": "nginx:1"}] + [{"name": n, "image": i} for n, i in containers.items()]
@@ -35,15 +36,15 @@ def pod(containers, statuses=None, state=None):
     reported.update({n: (i, i) for n, i in containers.items()})
     reported.update(statuses or {})
     annotations = {} if state is None else {STATE: state if isinstance(state, str) else json.dumps(state)}
-    return {
-        "metadata": {"name": "p", "annotations": annotations},
-        "spec": {"containers": specs},
-        "status": {
-            "containerStatuses": [
-                {"name": n, "image": image, "imageID": image_id} for n, (image, image_id) in reported.items()
-            ]
-        },
-    }
+    container_statuses = [
+        {"name": n, "image": image, "imageID": image_id} for n, (image, image_id) in reported.items()
+    ]
+    return pod(
+        namespace=None,
+        annotations=annotations,
+        containers=specs,
+        status={"containerStatuses": container_statuses},
+    )
 
 
 def recorded(**image_ids):
@@ -95,11 +96,13 @@ CASES = [
 @pytest.mark.parametrize(("containers", "statuses", "state", "consistent"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])  # fmt: skip
 def test_cold_sidecar_consistency(containers, statuses, state, consistent):
-    assert update.sidecars_consistent(pod(containers, statuses, state), sidecarset(COLD)) is consistent
+    assert (
+        update.sidecars_consistent(sidecar_pod(containers, statuses, state), sidecarset(COLD)) is consistent
+    )
 
 
 def test_a_missing_container_status_is_inconsistent():
-    p = pod({"side": f"busybox@{D1}"})
+    p = sidecar_pod({"side": f"busybox@{D1}"})
     p["status"]["containerStatuses"].pop()
     assert not update.sidecars_consistent(p, sidecarset(COLD))
 
@@ -110,11 +113,11 @@ def test_digest_rule_needs_every_sidecar_pinned():
     s = sidecarset(COLD, {"name": "tagged", "image": "x"})
     containers = {"side": f"busybox@{D2}", "tagged": "envoy:1"}
     statuses = {"side": ("busybox:1.35", f"docker-pullable://busybox@{D2}")}
-    assert update.sidecars_consistent(pod(containers, statuses), s)
+    assert update.sidecars_consistent(sidecar_pod(containers, statuses), s)
     stale = recorded(side=f"docker-pullable://busybox@{D2}")
-    assert not update.sidecars_consistent(pod(containers, statuses, stale), s)
+    assert not update.sidecars_consistent(sidecar_pod(containers, statuses, stale), s)
     # checked alone, the digest sidecar is judged by its imageID
-    assert update.sidecars_consistent(pod(containers, statuses, stale), s, ["side"])
+    assert update.sidecars_consistent(sidecar_pod(containers, statuses, stale), s, ["side"])
 
 
 def test_pod_order_decides_which_digest_sidecars_are_checked():
@@ -122,15 +125,15 @@ def test_pod_order_decides_which_digest_sidecars_are_checked():
     a mismatching digest sidecar before it fails the pod, one after it is left to the recorded imageIDs."""
     s = sidecarset(COLD, {"name": "tagged", "image": "x"})
     mismatch = {"side": ("busybox:1.35", f"docker-pullable://busybox@{D1}")}
-    before = pod({"side": f"busybox@{D2}", "tagged": "envoy:1"}, mismatch)
-    after = pod({"tagged": "envoy:1", "side": f"busybox@{D2}"}, mismatch)
+    before = sidecar_pod({"side": f"busybox@{D2}", "tagged": "envoy:1"}, mismatch)
+    after = sidecar_pod({"tagged": "envoy:1", "side": f"busybox@{D2}"}, mismatch)
     assert not update.sidecars_consistent(before, s)
     assert update.sidecars_consistent(after, s)
 
 
 def test_app_containers_are_not_judged():
     s = sidecarset(COLD)
-    p = pod({"side": f"busybox@{D1}"}, {"side": ("busybox", f"docker-pullable://busybox@{D1}")})
+    p = sidecar_pod({"side": f"busybox@{D1}"}, {"side": ("busybox", f"docker-pullable://busybox@{D1}")})
     p["spec"]["containers"][0]["image"] = f"nginx@{D2}"  # app runs something else: not our business
     assert update.sidecars_consistent(p, s)
 
@@ -147,10 +150,10 @@ def test_hot_upgrade_pair_with_digest_images():
             f"docker-pullable://openkruise/hotupgrade-sample@{D2}",
         ),
     }
-    assert update.sidecars_consistent(pod(containers, statuses), s)
+    assert update.sidecars_consistent(sidecar_pod(containers, statuses), s)
     lagging = dict(statuses, **{"hot-2": ("sidecar:v0", f"docker-pullable://sidecar@{D1}")})
-    assert not update.sidecars_consistent(pod(containers, lagging), s)
-    assert update.sidecars_consistent(pod(containers, lagging), s, ["hot-1"])
+    assert not update.sidecars_consistent(sidecar_pod(containers, lagging), s)
+    assert update.sidecars_consistent(sidecar_pod(containers, lagging), s, ["hot-1"])
 
 
 def test_mid_update_uses_the_digest_rule():
@@ -158,10 +161,12 @@ def test_mid_update_uses_the_digest_rule():
     kubelet reports that digest it does not, even though its imageID equals the recorded one."""
     s = sidecarset(COLD)
     stale = recorded(side=f"docker-pullable://busybox@{D1}")
-    p = pod({"side": f"busybox@{D2}"}, {"side": ("busybox:1.35", f"docker-pullable://busybox@{D1}")}, stale)
+    p = sidecar_pod(
+        {"side": f"busybox@{D2}"}, {"side": ("busybox:1.35", f"docker-pullable://busybox@{D1}")}, stale
+    )
     p["status"]["containerStatuses"][1]["ready"] = True
     assert update.mid_update(p, s)
     running = {"side": ("busybox:1.35", f"docker-pullable://busybox@{D1}")}
-    pinned = pod({"side": f"busybox@{D1}"}, running, stale)
+    pinned = sidecar_pod({"side": f"busybox@{D1}"}, running, stale)
     pinned["status"]["containerStatuses"][1]["ready"] = True
     assert not update.mid_update(pinned, s)

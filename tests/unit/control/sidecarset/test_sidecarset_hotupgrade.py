@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sidecar_builders import pod, sidecarset
+from sidecar_builders import app_pod, sidecarset
 
 from kruise.control.sidecarset import hotupgrade, update
 from kruise.control.sidecarset.injection import inject
@@ -57,7 +57,7 @@ def running(p, ready=None):
 
 
 def injected(s):
-    body = pod("p1")
+    body = app_pod("p1")
     assert inject(body, [s], now=NOW)
     return running(body)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from test_sidecarset_update import pod, sidecarset
+from test_sidecarset_update import sidecar_pod, sidecarset
 
 from kruise.control.sidecarset import order, update
 
 
 def labelled(name, ready=True, **labels):
-    body = pod(name, ready=ready)
+    body = sidecar_pod(name, ready=ready)
     body["metadata"]["labels"] = labels
     return body
 
@@ -56,7 +56,7 @@ def test_priority_outranks_readiness_and_unready_pods_take_no_budget():
 
 def test_budget_exhausted_stops_the_walk_as_upstream():
     strategy = {"maxUnavailable": 1, "priorityStrategy": {"orderPriority": [{"orderedKey": "rank"}]}}
-    busy = pod("u", hash_="h2", ready=False)
+    busy = sidecar_pod("u", hash_="h2", ready=False)
     pods = [busy, labelled("a", rank="9"), labelled("b", ready=False, rank="1")]
     assert names(update.pods_to_update(sidecarset(**strategy), pods)) == []
 

@@ -17,6 +17,7 @@ from kruise.control.sidecarset.resources import (
     compute_resources,
     target_containers,
 )
+from tests.kit.pods import pod
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
@@ -30,11 +31,9 @@ def container(name, limits=None, requests=None, **extra):
     return {"name": name, "image": "app", "resources": resources, **extra}
 
 
-def pod(*containers, init=()):
-    return {
-        "metadata": {"name": "p", "namespace": "default", "labels": {"app": "web"}},
-        "spec": {"containers": list(containers), "initContainers": list(init)},
-    }
+def app_pod(*containers, init=()):
+    """A web pod of `containers` and `init` containers."""
+    return pod(labels={"app": "web"}, containers=list(containers), initContainers=list(init))
 
 
 def policy(mode="sum", regex=".*", limits=None, requests=None):
@@ -69,7 +68,7 @@ def names(containers):
 
 
 def test_targets_are_native_sidecars_then_containers_matching_the_regex():
-    the_pod = pod(APP1, APP2, init=[PLAIN_INIT, NATIVE])
+    the_pod = app_pod(APP1, APP2, init=[PLAIN_INIT, NATIVE])
     assert names(target_containers(the_pod, ".*", [])) == ["native", "app1", "app2"]
     assert names(target_containers(the_pod, "app2", [])) == ["app2"]
     assert names(target_containers(the_pod, "^app", [])) == ["app1", "app2"]
@@ -77,7 +76,7 @@ def test_targets_are_native_sidecars_then_containers_matching_the_regex():
 
 
 def test_targets_leave_out_every_container_a_matched_sidecarset_injects():
-    the_pod = pod(APP1, container("envoy"), init=[container("istio-init", restartPolicy="Always")])
+    the_pod = app_pod(APP1, container("envoy"), init=[container("istio-init", restartPolicy="Always")])
     sets = [sidecarset(containers=[{"name": "envoy"}], init=[{"name": "istio-init"}])]
     assert names(target_containers(the_pod, ".*", sets)) == ["app1"]
 
@@ -114,7 +113,7 @@ def test_missing_requests_count_as_zero():
             limits={"cpu": "cpu*50%", "memory": "memory"},
             requests={"cpu": "max(cpu*50%, 50m)", "memory": "memory + 10Mi"},
         ),
-        pod(container("a", {"cpu": "1"}), container("b", {"cpu": "1"})),
+        app_pod(container("a", {"cpu": "1"}), container("b", {"cpu": "1"})),
         [],
     )
     # memory limits unlimited: not set; the zero requests feed the expressions
@@ -146,7 +145,7 @@ def test_missing_requests_count_as_zero():
     ],
 )
 def test_compute_resources(the_policy, expected):
-    assert compute_resources(the_policy, pod(APP1, APP2), []) == expected
+    assert compute_resources(the_policy, app_pod(APP1, APP2), []) == expected
 
 
 @pytest.mark.parametrize(
@@ -166,7 +165,7 @@ def test_compute_resources(the_policy, expected):
 )
 def test_compute_resources_errors(the_policy, message):
     with pytest.raises(ResourcesPolicyError) as info:
-        compute_resources(the_policy, pod(APP1, APP2), [])
+        compute_resources(the_policy, app_pod(APP1, APP2), [])
     assert str(info.value).startswith(message)
 
 
@@ -203,7 +202,7 @@ def test_sum_and_max_over_random_containers(cpus):
 @given(st.lists(st.integers(min_value=1, max_value=4096), min_size=1, max_size=5), st.integers(1, 100))
 def test_percentage_of_summed_memory(mebis, percent):
     containers = [container(f"c{i}", {"memory": f"{m}Mi"}) for i, m in enumerate(mebis)]
-    resources = compute_resources(policy(limits={"memory": f"memory*{percent}%"}), pod(*containers), [])
+    resources = compute_resources(policy(limits={"memory": f"memory*{percent}%"}), app_pod(*containers), [])
     total_milli = sum(mebis) * 2**20 * 1000
     expected_milli = int(float(total_milli) * (percent / 100))
     assert Quantity.parse(resources["limits"]["memory"]).milli_value() == expected_milli
@@ -227,7 +226,7 @@ def test_inject_sets_sidecar_and_native_sidecar_resources():
         "name": "logger", "image": "fluent", "restartPolicy": "Always",
         "resourcesPolicy": policy("max", regex="^app", limits={"memory": "memory"}),
     }  # fmt: skip
-    the_pod = injected(pod(APP1, APP2), sidecarset(containers=[sidecar], init=[native]))
+    the_pod = injected(app_pod(APP1, APP2), sidecarset(containers=[sidecar], init=[native]))
     by_name = {c["name"]: c for c in the_pod["spec"]["containers"] + the_pod["spec"]["initContainers"]}
     assert by_name["proxy"]["resources"] == {"limits": {"cpu": "300m"}, "requests": {"memory": "768Mi"}}
     assert by_name["logger"]["resources"] == {"limits": {"memory": "2Gi"}}
@@ -240,7 +239,7 @@ def test_inject_leaves_the_cached_sidecarset_untouched():
     sidecar = {"name": "proxy", "image": "envoy", "resourcesPolicy": policy(limits={"cpu": "cpu"})}
     cached = sidecarset(containers=[sidecar])
     frozen = copy.deepcopy(cached)
-    the_pod = pod(APP1)
+    the_pod = app_pod(APP1)
     inject(the_pod, [cached], now=NOW)
     assert cached == frozen
 
@@ -252,7 +251,7 @@ def test_inject_refuses_a_pod_no_container_matches():
         "resourcesPolicy": policy(regex="^db$", limits={"cpu": "cpu"}),
     }
     with pytest.raises(InjectionError, match='no containers match the regex pattern "\\^db\\$"'):
-        injected(pod(APP1), sidecarset(containers=[sidecar]))
+        injected(app_pod(APP1), sidecarset(containers=[sidecar]))
 
 
 def test_share_volume_device_policy_shares_app_devices():
@@ -267,7 +266,7 @@ def test_share_volume_device_policy_shares_app_devices():
     private = {"name": "other", "image": "o", "shareVolumeDevicePolicy": {"type": "disabled"}}
     absent = {"name": "third", "image": "t"}
     volumes = [{"name": "cfg", "emptyDir": {}}]
-    the_pod = injected(pod(app), sidecarset(containers=[sharing, private, absent], volumes=volumes))
+    the_pod = injected(app_pod(app), sidecarset(containers=[sharing, private, absent], volumes=volumes))
     by_name = {c["name"]: c for c in the_pod["spec"]["containers"]}
     assert by_name["backup"]["volumeDevices"] == [{"name": "disk0", "devicePath": "/dev/nvme1"}]
     assert "volumeDevices" not in by_name["other"] and "volumeDevices" not in by_name["third"]
@@ -284,6 +283,6 @@ def test_shared_devices_skip_other_sidecars_and_keep_own_devices():
         "name": "backup", "image": "b", "shareVolumeDevicePolicy": {"type": "enabled"},
         "volumeDevices": [{"name": "disk1", "devicePath": "/dev/a"}],
     }  # fmt: skip
-    the_pod = injected(pod(app, earlier), sidecarset(containers=[sharing]))
+    the_pod = injected(app_pod(app, earlier), sidecarset(containers=[sharing]))
     backup = next(c for c in the_pod["spec"]["containers"] if c["name"] == "backup")
     assert backup["volumeDevices"] == [{"name": "disk1", "devicePath": "/dev/a"}]

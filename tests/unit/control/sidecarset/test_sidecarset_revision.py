@@ -19,7 +19,7 @@ from kruise.api.keys import (
 from kruise.control.common.revision import go_json, hash_revision_data
 from kruise.control.sidecarset import revision as rev
 from kruise.control.sidecarset.injection import inject
-from tests.unit.control.sidecarset.sidecar_builders import LOG_VOLUME, SIDECAR1, pod, sidecarset
+from tests.unit.control.sidecarset.sidecar_builders import LOG_VOLUME, SIDECAR1, app_pod, sidecarset
 
 NS = "kruise-system"
 
@@ -123,14 +123,16 @@ def test_choose_latest_reuse_rollback_create():
 
 def _pod_on(revision_name: str, set_name: str = "test-sidecarset"):
     record = {set_name: {"hash": "h", "sidecarSetName": set_name, "controllerRevision": revision_name}}
-    return pod(metadata={"annotations": {ANNOTATION_SIDECARSET_HASH: json.dumps(record)}})
+    return app_pod(metadata={"annotations": {ANNOTATION_SIDECARSET_HASH: json.dumps(record)}})
 
 
 def test_pod_revision_reads_the_hash_record():
     assert rev.pod_revision(_pod_on("r-1"), "test-sidecarset") == "r-1"
     assert rev.pod_revision(_pod_on("r-1"), "other") == ""
-    assert rev.pod_revision(pod(metadata={"annotations": {ANNOTATION_SIDECARSET_HASH: "{bad"}}), "x") == ""
-    assert rev.pod_revision(pod(), "test-sidecarset") == ""
+    assert (
+        rev.pod_revision(app_pod(metadata={"annotations": {ANNOTATION_SIDECARSET_HASH: "{bad"}}), "x") == ""
+    )
+    assert rev.pod_revision(app_pod(), "test-sidecarset") == ""
 
 
 def _history(count: int):
@@ -231,19 +233,19 @@ def _choose(body, the_pod, draw=0.5):
 
 
 def test_new_pod_version_by_policy():
-    assert _choose(_set(image="busybox:1.35.0"), pod()) == "busybox:1.35.0"
-    assert _choose(_with_strategy("Always"), pod()) == "busybox"
-    assert _choose(_with_strategy(None), pod()) == "busybox"
-    assert _choose(_with_strategy("Partial", paused=True, partition="0%"), pod()) == "busybox"
+    assert _choose(_set(image="busybox:1.35.0"), app_pod()) == "busybox:1.35.0"
+    assert _choose(_with_strategy("Always"), app_pod()) == "busybox"
+    assert _choose(_with_strategy(None), app_pod()) == "busybox"
+    assert _choose(_with_strategy("Partial", paused=True, partition="0%"), app_pod()) == "busybox"
     canary = {"matchLabels": {"canary": "true"}}
-    assert _choose(_with_strategy("Partial", selector=canary), pod()) == "busybox"
+    assert _choose(_with_strategy("Partial", selector=canary), app_pod()) == "busybox"
     assert (
-        _choose(_with_strategy("Partial", selector=canary), pod(labels={"canary": "true"}))
+        _choose(_with_strategy("Partial", selector=canary), app_pod(labels={"canary": "true"}))
         == "busybox:1.35.0"
     )
-    assert _choose(_with_strategy("Partial", partition=2), pod()) == "busybox:1.35.0"
-    assert _choose(_with_strategy("Partial", partition="60%"), pod(), draw=0.6) == "busybox"
-    assert _choose(_with_strategy("Partial", partition="60%"), pod(), draw=0.61) == "busybox:1.35.0"
+    assert _choose(_with_strategy("Partial", partition=2), app_pod()) == "busybox:1.35.0"
+    assert _choose(_with_strategy("Partial", partition="60%"), app_pod(), draw=0.6) == "busybox"
+    assert _choose(_with_strategy("Partial", partition="60%"), app_pod(), draw=0.61) == "busybox:1.35.0"
 
 
 def test_partition_percentage_parsing():
@@ -261,8 +263,8 @@ def test_injecting_a_history_records_its_revision_and_hash():
     body = _set(image="busybox:1.35.0")
     body["spec"]["injectionStrategy"] = {"revision": {"revisionName": revision["metadata"]["name"]}}
     body["status"] = {"latestRevision": "test-sidecarset-latest"}
-    chosen = rev.sidecarset_for_new_pod(body, pod(), [revision], NS, lambda: 0.0)
-    target = pod()
+    chosen = rev.sidecarset_for_new_pod(body, app_pod(), [revision], NS, lambda: 0.0)
+    target = app_pod()
     assert inject(target, [dict(chosen)])
     assert [c["image"] for c in target["spec"]["containers"]] == ["busybox", "nginx:1.7.9"]
     record = json.loads(target["metadata"]["annotations"][ANNOTATION_SIDECARSET_HASH])["test-sidecarset"]

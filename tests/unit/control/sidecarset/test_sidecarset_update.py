@@ -9,6 +9,7 @@ import pytest
 
 from kruise.control.sidecarset import update
 from kruise.control.sidecarset.metadata import PatchMetadataError
+from tests.kit.pods import pod
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -21,7 +22,7 @@ def sidecarset(hash_="h2", without="w1", **strategy):
     }
 
 
-def pod(
+def sidecar_pod(
     name,
     hash_="h1",
     without="w1",
@@ -31,6 +32,8 @@ def pod(
     image_id="id-1",
     state=None,
 ):
+    """A running pod injected by SidecarSet s (hashes `hash_` and `without`), its `side` sidecar
+    reported as running `status_image` (default its spec image)."""
     annotations = {
         "kruise.io/sidecarset-hash": json.dumps({"s": {"hash": hash_, "sidecarSetName": "s"}}),
         "kruise.io/sidecarset-hash-without-image": json.dumps(
@@ -39,44 +42,49 @@ def pod(
     }
     if state is not None:
         annotations["kruise.io/sidecarset-inplace-update-state"] = json.dumps({"s": state})
-    return {
-        "metadata": {"name": name, "annotations": annotations, "labels": {}},
-        "spec": {"containers": [{"name": "side", "image": side_image}, {"name": "app", "image": "nginx"}]},
-        "status": {
-            "phase": "Running",
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-            "containerStatuses": [{"name": "side", "image": status_image or side_image, "imageID": image_id},
-                                  {"name": "app", "image": "nginx", "imageID": "x"}],
+    return pod(
+        name,
+        namespace=None,
+        annotations=annotations,
+        labels={},
+        containers=[{"name": "side", "image": side_image}, {"name": "app", "image": "nginx"}],
+        phase="Running",
+        ready=ready,
+        status={
+            "containerStatuses": [
+                {"name": "side", "image": status_image or side_image, "imageID": image_id},
+                {"name": "app", "image": "nginx", "imageID": "x"},
+            ]
         },
-    }  # fmt: skip
+    )
 
 
 def test_updated_and_upgradable():
     s = sidecarset()
-    assert not update.is_updated(pod("a"), s) and update.is_upgradable(pod("a"), s)
-    assert update.is_updated(pod("a", hash_="h2"), s)
-    assert not update.is_upgradable(pod("a", without="w0"), s)
+    assert not update.is_updated(sidecar_pod("a"), s) and update.is_upgradable(sidecar_pod("a"), s)
+    assert update.is_updated(sidecar_pod("a", hash_="h2"), s)
+    assert not update.is_upgradable(sidecar_pod("a", without="w0"), s)
 
 
 def test_budget_of_one_and_partition():
     s = sidecarset(maxUnavailable=1)
-    pods = [pod("a"), pod("b"), pod("c")]
+    pods = [sidecar_pod("a"), sidecar_pod("b"), sidecar_pod("c")]
     assert [p["metadata"]["name"] for p in update.pods_to_update(s, pods)] == ["a"]
     held = sidecarset(partition=2, maxUnavailable=3)
     assert len(update.pods_to_update(held, pods)) == 1
     assert update.pods_to_update(sidecarset(type="NotUpdate"), pods) == []
     assert update.pods_to_update(sidecarset(paused=True), pods) == []
     # an updated pod not ready yet uses up the budget
-    busy = [pod("a", hash_="h2", ready=False), pod("b"), pod("c")]
+    busy = [sidecar_pod("a", hash_="h2", ready=False), sidecar_pod("b"), sidecar_pod("c")]
     assert update.pods_to_update(s, busy) == []
     # unready candidates take no budget
-    unready = [pod("a", hash_="h2", ready=False), pod("b", ready=False)]
+    unready = [sidecar_pod("a", hash_="h2", ready=False), sidecar_pod("b", ready=False)]
     assert [p["metadata"]["name"] for p in update.pods_to_update(s, unready)] == ["b"]
 
 
 def test_updated_pod_and_consistency():
     s = sidecarset()
-    new = update.updated_pod(pod("a"), s, NOW)
+    new = update.updated_pod(sidecar_pod("a"), s, NOW)
     assert new["spec"]["containers"][0]["image"] == "busybox:2"
     assert new["spec"]["containers"][1]["image"] == "nginx"
     assert json.loads(new["metadata"]["annotations"]["kruise.io/sidecarset-hash"])["s"]["hash"] == "h2"
@@ -87,7 +95,7 @@ def test_updated_pod_and_consistency():
     restarted = json.loads(json.dumps(new))
     restarted["status"]["containerStatuses"][0].update(image="busybox:2", imageID="id-2")
     assert update.sidecars_consistent(restarted, s) and update.is_pod_ready(restarted, s)
-    status = update.compute_status(s, [restarted, pod("b")])
+    status = update.compute_status(s, [restarted, sidecar_pod("b")])
     assert status == {
         "observedGeneration": 3,
         "matchedPods": 2,
@@ -106,7 +114,7 @@ def test_updated_pod_renews_the_hash_record_with_the_latest_revision():
         {"name": "init", "image": "busybox"},
         {"name": "native", "image": "busybox", "restartPolicy": "Always"},
     ]
-    old = pod("a")
+    old = sidecar_pod("a")
     records = {
         "other": {"hash": "o1", "sidecarSetName": "other"},
         "s": {"updateTimestamp": "2025-01-01T00:00:00Z", "hash": "h1", "sidecarSetName": "s",
@@ -129,7 +137,7 @@ def test_updated_pod_renews_the_hash_record_with_the_latest_revision():
 
 
 def test_updated_pod_without_a_latest_revision_records_none():
-    new = update.updated_pod(pod("a"), sidecarset(), NOW)
+    new = update.updated_pod(sidecar_pod("a"), sidecarset(), NOW)
     assert (
         "controllerRevision"
         not in json.loads(new["metadata"]["annotations"]["kruise.io/sidecarset-hash"])["s"]
@@ -145,7 +153,7 @@ def test_updated_pod_reapplies_patch_pod_metadata():
         {"patchPolicy": "Overwrite", "annotations": {"overwritten": "new"}},
         {"patchPolicy": "Retain", "annotations": {"retained": "new", "added": "yes"}},
     ]
-    old = pod("a")
+    old = sidecar_pod("a")
     old["metadata"]["annotations"].update(merged='{"app":0,"side":1}', overwritten="old", retained="old")
     annotations = update.updated_pod(old, s, NOW)["metadata"]["annotations"]
     assert annotations["merged"] == '{"app":0,"side":2}'
@@ -158,7 +166,7 @@ def test_updated_pod_refuses_a_merge_into_an_annotation_that_is_not_json():
     s["spec"]["patchPodMetadata"] = [
         {"patchPolicy": "MergePatchJson", "annotations": {"merged": '{"side":2}'}}
     ]
-    old = pod("a")
+    old = sidecar_pod("a")
     old["metadata"]["annotations"]["merged"] = "plain text"
     with pytest.raises(PatchMetadataError, match="pod annotation merged is not a JSON document"):
         update.updated_pod(old, s, NOW)

@@ -8,12 +8,14 @@ import pytest
 
 from kruise.control.sidecarset.resources import ResourcesPolicyError, target_containers
 from kruise.control.sidecarset.whitelist import whitelist_error
+from tests.kit.pods import pod
 
 KEY = "SidecarSet_PatchPodMetadata_WhiteList"
 
 
-def pod(*names: str) -> dict:
-    return {"spec": {"containers": [{"name": name} for name in names]}}
+def pod_of(*names: str) -> dict:
+    """A pod of containers named `names` (only the spec is read here)."""
+    return pod(containers=[{"name": name} for name in names])
 
 
 @pytest.mark.parametrize(
@@ -27,12 +29,12 @@ def pod(*names: str) -> dict:
     ],
 )
 def test_target_container_names_match_as_go(regex: str, expected: list[str]) -> None:
-    the_pod = pod("app", "my-app", "app2", "web٣")
+    the_pod = pod_of("app", "my-app", "app2", "web٣")
     assert [c["name"] for c in target_containers(the_pod, regex, [])] == expected
 
 
 def test_unicode_digit_is_not_a_go_digit() -> None:
-    assert target_containers(pod("web٣", "web3"), r"\d", []) == [{"name": "web3"}]
+    assert target_containers(pod_of("web٣", "web3"), r"\d", []) == [{"name": "web3"}]
 
 
 @pytest.mark.parametrize(
@@ -45,7 +47,7 @@ def test_unicode_digit_is_not_a_go_digit() -> None:
 )
 def test_a_pattern_go_refuses_fails_the_pod_webhook_with_gos_text(regex: str, go_error: str) -> None:
     with pytest.raises(ResourcesPolicyError) as caught:
-        target_containers(pod("app"), regex, [])
+        target_containers(pod_of("app"), regex, [])
     assert str(caught.value) == (
         f"failed to get target containers: invalid regex pattern {json.dumps(regex)}: {go_error}"
     )
