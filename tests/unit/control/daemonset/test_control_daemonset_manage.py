@@ -28,7 +28,7 @@ def node(name: str) -> dict[str, Any]:
     return {"metadata": {"name": name}, "spec": {}}
 
 
-def pod(node_name: str, revision: str, suffix: str = "", **kw: Any) -> dict[str, Any]:
+def ds_pod(node_name: str, revision: str, suffix: str = "", **kw: Any) -> dict[str, Any]:
     kw.setdefault("node", node_name)
     return build_pod(f"ds-{node_name}-{revision}{suffix}", revision, **kw)
 
@@ -47,42 +47,42 @@ def plan(fits: dict[str, NodeFit], pods: list[dict[str, Any]], surge: bool = Fal
 
 
 def test_creates_on_eligible_nodes_without_pods_sorted():
-    result = plan({"b": RUN, "a": RUN, "c": NO, "d": KEEP}, [pod("b", OLD)])
+    result = plan({"b": RUN, "a": RUN, "c": NO, "d": KEEP}, [ds_pod("b", OLD)])
     assert result.nodes_to_create == ("a",)
     assert result.pods_to_delete == ()
 
 
 def test_ineligible_node_loses_its_live_pods():
-    deleting = pod("a", OLD, "-x")
+    deleting = ds_pod("a", OLD, "-x")
     deleting["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    result = plan({"a": NO}, [pod("a", NEW), deleting])
+    result = plan({"a": NO}, [ds_pod("a", NEW), deleting])
     assert result.pods_to_delete == ("ds-a-hash-new",)
 
 
 def test_terminating_pod_blocks_a_replacement_without_surge():
-    gone = pod("a", OLD)
+    gone = ds_pod("a", OLD)
     gone["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     assert plan({"a": RUN}, [gone]).nodes_to_create == ()
     assert plan({"a": RUN}, [gone], surge=True).nodes_to_create == ("a",)
 
 
 def test_failed_and_preparing_delete_pods_are_deleted():
-    failed = pod("a", NEW, phase="Failed", ready=False)
-    preparing = pod("b", NEW, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})
+    failed = ds_pod("a", NEW, phase="Failed", ready=False)
+    preparing = ds_pod("b", NEW, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})
     result = plan({"a": RUN, "b": RUN}, [failed, preparing])
     assert set(result.pods_to_delete) == {"ds-a-hash-new", "ds-b-hash-new"}
     assert result.failed_pods == (("ds-a-hash-new", "a"),)
 
 
 def test_without_surge_the_oldest_pod_stays():
-    older = pod("a", OLD, created=NOW - timedelta(days=2))
-    newer = pod("a", NEW, created=NOW - timedelta(hours=1))
+    older = ds_pod("a", OLD, created=NOW - timedelta(days=2))
+    newer = ds_pod("a", NEW, created=NOW - timedelta(hours=1))
     assert plan({"a": RUN}, [newer, older]).pods_to_delete == ("ds-a-hash-new",)
 
 
 def test_surge_keeps_old_pod_until_new_one_is_available():
-    old = pod("a", OLD, created=NOW - timedelta(days=2))
-    fresh = pod("a", NEW, created=NOW - timedelta(seconds=30), ready_since=timedelta(seconds=5))
+    old = ds_pod("a", OLD, created=NOW - timedelta(days=2))
+    fresh = ds_pod("a", NEW, created=NOW - timedelta(seconds=30), ready_since=timedelta(seconds=5))
     waiting = plan({"a": RUN}, [old, fresh], surge=True, min_ready=10)
     assert waiting.pods_to_delete == ()
     assert waiting.requeue_after == pytest.approx(5 + AVAILABILITY_TICK)  # the 5 s left, no extra second
@@ -91,13 +91,13 @@ def test_surge_keeps_old_pod_until_new_one_is_available():
 
 
 def test_surge_replaces_an_old_pod_that_is_not_ready():
-    old = pod("a", OLD, ready=False, created=NOW - timedelta(days=2))
-    fresh = pod("a", NEW, ready=False, created=NOW - timedelta(seconds=3))
+    old = ds_pod("a", OLD, ready=False, created=NOW - timedelta(days=2))
+    fresh = ds_pod("a", NEW, ready=False, created=NOW - timedelta(seconds=3))
     assert plan({"a": RUN}, [old, fresh], surge=True).pods_to_delete == ("ds-a-hash-old",)
 
 
 def test_unscheduled_pod_of_a_missing_node_is_deleted_scheduled_one_is_not():
-    unscheduled = pod("gone", OLD, node=None)
+    unscheduled = ds_pod("gone", OLD, node=None)
     unscheduled["spec"]["affinity"] = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -107,16 +107,18 @@ def test_unscheduled_pod_of_a_missing_node_is_deleted_scheduled_one_is_not():
             }
         }
     }
-    scheduled = pod("gone2", OLD)
-    assert plan({"a": RUN}, [unscheduled, scheduled, pod("a", NEW)]).pods_to_delete == ("ds-gone-hash-old",)
+    scheduled = ds_pod("gone2", OLD)
+    assert plan({"a": RUN}, [unscheduled, scheduled, ds_pod("a", NEW)]).pods_to_delete == (
+        "ds-gone-hash-old",
+    )
 
 
 def test_status_counts_each_node_by_its_oldest_pod():
     pods = [
-        pod("a", NEW),
-        pod("b", OLD, ready=False),
-        pod("c", NEW, ready_since=timedelta(seconds=2)),
-        pod("x", NEW),
+        ds_pod("a", NEW),
+        ds_pod("b", OLD, ready=False),
+        ds_pod("c", NEW, ready_since=timedelta(seconds=2)),
+        ds_pod("x", NEW),
     ]
     fits = {"a": RUN, "b": RUN, "c": RUN, "d": RUN, "x": NO}
     nodes = [node(n) for n in fits]

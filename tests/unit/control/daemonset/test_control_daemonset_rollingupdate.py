@@ -26,7 +26,7 @@ def node(name: str, **labels: str) -> dict[str, Any]:
     return {"metadata": {"name": name, "labels": labels}, "spec": {}}
 
 
-def pod(
+def ds_pod(
     node_name: str,
     revision: str,
     *,
@@ -56,7 +56,7 @@ def plan(
 
 
 def all_old(count: int) -> dict[str, list[dict]]:
-    return {f"n{i}": [pod(f"n{i}", OLD)] for i in range(1, count + 1)}
+    return {f"n{i}": [ds_pod(f"n{i}", OLD)] for i in range(1, count + 1)}
 
 
 # --- reading the DaemonSet ----------------------------------------------------------------
@@ -163,18 +163,18 @@ def test_replaces_highest_named_nodes_first_within_max_unavailable() -> None:
 
 def test_unavailable_new_pod_uses_the_budget() -> None:
     pods = all_old(4)
-    pods["n4"] = [pod("n4", NEW, ready=False)]
+    pods["n4"] = [ds_pod("n4", NEW, ready=False)]
     assert plan(pods).pods_to_delete == ()
-    pods["n4"] = [pod("n4", NEW)]
+    pods["n4"] = [ds_pod("n4", NEW)]
     assert plan(pods).pods_to_delete == ("ds-n3-rev-old",)
 
 
 def test_new_pod_waits_for_min_ready_seconds() -> None:
     pods = all_old(3)
-    pods["n3"] = [pod("n3", NEW, ready_since=timedelta(seconds=5))]
+    pods["n3"] = [ds_pod("n3", NEW, ready_since=timedelta(seconds=5))]
     waiting = RollingUpdateSettings(max_unavailable=1, min_ready_seconds=10)
     assert plan(pods, waiting).pods_to_delete == ()
-    pods["n3"] = [pod("n3", NEW, ready_since=timedelta(seconds=11))]
+    pods["n3"] = [ds_pod("n3", NEW, ready_since=timedelta(seconds=11))]
     assert plan(pods, waiting).pods_to_delete == ("ds-n2-rev-old",)
 
 
@@ -188,26 +188,26 @@ def test_node_without_pod_counts_as_unavailable() -> None:
 
 def test_unavailable_old_pods_are_always_replaced() -> None:
     pods = all_old(4)
-    pods["n1"] = [pod("n1", OLD, ready=False)]
-    pods["n2"] = [pod("n2", OLD, ready=False)]
+    pods["n1"] = [ds_pod("n1", OLD, ready=False)]
+    pods["n2"] = [ds_pod("n2", OLD, ready=False)]
     # broken old pods go regardless of the budget and, as upstream, do not use it up
     assert plan(pods).pods_to_delete == ("ds-n2-rev-old", "ds-n1-rev-old", "ds-n4-rev-old")
-    pods["n4"] = [pod("n4", NEW, ready=False)]
+    pods["n4"] = [ds_pod("n4", NEW, ready=False)]
     assert plan(pods).pods_to_delete == ("ds-n2-rev-old", "ds-n1-rev-old")
 
 
 def test_excess_pods_count_as_unavailable() -> None:
     pods = all_old(3)
     pods["n3"] = [
-        pod("n3", OLD),
-        {**pod("n3", OLD), "metadata": {**pod("n3", OLD)["metadata"], "name": "dup"}},
+        ds_pod("n3", OLD),
+        {**ds_pod("n3", OLD), "metadata": {**ds_pod("n3", OLD)["metadata"], "name": "dup"}},
     ]
     assert plan(pods).pods_to_delete == ()
 
 
 def test_deleting_pods_are_ignored() -> None:
     pods = all_old(2)
-    gone = pod("n2", OLD)
+    gone = ds_pod("n2", OLD)
     gone["metadata"]["deletionTimestamp"] = "2026-01-01T11:00:00Z"
     pods["n2"] = [gone]
     # n2 is left with no live pod (unavailable): no room for n1
@@ -217,19 +217,19 @@ def test_deleting_pods_are_ignored() -> None:
 
 def test_preparing_delete_pods() -> None:
     pods = all_old(3)
-    pods["n1"] = [pod("n1", OLD, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})]
+    pods["n1"] = [ds_pod("n1", OLD, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})]
     result = plan(pods, RollingUpdateSettings(max_unavailable=2))
     # a PreparingDelete old pod is "being replaced": ordered right after updated nodes, and unavailable
     assert result.nodes_in_scope == ("n1", "n3", "n2")
     assert result.pods_to_delete == ("ds-n3-rev-old",)
     # a PreparingDelete new pod costs the budget too
     pods = all_old(3)
-    pods["n3"] = [pod("n3", NEW, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})]
+    pods["n3"] = [ds_pod("n3", NEW, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})]
     assert plan(pods, RollingUpdateSettings(max_unavailable=2)).pods_to_delete == ("ds-n2-rev-old",)
 
 
 def test_template_generation_label_counts_as_updated() -> None:
-    pods = {"n1": [pod("n1", OLD, labels={"pod-template-generation": "3"})]}
+    pods = {"n1": [ds_pod("n1", OLD, labels={"pod-template-generation": "3"})]}
     settings = RollingUpdateSettings(max_unavailable=1, template_generation=3)
     assert plan(pods, settings).pods_to_delete == ()
     assert plan(pods).pods_to_delete == ("ds-n1-rev-old",)
@@ -247,7 +247,7 @@ def test_partition_keeps_lowest_named_nodes_old() -> None:
 
 def test_partition_counts_updated_nodes_first() -> None:
     pods = all_old(5)
-    pods["n1"] = [pod("n1", NEW)]  # updated by hand (e.g. OnDelete before)
+    pods["n1"] = [ds_pod("n1", NEW)]  # updated by hand (e.g. OnDelete before)
     settings = RollingUpdateSettings(max_unavailable=5, partition=3, status_desired_number_scheduled=5)
     assert plan(pods, settings).pods_to_delete == ("ds-n5-rev-old",)
 
@@ -268,7 +268,7 @@ def test_partition_of_n_minus_one_updates_exactly_one_node() -> None:
     settings = RollingUpdateSettings(max_unavailable=3, partition=2, status_desired_number_scheduled=3)
     pods = all_old(3)
     assert plan(pods, settings).pods_to_delete == ("ds-n3-rev-old",)
-    pods["n3"] = [pod("n3", NEW)]
+    pods["n3"] = [ds_pod("n3", NEW)]
     assert plan(pods, settings).pods_to_delete == ()
 
 
@@ -283,7 +283,7 @@ def test_selector_limits_updates_to_matching_nodes() -> None:
 def test_selector_keeps_already_updated_nodes_in_scope() -> None:
     nodes = [node("n1", canary="true"), node("n2"), node("n3")]
     pods = all_old(3)
-    pods["n3"] = [pod("n3", NEW, ready=False)]
+    pods["n3"] = [ds_pod("n3", NEW, ready=False)]
     settings = RollingUpdateSettings(max_unavailable=1, selector={"matchLabels": {"canary": "true"}})
     result = plan(pods, settings, nodes=nodes)
     assert result.nodes_in_scope == ("n3", "n1")
@@ -300,7 +300,7 @@ def test_empty_selector_matches_every_node() -> None:
 
 def test_pods_on_vanished_nodes_are_not_considered() -> None:
     pods = all_old(2)
-    pods["gone"] = [pod("gone", NEW, ready=False)]
+    pods["gone"] = [ds_pod("gone", NEW, ready=False)]
     result = plan(pods, nodes=[node("n1"), node("n2")])
     assert "gone" not in result.nodes_in_scope
     assert result.pods_to_delete == ("ds-n2-rev-old",)
@@ -308,7 +308,7 @@ def test_pods_on_vanished_nodes_are_not_considered() -> None:
 
 def test_ineligible_node_counts_unless_pruned() -> None:
     pods = all_old(3)
-    pods["n3"] = [pod("n3", NEW, ready=False)]
+    pods["n3"] = [ds_pod("n3", NEW, ready=False)]
     nodes = [node("n1"), node("n2"), node("n3")]
     assert plan(pods, nodes=nodes, eligible={"n1", "n2"}).pods_to_delete == ()
     pruned = plan(pods, nodes=nodes, eligible={"n1", "n2"}, prune=True)
@@ -330,10 +330,10 @@ def test_surge_creates_beside_the_old_pod() -> None:
 
 def test_surge_waits_for_the_new_pod_then_deletes_the_old() -> None:
     pods = all_old(3)
-    pods["n3"] = [pod("n3", OLD), pod("n3", NEW, ready_since=timedelta(seconds=3))]
+    pods["n3"] = [ds_pod("n3", OLD), ds_pod("n3", NEW, ready_since=timedelta(seconds=3))]
     waiting = plan(pods, SURGE)
     assert waiting.nodes_to_create == () and waiting.pods_to_delete == ()
-    pods["n3"] = [pod("n3", OLD), pod("n3", NEW, ready_since=timedelta(seconds=11))]
+    pods["n3"] = [ds_pod("n3", OLD), ds_pod("n3", NEW, ready_since=timedelta(seconds=11))]
     done = plan(pods, SURGE)
     assert done.pods_to_delete == ("ds-n3-rev-old",)
     assert done.nodes_to_create == ("n2",)
@@ -341,7 +341,7 @@ def test_surge_waits_for_the_new_pod_then_deletes_the_old() -> None:
 
 def test_surge_replaces_unavailable_old_pods_beyond_max_surge() -> None:
     pods = all_old(3)
-    pods["n1"] = [pod("n1", OLD, ready=False)]
+    pods["n1"] = [ds_pod("n1", OLD, ready=False)]
     result = plan(pods, SURGE)
     assert result.nodes_to_create == ("n1", "n3")
 
@@ -349,8 +349,8 @@ def test_surge_replaces_unavailable_old_pods_beyond_max_surge() -> None:
 def test_surge_leaves_nodes_without_live_old_pod_to_the_manage_step() -> None:
     pods = {
         "n1": [],
-        "n2": [pod("n2", NEW)],
-        "n3": [pod("n3", OLD, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})],
+        "n2": [ds_pod("n2", NEW)],
+        "n3": [ds_pod("n3", OLD, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"})],
     }
     result = plan(pods, SURGE)
     assert result.nodes_to_create == () and result.pods_to_delete == ()
@@ -359,8 +359,8 @@ def test_surge_leaves_nodes_without_live_old_pod_to_the_manage_step() -> None:
 def test_surge_preparing_delete_new_pod_holds_a_slot() -> None:
     pods = all_old(2)
     pods["n2"] = [
-        pod("n2", OLD),
-        pod("n2", NEW, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"}),
+        ds_pod("n2", OLD),
+        ds_pod("n2", NEW, labels={"lifecycle.apps.kruise.io/state": "PreparingDelete"}),
     ]
     assert plan(pods, SURGE).nodes_to_create == ()
 
@@ -378,12 +378,12 @@ NO_SURGE_STATES = ("empty", "old", "old-broken", "new", "new-broken")
 def pods_for(name: str, state: str) -> list[dict]:
     return {
         "empty": [],
-        "old": [pod(name, OLD)],
-        "old-broken": [pod(name, OLD, ready=False)],
-        "new": [pod(name, NEW)],
-        "new-broken": [pod(name, NEW, ready=False)],
-        "old+new": [pod(name, OLD), pod(name, NEW)],
-        "old+new-broken": [pod(name, OLD), pod(name, NEW, ready=False)],
+        "old": [ds_pod(name, OLD)],
+        "old-broken": [ds_pod(name, OLD, ready=False)],
+        "new": [ds_pod(name, NEW)],
+        "new-broken": [ds_pod(name, NEW, ready=False)],
+        "old+new": [ds_pod(name, OLD), ds_pod(name, NEW)],
+        "old+new-broken": [ds_pod(name, OLD), ds_pod(name, NEW, ready=False)],
     }[state]
 
 
