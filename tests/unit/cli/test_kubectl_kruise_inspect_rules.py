@@ -11,6 +11,7 @@ import pytest
 from kruise.cli.kubectl_kruise import describerollout, execpod, getall, timefmt
 from kruise.cli.kubectl_kruise.app import plan
 from kruise.cli.kubectl_kruise.parser import build_parser, parse
+from tests.kit.pods import pod
 
 NOW = datetime(2026, 12, 7, 12, 0, 0, tzinfo=UTC)
 
@@ -41,31 +42,37 @@ def test_get_cells_print_go_values():
     assert pub.render(obj, NOW) == "guard       \t1       \t1       \t0       \t1       \t1h0m0s\n"
 
 
-def pod(name: str, *, node: str = "n1", phase: str = "Running", ready_since: str | None = None,
-        restarts: int = 0, created: str = "2026-12-07T10:00:00Z") -> dict:  # fmt: skip
-    conditions = (
-        [{"type": "Ready", "status": "True", "lastTransitionTime": ready_since}] if ready_since else []
+def exec_pod(name: str, *, node: str = "n1", phase: str = "Running", ready_since: str | None = None,
+             restarts: int = 0, created: str = "2026-12-07T10:00:00Z") -> dict:  # fmt: skip
+    """A pod `kubectl kruise exec` may pick: ready since `ready_since` (None: not ready), `restarts`."""
+    return pod(
+        name,
+        namespace=None,
+        created=created,
+        node=node,
+        containers=[{"name": "main"}],
+        phase=phase,
+        conditions=[{"type": "Ready", "status": "True", "lastTransitionTime": ready_since}]
+        if ready_since
+        else [],
+        status={"containerStatuses": [{"name": "main", "restartCount": restarts}]},
     )
-    return {"metadata": {"name": name, "creationTimestamp": created},
-            "spec": {"nodeName": node, "containers": [{"name": "main"}]},
-            "status": {"phase": phase, "conditions": conditions,
-                       "containerStatuses": [{"name": "main", "restartCount": restarts}]}}  # fmt: skip
 
 
 def test_exec_prefers_the_most_active_pod():
     ranked = [
-        pod("ready-longest", ready_since="2026-12-07T10:00:00Z"),
-        pod("ready-later", ready_since="2026-12-07T11:00:00Z"),
-        pod("running-not-ready"),
-        pod("unknown", phase="Unknown"),
-        pod("pending", phase="Pending"),
-        pod("unscheduled", node="", ready_since="2026-12-07T09:00:00Z"),
+        exec_pod("ready-longest", ready_since="2026-12-07T10:00:00Z"),
+        exec_pod("ready-later", ready_since="2026-12-07T11:00:00Z"),
+        exec_pod("running-not-ready"),
+        exec_pod("unknown", phase="Unknown"),
+        exec_pod("pending", phase="Pending"),
+        exec_pod("unscheduled", node="", ready_since="2026-12-07T09:00:00Z"),
     ]
     assert [p["metadata"]["name"] for p in sorted(reversed(ranked), key=execpod.activity)] == [
         p["metadata"]["name"] for p in ranked
     ]
-    fewer = pod("fewer-restarts", restarts=0, created="2026-12-07T11:00:00Z")
-    older = pod("more-restarts", restarts=2)
+    fewer = exec_pod("fewer-restarts", restarts=0, created="2026-12-07T11:00:00Z")
+    older = exec_pod("more-restarts", restarts=2)
     assert min([older, fewer], key=execpod.activity) is fewer
 
 
