@@ -34,6 +34,7 @@ from kruise.kube.resources import (
     SERVICES,
 )
 from tests.kit import until
+from tests.kit.pods import pod
 
 NS = "default"
 
@@ -330,16 +331,16 @@ async def test_deployment_history_and_undo_through_replicasets(plugin):
     assert "pod-template-hash" not in restored["spec"]["template"]["metadata"]["labels"]
 
 
-def pod(name: str, owner: dict[str, Any] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": NS, "labels": {"app": "demo"}}
-    if owner:
-        meta["ownerReferences"] = [owner]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {"containers": [{"name": "c", "image": "x"}]},
-    }
+def demo_pod(name: str, owner: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An app=demo pod to create, controlled by `owner` if given."""
+    return pod(
+        name,
+        namespace=NS,
+        labels={"app": "demo"},
+        owner=owner,
+        containers=[{"name": "c", "image": "x"}],
+        typed=True,
+    )
 
 
 async def test_scaledown_deletes_exactly_the_named_pods(plugin):
@@ -348,8 +349,8 @@ async def test_scaledown_deletes_exactly_the_named_pods(plugin):
     owner = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "demo",
              "uid": cs["metadata"]["uid"], "controller": True}  # fmt: skip
     for name in ("demo-a", "demo-b", "demo-c"):
-        await client.create(PODS, pod(name, owner))
-    await client.create(PODS, pod("loner"))
+        await client.create(PODS, demo_pod(name, owner))
+    await client.create(PODS, demo_pod("loner"))
 
     result = await plugin("scaledown", "cloneset/demo", "--pods", "demo-a,demo-c")
     assert (result.code, result.err) == (0, "")
@@ -588,7 +589,7 @@ async def test_detail_status_lists_updated_pods_by_readiness(plugin):
         ("demo-b", "demo-new", False),
         ("demo-c", "demo-old", True),
     ):
-        body = pod(name, owner)
+        body = demo_pod(name, owner)
         body["metadata"]["labels"]["controller-revision-hash"] = revision
         created = await client.create(PODS, body)
         created["status"] = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
@@ -650,7 +651,7 @@ async def test_set_env_updates_lists_and_removes(plugin):
 
 async def test_create_container_recreate_request_for_a_pod(plugin):
     client = plugin.client
-    await client.create(PODS, pod("web-0"))
+    await client.create(PODS, demo_pod("web-0"))
     result = await plugin("create", "crr", "restart-web", "--pod=web-0", "--containers=c", "-u", "5")
     assert (result.code, result.out, result.err) == (
         0, "containerrecreaterequest.apps.kruise.io/restart-web created\n", ""
