@@ -9,18 +9,21 @@ import pytest
 
 from kruise.sandbox.apiserver.admission import AdmissionAttributes, AdmissionDenied
 from tests.kit import webhook_server
+from tests.kit.pods import pod
 from tests.kit.webhook_server import Reply, patch_response
 
 ADM = ("admissionregistration.k8s.io", "v1")
 
 
-def pod(name="web", labels=None, namespace="default"):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
-        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-    }
+def web_pod(name="web", labels=None, namespace="default"):
+    """A stored nginx pod, as an admission request carries it."""
+    return pod(
+        name,
+        namespace=namespace,
+        labels=labels or {},
+        containers=[{"name": "main", "image": "nginx"}],
+        typed=True,
+    )
 
 
 def pod_attrs(
@@ -79,7 +82,7 @@ async def test_mutating_patch_is_applied_and_review_is_complete(store, server, c
         "m",
         hook("m.kruise.io", url_config(server, certificates, "/mutate")),
     )
-    attrs = pod_attrs(obj=pod())
+    attrs = pod_attrs(obj=web_pod())
     warnings = await admission.mutate(attrs)
     assert attrs.object["metadata"]["labels"] == {"injected": "yes"}
     assert warnings == ["careful"]
@@ -107,7 +110,7 @@ async def test_service_reference_is_verified_against_service_dns_name(store, ser
         "v",
         hook("v.kruise.io", service_config(certificates, "/svc")),
     )
-    assert await admission.validate(pod_attrs(obj=pod())) == []
+    assert await admission.validate(pod_attrs(obj=web_pod())) == []
     assert len(server.received["/svc"]) == 1
 
 
@@ -119,7 +122,7 @@ async def test_service_without_address_fails_closed(store, certificates, admissi
         hook("v.kruise.io", service_config(certificates, "/", "nope")),
     )
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod()))
+        await admission.validate(pod_attrs(obj=web_pod()))
     status = caught.value.status
     assert status["code"] == 500 and status["reason"] == "InternalError"
     assert status["message"].startswith(
@@ -137,10 +140,10 @@ async def test_untrusted_certificate_obeys_failure_policy(store, server, admissi
     config = {"url": server.url("/v"), "caBundle": other_ca.ca_bundle}
     register(store, "validatingwebhookconfigurations", "v", hook("v.kruise.io", config, failurePolicy=policy))
     if policy == "Ignore":
-        assert await admission.validate(pod_attrs(obj=pod())) == []
+        assert await admission.validate(pod_attrs(obj=web_pod())) == []
         return
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod()))
+        await admission.validate(pod_attrs(obj=web_pod()))
     assert "CERTIFICATE_VERIFY_FAILED" in caught.value.status["message"]
     assert caught.value.status["message"].startswith(
         'Internal error occurred: failed calling webhook "v.kruise.io"'
@@ -172,7 +175,7 @@ async def test_denial_is_worded_as_apiserver(
         hook("d.kruise.io", url_config(server, certificates, "/d")),
     )
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod()))
+        await admission.validate(pod_attrs(obj=web_pod()))
     body = caught.value.status
     assert (body["kind"], body["status"], body["code"], body["message"]) == (
         "Status",
@@ -199,7 +202,7 @@ async def test_eviction_subresource_is_refused_with_real_message(store, server, 
         "kind": "Eviction",
         "metadata": {"name": "web", "namespace": "default"},
     }
-    plain = pod_attrs(obj=pod())
+    plain = pod_attrs(obj=web_pod())
     assert await admission.validate(plain) == []
     attrs = pod_attrs(obj=eviction, sub="eviction")
     attrs.kind = {"group": "policy", "version": "v1", "kind": "Eviction"}
@@ -224,7 +227,7 @@ async def test_timeout_is_a_call_failure(store, server, certificates, admission)
         hook("slow.kruise.io", url_config(server, certificates, "/slow"), timeoutSeconds=1),
     )
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod()))
+        await admission.validate(pod_attrs(obj=web_pod()))
     assert caught.value.status["message"] == (
         'Internal error occurred: failed calling webhook "slow.kruise.io": failed to call webhook: '
         f'Post "{server.url("/slow")}?timeout=1s": context deadline exceeded'
@@ -268,7 +271,7 @@ async def test_broken_answers_fail_closed(store, server, certificates, admission
         hook("bad.kruise.io", url_config(server, certificates, "/bad")),
     )
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod()))
+        await admission.validate(pod_attrs(obj=web_pod()))
     assert caught.value.status["message"].startswith(
         'Internal error occurred: failed calling webhook "bad.kruise.io": '
     )
@@ -282,7 +285,7 @@ async def test_broken_answer_is_ignored_under_ignore(store, server, certificates
     register(
         store, "validatingwebhookconfigurations", "v", hook("bad.kruise.io", config, failurePolicy="Ignore")
     )
-    assert await admission.validate(pod_attrs(obj=pod())) == []
+    assert await admission.validate(pod_attrs(obj=web_pod())) == []
 
 
 @pytest.mark.parametrize(
@@ -317,10 +320,10 @@ async def test_mutating_patch_problems(store, server, certificates, admission, a
         "m",
         hook("m", url_config(server, certificates, "/m"), failurePolicy=policy),
     )
-    attrs = pod_attrs(obj=pod())
+    attrs = pod_attrs(obj=web_pod())
     if fragment is None:
         await admission.mutate(attrs)
-        assert attrs.object == pod()
+        assert attrs.object == web_pod()
         return
     with pytest.raises(AdmissionDenied) as caught:
         await admission.mutate(attrs)
@@ -336,7 +339,7 @@ async def test_patch_on_delete_is_refused(store, server, certificates, admission
         hook("m", url_config(server, certificates, "/m"), ops=["DELETE"]),
     )
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.mutate(pod_attrs(op="DELETE", old=pod()))
+        await admission.mutate(pod_attrs(op="DELETE", old=web_pod()))
     assert caught.value.status["message"] == (
         'Internal error occurred: admission webhook "m" attempted to modify the object, '
         "which is not supported for this operation"
@@ -371,7 +374,7 @@ async def test_mutating_order_and_reinvocation(store, server, certificates, admi
         "a",
         hook("first", url_config(server, certificates, "/first"), reinvocationPolicy="IfNeeded"),
     )
-    attrs = pod_attrs(obj=pod())
+    attrs = pod_attrs(obj=web_pod())
     await admission.mutate(attrs)
     assert calls == ["a-first", "b-second", "a-first"]
     assert server.received["/first"][1]["request"]["object"]["metadata"]["labels"] == {"late": "1"}
@@ -386,7 +389,7 @@ async def test_no_reinvocation_without_change(store, server, certificates, admis
         hook("one", url_config(server, certificates, "/same"), reinvocationPolicy="IfNeeded"),
         hook("two", url_config(server, certificates, "/same")),
     )
-    await admission.mutate(pod_attrs(obj=pod()))
+    await admission.mutate(pod_attrs(obj=web_pod()))
     assert len(server.received["/same"]) == 2
 
 
@@ -399,11 +402,11 @@ async def test_namespace_selector(store, server, certificates, admission):
         "v",
         hook("ns.kruise.io", url_config(server, certificates, "/ns"), namespaceSelector=selector),
     )
-    assert await admission.validate(pod_attrs(obj=pod())) == []
+    assert await admission.validate(pod_attrs(obj=web_pod())) == []
     with pytest.raises(AdmissionDenied):
-        await admission.validate(pod_attrs(obj=pod(namespace="team"), namespace="team"))
+        await admission.validate(pod_attrs(obj=web_pod(namespace="team"), namespace="team"))
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod(namespace="ghost"), namespace="ghost"))
+        await admission.validate(pod_attrs(obj=web_pod(namespace="ghost"), namespace="ghost"))
     assert (
         caught.value.status["code"] == 404
         and caught.value.status["message"] == 'namespaces "ghost" not found'
@@ -423,10 +426,10 @@ async def test_object_selector_matches_old_or_new(store, server, certificates, a
             objectSelector={"matchLabels": {"protect": "true"}},
         ),
     )
-    await admission.validate(pod_attrs(obj=pod()))
+    await admission.validate(pod_attrs(obj=web_pod()))
     assert "/obj" not in server.received
-    await admission.validate(pod_attrs(op="UPDATE", obj=pod(), old=pod(labels={"protect": "true"})))
-    await admission.validate(pod_attrs(op="DELETE", old=pod(labels={"protect": "true"})))
+    await admission.validate(pod_attrs(op="UPDATE", obj=web_pod(), old=web_pod(labels={"protect": "true"})))
+    await admission.validate(pod_attrs(op="DELETE", old=web_pod(labels={"protect": "true"})))
     assert [r["request"]["operation"] for r in server.received["/obj"]] == ["UPDATE", "DELETE"]
     assert server.received["/obj"][1]["request"]["options"]["kind"] == "DeleteOptions"
 
@@ -439,7 +442,7 @@ async def test_dry_run_and_side_effects(store, server, certificates, admission):
         "v",
         hook("clean", url_config(server, certificates, "/dry"), sideEffects="NoneOnDryRun"),
     )
-    await admission.validate(pod_attrs(obj=pod(), dry_run=True))
+    await admission.validate(pod_attrs(obj=web_pod(), dry_run=True))
     assert server.received["/dry"][0]["request"]["dryRun"] is True
     register(
         store,
@@ -448,7 +451,7 @@ async def test_dry_run_and_side_effects(store, server, certificates, admission):
         hook("dirty", url_config(server, certificates, "/dry"), sideEffects="Some"),
     )
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod(), dry_run=True))
+        await admission.validate(pod_attrs(obj=web_pod(), dry_run=True))
     assert caught.value.status["code"] == 400
     assert caught.value.status["message"] == 'admission webhook "dirty" does not support dry run'
 
@@ -485,7 +488,7 @@ async def test_dry_run_without_side_effects_field_is_a_call_failure(store, serve
     del spec["sideEffects"]
     register(store, "validatingwebhookconfigurations", "v", spec)
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.validate(pod_attrs(obj=pod(), dry_run=True))
+        await admission.validate(pod_attrs(obj=web_pod(), dry_run=True))
     assert caught.value.status["message"] == (
         'Internal error occurred: failed calling webhook "nil": Webhook SideEffects is nil'
     )
@@ -568,7 +571,7 @@ async def test_stalled_mutating_webhook_under_fail_is_apiservers_timeout_error(
     port = await getattr(stalled, stall)()
     register(store, "mutatingwebhookconfigurations", "m", stalled_hook("mpod.kb.io", certificates, port))
     with pytest.raises(AdmissionDenied) as caught:
-        await admission.mutate(pod_attrs(obj=pod()))
+        await admission.mutate(pod_attrs(obj=web_pod()))
     assert caught.value.status == timeout_status("mpod.kb.io", port)
 
 
@@ -591,7 +594,7 @@ async def test_stalled_webhooks_under_ignore_admit_unchanged_without_warnings(
         "v",
         stalled_hook("vpod.kb.io", certificates, port, failurePolicy="Ignore"),
     )
-    attrs = pod_attrs(obj=pod())
+    attrs = pod_attrs(obj=web_pod())
     assert await admission.mutate(attrs) == []
-    assert attrs.object == pod()
+    assert attrs.object == web_pod()
     assert await admission.validate(attrs) == []
