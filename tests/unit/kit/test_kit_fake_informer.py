@@ -6,13 +6,19 @@ import pytest
 
 from kruise.kube.store import NAMESPACE_INDEX, NODE_NAME_INDEX, OWNER_UID_INDEX, index_by_controller_uid
 from tests.kit import FakeInformer
+from tests.kit.pods import pod
 
 
-def pod(name, namespace="default", node=None, owners=()):
-    meta = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
-    if owners:
-        meta["ownerReferences"] = [{"uid": uid, "controller": controller} for uid, controller in owners]
-    return {"metadata": meta, "spec": {"nodeName": node} if node else {}}
+def owned_pod(name, namespace="default", node=None, owners=()):
+    """A pod on `node`; `owners`: (uid, controller) of each ownerReference."""
+    refs = [{"uid": uid, "controller": controller} for uid, controller in owners]
+    return pod(
+        name,
+        namespace=namespace,
+        uid=f"uid-{name}",
+        meta={"ownerReferences": refs} if refs else None,
+        node=node or None,
+    )
 
 
 def names(objs):
@@ -20,7 +26,7 @@ def names(objs):
 
 
 def test_get_and_list_by_key():
-    informer = FakeInformer([pod("a"), pod("b", "other"), {"metadata": {"name": "node-1"}}])
+    informer = FakeInformer([owned_pod("a"), owned_pod("b", "other"), {"metadata": {"name": "node-1"}}])
     assert informer.get("default/a")["metadata"]["name"] == "a"
     assert informer.get("other/b") is not None and informer.get("default/b") is None
     assert informer.get("node-1") is not None  # cluster-scoped key is the bare name
@@ -31,9 +37,9 @@ def test_get_and_list_by_key():
 def test_standard_indexes_answer_like_the_real_store():
     informer = FakeInformer(
         [
-            pod("a", node="n1", owners=[("cs-1", True)]),
-            pod("b", node="n1", owners=[("cs-1", False), ("x", True)]),
-            pod("c", "other", node="n2", owners=[("cs-2", True)]),
+            owned_pod("a", node="n1", owners=[("cs-1", True)]),
+            owned_pod("b", node="n1", owners=[("cs-1", False), ("x", True)]),
+            owned_pod("c", "other", node="n2", owners=[("cs-2", True)]),
         ]
     )
     assert names(informer.by_index(NAMESPACE_INDEX, "default")) == ["a", "b"]
@@ -47,8 +53,8 @@ def test_standard_indexes_answer_like_the_real_store():
 
 
 def test_add_replaces_and_reindexes_remove_drops():
-    informer = FakeInformer([pod("a", node="n1")])
-    informer.add(pod("a", node="n2"))
+    informer = FakeInformer([owned_pod("a", node="n1")])
+    informer.add(owned_pod("a", node="n2"))
     assert names(informer.by_index(NODE_NAME_INDEX, "n1")) == []
     assert names(informer.by_index(NODE_NAME_INDEX, "n2")) == ["a"]
     informer.remove("default/a")
@@ -58,7 +64,7 @@ def test_add_replaces_and_reindexes_remove_drops():
 
 
 def test_objects_are_copied_on_the_way_in():
-    original = pod("a")
+    original = owned_pod("a")
     informer = FakeInformer([original])
     original["metadata"]["labels"] = {"late": "edit"}
     assert "labels" not in informer.get("default/a")["metadata"]
@@ -66,7 +72,7 @@ def test_objects_are_copied_on_the_way_in():
 
 
 def test_in_place_edits_of_cached_objects_are_caught():
-    informer = FakeInformer([pod("a"), pod("b")])
+    informer = FakeInformer([owned_pod("a"), owned_pod("b")])
     informer.get("default/b")["metadata"]["labels"] = {"oops": "true"}
     assert informer.modified_keys() == ["default/b"]
     with pytest.raises(AssertionError, match=r"mutated in place.*default/b"):

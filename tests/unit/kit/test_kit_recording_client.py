@@ -8,18 +8,23 @@ from kruise.kube.client import PatchType
 from kruise.kube.errors import AlreadyExists, Conflict, Invalid, NotFound, TooManyRequests
 from kruise.kube.resources import CLONESETS, CONFIGMAPS, NODEIMAGES, PODS
 from tests.kit import FakeInformer, RecordingClient
+from tests.kit.pods import pod
 
 
 def configmap(name="cm", namespace="default", **data):
     return {"metadata": {"name": name, "namespace": namespace}, "data": data}
 
 
-def pod(name="p", namespace="default"):
-    return {
-        "metadata": {"name": name, "namespace": namespace, "labels": {"app": "web"}},
-        "spec": {"containers": [{"name": "main", "image": "nginx:1"}, {"name": "side", "image": "s:1"}]},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
-    }
+def web_pod(name="p", namespace="default"):
+    """A ready web pod with a main and a side container."""
+    return pod(
+        name,
+        namespace=namespace,
+        labels={"app": "web"},
+        containers=[{"name": "main", "image": "nginx:1"}, {"name": "side", "image": "s:1"}],
+        phase="Running",
+        ready=True,
+    )
 
 
 async def test_create_fills_server_fields_and_a_get_sees_it():
@@ -63,7 +68,7 @@ async def test_missing_objects_are_not_found_for_every_verb():
     with pytest.raises(NotFound):
         await client.patch(PODS, "p", {"metadata": {"labels": {"a": "b"}}}, "default")
     with pytest.raises(NotFound):
-        await client.update(PODS, pod())
+        await client.update(PODS, web_pod())
     with pytest.raises(NotFound, match=r'^pods "p" not found$'):
         await client.delete(PODS, "p", "default")
     assert [c.verb for c in client.calls] == ["get", "patch", "update", "delete"]
@@ -83,7 +88,7 @@ async def test_update_with_a_stale_resource_version_is_a_conflict():
 
 async def test_main_resource_ignores_status_and_status_subresource_ignores_the_rest():
     client = RecordingClient()
-    client.put(PODS, pod())
+    client.put(PODS, web_pod())
     current = await client.get(PODS, "p", "default")
     changed = {**current, "spec": {"containers": []}, "status": {"phase": "Failed"}}
     after_main = await client.update(PODS, changed)
@@ -96,7 +101,7 @@ async def test_main_resource_ignores_status_and_status_subresource_ignores_the_r
 
 async def test_patch_flavours_use_the_emulator_semantics():
     client = RecordingClient()
-    client.put(PODS, pod())
+    client.put(PODS, web_pod())
     merged = await client.patch(PODS, "p", {"metadata": {"labels": {"app": None, "tier": "fe"}}}, "default")
     assert merged["metadata"]["labels"] == {"tier": "fe"}
     strategic = await client.patch(
@@ -123,7 +128,7 @@ async def test_patch_flavours_use_the_emulator_semantics():
 
 async def test_a_failing_json_patch_test_op_is_invalid():
     client = RecordingClient()
-    client.put(PODS, pod())
+    client.put(PODS, web_pod())
     with pytest.raises(Invalid):
         await client.patch(
             PODS, "p", [{"op": "test", "path": "/metadata/labels/app", "value": "db"}], "default",
@@ -158,7 +163,7 @@ async def test_delete_preconditions_and_finalizers():
 
 async def test_fail_next_raises_once_for_the_named_object_only():
     client = RecordingClient()
-    client.put(PODS, pod("a"), pod("b"))
+    client.put(PODS, web_pod("a"), web_pod("b"))
     client.fail_next("patch", PODS, "a", "default", error=Conflict)
     with pytest.raises(Conflict, match="injected by fail_next"):
         await client.patch(PODS, "a", {"metadata": {"labels": {"x": "1"}}}, "default")
