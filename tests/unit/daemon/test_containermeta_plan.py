@@ -9,30 +9,27 @@ from typing import Any
 
 from kruise.control.common.inplace import envhash
 from kruise.daemon.containermeta import controller, plan
+from tests.kit.pods import pod
 
 KEY = "apps.kruise.io/runtime-containers-meta"
 ENV = [{"name": "TEST_ENV", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['test-env']"}}}]
 
 
-def pod(value: str = "foo", *, updating: bool = False, report: list | None = None) -> dict[str, Any]:
+def cloned_pod(value: str = "foo", *, updating: bool = False, report: list | None = None) -> dict[str, Any]:
+    """A CloneSet pod whose main container reads env from annotation test-env=`value`; `report`: the
+    containers meta the daemon last reported; `updating`: an in-place update is under way."""
     annotations = {"test-env": value}
     if report is not None:
         annotations[KEY] = json.dumps({"containers": report})
-    return {
-        "metadata": {
-            "name": "p",
-            "namespace": "default",
-            "annotations": annotations,
-            "ownerReferences": [
-                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "c", "controller": True}
-            ],
+    return pod(
+        annotations=annotations,
+        owner={"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "c", "controller": True},
+        containers=[{"name": "main", "image": "nginx", "env": ENV}],
+        conditions=[{"type": "InPlaceUpdateReady", "status": "False" if updating else "True"}],
+        status={
+            "containerStatuses": [{"name": "main", "containerID": "containerd://abc", "restartCount": 0}]
         },
-        "spec": {"containers": [{"name": "main", "image": "nginx", "env": ENV}]},
-        "status": {
-            "conditions": [{"type": "InPlaceUpdateReady", "status": "False" if updating else "True"}],
-            "containerStatuses": [{"name": "main", "containerID": "containerd://abc", "restartCount": 0}],
-        },
-    }
+    )
 
 
 def meta(container_id: str = "containerd://abc", env_hash: int = 27323935) -> dict[str, Any]:
@@ -45,8 +42,8 @@ def meta(container_id: str = "containerd://abc", env_hash: int = 27323935) -> di
 
 
 def test_only_kruise_workload_or_sidecarset_pods_are_watched() -> None:
-    assert plan.is_watched(pod())
-    foreign = pod()
+    assert plan.is_watched(cloned_pod())
+    foreign = cloned_pod()
     foreign["metadata"]["ownerReferences"][0]["apiVersion"] = "apps/v1"
     assert not plan.is_watched(foreign)
     foreign["metadata"]["annotations"]["kruise.io/sidecarset-hash"] = "{}"
@@ -54,31 +51,31 @@ def test_only_kruise_workload_or_sidecarset_pods_are_watched() -> None:
 
 
 def test_missing_or_outdated_report_needs_a_report() -> None:
-    assert plan.needs_report(None, pod(), True)
-    assert plan.needs_report(None, pod(report=[meta("containerd://old")]), True)
-    assert not plan.needs_report(None, pod(report=[meta()]), True)
+    assert plan.needs_report(None, cloned_pod(), True)
+    assert plan.needs_report(None, cloned_pod(report=[meta("containerd://old")]), True)
+    assert not plan.needs_report(None, cloned_pod(report=[meta()]), True)
 
 
 def test_metadata_change_wakes_the_pod_only_with_the_gate() -> None:
-    old, new = pod(report=[meta()]), pod("bar", report=[meta()])
+    old, new = cloned_pod(report=[meta()]), cloned_pod("bar", report=[meta()])
     assert plan.needs_report(old, new, True)
     assert not plan.needs_report(old, new, False)
 
 
 def test_container_without_id_yet_is_not_reported() -> None:
-    fresh = pod()
+    fresh = cloned_pod()
     fresh["status"]["containerStatuses"][0]["containerID"] = ""
     assert not plan.needs_report(None, fresh, True)
 
 
 def test_stale_hash_restarts_only_during_an_in_place_update() -> None:
-    container = pod()["spec"]["containers"][0]
-    assert not plan.stale_env(pod("bar"), container, meta())  # someone edited a running pod
-    assert plan.stale_env(pod("bar", updating=True), container, meta())
-    assert not plan.stale_env(pod("foo", updating=True), container, meta())
+    container = cloned_pod()["spec"]["containers"][0]
+    assert not plan.stale_env(cloned_pod("bar"), container, meta())  # someone edited a running pod
+    assert plan.stale_env(cloned_pod("bar", updating=True), container, meta())
+    assert not plan.stale_env(cloned_pod("foo", updating=True), container, meta())
     unknown = meta()
     plan.set_env_hash(unknown, 0)  # env not read yet: never restarted blindly
-    assert not plan.stale_env(pod("bar", updating=True), container, unknown)
+    assert not plan.stale_env(cloned_pod("bar", updating=True), container, unknown)
 
 
 def test_report_json_is_gos() -> None:
@@ -103,7 +100,7 @@ def test_a_container_keeps_the_hash_read_at_its_start() -> None:
 
 
 def test_malformed_report_is_replaced() -> None:
-    broken = pod()
+    broken = cloned_pod()
     broken["metadata"]["annotations"][KEY] = "not json"
     assert plan.parse_meta_set(broken) is None
     assert plan.needs_report(None, broken, True)
@@ -112,5 +109,5 @@ def test_malformed_report_is_replaced() -> None:
 def test_env_output_parsing_and_hash() -> None:
     values = controller.parse_env(b"PATH=/bin\nTEST_ENV=foo\nEQ=a=b\n")
     assert values == {"PATH": "/bin", "TEST_ENV": "foo", "EQ": "a=b"}
-    container = copy.deepcopy(pod()["spec"]["containers"][0])
+    container = copy.deepcopy(cloned_pod()["spec"]["containers"][0])
     assert envhash.current_hash(container, lambda n: values.get(n, "")) == 27323935

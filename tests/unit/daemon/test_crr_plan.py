@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from kruise.daemon.containerrecreate import plan
+from tests.kit.pods import pod
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -16,21 +17,22 @@ def crr(*names, **strategy):
     return {"spec": {"podName": "p", "containers": containers, "strategy": strategy}}
 
 
-def pod(**statuses):
-    """statuses: name -> (containerID, restartCount, ready, started seconds ago)"""
+def pod_with(**statuses):
+    """Pod p whose containers report `statuses`: name -> (containerID, restartCount, ready, started seconds
+    ago); only its status is read."""
     out = []
     for name, (cid, restarts, ready, ago) in statuses.items():
         started = (NOW - timedelta(seconds=ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
         out.append({"name": name, "containerID": cid, "restartCount": restarts, "ready": ready,
                     "state": {"running": {"startedAt": started}}})  # fmt: skip
-    return {"status": {"containerStatuses": out}}
+    return pod(namespace=None, status={"containerStatuses": out})
 
 
 def test_unordered_kills_every_container_at_once():
     request = crr("a", "b")
     states = plan.initial_states(request)
     kills = plan.next_step(
-        request, pod(a=("cri://a-1", 0, True, 60), b=("cri://b-1", 0, True, 60)), states, NOW
+        request, pod_with(a=("cri://a-1", 0, True, 60), b=("cri://b-1", 0, True, 60)), states, NOW
     )
     assert [(k.container, k.container_id) for k in kills] == [("a", "a-1"), ("b", "b-1")]
 
@@ -38,13 +40,13 @@ def test_unordered_kills_every_container_at_once():
 def test_ordered_waits_for_the_previous_container():
     request = crr("a", "b", orderedRecreate=True)
     states = plan.initial_states(request)
-    running = pod(a=("cri://a-1", 0, True, 60), b=("cri://b-1", 0, True, 60))
+    running = pod_with(a=("cri://a-1", 0, True, 60), b=("cri://b-1", 0, True, 60))
     assert [k.container for k in plan.next_step(request, running, states, NOW)] == ["a"]
     states[0].update(isKilled=True, phase="Recreating")
     # a restarted but not ready yet: b must wait
-    restarting = pod(a=("cri://a-2", 1, False, 1), b=("cri://b-1", 0, True, 60))
+    restarting = pod_with(a=("cri://a-2", 1, False, 1), b=("cri://b-1", 0, True, 60))
     assert plan.next_step(request, restarting, states, NOW) == []
-    ready = pod(a=("cri://a-2", 1, True, 1), b=("cri://b-1", 0, True, 60))
+    ready = pod_with(a=("cri://a-2", 1, True, 1), b=("cri://b-1", 0, True, 60))
     assert [k.container for k in plan.next_step(request, ready, states, NOW)] == ["b"]
     assert states[0]["phase"] == "Succeeded"
 
@@ -52,16 +54,16 @@ def test_ordered_waits_for_the_previous_container():
 def test_min_started_seconds_delays_success():
     request = crr("a", minStartedSeconds=10)
     states = [{"name": "a", "phase": "Recreating", "isKilled": True}]
-    assert plan.next_step(request, pod(a=("cri://a-2", 1, True, 5)), states, NOW) == []
+    assert plan.next_step(request, pod_with(a=("cri://a-2", 1, True, 5)), states, NOW) == []
     assert states[0]["phase"] == "Recreating"
-    plan.next_step(request, pod(a=("cri://a-2", 1, True, 11)), states, NOW)
+    plan.next_step(request, pod_with(a=("cri://a-2", 1, True, 11)), states, NOW)
     assert states[0]["phase"] == "Succeeded" and plan.finished(states)
 
 
 def test_an_already_replaced_container_is_never_killed_again():
     request = crr("a")
     states = plan.initial_states(request)  # the record of our kill was lost
-    assert plan.next_step(request, pod(a=("cri://a-2", 1, False, 1)), states, NOW) == []
+    assert plan.next_step(request, pod_with(a=("cri://a-2", 1, False, 1)), states, NOW) == []
     assert states[0]["isKilled"] and states[0]["phase"] == "Recreating"
 
 
