@@ -14,33 +14,31 @@ from kruise.kube.store import (
     mutable_copy,
     unwrap_tombstone,
 )
+from tests.kit.pods import pod
 
 
-def pod(name, ns="default", rv="1", uid=None, node=None, owners=()):
-    obj = {
-        "metadata": {
-            "name": name,
-            "namespace": ns,
-            "resourceVersion": rv,
-            "uid": uid or f"uid-{ns}-{name}",
-            "ownerReferences": [{"uid": o, "controller": i == 0} for i, o in enumerate(owners)],
-        },
-        "spec": {},
-    }
-    if node:
-        obj["spec"]["nodeName"] = node
-    return obj
+def stored_pod(name, ns="default", rv="1", uid=None, node=None, owners=()):
+    """A cached pod at resourceVersion `rv`; `owners`: ownerReference uids, the first the controller."""
+    refs = [{"uid": o, "controller": i == 0} for i, o in enumerate(owners)]
+    return pod(
+        name,
+        namespace=ns,
+        rv=rv,
+        uid=uid or f"uid-{ns}-{name}",
+        meta={"ownerReferences": refs},
+        node=node or None,
+    )
 
 
 def test_indexes_follow_updates_and_deletes():
     store = Store(STANDARD_INDEXERS)
-    store.upsert(pod("a", node="n1", owners=["o1"]))
-    store.upsert(pod("b", node="n1", owners=["o1", "o2"]))
-    store.upsert(pod("c", ns="other"))
+    store.upsert(stored_pod("a", node="n1", owners=["o1"]))
+    store.upsert(stored_pod("b", node="n1", owners=["o1", "o2"]))
+    store.upsert(stored_pod("c", ns="other"))
     assert [p["metadata"]["name"] for p in store.by_index(NODE_NAME_INDEX, "n1")] == ["a", "b"]
     assert store.index_keys(OWNER_UID_INDEX, "o2") == ["default/b"]
     assert store.index_keys(NAMESPACE_INDEX, "other") == ["other/c"]
-    store.upsert(pod("a", node="n2", rv="2", owners=["o1"]))
+    store.upsert(stored_pod("a", node="n2", rv="2", owners=["o1"]))
     assert store.index_keys(NODE_NAME_INDEX, "n1") == ["default/b"]
     assert store.index_keys(NODE_NAME_INDEX, "n2") == ["default/a"]
     store.remove("default/b")
@@ -51,7 +49,7 @@ def test_indexes_follow_updates_and_deletes():
 
 def test_custom_indexer_added_later_indexes_existing():
     store = Store()
-    store.upsert(pod("a", owners=["o1", "o2"]))
+    store.upsert(stored_pod("a", owners=["o1", "o2"]))
     store.add_indexers({"controller": index_by_controller_uid})
     assert store.index_keys("controller", "o1") == ["default/a"]
     assert store.index_keys("controller", "o2") == []
@@ -69,15 +67,19 @@ def test_cluster_scoped_keys():
 
 
 def test_mutable_copy_is_independent():
-    obj = pod("a", owners=["o1"])
+    obj = stored_pod("a", owners=["o1"])
     copy = mutable_copy(obj)
     copy["metadata"]["ownerReferences"].append({"uid": "x"})
     assert len(obj["metadata"]["ownerReferences"]) == 1
 
 
 def test_diff_relist_reports_only_changes():
-    cached = {"default/a": pod("a", rv="1"), "default/b": pod("b", rv="1"), "default/c": pod("c", rv="1")}
-    fresh = [pod("a", rv="1"), pod("b", rv="5"), pod("d", rv="6")]
+    cached = {
+        "default/a": stored_pod("a", rv="1"),
+        "default/b": stored_pod("b", rv="1"),
+        "default/c": stored_pod("c", rv="1"),
+    }
+    fresh = [stored_pod("a", rv="1"), stored_pod("b", rv="5"), stored_pod("d", rv="6")]
     diff = diff_relist(cached, fresh)
     assert [o["metadata"]["name"] for o in diff.added] == ["d"]
     assert [
@@ -88,8 +90,8 @@ def test_diff_relist_reports_only_changes():
 
 
 def test_diff_relist_recreated_object_is_delete_then_add():
-    cached = {"default/a": pod("a", rv="1", uid="old")}
-    diff = diff_relist(cached, [pod("a", rv="9", uid="new")])
+    cached = {"default/a": stored_pod("a", rv="1", uid="old")}
+    diff = diff_relist(cached, [stored_pod("a", rv="9", uid="new")])
     assert [t.obj["metadata"]["uid"] for t in diff.deleted] == ["old"]
     assert [o["metadata"]["uid"] for o in diff.added] == ["new"]
     assert diff.updated == []
@@ -100,8 +102,8 @@ names = st.sets(st.sampled_from(list("abcdefgh")))
 
 @given(names, names, st.data())
 def test_diff_relist_replaying_gives_fresh_state(before, after, data):
-    cached = {f"default/{n}": pod(n, rv="1") for n in before}
-    fresh = [pod(n, rv=data.draw(st.sampled_from(["1", "2"]))) for n in sorted(after)]
+    cached = {f"default/{n}": stored_pod(n, rv="1") for n in before}
+    fresh = [stored_pod(n, rv=data.draw(st.sampled_from(["1", "2"]))) for n in sorted(after)]
     diff = diff_relist(cached, fresh)
     state = dict(cached)
     for t in diff.deleted:
