@@ -10,6 +10,7 @@ from kruise.api.keys import FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP
 from kruise.kube.errors import NotFound
 from kruise.kube.resources import EPHEMERALJOBS, EVENTS, PODS
 from kruise.manager.controllers import ephemeraljob
+from tests.kit.pods import pod
 
 NS = "default"
 
@@ -19,13 +20,16 @@ def controller_setups():
     return [ephemeraljob.SETUP]
 
 
-def pod(name, **annotations):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": {"app": "web"}, "annotations": annotations},
-        "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
-    }
+def web_pod(name, **annotations):
+    """A web pod; `annotations` script what the fake runtime does with it."""
+    return pod(
+        name,
+        namespace=NS,
+        labels={"app": "web"},
+        annotations=annotations,
+        containers=[{"name": "main", "image": "nginx:1.25"}],
+        typed=True,
+    )
 
 
 def ejob(name="debug", container=None, **spec):
@@ -74,7 +78,7 @@ async def test_containers_added_with_parallelism_until_the_job_succeeds(kruise_c
     containers already running — so c's pass sees a and b running: the pod events come in order)."""
     kc = kruise_cluster
     for name in ("a", "b"):  # their debug containers run 100 cluster seconds (2 s at speed 50)
-        await kc.client.create(PODS, pod(name, **{"sandbox.kruise.io/run-seconds": "100"}))
+        await kc.client.create(PODS, web_pod(name, **{"sandbox.kruise.io/run-seconds": "100"}))
     await running_pods(kc, 2)
     debug = {"name": "dbg", "image": "busybox:1.36", "imagePullPolicy": "IfNotPresent", "command": ["date"]}
     await kc.client.create(EPHEMERALJOBS, ejob(container=debug, parallelism=2, replicas=3))
@@ -84,7 +88,7 @@ async def test_containers_added_with_parallelism_until_the_job_succeeds(kruise_c
 
     both = await kc.until(pods, lambda items: debug_states(items) == {"a": "running", "b": "running"})
     assert len(both) == 2
-    await kc.client.create(PODS, pod("c", **{"sandbox.kruise.io/run-seconds": "1"}))
+    await kc.client.create(PODS, web_pod("c", **{"sandbox.kruise.io/run-seconds": "1"}))
 
     held_while_both_ran = 0
 
@@ -115,7 +119,7 @@ async def test_containers_added_with_parallelism_until_the_job_succeeds(kruise_c
 
 async def test_failed_container_fails_the_job_and_ttl_deletes_it(kruise_cluster):
     kc = kruise_cluster
-    await kc.client.create(PODS, pod("broken", **{"sandbox.kruise.io/exit-code": "4"}))
+    await kc.client.create(PODS, web_pod("broken", **{"sandbox.kruise.io/exit-code": "4"}))
     await running_pods(kc, 1)
     await kc.client.create(EPHEMERALJOBS, ejob(ttlSecondsAfterFinished=1))
     failed = await kc.until(lambda: job_status(kc), lambda s: s.get("phase") == "Failed")
@@ -137,7 +141,7 @@ async def test_failed_container_fails_the_job_and_ttl_deletes_it(kruise_cluster)
 
 async def test_a_refused_container_is_reported(kruise_cluster):
     kc = kruise_cluster
-    await kc.client.create(PODS, pod("target"))
+    await kc.client.create(PODS, web_pod("target"))
     await running_pods(kc, 1)
     bad = {
         "name": "dbg",

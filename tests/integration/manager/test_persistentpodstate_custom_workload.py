@@ -17,6 +17,7 @@ from kruise.kube.errors import NotFound
 from kruise.kube.resources import PERSISTENT_POD_STATES, PODS, ResourceRef
 from kruise.manager.controllers import persistentpodstate
 from tests.kit.custom_workloads import controller_ref, install_whitelisted
+from tests.kit.pods import pod
 from tests.kit.polling import until
 
 NS = "default"
@@ -45,13 +46,15 @@ def webhook_feature_gates(custom_workload) -> str:
     return ""
 
 
-def pod(name: str, owner: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "ownerReferences": [controller_ref(owner)]},
-        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-    }
+def game_pod(name: str, owner: dict[str, Any]) -> dict[str, Any]:
+    """A pod the custom workload `owner` controls."""
+    return pod(
+        name,
+        namespace=NS,
+        owner=controller_ref(owner),
+        containers=[{"name": "main", "image": "nginx"}],
+        typed=True,
+    )
 
 
 async def test_custom_workload_pods_nodes_recorded_and_restored(kruise_cluster, webhook):
@@ -78,7 +81,7 @@ async def test_custom_workload_pods_nodes_recorded_and_restored(kruise_cluster, 
     assert generated["metadata"]["ownerReferences"][0]["uid"] == game["metadata"]["uid"]
 
     for i in range(3):
-        await client.create(PODS, pod(f"game-{i}", game), NS)
+        await client.create(PODS, game_pod(f"game-{i}", game), NS)
 
     def states(p: dict[str, Any] | None) -> dict[str, Any]:
         return ((p or {}).get("status") or {}).get("podStates") or {}
@@ -100,7 +103,7 @@ async def test_custom_workload_pods_nodes_recorded_and_restored(kruise_cluster, 
         return False
 
     await until(lambda: gone("game-1"), 60, 0.05, message="game-1 deleted")
-    again = await client.create(PODS, pod("game-1", game), NS)
+    again = await client.create(PODS, game_pod("game-1", game), NS)
     node = recorded["game-1"]["nodeName"]
     assert again["spec"]["nodeSelector"] == {HOST: node}
     assert again["metadata"]["annotations"]["kruise.io/injected-persistent-pod-state"] == "game"

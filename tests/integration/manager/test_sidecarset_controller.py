@@ -11,6 +11,7 @@ from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.injection import inject
 from kruise.kube.resources import CONTROLLER_REVISIONS, EVENTS, PODS, SIDECARSETS
 from kruise.manager.controllers.sidecarset import SETUP
+from tests.kit.pods import pod
 
 NS = "default"
 
@@ -36,13 +37,15 @@ def sidecarset(**strategy):
     return body
 
 
-def pod(name, sidecar_set):
-    body = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": {"app": "nginx"}},
-        "spec": {"containers": [{"name": "nginx", "image": "nginx:1.7.9"}]},
-    }
+def injected_pod(name, sidecar_set):
+    """An nginx pod as kruise-webhook admits it on CREATE: with `sidecar_set` injected."""
+    body = pod(
+        name,
+        namespace=NS,
+        labels={"app": "nginx"},
+        containers=[{"name": "nginx", "image": "nginx:1.7.9"}],
+        typed=True,
+    )
     assert inject(body, [sidecar_set])  # what kruise-webhook does on pod CREATE
     return body
 
@@ -55,7 +58,7 @@ async def test_new_sidecar_image_is_rolled_in_place(kruise_cluster):
     client = kruise_cluster.client
     created = await client.create(SIDECARSETS, sidecarset())
     for name in ("test-pod-1", "test-pod-2"):
-        await client.create(PODS, pod(name, created))
+        await client.create(PODS, injected_pod(name, created))
 
     async def status():
         return (await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}
@@ -96,7 +99,7 @@ async def test_not_update_and_partition_hold_pods_back(kruise_cluster):
     client = kruise_cluster.client
     created = await client.create(SIDECARSETS, sidecarset(partition=1))
     for name in ("p-1", "p-2"):
-        await client.create(PODS, pod(name, created))
+        await client.create(PODS, injected_pod(name, created))
 
     async def status():
         return (await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}
@@ -140,7 +143,7 @@ async def test_hot_upgrade_swaps_the_working_container_without_restarting_the_po
     created = await client.create(SIDECARSETS, hot_sidecarset())
     names = ("hot-pod-1", "hot-pod-2")
     for name in names:
-        await client.create(PODS, pod(name, created))
+        await client.create(PODS, injected_pod(name, created))
 
     async def status():
         return (await client.get(SIDECARSETS, "hotupgrade-sidecarset")).get("status") or {}
@@ -201,7 +204,7 @@ async def test_change_beyond_images_marks_pods_not_upgradable(kruise_cluster):
     client = kruise_cluster.client
     created = await client.create(SIDECARSETS, sidecarset())
     for name in ("n-1", "n-2"):
-        await client.create(PODS, pod(name, created))
+        await client.create(PODS, injected_pod(name, created))
 
     async def status():
         return (await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}
@@ -253,7 +256,7 @@ async def test_priority_strategy_orders_the_rollout(kruise_cluster):
     )
     ranks = {"o-a": "1", "o-b": "3", "o-c": "2"}
     for name, rank in ranks.items():
-        body = pod(name, created)
+        body = injected_pod(name, created)
         body["metadata"]["labels"]["rank"] = rank
         await client.create(PODS, body)
 
@@ -298,7 +301,7 @@ async def test_scatter_strategy_spreads_a_zone_through_the_rollout(kruise_cluste
     )
     zones = {"s-1": "z1", "s-2": "z1", "s-10": "z2", "s-11": "z2", "s-12": "z2", "s-13": "z2"}
     for name, zone in zones.items():
-        body = pod(name, created)
+        body = injected_pod(name, created)
         body["metadata"]["labels"].update(zone=zone, rank=name.split("-")[1])
         await client.create(PODS, body)
 

@@ -26,7 +26,7 @@ from tests.integration.manager.test_sidecarset_controller import (
     WORKING,
     hot_sidecarset,
     images,
-    pod,
+    injected_pod,
     sidecarset,
     statuses,
 )
@@ -101,7 +101,7 @@ async def create(cluster, body: dict[str, Any]) -> dict[str, dict[str, Any]]:
     client = cluster.client
     created = await client.create(SIDECARSETS, body)
     for name in NAMES:
-        await client.create(PODS, pod(name, created))
+        await client.create(PODS, injected_pod(name, created))
     name = body["metadata"]["name"]
 
     async def status():

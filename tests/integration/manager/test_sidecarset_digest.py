@@ -17,7 +17,7 @@ import pytest
 from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.kube.resources import PODS, SIDECARSETS
 from kruise.manager.controllers.sidecarset import SETUP
-from tests.integration.manager.test_sidecarset_controller import NS, pod, sidecarset, statuses
+from tests.integration.manager.test_sidecarset_controller import NS, injected_pod, sidecarset, statuses
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ async def test_pinning_the_running_image_by_digest_completes(kruise_cluster):
     body["spec"]["containers"][0]["image"] = "busybox:1.35"
     set_hash_annotations(body)
     created = await client.create(SIDECARSETS, body)
-    await client.create(PODS, pod("pinned", created))
+    await client.create(PODS, injected_pod("pinned", created))
 
     async def status():
         return (await client.get(SIDECARSETS, "test-sidecarset")).get("status") or {}

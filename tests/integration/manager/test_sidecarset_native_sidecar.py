@@ -16,6 +16,7 @@ from kruise.control.sidecarset.hashing import set_hash_annotations
 from kruise.control.sidecarset.injection import inject
 from kruise.kube.resources import PODS, SIDECARSETS
 from kruise.manager.controllers.sidecarset import SETUP
+from tests.kit.pods import pod
 
 NS = "default"
 NAME = "native-sidecarset"
@@ -42,16 +43,17 @@ def native_sidecarset():
     return body
 
 
-def pod(name, sidecar_set):
-    body = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": {"app": "nginx"}},
-        "spec": {
-            "initContainers": [{"name": "setup", "image": "busybox:1.36"}],
-            "containers": [{"name": "nginx", "image": "nginx:1.7.9"}],
-        },
-    }
+def injected_pod(name, sidecar_set):
+    """An nginx pod with a setup init container, as kruise-webhook admits it on CREATE: with
+    `sidecar_set` injected."""
+    body = pod(
+        name,
+        namespace=NS,
+        labels={"app": "nginx"},
+        initContainers=[{"name": "setup", "image": "busybox:1.36"}],
+        containers=[{"name": "nginx", "image": "nginx:1.7.9"}],
+        typed=True,
+    )
     assert inject(body, [sidecar_set])  # what kruise-webhook does on pod CREATE
     return body
 
@@ -72,7 +74,7 @@ async def test_native_sidecar_is_injected_run_and_never_upgraded_in_place(kruise
     client = kruise_cluster.client
     created = await client.create(SIDECARSETS, native_sidecarset())
     for name in ("n-1", "n-2"):
-        await client.create(PODS, pod(name, created))
+        await client.create(PODS, injected_pod(name, created))
 
     async def status():
         return (await client.get(SIDECARSETS, NAME)).get("status") or {}
@@ -105,7 +107,7 @@ async def test_native_sidecar_is_injected_run_and_never_upgraded_in_place(kruise
         assert condition(now, "SidecarSetUpgradable") is None  # NotUpdate: the controller only counts
         assert "kruise.io/sidecarset-inplace-update-state" not in now["metadata"]["annotations"]
 
-    fresh = await client.create(PODS, pod("n-3", await client.get(SIDECARSETS, NAME)))
+    fresh = await client.create(PODS, injected_pod("n-3", await client.get(SIDECARSETS, NAME)))
     assert init_container(fresh, "proxy")["image"] == "busybox:1.35.0"
     final = await kruise_cluster.until(
         status,

@@ -16,6 +16,7 @@ from kruise.api.keys import CONFIG_WORKLOADSPREAD_WATCH_CUSTOM_WORKLOAD_WHITELIS
 from kruise.kube.resources import PODS, WORKLOADSPREADS, ResourceRef
 from kruise.manager.controllers import workloadspread
 from tests.kit.custom_workloads import controller_ref, install_whitelisted
+from tests.kit.pods import pod
 from tests.kit.polling import until
 
 NS = "default"
@@ -80,14 +81,16 @@ def spread() -> dict[str, Any]:
     }
 
 
-def pod(name: str, shard: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": {"app": "game"},
-                     "ownerReferences": [controller_ref(shard)]},
-        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-    }  # fmt: skip
+def shard_pod(name: str, shard: dict[str, Any]) -> dict[str, Any]:
+    """A game pod the custom workload `shard` controls."""
+    return pod(
+        name,
+        namespace=NS,
+        labels={"app": "game"},
+        owner=controller_ref(shard),
+        containers=[{"name": "main", "image": "nginx"}],
+        typed=True,
+    )
 
 
 async def test_custom_workload_pods_get_subsets_and_status_books(kruise_cluster, webhook):
@@ -118,7 +121,7 @@ async def test_custom_workload_pods_get_subsets_and_status_books(kruise_cluster,
 
     placed = []
     for i in range(4):
-        created = await client.create(PODS, pod(f"game-{i}", shard), NS)
+        created = await client.create(PODS, shard_pod(f"game-{i}", shard), NS)
         placed.append(json.loads(created["metadata"]["annotations"][MATCHED])["subset"])
     # 50% of size 4: two pods in subset-a, the rest in subset-b
     assert placed == ["subset-a", "subset-a", "subset-b", "subset-b"]

@@ -21,34 +21,24 @@ from kruise.kube.resources import CLONESETS, PODS, WORKLOADSPREADS
 from kruise.manager.controllers import cloneset, workloadspread
 from tests.integration.manager.test_cloneset_controller import NS, manifest, pods_of
 from tests.integration.manager.test_workloadspread_controller import spread, subset
+from tests.kit.pods import controller_ref, pod
 
 pytestmark = pytest.mark.asyncio
 CTL = {"controller": True}
 
 
-def pod(name: str, subset_name: str = "subset-a") -> dict[str, Any]:
+def matched_pod(name: str, subset_name: str = "subset-a") -> dict[str, Any]:
     """A pod as a workload's controller would leave it: controlled, annotated with its subset (its
     owner kind is one the creation webhook does not follow, so it is admitted as written)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": NS,
-            "labels": {"app": "loose"},
-            "annotations": {ANNOTATION_MATCHED: MatchedSpread("ws-demo", subset_name).to_json()},
-            "ownerReferences": [
-                {
-                    "apiVersion": "example.com/v1",
-                    "kind": "Batch",
-                    "name": "b",
-                    "uid": "u-b",
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-    }
+    return pod(
+        name,
+        namespace=NS,
+        labels={"app": "loose"},
+        annotations={ANNOTATION_MATCHED: MatchedSpread("ws-demo", subset_name).to_json()},
+        owner=controller_ref("Batch", "b", uid="u-b", api_version="example.com/v1"),
+        containers=[{"name": "c", "image": "nginx"}],
+        typed=True,
+    )
 
 
 async def nothing() -> None:
@@ -73,7 +63,7 @@ class TestWebhookBooksAlone:
         ws["spec"]["subsets"][1]["maxReplicas"] = 3
         await client.create(WORKLOADSPREADS, ws, NS)
         for i in range(5):
-            await client.create(PODS, pod(f"p{i}"), NS)
+            await client.create(PODS, matched_pod(f"p{i}"), NS)
         cached = webhook.factory.informer(PODS).store
 
         def all_cached(_: Any) -> bool:
