@@ -13,6 +13,8 @@ import re
 
 import yaml
 
+from tests.kit.pods import pod
+
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 VOLUME_NAME = re.compile(r"^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$")
 PROJECTED = {
@@ -31,15 +33,10 @@ PROJECTED = {
 }
 
 
-def pod(name: str, namespace: str, spec: dict | None = None, **extra_spec) -> str:
-    body = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec or {"containers": [{"name": "app", "image": "nginx:1.25"}]},
-    }
-    body["spec"].update(extra_spec)
-    return json.dumps(body)
+def pod_manifest(name: str, namespace: str, spec: dict | None = None, **extra_spec) -> str:
+    """The pod as JSON for `kubectl create -f -`: `spec` (default: one nginx container), `extra_spec`."""
+    body = {**(spec or {"containers": [{"name": "app", "image": "nginx:1.25"}]}), **extra_spec}
+    return json.dumps(pod(name, namespace=namespace, typed=True, **body))
 
 
 async def get_json(kubectl, *args: str) -> dict:
@@ -87,7 +84,7 @@ async def test_every_container_and_init_container_mounts_one_volume(kubectl):
         ],
         "volumes": [{"name": "data", "emptyDir": {}}],
     }
-    await kubectl("create", "-f", "-", stdin=pod("multi", "sa3", spec))
+    await kubectl("create", "-f", "-", stdin=pod_manifest("multi", "sa3", spec))
     got = (await get_json(kubectl, "-n", "sa3", "get", "pod", "multi"))["spec"]
     assert len(got["volumes"]) == 2 and got["volumes"][0]["name"] == "data"
     token = got["volumes"][1]["name"]
@@ -102,7 +99,7 @@ async def test_every_container_and_init_container_mounts_one_volume(kubectl):
 
 async def test_automount_opt_out_pod_first_then_account(kubectl):
     await kubectl("create", "namespace", "sa4")
-    await kubectl("create", "-f", "-", stdin=pod("off", "sa4", automountServiceAccountToken=False))
+    await kubectl("create", "-f", "-", stdin=pod_manifest("off", "sa4", automountServiceAccountToken=False))
     off = (await get_json(kubectl, "-n", "sa4", "get", "pod", "off"))["spec"]
     assert off["serviceAccountName"] == "default" and "volumes" not in off
     assert "volumeMounts" not in off["containers"][0]
@@ -115,7 +112,7 @@ async def test_automount_opt_out_pod_first_then_account(kubectl):
         "imagePullSecrets": [{"name": "registry"}],
     }
     await kubectl("create", "-f", "-", stdin=json.dumps(account))
-    await kubectl("create", "-f", "-", stdin=pod("quiet", "sa4", serviceAccountName="quiet"))
+    await kubectl("create", "-f", "-", stdin=pod_manifest("quiet", "sa4", serviceAccountName="quiet"))
     quiet = (await get_json(kubectl, "-n", "sa4", "get", "pod", "quiet"))["spec"]
     assert "volumes" not in quiet
     assert quiet["imagePullSecrets"] == [{"name": "registry"}]  # copied from the account
@@ -123,7 +120,7 @@ async def test_automount_opt_out_pod_first_then_account(kubectl):
         "create",
         "-f",
         "-",
-        stdin=pod("loud", "sa4", serviceAccountName="quiet", automountServiceAccountToken=True),
+        stdin=pod_manifest("loud", "sa4", serviceAccountName="quiet", automountServiceAccountToken=True),
     )
     loud = (await get_json(kubectl, "-n", "sa4", "get", "pod", "loud"))["spec"]
     assert VOLUME_NAME.match(loud["volumes"][0]["name"])
@@ -132,7 +129,7 @@ async def test_automount_opt_out_pod_first_then_account(kubectl):
 async def test_missing_service_account_is_forbidden(kubectl):
     await kubectl("create", "namespace", "sa5")
     result = await kubectl(
-        "create", "-f", "-", stdin=pod("p", "sa5", serviceAccountName="nobody"), check=False
+        "create", "-f", "-", stdin=pod_manifest("p", "sa5", serviceAccountName="nobody"), check=False
     )
     assert result.code != 0
     expected = 'pods "p" is forbidden: error looking up service account sa5/nobody: serviceaccount "nobody"'
@@ -141,7 +138,7 @@ async def test_missing_service_account_is_forbidden(kubectl):
 
 async def test_mirror_pods_are_left_alone(kubectl):
     await kubectl("create", "namespace", "sa6")
-    mirror = json.loads(pod("static-node1", "sa6"))
+    mirror = json.loads(pod_manifest("static-node1", "sa6"))
     mirror["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "hash"}
     await kubectl("create", "-f", "-", stdin=json.dumps(mirror))
     got = (await get_json(kubectl, "-n", "sa6", "get", "pod", "static-node1"))["spec"]

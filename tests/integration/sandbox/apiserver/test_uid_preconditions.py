@@ -14,6 +14,7 @@ import pytest
 
 from kruise.sandbox.simulator.client import ApiError, Client
 from tests.integration.sandbox.apiserver.conftest import GROUP
+from tests.kit.pods import pod
 
 CMS = "/api/v1/namespaces/default/configmaps"
 PODS = "/api/v1/namespaces/default/pods"
@@ -33,13 +34,9 @@ def cm(name: str) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}}
 
 
-def pod(name: str) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-    }
+def nginx_pod(name: str) -> dict:
+    """A pod to create through a namespaced path (so it names no namespace itself)."""
+    return pod(name, namespace=None, containers=[{"name": "c", "image": "nginx"}], typed=True)
 
 
 def precondition_text(key: str, wanted: str, actual: str) -> str:
@@ -80,7 +77,7 @@ async def test_put_creating_with_a_uid_finds_no_object_with_it(client):
 
 
 async def test_put_status_with_another_uid_is_refused_for_builtin_and_custom(client, gadgets):
-    created = await client.create(PODS, pod("p"))
+    created = await client.create(PODS, nginx_pod("p"))
     body = copy.deepcopy(created)
     body["metadata"]["uid"] = WRONG
     with pytest.raises(ApiError) as exc:
@@ -99,7 +96,7 @@ async def test_put_status_with_another_uid_is_refused_for_builtin_and_custom(cli
 
 async def test_strategic_patch_carrying_another_uid_is_invalid(client):
     """kruise's adoption / release patches carry the pod's uid: a recreated pod refuses them."""
-    created = await client.create(PODS, pod("adoptee"))
+    created = await client.create(PODS, nginx_pod("adoptee"))
     owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs-uid", "controller": True}
     with pytest.raises(ApiError) as exc:
         await client.patch(

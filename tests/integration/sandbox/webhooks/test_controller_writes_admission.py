@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kruise.sandbox.simulator.client import ApiError, Client
+from tests.kit.pods import pod
 from tests.kit.polling import until
 
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
@@ -48,23 +49,15 @@ def configmap(name, namespace="default"):
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
 
 
-def pod(name, namespace="default", owner=None):
-    meta = {"name": name, "namespace": namespace}
+def child_pod(name, namespace="default", owner=None):
+    """An nginx pod, owned (not controlled) by the ConfigMap `owner` if given."""
+    ref = None
     if owner is not None:
-        meta["ownerReferences"] = [
-            {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "name": owner["metadata"]["name"],
-                "uid": owner["metadata"]["uid"],
-            }
-        ]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
-    }
+        meta = owner["metadata"]
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": meta["name"], "uid": meta["uid"]}
+    return pod(
+        name, namespace=namespace, owner=ref, containers=[{"name": "main", "image": "nginx:1.25"}], typed=True
+    )
 
 
 @pytest.fixture
@@ -99,7 +92,7 @@ async def test_gc_pod_delete_passes_admission_and_a_refusal_holds_it(sandbox, se
     )
     await client.create(VALIDATING, hook(certificates, "pods", "/pods", ["pods"], ["DELETE"]))
     owner = await client.create("/api/v1/namespaces/default/configmaps", configmap("owner"))
-    await client.create("/api/v1/namespaces/default/pods", pod("child", owner=owner))
+    await client.create("/api/v1/namespaces/default/pods", child_pod("child", owner=owner))
 
     await client.delete("/api/v1/namespaces/default/configmaps/owner")
     await until(lambda: len(requests_by(server, "/pods", GC_USER)) >= 2, message="GC delete retried")
@@ -122,7 +115,7 @@ async def test_orphaning_patch_is_an_update_by_the_gc(sandbox, server, certifica
     server.routes["/updates"] = lambda req: {"allowed": True}
     await client.create(VALIDATING, hook(certificates, "updates", "/updates", ["pods"], ["UPDATE"]))
     owner = await client.create("/api/v1/namespaces/default/configmaps", configmap("owner"))
-    await client.create("/api/v1/namespaces/default/pods", pod("child", owner=owner))
+    await client.create("/api/v1/namespaces/default/pods", child_pod("child", owner=owner))
 
     await client.request(
         "DELETE", "/api/v1/namespaces/default/configmaps/owner", params={"propagationPolicy": "Orphan"}
@@ -156,7 +149,7 @@ async def test_namespace_stays_terminating_while_a_webhook_refuses_its_content(
         "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "doomed"}}
     )
     await client.create("/api/v1/namespaces/doomed/configmaps", configmap("settings", "doomed"))
-    await client.create("/api/v1/namespaces/doomed/pods", pod("web", "doomed"))
+    await client.create("/api/v1/namespaces/doomed/pods", child_pod("web", "doomed"))
 
     await client.delete("/api/v1/namespaces/doomed")
     await until(

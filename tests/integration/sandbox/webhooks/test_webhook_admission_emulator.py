@@ -9,6 +9,7 @@ import pytest
 
 from kruise.sandbox.simulator.client import ApiError, Client
 from kruise.sandbox.up import find_kubectl
+from tests.kit.pods import pod
 from tests.kit.webhook_server import patch_response
 
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
@@ -44,13 +45,15 @@ def configuration(kind, name, hook_name, certificates, path, resources, ops=("CR
     }
 
 
-def pod(name):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "labels": {"app": "web"}},
-        "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
-    }
+def web_pod(name):
+    """A web pod to create through a namespaced path."""
+    return pod(
+        name,
+        namespace=None,
+        labels={"app": "web"},
+        containers=[{"name": "main", "image": "nginx:1.25"}],
+        typed=True,
+    )
 
 
 @pytest.fixture
@@ -98,7 +101,7 @@ async def test_eviction_is_refused_with_the_apiserver_message(sandbox, server, c
         "allowed": False,
         "status": {"code": 429, "reason": "TooManyRequests", "message": "pub web has no unavailable budget"},
     }
-    await client.create(PODS, pod("web"))
+    await client.create(PODS, web_pod("web"))
     await client.create(
         VALIDATING,
         configuration(
@@ -172,7 +175,7 @@ async def test_dry_run_reaches_the_webhook_and_persists_nothing(sandbox, server,
             "ValidatingWebhookConfiguration", "seen", "seen.kruise.io", certificates, "/seen", ["pods"]
         ),
     )
-    await client.request("POST", PODS, body=pod("dry"), params={"dryRun": "All"})
+    await client.request("POST", PODS, body=web_pod("dry"), params={"dryRun": "All"})
     (review,) = server.received["/seen"]
     assert review["request"]["dryRun"] is True
     with pytest.raises(ApiError) as caught:
