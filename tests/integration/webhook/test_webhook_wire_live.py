@@ -20,6 +20,7 @@ from kruise.webhook.caches import SIDECARSETS
 from kruise.webhook.main import Options, WebhookProcess
 from tests.integration.webhook.conftest import NAMESPACE, REPO, Kubectl
 from tests.kit.conversions import CountingCaller, counting_conversions
+from tests.kit.pods import pod
 from tests.kit.polling import until_fetched
 from tests.kit.ports import free_port
 
@@ -36,13 +37,15 @@ SIDECARSET: dict[str, Any] = {
 }
 
 
-def pod(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": {"app": "wire"}},
-        "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]},
-    }
+def wire_pod(name: str) -> dict[str, Any]:
+    """An app=wire nginx pod for the webhook to admit."""
+    return pod(
+        name,
+        namespace=NS,
+        labels={"app": "wire"},
+        containers=[{"name": "app", "image": "nginx:1.25"}],
+        typed=True,
+    )
 
 
 @pytest.fixture
@@ -85,7 +88,7 @@ async def test_sidecarset_cache_needs_no_convert(webhook, emulator):
         await writer.create(SIDECARSETS, SIDECARSET)
         cached = await until_fetched(lambda: _cached(process), lambda obj: obj is not None, timeout=10.0)
         assert cached["apiVersion"] == "apps.kruise.io/v1alpha1"  # code's shape in the cache
-        admitted = await writer.create(PODS, pod("injected"), namespace=NS)
+        admitted = await writer.create(PODS, wire_pod("injected"), namespace=NS)
         assert [c["name"] for c in admitted["spec"]["containers"]] == ["sidecar1", "app"]
     finally:
         await writer.close()
