@@ -9,14 +9,12 @@ import json
 
 from harness import Cluster
 
+from tests.kit.pods import pod
 
-def pod(name: str, app: str) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": app}},
-        "spec": {"containers": [{"name": "main", "image": "nginx:alpine"}]},
-    }
+
+def app_pod(name: str, app: str) -> dict:
+    """An nginx pod labelled app=`app`, for an EphemeralJob to select (or not)."""
+    return pod(name, labels={"app": app}, containers=[{"name": "main", "image": "nginx:alpine"}], typed=True)
 
 
 EPHEMERAL_JOB = {
@@ -44,8 +42,8 @@ EPHEMERAL_JOB = {
 
 async def test_debug_container_added_to_the_matching_pod(kruise_sandbox: Cluster):
     cluster = kruise_sandbox
-    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(pod("ej-target-pod", "ej-target")))
-    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(pod("ej-other-pod", "ej-other")))
+    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(app_pod("ej-target-pod", "ej-target")))
+    await cluster.kubectl("apply", "-f", "-", stdin=json.dumps(app_pod("ej-other-pod", "ej-other")))
     for name in ("ej-target-pod", "ej-other-pod"):
         await cluster.kubectl("wait", f"pod/{name}", "--for=condition=Ready", "--timeout=60s")
 
