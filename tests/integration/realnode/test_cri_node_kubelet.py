@@ -21,6 +21,7 @@ from kruise.sandbox.realnode import prereqs
 from kruise.sandbox.realnode.network import DEFAULT_POD_SUBNET
 from kruise.sandbox.simulator.client import ApiError, Client, resource_path
 from kruise.sandbox.up import find_kubectl
+from tests.kit.pods import pod
 from tests.kit.polling import until, until_fetched
 
 pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -34,13 +35,15 @@ CONFIG = {
 }
 
 
-def pod(name: str, container: dict, **spec: object) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
-        "spec": {"containers": [{"name": "main", "image": "busybox:1.35.0", **container}], **spec},
-    }
+def busybox_pod(name: str, container: dict, **spec: object) -> dict:
+    """A pod labelled app=`name` whose main busybox container is `container`; `spec`: more spec fields."""
+    return pod(
+        name,
+        labels={"app": name},
+        containers=[{"name": "main", "image": "busybox:1.35.0", **container}],
+        typed=True,
+        **spec,
+    )
 
 
 @pytest.fixture
@@ -69,7 +72,7 @@ async def test_the_kubelet_runs_pods_on_a_real_containerd(tmp_path: Path, possib
         client = Client(sandbox.kubeconfig)
         try:
             await client.create(resource_path("v1", "configmaps", "default"), CONFIG)
-            worker = pod(
+            worker = busybox_pod(
                 "worker",
                 {
                     "command": [
@@ -91,7 +94,7 @@ async def test_the_kubelet_runs_pods_on_a_real_containerd(tmp_path: Path, possib
                 },
                 volumes=[{"name": "cfg", "configMap": {"name": "app"}}],
             )
-            crasher = pod("crasher", {"command": ["sh", "-c", "echo about to fail; exit 3"]})
+            crasher = busybox_pod("crasher", {"command": ["sh", "-c", "echo about to fail; exit 3"]})
             for body in (worker, crasher):
                 await client.create(PODS, body)
 

@@ -18,6 +18,7 @@ from kruise.sandbox.cluster import Sandbox
 from kruise.sandbox.realnode import prereqs
 from kruise.sandbox.simulator.client import Client, resource_path
 from kruise.sandbox.up import find_kubectl
+from tests.kit.pods import pod
 from tests.kit.polling import until, until_fetched
 
 pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -25,19 +26,15 @@ pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(300)
 PODS = resource_path("v1", "pods", "default")
 
 
-def pod(name: str, hook: list[str]) -> dict:
+def hooked_pod(name: str, hook: list[str]) -> dict:
+    """A sleeping busybox pod whose postStart hook runs `hook`."""
     container = {
         "name": "main",
         "image": "busybox:1.35.0",
         "command": ["sh", "-c", "exec sleep 3600"],
         "lifecycle": {"postStart": {"exec": {"command": hook}}},
     }
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"terminationGracePeriodSeconds": 1, "containers": [container]},
-    }
+    return pod(name, grace=1, containers=[container], typed=True)
 
 
 def status(obj: dict) -> dict:
@@ -61,8 +58,10 @@ async def test_post_start_hooks_run_in_the_real_container() -> None:
     async with Sandbox(nodes=1, speed=20, crd_dir=None, runtime="containerd") as sandbox:
         client = Client(sandbox.kubeconfig)
         try:
-            hooked = pod("hooked", ["sh", "-c", "echo $HOSTNAME > /tmp/first; sleep 1; touch /tmp/done"])
-            failing = pod("failing", ["sh", "-c", "echo no luck; exit 3"])
+            hooked = hooked_pod(
+                "hooked", ["sh", "-c", "echo $HOSTNAME > /tmp/first; sleep 1; touch /tmp/done"]
+            )
+            failing = hooked_pod("failing", ["sh", "-c", "echo no luck; exit 3"])
             for body in (hooked, failing):
                 await client.create(PODS, body)
 

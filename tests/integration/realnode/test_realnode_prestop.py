@@ -24,6 +24,7 @@ from kruise.sandbox.cluster import Sandbox
 from kruise.sandbox.realnode import prereqs
 from kruise.sandbox.simulator.client import ApiError, Client, resource_path
 from kruise.sandbox.up import find_kubectl
+from tests.kit.pods import pod
 from tests.kit.polling import until, until_fetched
 
 pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -33,19 +34,15 @@ EXITS_ON_TERM = "trap 'exit 0' TERM; while true; do sleep 0.1; done"
 IGNORES_TERM = "trap '' TERM; while true; do sleep 0.1; done"
 
 
-def pod(name: str, main: str, pre_stop: dict, grace: int) -> dict:
+def stopping_pod(name: str, main: str, pre_stop: dict, grace: int) -> dict:
+    """A busybox pod running `main`, with preStop hook `pre_stop` and `grace` seconds to stop."""
     container = {
         "name": "main",
         "image": "busybox:1.35.0",
         "command": ["sh", "-c", main],
         "lifecycle": {"preStop": pre_stop},
     }
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"terminationGracePeriodSeconds": grace, "containers": [container]},
-    }
+    return pod(name, grace=grace, containers=[container], typed=True)
 
 
 def ready(obj: dict) -> bool:
@@ -95,10 +92,10 @@ async def test_pre_stop_hooks_run_before_the_real_container_stops() -> None:
             http_hook = {"httpGet": {"host": "127.0.0.1", "port": port, "path": "/drain?pod=http"}}
             exec_hook = {"exec": {"command": ["sh", "-c", "echo draining > /tmp/prestop; sleep 3600"]}}
             bodies = [
-                pod("http", EXITS_ON_TERM, http_hook, 600),
-                pod("exec", EXITS_ON_TERM, exec_hook, 600),
-                pod("failing", EXITS_ON_TERM, {"exec": {"command": ["sh", "-c", "exit 7"]}}, 600),
-                pod("endless", IGNORES_TERM, {"exec": {"command": ["sleep", "3600"]}}, 20),
+                stopping_pod("http", EXITS_ON_TERM, http_hook, 600),
+                stopping_pod("exec", EXITS_ON_TERM, exec_hook, 600),
+                stopping_pod("failing", EXITS_ON_TERM, {"exec": {"command": ["sh", "-c", "exit 7"]}}, 600),
+                stopping_pod("endless", IGNORES_TERM, {"exec": {"command": ["sleep", "3600"]}}, 20),
             ]
             for body in bodies:
                 await client.create(PODS, body)
