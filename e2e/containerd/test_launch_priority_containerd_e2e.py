@@ -20,6 +20,8 @@ from datetime import datetime
 import pytest
 from harness import Cluster, until
 
+from tests.kit.pods import pod
+
 pytestmark = [pytest.mark.e2e, pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(600)]
 
 PRIORITY = "apps.kruise.io/container-launch-priority"
@@ -42,15 +44,9 @@ def container(name: str, priority: int | None = None) -> dict:
     return spec
 
 
-def pod(name: str, containers: list[dict], annotations: dict[str, str]) -> str:
-    return json.dumps(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "annotations": annotations},
-            "spec": {"terminationGracePeriodSeconds": 1, "containers": containers},
-        }
-    )
+def pod_manifest(name: str, containers: list[dict], annotations: dict[str, str]) -> str:
+    """The pod as JSON for `kubectl apply -f -`, quick to stop."""
+    return json.dumps(pod(name, annotations=annotations, grace=1, containers=containers, typed=True))
 
 
 async def get_pod(cluster: Cluster, name: str) -> dict:
@@ -84,7 +80,7 @@ def held(pod: dict, name: str, key: str) -> bool:
 async def test_ordered_launch_holds_each_container_until_the_previous_is_ready(real_cluster: Cluster) -> None:
     cluster = real_cluster
     try:
-        body = pod(
+        body = pod_manifest(
             "ordered", [container("first"), container("second"), container("third")], {PRIORITY: "Ordered"}
         )
         await cluster.kubectl("apply", "-f", "-", stdin=body)
@@ -129,7 +125,7 @@ async def test_priority_env_orders_the_real_starts(real_cluster: Cluster) -> Non
     cluster = real_cluster
     try:
         containers = [container("low", 1), container("high", 3), container("middle", 2)]
-        await cluster.kubectl("apply", "-f", "-", stdin=pod("by-env", containers, {}))
+        await cluster.kubectl("apply", "-f", "-", stdin=pod_manifest("by-env", containers, {}))
         await cluster.kubectl("wait", "pod/by-env", "--for=condition=Ready", "--timeout=120s")
         now = await get_pod(cluster, "by-env")
         assert started_at(now, "high") < started_at(now, "middle") < started_at(now, "low")
