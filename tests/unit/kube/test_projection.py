@@ -25,6 +25,7 @@ from kruise.kube.projection import (
 from kruise.kube.resources import PODS
 from kruise.kube.store import mutable_copy
 from tests.kit import until
+from tests.kit.pods import pod
 
 KEEP = [
     "apiVersion",
@@ -44,36 +45,27 @@ KEEP = [
 SHARED = ["metadata.ownerReferences", "spec.containers"]
 
 
-def pod(name: str, node: str = "n1", image: str = "nginx:1.27") -> dict:
-    return orjson.loads(
-        orjson.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": name,
-                    "namespace": "default",
-                    "uid": f"uid-{name}",
-                    "resourceVersion": "1",
-                    "labels": {"app": "web"},
-                    "ownerReferences": [
-                        {"kind": "CloneSet", "name": "web", "uid": "cs-uid", "controller": True}
-                    ],
-                    "managedFields": [{"manager": "x"}],
-                },
-                "spec": {
-                    "nodeName": node,
-                    "containers": [{"name": "main", "image": image, "env": [{"name": "A", "value": "1"}]}],
-                    "volumes": [{"name": "v", "emptyDir": {}}],
-                },
-                "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "t"}]},
-            }
-        )
+def decoded_pod(name: str, node: str = "n1", image: str = "nginx:1.27") -> dict:
+    """A CloneSet's web pod as decoded off the wire (through JSON, so no string is shared with another
+    pod's before the projection interns it)."""
+    built = pod(
+        name,
+        uid=f"uid-{name}",
+        rv="1",
+        labels={"app": "web"},
+        owner={"kind": "CloneSet", "name": "web", "uid": "cs-uid", "controller": True},
+        meta={"managedFields": [{"manager": "x"}]},
+        node=node,
+        containers=[{"name": "main", "image": image, "env": [{"name": "A", "value": "1"}]}],
+        volumes=[{"name": "v", "emptyDir": {}}],
+        conditions=[{"type": "Ready", "status": "True", "lastTransitionTime": "t"}],
+        typed=True,
     )
+    return orjson.loads(orjson.dumps(built))
 
 
 def test_keeps_declared_paths_only_and_through_lists() -> None:
-    cached = Projection(KEEP, SHARED, guard=False).apply(pod("a"))
+    cached = Projection(KEEP, SHARED, guard=False).apply(decoded_pod("a"))
     assert cached == {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -93,9 +85,9 @@ def test_keeps_declared_paths_only_and_through_lists() -> None:
 def test_shared_subtrees_are_one_object_per_content_and_strings_are_interned() -> None:
     projection = Projection(KEEP, SHARED, guard=False)
     a, b, c = (
-        projection.apply(pod("a")),
-        projection.apply(pod("b")),
-        projection.apply(pod("c", image="nginx:1.28")),
+        projection.apply(decoded_pod("a")),
+        projection.apply(decoded_pod("b")),
+        projection.apply(decoded_pod("c", image="nginx:1.28")),
     )
     assert a["spec"]["containers"] is b["spec"]["containers"]
     assert a["spec"]["containers"] is not c["spec"]["containers"]
@@ -110,13 +102,13 @@ def test_shared_subtrees_are_one_object_per_content_and_strings_are_interned() -
 
 
 def test_unique_paths_are_not_interned() -> None:
-    cached = Projection(KEEP, SHARED, unique=["metadata.uid"], guard=False).apply(pod("a"))
+    cached = Projection(KEEP, SHARED, unique=["metadata.uid"], guard=False).apply(decoded_pod("a"))
     assert sys.intern("".join(["uid-", "a"])) is not cached["metadata"]["uid"]
     assert sys.intern("".join(["def", "ault"])) is cached["metadata"]["namespace"]
 
 
 def test_cached_objects_are_read_only_and_copies_are_private() -> None:
-    cached = Projection(KEEP, SHARED, guard=False).apply(pod("a"))
+    cached = Projection(KEEP, SHARED, guard=False).apply(decoded_pod("a"))
     assert isinstance(cached["metadata"]["labels"], FrozenDict)
     assert isinstance(cached["spec"]["containers"], FrozenList)
     with pytest.raises(TypeError, match="mutable_copy"):
@@ -135,7 +127,7 @@ def test_cached_objects_are_read_only_and_copies_are_private() -> None:
 
 def test_guarded_read_of_a_dropped_path_raises_names_it_and_is_recorded() -> None:
     VIOLATIONS.clear()
-    cached = Projection(KEEP, SHARED, guard=True).apply(pod("a"))
+    cached = Projection(KEEP, SHARED, guard=True).apply(decoded_pod("a"))
     assert cached["spec"]["nodeName"] == "n1"
     assert cached["status"]["conditions"][0].get("status") == "True"
     assert cached["metadata"]["labels"].get("absent") is None  # a kept whole subtree: any key
@@ -171,10 +163,10 @@ def with_statuses(obj: dict) -> dict:
 
 
 def test_compact_paths_are_read_only_records_that_read_and_serialize_as_the_dicts_they_were() -> None:
-    cached = Projection(COMPACT_KEEP, SHARED, guard=False).apply(with_statuses(pod("a")))
+    cached = Projection(COMPACT_KEEP, SHARED, guard=False).apply(with_statuses(decoded_pod("a")))
     compact = Projection(
         COMPACT_KEEP, SHARED, compact=["status.conditions", "status.containerStatuses"], guard=False
-    ).apply(with_statuses(pod("a")))
+    ).apply(with_statuses(decoded_pod("a")))
     condition = compact["status"]["conditions"][0]
     entry = compact["status"]["containerStatuses"][0]
     assert isinstance(condition, Record) and isinstance(entry, Record) and isinstance(entry["state"], Record)
@@ -201,17 +193,17 @@ def test_compact_paths_are_read_only_records_that_read_and_serialize_as_the_dict
     assert type(copy.copy(condition)) is dict and condition.copy() == condition
     # Records of one shape share their class; keys that cannot be attributes stay a FrozenDict.
     other = Projection(COMPACT_KEEP, compact=["status.conditions", "metadata.labels"], guard=False)
-    first, second = other.apply(pod("a")), other.apply(pod("b"))
+    first, second = other.apply(decoded_pod("a")), other.apply(decoded_pod("b"))
     assert type(first["status"]["conditions"][0]) is type(second["status"]["conditions"][0])
     assert isinstance(first["metadata"]["labels"], Record)  # "app": a plain name
-    odd = pod("c")
+    odd = decoded_pod("c")
     odd["metadata"]["labels"] = {"app.kubernetes.io/name": "web", "items": "x"}
     assert isinstance(other.apply(odd)["metadata"]["labels"], FrozenDict)
 
 
 def test_guarded_records_raise_on_dropped_keys_and_their_copies_stay_guarded() -> None:
     VIOLATIONS.clear()
-    cached = Projection(KEEP, SHARED, compact=["status.conditions"], guard=True).apply(pod("a"))
+    cached = Projection(KEEP, SHARED, compact=["status.conditions"], guard=True).apply(decoded_pod("a"))
     condition = cached["status"]["conditions"][0]
     assert isinstance(condition, Record) and condition.get("status") == "True"
     with pytest.raises(DroppedFieldRead, match=r"status\.conditions\.lastTransitionTime"):
@@ -278,7 +270,7 @@ class NeverSends(Client):
 
 @pytest.mark.parametrize("guard", [True, False])
 async def test_a_projected_object_or_any_copy_of_it_is_never_put_back_whole(guard: bool) -> None:
-    cached = Projection(KEEP, SHARED, guard=guard).apply(pod("a"))
+    cached = Projection(KEEP, SHARED, guard=guard).apply(decoded_pod("a"))
     copies = [mutable_copy(cached), copy.deepcopy(cached), copy.deepcopy(dict(cached)), {**cached}]
     for body in (cached, *copies):
         with pytest.raises(ValueError, match="projected cache object cannot be PUT"):
@@ -307,7 +299,7 @@ def admitted(name: str, token: str, containers: list[dict] | None = None) -> dic
         {"name": "sidecar", "image": "busybox:1.36", "args": ["sleep", "infinity"]},
     ]
     mount = {"name": token, "readOnly": True, "mountPath": TOKEN_PATH}
-    obj = pod(name)
+    obj = decoded_pod(name)
     obj["spec"]["containers"] = [
         {**c, "volumeMounts": [*c.get("volumeMounts", []), mount]}
         for c in orjson.loads(orjson.dumps(containers))
@@ -421,8 +413,8 @@ def test_equal_parts_of_cached_pods_are_one_frozen_object_whatever_the_pods(temp
 
 def test_equal_records_are_one_record_and_stay_read_only() -> None:
     projection = Projection(COMPACT_KEEP, SHARED, compact=["status.containerStatuses"], guard=False)
-    a, b = (projection.apply(with_statuses(pod(n))) for n in "ab")
-    odd = with_statuses(pod("c"))
+    a, b = (projection.apply(with_statuses(decoded_pod(n))) for n in "ab")
+    odd = with_statuses(decoded_pod("c"))
     odd["status"]["containerStatuses"][0]["ready"] = 1  # equal to True as a key, not as content
     c = projection.apply(odd)
     status_a, status_b, status_c = (p["status"]["containerStatuses"][0] for p in (a, b, c))
@@ -435,8 +427,8 @@ def test_equal_records_are_one_record_and_stay_read_only() -> None:
 
 def test_parts_differing_only_in_dropped_fields_are_still_one_object() -> None:
     projection = Projection(KEEP, SHARED, guard=False)
-    a, b = (projection.apply(pod(n)) for n in "ab")
-    other = pod("c")
+    a, b = (projection.apply(decoded_pod(n)) for n in "ab")
+    other = decoded_pod("c")
     other["spec"]["containers"][0]["env"] = [{"name": "B", "value": "2"}]  # not kept: the text differs
     c = projection.apply(other)
     assert a["spec"]["containers"] is b["spec"]["containers"] is c["spec"]["containers"]
@@ -444,9 +436,9 @@ def test_parts_differing_only_in_dropped_fields_are_still_one_object() -> None:
 
 def test_sharing_outlives_the_window_of_recent_texts() -> None:
     projection = Projection(KEEP, SHARED, guard=False)
-    a, _b = (projection.apply(pod(n)) for n in "ab")
-    others = [projection.apply(pod(f"o{i}", image=f"img:{i}")) for i in range(3000)]
-    late = projection.apply(pod("late"))
+    a, _b = (projection.apply(decoded_pod(n)) for n in "ab")
+    others = [projection.apply(decoded_pod(f"o{i}", image=f"img:{i}")) for i in range(3000)]
+    late = projection.apply(decoded_pod("late"))
     assert late["spec"]["containers"] is a["spec"]["containers"]
     assert len(projection._by_text) <= projection_module._BY_TEXT and len(others) == 3000
 
