@@ -225,6 +225,13 @@ class Record(Mapping):  # type: ignore[type-arg]
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (self.copy(),))
 
+    def __eq__(self, other: object) -> bool:
+        if type(other) is type(self):  # one shape: compare the slots (hash-consing compares many)
+            return all(getattr(self, key) == getattr(other, key) for key in self._fields_)
+        return Mapping.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __or__(self, other: Mapping[str, Any]) -> dict[str, Any]:
         return {**self, **other}
 
@@ -245,9 +252,17 @@ def _record_key(key: str) -> bool:
     )
 
 
-def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None) -> type:
+def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None, weak: bool = False) -> type:
+    """`weak`: a shared record, held weakly by the hash-consing tables (one more slot)."""
     cls: Any = dataclasses.make_dataclass(
-        "CachedRecord", keys, bases=(Record,), init=False, repr=False, eq=False, slots=True
+        "SharedRecord" if weak else "CachedRecord",
+        keys,
+        bases=(Record,),
+        init=False,
+        repr=False,
+        eq=False,
+        slots=True,
+        weakref_slot=weak,
     )
     cls.__module__ = __name__
     cls._fields_, cls._keyset, cls._kept, cls._where = keys, frozenset(keys), kept, where
@@ -402,7 +417,10 @@ class Projection:
         """`unique`: paths whose strings differ on every object (names, uids, IPs): not interned, as an
         interned string that never repeats only adds its entry in the interpreter's intern table.
         `compact`: kept paths whose objects, and every object below them, are stored as `Record`s
-        (small per-object parts whose readers only read: their `isinstance(x, dict)` is False).
+        (small per-object parts whose readers only read: their `isinstance(x, dict)` is False). A
+        compact path at or below a shared one makes that subtree's dicts shared records: hash-consed
+        like the rest, a third of a dict's size where content is the object's own (a container that
+        mounts the pod's own token volume).
         `owner` names the reader in messages (`kruise-manager pods`)."""
         self.owner = owner
         self.unique = frozenset(unique)
@@ -418,11 +436,12 @@ class Projection:
         for path in self.compact:
             if not self._kept(path):
                 raise ValueError(f"projection compact path {path!r}: must be a kept path")
-            if any(_within(path, s) or _within(s, path) for s in self.shared):
-                raise ValueError(f"projection compact path {path!r}: must not overlap a shared path")
+            if any(_within(s, path) and s != path for s in self.shared):
+                raise ValueError(f"projection compact path {path!r}: must not hold a shared path below it")
         self.guard = guard_enabled() if guard is None else guard
         self._classes: dict[tuple[str, bool], type] = {}
         self._records: dict[tuple[str, tuple[str, ...]], type] = {}
+        self._shared_records: dict[tuple[str, tuple[str, ...]], type | None] = {}
         self._table: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._probation: dict[int, weakref.ref[Any]] = {}
         self._recent: dict[tuple[Any, ...], Record] = {}
@@ -534,6 +553,23 @@ class Projection:
         if known is None and len(self._recent) > _RECENT_RECORDS:
             del self._recent[next(iter(self._recent))]
         return record
+
+    def _shared_record_class(
+        self, where: str, items: list[tuple[str, Any]], tree: Tree | None
+    ) -> type | None:
+        """The shared record class for `items`' shape at `where`; None when it cannot be one."""
+        keys = tuple([key for key, _ in items])
+        known = self._shared_records.get((where, keys), False)
+        if known is not False:
+            return known  # type: ignore[return-value]
+        if len(self._shared_records) >= _RECORD_SHAPES:
+            return None  # a dict, as any further shape: the table of shapes stays bounded
+        cls = None
+        if keys and all(map(_record_key, keys)):  # ({} stays a dict: one object for every pod anyway)
+            kept = frozenset(tree) if self.guard and tree is not None else None
+            cls = _record_class(where, keys, kept, weak=True)
+        self._shared_records[(where, keys)] = cls
+        return cls
 
     def _value(self, value: Any, tree: Tree | None, shared: Tree | None, where: str) -> Any:
         if isinstance(value, str):
@@ -653,8 +689,13 @@ class Projection:
                     )
                 items.append((key, node))
                 parts += (key, content)
-            cls = _SharedDict if tree is None else self._class(where, tree, True)
-            built: Any = cls(items)
+            record_cls = self._shared_record_class(where, items, tree) if self._compacts(where) else None
+            if record_cls is not None:
+                cls = record_cls
+                built: Any = _new_record(cls, [node for _, node in items])
+            else:
+                cls = _SharedDict if tree is None else self._class(where, tree, True)
+                built = cls(items)
         elif isinstance(value, list):
             pairs = [self._canon(v, tree, where, memo) for v in value]
             cls = _SharedList

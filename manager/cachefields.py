@@ -100,6 +100,9 @@ POD_SHARED: tuple[str, ...] = (
 """Subtrees replicas of one template have in common: hash-consed when kept (one object per content)."""
 
 POD_COMPACT: tuple[str, ...] = (
+    "spec.containers",
+    "spec.initContainers",
+    "spec.volumes",
     "status.conditions",
     "status.containerStatuses",
     "status.ephemeralContainerStatuses",
