@@ -354,7 +354,7 @@ def is_guarded(obj: Any) -> bool:
 
 
 def _marked(obj: Any) -> bool:
-    return isinstance(obj, (FrozenDict, ProjectedCopy)) or is_guarded(obj)
+    return isinstance(obj, (FrozenDict, ProjectedCopy, Record)) or is_guarded(obj)
 
 
 def is_projected(obj: Any) -> bool:
@@ -411,6 +411,7 @@ class Projection:
         *,
         unique: Iterable[str] = (),
         compact: Iterable[str] = (),
+        own_records: Iterable[str] = (),
         owner: str = "",
         guard: bool | None = None,
     ) -> None:
@@ -421,6 +422,8 @@ class Projection:
         compact path at or below a shared one makes that subtree's dicts shared records: hash-consed
         like the rest, a third of a dict's size where content is the object's own (a container that
         mounts the pod's own token volume).
+        `own_records`: kept paths whose own object, not what is below it, is a `Record` (an object's
+        own dicts that every reader goes through, such as a pod's `metadata`, `spec` and `status`).
         `owner` names the reader in messages (`kruise-manager pods`)."""
         self.owner = owner
         self.unique = frozenset(unique)
@@ -438,6 +441,12 @@ class Projection:
                 raise ValueError(f"projection compact path {path!r}: must be a kept path")
             if any(_within(s, path) and s != path for s in self.shared):
                 raise ValueError(f"projection compact path {path!r}: must not hold a shared path below it")
+        self.own_records = frozenset(own_records)
+        for path in sorted(self.own_records):
+            if not self._kept(path):
+                raise ValueError(f"projection own-records path {path!r}: must be a kept path")
+            if any(_within(path, s) for s in self.shared):
+                raise ValueError(f"projection own-records path {path!r}: must not be in a shared path")
         self.guard = guard_enabled() if guard is None else guard
         self._classes: dict[tuple[str, bool], type] = {}
         self._records: dict[tuple[str, tuple[str, ...]], type] = {}
@@ -469,22 +478,25 @@ class Projection:
             [*self.shared, *other.shared],
             unique=self.unique | other.unique,
             compact=[*self.compact, *other.compact],
+            own_records=self.own_records | other.own_records,
             owner=self.owner,
             guard=self.guard,
         )
 
+    def _identity(self) -> tuple[Any, ...]:
+        return (tuple(self.keep), tuple(self.shared), tuple(self.compact), tuple(sorted(self.own_records)))
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Projection) and (self.keep, self.shared, self.compact) == (
-            other.keep,
-            other.shared,
-            other.compact,
-        )
+        return isinstance(other, Projection) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash((tuple(self.keep), tuple(self.shared), tuple(self.compact)))
+        return hash(self._identity())
 
     def __repr__(self) -> str:
-        return f"Projection(keep={_paths(self.tree)!r}, shared={self.shared!r}, compact={self.compact!r})"
+        return (
+            f"Projection(keep={_paths(self.tree)!r}, shared={self.shared!r}, compact={self.compact!r}, "
+            f"own_records={sorted(self.own_records)!r})"
+        )
 
     # ---- applying ----------------------------------------------------------------------------
 
@@ -516,7 +528,7 @@ class Projection:
             # In `shared`, None marks a shared root; a subtree means shared roots further down.
             below: Tree | None = shared.get(key, {}) if shared else {}
             items.append((sys.intern(key), self._value(value, tree[key], below, path)))
-        if self._compacts(where):
+        if where in self.own_records or self._compacts(where):
             record = self._record(where, items, frozenset(tree) if self.guard else None)
             if record is not None:
                 return record

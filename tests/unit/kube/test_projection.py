@@ -277,6 +277,27 @@ def test_compact_shared_paths_are_hash_consed_records() -> None:
     VIOLATIONS.clear()
 
 
+def test_own_records_make_only_that_object_a_record() -> None:
+    """A pod's metadata, spec and status as records; what is below them keeps its own form."""
+    projection = Projection(KEEP, SHARED, own_records=["metadata", "spec", "status"], guard=True)
+    cached = projection.apply(pod("a"))
+    assert isinstance(cached, FrozenDict) and is_projected(cached) and is_projected({**cached})
+    assert all(isinstance(cached[part], Record) for part in ("metadata", "spec", "status"))
+    assert isinstance(cached["metadata"]["labels"], FrozenDict)  # below: not a record
+    assert cached["spec"]["containers"] is projection.apply(pod("b"))["spec"]["containers"]  # still shared
+    assert orjson.dumps(cached) == orjson.dumps(Projection(KEEP, SHARED, guard=False).apply(pod("a")))
+    VIOLATIONS.clear()
+    with pytest.raises(DroppedFieldRead, match=r"metadata\.annotations: not kept"):
+        cached["metadata"].get("annotations")
+    assert VIOLATIONS == ["metadata.annotations"]
+    VIOLATIONS.clear()
+    with pytest.raises(ValueError, match=r"own-records path 'status\.phase': must be a kept path"):
+        Projection(KEEP, own_records=["status.phase"])
+    with pytest.raises(ValueError, match=r"own-records path 'spec\.containers': must not be in a shared"):
+        Projection(KEEP, SHARED, own_records=["spec.containers"])
+    assert projection != Projection(KEEP, SHARED, guard=True)
+
+
 def test_paths_validate_and_merge() -> None:
     assert parse_paths(["spec.containers", "spec.containers.name", "metadata.name"]) == {
         "spec": {"containers": None},
