@@ -24,6 +24,7 @@ guarded (but mutable), so copying before reading is no way around it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import keyword
 import os
 import sys
@@ -286,6 +287,15 @@ def _new_record(cls: Any, values: Iterable[Any]) -> Record:
     return record  # type: ignore[no-any-return]
 
 
+def _drop_oldest(window: dict[Any, Any]) -> None:
+    """Drop the oldest quarter of a full window (a dict in insertion order, oldest first).
+
+    One at a time, each drop (`next(iter(window))`) walked the slots its predecessors had emptied
+    at the front of the dict's entry table, up to its next resize: a tenth of projecting a pod."""
+    for key in list(itertools.islice(window, max(1, len(window) // 4))):
+        del window[key]
+
+
 class _SharedDict(FrozenDict):
     __slots__ = ("__weakref__",)
 
@@ -528,8 +538,9 @@ class Projection:
             # In `shared`, None marks a shared root; a subtree means shared roots further down.
             below: Tree | None = shared.get(key, {}) if shared else {}
             items.append((sys.intern(key), self._value(value, tree[key], below, path)))
-        if where in self.own_records or self._compacts(where):
-            record = self._record(where, items, frozenset(tree) if self.guard else None)
+        own = where in self.own_records
+        if own or self._compacts(where):
+            record = self._record(where, items, frozenset(tree) if self.guard else None, own)
             if record is not None:
                 return record
         return self._class(where, tree, False)(items)
@@ -541,8 +552,11 @@ class Projection:
             known = self._compacting[where] = any(_within(where, path) for path in self.compact)
         return known
 
-    def _record(self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None) -> Record | None:
-        """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes)."""
+    def _record(
+        self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None, own: bool = False
+    ) -> Record | None:
+        """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes).
+        `own`: the object's own part (its metadata), equal to no other object's: not looked up."""
         keys = tuple([key for key, _ in items])
         cls = self._records.get((where, keys))
         if cls is None:
@@ -550,6 +564,8 @@ class Projection:
                 return None
             cls = self._records[(where, keys)] = _record_class(where, keys, kept)
         values = [value for _, value in items]
+        if own:
+            return _new_record(cls, values)
         # Each value as part of the content key (see _SCALARS), inline: a call per value was a
         # tenth of projecting a pod.
         content = (
@@ -563,7 +579,7 @@ class Projection:
         record = known if known is not None else _new_record(cls, values)
         self._recent[content] = record  # (back) at the young end: what keeps recurring stays
         if known is None and len(self._recent) > _RECENT_RECORDS:
-            del self._recent[next(iter(self._recent))]
+            _drop_oldest(self._recent)
         return record
 
     def _shared_record_class(
@@ -677,7 +693,7 @@ class Projection:
         key = (where, memoryview(text).tobytes())
         self._by_text[key] = (key, weakref.ref(node), content, False)
         if len(self._by_text) > _BY_TEXT:
-            del self._by_text[next(iter(self._by_text))]
+            _drop_oldest(self._by_text)
         return node, content
 
     def _canon_walk(self, value: Any, tree: Tree | None, where: str, memo: dict[int, Any]) -> tuple[Any, int]:
@@ -739,7 +755,7 @@ class Projection:
         memo[content] = node
         self._probation[content] = weakref.ref(node)
         if len(self._probation) > _PROBATION:
-            del self._probation[next(iter(self._probation))]
+            _drop_oldest(self._probation)
         return node
 
     @property
