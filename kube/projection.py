@@ -24,6 +24,7 @@ guarded (but mutable), so copying before reading is no way around it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import keyword
 import os
 import sys
@@ -225,6 +226,13 @@ class Record(Mapping):  # type: ignore[type-arg]
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (self.copy(),))
 
+    def __eq__(self, other: object) -> bool:
+        if type(other) is type(self):  # one shape: compare the slots (hash-consing compares many)
+            return all(getattr(self, key) == getattr(other, key) for key in self._fields_)
+        return Mapping.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __or__(self, other: Mapping[str, Any]) -> dict[str, Any]:
         return {**self, **other}
 
@@ -245,9 +253,17 @@ def _record_key(key: str) -> bool:
     )
 
 
-def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None) -> type:
+def _record_class(where: str, keys: tuple[str, ...], kept: frozenset[str] | None, weak: bool = False) -> type:
+    """`weak`: a shared record, held weakly by the hash-consing tables (one more slot)."""
     cls: Any = dataclasses.make_dataclass(
-        "CachedRecord", keys, bases=(Record,), init=False, repr=False, eq=False, slots=True
+        "SharedRecord" if weak else "CachedRecord",
+        keys,
+        bases=(Record,),
+        init=False,
+        repr=False,
+        eq=False,
+        slots=True,
+        weakref_slot=weak,
     )
     cls.__module__ = __name__
     cls._fields_, cls._keyset, cls._kept, cls._where = keys, frozenset(keys), kept, where
@@ -269,6 +285,15 @@ def _new_record(cls: Any, values: Iterable[Any]) -> Record:
     for store, value in zip(cls._setters, values, strict=True):
         store(record, value)
     return record  # type: ignore[no-any-return]
+
+
+def _drop_oldest(window: dict[Any, Any]) -> None:
+    """Drop the oldest quarter of a full window (a dict in insertion order, oldest first).
+
+    One at a time, each drop (`next(iter(window))`) walked the slots its predecessors had emptied
+    at the front of the dict's entry table, up to its next resize: a tenth of projecting a pod."""
+    for key in list(itertools.islice(window, max(1, len(window) // 4))):
+        del window[key]
 
 
 class _SharedDict(FrozenDict):
@@ -339,7 +364,7 @@ def is_guarded(obj: Any) -> bool:
 
 
 def _marked(obj: Any) -> bool:
-    return isinstance(obj, (FrozenDict, ProjectedCopy)) or is_guarded(obj)
+    return isinstance(obj, (FrozenDict, ProjectedCopy, Record)) or is_guarded(obj)
 
 
 def is_projected(obj: Any) -> bool:
@@ -396,13 +421,19 @@ class Projection:
         *,
         unique: Iterable[str] = (),
         compact: Iterable[str] = (),
+        own_records: Iterable[str] = (),
         owner: str = "",
         guard: bool | None = None,
     ) -> None:
         """`unique`: paths whose strings differ on every object (names, uids, IPs): not interned, as an
         interned string that never repeats only adds its entry in the interpreter's intern table.
         `compact`: kept paths whose objects, and every object below them, are stored as `Record`s
-        (small per-object parts whose readers only read: their `isinstance(x, dict)` is False).
+        (small per-object parts whose readers only read: their `isinstance(x, dict)` is False). A
+        compact path at or below a shared one makes that subtree's dicts shared records: hash-consed
+        like the rest, a third of a dict's size where content is the object's own (a container that
+        mounts the pod's own token volume).
+        `own_records`: kept paths whose own object, not what is below it, is a `Record` (an object's
+        own dicts that every reader goes through, such as a pod's `metadata`, `spec` and `status`).
         `owner` names the reader in messages (`kruise-manager pods`)."""
         self.owner = owner
         self.unique = frozenset(unique)
@@ -418,11 +449,18 @@ class Projection:
         for path in self.compact:
             if not self._kept(path):
                 raise ValueError(f"projection compact path {path!r}: must be a kept path")
-            if any(_within(path, s) or _within(s, path) for s in self.shared):
-                raise ValueError(f"projection compact path {path!r}: must not overlap a shared path")
+            if any(_within(s, path) and s != path for s in self.shared):
+                raise ValueError(f"projection compact path {path!r}: must not hold a shared path below it")
+        self.own_records = frozenset(own_records)
+        for path in sorted(self.own_records):
+            if not self._kept(path):
+                raise ValueError(f"projection own-records path {path!r}: must be a kept path")
+            if any(_within(path, s) for s in self.shared):
+                raise ValueError(f"projection own-records path {path!r}: must not be in a shared path")
         self.guard = guard_enabled() if guard is None else guard
         self._classes: dict[tuple[str, bool], type] = {}
         self._records: dict[tuple[str, tuple[str, ...]], type] = {}
+        self._shared_records: dict[tuple[str, tuple[str, ...]], type | None] = {}
         self._table: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self._probation: dict[int, weakref.ref[Any]] = {}
         self._recent: dict[tuple[Any, ...], Record] = {}
@@ -450,22 +488,25 @@ class Projection:
             [*self.shared, *other.shared],
             unique=self.unique | other.unique,
             compact=[*self.compact, *other.compact],
+            own_records=self.own_records | other.own_records,
             owner=self.owner,
             guard=self.guard,
         )
 
+    def _identity(self) -> tuple[Any, ...]:
+        return (tuple(self.keep), tuple(self.shared), tuple(self.compact), tuple(sorted(self.own_records)))
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Projection) and (self.keep, self.shared, self.compact) == (
-            other.keep,
-            other.shared,
-            other.compact,
-        )
+        return isinstance(other, Projection) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash((tuple(self.keep), tuple(self.shared), tuple(self.compact)))
+        return hash(self._identity())
 
     def __repr__(self) -> str:
-        return f"Projection(keep={_paths(self.tree)!r}, shared={self.shared!r}, compact={self.compact!r})"
+        return (
+            f"Projection(keep={_paths(self.tree)!r}, shared={self.shared!r}, compact={self.compact!r}, "
+            f"own_records={sorted(self.own_records)!r})"
+        )
 
     # ---- applying ----------------------------------------------------------------------------
 
@@ -497,8 +538,9 @@ class Projection:
             # In `shared`, None marks a shared root; a subtree means shared roots further down.
             below: Tree | None = shared.get(key, {}) if shared else {}
             items.append((sys.intern(key), self._value(value, tree[key], below, path)))
-        if self._compacts(where):
-            record = self._record(where, items, frozenset(tree) if self.guard else None)
+        own = where in self.own_records
+        if own or self._compacts(where):
+            record = self._record(where, items, frozenset(tree) if self.guard else None, own)
             if record is not None:
                 return record
         return self._class(where, tree, False)(items)
@@ -510,8 +552,11 @@ class Projection:
             known = self._compacting[where] = any(_within(where, path) for path in self.compact)
         return known
 
-    def _record(self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None) -> Record | None:
-        """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes)."""
+    def _record(
+        self, where: str, items: list[tuple[str, Any]], kept: frozenset[str] | None, own: bool = False
+    ) -> Record | None:
+        """`items` as a record of their shape; None when the shape cannot be one (odd keys, many shapes).
+        `own`: the object's own part (its metadata), equal to no other object's: not looked up."""
         keys = tuple([key for key, _ in items])
         cls = self._records.get((where, keys))
         if cls is None:
@@ -519,6 +564,8 @@ class Projection:
                 return None
             cls = self._records[(where, keys)] = _record_class(where, keys, kept)
         values = [value for _, value in items]
+        if own:
+            return _new_record(cls, values)
         # Each value as part of the content key (see _SCALARS), inline: a call per value was a
         # tenth of projecting a pod.
         content = (
@@ -532,8 +579,25 @@ class Projection:
         record = known if known is not None else _new_record(cls, values)
         self._recent[content] = record  # (back) at the young end: what keeps recurring stays
         if known is None and len(self._recent) > _RECENT_RECORDS:
-            del self._recent[next(iter(self._recent))]
+            _drop_oldest(self._recent)
         return record
+
+    def _shared_record_class(
+        self, where: str, items: list[tuple[str, Any]], tree: Tree | None
+    ) -> type | None:
+        """The shared record class for `items`' shape at `where`; None when it cannot be one."""
+        keys = tuple([key for key, _ in items])
+        known = self._shared_records.get((where, keys), False)
+        if known is not False:
+            return known  # type: ignore[return-value]
+        if len(self._shared_records) >= _RECORD_SHAPES:
+            return None  # a dict, as any further shape: the table of shapes stays bounded
+        cls = None
+        if keys and all(map(_record_key, keys)):  # ({} stays a dict: one object for every pod anyway)
+            kept = frozenset(tree) if self.guard and tree is not None else None
+            cls = _record_class(where, keys, kept, weak=True)
+        self._shared_records[(where, keys)] = cls
+        return cls
 
     def _value(self, value: Any, tree: Tree | None, shared: Tree | None, where: str) -> Any:
         if isinstance(value, str):
@@ -629,7 +693,7 @@ class Projection:
         key = (where, memoryview(text).tobytes())
         self._by_text[key] = (key, weakref.ref(node), content, False)
         if len(self._by_text) > _BY_TEXT:
-            del self._by_text[next(iter(self._by_text))]
+            _drop_oldest(self._by_text)
         return node, content
 
     def _canon_walk(self, value: Any, tree: Tree | None, where: str, memo: dict[int, Any]) -> tuple[Any, int]:
@@ -653,8 +717,13 @@ class Projection:
                     )
                 items.append((key, node))
                 parts += (key, content)
-            cls = _SharedDict if tree is None else self._class(where, tree, True)
-            built: Any = cls(items)
+            record_cls = self._shared_record_class(where, items, tree) if self._compacts(where) else None
+            if record_cls is not None:
+                cls = record_cls
+                built: Any = _new_record(cls, [node for _, node in items])
+            else:
+                cls = _SharedDict if tree is None else self._class(where, tree, True)
+                built = cls(items)
         elif isinstance(value, list):
             pairs = [self._canon(v, tree, where, memo) for v in value]
             cls = _SharedList
@@ -686,7 +755,7 @@ class Projection:
         memo[content] = node
         self._probation[content] = weakref.ref(node)
         if len(self._probation) > _PROBATION:
-            del self._probation[next(iter(self._probation))]
+            _drop_oldest(self._probation)
         return node
 
     @property

@@ -100,13 +100,20 @@ POD_SHARED: tuple[str, ...] = (
 """Subtrees replicas of one template have in common: hash-consed when kept (one object per content)."""
 
 POD_COMPACT: tuple[str, ...] = (
+    "spec.containers",
+    "spec.initContainers",
+    "spec.volumes",
     "status.conditions",
     "status.containerStatuses",
     "status.ephemeralContainerStatuses",
     "status.initContainerStatuses",
 )
 """Small parts every pod has its own of (five conditions, a status and state per container): stored as
-`Record`s, a third of a dict's size. Readers take them as read-only Mappings (`kruise.api.objects`)."""
+`Record`s, a third of a dict's size. Readers take them as read-only Mappings (`kruise.api.objects`).
+Containers and volumes are shared too: they differ per pod by the ServiceAccount token mount alone."""
+
+POD_OWN_RECORDS: tuple[str, ...] = ("metadata", "spec", "status")
+"""A pod's own dicts under its root, one of each per pod: stored as `Record`s (the root stays a dict)."""
 
 
 def pod_projection(setups: Iterable[ControllerSetup]) -> Projection:
@@ -115,7 +122,10 @@ def pod_projection(setups: Iterable[ControllerSetup]) -> Projection:
     probe = Projection(fields, guard=False)
     shared = [path for path in POD_SHARED if probe.keeps(path)]
     compact = [path for path in POD_COMPACT if probe.keeps(path)]
-    return Projection(fields, shared, unique=POD_UNIQUE, compact=compact, owner="kruise-manager pods")
+    own = [path for path in POD_OWN_RECORDS if probe.keeps(path)]
+    return Projection(
+        fields, shared, unique=POD_UNIQUE, compact=compact, own_records=own, owner="kruise-manager pods"
+    )
 
 
 def projections(setups: Iterable[ControllerSetup]) -> dict[ResourceRef, Projection]:

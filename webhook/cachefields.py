@@ -40,16 +40,27 @@ POD_SHARED: tuple[str, ...] = (
 
 
 POD_COMPACT: tuple[str, ...] = (
+    "spec.containers",
+    "spec.initContainers",
     "status.conditions",
     "status.containerStatuses",
     "status.initContainerStatuses",
 )
-"""Per-pod parts stored as `Record`s (read-only Mappings a third of a dict's size)."""
+"""Per-pod parts stored as `Record`s (read-only Mappings a third of a dict's size); the containers
+shared too (they differ per pod by the ServiceAccount token mount alone)."""
+
+POD_OWN_RECORDS: tuple[str, ...] = ("metadata", "spec", "status")
+"""A pod's own dicts under its root, one of each per pod: stored as `Record`s (the root stays a dict)."""
 
 
 def projections() -> dict[ResourceRef, Projection]:
     """Fresh projections for one webhook replica's informer factory."""
     projection = Projection(
-        POD_FIELDS, POD_SHARED, unique=POD_UNIQUE, compact=POD_COMPACT, owner="kruise-webhook pods"
+        POD_FIELDS,
+        POD_SHARED,
+        unique=POD_UNIQUE,
+        compact=POD_COMPACT,
+        own_records=POD_OWN_RECORDS,
+        owner="kruise-webhook pods",
     )
     return {PODS: projection}

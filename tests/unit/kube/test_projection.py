@@ -223,6 +223,73 @@ def test_guarded_records_raise_on_dropped_keys_and_their_copies_stay_guarded() -
     VIOLATIONS.clear()
 
 
+def with_token(obj: dict, suffix: str) -> dict:
+    """`obj` with the ServiceAccount admission's per-pod token mount in each container."""
+    mount = {"name": f"kube-api-access-{suffix}", "readOnly": True, "mountPath": "/var/run/secrets"}
+    for container in obj["spec"]["containers"]:
+        container["volumeMounts"] = [mount]
+    return obj
+
+
+def test_compact_shared_paths_are_hash_consed_records() -> None:
+    """Containers differ per pod by the token mount alone: stored as records, a third of a dict, and
+    still one object per content (across pods and within one)."""
+    keep = [*KEEP, "spec.containers.volumeMounts"]
+    plain = Projection(keep, SHARED, guard=False)
+    compact = Projection(keep, SHARED, compact=["spec.containers"], guard=False)
+    a, b, a2 = (compact.apply(with_token(pod(n), t)) for n, t in (("a", "x1"), ("b", "x2"), ("c", "x1")))
+    container = a["spec"]["containers"][0]
+    assert isinstance(container, Record) and not isinstance(container, dict)
+    assert isinstance(container["volumeMounts"][0], Record)
+    assert container == {
+        "name": "main",
+        "image": "nginx:1.27",
+        "volumeMounts": [{"name": "kube-api-access-x1", "readOnly": True, "mountPath": "/var/run/secrets"}],
+    }
+    assert a["spec"]["containers"] is a2["spec"]["containers"]  # equal content: one object
+    assert b["spec"]["containers"][0] != container and b["spec"]["containers"][0]["name"] == "main"
+    assert (
+        sys.getsizeof(container)
+        < sys.getsizeof(plain.apply(with_token(pod("a"), "x1"))["spec"]["containers"][0]) / 2
+    )
+    assert orjson.dumps(a) == orjson.dumps(plain.apply(with_token(pod("a"), "x1")))
+    copied = mutable_copy(a)["spec"]["containers"][0]
+    copied["image"] = "nginx:1.28"
+    assert container["image"] == "nginx:1.27"
+    with pytest.raises(TypeError, match="read-only"):
+        container["image"] = "nginx:1.28"  # type: ignore[index]
+    # Guarded: a shared record raises on what the projection dropped, as a shared dict does.
+    VIOLATIONS.clear()
+    guarded = Projection(keep, SHARED, compact=["spec.containers"], guard=True).apply(
+        with_token(pod("a"), "x1")
+    )
+    with pytest.raises(DroppedFieldRead, match=r"spec\.containers\.ports"):
+        guarded["spec"]["containers"][0].get("ports")
+    assert VIOLATIONS == ["spec.containers.ports"]
+    VIOLATIONS.clear()
+
+
+def test_own_records_make_only_that_object_a_record() -> None:
+    """A pod's metadata, spec and status as records; what is below them keeps its own form."""
+    projection = Projection(KEEP, SHARED, own_records=["metadata", "spec", "status"], guard=True)
+    cached = projection.apply(pod("a"))
+    assert isinstance(cached, FrozenDict) and is_projected(cached) and is_projected({**cached})
+    assert all(isinstance(cached[part], Record) for part in ("metadata", "spec", "status"))
+    assert isinstance(cached["metadata"]["labels"], FrozenDict)  # below: not a record
+    assert cached["spec"]["containers"] is projection.apply(pod("b"))["spec"]["containers"]  # still shared
+    assert orjson.dumps(cached) == orjson.dumps(Projection(KEEP, SHARED, guard=False).apply(pod("a")))
+    VIOLATIONS.clear()
+    with pytest.raises(DroppedFieldRead, match=r"metadata\.annotations: not kept"):
+        cached["metadata"].get("annotations")
+    assert VIOLATIONS == ["metadata.annotations"]
+    VIOLATIONS.clear()
+    with pytest.raises(ValueError, match=r"own-records path 'status\.phase': must be a kept path"):
+        Projection(KEEP, own_records=["status.phase"])
+    with pytest.raises(ValueError, match=r"own-records path 'spec\.containers': must not be in a shared"):
+        Projection(KEEP, SHARED, own_records=["spec.containers"])
+    assert projection != Projection(KEEP, SHARED, guard=True)
+
+
 def test_paths_validate_and_merge() -> None:
     assert parse_paths(["spec.containers", "spec.containers.name", "metadata.name"]) == {
         "spec": {"containers": None},
@@ -234,7 +301,7 @@ def test_paths_validate_and_merge() -> None:
         Projection(["metadata.name"], ["spec.containers"])
     with pytest.raises(ValueError, match=r"compact path 'spec\.containers': must be a kept path"):
         Projection(["metadata.name"], compact=["spec.containers"])
-    with pytest.raises(ValueError, match="must not overlap a shared path"):
+    with pytest.raises(ValueError, match="must not hold a shared path below it"):
         Projection(["spec.containers"], ["spec.containers"], compact=["spec"])
     merged = Projection(["metadata.name"], guard=False).union(Projection(["spec.nodeName"], guard=False))
     assert merged.keep == ["metadata.name", "spec.nodeName"]

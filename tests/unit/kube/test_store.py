@@ -121,3 +121,36 @@ def test_diff_relist_replaying_gives_fresh_state(before, after, data):
     }
     touched = {o["metadata"]["name"] for o in diff.added} | {n["metadata"]["name"] for _, n in diff.updated}
     assert not unchanged & touched
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["upsert", "remove"]),
+        st.sampled_from(["a", "b", "c", "d"]),
+        st.sampled_from([None, "n1", "n2"]),
+        st.lists(st.sampled_from(["o1", "o2"]), max_size=3),  # repeats: one owner listed twice
+    ),
+    max_size=30,
+)
+
+
+@given(OPS)
+def test_indexes_match_a_recomputation_after_any_writes(ops):
+    """The sorted-list indexes hold exactly each value's keys, sorted, once each, whatever the writes."""
+    store = Store(STANDARD_INDEXERS)
+    for rv, (op, name, node, owners) in enumerate(ops):
+        if op == "upsert":
+            store.upsert(pod(name, rv=str(rv), node=node, owners=owners))
+        else:
+            store.remove(f"default/{name}")
+    for index, fn in STANDARD_INDEXERS.items():
+        expected: dict[str, set[str]] = {}
+        for key, obj in store.snapshot().items():
+            for value in fn(obj):
+                expected.setdefault(value, set()).add(key)
+        assert sorted(store.index_values(index)) == sorted(expected)
+        for value, keys in expected.items():
+            found = store.index_keys(index, value)
+            assert found == sorted(keys)
+            found.clear()  # a copy: the index is untouched
+            assert store.index_keys(index, value) == sorted(keys)
