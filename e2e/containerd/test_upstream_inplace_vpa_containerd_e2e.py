@@ -317,3 +317,18 @@ async def test_should_perform_rolling_updates_including_resources_and_roll_backs
         # Creating a new StatefulSet
         _in_place_if_possible(ss)
         await _rolling_updates_including_resources(case, ss)
+
+
+async def test_should_perform_rolling_updates_including_resources_and_roll_backs(
+    real_cluster: Cluster,
+) -> None:
+    """should perform rolling updates(including resources) and roll backs
+
+    Context "Basic StatefulSet functionality [StatefulSetBasic]": its BeforeEach's headless service; the
+    `It` replaces the BeforeEach's set with "ss2", 3 replicas and no mounts (so no claims)."""
+    async with upstream_case(real_cluster, "inplace-vpa") as case:
+        await case.create(headless_service(HEADLESS_SVC, SS_LABELS))
+        # Creating a new StatefulSet
+        ss = new_statefulset("ss2", case.ns, HEADLESS_SVC, 3, [], [], SS_LABELS)
+        _in_place_if_possible(ss)
+        await _rolling_updates_including_resources(case, ss)
