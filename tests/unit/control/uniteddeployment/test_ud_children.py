@@ -250,7 +250,7 @@ def test_plan_creates_deletes_updates_and_duplicates() -> None:
     plan = plan_children(obj, ud, existing, "r1", {"a": 2, "b": 2}, {"a": 0, "b": 0})
     assert [w.subset for w in plan.creates] == ["b"]
     assert [c.name for c in plan.deletes] == ["ud-old-1"]
-    assert plan.updates == []  # ud-a-1 already matches
+    assert plan.updates == ()  # ud-a-1 already matches
     plan = plan_children(obj, ud, existing, "r2", {"a": 2, "b": 2}, {"a": 0, "b": 0})
     assert [(w.subset, w.reason) for w in plan.updates] == [("a", "revision changed")]
     plan = plan_children(obj, ud, existing, "r1", {"a": 3, "b": 1}, {"a": 0, "b": 0})
