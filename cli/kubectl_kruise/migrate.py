@@ -18,9 +18,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from kruise.cli.kubectl_kruise import migrateplan as plan
 from kruise.cli.kubectl_kruise.errors import PluginError
 from kruise.cli.kubectl_kruise.kinds import CLONESETS
+from kruise.cli.kubectl_kruise.migrateplan import (
+    CLONESET_API,
+    DEPLOYMENT_API,
+    Observed,
+    Progress,
+    ScaleIn,
+    ScaleOut,
+    Step,
+    advance,
+    cloneset_from_deployment,
+    next_step,
+    ref_text,
+)
 from kruise.cli.kubectl_kruise.output import Printer
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError, NotFound
@@ -80,11 +92,11 @@ class MigrateOptions:
 
     @property
     def src_ref(self) -> str:
-        return plan.ref_text(plan.DEPLOYMENT_API, "Deployment", self.namespace, self.src_name)
+        return ref_text(DEPLOYMENT_API, "Deployment", self.namespace, self.src_name)
 
     @property
     def dst_ref(self) -> str:
-        return plan.ref_text(plan.CLONESET_API, "CloneSet", self.namespace, self.dst_name)
+        return ref_text(CLONESET_API, "CloneSet", self.namespace, self.dst_name)
 
     @property
     def src_display(self) -> str:
@@ -124,7 +136,7 @@ async def create(client: Client, options: MigrateOptions, printer: Printer) -> l
     else:
         raise MigrateError(f"cloneset {options.namespace}/{options.dst_name} already exists")
     deployment = await _get(client, DEPLOYMENTS, options.src_name, options.namespace, options.src_ref)
-    cloneset = plan.cloneset_from_deployment(deployment, options.dst_name, options.copy)
+    cloneset = cloneset_from_deployment(deployment, options.dst_name, options.copy)
     await client.create(CLONESETS, cloneset, options.namespace)
     _say(printer, f"Successfully created from {options.src_display} to {options.dst_display}")
     return []
@@ -141,14 +153,14 @@ def _resized(obj: Mapping[str, Any], replicas: int) -> dict[str, Any]:
 
 
 async def _write(
-    client: Client, step: plan.Step, deployment: dict[str, Any], cloneset: dict[str, Any]
+    client: Client, step: Step, deployment: dict[str, Any], cloneset: dict[str, Any]
 ) -> dict[str, Any] | None:
     """PUT the one resized object (its resourceVersion guards against a concurrent change). A lost
     race or a refused write is tried again on the next round, as upstream requeues it."""
-    if isinstance(step, plan.ScaleOut):
-        ref, obj, replicas = CLONESETS, cloneset, plan.Observed.of(cloneset).replicas + step.by
-    elif isinstance(step, plan.ScaleIn):
-        ref, obj, replicas = DEPLOYMENTS, deployment, plan.Observed.of(deployment).replicas - step.by
+    if isinstance(step, ScaleOut):
+        ref, obj, replicas = CLONESETS, cloneset, Observed.of(cloneset).replicas + step.by
+    elif isinstance(step, ScaleIn):
+        ref, obj, replicas = DEPLOYMENTS, deployment, Observed.of(deployment).replicas - step.by
     else:
         return None
     try:
@@ -164,13 +176,13 @@ async def migrate(
     if options.replicas == 0:
         raise MigrateError("invalid replicas 0")
     deployment, cloneset = await _read_both(client, options)
-    target = options.replicas if options.replicas > 0 else plan.Observed.of(deployment).replicas
+    target = options.replicas if options.replicas > 0 else Observed.of(deployment).replicas
     max_surge = options.max_surge if options.max_surge >= 1 else 1
-    written = (plan.Observed.of(deployment).generation, plan.Observed.of(cloneset).generation)
-    progress = shown = plan.Progress()
+    written = (Observed.of(deployment).generation, Observed.of(cloneset).generation)
+    progress = shown = Progress()
     started = time.monotonic()
     while True:
-        if progress == plan.Progress(target, target):
+        if progress == Progress(target, target):
             _say(
                 printer,
                 f"Successfully migrated {progress.dst} replicas from {options.src_display} "
@@ -183,14 +195,12 @@ async def migrate(
             deployment, cloneset = await _read_both(client, options)
         except MigrateError as err:
             raise MigrateError(f"failed to migrate: {err}") from None
-        step = plan.next_step(
-            target, max_surge, progress, plan.Observed.of(deployment), plan.Observed.of(cloneset), written
-        )
+        step = next_step(target, max_surge, progress, Observed.of(deployment), Observed.of(cloneset), written)
         answer = await _write(client, step, deployment, cloneset)
         if answer is not None:
-            generation = plan.Observed.of(answer).generation
-            written = (generation, written[1]) if isinstance(step, plan.ScaleIn) else (written[0], generation)
-            progress = plan.advance(progress, step)
+            generation = Observed.of(answer).generation
+            written = (generation, written[1]) if isinstance(step, ScaleIn) else (written[0], generation)
+            progress = advance(progress, step)
         if progress != shown:
             _say(
                 printer,

@@ -11,7 +11,7 @@ pass may leave in flight. A failed or succeeded pod is deleted and recreated und
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -81,18 +81,19 @@ class ScalePlan:
     live_range: OrdinalRange
     replicas: dict[int, Obj]
     placeholders: frozenset[int]
-    condemned: list[Obj]
-    actions: list[Action] = field(default_factory=list)
-    update_allowed: bool = True
-    wait: str | None = None
-    requeue_after: float | None = None
-    first_unhealthy: str | None = None
-    unhealthy: int = 0
+    condemned: tuple[Obj, ...]
+    actions: tuple[Action, ...]
+    update_allowed: bool
+    wait: str | None
+    requeue_after: float | None
+    first_unhealthy: str | None
+    unhealthy: int
 
 
 @dataclass
 class _ScalePass:
-    """The ScalePlan while the pass walks the pods (the steps below fill it in turn)."""
+    """The ScalePlan while the pass walks the pods (the steps below fill it in turn); `result` freezes
+    it once the pass ends."""
 
     live_range: OrdinalRange
     replicas: dict[int, Obj]
@@ -110,7 +111,18 @@ class _ScalePass:
             self.requeue_after = seconds
 
     def result(self) -> ScalePlan:
-        return ScalePlan(**{f.name: getattr(self, f.name) for f in fields(ScalePlan)})
+        return ScalePlan(
+            live_range=self.live_range,
+            replicas=self.replicas,
+            placeholders=self.placeholders,
+            condemned=tuple(self.condemned),
+            actions=tuple(self.actions),
+            update_allowed=self.update_allowed,
+            wait=self.wait,
+            requeue_after=self.requeue_after,
+            first_unhealthy=self.first_unhealthy,
+            unhealthy=self.unhealthy,
+        )
 
 
 class _Budget:

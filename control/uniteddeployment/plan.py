@@ -9,7 +9,7 @@ why), each with the body to write. Children of another template kind are all del
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kruise.api.uniteddeployment import UnitedDeployment
@@ -27,11 +27,11 @@ class ChildWrite:
 
 @dataclass(frozen=True)
 class ChildrenPlan:
-    existing: dict[str, Child] = field(default_factory=dict)
+    existing: Mapping[str, Child]
     """The child kept per subset name (including subsets no longer in the spec)."""
-    creates: list[ChildWrite] = field(default_factory=list)
-    deletes: list[Child] = field(default_factory=list)
-    updates: list[ChildWrite] = field(default_factory=list)
+    creates: tuple[ChildWrite, ...]
+    deletes: tuple[Child, ...]
+    updates: tuple[ChildWrite, ...]
 
 
 def group_children(children: Iterable[Child]) -> tuple[dict[str, Child], list[Child]]:
@@ -57,16 +57,7 @@ def plan_children(
     next_partitions: Mapping[str, int],
 ) -> ChildrenPlan:
     subsets = {s.name: s for s in ud.spec.topology.subsets or []}
-    plan = ChildrenPlan(
-        existing=dict(existing),
-        creates=[
-            ChildWrite(
-                name, render_child(ud_obj, ud, name, revision, next_replicas[name], next_partitions[name])
-            )
-            for name in sorted(set(subsets) - set(existing))
-        ],
-        deletes=[existing[name] for name in sorted(set(existing) - set(subsets))],
-    )
+    updates = []
     for name in sorted(set(existing) & set(subsets)):
         child = existing[name]
         replicas, partition = next_replicas[name], next_partitions[name]
@@ -74,5 +65,15 @@ def plan_children(
         if reason is None:
             continue
         body = render_child(ud_obj, ud, name, revision, replicas, partition, existing=child.obj)
-        plan.updates.append(ChildWrite(name, body, reason, revision, partition))
-    return plan
+        updates.append(ChildWrite(name, body, reason, revision, partition))
+    return ChildrenPlan(
+        existing=dict(existing),
+        creates=tuple(
+            ChildWrite(
+                name, render_child(ud_obj, ud, name, revision, next_replicas[name], next_partitions[name])
+            )
+            for name in sorted(set(subsets) - set(existing))
+        ),
+        deletes=tuple(existing[name] for name in sorted(set(existing) - set(subsets))),
+        updates=tuple(updates),
+    )

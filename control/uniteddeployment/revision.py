@@ -76,7 +76,7 @@ def new_revision(ud: Mapping[str, Any], number: int, collision_count: int) -> di
 
 
 @dataclass(frozen=True)
-class RevisionsPlan:
+class HistoryPlan:
     """What to write so that the update revision exists, and which revisions the pass uses.
 
     `action`: "reuse" (the newest stored revision is the template), "rollback" (an older equal one:
@@ -107,7 +107,9 @@ def truncate(
     return doomed, ordered[excess:]
 
 
-def plan_revisions(ud: Mapping[str, Any], revisions: Iterable[Mapping[str, Any]]) -> RevisionsPlan:
+def plan_history(ud: Mapping[str, Any], revisions: Iterable[Mapping[str, Any]]) -> HistoryPlan:
+    """`constructUnitedDeploymentRevisions` (the same step as the DaemonSet's `plan_history`): the
+    stored history truncated, and the revision the current template resolves to."""
     ordered = sort_revisions(revisions)
     deletions, ordered = truncate(ordered, ud)
     status = ud.get("status") or {}
@@ -123,4 +125,4 @@ def plan_revisions(ud: Mapping[str, Any], revisions: Iterable[Mapping[str, Any]]
     current_name = status.get("currentRevision") or ""
     if not any(r["metadata"]["name"] == current_name for r in ordered):
         current_name = update["metadata"]["name"]
-    return RevisionsPlan(action, update, current_name, tuple(deletions))
+    return HistoryPlan(action, update, current_name, tuple(deletions))

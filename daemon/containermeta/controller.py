@@ -8,10 +8,10 @@ or the metadata-implied env hash moved away from the reported one: list the pod'
 read each new container's env once (``ExecSync env``) and hash the metadata-sourced values, write the
 report (a strategic-merge patch of ``pods/status``, as upstream — kruise-daemon may write pod status,
 not pods), and hand containers whose hash is stale during an in-place update to the restarter
-(``plan`` says which). Pods seen first at start-up without a report are left until their next change,
+(``report`` says which). Pods seen first at start-up without a report are left until their next change,
 as upstream does, so a daemon restart does not patch every pod of the node at once.
 
-Decisions are in ``plan``; this module does the I/O.
+Decisions are in ``report``; this module does the I/O.
 """
 
 from __future__ import annotations
@@ -27,7 +27,18 @@ import structlog
 
 from kruise.api.keys import ANNOTATION_RUNTIME_CONTAINERS_META
 from kruise.control.common.inplace import envhash
-from kruise.daemon.containermeta import plan
+from kruise.daemon.containermeta.report import (
+    RuntimeContainer,
+    can_sync,
+    dump_meta_set,
+    env_hash_missing,
+    needs_report,
+    new_meta,
+    parse_meta_set,
+    reusable_meta,
+    set_env_hash,
+    stale_env,
+)
 from kruise.daemon.containermeta.restarter import Restarter
 from kruise.daemon.cri import api_pb2 as cri
 from kruise.daemon.cri.client import CONTAINER_NAME_LABEL, POD_UID_LABEL, RuntimeClient
@@ -70,15 +81,15 @@ def _hex(value: str | None) -> int:
         return 0
 
 
-def runtime_containers(found: Sequence[cri.Container], runtime_type: str) -> dict[str, plan.RuntimeContainer]:
+def runtime_containers(found: Sequence[cri.Container], runtime_type: str) -> dict[str, RuntimeContainer]:
     """The newest runtime container of each name (the kubelet's ``FindContainerStatusByName``)."""
-    newest: dict[str, plan.RuntimeContainer] = {}
+    newest: dict[str, RuntimeContainer] = {}
     for c in sorted(found, key=lambda c: c.created_at, reverse=True):
         name = c.labels.get(CONTAINER_NAME_LABEL) or c.metadata.name
         if name in newest:
             continue
         restart_count = c.annotations.get(RESTART_COUNT_ANNOTATION)
-        newest[name] = plan.RuntimeContainer(
+        newest[name] = RuntimeContainer(
             name=name,
             container_id=f"{runtime_type}://{c.id}",
             restart_count=int(restart_count) if (restart_count or "").isdigit() else c.metadata.attempt,
@@ -127,15 +138,15 @@ class ContainerMetaController:
     # ---- events ------------------------------------------------------------------------------
 
     def _enqueue(self, pod: dict[str, Any]) -> None:
-        if plan.can_sync(pod):
+        if can_sync(pod):
             self.controller.queue.add_after(object_key(pod), ENQUEUE_DELAY_SECONDS)
 
     def _on_add(self, pod: dict[str, Any]) -> None:
-        if plan.parse_meta_set(pod) is not None and plan.needs_report(None, pod, self.env_from_metadata):
+        if parse_meta_set(pod) is not None and needs_report(None, pod, self.env_from_metadata):
             self._enqueue(pod)
 
     def _on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        if plan.needs_report(old, new, self.env_from_metadata):
+        if needs_report(old, new, self.env_from_metadata):
             self._enqueue(new)
 
     def _on_delete(self, obj: Any) -> None:
@@ -172,7 +183,7 @@ class ContainerMetaController:
 
     async def reconcile(self, key: str) -> Result | None:
         pod = self.pods.get(key)
-        if pod is None or not plan.can_sync(pod):
+        if pod is None or not can_sync(pod):
             return None
         self.expectations.observe(pod)
         if not self.expectations.is_satisfied(pod):
@@ -182,7 +193,7 @@ class ContainerMetaController:
             return None
         found = await self.runtime.list_containers({POD_UID_LABEL: pod["metadata"].get("uid", "")})
         containers = runtime_containers(found, runtime_type)
-        old = plan.parse_meta_set(pod)
+        old = parse_meta_set(pod)
         metas, retry = await self._metas(pod, containers, old)
         if metas != old:
             await self._report(pod, metas)
@@ -191,7 +202,7 @@ class ContainerMetaController:
     async def _metas(
         self,
         pod: dict[str, Any],
-        containers: Mapping[str, plan.RuntimeContainer],
+        containers: Mapping[str, RuntimeContainer],
         old: list[dict[str, Any]] | None,
     ) -> tuple[list[dict[str, Any]], bool]:
         """The new report, and whether some container's env could not be read yet."""
@@ -204,15 +215,15 @@ class ContainerMetaController:
             container, container_spec = containers.get(status.get("name")), specs.get(status.get("name"))
             if container is None or container_spec is None:
                 continue
-            meta = plan.reusable_meta(old, container.container_id) or plan.new_meta(container)
+            meta = reusable_meta(old, container.container_id) or new_meta(container)
             if self.env_from_metadata:
-                if plan.env_hash_missing(meta) and container.running:
+                if env_hash_missing(meta) and container.running:
                     try:
-                        plan.set_env_hash(meta, await self._current_env_hash(container, container_spec))
+                        set_env_hash(meta, await self._current_env_hash(container, container_spec))
                     except EnvUnreadable as exc:
                         log.warning("cannot read container env", pod=object_key(pod), error=str(exc))
                         retry = True
-                if plan.stale_env(pod, container_spec, meta):
+                if stale_env(pod, container_spec, meta):
                     log.info(
                         "restarting container: its env from metadata is stale",
                         pod=object_key(pod),
@@ -223,7 +234,7 @@ class ContainerMetaController:
             metas.append(meta)
         return metas, retry
 
-    async def _current_env_hash(self, container: plan.RuntimeContainer, spec: Mapping[str, Any]) -> int:
+    async def _current_env_hash(self, container: RuntimeContainer, spec: Mapping[str, Any]) -> int:
         if not envhash.meta_env_refs(spec):
             return envhash.hash_envs([])  # nothing to read: the hash of no envs, without an exec
         runtime_id = container.container_id.partition("://")[2]
@@ -238,7 +249,7 @@ class ContainerMetaController:
 
     async def _report(self, pod: dict[str, Any], metas: list[dict[str, Any]]) -> None:
         meta = pod["metadata"]
-        value = plan.dump_meta_set(metas)
+        value = dump_meta_set(metas)
         log.info("reporting container meta", pod=object_key(pod), meta=value)
         patch = {"metadata": {"annotations": {ANNOTATION_RUNTIME_CONTAINERS_META: value}}}
         try:

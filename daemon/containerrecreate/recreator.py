@@ -1,7 +1,7 @@
 """The container recreator: carries out ContainerRecreateRequests for pods on this node.
 
 It watches the active requests labelled with this node and the pods scheduled here; every change
-of either re-evaluates the request (`plan.next_step`). Only the oldest active request of a pod runs,
+of either re-evaluates the request (`progress.plan_recreate`). Only the oldest active request of a pod runs,
 the others wait in phase Pending. The running one is first moved to phase Recreating: that is the
 daemon's answer kruise-manager waits for, both to stop its "daemon has not responded" clock and to
 take the pod out of service for `unreadyGracePeriodSeconds`; only then are containers killed. A
@@ -31,7 +31,15 @@ from kruise.api.keys import (
 from kruise.api.objects import section, spec_of, status_of
 from kruise.api.timestamps import rfc3339
 from kruise.control.common import podstatus
-from kruise.daemon.containerrecreate import plan
+from kruise.daemon.containerrecreate.progress import (
+    Kill,
+    completed_status,
+    finished,
+    initial_states,
+    must_stop,
+    plan_recreate,
+    recreating_status,
+)
 from kruise.daemon.cri.client import RuntimeClient
 from kruise.kube.client import Client
 from kruise.kube.controller import Controller, Result
@@ -150,9 +158,9 @@ class ContainerRecreator:
         labels = crr["metadata"].get("labels") or {}
         pod_uid = labels.get(LABEL_CRR_POD_UID)
         now = self.clock()
-        states = plan.initial_states(crr)
+        states = initial_states(crr)
         if pod is None or not podstatus.is_active(pod) or (pod_uid and pod["metadata"].get("uid") != pod_uid):
-            await self._write(crr, plan.completed_status(states, rfc3339(now), "pod has gone"))
+            await self._write(crr, completed_status(states, rfc3339(now), "pod has gone"))
             return None
         oldest = min(self._active_for(namespace, spec["podName"]), key=_created, default=crr)
         if oldest["metadata"]["name"] != crr["metadata"]["name"]:
@@ -164,7 +172,7 @@ class ContainerRecreator:
             # (until then it counts towards "daemon has not responded"), and what it waits for before
             # taking the pod out of service for `unreadyGracePeriodSeconds`. Our write's event brings
             # the request back here (see the expectation check above).
-            await self._write(crr, plan.recreating_status(states))
+            await self._write(crr, recreating_status(states))
             return None
         grace = section(spec, "strategy").get("unreadyGracePeriodSeconds")
         if grace:
@@ -178,23 +186,24 @@ class ContainerRecreator:
             wait = float(grace) - (now - acquired).total_seconds()
             if wait > 0:
                 return Result(requeue_after=wait)
-        kills = plan.next_step(crr, pod, states, now)
+        recreate = plan_recreate(crr, pod, states, now)
+        states, kills = [dict(s) for s in recreate.states], recreate.kills
         if kills:
             # One kill per pass, as upstream's daemon: a kill can take the whole grace period (preStop),
             # and the next one must see the request as it is then (kruise-manager may have completed
             # it at its deadline); the states write below brings the request back for the next.
             await self._kill(crr, pod, kills[0], states)
-        if plan.finished(states) or plan.must_stop(crr, states):
-            await self._write(crr, plan.completed_status(states, rfc3339(self.clock())))
+        if finished(states) or must_stop(crr, states):
+            await self._write(crr, completed_status(states, rfc3339(self.clock())))
             return None
-        status = plan.recreating_status(states)
+        status = recreating_status(states)
         if status != {k: status_of(crr).get(k) for k in status}:
             await self._write(crr, status)
         min_started = int(section(spec, "strategy").get("minStartedSeconds") or 0)
         return Result(requeue_after=max(RECHECK_SECONDS, float(min_started)))
 
     async def _kill(
-        self, crr: dict[str, Any], pod: dict[str, Any], kill: plan.Kill, states: list[dict[str, Any]]
+        self, crr: dict[str, Any], pod: dict[str, Any], kill: Kill, states: list[dict[str, Any]]
     ) -> None:
         state = next(s for s in states if s["name"] == kill.container)
         strategy = spec_of(crr).get("strategy") or {}
@@ -216,7 +225,7 @@ class ContainerRecreator:
         state.update(phase=PHASE_RECREATING, isKilled=True)
         log.info("container killed for recreation", crr=object_key(crr), container=kill.container)
 
-    async def _pre_stop(self, kill: plan.Kill, command: list[str], grace: int) -> int:
+    async def _pre_stop(self, kill: Kill, command: list[str], grace: int) -> int:
         """Run the preStop hook within the grace period; return what is left of it for the stop (at
         least MIN_GRACE_SECONDS). A hook that fails or outlives the grace period does not stop the
         kill, as the kubelet's killContainer goes on to stop the container either way."""

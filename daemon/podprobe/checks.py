@@ -20,7 +20,7 @@ from kruise.api.objects import Obj
 from kruise.api.podprobemarker import PROBE_FAILED, PROBE_SUCCEEDED
 from kruise.daemon.cri import api_pb2 as cri
 from kruise.daemon.cri.client import CONTAINER_NAME_LABEL, POD_UID_LABEL, RuntimeClient
-from kruise.daemon.podprobe.plan import message_of
+from kruise.daemon.podprobe.outcomes import message_of
 
 Outcome = tuple[str, str] | None
 

@@ -3,7 +3,7 @@
 It watches only its own NodePodProbe (field selector `metadata.name=<node>`). Every probe of every
 pod entry gets one worker task, keyed by (pod uid, probe name): it waits `initialDelaySeconds`, then
 runs the probe every `periodSeconds` under `timeoutSeconds`, counting consecutive outcomes against
-the thresholds (`plan.Threshold`). A spec change restarts the workers whose probe, container or pod
+the thresholds (`outcomes.Threshold`). A spec change restarts the workers whose probe, container or pod
 IP changed and stops those of entries that left the spec (their results go with them).
 
 Workers never write: a state change is recorded and one writer task coalesces every pending change
@@ -22,7 +22,13 @@ import structlog
 
 from kruise.api.objects import Obj, section, spec_of, status_of
 from kruise.daemon.cri.client import RuntimeClient
-from kruise.daemon.podprobe import checks, plan
+from kruise.daemon.podprobe import checks
+from kruise.daemon.podprobe.outcomes import (
+    Threshold,
+    Timing,
+    build_status,
+    next_state,
+)
 from kruise.kube.client import Client
 from kruise.kube.clock import Clock, RealClock, rfc3339
 from kruise.kube.errors import Conflict, NotFound
@@ -126,8 +132,8 @@ class PodProber:
         self._dirty.set()  # entries that left the spec leave the status too
 
     async def _work(self, key: Key, pod: dict[str, Any], probe: dict[str, Any]) -> None:
-        timing = plan.Timing.of(section(probe, "probe"))
-        threshold = plan.Threshold(timing.success_threshold, timing.failure_threshold)
+        timing = Timing.of(section(probe, "probe"))
+        threshold = Threshold(timing.success_threshold, timing.failure_threshold)
         await self.clock.sleep(timing.initial_delay)
         while True:
             try:
@@ -144,7 +150,7 @@ class PodProber:
             await self.clock.sleep(timing.period)
 
     def record(self, key: Key, state: str, message: str) -> None:
-        entry = plan.next_state(self.results.get(key), state, message, rfc3339(self.clock.wall()))
+        entry = next_state(self.results.get(key), state, message, rfc3339(self.clock.wall()))
         if entry is not None:
             self.results[key] = entry
             self._dirty.set()
@@ -170,7 +176,7 @@ class PodProber:
                 npp = await self.client.get(NODE_POD_PROBES, self.node_name)
             except NotFound:
                 return
-            status = plan.build_status(npp.get("spec") or {}, npp.get("status") or {}, self.results)
+            status = build_status(npp.get("spec") or {}, npp.get("status") or {}, self.results)
             if status_of(npp) == status:
                 return
             try:

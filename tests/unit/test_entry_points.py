@@ -1,10 +1,13 @@
-"""Every control/<kind> package names its entry points the same way (docs/where-things-go.md, "A kind's
-entry points"): `__init__.__all__` lists exactly the kind's `plan_<phase>` functions, each returning a
-frozen dataclass `<Phase>Plan`; nothing else is named `plan*`, and every `*Plan` class of the kind is
-what one of them returns. Checked by introspection, so a new kind or a renamed phase cannot drift."""
+"""Every control/<kind> package, and every daemon/<function> package, names its entry points the same
+way (docs/where-things-go.md, "A kind's entry points"): `__init__.__all__` lists exactly the package's
+`plan_<phase>` functions, each returning a frozen dataclass `<Phase>Plan`; nothing else is named
+`plan*`, and every `*Plan` class of the package is what one of them returns. Checked by
+introspection, so a new kind or a renamed phase cannot drift. And no module is imported under a bare
+generic name (`plan`, `logic`): callers name what they use."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
@@ -19,6 +22,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_KINDS = {"common"}
+NOT_DAEMON_FUNCTIONS = {"cri"}  # the CRI client and its generated stubs: no rules of the daemon's own
+GENERIC_MODULE_NAMES = {"plan", "logic"}
 ENTRY = re.compile(r"^plan_([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$")
 
 
@@ -26,6 +31,20 @@ def _kinds() -> list[str]:
     return sorted(
         p.parent.name for p in (ROOT / "control").glob("*/__init__.py") if p.parent.name not in NOT_KINDS
     )
+
+
+def _daemon_packages() -> list[str]:
+    return sorted(
+        p.parent.name
+        for p in (ROOT / "daemon").glob("*/__init__.py")
+        if p.parent.name not in NOT_DAEMON_FUNCTIONS
+    )
+
+
+def _packages() -> list[str]:
+    return [f"kruise.control.{kind}" for kind in _kinds()] + [
+        f"kruise.daemon.{name}" for name in _daemon_packages()
+    ]
 
 
 def _submodules(package: ModuleType) -> list[ModuleType]:
@@ -102,12 +121,68 @@ def test_every_kind_package_is_checked() -> None:
     folders = {p.name for p in (ROOT / "control").iterdir() if p.is_dir() and any(p.glob("*.py"))}
     assert folders == set(_kinds()) | NOT_KINDS
     assert {"cloneset", "statefulset", "daemonset"} <= set(_kinds())
+    daemon = {p.name for p in (ROOT / "daemon").iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    assert daemon == set(_daemon_packages()) | NOT_DAEMON_FUNCTIONS
+    assert "containerrecreate" in _daemon_packages()
 
 
-@pytest.mark.parametrize("kind", _kinds())
-def test_kind_names_its_entry_points_the_same_way(kind: str) -> None:
-    found = violations(f"kruise.control.{kind}")
+@pytest.mark.parametrize("package", _packages())
+def test_package_names_its_entry_points_the_same_way(package: str) -> None:
+    found = violations(package)
     assert found == [], "\n".join(found)
+
+
+def _is_module(dotted: str) -> bool:
+    parts = dotted.split(".")
+    if parts[0] != "kruise":
+        return False
+    path = ROOT.joinpath(*parts[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def generic_module_imports(path: Path) -> list[str]:
+    """`from kruise.x import plan`, `... import planning as plan`, `import kruise.x.logic as logic`:
+    a module bound to a name that says nothing of what it holds, one line each."""
+    found = []
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            targets = [(f"{node.module}.{a.name}", a.asname or a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [(a.name, a.asname) for a in node.names if a.asname]
+        else:
+            continue
+        for module, bound in targets:
+            if bound in GENERIC_MODULE_NAMES and _is_module(module):
+                found.append(f"{where}:{node.lineno} module {module} imported as {bound}")
+    return found
+
+
+def test_no_module_is_imported_under_a_generic_name() -> None:
+    folders = ["api", "kube", "control", "manager", "webhook", "daemon", "cli", "tests"]
+    found = [
+        line
+        for folder in folders
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for line in generic_module_imports(path)
+    ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_generic_import_check_sees_each_form(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from kruise.daemon.containerrecreate import progress as plan\n"
+        "import kruise.control.cloneset.scale as logic\n"
+        "from kruise.control.cloneset.scale import plan_scale\n"
+        "from kruise.control.broadcastjob import plan\n"
+    )
+    lines = [line.split(" ", 1)[1] for line in generic_module_imports(sample)]
+    assert lines == [
+        "module kruise.daemon.containerrecreate.progress imported as plan",
+        "module kruise.control.cloneset.scale imported as logic",
+        "module kruise.control.broadcastjob.plan imported as plan",
+    ]
 
 
 BAD_PACKAGE = {

@@ -37,7 +37,7 @@ from kruise.control.uniteddeployment.allocation import (
     reserves_unschedulable_pods,
 )
 from kruise.control.uniteddeployment.plan import group_children, plan_children
-from kruise.control.uniteddeployment.revision import new_revision, plan_revisions
+from kruise.control.uniteddeployment.revision import new_revision, plan_history
 from kruise.control.uniteddeployment.status import (
     SUBSET_FAILURE,
     SUBSET_PROVISIONED,
@@ -196,17 +196,17 @@ class UnitedDeploymentReconciler:
     async def _revisions(self, ud_obj: Mapping[str, Any]) -> tuple[str, str]:
         """(current, expected) revision names, after creating / renumbering / truncating history."""
         stored = owned_in_namespace(self.revisions, ud_obj)
-        plan = plan_revisions(ud_obj, stored)
+        history = plan_history(ud_obj, stored)
         namespace = ud_obj["metadata"]["namespace"]
-        await self.revision_writer.delete(namespace, plan.deletions)
-        update = plan.update
-        if plan.action == "rollback":
+        await self.revision_writer.delete(namespace, history.deletions)
+        update = history.update
+        if history.action == "rollback":
             update = await self.revision_writer.renumber(update, int(update["revision"]))
-        elif plan.action == "create":
+        elif history.action == "create":
             update = await self._create_revision(ud_obj, update)
         expected = update["metadata"]["name"]
-        current = plan.current_name
-        if current == plan.update["metadata"]["name"]:
+        current = history.current_name
+        if current == history.update["metadata"]["name"]:
             current = expected
         return current, expected
 

@@ -28,7 +28,7 @@ def test_ordered_ready_creates_one_at_a_time():
 
 def test_ordered_ready_waits_for_predecessor_ready():
     plan = plan_scale(sts(3), [ordinal_pod(0, ready=False)], SAME, NOW)
-    assert plan.actions == [] and "web-0" in (plan.wait or "")
+    assert plan.actions == () and "web-0" in (plan.wait or "")
     assert plan.first_unhealthy == "web-0"
 
 
@@ -36,7 +36,7 @@ def test_ordered_ready_waits_min_ready_seconds():
     set_ = sts(3)
     set_["spec"]["updateStrategy"]["rollingUpdate"]["minReadySeconds"] = 30
     plan = plan_scale(set_, [ordinal_pod(0, ready_since=timedelta(seconds=10))], SAME, NOW)
-    assert plan.actions == [] and plan.requeue_after == 20
+    assert plan.actions == () and plan.requeue_after == 20
 
 
 def test_parallel_creates_all_missing():
@@ -50,7 +50,7 @@ def test_parallel_scale_budget_caps_new_pods_in_flight():
     plan = plan_scale(set_, pods(0, 1, 2), SAME, NOW)
     assert names(plan.actions) == ["CreatePod:web-3"]
     plan = plan_scale(set_, [*pods(0, 1, 2), ordinal_pod(3, ready=False)], SAME, NOW)
-    assert plan.actions == []
+    assert plan.actions == ()
     set_["spec"]["scaleStrategy"]["maxUnavailable"] = 3
     plan = plan_scale(set_, [*pods(0, 1, 2), ordinal_pod(3, ready=False)], SAME, NOW)
     assert names(plan.actions) == ["CreatePod:web-4", "CreatePod:web-5"]
@@ -76,7 +76,7 @@ def test_ordered_scale_in_highest_first_one_at_a_time():
     assert names(plan.actions) == ["DeletePod:web-3"]
     assert plan.actions[0].reason == "condemned"
     plan = plan_scale(sts(2), [*pods(0, 1, 2), ordinal_pod(3, terminating=True)], SAME, NOW)
-    assert plan.actions == [] and "terminate" in (plan.wait or "")
+    assert plan.actions == () and "terminate" in (plan.wait or "")
 
 
 def test_ordered_scale_in_waits_for_unhealthy_pod_but_may_delete_it():
@@ -87,7 +87,7 @@ def test_ordered_scale_in_waits_for_unhealthy_pod_but_may_delete_it():
         SAME,
         NOW,
     )
-    assert plan.actions == []
+    assert plan.actions == ()
     # the first unhealthy pod itself may be removed
     plan = plan_scale(sts(2), [ordinal_pod(0), ordinal_pod(1), ordinal_pod(2, ready=False)], SAME, NOW)
     assert names(plan.actions) == ["DeletePod:web-2"]
@@ -127,7 +127,7 @@ def test_pre_delete_hook_prepares_instead_of_deleting():
     (action,) = plan.actions
     assert isinstance(action, PrepareDelete) and action.mark_not_ready
     held = ordinal_pod(1, labels={"hold": "1", "lifecycle.apps.kruise.io/state": "PreparingDelete"})
-    assert plan_scale(set_, [ordinal_pod(0), held], SAME, NOW).actions == []
+    assert plan_scale(set_, [ordinal_pod(0), held], SAME, NOW).actions == ()
 
 
 def test_identity_fixed():
@@ -141,7 +141,7 @@ def test_deleting_set_plans_nothing():
     set_ = sts(3)
     set_["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     plan = plan_scale(set_, pods(0), SAME, NOW)
-    assert plan.actions == [] and not plan.update_allowed
+    assert plan.actions == () and not plan.update_allowed
 
 
 @given(

@@ -10,7 +10,7 @@ from kruise.api.keys import LABEL_KRUISE_CONTROLLER_REVISION_HASH, LABEL_SUBSET_
 from kruise.api.uniteddeployment import UnitedDeployment
 from kruise.control.uniteddeployment.plan import group_children, plan_children
 from kruise.control.uniteddeployment.podpatch import PatchError, patch_pod_template
-from kruise.control.uniteddeployment.revision import new_revision, plan_revisions, truncate
+from kruise.control.uniteddeployment.revision import new_revision, plan_history, truncate
 from kruise.control.uniteddeployment.status import (
     aggregate,
     set_united_deployment_condition,
@@ -250,7 +250,7 @@ def test_plan_creates_deletes_updates_and_duplicates() -> None:
     plan = plan_children(obj, ud, existing, "r1", {"a": 2, "b": 2}, {"a": 0, "b": 0})
     assert [w.subset for w in plan.creates] == ["b"]
     assert [c.name for c in plan.deletes] == ["ud-old-1"]
-    assert plan.updates == []  # ud-a-1 already matches
+    assert plan.updates == ()  # ud-a-1 already matches
     plan = plan_children(obj, ud, existing, "r2", {"a": 2, "b": 2}, {"a": 0, "b": 0})
     assert [(w.subset, w.reason) for w in plan.updates] == [("a", "revision changed")]
     plan = plan_children(obj, ud, existing, "r1", {"a": 3, "b": 1}, {"a": 0, "b": 0})
@@ -271,21 +271,21 @@ def test_revision_is_stable_and_template_labels_only_for_non_cloneset() -> None:
     assert new_revision(sts, 1, 0)["metadata"]["labels"]["app"] == "x"
 
 
-def test_plan_revisions_create_reuse_rollback() -> None:
+def test_plan_history_create_reuse_rollback() -> None:
     obj = ud_obj()
-    plan = plan_revisions(obj, [])
+    plan = plan_history(obj, [])
     assert plan.action == "create" and plan.current_name == plan.update["metadata"]["name"]
     stored = [{**plan.update, "revision": 1}]
-    assert plan_revisions(obj, stored).action == "reuse"
+    assert plan_history(obj, stored).action == "reuse"
     changed = ud_obj()
     changed["spec"]["template"]["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = (
         "img:2"
     )
     changed["status"] = {"currentRevision": stored[0]["metadata"]["name"]}
-    second = plan_revisions(changed, stored)
+    second = plan_history(changed, stored)
     assert second.action == "create" and second.current_name == stored[0]["metadata"]["name"]
     history = [*stored, {**second.update, "revision": 2}]
-    back = plan_revisions({**obj, "status": {}}, history)
+    back = plan_history({**obj, "status": {}}, history)
     assert back.action == "rollback" and back.update["revision"] == 3
 
 

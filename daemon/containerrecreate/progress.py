@@ -1,4 +1,5 @@
-"""What kruise-daemon does next for one ContainerRecreateRequest, decided from the pod (pure).
+"""How far one ContainerRecreateRequest has got, and what kruise-daemon does next, decided from the pod
+(pure; the recreator acts on the returned `RecreatePlan`).
 
 Per container, in spec order: not killed yet -> kill it (stop through the CRI; the kubelet starts it
 again); killed -> Succeeded once the pod shows a new container (another containerID, or a higher
@@ -9,7 +10,7 @@ container is Succeeded or Failed the request is Completed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -54,14 +55,24 @@ def recreated(container: Obj, pod: Obj, min_started: int, now: datetime) -> bool
     return started is not None and (now - started).total_seconds() >= min_started
 
 
-def next_step(crr: Obj, pod: Obj, states: list[dict[str, Any]], now: datetime) -> list[Kill]:
-    """Update `states` in place from the pod and return the containers to kill now."""
+@dataclass(frozen=True)
+class RecreatePlan:
+    """One pass of the recreator: every container's state as the pod now shows it (spec order), and
+    the containers to kill now (the recreator kills the first; see `recreator.Recreator`)."""
+
+    states: tuple[Mapping[str, Any], ...]
+    kills: tuple[Kill, ...]
+
+
+def plan_recreate(crr: Obj, pod: Obj, states: Sequence[Mapping[str, Any]], now: datetime) -> RecreatePlan:
+    """The states moved on from `states` (left as they are) by what the pod shows, and the kills due."""
     strategy = spec_of(crr).get("strategy") or {}
     ordered = bool(strategy.get("orderedRecreate"))
     min_started = int(strategy.get("minStartedSeconds") or 0)
     specs = {c["name"]: c for c in containers_of(crr)}
+    moved = [dict(s) for s in states]
     kills: list[Kill] = []
-    for state in states:
+    for state in moved:
         if state["phase"] in (PHASE_SUCCEEDED, PHASE_FAILED):
             continue
         container = specs.get(state["name"])
@@ -91,14 +102,14 @@ def next_step(crr: Obj, pod: Obj, states: list[dict[str, Any]], now: datetime) -
         kills.append(Kill(container["name"], container_id.rpartition("://")[2]))
         if ordered:
             break
-    return kills
+    return RecreatePlan(states=tuple(moved), kills=tuple(kills))
 
 
-def finished(states: list[dict[str, Any]]) -> bool:
+def finished(states: Sequence[Mapping[str, Any]]) -> bool:
     return all(s["phase"] in (PHASE_SUCCEEDED, PHASE_FAILED) for s in states)
 
 
-def must_stop(crr: Obj, states: list[dict[str, Any]]) -> bool:
+def must_stop(crr: Obj, states: Sequence[Mapping[str, Any]]) -> bool:
     """failurePolicy Fail (the default): one failed container completes the request at once."""
     policy = section(crr, "spec", "strategy").get("failurePolicy") or "Fail"
     return policy == "Fail" and any(s["phase"] == PHASE_FAILED for s in states)

@@ -8,7 +8,18 @@ import json
 from typing import Any
 
 from kruise.control.common.inplace import envhash
-from kruise.daemon.containermeta import controller, plan
+from kruise.daemon.containermeta import controller
+from kruise.daemon.containermeta.report import (
+    RuntimeContainer,
+    dump_meta_set,
+    is_watched,
+    needs_report,
+    new_meta,
+    parse_meta_set,
+    reusable_meta,
+    set_env_hash,
+    stale_env,
+)
 from tests.kit.pods import pod
 
 KEY = "apps.kruise.io/runtime-containers-meta"
@@ -42,68 +53,68 @@ def meta(container_id: str = "containerd://abc", env_hash: int = 27323935) -> di
 
 
 def test_only_kruise_workload_or_sidecarset_pods_are_watched() -> None:
-    assert plan.is_watched(cloned_pod())
+    assert is_watched(cloned_pod())
     foreign = cloned_pod()
     foreign["metadata"]["ownerReferences"][0]["apiVersion"] = "apps/v1"
-    assert not plan.is_watched(foreign)
+    assert not is_watched(foreign)
     foreign["metadata"]["annotations"]["kruise.io/sidecarset-hash"] = "{}"
-    assert plan.is_watched(foreign)
+    assert is_watched(foreign)
 
 
 def test_missing_or_outdated_report_needs_a_report() -> None:
-    assert plan.needs_report(None, cloned_pod(), True)
-    assert plan.needs_report(None, cloned_pod(report=[meta("containerd://old")]), True)
-    assert not plan.needs_report(None, cloned_pod(report=[meta()]), True)
+    assert needs_report(None, cloned_pod(), True)
+    assert needs_report(None, cloned_pod(report=[meta("containerd://old")]), True)
+    assert not needs_report(None, cloned_pod(report=[meta()]), True)
 
 
 def test_metadata_change_wakes_the_pod_only_with_the_gate() -> None:
     old, new = cloned_pod(report=[meta()]), cloned_pod("bar", report=[meta()])
-    assert plan.needs_report(old, new, True)
-    assert not plan.needs_report(old, new, False)
+    assert needs_report(old, new, True)
+    assert not needs_report(old, new, False)
 
 
 def test_container_without_id_yet_is_not_reported() -> None:
     fresh = cloned_pod()
     fresh["status"]["containerStatuses"][0]["containerID"] = ""
-    assert not plan.needs_report(None, fresh, True)
+    assert not needs_report(None, fresh, True)
 
 
 def test_stale_hash_restarts_only_during_an_in_place_update() -> None:
     container = cloned_pod()["spec"]["containers"][0]
-    assert not plan.stale_env(cloned_pod("bar"), container, meta())  # someone edited a running pod
-    assert plan.stale_env(cloned_pod("bar", updating=True), container, meta())
-    assert not plan.stale_env(cloned_pod("foo", updating=True), container, meta())
+    assert not stale_env(cloned_pod("bar"), container, meta())  # someone edited a running pod
+    assert stale_env(cloned_pod("bar", updating=True), container, meta())
+    assert not stale_env(cloned_pod("foo", updating=True), container, meta())
     unknown = meta()
-    plan.set_env_hash(unknown, 0)  # env not read yet: never restarted blindly
-    assert not plan.stale_env(cloned_pod("bar", updating=True), container, unknown)
+    set_env_hash(unknown, 0)  # env not read yet: never restarted blindly
+    assert not stale_env(cloned_pod("bar", updating=True), container, unknown)
 
 
 def test_report_json_is_gos() -> None:
-    entry = plan.new_meta(plan.RuntimeContainer("main", "containerd://abc", 2, 0, True))
-    assert plan.dump_meta_set([entry]) == (
+    entry = new_meta(RuntimeContainer("main", "containerd://abc", 2, 0, True))
+    assert dump_meta_set([entry]) == (
         '{"containers":[{"name":"main","containerID":"containerd://abc","restartCount":2,'
         '"hashes":{"plainHash":0}}]}'
     )
-    plan.set_env_hash(entry, 27323935)
-    assert json.loads(plan.dump_meta_set([entry]))["containers"][0]["hashes"] == {
+    set_env_hash(entry, 27323935)
+    assert json.loads(dump_meta_set([entry]))["containers"][0]["hashes"] == {
         "plainHash": 0,
         "extractedEnvFromMetadataHash": 27323935,
     }
-    assert plan.dump_meta_set([]) == '{"containers":[]}'
+    assert dump_meta_set([]) == '{"containers":[]}'
 
 
 def test_a_container_keeps_the_hash_read_at_its_start() -> None:
     earlier = [meta()]
-    reused = plan.reusable_meta(earlier, "containerd://abc")
+    reused = reusable_meta(earlier, "containerd://abc")
     assert reused == meta() and reused is not earlier[0]
-    assert plan.reusable_meta(earlier, "containerd://new") is None
+    assert reusable_meta(earlier, "containerd://new") is None
 
 
 def test_malformed_report_is_replaced() -> None:
     broken = cloned_pod()
     broken["metadata"]["annotations"][KEY] = "not json"
-    assert plan.parse_meta_set(broken) is None
-    assert plan.needs_report(None, broken, True)
+    assert parse_meta_set(broken) is None
+    assert needs_report(None, broken, True)
 
 
 def test_env_output_parsing_and_hash() -> None:
