@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import labels_of, meta_of, status_of
 from kruise.kube.resources import ResourceRef
@@ -153,23 +155,48 @@ class StorePodsAndNodes:
         return self._nodes.get_by_name(None, name)
 
 
+class Freshness(Protocol):
+    """Whether a cache may be read now (an informer: listed, its watch not lost)."""
+
+    def is_current(self) -> bool: ...
+
+    async def wait_current(self) -> None: ...
+
+
+class CacheNotCurrent(Exception):
+    """A read reached a cache that has not listed yet or lost its watch: answering from it could
+    miss objects, so the reader awaits `wait()` and reads again (within the caller's deadline)."""
+
+    def __init__(self, group: str, kind: str, freshness: Freshness) -> None:
+        super().__init__(f"the cache of {kind}.{group} is not current")
+        self.freshness = freshness
+
+    async def wait(self) -> None:
+        await self.freshness.wait_current()
+
+
 class StoreSpreads:
     """WorkloadSpreads and the workloads their pods come from, from informer stores.
 
     Workload stores are keyed by (group, kind) and attached as the process finds the kinds served.
     An owner of a kind with no store attached reads as an object with no controller (its chain
     ends there), one missing from an attached store as None (unknown: not in the cache yet).
+    A store attached after the process became ready (a custom kind whitelisted later) comes with
+    its informer's `Freshness`: reading it before it is current raises CacheNotCurrent, since the
+    process-wide readiness gate does not cover it.
     """
 
     def __init__(self, spreads: Store | None = None) -> None:
         self._spreads = spreads
-        self._workloads: dict[tuple[str, str], Store] = {}
+        self._workloads: dict[tuple[str, str], tuple[Store, Freshness | None]] = {}
 
     def attach(self, spreads: Store) -> None:
         self._spreads = spreads
 
-    def attach_workload(self, group: str, kind: str, store: Store) -> None:
-        self._workloads[(group, kind)] = store
+    def attach_workload(
+        self, group: str, kind: str, store: Store, freshness: Freshness | None = None
+    ) -> None:
+        self._workloads[(group, kind)] = (store, freshness)
 
     def follows(self, group: str, kind: str) -> bool:
         """Whether a store of the (group, kind) is attached."""
@@ -185,15 +212,24 @@ class StoreSpreads:
     def _store(self, ref: dict) -> Store | None:
         api_version = str(ref.get("apiVersion", ""))
         group = api_version.split("/", 1)[0] if "/" in api_version else ""
-        return self._workloads.get((group, str(ref.get("kind", ""))))
+        kind = str(ref.get("kind", ""))
+        attached = self._workloads.get((group, kind))
+        if attached is None:
+            return None
+        store, freshness = attached
+        if freshness is not None and not freshness.is_current():
+            raise CacheNotCurrent(group, kind, freshness)
+        return store
 
     def owner(self, ref: dict, namespace: str) -> dict | None:
+        """Raises CacheNotCurrent (see the class)."""
         store = self._store(ref)
         if store is None:
             return {"metadata": {"name": ref.get("name", "")}}
         return store.get_by_name(namespace, str(ref.get("name", "")))
 
     def workload(self, ref: dict, namespace: str) -> dict | None:
+        """Raises CacheNotCurrent (see the class)."""
         store = self._store(ref)
         return store.get_by_name(namespace, str(ref.get("name", ""))) if store is not None else None
 

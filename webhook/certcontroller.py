@@ -100,8 +100,10 @@ class CertController:
 
         for informer in self.informers:
             informer.add_event_handler(on_add=poke, on_update=poke, on_delete=poke)
+        self.crds: SharedInformer | None = None
+        """The CRD cache (with `conversion`): other parts of the process may listen to it too."""
         if conversion is not None:
-            crds = SharedInformer(client, CRDS)
+            crds = self.crds = SharedInformer(client, CRDS)
 
             def poke_crd(*objs: Any) -> None:
                 if any(isinstance(o, dict) and is_kruise_webhook_converted(o) for o in objs):

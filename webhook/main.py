@@ -23,14 +23,13 @@ from kruise.api import apisets, features
 from kruise.api.apisets import DEFAULT_API_SET
 from kruise.api.features import FeatureGateError, FeatureGates
 from kruise.api.objects import meta_of, section
+from kruise.control.common.customworkloads import GroupVersionKind
 from kruise.control.sidecarset.revision import LABEL_SIDECARSET_NAME
 from kruise.control.sidecarset.whitelist import CONFIGURATION_NAME
-from kruise.control.workloadspread.whitelist import WhitelistError, parse_whitelist
 from kruise.kube.client import Client
 from kruise.kube.errors import ApiError, NotFound
 from kruise.kube.events import EventRecorder
 from kruise.kube.informer import SharedInformerFactory
-from kruise.kube.kinds import resource_for_kind
 from kruise.kube.logging import configure_logging, warn_gates_without_effect
 from kruise.kube.resources import (
     ADVANCED_STATEFULSETS,
@@ -71,6 +70,7 @@ from kruise.webhook.certsecret import SECRET_NAME, ConfigurationPatcher
 from kruise.webhook.configurations import SERVICE_NAME, ClientTarget
 from kruise.webhook.context import WebhookContext
 from kruise.webhook.crdconversion import ConversionPatcher
+from kruise.webhook.customworkloads import CustomWorkloadFollower
 from kruise.webhook.handlers.pub import BudgetKeeper
 from kruise.webhook.handlers.workloadspread import SpreadKeeper
 from kruise.webhook.server import HTTPSServer
@@ -186,7 +186,7 @@ class WebhookProcess:
         pods = self.factory.informer(PODS)
         pvcs = self.factory.informer(PVCS)
         self.gates = FeatureGates.from_flag(options.feature_gates)
-        configuration = self.factory.informer(
+        configuration = self._configuration = self.factory.informer(
             CONFIGMAPS, options.namespace, field_selector=f"metadata.name={CONFIGURATION_NAME}"
         )
         sidecarset_revisions = self.factory.informer(
@@ -246,6 +246,7 @@ class WebhookProcess:
         )  # fmt: skip
         self.app = create_app(self.routes, ready=self.ready, caches=InformerCaches(self.factory))
         self.server: HTTPSServer | None = None
+        self.custom_workloads: CustomWorkloadFollower | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     def ready(self) -> bool:
@@ -312,28 +313,23 @@ class WebhookProcess:
         await self._attach_custom_workloads(spreads)
 
     async def _attach_custom_workloads(self, spreads: StoreSpreads) -> None:
-        """Caches for the kinds in kruise-configuration's WorkloadSpread whitelist (targets and their
-        subResources), read once at start as upstream's webhook does: pods are followed up their
-        owner chain through them and a target's replicas read from them. A bad whitelist or a kind
-        no resource serves is logged and not followed."""
+        """Caches for the kinds in kruise-configuration's WorkloadSpread whitelist at start (readiness
+        waits for them); kinds whitelisted or served later are followed by `CustomWorkloadFollower`,
+        woken by changes of the ConfigMap and of CRDs (see kruise.webhook.customworkloads)."""
+        follower = CustomWorkloadFollower(self.client, spreads, self.sidecarsets.configuration, self._served)
         try:
             config_map = await self.client.get(CONFIGMAPS, CONFIGURATION_NAME, self.options.namespace)
         except NotFound:
-            return
-        try:
-            whitelist = parse_whitelist(section(config_map, "data"))
-        except WhitelistError as exc:
-            log.warning("WorkloadSpread custom workloads are not followed", error=str(exc))
-            return
-        for gvk in whitelist.kinds_to_follow():
-            if spreads.follows(gvk.group, gvk.kind):
-                continue
-            ref = await resource_for_kind(self.client, gvk.group, gvk.version, gvk.kind)
-            if ref is None or not await self._served(ref):
-                kind = f"{gvk.kind}.{gvk.group}"
-                log.warning("WorkloadSpread custom workload kind is not served", kind=kind)
-                continue
+            config_map = {}
+
+        def cache_for(gvk: GroupVersionKind, ref: ResourceRef) -> None:
             spreads.attach_workload(gvk.group, gvk.kind, self.factory.informer(ref).store)
+
+        await follower.follow(section(config_map, "data"), cache_for)
+        self._configuration.add_event_handler(on_add=follower.poke, on_update=follower.poke)
+        if self.certs.crds is not None:
+            self.certs.crds.add_event_handler(on_add=follower.poke, on_update=follower.poke)
+        self.custom_workloads = follower
 
     async def _persistent_pod_state_served(self) -> bool:
         return await self._served(
@@ -376,6 +372,8 @@ class WebhookProcess:
         )
         serve = await self.server.start()
         self._tasks = [serve, asyncio.create_task(self.certs.run(), name="certs")]
+        if self.custom_workloads is not None:
+            self._tasks.append(asyncio.create_task(self.custom_workloads.run(), name="custom-workloads"))
         if not await self.factory.wait_for_cache_sync(self.options.cache_sync_timeout):
             raise RuntimeError("informer caches did not sync in time")
 
@@ -395,6 +393,8 @@ class WebhookProcess:
                 await task
         with contextlib.suppress(Exception):
             await self.recorder.stop()
+        if self.custom_workloads is not None:
+            await self.custom_workloads.stop()
         await self.factory.stop()
 
 

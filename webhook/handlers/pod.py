@@ -44,6 +44,7 @@ from kruise.control.workloadspread.targets import OwnerNotFound
 from kruise.kube.errors import ApiError
 from kruise.webhook import paths
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny, mutable, patched
+from kruise.webhook.caches import CacheNotCurrent
 from kruise.webhook.context import WebhookContext
 from kruise.webhook.handlers import pub, workloadspread
 from kruise.webhook.handlers.workloadspread import SpreadKeeper
@@ -144,7 +145,7 @@ def pod_create_handler(
         if spreads is not None and not (req.dry_run or (req.options or {}).get("dryRun")):
             try:
                 spread = await spreads.on_create(pod)
-            except (OwnerNotFound, PatchError, MaxReplicasError, ApiError) as exc:
+            except (OwnerNotFound, PatchError, MaxReplicasError, ApiError, CacheNotCurrent) as exc:
                 return deny(500, str(exc))
             if spread is not None:
                 pod, metadata, changed = spread, spread["metadata"], True

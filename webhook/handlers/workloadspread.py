@@ -24,7 +24,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from pydantic import ValidationError
@@ -42,6 +42,7 @@ from kruise.kube.errors import ApiError, NotFound
 from kruise.kube.resources import WORKLOADSPREADS
 from kruise.kube.retry import DEFAULT_BACKOFF, Backoff, optimistic_update
 from kruise.webhook.admission import AdmissionRequest, Decision, Handler, allow, deny
+from kruise.webhook.caches import CacheNotCurrent
 from kruise.webhook.context import WebhookContext
 from kruise.webhook.handlers.kindhooks import KindHooks
 from kruise.webhook.handlers.kindparse import parse_new_and_old, valid_models
@@ -51,8 +52,16 @@ from kruise.webhook.handlers.kindvalidation import validating_handler
 log = structlog.get_logger("kruise.webhook.workloadspread")
 
 
+T = TypeVar("T")
+
+LATE_CACHE_WAIT_SECONDS = 10.0
+"""How long a read waits for a cache that is not current before the request is refused (the app's
+wait for its other caches is as long; a shorter caller deadline ends it sooner)."""
+
+
 class SpreadSource(Protocol):
-    """Read-only cache answers (informer stores)."""
+    """Read-only cache answers (informer stores). `owner` and `workload` may raise CacheNotCurrent
+    for a cache that must not be read yet."""
 
     def in_namespace(self, namespace: str) -> list[MutableObj]: ...
 
@@ -105,6 +114,22 @@ class SpreadKeeper:
             log.warning("ignoring the WorkloadSpread custom workload whitelist", error=str(exc))
             return Whitelist()
 
+    @staticmethod
+    async def _settled(read: Callable[[], T]) -> T:
+        """`read()` once every cache it reaches is current: a custom workload's cache started after
+        this process became ready is waited for here, as upstream's lazily started informer is, and
+        only by the pods whose owner chain or target reaches it. Raises CacheNotCurrent when it is
+        still not current after LATE_CACHE_WAIT_SECONDS (a cache that cannot list, e.g. no RBAC)."""
+        while True:
+            try:
+                return read()
+            except CacheNotCurrent as gap:
+                try:
+                    async with asyncio.timeout(LATE_CACHE_WAIT_SECONDS):
+                        await gap.wait()
+                except TimeoutError:
+                    raise gap from None
+
     def _replicas(self, ws: Mapping[str, Any], namespace: str) -> int:
         if not wsrules.has_percent_subset(ws):
             return 0
@@ -122,7 +147,7 @@ class SpreadKeeper:
         lock = self._locks.setdefault(meta.get("uid") or meta["name"], asyncio.Lock())
         async with lock:
             start = self._freshest(matched)
-            replicas = self._replicas(start, namespace)
+            replicas = await self._settled(lambda: self._replicas(start, namespace))
             used: list[MutableObj] = []
 
             def decide(current: MutableObj) -> MutableObj | None:
@@ -156,12 +181,12 @@ class SpreadKeeper:
 
     async def on_create(self, pod: MutableObj) -> MutableObj | None:
         """The pod with its subset injected, or None when no WorkloadSpread governs it or no subset
-        has room. Raises OwnerNotFound, PatchError, MaxReplicasError, or the API error of a write
-        that could not be made."""
+        has room. Raises OwnerNotFound, PatchError, MaxReplicasError, CacheNotCurrent (see
+        `_settled`), or the API error of a write that could not be made."""
         namespace = meta_of(pod).get("namespace") or ""
-        matched = matching_spread(
-            pod, self.source.in_namespace(namespace), self.source.owner, self.whitelist().owner_kinds()
-        )
+        spreads = self.source.in_namespace(namespace)
+        owner_kinds = self.whitelist().owner_kinds()
+        matched = await self._settled(lambda: matching_spread(pod, spreads, self.source.owner, owner_kinds))
         if matched is None:
             return None
         chosen: list[wsrules.Assignment] = []
@@ -189,8 +214,8 @@ class SpreadKeeper:
         """Book a pod being deleted or evicted out of its subset (`deletingPods`, one more missing
         replica). False when no books change: the pod is not an active, controlled pod annotated
         with a WorkloadSpread, the WorkloadSpread is not in the cache or is gone, or the books do not
-        count this pod (see `record_deletion`). Raises MaxReplicasError, or the API error of a write
-        that could not be made."""
+        count this pod (see `record_deletion`). Raises MaxReplicasError, CacheNotCurrent (see
+        `_settled`), or the API error of a write that could not be made."""
         booking = wsrules.deletion_booking(pod)
         if booking is None:
             return False
@@ -245,7 +270,7 @@ def pod_deletion_check(
             return None
         try:
             await keeper.on_delete(pod)
-        except (wsrules.MaxReplicasError, ApiError) as exc:
+        except (wsrules.MaxReplicasError, ApiError, CacheNotCurrent) as exc:
             return deny(400, str(exc))
         return None
 
