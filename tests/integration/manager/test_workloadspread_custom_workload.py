@@ -45,8 +45,9 @@ def controller_setups():
 
 @pytest.fixture
 async def custom_workloads(kruise_cluster) -> None:
-    """The CRDs (served) and the whitelist, in place before kruise-webhook starts: like upstream's,
-    it reads the whitelist once at start to know which kinds to follow."""
+    """The CRDs (served) and the whitelist, in place before kruise-webhook starts: its caches of the
+    kinds are then filled before it is ready (test_workloadspread_custom_workload_late.py covers a
+    whitelist written after start)."""
     await install_whitelisted(
         kruise_cluster.client,
         [GAMESETS, SHARDS],
