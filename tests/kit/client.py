@@ -9,9 +9,9 @@ subresource ignores everything else; delete honours uid/resourceVersion precondi
 an object with finalizers terminating. Patches are applied by the emulator's own patch code, so
 merge, strategic-merge and JSON patches mean the same here as against the emulator.
 
-`fail_next` makes the next matching call raise (Conflict, NotFound, ... — any ApiError), and
-`sync` mirrors the store of one resource into a `FakeInformer`, so a second reconcile sees the
-first one's writes as the watch would deliver them.
+`fail_next` makes the next matching call (or every one, `times=None`) raise (Conflict, NotFound,
+TransportError, ... — any ApiError), and `sync` mirrors the store of one resource into a
+`FakeInformer`, so a second reconcile sees the first one's writes as the watch would deliver them.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class _Fault:
     namespace: str | None
     name: str
     error: ApiError | type[ApiError]
-    times: int
+    times: int | None  # None: every matching call from now on
 
     def matches(self, verb: str, resource: ResourceRef, namespace: str | None, name: str) -> bool:
         return (
@@ -126,12 +126,13 @@ class RecordingClient:
         namespace: str | None = None,
         *,
         error: ApiError | type[ApiError] = Conflict,
-        times: int = 1,
+        times: int | None = 1,
     ) -> None:
-        """Make the next `times` calls of `verb` ("*" for any) on that object raise `error`."""
+        """Make the next `times` calls of `verb` ("*" for any) on that object raise `error`;
+        `times=None` makes every one from now on fail (an apiserver that stays unreachable)."""
         if verb != "*" and verb not in VERBS:
             raise ValueError(f'verb: Unsupported value: "{verb}": supported values: "*", {", ".join(VERBS)}')
-        if times < 1:
+        if times is not None and times < 1:
             raise ValueError(f"times: must be >= 1, got {times}")
         namespace = self._namespace(resource, namespace)
         self._faults.append(_Fault(verb, resource, namespace, name, error, times))
@@ -353,9 +354,10 @@ class RecordingClient:
         """Raise an injected fault or run `apply`; either way the call is recorded."""
         for fault in self._faults:
             if fault.matches(call.verb, call.resource, call.namespace, call.name):
-                fault.times -= 1
-                if fault.times == 0:
-                    self._faults.remove(fault)
+                if fault.times is not None:
+                    fault.times -= 1
+                    if fault.times == 0:
+                        self._faults.remove(fault)
                 error = fault.error
                 if isinstance(error, type):
                     error = _error(error, call.resource, call.name, "injected by fail_next")

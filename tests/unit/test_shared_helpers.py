@@ -7,11 +7,17 @@ status writes of custom resources in `kruise.manager.writers.status`, Controller
 A second definition drifts from the first (the RFC 3339 copies had three parsing behaviours), so
 product code may neither define a function under a shared helper's name nor redo its work by hand.
 The pattern detectors are the ones `python -m benchmarks.house_counts` counts with.
+
+Tests follow the same rule: fakes and the pod builder live in `tests/kit` (`tests.kit.pods.pod`,
+`RecordingClient`, `FakeApi`, ...), so a test module outside it defines no `class Fake...` and no `pod`
+builder of its own.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from benchmarks.house_counts import count, expectations_preamble, handles_time, sources
 
@@ -130,3 +136,74 @@ def test_the_guard_sees_a_copy() -> None:
     func = ast.parse(copy).body[0]
     assert handles_time(func)
     assert count([("control/x.py", copy)]).time_copies == ["control/x.py:1 stamp"]
+
+
+# ---- the test kit's homes ----------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+KIT = "tests/kit/"
+# Reviewed exceptions: named like a kit helper but doing something else.
+KIT_EXCEPTIONS = {
+    # reads the live pod through kubectl (a fetch, not a builder)
+    "e2e/cloneset_tester.py Case.pod",
+}
+
+
+def modules_outside_the_kit() -> Iterator[tuple[str, str]]:
+    """(path relative to the root, text) of every test and e2e module outside the kit."""
+    for top in ("tests", "e2e"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if not rel.startswith(KIT):
+                yield rel, path.read_text()
+
+
+def _defined(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
+    """(qualified name, node) of every class and function defined in `body`, nested ones included."""
+    for node in body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            name = f"{prefix}{node.name}"
+            yield name, node
+            yield from _defined(node.body, f"{name}.")
+        elif hasattr(node, "body"):  # if/try/with blocks at any level
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                yield from _defined(getattr(node, field, []) or [], prefix)
+
+
+def kit_copies(files: Iterable[tuple[str, str]]) -> list[str]:
+    """`path:line qualname` of each `class Fake...` and each function named `pod` in `files`."""
+    found = []
+    for rel, text in files:
+        for name, node in _defined(ast.parse(text, filename=rel).body):
+            fake = isinstance(node, ast.ClassDef) and node.name.startswith("Fake")
+            builder = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "pod"
+            if (fake or builder) and f"{rel} {name}" not in KIT_EXCEPTIONS:
+                found.append(f"{rel}:{node.lineno} {name}")
+    return found
+
+
+def test_fakes_and_the_pod_builder_live_in_the_kit() -> None:
+    files = list(modules_outside_the_kit())
+    assert any(rel == "tests/unit/test_shared_helpers.py" for rel, _ in files)
+    assert kit_copies(files) == [], (
+        "move these into tests/kit (or reuse the kit's fake or tests.kit.pods.pod)"
+    )
+
+
+def test_the_kit_guard_sees_a_copy() -> None:
+    copy = (
+        "class FakeClient:\n"
+        "    def pod(self, name):\n"
+        "        return {'metadata': {'name': name}}\n"
+        "def pod(name):\n"
+        "    return {}\n"
+        "def test_x():\n"
+        "    class FakeThing:\n"
+        "        pass\n"
+    )
+    assert kit_copies([("tests/unit/x/test_y.py", copy)]) == [
+        "tests/unit/x/test_y.py:1 FakeClient",
+        "tests/unit/x/test_y.py:2 FakeClient.pod",
+        "tests/unit/x/test_y.py:4 pod",
+        "tests/unit/x/test_y.py:7 test_x.FakeThing",
+    ]

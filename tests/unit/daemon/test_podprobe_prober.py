@@ -1,10 +1,10 @@
-"""kruise-daemon's prober on a fake clock, a scripted probe runner and an in-memory NodePodProbe:
-initial delay and period, thresholds, writes only on change and coalesced, workers following the spec."""
+"""kruise-daemon's prober on a fake clock, a scripted probe runner and a NodePodProbe held by the
+kit's RecordingClient: initial delay and period, thresholds, writes only on change and coalesced,
+workers following the spec."""
 
 from __future__ import annotations
 
 import asyncio
-import copy
 
 import pytest
 
@@ -12,28 +12,34 @@ from kruise.daemon.podprobe import checks
 from kruise.daemon.podprobe.prober import PodProber
 from kruise.kube.clock import FakeClock
 from kruise.kube.errors import Conflict
+from kruise.kube.resources import NODE_POD_PROBES
+from tests.kit import RecordingClient
 
 S, F = "Succeeded", "Failed"
 
 
-class FakeClient:
-    """One NodePodProbe in memory; `conflicts` status writes fail with Conflict first."""
+def npp_client(npp):
+    """The NodePodProbe held by a RecordingClient, which keeps status writes apart from spec writes."""
+    client = RecordingClient()
+    client.put(NODE_POD_PROBES, npp)
+    return client
 
-    def __init__(self, npp):
-        self.npp = copy.deepcopy(npp)
-        self.writes = []
-        self.conflicts = 0
 
-    async def get(self, ref, name, namespace=None):
-        return copy.deepcopy(self.npp)
+def stored(client):
+    return client.object(NODE_POD_PROBES, "node-1")
 
-    async def update_status(self, ref, body):
-        if self.conflicts:
-            self.conflicts -= 1
-            raise Conflict("the object has been modified")
-        self.npp["status"] = copy.deepcopy(body["status"])
-        self.writes.append(copy.deepcopy(body["status"]))
-        return copy.deepcopy(self.npp)
+
+def status_writes(client):
+    """The status writes that reached the store (a write refused with Conflict is not one)."""
+    return [c for c in client.calls_to("update", NODE_POD_PROBES, subresource="status") if c.succeeded]
+
+
+def set_spec(client, spec):
+    """Another writer changes the spec (a new resourceVersion, as the apiserver would give it)."""
+    npp = stored(client)
+    npp["spec"] = spec
+    del npp["metadata"]["resourceVersion"]
+    client.put(NODE_POD_PROBES, npp)
 
 
 def node_probe(*probes, uid="u1"):
@@ -79,7 +85,7 @@ def scripted(monkeypatch):
 def states(client):
     return {
         s["name"]: (s["state"], s.get("message", ""))
-        for e in (client.npp.get("status") or {}).get("podProbeStatuses") or []
+        for e in (stored(client).get("status") or {}).get("podProbeStatuses") or []
         for s in e["probeStates"]
     }
 
@@ -88,7 +94,7 @@ async def test_initial_delay_then_every_period(scripted):
     script, calls, clock = scripted
     script["m#a"] = [(S, "")]
     npp = node_probe(probe("m#a", initialDelaySeconds=5, periodSeconds=2))
-    client = FakeClient(npp)
+    client = npp_client(npp)
     prober = PodProber(client, None, "node-1", clock=clock)
     prober.start_writer()
     prober.sync(npp)
@@ -102,7 +108,7 @@ async def test_initial_delay_then_every_period(scripted):
         clock.step(2)
         await settle(lambda n=len(calls): len(calls) == n + 1)
     assert [at - 1000.0 for _, at in calls] == [5, 7, 9]
-    assert len(client.writes) == 1  # the same state again is not written
+    assert len(status_writes(client)) == 1  # the same state again is not written
     await prober.stop()
 
 
@@ -110,8 +116,8 @@ async def test_failure_threshold_message_changes_and_conflicts(scripted):
     script, calls, clock = scripted
     script["m#a"] = [(S, ""), (F, "busy"), (F, "busy"), (F, "still busy"), (S, "")]
     npp = node_probe(probe("m#a", periodSeconds=1, failureThreshold=2))
-    client = FakeClient(npp)
-    client.conflicts = 1
+    client = npp_client(npp)
+    client.fail_next("update", NODE_POD_PROBES, "node-1", error=Conflict)
     prober = PodProber(client, None, "node-1", clock=clock)
     prober.start_writer()
     prober.sync(npp)
@@ -121,15 +127,17 @@ async def test_failure_threshold_message_changes_and_conflicts(scripted):
     assert states(client) == {"m#a": (S, "")}
     clock.step(1)
     await settle(lambda: states(client) == {"m#a": (F, "busy")})
-    first_failed = client.npp["status"]["podProbeStatuses"][0]["probeStates"][0]
+    first_failed = stored(client)["status"]["podProbeStatuses"][0]["probeStates"][0]
     clock.step(1)
     await settle(lambda: states(client) == {"m#a": (F, "still busy")})
-    now = client.npp["status"]["podProbeStatuses"][0]["probeStates"][0]
+    now = stored(client)["status"]["podProbeStatuses"][0]["probeStates"][0]
     assert now["lastTransitionTime"] == first_failed["lastTransitionTime"]
     assert now["lastProbeTime"] != first_failed["lastProbeTime"]
     clock.step(1)
     await settle(lambda: states(client) == {"m#a": (S, "")})
-    assert len(client.writes) == 4
+    assert len(status_writes(client)) == 4
+    refused = [c for c in client.calls_to("update", NODE_POD_PROBES) if not c.succeeded]
+    assert [type(c.error) for c in refused] == [Conflict]  # the first write conflicted and was retried
     await prober.stop()
 
 
@@ -138,21 +146,21 @@ async def test_workers_follow_the_spec(scripted):
     script["m#a"] = [(S, "")]
     script["m#b"] = [(F, "down")]
     npp = node_probe(probe("m#a", periodSeconds=1), probe("m#b", periodSeconds=1, failureThreshold=1))
-    client = FakeClient(npp)
+    client = npp_client(npp)
     prober = PodProber(client, None, "node-1", clock=clock)
     prober.start_writer()
     prober.sync(npp)
     await settle(lambda: states(client) == {"m#a": (S, ""), "m#b": (F, "down")})
     narrowed = node_probe(probe("m#a", periodSeconds=1))
-    client.npp["spec"] = narrowed["spec"]
+    set_spec(client, narrowed["spec"])
     prober.sync(narrowed)
     await settle(lambda: states(client) == {"m#a": (S, "")})
     calls.clear()
     clock.step(1)
     await settle(lambda: len(calls) == 1)
     assert calls[0][0] == "m#a"  # m#b's worker was stopped
-    client.npp["spec"] = {}
+    set_spec(client, {})
     prober.sync({"metadata": {"name": "node-1"}})
-    await settle(lambda: client.npp["status"] == {})
+    await settle(lambda: stored(client)["status"] == {})
     assert prober.results == {}
     await prober.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kruise.kube.client import PatchType
-from kruise.kube.errors import AlreadyExists, Conflict, Invalid, NotFound, TooManyRequests
+from kruise.kube.errors import AlreadyExists, Conflict, Invalid, NotFound, TooManyRequests, TransportError
 from kruise.kube.resources import CLONESETS, CONFIGMAPS, NODEIMAGES, PODS
 from tests.kit import FakeInformer, RecordingClient
 from tests.kit.pods import pod
@@ -188,6 +188,19 @@ async def test_fail_next_any_verb_several_times_with_an_error_instance():
         await client.delete(NODEIMAGES, "n1")
     await client.delete(NODEIMAGES, "n1")
     assert client.objects(NODEIMAGES) == []
+
+
+async def test_fail_next_without_a_count_fails_every_call_from_now_on():
+    client = RecordingClient()
+    client.put(NODEIMAGES, {"metadata": {"name": "n1"}})
+    client.fail_next("*", NODEIMAGES, "n1", error=TransportError("connection refused"), times=None)
+    for _ in range(3):
+        with pytest.raises(TransportError, match="connection refused"):
+            await client.get(NODEIMAGES, "n1")
+    with pytest.raises(TransportError):
+        await client.delete(NODEIMAGES, "n1")
+    assert client.object(NODEIMAGES, "n1") is not None
+    assert [c.succeeded for c in client.calls] == [False] * 4
 
 
 async def test_fail_next_not_found_even_though_the_object_exists():

@@ -237,7 +237,9 @@ def test_compact_shared_paths_are_hash_consed_records() -> None:
     keep = [*KEEP, "spec.containers.volumeMounts"]
     plain = Projection(keep, SHARED, guard=False)
     compact = Projection(keep, SHARED, compact=["spec.containers"], guard=False)
-    a, b, a2 = (compact.apply(with_token(pod(n), t)) for n, t in (("a", "x1"), ("b", "x2"), ("c", "x1")))
+    a, b, a2 = (
+        compact.apply(with_token(decoded_pod(n), t)) for n, t in (("a", "x1"), ("b", "x2"), ("c", "x1"))
+    )
     container = a["spec"]["containers"][0]
     assert isinstance(container, Record) and not isinstance(container, dict)
     assert isinstance(container["volumeMounts"][0], Record)
@@ -250,9 +252,9 @@ def test_compact_shared_paths_are_hash_consed_records() -> None:
     assert b["spec"]["containers"][0] != container and b["spec"]["containers"][0]["name"] == "main"
     assert (
         sys.getsizeof(container)
-        < sys.getsizeof(plain.apply(with_token(pod("a"), "x1"))["spec"]["containers"][0]) / 2
+        < sys.getsizeof(plain.apply(with_token(decoded_pod("a"), "x1"))["spec"]["containers"][0]) / 2
     )
-    assert orjson.dumps(a) == orjson.dumps(plain.apply(with_token(pod("a"), "x1")))
+    assert orjson.dumps(a) == orjson.dumps(plain.apply(with_token(decoded_pod("a"), "x1")))
     copied = mutable_copy(a)["spec"]["containers"][0]
     copied["image"] = "nginx:1.28"
     assert container["image"] == "nginx:1.27"
@@ -261,7 +263,7 @@ def test_compact_shared_paths_are_hash_consed_records() -> None:
     # Guarded: a shared record raises on what the projection dropped, as a shared dict does.
     VIOLATIONS.clear()
     guarded = Projection(keep, SHARED, compact=["spec.containers"], guard=True).apply(
-        with_token(pod("a"), "x1")
+        with_token(decoded_pod("a"), "x1")
     )
     with pytest.raises(DroppedFieldRead, match=r"spec\.containers\.ports"):
         guarded["spec"]["containers"][0].get("ports")
@@ -272,12 +274,14 @@ def test_compact_shared_paths_are_hash_consed_records() -> None:
 def test_own_records_make_only_that_object_a_record() -> None:
     """A pod's metadata, spec and status as records; what is below them keeps its own form."""
     projection = Projection(KEEP, SHARED, own_records=["metadata", "spec", "status"], guard=True)
-    cached = projection.apply(pod("a"))
+    cached = projection.apply(decoded_pod("a"))
     assert isinstance(cached, FrozenDict) and is_projected(cached) and is_projected({**cached})
     assert all(isinstance(cached[part], Record) for part in ("metadata", "spec", "status"))
     assert isinstance(cached["metadata"]["labels"], FrozenDict)  # below: not a record
-    assert cached["spec"]["containers"] is projection.apply(pod("b"))["spec"]["containers"]  # still shared
-    assert orjson.dumps(cached) == orjson.dumps(Projection(KEEP, SHARED, guard=False).apply(pod("a")))
+    assert (
+        cached["spec"]["containers"] is projection.apply(decoded_pod("b"))["spec"]["containers"]
+    )  # still shared
+    assert orjson.dumps(cached) == orjson.dumps(Projection(KEEP, SHARED, guard=False).apply(decoded_pod("a")))
     VIOLATIONS.clear()
     with pytest.raises(DroppedFieldRead, match=r"metadata\.annotations: not kept"):
         cached["metadata"].get("annotations")
