@@ -45,7 +45,7 @@ SANDBOX_ARGS = (
     "--feature-gates",
     "AllAlpha=true,AllBeta=true,EnableExternalCerts=false,TemplateNoDefaults=false",
     "--pod-subnet",
-    "198.19.192.0/18",
+    "198.19.192.0/19",
 )
 
 SS_NAME = "ss"

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.containerd, pytest.mark.slow, pytest.mark.timeout(300)
 
 POD = "sized"
 # a subnet of its own: a real-node sandbox running elsewhere on the machine (the default 198.18.0.0/16, the
-# e2e modules' 198.19.64.0/18 and 198.19.128.0/18) would refuse this one
+# e2e modules' 198.19.{0,64,128}.0/18 and 198.19.192.0/19) would refuse this one
 POD_SUBNET = "198.19.240.0/20"
 CGROUP_V1 = Path("/sys/fs/cgroup/memory").is_dir()  # else the unified hierarchy (v2)
 # cgroup v1 files first, then the v2 ones; a container sees its own cgroup at /sys/fs/cgroup
