@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kruise.sandbox.cri.client import CriClient
+from kruise.sandbox.cri.schema import messages
 from kruise.sandbox.simulator import Simulator
 from kruise.sandbox.simulator.client import ApiError, Client, resource_path
 
@@ -139,3 +141,19 @@ def is_ready(pod: Obj) -> bool:
 
 def container(pod: Obj, name: str) -> Obj:
     return next(c for c in (pod.get("status") or {}).get("containerStatuses") or [] if c["name"] == name)
+
+
+async def trap_armed(cri: CriClient, container_id: str, deadline: float = 30.0) -> None:
+    """Until a process container's script has set its SIGTERM trap (it touches `armed` in its working
+    directory right after): a container reported running may not have run its first line yet, and a
+    SIGTERM before the trap kills the shell with 143 (seen on a loaded machine)."""
+    async with asyncio.timeout(deadline):
+        while True:
+            answer = await cri.ExecSync(
+                messages.ExecSyncRequest(
+                    container_id=container_id, cmd=["sh", "-c", "test -f armed"], timeout=5
+                )
+            )
+            if answer.exit_code == 0:
+                return
+            await asyncio.sleep(0.05)

@@ -8,7 +8,7 @@ from typing import Any
 
 import grpc
 import pytest
-from simulator_testkit import Cluster, container, is_ready, pod_manifest
+from simulator_testkit import Cluster, container, is_ready, pod_manifest, trap_armed
 
 from kruise.sandbox.cri import CAUSE_CRI, ContainerEventType, ContainerState
 from kruise.sandbox.cri.client import CriClient
@@ -62,20 +62,6 @@ async def running_id(cluster: Cluster, name: str, restarts: int = 0) -> str:
         ),
     )
     return container(pod, "app")["containerID"].removeprefix("containerd://")
-
-
-async def trap_armed(cri: CriClient, container_id: str, deadline: float = 30.0) -> None:
-    """Until the script has set its SIGTERM trap (it touches `armed` right after)."""
-    async with asyncio.timeout(deadline):
-        while True:
-            answer = await cri.ExecSync(
-                messages.ExecSyncRequest(
-                    container_id=container_id, cmd=["sh", "-c", "test -f armed"], timeout=5
-                )
-            )
-            if answer.exit_code == 0:
-                return
-            await asyncio.sleep(0.05)
 
 
 async def stop_and_read(cluster: Cluster, cri: CriClient, name: str, timeout: int) -> tuple[Any, dict]:

@@ -8,20 +8,28 @@ import asyncio
 from typing import Any
 
 import pytest
-from simulator_testkit import WAIT, Cluster, container, is_ready, pod_manifest
+from simulator_testkit import WAIT, Cluster, container, is_ready, pod_manifest, trap_armed
 
 from kruise.sandbox.cri import CAUSE_KUBELET, ContainerEventType
+from kruise.sandbox.cri.client import CriClient
 from kruise.sandbox.simulator import ProcessImage
 from kruise.sandbox.simulator.client import STRATEGIC_PATCH, resource_path
 
 IMAGE = "sandbox-test/shell:1.0"
-DIES_OF_SIGTERM = "while :; do sleep 0.05; done"
-IGNORES_SIGTERM = "trap '' TERM; while :; do sleep 0.05; done"
-FAILING_LIVENESS = {"exec": {"command": ["sh", "-c", "exit 1"]}, "periodSeconds": 1, "failureThreshold": 1}
+DIES_OF_SIGTERM = "touch armed; while :; do sleep 0.05; done"
+IGNORES_SIGTERM = "trap '' TERM; touch armed; while :; do sleep 0.05; done"
+"""Every script touches `armed` in its working directory (an emptyDir) once its SIGTERM trap is set, and the
+liveness probe fails only from then on: a container reported running may not have run its first line yet,
+and a SIGTERM before the trap kills the shell with 143 (seen on a loaded machine: 143 where 137 was due)."""
+FAILING_LIVENESS = {
+    "exec": {"command": ["sh", "-c", "test ! -f armed"]},
+    "periodSeconds": 1,
+    "failureThreshold": 1,
+}
 
 
 def trap_exit(code: int) -> str:
-    return f"trap 'exit {code}' TERM; while :; do sleep 0.05; done"
+    return f"trap 'exit {code}' TERM; touch armed; while :; do sleep 0.05; done"
 
 
 @pytest.fixture
@@ -30,10 +38,19 @@ def simulator_options() -> dict[str, Any]:
 
 
 def shell_pod(name: str, script: str, *, image: str = IMAGE, pod: Any = None, **fields: Any) -> dict:
-    spec = {"terminationGracePeriodSeconds": 30, **(pod or {})}
+    """`script` runs in an emptyDir working directory, where it touches `armed`."""
+    spec = {"terminationGracePeriodSeconds": 30, "volumes": [{"name": "work", "emptyDir": {}}], **(pod or {})}
+    work = {"workingDir": "/work", "volumeMounts": [{"name": "work", "mountPath": "/work"}]}
     return pod_manifest(
-        name, {"name": "app", "image": image, "command": ["sh", "-c", script], **fields}, **spec
+        name, {"name": "app", "image": image, "command": ["sh", "-c", script], **work, **fields}, **spec
     )
+
+
+async def armed(cluster: Cluster, name: str) -> None:
+    pod = await cluster.wait_for("pods", name, is_ready)
+    container_id = container(pod, "app")["containerID"].removeprefix("containerd://")
+    async with CriClient(cluster.simulator.socket_path("node-1"), timeout=30) as cri:
+        await trap_armed(cri, container_id)
 
 
 def last_terminated(restarts: int = 1):
@@ -91,7 +108,7 @@ async def test_a_liveness_kill_waits_for_the_grace_period_before_sigkill(cluster
 
 async def test_an_image_change_records_the_process_status(cluster: Cluster) -> None:
     await cluster.create(shell_pod("image", trap_exit(5)))
-    await cluster.wait_for("pods", "image", is_ready)
+    await armed(cluster, "image")
     body = {"spec": {"containers": [{"name": "app", "image": "sandbox-test/shell:2.0"}]}}
     await cluster.client.patch(resource_path("v1", "pods", "default", "image"), body, STRATEGIC_PATCH)
     terminated = await terminated_after_restart(cluster, "image")
@@ -113,7 +130,7 @@ async def test_a_resize_restart_records_the_process_status(cluster: Cluster) -> 
 
 async def test_a_deleted_pod_reports_the_process_status_before_it_disappears(cluster: Cluster) -> None:
     await cluster.create(shell_pod("gone", trap_exit(3)))
-    await cluster.wait_for("pods", "gone", is_ready)
+    await armed(cluster, "gone")
     path = resource_path("v1", "pods", "default")
     listing = await cluster.client.list(path, fieldSelector="metadata.name=gone")
     runtime = cluster.simulator.runtimes["node-1"]
