@@ -15,7 +15,7 @@ import orjson
 
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import MutableObj, meta_of, owner_refs_of, spec_of
-from kruise.kube.projection import FrozenDict, ProjectedCopy, is_guarded, thaw
+from kruise.kube.projection import FrozenDict, ProjectedCopy, is_guarded, json_default, thaw
 from kruise.kube.resources import object_key
 
 IndexFunc = Callable[[MutableObj], Iterable[str]]
@@ -82,7 +82,7 @@ def mutable_copy(obj: MutableObj) -> MutableObj:
     still fails."""
     if is_guarded(obj):
         return thaw(obj)  # type: ignore[no-any-return]
-    copied = orjson.loads(orjson.dumps(obj))
+    copied = orjson.loads(orjson.dumps(obj, default=json_default))
     if isinstance(obj, FrozenDict) and isinstance(copied.get("metadata"), dict):
         # Marked as a projection's copy: `Client.update` refuses to PUT it (it lacks dropped fields).
         copied["metadata"] = ProjectedCopy(copied["metadata"])

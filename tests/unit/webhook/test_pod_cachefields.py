@@ -1,0 +1,58 @@
+"""kruise-webhook's pod cache: per-pod lists packed, read back whole by its handlers, the guard on."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from kruise.api.objects import conditions_of
+from kruise.control.pub.budget import is_pod_ready
+from kruise.kube.projection import VIOLATIONS, DroppedFieldRead
+from kruise.kube.resources import PODS
+from kruise.kube.store import mutable_copy
+from kruise.webhook.cachefields import projections
+
+
+def running_pod(name: str, when: str) -> dict:
+    """A running pod as a kubelet reports it, as decoded off the wire."""
+    conditions = [
+        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": when}
+        for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+    ]
+    status = {
+        "phase": "Running",
+        "podIP": "10.0.0.1",
+        "conditions": conditions,
+        "containerStatuses": [
+            {
+                "name": "c",
+                "image": "i",
+                "containerID": f"containerd://{name}",
+                "ready": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": when}},
+            }
+        ],
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": "1"},
+        "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]},
+        "status": status,
+    }
+    return orjson.loads(orjson.dumps(pod))
+
+
+def test_conditions_are_packed_and_read_back_whole() -> None:
+    projection = projections()[PODS]
+    a, b = projection.apply(running_pod("a", "t1")), projection.apply(running_pod("b", "t2"))
+    assert a["status"].conditions[0] is b["status"].conditions[0]  # one layout, per-pod timestamps
+    assert conditions_of(a) == running_pod("a", "t1")["status"]["conditions"]
+    assert is_pod_ready(a) and is_pod_ready(b)
+    assert mutable_copy(b)["status"]["conditions"][1]["lastTransitionTime"] == "t2"
+    VIOLATIONS.clear()
+    with pytest.raises(DroppedFieldRead, match=r"status\.podIP: not kept"):
+        a["status"].get("podIP")
+    assert VIOLATIONS == ["status.podIP"]
+    VIOLATIONS.clear()
