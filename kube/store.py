@@ -74,6 +74,21 @@ POD_UNIQUE: tuple[str, ...] = (
 )
 """Pod strings no other pod has: a projection does not intern them."""
 
+CONTAINER_STATUS_VARIES: tuple[str, ...] = (
+    "containerID",
+    "lastState.terminated.containerID",
+    "lastState.terminated.finishedAt",
+    "lastState.terminated.startedAt",
+    "state.running.startedAt",
+    "state.terminated.containerID",
+    "state.terminated.finishedAt",
+    "state.terminated.startedAt",
+    "volumeMounts",
+)
+"""What differs per pod in a container's status: the rest (name, image, imageID, ready, restart count,
+resources, the state's kind and reason) is the same for a template's running replicas; the mounts
+(kubelets 1.30+) name the pod's own token volume."""
+
 
 def mutable_copy(obj: MutableObj) -> MutableObj:
     """A private deep copy of a cached object, via orjson (several times faster than copy.deepcopy).

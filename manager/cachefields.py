@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from kruise.kube.projection import Projection
 from kruise.kube.resources import PODS, ResourceRef
-from kruise.kube.store import POD_UNIQUE, STORE_FIELDS
+from kruise.kube.store import CONTAINER_STATUS_VARIES, POD_UNIQUE, STORE_FIELDS
 from kruise.manager.context import ControllerSetup
 
 POD_META: tuple[str, ...] = (
@@ -114,10 +114,12 @@ Containers and volumes are shared too: they differ per pod by the ServiceAccount
 
 POD_PACKED: dict[str, tuple[str, ...]] = {
     "status.conditions": ("lastProbeTime", "lastTransitionTime"),
+    "status.containerStatuses": CONTAINER_STATUS_VARIES,
+    "status.initContainerStatuses": CONTAINER_STATUS_VARIES,
 }
 """Lists kept as one tuple per pod of their per-pod values (timestamps, container IDs), the rest in a
 layout shared by the pods agreeing on it (`Projection(packed=...)`): six conditions ~100 bytes instead
-of ~490."""
+of ~490, two container statuses ~70 instead of ~390."""
 
 POD_OWN_RECORDS: tuple[str, ...] = ("metadata", "spec", "status")
 """A pod's own dicts under its root, one of each per pod: stored as `Record`s (the root stays a dict)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kruise.kube.projection import Projection
 from kruise.kube.resources import PODS, ResourceRef
-from kruise.kube.store import POD_UNIQUE, STORE_FIELDS
+from kruise.kube.store import CONTAINER_STATUS_VARIES, POD_UNIQUE, STORE_FIELDS
 
 POD_FIELDS: tuple[str, ...] = (
     *STORE_FIELDS,
@@ -54,6 +54,8 @@ POD_OWN_RECORDS: tuple[str, ...] = ("metadata", "spec", "status")
 
 POD_PACKED: dict[str, tuple[str, ...]] = {
     "status.conditions": ("lastProbeTime", "lastTransitionTime"),
+    "status.containerStatuses": CONTAINER_STATUS_VARIES,
+    "status.initContainerStatuses": CONTAINER_STATUS_VARIES,
 }
 """Per-pod lists kept as a tuple of their per-pod values and a shared layout (as the manager's)."""
 

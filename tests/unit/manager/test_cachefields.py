@@ -5,8 +5,9 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from kruise.api.objects import conditions_of
+from kruise.api.objects import conditions_of, container_statuses_of
 from kruise.control.cloneset.diffs import is_pod_ready as cloneset_ready
+from kruise.control.cloneset.podsort import _max_restarts
 from kruise.control.common import podstatus
 from kruise.control.pub.budget import is_pod_ready as pub_ready
 from kruise.kube.projection import VIOLATIONS, DroppedFieldRead, Projection
@@ -133,4 +134,25 @@ def test_conditions_are_packed_and_every_reader_still_reads_them() -> None:
     with pytest.raises(DroppedFieldRead, match=r"status\.qosClass: not kept"):
         a["status"]["qosClass"]
     assert VIOLATIONS == ["status.qosClass"]
+    VIOLATIONS.clear()
+
+
+def test_container_statuses_are_packed_and_every_reader_still_reads_them() -> None:
+    """A container's status is a layout shared by the replicas (name, image, imageID, state's kind,
+    restarts) plus the pod's own container ID and start time; reads give the records back, whose
+    dropped fields (`user`: no controller declares it) still raise."""
+    projection = projections(discover())[PODS]
+    raw = running_pod("a", "t1")
+    a, b = projection.apply(raw), projection.apply(running_pod("b", "t2"))
+    held_a, held_b = a["status"].containerStatuses, b["status"].containerStatuses
+    assert held_a[0] is held_b[0] and held_a != held_b
+    status = container_statuses_of(a)[0]
+    assert status["containerID"] == "containerd://a" and status["state"]["running"]["startedAt"] == "t1"
+    assert {k: v for k, v in raw["status"]["containerStatuses"][0].items() if k != "user"} == status
+    assert _max_restarts(a) == 0  # the sort of active pods reads restartCount
+    assert mutable_copy(b)["status"]["containerStatuses"][0]["containerID"] == "containerd://b"
+    VIOLATIONS.clear()
+    with pytest.raises(DroppedFieldRead, match=r"status\.containerStatuses\.user: not kept"):
+        status["user"]
+    assert VIOLATIONS == ["status.containerStatuses.user"]
     VIOLATIONS.clear()

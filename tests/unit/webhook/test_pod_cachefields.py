@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from kruise.api.objects import conditions_of
+from kruise.api.objects import conditions_of, container_statuses_of, find_named
 from kruise.control.pub.budget import is_pod_ready
 from kruise.kube.projection import VIOLATIONS, DroppedFieldRead
 from kruise.kube.resources import PODS
@@ -55,4 +55,19 @@ def test_conditions_are_packed_and_read_back_whole() -> None:
     with pytest.raises(DroppedFieldRead, match=r"status\.podIP: not kept"):
         a["status"].get("podIP")
     assert VIOLATIONS == ["status.podIP"]
+    VIOLATIONS.clear()
+
+
+def test_container_statuses_are_packed_and_read_back_whole() -> None:
+    projection = projections()[PODS]
+    raw = running_pod("a", "t1")
+    a, b = projection.apply(raw), projection.apply(running_pod("b", "t2"))
+    assert a["status"].containerStatuses[0] is b["status"].containerStatuses[0]
+    assert container_statuses_of(a) == raw["status"]["containerStatuses"]
+    assert find_named(container_statuses_of(b), "c")["containerID"] == "containerd://b"
+    assert mutable_copy(a)["status"]["containerStatuses"] == raw["status"]["containerStatuses"]
+    VIOLATIONS.clear()
+    with pytest.raises(DroppedFieldRead, match=r"status\.hostIP: not kept"):
+        a["status"]["hostIP"]
+    assert VIOLATIONS == ["status.hostIP"]
     VIOLATIONS.clear()
