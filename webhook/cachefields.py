@@ -53,7 +53,7 @@ POD_OWN_RECORDS: tuple[str, ...] = ("metadata", "spec", "status")
 """A pod's own dicts under its root, one of each per pod: stored as `Record`s (the root stays a dict)."""
 
 POD_PACKED: dict[str, tuple[str, ...]] = {
-    "status.conditions": ("lastProbeTime", "lastTransitionTime"),
+    "status.conditions": ("lastTransitionTime",),
     "status.containerStatuses": CONTAINER_STATUS_VARIES,
     "status.initContainerStatuses": CONTAINER_STATUS_VARIES,
 }

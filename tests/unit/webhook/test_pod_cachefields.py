@@ -71,3 +71,15 @@ def test_container_statuses_are_packed_and_read_back_whole() -> None:
         a["status"]["hostIP"]
     assert VIOLATIONS == ["status.hostIP"]
     VIOLATIONS.clear()
+
+
+def test_a_condition_with_a_probe_time_reads_back_as_given() -> None:
+    """`lastProbeTime` is in the shared layout (kubelets leave it null): a pod that has one gets a
+    layout of its own and still reads back exactly."""
+    projection = projections()[PODS]
+    raw = running_pod("a", "t1")
+    raw["status"]["conditions"][1]["lastProbeTime"] = "p1"
+    probed, plain = projection.apply(raw), projection.apply(running_pod("b", "t2"))
+    assert conditions_of(probed) == raw["status"]["conditions"]
+    assert probed["status"].conditions[0] is not plain["status"].conditions[0]
+    assert conditions_of(plain)[1]["lastProbeTime"] is None
