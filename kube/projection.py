@@ -534,6 +534,7 @@ class Projection:
                 raise ValueError(f"projection packed path {path!r}: must not be in or hold a shared path")
         self._vary_trees = {path: parse_paths(vary) for path, vary in self.packed.items()}
         self._layouts: weakref.WeakValueDictionary[tuple[Any, ...], _Layout] = weakref.WeakValueDictionary()
+        self._layout_probation: dict[tuple[Any, ...], bool] = {}  # content met once (ids: not held)
         self.guard = guard_enabled() if guard is None else guard
         self._classes: dict[tuple[str, bool], type] = {}
         self._records: dict[tuple[str, tuple[str, ...]], type] = {}
@@ -639,9 +640,10 @@ class Projection:
         items = [(k, v.unpack() if v.__class__ is _Packed else v) for k, v in items]
         return self._class(where, tree, False)(items)
 
-    def _pack(self, value: list[Any], tree: Tree | None, where: str) -> _Packed | None:
-        """A list of dicts at a packed path as a `_Packed` tuple; None when it cannot be one (an
-        element not a dict, a key no record can have, too many shapes): then it is a list as usual."""
+    def _pack(self, value: list[Any], tree: Tree | None, where: str) -> _Packed | FrozenList | None:
+        """A list of dicts at a packed path as a `_Packed` tuple; its records (a `FrozenList`) while
+        its layout is not yet met twice; None when it cannot be one (an element not a dict, a key no
+        record can have, too many shapes): then it is a list as usual."""
         values: list[Any] = [None]
         elements = []
         keys = []
@@ -657,6 +659,15 @@ class Projection:
         content = tuple(keys)
         layout = self._layouts.get(content)
         if layout is None:
+            # A layout costs ~1 KB (its elements, their fields, the content key): worth it only when
+            # shared. Content met once waits in a bounded window (no layout kept); until its second
+            # sighting the list is kept as records, as an unpacked list would be.
+            if not self._layout_probation.pop(content, False):
+                self._layout_probation[content] = True
+                if len(self._layout_probation) > _PROBATION:
+                    _drop_oldest(self._layout_probation)
+                values[0] = _Layout(tuple(elements))
+                return _Packed(values).unpack()
             layout = self._layouts[content] = _Layout(tuple(elements))
         values[0] = layout
         return _Packed(values)

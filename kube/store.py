@@ -76,6 +76,7 @@ POD_UNIQUE: tuple[str, ...] = (
 
 CONTAINER_STATUS_VARIES: tuple[str, ...] = (
     "containerID",
+    "imageID",
     "lastState.terminated.containerID",
     "lastState.terminated.finishedAt",
     "lastState.terminated.startedAt",
@@ -85,9 +86,10 @@ CONTAINER_STATUS_VARIES: tuple[str, ...] = (
     "state.terminated.startedAt",
     "volumeMounts",
 )
-"""What differs per pod in a container's status: the rest (name, image, imageID, ready, restart count,
-resources, the state's kind and reason) is the same for a template's running replicas; the mounts
-(kubelets 1.30+) name the pod's own token volume."""
+"""What differs per pod in a container's status: the rest (name, image, ready, restart count, resources,
+the state's kind and reason) is the same for a template's running replicas; the image ID is the same
+too unless the tag moved between two nodes' pulls; the mounts (kubelets 1.30+) name the pod's own
+token volume."""
 
 
 def mutable_copy(obj: MutableObj) -> MutableObj:

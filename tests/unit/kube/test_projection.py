@@ -19,6 +19,7 @@ from kruise.kube.projection import (
     FrozenList,
     Projection,
     Record,
+    _Packed,
     is_projected,
     parse_paths,
 )
@@ -571,6 +572,11 @@ def test_packed_lists_read_back_as_their_records_and_share_a_layout() -> None:
     projection = packed_projection(guard=False)
     plain = Projection(PACKED_KEEP, compact=PACKED_COMPACT, own_records=["status"], guard=False)
     raw = packed_pod("a", "t1")
+    # Content met once is kept as records (a layout only pays when shared); met again, it packs.
+    first, first_c = projection.apply(packed_pod("y", "t0")), projection.apply(packed_pod("z", "t0", "False"))
+    assert first_c["status"].containerStatuses.__class__ is _Packed  # its container status was met before
+    assert first["status"].conditions.__class__ is FrozenList
+    assert first["status"]["conditions"] == packed_pod("y", "t0")["status"]["conditions"]
     a, b, c = (
         projection.apply(raw),
         projection.apply(packed_pod("b", "t2")),
@@ -642,3 +648,16 @@ def test_packed_paths_are_validated() -> None:
             packed={"status.conditions": ["lastTransitionTime"]},
             guard=False,
         )
+
+
+def test_lists_no_other_object_agrees_with_keep_no_layout() -> None:
+    """A value undeclared as per-object that differs on every pod (here the Ready condition's status
+    text) would give each pod a layout of its own (~1 KB): such lists stay records."""
+    projection = packed_projection(guard=False)
+    pods = [packed_pod(f"p{i}", "t1", ready=f"odd-{i}") for i in range(50)]
+    cached = [projection.apply(p) for p in pods]
+    assert all(
+        c["status"]["conditions"] == p["status"]["conditions"] for c, p in zip(cached, pods, strict=True)
+    )
+    assert all(c["status"].conditions.__class__ is FrozenList for c in cached)
+    assert len(projection._layouts) == 1  # the container statuses' (the same on every pod but their IDs)

@@ -119,6 +119,7 @@ def test_conditions_are_packed_and_every_reader_still_reads_them() -> None:
     """Six conditions are one tuple of their timestamps (and a layout shared by every pod whose
     conditions agree on the rest); readers get the list of records back, the guard still on."""
     projection = projections(discover())[PODS]
+    projection.apply(running_pod("first", "t0"))  # a layout is made on its content's second sighting
     a, b = projection.apply(running_pod("a", "t1")), projection.apply(running_pod("b", "t2"))
     held_a, held_b = a["status"].conditions, b["status"].conditions
     assert held_a[0] is held_b[0] and isinstance(held_a, tuple)  # the shared layout, then per-pod values
@@ -143,6 +144,7 @@ def test_container_statuses_are_packed_and_every_reader_still_reads_them() -> No
     dropped fields (`user`: no controller declares it) still raise."""
     projection = projections(discover())[PODS]
     raw = running_pod("a", "t1")
+    projection.apply(running_pod("first", "t0"))  # a layout is made on its content's second sighting
     a, b = projection.apply(raw), projection.apply(running_pod("b", "t2"))
     held_a, held_b = a["status"].containerStatuses, b["status"].containerStatuses
     assert held_a[0] is held_b[0] and held_a != held_b

@@ -46,6 +46,7 @@ def running_pod(name: str, when: str) -> dict:
 
 def test_conditions_are_packed_and_read_back_whole() -> None:
     projection = projections()[PODS]
+    projection.apply(running_pod("first", "t0"))  # a layout is made on its content's second sighting
     a, b = projection.apply(running_pod("a", "t1")), projection.apply(running_pod("b", "t2"))
     assert a["status"].conditions[0] is b["status"].conditions[0]  # one layout, per-pod timestamps
     assert conditions_of(a) == running_pod("a", "t1")["status"]["conditions"]
@@ -61,6 +62,7 @@ def test_conditions_are_packed_and_read_back_whole() -> None:
 def test_container_statuses_are_packed_and_read_back_whole() -> None:
     projection = projections()[PODS]
     raw = running_pod("a", "t1")
+    projection.apply(running_pod("first", "t0"))  # a layout is made on its content's second sighting
     a, b = projection.apply(raw), projection.apply(running_pod("b", "t2"))
     assert a["status"].containerStatuses[0] is b["status"].containerStatuses[0]
     assert container_statuses_of(a) == raw["status"]["containerStatuses"]
