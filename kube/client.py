@@ -28,7 +28,7 @@ from kruise.kube import metrics
 from kruise.kube.errors import ApiError, Conflict, TransportError, error_from_response, error_from_status
 from kruise.kube.gcpause import collection_paused
 from kruise.kube.incluster import HOST_ENV, PORT_ENV, in_cluster_paths, running_in_pod
-from kruise.kube.projection import is_projected
+from kruise.kube.projection import is_projected, json_default
 from kruise.kube.ratelimit import TokenBucket
 from kruise.kube.resources import CRDS, PODS, ResourceRef
 from kruise.kube.wire import WireVersions, from_wire, list_from_wire, scale_passes, to_wire
@@ -95,7 +95,7 @@ def encode_body(body: Any) -> bytes | None:
     """
     if body is None or isinstance(body, bytes):
         return body
-    return orjson.dumps(body)
+    return orjson.dumps(body, default=json_default)  # a cached record's packed lists as lists
 
 
 _IN_PROCESS_PATCHES = (PatchType.JSON, PatchType.MERGE)

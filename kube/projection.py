@@ -190,13 +190,15 @@ class Record(Mapping):  # type: ignore[type-arg]
 
     def __getitem__(self, key: str) -> Any:
         if key in self._keyset:
-            return getattr(self, key)
+            value = getattr(self, key)
+            return value.unpack() if value.__class__ is _Packed else value
         self._absent(key)
         raise KeyError(key)
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self._keyset:
-            return getattr(self, key)
+            value = getattr(self, key)
+            return value.unpack() if value.__class__ is _Packed else value
         self._absent(key)
         return default
 
@@ -216,7 +218,7 @@ class Record(Mapping):  # type: ignore[type-arg]
         return repr(self.copy())
 
     def copy(self) -> dict[str, Any]:
-        return {key: getattr(self, key) for key in self._fields_}
+        return {key: self[key] for key in self._fields_}
 
     __copy__ = copy
 
@@ -278,6 +280,65 @@ _SCALARS = frozenset({bool, int, float, type(None)})
 """Exact scalar types, which a record's content key holds with their type, as True and 1 are equal as
 keys but not as content; strings stand for themselves, anything else (containers, an IntEnum) by its
 identity: the record keeping the key holds it, so the identity cannot pass to another object meanwhile."""
+
+
+class _Layout:
+    """What the packed lists of many objects have in common: each element's record class and every
+    value that is not per object (a condition's type and status, a container status's name, image,
+    resources), with the places of the per-object values. Shared by the lists that agree on all of it,
+    held weakly, so it goes with the last of them."""
+
+    __slots__ = ("__weakref__", "elements")
+
+    def __init__(self, elements: tuple[Any, ...]) -> None:
+        # Each element: (record class, fields); a field is (0, value), (1, index into the packed
+        # tuple) or (2, a nested element: a dict holding a per-object value somewhere below).
+        self.elements = elements
+
+
+def _build(element: tuple[Any, ...], values: tuple[Any, ...]) -> Record:
+    cls, fields = element
+    return _new_record(
+        cls,
+        [x if kind == 0 else values[x] if kind == 1 else _build(x, values) for kind, x in fields],
+    )
+
+
+class _Packed(tuple):  # type: ignore[type-arg]
+    """A list of records kept as one tuple: its layout first, then the values only this object has
+    (for six pod conditions: six `lastTransitionTime`s, ~100 bytes instead of ~490 for the list and
+    its six records). It sits in the slot of its parent record, whose reads (`[]`, `get`, `copy`,
+    `items`, `==`) give the list back as fresh records of the same classes (so the cache guard still
+    knows their kept keys); orjson cannot write it without `json_default` (no silent wrong JSON)."""
+
+    __slots__ = ()
+
+    def unpack(self) -> FrozenList:
+        elements = self[0].elements
+        return FrozenList([_build(element, self) for element in elements])
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is _Packed and self[0] is other[0]:  # type: ignore[index]
+            return tuple.__eq__(self, other)
+        if other.__class__ is _Packed:
+            other = other.unpack()  # type: ignore[attr-defined]
+        return self.unpack() == other
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def json_default(value: Any) -> Any:
+    """orjson's `default` for cached objects: a packed list as its list (a cached pod's `status` holds
+    its conditions and container statuses so)."""
+    if value.__class__ is _Packed:
+        return value.unpack()
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
+_VARIES = object()  # a per-object value's place in a layout's content key
 
 
 def _new_record(cls: Any, values: Iterable[Any]) -> Record:
@@ -422,6 +483,7 @@ class Projection:
         unique: Iterable[str] = (),
         compact: Iterable[str] = (),
         own_records: Iterable[str] = (),
+        packed: Mapping[str, Iterable[str]] | None = None,
         owner: str = "",
         guard: bool | None = None,
     ) -> None:
@@ -434,6 +496,10 @@ class Projection:
         mounts the pod's own token volume).
         `own_records`: kept paths whose own object, not what is below it, is a `Record` (an object's
         own dicts that every reader goes through, such as a pod's `metadata`, `spec` and `status`).
+        `packed`: compact list paths, each with the paths (relative to an element) of its values that
+        differ per object (timestamps, container IDs): the list is kept as one `_Packed` tuple of
+        those values, everything else in a `_Layout` shared by the objects that agree on it. Its
+        parent must be a record (own or compact); reading it gives the list of records back.
         `owner` names the reader in messages (`kruise-manager pods`)."""
         self.owner = owner
         self.unique = frozenset(unique)
@@ -457,6 +523,18 @@ class Projection:
                 raise ValueError(f"projection own-records path {path!r}: must be a kept path")
             if any(_within(path, s) for s in self.shared):
                 raise ValueError(f"projection own-records path {path!r}: must not be in a shared path")
+        self.packed = {path: frozenset(vary) for path, vary in (packed or {}).items()}
+        for path in sorted(self.packed):
+            parent = path.rpartition(".")[0]
+            if not self._kept(path) or path not in self.compact:
+                raise ValueError(f"projection packed path {path!r}: must be a kept compact path")
+            if parent not in self.own_records and not any(_within(parent, c) for c in self.compact):
+                raise ValueError(f"projection packed path {path!r}: its parent must be a record")
+            if any(_within(s, path) or _within(path, s) for s in self.shared):
+                raise ValueError(f"projection packed path {path!r}: must not be in or hold a shared path")
+        self._vary_trees = {path: parse_paths(vary) for path, vary in self.packed.items()}
+        self._layouts: weakref.WeakValueDictionary[tuple[Any, ...], _Layout] = weakref.WeakValueDictionary()
+        self._layout_probation: dict[tuple[Any, ...], bool] = {}  # content met once (ids: not held)
         self.guard = guard_enabled() if guard is None else guard
         self._classes: dict[tuple[str, bool], type] = {}
         self._records: dict[tuple[str, tuple[str, ...]], type] = {}
@@ -489,12 +567,23 @@ class Projection:
             unique=self.unique | other.unique,
             compact=[*self.compact, *other.compact],
             own_records=self.own_records | other.own_records,
+            packed={
+                path: self.packed.get(path, frozenset()) | other.packed.get(path, frozenset())
+                for path in {*self.packed, *other.packed}
+            },
             owner=self.owner,
             guard=self.guard,
         )
 
     def _identity(self) -> tuple[Any, ...]:
-        return (tuple(self.keep), tuple(self.shared), tuple(self.compact), tuple(sorted(self.own_records)))
+        packed = tuple(sorted((path, tuple(sorted(vary))) for path, vary in self.packed.items()))
+        return (
+            tuple(self.keep),
+            tuple(self.shared),
+            tuple(self.compact),
+            tuple(sorted(self.own_records)),
+            packed,
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Projection) and self._identity() == other._identity()
@@ -505,7 +594,7 @@ class Projection:
     def __repr__(self) -> str:
         return (
             f"Projection(keep={_paths(self.tree)!r}, shared={self.shared!r}, compact={self.compact!r}, "
-            f"own_records={sorted(self.own_records)!r})"
+            f"own_records={sorted(self.own_records)!r}, packed={sorted(self.packed)!r})"
         )
 
     # ---- applying ----------------------------------------------------------------------------
@@ -537,13 +626,98 @@ class Projection:
             path = f"{where}.{key}" if where else key
             # In `shared`, None marks a shared root; a subtree means shared roots further down.
             below: Tree | None = shared.get(key, {}) if shared else {}
+            if path in self.packed and value.__class__ is list and value:
+                packed = self._pack(value, tree[key], path)
+                if packed is not None:
+                    items.append((sys.intern(key), packed))
+                    continue
             items.append((sys.intern(key), self._value(value, tree[key], below, path)))
         own = where in self.own_records
         if own or self._compacts(where):
             record = self._record(where, items, frozenset(tree) if self.guard else None, own)
             if record is not None:
                 return record
+        items = [(k, v.unpack() if v.__class__ is _Packed else v) for k, v in items]
         return self._class(where, tree, False)(items)
+
+    def _pack(self, value: list[Any], tree: Tree | None, where: str) -> _Packed | FrozenList | None:
+        """A list of dicts at a packed path as a `_Packed` tuple; its records (a `FrozenList`) while
+        its layout is not yet met twice; None when it cannot be one (an element not a dict, a key no
+        record can have, too many shapes): then it is a list as usual."""
+        values: list[Any] = [None]
+        elements = []
+        keys = []
+        vary = self._vary_trees[where]
+        for element in value:
+            if element.__class__ is not dict:
+                return None
+            built = self._pack_dict(element, tree, vary, where, values)
+            if built is None:
+                return None
+            elements.append(built[0])
+            keys.append(built[1])
+        content = tuple(keys)
+        layout = self._layouts.get(content)
+        if layout is None:
+            # A layout costs ~1 KB (its elements, their fields, the content key): worth it only when
+            # shared. Content met once waits in a bounded window (no layout kept); until its second
+            # sighting the list is kept as records, as an unpacked list would be.
+            if not self._layout_probation.pop(content, False):
+                self._layout_probation[content] = True
+                if len(self._layout_probation) > _PROBATION:
+                    _drop_oldest(self._layout_probation)
+                values[0] = _Layout(tuple(elements))
+                return _Packed(values).unpack()
+            layout = self._layouts[content] = _Layout(tuple(elements))
+        values[0] = layout
+        return _Packed(values)
+
+    def _pack_dict(
+        self, obj: dict[str, Any], tree: Tree | None, vary: Tree, where: str, values: list[Any]
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+        """One dict of a packed list: (its layout element, its part of the layout's content key);
+        its per-object values appended to `values`."""
+        fields: list[tuple[int, Any]] = []
+        content: list[Any] = []
+        names = []
+        for key, child in obj.items():
+            if tree is not None and key not in tree:
+                continue
+            key = sys.intern(key)
+            names.append(key)
+            path = f"{where}.{key}"
+            subtree = None if tree is None else tree[key]
+            below = vary.get(key)
+            if below is not None and child.__class__ is dict:  # per-object values further down
+                nested = self._pack_dict(child, subtree, below, path, values)
+                if nested is None:
+                    return None
+                fields.append((2, nested[0]))
+                content.append(nested[1])
+                continue
+            node = self._value(child, subtree, {}, path)
+            if key in vary:
+                fields.append((1, len(values)))
+                values.append(node)
+                content.append(_VARIES)
+            else:
+                fields.append((0, node))
+                kind = node.__class__
+                content.append(node if kind is str else (kind, node) if kind in _SCALARS else id(node))
+        cls = self._record_class_for(where, tuple(names), tree)
+        if cls is None:
+            return None
+        return (cls, tuple(fields)), (cls, *content)
+
+    def _record_class_for(self, where: str, keys: tuple[str, ...], tree: Tree | None) -> type | None:
+        """The (unshared) record class of shape `keys` at `where`; None when it cannot be one."""
+        cls = self._records.get((where, keys))
+        if cls is None:
+            if len(self._records) >= _RECORD_SHAPES or not all(map(_record_key, keys)):
+                return None
+            kept = frozenset(tree) if self.guard and tree is not None else None
+            cls = self._records[(where, keys)] = _record_class(where, keys, kept)
+        return cls
 
     def _compacts(self, where: str) -> bool:
         """Whether objects at `where` are stored as records (at or below a `compact` path)."""

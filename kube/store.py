@@ -15,7 +15,7 @@ import orjson
 
 from kruise.api.controllerref import controller_of
 from kruise.api.objects import MutableObj, meta_of, owner_refs_of, spec_of
-from kruise.kube.projection import FrozenDict, ProjectedCopy, is_guarded, thaw
+from kruise.kube.projection import FrozenDict, ProjectedCopy, is_guarded, json_default, thaw
 from kruise.kube.resources import object_key
 
 IndexFunc = Callable[[MutableObj], Iterable[str]]
@@ -74,6 +74,23 @@ POD_UNIQUE: tuple[str, ...] = (
 )
 """Pod strings no other pod has: a projection does not intern them."""
 
+CONTAINER_STATUS_VARIES: tuple[str, ...] = (
+    "containerID",
+    "imageID",
+    "lastState.terminated.containerID",
+    "lastState.terminated.finishedAt",
+    "lastState.terminated.startedAt",
+    "state.running.startedAt",
+    "state.terminated.containerID",
+    "state.terminated.finishedAt",
+    "state.terminated.startedAt",
+    "volumeMounts",
+)
+"""What differs per pod in a container's status: the rest (name, image, ready, restart count, resources,
+the state's kind and reason) is the same for a template's running replicas; the image ID is the same
+too unless the tag moved between two nodes' pulls; the mounts (kubelets 1.30+) name the pod's own
+token volume."""
+
 
 def mutable_copy(obj: MutableObj) -> MutableObj:
     """A private deep copy of a cached object, via orjson (several times faster than copy.deepcopy).
@@ -82,7 +99,7 @@ def mutable_copy(obj: MutableObj) -> MutableObj:
     still fails."""
     if is_guarded(obj):
         return thaw(obj)  # type: ignore[no-any-return]
-    copied = orjson.loads(orjson.dumps(obj))
+    copied = orjson.loads(orjson.dumps(obj, default=json_default))
     if isinstance(obj, FrozenDict) and isinstance(copied.get("metadata"), dict):
         # Marked as a projection's copy: `Client.update` refuses to PUT it (it lacks dropped fields).
         copied["metadata"] = ProjectedCopy(copied["metadata"])

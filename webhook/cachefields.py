@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kruise.kube.projection import Projection
 from kruise.kube.resources import PODS, ResourceRef
-from kruise.kube.store import POD_UNIQUE, STORE_FIELDS
+from kruise.kube.store import CONTAINER_STATUS_VARIES, POD_UNIQUE, STORE_FIELDS
 
 POD_FIELDS: tuple[str, ...] = (
     *STORE_FIELDS,
@@ -52,6 +52,13 @@ shared too (they differ per pod by the ServiceAccount token mount alone)."""
 POD_OWN_RECORDS: tuple[str, ...] = ("metadata", "spec", "status")
 """A pod's own dicts under its root, one of each per pod: stored as `Record`s (the root stays a dict)."""
 
+POD_PACKED: dict[str, tuple[str, ...]] = {
+    "status.conditions": ("lastTransitionTime",),
+    "status.containerStatuses": CONTAINER_STATUS_VARIES,
+    "status.initContainerStatuses": CONTAINER_STATUS_VARIES,
+}
+"""Per-pod lists kept as a tuple of their per-pod values and a shared layout (as the manager's)."""
+
 
 def projections() -> dict[ResourceRef, Projection]:
     """Fresh projections for one webhook replica's informer factory."""
@@ -61,6 +68,7 @@ def projections() -> dict[ResourceRef, Projection]:
         unique=POD_UNIQUE,
         compact=POD_COMPACT,
         own_records=POD_OWN_RECORDS,
+        packed=POD_PACKED,
         owner="kruise-webhook pods",
     )
     return {PODS: projection}

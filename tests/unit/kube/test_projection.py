@@ -19,6 +19,7 @@ from kruise.kube.projection import (
     FrozenList,
     Projection,
     Record,
+    _Packed,
     is_projected,
     parse_paths,
 )
@@ -524,3 +525,139 @@ def test_shared_parts_keep_scalar_types_and_take_values_json_cannot_write() -> N
     assert type(cached[-1][0]["when"]) is datetime.date  # not its ISO text, which orjson would write
     again = [projection.apply({"spec": {"x": v}})["spec"]["x"] for v in values[:3]]
     assert all(x is y for x, y in zip(again, cached, strict=False))
+
+
+PACKED_KEEP = [
+    "metadata.name",
+    "status.conditions",
+    "status.containerStatuses.name",
+    "status.containerStatuses.containerID",
+    "status.containerStatuses.state",
+    "status.containerStatuses.resources",
+]
+PACKED_COMPACT = ["status.conditions", "status.containerStatuses"]
+PACKED = {
+    "status.conditions": ["lastTransitionTime"],
+    "status.containerStatuses": ["containerID", "state.running.startedAt"],
+}
+
+
+def packed_pod(name: str, when: str, ready: str = "True") -> dict:
+    """A running pod's status as decoded: two conditions and a container status of its own."""
+    status = {
+        "conditions": [
+            {"type": "Ready", "status": ready, "lastProbeTime": None, "lastTransitionTime": when},
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": when},
+        ],
+        "containerStatuses": [
+            {
+                "name": "main",
+                "containerID": f"containerd://{name}",
+                "state": {"running": {"startedAt": when}},
+                "resources": {"requests": {"cpu": "100m"}},
+                "user": {"linux": {"uid": 0}},
+            }
+        ],
+    }
+    return orjson.loads(orjson.dumps({"metadata": {"name": name}, "status": status}))
+
+
+def packed_projection(guard: bool) -> Projection:
+    return Projection(PACKED_KEEP, compact=PACKED_COMPACT, own_records=["status"], packed=PACKED, guard=guard)
+
+
+def test_packed_lists_read_back_as_their_records_and_share_a_layout() -> None:
+    """A pod's conditions and container statuses are one tuple of its own values (timestamps,
+    container IDs) and a layout shared with the pods that agree on the rest."""
+    projection = packed_projection(guard=False)
+    plain = Projection(PACKED_KEEP, compact=PACKED_COMPACT, own_records=["status"], guard=False)
+    raw = packed_pod("a", "t1")
+    # Content met once is kept as records (a layout only pays when shared); met again, it packs.
+    first, first_c = projection.apply(packed_pod("y", "t0")), projection.apply(packed_pod("z", "t0", "False"))
+    assert first_c["status"].containerStatuses.__class__ is _Packed  # its container status was met before
+    assert first["status"].conditions.__class__ is FrozenList
+    assert first["status"]["conditions"] == packed_pod("y", "t0")["status"]["conditions"]
+    a, b, c = (
+        projection.apply(raw),
+        projection.apply(packed_pod("b", "t2")),
+        projection.apply(packed_pod("c", "t3", "False")),
+    )
+    conditions = a["status"]["conditions"]
+    assert isinstance(conditions, FrozenList) and isinstance(conditions[0], Record)
+    assert conditions == raw["status"]["conditions"]
+    assert a["status"].get("containerStatuses")[0]["state"]["running"]["startedAt"] == "t1"
+    assert dict(a["status"]["containerStatuses"][0]) == {
+        k: v for k, v in raw["status"]["containerStatuses"][0].items() if k != "user"
+    }
+    # One layout for a and b (they differ by per-pod values only), another for c (its Ready is False).
+    packed_a, packed_b, packed_c = (x["status"].conditions for x in (a, b, c))
+    assert packed_a[0] is packed_b[0] and packed_a[0] is not packed_c[0]
+    assert sys.getsizeof(packed_a) < sum(map(sys.getsizeof, plain.apply(raw)["status"]["conditions"]))
+    # Equal content compares equal however it is held; different content does not.
+    again = projection.apply(packed_pod("a", "t1"))
+    assert a == again and a["status"] == plain.apply(raw)["status"] and a != b
+    # Written and copied as the list it stands for.
+    assert orjson.dumps(a, default=projection_module.json_default) == orjson.dumps(plain.apply(raw))
+    assert mutable_copy(a) == mutable_copy(plain.apply(raw)) == copy.deepcopy(a)
+    assert dict(a["status"])["conditions"] == raw["status"]["conditions"]
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        orjson.dumps(a)  # never silently wrong JSON: the caller passes json_default
+    with pytest.raises(TypeError, match="read-only"):
+        conditions[0]["status"] = "False"  # type: ignore[index]
+
+
+def test_packed_lists_fall_back_to_lists_when_they_cannot_pack() -> None:
+    projection = packed_projection(guard=False)
+    odd = packed_pod("a", "t1")
+    odd["status"]["conditions"].append(
+        {"type": "X", "status": "True", "class": "kw"}
+    )  # `class`: no record key
+    cached = projection.apply(odd)
+    assert cached["status"].conditions.__class__ is FrozenList
+    assert cached["status"]["conditions"] == odd["status"]["conditions"]
+    empty = projection.apply({"metadata": {"name": "e"}, "status": {"conditions": []}})
+    assert empty["status"]["conditions"] == []
+
+
+def test_packed_lists_still_guard_dropped_fields() -> None:
+    VIOLATIONS.clear()
+    cached = packed_projection(guard=True).apply(packed_pod("a", "t1"))
+    status = cached["status"]["containerStatuses"][0]
+    assert status["state"]["running"]["startedAt"] == "t1" and status["containerID"] == "containerd://a"
+    with pytest.raises(DroppedFieldRead, match=r"status\.containerStatuses\.user: not kept"):
+        status["user"]
+    with pytest.raises(DroppedFieldRead, match=r"status\.containerStatuses\.imageID: not kept"):
+        status.get("imageID")
+    with pytest.raises(DroppedFieldRead, match=r"status\.podIP: not kept"):
+        cached["status"].get("podIP")
+    assert VIOLATIONS == [
+        "status.containerStatuses.user",
+        "status.containerStatuses.imageID",
+        "status.podIP",
+    ]
+    VIOLATIONS.clear()
+
+
+def test_packed_paths_are_validated() -> None:
+    with pytest.raises(ValueError, match=r"packed path 'status\.conditions': must be a kept compact path"):
+        Projection(["status.conditions"], packed={"status.conditions": ["lastTransitionTime"]}, guard=False)
+    with pytest.raises(ValueError, match=r"packed path 'status\.conditions': its parent must be a record"):
+        Projection(
+            ["status.conditions"],
+            compact=["status.conditions"],
+            packed={"status.conditions": ["lastTransitionTime"]},
+            guard=False,
+        )
+
+
+def test_lists_no_other_object_agrees_with_keep_no_layout() -> None:
+    """A value undeclared as per-object that differs on every pod (here the Ready condition's status
+    text) would give each pod a layout of its own (~1 KB): such lists stay records."""
+    projection = packed_projection(guard=False)
+    pods = [packed_pod(f"p{i}", "t1", ready=f"odd-{i}") for i in range(50)]
+    cached = [projection.apply(p) for p in pods]
+    assert all(
+        c["status"]["conditions"] == p["status"]["conditions"] for c, p in zip(cached, pods, strict=True)
+    )
+    assert all(c["status"].conditions.__class__ is FrozenList for c in cached)
+    assert len(projection._layouts) == 1  # the container statuses' (the same on every pod but their IDs)

@@ -1,10 +1,18 @@
 """kruise-manager's pod cache keeps the union of what its running controllers declare, and no more."""
 
+from datetime import UTC, datetime
+
+import orjson
 import pytest
 
+from kruise.api.objects import conditions_of, container_statuses_of
+from kruise.control.cloneset.diffs import is_pod_ready as cloneset_ready
+from kruise.control.cloneset.podsort import _max_restarts
+from kruise.control.common import podstatus
+from kruise.control.pub.budget import is_pod_ready as pub_ready
 from kruise.kube.projection import VIOLATIONS, DroppedFieldRead, Projection
 from kruise.kube.resources import PODS
-from kruise.kube.store import STORE_FIELDS
+from kruise.kube.store import STORE_FIELDS, mutable_copy
 from kruise.manager.cachefields import POD_SHARED, pod_projection, projections
 from kruise.manager.context import ControllerSetup
 from kruise.manager.controllers import discover
@@ -75,4 +83,78 @@ def test_a_controller_reading_a_field_it_did_not_declare_fails() -> None:
     narrowed = replace(SETUP, pod_fields=tuple(f for f in SETUP.pod_fields if f != "spec.readinessGates"))
     with pytest.raises(DroppedFieldRead, match=r"spec\.readinessGates"):
         needs_condition(Projection(pod_projection([narrowed]).keep, guard=True).apply(gated))
+    VIOLATIONS.clear()
+
+
+def running_pod(name: str, when: str) -> dict:
+    """A running pod as a kubelet reports it: six conditions, one container status, as decoded."""
+    conditions = [
+        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": when}
+        for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+    ]
+    status = {
+        "phase": "Running",
+        "qosClass": "BestEffort",
+        "conditions": conditions,
+        "containerStatuses": [
+            {
+                "name": "c",
+                "image": "i",
+                "imageID": "docker.io/library/i@sha256:01",
+                "containerID": f"containerd://{name}",
+                "ready": True,
+                "restartCount": 0,
+                "started": True,
+                "lastState": {},
+                "state": {"running": {"startedAt": when}},
+                "user": {"linux": {"uid": 0, "gid": 0}},
+            }
+        ],
+    }
+    meta = {**POD["metadata"], "name": name, "uid": f"uid-{name}"}
+    return orjson.loads(orjson.dumps({**POD, "metadata": meta, "status": status}))
+
+
+def test_conditions_are_packed_and_every_reader_still_reads_them() -> None:
+    """Six conditions are one tuple of their timestamps (and a layout shared by every pod whose
+    conditions agree on the rest); readers get the list of records back, the guard still on."""
+    projection = projections(discover())[PODS]
+    projection.apply(running_pod("first", "t0"))  # a layout is made on its content's second sighting
+    a, b = projection.apply(running_pod("a", "t1")), projection.apply(running_pod("b", "t2"))
+    held_a, held_b = a["status"].conditions, b["status"].conditions
+    assert held_a[0] is held_b[0] and isinstance(held_a, tuple)  # the shared layout, then per-pod values
+    assert conditions_of(a) == running_pod("a", "t1")["status"]["conditions"]
+    assert podstatus.is_ready(a) and pub_ready(a) and cloneset_ready(a, datetime.now(UTC))
+    assert mutable_copy(a)["status"]["conditions"][2] == {
+        "type": "Ready",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": "t1",
+    }
+    VIOLATIONS.clear()
+    with pytest.raises(DroppedFieldRead, match=r"status\.qosClass: not kept"):
+        a["status"]["qosClass"]
+    assert VIOLATIONS == ["status.qosClass"]
+    VIOLATIONS.clear()
+
+
+def test_container_statuses_are_packed_and_every_reader_still_reads_them() -> None:
+    """A container's status is a layout shared by the replicas (name, image, imageID, state's kind,
+    restarts) plus the pod's own container ID and start time; reads give the records back, whose
+    dropped fields (`user`: no controller declares it) still raise."""
+    projection = projections(discover())[PODS]
+    raw = running_pod("a", "t1")
+    projection.apply(running_pod("first", "t0"))  # a layout is made on its content's second sighting
+    a, b = projection.apply(raw), projection.apply(running_pod("b", "t2"))
+    held_a, held_b = a["status"].containerStatuses, b["status"].containerStatuses
+    assert held_a[0] is held_b[0] and held_a != held_b
+    status = container_statuses_of(a)[0]
+    assert status["containerID"] == "containerd://a" and status["state"]["running"]["startedAt"] == "t1"
+    assert {k: v for k, v in raw["status"]["containerStatuses"][0].items() if k != "user"} == status
+    assert _max_restarts(a) == 0  # the sort of active pods reads restartCount
+    assert mutable_copy(b)["status"]["containerStatuses"][0]["containerID"] == "containerd://b"
+    VIOLATIONS.clear()
+    with pytest.raises(DroppedFieldRead, match=r"status\.containerStatuses\.user: not kept"):
+        status["user"]
+    assert VIOLATIONS == ["status.containerStatuses.user"]
     VIOLATIONS.clear()
