@@ -12,6 +12,11 @@ resync that finds everything current, as most passes on a big cluster do. Only t
 The anchor is the same pass at 1,000 pods, measured in the same run: per-pod cost at 10,000 over
 per-pod cost at 1,000 should stay within 1.5x.
 
+`--caches full,projected` also runs every measurement with the fake pod cache fed as kruise-manager's
+informer feeds its own: each pod through the manager's pod projection (every controller's fields;
+frozen, shared, packed records a reader rebuilds on each read). The default, `full`, keeps the plain
+copies the unit tests use. Both in one run give the projected/full ratio at each size on the same load.
+
 Run on demand: `.venv/bin/python -m benchmarks reconcile` (all kinds, about a minute), or
 `.venv/bin/python -m benchmarks reconcile --pods 100,1000 --kinds cloneset,sidecarset`.
 """
@@ -24,12 +29,16 @@ import copy
 import gc
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kruise.kube.logging import configure_logging
+from kruise.kube.projection import Projection, recording
 from kruise.kube.resources import ADVANCED_STATEFULSETS, CLONESETS, PODS, SIDECARSETS
+from kruise.manager.cachefields import pod_projection
+from kruise.manager.controllers import discover
+from tests.kit import FakeInformer
 from tests.unit.manager import test_cloneset_reconciler as cs
 from tests.unit.manager import test_daemonset_reconciler as ds
 from tests.unit.manager import test_sidecarset_reconciler as ss
@@ -40,6 +49,7 @@ ANCHOR = 1_000
 GOAL = 1.5
 
 Pass = Callable[[], Awaitable[Any]]
+Feed = Callable[[FakeInformer], None]  # makes a harness's pod cache keep what a real cache would
 ROLL_UNAVAILABLE = "10%"  # the rollout pass updates a tenth of the pods: its writes grow with n too
 
 
@@ -72,8 +82,34 @@ async def create_all(h: Any, key: str, pods: int, observe: Callable[[], None]) -
     raise RuntimeError(f"{key}: {len(h.pods.list())} of {pods} pods after {pods} passes")
 
 
-async def cloneset(pods: int) -> Settled:
+def full(pods: FakeInformer) -> None:
+    """The unit tests' cache as it is: each pod a private plain copy."""
+
+
+def projected(pods: FakeInformer, projection: Projection | None = None) -> None:
+    """Make `pods` keep what kruise-manager's pod informer keeps: every pod, those already cached and
+    each one written from now on, through the manager's projection (a fresh one per cache, as one
+    manager has one). The projected objects are not copied again: the real cache hands them out as is."""
+    projection = projection or pod_projection(discover())
+    if projection.guard or recording():
+        raise ValueError(
+            "KRUISE_CACHE_GUARD: must be unset for a projected benchmark (guarded caches are slower)"
+        )
+
+    def add(*objects: dict) -> None:
+        for obj in objects:
+            pods.store.upsert(projection.apply(obj))
+
+    add(*pods.store.list())
+    pods.add = add  # type: ignore[method-assign]
+
+
+CACHES: dict[str, Feed] = {"full": full, "projected": projected}
+
+
+async def cloneset(pods: int, feed: Feed = full) -> Settled:
     h = cs.Harness(cs.cloneset(replicas=pods))
+    feed(h.pods)
     key = f"{cs.NS}/web"
     await create_all(h, key, pods, h.observe_created_pods)
     cs.make_running(h)
@@ -87,8 +123,9 @@ async def cloneset(pods: int) -> Settled:
     return Settled(lambda: h.reconciler.reconcile(key), roll, h)
 
 
-async def statefulset(pods: int) -> Settled:
+async def statefulset(pods: int, feed: Feed = full) -> Settled:
     h = sts.Harness(sts.statefulset(replicas=pods, podManagementPolicy="Parallel"))
+    feed(h.pods)
     key = f"{sts.NS}/{sts.NAME}"
     await create_all(h, key, pods, h.observe_pods)
     for pod in h.client.objects(PODS):
@@ -105,8 +142,9 @@ async def statefulset(pods: int) -> Settled:
     return Settled(lambda: h.reconciler.reconcile(key), roll, h)
 
 
-async def daemonset(pods: int) -> Settled:
+async def daemonset(pods: int, feed: Feed = full) -> Settled:
     h = ds.Harness(ds.daemonset(), nodes=pods)
+    feed(h.pods)
     key = f"{ds.NS}/{ds.NAME}"
     await create_all(h, key, pods, h.observe_pods)
     h.make_ready()
@@ -118,9 +156,10 @@ async def daemonset(pods: int) -> Settled:
     return Settled(lambda: h.reconciler.reconcile(key), roll, h)
 
 
-async def sidecarset(pods: int) -> Settled:
+async def sidecarset(pods: int, feed: Feed = full) -> Settled:
     current = ss.sidecarset()
     h = ss.Harness(current, [ss.running_pod(f"web-{i}", current) for i in range(pods)])
+    feed(h.pods)
     await h.reconciler.reconcile("logs")
 
     def roll() -> None:
@@ -132,7 +171,7 @@ async def sidecarset(pods: int) -> Settled:
     return Settled(lambda: h.reconciler.reconcile("logs"), roll, h)
 
 
-KINDS: dict[str, Callable[[int], Awaitable[Settled]]] = {
+KINDS: dict[str, Callable[[int, Feed], Awaitable[Settled]]] = {
     "cloneset": cloneset,
     "statefulset": statefulset,
     "daemonset": daemonset,
@@ -147,6 +186,7 @@ class Figure:
     pass_: str
     pods: int
     seconds: float  # CPU seconds of one pass (the best of the repeats)
+    cache: str = "full"  # which of CACHES fed the pod cache
 
     @property
     def per_pod_us(self) -> float:
@@ -165,55 +205,72 @@ async def timed(one_pass: Pass) -> float:
     return time.process_time() - start
 
 
-async def steady(kind: str, pods: int) -> Figure:
+async def steady(kind: str, pods: int, cache: str = "full") -> Figure:
     """The resync pass, repeated on one harness (it changes nothing, so every repeat is the same pass)."""
-    settled = await KINDS[kind](pods)
+    settled = await KINDS[kind](pods, CACHES[cache])
     best = min([await timed(settled.steady) for _ in range(repeats(pods))])
-    return Figure(kind, "steady", pods, best)
+    return Figure(kind, "steady", pods, best, cache)
 
 
-async def rollout(kind: str, pods: int) -> Figure:
+async def rollout(kind: str, pods: int, cache: str = "full") -> Figure:
     """The first pass after a new image: it plans the whole rollout and writes the first tenth. It
     changes state, so each repeat settles a fresh harness; 10k runs once."""
     best = float("inf")
     for _ in range(1 if pods >= 10_000 else min(3, repeats(pods))):
-        settled = await KINDS[kind](pods)
+        settled = await KINDS[kind](pods, CACHES[cache])
         settled.roll()
         best = min(best, await timed(settled.steady))
-    return Figure(kind, "rollout", pods, best)
+    return Figure(kind, "rollout", pods, best, cache)
 
 
-def run(kinds: list[str], passes: list[str], sizes: list[int]) -> list[Figure]:
+def run(
+    kinds: list[str], passes: list[str], sizes: list[int], caches: Sequence[str] = ("full",)
+) -> list[Figure]:
+    """The caches of one size run back to back, so their ratio is taken under the same load."""
     measure = {"steady": steady, "rollout": rollout}
-    return [asyncio.run(measure[p](kind, pods)) for kind in kinds for p in passes for pods in sizes]
+    return [
+        asyncio.run(measure[p](kind, pods, cache))
+        for kind in kinds
+        for p in passes
+        for pods in sizes
+        for cache in caches
+    ]
 
 
 def table(figures: list[Figure]) -> str:
-    """Markdown rows: per-pass and per-pod CPU, and per-pod cost against the same kind at the anchor."""
-    anchors = {(f.kind, f.pass_): f for f in figures if f.pods == ANCHOR}
+    """Markdown rows: per-pass and per-pod CPU, per-pod cost against the same kind, pass and cache at
+    the anchor, and (with more than one cache) against the full cache at the same size."""
+    anchors = {(f.kind, f.pass_, f.cache): f for f in figures if f.pods == ANCHOR}
+    fulls = {(f.kind, f.pass_, f.pods): f for f in figures if f.cache == "full"}
+    several = len({f.cache for f in figures}) > 1
     rows = [
-        "| kind | pass | pods | ms/pass | µs/pod | per pod vs 1k (anchor) |",
-        "|---|---|---:|---:|---:|---:|",
+        "| kind | pass | pods | ms/pass | µs/pod | per pod vs 1k (anchor) |"
+        + (" cache | vs full |" if several else ""),
+        "|---|---|---:|---:|---:|---:|" + ("---|---:|" if several else ""),
     ]
     for f in figures:
-        anchor = anchors.get((f.kind, f.pass_))
+        anchor = anchors.get((f.kind, f.pass_, f.cache))
         ratio = f"{f.per_pod_us / anchor.per_pod_us:.2f}x" if anchor else "n/a (no 1k run)"
-        rows.append(
-            f"| {f.kind} | {f.pass_} | {f.pods:,} | {f.seconds * 1e3:.1f} | {f.per_pod_us:.1f} | {ratio} |"
-        )
+        row = f"| {f.kind} | {f.pass_} | {f.pods:,} | {f.seconds * 1e3:.1f} | {f.per_pod_us:.1f} | {ratio} |"
+        if several:
+            base = fulls.get((f.kind, f.pass_, f.pods))
+            versus = f"{f.seconds / base.seconds:.2f}x" if base and base.seconds else "n/a"
+            row += f" {f.cache} | {versus} |"
+        rows.append(row)
     return "\n".join(rows)
 
 
 def verdicts(figures: list[Figure]) -> list[str]:
     """One line per kind with both the anchor and 10k: the growth ratio and whether it meets the goal."""
-    by_size = {(f.kind, f.pass_, f.pods): f for f in figures}
+    by_size = {(f.kind, f.pass_, f.cache, f.pods): f for f in figures}
     lines = []
-    for kind, pass_ in dict.fromkeys((f.kind, f.pass_) for f in figures):
-        big, anchor = by_size.get((kind, pass_, 10_000)), by_size.get((kind, pass_, ANCHOR))
+    for kind, pass_, cache in dict.fromkeys((f.kind, f.pass_, f.cache) for f in figures):
+        big, anchor = by_size.get((kind, pass_, cache, 10_000)), by_size.get((kind, pass_, cache, ANCHOR))
         if big and anchor:
             ratio = big.per_pod_us / anchor.per_pod_us
             verdict = "linear" if ratio <= GOAL else f"SUPERLINEAR (goal <= {GOAL}x)"
-            lines.append(f"{kind} {pass_}: per-pod 10k/1k = {ratio:.2f}x {verdict}")
+            which = "" if cache == "full" else f" ({cache} cache)"
+            lines.append(f"{kind} {pass_}{which}: per-pod 10k/1k = {ratio:.2f}x {verdict}")
     return lines
 
 
@@ -222,6 +279,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pods", default=",".join(map(str, SIZES)), help="comma-separated pod counts")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)}")
     parser.add_argument("--passes", default=",".join(PASSES), help=f"comma-separated, of {', '.join(PASSES)}")
+    parser.add_argument(
+        "--caches",
+        default="full",
+        help=f"comma-separated, of {', '.join(CACHES)}: what the fake pod cache keeps (projected: "
+        "kruise-manager's pod projection, as its informer keeps)",
+    )
     args = parser.parse_args(argv)
     try:
         args.pods = [int(p) for p in args.pods.split(",")]
@@ -232,6 +295,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.passes = args.passes.split(",")
     if unknown := [p for p in args.passes if p not in PASSES]:
         parser.error(f"--passes: unknown {', '.join(unknown)}; known: {', '.join(PASSES)}")
+    args.caches = args.caches.split(",")
+    if unknown := [c for c in args.caches if c not in CACHES]:
+        parser.error(f"--caches: unknown {', '.join(unknown)}; known: {', '.join(CACHES)}")
     args.kinds = args.kinds.split(",")
     unknown = [k for k in args.kinds if k not in KINDS]
     if unknown:
@@ -243,8 +309,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parse(argv or [])  # `python -m benchmarks` calls main() bare: defaults, not its sys.argv
     with open(os.devnull, "w") as sink:  # logged as in production (info, JSON), not onto the table
         configure_logging("info", "json", sink)
-        figures = run(args.kinds, args.passes, args.pods)
-    print(f"one reconcile pass, process CPU time; anchor: the same kind and pass at {ANCHOR:,} pods")
+        figures = run(args.kinds, args.passes, args.pods, args.caches)
+    print(f"one reconcile pass, process CPU time; anchor: the same kind, pass and cache at {ANCHOR:,} pods")
     print(table(figures))
     for line in verdicts(figures):
         print(line)
