@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import os
 import queue
@@ -11,7 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -132,6 +133,23 @@ async def kubectl_kruise(
             f"kubectl kruise {' '.join(args)} failed ({code}): {out.decode()} {err.decode()}"
         )
     return code, out.decode(), err.decode()
+
+
+async def json_documents(stream: asyncio.StreamReader) -> AsyncIterator[dict]:
+    """The JSON documents `kubectl get --watch -o json` writes one after another (pretty-printed, no
+    separator), each as soon as it is complete; ends with the stream. Bytes are decoded incrementally, so
+    a character split between two reads stays whole."""
+    decoder, text = json.JSONDecoder(), codecs.getincrementaldecoder("utf-8")("replace")
+    buffer = ""
+    while chunk := await stream.read(65536):
+        buffer += text.decode(chunk)
+        while buffer := buffer.lstrip():
+            try:
+                document, end = decoder.raw_decode(buffer)
+            except json.JSONDecodeError:
+                break
+            buffer = buffer[end:]
+            yield document
 
 
 async def until(

@@ -12,7 +12,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 
-from harness import Cluster, kubectl_binary
+from harness import Cluster, json_documents, kubectl_binary
 from upstream_kit import Case, Obj, upstream_case
 
 # upstream's common.NginxImage / NewNginxImage / WebserverImage / NewWebserverImage
@@ -86,25 +86,15 @@ class SecretCopies:
 
     async def _read(self) -> None:
         assert self._process is not None and self._process.stdout is not None
-        decoder = json.JSONDecoder()
-        buffer = ""
-        while chunk := await self._process.stdout.read(65536):
-            buffer += chunk.decode()
-            while True:
-                buffer = buffer.lstrip()
-                try:
-                    event, end = decoder.raw_decode(buffer)
-                except json.JSONDecodeError:
-                    break
-                buffer = buffer[end:]
-                obj = event["object"]
-                if event["type"] == "DELETED":
-                    self.current.pop(obj["metadata"]["name"], None)
-                else:
-                    self.current[obj["metadata"]["name"]] = obj
-                async with self._changed:
-                    self.states.append(list(self.current.values()))
-                    self._changed.notify_all()
+        async for event in json_documents(self._process.stdout):
+            obj = event["object"]
+            if event["type"] == "DELETED":
+                self.current.pop(obj["metadata"]["name"], None)
+            else:
+                self.current[obj["metadata"]["name"]] = obj
+            async with self._changed:
+                self.states.append(list(self.current.values()))
+                self._changed.notify_all()
 
     async def eventually(self, holds: Callable[[list[Obj]], bool], what: str, timeout: float) -> list[Obj]:
         """The first watched state (a list of the namespace's Secrets) for which `holds` is true."""

@@ -8,11 +8,10 @@ case shares (`WaitForRunningAndReady`, `WaitForStatus`, ...) are `statefulset_te
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 
-from harness import kubectl_binary
+from harness import json_documents, kubectl_binary
 
 # e2e/statefulset/ is no package of its own; e2e/ is on the path, so it imports as one (reused, not copied)
 from statefulset.statefulset_tester import (
@@ -295,18 +294,8 @@ class PodWatch:
 
     async def _read(self) -> None:
         assert self.process.stdout is not None
-        decoder = json.JSONDecoder()
-        buffer = ""
-        while chunk := await self.process.stdout.read(65536):
-            buffer += chunk.decode(errors="replace")
-            while True:
-                buffer = buffer.lstrip()
-                try:
-                    event, end = decoder.raw_decode(buffer)
-                except json.JSONDecodeError:
-                    break
-                buffer = buffer[end:]
-                self.events.append((event["type"], event["object"]["metadata"]["name"]))
+        async for event in json_documents(self.process.stdout):
+            self.events.append((event["type"], event["object"]["metadata"]["name"]))
 
     async def until_order(self, tester: StatefulSetTester, kind: str, expected: list[str]) -> None:
         """`UntilWithoutRetry` over the events: `kind` events name `expected` in that order (others may

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from harness import Cluster, kubectl_binary, until
+from harness import Cluster, json_documents, kubectl_binary, until
 
 NAME = "claims"
 LABEL = f"app={NAME}"
@@ -104,17 +104,8 @@ class Watch:
 
     async def _read(self) -> None:
         assert self._process is not None and self._process.stdout is not None
-        decoder, buffer = json.JSONDecoder(), ""
-        while chunk := await self._process.stdout.read(65536):
-            buffer += chunk.decode()
-            while buffer.strip():
-                buffer = buffer.lstrip()
-                try:
-                    event, end = decoder.raw_decode(buffer)
-                except json.JSONDecodeError:
-                    break
-                self.events.append((event["type"], event["object"]))
-                buffer = buffer[end:]
+        async for event in json_documents(self._process.stdout):
+            self.events.append((event["type"], event["object"]))
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._process is not None and self._reader is not None

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Cluster, kubectl_binary, kubectl_kruise
+from harness import Cluster, json_documents, kubectl_binary, kubectl_kruise
 
 WEB = """
 apiVersion: apps.kruise.io/v1beta1
@@ -130,18 +130,9 @@ class PodWatch:
 
     async def _read(self) -> None:
         assert self._process is not None and self._process.stdout is not None
-        decoder, buffer = json.JSONDecoder(), ""
-        while chunk := await self._process.stdout.read(65536):
-            buffer += chunk.decode()
-            while buffer.strip():
-                buffer = buffer.lstrip()
-                try:
-                    event, end = decoder.raw_decode(buffer)
-                except json.JSONDecodeError:
-                    break
-                self.events.append((event["type"], event["object"]))
-                self._arrived.set()
-                buffer = buffer[end:]
+        async for event in json_documents(self._process.stdout):
+            self.events.append((event["type"], event["object"]))
+            self._arrived.set()
 
     async def until_listed(self, count: int) -> None:
         """The initial list (one ADDED per existing pod) has arrived: the watch is established."""

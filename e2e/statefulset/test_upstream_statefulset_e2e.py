@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from harness import Cluster, kubectl_binary
+from harness import Cluster, json_documents, kubectl_binary
 from statefulset_tester import (
     NEW_NGINX_IMAGE,
     NGINX_IMAGE,
@@ -475,16 +475,8 @@ async def watch_pod(case: Case, name: str) -> AsyncIterator[asyncio.Queue[tuple[
 
     async def read() -> None:
         assert process.stdout is not None
-        decoder, buffer = json.JSONDecoder(), ""
-        while chunk := await process.stdout.read(65536):
-            buffer += chunk.decode()
-            while buffer := buffer.lstrip():
-                try:
-                    event, end = decoder.raw_decode(buffer)
-                except json.JSONDecodeError:
-                    break
-                buffer = buffer[end:]
-                events.put_nowait((event["type"], event["object"]))
+        async for event in json_documents(process.stdout):
+            events.put_nowait((event["type"], event["object"]))
 
     reader = asyncio.create_task(read())
     try:

@@ -14,6 +14,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 
+from cloneset_tester import new_cloneset
 from harness import Cluster
 from upstream_kit import Case, Obj, upstream_case
 
@@ -25,28 +26,6 @@ DELETE_FORBIDDEN = "forbidden by ResourcesProtectionDeletion"
 CLONESET = "clonesets.v1alpha1.apps.kruise.io"
 SANDBOX_PROVISIONER = "sandbox.kruise.io/volumes"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
-
-
-def new_cloneset(ns: str, name: str, replicas: int) -> Obj:
-    """Upstream's `NewCloneSet` (framework/v1alpha1/cloneset_util.go)."""
-    return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"owner": name}},
-            "template": {
-                "metadata": {"labels": {"owner": name}},
-                "spec": {"containers": [{
-                    "name": "nginx", "image": NGINX_IMAGE, "env": [{"name": "test", "value": "foo"}],
-                    "resources": {"requests": {"cpu": "200m", "memory": "200Mi"},
-                                  "limits": {"cpu": "1", "memory": "1Gi"}},
-                }]},
-            },
-            "updateStrategy": {},
-        },
-    }  # fmt: skip
 
 
 async def delete_refused(cluster: Cluster, *args: str) -> None:
